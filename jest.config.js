@@ -1,0 +1,16 @@
+// ESM + ts-jest (NestJS 12 is ESM-only; see ../shared/reference/toolchain.md). Run through
+// `npm run test:jest`, which sets --experimental-vm-modules. Type checking is `npm run typecheck`'s job,
+// so ts-jest only transpiles (isolatedModules) to keep the suite fast.
+/** @type {import('jest').Config} */
+export default {
+  rootDir: '.',
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+  },
+  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/simulator/**/*.spec.ts', '<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

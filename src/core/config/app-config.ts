@@ -1,0 +1,80 @@
+import { ConfigError, EnvReader } from './env-reader.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/**
+ * The validated configuration, read once at boot. Nothing else in the code base reads process.env.
+ * `AppConfig.fromEnv` collects every problem and throws one ConfigError naming each variable.
+ */
+export class AppConfig {
+  readonly nodeEnv!: 'development' | 'test' | 'production';
+  readonly port!: number;
+  readonly databaseUrl!: string;
+  readonly databasePoolSize!: number;
+  readonly redisUrl!: string;
+  readonly queuePrefix!: string;
+  readonly swaggerEnabled!: boolean;
+  readonly upstreamBaseUrl!: string;
+  readonly upstreamConnectTimeoutMs!: number;
+  readonly upstreamTimeoutMs!: number;
+  readonly whatsappAppSecret!: string;
+  readonly whatsappVerifyToken!: string;
+  readonly encryptionKey!: Buffer;
+  readonly logLevel!: LogLevel;
+  readonly trustProxy!: boolean;
+  readonly bodyLimitBytes!: number;
+  readonly webhookBodyLimitBytes!: number;
+  readonly sessionIdleTtlSeconds!: number;
+  readonly sessionAbsoluteTtlSeconds!: number;
+  readonly consoleAllowedOrigins!: string[];
+  readonly loginMaxFailures!: number;
+  readonly loginWindowSeconds!: number;
+  readonly apiKeyCacheTtlMs!: number;
+  readonly rateLimitPerSecond!: number;
+  readonly rateLimitBurst!: number;
+  readonly workerConcurrency!: number;
+  readonly webhookSweepIntervalMs!: number;
+  readonly webhookMaxAttempts!: number;
+
+  static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
+    const r = new EnvReader(env);
+    const config: AppConfig = Object.assign(new AppConfig(), {
+      nodeEnv: r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development'),
+      port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
+      databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+      databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
+      redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+      queuePrefix: r.string('QUEUE_PREFIX', { default: 'bmapi', pattern: /^[A-Za-z0-9_-]{1,40}$/ }),
+      swaggerEnabled: r.bool('SWAGGER_ENABLED', true),
+      upstreamBaseUrl: r.url('UPSTREAM_BASE_URL', ['http:', 'https:']).replace(/\/+$/, ''),
+      upstreamConnectTimeoutMs: r.int('UPSTREAM_CONNECT_TIMEOUT_MS', { default: 3000, min: 1 }),
+      upstreamTimeoutMs: r.int('UPSTREAM_TIMEOUT_MS', { default: 10000, min: 1 }),
+      whatsappAppSecret: r.string('WHATSAPP_APP_SECRET', { minLength: 8 }),
+      whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
+      encryptionKey: r.key32('ENCRYPTION_KEY'),
+      logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+      trustProxy: r.bool('TRUST_PROXY', false),
+      bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
+      webhookBodyLimitBytes: r.int('WEBHOOK_BODY_LIMIT_BYTES', { default: 3 * 1024 * 1024, min: 1024 }),
+      sessionIdleTtlSeconds: r.int('SESSION_IDLE_TTL_SECONDS', { default: 12 * 3600, min: 60 }),
+      sessionAbsoluteTtlSeconds: r.int('SESSION_ABSOLUTE_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
+      consoleAllowedOrigins: r.list('CONSOLE_ALLOWED_ORIGINS'),
+      loginMaxFailures: r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 }),
+      loginWindowSeconds: r.int('LOGIN_WINDOW_SECONDS', { default: 900, min: 1 }),
+      apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
+      rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
+      rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
+      webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
+      webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
+    });
+    r.throwIfInvalid();
+    return config;
+  }
+
+  get isProduction(): boolean {
+    return this.nodeEnv === 'production';
+  }
+}
+
+export { ConfigError };

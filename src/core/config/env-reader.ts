@@ -1,0 +1,94 @@
+/** A configuration problem: one line per variable, naming it. Boot prints it and exits 1. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates environment variables, collecting every problem instead of stopping at the first. */
+export class EnvReader {
+  private readonly problems: string[] = [];
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  private fail<T>(name: string, why: string, fallback: T): T {
+    this.problems.push(`${name} ${why}`);
+    return fallback;
+  }
+
+  string(name: string, opts: { default?: string; minLength?: number; pattern?: RegExp } = {}): string {
+    const value = this.raw(name) ?? opts.default;
+    if (value === undefined) return this.fail(name, 'is required', '');
+    if (opts.minLength && value.length < opts.minLength) {
+      return this.fail(name, `must be at least ${opts.minLength} characters`, '');
+    }
+    if (opts.pattern && !opts.pattern.test(value)) return this.fail(name, `must match ${opts.pattern}`, '');
+    return value;
+  }
+
+  int(name: string, opts: { default?: number; min?: number; max?: number }): number {
+    const value = this.raw(name);
+    if (value === undefined) {
+      return opts.default ?? this.fail(name, 'is required', 0);
+    }
+    if (!/^-?\d+$/.test(value)) return this.fail(name, `must be an integer (got "${value}")`, 0);
+    const n = Number(value);
+    if (opts.min !== undefined && n < opts.min) return this.fail(name, `must be >= ${opts.min}`, 0);
+    if (opts.max !== undefined && n > opts.max) return this.fail(name, `must be <= ${opts.max}`, 0);
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(value.toLowerCase())) return true;
+    if (['false', '0', 'no'].includes(value.toLowerCase())) return false;
+    return this.fail(name, `must be true or false (got "${value}")`, fallback);
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const value = this.raw(name) ?? fallback;
+    if (!values.includes(value as T)) return this.fail(name, `must be one of ${values.join(', ')}`, fallback);
+    return value as T;
+  }
+
+  url(name: string, protocols: string[]): string {
+    const value = this.raw(name);
+    if (value === undefined) return this.fail(name, 'is required', '');
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) {
+        return this.fail(name, `must be a ${protocols.join(' or ')}// URL`, '');
+      }
+      return value;
+    } catch {
+      return this.fail(name, 'must be a valid URL', '');
+    }
+  }
+
+  list(name: string): string[] {
+    const value = this.raw(name);
+    return value ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  }
+
+  /** A 32-byte key given as 64 hex characters or as base64. */
+  key32(name: string): Buffer {
+    const value = this.raw(name);
+    if (value === undefined) return this.fail(name, 'is required (32 bytes, hex or base64)', Buffer.alloc(0));
+    const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+    if (key.length !== 32) {
+      return this.fail(name, `must be 32 bytes as 64 hex characters or base64 (got ${key.length} bytes)`, key);
+    }
+    return key;
+  }
+
+  throwIfInvalid(): void {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+  }
+}
