@@ -1,0 +1,107 @@
+# Shared set-up for scripts/dev.sh and scripts/test.sh. Sourced, not run.
+# Every variable already set in the environment wins over .env, generated values and defaults.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+STATE_DIR="${STATE_DIR:-$ROOT/.local/${SCRIPT_NAME:-dev}}"
+cd "$ROOT"
+mkdir -p "$STATE_DIR"
+
+say() { printf '\033[1m[%s]\033[0m %s\n' "${SCRIPT_NAME:-setup}" "$*"; }
+die() { printf '\033[31m[%s] %s\033[0m\n' "${SCRIPT_NAME:-setup}" "$*" >&2; exit 1; }
+
+CHILD_PIDS=()
+SERVICES_PID=""
+
+# Stop everything this script started, children first, the services supervisor last.
+cleanup() {
+  local code=$?
+  trap - EXIT INT TERM HUP
+  for pid in "${CHILD_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${CHILD_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ -n "$SERVICES_PID" ]; then
+    kill -TERM "$SERVICES_PID" 2>/dev/null || true
+    wait "$SERVICES_PID" 2>/dev/null || true
+  fi
+  exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+
+# Load KEY=VALUE lines from a file, but never over a variable that is already set.
+load_env_file() {
+  local file="$1" line key value
+  [ -f "$file" ] || return 0
+  while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in ''|'#'*) continue ;; esac
+    key="${line%%=*}"
+    value="${line#*=}"
+    [[ "$key" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
+    if [ -z "${!key+x}" ]; then export "$key=$value"; fi
+  done < "$file"
+}
+
+ensure_node() {
+  command -v node >/dev/null || die "Node.js 20+ is required (https://nodejs.org or: apt-get install -y nodejs npm)"
+  local major; major="$(node -p 'process.versions.node.split(".")[0]')"
+  [ "$major" -ge 20 ] || die "Node.js 20+ is required (found $(node -v))"
+}
+
+# npm install when node_modules is missing or older than the lockfile / package.json.
+ensure_dependencies() {
+  local marker="node_modules/.package-lock.json"
+  if [ ! -f "$marker" ] || [ package.json -nt "$marker" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$marker" ]; }; then
+    say "installing dependencies (npm install)…"
+    npm install --no-audit --no-fund --loglevel=error
+  fi
+}
+
+# The Prisma client is generated code (git-ignored); regenerate when the schema changed.
+ensure_prisma_client() {
+  local out="src/generated/prisma/client.ts"
+  if [ ! -f "$out" ] || [ prisma/schema.prisma -nt "$out" ]; then
+    say "generating the Prisma client…"
+    node_modules/.bin/prisma generate >/dev/null
+  fi
+}
+
+# Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run.
+start_services() {
+  if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}" ]; then
+    say "using the given DATABASE_URL and REDIS_URL"
+    return 0
+  fi
+  local log="$STATE_DIR/services.log" env_file="$STATE_DIR/services.env"
+  rm -f "$env_file"
+  say "starting local services (PostgreSQL and/or Redis)…"
+  node scripts/local-services.mjs --state-dir "$STATE_DIR" --parent-pid $$ "$@" >"$log" 2>&1 &
+  SERVICES_PID=$!
+  local waited=0
+  until [ -f "$env_file" ]; do
+    if ! kill -0 "$SERVICES_PID" 2>/dev/null; then
+      wait "$SERVICES_PID"; local code=$?
+      SERVICES_PID=""
+      cat "$log" >&2
+      die "local services failed to start (exit $code); see above"
+    fi
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 900 ] || { cat "$log" >&2; die "local services not ready after 180 s"; }
+  done
+  grep '^\[services\].*ready' "$log" | sed 's/^/  /' || true
+  load_env_file "$env_file"
+}
+
+apply_migrations() {
+  say "applying database migrations…"
+  node_modules/.bin/tsx prisma/migrate.ts deploy | sed 's/^/  /'
+}
+
+build() {
+  say "compiling TypeScript…"
+  node_modules/.bin/tsc -p tsconfig.build.json
+}
+
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(Number(process.argv[1])||0,"127.0.0.1",()=>{console.log(s.address().port);s.close()}).on("error",()=>{const t=require("net").createServer();t.listen(0,"127.0.0.1",()=>{console.log(t.address().port);t.close()})})' "${1:-0}"
+}

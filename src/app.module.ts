@@ -1,0 +1,29 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AuthGuard } from './auth/auth.guard.js';
+import { AppConfig } from './core/config/app-config.js';
+import { CoreModule } from './core/core.module.js';
+import { EnvelopeInterceptor } from './core/http/envelope.interceptor.js';
+import { AllExceptionsFilter } from './core/http/exception.filter.js';
+import { createValidationPipe } from './core/http/validation.js';
+import { HealthModule } from './health/health.module.js';
+import { AuthModule } from './auth/auth.module.js';
+import { ConsoleModule } from './console/console.module.js';
+import { MessagesModule } from './messages/messages.module.js';
+
+/** The HTTP API process. Global pipe, filter, guard and envelope are providers so test apps get them too. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [CoreModule.forRoot(config, 'api'), AuthModule, HealthModule, ConsoleModule, MessagesModule],
+      providers: [
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+      ],
+    };
+  }
+}

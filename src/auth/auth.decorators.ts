@@ -1,0 +1,24 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
+
+export const AUTH_KIND = 'authKind';
+export type AuthKind = 'public' | 'apiKey' | 'console';
+
+export const SESSION_COOKIE = 'bm_session';
+export const SWAGGER_ACCESS_KEY = 'accessKey';
+export const SWAGGER_SECRET_KEY = 'secretKey';
+export const SWAGGER_SESSION = 'session';
+
+/** No credentials needed (health, Meta's webhook receiver which checks its own signature). */
+export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
+
+/** An API key pair (x-access-key + x-secret-key); the key's business account becomes the request's scope. */
+export const ApiKeyAuth = () =>
+  applyDecorators(SetMetadata(AUTH_KIND, 'apiKey' satisfies AuthKind), ApiSecurity(SWAGGER_ACCESS_KEY), ApiSecurity(SWAGGER_SECRET_KEY));
+
+/** A console session cookie; the operator's organization becomes the request's scope. */
+export const ConsoleAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'console' satisfies AuthKind), ApiCookieAuth(SWAGGER_SESSION));
+
+export const SAME_ORIGIN_ONLY = 'sameOriginOnly';
+/** Refuse cross-site browser requests on a public but state-changing route (login, signup). */
+export const SameOriginOnly = () => SetMetadata(SAME_ORIGIN_ONLY, true);

@@ -1,0 +1,54 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { AppConfig } from '../core/config/app-config.js';
+import { ApiError } from '../core/http/api-error.js';
+import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
+import { AUTH_KIND, SAME_ORIGIN_ONLY, SESSION_COOKIE, type AuthKind } from './auth.decorators.js';
+import { readCookie } from './cookies.js';
+import { assertSameOrigin } from './same-origin.js';
+import { SessionsService } from './sessions/sessions.service.js';
+
+export const AUTHENTICATION_REQUIRED = 'Authentication required';
+export const SESSION_INVALID = 'Session expired or invalid';
+
+/**
+ * Secure by default: every route must say how it is authenticated (@Public, @ApiKeyAuth, @ConsoleAuth).
+ * A route that says nothing is refused, so a forgotten decorator cannot expose data. API-key routes never
+ * accept a session cookie and console routes never accept a key pair.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly apiKeys: ApiKeyAuthenticator,
+    private readonly sessions: SessionsService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, targets);
+    const req = context.switchToHttp().getRequest<Request>();
+    if (kind === 'console' || this.reflector.getAllAndOverride<boolean>(SAME_ORIGIN_ONLY, targets)) {
+      assertSameOrigin(req, this.config.consoleAllowedOrigins);
+    }
+    switch (kind) {
+      case 'public':
+        return true;
+      case 'apiKey':
+        req.apiKey = await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
+        return true;
+      case 'console': {
+        const token = readCookie(req, SESSION_COOKIE);
+        if (!token) throw new ApiError(401, AUTHENTICATION_REQUIRED);
+        const operator = await this.sessions.authenticate(token);
+        if (!operator) throw new ApiError(401, SESSION_INVALID);
+        req.operator = operator;
+        return true;
+      }
+      default:
+        throw new ApiError(401, AUTHENTICATION_REQUIRED);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+
+/** Who is calling through an API key pair: the key's one business account is the whole scope. */
+export interface ApiKeyScope {
+  apiKeyId: string;
+  organizationId: string;
+  businessAccountId: string;
+  wabaId: string;
+}
+
+/** Who is calling through the console: an operator of one organization. */
+export interface ConsoleScope {
+  operatorId: string;
+  organizationId: string;
+  email: string;
+  sessionId: string;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    apiKey?: ApiKeyScope;
+    operator?: ConsoleScope;
+  }
+}
+
+/** The API key scope set by the guard on @ApiKeyAuth routes. */
+export const CurrentApiKey = createParamDecorator((_: unknown, ctx: ExecutionContext): ApiKeyScope => {
+  const scope = ctx.switchToHttp().getRequest<Request>().apiKey;
+  if (!scope) throw new Error('CurrentApiKey used on a route without @ApiKeyAuth');
+  return scope;
+});
+
+/** The operator scope set by the guard on @ConsoleAuth routes. */
+export const CurrentOperator = createParamDecorator((_: unknown, ctx: ExecutionContext): ConsoleScope => {
+  const scope = ctx.switchToHttp().getRequest<Request>().operator;
+  if (!scope) throw new Error('CurrentOperator used on a route without @ConsoleAuth');
+  return scope;
+});

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../core/config/app-config.js';
+import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
+import { PrismaService } from '../../core/prisma/prisma.service.js';
+import type { ConsoleScope } from '../request-scope.js';
+
+/** lastSeenAt is refreshed at most this often, so a busy console does not write on every request. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export interface IssuedSession {
+  token: string;
+  expiresAt: Date;
+}
+
+/**
+ * Console sessions: 32 random bytes handed to the browser once, only their SHA-256 stored. A session ends
+ * at its absolute expiry, after the idle lifetime without use, or when revoked (logout).
+ */
+@Injectable()
+export class SessionsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async issue(operatorId: string): Promise<IssuedSession> {
+    const token = randomToken(32);
+    const now = Date.now();
+    const expiresAt = new Date(now + this.config.sessionAbsoluteTtlSeconds * 1000);
+    await this.prisma.session.create({ data: { operatorId, tokenHash: sha256Hex(token), expiresAt, lastSeenAt: new Date(now) } });
+    return { token, expiresAt: this.effectiveExpiry(new Date(now), expiresAt) };
+  }
+
+  /** The operator behind a live session token, or null. */
+  async authenticate(token: string): Promise<ConsoleScope | null> {
+    const session = await this.prisma.session.findUnique({
+      where: { tokenHash: sha256Hex(token) },
+      include: { operator: { select: { id: true, organizationId: true, email: true } } },
+    });
+    const now = Date.now();
+    if (!session || session.revokedAt || session.expiresAt.getTime() <= now) return null;
+    if (session.lastSeenAt.getTime() + this.config.sessionIdleTtlSeconds * 1000 <= now) return null;
+    if (now - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) {
+      await this.prisma.session.update({ where: { id: session.id }, data: { lastSeenAt: new Date(now) } });
+    }
+    return {
+      sessionId: session.id,
+      operatorId: session.operator.id,
+      organizationId: session.operator.organizationId,
+      email: session.operator.email,
+    };
+  }
+
+  async revoke(sessionId: string): Promise<void> {
+    await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
+  }
+
+  async expiryOf(sessionId: string): Promise<Date | null> {
+    const session = await this.prisma.session.findUnique({ where: { id: sessionId } });
+    return session ? this.effectiveExpiry(session.lastSeenAt, session.expiresAt) : null;
+  }
+
+  /** The earlier of the idle deadline and the absolute one. */
+  private effectiveExpiry(lastSeenAt: Date, expiresAt: Date): Date {
+    const idle = lastSeenAt.getTime() + this.config.sessionIdleTtlSeconds * 1000;
+    return new Date(Math.min(idle, expiresAt.getTime()));
+  }
+}

@@ -1,0 +1,20 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth } from '../../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { AuditService, type AuditEntry } from './audit.service.js';
+
+@ApiTags('console: audit log')
+@ConsoleAuth()
+@Controller('audit-log')
+export class AuditController {
+  constructor(private readonly audit: AuditService) {}
+
+  @Get()
+  @ApiOperation({ summary: "The organization's audit log (key and business-account changes), newest first" })
+  @ApiOkResponse({ description: '`data: {items: [{id, action, targetType, targetId, operatorEmail, details, createdAt}], page, limit, total, totalPages}`' })
+  list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<AuditEntry>> {
+    return this.audit.list(operator.organizationId, query);
+  }
+}

@@ -1,0 +1,48 @@
+import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth } from '../../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { BusinessAccountsService } from './business-accounts.service.js';
+import { ConnectBusinessAccountDto } from './dto/connect-business-account.dto.js';
+import { BusinessAccountView } from './dto/business-account.view.js';
+
+@ApiTags('console: business accounts')
+@ConsoleAuth()
+@ApiResponse({ status: 401, description: 'No or expired console session' })
+@Controller('business-accounts')
+export class BusinessAccountsController {
+  constructor(private readonly accounts: BusinessAccountsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Connect a business account (the token is checked against the upstream platform and stored encrypted)' })
+  @ApiCreatedResponse({ type: BusinessAccountView })
+  @ApiResponse({ status: 409, description: 'This wabaId is already connected' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
+  @ApiResponse({ status: 502, description: 'Upstream platform unavailable' })
+  connect(@CurrentOperator() operator: ConsoleScope, @Body() dto: ConnectBusinessAccountDto): Promise<BusinessAccountView> {
+    return this.accounts.connect(operator, dto);
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The organization's business accounts" })
+  @ApiOkResponse({ type: BusinessAccountView, isArray: true })
+  list(@CurrentOperator() operator: ConsoleScope): Promise<BusinessAccountView[]> {
+    return this.accounts.list(operator.organizationId);
+  }
+
+  @Get(':wabaId')
+  @ApiOperation({ summary: 'One business account' })
+  @ApiOkResponse({ type: BusinessAccountView })
+  @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
+  get(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
+    return this.accounts.get(operator.organizationId, wabaId);
+  }
+
+  @Delete(':wabaId')
+  @ApiOperation({ summary: 'Disconnect: revokes its API keys, keeps its messages and events' })
+  @ApiOkResponse({ type: BusinessAccountView })
+  @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
+  disconnect(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
+    return this.accounts.disconnect(operator, wabaId);
+  }
+}

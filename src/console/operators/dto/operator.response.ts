@@ -1,0 +1,19 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class OrganizationView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+}
+
+export class OperatorView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() email: string;
+  @ApiProperty({ type: OrganizationView }) organization: OrganizationView;
+  @ApiProperty() createdAt: string;
+}
+
+export class SessionView {
+  @ApiProperty({ type: OperatorView }) operator: OperatorView;
+  @ApiProperty({ description: 'When the session ends if unused (the earlier of idle and absolute expiry)' })
+  expiresAt: string;
+}

@@ -1,0 +1,31 @@
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth } from '../../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from './phone-numbers.service.js';
+
+@ApiTags('console: phone numbers')
+@ConsoleAuth()
+@ApiResponse({ status: 401, description: 'No or expired console session' })
+@ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
+@Controller('business-accounts/:wabaId/phone-numbers')
+export class PhoneNumbersController {
+  constructor(private readonly phoneNumbers: PhoneNumbersService) {}
+
+  @Post('sync')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
+  @ApiOkResponse({ description: '`data: {items: PhoneNumber[], counts: {added, updated, removed, total}, syncedAt}`' })
+  @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
+  @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
+  sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberSyncResult> {
+    return this.phoneNumbers.sync(operator, wabaId);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Synced phone numbers of the business account' })
+  @ApiOkResponse({ description: '`data: PhoneNumber[]` with phoneNumberId, displayPhoneNumber, verifiedName, qualityRating, status, throughputLevel, removed, syncedAt' })
+  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberView[]> {
+    return this.phoneNumbers.list(operator.organizationId, wabaId);
+  }
+}

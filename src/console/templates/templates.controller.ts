@@ -1,0 +1,48 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ConsoleAuth } from '../../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { TemplatesService, type TemplateSyncResult, type TemplateView } from './templates.service.js';
+
+export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];
+
+export class TemplateQueryDto {
+  @ApiPropertyOptional({ enum: TEMPLATE_STATUSES })
+  @IsOptional()
+  @IsIn(TEMPLATE_STATUSES, { message: `status must be one of ${TEMPLATE_STATUSES.join(', ')}` })
+  status?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  name?: string;
+}
+
+@ApiTags('console: templates')
+@ConsoleAuth()
+@ApiResponse({ status: 401, description: 'No or expired console session' })
+@ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
+@Controller('business-accounts/:wabaId/templates')
+export class TemplatesController {
+  constructor(private readonly templates: TemplatesService) {}
+
+  @Post('sync')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
+  @ApiOkResponse({ description: '`data: {counts: {added, updated, removed, total, approved}, lastSyncedAt}`' })
+  @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
+  @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
+  sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<TemplateSyncResult> {
+    return this.templates.sync(operator, wabaId);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Synced templates, optionally filtered by status (e.g. APPROVED) or name' })
+  @ApiOkResponse({ description: '`data: Template[]` with name, language, status, category, parameterFormat, components, parameterCounts, sendable, removed' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (status)' })
+  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: TemplateQueryDto): Promise<TemplateView[]> {
+    return this.templates.list(operator.organizationId, wabaId, query);
+  }
+}

@@ -1,0 +1,26 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { AppConfig } from './config/app-config.js';
+import { APP_LOGGER } from './logging/app-logger.js';
+import { createLogger } from './logging/logger.js';
+import { PrismaService } from './prisma/prisma.service.js';
+import { QueueService } from './queue/queue.service.js';
+import { RedisService } from './redis/redis.service.js';
+
+/** Shared by the API and the worker: validated config, logging, Prisma, Redis and queue producers. */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(config: AppConfig, processName: 'api' | 'worker'): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: AppConfig, useValue: config },
+        { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
+        PrismaService,
+        RedisService,
+        QueueService,
+      ],
+      exports: [AppConfig, APP_LOGGER, PrismaService, RedisService, QueueService],
+    };
+  }
+}

@@ -1,0 +1,50 @@
+import { LoggerService } from '@nestjs/common';
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from '../config/app-config.js';
+
+/** Paths never written to logs: key headers, cookies, upstream tokens, passwords. */
+export const REDACT_PATHS = [
+  'req.headers["x-secret-key"]',
+  'req.headers["x-access-key"]',
+  'req.headers.cookie',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
+  '*.accessToken',
+  '*.password',
+  '*.secretKey',
+  '*.token',
+  'accessToken',
+  'password',
+  'secretKey',
+];
+
+export function createLogger(level: LogLevel, name: string): Logger {
+  return pino({
+    name,
+    level,
+    base: { service: name },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+  });
+}
+
+/** Nest's logger interface on top of pino, so framework messages are structured JSON too. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}

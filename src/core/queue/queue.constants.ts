@@ -1,0 +1,17 @@
+/** Every queue, job name and payload in one place. Producers live in the API, processors in the worker. */
+export const QUEUES = {
+  webhookDeliveries: 'webhook-deliveries',
+} as const;
+
+export const JOBS = {
+  processDelivery: 'process-delivery',
+} as const;
+
+export interface ProcessDeliveryJob {
+  deliveryId: number;
+}
+
+/** Deterministic job ids make re-enqueueing (sweeper, replays, Meta retries) idempotent. */
+export const jobIds = {
+  delivery: (deliveryId: number, generation = 0) => `delivery-${deliveryId}-${generation}`,
+};

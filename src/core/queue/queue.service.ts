@@ -1,0 +1,42 @@
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AppConfig } from '../config/app-config.js';
+import { createRedisConnection, withTimeout } from '../redis/redis.service.js';
+
+/**
+ * Producer side of the queues. Enqueueing fails fast (bounded time) when Redis is unreachable, so callers
+ * can rely on their durable fallback (e.g. the webhook sweeper) instead of hanging a request.
+ */
+@Injectable()
+export class QueueService implements OnModuleDestroy {
+  private readonly connection: Redis;
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(private readonly config: AppConfig) {
+    this.connection = createRedisConnection(config.redisUrl, { failFast: true });
+  }
+
+  queue(name: string): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, {
+        connection: this.connection,
+        prefix: this.config.queuePrefix,
+        defaultJobOptions: { removeOnComplete: { age: 3600, count: 10000 }, removeOnFail: { age: 7 * 24 * 3600 } },
+      });
+      queue.on('error', () => undefined);
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async add<T extends object>(queueName: string, jobName: string, data: T, opts: JobsOptions, timeoutMs = 1000): Promise<void> {
+    await withTimeout(this.queue(queueName).add(jobName, data, opts), timeoutMs, `enqueue to ${queueName} timed out`);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    this.connection.disconnect();
+  }
+}

@@ -1,0 +1,51 @@
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { AppConfig } from '../config/app-config.js';
+
+/**
+ * Shared Redis connection for request-path work (rate limits, caches, readiness). Commands fail fast while
+ * Redis is unreachable (no offline queue), so a Redis outage never stalls an HTTP request.
+ */
+@Injectable()
+export class RedisService implements OnModuleDestroy {
+  readonly client: Redis;
+
+  constructor(config: AppConfig) {
+    this.client = createRedisConnection(config.redisUrl, { failFast: true });
+  }
+
+  async ping(timeoutMs = 1000): Promise<void> {
+    await withTimeout(this.client.ping(), timeoutMs, 'Redis ping timed out');
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.client.disconnect();
+  }
+}
+
+export function createRedisConnection(url: string, opts: { failFast: boolean }): Redis {
+  const client = new Redis(url, {
+    // BullMQ workers need maxRetriesPerRequest: null (blocking commands); request-path clients fail fast.
+    maxRetriesPerRequest: opts.failFast ? 1 : null,
+    enableOfflineQueue: !opts.failFast,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+    connectTimeout: 2000,
+  });
+  // Connection errors are reported through readiness and the callers; don't crash on 'error' events.
+  client.on('error', () => undefined);
+  return client;
+}
+
+export async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

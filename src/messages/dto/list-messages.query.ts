@@ -1,0 +1,71 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../core/http/pagination.js';
+import { MESSAGE_STATUSES } from '../message-status.js';
+import { E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
+
+export class ListMessagesQuery extends PageQueryDto {
+  @ApiPropertyOptional({ enum: MESSAGE_STATUSES })
+  @IsOptional()
+  @IsIn(MESSAGE_STATUSES, { message: `status must be one of ${MESSAGE_STATUSES.join(', ')}` })
+  status?: string;
+
+  @ApiPropertyOptional({ description: 'Recipient, E.164 digits' })
+  @IsOptional()
+  @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces' })
+  to?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
+  phoneNumberId?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  templateName?: string;
+
+  @ApiPropertyOptional({ enum: MESSAGE_TYPES })
+  @IsOptional()
+  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
+  type?: string;
+
+  @ApiPropertyOptional({ description: 'createdAt ≥ since (ISO 8601)' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
+  since?: string;
+
+  @ApiPropertyOptional({ description: 'createdAt < until (ISO 8601)' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
+  until?: string;
+}
+
+export class AnalyticsQuery {
+  @ApiPropertyOptional({ description: 'Start (ISO 8601); default 7 days before until' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
+  since?: string;
+
+  @ApiPropertyOptional({ description: 'End (ISO 8601); default now' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
+  until?: string;
+
+  @ApiPropertyOptional({ enum: ['day', 'hour'], default: 'day' })
+  @IsOptional()
+  @IsIn(['day', 'hour'], { message: 'granularity must be day or hour' })
+  granularity?: 'day' | 'hour';
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
+  phoneNumberId?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  templateName?: string;
+}

@@ -1,0 +1,136 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+
+export const E164_DIGITS = /^[1-9]\d{7,14}$/;
+export const LANGUAGE_CODE = /^[a-z]{2,3}_[A-Z]{2}$/;
+export const MESSAGE_TYPES = ['template', 'text'] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+const PARAMETER_TYPES = ['text', 'currency', 'date_time', 'image', 'document', 'video', 'location', 'payload', 'coupon_code', 'action'];
+
+/** One template parameter, in Meta's format. Media and structured values are passed through as given. */
+export class TemplateParameterDto {
+  @ApiProperty({ enum: PARAMETER_TYPES, example: 'text' })
+  @IsIn(PARAMETER_TYPES, { message: `type must be one of ${PARAMETER_TYPES.join(', ')}` })
+  type: string;
+
+  @ApiPropertyOptional({ example: 'Priya' })
+  @ValidateIf((p: TemplateParameterDto) => p.type === 'text' || p.text !== undefined)
+  @IsString({ message: 'text must be a string' })
+  @Length(1, 32768, { message: 'text must be 1 to 32768 characters' })
+  text?: string;
+
+  @ApiPropertyOptional({ description: 'For NAMED templates: the placeholder this value fills', example: 'first_name' })
+  @IsOptional()
+  @Matches(/^[a-z0-9_]{1,64}$/, { message: 'parameter_name must be lowercase letters, digits and underscores' })
+  parameter_name?: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(1024) payload?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) coupon_code?: string;
+  @ApiPropertyOptional({ example: { link: 'https://cdn.example.com/p.jpg' } }) @IsOptional() @IsObject() image?: object;
+  @ApiPropertyOptional() @IsOptional() @IsObject() video?: object;
+  @ApiPropertyOptional() @IsOptional() @IsObject() document?: object;
+  @ApiPropertyOptional() @IsOptional() @IsObject() location?: object;
+  @ApiPropertyOptional() @IsOptional() @IsObject() currency?: object;
+  @ApiPropertyOptional() @IsOptional() @IsObject() date_time?: object;
+  @ApiPropertyOptional() @IsOptional() @IsObject() action?: object;
+}
+
+/** A template component with its parameters, in Meta's format (`header`, `body`, `button`). */
+export class TemplateComponentDto {
+  @ApiProperty({ enum: ['header', 'body', 'button'] })
+  @IsIn(['header', 'body', 'button'], { message: 'type must be one of header, body, button' })
+  type: string;
+
+  @ApiPropertyOptional({ enum: ['url', 'quick_reply', 'copy_code', 'flow', 'catalog', 'mpm'], description: 'Required for buttons' })
+  @ValidateIf((c: TemplateComponentDto) => c.type === 'button')
+  @IsIn(['url', 'quick_reply', 'copy_code', 'flow', 'catalog', 'mpm'], { message: 'sub_type must be one of url, quick_reply, copy_code, flow, catalog, mpm' })
+  sub_type?: string;
+
+  @ApiPropertyOptional({ example: '0', description: "Required for buttons: the button's position in the template" })
+  @ValidateIf((c: TemplateComponentDto) => c.type === 'button')
+  @Transform(({ value }) => (typeof value === 'number' ? String(value) : value))
+  @Matches(/^\d{1,2}$/, { message: 'index must be the button position (0-99)' })
+  index?: string;
+
+  @ApiProperty({ type: [TemplateParameterDto] })
+  @IsArray({ message: 'parameters must be an array' })
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => TemplateParameterDto)
+  parameters: TemplateParameterDto[];
+}
+
+export class TextContentDto {
+  @ApiProperty({ minLength: 1, maxLength: 4096, example: 'Your parcel is ready for pickup.' })
+  @IsString({ message: 'body must be a string' })
+  @Length(1, 4096, { message: 'body must be 1 to 4096 characters' })
+  body: string;
+
+  @ApiPropertyOptional({ default: false })
+  @IsOptional()
+  @IsBoolean({ message: 'previewUrl must be a boolean' })
+  previewUrl?: boolean;
+}
+
+export class SendMessageDto {
+  @ApiProperty({ example: '402000000000011', description: 'A synced phone number of the key’s business account' })
+  @IsString({ message: 'phoneNumberId must be a string' })
+  @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
+  phoneNumberId: string;
+
+  @ApiProperty({ example: '447700900123', description: 'E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)' })
+  @IsString({ message: 'to must be a string' })
+  @IsNotEmpty({ message: 'to must not be empty' })
+  @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces (8-15 digits, no leading 0)' })
+  to: string;
+
+  @ApiProperty({ enum: MESSAGE_TYPES, example: 'template' })
+  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
+  type: MessageType;
+
+  @ApiPropertyOptional({ example: 'parcel_update', description: 'Required when type is template' })
+  @ValidateIf((m: SendMessageDto) => m.type === 'template')
+  @IsString({ message: 'templateName must be a string' })
+  @IsNotEmpty({ message: 'templateName is required for template messages' })
+  @MaxLength(512)
+  templateName?: string;
+
+  @ApiPropertyOptional({ example: 'en_GB', description: 'Required when type is template; of the form ll_CC' })
+  @ValidateIf((m: SendMessageDto) => m.type === 'template')
+  @IsDefined({ message: 'templateLanguage is required for template messages' })
+  @Matches(LANGUAGE_CODE, { message: 'templateLanguage must be of the form ll_CC (e.g. en_GB)' })
+  templateLanguage?: string;
+
+  @ApiPropertyOptional({ type: [TemplateComponentDto], description: "Template parameters in Meta's component format" })
+  @ValidateIf((m: SendMessageDto) => m.type === 'template' && m.components !== undefined)
+  @IsArray({ message: 'components must be an array' })
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => TemplateComponentDto)
+  components?: TemplateComponentDto[];
+
+  @ApiPropertyOptional({ type: TextContentDto, description: 'Required when type is text (only inside the 24 h customer service window)' })
+  @ValidateIf((m: SendMessageDto) => m.type === 'text')
+  @IsDefined({ message: 'text is required for text messages' })
+  @IsObject({ message: 'text must be an object' })
+  @ValidateNested()
+  @Type(() => TextContentDto)
+  text?: TextContentDto;
+}

@@ -1,0 +1,71 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { Message } from '../generated/prisma/client.js';
+
+export class MessageErrorView {
+  @ApiProperty({ example: 131047 }) code: number | null;
+  @ApiProperty({ example: 'Re-engagement message' }) title: string | null;
+  @ApiProperty({ example: 'More than 24 hours have passed since the customer last replied.' }) detail: string | null;
+  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential'] }) category: string | null;
+}
+
+/** The spec's fuller Message form, plus the failure reason when there is one. */
+export class MessageView {
+  @ApiProperty({ example: 1 }) id: number;
+  @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgM…' }) upstreamMessageId: string | null;
+  @ApiProperty({ example: '402000000000011' }) phoneNumberId: string;
+  @ApiProperty({ example: '447700900123' }) to: string;
+  @ApiProperty({ enum: ['template', 'text'] }) type: string;
+  @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed'], example: 'sent' }) status: string;
+  @ApiPropertyOptional({ nullable: true, type: String, example: 'parcel_update' }) templateName: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, example: 'en_GB' }) templateLanguage: string | null;
+  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) createdAt: string;
+  @ApiPropertyOptional({ type: MessageErrorView, nullable: true }) error: MessageErrorView | null;
+}
+
+export class StatusHistoryItem {
+  @ApiProperty({ example: 'delivered' }) status: string;
+  @ApiProperty({ nullable: true, type: String, description: 'When the upstream platform says it happened' }) timestamp: string | null;
+  @ApiProperty({ description: 'When we received it' }) receivedAt: string;
+  @ApiProperty({ enum: ['send', 'webhook'] }) source: 'send' | 'webhook';
+}
+
+export class MessageDetailView extends MessageView {
+  @ApiPropertyOptional({ description: 'What was sent: template components or the text' }) content: unknown;
+  @ApiProperty({ nullable: true, type: String }) sentAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) deliveredAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) readAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) failedAt: string | null;
+  @ApiProperty({ type: [StatusHistoryItem] }) statusHistory: StatusHistoryItem[];
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function toMessageView(m: Message): MessageView {
+  return {
+    id: m.id,
+    upstreamMessageId: m.upstreamMessageId,
+    phoneNumberId: m.phoneNumberId,
+    to: m.to,
+    type: m.type,
+    status: m.status,
+    templateName: m.templateName,
+    templateLanguage: m.templateLanguage,
+    createdAt: m.createdAt.toISOString(),
+    error:
+      m.errorCode !== null || m.errorTitle !== null
+        ? { code: m.errorCode, title: m.errorTitle, detail: m.errorDetail, category: m.errorCategory }
+        : null,
+  };
+}
+
+export function toMessageDetailView(m: Message, history: StatusHistoryItem[]): MessageDetailView {
+  return {
+    ...toMessageView(m),
+    content: m.content,
+    sentAt: iso(m.sentAt),
+    deliveredAt: iso(m.deliveredAt),
+    readAt: iso(m.readAt),
+    failedAt: iso(m.failedAt),
+    statusHistory: history,
+  };
+}

@@ -1,0 +1,91 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiKeyAuth } from '../auth/auth.decorators.js';
+import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
+import { FieldValidationError, NotFoundError } from '../core/http/api-error.js';
+import { RawResponse } from '../core/http/envelope.interceptor.js';
+import { toPage, type Page } from '../core/http/pagination.js';
+import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
+import { SendMessageDto } from './dto/send-message.dto.js';
+import { MessageDetailView, MessageView, toMessageDetailView, toMessageView } from './message.view.js';
+import { AnalyticsService, type Analytics } from './query/analytics.service.js';
+import { MessagesRepository } from './query/messages.repository.js';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
+import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
+import { SendMessageService } from './send/send-message.service.js';
+
+export const MESSAGE_NOT_FOUND = 'Message not found';
+const MAX_INT = 2_147_483_647;
+
+@ApiTags('messages')
+@ApiKeyAuth()
+@UseGuards(RateLimitGuard)
+@ApiResponse({ status: 401, description: '`API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
+@ApiResponse({ status: 429, description: 'Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers' })
+@Controller('messages')
+export class MessagesController {
+  constructor(
+    private readonly sender: SendMessageService,
+    private readonly messages: MessagesRepository,
+    private readonly analytics: AnalyticsService,
+  ) {}
+
+  @Post()
+  @HttpCode(200)
+  @RawResponse()
+  @ApiOperation({
+    summary: 'Send a template (or, inside the 24 h customer service window, a text) message',
+    description:
+      'Every attempt is stored. A synchronous upstream rejection answers with the stored `failed` message in `data` and the upstream error in `data.error`. ' +
+      'With `Idempotency-Key`, the same key and body within 24 h replays the first answer (header `Idempotent-Replayed: true`) without a second send; ' +
+      '429 and 502 answers are not kept, so a retry with the same key sends again.',
+  })
+  @ApiHeader({ name: IDEMPOTENCY_HEADER, required: false, description: '1–255 visible ASCII characters, scoped to the key pair, kept 24 h' })
+  @ApiOkResponse({ type: MessageView, description: 'Accepted by the upstream platform: status `sent`' })
+  @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components, to (24 h window), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
+  @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
+  @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out; the failed attempt is in `data`' })
+  async send(
+    @CurrentApiKey() scope: ApiKeyScope,
+    @Body() dto: SendMessageDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res() res: Response,
+  ): Promise<void> {
+    const outcome = await this.sender.send(scope, dto, IdempotencyService.validateKey(idempotencyKey));
+    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+    res.status(outcome.statusCode).json(outcome.body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List messages of the key’s business account, newest first' })
+  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageView, isArray: true })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
+  async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageView>> {
+    const { rows, total } = await this.messages.list(scope.businessAccountId, query);
+    return toPage(rows.map(toMessageView), total, query);
+  }
+
+  @Get('analytics')
+  @ApiOperation({ summary: 'Delivery, read and failure figures over a period (default the last 7 days)' })
+  @ApiOkResponse({ description: '`data: {since, until, granularity, totals: {total, sent, delivered, read, failed}, rates: {delivery, read, failure}, series: [{bucket, sent, delivered, read, failed}], failureReasons: [{code, title, count}], templates: [{templateName, total, delivered, read, failed}]}`' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
+  stats(@CurrentApiKey() scope: ApiKeyScope, @Query() query: AnalyticsQuery): Promise<Analytics> {
+    return this.analytics.compute(scope.businessAccountId, query);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One message with its status history and failure reason' })
+  @ApiOkResponse({ type: MessageDetailView })
+  @ApiResponse({ status: 404, description: 'Message not found (or not of this business account)' })
+  @ApiResponse({ status: 422, description: 'id is not an integer' })
+  async get(
+    @CurrentApiKey() scope: ApiKeyScope,
+    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
+  ): Promise<MessageDetailView> {
+    const message = id > 0 && id <= MAX_INT ? await this.messages.findOne(scope.businessAccountId, id) : null;
+    if (!message) throw new NotFoundError(MESSAGE_NOT_FOUND);
+    return toMessageDetailView(message, await this.messages.statusHistory(scope.wabaId, message));
+  }
+}

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { ConsoleModule } from '../console/console.module.js';
+import { UpstreamModule } from '../upstream/upstream.module.js';
+import { MessagesController } from './messages.controller.js';
+import { AnalyticsService } from './query/analytics.service.js';
+import { MessagesRepository } from './query/messages.repository.js';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
+import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
+import { AccountCredentials } from './send/account-credentials.js';
+import { IdempotencyService } from './send/idempotency.service.js';
+import { PreSendChecks } from './send/pre-send-checks.js';
+import { SendMessageService } from './send/send-message.service.js';
+
+/** The API-key routes: send, list, get, analytics. */
+@Module({
+  imports: [UpstreamModule, ConsoleModule],
+  controllers: [MessagesController],
+  providers: [SendMessageService, PreSendChecks, IdempotencyService, AccountCredentials, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
+})
+export class MessagesModule {}

@@ -1,0 +1,71 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AppConfig } from '../../core/config/app-config.js';
+import { APP_LOGGER } from '../../core/logging/app-logger.js';
+import { RedisService } from '../../core/redis/redis.service.js';
+
+/**
+ * Token bucket in Redis (one Lua call per request), so the limit holds across every API process. Redis's
+ * own clock is used, not the callers'. Returns whether the request may pass and what the headers say.
+ */
+const TOKEN_BUCKET = `
+local key = KEYS[1]
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local state = redis.call('HMGET', key, 'tokens', 'ts')
+local tokens = tonumber(state[1]) or burst
+local ts = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000)
+local allowed = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+end
+redis.call('HSET', key, 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
+return { allowed, tostring(tokens) }
+`;
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+  /** Seconds until one request may pass (when refused). */
+  retryAfterSeconds: number;
+}
+
+@Injectable()
+export class RateLimiterService {
+  constructor(
+    private readonly redis: RedisService,
+    private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: Logger,
+  ) {
+    this.redis.client.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
+  }
+
+  /** null when Redis is unreachable: the limiter fails open rather than refusing all traffic. */
+  async take(apiKeyId: string): Promise<RateLimitDecision | null> {
+    const rate = this.config.rateLimitPerSecond;
+    const burst = this.config.rateLimitBurst;
+    try {
+      const client = this.redis.client as unknown as { tokenBucket(key: string, rate: number, burst: number): Promise<[number, string]> };
+      const [allowed, tokensText] = await client.tokenBucket(`${this.config.queuePrefix}:rate:${apiKeyId}`, rate, burst);
+      const tokens = Number(tokensText);
+      return {
+        allowed: allowed === 1,
+        limit: burst,
+        remaining: Math.max(0, Math.floor(tokens)),
+        resetSeconds: Math.ceil((burst - tokens) / rate),
+        retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rate)),
+      };
+    } catch (error) {
+      this.logger.warn({ err: error }, 'rate limiter unavailable; allowing the request');
+      return null;
+    }
+  }
+}

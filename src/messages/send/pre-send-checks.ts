@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
+import { PrismaService } from '../../core/prisma/prisma.service.js';
+import type { ParameterCounts } from '../../console/templates/template-parameters.js';
+import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
+
+const WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * Checks made before the upstream platform is called, each answered as a 422 naming the field, so that a
+ * send that cannot succeed is refused at once and with a reason instead of failing upstream.
+ */
+@Injectable()
+export class PreSendChecks {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<void> {
+    const number = await this.prisma.phoneNumber.findUnique({
+      where: { businessAccountId_phoneNumberId: { businessAccountId, phoneNumberId: dto.phoneNumberId } },
+      select: { status: true, removedAt: true },
+    });
+    if (!number || number.removedAt) {
+      throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
+    }
+    if (number.status && number.status !== 'CONNECTED') {
+      throw FieldValidationError.of('phoneNumberId', `phone number status is ${number.status}; only CONNECTED numbers can send`);
+    }
+    if (dto.type === 'template') await this.assertTemplate(businessAccountId, dto);
+    else await this.assertWindowOpen(dto);
+  }
+
+  private async assertTemplate(businessAccountId: string, dto: SendMessageDto): Promise<void> {
+    const name = dto.templateName!;
+    const language = dto.templateLanguage!;
+    const template = await this.prisma.template.findUnique({
+      where: { businessAccountId_name_language: { businessAccountId, name, language } },
+      select: { status: true, removedAt: true, parameterCounts: true, parameterFormat: true },
+    });
+    if (!template || template.removedAt) {
+      const other = await this.prisma.template.findMany({ where: { businessAccountId, name, removedAt: null }, select: { language: true } });
+      if (other.length > 0) {
+        throw FieldValidationError.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.map((t) => t.language).join(', ')})`);
+      }
+      throw FieldValidationError.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
+    }
+    if (template.status !== 'APPROVED') {
+      throw FieldValidationError.of('templateName', `template ${name} (${language}) is ${template.status}; only APPROVED templates can be sent`);
+    }
+    const problems = parameterProblems(template.parameterCounts as unknown as ParameterCounts, template.parameterFormat, dto.components ?? []);
+    if (problems.length > 0) throw new FieldValidationError(problems);
+  }
+
+  private async assertWindowOpen(dto: SendMessageDto): Promise<void> {
+    const window = await this.prisma.conversationWindow.findUnique({
+      where: { phoneNumberId_recipient: { phoneNumberId: dto.phoneNumberId, recipient: dto.to } },
+      select: { lastInboundAt: true },
+    });
+    if (!window || window.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
+      throw FieldValidationError.of('to', 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
+    }
+  }
+}
+
+/** Compares the given components with what the synced template expects; one error per component. */
+export function parameterProblems(expected: ParameterCounts, format: string, components: TemplateComponentDto[]): FieldError[] {
+  const problems: FieldError[] = [];
+  const given = { header: 0, body: 0, buttons: {} as Record<string, number> };
+  const names = { header: [] as (string | undefined)[], body: [] as (string | undefined)[] };
+  for (const c of components) {
+    if (c.type === 'header') {
+      given.header += c.parameters.length;
+      names.header.push(...c.parameters.map((p) => p.parameter_name));
+    } else if (c.type === 'body') {
+      given.body += c.parameters.length;
+      names.body.push(...c.parameters.map((p) => p.parameter_name));
+    } else if (c.index !== undefined) {
+      given.buttons[c.index] = (given.buttons[c.index] ?? 0) + c.parameters.length;
+    }
+  }
+  const check = (part: string, want: number, got: number) => {
+    if (want !== got) problems.push({ field: 'components', message: `${part} expects ${want} parameter${want === 1 ? '' : 's'}, got ${got}` });
+  };
+  check('header', expected.header, given.header);
+  check('body', expected.body, given.body);
+  for (const index of new Set([...Object.keys(expected.buttons), ...Object.keys(given.buttons)])) {
+    check(`button ${index}`, expected.buttons[index] ?? 0, given.buttons[index] ?? 0);
+  }
+  if (problems.length === 0 && format === 'NAMED') {
+    for (const part of ['header', 'body'] as const) {
+      const missing = expected.names[part].filter((n) => !names[part].includes(n));
+      if (missing.length > 0) problems.push({ field: 'components', message: `${part} needs parameter_name ${missing.join(', ')}` });
+    }
+  }
+  // One field, one message: the spec's envelope names each failing field once.
+  return problems.length > 1 ? [{ field: 'components', message: problems.map((p) => p.message).join('; ') }] : problems;
+}

@@ -1,0 +1,20 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { loadConfigOrExit } from './core/config/load-config.js';
+import { APP_LOGGER } from './core/logging/app-logger.js';
+import { PinoNestLogger } from './core/logging/logger.js';
+import { WorkerModule } from './worker.module.js';
+
+/** The worker process: BullMQ consumers, no HTTP. Scale it independently of the API. */
+async function bootstrap(): Promise<void> {
+  const config = loadConfigOrExit();
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
+  const logger = app.get<Logger>(APP_LOGGER);
+  app.useLogger(new PinoNestLogger(logger));
+  app.enableShutdownHooks();
+  await app.init();
+  logger.info({ concurrency: config.workerConcurrency, queuePrefix: config.queuePrefix }, 'worker started');
+}
+
+void bootstrap();

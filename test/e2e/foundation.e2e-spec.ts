@@ -1,0 +1,143 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { existsSync } from 'node:fs';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { testEnv } from '../utils/test-env.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Polls until `probe` returns `expected` (or 5 s pass) and returns the last value seen. */
+async function eventually<T>(probe: () => Promise<T>, expected: T): Promise<T> {
+  let value = await probe();
+  for (let i = 0; i < 50 && value !== expected; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await probe();
+  }
+  return value;
+}
+
+describe('Foundation: envelope, errors, request ids, docs, health', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers an unknown route with a 404 envelope', async () => {
+    const res = await t.http.get('/no/such/route');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ statusCode: 404, message: 'Route GET /no/such/route not found' });
+  });
+
+  it('answers malformed JSON with a 400 envelope', async () => {
+    const res = await t.http.post('/auth/login').set('content-type', 'application/json').send('{"email": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ statusCode: 400, message: 'Malformed JSON body' });
+  });
+
+  it('answers a body over the limit with a 413 envelope', async () => {
+    const big = JSON.stringify({ pad: 'x'.repeat(t.config.bodyLimitBytes + 10) });
+    const res = await t.http.post('/auth/login').set('content-type', 'application/json').send(big);
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ statusCode: 413, message: 'Payload Too Large' });
+  });
+
+  it('echoes a well-formed x-request-id and replaces a malformed one', async () => {
+    const given = await t.http.get('/health').set('x-request-id', 'req-123.abc');
+    expect(given.headers['x-request-id']).toBe('req-123.abc');
+    const bad = await t.http.get('/health').set('x-request-id', 'bad id with spaces <script>');
+    expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const none = await t.http.get('/no/such/route');
+    expect(none.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves liveness and readiness in the success envelope', async () => {
+    const live = await t.http.get('/health');
+    expect(live.status).toBe(200);
+    expect(live.body).toMatchObject({ statusCode: 200, message: 'Success', data: { status: 'ok' } });
+    const ready = await t.http.get('/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body.data).toEqual({ status: 'ready', checks: { postgres: 'up', redis: 'up' } });
+  });
+
+  it('serves Swagger UI and JSON with both security schemes', async () => {
+    const ui = await t.http.get('/swagger/docs');
+    expect(ui.status).toBe(200);
+    expect(ui.text).toContain('swagger');
+    const json = await t.http.get('/swagger/docs-json');
+    expect(json.status).toBe(200);
+    expect(Object.keys(json.body.components.securitySchemes)).toEqual(expect.arrayContaining(['accessKey', 'secretKey', 'session']));
+    expect(json.body.paths['/health/ready']).toBeDefined();
+  });
+});
+
+describe('Foundation: Swagger disabled', () => {
+  it('answers 404 for the docs when SWAGGER_ENABLED=false', async () => {
+    const t = await startTestApp({ SWAGGER_ENABLED: 'false' });
+    try {
+      expect((await t.http.get('/swagger/docs')).status).toBe(404);
+      expect((await t.http.get('/swagger/docs-json')).status).toBe(404);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('Foundation: readiness when Redis stops', () => {
+  let redis: ChildProcess;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 300));
+    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await t.close();
+    redis.kill('SIGKILL');
+  });
+
+  it('goes from 200 to a 503 envelope naming Redis', async () => {
+    expect(await eventually(async () => (await t.http.get('/health/ready')).status, 200)).toBe(200);
+    redis.kill('SIGTERM');
+    await new Promise((r) => redis.once('exit', r));
+    const res = await t.http.get('/health/ready');
+    expect(res.status).toBe(503);
+    expect(res.body.statusCode).toBe(503);
+    expect(res.body.message).toContain('redis');
+    expect(res.body.errors).toEqual([{ field: 'redis', message: 'Redis is unreachable' }]);
+  });
+});
+
+describe('Foundation: configuration checked at boot', () => {
+  const entry = 'dist/src/main.js';
+
+  it('exits 1 naming a missing required variable', () => {
+    expect(existsSync(entry)).toBe(true);
+    const env = { ...testEnv(), PATH: process.env.PATH };
+    delete (env as Record<string, string | undefined>).WHATSAPP_APP_SECRET;
+    const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 20000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('WHATSAPP_APP_SECRET is required');
+  });
+
+  it('exits 1 naming a malformed variable', () => {
+    const env = { ...testEnv(), PATH: process.env.PATH, PORT: 'eighty' };
+    const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 20000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('PORT must be an integer');
+  });
+});

@@ -1,0 +1,33 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent.js';
+import { createApp } from '../../src/app.setup.js';
+import { AppConfig } from '../../src/core/config/app-config.js';
+import { PrismaService } from '../../src/core/prisma/prisma.service.js';
+import { testEnv } from './test-env.js';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  config: AppConfig;
+  prisma: PrismaService;
+  http: TestAgent;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The real API (AppModule, real PostgreSQL and Redis) listening on a random loopback port. */
+export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+  const config = AppConfig.fromEnv(testEnv(overrides));
+  const app = await createApp(config);
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}`;
+  return {
+    app,
+    config,
+    prisma: app.get(PrismaService),
+    http: request(url),
+    url,
+    close: () => app.close(),
+  };
+}

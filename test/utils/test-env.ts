@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Environment for a test process. PostgreSQL and Redis are real: ./scripts/test.sh starts them (or takes
+ * DATABASE_URL / REDIS_URL from the environment) and exports their URLs before jest runs.
+ */
+export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  const { DATABASE_URL, REDIS_URL } = process.env;
+  if (!DATABASE_URL || !REDIS_URL) {
+    throw new Error('DATABASE_URL and REDIS_URL are not set: run the suite through ./scripts/test.sh');
+  }
+  return {
+    NODE_ENV: 'test',
+    DATABASE_URL,
+    REDIS_URL,
+    // A queue namespace per test file: workers of one file never take another file's jobs.
+    QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`,
+    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v23.0',
+    UPSTREAM_TIMEOUT_MS: '2000',
+    WHATSAPP_APP_SECRET: 'test-app-secret',
+    WHATSAPP_VERIFY_TOKEN: 'test-verify-token',
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SWAGGER_ENABLED: 'true',
+    ...overrides,
+  };
+}
