@@ -7,5 +7,5 @@ process.env.PRISMA_SCHEMA_ENGINE_BINARY ??= '/bin/false';
 
 export default defineConfig({
   schema: 'prisma/schema.prisma',
-  migrations: { path: 'prisma/migrations', seed: 'tsx prisma/seed.ts' },
+  migrations: { path: 'prisma/migrations' },
 });

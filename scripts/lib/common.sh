@@ -28,7 +28,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# Load KEY=VALUE lines from a file, but never over a variable that is already set.
+# Load KEY=VALUE lines from a file, but never over a variable that is already set (empty counts as unset).
 load_env_file() {
   local file="$1" line key value
   [ -f "$file" ] || return 0
@@ -37,7 +37,7 @@ load_env_file() {
     key="${line%%=*}"
     value="${line#*=}"
     [[ "$key" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
-    if [ -z "${!key+x}" ]; then export "$key=$value"; fi
+    if [ -z "${!key:-}" ]; then export "$key=$value"; fi
   done < "$file"
 }
 

@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# One image for both processes: `node dist/src/main.js` (API) or `node dist/src/worker.js` (worker).
+# The `migrate` target keeps the dev tooling and applies prisma/migrations (our offline-capable entry point;
+# with network access `npx prisma migrate deploy` applies the same files).
+# Not built on the development machines (no Docker engine there); kept correct by reading.
+
+FROM node:20-bookworm-slim AS base
+WORKDIR /app
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+
+FROM base AS build
+COPY package.json package-lock.json ./
+RUN npm install
+COPY tsconfig.json tsconfig.build.json prisma.config.ts ./
+COPY prisma ./prisma
+COPY src ./src
+COPY simulator ./simulator
+RUN node_modules/.bin/prisma generate && node_modules/.bin/tsc -p tsconfig.build.json
+
+FROM build AS migrate
+CMD ["node_modules/.bin/tsx", "prisma/migrate.ts", "deploy"]
+
+FROM build AS prune
+RUN npm prune --omit=dev
+
+FROM base AS runtime
+ENV NODE_ENV=production
+COPY --from=prune /app/package.json ./
+COPY --from=prune /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
+CMD ["node", "dist/src/main.js"]

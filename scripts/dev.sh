@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# One command to a running local service: installs what is missing, starts real PostgreSQL and Redis when
+# DATABASE_URL / REDIS_URL are not given, the WhatsApp Cloud API simulator when UPSTREAM_BASE_URL is not
+# given, applies migrations, seeds demo data, then runs the API and the worker until Ctrl-C.
+# Every variable already set in the environment wins over .env and over the defaults here.
+set -euo pipefail
+SCRIPT_NAME=dev
+source "$(dirname "$0")/lib/common.sh"
+
+ensure_node
+ensure_dependencies
+ensure_prisma_client
+
+# .env: made once from .env.example with fresh secrets; never overrides the environment.
+if [ ! -f .env ]; then
+  say "creating .env from .env.example (fresh local secrets)"
+  node -e '
+    const fs = require("fs"), c = require("crypto");
+    let text = fs.readFileSync(".env.example", "utf8");
+    text = text.replace(/^ENCRYPTION_KEY=.*$/m, "ENCRYPTION_KEY=" + c.randomBytes(32).toString("hex"))
+      .replace(/^WHATSAPP_APP_SECRET=.*$/m, "WHATSAPP_APP_SECRET=" + c.randomBytes(16).toString("hex"))
+      .replace(/^WHATSAPP_VERIFY_TOKEN=.*$/m, "WHATSAPP_VERIFY_TOKEN=" + c.randomBytes(16).toString("hex"));
+    fs.writeFileSync(".env", text, { mode: 0o600 });'
+fi
+load_env_file .env
+
+[ -n "${PORT:-}" ] && [ "$PORT" != 3000 ] || PORT="$(free_port 3000)"
+export PORT
+start_services
+apply_migrations
+build
+
+pretty() { node_modules/.bin/pino-pretty --colorize --singleLine --translateTime 'HH:MM:ss.l' --ignore 'pid,hostname,service' | sed -u "s/^/[$1] /"; }
+
+# The simulator stands in for Meta unless UPSTREAM_BASE_URL points somewhere real.
+SEED_ARGS=()
+if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
+  SIMULATOR_PORT="${SIMULATOR_PORT:-$(free_port 4010)}"
+  say "starting the WhatsApp Cloud API simulator on port $SIMULATOR_PORT…"
+  SIMULATOR_PORT="$SIMULATOR_PORT" SIMULATOR_WEBHOOK_URL="${SIMULATOR_WEBHOOK_URL:-http://127.0.0.1:$PORT/webhooks/whatsapp}" \
+    node_modules/.bin/tsx simulator/main.ts > >(sed -u 's/^/[simulator] /') 2>&1 &
+  CHILD_PIDS+=($!)
+  export UPSTREAM_BASE_URL="http://127.0.0.1:$SIMULATOR_PORT/v23.0"
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null && break; sleep 0.2; done
+  curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null || die "the simulator did not start"
+  SEED_ARGS=(SEED_WABA_ID="${SEED_WABA_ID:-310000000000001}" SEED_ACCESS_TOKEN="${SEED_ACCESS_TOKEN:-sim-token-waba-1}")
+fi
+
+say "starting the API on port $PORT and the worker…"
+node dist/src/main.js > >(pretty api) 2>&1 &
+CHILD_PIDS+=($!)
+node dist/src/worker.js > >(pretty worker) 2>&1 &
+CHILD_PIDS+=($!)
+
+API="http://127.0.0.1:$PORT"
+for _ in $(seq 1 300); do
+  curl -sf "$API/health/ready" >/dev/null && break
+  for pid in "${CHILD_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a process exited during start-up; see its output above"; done
+  sleep 0.2
+done
+curl -sf "$API/health/ready" >/dev/null || die "the API did not become ready within 60 s"
+
+say "seeding demo data…"
+SEED_OUT="$(env "${SEED_ARGS[@]}" SEED_KEY_FILE="$STATE_DIR/demo-key.json" node dist/src/seed/demo-seed.js)" || die "seeding failed"
+
+cat <<INFO
+
+  API            $API
+  Swagger UI     $API/swagger/docs
+  Health         $API/health/ready
+  Upstream       $UPSTREAM_BASE_URL
+  Demo data      $(echo "$SEED_OUT" | sed '2,$s/^/                 /')
+
+  Try:  curl -s -X POST $API/messages -H 'content-type: application/json' \\
+          -H "x-access-key: <accessKey above>" -H "x-secret-key: <secretKey above>" \\
+          -d '{"phoneNumberId":"402000000000011","to":"447700900123","type":"template","templateName":"hello_world","templateLanguage":"en_US"}'
+
+  Ctrl-C stops everything this script started.
+INFO
+
+# Run until Ctrl-C or until one process dies (then stop the rest).
+wait -n "${CHILD_PIDS[@]}" || true
+die "a process exited; stopping everything"

@@ -1,0 +1,157 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SimContext } from './context.js';
+import type { SimAccount, SimPhoneNumber } from './fixture.js';
+import { readJson, sendJson } from './http-util.js';
+import { newWamid, unixSeconds } from './meta-json.js';
+import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
+
+/** A refused control request: answered as `{ error: { message } }` with this status. */
+export class ControlError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Body = Record<string, unknown>;
+
+/** Template status after each template event; events absent here (FLAGGED) leave the status as it is. */
+const STATUS_AFTER_EVENT: Record<string, string> = {
+  APPROVED: 'APPROVED',
+  REJECTED: 'REJECTED',
+  PENDING: 'PENDING',
+  PAUSED: 'PAUSED',
+  DISABLED: 'DISABLED',
+  REINSTATED: 'APPROVED',
+  UNARCHIVED: 'APPROVED',
+  IN_APPEAL: 'IN_APPEAL',
+  LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
+  LOCKED: 'LOCKED',
+  ARCHIVED: 'ARCHIVED',
+  PENDING_DELETION: 'PENDING_DELETION',
+};
+const TEMPLATE_EVENTS = new Set([...Object.keys(STATUS_AFTER_EVENT), 'FLAGGED', 'DELETED']);
+
+/** Test-only endpoints under `/_sim/`, kept apart from Meta's paths. */
+export async function handleControl(ctx: SimContext, req: IncomingMessage, res: ServerResponse, url: URL) {
+  const route = `${req.method ?? ''} ${url.pathname.replace(/\/+$/, '')}`;
+  switch (route) {
+    case 'GET /_sim/health':
+      return sendJson(res, 200, { status: 'ok', version: ctx.version, webhookUrl: ctx.dispatcher.receiverUrl ?? null });
+    case 'GET /_sim/sends':
+      return sendJson(res, 200, { data: ctx.store.sends(url.searchParams.get('to') ?? undefined) });
+    case 'DELETE /_sim/sends':
+      ctx.store.clearSends();
+      return sendJson(res, 200, { cleared: true });
+    case 'POST /_sim/accounts': {
+      const body = await readBody(req);
+      return sendJson(res, 201, ctx.store.createAccount(optionalString(body, 'name')));
+    }
+    case 'POST /_sim/inbound':
+      return sendJson(res, 200, await inbound(ctx, await readBody(req)));
+    case 'POST /_sim/template-status':
+      return sendJson(res, 200, await templateStatus(ctx, await readBody(req)));
+    case 'POST /_sim/account-update': {
+      const body = await readBody(req);
+      const { wabaId, event, ...extra } = body;
+      const account = accountOf(ctx, wabaId);
+      requireString(body, 'event');
+      const webhook = fieldWebhook(account.id, 'account_update', { event, ...extra });
+      return sendJson(res, 200, { delivery: await deliver(ctx, webhook) });
+    }
+    case 'POST /_sim/statuses':
+      return sendJson(res, 200, await statuses(ctx, await readBody(req)));
+    case 'POST /_sim/webhooks/raw': {
+      const { payload } = await readBody(req);
+      if (payload === undefined) throw new ControlError(400, 'payload is required');
+      // One attempt, no retry: the caller wants the receiver's answer to this exact POST.
+      return sendJson(res, 200, await deliver(ctx, payload, false));
+    }
+    default:
+      throw new ControlError(404, `no simulator control route ${route}`);
+  }
+}
+
+async function inbound(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  const from = requireString(body, 'from').replace(/\D/g, '');
+  const wamid = newWamid(from);
+  const text = { body: requireString(body, 'text') };
+  const value = {
+    contacts: [{ profile: { name: optionalString(body, 'name') ?? 'Sim Customer' }, wa_id: from }],
+    messages: [{ from, id: wamid, timestamp: String(unixSeconds()), type: 'text', text }],
+  };
+  return { wamid, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
+}
+
+async function templateStatus(ctx: SimContext, body: Body) {
+  const account = accountOf(ctx, body.wabaId);
+  const name = requireString(body, 'templateName');
+  const language = requireString(body, 'language');
+  const event = requireString(body, 'event');
+  if (!TEMPLATE_EVENTS.has(event)) throw new ControlError(400, `unknown template event ${event}`);
+  const template = account.templates.find((t) => t.name === name && t.language === language);
+  if (!template) throw new ControlError(404, `template ${name} (${language}) not found in ${account.id}`);
+
+  if (event === 'DELETED') account.templates.splice(account.templates.indexOf(template), 1);
+  template.status = STATUS_AFTER_EVENT[event] ?? template.status;
+  const value = templateStatusValue(template, event, optionalString(body, 'reason') ?? 'NONE');
+  const delivery = await deliver(ctx, fieldWebhook(account.id, 'message_template_status_update', value));
+  return { templateId: template.id, status: event === 'DELETED' ? 'DELETED' : template.status, delivery };
+}
+
+async function statuses(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  if (!Array.isArray(body.statuses) || body.statuses.length === 0) {
+    throw new ControlError(400, 'statuses must be a non-empty array');
+  }
+  const list = (body.statuses as Body[]).map((s) => {
+    const { id, status, recipient_id, timestamp, ...rest } = s;
+    for (const [key, value] of Object.entries({ id, status, recipient_id })) {
+      if (typeof value !== 'string') throw new ControlError(400, `statuses[].${key} is required`);
+    }
+    return { id, status, timestamp: String(timestamp ?? unixSeconds()), recipient_id, ...rest };
+  });
+  return { delivery: await deliver(ctx, messagesWebhook(account.id, phone, { statuses: list })) };
+}
+
+function deliver(ctx: SimContext, payload: unknown, retry = true) {
+  if (!ctx.dispatcher.receiverUrl) {
+    throw new ControlError(409, 'no webhook receiver configured (startSimulator webhookUrl / SIMULATOR_WEBHOOK_URL)');
+  }
+  return ctx.dispatcher.deliver(payload, { retry });
+}
+
+function accountOf(ctx: SimContext, wabaId: unknown): SimAccount {
+  const account = typeof wabaId === 'string' ? ctx.store.account(wabaId) : undefined;
+  if (!account) throw new ControlError(404, `business account ${String(wabaId)} not found`);
+  return account;
+}
+
+function phoneOf(ctx: SimContext, body: Body): { account: SimAccount; phone: SimPhoneNumber } {
+  const account = accountOf(ctx, body.wabaId);
+  const phone = account.phoneNumbers.find((p) => p.id === body.phoneNumberId);
+  if (!phone) throw new ControlError(404, `phone number ${String(body.phoneNumberId)} not found in ${account.id}`);
+  return { account, phone };
+}
+
+async function readBody(req: IncomingMessage): Promise<Body> {
+  const body = await readJson(req);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ControlError(400, 'expected a JSON object');
+  }
+  return body as Body;
+}
+
+function requireString(body: Body, key: string): string {
+  const value = body[key];
+  if (typeof value !== 'string' || value === '') throw new ControlError(400, `${key} is required`);
+  return value;
+}
+
+function optionalString(body: Body, key: string): string | undefined {
+  const value = body[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

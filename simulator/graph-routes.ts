@@ -1,0 +1,154 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SimContext } from './context.js';
+import { BadRequest, readJson, sendMeta } from './http-util.js';
+import { type MetaError, metaErrors } from './meta-errors.js';
+import { newWamid } from './meta-json.js';
+import { NORMAL_STEPS, type StatusStep, outcomeFor } from './outcomes.js';
+import { checkSend } from './send-validation.js';
+import { recipientDigits } from './store.js';
+
+const DEFAULT_LIMIT = 25;
+const MAX_LIMIT = 1000;
+
+function bearerToken(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+}
+
+function sendError(res: ServerResponse, error: MetaError): void {
+  sendMeta(res, error.httpStatus, error.body);
+}
+
+/** Meta's paths under the version prefix: `segments` is the path after `/vNN.N/`. */
+export async function handleGraph(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  segments: string[],
+  url: URL,
+): Promise<void> {
+  const [id = '', edge, ...rest] = segments;
+  // Sends check the token themselves so that refused sends are recorded too.
+  if (req.method === 'POST' && edge === 'messages' && rest.length === 0) return handleSend(ctx, req, res, id);
+
+  const account = ctx.store.accountByToken(bearerToken(req));
+  if (!account) return sendError(res, metaErrors.invalidToken());
+  if (req.method !== 'GET' || id !== account.id) {
+    return sendError(res, metaErrors.unsupportedRequest(req.method === 'GET' ? 'get' : 'post', id));
+  }
+  if (rest.length > 0) return sendError(res, metaErrors.unknownPath(segments.slice(1).join('/')));
+  switch (edge) {
+    case undefined:
+      return sendMeta(res, 200, project({ id: account.id, name: account.name }, url));
+    case 'phone_numbers':
+      return sendList(ctx, res, account.phoneNumbers, url);
+    case 'message_templates':
+      return sendList(ctx, res, account.templates, url);
+    default:
+      return sendError(res, metaErrors.unknownPath(edge));
+  }
+}
+
+/** Keeps only the requested `fields` (plus `id`, which Meta always returns); all fields when absent. */
+function project<T extends { id: string }>(item: T, url: URL): Partial<T> {
+  const fields = url.searchParams.get('fields');
+  if (!fields) return item;
+  // Sub-selections such as `throughput{level}` select the whole nested object here.
+  const wanted = new Set(['id', ...fields.replace(/\{[^}]*\}/g, '').split(',').map((f) => f.trim())]);
+  return Object.fromEntries(Object.entries(item).filter(([key]) => wanted.has(key))) as Partial<T>;
+}
+
+const cursorOf = (id: string) => Buffer.from(`sim:${id}`).toString('base64url');
+const idOf = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8').replace(/^sim:/, '');
+
+/** Cursor paging like the Graph API: `paging.next` (absolute, with `after`) only when more items follow. */
+function sendList<T extends { id: string }>(ctx: SimContext, res: ServerResponse, items: T[], url: URL): void {
+  const requested = Number(url.searchParams.get('limit'));
+  const limit = Number.isInteger(requested) && requested > 0 ? Math.min(requested, MAX_LIMIT) : DEFAULT_LIMIT;
+  const after = url.searchParams.get('after');
+  let start = 0;
+  if (after) {
+    const index = items.findIndex((item) => item.id === idOf(after));
+    if (index < 0) return sendError(res, metaErrors.invalidCursor());
+    start = index + 1;
+  }
+  const page = items.slice(start, start + limit);
+  if (page.length === 0) return sendMeta(res, 200, { data: [] });
+
+  const paging: Record<string, unknown> = {
+    cursors: { before: cursorOf(page[0].id), after: cursorOf(page[page.length - 1].id) },
+  };
+  if (start + limit < items.length) {
+    const next = new URL(url.pathname + url.search, ctx.origin());
+    next.searchParams.set('limit', String(limit));
+    next.searchParams.set('after', cursorOf(page[page.length - 1].id));
+    paging.next = next.toString();
+  }
+  sendMeta(res, 200, { data: page.map((item) => project(item, url)), paging });
+}
+
+async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResponse, phoneNumberId: string) {
+  let body: unknown;
+  try {
+    body = await readJson(req);
+  } catch (err) {
+    if (!(err instanceof BadRequest)) throw err;
+    body = undefined;
+  }
+  const account = ctx.store.accountByToken(bearerToken(req));
+  const respond = (status: number, payload: unknown) => {
+    ctx.store.record({
+      phoneNumberId,
+      wabaId: account?.id ?? null,
+      body,
+      response: { status, body: payload },
+      at: new Date().toISOString(),
+    });
+    sendMeta(res, status, payload);
+  };
+  const reject = (error: MetaError) => respond(error.httpStatus, error.body);
+
+  if (!account) return reject(metaErrors.invalidToken());
+  const sender = ctx.store.phone(phoneNumberId);
+  if (!sender || sender.account !== account) return reject(metaErrors.unsupportedRequest('post', phoneNumberId));
+  const check = checkSend(body, account, sender.phone);
+  if (!check.ok) return reject(check.error);
+
+  const send = body as { to: string; biz_opaque_callback_data?: unknown };
+  const digits = recipientDigits(send);
+  const outcome = outcomeFor(digits);
+  let steps: StatusStep[];
+  switch (outcome.kind) {
+    case 'reject':
+      if (!outcome.firstAttemptOnly || ctx.store.isFirstAttempt(phoneNumberId, digits)) return reject(outcome.error());
+      steps = NORMAL_STEPS;
+      break;
+    case 'hang':
+      if (!(await ctx.scheduler.sleep(ctx.hangMs))) return; // simulator closing
+      steps = NORMAL_STEPS;
+      break;
+    case 'accept':
+      steps = outcome.steps;
+      break;
+  }
+
+  const wamid = newWamid(digits);
+  respond(200, {
+    messaging_product: 'whatsapp',
+    contacts: [{ input: send.to, wa_id: digits }],
+    // Meta reports message_status for template sends only.
+    messages: [{ id: wamid, ...(check.template ? { message_status: 'accepted' } : {}) }],
+  });
+  ctx.statuses.start(
+    {
+      wabaId: account.id,
+      phone: sender.phone,
+      wamid,
+      recipientId: digits,
+      templateCategory: check.template?.category.toLowerCase(),
+      bizOpaqueCallbackData:
+        typeof send.biz_opaque_callback_data === 'string' ? send.biz_opaque_callback_data : undefined,
+    },
+    steps,
+  );
+}

@@ -1,0 +1,32 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * Serialises JSON the way Meta's servers do: every non-ASCII UTF-16 unit as `\uXXXX` and `/` as `\/`.
+ * The bytes therefore differ from `JSON.stringify` of the parsed value, which is what catches a
+ * receiver that checks the signature over a re-serialised body instead of the raw bytes.
+ */
+export function metaJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/\//g, '\\/');
+}
+
+/** The `X-Hub-Signature-256` header value for these exact body bytes. */
+export function signatureHeader(body: Buffer, appSecret: string): string {
+  return `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
+}
+
+/** Opaque trace id in the style of Meta's `fbtrace_id`. */
+export function fbtraceId(): string {
+  return `A${randomBytes(8).toString('base64url')}`;
+}
+
+/** A unique message id shaped like Meta's (`wamid.` + base64 that embeds the recipient). */
+export function newWamid(recipientDigits: string): string {
+  const raw = `${recipientDigits}:${randomBytes(12).toString('hex').toUpperCase()}`;
+  return `wamid.${Buffer.from(raw).toString('base64')}`;
+}
+
+export function unixSeconds(ms = Date.now()): number {
+  return Math.floor(ms / 1000);
+}

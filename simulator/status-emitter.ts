@@ -1,0 +1,64 @@
+import type { SimPhoneNumber } from './fixture.js';
+import { unixSeconds } from './meta-json.js';
+import type { StatusStep } from './outcomes.js';
+import type { Scheduler } from './scheduler.js';
+import type { WebhookDispatcher } from './webhook-dispatcher.js';
+import { messagesWebhook } from './webhook-payloads.js';
+
+export interface StatusDelays {
+  sent: number;
+  delivered: number;
+  read: number;
+}
+
+export interface AcceptedMessage {
+  wabaId: string;
+  phone: SimPhoneNumber;
+  wamid: string;
+  recipientId: string;
+  /** Template category (lower case) for pricing; undefined for a free-form text in the service window. */
+  templateCategory?: string;
+  bizOpaqueCallbackData?: string;
+}
+
+/** Plays a message's status steps as separate webhooks, in the step order, at the configured delays. */
+export class StatusEmitter {
+  constructor(
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly scheduler: Scheduler,
+    private readonly delays: StatusDelays,
+    private readonly enabled: boolean,
+  ) {}
+
+  /** Fire and forget: the send response must never wait for webhook delivery. */
+  start(message: AcceptedMessage, steps: StatusStep[]): void {
+    if (this.enabled) void this.run(message, steps);
+  }
+
+  private async run(message: AcceptedMessage, steps: StatusStep[]): Promise<void> {
+    const acceptedAt = Date.now();
+    for (const step of steps) {
+      // Each step waits for its delay and for the previous step's first attempt, so the arrival order
+      // is the step order (retries of a refused webhook can still arrive later, as with Meta).
+      const elapsed = await this.scheduler.sleep(acceptedAt + this.delays[step.postAt] - Date.now());
+      if (!elapsed || !this.dispatcher.receiverUrl) return;
+      const status = statusObject(message, step, unixSeconds(acceptedAt) + step.offsetSeconds);
+      await this.dispatcher.deliver(messagesWebhook(message.wabaId, message.phone, { statuses: [status] }));
+    }
+  }
+}
+
+function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: number): Record<string, unknown> {
+  const pricing = message.templateCategory
+    ? { billable: true, pricing_model: 'PMP', type: 'regular', category: message.templateCategory }
+    : { billable: false, pricing_model: 'PMP', type: 'free_customer_service', category: 'service' };
+  return {
+    id: message.wamid,
+    status: step.status,
+    timestamp: String(timestamp),
+    recipient_id: message.recipientId,
+    ...(step.pricing ? { pricing } : {}),
+    ...(message.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: message.bizOpaqueCallbackData } : {}),
+    ...(step.errors ? { errors: step.errors } : {}),
+  };
+}

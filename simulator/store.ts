@@ -1,0 +1,126 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Fixture, SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
+
+/** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
+export interface RecordedSend {
+  phoneNumberId: string;
+  /** The business account of the bearer token, or null when the token was not recognised. */
+  wabaId: string | null;
+  body: unknown;
+  response: { status: number; body: unknown };
+  at: string;
+}
+
+export interface CreatedAccount {
+  wabaId: string;
+  name: string;
+  accessToken: string;
+  phoneNumbers: SimPhoneNumber[];
+  templates: SimTemplate[];
+}
+
+/** The simulator's mutable state: accounts (tokens, numbers, templates) and recorded sends. */
+export class SimStore {
+  private readonly accounts = new Map<string, SimAccount>();
+  private readonly byToken = new Map<string, SimAccount>();
+  private readonly byPhone = new Map<string, { account: SimAccount; phone: SimPhoneNumber }>();
+  private readonly usedIds = new Set<string>();
+  private readonly recorded: RecordedSend[] = [];
+  private readonly attempted = new Set<string>();
+  private readonly model: SimAccount;
+
+  constructor(fixture: Fixture) {
+    if (fixture.accounts.length === 0) throw new Error('the simulator fixture needs at least one account');
+    fixture.accounts.forEach((account) => this.add(structuredClone(account)));
+    this.model = structuredClone(fixture.accounts[0]);
+  }
+
+  accountByToken(token: string | undefined): SimAccount | undefined {
+    return token === undefined ? undefined : this.byToken.get(token);
+  }
+
+  account(wabaId: string): SimAccount | undefined {
+    return this.accounts.get(wabaId);
+  }
+
+  phone(phoneNumberId: string): { account: SimAccount; phone: SimPhoneNumber } | undefined {
+    return this.byPhone.get(phoneNumberId);
+  }
+
+  /**
+   * A new business account cloned from the fixture's first one, with fresh random ids and token, so every
+   * test can connect its own WABA (the service refuses to connect one twice, and a database may outlive
+   * a simulator restart, hence random rather than sequential ids).
+   */
+  createAccount(name?: string): CreatedAccount {
+    const account: SimAccount = {
+      id: this.freshId('3109', 15),
+      name: name ?? `${this.model.name} ${randomInt(1000, 9999)}`,
+      accessToken: `sim-token-${randomBytes(16).toString('hex')}`,
+      phoneNumbers: this.model.phoneNumbers.map((p) => {
+        const id = this.freshId('4029', 15);
+        return { ...structuredClone(p), id, display_phone_number: `+44 7700 9${id.slice(-5)}` };
+      }),
+      // Kept below 2^53: webhooks carry template ids as JSON numbers.
+      templates: this.model.templates.map((t) => ({ ...structuredClone(t), id: this.freshId('12099', 16) })),
+    };
+    this.add(account);
+    return {
+      wabaId: account.id,
+      name: account.name,
+      accessToken: account.accessToken,
+      phoneNumbers: structuredClone(account.phoneNumbers),
+      templates: structuredClone(account.templates),
+    };
+  }
+
+  /** True only the first time a sender number sends to this recipient (for fail-once recipients). */
+  isFirstAttempt(phoneNumberId: string, recipient: string): boolean {
+    const key = `${phoneNumberId}:${recipient}`;
+    if (this.attempted.has(key)) return false;
+    this.attempted.add(key);
+    return true;
+  }
+
+  record(send: RecordedSend): void {
+    this.recorded.push(send);
+  }
+
+  /** Recorded sends, oldest first; `to` filters on the recipient's digits. */
+  sends(to?: string): RecordedSend[] {
+    const digits = to?.replace(/\D/g, '');
+    return structuredClone(
+      digits ? this.recorded.filter((s) => recipientDigits(s.body) === digits) : this.recorded,
+    );
+  }
+
+  clearSends(): void {
+    this.recorded.length = 0;
+  }
+
+  private add(account: SimAccount): void {
+    this.accounts.set(account.id, account);
+    this.byToken.set(account.accessToken, account);
+    for (const phone of account.phoneNumbers) this.byPhone.set(phone.id, { account, phone });
+    [account.id, ...account.phoneNumbers.map((p) => p.id), ...account.templates.map((t) => t.id)].forEach((id) =>
+      this.usedIds.add(id),
+    );
+  }
+
+  private freshId(prefix: string, length: number): string {
+    for (;;) {
+      let id = prefix;
+      while (id.length < length) id += String(randomInt(0, 10));
+      if (!this.usedIds.has(id)) {
+        this.usedIds.add(id);
+        return id;
+      }
+    }
+  }
+}
+
+/** The digits of a send body's `to`, whatever its shape (`+44…`, `44…`); '' when absent. */
+export function recipientDigits(body: unknown): string {
+  const to = (body as { to?: unknown } | null)?.to;
+  return typeof to === 'string' ? to.replace(/\D/g, '') : '';
+}

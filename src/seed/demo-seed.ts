@@ -1,0 +1,73 @@
+import 'reflect-metadata';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from '../app.module.js';
+import type { ConsoleScope } from '../auth/request-scope.js';
+import { ApiKeysService } from '../console/api-keys/api-keys.service.js';
+import { BusinessAccountsService } from '../console/business-accounts/business-accounts.service.js';
+import { OperatorsService } from '../console/operators/operators.service.js';
+import { PhoneNumbersService } from '../console/phone-numbers/phone-numbers.service.js';
+import { TemplatesService } from '../console/templates/templates.service.js';
+import { loadConfigOrExit } from '../core/config/load-config.js';
+import { PrismaService } from '../core/prisma/prisma.service.js';
+
+/**
+ * Demo data for local development (`npm run db:seed`, run by ./scripts/dev.sh): a demo operator, and when
+ * SEED_WABA_ID / SEED_ACCESS_TOKEN are given (dev.sh gives the simulator's first account) that business
+ * account connected, its numbers and templates synced, and an API key pair. Idempotent: a second run reuses
+ * what exists. Goes through the same services as the console, so the data is exactly what a user would make.
+ *
+ * Seed-only settings (read here, not by the service): SEED_EMAIL, SEED_PASSWORD, SEED_WABA_ID,
+ * SEED_ACCESS_TOKEN, SEED_KEY_FILE (where the demo key pair is kept so later runs can show it again).
+ */
+async function seed(): Promise<void> {
+  const config = loadConfigOrExit();
+  const env = process.env;
+  const email = env.SEED_EMAIL ?? 'demo@example.com';
+  const password = env.SEED_PASSWORD ?? 'demo-password-123';
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error'] });
+  try {
+    const prisma = app.get(PrismaService);
+    if (!(await prisma.operator.findUnique({ where: { email } }))) {
+      await app.get(OperatorsService).signup({ email, password, organizationName: 'Demo Org' });
+    }
+    const operator = await prisma.operator.findUniqueOrThrow({ where: { email } });
+    const scope: ConsoleScope = { operatorId: operator.id, organizationId: operator.organizationId, email, sessionId: 'seed' };
+    const result: Record<string, unknown> = { consoleLogin: { email, password } };
+
+    const wabaId = env.SEED_WABA_ID;
+    const accessToken = env.SEED_ACCESS_TOKEN;
+    if (wabaId && accessToken) {
+      const existing = await prisma.businessAccount.findUnique({ where: { wabaId } });
+      if (!existing || existing.disconnectedAt) await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
+      const numbers = await app.get(PhoneNumbersService).sync(scope, wabaId);
+      const templates = await app.get(TemplatesService).sync(scope, wabaId);
+      result.businessAccount = { wabaId, phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`), templates: templates.counts };
+      result.apiKey = await demoKey(app.get(ApiKeysService), prisma, scope, wabaId, env.SEED_KEY_FILE);
+    }
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await app.close();
+  }
+}
+
+async function demoKey(keys: ApiKeysService, prisma: PrismaService, scope: ConsoleScope, wabaId: string, file?: string) {
+  if (file && existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { accessKey: string; secretKey: string; wabaId: string };
+    const key = await prisma.apiKey.findUnique({ where: { accessKey: saved.accessKey }, include: { businessAccount: true } });
+    if (key && !key.revokedAt && key.businessAccount.wabaId === wabaId && key.organizationId === scope.organizationId) return saved;
+  }
+  const created = await keys.create(scope, wabaId, 'demo key (seed)');
+  const saved = { accessKey: created.accessKey, secretKey: created.secretKey, wabaId };
+  if (file) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(saved), { mode: 0o600 });
+  }
+  return saved;
+}
+
+seed().catch((error: unknown) => {
+  process.stderr.write(`seed failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,97 @@
+import { inspect } from 'node:util';
+import { UpstreamError, classifyUpstreamError, parseRetryAfter } from './upstream.error.js';
+
+describe('classifyUpstreamError', () => {
+  it.each([
+    [[4, 80007, 130429, 131056, 1, 2, 131000, 131016, 131057, 133004], 'retryable'],
+    [[0, 190, 3, 10, 200, 250, 299], 'credential'],
+    [[368, 131031, 130497, 131042], 'account_blocked'],
+    [
+      [131026, 131047, 131049, 131050, 131051, 132000, 132001, 132012, 132015, 132016, 100, 131008, 131009, 133010],
+      'permanent',
+    ],
+  ] as const)('maps %j to %s', (codes, expected) => {
+    for (const code of codes) expect([code, classifyUpstreamError(code, 400)]).toEqual([code, expected]);
+  });
+
+  it('falls back on the HTTP status for codes outside the retryable, credential and blocked lists', () => {
+    expect(classifyUpstreamError(undefined, 502)).toBe('retryable');
+    expect(classifyUpstreamError(undefined, 429)).toBe('retryable');
+    expect(classifyUpstreamError(undefined, 401)).toBe('credential');
+    expect(classifyUpstreamError(undefined, 404)).toBe('permanent');
+    expect(classifyUpstreamError(131026, 500)).toBe('retryable');
+  });
+
+  it('keeps the code class over the HTTP status', () => {
+    expect(classifyUpstreamError(190, 500)).toBe('credential');
+    expect(classifyUpstreamError(368, 503)).toBe('account_blocked');
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads delta-seconds and HTTP dates, ignores garbage', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfter('30', now)).toBe(30);
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:01:00 GMT', now)).toBe(60);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
+  });
+});
+
+describe('UpstreamError.fromResponse', () => {
+  const metaBody = {
+    error: {
+      message: '(#131047) Re-engagement message',
+      type: 'OAuthException',
+      code: 131047,
+      error_data: { messaging_product: 'whatsapp', details: 'More than 24 hours since the customer last replied.' },
+      fbtrace_id: 'AXy12AbCdEf',
+    },
+  };
+
+  it("takes Meta's code, title without the (#code) prefix, details and trace id", () => {
+    const err = UpstreamError.fromResponse('sendMessage', 400, metaBody, '12', []);
+    expect(err).toMatchObject({
+      operation: 'sendMessage',
+      httpStatus: 400,
+      code: 131047,
+      title: 'Re-engagement message',
+      detail: 'More than 24 hours since the customer last replied.',
+      fbtraceId: 'AXy12AbCdEf',
+      errorClass: 'permanent',
+      retryAfterSeconds: 12,
+      isTimeout: false,
+      isNetwork: false,
+    });
+    expect(err.message).toBe('WhatsApp sendMessage failed: Re-engagement message (code 131047, HTTP 400)');
+  });
+
+  it('copes with a body that is not Meta JSON', () => {
+    const err = UpstreamError.fromResponse('listTemplates', 502, '<html>Bad gateway</html>', undefined, []);
+    expect(err).toMatchObject({ title: 'Upstream answered HTTP 502', errorClass: 'retryable', code: undefined });
+  });
+
+  it('redacts the token if the upstream echoes it', () => {
+    const token = 'EAAG-secret-token-123';
+    const body = { error: { message: `Bad token ${token}`, code: 190, error_data: { details: `got ${token}` } } };
+    const err = UpstreamError.fromResponse('getBusinessAccount', 401, body, undefined, [token]);
+    for (const text of [err.message, JSON.stringify(err), inspect(err)]) expect(text).not.toContain(token);
+    expect(err.title).toBe('Bad token [redacted]');
+  });
+});
+
+describe('UpstreamError.fromTransport', () => {
+  it('marks timeouts and network failures retryable', () => {
+    expect(UpstreamError.fromTransport('sendMessage', { code: 'ETIMEDOUT' }, 500)).toMatchObject({
+      errorClass: 'retryable',
+      isTimeout: true,
+      isNetwork: false,
+    });
+    expect(UpstreamError.fromTransport('sendMessage', { code: 'ECONNREFUSED' }, 500)).toMatchObject({
+      errorClass: 'retryable',
+      isTimeout: false,
+      isNetwork: true,
+      title: 'Network error (ECONNREFUSED)',
+    });
+  });
+});

@@ -1,0 +1,177 @@
+import { CONNECT_TIMEOUT_CODE } from './connect-timeout.agent.js';
+
+/**
+ * What a caller should do about a failed upstream call:
+ * - retryable: back off and try again (throttling, Meta outage, network, timeout);
+ * - permanent: this request will never succeed as sent (recipient, template, parameters);
+ * - credential: the business account's token is invalid or lacks permission; stop its sends;
+ * - account_blocked: Meta restricted the business account; stop its sends.
+ */
+export type UpstreamErrorClass = 'retryable' | 'permanent' | 'credential' | 'account_blocked';
+
+const RETRYABLE_CODES = new Set([1, 2, 4, 80007, 130429, 131000, 131016, 131056, 131057, 133004]);
+const CREDENTIAL_CODES = new Set([0, 190, 3, 10]);
+const ACCOUNT_BLOCKED_CODES = new Set([368, 131031, 130497, 131042]);
+
+/**
+ * Classifies on Meta's `code` first (Meta's advice: key on the code, not on HTTP status or titles), and
+ * falls back on the HTTP status for codes not listed, e.g. a 5xx from a proxy with no Meta body.
+ */
+export function classifyUpstreamError(code: number | undefined, httpStatus: number | undefined): UpstreamErrorClass {
+  if (code !== undefined) {
+    if (CREDENTIAL_CODES.has(code) || (code >= 200 && code <= 299)) return 'credential';
+    if (ACCOUNT_BLOCKED_CODES.has(code)) return 'account_blocked';
+    if (RETRYABLE_CODES.has(code)) return 'retryable';
+  }
+  if (httpStatus !== undefined && (httpStatus >= 500 || httpStatus === 429)) return 'retryable';
+  if (code === undefined && httpStatus === 401) return 'credential';
+  return 'permanent';
+}
+
+/** Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); undefined when absent or invalid. */
+export function parseRetryAfter(header: unknown, now = Date.now()): number | undefined {
+  if (typeof header !== 'string' || header.trim() === '') return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/** Meta prefixes WhatsApp errors' messages with the code: "(#131047) Re-engagement message". */
+function stripCodePrefix(message: string): string {
+  return message.replace(/^\(#\d+\)\s*/, '');
+}
+
+/** Defence in depth: an upstream (or a proxy) echoing the token must not put it into our logs. */
+function redact(text: string, secrets: readonly string[]): string {
+  return secrets.reduce((out, secret) => (secret ? out.split(secret).join('[redacted]') : out), text);
+}
+
+const asRecord = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+const asString = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+export interface UpstreamErrorInit {
+  /** The client call that failed, e.g. `sendMessage`. */
+  operation: string;
+  title: string;
+  errorClass: UpstreamErrorClass;
+  httpStatus?: number;
+  code?: number;
+  detail?: string;
+  fbtraceId?: string;
+  retryAfterSeconds?: number;
+  isTimeout?: boolean;
+  isNetwork?: boolean;
+}
+
+/**
+ * A failed call to Meta, built from plain values only. The client never keeps or rethrows an axios error:
+ * those carry the request config, Authorization header included, into logs and inspect output.
+ */
+export class UpstreamError extends Error {
+  readonly operation: string;
+  readonly title: string;
+  readonly errorClass: UpstreamErrorClass;
+  readonly httpStatus?: number;
+  /** Meta's error code (`error.code`). */
+  readonly code?: number;
+  /** Meta's `error.error_data.details`. */
+  readonly detail?: string;
+  readonly fbtraceId?: string;
+  readonly retryAfterSeconds?: number;
+  /** No answer within the configured connect or read timeout; for a send, the outcome is unknown. */
+  readonly isTimeout: boolean;
+  /** The connection failed (refused, reset, DNS, connect timeout) before any answer arrived. */
+  readonly isNetwork: boolean;
+
+  constructor(init: UpstreamErrorInit) {
+    const codePart = [
+      init.code !== undefined ? `code ${init.code}` : '',
+      init.httpStatus ? `HTTP ${init.httpStatus}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    super(`WhatsApp ${init.operation} failed: ${init.title}${codePart ? ` (${codePart})` : ''}`);
+    this.name = 'UpstreamError';
+    this.operation = init.operation;
+    this.title = init.title;
+    this.errorClass = init.errorClass;
+    this.httpStatus = init.httpStatus;
+    this.code = init.code;
+    this.detail = init.detail;
+    this.fbtraceId = init.fbtraceId;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+    this.isTimeout = init.isTimeout ?? false;
+    this.isNetwork = init.isNetwork ?? false;
+  }
+
+  /** From a non-2xx answer; `body` is Meta's `{ error: {...} }` when there is one. */
+  static fromResponse(
+    operation: string,
+    httpStatus: number,
+    body: unknown,
+    retryAfterHeader: unknown,
+    secrets: readonly string[],
+  ): UpstreamError {
+    const error = asRecord(asRecord(body)?.error);
+    const code = typeof error?.code === 'number' ? error.code : undefined;
+    const message = asString(error?.message);
+    const detail = asString(asRecord(error?.error_data)?.details);
+    return new UpstreamError({
+      operation,
+      title: message ? redact(stripCodePrefix(message), secrets) : `Upstream answered HTTP ${httpStatus}`,
+      errorClass: classifyUpstreamError(code, httpStatus),
+      httpStatus,
+      code,
+      detail: detail && redact(detail, secrets),
+      fbtraceId: asString(error?.fbtrace_id),
+      retryAfterSeconds: parseRetryAfter(retryAfterHeader),
+    });
+  }
+
+  /** From a request that got no answer. Reads only the error's `code` string, nothing else of it. */
+  static fromTransport(operation: string, err: unknown, timeoutMs: number): UpstreamError {
+    const code = asString(asRecord(err)?.code);
+    if (code === CONNECT_TIMEOUT_CODE) {
+      return new UpstreamError({
+        operation,
+        title: 'Could not connect to the upstream in time',
+        errorClass: 'retryable',
+        isTimeout: true,
+        isNetwork: true,
+      });
+    }
+    if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') {
+      return new UpstreamError({
+        operation,
+        title: `No answer from the upstream within ${timeoutMs} ms`,
+        errorClass: 'retryable',
+        isTimeout: true,
+      });
+    }
+    return new UpstreamError({
+      operation,
+      title: `Network error${code ? ` (${code})` : ''}`,
+      errorClass: 'retryable',
+      isNetwork: true,
+    });
+  }
+
+  /** Plain, token-free fields for structured logs. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      message: this.message,
+      operation: this.operation,
+      errorClass: this.errorClass,
+      httpStatus: this.httpStatus,
+      code: this.code,
+      title: this.title,
+      detail: this.detail,
+      fbtraceId: this.fbtraceId,
+      retryAfterSeconds: this.retryAfterSeconds,
+      isTimeout: this.isTimeout,
+      isNetwork: this.isNetwork,
+    };
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Wire types of Meta's WhatsApp Cloud API as this client uses them (snake_case, as sent by Meta), plus the
+ * client's own call shapes. See shared/reference/whatsapp-cloud-api.md.
+ */
+
+export interface UpstreamBusinessAccount {
+  id: string;
+  name: string;
+}
+
+export interface UpstreamPhoneNumber {
+  id: string;
+  /** Human format with `+` and spaces, e.g. "+44 7700 900500" (webhooks send digits only). */
+  display_phone_number: string;
+  verified_name: string;
+  quality_rating: string;
+  code_verification_status?: string;
+  /** Only CONNECTED numbers can send. */
+  status: string;
+  name_status?: string;
+  platform_type?: string;
+  throughput?: { level: string };
+}
+
+export interface UpstreamTemplateButton {
+  type: string;
+  text: string;
+  url?: string;
+  phone_number?: string;
+  example?: string[];
+}
+
+export interface UpstreamTemplateComponent {
+  type: string;
+  format?: string;
+  text?: string;
+  buttons?: UpstreamTemplateButton[];
+  example?: Record<string, unknown>;
+}
+
+/** Names are not unique: a template is identified by (business account, name, language). */
+export interface UpstreamTemplate {
+  /** A string here, although template webhooks carry it as a JSON number. */
+  id: string;
+  name: string;
+  language: string;
+  status: string;
+  category: string;
+  parameter_format?: 'POSITIONAL' | 'NAMED';
+  components: UpstreamTemplateComponent[];
+}
+
+/** A page of a Graph API list; `paging.next` is present only when more pages follow. */
+export interface GraphPage<T> {
+  data: T[];
+  paging?: { cursors?: { before?: string; after?: string }; next?: string };
+}
+
+export interface SendMessageResponse {
+  messaging_product: 'whatsapp';
+  contacts: { input: string; wa_id: string }[];
+  messages: { id: string; message_status?: string }[];
+}
+
+/** One template parameter; named templates set `parameter_name`. Media parameters carry e.g. `image`. */
+export interface TemplateParameter {
+  type: 'text' | 'currency' | 'date_time' | 'image' | 'video' | 'document' | 'location' | 'payload';
+  parameter_name?: string;
+  text?: string;
+  image?: { link: string };
+  video?: { link: string };
+  document?: { link: string; filename?: string };
+  payload?: string;
+  [key: string]: unknown;
+}
+
+export interface TemplateComponentValues {
+  type: 'header' | 'body' | 'button';
+  /** Buttons only: which button (`url`, `quick_reply`, …) and its position as a string ("0"). */
+  sub_type?: string;
+  index?: string;
+  parameters: TemplateParameter[];
+}
+
+interface SendBase {
+  /** E.164 digits, with or without a leading `+`; always sent upstream as `+<digits>`. */
+  to: string;
+  /** Echoed by Meta in this message's status webhooks. */
+  bizOpaqueCallbackData?: string;
+}
+
+export interface TemplateSend extends SendBase {
+  type: 'template';
+  template: { name: string; language: { code: string }; components?: TemplateComponentValues[] };
+}
+
+export interface TextSend extends SendBase {
+  type: 'text';
+  text: { body: string; preview_url?: boolean };
+}
+
+export type SendPayload = TemplateSend | TextSend;
+
+export interface SendResult {
+  wamid: string;
+  /** WhatsApp's id for the recipient; may differ from `input`. */
+  waId: string;
+  /** The number as Meta received it. */
+  input: string;
+  /** `accepted` or `held_for_quality_assessment` for templates; absent for other types. */
+  messageStatus?: string;
+}

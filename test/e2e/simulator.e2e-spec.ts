@@ -1,0 +1,592 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type SimulatorHandle, startSimulator } from '../../simulator/simulator.js';
+
+const APP_SECRET = 'sim-app-secret-123';
+
+/** Bodies are asserted structurally with toEqual; typing them fully would restate the simulator. */
+type Json = any;
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  json: Json;
+}
+
+/**
+ * A tiny webhook receiver that records every POST. `refuse(wabaId, [500, …])` scripts its next answers to
+ * webhooks for that business account (200 otherwise), so concurrent deliveries cannot take each other's.
+ */
+async function startReceiver() {
+  const received: Received[] = [];
+  const scripted = new Map<string, number[]>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const json = JSON.parse(raw.toString('utf8')) as Json;
+      received.push({ headers: req.headers, raw, json });
+      res.writeHead(scripted.get(json.entry?.[0]?.id)?.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/whatsapp`;
+  return {
+    url,
+    received,
+    refuse: (wabaId: string, statuses: number[]) => scripted.set(wabaId, statuses),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 3000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('WhatsApp Cloud API simulator', () => {
+  let sim: SimulatorHandle;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    sim = await startSimulator({
+      appSecret: APP_SECRET,
+      webhookUrl: receiver.url,
+      statusDelaysMs: { sent: 10, delivered: 40, read: 70 },
+      webhookRetry: { maxAttempts: 3, baseDelayMs: 20 },
+      hangMs: 60_000,
+    });
+  });
+
+  afterAll(async () => {
+    await sim.close();
+    await receiver.close();
+  });
+
+  const graph = (path: string, token?: string, init: RequestInit = {}) =>
+    fetch(`${sim.baseUrl}${path}`, {
+      ...init,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    });
+  const control = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${sim.url}/_sim/${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const send = async (token: string, phoneId: string, body: Record<string, unknown>) => {
+    const res = await graph(`/${phoneId}/messages`, token, {
+      method: 'POST',
+      body: JSON.stringify({ messaging_product: 'whatsapp', recipient_type: 'individual', ...body }),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const hello = (to: string, extra: Record<string, unknown> = {}) => ({
+    to,
+    type: 'template',
+    template: { name: 'hello_world', language: { code: 'en_US' } },
+    ...extra,
+  });
+  const templateTo = (to: string, name: string, code: string) => hello(to, { template: { name, language: { code } } });
+  const statusesFor = (wamid: string) =>
+    receiver.received
+      .flatMap((r) => r.json.entry.flatMap((e: Json) => e.changes))
+      .flatMap((c: Json) => c.value.statuses ?? [])
+      .filter((s: { id: string }) => s.id === wamid);
+
+  describe('webhook signing', () => {
+    it('signs the exact body bytes, which Meta-style escaping makes differ from a re-serialisation', async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0];
+      const { status, body } = await control('POST', 'inbound', {
+        wabaId: account.wabaId,
+        phoneNumberId: phone.id,
+        from: '447700900123',
+        text: 'Café at 10/11? 😀',
+        name: 'Zoë',
+      });
+      expect(status).toBe(200);
+      expect(body.delivery).toEqual({ status: 200 });
+      const hook = receiver.received.find((r) => r.json.entry[0].changes[0].value.messages?.[0]?.id === body.wamid);
+      expect(hook).toBeDefined();
+      const { headers, raw, json } = hook!;
+
+      expect(headers['content-type']).toBe('application/json');
+      const expected = Buffer.from(`sha256=${createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`);
+      const given = Buffer.from(String(headers['x-hub-signature-256']));
+      expect(given.length === expected.length && timingSafeEqual(given, expected)).toBe(true);
+
+      const text = raw.toString('utf8');
+      expect(text).toContain('Caf\\u00e9 at 10\\/11? \\ud83d\\ude00');
+      const reserialised = Buffer.from(JSON.stringify(json));
+      expect(createHmac('sha256', APP_SECRET).update(reserialised).digest('hex')).not.toBe(
+        createHmac('sha256', APP_SECRET).update(raw).digest('hex'),
+      );
+
+      expect(json).toEqual({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: account.wabaId,
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: {
+                    display_phone_number: phone.display_phone_number.replace(/\D/g, ''),
+                    phone_number_id: phone.id,
+                  },
+                  contacts: [{ profile: { name: 'Zoë' }, wa_id: '447700900123' }],
+                  messages: [
+                    {
+                      from: '447700900123',
+                      id: body.wamid,
+                      timestamp: expect.stringMatching(/^\d{10}$/),
+                      type: 'text',
+                      text: { body: 'Café at 10/11? 😀' },
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      });
+    });
+
+    it('retries a refused webhook with the identical signed bytes, up to maxAttempts', async () => {
+      const account = sim.createAccount();
+      receiver.refuse(account.wabaId, [500, 503, 500, 500]);
+      const { body } = await control('POST', 'account-update', {
+        wabaId: account.wabaId,
+        event: 'ACCOUNT_RESTRICTION',
+        restriction_info: [{ restriction_type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration: 1767200000 }],
+      });
+      expect(body.delivery).toEqual({ status: 500 });
+      const mine = () => receiver.received.filter((r) => r.json.entry[0].id === account.wabaId);
+      const attempts = await waitFor(() => (mine().length === 3 ? mine() : undefined), 'three attempts');
+      await new Promise((r) => setTimeout(r, 200)); // a 4th attempt would come 80 ms after the 3rd
+      expect(mine()).toHaveLength(3);
+      expect(new Set(attempts.map((a) => a.raw.toString())).size).toBe(1);
+      expect(attempts[0].json.entry[0]).toEqual({
+        id: account.wabaId,
+        time: expect.any(Number),
+        changes: [
+          {
+            field: 'account_update',
+            value: {
+              event: 'ACCOUNT_RESTRICTION',
+              restriction_info: [{ restriction_type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration: 1767200000 }],
+            },
+          },
+        ],
+      });
+    });
+  });
+
+  describe('Graph API reads', () => {
+    it('pages templates with cursors and an absolute paging.next until the last page', async () => {
+      const first = '/310000000000001/message_templates?fields=id,name,language,status&limit=3';
+      let url: string | undefined = `${sim.baseUrl}${first}`;
+      const pages: Json[] = [];
+      while (url) {
+        const res = await fetch(url, { headers: { authorization: 'Bearer sim-token-waba-1' } });
+        expect(res.status).toBe(200);
+        const page = (await res.json()) as Json;
+        pages.push(page);
+        url = page.paging.next;
+        if (url) expect(url.startsWith(`${sim.baseUrl}/310000000000001/message_templates?`)).toBe(true);
+      }
+      expect(pages.length).toBeGreaterThanOrEqual(3);
+      const templates = pages.flatMap((p) => p.data);
+      expect(templates.length).toBe(9);
+      expect(new Set(templates.map((t) => t.id)).size).toBe(9);
+      expect(templates.every((t) => typeof t.id === 'string' && Object.keys(t).length === 4)).toBe(true);
+      expect(pages[0].paging.cursors).toEqual({ before: expect.any(String), after: expect.any(String) });
+      expect(templates.filter((t) => t.name === 'parcel_update').map((t) => t.language)).toEqual(['en_GB', 'en_US']);
+      expect(new Set(templates.map((t) => t.status))).toEqual(new Set(['APPROVED', 'PENDING', 'REJECTED', 'PAUSED']));
+    });
+
+    it('lists phone numbers in the Graph format and reads the business account', async () => {
+      const res = await graph('/310000000000001/phone_numbers?limit=2', 'sim-token-waba-1');
+      const page = (await res.json()) as Json;
+      expect(page.data[0]).toEqual({
+        id: '402000000000011',
+        display_phone_number: '+44 7700 900011',
+        verified_name: 'Parcel Co',
+        quality_rating: 'GREEN',
+        code_verification_status: 'VERIFIED',
+        status: 'CONNECTED',
+        name_status: 'APPROVED',
+        platform_type: 'CLOUD_API',
+        throughput: { level: 'STANDARD' },
+      });
+      expect(page.data[1].status).toBe('PENDING');
+      expect(page.paging.next).toContain('after=');
+
+      const waba = await graph('/310000000000001?fields=id,name', 'sim-token-waba-1');
+      expect(await waba.json()).toEqual({ id: '310000000000001', name: 'Parcel Co' });
+    });
+
+    it("answers Meta's auth errors: 401 code 190 without a valid token, 400 code 100 for another account", async () => {
+      const missing = await graph('/310000000000001?fields=id,name');
+      expect(missing.status).toBe(401);
+      expect(await missing.json()).toEqual({
+        error: {
+          message: 'Invalid OAuth access token - Cannot parse access token',
+          type: 'OAuthException',
+          code: 190,
+          fbtrace_id: expect.any(String),
+        },
+      });
+      const foreign = await graph('/310000000000001/message_templates', 'sim-token-waba-2');
+      expect(foreign.status).toBe(400);
+      expect(await foreign.json()).toEqual({
+        error: {
+          message: expect.stringMatching(/^Unsupported get request\. Object with ID '310000000000001' does not exist/),
+          type: 'GraphMethodException',
+          code: 100,
+          error_subcode: 33,
+          fbtrace_id: expect.any(String),
+        },
+      });
+    });
+  });
+
+  describe('sending', () => {
+    it('accepts a template with message_status and a text without it', async () => {
+      const account = sim.createAccount();
+      const phoneId = account.phoneNumbers[0].id;
+      const template = await send(account.accessToken, phoneId, {
+        to: '+447700900123',
+        type: 'template',
+        template: {
+          name: 'parcel_update',
+          language: { code: 'en_GB' },
+          components: [
+            { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
+            { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+            { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
+          ],
+        },
+      });
+      expect(template).toEqual({
+        status: 200,
+        body: {
+          messaging_product: 'whatsapp',
+          contacts: [{ input: '+447700900123', wa_id: '447700900123' }],
+          messages: [{ id: expect.stringMatching(/^wamid\.[A-Za-z0-9+/=]+$/), message_status: 'accepted' }],
+        },
+      });
+      const text = await send(account.accessToken, phoneId, {
+        to: '+447700900123',
+        type: 'text',
+        text: { body: 'Hi' },
+      });
+      expect(text.body.messages).toEqual([{ id: expect.stringMatching(/^wamid\./) }]);
+      expect(text.body.messages[0].id).not.toBe(template.body.messages[0].id);
+
+      const named = await send(account.accessToken, phoneId, {
+        to: '+447700900123',
+        type: 'template',
+        template: {
+          name: 'welcome_named',
+          language: { code: 'en_GB' },
+          components: [
+            {
+              type: 'body',
+              parameters: [
+                { type: 'text', parameter_name: 'first_name', text: 'Priya' },
+                { type: 'text', parameter_name: 'company', text: 'Parcel Co' },
+              ],
+            },
+          ],
+        },
+      });
+      expect(named.status).toBe(200);
+    });
+
+    it("rejects invalid sends with Meta's codes and error shape", async () => {
+      const account = sim.createAccount();
+      const [connected, pending] = account.phoneNumbers;
+      const token = account.accessToken;
+      const cases: [Promise<{ status: number; body: Json }>, number, number, string][] = [
+        [send(token, connected.id, hello('15550000001')), 400, 131026, 'Message undeliverable'],
+        [send(token, connected.id, hello('15550000003')), 429, 130429, 'Rate limit hit'],
+        [
+          send(token, connected.id, hello('15550000007')),
+          400,
+          131056,
+          '(Business Account, Consumer Account) pair rate limit hit',
+        ],
+        [send(token, connected.id, hello('15550000009')), 400, 368, 'Temporarily blocked for policies violations'],
+        [send(token, pending.id, hello('447700900123')), 400, 133010, 'Account not registered'],
+        [
+          send(token, connected.id, templateTo('447700900123', 'hello_world', 'en_GB')),
+          404,
+          132001,
+          'Template name does not exist in the translation',
+        ],
+        [
+          send(token, connected.id, templateTo('447700900123', 'summer_sale', 'en_GB')),
+          404,
+          132001,
+          'Template name does not exist in the translation',
+        ],
+        [
+          send(token, connected.id, templateTo('447700900123', 'delivery_photo', 'en_GB')),
+          400,
+          132000,
+          'Number of parameters does not match the expected number of params',
+        ],
+        [
+          send(
+            token,
+            connected.id,
+            hello('447700900123', {
+              template: {
+                name: 'welcome_named',
+                language: { code: 'en_GB' },
+                components: [{ type: 'body', parameters: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }],
+              },
+            }),
+          ),
+          400,
+          100,
+          'Invalid parameter',
+        ],
+        [send(token, connected.id, { to: '447700900123', type: 'text', text: {} }), 400, 100, 'Invalid parameter'],
+      ];
+      for (const [pending, httpStatus, code, title] of cases) {
+        const { status, body } = await pending;
+        expect({ status, code: body.error.code }).toEqual({ status: httpStatus, code });
+        expect(body).toEqual({
+          error: {
+            message: `(#${code}) ${title}`,
+            type: 'OAuthException',
+            code,
+            error_data: { messaging_product: 'whatsapp', details: expect.any(String) },
+            fbtrace_id: expect.any(String),
+          },
+        });
+      }
+      const unknownTemplate = await send(token, connected.id, templateTo('447700900123', 'nope', 'en_US'));
+      expect(unknownTemplate.body.error.error_data.details).toBe('template name (nope) does not exist in en_US');
+
+      const foreignPhone = await send(token, '402000000000011', hello('447700900123'));
+      expect(foreignPhone.status).toBe(400);
+      expect(foreignPhone.body.error).toMatchObject({ code: 100, error_subcode: 33 });
+      expect(foreignPhone.body.error.message).toMatch(/^Unsupported post request/);
+
+      const expired = await send(token, connected.id, hello('15550000008'));
+      expect(expired.status).toBe(401);
+      expect(expired.body.error).toMatchObject({ code: 190, type: 'OAuthException' });
+    });
+
+    it('fails the first send to 15550000006 with a 500 and accepts the next', async () => {
+      const account = sim.createAccount();
+      const phoneId = account.phoneNumbers[0].id;
+      const first = await send(account.accessToken, phoneId, hello('15550000006'));
+      expect(first.status).toBe(500);
+      expect(first.body.error).toMatchObject({ code: 1, is_transient: true });
+      const second = await send(account.accessToken, phoneId, hello('15550000006'));
+      expect(second.status).toBe(200);
+    });
+
+    it('records sends for inspection, filterable by recipient, and clears them', async () => {
+      const account = sim.createAccount();
+      await send(account.accessToken, account.phoneNumbers[0].id, hello('+447700900999'));
+      const { body } = await control('GET', 'sends?to=447700900999');
+      expect(body.data).toEqual([
+        {
+          phoneNumberId: account.phoneNumbers[0].id,
+          wabaId: account.wabaId,
+          body: expect.objectContaining({ to: '+447700900999', type: 'template' }),
+          response: { status: 200, body: expect.objectContaining({ messaging_product: 'whatsapp' }) },
+          at: expect.any(String),
+        },
+      ]);
+      expect(sim.sends({ to: '447700900999' })).toHaveLength(1);
+      await control('DELETE', 'sends');
+      expect(sim.sends()).toHaveLength(0);
+    });
+  });
+
+  describe('status webhooks', () => {
+    async function sequenceFor(to: string, expectedCount: number) {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0];
+      const { body } = await send(account.accessToken, phone.id, hello(to, { biz_opaque_callback_data: 'job-5521' }));
+      const wamid: string = body.messages[0].id;
+      const statuses = await waitFor(() => {
+        const seen = statusesFor(wamid);
+        return seen.length >= expectedCount ? seen : undefined;
+      }, `${expectedCount} statuses for ${to}`);
+      await new Promise((r) => setTimeout(r, 120)); // nothing more should follow
+      expect(statusesFor(wamid)).toHaveLength(expectedCount);
+      const envelope = receiver.received.find((r) => r.json.entry[0].changes[0].value.statuses?.[0]?.id === wamid)!
+        .json;
+      expect(envelope.entry[0].id).toBe(account.wabaId);
+      expect(envelope.entry[0].changes[0].value.metadata.phone_number_id).toBe(phone.id);
+      return { wamid, statuses };
+    }
+
+    it('plays sent, delivered, read for an ordinary number, echoing biz_opaque_callback_data', async () => {
+      const { wamid, statuses } = await sequenceFor('447700900123', 3);
+      expect(statuses.map((s: { status: string }) => s.status)).toEqual(['sent', 'delivered', 'read']);
+      expect(statuses[0]).toEqual({
+        id: wamid,
+        status: 'sent',
+        timestamp: expect.stringMatching(/^\d{10}$/),
+        recipient_id: '447700900123',
+        pricing: { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' },
+        biz_opaque_callback_data: 'job-5521',
+      });
+      expect(statuses[2].pricing).toBeUndefined();
+    });
+
+    it('fails 15550000002 asynchronously with 131047 after sent', async () => {
+      const { statuses } = await sequenceFor('15550000002', 2);
+      expect(statuses.map((s: { status: string }) => s.status)).toEqual(['sent', 'failed']);
+      expect(statuses[1].errors).toEqual([
+        {
+          code: 131047,
+          title: 'Re-engagement message',
+          message: 'Re-engagement message',
+          error_data: {
+            details:
+              'Message failed to send because more than 24 hours have passed since the customer last replied to ' +
+              'this number.',
+          },
+        },
+      ]);
+    });
+
+    it('skips delivered for 15550000004', async () => {
+      const { statuses } = await sequenceFor('15550000004', 2);
+      expect(statuses.map((s: { status: string }) => s.status)).toEqual(['sent', 'read']);
+    });
+
+    it('sends 15550000005 out of order with true duplicates', async () => {
+      const { statuses } = await sequenceFor('15550000005', 5);
+      const order = statuses.map((s: { status: string }) => s.status);
+      expect(order).toEqual(['read', 'delivered', 'sent', 'delivered', 'read']);
+      expect(statuses[3]).toEqual(statuses[1]);
+      expect(statuses[4]).toEqual(statuses[0]);
+      const [read, delivered, sent] = statuses.map((s: { timestamp: string }) => Number(s.timestamp));
+      expect(sent < delivered && delivered < read).toBe(true);
+    });
+  });
+
+  describe('control endpoints', () => {
+    it('changes a template status and posts message_template_status_update', async () => {
+      const account = sim.createAccount();
+      const template = account.templates.find((t) => t.name === 'hello_world')!;
+      const { body } = await control('POST', 'template-status', {
+        wabaId: account.wabaId,
+        templateName: 'hello_world',
+        language: 'en_US',
+        event: 'REJECTED',
+        reason: 'INVALID_FORMAT',
+      });
+      expect(body).toEqual({ templateId: template.id, status: 'REJECTED', delivery: { status: 200 } });
+      const hook = receiver.received.find((r) => r.json.entry[0].id === account.wabaId)!;
+      expect(hook.raw.toString()).toContain(`"message_template_id":${template.id},`);
+      expect(hook.json.entry[0]).toEqual({
+        id: account.wabaId,
+        time: expect.any(Number),
+        changes: [
+          {
+            field: 'message_template_status_update',
+            value: {
+              event: 'REJECTED',
+              message_template_id: Number(template.id),
+              message_template_name: 'hello_world',
+              message_template_language: 'en_US',
+              reason: 'INVALID_FORMAT',
+              message_template_category: 'UTILITY',
+            },
+          },
+        ],
+      });
+      const rejected = await send(account.accessToken, account.phoneNumbers[0].id, hello('447700900123'));
+      expect(rejected.body.error.code).toBe(132001);
+    });
+
+    it('posts crafted statuses in one webhook and raw batches, returning the receiver status', async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0];
+      const statuses = await control('POST', 'statuses', {
+        wabaId: account.wabaId,
+        phoneNumberId: phone.id,
+        statuses: [
+          { id: 'wamid.RACE1', status: 'delivered', recipient_id: '447700900123', timestamp: '1767182405' },
+          { id: 'wamid.RACE2', status: 'read', recipient_id: '447700900124' },
+        ],
+      });
+      expect(statuses.body.delivery).toEqual({ status: 200 });
+      expect(statusesFor('wamid.RACE1')).toEqual([
+        { id: 'wamid.RACE1', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900123' },
+      ]);
+      expect(statusesFor('wamid.RACE2')).toHaveLength(1);
+
+      receiver.refuse(account.wabaId, [503]);
+      const payload = {
+        object: 'whatsapp_business_account',
+        entry: [
+          { id: account.wabaId, changes: [] },
+          { id: 'x', changes: [] },
+        ],
+      };
+      const raw = await control('POST', 'webhooks/raw', { payload });
+      expect(raw.body).toEqual({ status: 503 });
+      expect(receiver.received.at(-1)!.json).toEqual(payload);
+    });
+
+    it('creates isolated accounts whose token only works for themselves', async () => {
+      const { status, body } = await control('POST', 'accounts', { name: 'Test Shop' });
+      expect(status).toBe(201);
+      expect(body).toMatchObject({ name: 'Test Shop', wabaId: expect.stringMatching(/^\d{15}$/) });
+      expect(body.templates).toHaveLength(9);
+      const own = await graph(`/${body.wabaId}?fields=id,name`, body.accessToken);
+      expect(await own.json()).toEqual({ id: body.wabaId, name: 'Test Shop' });
+      expect((await graph('/310000000000001', body.accessToken)).status).toBe(400);
+      expect((await control('GET', 'health')).body.status).toBe('ok');
+    });
+  });
+
+  it('close() ends hanging requests and pending timers promptly', async () => {
+    const other = await startSimulator({ appSecret: APP_SECRET, webhookUrl: receiver.url, hangMs: 60_000 });
+    const hanging = fetch(`${other.baseUrl}/402000000000011/messages`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sim-token-waba-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ messaging_product: 'whatsapp', ...hello('15550000010') }),
+    }).catch((err: unknown) => err);
+    // An accepted send leaves status webhooks pending on `other` too.
+    const accepted = await fetch(`${other.baseUrl}/402000000000011/messages`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sim-token-waba-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ messaging_product: 'whatsapp', ...hello('447700900123') }),
+    });
+    expect(accepted.status).toBe(200);
+    const started = Date.now();
+    await other.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(String(await hanging)).toMatch(/fetch failed/);
+  });
+});

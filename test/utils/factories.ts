@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { CreatedAccount } from '../../simulator/store.js';
+import type { Stack } from './stack.js';
+import type { TestApp } from './test-app.js';
+
+export const PASSWORD = 'correct horse battery staple';
+
+export interface Operator {
+  email: string;
+  cookie: string;
+  organizationId: string;
+  operatorId: string;
+}
+
+export const uniqueEmail = () => `op-${randomBytes(6).toString('hex')}@example.test`;
+
+/** A fresh organization with its first operator, logged in. */
+export async function signupAndLogin(t: TestApp, organizationName = 'Test Org'): Promise<Operator> {
+  const email = uniqueEmail();
+  const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
+  if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
+  const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  const setCookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []);
+  const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
+  return { email, cookie, organizationId: signup.body.data.organization.id, operatorId: signup.body.data.id };
+}
+
+export interface ConnectedAccount {
+  wabaId: string;
+  accessToken: string;
+  /** The CONNECTED number of the simulator account. */
+  phoneNumberId: string;
+  sim: CreatedAccount;
+}
+
+/** A new simulator business account, connected in the console by `operator`. */
+export async function connectAccount(stack: Stack, operator: Operator): Promise<ConnectedAccount> {
+  const sim = stack.sim.createAccount();
+  const res = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: sim.wabaId, accessToken: sim.accessToken });
+  if (res.status !== 201) throw new Error(`connect failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const connected = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
+  if (!connected) throw new Error('simulator account has no CONNECTED number');
+  return { wabaId: sim.wabaId, accessToken: sim.accessToken, phoneNumberId: connected.id, sim };
+}
+
+export async function syncAll(stack: Stack, operator: Operator, wabaId: string): Promise<void> {
+  for (const path of ['phone-numbers', 'templates']) {
+    const res = await stack.http.post(`/business-accounts/${wabaId}/${path}/sync`).set('cookie', operator.cookie);
+    if (res.status !== 200) throw new Error(`${path} sync failed: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+}
+
+export interface KeyPair {
+  id: string;
+  accessKey: string;
+  secretKey: string;
+  headers: { 'x-access-key': string; 'x-secret-key': string };
+}
+
+export async function createKey(t: TestApp, operator: Operator, wabaId: string, name = 'test key'): Promise<KeyPair> {
+  const res = await t.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId, name });
+  if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  const { id, accessKey, secretKey } = res.body.data;
+  return { id, accessKey, secretKey, headers: { 'x-access-key': accessKey, 'x-secret-key': secretKey } };
+}
+
+export interface Tenant {
+  operator: Operator;
+  account: ConnectedAccount;
+  key: KeyPair;
+}
+
+/** The spec's onboarding in one call: signup, login, connect, sync numbers and templates, create a key. */
+export async function onboard(stack: Stack, organizationName = 'Test Org'): Promise<Tenant> {
+  const operator = await signupAndLogin(stack, organizationName);
+  const account = await connectAccount(stack, operator);
+  await syncAll(stack, operator, account.wabaId);
+  const key = await createKey(stack, operator, account.wabaId);
+  return { operator, account, key };
+}
+
+/** Polls until `probe` returns a truthy value (or the time is up) and returns the last value. */
+export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000, intervalMs = 100 } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await probe();
+  while (!value && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, intervalMs));
+    value = await probe();
+  }
+  return value;
+}
