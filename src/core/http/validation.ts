@@ -1,15 +1,19 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from './api-error.js';
 
+const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'isInt', 'isIn'];
+
 /** Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. */
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
-    const messages = Object.values(error.constraints ?? {});
+    const constraints = error.constraints ?? {};
+    const messages = Object.values(constraints);
     if (messages.length > 0) {
-      // The "should not exist" message of a non-whitelisted field reads better than class-validator's.
-      const message = error.constraints?.whitelistValidation ? `${field} is not allowed` : messages[0]!;
+      // One message per field: a missing value says "required" rather than, say, a length rule.
+      const primary = PRIORITY.find((name) => constraints[name] !== undefined);
+      const message = constraints.whitelistValidation ? `${field} is not allowed` : primary ? constraints[primary]! : messages[0]!;
       out.push({ field, message });
     }
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));

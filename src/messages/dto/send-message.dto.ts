@@ -107,8 +107,9 @@ export class SendMessageDto {
 
   @ApiPropertyOptional({ example: 'parcel_update', description: 'Required when type is template' })
   @ValidateIf((m: SendMessageDto) => m.type === 'template')
+  @IsDefined({ message: 'templateName is required for template messages' })
   @IsString({ message: 'templateName must be a string' })
-  @IsNotEmpty({ message: 'templateName is required for template messages' })
+  @IsNotEmpty({ message: 'templateName must not be empty' })
   @MaxLength(512)
   templateName?: string;
 

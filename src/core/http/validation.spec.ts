@@ -1,0 +1,34 @@
+import { IsDefined, IsNotEmpty, IsString, MaxLength, ValidateNested, validate } from 'class-validator';
+import { Type } from 'class-transformer';
+import { flattenValidationErrors } from './validation.js';
+
+class Inner {
+  @IsString({ message: 'code must be a string' }) code: unknown;
+}
+
+class Outer {
+  @IsDefined({ message: 'name is required' })
+  @IsString()
+  @MaxLength(5, { message: 'name is too long' })
+  name?: string;
+
+  @IsNotEmpty({ message: 'title must not be empty' }) @MaxLength(3) title = '';
+
+  @ValidateNested({ each: true }) @Type(() => Inner) items: Inner[] = [];
+}
+
+describe('flattenValidationErrors', () => {
+  it('gives one message per field, the most basic rule first, nested fields as dotted paths', async () => {
+    const outer = new Outer();
+    const bad = new Inner();
+    bad.code = 7;
+    outer.items = [new Inner(), bad];
+    outer.items[0]!.code = 'ok';
+    const errors = flattenValidationErrors(await validate(outer));
+    expect(errors).toEqual([
+      { field: 'name', message: 'name is required' },
+      { field: 'title', message: 'title must not be empty' },
+      { field: 'items.1.code', message: 'code must be a string' },
+    ]);
+  });
+});
