@@ -1,7 +1,7 @@
 import { ApiError } from '../core/http/api-error.js';
 import { UpstreamError } from '../upstream/upstream.error.js';
 
-export const RECONNECT_MESSAGE = 'The upstream platform rejected the stored access token; reconnect the business account with a new token';
+export const RECONNECT_MESSAGE = 'The upstream platform rejected the stored access token; reconnect it with a new token (PUT /business-accounts/:wabaId/access-token)';
 
 /**
  * How a console action reports an upstream failure: a rejected credential is the operator's to fix (424,

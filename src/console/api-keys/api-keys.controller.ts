@@ -27,6 +27,7 @@ export class ApiKeysController {
   @Get()
   @ApiOperation({ summary: "The organization's key pairs (never the secret), newest first" })
   @ApiOkResponse({ description: '`data: {items: ApiKey[], page, limit, total, totalPages}`', type: ApiKeyView, isArray: true })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit 1–100, wabaId)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: ApiKeyQueryDto): Promise<Page<ApiKeyView>> {
     return this.keys.list(operator.organizationId, query);
   }

@@ -1,5 +1,5 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
@@ -7,6 +7,7 @@ import { AuditService, type AuditEntry } from './audit.service.js';
 
 @ApiTags('console: audit log')
 @ConsoleAuth()
+@ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('audit-log')
 export class AuditController {
   constructor(private readonly audit: AuditService) {}
@@ -14,6 +15,7 @@ export class AuditController {
   @Get()
   @ApiOperation({ summary: "The organization's audit log (key and business-account changes), newest first" })
   @ApiOkResponse({ description: '`data: {items: [{id, action, targetType, targetId, operatorEmail, details, createdAt}], page, limit, total, totalPages}`' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit 1–100)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<AuditEntry>> {
     return this.audit.list(operator.organizationId, query);
   }

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post, Put } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { BusinessAccountsService } from './business-accounts.service.js';
-import { ConnectBusinessAccountDto } from './dto/connect-business-account.dto.js';
+import { ConnectBusinessAccountDto, ReplaceAccessTokenDto } from './dto/connect-business-account.dto.js';
 import { BusinessAccountView } from './dto/business-account.view.js';
 
 @ApiTags('console: business accounts')
@@ -36,6 +36,16 @@ export class BusinessAccountsController {
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
   get(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
     return this.accounts.get(operator.organizationId, wabaId);
+  }
+
+  @Put(':wabaId/access-token')
+  @ApiOperation({ summary: 'Reconnect: replace the stored access token (checked against the upstream platform first); keys stay valid' })
+  @ApiOkResponse({ type: BusinessAccountView })
+  @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
+  @ApiResponse({ status: 502, description: 'Upstream platform unavailable' })
+  reconnect(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Body() dto: ReplaceAccessTokenDto): Promise<BusinessAccountView> {
+    return this.accounts.reconnect(operator, wabaId, dto.accessToken);
   }
 
   @Delete(':wabaId')

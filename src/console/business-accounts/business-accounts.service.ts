@@ -53,6 +53,17 @@ export class BusinessAccountsService {
     }
   }
 
+  /** Replaces the stored token of a connected account (after the upstream rejected the old one: 424). */
+  async reconnect(operator: ConsoleScope, wabaId: string, accessToken: string): Promise<BusinessAccountView> {
+    const account = await this.repository.getOwned(operator.organizationId, wabaId);
+    await this.verifyCredential({ wabaId, accessToken });
+    const updated = await this.prisma.$transaction(async (tx) => {
+      await this.audit.record(tx, operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
+      return tx.businessAccount.update({ where: { id: account.id }, data: { accessTokenEncrypted: this.secrets.encrypt(accessToken), disconnectedAt: null } });
+    });
+    return toBusinessAccountView(updated);
+  }
+
   async list(organizationId: string): Promise<BusinessAccountView[]> {
     return (await this.repository.list(organizationId)).map(toBusinessAccountView);
   }
@@ -73,7 +84,7 @@ export class BusinessAccountsService {
     return toBusinessAccountView(updated);
   }
 
-  private async verifyCredential(dto: ConnectBusinessAccountDto): Promise<{ id: string; name?: string }> {
+  private async verifyCredential(dto: { wabaId: string; accessToken: string }): Promise<{ id: string; name?: string }> {
     try {
       return await this.upstream.getBusinessAccount(dto.accessToken, dto.wabaId);
     } catch (error) {

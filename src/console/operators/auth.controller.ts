@@ -36,6 +36,7 @@ export class AuthController {
   @ApiOperation({ summary: `Log in; sets the HttpOnly session cookie \`${SESSION_COOKIE}\`` })
   @ApiOkResponse({ type: SessionView })
   @ApiResponse({ status: 401, description: 'Invalid email or password (same answer for both)' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (email, password)' })
   @ApiResponse({ status: 429, description: 'Too many failed attempts; see Retry-After' })
   async login(@Body() dto: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
     const { operator, session } = await this.operators.login(dto, req.ip ?? 'unknown');
@@ -54,6 +55,7 @@ export class AuthController {
   @ConsoleAuth()
   @ApiOperation({ summary: 'Revoke the current session' })
   @ApiOkResponse({ description: '`data: {loggedOut: true}`' })
+  @ApiResponse({ status: 401, description: 'No or expired console session' })
   async logout(@CurrentOperator() operator: ConsoleScope, @Res({ passthrough: true }) res: Response): Promise<{ loggedOut: true }> {
     await this.sessions.revoke(operator.sessionId);
     res.clearCookie(SESSION_COOKIE, { path: '/' });
@@ -64,6 +66,7 @@ export class AuthController {
   @ConsoleAuth()
   @ApiOperation({ summary: 'The signed-in operator and the session expiry' })
   @ApiOkResponse({ type: SessionView })
+  @ApiResponse({ status: 401, description: 'No or expired console session' })
   async me(@CurrentOperator() operator: ConsoleScope): Promise<SessionView> {
     const expiresAt = await this.sessions.expiryOf(operator.sessionId);
     return { operator: await this.operators.me(operator.operatorId), expiresAt: (expiresAt ?? new Date()).toISOString() };

@@ -21,6 +21,9 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
   return out;
 }
 
+/** `@Transform(trimString)`: surrounding spaces do not count, so `IsNotEmpty` refuses a blank name. */
+export const trimString = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
 export function createValidationPipe(): ValidationPipe {
   return new ValidationPipe({
     whitelist: true,

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../../core/http/pagination.js';
+import { trimString } from '../../../core/http/validation.js';
 import { WABA_ID_PATTERN } from '../../business-accounts/dto/connect-business-account.dto.js';
 
 export class CreateApiKeyDto {
@@ -10,6 +12,7 @@ export class CreateApiKeyDto {
   wabaId: string;
 
   @ApiProperty({ example: 'orders-service production' })
+  @Transform(trimString)
   @IsString({ message: 'name must be a string' })
   @IsNotEmpty({ message: 'name must not be empty' })
   @MaxLength(100, { message: 'name must be at most 100 characters' })

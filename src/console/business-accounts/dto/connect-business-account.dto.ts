@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { trimString } from '../../../core/http/validation.js';
 
 export const WABA_ID_PATTERN = /^\d{5,32}$/;
 
@@ -17,8 +19,17 @@ export class ConnectBusinessAccountDto {
 
   @ApiPropertyOptional({ description: 'Display name; defaults to the name the upstream platform reports' })
   @IsOptional()
+  @Transform(trimString)
   @IsString({ message: 'name must be a string' })
   @IsNotEmpty({ message: 'name must not be empty' })
   @MaxLength(200)
   name?: string;
+}
+
+export class ReplaceAccessTokenDto {
+  @ApiProperty({ description: 'A new system-user access token; checked against the upstream platform, stored encrypted' })
+  @IsString({ message: 'accessToken must be a string' })
+  @IsNotEmpty({ message: 'accessToken must not be empty' })
+  @MaxLength(2048)
+  accessToken: string;
 }

@@ -1,14 +1,18 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength } from 'class-validator';
+import { trimString } from '../../../core/http/validation.js';
 
 export const normaliseEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+
+// MaxLength carries the IsEmail wording: class-validator reports it first when email is missing or not a string.
+const EMAIL_MESSAGE = 'email must be a valid email address';
 
 export class SignupDto {
   @ApiProperty({ example: 'ops@parcel.example' })
   @Transform(normaliseEmail)
-  @IsEmail({}, { message: 'email must be a valid email address' })
-  @MaxLength(254)
+  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @MaxLength(254, { message: `${EMAIL_MESSAGE} of at most 254 characters` })
   email: string;
 
   @ApiProperty({ minLength: 10, maxLength: 200, example: 'correct horse battery' })
@@ -18,6 +22,7 @@ export class SignupDto {
   password: string;
 
   @ApiProperty({ example: 'Parcel Co' })
+  @Transform(trimString)
   @IsString()
   @IsNotEmpty({ message: 'organizationName must not be empty' })
   @MaxLength(200)
@@ -27,8 +32,8 @@ export class SignupDto {
 export class LoginDto {
   @ApiProperty({ example: 'ops@parcel.example' })
   @Transform(normaliseEmail)
-  @IsEmail({}, { message: 'email must be a valid email address' })
-  @MaxLength(254)
+  @IsEmail({}, { message: EMAIL_MESSAGE })
+  @MaxLength(254, { message: `${EMAIL_MESSAGE} of at most 254 characters` })
   email: string;
 
   @ApiProperty()

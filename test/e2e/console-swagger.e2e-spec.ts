@@ -1,0 +1,91 @@
+import { startTestApp, type TestApp } from '../utils/test-app.js';
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, { description?: string }>;
+}
+
+/**
+ * The console routes and the error responses each must document. `session: false` marks the two public
+ * console routes (signup, login), which must not claim the session scheme.
+ */
+const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]; session?: false }> = [
+  { method: 'post', path: '/auth/signup', errors: [409, 422], session: false },
+  { method: 'post', path: '/auth/login', errors: [401, 422, 429], session: false },
+  { method: 'post', path: '/auth/logout', errors: [401] },
+  { method: 'get', path: '/auth/me', errors: [401] },
+  { method: 'post', path: '/business-accounts', errors: [401, 409, 422, 502] },
+  { method: 'get', path: '/business-accounts', errors: [401] },
+  { method: 'get', path: '/business-accounts/{wabaId}', errors: [401, 404] },
+  { method: 'delete', path: '/business-accounts/{wabaId}', errors: [401, 404] },
+  { method: 'post', path: '/business-accounts/{wabaId}/phone-numbers/sync', errors: [401, 404, 424, 502] },
+  { method: 'get', path: '/business-accounts/{wabaId}/phone-numbers', errors: [401, 404] },
+  { method: 'post', path: '/business-accounts/{wabaId}/templates/sync', errors: [401, 404, 424, 502] },
+  { method: 'get', path: '/business-accounts/{wabaId}/templates', errors: [401, 404, 422] },
+  { method: 'post', path: '/api-keys', errors: [401, 404, 422] },
+  { method: 'get', path: '/api-keys', errors: [401, 422] },
+  { method: 'delete', path: '/api-keys/{id}', errors: [401, 404] },
+  { method: 'get', path: '/audit-log', errors: [401, 422] },
+];
+
+describe('Console routes in the OpenAPI document', () => {
+  let t: TestApp;
+  let doc: { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const res = await t.http.get('/swagger/docs-json');
+    expect(res.status).toBe(200);
+    doc = res.body;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const operation = (method: string, path: string): Operation | undefined => doc.paths[path]?.[method];
+
+  it('declares the session cookie security scheme', () => {
+    expect(doc.components.securitySchemes.session).toEqual(expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'bm_session' }));
+  });
+
+  it('documents every console route', () => {
+    const missing = CONSOLE_OPERATIONS.filter(({ method, path }) => !operation(method, path)).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    expect(missing).toEqual([]);
+  });
+
+  it('puts the session scheme, and only it, on every console route that needs a session', () => {
+    const wrong = CONSOLE_OPERATIONS.filter(({ method, path, session }) => {
+      const security = operation(method, path)?.security;
+      return session === false ? security !== undefined && security.length > 0 : JSON.stringify(security) !== JSON.stringify([{ session: [] }]);
+    }).map(({ method, path }) => `${method.toUpperCase()} ${path}: ${JSON.stringify(operation(method, path)?.security)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('documents the error responses of every console route, each with a description', () => {
+    const gaps: string[] = [];
+    for (const { method, path, errors } of CONSOLE_OPERATIONS) {
+      const responses = operation(method, path)?.responses ?? {};
+      for (const status of errors) {
+        if (!responses[String(status)]?.description) gaps.push(`${method.toUpperCase()} ${path} ${status}`);
+      }
+      const success = Object.keys(responses).filter((s) => s.startsWith('2'));
+      if (success.length !== 1) gaps.push(`${method.toUpperCase()} ${path} success response: ${success.join(',') || 'none'}`);
+    }
+    expect(gaps).toEqual([]);
+  });
+
+  it('answers 401 without a cookie on every operation it marks with the session scheme', async () => {
+    const secured = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op.security?.some((s) => 'session' in s))
+        .map(([method]) => [method, path.replace(/\{wabaId\}/g, '310000000000001').replace(/\{id\}/g, '1')] as const),
+    );
+    expect(secured.length).toBeGreaterThanOrEqual(CONSOLE_OPERATIONS.filter((o) => o.session !== false).length);
+    const answers: string[] = [];
+    for (const [method, path] of secured) {
+      const res = await t.http[method as 'get' | 'post' | 'delete'](path);
+      if (res.status !== 401) answers.push(`${method.toUpperCase()} ${path} → ${res.status}`);
+    }
+    expect(answers).toEqual([]);
+  });
+});
