@@ -29,6 +29,7 @@ export PORT
 start_services
 apply_migrations
 build
+build_web
 
 pretty() { node_modules/.bin/pino-pretty --colorize --singleLine --translateTime 'HH:MM:ss.l' --ignore 'pid,hostname,service' | sed -u "s/^/[$1] /"; }
 
@@ -62,10 +63,13 @@ curl -sf "$API/health/ready" >/dev/null || die "the API did not become ready wit
 
 say "seeding demo data…"
 SEED_OUT="$(env "${SEED_ARGS[@]}" SEED_KEY_FILE="$STATE_DIR/demo-key.json" node dist/src/seed/demo-seed.js)" || die "seeding failed"
+CONSOLE_LOGIN="$(node -e 'const l = JSON.parse(require("fs").readFileSync(0, "utf8")).consoleLogin; console.log(`${l.email} / ${l.password}`)' <<<"$SEED_OUT")"
 
 cat <<INFO
 
   API            $API
+  Web console    $API/console   (queue health: $API/console/queues)
+  Console login  $CONSOLE_LOGIN
   Swagger UI     $API/swagger/docs
   Health         $API/health/ready
   Upstream       $UPSTREAM_BASE_URL

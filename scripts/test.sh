@@ -12,6 +12,8 @@ ensure_prisma_client
 start_services
 apply_migrations
 build
+build_web
+ensure_chromium
 
 say "running the test suite (unit + e2e) against PostgreSQL and Redis…"
 export NODE_ENV=test

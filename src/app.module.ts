@@ -9,7 +9,9 @@ import { createValidationPipe } from './core/http/validation.js';
 import { HealthModule } from './health/health.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ConsoleModule } from './console/console.module.js';
+import { ConsoleWebModule } from './console-web/console-web.module.js';
 import { MessagesModule } from './messages/messages.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /** The HTTP API process. Global pipe, filter, guard and envelope are providers so test apps get them too. */
 @Module({})
@@ -17,7 +19,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config, 'api'), AuthModule, HealthModule, ConsoleModule, MessagesModule],
+      imports: [CoreModule.forRoot(config, 'api'), AuthModule, HealthModule, ConsoleModule, MessagesModule, WebhooksModule, ConsoleWebModule],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -102,6 +102,31 @@ build() {
   node_modules/.bin/tsc -p tsconfig.build.json
 }
 
+# The web console (src/web) built into dist/web, which the API serves under /console. Skipped while the
+# build is newer than every file it is made from.
+build_web() {
+  local built="dist/web/index.html"
+  if [ -f "$built" ] && [ -z "$(find src/web vite.config.ts package-lock.json -newer "$built" -print -quit)" ]; then
+    return 0
+  fi
+  say "building the web console (npm run build:web → dist/web)…"
+  npm run --silent build:web
+}
+
+# The browser tests drive Debian's Chromium (Playwright cannot download browsers on these machines).
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return 0
+  [ "$(id -u)" -eq 0 ] || die "the browser tests need Chromium at /usr/bin/chromium; install it with: sudo apt-get install -y chromium"
+  local apt=(apt-get -o DPkg::Lock::Timeout=120)
+  say "installing Chromium for the browser tests: ${apt[*]} install -y chromium (one-time)"
+  if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq chromium; then
+    say "retrying after ${apt[*]} update"
+    "${apt[@]}" update -qq
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq chromium
+  fi
+  [ -x /usr/bin/chromium ] || die "apt-get install chromium did not provide /usr/bin/chromium"
+}
+
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(Number(process.argv[1])||0,"127.0.0.1",()=>{console.log(s.address().port);s.close()}).on("error",()=>{const t=require("net").createServer();t.listen(0,"127.0.0.1",()=>{console.log(t.address().port);t.close()})})' "${1:-0}"
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConsoleModule } from '../console/console.module.js';
 import { UpstreamModule } from '../upstream/upstream.module.js';
+import { ConsoleMessagesController } from './console-messages.controller.js';
 import { MessagesController } from './messages.controller.js';
 import { AnalyticsService } from './query/analytics.service.js';
 import { MessagesRepository } from './query/messages.repository.js';
@@ -14,7 +15,7 @@ import { SendMessageService } from './send/send-message.service.js';
 /** The API-key routes: send, list, get, analytics. */
 @Module({
   imports: [UpstreamModule, ConsoleModule],
-  controllers: [MessagesController],
+  controllers: [MessagesController, ConsoleMessagesController],
   providers: [SendMessageService, PreSendChecks, IdempotencyService, AccountCredentials, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
 })
 export class MessagesModule {}

@@ -92,14 +92,12 @@ export class AnalyticsService {
       granularity,
       totals,
       rates: { delivery: rate(totals.delivered), read: rate(totals.read), failure: rate(totals.failed) },
-      series: series.map((s) => ({ bucket: asUtc(s.bucket), sent: s.sent, delivered: s.delivered, read: s.read, failed: s.failed })),
+      // Buckets are `timestamp` (no time zone) values in UTC, and the pg driver adapter reads `timestamp` as UTC
+      // whatever the process time zone, so the Date is already the right instant.
+      series: series.map((s) => ({ bucket: s.bucket.toISOString(), sent: s.sent, delivered: s.delivered, read: s.read, failed: s.failed })),
       failureReasons,
       templates,
     };
   }
 }
 
-/** `timestamp without time zone` values in UTC come back as local-time Dates: render them as UTC. */
-function asUtc(bucket: Date): string {
-  return new Date(bucket.getTime() - bucket.getTimezoneOffset() * 60_000).toISOString();
-}

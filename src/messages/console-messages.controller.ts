@@ -1,0 +1,66 @@
+import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth } from '../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
+import { BusinessAccountsRepository } from '../console/business-accounts/business-accounts.repository.js';
+import { FieldValidationError, NotFoundError } from '../core/http/api-error.js';
+import { toPage, type Page } from '../core/http/pagination.js';
+import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
+import { MESSAGE_NOT_FOUND } from './messages.controller.js';
+import { MessageDetailView, MessageView, toMessageDetailView, toMessageView } from './message.view.js';
+import { AnalyticsService, type Analytics } from './query/analytics.service.js';
+import { MessagesRepository } from './query/messages.repository.js';
+
+const MAX_INT = 2_147_483_647;
+
+/**
+ * The message reads of `/messages`, for the console: an operator picks one of the organization's business
+ * accounts (connected or not, so history stays readable) instead of presenting that account's key pair.
+ */
+@ApiTags('console: messages')
+@ConsoleAuth()
+@ApiResponse({ status: 401, description: 'No or expired console session (an API key pair is not accepted here)' })
+@ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
+@Controller('business-accounts/:wabaId')
+export class ConsoleMessagesController {
+  constructor(
+    private readonly accounts: BusinessAccountsRepository,
+    private readonly messages: MessagesRepository,
+    private readonly analytics: AnalyticsService,
+  ) {}
+
+  @Get('messages')
+  @ApiOperation({ summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)' })
+  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageView, isArray: true })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
+  async list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: ListMessagesQuery): Promise<Page<MessageView>> {
+    const account = await this.accounts.getOwned(operator.organizationId, wabaId);
+    const { rows, total } = await this.messages.list(account.id, query);
+    return toPage(rows.map(toMessageView), total, query);
+  }
+
+  @Get('messages/:id')
+  @ApiOperation({ summary: 'One message of the business account with its status history and failure reason' })
+  @ApiOkResponse({ type: MessageDetailView })
+  @ApiResponse({ status: 404, description: 'Business account or message not found' })
+  @ApiResponse({ status: 422, description: 'id is not an integer' })
+  async get(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
+  ): Promise<MessageDetailView> {
+    const account = await this.accounts.getOwned(operator.organizationId, wabaId);
+    const message = id > 0 && id <= MAX_INT ? await this.messages.findOne(account.id, id) : null;
+    if (!message) throw new NotFoundError(MESSAGE_NOT_FOUND);
+    return toMessageDetailView(message, await this.messages.statusHistory(account.wabaId, message));
+  }
+
+  @Get('messages-analytics')
+  @ApiOperation({ summary: 'Delivery, read and failure figures of the business account (same as GET /messages/analytics)' })
+  @ApiOkResponse({ description: '`data: {since, until, granularity, totals, rates, series, failureReasons, templates}` as GET /messages/analytics' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
+  async stats(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: AnalyticsQuery): Promise<Analytics> {
+    const account = await this.accounts.getOwned(operator.organizationId, wabaId);
+    return this.analytics.compute(account.id, query);
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * The console API on the same origin. The session is the HttpOnly cookie set by POST /auth/login, so the
+ * browser sends it and this code never sees it. Every answer is the service's envelope
+ * `{statusCode, message, data?, errors?}`.
+ */
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(message);
+  }
+
+  /** The message for one field (422 Field Validation Failed lists one per failing field). */
+  field(name: string): string | undefined {
+    return this.errors.find((e) => e.field === name)?.message;
+  }
+}
+
+export interface Page<T> {
+  items: T[];
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+}
+
+export interface Operator {
+  id: string;
+  email: string;
+  organization: { id: string; name: string };
+  createdAt: string;
+}
+
+export interface Session {
+  operator: Operator;
+  expiresAt: string;
+}
+
+export interface BusinessAccount {
+  id: string;
+  wabaId: string;
+  name: string;
+  status: 'connected' | 'disconnected';
+  phoneNumbersSyncedAt: string | null;
+  templatesSyncedAt: string | null;
+  createdAt: string;
+  disconnectedAt: string | null;
+}
+
+export interface PhoneNumber {
+  phoneNumberId: string;
+  displayPhoneNumber: string;
+  verifiedName: string | null;
+  qualityRating: string | null;
+  status: string | null;
+  throughputLevel: string | null;
+  removed: boolean;
+  syncedAt: string;
+}
+
+export interface Template {
+  id: string;
+  name: string;
+  language: string;
+  status: string;
+  category: string | null;
+  sendable: boolean;
+  removed: boolean;
+}
+
+export interface SyncCounts {
+  added: number;
+  updated: number;
+  removed: number;
+  total: number;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  wabaId: string;
+  accessKey: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  wabaId: string;
+  accessKey: string;
+  secretKey: string;
+  createdAt: string;
+}
+
+export interface MessageError {
+  code: number | null;
+  title: string | null;
+  detail: string | null;
+  category: string | null;
+}
+
+export interface Message {
+  id: number;
+  upstreamMessageId: string | null;
+  phoneNumberId: string;
+  to: string;
+  type: string;
+  status: string;
+  templateName: string | null;
+  templateLanguage: string | null;
+  createdAt: string;
+  error: MessageError | null;
+}
+
+export interface StatusHistoryItem {
+  status: string;
+  timestamp: string | null;
+  receivedAt: string;
+  source: 'send' | 'webhook';
+}
+
+export interface MessageDetail extends Message {
+  content: unknown;
+  sentAt: string | null;
+  deliveredAt: string | null;
+  readAt: string | null;
+  failedAt: string | null;
+  statusHistory: StatusHistoryItem[];
+}
+
+export interface WebhookEvent {
+  id: number;
+  eventType: string;
+  kind: string;
+  title: string;
+  status: string | null;
+  recipient: string | null;
+  messageId: string | null;
+  phoneNumberId: string | null;
+  upstreamTimestamp: string | null;
+  error: { code: number | null; title: string | null; detail: string | null } | null;
+  processed: boolean;
+  createdAt: string;
+  raw: unknown;
+}
+
+export interface Counts {
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+}
+
+export interface Analytics {
+  since: string;
+  until: string;
+  granularity: 'day' | 'hour';
+  totals: Counts & { total: number };
+  rates: { delivery: number; read: number; failure: number };
+  series: Array<Counts & { bucket: string }>;
+  failureReasons: Array<{ code: number | null; title: string | null; count: number }>;
+  templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
+}
+
+type Query = Record<string, string | number | undefined | null>;
+
+const unauthorizedListeners = new Set<() => void>();
+
+/** Called when a request answers 401: the session ended (expired, revoked, logged out elsewhere). */
+export function onUnauthorized(listener: () => void): () => void {
+  unauthorizedListeners.add(listener);
+  return () => unauthorizedListeners.delete(listener);
+}
+
+export function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiFailure(0, 'The service cannot be reached. Check your connection and try again.');
+  }
+  const payload = (await res.json().catch(() => null)) as { message?: string; data?: T; errors?: FieldError[] } | null;
+  if (!res.ok) {
+    // A failed login is a 401 too, but it is the form's business, not a lost session.
+    if (res.status === 401 && !path.startsWith('/auth/login')) unauthorizedListeners.forEach((l) => l());
+    throw new ApiFailure(res.status, payload?.message ?? `Request failed (HTTP ${res.status})`, payload?.errors ?? []);
+  }
+  return payload?.data as T;
+}
+
+export const api = {
+  get: <T,>(path: string, query?: Query) => request<T>('GET', withQuery(path, query)),
+  post: <T,>(path: string, body: unknown = {}) => request<T>('POST', path, body),
+  delete: <T,>(path: string) => request<T>('DELETE', path),
+};
+
+/** Path segment for user-supplied ids. */
+export const seg = (value: string | number) => encodeURIComponent(String(value));

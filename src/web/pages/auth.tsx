@@ -1,0 +1,94 @@
+import { useState, type FormEvent } from 'react';
+import { api, type Operator, type Session } from '../api';
+import { ErrorMessage, Notice, PageTitle, TextField } from '../components';
+import { useAction } from '../hooks';
+import { BASE, Link, navigate, useLocation } from '../router';
+
+/** Where to go after logging in: only a console page of this origin (never an open redirect). */
+function safeNext(next: string | null): string | null {
+  if (!next || !next.startsWith(`${BASE}/`) || next.startsWith('//') || next.includes('\\')) return null;
+  return next;
+}
+
+export function LoginPage({ onLogin }: { onLogin: (session: Session) => void }) {
+  const { search } = useLocation();
+  const state = (window.history.state ?? {}) as { notice?: string; email?: string };
+  const [email, setEmail] = useState(state.email ?? '');
+  const [password, setPassword] = useState('');
+  const login = useAction((body: { email: string; password: string }) => api.post<Session>('/auth/login', body));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const session = await login.run({ email, password });
+    if (!session) return;
+    const next = safeNext(search.get('next'));
+    // Bull Board lives outside the app: a full page load takes the user back there.
+    if (next?.startsWith(`${BASE}/queues`)) {
+      window.location.assign(next);
+      return;
+    }
+    onLogin(session);
+    navigate(next ? next.slice(BASE.length) || '/' : '/', { replace: true });
+  };
+
+  return (
+    <>
+      <PageTitle title="Log in">Log in</PageTitle>
+      {state.notice && <Notice tone="success">{state.notice}</Notice>}
+      <form onSubmit={submit} noValidate>
+        <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={login.error?.field('email')} />
+        <TextField label="Password" type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={login.error?.field('password')} />
+        <ErrorMessage error={login.error} fields={['email', 'password']} />
+        <button type="submit" disabled={login.pending}>
+          {login.pending ? 'Logging in…' : 'Log in'}
+        </button>
+      </form>
+      <p className="alt-action">
+        New here? <Link to="/signup">Create an organization</Link>
+      </p>
+    </>
+  );
+}
+
+export function SignupPage() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [organizationName, setOrganizationName] = useState('');
+  const signup = useAction((body: { email: string; password: string; organizationName: string }) => api.post<Operator>('/auth/signup', body));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const operator = await signup.run({ email, password, organizationName });
+    if (operator) navigate('/login', { state: { email: operator.email, notice: `Organization “${operator.organization.name}” created. Log in to continue.` } });
+  };
+
+  const fields = ['email', 'password', 'organizationName'];
+  return (
+    <>
+      <PageTitle title="Sign up">Create an organization</PageTitle>
+      <form onSubmit={submit} noValidate>
+        <TextField label="Organization name" name="organizationName" autoComplete="organization" required value={organizationName} onChange={(e) => setOrganizationName(e.target.value)} error={signup.error?.field('organizationName')} />
+        <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={signup.error?.field('email')} />
+        <TextField
+          label="Password"
+          type="password"
+          name="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          hint="At least 10 characters."
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={signup.error?.field('password')}
+        />
+        <ErrorMessage error={signup.error} fields={fields} />
+        <button type="submit" disabled={signup.pending}>
+          {signup.pending ? 'Creating…' : 'Sign up'}
+        </button>
+      </form>
+      <p className="alt-action">
+        Already have an account? <Link to="/login">Log in</Link>
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,225 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, seg, type Message, type MessageDetail, type Page, type PhoneNumber } from '../api';
+import { DateTime, ErrorMessage, PageTitle, Pagination, SelectField, StatusBadge, TableRegion, TextField } from '../components';
+import { useLoad } from '../hooks';
+import { Link, setQuery, useLocation } from '../router';
+import { useAccount } from './account-layout';
+
+const FILTERS = ['status', 'type', 'to', 'phoneNumberId', 'templateName', 'from', 'until'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+const STATUS_OPTIONS = ['', 'pending', 'sent', 'delivered', 'read', 'failed'].map((s) => ({ value: s, label: s || 'Any status' }));
+const TYPE_OPTIONS = ['', 'template', 'text'].map((s) => ({ value: s, label: s || 'Any type' }));
+
+/** A local calendar day as the API's ISO instants: from its start, until the start of the next day. */
+const dayStart = (day: string, plusDays = 0) => {
+  if (!day) return undefined;
+  const d = new Date(`${day}T00:00:00`);
+  d.setDate(d.getDate() + plusDays);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+};
+
+export function MessagesPage({ wabaId }: { wabaId: string }) {
+  const { account } = useAccount();
+  const { path, search } = useLocation();
+  const applied = Object.fromEntries(FILTERS.map((f) => [f, search.get(f) ?? ''])) as Filters;
+  const page = Number(search.get('page')) || 1;
+  const [draft, setDraft] = useState<Filters>(applied);
+  // Back and forward change the applied filters: the form follows.
+  useEffect(() => setDraft(applied), [search.toString()]);
+  const numbers = useLoad(() => api.get<PhoneNumber[]>(`/business-accounts/${seg(wabaId)}/phone-numbers`), [wabaId]);
+  const messages = useLoad(
+    () =>
+      api.get<Page<Message>>(`/business-accounts/${seg(wabaId)}/messages`, {
+        status: applied.status,
+        type: applied.type,
+        to: applied.to.replace(/^\+/, ''),
+        phoneNumberId: applied.phoneNumberId,
+        templateName: applied.templateName,
+        since: dayStart(applied.from),
+        until: dayStart(applied.until, 1),
+        page,
+        limit: 20,
+      }),
+    [wabaId, search.toString()],
+  );
+
+  const set = (key: keyof Filters) => (e: { target: { value: string } }) => setDraft({ ...draft, [key]: e.target.value });
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    setQuery(path, { ...draft });
+  };
+  const reset = () => {
+    const empty = Object.fromEntries(FILTERS.map((f) => [f, ''])) as Filters;
+    setDraft(empty);
+    setQuery(path, {});
+  };
+
+  return (
+    <>
+      <PageTitle title={`${account.name}: messages`}>Messages</PageTitle>
+      <form onSubmit={apply} className="filters" aria-label="Message filters">
+        <SelectField label="Status" name="status" value={draft.status} onChange={set('status')} options={STATUS_OPTIONS} />
+        <SelectField label="Type" name="type" value={draft.type} onChange={set('type')} options={TYPE_OPTIONS} />
+        <TextField label="Recipient" name="to" inputMode="tel" placeholder="447700900123" value={draft.to} onChange={set('to')} error={messages.error?.field('to')} />
+        <SelectField
+          label="From number"
+          name="phoneNumberId"
+          value={draft.phoneNumberId}
+          onChange={set('phoneNumberId')}
+          options={[{ value: '', label: 'Any number' }, ...(numbers.data ?? []).map((n) => ({ value: n.phoneNumberId, label: n.displayPhoneNumber }))]}
+        />
+        <TextField label="Template" name="templateName" value={draft.templateName} onChange={set('templateName')} />
+        <TextField label="Created from" name="from" type="date" value={draft.from} onChange={set('from')} error={messages.error?.field('since')} />
+        <TextField label="Created until" name="until" type="date" value={draft.until} onChange={set('until')} error={messages.error?.field('until')} />
+        <div className="form-actions">
+          <button type="submit">Apply filters</button>
+          <button type="button" className="secondary" onClick={reset}>
+            Reset
+          </button>
+          <button type="button" className="secondary" onClick={messages.reload}>
+            Refresh
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={messages.error} fields={['to', 'since', 'until']} />
+      {!messages.data && messages.loading && <p role="status">Loading…</p>}
+      {messages.data && messages.data.total === 0 && <p>No messages match.</p>}
+      {messages.data && messages.data.total > 0 && (
+        <>
+          <TableRegion label="Messages">
+            <table>
+              <caption className="visually-hidden">Messages, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">ID</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Recipient</th>
+                  <th scope="col">Content</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Failure reason</th>
+                </tr>
+              </thead>
+              <tbody>
+                {messages.data.items.map((m) => (
+                  <tr key={m.id}>
+                    <td>
+                      <Link to={`/accounts/${seg(wabaId)}/messages/${m.id}`} aria-label={`Message ${m.id} details`}>
+                        #{m.id}
+                      </Link>
+                    </td>
+                    <td>
+                      <DateTime iso={m.createdAt} />
+                    </td>
+                    <td className="mono">{m.to}</td>
+                    <td>{m.type === 'template' ? `${m.templateName} (${m.templateLanguage})` : 'text'}</td>
+                    <td>
+                      <StatusBadge status={m.status} />
+                    </td>
+                    <td>{m.error ? `${m.error.code ?? ''} ${m.error.title ?? ''}`.trim() : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableRegion>
+          <Pagination label="Messages" page={messages.data.page} totalPages={messages.data.totalPages} total={messages.data.total} onPage={(p) => setQuery(path, { ...applied, page: p })} />
+        </>
+      )}
+    </>
+  );
+}
+
+const STATUS_LABEL: Record<string, string> = { accepted: 'Accepted by the platform', sent: 'Sent', delivered: 'Delivered', read: 'Read', failed: 'Failed' };
+
+export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }) {
+  const { account } = useAccount();
+  const message = useLoad(() => api.get<MessageDetail>(`/business-accounts/${seg(wabaId)}/messages/${seg(id)}`), [wabaId, id]);
+  const m = message.data;
+
+  return (
+    <>
+      <p>
+        <Link to={`/accounts/${seg(wabaId)}/messages`}>← All messages</Link>
+      </p>
+      <PageTitle title={`${account.name}: message #${id}`}>Message #{id}</PageTitle>
+      <ErrorMessage error={message.error} />
+      {m && (
+        <>
+          <dl className="facts">
+            <div>
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={m.status} />
+              </dd>
+            </div>
+            <div>
+              <dt>Recipient</dt>
+              <dd className="mono">{m.to}</dd>
+            </div>
+            <div>
+              <dt>From number</dt>
+              <dd className="mono">{m.phoneNumberId}</dd>
+            </div>
+            <div>
+              <dt>Content</dt>
+              <dd>{m.type === 'template' ? `Template ${m.templateName} (${m.templateLanguage})` : 'Text'}</dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>
+                <DateTime iso={m.createdAt} />
+              </dd>
+            </div>
+            <div>
+              <dt>Upstream message ID</dt>
+              <dd className="mono wrap">{m.upstreamMessageId ?? '—'}</dd>
+            </div>
+          </dl>
+
+          {m.error && (
+            <section aria-labelledby="failure-heading" className="card card-error">
+              <h2 id="failure-heading">Failure reason</h2>
+              <p>
+                <strong>
+                  {m.error.code !== null && `${m.error.code} `}
+                  {m.error.title}
+                </strong>
+                {m.error.category && <span className="muted"> (category: {m.error.category})</span>}
+              </p>
+              {m.error.detail && <p>{m.error.detail}</p>}
+            </section>
+          )}
+
+          <section aria-labelledby="timeline-heading">
+            <h2 id="timeline-heading">Status timeline</h2>
+            {m.statusHistory.length === 0 ? (
+              <p>No status yet: the platform has not accepted this message.</p>
+            ) : (
+              <ol className="timeline">
+                {m.statusHistory.map((h, i) => (
+                  <li key={i} className={`timeline-${h.status}`}>
+                    <span className="timeline-status">{STATUS_LABEL[h.status] ?? h.status}</span>
+                    <span className="timeline-time">
+                      <DateTime iso={h.timestamp} fallback="time unknown" />
+                    </span>
+                    <span className="muted timeline-source">{h.source === 'send' ? 'from the send response' : <>webhook received <DateTime iso={h.receivedAt} /></>}</span>
+                  </li>
+                ))}
+              </ol>
+            )}
+            {m.upstreamMessageId && (
+              <p>
+                <Link to={`/accounts/${seg(wabaId)}/events?messageId=${encodeURIComponent(m.upstreamMessageId)}`}>Webhook events of this message</Link>
+              </p>
+            )}
+          </section>
+
+          <details>
+            <summary>What was sent</summary>
+            <pre className="raw">{JSON.stringify(m.content, null, 2)}</pre>
+          </details>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,49 @@
+import { Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ConsoleAuth } from '../../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { NotFoundError } from '../../core/http/api-error.js';
+import type { Page } from '../../core/http/pagination.js';
+import { DELIVERY_NOT_FOUND, DeliveriesService } from './deliveries.service.js';
+import { DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
+
+@ApiTags('webhooks: deliveries')
+@ConsoleAuth()
+@ApiExtraModels(DeliveryView)
+@ApiResponse({ status: 401, description: 'No or expired console session' })
+@Controller('webhooks/deliveries')
+export class DeliveriesController {
+  constructor(private readonly deliveries: DeliveriesService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Raw webhook deliveries concerning your business accounts, newest first (status=failed: dead letters)' })
+  @ApiOkResponse({
+    description: '`data: {items: Delivery[], page, limit, total, totalPages}`',
+    schema: {
+      type: 'object',
+      properties: {
+        items: { type: 'array', items: { $ref: getSchemaPath(DeliveryView) } },
+        page: { type: 'integer' },
+        limit: { type: 'integer' },
+        total: { type: 'integer' },
+        totalPages: { type: 'integer' },
+      },
+    },
+  })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (status, page, limit)' })
+  list(@CurrentOperator() operator: ConsoleScope, @Query() query: DeliveriesQueryDto): Promise<Page<DeliveryView>> {
+    return this.deliveries.list(operator.organizationId, query);
+  }
+
+  @Post(':id/replay')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Process a delivery again (e.g. a dead letter after the cause is fixed); events already stored are not duplicated' })
+  @ApiOkResponse({ type: DeliveryView })
+  @ApiResponse({ status: 404, description: 'Delivery not found (or not concerning this organization)' })
+  replay(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('id', new ParseIntPipe({ exceptionFactory: () => new NotFoundError(DELIVERY_NOT_FOUND) })) id: number,
+  ): Promise<DeliveryView> {
+    return this.deliveries.replay(operator.organizationId, id);
+  }
+}

@@ -1,0 +1,46 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { Event } from '../../../generated/prisma/client.js';
+import { EVENT_KINDS } from '../../processing/classify.js';
+
+export class EventErrorView {
+  @ApiProperty({ nullable: true, type: Number, example: 131047 }) code: number | null;
+  @ApiProperty({ nullable: true, type: String, example: 'Re-engagement message' }) title: string | null;
+  @ApiProperty({ nullable: true, type: String }) detail: string | null;
+}
+
+export class EventView {
+  @ApiProperty({ example: 1042 }) id: number;
+  @ApiProperty({ example: 'messages', description: 'Upstream category: the webhook field' }) eventType: string;
+  @ApiProperty({ enum: EVENT_KINDS }) kind: string;
+  @ApiProperty({ example: 'Message delivered' }) title: string;
+  @ApiProperty({ nullable: true, type: String, example: 'delivered', description: 'Delivery status (status updates only)' }) status: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '447700900123' }) recipient: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "Equals the related message's upstreamMessageId" }) messageId: string | null;
+  @ApiProperty({ example: '310987654321098' }) wabaId: string;
+  @ApiProperty({ nullable: true, type: String, example: '402345678901234' }) phoneNumberId: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'When the upstream platform says it happened (ISO 8601)' }) upstreamTimestamp: string | null;
+  @ApiProperty({ nullable: true, type: EventErrorView }) error: EventErrorView | null;
+  @ApiProperty({ description: 'Whether asynchronous processing (updating the message, window or template) has completed' }) processed: boolean;
+  @ApiProperty({ example: '2026-01-01T12:00:05.123Z' }) createdAt: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The upstream item as received' }) raw: unknown;
+}
+
+export function toEventView(e: Event): EventView {
+  const hasError = e.errorCode !== null || e.errorTitle !== null || e.errorDetail !== null;
+  return {
+    id: e.id,
+    eventType: e.eventType,
+    kind: e.kind,
+    title: e.title,
+    status: e.status,
+    recipient: e.recipient,
+    messageId: e.messageId,
+    wabaId: e.wabaId,
+    phoneNumberId: e.phoneNumberId,
+    upstreamTimestamp: e.upstreamTimestamp?.toISOString() ?? null,
+    error: hasError ? { code: e.errorCode, title: e.errorTitle, detail: e.errorDetail } : null,
+    processed: e.processed,
+    createdAt: e.createdAt.toISOString(),
+    raw: e.raw,
+  };
+}

@@ -1,0 +1,270 @@
+import { classify, kindOfField, unixTime, type EventDraft } from './classify.js';
+
+const WABA = '310987654321098';
+const PHONE = '402345678901234';
+const metadata = { display_phone_number: '447700900500', phone_number_id: PHONE };
+
+const messagesChange = (value: Record<string, unknown>) => ({ field: 'messages', value: { messaging_product: 'whatsapp', metadata, ...value } });
+const payload = (...entries: unknown[]) => ({ object: 'whatsapp_business_account', entry: entries });
+
+const delivered = { id: 'wamid.A', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900123', biz_opaque_callback_data: 'bm:17' };
+const failed = {
+  id: 'wamid.B',
+  status: 'failed',
+  timestamp: '1767182410',
+  recipient_id: '447700900456',
+  errors: [
+    {
+      code: 131047,
+      title: 'Re-engagement message',
+      message: 'Re-engagement message',
+      error_data: { details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
+    },
+  ],
+};
+const inbound = { from: '447700900123', id: 'wamid.IN1', timestamp: '1767182500', type: 'text', text: { body: 'Can I change the delivery slot?' } };
+const templateRejected = {
+  event: 'REJECTED',
+  message_template_id: 1203344556677889,
+  message_template_name: 'parcel_update',
+  message_template_language: 'en_GB',
+  reason: 'INVALID_FORMAT',
+  message_template_category: 'UTILITY',
+};
+
+const only = (p: unknown): EventDraft => {
+  const { drafts } = classify(p);
+  expect(drafts).toHaveLength(1);
+  return drafts[0]!;
+};
+
+describe('classify: statuses', () => {
+  it('turns a delivered status into a status_update carrying message id, recipient and time', () => {
+    const e = only(payload({ id: WABA, changes: [messagesChange({ statuses: [delivered] })] }));
+    expect(e).toMatchObject({
+      wabaId: WABA,
+      phoneNumberId: PHONE,
+      eventType: 'messages',
+      kind: 'status_update',
+      title: 'Message delivered',
+      status: 'delivered',
+      recipient: '447700900123',
+      messageId: 'wamid.A',
+      errorCode: null,
+      dedupeKey: 'status:wamid.A:delivered:1767182405',
+    });
+    expect(e.upstreamTimestamp?.toISOString()).toBe('2025-12-31T12:00:05.000Z');
+    expect(e.raw).toEqual({ ...delivered, metadata });
+  });
+
+  it('keeps the reason of an asynchronous failure: code, title and detail', () => {
+    const e = only(payload({ id: WABA, changes: [messagesChange({ statuses: [failed] })] }));
+    expect(e).toMatchObject({
+      kind: 'status_update',
+      status: 'failed',
+      title: 'Message failed: Re-engagement message (131047)',
+      errorCode: 131047,
+      errorTitle: 'Re-engagement message',
+      errorDetail: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+    });
+  });
+
+  it('falls back to the error message when error_data is missing', () => {
+    const e = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...failed, errors: [{ code: 131026, message: 'Message undeliverable' }] }] })] }));
+    expect(e).toMatchObject({ title: 'Message failed: Message undeliverable (131026)', errorCode: 131026, errorDetail: 'Message undeliverable' });
+  });
+
+  it('titles sent, read and played statuses', () => {
+    const statuses = ['sent', 'read', 'played'].map((status, i) => ({ ...delivered, status, timestamp: String(1767182400 + i) }));
+    const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ statuses })] }));
+    expect(drafts.map((d) => [d.title, d.status])).toEqual([
+      ['Message sent', 'sent'],
+      ['Message read', 'read'],
+      ['Message played', 'played'],
+    ]);
+  });
+
+  it('gives the same status at another time a different key, and a redelivery the same key', () => {
+    const first = only(payload({ id: WABA, changes: [messagesChange({ statuses: [delivered] })] }));
+    const again = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered }] })] }));
+    const later = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, timestamp: '1767182999' }] })] }));
+    expect(again.dedupeKey).toBe(first.dedupeKey);
+    expect(later.dedupeKey).not.toBe(first.dedupeKey);
+  });
+});
+
+describe('classify: inbound messages', () => {
+  it('turns a customer message into an inbound_message from the sender, with the contact', () => {
+    const contacts = [{ profile: { name: 'Priya S' }, wa_id: '447700900123' }];
+    const e = only(payload({ id: WABA, changes: [messagesChange({ contacts, messages: [inbound] })] }));
+    expect(e).toMatchObject({
+      kind: 'inbound_message',
+      title: 'Inbound text from 447700900123',
+      status: null,
+      recipient: '447700900123',
+      messageId: 'wamid.IN1',
+      phoneNumberId: PHONE,
+      dedupeKey: 'inbound:wamid.IN1',
+    });
+    expect(e.raw).toMatchObject({ text: { body: 'Can I change the delivery slot?' }, contact: contacts[0], metadata });
+    expect(e.upstreamTimestamp?.getTime()).toBe(1767182500 * 1000);
+  });
+
+  it('keeps the error of an unsupported inbound type', () => {
+    const unsupported = { from: '447700900123', id: 'wamid.IN2', timestamp: '1767182501', type: 'unsupported', errors: [{ code: 131051, title: 'Message type unknown' }] };
+    const e = only(payload({ id: WABA, changes: [messagesChange({ messages: [unsupported] })] }));
+    expect(e).toMatchObject({ title: 'Inbound unsupported from 447700900123', errorCode: 131051, errorTitle: 'Message type unknown' });
+  });
+});
+
+describe('classify: template and account fields', () => {
+  const fieldEntry = (field: string, value: unknown, time = 1767183000) => ({ id: WABA, time, changes: [{ field, value }] });
+
+  it('turns a template decision into template_status with the reason in the title', () => {
+    const e = only(payload(fieldEntry('message_template_status_update', templateRejected)));
+    expect(e).toMatchObject({
+      kind: 'template_status',
+      eventType: 'message_template_status_update',
+      title: 'Template parcel_update (en_GB) rejected: INVALID_FORMAT',
+      status: null,
+      messageId: null,
+      recipient: null,
+    });
+    expect(e.upstreamTimestamp?.getTime()).toBe(1767183000 * 1000);
+    expect(e.raw).toEqual(templateRejected);
+    expect(e.dedupeKey).toMatch(/^message_template_status_update:310987654321098:1767183000:[0-9a-f]{64}$/);
+  });
+
+  it('titles approvals (reason NONE left out), pauses and other template fields', () => {
+    const titles = [
+      ['message_template_status_update', { ...templateRejected, event: 'APPROVED', reason: 'NONE' }],
+      ['message_template_status_update', { ...templateRejected, event: 'PAUSED', reason: 'LOW_QUALITY' }],
+      ['message_template_status_update', { ...templateRejected, event: 'IN_APPEAL', reason: undefined }],
+      ['message_template_quality_update', { ...templateRejected, previous_quality_score: 'GREEN', new_quality_score: 'YELLOW' }],
+      ['template_category_update', { ...templateRejected, previous_category: 'UTILITY', new_category: 'MARKETING' }],
+      ['message_template_components_update', { ...templateRejected }],
+      ['message_template_something_new', { foo: 1 }],
+    ].map(([field, value]) => only(payload(fieldEntry(field as string, value))));
+    expect(titles.map((d) => d.title)).toEqual([
+      'Template parcel_update (en_GB) approved',
+      'Template parcel_update (en_GB) paused: LOW_QUALITY',
+      'Template parcel_update (en_GB) in appeal',
+      'Template parcel_update (en_GB) quality: GREEN → YELLOW',
+      'Template parcel_update (en_GB) category: UTILITY → MARKETING',
+      'Template parcel_update (en_GB) components updated',
+      'Update: message_template_something_new',
+    ]);
+    expect(titles.every((d) => d.kind === 'template_status')).toBe(true);
+  });
+
+  it('classifies account-level fields, known and unknown, as account_update', () => {
+    const drafts = [
+      ['account_update', { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION' }] }],
+      ['phone_number_quality_update', { display_phone_number: '447700900500', event: 'THROUGHPUT_UPGRADE', max_daily_conversations_per_business: 'TIER_10K' }],
+      ['phone_number_name_update', { display_phone_number: '447700900500', decision: 'APPROVED' }],
+      ['account_review_update', { decision: 'APPROVED' }],
+      ['business_capability_update', { max_daily_conversation_per_phone: 1000 }],
+      ['account_alerts', { alert_type: 'OBA_APPROVED' }],
+      ['brand_new_field', { anything: true }],
+    ].map(([field, value]) => only(payload(fieldEntry(field as string, value))));
+    expect(drafts.map((d) => [d.kind, d.eventType, d.title])).toEqual([
+      ['account_update', 'account_update', 'Account update: ACCOUNT_RESTRICTION'],
+      ['account_update', 'phone_number_quality_update', 'Phone number quality update: THROUGHPUT_UPGRADE (447700900500)'],
+      ['account_update', 'phone_number_name_update', 'Phone number name update: APPROVED (447700900500)'],
+      ['account_update', 'account_review_update', 'Account review: APPROVED'],
+      ['account_update', 'business_capability_update', 'Business capability update'],
+      ['account_update', 'account_alerts', 'Account alert: OBA_APPROVED'],
+      ['account_update', 'brand_new_field', 'Update: brand_new_field'],
+    ]);
+  });
+
+  it('gives a redelivered identical change the same key, and a changed value or time another one', () => {
+    const a = only(payload(fieldEntry('account_update', { event: 'ACCOUNT_VIOLATION' })));
+    const b = only(payload(fieldEntry('account_update', { event: 'ACCOUNT_VIOLATION' })));
+    const c = only(payload(fieldEntry('account_update', { event: 'ACCOUNT_DELETED' })));
+    const d = only(payload(fieldEntry('account_update', { event: 'ACCOUNT_VIOLATION' }, 1767183001)));
+    expect(b.dedupeKey).toBe(a.dedupeKey);
+    expect(new Set([a.dedupeKey, c.dedupeKey, d.dedupeKey]).size).toBe(3);
+  });
+
+  it('maps field names to kinds', () => {
+    expect(kindOfField('message_template_status_update')).toBe('template_status');
+    expect(kindOfField('template_category_update')).toBe('template_status');
+    expect(kindOfField('template_anything')).toBe('template_status');
+    expect(kindOfField('account_update')).toBe('account_update');
+    expect(kindOfField('security')).toBe('account_update');
+  });
+});
+
+describe('classify: batches', () => {
+  it('produces one event per item across every entry, change, status and message', () => {
+    const p = payload(
+      {
+        id: WABA,
+        changes: [
+          messagesChange({ statuses: [delivered, failed, { ...delivered, id: 'wamid.C', status: 'read' }] }),
+          messagesChange({ messages: [inbound, { ...inbound, id: 'wamid.IN3', from: '447700900999', type: 'image' }] }),
+        ],
+      },
+      { id: '310000000000002', time: 1767183000, changes: [{ field: 'message_template_status_update', value: templateRejected }, { field: 'account_update', value: { event: 'PARTNER_ADDED' } }] },
+      { id: '310000000000003', changes: [messagesChange({ statuses: [{ ...delivered, id: 'wamid.D' }], messages: [{ ...inbound, id: 'wamid.IN4' }] })] },
+    );
+    const { drafts, anomalies } = classify(p);
+    expect(anomalies).toEqual([]);
+    expect(drafts.map((d) => [d.wabaId, d.kind, d.messageId ?? d.eventType])).toEqual([
+      [WABA, 'status_update', 'wamid.A'],
+      [WABA, 'status_update', 'wamid.B'],
+      [WABA, 'status_update', 'wamid.C'],
+      [WABA, 'inbound_message', 'wamid.IN1'],
+      [WABA, 'inbound_message', 'wamid.IN3'],
+      ['310000000000002', 'template_status', 'message_template_status_update'],
+      ['310000000000002', 'account_update', 'account_update'],
+      ['310000000000003', 'status_update', 'wamid.D'],
+      ['310000000000003', 'inbound_message', 'wamid.IN4'],
+    ]);
+    expect(drafts[4]!.title).toBe('Inbound image from 447700900999');
+    expect(new Set(drafts.map((d) => d.dedupeKey)).size).toBe(drafts.length);
+  });
+});
+
+describe('classify: unexpected shapes never throw', () => {
+  it('keeps a messages change with neither statuses nor messages (system errors) as one event', () => {
+    const e = only(payload({ id: WABA, time: 1767183000, changes: [messagesChange({ errors: [{ code: 131000, title: 'Something went wrong' }] })] }));
+    expect(e).toMatchObject({ kind: 'account_update', eventType: 'messages', title: 'Error 131000: Something went wrong', errorCode: 131000, phoneNumberId: PHONE });
+  });
+
+  it('keeps statuses with missing fields, keyed by content, and reports nothing lost', () => {
+    const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ statuses: [{ status: 'delivered' }, 'junk', { id: 'wamid.X' }] })] }));
+    expect(drafts).toHaveLength(3);
+    expect(drafts.map((d) => d.kind)).toEqual(['status_update', 'status_update', 'status_update']);
+    expect(drafts[0]!.dedupeKey).toMatch(/^status:\?:[0-9a-f]{64}$/);
+    expect(drafts[1]!.raw).toEqual({ item: 'junk', metadata });
+    expect(drafts[2]!.title).toBe('Message status update');
+    expect(new Set(drafts.map((d) => d.dedupeKey)).size).toBe(3);
+  });
+
+  it('stores an entry without changes, a change without field and a non-object entry, and reports them', () => {
+    const { drafts, anomalies } = classify(payload({ id: WABA, time: 5 }, { id: WABA, changes: [{ value: { x: 1 } }, 7] }, 'oops'));
+    expect(drafts.map((d) => [d.kind, d.eventType, d.title])).toEqual([
+      ['account_update', 'unknown', 'Update: unknown'],
+      ['account_update', 'unknown', 'Update: unknown'],
+      ['account_update', 'unknown', 'Update: unknown'],
+      ['account_update', 'unknown', 'Update: unknown'],
+    ]);
+    expect(anomalies.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(drafts.map((d) => d.dedupeKey)).size).toBe(4);
+  });
+
+  it('reports a payload without entries and produces nothing', () => {
+    expect(classify({ object: 'whatsapp_business_account' })).toEqual({ drafts: [], anomalies: ['payload has no entry array'] });
+    expect(classify(null).drafts).toEqual([]);
+  });
+
+  it('reads unix seconds given as strings or integers, and nothing else', () => {
+    expect(unixTime('1767182405')?.getTime()).toBe(1767182405000);
+    expect(unixTime(1767182405)?.getTime()).toBe(1767182405000);
+    expect(unixTime('2026-01-01')).toBeNull();
+    expect(unixTime(undefined)).toBeNull();
+    expect(unixTime(-1)).toBeNull();
+  });
+});

@@ -1,0 +1,291 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Turns one webhook payload into one event per item, without any I/O. Meta batches: every `entry[]`, every
+ * `changes[]`, every `statuses[]` and `messages[]` item becomes its own event. Nothing here throws on an
+ * unexpected shape: whatever arrives is kept as an event (classified as well as possible) and reported in
+ * `anomalies`, so the caller can log it.
+ */
+
+export const EVENT_KINDS = ['inbound_message', 'status_update', 'template_status', 'account_update'] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export type JsonRecord = Record<string, unknown>;
+
+export interface EventDraft {
+  wabaId: string;
+  phoneNumberId: string | null;
+  /** The upstream category: the change's `field` (`messages`, `message_template_status_update`, …). */
+  eventType: string;
+  kind: EventKind;
+  title: string;
+  status: string | null;
+  recipient: string | null;
+  messageId: string | null;
+  upstreamTimestamp: Date | null;
+  errorCode: number | null;
+  errorTitle: string | null;
+  errorDetail: string | null;
+  raw: JsonRecord;
+  /** Same item delivered again (Meta retries, duplicates) → same key → stored once. */
+  dedupeKey: string;
+}
+
+export interface Classification {
+  drafts: EventDraft[];
+  /** Shapes that did not look like Meta's documented payloads; the events are still produced. */
+  anomalies: string[];
+}
+
+const TEMPLATE_FIELDS = new Set([
+  'message_template_status_update',
+  'message_template_quality_update',
+  'template_category_update',
+  'message_template_components_update',
+]);
+
+/** Every field that is not a message or template field is an account-level update, known or not. */
+export function kindOfField(field: string): Extract<EventKind, 'template_status' | 'account_update'> {
+  if (TEMPLATE_FIELDS.has(field) || field.startsWith('message_template') || field.startsWith('template_')) return 'template_status';
+  return 'account_update';
+}
+
+export function classify(payload: unknown): Classification {
+  const out: Classification = { drafts: [], anomalies: [] };
+  if (!isRecord(payload) || !Array.isArray(payload.entry)) {
+    out.anomalies.push('payload has no entry array');
+    return out;
+  }
+  payload.entry.forEach((entry, e) => classifyEntry(entry, e, out));
+  return out;
+}
+
+function classifyEntry(entry: unknown, e: number, out: Classification): void {
+  if (!isRecord(entry)) {
+    out.anomalies.push(`entry[${e}] is not an object`);
+    out.drafts.push(unknownDraft('', null, { entry }, 'unknown', null));
+    return;
+  }
+  const wabaId = str(entry.id) ?? (typeof entry.id === 'number' ? String(entry.id) : '');
+  if (!wabaId) out.anomalies.push(`entry[${e}] has no id`);
+  const entryTime = unixTime(entry.time);
+  if (!Array.isArray(entry.changes)) {
+    out.anomalies.push(`entry[${e}] has no changes array`);
+    out.drafts.push(unknownDraft(wabaId, entry.time, entry, 'unknown', entryTime));
+    return;
+  }
+  entry.changes.forEach((change, c) => {
+    if (!isRecord(change)) {
+      out.anomalies.push(`entry[${e}].changes[${c}] is not an object`);
+      out.drafts.push(unknownDraft(wabaId, entry.time, { change }, 'unknown', entryTime));
+      return;
+    }
+    const field = str(change.field) ?? 'unknown';
+    if (field === 'unknown') out.anomalies.push(`entry[${e}].changes[${c}] has no field`);
+    const value = isRecord(change.value) ? change.value : {};
+    const metadata = isRecord(value.metadata) ? value.metadata : undefined;
+    const phoneNumberId = str(metadata?.phone_number_id) ?? null;
+    const statuses = Array.isArray(value.statuses) ? value.statuses : [];
+    const messages = Array.isArray(value.messages) ? value.messages : [];
+
+    if (statuses.length === 0 && messages.length === 0) {
+      out.drafts.push(changeDraft(wabaId, entry.time, entryTime, field, change.value, phoneNumberId));
+      if (field !== 'messages' && !TEMPLATE_FIELDS.has(field) && !ACCOUNT_TITLES[field]) out.anomalies.push(`unknown webhook field ${field}`);
+      return;
+    }
+    const base = { wabaId, phoneNumberId, eventType: field };
+    for (const item of statuses) out.drafts.push(statusDraft(base, item, metadata));
+    const contacts = Array.isArray(value.contacts) ? value.contacts.filter(isRecord) : [];
+    for (const item of messages) out.drafts.push(inboundDraft(base, item, metadata, contacts));
+  });
+}
+
+interface DraftBase {
+  wabaId: string;
+  phoneNumberId: string | null;
+  eventType: string;
+}
+
+const STATUS_TITLES: Record<string, string> = {
+  sent: 'Message sent',
+  delivered: 'Message delivered',
+  read: 'Message read',
+  played: 'Message played',
+  deleted: 'Message deleted',
+};
+
+function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined): EventDraft {
+  const s = isRecord(item) ? item : { item };
+  const wamid = str(s.id) ?? null;
+  const status = str(s.status) ?? null;
+  const timestamp = s.timestamp === undefined || s.timestamp === null ? '' : String(s.timestamp);
+  const error = firstError(s.errors);
+  let title = status ? (STATUS_TITLES[status] ?? `Message status: ${status}`) : 'Message status update';
+  if (status === 'failed') title = error ? `Message failed: ${error.title ?? 'Unknown error'}${error.code !== null ? ` (${error.code})` : ''}` : 'Message failed';
+  return {
+    ...base,
+    kind: 'status_update',
+    title,
+    status,
+    recipient: str(s.recipient_id) ?? null,
+    messageId: wamid,
+    upstreamTimestamp: unixTime(s.timestamp),
+    errorCode: error?.code ?? null,
+    errorTitle: error?.title ?? null,
+    errorDetail: error?.detail ?? null,
+    raw: metadata ? { ...s, metadata } : s,
+    dedupeKey: wamid && status ? `status:${wamid}:${status}:${timestamp}` : `status:?:${hashOf(s)}`,
+  };
+}
+
+function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined, contacts: JsonRecord[]): EventDraft {
+  const m = isRecord(item) ? item : { item };
+  const wamid = str(m.id) ?? null;
+  const from = str(m.from) ?? null;
+  const type = str(m.type) ?? 'message';
+  const error = firstError(m.errors);
+  const contact = contacts.find((c) => c.wa_id === from) ?? (contacts.length === 1 ? contacts[0] : undefined);
+  const raw: JsonRecord = { ...m };
+  if (metadata) raw.metadata = metadata;
+  if (contact) raw.contact = contact;
+  return {
+    ...base,
+    kind: 'inbound_message',
+    title: `Inbound ${type} from ${from ?? 'unknown sender'}`,
+    status: null,
+    recipient: from,
+    messageId: wamid,
+    upstreamTimestamp: unixTime(m.timestamp),
+    errorCode: error?.code ?? null,
+    errorTitle: error?.title ?? null,
+    errorDetail: error?.detail ?? null,
+    raw,
+    dedupeKey: wamid ? `inbound:${wamid}` : `inbound:?:${hashOf(m)}`,
+  };
+}
+
+/** A change that is not a batch of statuses or messages: one event for the whole change. */
+function changeDraft(wabaId: string, time: unknown, entryTime: Date | null, field: string, value: unknown, phoneNumberId: string | null): EventDraft {
+  const v = isRecord(value) ? value : {};
+  const error = firstError(v.errors);
+  const kind = field === 'messages' ? 'account_update' : kindOfField(field);
+  let title = kind === 'template_status' ? templateTitle(field, v) : accountTitle(field, v);
+  if (field === 'messages' && error) title = `Error${error.code !== null ? ` ${error.code}` : ''}: ${error.title ?? 'unknown'}`;
+  return {
+    wabaId,
+    phoneNumberId,
+    eventType: field,
+    kind,
+    title,
+    status: null,
+    recipient: null,
+    messageId: null,
+    upstreamTimestamp: entryTime,
+    errorCode: error?.code ?? null,
+    errorTitle: error?.title ?? null,
+    errorDetail: error?.detail ?? null,
+    raw: isRecord(value) ? value : { value: value ?? null },
+    dedupeKey: `${field}:${wabaId}:${timeKey(time)}:${hashOf(value ?? null)}`,
+  };
+}
+
+function unknownDraft(wabaId: string, time: unknown, raw: JsonRecord, field: string, entryTime: Date | null): EventDraft {
+  return {
+    wabaId,
+    phoneNumberId: null,
+    eventType: field,
+    kind: 'account_update',
+    title: `Update: ${field}`,
+    status: null,
+    recipient: null,
+    messageId: null,
+    upstreamTimestamp: entryTime,
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    raw,
+    dedupeKey: `${field}:${wabaId}:${timeKey(time)}:${hashOf(raw)}`,
+  };
+}
+
+function templateTitle(field: string, v: JsonRecord): string {
+  const name = str(v.message_template_name);
+  const language = str(v.message_template_language);
+  const template = name ? `Template ${name}${language ? ` (${language})` : ''}` : 'Template';
+  switch (field) {
+    case 'message_template_status_update': {
+      const event = str(v.event);
+      if (!event) return `${template} status update`;
+      const reason = str(v.reason);
+      return `${template} ${humanise(event)}${reason && reason !== 'NONE' ? `: ${reason}` : ''}`;
+    }
+    case 'message_template_quality_update':
+      return `${template} quality: ${str(v.previous_quality_score) ?? '?'} → ${str(v.new_quality_score) ?? '?'}`;
+    case 'template_category_update':
+      return `${template} category: ${str(v.previous_category) ?? '?'} → ${str(v.new_category) ?? '?'}`;
+    case 'message_template_components_update':
+      return `${template} components updated`;
+    default:
+      return name ? `${template}: ${field}` : `Update: ${field}`;
+  }
+}
+
+const ACCOUNT_TITLES: Record<string, (v: JsonRecord) => string> = {
+  account_update: (v) => `Account update: ${str(v.event) ?? 'unknown'}`,
+  phone_number_quality_update: (v) =>
+    `Phone number quality update: ${str(v.event) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}`,
+  phone_number_name_update: (v) =>
+    `Phone number name update: ${str(v.decision) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}`,
+  account_review_update: (v) => `Account review: ${str(v.decision) ?? 'unknown'}`,
+  business_capability_update: () => 'Business capability update',
+  account_alerts: (v) => `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}`,
+};
+
+function accountTitle(field: string, v: JsonRecord): string {
+  return ACCOUNT_TITLES[field]?.(v) ?? `Update: ${field}`;
+}
+
+interface ErrorInfo {
+  code: number | null;
+  title: string | null;
+  detail: string | null;
+}
+
+function firstError(errors: unknown): ErrorInfo | null {
+  if (!Array.isArray(errors) || !isRecord(errors[0])) return null;
+  const e = errors[0];
+  const data = isRecord(e.error_data) ? e.error_data : undefined;
+  const code = typeof e.code === 'number' && Number.isInteger(e.code) ? e.code : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : null;
+  return { code, title: str(e.title) ?? str(e.message) ?? null, detail: str(data?.details) ?? str(e.message) ?? null };
+}
+
+/** "IN_APPEAL" → "in appeal". */
+function humanise(event: string): string {
+  return event.toLowerCase().replace(/_/g, ' ');
+}
+
+/** Unix seconds, as a string (statuses, messages) or an integer (entry.time), to a Date; anything else → null. */
+export function unixTime(value: unknown): Date | null {
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(seconds) || seconds < 0) return null;
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function timeKey(time: unknown): string {
+  return time === undefined || time === null ? '' : String(time);
+}
+
+function hashOf(value: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(value) ?? 'null')
+    .digest('hex');
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export function isRecord(value: unknown): value is JsonRecord {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,94 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../../core/config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
+
+/** A delivery younger than this is still in the receiver's hands (its job may be on its way). */
+const MIN_AGE_MS = 5_000;
+/** Longer than any job's retries take (8 attempts with exponential backoff ≈ 2 min); see sweep(). */
+const STUCK_AFTER_MS = 10 * 60_000;
+const BATCH = 1000;
+const MAX_BATCHES_PER_SWEEP = 20;
+
+/**
+ * Nothing acknowledged is lost: every delivery still `received` a few seconds after it arrived is
+ * (re-)enqueued under its deterministic job id. That recovers deliveries acknowledged while Redis was down
+ * and jobs lost with Redis's data; for a delivery whose job is queued or running, the add is a no-op.
+ * Several workers may sweep at once: the job id makes that harmless.
+ */
+@Injectable()
+export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+  private stopped = false;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly queue: DeliveryQueue,
+    private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  onModuleInit(): void {
+    this.schedule();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass; returns how many deliveries were handed to the queue. */
+  async sweep(now = Date.now()): Promise<number> {
+    const olderThan = new Date(now - MIN_AGE_MS);
+    const stuckBefore = now - STUCK_AFTER_MS;
+    let cursor: { receivedAt: Date; id: number } | undefined;
+    let total = 0;
+    for (let batch = 0; batch < MAX_BATCHES_PER_SWEEP && !this.stopped; batch++) {
+      const rows = await this.prisma.webhookDelivery.findMany({
+        where: {
+          status: 'received',
+          receivedAt: { lt: olderThan },
+          ...(cursor ? { OR: [{ receivedAt: { gt: cursor.receivedAt } }, { receivedAt: cursor.receivedAt, id: { gt: cursor.id } }] } : {}),
+        },
+        orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
+        select: { id: true, receivedAt: true },
+        take: BATCH,
+      });
+      if (rows.length === 0) break;
+      const jobs = rows.map((r) => ({ deliveryId: r.id, jobId: deliveryJobIds.first(r.id) }));
+      // Still `received` long after every retry would have ended: its job finished without updating the row
+      // (a replay whose enqueue was lost, a crash between the job's end and the row's update). A fresh job id
+      // per 10-minute bucket gives it another run; processing is idempotent, and a real failure dead-letters it.
+      const bucket = Math.floor(now / STUCK_AFTER_MS);
+      for (const r of rows) {
+        if (r.receivedAt.getTime() < stuckBefore) jobs.push({ deliveryId: r.id, jobId: deliveryJobIds.sweep(r.id, bucket) });
+      }
+      await this.queue.enqueueMany(jobs);
+      total += rows.length;
+      if (rows.length < BATCH) break;
+      const last = rows[rows.length - 1]!;
+      cursor = { receivedAt: last.receivedAt, id: last.id };
+    }
+    // Debug only: a delivery whose job is running or backing off is seen (and skipped by its job id) every pass.
+    if (total > 0) this.logger.debug({ deliveries: total }, 'sweeper handed deliveries still received to the queue');
+    return total;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    // Jitter keeps several workers from sweeping in lockstep.
+    const delay = this.config.webhookSweepIntervalMs * (0.8 + Math.random() * 0.4);
+    this.timer = setTimeout(() => {
+      this.running = this.sweep()
+        .catch((err: unknown) => this.logger.warn({ err }, 'webhook sweep failed; retrying at the next interval'))
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+    }, delay);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,104 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AppConfig } from '../../core/config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { QUEUES } from '../../core/queue/queue.constants.js';
+import { createRedisConnection } from '../../core/redis/redis.service.js';
+import type { DeliveryJobData } from '../delivery-queue.js';
+import { DeliveryProcessor, ProcessingAborted, type ProcessResult } from './delivery.processor.js';
+
+/** A job whose worker died is retried by another worker after its lock expires, checked this often. */
+const LOCK_DURATION_MS = 15_000;
+const STALLED_INTERVAL_MS = 5_000;
+/** How often a job may be taken back from a dead worker before it counts as failed. */
+const MAX_STALLED_COUNT = 3;
+/** Graceful stop waits this long for running jobs; after that they are left to be retried elsewhere. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** The BullMQ consumer of webhook deliveries (worker process only). */
+@Injectable()
+export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
+  private worker?: Worker<DeliveryJobData, ProcessResult | null>;
+  private connection?: Redis;
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly processor: DeliveryProcessor,
+    private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  onModuleInit(): void {
+    this.connection = createRedisConnection(this.config.redisUrl, { failFast: false });
+    this.worker = new Worker<DeliveryJobData, ProcessResult | null>(QUEUES.webhookDeliveries, (job) => this.run(job), {
+      connection: this.connection,
+      prefix: this.config.queuePrefix,
+      concurrency: this.config.workerConcurrency,
+      lockDuration: LOCK_DURATION_MS,
+      stalledInterval: STALLED_INTERVAL_MS,
+      maxStalledCount: MAX_STALLED_COUNT,
+    });
+    this.worker.on('error', (err) => this.logger.warn({ err }, 'webhook worker connection error'));
+    this.worker.on('failed', (job, err) => void this.onFailed(job, err));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.stop();
+  }
+
+  /**
+   * Stops taking jobs. `force` leaves running jobs where they are, as a crash would: each stops at the next
+   * event, keeps what it committed, and is taken over by another worker once its lock expires. Without
+   * `force` running jobs finish first (up to a grace period, then as with `force`).
+   */
+  async stop(opts: { force?: boolean } = {}): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.worker = undefined;
+    if (!opts.force) {
+      const graceful = worker.close().then(
+        () => true,
+        (err: unknown) => {
+          this.logger.warn({ err }, 'webhook worker did not close cleanly');
+          return true;
+        },
+      );
+      const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS).unref());
+      if (await Promise.race([graceful, timedOut])) {
+        this.connection?.disconnect();
+        return;
+      }
+      this.logger.warn('webhook jobs still running at shutdown; leaving them to be retried by another worker');
+    }
+    this.abort.abort();
+    await worker.close(true).catch(() => undefined);
+    this.connection?.disconnect();
+  }
+
+  private async run(job: Job<DeliveryJobData>): Promise<ProcessResult | null> {
+    try {
+      const result = await this.processor.process(job.data, this.abort.signal);
+      if (result) this.logger.debug({ jobId: job.id, ...result }, 'webhook delivery processed');
+      return result;
+    } catch (err) {
+      // Stopped hard: whatever failed after that is the stop itself, not the delivery's fault.
+      if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      this.logger.warn({ err, jobId: job.id, deliveryId: job.data.deliveryId, attempt: job.attemptsMade + 1, final }, 'webhook delivery processing failed');
+      await this.processor.recordFailure(job.data.deliveryId, message, final).catch((e: unknown) => this.logger.error({ err: e }, 'could not record the failure'));
+      throw err;
+    }
+  }
+
+  /** Catches jobs that failed for good without the processor seeing it (taken from dead workers too often). */
+  private async onFailed(job: Job<DeliveryJobData> | undefined, err: Error): Promise<void> {
+    if (!job || err instanceof ProcessingAborted) return;
+    try {
+      if (await job.isFailed()) await this.processor.markDeadLetter(job.data.deliveryId, err.message);
+    } catch (e) {
+      this.logger.warn({ err: e, jobId: job.id }, 'could not check a failed webhook job');
+    }
+  }
+}

@@ -1,0 +1,66 @@
+import { statusChanges, type LockedMessage } from './status-update.effect.js';
+
+const t = (s: number) => new Date(1767182400_000 + s * 1000);
+const message = (over: Partial<LockedMessage> = {}): LockedMessage => ({
+  id: 1,
+  status: 'sent',
+  errorCategory: null,
+  sentAt: t(0),
+  deliveredAt: null,
+  readAt: null,
+  failedAt: null,
+  ...over,
+});
+const event = (status: string, at: number, error: { code: number; title: string; detail: string } | null = null) => ({
+  status,
+  upstreamTimestamp: t(at),
+  createdAt: t(100),
+  errorCode: error?.code ?? null,
+  errorTitle: error?.title ?? null,
+  errorDetail: error?.detail ?? null,
+});
+
+describe('statusChanges', () => {
+  it('moves forward and records when it happened', () => {
+    expect(statusChanges(message(), event('delivered', 1))).toEqual({ status: 'delivered', deliveredAt: t(1) });
+    expect(statusChanges(message({ status: 'delivered', deliveredAt: t(1) }), event('read', 2))).toEqual({ status: 'read', readAt: t(2) });
+  });
+
+  it('fills deliveredAt from a read that skipped delivered, and lets a later delivered correct it to the earlier time', () => {
+    const afterRead = statusChanges(message(), event('read', 5));
+    expect(afterRead).toEqual({ status: 'read', readAt: t(5), deliveredAt: t(5) });
+    expect(statusChanges(message({ status: 'read', readAt: t(5), deliveredAt: t(5) }), event('delivered', 3))).toEqual({ deliveredAt: t(3) });
+  });
+
+  it('never downgrades: a late sent only fills a missing sentAt', () => {
+    expect(statusChanges(message({ status: 'read', sentAt: null, deliveredAt: t(1), readAt: t(2) }), event('sent', 0))).toEqual({ sentAt: t(0) });
+    expect(statusChanges(message({ status: 'read', deliveredAt: t(1), readAt: t(2) }), event('sent', 0))).toEqual({});
+  });
+
+  it('records the upstream error of an asynchronous failure with its category', () => {
+    const error = { code: 131047, title: 'Re-engagement message', detail: 'More than 24 hours since the customer last replied.' };
+    expect(statusChanges(message(), event('failed', 1, error))).toEqual({
+      status: 'failed',
+      failedAt: t(1),
+      errorCode: 131047,
+      errorTitle: 'Re-engagement message',
+      errorDetail: 'More than 24 hours since the customer last replied.',
+      errorCategory: 'window',
+    });
+  });
+
+  it('ignores a failure after delivery', () => {
+    expect(statusChanges(message({ status: 'delivered', deliveredAt: t(1) }), event('failed', 2, { code: 131000, title: 'x', detail: 'y' }))).toEqual({});
+  });
+
+  it('replaces a failure recorded for an unknown send outcome with real progress or the real reason', () => {
+    const timedOut = message({ status: 'failed', errorCategory: 'retryable', sentAt: null, failedAt: t(0) });
+    expect(statusChanges(timedOut, event('delivered', 2))).toEqual({ status: 'delivered', deliveredAt: t(2) });
+    expect(statusChanges(timedOut, event('failed', 3, { code: 131026, title: 'Message undeliverable', detail: 'd' }))).toMatchObject({
+      status: 'failed',
+      failedAt: t(3),
+      errorCode: 131026,
+      errorCategory: 'permanent',
+    });
+  });
+});

@@ -1,0 +1,45 @@
+import { Controller, Get, Headers, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Public } from '../../auth/auth.decorators.js';
+import { RawResponse } from '../../core/http/envelope.interceptor.js';
+import { WebhookReceiverService } from './webhook-receiver.service.js';
+
+/** Meta's callback URL. Public: Meta authenticates with the verify token (GET) and the body's HMAC (POST). */
+@ApiTags('webhooks: receiver')
+@Public()
+@Controller('webhooks/whatsapp')
+export class WebhookReceiverController {
+  constructor(private readonly receiver: WebhookReceiverService) {}
+
+  @Get()
+  @RawResponse()
+  @ApiOperation({ summary: "Meta's subscription handshake: answers hub.challenge as text/plain when the verify token matches" })
+  @ApiQuery({ name: 'hub.mode', example: 'subscribe' })
+  @ApiQuery({ name: 'hub.verify_token' })
+  @ApiQuery({ name: 'hub.challenge', example: '1158201444' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'The hub.challenge value, as the raw body', schema: { type: 'string' } })
+  @ApiResponse({ status: 403, description: 'Wrong mode or verify token' })
+  verify(@Req() req: Request, @Res() res: Response): void {
+    const challenge = this.receiver.verifySubscription(new URL(req.originalUrl, 'http://receiver').searchParams);
+    res.status(200).type('text/plain').setHeader('x-content-type-options', 'nosniff');
+    res.send(challenge);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Webhook events from Meta: verified over the raw bytes, stored durably, acknowledged at once, processed asynchronously',
+  })
+  @ApiHeader({ name: 'x-hub-signature-256', required: true, description: 'sha256=<hex HMAC-SHA256 of the raw body with the app secret>' })
+  @ApiBody({ description: 'Meta webhook payload (object whatsapp_business_account, entry[])', schema: { type: 'object' } })
+  @ApiOkResponse({ description: '`data: {received: true}`' })
+  @ApiResponse({ status: 400, description: 'Not JSON, not a whatsapp_business_account object, or no entry array' })
+  @ApiResponse({ status: 401, description: 'Missing or wrong X-Hub-Signature-256; nothing stored' })
+  @ApiResponse({ status: 413, description: 'Body over the webhook size limit (3 MB)' })
+  @ApiResponse({ status: 503, description: 'The delivery could not be stored; Meta retries' })
+  receive(@Req() req: Request, @Headers('x-hub-signature-256') signature: string | undefined): Promise<{ received: true }> {
+    return this.receiver.receive(req.rawBody, signature);
+  }
+}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { DeliveryQueue } from './delivery-queue.js';
+import { DeliveryProcessor } from './processing/delivery.processor.js';
+import { DeliverySweeper } from './processing/delivery.sweeper.js';
+import { DeliveryWorker } from './processing/delivery.worker.js';
+import { AccountUpdateEffect } from './processing/effects/account-update.effect.js';
+import { InboundMessageEffect } from './processing/effects/inbound-message.effect.js';
+import { StatusUpdateEffect } from './processing/effects/status-update.effect.js';
+import { TemplateStatusEffect } from './processing/effects/template-status.effect.js';
+
+/** Worker side of webhooks: the delivery consumer, its effects and the sweeper. */
+@Module({
+  providers: [
+    DeliveryQueue,
+    DeliveryProcessor,
+    DeliveryWorker,
+    DeliverySweeper,
+    StatusUpdateEffect,
+    InboundMessageEffect,
+    TemplateStatusEffect,
+    AccountUpdateEffect,
+  ],
+})
+export class WebhooksWorkerModule {}

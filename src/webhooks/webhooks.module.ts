@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { ConsoleModule } from '../console/console.module.js';
+import { DeliveriesController } from './deliveries/deliveries.controller.js';
+import { DeliveriesService } from './deliveries/deliveries.service.js';
+import { DeliveryQueue } from './delivery-queue.js';
+import { EventsController } from './events/events.controller.js';
+import { EventsRepository } from './events/events.repository.js';
+import { EventsService } from './events/events.service.js';
+import { WebhookReceiverController } from './receiver/webhook-receiver.controller.js';
+import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
+
+/** API side of webhooks: Meta's receiver, the events API and the console's deliveries (dead letters, replay). */
+@Module({
+  imports: [ConsoleModule],
+  controllers: [WebhookReceiverController, EventsController, DeliveriesController],
+  providers: [DeliveryQueue, WebhookReceiverService, EventsRepository, EventsService, DeliveriesService],
+})
+export class WebhooksModule {}

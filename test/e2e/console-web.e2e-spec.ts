@@ -1,0 +1,275 @@
+import { existsSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
+import { eventually, onboard, PASSWORD, uniqueEmail, type Tenant } from '../utils/factories.js';
+import { startStack, type Stack } from '../utils/stack.js';
+
+/**
+ * The web console in headless Chromium against the real API, worker and simulator: what an operator does
+ * in the browser, checked against what the API then does. Screenshots of each page go to
+ * test-results/screenshots/.
+ */
+
+const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
+/** Simulator: accepted, then `sent` and `failed` with 131047 (Re-engagement message) by webhook. */
+const FAILS_LATER = '15550000002';
+const helloWorld = (t: Tenant, to: string) => ({ phoneNumberId: t.account.phoneNumberId, to, type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+
+const text = (page: Page, value: string | RegExp) => page.getByText(value).first();
+const visible = (page: Page, value: string | RegExp, timeout = 10_000) => text(page, value).waitFor({ timeout });
+const activeElementId = (page: Page) => page.evaluate('document.activeElement && document.activeElement.id');
+
+describe('web console (headless Chromium)', () => {
+  let stack: Stack;
+  let browser: Browser;
+  const opened: ConsoleBrowser[] = [];
+
+  const open = async (opts: { cookie?: string; width?: number } = {}) => {
+    const session = await openConsole(browser, stack.url, opts);
+    opened.push(session);
+    return session;
+  };
+
+  beforeAll(async () => {
+    if (!existsSync('dist/web/index.html')) throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
+    [stack, browser] = await Promise.all([startStack({ worker: true }), launchChromium()]);
+  });
+
+  afterEach(async () => {
+    // Everything the console needs is served by the service itself: nothing may be fetched from elsewhere.
+    const foreign = opened.flatMap((o) => o.foreignRequests);
+    await Promise.all(opened.splice(0).map((o) => o.context.close()));
+    expect(foreign).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  it('onboards in the browser: sign up, log in, connect, sync numbers and templates, create a key whose secret is shown once', async () => {
+    const { page } = await open();
+    const email = uniqueEmail();
+    const sim = stack.sim.createAccount({ name: 'Browser Parcel Co' });
+
+    // Signed out, any console page leads to the login page.
+    await page.goto('/console/keys');
+    await page.waitForURL(/\/console\/login\?next=/);
+    await page.getByRole('link', { name: 'Create an organization' }).click();
+
+    await page.getByLabel('Organization name').fill('Browser Org');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await visible(page, 'password must be at least 10 characters');
+    expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, '01-signup-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign up' }).click();
+
+    // Log in with the keyboard only: the email is filled in, Tab moves to the password, Enter submits.
+    await visible(page, 'Organization “Browser Org” created. Log in to continue.');
+    expect(await page.getByLabel('Email').inputValue()).toBe(email);
+    await page.getByLabel('Email').focus();
+    await page.keyboard.press('Tab');
+    expect(await activeElementId(page)).toBe(await page.getByLabel('Password').getAttribute('id'));
+    await page.keyboard.type(PASSWORD);
+    await screenshot(page, '02-login');
+    await page.keyboard.press('Enter');
+
+    await page.getByRole('heading', { name: 'Business accounts', level: 1 }).waitFor();
+    await visible(page, email);
+    await visible(page, 'No business account is connected yet');
+
+    await page.getByLabel('WABA ID').fill(sim.wabaId);
+    await page.getByLabel('Access token').fill('sim-token-wrong');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await visible(page, /The upstream platform rejected this access token/);
+    await page.getByLabel('Access token').fill(sim.accessToken);
+    await page.getByRole('button', { name: 'Connect' }).click();
+
+    await page.getByRole('heading', { name: 'Browser Parcel Co', level: 1 }).waitFor();
+    const numbers = page.getByTestId('sync-numbers');
+    const templates = page.getByTestId('sync-templates');
+    expect(await numbers.textContent()).toContain('Last synced: never');
+    await numbers.getByRole('button', { name: 'Sync now' }).click();
+    const connected = sim.phoneNumbers.filter((p) => p.status === 'CONNECTED').length;
+    await numbers.getByText(`Sync complete: ${sim.phoneNumbers.length} added, 0 updated, 0 removed (${sim.phoneNumbers.length} in total).`).waitFor();
+    await numbers.getByText(`${sim.phoneNumbers.length} numbers, ${connected} connected`).waitFor();
+    expect(await numbers.textContent()).not.toContain('Last synced: never');
+
+    await templates.getByRole('button', { name: 'Sync now' }).click();
+    const approved = sim.templates.filter((t) => t.status === 'APPROVED').length;
+    await templates.getByText(`${sim.templates.length} templates, ${approved} approved`).waitFor();
+    await templates.getByRole('cell', { name: 'hello_world' }).waitFor();
+    await screenshot(page, '03-account-synced');
+
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Key name').fill('browser key');
+    await page.getByRole('button', { name: 'Create key pair' }).click();
+    const panel = page.getByTestId('new-key');
+    await panel.getByText('It is shown only this once').waitFor();
+    const accessKey = await panel.getByLabel('Access key').inputValue();
+    const secretKey = await panel.getByLabel('Secret key').inputValue();
+    expect(accessKey).toMatch(/^ak_/);
+    expect(secretKey).toMatch(/^sk_/);
+    await panel.getByRole('button', { name: 'Copy secret key' }).click();
+    await panel.getByText(/^(Copied|Selected: press Ctrl\+C to copy)$/).waitFor();
+    await screenshot(page, '04-key-created');
+
+    // The pair works against the API.
+    const keyHeaders = { 'x-access-key': accessKey, 'x-secret-key': secretKey };
+    expect((await stack.http.get('/messages').set(keyHeaders)).status).toBe(200);
+
+    // Once dismissed, the secret is nowhere: not on the page, not after a reload.
+    await panel.getByRole('button', { name: 'I have stored the secret key' }).click();
+    await page.getByRole('cell', { name: 'browser key', exact: true }).waitFor();
+    expect(await page.content()).not.toContain(secretKey);
+    await page.reload();
+    await page.getByRole('cell', { name: accessKey }).waitFor();
+    expect(await page.content()).not.toContain(secretKey);
+    await screenshot(page, '05-keys');
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await visible(page, 'You are logged out.');
+    await page.goto('/console');
+    await page.waitForURL(/\/console\/login/);
+  }, 60_000);
+
+  it('shows a message sent through the API in the messages list, its timeline and failure reason, and its events as they arrive', async () => {
+    const t = await onboard(stack, 'Messages Org');
+    const { page } = await open({ cookie: t.operator.cookie });
+    const base = `/console/accounts/${t.account.wabaId}`;
+
+    // The events table is open before anything happens: new events must appear by themselves (polling).
+    await page.goto(`${base}/events`);
+    await visible(page, 'No events match yet');
+    const to = recipient();
+    const sent = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, to));
+    expect(sent.status).toBe(200);
+    const failing = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, FAILS_LATER));
+    expect(failing.status).toBe(200);
+    await visible(page, 'Message read', 15_000);
+    await visible(page, 'Message failed: Re-engagement message (131047)', 15_000);
+    await screenshot(page, '06-events');
+
+    await page.getByLabel('Status').selectOption('read');
+    await page.waitForURL(/status=read/);
+    await eventually(async () => (await page.locator('.events-table tbody tr').count()) === 1);
+    expect(await page.locator('.events-table tbody tr').count()).toBe(1);
+    await page.getByRole('button', { name: /Show raw/ }).click();
+    const raw = page.getByRole('region', { name: 'Webhook events' }).locator('pre');
+    expect(await raw.textContent()).toContain(`"id": "${sent.body.data.upstreamMessageId}"`);
+    await screenshot(page, '07-events-raw');
+
+    await page.getByRole('link', { name: 'Messages' }).click();
+    await page.getByRole('heading', { name: 'Messages', level: 1 }).waitFor();
+    await page.getByRole('cell', { name: to }).waitFor();
+    await page.getByRole('cell', { name: FAILS_LATER }).waitFor();
+    await screenshot(page, '08-messages');
+
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/status=failed/);
+    await eventually(async () => !(await page.getByRole('cell', { name: to }).isVisible()));
+    expect(await page.getByRole('cell', { name: to }).isVisible()).toBe(false);
+    await page.getByRole('cell', { name: FAILS_LATER }).waitFor();
+
+    await page.getByRole('link', { name: `Message ${failing.body.data.id} details` }).click();
+    await page.getByRole('heading', { name: 'Failure reason' }).waitFor();
+    await visible(page, '131047 Re-engagement message');
+    await screenshot(page, '09-message-failed');
+
+    await page.goto(`${base}/messages/${sent.body.data.id}`);
+    const timeline = page.locator('ol.timeline');
+    await timeline.waitFor();
+    await eventually(async () => (await timeline.textContent())?.includes('Read'));
+    const steps = await timeline.locator('.timeline-status').allTextContents();
+    expect(steps).toEqual(['Accepted by the platform', 'Sent', 'Delivered', 'Read']);
+    expect(await page.getByRole('heading', { name: 'Failure reason' }).count()).toBe(0);
+    await screenshot(page, '10-message-detail');
+
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    await page.getByRole('heading', { name: 'Analytics', level: 1 }).waitFor();
+    const rates = page.getByRole('list', { name: 'Rates' });
+    await rates.getByText('50.0%').first().waitFor();
+    expect(await rates.textContent()).toContain('Messages2');
+    expect(await page.locator('svg[role="img"] rect').count()).toBeGreaterThan(0);
+    await screenshot(page, '11-analytics');
+
+    // Usable on a 375 px wide phone: nothing wider than the screen but the scrollable tables.
+    const narrow = await open({ cookie: t.operator.cookie, width: 375 });
+    await narrow.page.goto(`${base}/messages`);
+    await narrow.page.getByRole('cell', { name: to }).waitFor();
+    expect(await narrow.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+    await screenshot(narrow.page, '12-messages-375px');
+  }, 60_000);
+
+  it('revokes a key in the browser, after which the API refuses it', async () => {
+    const t = await onboard(stack, 'Revoke Org');
+    expect((await stack.http.get('/messages').set(t.key.headers)).status).toBe(200);
+    const { page } = await open({ cookie: t.operator.cookie });
+
+    await page.goto('/console/keys');
+    await page.getByRole('button', { name: 'Revoke test key' }).click();
+    // The question takes focus on its harmless answer.
+    expect(await page.evaluate('document.activeElement && document.activeElement.textContent')).toBe('Cancel');
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await page.getByText(/^revoked/).waitFor();
+    await screenshot(page, '13-key-revoked');
+
+    const refused = await eventually(async () => (await stack.http.get('/messages').set(t.key.headers)).status === 401);
+    expect(refused).toBe(true);
+    const res = await stack.http.get('/messages').set(t.key.headers);
+    expect(res.body.message).toBe('Invalid API key');
+  });
+
+  it('shows Bull Board to signed-in operators only', async () => {
+    const noSession = await stack.http.get('/console/queues').set('accept', 'text/html');
+    expect(noSession.status).toBe(303);
+    expect(noSession.headers.location).toBe('/console/login?next=%2Fconsole%2Fqueues');
+    const api = await stack.http.get('/console/queues/api/queues').set('accept', 'application/json');
+    expect(api.status).toBe(401);
+    expect(api.body).toEqual({ statusCode: 401, message: 'Authentication required' });
+    const forged = await stack.http.get('/console/queues/api/queues').set('cookie', 'bm_session=forged');
+    expect(forged.status).toBe(401);
+
+    // In the browser: sent to the login page, and back to the board once logged in.
+    const t = await onboard(stack, 'Queues Org');
+    const { page } = await open();
+    await page.goto('/console/queues');
+    await page.waitForURL(/\/console\/login\?next=%2Fconsole%2Fqueues/);
+    await page.getByLabel('Email').fill(t.operator.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(/\/console\/queues/);
+    await visible(page, 'webhook-deliveries', 15_000);
+    await screenshot(page, '14-queues');
+
+    const signedIn = await stack.http.get('/console/queues/api/queues').set('cookie', t.operator.cookie);
+    expect(signedIn.status).toBe(200);
+  });
+
+  it('serves the app under /console without shadowing the API', async () => {
+    const page = await stack.http.get('/console/accounts/123/messages');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.text).toContain('<div id="root">');
+
+    const asset = page.text.match(/src="(\/console\/assets\/[^"]+\.js)"/)?.[1];
+    expect(asset).toBeDefined();
+    const script = await stack.http.get(asset!);
+    expect(script.status).toBe(200);
+    expect(script.headers['cache-control']).toContain('immutable');
+
+    expect((await stack.http.get('/console/assets/missing.js')).status).toBe(404);
+    const me = await stack.http.get('/auth/me');
+    expect(me.status).toBe(401);
+    expect(me.body.message).toBe('Authentication required');
+    const unknown = await stack.http.get('/no-such-route');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,724 @@
+import { jest } from '@jest/globals';
+import { metaJson } from '../../simulator/meta-json.js';
+import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
+import { startStack, type Stack } from '../utils/stack.js';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
+import {
+  createTenant,
+  fieldPayload,
+  inboundPayload,
+  messagesValue,
+  postWebhook,
+  randomDigits,
+  signatureOf,
+  startTestWorker,
+  statusesPayload,
+  unixNow,
+  waitFor,
+  wamid,
+  type StatusItem,
+  type Tenant,
+  type TestWorker,
+} from '../utils/webhooks.js';
+
+jest.setTimeout(60_000);
+
+/** Helpers bound to one running app. */
+function harness(t: TestApp) {
+  const prisma = t.prisma;
+  return {
+    /** Waits until `n` deliveries concerning this WABA are processed (and none is left `received`). */
+    async processed(wabaId: string, n: number) {
+      return waitFor(async () => {
+        const rows = await prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, orderBy: { id: 'asc' } });
+        const done = rows.filter((r) => r.status === 'processed');
+        return done.length >= n && rows.every((r) => r.status !== 'received') ? done : undefined;
+      }, `${n} processed deliveries for ${wabaId}`);
+    },
+    events(wabaId: string) {
+      return prisma.event.findMany({ where: { wabaId }, orderBy: { id: 'asc' } });
+    },
+    createMessage(tenant: Tenant, data: { upstreamMessageId?: string | null; status?: string; to?: string }) {
+      return prisma.message.create({
+        data: {
+          businessAccountId: tenant.businessAccountId,
+          phoneNumberId: tenant.phoneNumberId,
+          to: data.to ?? '447700900123',
+          type: 'template',
+          templateName: 'parcel_update',
+          templateLanguage: 'en_GB',
+          status: data.status ?? 'sent',
+          upstreamMessageId: data.upstreamMessageId === undefined ? wamid() : data.upstreamMessageId,
+          sentAt: data.status === 'pending' ? null : new Date(),
+        },
+      });
+    },
+    listEvents(tenant: Tenant, query: Record<string, string | number>) {
+      return t.http.get('/webhooks/events').set('cookie', tenant.cookie).query(query);
+    },
+  };
+}
+
+const status = (id: string, s: string, timestamp: number, recipient = '447700900123', extra: Record<string, unknown> = {}): StatusItem => ({
+  id,
+  status: s,
+  timestamp: String(timestamp),
+  recipient_id: recipient,
+  ...extra,
+});
+
+const reEngagement = {
+  code: 131047,
+  title: 'Re-engagement message',
+  message: 'Re-engagement message',
+  error_data: { details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
+};
+
+describe('Webhooks: receiver, processing and events API', () => {
+  let t: TestApp;
+  let worker: TestWorker;
+  let h: ReturnType<typeof harness>;
+
+  beforeAll(async () => {
+    t = await startTestApp({ WEBHOOK_SWEEP_INTERVAL_MS: '300' });
+    worker = await startTestWorker(t.config);
+    h = harness(t);
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await t?.close();
+  });
+
+  describe('GET /webhooks/whatsapp (subscription handshake)', () => {
+    it('answers the challenge as plain text when mode and verify token match', async () => {
+      const res = await t.http
+        .get('/webhooks/whatsapp')
+        .query({ 'hub.mode': 'subscribe', 'hub.verify_token': t.config.whatsappVerifyToken, 'hub.challenge': '1158201444' });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/plain/);
+      expect(res.text).toBe('1158201444');
+    });
+
+    it('refuses a wrong token, a wrong mode or missing parameters with a 403 envelope', async () => {
+      const wrongToken = await t.http.get('/webhooks/whatsapp').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'nope-nope-nope', 'hub.challenge': '1' });
+      expect(wrongToken.status).toBe(403);
+      expect(wrongToken.body).toEqual({ statusCode: 403, message: 'Webhook verification failed' });
+      const wrongMode = await t.http.get('/webhooks/whatsapp').query({ 'hub.mode': 'unsubscribe', 'hub.verify_token': t.config.whatsappVerifyToken, 'hub.challenge': '1' });
+      expect(wrongMode.status).toBe(403);
+      expect((await t.http.get('/webhooks/whatsapp')).status).toBe(403);
+    });
+  });
+
+  describe('POST /webhooks/whatsapp (receiver)', () => {
+    it('acknowledges a signed delivery at once and stores the exact bytes it received', async () => {
+      const tenant = await createTenant(t);
+      // Non-ASCII and "/" make Meta's serialisation differ from JSON.stringify: the check must use the raw bytes.
+      const payload = inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá, 1/2 ✓', name: 'João' });
+      const res = await postWebhook(t, payload);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ statusCode: 200, message: 'Success', data: { received: true } });
+      const [row] = await h.processed(tenant.wabaId, 1);
+      expect(Buffer.from(row!.rawBody).toString('utf8')).toBe(metaJson(payload));
+      expect(row!.wabaIds).toEqual([tenant.wabaId]);
+      expect(row!.signature).toBe(signatureOf(metaJson(payload), t.config.whatsappAppSecret));
+    });
+
+    it('rejects a missing, wrong or re-serialised signature with 401 and stores nothing', async () => {
+      const wabaId = randomDigits('3108');
+      const payload = inboundPayload(wabaId, '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá/Hi', name: 'João' });
+      const missing = await postWebhook(t, payload, { signature: null });
+      expect(missing.status).toBe(401);
+      expect(missing.body).toEqual({ statusCode: 401, message: 'Invalid or missing X-Hub-Signature-256' });
+      expect((await postWebhook(t, payload, { signature: signatureOf(metaJson(payload), 'some-other-secret') })).status).toBe(401);
+      expect((await postWebhook(t, payload, { signature: signatureOf(JSON.stringify(payload), t.config.whatsappAppSecret) })).status).toBe(401);
+      expect((await postWebhook(t, payload, { signature: 'sha256=abc' })).status).toBe(401);
+      expect(await t.prisma.webhookDelivery.count({ where: { wabaIds: { has: wabaId } } })).toBe(0);
+    });
+
+    it('answers 400 for a body that is not JSON, not a WhatsApp business account object, or has no entries', async () => {
+      const notJson = await postWebhook(t, undefined, { body: '{"object": "whatsapp_business_account", ' });
+      expect(notJson.status).toBe(400);
+      expect(notJson.body.statusCode).toBe(400);
+      const page = await postWebhook(t, { object: 'page', entry: [] });
+      expect(page.status).toBe(400);
+      expect(page.body.message).toContain('whatsapp_business_account');
+      expect((await postWebhook(t, { object: 'whatsapp_business_account' })).status).toBe(400);
+      expect((await postWebhook(t, [1, 2])).status).toBe(400);
+    });
+
+    it('answers 503 (so Meta retries) when the delivery cannot be stored', async () => {
+      const noDb = await startTestApp({ DATABASE_URL: 'postgresql://postgres:postgres@127.0.0.1:9/none' });
+      try {
+        const res = await postWebhook(noDb, inboundPayload('310000000000001', '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+        expect(res.status).toBe(503);
+        expect(res.body).toMatchObject({ statusCode: 503 });
+        expect(res.body.data).toBeUndefined();
+      } finally {
+        await noDb.close();
+      }
+    });
+
+    it('answers 413 for a body over 3 MB', async () => {
+      const big = metaJson({ object: 'whatsapp_business_account', entry: [], pad: 'x'.repeat(3 * 1024 * 1024) });
+      const res = await postWebhook(t, undefined, { body: big });
+      expect(res.status).toBe(413);
+    });
+  });
+
+  describe('processing', () => {
+    it('stores every item of a batched delivery (entries × changes × items) with its kind', async () => {
+      const tenant = await createTenant(t);
+      const ids = [wamid(), wamid(), wamid()];
+      const now = unixNow();
+      const payload = {
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: tenant.wabaId,
+            changes: [
+              { field: 'messages', value: messagesValue(tenant.phoneNumberId, { statuses: [status(ids[0]!, 'sent', now), status(ids[1]!, 'delivered', now)] }) },
+              {
+                field: 'messages',
+                value: messagesValue(tenant.phoneNumberId, {
+                  contacts: [{ profile: { name: 'Priya' }, wa_id: '447700900777' }],
+                  messages: [{ from: '447700900777', id: ids[2], timestamp: String(now), type: 'text', text: { body: 'hi' } }],
+                  statuses: [status(ids[0]!, 'delivered', now + 1)],
+                }),
+              },
+            ],
+          },
+          {
+            id: tenant.wabaId,
+            time: now,
+            changes: [
+              { field: 'message_template_status_update', value: { event: 'APPROVED', message_template_id: 1, message_template_name: 'x', message_template_language: 'en_GB', reason: 'NONE' } },
+              { field: 'account_update', value: { event: 'ACCOUNT_RESTRICTION' } },
+              { field: 'some_future_field', value: { anything: [1, 2, 3] } },
+            ],
+          },
+        ],
+      };
+      expect((await postWebhook(t, payload)).status).toBe(200);
+      const [delivery] = await h.processed(tenant.wabaId, 1);
+      expect(delivery!.eventCount).toBe(7);
+      const events = await h.events(tenant.wabaId);
+      expect(events.map((e) => [e.kind, e.eventType, e.title])).toEqual(
+        expect.arrayContaining([
+          ['status_update', 'messages', 'Message sent'],
+          ['status_update', 'messages', 'Message delivered'],
+          ['status_update', 'messages', 'Message delivered'],
+          ['inbound_message', 'messages', 'Inbound text from 447700900777'],
+          ['template_status', 'message_template_status_update', 'Template x (en_GB) approved'],
+          ['account_update', 'account_update', 'Account update: ACCOUNT_RESTRICTION'],
+          ['account_update', 'some_future_field', 'Update: some_future_field'],
+        ]),
+      );
+      expect(events).toHaveLength(7);
+    });
+
+    it('stores an item delivered three times once, and applies it once', async () => {
+      const tenant = await createTenant(t);
+      const message = await h.createMessage(tenant, {});
+      const payload = statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'delivered', unixNow())]);
+      for (let i = 0; i < 3; i++) expect((await postWebhook(t, payload)).status).toBe(200);
+      const deliveries = await h.processed(tenant.wabaId, 3);
+      expect(deliveries).toHaveLength(3);
+      const events = await h.events(tenant.wabaId);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ processed: true, status: 'delivered', messageId: message.upstreamMessageId });
+      const after = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      expect(after.status).toBe('delivered');
+    });
+
+    it('ends a message as read whatever the order: read before delivered, sent after read', async () => {
+      const tenant = await createTenant(t);
+      const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: wamid() });
+      const w = message.upstreamMessageId!;
+      const t0 = unixNow(-60);
+      for (const [s, at] of [['read', t0 + 2], ['delivered', t0 + 1], ['sent', t0]] as const) {
+        expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(w, s, at)]))).status).toBe(200);
+        await h.processed(tenant.wabaId, 1);
+      }
+      await h.processed(tenant.wabaId, 3);
+      const after = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      expect(after.status).toBe('read');
+      expect(after.readAt?.getTime()).toBe((t0 + 2) * 1000);
+      expect(after.deliveredAt?.getTime()).toBe((t0 + 1) * 1000);
+      expect(after.sentAt?.getTime()).toBe(t0 * 1000);
+      const events = await h.events(tenant.wabaId);
+      expect(events.map((e) => [e.status, e.processed])).toEqual([
+        ['read', true],
+        ['delivered', true],
+        ['sent', true],
+      ]);
+    });
+
+    it('applies a status that arrived before its message had a wamid, once the wamid is stored', async () => {
+      const tenant = await createTenant(t);
+      const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: null });
+      const w = wamid();
+      expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(w, 'delivered', unixNow())]))).status).toBe(200);
+      // Stored and visible at once, waiting for its message; the delivery itself is done.
+      const waiting = await waitFor(async () => {
+        const [e] = await h.events(tenant.wabaId);
+        return e && e.attempts >= 1 ? e : undefined;
+      }, 'the status to wait for its message');
+      expect(waiting.processed).toBe(false);
+      await h.processed(tenant.wabaId, 1);
+
+      // The send response arrives late.
+      await t.prisma.message.update({ where: { id: message.id }, data: { upstreamMessageId: w, status: 'sent', sentAt: new Date() } });
+      const applied = await waitFor(async () => {
+        const m = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+        return m.status === 'delivered' ? m : undefined;
+      }, 'the delayed re-run to apply the status', 20_000);
+      expect(applied.deliveredAt).not.toBeNull();
+      const [event] = await h.events(tenant.wabaId);
+      expect(event!.processed).toBe(true);
+    });
+
+    it('links a status to its message by our callback data when the wamid is not stored yet', async () => {
+      const tenant = await createTenant(t);
+      const other = await createTenant(t);
+      const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: null });
+      const foreign = await h.createMessage(other, { status: 'pending', upstreamMessageId: null });
+      const w = wamid();
+      const w2 = wamid();
+      const payload = statusesPayload(tenant.wabaId, tenant.phoneNumberId, [
+        status(w, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${message.id}` }),
+        // Callback data naming another organization's message never links it.
+        status(w2, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${foreign.id}` }),
+      ]);
+      expect((await postWebhook(t, payload)).status).toBe(200);
+      await h.processed(tenant.wabaId, 1);
+      const linked = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      expect(linked).toMatchObject({ upstreamMessageId: w, status: 'sent' });
+      const untouched = await t.prisma.message.findUniqueOrThrow({ where: { id: foreign.id } });
+      expect(untouched).toMatchObject({ upstreamMessageId: null, status: 'pending' });
+    });
+
+    it('records an asynchronous 131047 failure on the message with code, title and detail', async () => {
+      const tenant = await createTenant(t);
+      const message = await h.createMessage(tenant, {});
+      const payload = statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'failed', unixNow(), '447700900456', { errors: [reEngagement] })]);
+      expect((await postWebhook(t, payload)).status).toBe(200);
+      await h.processed(tenant.wabaId, 1);
+      const failed = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      expect(failed).toMatchObject({
+        status: 'failed',
+        errorCode: 131047,
+        errorTitle: 'Re-engagement message',
+        errorDetail: reEngagement.error_data.details,
+        errorCategory: 'window',
+      });
+      expect(failed.failedAt).not.toBeNull();
+      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, status: 'failed' });
+      expect(res.body.data.items).toHaveLength(1);
+      expect(res.body.data.items[0]).toMatchObject({
+        title: 'Message failed: Re-engagement message (131047)',
+        recipient: '447700900456',
+        error: { code: 131047, title: 'Re-engagement message', detail: reEngagement.error_data.details },
+        processed: true,
+      });
+    });
+
+    it("updates a synced template from Meta's decision: rejected or paused templates stop being sendable", async () => {
+      const tenant = await createTenant(t);
+      const template = (language: string) => ({
+        businessAccountId: tenant.businessAccountId,
+        upstreamId: randomDigits('1209', 16),
+        name: 'parcel_update',
+        language,
+        status: 'APPROVED',
+        components: [],
+        parameterCounts: { header: 0, body: 0, buttons: {} },
+        syncedAt: new Date(),
+      });
+      await t.prisma.template.createMany({ data: [template('en_GB'), template('en_US')] });
+      const decision = (language: string, event: string, reason: string, time: number) =>
+        fieldPayload(
+          tenant.wabaId,
+          'message_template_status_update',
+          { event, message_template_id: 1203344556677889, message_template_name: 'parcel_update', message_template_language: language, reason },
+          time,
+        );
+      const now = unixNow();
+      await postWebhook(t, decision('en_GB', 'REJECTED', 'INVALID_FORMAT', now));
+      await postWebhook(t, decision('en_US', 'PAUSED', 'LOW_QUALITY', now));
+      await postWebhook(t, fieldPayload(tenant.wabaId, 'message_template_status_update', { event: 'APPROVED', message_template_name: 'never_synced', message_template_language: 'en_GB', reason: 'NONE' }, now));
+      await h.processed(tenant.wabaId, 3);
+
+      const list = async () => {
+        const res = await t.http.get(`/business-accounts/${tenant.wabaId}/templates`).set('cookie', tenant.cookie);
+        expect(res.status).toBe(200);
+        return Object.fromEntries((res.body.data as { language: string; status: string; statusReason: string | null; sendable: boolean }[]).map((x) => [x.language, x]));
+      };
+      const templates = await list();
+      expect(templates.en_GB).toMatchObject({ status: 'REJECTED', statusReason: 'INVALID_FORMAT', sendable: false });
+      expect(templates.en_US).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', sendable: false });
+
+      await postWebhook(t, decision('en_US', 'REINSTATED', 'NONE', now + 1));
+      await h.processed(tenant.wabaId, 4);
+      expect((await list()).en_US).toMatchObject({ status: 'APPROVED', statusReason: null, sendable: true });
+
+      const events = await h.events(tenant.wabaId);
+      expect(events.map((e) => e.title)).toEqual([
+        'Template parcel_update (en_GB) rejected: INVALID_FORMAT',
+        'Template parcel_update (en_US) paused: LOW_QUALITY',
+        'Template never_synced (en_GB) approved',
+        'Template parcel_update (en_US) reinstated',
+      ]);
+      expect(events.every((e) => e.processed && e.kind === 'template_status')).toBe(true);
+    });
+
+    it('opens the 24 h window on an inbound message, and an older redelivery never shortens it', async () => {
+      const tenant = await createTenant(t);
+      const from = randomDigits('4477', 12);
+      const at = unixNow(-30);
+      await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from, id: wamid(), timestamp: String(at), text: 'Can I change the delivery slot?' }));
+      await h.processed(tenant.wabaId, 1);
+      const window = await t.prisma.conversationWindow.findUnique({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.phoneNumberId, recipient: from } } });
+      expect(window).toMatchObject({ wabaId: tenant.wabaId });
+      expect(window!.lastInboundAt.getTime()).toBe(at * 1000);
+
+      await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from, id: wamid(), timestamp: String(at - 3600), text: 'older' }));
+      await h.processed(tenant.wabaId, 2);
+      const still = await t.prisma.conversationWindow.findUniqueOrThrow({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.phoneNumberId, recipient: from } } });
+      expect(still.lastInboundAt.getTime()).toBe(at * 1000);
+      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, kind: 'inbound_message' });
+      expect(res.body.data.items.map((e: { title: string; recipient: string }) => [e.title, e.recipient])).toEqual([
+        [`Inbound text from ${from}`, from],
+        [`Inbound text from ${from}`, from],
+      ]);
+    });
+  });
+
+  describe('GET /webhooks/events', () => {
+    let tenant: Tenant;
+    const ids = { a: wamid(), b: wamid(), c: wamid() };
+
+    beforeAll(async () => {
+      tenant = await createTenant(t);
+      const now = unixNow();
+      await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(ids.a, 'sent', now), status(ids.b, 'sent', now, '447700900456')]));
+      await h.processed(tenant.wabaId, 1);
+      await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(ids.a, 'delivered', now + 1), status(ids.c, 'failed', now + 1, '447700900789', { errors: [reEngagement] })]));
+      await h.processed(tenant.wabaId, 2);
+      await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900456', id: wamid(), timestamp: String(now + 2), text: 'hello' }));
+      await h.processed(tenant.wabaId, 3);
+    });
+
+    it('lists the events of a business account newest first, with every field', async () => {
+      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ statusCode: 200, message: 'Success' });
+      const { items, page, limit, total, totalPages } = res.body.data;
+      expect({ page, limit, total, totalPages }).toEqual({ page: 1, limit: 20, total: 5, totalPages: 1 });
+      const order = items.map((e: { id: number; createdAt: string }) => [e.createdAt, e.id]);
+      const sorted = [...order].sort((x, y) => (x[0] === y[0] ? y[1] - x[1] : x[0] < y[0] ? 1 : -1));
+      expect(order).toEqual(sorted);
+      expect(items[0]).toMatchObject({ kind: 'inbound_message', title: 'Inbound text from 447700900456' });
+      const delivered = items.find((e: { status: string }) => e.status === 'delivered');
+      expect(Object.keys(delivered).sort()).toEqual(
+        ['createdAt', 'error', 'eventType', 'id', 'kind', 'messageId', 'phoneNumberId', 'processed', 'raw', 'recipient', 'status', 'title', 'upstreamTimestamp', 'wabaId'].sort(),
+      );
+      expect(delivered).toMatchObject({
+        eventType: 'messages',
+        kind: 'status_update',
+        title: 'Message delivered',
+        status: 'delivered',
+        recipient: '447700900123',
+        messageId: ids.a,
+        wabaId: tenant.wabaId,
+        phoneNumberId: tenant.phoneNumberId,
+        error: null,
+        processed: false,
+        raw: expect.objectContaining({ id: ids.a, status: 'delivered' }),
+      });
+      expect(delivered.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(delivered.upstreamTimestamp).toMatch(/\.000Z$/);
+    });
+
+    it('pages with page and limit', async () => {
+      const all = (await h.listEvents(tenant, { wabaId: tenant.wabaId })).body.data.items.map((e: { id: number }) => e.id);
+      const second = await h.listEvents(tenant, { wabaId: tenant.wabaId, page: 2, limit: 2 });
+      expect(second.body.data).toMatchObject({ page: 2, limit: 2, total: 5, totalPages: 3 });
+      expect(second.body.data.items.map((e: { id: number }) => e.id)).toEqual(all.slice(2, 4));
+      const beyond = await h.listEvents(tenant, { wabaId: tenant.wabaId, page: 9, limit: 2 });
+      expect(beyond.body.data).toMatchObject({ items: [], total: 5 });
+    });
+
+    it('filters by kind, status, messageId, recipient and time', async () => {
+      const q = async (extra: Record<string, string>) => (await h.listEvents(tenant, { wabaId: tenant.wabaId, ...extra })).body.data;
+      expect((await q({ kind: 'status_update' })).total).toBe(4);
+      expect((await q({ kind: 'inbound_message' })).total).toBe(1);
+      expect((await q({ kind: 'template_status' })).total).toBe(0);
+      expect((await q({ status: 'sent' })).items.map((e: { messageId: string }) => e.messageId).sort()).toEqual([ids.a, ids.b].sort());
+      expect((await q({ messageId: ids.a })).items.map((e: { status: string }) => e.status)).toEqual(['delivered', 'sent']);
+      expect((await q({ recipient: '447700900456' })).total).toBe(2);
+      expect((await q({ recipient: '447700900456', kind: 'status_update' })).total).toBe(1);
+      expect((await q({ since: new Date(Date.now() + 60_000).toISOString() })).total).toBe(0);
+      expect((await q({ until: new Date(Date.now() - 3600_000).toISOString() })).total).toBe(0);
+      expect((await q({ since: new Date(Date.now() - 3600_000).toISOString(), until: new Date(Date.now() + 60_000).toISOString() })).total).toBe(5);
+    });
+
+    it('answers 422 naming the field for a missing wabaId and malformed parameters', async () => {
+      const missing = await t.http.get('/webhooks/events').set('cookie', tenant.cookie);
+      expect(missing.status).toBe(422);
+      expect(missing.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
+      expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['wabaId']);
+      for (const [field, value] of [
+        ['limit', '101'],
+        ['limit', '0'],
+        ['page', '0'],
+        ['kind', 'bogus'],
+        ['since', 'yesterday'],
+        ['until', '2026-13-45'],
+      ]) {
+        const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, [field!]: value! });
+        expect(res.status).toBe(422);
+        expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+      }
+    });
+
+    it("answers 404 for another organization's business account and its events", async () => {
+      const other = await createTenant(t);
+      const res = await h.listEvents(tenant, { wabaId: other.wabaId });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ statusCode: 404, message: 'Business account not found' });
+      const mine = (await h.listEvents(tenant, { wabaId: tenant.wabaId })).body.data.items[0];
+      const one = await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', tenant.cookie);
+      expect(one.status).toBe(200);
+      expect(one.body.data).toEqual(mine);
+      expect((await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', other.cookie)).status).toBe(404);
+      expect((await t.http.get('/webhooks/events/abc').set('cookie', tenant.cookie)).status).toBe(404);
+      expect((await t.http.get('/webhooks/events/99999999999').set('cookie', tenant.cookie)).status).toBe(404);
+    });
+
+    it('keeps listing the events of a disconnected business account', async () => {
+      await t.prisma.businessAccount.update({ where: { id: tenant.businessAccountId }, data: { disconnectedAt: new Date() } });
+      try {
+        expect((await h.listEvents(tenant, { wabaId: tenant.wabaId })).body.data.total).toBe(5);
+      } finally {
+        await t.prisma.businessAccount.update({ where: { id: tenant.businessAccountId }, data: { disconnectedAt: null } });
+      }
+    });
+
+    it('answers 401 without a console session, including for an API key pair', async () => {
+      const none = await t.http.get('/webhooks/events').query({ wabaId: tenant.wabaId });
+      expect(none.status).toBe(401);
+      const created = await t.http.post('/api-keys').set('cookie', tenant.cookie).send({ wabaId: tenant.wabaId, name: 'events reader' });
+      expect(created.status).toBe(201);
+      const withKey = await t.http
+        .get('/webhooks/events')
+        .query({ wabaId: tenant.wabaId })
+        .set('x-access-key', created.body.data.accessKey)
+        .set('x-secret-key', created.body.data.secretKey);
+      expect(withKey.status).toBe(401);
+      expect(withKey.body.statusCode).toBe(401);
+    });
+
+    it('is documented in the OpenAPI description', async () => {
+      const json = await t.http.get('/swagger/docs-json');
+      const op = json.body.paths['/webhooks/events'].get;
+      expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['wabaId', 'page', 'limit', 'kind', 'status', 'messageId', 'recipient', 'since', 'until']));
+      expect(op.security).toEqual([{ session: [] }]);
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '422']));
+      expect(json.body.paths['/webhooks/whatsapp'].post).toBeDefined();
+    });
+  });
+
+  describe('recovery: sweeper, dead letters and replay', () => {
+    it('processes a delivery that was stored but never enqueued (Redis was down when it arrived)', async () => {
+      const tenant = await createTenant(t);
+      const message = await h.createMessage(tenant, {});
+      const body = metaJson(statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'read', unixNow())]));
+      const row = await t.prisma.webhookDelivery.create({
+        data: { rawBody: Buffer.from(body), signature: signatureOf(body, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], receivedAt: new Date(Date.now() - 10_000) },
+      });
+      const [done] = await h.processed(tenant.wabaId, 1);
+      expect(done!.id).toBe(row.id);
+      expect(done!.eventCount).toBe(1);
+      expect((await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('read');
+    });
+
+    it('acknowledges with 200 while Redis is unreachable, and the sweeper processes the delivery', async () => {
+      const tenant = await createTenant(t);
+      const noRedis = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:9' });
+      try {
+        const payload = inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' });
+        const body = metaJson(payload);
+        const started = Date.now();
+        const res = await noRedis.http
+          .post('/webhooks/whatsapp')
+          .set('content-type', 'application/json')
+          .set('x-hub-signature-256', signatureOf(body, noRedis.config.whatsappAppSecret))
+          .send(body);
+        expect(res.status).toBe(200);
+        expect(Date.now() - started).toBeLessThan(3000);
+      } finally {
+        await noRedis.close();
+      }
+      // The stored delivery is picked up by the running worker's sweeper.
+      await h.processed(tenant.wabaId, 1);
+      expect(await h.events(tenant.wabaId)).toHaveLength(1);
+    });
+
+    it('dead-letters a delivery that cannot be processed, lists it, and replays it once fixed', async () => {
+      const tenant = await createTenant(t);
+      const other = await createTenant(t);
+      const broken = await t.prisma.webhookDelivery.create({
+        data: { rawBody: Buffer.from('this is not json'), signature: 'sha256=00', wabaIds: [tenant.wabaId, '999999999999'], receivedAt: new Date(Date.now() - 10_000) },
+      });
+      const failed = await waitFor(async () => {
+        const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: broken.id } });
+        return d.status === 'failed' ? d : undefined;
+      }, 'the delivery to be dead-lettered');
+      expect(failed.lastError).toContain('not valid JSON');
+
+      const list = await t.http.get('/webhooks/deliveries').query({ status: 'failed' }).set('cookie', tenant.cookie);
+      expect(list.status).toBe(200);
+      const item = list.body.data.items.find((d: { id: number }) => d.id === broken.id);
+      expect(item).toMatchObject({ status: 'failed', wabaIds: [tenant.wabaId], eventCount: null, processedAt: null });
+      expect(item.lastError).toContain('not valid JSON');
+      const otherList = await t.http.get('/webhooks/deliveries').set('cookie', other.cookie);
+      expect(otherList.body.data.items.find((d: { id: number }) => d.id === broken.id)).toBeUndefined();
+      expect((await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', other.cookie)).status).toBe(404);
+      expect((await t.http.get('/webhooks/deliveries').query({ status: 'lost' }).set('cookie', tenant.cookie)).status).toBe(422);
+
+      const fixed = metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+      await t.prisma.webhookDelivery.update({ where: { id: broken.id }, data: { rawBody: Buffer.from(fixed) } });
+      const replay = await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', tenant.cookie);
+      expect(replay.status).toBe(200);
+      expect(replay.body.data).toMatchObject({ id: broken.id, status: 'received', attempts: 0, lastError: null });
+      const [done] = await h.processed(tenant.wabaId, 1);
+      expect(done).toMatchObject({ id: broken.id, eventCount: 1, lastError: null });
+      expect(await h.events(tenant.wabaId)).toHaveLength(1);
+    });
+  });
+});
+
+describe('Webhooks: a worker killed in the middle of a batch', () => {
+  let t: TestApp;
+  const workers: TestWorker[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp({ WEBHOOK_SWEEP_INTERVAL_MS: '500' });
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.close();
+    await t?.close();
+  });
+
+  it('leaves every event stored and applied exactly once after a restart', async () => {
+    const tenant = await createTenant(t);
+    const count = 500;
+    const messages = await t.prisma.message.createManyAndReturn({
+      data: Array.from({ length: count }, (_, i) => ({
+        businessAccountId: tenant.businessAccountId,
+        phoneNumberId: tenant.phoneNumberId,
+        to: `4477009${String(i).padStart(5, '0')}`,
+        type: 'template',
+        status: 'sent',
+        upstreamMessageId: wamid(),
+      })),
+    });
+    const now = unixNow();
+    // Meta's maximum: 1000 updates in one POST.
+    const statuses = messages.flatMap((m) => [status(m.upstreamMessageId!, 'delivered', now + 1, m.to), status(m.upstreamMessageId!, 'read', now + 2, m.to)]);
+
+    const first = await startTestWorker(t.config);
+    workers.push(first);
+    expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, statuses))).status).toBe(200);
+    const progressed = await waitFor(async () => {
+      const n = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
+      return n >= 50 ? n : undefined;
+    }, 'the first worker to be part-way through the batch', 60_000);
+    await first.crash();
+    const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
+    expect(progressed).toBeLessThan(2 * count);
+    expect(atCrash).toBeLessThan(2 * count);
+
+    const second = await startTestWorker(t.config);
+    workers.push(second);
+    const [delivery] = await waitFor(async () => {
+      const rows = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } } });
+      const pending = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: false } });
+      return rows[0]?.status === 'processed' && pending === 0 ? rows : undefined;
+      // A crashed worker's lock expires after 15 s; then the batch is finished (slower on a loaded machine).
+    }, 'the restarted worker to finish the batch', 150_000);
+    expect(delivery!.eventCount).toBe(2 * count);
+
+    const events = await t.prisma.event.findMany({ where: { wabaId: tenant.wabaId }, select: { dedupeKey: true, processed: true } });
+    expect(events).toHaveLength(2 * count);
+    expect(new Set(events.map((e) => e.dedupeKey)).size).toBe(2 * count);
+    const after = await t.prisma.message.groupBy({ by: ['status'], where: { businessAccountId: tenant.businessAccountId }, _count: true });
+    expect(after).toEqual([{ status: 'read', _count: count }]);
+    const stamped = await t.prisma.message.count({
+      where: { businessAccountId: tenant.businessAccountId, deliveredAt: new Date((now + 1) * 1000), readAt: new Date((now + 2) * 1000) },
+    });
+    expect(stamped).toBe(count);
+  }, 240_000);
+});
+
+describe('Webhooks: with the simulator posting in Meta’s format', () => {
+  let stack: Stack;
+  let tenant: OnboardedTenant;
+
+  beforeAll(async () => {
+    stack = await startStack({ worker: true });
+    tenant = await onboard(stack, 'Webhook Sim Org');
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const events = (query: Record<string, string>) =>
+    stack.http.get('/webhooks/events').set('cookie', tenant.operator.cookie).query({ wabaId: tenant.account.wabaId, ...query });
+  const control = (path: string, body: unknown) =>
+    fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it("lists a sent message's statuses under its upstream message id", async () => {
+    const send = await stack.http
+      .post('/messages')
+      .set(tenant.key.headers)
+      .send({ phoneNumberId: tenant.account.phoneNumberId, to: '447700900123', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+    expect(send.status).toBe(200);
+    const wamidOfSend = send.body.data.upstreamMessageId as string;
+    const listed = await waitFor(async () => {
+      const res = await events({ messageId: wamidOfSend });
+      return res.body.data?.total === 3 && res.body.data.items.every((e: { processed: boolean }) => e.processed) ? res.body.data : undefined;
+    }, 'sent, delivered and read events');
+    expect(listed.items.map((e: { status: string; title: string; recipient: string }) => [e.status, e.title, e.recipient])).toEqual([
+      ['read', 'Message read', '447700900123'],
+      ['delivered', 'Message delivered', '447700900123'],
+      ['sent', 'Message sent', '447700900123'],
+    ]);
+    expect(listed.items[0].raw).toMatchObject({ biz_opaque_callback_data: `bm:${send.body.data.id}` });
+  });
+
+  it("makes a template Meta paused unsendable, and shows Meta's account updates", async () => {
+    const paused = await control('template-status', { wabaId: tenant.account.wabaId, templateName: 'hello_world', language: 'en_US', event: 'PAUSED', reason: 'LOW_QUALITY' });
+    expect(paused.status).toBe(200);
+    expect((await control('account-update', { wabaId: tenant.account.wabaId, event: 'ACCOUNT_RESTRICTION' })).status).toBe(200);
+    const refused = await waitFor(async () => {
+      const res = await stack.http
+        .post('/messages')
+        .set(tenant.key.headers)
+        .send({ phoneNumberId: tenant.account.phoneNumberId, to: '447700900124', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+      return res.status === 422 ? res : undefined;
+    }, 'sends of the paused template to be refused');
+    expect(refused.body.errors).toEqual([{ field: 'templateName', message: expect.stringContaining('PAUSED') }]);
+
+    const template = await waitFor(async () => {
+      const res = await events({ kind: 'template_status' });
+      return res.body.data?.total === 1 && res.body.data.items[0].processed ? res.body.data.items[0] : undefined;
+    }, 'the template event');
+    expect(template).toMatchObject({ eventType: 'message_template_status_update', title: 'Template hello_world (en_US) paused: LOW_QUALITY', status: null });
+    const account = await waitFor(async () => {
+      const res = await events({ kind: 'account_update' });
+      return res.body.data?.total === 1 ? res.body.data.items[0] : undefined;
+    }, 'the account event');
+    expect(account).toMatchObject({ eventType: 'account_update', title: 'Account update: ACCOUNT_RESTRICTION', processed: true });
+  });
+});
