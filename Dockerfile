@@ -11,11 +11,12 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=fals
 FROM base AS build
 COPY package.json package-lock.json ./
 RUN npm install
-COPY tsconfig.json tsconfig.build.json prisma.config.ts ./
+COPY tsconfig.json tsconfig.build.json prisma.config.ts vite.config.ts ./
 COPY prisma ./prisma
 COPY src ./src
 COPY simulator ./simulator
-RUN node_modules/.bin/prisma generate && node_modules/.bin/tsc -p tsconfig.build.json
+# API + worker (tsc) and the web console (vite → dist/web, served under /console)
+RUN node_modules/.bin/prisma generate && npm run build
 
 FROM build AS migrate
 CMD ["node_modules/.bin/tsx", "prisma/migrate.ts", "deploy"]

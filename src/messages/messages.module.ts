@@ -12,7 +12,7 @@ import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
 import { SendMessageService } from './send/send-message.service.js';
 
-/** The API-key routes: send, list, get, analytics. */
+/** Messages: the API-key routes (send, list, get, analytics) and the console's read-only views of them. */
 @Module({
   imports: [UpstreamModule, ConsoleModule],
   controllers: [MessagesController, ConsoleMessagesController],

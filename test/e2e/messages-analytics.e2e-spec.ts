@@ -190,12 +190,14 @@ describe('GET /messages/analytics', () => {
     expect(res.body.data.failureReasons).toEqual([{ code: 131026, title: 'Message undeliverable', count: 1 }]);
   });
 
+  // One instant for both bounds: two Date.now() calls can differ by a millisecond.
+  const ANHOUR_AGO = iso(Date.now() - HOUR);
   it.each([
     [{ granularity: 'week' }, 'granularity'],
     [{ since: 'last tuesday' }, 'since'],
     [{ until: '2026-02-30T00:00:00Z' }, 'until'],
     [{ since: iso(Date.now() - HOUR), until: iso(Date.now() - 2 * HOUR) }, 'since'],
-    [{ since: iso(Date.now() - HOUR), until: iso(Date.now() - HOUR) }, 'since'],
+    [{ since: ANHOUR_AGO, until: ANHOUR_AGO }, 'since'],
     [{ since: iso(Date.now() - 40 * DAY), granularity: 'hour' }, 'since'],
     [{ phoneNumberId: 'abc' }, 'phoneNumberId'],
     [{ status: 'read' }, 'status'],

@@ -26,7 +26,7 @@ export function requestContext(logger: Logger) {
       const latencyMs = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
       const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
       logger[level](
-        { reqId: req.id, method: req.method, path: req.path, status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },
+        { reqId: req.id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },
         'request completed',
       );
     });
