@@ -166,5 +166,8 @@ describe('Message lifecycle with the worker running', () => {
     expect(d.status).toBe('read');
     expect(d.upstreamMessageId).toMatch(/^wamid\./);
     expect(d.readAt).toMatch(ISO_MS);
+    // The failure was only an unknown outcome: once the upstream reports progress it is no longer shown.
+    expect(d.error).toBeNull();
+    expect(d.failedAt).toBeNull();
   });
 });

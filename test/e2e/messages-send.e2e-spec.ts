@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { onboard, eventually, type Tenant } from '../utils/factories.js';
+import { createKey, eventually, onboard, type Tenant } from '../utils/factories.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
 const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
@@ -465,6 +465,16 @@ describe('POST /messages (simulator + real API)', () => {
       expect(theirs.status).toBe(200);
       expect(theirs.headers['idempotent-replayed']).toBeUndefined();
       expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+
+      // A second key pair of the same account, same key string and same body: also a fresh send.
+      const to = recipient();
+      const first = await sendWithKey(key + '-same-account', helloWorld(t, to));
+      const secondPair = await createKey(stack, t.operator, t.account.wabaId, 'second pair');
+      const again = await stack.http.post('/messages').set(secondPair.headers).set('Idempotency-Key', key + '-same-account').send(helloWorld(t, to));
+      expect([first.status, again.status]).toEqual([200, 200]);
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      expect(again.body.data.id).not.toBe(first.body.data.id);
+      expect(sendsTo(to)).toHaveLength(2);
     });
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../generated/prisma/client.js';
+import { ApiKeyAuthenticator } from '../../auth/api-keys/api-key.authenticator.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
@@ -21,6 +22,7 @@ export class BusinessAccountsService {
     private readonly upstream: WhatsAppClient,
     private readonly secrets: SecretBox,
     private readonly audit: AuditService,
+    private readonly authenticator: ApiKeyAuthenticator,
   ) {}
 
   /**
@@ -77,7 +79,10 @@ export class BusinessAccountsService {
     const account = await this.repository.getConnected(operator.organizationId, wabaId);
     const updated = await this.prisma.$transaction(async (tx) => {
       const now = new Date();
+      const keys = await tx.apiKey.findMany({ where: { businessAccountId: account.id, revokedAt: null }, select: { accessKey: true } });
       const revoked = await tx.apiKey.updateMany({ where: { businessAccountId: account.id, revokedAt: null }, data: { revokedAt: now } });
+      // Refused at once by this process; the others follow within API_KEY_CACHE_TTL_MS.
+      for (const key of keys) this.authenticator.invalidate(key.accessKey);
       await this.audit.record(tx, operator, 'business_account.disconnected', { type: 'business_account', id: wabaId }, { revokedKeys: revoked.count });
       return tx.businessAccount.update({ where: { id: account.id }, data: { disconnectedAt: now } });
     });

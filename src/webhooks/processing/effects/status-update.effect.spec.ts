@@ -55,7 +55,15 @@ describe('statusChanges', () => {
 
   it('replaces a failure recorded for an unknown send outcome with real progress or the real reason', () => {
     const timedOut = message({ status: 'failed', errorCategory: 'retryable', sentAt: null, failedAt: t(0) });
-    expect(statusChanges(timedOut, event('delivered', 2))).toEqual({ status: 'delivered', deliveredAt: t(2) });
+    expect(statusChanges(timedOut, event('delivered', 2))).toEqual({
+      status: 'delivered',
+      deliveredAt: t(2),
+      failedAt: null,
+      errorCode: null,
+      errorTitle: null,
+      errorDetail: null,
+      errorCategory: null,
+    });
     expect(statusChanges(timedOut, event('failed', 3, { code: 131026, title: 'Message undeliverable', detail: 'd' }))).toMatchObject({
       status: 'failed',
       failedAt: t(3),

@@ -58,6 +58,10 @@ export function statusChanges(
   const next = nextStatus({ status: message.status as MessageStatus, errorCategory: message.errorCategory }, incoming);
   const data: Prisma.MessageUpdateInput = {};
   if (next) data.status = next;
+  if (next && next !== 'failed' && message.status === 'failed') {
+    // Real progress after a send whose outcome was unknown (timeout): the message did not fail after all.
+    Object.assign(data, { failedAt: null, errorCode: null, errorTitle: null, errorDetail: null, errorCategory: null });
+  }
   switch (incoming) {
     case 'sent':
       if (!message.sentAt) data.sentAt = at;
