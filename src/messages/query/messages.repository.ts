@@ -34,8 +34,8 @@ export class MessagesRepository {
   /** The acceptance by the upstream platform, then every status webhook for the message, oldest first. */
   async statusHistory(wabaId: string, message: Message): Promise<StatusHistoryItem[]> {
     const history: StatusHistoryItem[] = [];
-    if (message.sentAt && message.upstreamMessageId) {
-      history.push({ status: 'accepted', timestamp: message.sentAt.toISOString(), receivedAt: message.sentAt.toISOString(), source: 'send' });
+    if (message.acceptedAt) {
+      history.push({ status: 'accepted', timestamp: message.acceptedAt.toISOString(), receivedAt: message.acceptedAt.toISOString(), source: 'send' });
     }
     if (!message.upstreamMessageId) return history;
     const events = await this.prisma.event.findMany({

@@ -95,9 +95,10 @@ export class SendMessageService {
   /** One write: status sent + wamid. If a webhook already moved the message on (it found it by callback data), only the wamid is set. */
   private async markAccepted(message: Message, wamid: string): Promise<Message> {
     const now = new Date();
-    const moved = await this.prisma.message.updateMany({ where: { id: message.id, status: 'pending' }, data: { status: 'sent', upstreamMessageId: wamid, sentAt: now } });
+    const moved = await this.prisma.message.updateMany({ where: { id: message.id, status: 'pending' }, data: { status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now } });
     if (moved.count === 0) {
       await this.prisma.message.updateMany({ where: { id: message.id, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
+      await this.prisma.message.updateMany({ where: { id: message.id, acceptedAt: null }, data: { acceptedAt: now } });
     }
     return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
   }
