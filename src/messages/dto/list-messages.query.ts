@@ -1,20 +1,11 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../core/http/pagination.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
 import { E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
 
-export class ListMessagesQuery extends PageQueryDto {
-  @ApiPropertyOptional({ enum: MESSAGE_STATUSES })
-  @IsOptional()
-  @IsIn(MESSAGE_STATUSES, { message: `status must be one of ${MESSAGE_STATUSES.join(', ')}` })
-  status?: string;
-
-  @ApiPropertyOptional({ description: 'Recipient, E.164 digits' })
-  @IsOptional()
-  @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces' })
-  to?: string;
-
+/** Filters shared by the message list and analytics: sending number, template, createdAt range. */
+export class MessageScopeFilters {
   @ApiPropertyOptional()
   @IsOptional()
   @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
@@ -25,11 +16,6 @@ export class ListMessagesQuery extends PageQueryDto {
   @IsString()
   @MaxLength(512)
   templateName?: string;
-
-  @ApiPropertyOptional({ enum: MESSAGE_TYPES })
-  @IsOptional()
-  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
-  type?: string;
 
   @ApiPropertyOptional({ description: 'createdAt ≥ since (ISO 8601)' })
   @IsOptional()
@@ -42,30 +28,27 @@ export class ListMessagesQuery extends PageQueryDto {
   until?: string;
 }
 
-export class AnalyticsQuery {
-  @ApiPropertyOptional({ description: 'Start (ISO 8601); default 7 days before until' })
+export class ListMessagesQuery extends IntersectionType(PageQueryDto, MessageScopeFilters) {
+  @ApiPropertyOptional({ enum: MESSAGE_STATUSES })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
-  since?: string;
+  @IsIn(MESSAGE_STATUSES, { message: `status must be one of ${MESSAGE_STATUSES.join(', ')}` })
+  status?: string;
 
-  @ApiPropertyOptional({ description: 'End (ISO 8601); default now' })
+  @ApiPropertyOptional({ description: 'Recipient, E.164 digits' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'until must be an ISO 8601 date-time' })
-  until?: string;
+  @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces' })
+  to?: string;
 
+  @ApiPropertyOptional({ enum: MESSAGE_TYPES })
+  @IsOptional()
+  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
+  type?: string;
+}
+
+/** Analytics: the shared filters (since defaults to 7 days before until, until to now) and a bucket size. */
+export class AnalyticsQuery extends MessageScopeFilters {
   @ApiPropertyOptional({ enum: ['day', 'hour'], default: 'day' })
   @IsOptional()
   @IsIn(['day', 'hour'], { message: 'granularity must be day or hour' })
   granularity?: 'day' | 'hour';
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
-  phoneNumberId?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @MaxLength(512)
-  templateName?: string;
 }
