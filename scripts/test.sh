@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything (dependencies, Prisma client, real PostgreSQL + Redis, migrations, build) and runs
-# every test: unit and end-to-end. Exits non-zero on failure and ends with the test runner's summary.
+# every test: the fault suite (full runs only), then unit and end-to-end. Exits non-zero when either fails
+# and ends with the main test run's summary.
 # Given DATABASE_URL / REDIS_URL are used as they are; otherwise private ones are started and stopped.
 set -euo pipefail
 SCRIPT_NAME=test
@@ -15,10 +16,24 @@ build
 build_web
 ensure_chromium
 
+# The fault suite (test/faults, `npm run test:faults`, about 2 minutes) starts its own PostgreSQL, Redis, API
+# and worker processes and breaks them on purpose. Full runs only (no jest arguments; SKIP_FAULTS=1 skips it),
+# and before the main suite, so that the main suite's summary stays the last thing printed.
+fault_code=0
+if [ "$#" -eq 0 ] && [ "${SKIP_FAULTS:-0}" != "1" ]; then
+  say "running the fault suite (test/faults: Redis, worker and PostgreSQL failures, duplicate storm)…"
+  set +e
+  NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest -c jest.faults.config.js --ci 2>&1
+  fault_code=$?
+  set -e
+  [ "$fault_code" -eq 0 ] || say "the fault suite FAILED (exit $fault_code); see above. Running the main suite anyway."
+fi
+
 say "running the test suite (unit + e2e) against PostgreSQL and Redis…"
 export NODE_ENV=test
 set +e
 NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest --ci "$@" 2>&1
 code=$?
 set -e
+if [ "$code" -eq 0 ] && [ "$fault_code" -ne 0 ]; then code="$fault_code"; fi
 exit "$code"

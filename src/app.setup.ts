@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './core/config/app-config.js';
 import { bodyParsers } from './core/http/body-parsers.js';
+import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
 import { requestContext } from './core/http/request-context.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { PinoNestLogger } from './core/logging/logger.js';
@@ -18,6 +19,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   const logger = app.get<Logger>(APP_LOGGER);
   app.useLogger(new PinoNestLogger(logger));
   app.disable('x-powered-by');
+  answerClientErrorsInEnvelope(app.getHttpServer());
   if (config.trustProxy) app.set('trust proxy', true);
   app.use(requestContext(logger));
   app.use(bodyParsers(config));

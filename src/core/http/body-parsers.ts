@@ -2,6 +2,24 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { AppConfig } from '../config/app-config.js';
 import { sendEnvelope } from './envelope.js';
 
+/** Far deeper than any request body of the API (template components are about 5 levels deep). */
+export const MAX_JSON_DEPTH = 32;
+
+/** Nesting depth of a parsed JSON value, iteratively; stops counting once past `limit`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    const d = depth + 1;
+    if (d > max) max = d;
+    if (max > limit) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d]);
+  }
+  return max;
+}
+
 /** Routes whose handlers need the exact raw bytes (signature checks); everything else gets parsed JSON. */
 const RAW_BODY_ROUTES = new Set(['/webhooks/whatsapp']);
 
@@ -22,6 +40,8 @@ export function bodyParsers(config: AppConfig) {
           req.rawBody = req.body;
           req.body = undefined;
         }
+        // Validation walks bodies recursively; a pathological nesting would exhaust the stack (500).
+        if (nestingDepth(req.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return sendEnvelope(res, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`);
         return next();
       }
       const e = err as { type?: string; status?: number };

@@ -1,20 +1,48 @@
+import { createHash } from 'node:crypto';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
+
+/** Queries with more parameters than this (multi-row inserts of varying size) stay unnamed: not worth caching. */
+const MAX_NAMED_PARAMS = 64;
+
+/**
+ * Named prepared statements: node-postgres prepares each named statement once per connection and PostgreSQL
+ * then skips parsing (and, once it settles on a generic plan, planning) on every later execution; unnamed
+ * ones are parsed and planned every time, which was most of PostgreSQL's CPU per query. The name is a hash
+ * of the SQL text, so the set of names is bounded by the application's query shapes.
+ */
+function statementName(query: { sql: string; args: unknown[] }): string {
+  if (query.args.length > MAX_NAMED_PARAMS) return undefined as unknown as string; // unnamed
+  return `bm_${createHash('sha1').update(query.sql).digest('base64url')}`;
+}
+
+/**
+ * The pool behind Prisma. Every connection gets an 'error' listener for its whole life: pg-pool only listens
+ * while a connection is idle, and a connection handed to a waiting caller in the same tick as PostgreSQL's
+ * "terminating connection" (a restart, a failover) would otherwise emit an unhandled 'error' and crash the
+ * process (node-postgres #2762). The query using it fails on its own and the pool drops the connection.
+ */
+function createPool(config: AppConfig): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.databasePoolSize,
+    // Fail fast when PostgreSQL is down, so that callers (readiness, the webhook receiver) can answer 503.
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30000,
+  });
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
 
 /** The one Prisma client of a process, on node-postgres through the driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   constructor(config: AppConfig) {
     super({
-      adapter: new PrismaPg({
-        connectionString: config.databaseUrl,
-        max: config.databasePoolSize,
-        // Fail fast when PostgreSQL is down, so that callers (readiness, the webhook receiver) can answer 503.
-        connectionTimeoutMillis: 3000,
-        idleTimeoutMillis: 30000,
-      }),
+      adapter: new PrismaPg(createPool(config), { statementNameGenerator: statementName, disposeExternalPool: true }),
     });
   }
 

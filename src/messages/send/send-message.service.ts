@@ -95,7 +95,10 @@ export class SendMessageService {
   /** One write: status sent + wamid. If a webhook already moved the message on (it found it by callback data), only the wamid is set. */
   private async markAccepted(message: Message, wamid: string): Promise<Message> {
     const now = new Date();
-    const moved = await this.prisma.message.updateMany({ where: { id: message.id, status: 'pending' }, data: { status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now } });
+    const moved = await this.prisma.message.updateMany({ where: { id: message.id, status: 'pending' }, data: { status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now } });
+    // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
+    // that was still pending is now exactly the stored one plus this write: no need to read it back.
+    if (moved.count === 1) return { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now };
     if (moved.count === 0) {
       await this.prisma.message.updateMany({ where: { id: message.id, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
       await this.prisma.message.updateMany({ where: { id: message.id, acceptedAt: null }, data: { acceptedAt: now } });

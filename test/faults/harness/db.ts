@@ -1,0 +1,262 @@
+// The suite's own view of the database: tenant set-up, audit triggers that record every processing claim
+// and every message status change (so "processed once" is measured, not assumed), and the counts.
+import { randomInt } from 'node:crypto';
+import pg from 'pg';
+
+export class Db {
+  readonly pool: pg.Pool;
+
+  constructor(url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 3000 });
+    // PostgreSQL restarts on purpose: clients that lose their connection must not crash the suite.
+    this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    return (await this.pool.query<R>(sql, params)).rows;
+  }
+
+  /** Like query, but waits out a PostgreSQL restart (used by the probes that run during faults). */
+  async queryRetrying<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = [], timeoutMs = 30_000): Promise<R[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.query<R>(sql, params);
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+
+  /**
+   * Test-only triggers (this cluster is the suite's own): one row per committed claim of an event
+   * (processed false → true) and one per change of a message's status. A claim rolled back with its
+   * transaction leaves no row, so the counts are what was really applied.
+   */
+  async installAudit(): Promise<void> {
+    await this.query(`
+      CREATE TABLE fault_claims (event_id int NOT NULL, waba_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+      CREATE INDEX ON fault_claims (waba_id);
+      CREATE FUNCTION fault_claim_log() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO fault_claims (event_id, waba_id) VALUES (NEW.id, NEW.waba_id);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER fault_claim AFTER UPDATE OF processed ON events
+        FOR EACH ROW WHEN (OLD.processed = false AND NEW.processed = true) EXECUTE FUNCTION fault_claim_log();
+
+      CREATE TABLE fault_status_changes (message_id int NOT NULL, old_status text, new_status text, at timestamptz NOT NULL DEFAULT clock_timestamp());
+      CREATE INDEX ON fault_status_changes (message_id);
+      CREATE FUNCTION fault_status_log() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO fault_status_changes (message_id, old_status, new_status) VALUES (NEW.id, OLD.status, NEW.status);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER fault_status AFTER UPDATE OF status ON messages
+        FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION fault_status_log();
+    `);
+  }
+}
+
+export interface FaultTenant {
+  organizationId: string;
+  businessAccountId: string;
+  wabaId: string;
+  phoneNumberId: string;
+  /** wamid → message id, for the messages the status events refer to. */
+  messages: Map<string, number>;
+}
+
+const digits = (prefix: string, length = 15) => {
+  let s = prefix;
+  while (s.length < length) s += String(randomInt(0, 10));
+  return s;
+};
+
+/** An organization, a business account and `messageCount` sent messages with wamids, straight in SQL. */
+export async function createTenant(db: Db, label: string, messageCount: number): Promise<FaultTenant> {
+  const wabaId = digits('3199');
+  const phoneNumberId = digits('4099');
+  const [org] = await db.query<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), $1) RETURNING id`, [`Fault ${label}`]);
+  const [ba] = await db.query<{ id: string }>(
+    `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
+     VALUES (gen_random_uuid(), $1, $2, $3, 'not-a-real-token', now()) RETURNING id`,
+    [org!.id, wabaId, `Fault WABA ${label}`],
+  );
+  const wamids = Array.from({ length: messageCount }, (_, i) => `wamid.fault.${label}.${wabaId}.${i}`);
+  const rows = await db.query<{ id: number; upstream_message_id: string }>(
+    `INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, status, upstream_message_id, updated_at)
+     SELECT $1, $2, '4477009' || lpad(i::text, 5, '0'), 'template', 'parcel_update', 'en_GB', 'sent', w, now()
+       FROM unnest($3::text[]) WITH ORDINALITY AS t(w, i)
+     RETURNING id, upstream_message_id`,
+    [ba!.id, phoneNumberId, wamids],
+  );
+  return {
+    organizationId: org!.id,
+    businessAccountId: ba!.id,
+    wabaId,
+    phoneNumberId,
+    messages: new Map(rows.map((r) => [r.upstream_message_id, r.id])),
+  };
+}
+
+export interface Progress {
+  deliveries: number;
+  received: number;
+  failed: number;
+  events: number;
+  processed: number;
+}
+
+export async function progress(db: Db, wabaId: string): Promise<Progress> {
+  const [d] = await db.query<{ total: string; received: string; failed: string }>(
+    `SELECT count(*) AS total, count(*) FILTER (WHERE status = 'received') AS received, count(*) FILTER (WHERE status = 'failed') AS failed
+       FROM webhook_deliveries WHERE $1 = ANY (waba_ids)`,
+    [wabaId],
+  );
+  const [e] = await db.query<{ total: string; processed: string }>(
+    `SELECT count(*) AS total, count(*) FILTER (WHERE processed) AS processed FROM events WHERE waba_id = $1`,
+    [wabaId],
+  );
+  return { deliveries: Number(d!.total), received: Number(d!.received), failed: Number(d!.failed), events: Number(e!.total), processed: Number(e!.processed) };
+}
+
+export interface ItemKey {
+  kind: 'status_update' | 'inbound_message';
+  /** The wamid of the message (status) or of the inbound message. */
+  messageId: string;
+  status: string | null;
+}
+
+export const itemKey = (k: ItemKey) => `${k.kind}|${k.messageId}|${k.status ?? ''}`;
+
+export interface Verdict {
+  deliveriesStored: number;
+  deliveriesProcessed: number;
+  deliveriesReceived: number;
+  deliveriesFailed: number;
+  expectedEvents: number;
+  storedEvents: number;
+  processedEvents: number;
+  /** Committed claims recorded by the audit trigger (one per event applied). */
+  claims: number;
+  /** Events claimed more than once. */
+  claimedTwice: number;
+  /** Stored events beyond one per distinct item. */
+  duplicates: number;
+  /** Expected items with no stored event. */
+  lost: number;
+  /** Stored events that were never sent (should not exist). */
+  unexpected: number;
+  eventCountsTotal: number;
+  /** Messages whose final state differs from what their statuses imply. */
+  wrongMessages: number;
+  /** Status changes that moved a message backwards or repeated a transition. */
+  badTransitions: number;
+  windows: number;
+  expectedWindows: number;
+}
+
+/** Everything the scenarios assert on, for one tenant. */
+export async function verdict(
+  db: Db,
+  tenant: FaultTenant,
+  expected: ItemKey[],
+  expectedMessages: Map<string, { deliveredAt: number; readAt: number; sentAt: number }>,
+  expectedWindows: number,
+): Promise<Verdict> {
+  const p = await progress(db, tenant.wabaId);
+  const events = await db.query<{ id: number; kind: string; message_id: string | null; status: string | null }>(
+    `SELECT id, kind, message_id, status FROM events WHERE waba_id = $1`,
+    [tenant.wabaId],
+  );
+  const want = new Set(expected.map(itemKey));
+  const seen = new Map<string, number>();
+  let unexpected = 0;
+  for (const e of events) {
+    const key = itemKey({ kind: e.kind as ItemKey['kind'], messageId: e.message_id ?? '', status: e.kind === 'inbound_message' ? null : e.status });
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+    if (!want.has(key)) unexpected++;
+  }
+  let duplicates = 0;
+  for (const n of seen.values()) duplicates += n - 1;
+  let lost = 0;
+  for (const k of want) if (!seen.has(k)) lost++;
+
+  const [claims] = await db.query<{ claims: string; twice: string }>(
+    `SELECT count(*) AS claims, (SELECT count(*) FROM (SELECT event_id FROM fault_claims WHERE waba_id = $1 GROUP BY event_id HAVING count(*) > 1) x) AS twice
+       FROM fault_claims WHERE waba_id = $1`,
+    [tenant.wabaId],
+  );
+  const [counts] = await db.query<{ total: string | null }>(`SELECT sum(count) AS total FROM event_counts WHERE waba_id = $1`, [tenant.wabaId]);
+
+  const messages = await db.query<{ id: number; upstream_message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }>(
+    `SELECT id, upstream_message_id, status, sent_at, delivered_at, read_at FROM messages WHERE business_account_id = $1`,
+    [tenant.businessAccountId],
+  );
+  let wrongMessages = 0;
+  for (const m of messages) {
+    const exp = expectedMessages.get(m.upstream_message_id);
+    if (!exp) continue;
+    const ok = m.status === 'read' && m.sent_at?.getTime() === exp.sentAt && m.delivered_at?.getTime() === exp.deliveredAt && m.read_at?.getTime() === exp.readAt;
+    if (!ok) wrongMessages++;
+  }
+
+  const changes = await db.query<{ message_id: number; old_status: string; new_status: string }>(
+    `SELECT c.message_id, c.old_status, c.new_status FROM fault_status_changes c JOIN messages m ON m.id = c.message_id
+      WHERE m.business_account_id = $1 ORDER BY c.at`,
+    [tenant.businessAccountId],
+  );
+  const rank: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3 };
+  const transitions = new Set<string>();
+  let badTransitions = 0;
+  for (const c of changes) {
+    const key = `${c.message_id}|${c.old_status}|${c.new_status}`;
+    if (transitions.has(key) || (rank[c.new_status] ?? -1) <= (rank[c.old_status] ?? -1)) badTransitions++;
+    transitions.add(key);
+  }
+
+  const [w] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM conversation_windows WHERE phone_number_id = $1`, [tenant.phoneNumberId]);
+
+  return {
+    deliveriesStored: p.deliveries,
+    deliveriesProcessed: p.deliveries - p.received - p.failed,
+    deliveriesReceived: p.received,
+    deliveriesFailed: p.failed,
+    expectedEvents: want.size,
+    storedEvents: events.length,
+    processedEvents: p.processed,
+    claims: Number(claims!.claims),
+    claimedTwice: Number(claims!.twice),
+    duplicates,
+    lost,
+    unexpected,
+    eventCountsTotal: Number(counts?.total ?? 0),
+    wrongMessages,
+    badTransitions,
+    windows: Number(w!.n),
+    expectedWindows,
+  };
+}
+
+/** Stored deliveries of the tenant by sha256 of their raw body. */
+export async function storedByHash(db: Db, wabaId: string): Promise<Map<string, number>> {
+  const rows = await db.query<{ h: string; n: string }>(
+    `SELECT encode(sha256(raw_body), 'hex') AS h, count(*) AS n FROM webhook_deliveries WHERE $1 = ANY (waba_ids) GROUP BY 1`,
+    [wabaId],
+  );
+  return new Map(rows.map((r) => [r.h, Number(r.n)]));
+}
+
+/** Acknowledgements (200s) without a stored delivery of the same bytes behind them: must be 0. */
+export function ackedNotStored(acked: Map<string, number>, stored: Map<string, number>): number {
+  let missing = 0;
+  for (const [h, n] of acked) missing += Math.max(0, n - (stored.get(h) ?? 0));
+  return missing;
+}

@@ -1,0 +1,393 @@
+// Fault suite (`npm run test:faults`): the real API and worker as separate node processes against a
+// PostgreSQL and a Redis that this suite starts, stops and restarts itself, with signed webhook deliveries
+// posted at a steady rate while the fault happens. After each scenario every acknowledged delivery must be
+// stored and every event stored and processed exactly once; the counts are printed.
+//
+// Environment: FAULTS_KEEP_LOGS=1 keeps the run's directory (logs of API, worker, PostgreSQL, Redis; kept anyway
+// on failure); FAULTS_API_LOG_LEVEL=info logs every request of the API. One scenario: npm run test:faults -- -t "b\."
+//
+// "Processed once" is measured: a test-only trigger records every committed claim of an event (and every
+// message status change), so an event applied twice, or a status moved twice, shows up in the counts.
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { ApiProcess, WorkerProcess, ensureBuilt, httpStatus, migrate, type AppEnv } from './harness/app.js';
+import { Db, ackedNotStored, createTenant, progress, storedByHash, verdict, type FaultTenant, type Verdict } from './harness/db.js';
+import { buildWorkload, rebatch, send, steady, type Scheduled, type SendStats, type Workload, type WorkloadOptions } from './harness/load.js';
+import { stopAll, tail } from './harness/proc.js';
+import { Postgres, RedisServer } from './harness/services.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SECRET = 'fault-suite-app-secret';
+/** How long processing may take after the load ends (worker takeover of a killed worker's jobs needs ~15 s). */
+const SETTLE_MS = 40_000;
+/** The sender stops retrying after this (each scenario's load itself takes about 10 s). */
+const SEND_DEADLINE_MS = 30_000;
+/** Per attempt: an answer slower than this counts as lost (Meta gives up on a request after a while too). */
+const ATTEMPT_TIMEOUT_MS = 20_000;
+/** Duplicate storm: each delivery posted this many times, this many of them at the same instant. */
+const COPIES = 6;
+const COPIES_AT_ONCE = 4;
+
+// A scenario takes 10-25 s; the bound only matters when something hangs (send deadline + settle time + checks).
+jest.setTimeout(120_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const out = (line: string) => process.stdout.write(`[faults] ${line}\n`);
+
+let dir: string;
+let pgServer: Postgres;
+let redis: RedisServer;
+let api: ApiProcess;
+let worker: WorkerProcess;
+let db: Db;
+let appEnv: AppEnv;
+let failed = false;
+const summary: string[] = [];
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bmapi-faults-'));
+  await guard(startStack);
+}, 240_000);
+
+async function startStack(): Promise<void> {
+  const t = Date.now();
+  const build = ensureBuilt(ROOT);
+  pgServer = new Postgres(ROOT, dir);
+  redis = new RedisServer(dir);
+  await pgServer.init();
+  await Promise.all([pgServer.start(), redis.start()]);
+  await pgServer.createDatabase('bmapi');
+  const databaseUrl = pgServer.url('bmapi');
+  migrate(ROOT, databaseUrl);
+  db = new Db(databaseUrl);
+  await db.installAudit();
+  appEnv = { databaseUrl, redisUrl: redis.url, appSecret: SECRET, extra: { WEBHOOK_SWEEP_INTERVAL_MS: '2000' } };
+  api = new ApiProcess(ROOT, path.join(dir, 'api.log'));
+  worker = new WorkerProcess(ROOT, path.join(dir, 'worker.log'));
+  await Promise.all([api.start(appEnv), worker.start(appEnv)]);
+  // Warm-up (first queries, JIT), so that the scenarios' latencies are the steady state's.
+  const warm = await prepare('warmup', 10, { inbound: 5 });
+  const warmStats = await send(steady(warm.workload.deliveries, 50), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: 30_000 });
+  await settle(warm);
+  if (warmStats.acked !== warm.workload.deliveries.length) throw new Error(`warm-up: ${JSON.stringify(warmStats.answers)}`);
+  out(
+    `stack up in ${secs(Date.now() - t)}${build.built ? ` (built dist in ${secs(build.ms)})` : ''}: PostgreSQL 127.0.0.1:${pgServer.port}, ` +
+      `Redis 127.0.0.1:${redis.port}, API ${api.url} (pid ${api.proc.pid}), worker pid ${worker.proc.pid}; logs in ${dir}`,
+  );
+}
+
+afterAll(async () => {
+  if (summary.length > 0) {
+    out('summary:');
+    for (const line of summary) out(`  ${line}`);
+  }
+  await db?.close().catch(() => undefined);
+  // Worker and API first (they hold connections), then Redis, PostgreSQL last.
+  const rank: Record<string, number> = { worker: 0, api: 1, redis: 2, postgres: 3 };
+  await stopAll((m) => rank[m.name] ?? 0);
+  if (dir) {
+    if (failed || process.env.FAULTS_KEEP_LOGS) out(`logs kept in ${dir} (api.log, worker.log, postgres.log, redis.log)`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+interface Scenario {
+  tenant: FaultTenant;
+  workload: Workload;
+}
+
+async function prepare(label: string, messages: number, opts: Omit<WorkloadOptions, 'secret'>): Promise<Scenario> {
+  const tenant = await createTenant(db, label, messages);
+  return { tenant, workload: buildWorkload(tenant, { ...opts, secret: SECRET }) };
+}
+
+/** Waits until nothing is left `received` and every expected event is stored and processed. */
+async function settle(s: Scenario, timeoutMs = SETTLE_MS): Promise<number> {
+  const t = Date.now();
+  const n = s.workload.expected.length;
+  for (;;) {
+    const p = await db.queryRetrying(`SELECT 1`).then(() => progress(db, s.tenant.wabaId));
+    if (p.received === 0 && p.events >= n && p.processed >= n) return Date.now() - t;
+    if (Date.now() - t > timeoutMs) return Date.now() - t;
+    await sleep(250);
+  }
+}
+
+interface Outcome {
+  stats: SendStats;
+  verdict: Verdict;
+  ackedNotStored: number;
+  settleMs: number;
+}
+
+async function conclude(name: string, s: Scenario, stats: SendStats, startedAt: number, extra: string): Promise<Outcome> {
+  const settleMs = await settle(s);
+  const v = await verdict(db, s.tenant, s.workload.expected, s.workload.expectedMessages, s.workload.expectedWindows);
+  const missing = ackedNotStored(stats.ackedByHash, await storedByHash(db, s.tenant.wabaId));
+  const answers = Object.entries(stats.answers)
+    .sort()
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ');
+  const line =
+    `${name}: acknowledged ${stats.acked} deliveries (${stats.posts} POSTs; ${answers}; retries ${stats.retries}; gave up ${stats.gaveUp}), ` +
+    `stored deliveries ${v.deliveriesStored} (acknowledged but not stored ${missing}; processed ${v.deliveriesProcessed}, dead-lettered ${v.deliveriesFailed}, left received ${v.deliveriesReceived}), ` +
+    `expected events ${v.expectedEvents}, stored ${v.storedEvents}, processed ${v.processedEvents}, applied (claims) ${v.claims}, applied twice ${v.claimedTwice}, ` +
+    `duplicates ${v.duplicates}, lost ${v.lost}, unexpected ${v.unexpected}, event_counts ${v.eventCountsTotal} vs COUNT(*) ${v.storedEvents}, ` +
+    `messages wrong ${v.wrongMessages}, backward/repeated status changes ${v.badTransitions}, windows ${v.windows}/${v.expectedWindows}; ` +
+    `load ${secs(stats.elapsedMs)} (ack p50 ${stats.p50} ms, p99 ${stats.p99} ms; slowest ${stats.slowest.map((a) => `${a.ms} ms at ${secs(a.at)}`).join(', ')}), ` +
+    `all processed ${secs(settleMs)} after the load; ${extra}; scenario ${secs(Date.now() - startedAt)}`;
+  out(line);
+  summary.push(line);
+  return { stats, verdict: v, ackedNotStored: missing, settleMs };
+}
+
+/** What every scenario must end with: nothing lost, nothing twice, effects right, counts exact. */
+function expectExactlyOnce(o: Outcome): void {
+  const v = o.verdict;
+  const got = {
+    gaveUp: o.stats.gaveUp,
+    ackedNotStored: o.ackedNotStored,
+    deliveriesReceived: v.deliveriesReceived,
+    deliveriesFailed: v.deliveriesFailed,
+    storedEvents: v.storedEvents,
+    processedEvents: v.processedEvents,
+    claims: v.claims,
+    claimedTwice: v.claimedTwice,
+    duplicates: v.duplicates,
+    lost: v.lost,
+    unexpected: v.unexpected,
+    eventCountsTotal: v.eventCountsTotal,
+    wrongMessages: v.wrongMessages,
+    badTransitions: v.badTransitions,
+    windows: v.windows,
+  };
+  expect(got).toEqual({
+    gaveUp: 0,
+    ackedNotStored: 0,
+    deliveriesReceived: 0,
+    deliveriesFailed: 0,
+    storedEvents: v.expectedEvents,
+    processedEvents: v.expectedEvents,
+    claims: v.expectedEvents,
+    claimedTwice: 0,
+    duplicates: 0,
+    lost: 0,
+    unexpected: 0,
+    eventCountsTotal: v.expectedEvents,
+    wrongMessages: 0,
+    badTransitions: 0,
+    windows: v.expectedWindows,
+  });
+  // Every 200 is a stored row; a row may exist without a 200 only when its answer was not a 200 (a commit
+  // whose answer was lost in the fault), and the sender then retried.
+  expect(v.deliveriesStored).toBeGreaterThanOrEqual(o.stats.acked);
+  expect(v.deliveriesStored).toBeLessThanOrEqual(o.stats.acked + nonOk(o.stats));
+}
+
+function nonOk(stats: SendStats): number {
+  return Object.entries(stats.answers)
+    .filter(([k]) => k !== '200')
+    .reduce((n, [, c]) => n + c, 0);
+}
+
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    failed = true;
+    out(`failure; last lines of the API log:\n${tail(path.join(dir, 'api.log'), 15)}\n[faults] last lines of the worker log:\n${tail(path.join(dir, 'worker.log'), 15)}`);
+    throw err;
+  }
+}
+
+/** Jobs BullMQ holds as active for the worker right now (0 when Redis is unreachable). */
+async function activeJobs(): Promise<number> {
+  const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.llen('faults:webhook-deliveries:active');
+  } catch {
+    return 0;
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('Fault suite: webhook ingest and processing under failures', () => {
+  it('a. Redis stopped during ingest and restarted: every POST answered 200, the sweeper re-enqueues, each event processed once', () =>
+    guard(async () => {
+      const t = Date.now();
+      const s = await prepare('redis', 150, { inbound: 60 });
+      const sending = send(steady(s.workload.deliveries, 40), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      await sleep(2500);
+      await redis.stop();
+      const downAt = Date.now();
+      await sleep(4000);
+      const atRestart = await progress(db, s.tenant.wabaId);
+      await redis.start();
+      const downMs = Date.now() - downAt;
+      const stats = await sending;
+      const o = await conclude(
+        'a. Redis stopped',
+        s,
+        stats,
+        t,
+        `Redis down ${secs(downMs)} (restarted empty: every queued job gone), ${atRestart.received} deliveries waiting for the sweeper when it returned`,
+      );
+      // Nothing but 200: the receiver never needs Redis to acknowledge.
+      expect(stats.answers).toEqual({ '200': stats.posts });
+      expect(atRestart.received).toBeGreaterThan(0);
+      expectExactlyOnce(o);
+      expect(await httpStatus(`${api.url}/health/ready`)).toBe(200);
+    }));
+
+  it('b. worker killed (SIGKILL) mid-batch and restarted: each event processed once', () =>
+    guard(async () => {
+      const t = Date.now();
+      const s = await prepare('worker', 200, { inbound: 60, bigDeliveries: { count: 6, size: 60 } });
+      const n = s.workload.expected.length;
+      const sending = send(steady(s.workload.deliveries, 60), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      // Kill while it is busy: some events applied, more stored and waiting, jobs active.
+      const deadline = Date.now() + 10_000;
+      let before = await progress(db, s.tenant.wabaId);
+      while (Date.now() < deadline && before.processed < n * 0.25) {
+        await sleep(100);
+        before = await progress(db, s.tenant.wabaId);
+      }
+      const active = await activeJobs();
+      const killedPid = worker.proc.pid;
+      await worker.proc.kill();
+      const after = await progress(db, s.tenant.wabaId);
+      await sleep(1500);
+      await worker.start(appEnv);
+      const stats = await sending;
+      const o = await conclude(
+        'b. worker SIGKILL',
+        s,
+        stats,
+        t,
+        `killed pid ${killedPid} with ${active} jobs active, ${after.processed}/${after.events} stored events processed at the kill; restarted as pid ${worker.proc.pid}`,
+      );
+      expect(stats.answers).toEqual({ '200': stats.posts });
+      // Killed mid-batch: jobs were running and stored events were still waiting.
+      expect(active).toBeGreaterThan(0);
+      expect(after.processed).toBeLessThan(n);
+      expectExactlyOnce(o);
+    }));
+
+  it('c. PostgreSQL restarted during ingest: 503 (never 200) while down, Meta-style retries, API and worker recover by themselves', () =>
+    guard(async () => {
+      const t = Date.now();
+      const apiPid = api.proc.pid;
+      const workerPid = worker.proc.pid;
+      const s = await prepare('postgres', 150, { inbound: 60 });
+      const sending = send(steady(s.workload.deliveries, 40), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      await sleep(3000);
+      const stoppingAt = Date.now();
+      await pgServer.stop();
+      const downFrom = Date.now();
+      await sleep(3000);
+      const downTo = Date.now();
+      await pgServer.start();
+      const downMs = Date.now() - stoppingAt;
+      const stats = await sending;
+      // Attempts made and answered entirely while PostgreSQL was stopped: each must be a 503.
+      const whileDown: Record<string, number> = {};
+      for (const a of stats.attempts) {
+        if (a.startedAt >= downFrom && a.endedAt <= downTo) whileDown[a.status] = (whileDown[a.status] ?? 0) + 1;
+      }
+      const o = await conclude(
+        'c. PostgreSQL restarted',
+        s,
+        stats,
+        t,
+        `PostgreSQL down ${secs(downMs)} (stopping and starting included); 503s ${stats.answers['503'] ?? 0} between ${secs(stats.firstNon200At ?? 0)} and ${secs(stats.lastNon200At ?? 0)} of the load; ` +
+          `answers to attempts made entirely while it was stopped: ${JSON.stringify(whileDown)}; ` +
+          `API pid ${api.proc.pid} and worker pid ${worker.proc.pid} not restarted`,
+      );
+      // While PostgreSQL is down the answer is 503 (Meta retries it), never 200 and nothing else.
+      expect(Object.keys(stats.answers).sort()).toEqual(['200', '503']);
+      expect(stats.answers['503']).toBeGreaterThan(0);
+      expect(Object.keys(whileDown)).toEqual(['503']);
+      expectExactlyOnce(o);
+      expect({ api: api.proc.pid, apiAlive: api.proc.alive(), worker: worker.proc.pid, workerAlive: worker.proc.alive() }).toEqual({
+        api: apiPid,
+        apiAlive: true,
+        worker: workerPid,
+        workerAlive: true,
+      });
+      expect(await httpStatus(`${api.url}/health/ready`)).toBe(200);
+    }));
+
+  it('c2. PostgreSQL connections killed repeatedly during ingest (pg_terminate_backend): no crash, no loss, each event once', () =>
+    guard(async () => {
+      const t = Date.now();
+      const apiPid = api.proc.pid;
+      const workerPid = worker.proc.pid;
+      const s = await prepare('terminate', 150, { inbound: 60, bigDeliveries: { count: 4, size: 40 } });
+      const sending = send(steady(s.workload.deliveries, 50), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      // Every connection of the API and the worker cut, ten times, while both are busy.
+      let killed = 0;
+      await sleep(1000);
+      for (let round = 0; round < 10; round++) {
+        const rows = await db.queryRetrying<{ n: string }>(
+          `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = 'bmapi' AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+        );
+        killed += Number(rows[0]!.n);
+        await sleep(600);
+      }
+      const stats = await sending;
+      const o = await conclude(
+        'c2. connections killed',
+        s,
+        stats,
+        t,
+        `${killed} PostgreSQL connections terminated in 10 rounds; API pid ${api.proc.pid} and worker pid ${worker.proc.pid} not restarted`,
+      );
+      // A cut connection may fail an insert (503, which Meta retries); nothing else.
+      expect(Object.keys(stats.answers).filter((k) => k !== '200' && k !== '503')).toEqual([]);
+      expect(killed).toBeGreaterThan(0);
+      expectExactlyOnce(o);
+      expect({ api: api.proc.pid, apiAlive: api.proc.alive(), worker: worker.proc.pid, workerAlive: worker.proc.alive() }).toEqual({
+        api: apiPid,
+        apiAlive: true,
+        worker: workerPid,
+        workerAlive: true,
+      });
+    }));
+
+  it('d. a storm of duplicates: one event per distinct item, effects applied once, event_counts exact', () =>
+    guard(async () => {
+      const t = Date.now();
+      const s = await prepare('storm', 70, { inbound: 30 });
+      const base = s.workload.deliveries;
+      // Meta may also batch an item it already delivered into a new delivery: different bytes, same items.
+      const rebatched: typeof base = [];
+      for (let i = 0; i + 2 < 60; i += 3) rebatched.push(rebatch(s.tenant, base.slice(i, i + 3), SECRET));
+      const all = [...base, ...rebatched];
+      const schedule: Scheduled[] = [];
+      all.forEach((delivery, i) => {
+        const at = (i * 1000) / 60;
+        // 4 identical copies at the same instant, then 2 late redeliveries within the next 3 s.
+        for (let c = 0; c < COPIES_AT_ONCE; c++) schedule.push({ delivery, at });
+        for (let c = 0; c < COPIES - COPIES_AT_ONCE; c++) schedule.push({ delivery, at: at + Math.random() * 3000 });
+      });
+      const stats = await send(schedule, { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS, maxInFlight: 48 });
+      const o = await conclude(
+        'd. duplicate storm',
+        s,
+        stats,
+        t,
+        `${base.length} distinct deliveries + ${rebatched.length} re-batched, each posted ${COPIES} times (${COPIES_AT_ONCE} at once)`,
+      );
+      expect(stats.answers).toEqual({ '200': stats.posts });
+      expect(stats.acked).toBe(all.length * COPIES);
+      expectExactlyOnce(o);
+    }));
+});
