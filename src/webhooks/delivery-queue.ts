@@ -22,6 +22,8 @@ export const deliveryJobIds = {
   replay: (deliveryId: number, at = Date.now()) => `delivery-${deliveryId}-replay-${at}`,
   /** A second chance for a delivery stuck in `received` long after its job ended (see DeliverySweeper). */
   sweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-sweep-${bucket}`,
+  /** Another run for a delivery whose statuses still wait for their message (one per minute bucket). */
+  pendingSweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-pending-sweep-${bucket}`,
 };
 
 /** Producer side of the webhook-deliveries queue, shared by the receiver, the console replay and the worker. */

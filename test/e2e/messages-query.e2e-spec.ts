@@ -149,6 +149,7 @@ describe('GET /messages and GET /messages/:id', () => {
       [{ status: 'lost' }, 'status'],
       [{ type: 'image' }, 'type'],
       [{ to: '+447700900123' }, 'to'],
+      [{ templateName: '' }, 'templateName'],
       [{ color: 'red' }, 'color'],
     ])('refuses %j with 422 naming %s', async (query, field) => {
       const res = await list(query as Record<string, string | number>);

@@ -128,6 +128,11 @@ describe('POST /messages (simulator + real API)', () => {
         ['components.0.parameters.1.type', 'components.1.type', 'components.2.sub_type'],
       );
     });
+
+    it('says a component without parameters is missing them', async () => {
+      const errors = await expectInvalid(helloWorld(t, recipient(), { components: [{ type: 'body' }] }), ['components.0.parameters']);
+      expect(errors[0].message).toBe('parameters is required (an empty array for none)');
+    });
   });
 
   describe('pre-send checks: 422 naming the field, no upstream call', () => {

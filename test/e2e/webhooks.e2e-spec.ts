@@ -1,5 +1,7 @@
 import { jest } from '@jest/globals';
 import { metaJson } from '../../simulator/meta-json.js';
+import { QUEUES } from '../../src/core/queue/queue.constants.js';
+import { QueueService } from '../../src/core/queue/queue.service.js';
 import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -275,6 +277,26 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(applied.deliveredAt).not.toBeNull();
       const [event] = await h.events(tenant.wabaId);
       expect(event!.processed).toBe(true);
+    });
+
+    it('applies a status stranded after its delayed re-runs were lost (Redis wiped) at the next sweep', async () => {
+      const tenant = await createTenant(t);
+      const w = wamid();
+      expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(w, 'read', unixNow())]))).status).toBe(200);
+      const [delivery] = await h.processed(tenant.wabaId, 1);
+      // Redis loses the delayed re-runs; the status has been waiting longer than they would have lasted.
+      await t.app.get(QueueService).queue(QUEUES.webhookDeliveries).drain(true);
+      await t.prisma.webhookDelivery.update({ where: { id: delivery!.id }, data: { receivedAt: new Date(Date.now() - 11 * 60_000) } });
+      await t.prisma.event.updateMany({ where: { wabaId: tenant.wabaId }, data: { createdAt: new Date(Date.now() - 10 * 60_000) } });
+      const message = await h.createMessage(tenant, { status: 'sent', upstreamMessageId: w });
+
+      expect(await worker.sweeper.sweep()).toBeGreaterThanOrEqual(1);
+      const applied = await waitFor(async () => {
+        const m = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+        return m.status === 'read' ? m : undefined;
+      }, 'the sweeper to re-run the delivery');
+      expect(applied.readAt).not.toBeNull();
+      expect((await h.events(tenant.wabaId)).map((e) => e.processed)).toEqual([true]);
     });
 
     it('links a status to its message by our callback data when the wamid is not stored yet', async () => {

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../core/http/pagination.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
 import { E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
@@ -14,6 +14,7 @@ export class MessageScopeFilters {
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
+  @IsNotEmpty({ message: 'templateName must not be empty' })
   @MaxLength(512)
   templateName?: string;
 

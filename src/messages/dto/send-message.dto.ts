@@ -70,6 +70,7 @@ export class TemplateComponentDto {
   index?: string;
 
   @ApiProperty({ type: [TemplateParameterDto] })
+  @IsDefined({ message: 'parameters is required (an empty array for none)' })
   @IsArray({ message: 'parameters must be an array' })
   @ArrayMaxSize(100)
   @ValidateNested({ each: true })

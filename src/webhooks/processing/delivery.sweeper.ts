@@ -9,6 +9,10 @@ const MIN_AGE_MS = 5_000;
 /** Longer than any job's retries take (8 attempts with exponential backoff ≈ 2 min); see sweep(). */
 const STUCK_AFTER_MS = 10 * 60_000;
 const BATCH = 1000;
+/** Pending statuses are swept once the regular delayed re-runs are over, for this long, this many tries. */
+const PENDING_AFTER_MS = 9 * 60_000;
+const PENDING_FOR_MS = 2 * 3600_000;
+const PENDING_MAX_ATTEMPTS = 140;
 const MAX_BATCHES_PER_SWEEP = 20;
 
 /**
@@ -74,7 +78,23 @@ export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
     }
     // Debug only: a delivery whose job is running or backing off is seen (and skipped by its job id) every pass.
     if (total > 0) this.logger.debug({ deliveries: total }, 'sweeper handed deliveries still received to the queue');
-    return total;
+    return total + (this.stopped ? 0 : await this.sweepPendingStatuses(now));
+  }
+
+  /**
+   * Statuses still waiting for their message once the delayed re-runs are over (≈ 8 min): those re-runs live
+   * only in Redis, so a Redis wipe would strand them. Their deliveries get one more run per minute for two
+   * hours (bounded by the events' attempt count); a run applies what has become applicable and skips the rest.
+   */
+  private async sweepPendingStatuses(now: number): Promise<number> {
+    const rows = await this.prisma.$queryRaw<{ deliveryId: number }[]>`
+      SELECT DISTINCT delivery_id AS "deliveryId" FROM events
+      WHERE processed = false AND kind = 'status_update' AND attempts < ${PENDING_MAX_ATTEMPTS}
+        AND created_at < ${new Date(now - PENDING_AFTER_MS)} AND created_at > ${new Date(now - PENDING_FOR_MS)}
+      LIMIT ${BATCH}`;
+    const bucket = Math.floor(now / 60_000);
+    await this.queue.enqueueMany(rows.map((r) => ({ deliveryId: r.deliveryId, jobId: deliveryJobIds.pendingSweep(r.deliveryId, bucket) })));
+    return rows.length;
   }
 
   private schedule(): void {
