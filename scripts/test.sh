@@ -18,12 +18,14 @@ ensure_chromium
 
 # The fault suite (test/faults, `npm run test:faults`, about 2 minutes) starts its own PostgreSQL, Redis, API
 # and worker processes and breaks them on purpose. Full runs only (no jest arguments; SKIP_FAULTS=1 skips it),
-# and before the main suite, so that the main suite's summary stays the last thing printed.
+# and before the main suite; the last line printed is one plain "tests: N passed, M failed" over both runs.
 fault_code=0
+rm -f "$STATE_DIR/jest-faults.json"
 if [ "$#" -eq 0 ] && [ "${SKIP_FAULTS:-0}" != "1" ]; then
   say "running the fault suite (test/faults: Redis, worker and PostgreSQL failures, duplicate storm)…"
   set +e
-  NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest -c jest.faults.config.js --ci 2>&1
+  NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest -c jest.faults.config.js --ci \
+    --json --outputFile="$STATE_DIR/jest-faults.json" 2>&1
   fault_code=$?
   set -e
   [ "$fault_code" -eq 0 ] || say "the fault suite FAILED (exit $fault_code); see above. Running the main suite anyway."
@@ -32,8 +34,18 @@ fi
 say "running the test suite (unit + e2e) against PostgreSQL and Redis…"
 export NODE_ENV=test
 set +e
-NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest --ci "$@" 2>&1
+rm -f "$STATE_DIR/jest-main.json"
+NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest --ci --json --outputFile="$STATE_DIR/jest-main.json" "$@" 2>&1
 code=$?
 set -e
 if [ "$code" -eq 0 ] && [ "$fault_code" -ne 0 ]; then code="$fault_code"; fi
+# One plain closing line over both runs (jest's own summary is just above it).
+node -e '
+  const fs = require("fs"); let passed = 0, failed = 0;
+  for (const f of process.argv.slice(1)) {
+    if (!fs.existsSync(f)) continue;
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests + (r.numRuntimeErrorTestSuites || 0);
+  }
+  console.log(`tests: ${passed} passed, ${failed} failed`);' "$STATE_DIR/jest-main.json" "$STATE_DIR/jest-faults.json" || true
 exit "$code"
