@@ -1,0 +1,96 @@
+// Item 5 of issue 7: the ingest run and a duplicate storm with two API processes and two worker processes on the
+// same PostgreSQL and Redis, load split across both API ports: counts exact, throughput, no event processed twice.
+// "Processed twice" is observed directly: on a database this bench started, an audit trigger records every
+// claim of an event (processed false → true), and each event must have exactly one.
+//
+//   npm run bench:scale     (env: BENCH_SINGLES, BENCH_BATCHES, BENCH_STORM, BENCH_STORM_BATCHES: fixed counts instead of
+//                            ~BENCH_LOAD_S seconds of load sized from a warm-up; BENCH_COPIES=4 BENCH_CONNECTIONS=64)
+import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
+import { check, fmt, machine, printMachine, writeResult, type Check } from './lib/report.js';
+import { log, runBench, type Stack } from './lib/stack.js';
+
+const COPIES = Number(process.env.BENCH_COPIES ?? 4);
+const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+
+const AUDIT_SQL = `
+CREATE TABLE IF NOT EXISTS bench_claims (event_id int NOT NULL, backend_pid int NOT NULL DEFAULT pg_backend_pid(), at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE OR REPLACE FUNCTION bench_claim_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bench_claims (event_id) VALUES (NEW.id);
+  RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS bench_claim_audit ON events;
+CREATE TRIGGER bench_claim_audit AFTER UPDATE OF processed ON events
+  FOR EACH ROW WHEN (NEW.processed AND OLD.processed IS DISTINCT FROM NEW.processed) EXECUTE FUNCTION bench_claim_audit();`;
+
+interface Claims {
+  claims: number;
+  claimedEvents: number;
+  claimedTwice: number;
+}
+
+async function claims(stack: Stack, tag: string): Promise<Claims> {
+  const r = await stack.db.query<{ claims: string; events: string; twice: string }>(
+    `SELECT count(*) AS claims, count(DISTINCT c.event_id) AS events,
+            (SELECT count(*) FROM (SELECT c2.event_id FROM bench_claims c2 JOIN events e2 ON e2.id = c2.event_id
+                                    WHERE e2.message_id LIKE $1 GROUP BY c2.event_id HAVING count(*) > 1) AS t) AS twice
+       FROM bench_claims c JOIN events e ON e.id = c.event_id WHERE e.message_id LIKE $1`,
+    [`wamid.${tag}.%`],
+  );
+  const row = r.rows[0]!;
+  return { claims: Number(row.claims), claimedEvents: Number(row.events), claimedTwice: Number(row.twice) };
+}
+
+await runBench({ name: 'scale', apis: 2, workers: 2, limitMs: 480_000 }, async (stack) => {
+  const m = machine();
+  printMachine(m);
+  const audit = !process.env.DATABASE_URL;
+  if (audit) await stack.db.query(AUDIT_SQL);
+  else log('DATABASE_URL given: no audit trigger installed; "processed twice" is checked through the counts only');
+  const tenant = await stack.onboard();
+  const urls = stack.apiUrls;
+
+  const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+  const warmBatch = await ingestPhase(stack, tenant, { label: 'warm-up batch100', deliveries: 60, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+  const SINGLES = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
+  // Capped so that the worker can finish within the processing limit (it handles a few hundred events per second here).
+  const BATCHES = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 150);
+  const STORM = sized(process.env.BENCH_STORM, warm.ackedPerSecond / COPIES, LOAD_S, 500, 50_000);
+  const STORM_BATCHES = sized(process.env.BENCH_STORM_BATCHES, warmBatch.ackedPerSecond / COPIES, LOAD_S * 0.3, 10, 50);
+  const phases: PhaseResult[] = [];
+  phases.push(await ingestPhase(stack, tenant, { label: 'single', deliveries: SINGLES, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
+  phases.push(await ingestPhase(stack, tenant, { label: 'batch100', deliveries: BATCHES, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
+  phases.push(await ingestPhase(stack, tenant, { label: `storm single x${COPIES}`, deliveries: STORM, perDelivery: 1, copies: COPIES, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
+  phases.push(await ingestPhase(stack, tenant, { label: `storm batch100 x${COPIES}`, deliveries: STORM_BATCHES, perDelivery: 100, copies: COPIES, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
+
+  const claimCounts: Record<string, Claims | null> = {};
+  for (const p of phases) {
+    claimCounts[p.label] = audit ? await claims(stack, p.tag) : null;
+    if (claimCounts[p.label]) console.log(`  ${p.label}: claims ${JSON.stringify(claimCounts[p.label])} for ${p.expected.events} events`);
+  }
+  console.log('\nTargets (2 API + 2 worker processes)');
+  const checks: Check[] = [];
+  for (const p of phases) {
+    const c = claimCounts[p.label];
+    const once = c ? c.claims === p.expected.events && c.claimedEvents === p.expected.events && c.claimedTwice === 0 : true;
+    checks.push(
+      check(
+        `${p.label}: exact counts`,
+        '0 lost, 0 duplicated, all processed',
+        `${p.posts} POSTs, ${p.processing.deliveriesStored} deliveries stored, events ${p.processing.eventsStored}/${p.expected.events} stored, ${p.processing.eventsProcessed} processed; lost ${p.lost}, duplicated ${p.duplicated}`,
+        p.exact,
+      ),
+    );
+    if (c) checks.push(check(`${p.label}: processed once`, 'every event claimed exactly once', `${c.claims} claims for ${c.claimedEvents} events, ${c.claimedTwice} claimed twice`, once));
+    checks.push(
+      check(
+        `${p.label}: throughput`,
+        'reported',
+        `${fmt(p.ackedPerSecond, 0)} deliveries/s acked (p99 ${fmt(p.load.latencyMs.p99)} ms), ${fmt(p.eventsPerSecond, 0)} distinct events/s; processed ${p.processing.allProcessedAfterS === null ? 'NOT within the limit' : `${fmt(p.processing.allProcessedAfterS, 2)} s after the load`}`,
+        p.processing.allProcessedAfterS !== null,
+      ),
+    );
+  }
+  writeResult('scale', { machine: m, config: { SINGLES, BATCHES, STORM, STORM_BATCHES, COPIES, CONNECTIONS, LOAD_S, apis: 2, workers: 2 }, phases, claims: claimCounts, checks });
+});

@@ -1,0 +1,71 @@
+// Item 1 of issue 7: POST /messages (template hello_world en_US, no parameters, varied recipients) against the
+// simulator with its webhooks off: saturation throughput, then latency at a fixed 500 requests/s.
+//
+//   npm run bench:send        (env: BENCH_DURATION=15 BENCH_CONNECTIONS=64 BENCH_RATE=500 BENCH_APIS=1)
+import type { RequestSpec } from 'autocannon';
+import { CpuMeter, formatCpu } from './lib/cpu.js';
+import { check, fmt, load, machine, printMachine, writeResult } from './lib/report.js';
+import { runBench } from './lib/stack.js';
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 15);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const RATE = Number(process.env.BENCH_RATE ?? 500);
+/** API processes; with more than one the load is spread over their ports. */
+const APIS = Number(process.env.BENCH_APIS ?? 1);
+
+await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 180_000 }, async (stack) => {
+  const m = machine();
+  printMachine(m);
+  const tenant = await stack.onboard();
+
+  // Recipients 447700000000…447700099999, none of the simulator's special numbers (1555000000x).
+  let n = 0;
+  const requests: RequestSpec[] = [
+    {
+      method: 'POST',
+      path: '/messages',
+      setupRequest: (req) => ({
+        ...req,
+        body: JSON.stringify({
+          phoneNumberId: tenant.phoneNumberId,
+          to: `4477000${String(n++ % 100_000).padStart(5, '0')}`,
+          type: 'template',
+          templateName: 'hello_world',
+          templateLanguage: 'en_US',
+        }),
+      }),
+    },
+  ];
+  const headers = { 'content-type': 'application/json', 'x-access-key': tenant.accessKey, 'x-secret-key': tenant.secretKey };
+  const url = APIS === 1 ? stack.apiUrl : stack.apiUrls;
+
+  // Long enough for the JIT to settle (a cold process is several times slower per request).
+  const warm = await load('warm-up', { url, connections: 16, amount: 1500, headers, requests });
+  const meter = new CpuMeter(() => stack.cpuLabels());
+  meter.begin();
+  const saturation = await load('saturation', { url, connections: CONNECTIONS, duration: DURATION_S, headers, requests });
+  const saturationCpu = meter.end();
+  console.log(formatCpu(saturationCpu));
+  meter.begin();
+  const fixed = await load(`fixed ${RATE}/s`, { url, connections: 50, duration: DURATION_S, overallRate: RATE, headers, requests });
+  const fixedCpu = meter.end();
+  console.log(formatCpu(fixedCpu));
+
+  // Every acknowledged send is a stored message with status sent (requests still in flight when a run ended
+  // finish on the server a moment later).
+  await new Promise((r) => setTimeout(r, 2000));
+  const stored = await stack.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM messages WHERE business_account_id = $1 GROUP BY status', [
+    tenant.businessAccountId,
+  ]);
+  const byStatus = Object.fromEntries(stored.rows.map((r) => [r.status, Number(r.n)]));
+  const acked = warm.ok2xx + saturation.ok2xx + fixed.ok2xx;
+  console.log(`  stored messages by status: ${JSON.stringify(byStatus)}; acknowledged sends (200): ${acked}`);
+  stack.assertAlive();
+
+  console.log('\nTargets');
+  const checks = [
+    check('saturation throughput', '≥ 1000 sends/s', `${fmt(saturation.okPerSecond, 0)}/s (${saturation.non2xx} non-2xx, ${saturation.errors} errors)`, saturation.okPerSecond >= 1000 && saturation.non2xx === 0),
+    check(`latency p99 at ${RATE}/s`, '< 50 ms', `${fmt(fixed.latencyMs.p99)} ms (p50 ${fmt(fixed.latencyMs.p50)} ms, achieved ${fmt(fixed.okPerSecond, 0)}/s)`, fixed.latencyMs.p99 < 50 && fixed.okPerSecond >= RATE * 0.95),
+  ];
+  writeResult('send', { machine: m, config: { DURATION_S, CONNECTIONS, RATE, APIS }, saturation, saturationCpu, fixed, fixedCpu, storedByStatus: byStatus, acked, checks });
+});
