@@ -22,14 +22,15 @@ if [ ! -f .env ]; then
       .replace(/^WHATSAPP_VERIFY_TOKEN=.*$/m, "WHATSAPP_VERIFY_TOKEN=" + c.randomBytes(16).toString("hex"));
     fs.writeFileSync(".env", text, { mode: 0o600 });'
 fi
+GIVEN_PORT="${PORT:-}"
 load_env_file .env
 
-[ -n "${PORT:-}" ] && [ "$PORT" != 3000 ] || PORT="$(free_port 3000)"
+# A PORT given in the environment is used as it is; otherwise .env's (3000), or a free one if that is taken.
+if [ -n "$GIVEN_PORT" ]; then PORT="$GIVEN_PORT"; else PORT="$(free_port "${PORT:-3000}")"; fi
 export PORT
 start_services
 apply_migrations
 build
-build_web
 
 pretty() { node_modules/.bin/pino-pretty --colorize --singleLine --translateTime 'HH:MM:ss.l' --ignore 'pid,hostname,service' | sed -u "s/^/[$1] /"; }
 
@@ -60,6 +61,9 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 curl -sf "$API/health/ready" >/dev/null || die "the API did not become ready within 60 s"
+
+# The web console is built while nothing waits on it: the API is already answering (/console says 503 until then).
+build_web
 
 say "seeding demo data…"
 SEED_OUT="$(env "${SEED_ARGS[@]}" SEED_KEY_FILE="$STATE_DIR/demo-key.json" node dist/src/seed/demo-seed.js)" || die "seeding failed"
