@@ -3,6 +3,8 @@
 // polling that tells when everything is processed, and the exact counts afterwards.
 import type { RequestSpec } from 'autocannon';
 import { createHmac } from 'node:crypto';
+import type { SimPhoneNumber } from '../../simulator/fixture.js';
+import { messagesWebhook } from '../../simulator/webhook-payloads.js';
 import type pg from 'pg';
 
 export const STATUSES = ['sent', 'delivered', 'read'] as const;
@@ -16,28 +18,10 @@ export function sign(body: Buffer, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-/** The envelope Meta posts for field `messages` (see simulator/webhook-payloads.ts), with these statuses. */
+/** The envelope Meta posts for field `messages` (the simulator's own builder), with these statuses. */
 export function statusPayload(wabaId: string, phoneNumberId: string, statuses: Record<string, unknown>[]): Buffer {
-  return Buffer.from(
-    JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: wabaId,
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '15550001111', phone_number_id: phoneNumberId },
-                statuses,
-              },
-            },
-          ],
-        },
-      ],
-    }),
-  );
+  const phone = { id: phoneNumberId, display_phone_number: '15550001111' } as SimPhoneNumber;
+  return Buffer.from(JSON.stringify(messagesWebhook(wabaId, phone, { statuses })));
 }
 
 /**
