@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import { startSimulator } from '../../simulator/simulator.js';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { connectAccount, createKey, eventually, onboard, signupAndLogin, syncAll, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { freePort } from '../utils/net.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 
 const NOT_FOUND = { statusCode: 404, message: 'Business account not found' };
@@ -13,16 +13,7 @@ const ALREADY_CONNECTED = {
 };
 
 /** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
+const closedPort = freePort;
 
 describe('Console business accounts', () => {
   let stack: Stack;

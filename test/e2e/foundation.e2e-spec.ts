@@ -1,19 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { freePort } from '../utils/net.js';
 import { testEnv } from '../utils/test-env.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Polls until `probe` returns `expected` (or 5 s pass) and returns the last value seen. */
 async function eventually<T>(probe: () => Promise<T>, expected: T): Promise<T> {
