@@ -7,12 +7,14 @@ import { AccountUpdateEffect } from './processing/effects/account-update.effect.
 import { InboundMessageEffect } from './processing/effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './processing/effects/status-update.effect.js';
 import { TemplateStatusEffect } from './processing/effects/template-status.effect.js';
+import { ProcessingStore } from './processing/processing.store.js';
 
 /** Worker side of webhooks: the delivery consumer, its effects and the sweeper. */
 @Module({
   providers: [
     DeliveryQueue,
     DeliveryProcessor,
+    ProcessingStore,
     DeliveryWorker,
     DeliverySweeper,
     StatusUpdateEffect,

@@ -1,7 +1,9 @@
 import { jest } from '@jest/globals';
+import pg from 'pg';
 import { metaJson } from '../../simulator/meta-json.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
+import { STATUS_CHUNK } from '../../src/webhooks/processing/effects/status-update.effect.js';
 import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -417,6 +419,17 @@ describe('Webhooks: receiver, processing and events API', () => {
         [`Inbound text from ${from}`, from],
       ]);
     });
+
+    it('stores and applies items whose text holds a NUL or a lone surrogate (JSON escapes PostgreSQL cannot store), as U+FFFD', async () => {
+      const tenant = await createTenant(t);
+      const from = randomDigits('4477', 12);
+      const payload = inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from, id: wamid(), timestamp: String(unixNow()), text: 'a\u0000b\ud800c\udfffd 😀' });
+      expect((await postWebhook(t, payload)).status).toBe(200);
+      const [delivery] = await h.processed(tenant.wabaId, 1);
+      expect(delivery).toMatchObject({ status: 'processed', eventCount: 1 });
+      const [event] = await h.events(tenant.wabaId);
+      expect(event).toMatchObject({ processed: true, kind: 'inbound_message', raw: { text: { body: 'a\uFFFDb\uFFFDc\uFFFDd 😀' } } });
+    });
   });
 
   describe('GET /webhooks/events', () => {
@@ -653,17 +666,37 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     // Meta's maximum: 1000 updates in one POST.
     const statuses = messages.flatMap((m) => [status(m.upstreamMessageId!, 'delivered', now + 1, m.to), status(m.upstreamMessageId!, 'read', now + 2, m.to)]);
 
+    // Statuses are applied in chunks, each in its own transaction. Holding a lock on a message of the third
+    // chunk stops the worker there, deterministically part-way: two chunks committed, the third in progress.
+    const blocker = new pg.Client({ connectionString: t.config.databaseUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    const lockedIndex = Math.floor((2 * STATUS_CHUNK + STATUS_CHUNK / 2) / 2);
+    await blocker.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE', [messages[lockedIndex]!.id]);
+
     const first = await startTestWorker(t.config);
     workers.push(first);
     expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, statuses))).status).toBe(200);
-    const progressed = await waitFor(async () => {
-      const n = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
-      return n >= 50 ? n : undefined;
-    }, 'the first worker to be part-way through the batch', 60_000);
-    await first.crash();
+    const blockedPid = await waitFor(async () => {
+      // Asked on another connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
+      const rows = await t.prisma.$queryRaw<{ pid: number }[]>`
+        SELECT pid FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE OF m%'`;
+      return rows[0]?.pid;
+    }, 'the first worker to wait on the locked message', 60_000);
+    const progressed = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
+    expect(progressed).toBe(2 * STATUS_CHUNK);
+
+    // The crash: the worker stops, and its database connection dies in the middle of the third chunk.
+    const crashing = first.crash();
+    await blocker.query('SELECT pg_terminate_backend($1)', [blockedPid]);
+    await crashing;
+    await blocker.query('ROLLBACK');
+    await blocker.end();
     const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
-    expect(progressed).toBeLessThan(2 * count);
-    expect(atCrash).toBeLessThan(2 * count);
+    expect(atCrash).toBe(2 * STATUS_CHUNK);
+    const halfway = await t.prisma.message.count({ where: { businessAccountId: tenant.businessAccountId, status: 'read' } });
+    expect(halfway).toBe(STATUS_CHUNK);
 
     const second = await startTestWorker(t.config);
     workers.push(second);

@@ -40,10 +40,18 @@ function createPool(config: AppConfig): pg.Pool {
 /** The one Prisma client of a process, on node-postgres through the driver adapter (no native engine). */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  /**
+   * The same pool, for the few hot paths written in SQL (see sql.ts): a query through Prisma's client costs
+   * ≈ 0.6 ms of CPU here, the same query on node-postgres ≈ 0.15 ms.
+   */
+  readonly pool: pg.Pool;
+
   constructor(config: AppConfig) {
+    const pool = createPool(config);
     super({
-      adapter: new PrismaPg(createPool(config), { statementNameGenerator: statementName, disposeExternalPool: true }),
+      adapter: new PrismaPg(pool, { statementNameGenerator: statementName, disposeExternalPool: true }),
     });
+    this.pool = pool;
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
-import type { Prisma } from '../../generated/prisma/client.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs, type DeliveryJobData } from '../delivery-queue.js';
@@ -10,10 +9,8 @@ import type { EventEffect, StoredEvent } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
+import { ProcessingStore } from './processing.store.js';
 
-const INSERT_CHUNK = 500;
-/** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
-const CLOCK_MARGIN_MS = 10 * 60 * 1000;
 const EFFECT_TX = { maxWait: 10_000, timeout: 15_000 };
 
 export interface ProcessResult {
@@ -36,7 +33,8 @@ export class ProcessingAborted extends Error {}
 /**
  * One webhook delivery: classify the stored raw payload, store one event per item (once, whatever the
  * number of retries, redeliveries or workers), then apply each event's effect exactly once. Idempotent: a
- * re-run only does what is still left.
+ * re-run only does what is still left. Delivery statuses (most of the traffic) are applied in set-based
+ * chunks (StatusUpdateEffect); the rarer kinds one event per transaction.
  */
 @Injectable()
 export class DeliveryProcessor {
@@ -44,22 +42,20 @@ export class DeliveryProcessor {
 
   constructor(
     private readonly prisma: PrismaService,
+    private readonly store: ProcessingStore,
     private readonly queue: DeliveryQueue,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-    status: StatusUpdateEffect,
+    private readonly statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
     template: TemplateStatusEffect,
     account: AccountUpdateEffect,
   ) {
-    this.effects = [status, inbound, template, account];
+    this.effects = [inbound, template, account];
   }
 
   async process(job: DeliveryJobData, signal?: AbortSignal): Promise<ProcessResult | null> {
     const { deliveryId } = job;
-    const delivery = await this.prisma.webhookDelivery.findUnique({
-      where: { id: deliveryId },
-      select: { id: true, status: true, rawBody: true, receivedAt: true, eventCount: true },
-    });
+    const delivery = await this.store.findDelivery(deliveryId);
     if (!delivery) {
       this.logger.warn({ deliveryId }, 'webhook delivery not found; nothing to process');
       return null;
@@ -70,16 +66,14 @@ export class DeliveryProcessor {
     if (delivery.status !== 'processed') {
       const drafts = this.classify(deliveryId, delivery.rawBody);
       events = drafts.length;
-      inserted = await this.store(deliveryId, drafts);
+      inserted = await this.store.insertEvents(deliveryId, drafts);
     }
 
     const { applied, waiting } = await this.applyPending(deliveryId, delivery.receivedAt, signal);
 
     if (delivery.status !== 'processed') {
-      await this.prisma.webhookDelivery.updateMany({
-        where: { id: deliveryId, status: { not: 'processed' } },
-        data: { status: 'processed', processedAt: new Date(), eventCount: events, lastError: null, attempts: { increment: 1 } },
-      });
+      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+      await this.store.markProcessed(deliveryId, events);
     }
     if (waiting > 0) await this.scheduleRerun(job, waiting);
     return { deliveryId, events, inserted, applied, waiting };
@@ -112,8 +106,9 @@ export class DeliveryProcessor {
     try {
       const text = Buffer.from(rawBody).toString('utf8');
       payload = JSON.parse(text);
-      // PostgreSQL text and jsonb cannot hold NUL; a payload that contains one would otherwise never store.
-      if (text.includes('\\u0000')) payload = withoutNul(payload);
+      // PostgreSQL text and jsonb cannot hold NUL nor a lone UTF-16 surrogate (both only reachable through
+      // JSON escapes); a payload with one would otherwise never store.
+      if (text.includes('\\u0000') || /\\u[dD][89a-fA-F]/.test(text)) payload = storable(payload);
     } catch {
       throw new UnrecoverableError('stored payload is not valid JSON');
     }
@@ -124,61 +119,35 @@ export class DeliveryProcessor {
     return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey));
   }
 
-  /** The unique dedupeKey makes this once-only across Meta's retries, restarts and concurrent workers. */
-  private async store(deliveryId: number, drafts: EventDraft[]): Promise<number> {
-    let inserted = 0;
-    for (let i = 0; i < drafts.length; i += INSERT_CHUNK) {
-      const chunk = drafts.slice(i, i + INSERT_CHUNK).map((d) => ({ ...d, deliveryId, raw: d.raw as Prisma.InputJsonObject }));
-      const { count } = await this.prisma.event.createMany({ data: chunk, skipDuplicates: true });
-      inserted += count;
-    }
-    return inserted;
-  }
-
   private async applyPending(deliveryId: number, receivedAt: Date, signal?: AbortSignal): Promise<{ applied: number; waiting: number }> {
-    // Served by the (processed, created_at) index: only this delivery's still-unprocessed events are read.
-    const pending: StoredEvent[] = await this.prisma.event.findMany({
-      where: { processed: false, createdAt: { gte: new Date(receivedAt.getTime() - CLOCK_MARGIN_MS) }, deliveryId },
-      orderBy: { id: 'asc' },
-      select: {
-        id: true,
-        wabaId: true,
-        phoneNumberId: true,
-        eventType: true,
-        kind: true,
-        status: true,
-        recipient: true,
-        messageId: true,
-        upstreamTimestamp: true,
-        errorCode: true,
-        errorTitle: true,
-        errorDetail: true,
-        raw: true,
-        createdAt: true,
-      },
-    });
+    const pending = await this.store.pendingEvents(deliveryId, receivedAt);
 
+    const statuses: StoredEvent[] = [];
+    const withoutEffect: number[] = [];
     let applied = 0;
     let waiting = 0;
-    const withoutEffect: number[] = [];
     for (const event of pending) {
-      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+      if (this.statuses.appliesTo(event)) {
+        statuses.push(event);
+        continue;
+      }
       const effect = this.effects.find((e) => e.appliesTo(event));
       if (!effect) {
         withoutEffect.push(event.id);
         continue;
       }
+      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
       const outcome = await this.applyOnce(event, effect);
       if (outcome === 'applied') applied++;
       if (outcome === 'waiting') waiting++;
     }
-    if (withoutEffect.length > 0) {
-      const { count } = await this.prisma.event.updateMany({
-        where: { id: { in: withoutEffect }, processed: false },
-        data: { processed: true, processedAt: new Date() },
-      });
-      applied += count;
+    if (statuses.length > 0) {
+      const outcome = await this.statuses.applyAll(statuses, signal);
+      applied += outcome.applied;
+      waiting += outcome.waiting;
     }
+    if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+    applied += await this.store.claimWithoutEffect(withoutEffect);
     return { applied, waiting };
   }
 
@@ -216,9 +185,11 @@ export class DeliveryProcessor {
   }
 }
 
-function withoutNul(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(/\u0000/g, '\uFFFD');
-  if (Array.isArray(value)) return value.map(withoutNul);
-  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/\u0000/g, '\uFFFD'), withoutNul(v)]));
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function storable(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (Array.isArray(value)) return value.map(storable);
+  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));
   return value;
 }

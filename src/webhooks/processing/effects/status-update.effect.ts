@@ -1,12 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import type { Prisma } from '../../../generated/prisma/client.js';
+import type pg from 'pg';
+import { PrismaService } from '../../../core/prisma/prisma.service.js';
+import { inTransaction, statement } from '../../../core/prisma/sql.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
 import { isRecord } from '../classify.js';
-import type { EffectOutcome, EventEffect, StoredEvent, Tx } from './event-effect.js';
+import type { StoredEvent } from './event-effect.js';
 
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
 const CALLBACK_DATA = /^bm:(\d{1,10})$/;
+/** Statuses applied per transaction: bounds how long message rows stay locked, and what a crash undoes. */
+export const STATUS_CHUNK = 100;
 
+/** What statusChanges needs to know of a message. */
 export interface LockedMessage {
   id: number;
   status: string;
@@ -17,46 +22,148 @@ export interface LockedMessage {
   failedAt: Date | null;
 }
 
+/** A message as locked and written back by a chunk: every column statuses change. */
+interface Candidate extends LockedMessage {
+  wabaId: string;
+  upstreamMessageId: string | null;
+  errorCode: number | null;
+  errorTitle: string | null;
+  errorDetail: string | null;
+}
+
+export type StatusChanges = Partial<Omit<Candidate, 'id' | 'wabaId' | 'upstreamMessageId'>>;
+
 /**
- * A delivery status moves its message forward (never back: see messages/message-status.ts) and records
- * when it happened. The message is found by wamid, or, when the send response has not been stored yet (or
- * the send timed out), by the callback data our send path put on it, which also links the wamid.
+ * Every message these statuses may concern, locked in id order (so that concurrent batches never deadlock):
+ * by wamid, or, for a status whose wamid is not stored yet, by the message id in its callback data when that
+ * message has no wamid yet. The business account is checked per event afterwards.
+ */
+const lockCandidates = statement(
+  'lock_status_messages',
+  `SELECT m.id, b.waba_id AS "wabaId", m.upstream_message_id AS "upstreamMessageId", m.status,
+          m.error_category AS "errorCategory", m.error_code AS "errorCode", m.error_title AS "errorTitle",
+          m.error_detail AS "errorDetail", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt",
+          m.read_at AS "readAt", m.failed_at AS "failedAt"
+     FROM messages m JOIN business_accounts b ON b.id = m.business_account_id
+    WHERE m.upstream_message_id = ANY($1::text[]) OR (m.id = ANY($2::bigint[]) AND m.upstream_message_id IS NULL)
+    ORDER BY m.id
+      FOR UPDATE OF m`,
+);
+
+const claim = statement(
+  'claim_status_events',
+  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::int[]) AND processed = false RETURNING id`,
+);
+
+const countWait = statement('count_status_wait', `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::int[]) AND processed = false`);
+
+const writeMessages = statement(
+  'write_status_messages',
+  `UPDATE messages m
+      SET status = v.status, error_category = v."errorCategory", error_code = v."errorCode", error_title = v."errorTitle",
+          error_detail = v."errorDetail", sent_at = v."sentAt", delivered_at = v."deliveredAt", read_at = v."readAt",
+          failed_at = v."failedAt", upstream_message_id = v."upstreamMessageId", updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS v(id int, status text, "errorCategory" text, "errorCode" int, "errorTitle" text,
+          "errorDetail" text, "sentAt" timestamptz, "deliveredAt" timestamptz, "readAt" timestamptz, "failedAt" timestamptz,
+          "upstreamMessageId" text)
+    WHERE m.id = v.id`,
+);
+
+export interface StatusOutcome {
+  /** Claimed and applied by this call (including "nothing to change"). */
+  applied: number;
+  /** Their message is not known yet: left unprocessed, to be tried again. */
+  waiting: number;
+}
+
+/**
+ * Delivery statuses move their message forward (never back: see messages/message-status.ts) and record when
+ * it happened. The message is found by wamid, or, when the send response has not been stored yet (or the
+ * send timed out), by the callback data our send path put on it, which also links the wamid.
+ *
+ * Set-based: per chunk of statuses, one transaction locks their messages, claims the events
+ * (processed=false → true, so a concurrent or retried job skips what is claimed), applies them in order in
+ * memory and writes each changed message once. A failure rolls the whole chunk back, claims included.
  */
 @Injectable()
-export class StatusUpdateEffect implements EventEffect {
+export class StatusUpdateEffect {
+  constructor(private readonly prisma: PrismaService) {}
+
   appliesTo(event: StoredEvent): boolean {
     return event.kind === 'status_update' && event.messageId !== null && event.status !== null && isDeliveryStatus(event.status);
   }
 
-  async apply(tx: Tx, event: StoredEvent): Promise<EffectOutcome> {
+  /** `events` in id order, each one `appliesTo`. */
+  async applyAll(events: StoredEvent[], signal?: AbortSignal): Promise<StatusOutcome> {
+    const outcome: StatusOutcome = { applied: 0, waiting: 0 };
+    for (let i = 0; i < events.length; i += STATUS_CHUNK) {
+      if (signal?.aborted) break;
+      const chunk = await inTransaction(this.prisma.pool, (client) => applyChunk(client, events.slice(i, i + STATUS_CHUNK)));
+      outcome.applied += chunk.applied;
+      outcome.waiting += chunk.waiting;
+    }
+    return outcome;
+  }
+}
+
+async function applyChunk(client: pg.PoolClient, events: StoredEvent[]): Promise<StatusOutcome> {
+  const wamids = [...new Set(events.map((e) => e.messageId!))];
+  const callbackIds = [...new Set(events.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null))];
+  const { rows } = await client.query<Candidate>(lockCandidates([wamids, callbackIds]));
+
+  const byWamid = new Map<string, Candidate>();
+  const unlinked = new Map<number, Candidate>();
+  for (const m of rows) {
+    if (m.upstreamMessageId !== null) byWamid.set(m.upstreamMessageId, m);
+    else unlinked.set(m.id, m);
+  }
+  // Which message each status belongs to; a link by callback data makes later statuses find it by wamid.
+  const target = new Map<number, Candidate>();
+  const linked = new Set<Candidate>();
+  const waiting: number[] = [];
+  for (const event of events) {
     const wamid = event.messageId!;
-    let message = await lockByWamid(tx, wamid, event.wabaId);
-    let link = false;
+    let message = byWamid.get(wamid);
     if (!message) {
-      const messageId = callbackMessageId(event.raw);
-      if (messageId !== null) {
-        message = await lockUnlinked(tx, messageId, event.wabaId);
-        link = message !== null;
+      const linkable = unlinked.get(callbackMessageId(event.raw) ?? -1);
+      if (linkable && linkable.wabaId === event.wabaId) {
+        unlinked.delete(linkable.id);
+        linkable.upstreamMessageId = wamid;
+        byWamid.set(wamid, linkable);
+        linked.add(linkable);
+        message = linkable;
       }
     }
-    if (!message) return 'waiting';
-
-    const data: Prisma.MessageUpdateInput = statusChanges(message, event);
-    if (link) data.upstreamMessageId = wamid;
-    if (Object.keys(data).length > 0) await tx.message.update({ where: { id: message.id }, data });
-    return 'applied';
+    if (message && message.wabaId === event.wabaId) target.set(event.id, message);
+    else waiting.push(event.id);
   }
+
+  const ready = events.filter((e) => target.has(e.id));
+  const claimed = new Set<number>();
+  if (ready.length > 0) for (const row of (await client.query<{ id: number }>(claim([ready.map((e) => e.id)]))).rows) claimed.add(row.id);
+  const changed = new Set<Candidate>();
+  for (const event of ready) {
+    if (!claimed.has(event.id)) continue; // another job applied it
+    const message = target.get(event.id)!;
+    const changes = statusChanges(message, event);
+    Object.assign(message, changes);
+    // A link is written even when the status itself changes nothing.
+    if (Object.keys(changes).length > 0 || linked.has(message)) changed.add(message);
+  }
+  if (changed.size > 0) await client.query(writeMessages([JSON.stringify([...changed])]));
+  if (waiting.length > 0) await client.query(countWait([waiting]));
+  return { applied: claimed.size, waiting: waiting.length };
 }
 
 /** The columns to change on `message` for this status event (pure; empty when nothing changes). */
 export function statusChanges(
   message: LockedMessage,
   event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'createdAt' | 'errorCode' | 'errorTitle' | 'errorDetail'>,
-): Prisma.MessageUpdateInput {
+): StatusChanges {
   const incoming = event.status ?? '';
   const at = event.upstreamTimestamp ?? event.createdAt;
   const next = nextStatus({ status: message.status as MessageStatus, errorCategory: message.errorCategory }, incoming);
-  const data: Prisma.MessageUpdateInput = {};
+  const data: StatusChanges = {};
   if (next) data.status = next;
   if (next && next !== 'failed' && message.status === 'failed') {
     // Real progress after a send whose outcome was unknown (timeout): the message did not fail after all.
@@ -96,25 +203,4 @@ function callbackMessageId(raw: unknown): number | null {
   const data = isRecord(raw) ? raw.biz_opaque_callback_data : undefined;
   const match = typeof data === 'string' ? CALLBACK_DATA.exec(data) : null;
   return match ? Number(match[1]) : null;
-}
-
-async function lockByWamid(tx: Tx, wamid: string, wabaId: string): Promise<LockedMessage | null> {
-  const rows = await tx.$queryRaw<LockedMessage[]>`
-    SELECT m.id, m.status, m.error_category AS "errorCategory", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt",
-           m.read_at AS "readAt", m.failed_at AS "failedAt"
-      FROM messages m JOIN business_accounts b ON b.id = m.business_account_id
-     WHERE m.upstream_message_id = ${wamid} AND b.waba_id = ${wabaId}
-       FOR UPDATE OF m`;
-  return rows[0] ?? null;
-}
-
-/** Only a message of this business account that has no wamid yet can be linked by callback data. */
-async function lockUnlinked(tx: Tx, messageId: number, wabaId: string): Promise<LockedMessage | null> {
-  const rows = await tx.$queryRaw<LockedMessage[]>`
-    SELECT m.id, m.status, m.error_category AS "errorCategory", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt",
-           m.read_at AS "readAt", m.failed_at AS "failedAt"
-      FROM messages m JOIN business_accounts b ON b.id = m.business_account_id
-     WHERE m.id = ${messageId} AND b.waba_id = ${wabaId} AND m.upstream_message_id IS NULL
-       FOR UPDATE OF m`;
-  return rows[0] ?? null;
 }

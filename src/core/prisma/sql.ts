@@ -1,0 +1,30 @@
+import type pg from 'pg';
+
+/** Anything that runs a query: the pool, or one connection inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+/**
+ * A named statement: node-postgres prepares it once per connection, PostgreSQL then skips parsing and
+ * (once it settles on a generic plan) planning. Names are `sql_<name>`, apart from Prisma's `bm_<hash>`.
+ */
+export function statement(name: string, text: string): (values: unknown[]) => pg.QueryConfig {
+  return (values) => ({ name: `sql_${name}`, text, values });
+}
+
+/**
+ * BEGIN … COMMIT on one connection of the pool. Any error rolls back by dropping the connection (the
+ * server aborts its transaction), which is also right when the connection itself is what failed.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    client.release();
+    return result;
+  } catch (err) {
+    client.release(err instanceof Error ? err : new Error(String(err)));
+    throw err;
+  }
+}
