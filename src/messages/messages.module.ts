@@ -10,12 +10,13 @@ import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { AccountCredentials } from './send/account-credentials.js';
 import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
+import { SendStore } from './send/send.store.js';
 import { SendMessageService } from './send/send-message.service.js';
 
 /** Messages: the API-key routes (send, list, get, analytics) and the console's read-only views of them. */
 @Module({
   imports: [UpstreamModule, ConsoleModule],
   controllers: [MessagesController, ConsoleMessagesController],
-  providers: [SendMessageService, PreSendChecks, IdempotencyService, AccountCredentials, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
+  providers: [SendMessageService, PreSendChecks, SendStore, IdempotencyService, AccountCredentials, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
 })
 export class MessagesModule {}

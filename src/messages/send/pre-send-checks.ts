@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { SendStore, type SendContext } from './send.store.js';
 import type { ParameterCounts } from '../../console/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
 
@@ -12,50 +13,49 @@ const WINDOW_MS = 24 * 3600 * 1000;
  */
 @Injectable()
 export class PreSendChecks {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly store: SendStore,
+  ) {}
 
+  /** One read for number, template and window; checked in that order. */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<void> {
-    const number = await this.prisma.phoneNumber.findUnique({
-      where: { businessAccountId_phoneNumberId: { businessAccountId, phoneNumberId: dto.phoneNumberId } },
-      select: { status: true, removedAt: true },
+    const template = dto.type === 'template';
+    const ctx = await this.store.context(businessAccountId, {
+      phoneNumberId: dto.phoneNumberId,
+      templateName: template ? dto.templateName! : null,
+      templateLanguage: template ? dto.templateLanguage! : null,
+      to: template ? null : dto.to,
     });
-    if (!number || number.removedAt) {
+    if (!ctx.numberExists || ctx.numberRemovedAt) {
       throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }
-    if (number.status && number.status !== 'CONNECTED') {
-      throw FieldValidationError.of('phoneNumberId', `phone number status is ${number.status}; only CONNECTED numbers can send`);
+    if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
+      throw FieldValidationError.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
     }
-    if (dto.type === 'template') await this.assertTemplate(businessAccountId, dto);
-    else await this.assertWindowOpen(dto);
+    if (template) await this.assertTemplate(businessAccountId, dto, ctx);
+    else this.assertWindowOpen(ctx);
   }
 
-  private async assertTemplate(businessAccountId: string, dto: SendMessageDto): Promise<void> {
+  private async assertTemplate(businessAccountId: string, dto: SendMessageDto, template: SendContext): Promise<void> {
     const name = dto.templateName!;
     const language = dto.templateLanguage!;
-    const template = await this.prisma.template.findUnique({
-      where: { businessAccountId_name_language: { businessAccountId, name, language } },
-      select: { status: true, removedAt: true, parameterCounts: true, parameterFormat: true },
-    });
-    if (!template || template.removedAt) {
+    if (!template.templateExists || template.templateRemovedAt) {
       const other = await this.prisma.template.findMany({ where: { businessAccountId, name, removedAt: null }, select: { language: true } });
       if (other.length > 0) {
         throw FieldValidationError.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.map((t) => t.language).join(', ')})`);
       }
       throw FieldValidationError.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
     }
-    if (template.status !== 'APPROVED') {
-      throw FieldValidationError.of('templateName', `template ${name} (${language}) is ${template.status}; only APPROVED templates can be sent`);
+    if (template.templateStatus !== 'APPROVED') {
+      throw FieldValidationError.of('templateName', `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`);
     }
-    const problems = parameterProblems(template.parameterCounts as unknown as ParameterCounts, template.parameterFormat, dto.components ?? []);
+    const problems = parameterProblems(template.parameterCounts as ParameterCounts, template.parameterFormat!, dto.components ?? []);
     if (problems.length > 0) throw new FieldValidationError(problems);
   }
 
-  private async assertWindowOpen(dto: SendMessageDto): Promise<void> {
-    const window = await this.prisma.conversationWindow.findUnique({
-      where: { phoneNumberId_recipient: { phoneNumberId: dto.phoneNumberId, recipient: dto.to } },
-      select: { lastInboundAt: true },
-    });
-    if (!window || window.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
+  private assertWindowOpen(ctx: SendContext): void {
+    if (!ctx.lastInboundAt || ctx.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
       throw FieldValidationError.of('to', 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
     }
   }

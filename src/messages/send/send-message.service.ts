@@ -15,6 +15,7 @@ import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from './account-credentials.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks } from './pre-send-checks.js';
+import { SendStore } from './send.store.js';
 
 /** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
 export interface SendOutcome {
@@ -37,6 +38,7 @@ export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
 export class SendMessageService {
   constructor(
     private readonly prisma: PrismaService,
+    private readonly store: SendStore,
     private readonly checks: PreSendChecks,
     private readonly idempotency: IdempotencyService,
     private readonly credentials: AccountCredentials,
@@ -67,18 +69,15 @@ export class SendMessageService {
 
   private async deliver(scope: ApiKeyScope, dto: SendMessageDto): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope.businessAccountId);
-    const message = await this.prisma.message.create({
-      data: {
-        businessAccountId: scope.businessAccountId,
-        apiKeyId: scope.apiKeyId,
-        phoneNumberId: dto.phoneNumberId,
-        to: dto.to,
-        type: dto.type,
-        templateName: dto.type === 'template' ? dto.templateName : null,
-        templateLanguage: dto.type === 'template' ? dto.templateLanguage : null,
-        content: contentOf(dto),
-        status: 'pending',
-      },
+    const message = await this.store.insertPending({
+      businessAccountId: scope.businessAccountId,
+      apiKeyId: scope.apiKeyId,
+      phoneNumberId: dto.phoneNumberId,
+      to: dto.to,
+      type: dto.type,
+      templateName: dto.type === 'template' ? dto.templateName! : null,
+      templateLanguage: dto.type === 'template' ? dto.templateLanguage! : null,
+      content: contentOf(dto),
     });
     try {
       const result = await this.upstream.sendMessage(token, dto.phoneNumberId, payloadOf(dto, message.id));
@@ -95,14 +94,11 @@ export class SendMessageService {
   /** One write: status sent + wamid. If a webhook already moved the message on (it found it by callback data), only the wamid is set. */
   private async markAccepted(message: Message, wamid: string): Promise<Message> {
     const now = new Date();
-    const moved = await this.prisma.message.updateMany({ where: { id: message.id, status: 'pending' }, data: { status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now } });
     // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
     // that was still pending is now exactly the stored one plus this write: no need to read it back.
-    if (moved.count === 1) return { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now };
-    if (moved.count === 0) {
-      await this.prisma.message.updateMany({ where: { id: message.id, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
-      await this.prisma.message.updateMany({ where: { id: message.id, acceptedAt: null }, data: { acceptedAt: now } });
-    }
+    if (await this.store.markSent(message.id, wamid, now)) return { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now };
+    await this.prisma.message.updateMany({ where: { id: message.id, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
+    await this.prisma.message.updateMany({ where: { id: message.id, acceptedAt: null }, data: { acceptedAt: now } });
     return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
   }
 
