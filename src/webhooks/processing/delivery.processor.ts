@@ -7,7 +7,8 @@ import { classify, isRecord, type EventDraft } from './classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
 import type { EventEffect, StoredEvent } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
-import { StatusUpdateEffect } from './effects/status-update.effect.js';
+import { STATUS_CHUNK, StatusUpdateEffect, planStatuses, writeStatuses } from './effects/status-update.effect.js';
+import { inTransaction } from '../../core/prisma/sql.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
 import { ProcessingStore } from './processing.store.js';
 
@@ -62,14 +63,17 @@ export class DeliveryProcessor {
     }
 
     let events = delivery.eventCount ?? 0;
-    let inserted = 0;
+    const first = { inserted: 0, applied: 0, waiting: 0, tried: new Set<number>() };
     if (delivery.status !== 'processed') {
       const drafts = this.classify(deliveryId, delivery.rawBody);
       events = drafts.length;
-      inserted = await this.store.insertEvents(deliveryId, drafts);
+      await this.storeAndApply(deliveryId, drafts, first, signal);
     }
 
-    const { applied, waiting } = await this.applyPending(deliveryId, delivery.receivedAt, signal);
+    const pending = await this.applyPending(deliveryId, delivery.receivedAt, first.tried, signal);
+    const applied = first.applied + pending.applied;
+    const waiting = first.waiting + pending.waiting;
+    const inserted = first.inserted;
 
     if (delivery.status !== 'processed') {
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
@@ -119,8 +123,46 @@ export class DeliveryProcessor {
     return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey));
   }
 
-  private async applyPending(deliveryId: number, receivedAt: Date, signal?: AbortSignal): Promise<{ applied: number; waiting: number }> {
-    const pending = await this.store.pendingEvents(deliveryId, receivedAt);
+  /**
+   * First run: per chunk of items, one transaction locks the messages its statuses concern, stores the items
+   * (statuses that can be applied already processed) and applies those statuses: one commit per chunk, and no
+   * separate claim. What is left (other kinds, statuses still waiting) goes through applyPending; `tried`
+   * holds the waiting ones this run already tried.
+   */
+  private async storeAndApply(
+    deliveryId: number,
+    drafts: EventDraft[],
+    out: { inserted: number; applied: number; waiting: number; tried: Set<number> },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    for (let i = 0; i < drafts.length; i += STATUS_CHUNK) {
+      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+      const chunk = drafts.slice(i, i + STATUS_CHUNK);
+      await inTransaction(this.prisma.pool, async (client) => {
+        const statuses = chunk.filter((d) => this.statuses.appliesTo(d));
+        const plan = await planStatuses(client, statuses);
+        const waiting = new Set(plan.waiting);
+        const inserted = await this.store.insertEvents(client, deliveryId, chunk, {
+          applied: (d) => plan.target.has(d),
+          waiting: (d) => waiting.has(d),
+        });
+        // Items stored before (a redelivery, a duplicate) belong to the delivery that stored them.
+        const owned = statuses.filter((d) => plan.target.has(d) && inserted.has(d.dedupeKey));
+        await writeStatuses(client, plan, owned.map((d) => Object.assign(d, { createdAt: inserted.get(d.dedupeKey)!.createdAt })));
+        out.inserted += inserted.size;
+        out.applied += owned.length;
+        for (const d of plan.waiting) {
+          const row = inserted.get(d.dedupeKey);
+          if (!row) continue;
+          out.waiting++;
+          out.tried.add(row.id);
+        }
+      });
+    }
+  }
+
+  private async applyPending(deliveryId: number, receivedAt: Date, tried: Set<number>, signal?: AbortSignal): Promise<{ applied: number; waiting: number }> {
+    const pending = (await this.store.pendingEvents(deliveryId, receivedAt)).filter((e) => !tried.has(e.id));
 
     const statuses: StoredEvent[] = [];
     const withoutEffect: number[] = [];

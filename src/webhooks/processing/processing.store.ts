@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type pg from 'pg';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { statement } from '../../core/prisma/sql.js';
 import type { EventDraft } from './classify.js';
@@ -6,8 +7,12 @@ import type { StoredEvent } from './effects/event-effect.js';
 
 /** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
 const CLOCK_MARGIN_MS = 10 * 60 * 1000;
-/** Drafts per INSERT statement (Meta sends at most 1,000 items per delivery). */
-const INSERT_CHUNK = 500;
+
+export interface InsertedEvent {
+  id: number;
+  dedupeKey: string;
+  createdAt: Date;
+}
 
 export interface StoredDelivery {
   id: number;
@@ -23,17 +28,23 @@ const findDelivery = statement(
      FROM webhook_deliveries WHERE id = $1`,
 );
 
-/** One statement per chunk; the unique dedupe_key makes it once-only across retries, redeliveries and workers. */
+/**
+ * One statement per chunk; the unique dedupe_key makes it once-only across retries, redeliveries and workers.
+ * `processed` is true for events whose effect the same transaction applies; RETURNING names the rows this
+ * statement inserted (not those stored before).
+ */
 const insertEvents = statement(
   'insert_events',
   `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
-                       upstream_timestamp, error_code, error_title, error_detail, raw, dedupe_key)
+                       upstream_timestamp, error_code, error_title, error_detail, raw, dedupe_key, processed, processed_at, attempts)
    SELECT $1, d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."messageId",
-          d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d."dedupeKey"
+          d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d."dedupeKey", d.processed,
+          CASE WHEN d.processed THEN now() END, d.attempts
      FROM jsonb_to_recordset($2::jsonb) AS d("wabaId" text, "phoneNumberId" text, "eventType" text, kind text, title text,
           status text, recipient text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text,
-          "errorDetail" text, raw jsonb, "dedupeKey" text)
-   ON CONFLICT (dedupe_key) DO NOTHING`,
+          "errorDetail" text, raw jsonb, "dedupeKey" text, processed boolean, attempts int)
+   ON CONFLICT (dedupe_key) DO NOTHING
+   RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`,
 );
 
 export const STORED_EVENT_COLUMNS = `id, waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType", kind, status,
@@ -73,14 +84,23 @@ export class ProcessingStore {
     return rows[0] ?? null;
   }
 
-  /** Stores the drafts not stored yet; returns how many were new. */
-  async insertEvents(deliveryId: number, drafts: EventDraft[]): Promise<number> {
-    let inserted = 0;
-    for (let i = 0; i < drafts.length; i += INSERT_CHUNK) {
-      const { rowCount } = await this.prisma.pool.query(insertEvents([deliveryId, JSON.stringify(drafts.slice(i, i + INSERT_CHUNK))]));
-      inserted += rowCount ?? 0;
-    }
-    return inserted;
+  /**
+   * Stores the drafts not stored yet, in the caller's transaction. `applied` are the drafts whose effect the
+   * caller applies in that transaction (stored as processed), `waiting` those it tried and must try again.
+   * Inserted in dedupe-key order, so that two deliveries carrying the same items never wait on each other in
+   * a cycle. Returns the rows inserted, by dedupe key.
+   */
+  async insertEvents(
+    client: pg.PoolClient,
+    deliveryId: number,
+    drafts: EventDraft[],
+    marks: { applied: (d: EventDraft) => boolean; waiting: (d: EventDraft) => boolean },
+  ): Promise<Map<string, InsertedEvent>> {
+    const rows = drafts
+      .map((d) => ({ ...d, processed: marks.applied(d), attempts: marks.waiting(d) ? 1 : 0 }))
+      .sort((a, b) => (a.dedupeKey < b.dedupeKey ? -1 : a.dedupeKey > b.dedupeKey ? 1 : 0));
+    const inserted = await client.query<InsertedEvent>(insertEvents([deliveryId, JSON.stringify(rows)]));
+    return new Map(inserted.rows.map((r) => [r.dedupeKey, r]));
   }
 
   /** This delivery's events not processed yet, oldest first. */

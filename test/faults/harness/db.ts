@@ -36,7 +36,8 @@ export class Db {
 
   /**
    * Test-only triggers (this cluster is the suite's own): one row per committed claim of an event
-   * (processed false → true) and one per change of a message's status. A claim rolled back with its
+   * (processed false → true, or an event stored already processed by the transaction that applies it) and
+   * one per change of a message's status. A claim rolled back with its
    * transaction leaves no row, so the counts are what was really applied.
    */
   async installAudit(): Promise<void> {
@@ -50,6 +51,8 @@ export class Db {
       END $$;
       CREATE TRIGGER fault_claim AFTER UPDATE OF processed ON events
         FOR EACH ROW WHEN (OLD.processed = false AND NEW.processed = true) EXECUTE FUNCTION fault_claim_log();
+      CREATE TRIGGER fault_claim_on_insert AFTER INSERT ON events
+        FOR EACH ROW WHEN (NEW.processed) EXECUTE FUNCTION fault_claim_log();
 
       CREATE TABLE fault_status_changes (message_id int NOT NULL, old_status text, new_status text, at timestamptz NOT NULL DEFAULT clock_timestamp());
       CREATE INDEX ON fault_status_changes (message_id);

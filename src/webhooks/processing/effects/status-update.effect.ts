@@ -76,29 +76,46 @@ export interface StatusOutcome {
   waiting: number;
 }
 
+/** A status to apply: a stored event, or a draft stored in the same transaction. */
+export type StatusItem = Pick<StoredEvent, 'wabaId' | 'kind' | 'messageId' | 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & {
+  raw: unknown;
+  createdAt?: Date;
+};
+
+/** Which locked message each status goes to, decided before any of them is applied. */
+export interface StatusPlan<T extends StatusItem> {
+  target: Map<T, Candidate>;
+  /** Messages linked to their wamid by callback data in this plan: written even if nothing else changes. */
+  linked: Set<Candidate>;
+  /** Their message is not stored (yet). */
+  waiting: T[];
+}
+
 /**
  * Delivery statuses move their message forward (never back: see messages/message-status.ts) and record when
  * it happened. The message is found by wamid, or, when the send response has not been stored yet (or the
  * send timed out), by the callback data our send path put on it, which also links the wamid.
  *
- * Set-based: per chunk of statuses, one transaction locks their messages, claims the events
- * (processed=false → true, so a concurrent or retried job skips what is claimed), applies them in order in
- * memory and writes each changed message once. A failure rolls the whole chunk back, claims included.
+ * Set-based, per chunk of statuses in one transaction: lock their messages (planStatuses), take ownership
+ * of the events — insert them already processed (DeliveryProcessor, first run) or claim stored ones
+ * (processed=false → true, applyAll) — so a concurrent or retried job skips them, then apply them in order in
+ * memory and write each changed message once (writeStatuses). A failure rolls the chunk back, ownership
+ * included.
  */
 @Injectable()
 export class StatusUpdateEffect {
   constructor(private readonly prisma: PrismaService) {}
 
-  appliesTo(event: StoredEvent): boolean {
+  appliesTo(event: Pick<StoredEvent, 'kind' | 'messageId' | 'status'>): boolean {
     return event.kind === 'status_update' && event.messageId !== null && event.status !== null && isDeliveryStatus(event.status);
   }
 
-  /** `events` in id order, each one `appliesTo`. */
+  /** Stored, unprocessed `events` in id order, each one `appliesTo`. */
   async applyAll(events: StoredEvent[], signal?: AbortSignal): Promise<StatusOutcome> {
     const outcome: StatusOutcome = { applied: 0, waiting: 0 };
     for (let i = 0; i < events.length; i += STATUS_CHUNK) {
       if (signal?.aborted) break;
-      const chunk = await inTransaction(this.prisma.pool, (client) => applyChunk(client, events.slice(i, i + STATUS_CHUNK)));
+      const chunk = await inTransaction(this.prisma.pool, (client) => claimAndApply(client, events.slice(i, i + STATUS_CHUNK)));
       outcome.applied += chunk.applied;
       outcome.waiting += chunk.waiting;
     }
@@ -106,9 +123,23 @@ export class StatusUpdateEffect {
   }
 }
 
-async function applyChunk(client: pg.PoolClient, events: StoredEvent[]): Promise<StatusOutcome> {
-  const wamids = [...new Set(events.map((e) => e.messageId!))];
-  const callbackIds = [...new Set(events.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null))];
+async function claimAndApply(client: pg.PoolClient, events: StoredEvent[]): Promise<StatusOutcome> {
+  const plan = await planStatuses(client, events);
+  const ready = events.filter((e) => plan.target.has(e));
+  const claimed = new Set<number>();
+  if (ready.length > 0) for (const row of (await client.query<{ id: number }>(claim([ready.map((e) => e.id)]))).rows) claimed.add(row.id);
+  // Those not claimed were applied by another job.
+  await writeStatuses(client, plan, ready.filter((e) => claimed.has(e.id)));
+  if (plan.waiting.length > 0) await client.query(countWait([plan.waiting.map((e) => e.id)]));
+  return { applied: claimed.size, waiting: plan.waiting.length };
+}
+
+/** Locks every message these statuses may concern (in id order) and decides which status goes to which. */
+export async function planStatuses<T extends StatusItem>(client: pg.PoolClient, items: T[]): Promise<StatusPlan<T>> {
+  const plan: StatusPlan<T> = { target: new Map(), linked: new Set(), waiting: [] };
+  if (items.length === 0) return plan;
+  const wamids = [...new Set(items.map((e) => e.messageId!))];
+  const callbackIds = [...new Set(items.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null))];
   const { rows } = await client.query<Candidate>(lockCandidates([wamids, callbackIds]));
 
   const byWamid = new Map<string, Candidate>();
@@ -117,52 +148,47 @@ async function applyChunk(client: pg.PoolClient, events: StoredEvent[]): Promise
     if (m.upstreamMessageId !== null) byWamid.set(m.upstreamMessageId, m);
     else unlinked.set(m.id, m);
   }
-  // Which message each status belongs to; a link by callback data makes later statuses find it by wamid.
-  const target = new Map<number, Candidate>();
-  const linked = new Set<Candidate>();
-  const waiting: number[] = [];
-  for (const event of events) {
-    const wamid = event.messageId!;
+  // A link by callback data makes later statuses of the same wamid find the message directly.
+  for (const item of items) {
+    const wamid = item.messageId!;
     let message = byWamid.get(wamid);
     if (!message) {
-      const linkable = unlinked.get(callbackMessageId(event.raw) ?? -1);
-      if (linkable && linkable.wabaId === event.wabaId) {
+      const linkable = unlinked.get(callbackMessageId(item.raw) ?? -1);
+      if (linkable && linkable.wabaId === item.wabaId) {
         unlinked.delete(linkable.id);
         linkable.upstreamMessageId = wamid;
         byWamid.set(wamid, linkable);
-        linked.add(linkable);
+        plan.linked.add(linkable);
         message = linkable;
       }
     }
-    if (message && message.wabaId === event.wabaId) target.set(event.id, message);
-    else waiting.push(event.id);
+    if (message && message.wabaId === item.wabaId) plan.target.set(item, message);
+    else plan.waiting.push(item);
   }
+  return plan;
+}
 
-  const ready = events.filter((e) => target.has(e.id));
-  const claimed = new Set<number>();
-  if (ready.length > 0) for (const row of (await client.query<{ id: number }>(claim([ready.map((e) => e.id)]))).rows) claimed.add(row.id);
+/** Applies `owned` (statuses of the plan this transaction owns), in order, and writes each changed message once. */
+export async function writeStatuses<T extends StatusItem>(client: pg.PoolClient, plan: StatusPlan<T>, owned: T[]): Promise<void> {
   const changed = new Set<Candidate>();
-  for (const event of ready) {
-    if (!claimed.has(event.id)) continue; // another job applied it
-    const message = target.get(event.id)!;
-    const changes = statusChanges(message, event);
+  for (const item of owned) {
+    const message = plan.target.get(item)!;
+    const changes = statusChanges(message, item);
     Object.assign(message, changes);
-    // A link is written even when the status itself changes nothing.
-    if (Object.keys(changes).length > 0 || linked.has(message)) changed.add(message);
+    if (Object.keys(changes).length > 0 || plan.linked.has(message)) changed.add(message);
   }
+  if (changed.size === 0) return;
   // The id list as well: it keeps the plan an index scan whatever the planner guesses of the JSON rows.
-  if (changed.size > 0) await client.query(writeMessages([JSON.stringify([...changed]), [...changed].map((m) => m.id)]));
-  if (waiting.length > 0) await client.query(countWait([waiting]));
-  return { applied: claimed.size, waiting: waiting.length };
+  await client.query(writeMessages([JSON.stringify([...changed]), [...changed].map((m) => m.id)]));
 }
 
 /** The columns to change on `message` for this status event (pure; empty when nothing changes). */
 export function statusChanges(
   message: LockedMessage,
-  event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'createdAt' | 'errorCode' | 'errorTitle' | 'errorDetail'>,
+  event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & { createdAt?: Date },
 ): StatusChanges {
   const incoming = event.status ?? '';
-  const at = event.upstreamTimestamp ?? event.createdAt;
+  const at = event.upstreamTimestamp ?? event.createdAt ?? new Date();
   const next = nextStatus({ status: message.status as MessageStatus, errorCategory: message.errorCategory }, incoming);
   const data: StatusChanges = {};
   if (next) data.status = next;
