@@ -42,7 +42,10 @@ export class MessagesController {
       '429 and 502 answers are not kept, so a retry with the same key sends again.',
   })
   @ApiHeader({ name: IDEMPOTENCY_HEADER, required: false, description: '1–255 visible ASCII characters, scoped to the key pair, kept 24 h' })
-  @ApiOkResponse({ type: MessageView, description: 'Accepted by the upstream platform: status `sent`' })
+  @ApiOkResponse({
+    type: MessageView,
+    description: 'Accepted by the upstream platform: status `sent` (or later, when a status webhook for it arrived while a timed-out call was still pending)',
+  })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components, to (24 h window), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
   @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })

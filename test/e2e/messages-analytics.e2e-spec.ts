@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, onboard, type Tenant } from '../utils/factories.js';
+import { eventually, onboard, postSimStatuses, type Tenant } from '../utils/factories.js';
 
 const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 const HOUR = 3600_000;
@@ -58,16 +58,11 @@ describe('GET /messages/analytics', () => {
 
   /** One signed status webhook carrying every given status, in order. */
   async function postStatuses(statuses: Array<{ message: { upstreamMessageId: string | null; to: string }; status: string; errors?: unknown[] }>) {
-    const res = await fetch(`${stack.sim.url}/_sim/statuses`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        wabaId: t.account.wabaId,
-        phoneNumberId: t.account.phoneNumberId,
-        statuses: statuses.map(({ message, status, errors }) => ({ id: message.upstreamMessageId, status, recipient_id: message.to, ...(errors ? { errors } : {}) })),
-      }),
-    });
-    expect(res.status).toBe(200);
+    await postSimStatuses(
+      stack,
+      t,
+      statuses.map(({ message, status, errors }) => ({ id: message.upstreamMessageId, status, recipient_id: message.to, ...(errors ? { errors } : {}) })),
+    );
   }
 
   beforeAll(async () => {

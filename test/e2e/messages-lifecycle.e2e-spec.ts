@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, onboard, type Tenant } from '../utils/factories.js';
+import { eventually, onboard, postSimStatuses, type Tenant } from '../utils/factories.js';
 
 const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -169,5 +169,51 @@ describe('Message lifecycle with the worker running', () => {
     // The failure was only an unknown outcome: once the upstream reports progress it is no longer shown.
     expect(d.error).toBeNull();
     expect(d.failedAt).toBeNull();
+  });
+});
+
+/**
+ * A send whose call to Meta times out although Meta accepted it, with Meta's status arriving before our
+ * timeout fires: the status (found by the send's callback data) wins, the message never goes back to
+ * `failed`, and the send answers 200 with it.
+ */
+describe('A status that arrives while the send call is still failing', () => {
+  let stack: Stack;
+  let t: Tenant;
+  const HANG = '15550000010';
+
+  beforeAll(async () => {
+    // The simulator holds the send for a minute; our client gives up after 4 s.
+    stack = await startStack({ worker: true, sim: { hangMs: 60_000 }, env: { UPSTREAM_TIMEOUT_MS: '4000' } });
+    t = await onboard(stack, 'Late Answer Org');
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('keeps the delivered status and answers 200 when the call then times out', async () => {
+    const started = Date.now();
+    // supertest sends on then(): started now, awaited at the end.
+    const sending = stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, HANG)).then((r) => r);
+    const pending = await eventually(
+      () => stack.prisma.message.findFirst({ where: { to: HANG, status: 'pending', businessAccount: { wabaId: t.account.wabaId } } }),
+      { timeoutMs: 3000, intervalMs: 20 },
+    );
+    expect(pending).not.toBeNull();
+    const wamid = `wamid.LATE${randomInt(1_000_000, 9_999_999)}`;
+    await postSimStatuses(stack, t, [{ id: wamid, status: 'delivered', recipient_id: HANG, biz_opaque_callback_data: `bm:${pending!.id}` }]);
+    const delivered = await eventually(async () => {
+      const row = await stack.prisma.message.findUnique({ where: { id: pending!.id } });
+      return row?.status === 'delivered' ? row : null;
+    }, { timeoutMs: 3000, intervalMs: 20 });
+    // The worker applied it before our 4 s timeout.
+    expect(delivered).toMatchObject({ status: 'delivered', upstreamMessageId: wamid });
+    expect(Date.now() - started).toBeLessThan(4000);
+
+    const res = await sending;
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: pending!.id, status: 'delivered', upstreamMessageId: wamid, error: null });
+    const after = await stack.http.get(`/messages/${pending!.id}`).set(t.key.headers);
+    expect(after.body.data).toMatchObject({ status: 'delivered', failedAt: null, error: null });
   });
 });

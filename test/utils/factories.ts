@@ -80,6 +80,16 @@ export async function onboard(stack: Stack, organizationName = 'Test Org'): Prom
   return { operator, account, key };
 }
 
+/** Has the simulator post one signed status webhook, in Meta's format, carrying these statuses in order. */
+export async function postSimStatuses(stack: Stack, t: Tenant, statuses: Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(`${stack.sim.url}/_sim/statuses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, statuses }),
+  });
+  if (res.status !== 200) throw new Error(`the simulator refused the statuses: ${res.status} ${await res.text()}`);
+}
+
 /** Polls until `probe` returns a truthy value (or the time is up) and returns the last value. */
 export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000, intervalMs = 100 } = {}): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -87,7 +87,13 @@ export class SendMessageService {
         await this.markFailed(message, { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' }).catch(() => undefined);
         throw error;
       }
-      return this.rejected(await this.markFailed(message, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) }), error);
+      const stored = await this.markFailed(message, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
+      if (stored.status !== 'failed') {
+        // While the call was failing (a timeout), a status for this very message arrived (found by its callback
+        // data): the upstream platform accepted it. That is the outcome; the failed call is not.
+        return { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
+      }
+      return this.rejected(stored, error);
     }
   }
 
@@ -102,11 +108,17 @@ export class SendMessageService {
     return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
   }
 
+  /**
+   * pending → failed with the reason. Only from `pending`: a status webhook that found the message by its
+   * callback data while the call was still failing has already moved it on, and a status never goes back.
+   * Returns the message as stored.
+   */
   private async markFailed(message: Message, error: { code: number | null; title: string; detail: string | null; category: string }): Promise<Message> {
-    return this.prisma.message.update({
-      where: { id: message.id },
+    await this.prisma.message.updateMany({
+      where: { id: message.id, status: 'pending' },
       data: { status: 'failed', failedAt: new Date(), errorCode: error.code, errorTitle: error.title, errorDetail: error.detail, errorCategory: error.category },
     });
+    return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
   }
 
   /** How a synchronous upstream rejection is answered; the stored (failed) message is in `data`. */

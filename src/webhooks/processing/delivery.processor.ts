@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { inTransaction } from '../../core/prisma/sql.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs, type DeliveryJobData } from '../delivery-queue.js';
 import { classify, isRecord, type EventDraft } from './classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
 import type { EventEffect, StoredEvent } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { STATUS_CHUNK, StatusUpdateEffect, planStatuses, writeStatuses } from './effects/status-update.effect.js';
-import { inTransaction } from '../../core/prisma/sql.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
 import { ProcessingStore } from './processing.store.js';
 
