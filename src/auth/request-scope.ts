@@ -7,6 +7,11 @@ export interface ApiKeyScope {
   organizationId: string;
   businessAccountId: string;
   wabaId: string;
+  /**
+   * Changes whenever the business account's upstream token is replaced (a fingerprint of its ciphertext), so
+   * per-process token caches follow a reconnect as fast as the key lookup itself.
+   */
+  credentialVersion: string;
 }
 
 /** Who is calling through the console: an operator of one organization. */

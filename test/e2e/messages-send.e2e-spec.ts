@@ -1,4 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
+import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { createKey, eventually, onboard, type Tenant } from '../utils/factories.js';
 
@@ -358,6 +359,27 @@ describe('POST /messages (simulator + real API)', () => {
       expect(retry.body.data).toMatchObject({ status: 'sent', error: null });
       expect(retry.body.data.upstreamMessageId).toMatch(/^wamid\./);
       expect(upstreamSends(stack, t).filter((s) => (s.body as { to: string }).to === '+15550000006')).toHaveLength(2);
+    });
+
+    it("follows a replaced upstream token within about a second, instead of a cached old one", async () => {
+      const own = await onboard(stack, 'Token Swap Org');
+      expect((await send(helloWorld(own, recipient()), own)).status).toBe(200);
+      // The token changes behind this process's back (another API process reconnected the account).
+      const box = new SecretBox(stack.config.encryptionKey);
+      await stack.prisma.businessAccount.update({ where: { wabaId: own.account.wabaId }, data: { accessTokenEncrypted: box.encrypt('sim-token-revoked') } });
+      const refused = await eventually(async () => {
+        const res = await send(helloWorld(own, recipient()), own);
+        return res.status === 424 ? res : null;
+      }, { timeoutMs: 3000, intervalMs: 200 });
+      expect(refused?.body.data.error).toMatchObject({ code: 190, category: 'credential' });
+
+      const replaced = await stack.http.put(`/business-accounts/${own.account.wabaId}/access-token`).set('cookie', own.operator.cookie).send({ accessToken: own.account.accessToken });
+      expect(replaced.status).toBe(200);
+      const accepted = await eventually(async () => {
+        const res = await send(helloWorld(own, recipient()), own);
+        return res.status === 200 ? res : null;
+      }, { timeoutMs: 3000, intervalMs: 200 });
+      expect(accepted?.body.data).toMatchObject({ status: 'sent', error: null });
     });
   });
 

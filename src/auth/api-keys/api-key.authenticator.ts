@@ -79,7 +79,7 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
   private async load(accessKey: string): Promise<KeyRecord | null> {
     const key = await this.prisma.apiKey.findUnique({
       where: { accessKey },
-      include: { businessAccount: { select: { id: true, wabaId: true, disconnectedAt: true } } },
+      include: { businessAccount: { select: { id: true, wabaId: true, disconnectedAt: true, accessTokenEncrypted: true } } },
     });
     const record: KeyRecord | null = key
       ? {
@@ -90,6 +90,7 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
             organizationId: key.organizationId,
             businessAccountId: key.businessAccount.id,
             wabaId: key.businessAccount.wabaId,
+            credentialVersion: credentialVersionOf(key.businessAccount.accessTokenEncrypted),
           },
         }
       : null;
@@ -114,4 +115,9 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
     clearInterval(this.flushTimer);
     await this.flushLastUsed();
   }
+}
+
+/** A fingerprint of an encrypted upstream token: a new encryption (any reconnect) gives a new one. */
+export function credentialVersionOf(accessTokenEncrypted: string): string {
+  return sha256Hex(accessTokenEncrypted).slice(0, 16);
 }

@@ -68,7 +68,7 @@ export class SendMessageService {
   }
 
   private async deliver(scope: ApiKeyScope, dto: SendMessageDto): Promise<SendOutcome> {
-    const token = await this.credentials.tokenFor(scope.businessAccountId);
+    const token = await this.credentials.tokenFor(scope);
     const message = await this.store.insertPending({
       businessAccountId: scope.businessAccountId,
       apiKeyId: scope.apiKeyId,
