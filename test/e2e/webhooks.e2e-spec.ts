@@ -399,6 +399,52 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(events.every((e) => e.processed && e.kind === 'template_status')).toBe(true);
     });
 
+    it("keeps the newest template decision when Meta's webhooks arrive out of order, or older than the last sync", async () => {
+      const tenant = await createTenant(t);
+      const now = unixNow();
+      // As a sync 100 s ago left it.
+      await t.prisma.template.create({
+        data: {
+          businessAccountId: tenant.businessAccountId,
+          upstreamId: randomDigits('1209', 16),
+          name: 'order_ready',
+          language: 'en_GB',
+          status: 'APPROVED',
+          components: [],
+          parameterCounts: { header: 0, body: 0, buttons: {} },
+          syncedAt: new Date((now - 100) * 1000),
+          statusUpdatedAt: new Date((now - 100) * 1000),
+        },
+      });
+      const decision = (event: string, reason: string, time: number) =>
+        fieldPayload(
+          tenant.wabaId,
+          'message_template_status_update',
+          { event, message_template_id: 1203344556677001, message_template_name: 'order_ready', message_template_language: 'en_GB', reason },
+          time,
+        );
+      const status = async () => t.prisma.template.findFirstOrThrow({ where: { businessAccountId: tenant.businessAccountId, name: 'order_ready' } });
+
+      // Decided before the sync read the template: the sync's state stands.
+      await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 200));
+      await h.processed(tenant.wabaId, 1);
+      expect(await status()).toMatchObject({ status: 'APPROVED', statusReason: null });
+
+      // Paused at now - 10, then the older rejection at now - 20 arrives late: it stays paused.
+      await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 10));
+      await h.processed(tenant.wabaId, 2);
+      await postWebhook(t, decision('REJECTED', 'INVALID_FORMAT', now - 20));
+      await h.processed(tenant.wabaId, 3);
+      expect(await status()).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', statusUpdatedAt: new Date((now - 10) * 1000) });
+
+      // A newer decision applies.
+      await postWebhook(t, decision('REINSTATED', 'NONE', now));
+      await h.processed(tenant.wabaId, 4);
+      expect(await status()).toMatchObject({ status: 'APPROVED', statusReason: null, statusUpdatedAt: new Date(now * 1000) });
+      // Every decision is still listed as an event.
+      expect((await h.events(tenant.wabaId)).filter((e) => e.processed)).toHaveLength(4);
+    });
+
     it('opens the 24 h window on an inbound message, and an older redelivery never shortens it', async () => {
       const tenant = await createTenant(t);
       const from = randomDigits('4477', 12);

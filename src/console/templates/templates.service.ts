@@ -45,6 +45,9 @@ export class TemplatesService {
   /** All pages first, then one transaction: upsert by (account, name, language); gone upstream → marked removed. */
   async sync(operator: ConsoleScope, wabaId: string): Promise<TemplateSyncResult> {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
+    // What the listing says is at least as new as this: a status webhook decided before it changes nothing.
+    // Whole seconds, like Meta's entry.time: a decision within the same second still applies.
+    const readFrom = new Date(Math.floor(Date.now() / 1000) * 1000);
     const fetched = await this.upstream.listTemplates(this.secrets.decrypt(account.accessTokenEncrypted), wabaId).catch(consoleUpstreamError);
     const syncedAt = new Date();
     const counts = await this.prisma.$transaction(async (tx) => {
@@ -57,7 +60,7 @@ export class TemplatesService {
         const key = `${template.name}\u0000${template.language}`;
         if (seen.has(key)) continue; // the upstream listed it twice across pages; the first wins
         seen.add(key);
-        const data = fromUpstream(template, syncedAt);
+        const data = { ...fromUpstream(template, syncedAt), statusUpdatedAt: readFrom };
         const current = known.get(key);
         if (current) {
           await tx.template.update({ where: { id: current.id }, data });

@@ -19,7 +19,9 @@ export function templateStatusAfter(event: string): string | null {
 /**
  * Meta's decision on a template updates the synced copy, so sends are checked against it without waiting for
  * the next sync: only APPROVED is sendable, so PAUSED, REJECTED or DISABLED stop sends at once. A template
- * that was never synced has nothing to update; the event is still stored.
+ * that was never synced has nothing to update; the event is still stored. Decisions carry Meta's time
+ * (entry.time): one older than the stored status's (a late redelivery, or a sync that read a newer state)
+ * is kept as an event but changes nothing.
  */
 @Injectable()
 export class TemplateStatusEffect implements EventEffect {
@@ -33,18 +35,20 @@ export class TemplateStatusEffect implements EventEffect {
     const language = typeof v.message_template_language === 'string' ? v.message_template_language : null;
     if (!name || !language) return 'applied';
 
-    const data: Prisma.TemplateUpdateManyMutationInput = {};
+    const where: Prisma.TemplateWhereInput = { businessAccount: { wabaId: event.wabaId }, name, language };
     if (event.eventType === 'message_template_status_update') {
       if (typeof v.event !== 'string' || v.event === '') return 'applied';
       const status = templateStatusAfter(v.event);
       if (!status) return 'applied';
-      data.status = status;
-      data.statusReason = typeof v.reason === 'string' && v.reason !== '' && v.reason !== 'NONE' ? v.reason : null;
+      const decidedAt = event.upstreamTimestamp ?? event.createdAt;
+      await tx.template.updateMany({
+        where: { ...where, OR: [{ statusUpdatedAt: null }, { statusUpdatedAt: { lte: decidedAt } }] },
+        data: { status, statusReason: typeof v.reason === 'string' && v.reason !== '' && v.reason !== 'NONE' ? v.reason : null, statusUpdatedAt: decidedAt },
+      });
     } else {
       if (typeof v.new_category !== 'string' || v.new_category === '') return 'applied';
-      data.category = v.new_category;
+      await tx.template.updateMany({ where, data: { category: v.new_category } });
     }
-    await tx.template.updateMany({ where: { businessAccount: { wabaId: event.wabaId }, name, language }, data });
     return 'applied';
   }
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "templates" ADD COLUMN     "status_updated_at" TIMESTAMPTZ(3);
