@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DeliveryQueue } from './delivery-queue.js';
 import { DeliveryProcessor } from './processing/delivery.processor.js';
+import { DeliveryRetention } from './processing/delivery.retention.js';
 import { DeliverySweeper } from './processing/delivery.sweeper.js';
 import { DeliveryWorker } from './processing/delivery.worker.js';
 import { AccountUpdateEffect } from './processing/effects/account-update.effect.js';
@@ -9,7 +10,7 @@ import { StatusUpdateEffect } from './processing/effects/status-update.effect.js
 import { TemplateStatusEffect } from './processing/effects/template-status.effect.js';
 import { ProcessingStore } from './processing/processing.store.js';
 
-/** Worker side of webhooks: the delivery consumer, its effects and the sweeper. */
+/** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the retention of raw payloads. */
 @Module({
   providers: [
     DeliveryQueue,
@@ -17,6 +18,7 @@ import { ProcessingStore } from './processing/processing.store.js';
     ProcessingStore,
     DeliveryWorker,
     DeliverySweeper,
+    DeliveryRetention,
     StatusUpdateEffect,
     InboundMessageEffect,
     TemplateStatusEffect,

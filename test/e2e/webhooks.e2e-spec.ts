@@ -3,6 +3,7 @@ import pg from 'pg';
 import { metaJson } from '../../simulator/meta-json.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
+import { DeliveryRetention } from '../../src/webhooks/processing/delivery.retention.js';
 import { STATUS_CHUNK } from '../../src/webhooks/processing/effects/status-update.effect.js';
 import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
@@ -614,6 +615,27 @@ describe('Webhooks: receiver, processing and events API', () => {
   });
 
   describe('recovery: sweeper, dead letters and replay', () => {
+    it('deletes processed deliveries past WEBHOOK_RETENTION_DAYS, keeping their events, dead letters and recent ones', async () => {
+      const tenant = await createTenant(t);
+      for (const text of ['old', 'recent']) {
+        await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text }));
+      }
+      const [old, recent] = await h.processed(tenant.wabaId, 2);
+      const day = 24 * 3600_000;
+      await t.prisma.webhookDelivery.update({ where: { id: old!.id }, data: { receivedAt: new Date(Date.now() - (t.config.webhookRetentionDays + 1) * day) } });
+      const deadLetter = await t.prisma.webhookDelivery.create({
+        data: { rawBody: Buffer.from('{}'), signature: 'sha256=x', wabaIds: [tenant.wabaId], status: 'failed', lastError: 'x', receivedAt: new Date(Date.now() - 400 * day) },
+      });
+
+      expect(await worker.context.get(DeliveryRetention).prune()).toBeGreaterThanOrEqual(1);
+
+      const left = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
+      expect(left.map((d) => d.id)).toEqual([recent!.id, deadLetter.id]);
+      // Both inbound events are still listed, the old delivery's included.
+      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, kind: 'inbound_message' });
+      expect(res.body.data.total).toBe(2);
+    });
+
     it('processes a delivery that was stored but never enqueued (Redis was down when it arrived)', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});

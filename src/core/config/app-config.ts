@@ -35,6 +35,7 @@ export class AppConfig {
   readonly workerConcurrency!: number;
   readonly webhookSweepIntervalMs!: number;
   readonly webhookMaxAttempts!: number;
+  readonly webhookRetentionDays!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -67,6 +68,7 @@ export class AppConfig {
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
+      webhookRetentionDays: r.int('WEBHOOK_RETENTION_DAYS', { default: 30, min: 0, max: 3650 }),
     });
     r.throwIfInvalid();
     return config;
