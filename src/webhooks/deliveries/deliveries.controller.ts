@@ -16,7 +16,10 @@ export class DeliveriesController {
   constructor(private readonly deliveries: DeliveriesService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Raw webhook deliveries concerning your business accounts, newest first (status=failed: dead letters)' })
+  @ApiOperation({
+    summary: 'Raw webhook deliveries concerning your business accounts, newest first (status=failed: dead letters)',
+    description: 'Processed deliveries are kept WEBHOOK_RETENTION_DAYS (default 30) days; their events stay in GET /webhooks/events. Dead letters are kept.',
+  })
   @ApiOkResponse({
     description: '`data: {items: Delivery[], page, limit, total, totalPages}`',
     schema: {
