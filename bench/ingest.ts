@@ -3,7 +3,8 @@
 // the ceiling, measured in the same run.
 //
 //   npm run bench:ingest        (env: BENCH_SINGLES, BENCH_BATCHES: fixed counts instead of ~BENCH_LOAD_S seconds of
-//                                load sized from a warm-up; BENCH_CONNECTIONS=64)
+//                                load sized from a warm-up; BENCH_CONNECTIONS=64; BENCH_INGEST_RATE=200: the rate of
+//                                the fixed-rate phase, which shows the ack latency below saturation)
 import path from 'node:path';
 import { ingestPhase, sized } from './lib/ingest.js';
 import { check, fmt, load, machine, printMachine, writeResult, type Check } from './lib/report.js';
@@ -15,6 +16,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 /** Each measured phase posts a fixed set of distinct deliveries (exact counts), sized for about this long. */
 const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
 const CEILING_S = 10;
+/** The fixed-rate phase: single-status deliveries at this rate, for the ack latency when not saturated. */
+const RATE = Number(process.env.BENCH_INGEST_RATE ?? 200);
 
 await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
   const m = machine();
@@ -37,6 +40,7 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
   const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 60_000 });
   const SINGLES = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
   const single = await ingestPhase(stack, tenant, { label: 'single', deliveries: SINGLES, perDelivery: 1, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 90_000 });
+  const fixed = await ingestPhase(stack, tenant, { label: `single at ${RATE}/s`, deliveries: Math.round(RATE * LOAD_S), perDelivery: 1, connections: 16, urls: stack.apiUrls, processLimitMs: 60_000, rate: RATE });
   const warmBatch = await ingestPhase(stack, tenant, { label: 'warm-up batch100', deliveries: 60, perDelivery: 100, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 60_000 });
   // Capped so that the worker can finish within the processing limit (it handles a few hundred events per second here).
   const BATCHES = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 150);
@@ -50,13 +54,16 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
     check('single: ack latency p99', '< 25 ms', `${fmt(single.load.latencyMs.p99)} ms (p50 ${fmt(single.load.latencyMs.p50)} ms)`, single.load.latencyMs.p99 < 25),
     check('single: all processed after load end', '≤ 5 s', secs(single.processing.allProcessedAfterS), (single.processing.allProcessedAfterS ?? Infinity) <= 5),
     check('single: exact counts', '0 lost, 0 duplicated', `lost ${single.lost}, duplicated ${single.duplicated}, ${single.processing.eventsProcessed}/${single.expected.events} processed${single.pending ? ` (${single.pending} still pending)` : ''}`, single.exact),
+    check(`single at ${RATE}/s: ack latency p99`, '< 25 ms', `${fmt(fixed.load.latencyMs.p99)} ms (p50 ${fmt(fixed.load.latencyMs.p50)} ms, ${fmt(fixed.ackedPerSecond, 0)}/s achieved)`, fixed.load.latencyMs.p99 < 25),
+    check(`single at ${RATE}/s: all processed after load end`, '≤ 5 s', secs(fixed.processing.allProcessedAfterS), (fixed.processing.allProcessedAfterS ?? Infinity) <= 5),
+    check(`single at ${RATE}/s: exact counts`, '0 lost, 0 duplicated', `lost ${fixed.lost}, duplicated ${fixed.duplicated}`, fixed.exact),
     check('batch100: deliveries acked/s', '≥ 5000/s', `${fmt(batch.ackedPerSecond, 0)}/s (${fmt(batch.eventsPerSecond, 0)} events/s)`, batch.ackedPerSecond >= 5000),
     check('batch100: ack latency p99', '< 25 ms', `${fmt(batch.load.latencyMs.p99)} ms (p50 ${fmt(batch.load.latencyMs.p50)} ms)`, batch.load.latencyMs.p99 < 25),
     check('batch100: all processed after load end', '≤ 5 s', secs(batch.processing.allProcessedAfterS), (batch.processing.allProcessedAfterS ?? Infinity) <= 5),
     check('batch100: exact counts', '0 lost, 0 duplicated', `lost ${batch.lost}, duplicated ${batch.duplicated}, ${batch.processing.eventsProcessed}/${batch.expected.events} processed${batch.pending ? ` (${batch.pending} still pending)` : ''}`, batch.exact),
   ];
   log(`ceiling fraction ${fmt(fraction * 100, 1)}%`);
-  writeResult('ingest', { machine: m, config: { SINGLES, BATCHES, CONNECTIONS, LOAD_S }, ceiling, ceilingCpu, single, batch, ceilingFraction: fraction, checks });
+  writeResult('ingest', { machine: m, config: { SINGLES, BATCHES, CONNECTIONS, LOAD_S, RATE }, ceiling, ceilingCpu, single, fixed, batch, ceilingFraction: fraction, checks });
 });
 
 function secs(s: number | null): string {

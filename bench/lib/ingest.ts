@@ -17,6 +17,8 @@ export interface PhaseOptions {
   urls: string[];
   /** How long to wait for processing after the load. */
   processLimitMs: number;
+  /** Requests per second over all connections (autocannon overallRate); as fast as possible when absent. */
+  rate?: number;
 }
 
 export interface PhaseResult {
@@ -77,12 +79,18 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   const before = await maxDeliveryId(stack.db);
   log(
     `${o.label}: posting ${deliveries.length} deliveries × ${o.perDelivery} status(es)${copies > 1 ? ` × ${copies} copies` : ''} = ${posts} POSTs ` +
-      `(${plan.events} distinct events) over ${o.connections} connections to ${o.urls.length} API process(es)`,
+      `(${plan.events} distinct events) over ${o.connections} connections to ${o.urls.length} API process(es)${o.rate ? ` at ${o.rate}/s` : ''}`,
   );
 
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();
-  const result = await load(o.label, { url: o.urls.length === 1 ? o.urls[0]! : o.urls, connections: Math.min(o.connections, posts), amount: posts, requests });
+  const result = await load(o.label, {
+    url: o.urls.length === 1 ? o.urls[0]! : o.urls,
+    connections: Math.min(o.connections, posts),
+    amount: posts,
+    requests,
+    ...(o.rate ? { overallRate: o.rate } : {}),
+  });
   const loadEndedAt = Date.now();
   const cpuLoad = meter.end();
   console.log(formatCpu(cpuLoad));
