@@ -1,8 +1,5 @@
 import type pg from 'pg';
 
-/** Anything that runs a query: the pool, or one connection inside a transaction. */
-export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
-
 /**
  * A named statement: node-postgres prepares it once per connection, PostgreSQL then skips parsing and
  * (once it settles on a generic plan) planning. Names are `sql_<name>`, apart from Prisma's `bm_<hash>`.
