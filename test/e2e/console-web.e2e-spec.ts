@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { randomInt } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
-import { eventually, onboard, PASSWORD, uniqueEmail, type Tenant } from '../utils/factories.js';
+import { PASSWORD, eventually, helloWorld, onboard, recipient, uniqueEmail, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -11,11 +10,8 @@ import { startStack, type Stack } from '../utils/stack.js';
  * test-results/screenshots/.
  */
 
-const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 /** Simulator: accepted, then `sent` and `failed` with 131047 (Re-engagement message) by webhook. */
 const FAILS_LATER = '15550000002';
-const helloWorld = (t: Tenant, to: string) => ({ phoneNumberId: t.account.phoneNumberId, to, type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
-
 const text = (page: Page, value: string | RegExp) => page.getByText(value).first();
 const visible = (page: Page, value: string | RegExp, timeout = 10_000) => text(page, value).waitFor({ timeout });
 const activeElementId = (page: Page) => page.evaluate('document.activeElement && document.activeElement.id');

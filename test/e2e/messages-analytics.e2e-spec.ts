@@ -1,18 +1,8 @@
-import { randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, onboard, postSimStatuses, type Tenant } from '../utils/factories.js';
+import { eventually, helloWorld, onboard, postSimStatuses, recipient, type Tenant } from '../utils/factories.js';
 
-const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
-
-const helloWorld = (t: Tenant, to: string) => ({
-  phoneNumberId: t.account.phoneNumberId,
-  to,
-  type: 'template',
-  templateName: 'hello_world',
-  templateLanguage: 'en_US',
-});
 
 const parcelUpdate = (t: Tenant, to: string) => ({
   ...helloWorld(t, to),

@@ -1,17 +1,7 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { createKey, eventually, onboard, type KeyPair, type Tenant } from '../utils/factories.js';
+import { createKey, eventually, helloWorld, onboard, recipient, type KeyPair, type Tenant } from '../utils/factories.js';
 
-const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
-
-const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown> = {}) => ({
-  phoneNumberId: t.account.phoneNumberId,
-  to,
-  type: 'template',
-  templateName: 'hello_world',
-  templateLanguage: 'en_US',
-  ...extra,
-});
 
 const upstreamSends = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
 

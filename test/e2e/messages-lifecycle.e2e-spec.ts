@@ -1,17 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, onboard, postSimStatuses, type Tenant } from '../utils/factories.js';
+import { eventually, helloWorld, onboard, postSimStatuses, recipient, type Tenant } from '../utils/factories.js';
 
-const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-const helloWorld = (t: Tenant, to: string) => ({
-  phoneNumberId: t.account.phoneNumberId,
-  to,
-  type: 'template',
-  templateName: 'hello_world',
-  templateLanguage: 'en_US',
-});
 
 interface HistoryItem {
   status: string;

@@ -1,20 +1,9 @@
-import { randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { onboard, type Tenant } from '../utils/factories.js';
+import { helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 
-const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
-
-const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown> = {}) => ({
-  phoneNumberId: t.account.phoneNumberId,
-  to,
-  type: 'template',
-  templateName: 'hello_world',
-  templateLanguage: 'en_US',
-  ...extra,
-});
 
 const PARCEL_COMPONENTS = [
   { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },

@@ -1,20 +1,10 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { createKey, eventually, onboard, type Tenant } from '../utils/factories.js';
+import { createKey, eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
-const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown> = {}) => ({
-  phoneNumberId: t.account.phoneNumberId,
-  to,
-  type: 'template',
-  templateName: 'hello_world',
-  templateLanguage: 'en_US',
-  ...extra,
-});
 
 /** parcel_update (en_GB): text header {{1}}, body {{1}} {{2}}, URL button 0 with {{1}}. */
 const parcelComponents = () => [

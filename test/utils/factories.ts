@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { CreatedAccount } from '../../simulator/store.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
@@ -79,6 +79,19 @@ export async function onboard(stack: Stack, organizationName = 'Test Org'): Prom
   const key = await createKey(stack, operator, account.wabaId);
   return { operator, account, key };
 }
+
+/** A UK mobile number the simulator treats as a normal recipient (accepted, then sent → delivered → read). */
+export const recipient = () => `4477${randomInt(10_000_000, 99_999_999)}`;
+
+/** The body of POST /messages for the simulator's approved `hello_world` (en_US) template. */
+export const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown> = {}) => ({
+  phoneNumberId: t.account.phoneNumberId,
+  to,
+  type: 'template',
+  templateName: 'hello_world',
+  templateLanguage: 'en_US',
+  ...extra,
+});
 
 /** Has the simulator post one signed status webhook, in Meta's format, carrying these statuses in order. */
 export async function postSimStatuses(stack: Stack, t: Tenant, statuses: Record<string, unknown>[]): Promise<void> {

@@ -47,7 +47,7 @@ const insertEvents = statement(
    RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`,
 );
 
-export const STORED_EVENT_COLUMNS = `id, waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType", kind, status,
+const STORED_EVENT_COLUMNS = `id, waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType", kind, status,
   recipient, message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
   error_title AS "errorTitle", error_detail AS "errorDetail", raw, created_at AS "createdAt"`;
 
@@ -59,9 +59,10 @@ const pendingEvents = statement(
     ORDER BY id`,
 );
 
-const claimEvents = statement(
+/** The claim of stored events (processed false → true): a concurrent or later job finds them taken. */
+export const claimEvents = statement(
   'claim_events',
-  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::int[]) AND processed = false`,
+  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::int[]) AND processed = false RETURNING id`,
 );
 
 const markProcessed = statement(

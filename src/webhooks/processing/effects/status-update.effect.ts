@@ -4,6 +4,7 @@ import { PrismaService } from '../../../core/prisma/prisma.service.js';
 import { inTransaction, statement } from '../../../core/prisma/sql.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
 import { isRecord } from '../classify.js';
+import { claimEvents } from '../processing.store.js';
 import type { StoredEvent } from './event-effect.js';
 
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
@@ -48,11 +49,6 @@ const lockCandidates = statement(
     WHERE m.upstream_message_id = ANY($1::text[]) OR (m.id = ANY($2::bigint[]) AND m.upstream_message_id IS NULL)
     ORDER BY m.id
       FOR UPDATE OF m`,
-);
-
-const claim = statement(
-  'claim_status_events',
-  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::int[]) AND processed = false RETURNING id`,
 );
 
 const countWait = statement('count_status_wait', `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::int[]) AND processed = false`);
@@ -127,7 +123,7 @@ async function claimAndApply(client: pg.PoolClient, events: StoredEvent[]): Prom
   const plan = await planStatuses(client, events);
   const ready = events.filter((e) => plan.target.has(e));
   const claimed = new Set<number>();
-  if (ready.length > 0) for (const row of (await client.query<{ id: number }>(claim([ready.map((e) => e.id)]))).rows) claimed.add(row.id);
+  if (ready.length > 0) for (const row of (await client.query<{ id: number }>(claimEvents([ready.map((e) => e.id)]))).rows) claimed.add(row.id);
   // Those not claimed were applied by another job.
   await writeStatuses(client, plan, ready.filter((e) => claimed.has(e.id)));
   if (plan.waiting.length > 0) await client.query(countWait([plan.waiting.map((e) => e.id)]));
