@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { JobsOptions } from 'bullmq';
 import { AppConfig } from '../core/config/app-config.js';
@@ -9,6 +10,11 @@ export interface DeliveryJobData extends ProcessDeliveryJob {
   rerun?: number;
 }
 
+/** The deliveries a job carries (jobs queued by an older build carry one `deliveryId`). */
+export function deliveriesOf(job: DeliveryJobData): number[] {
+  return job.deliveryIds ?? (job.deliveryId !== undefined ? [job.deliveryId] : []);
+}
+
 /** Re-runs for statuses whose message is not stored yet: 0.5 s, 1 s, 2 s … capped at 2 min, ≈ 8 min in all. */
 export const MAX_PENDING_RERUNS = 11;
 export function pendingRerunDelayMs(rerun: number): number {
@@ -16,9 +22,13 @@ export function pendingRerunDelayMs(rerun: number): number {
 }
 
 export const deliveryJobIds = {
-  /** The one id the receiver and the sweeper use: adding it again while the job exists is a no-op. */
+  /** One delivery on its own (stored without a batch, or split off a failing batch). */
   first: (deliveryId: number) => jobIds.delivery(deliveryId),
-  pending: (deliveryId: number, rerun: number) => `delivery-${deliveryId}-pending-${rerun}`,
+  /** The receiver's job for one group commit; the sweeper re-adds the same id, a no-op while the job exists. */
+  batch: (batchId: string) => `batch-${batchId}`,
+  /** The n-th delayed re-run of these deliveries (one id per set of deliveries and re-run). */
+  pending: (deliveryIds: number[], rerun: number) =>
+    `pending-${createHash('sha1').update([...deliveryIds].sort((a, b) => a - b).join(',')).digest('base64url').slice(0, 20)}-${rerun}`,
   replay: (deliveryId: number, at = Date.now()) => `delivery-${deliveryId}-replay-${at}`,
   /** A second chance for a delivery stuck in `received` long after its job ended (see DeliverySweeper). */
   sweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-sweep-${bucket}`,
@@ -48,11 +58,11 @@ export class DeliveryQueue {
     await this.queues.add(QUEUES.webhookDeliveries, JOBS.processDelivery, data, this.jobOptions(jobId, opts.delayMs), opts.timeoutMs ?? 1000);
   }
 
-  /** One round trip for many deliveries; ids that already exist are left as they are. */
-  async enqueueMany(jobs: { deliveryId: number; jobId: string }[]): Promise<void> {
+  /** One round trip for many jobs; ids that already exist are left as they are. */
+  async enqueueMany(jobs: { deliveryIds: number[]; jobId: string }[]): Promise<void> {
     if (jobs.length === 0) return;
     await this.queues.queue(QUEUES.webhookDeliveries).addBulk(
-      jobs.map((j) => ({ name: JOBS.processDelivery, data: { deliveryId: j.deliveryId } satisfies DeliveryJobData, opts: this.jobOptions(j.jobId) })),
+      jobs.map((j) => ({ name: JOBS.processDelivery, data: { deliveryIds: j.deliveryIds } satisfies DeliveryJobData, opts: this.jobOptions(j.jobId) })),
     );
   }
 }

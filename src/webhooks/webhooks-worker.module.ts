@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
+import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue } from './delivery-queue.js';
+import { EventsRepository } from './events/events.repository.js';
 import { DeliveryProcessor } from './processing/delivery.processor.js';
 import { DeliveryRetention } from './processing/delivery.retention.js';
 import { DeliverySweeper } from './processing/delivery.sweeper.js';
@@ -8,14 +11,15 @@ import { AccountUpdateEffect } from './processing/effects/account-update.effect.
 import { InboundMessageEffect } from './processing/effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './processing/effects/status-update.effect.js';
 import { TemplateStatusEffect } from './processing/effects/template-status.effect.js';
-import { ProcessingStore } from './processing/processing.store.js';
 
 /** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the retention of raw payloads. */
 @Module({
   providers: [
     DeliveryQueue,
     DeliveryProcessor,
-    ProcessingStore,
+    WebhookDeliveriesRepository,
+    EventsRepository,
+    ConversationWindowsRepository,
     DeliveryWorker,
     DeliverySweeper,
     DeliveryRetention,

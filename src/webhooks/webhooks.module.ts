@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConsoleModule } from '../console/console.module.js';
 import { DeliveriesController } from './deliveries/deliveries.controller.js';
 import { DeliveriesService } from './deliveries/deliveries.service.js';
+import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { EventsController } from './events/events.controller.js';
 import { EventsRepository } from './events/events.repository.js';
@@ -13,6 +14,6 @@ import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
 @Module({
   imports: [ConsoleModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
-  providers: [DeliveryQueue, WebhookReceiverService, EventsRepository, EventsService, DeliveriesService],
+  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, DeliveriesService],
 })
 export class WebhooksModule {}

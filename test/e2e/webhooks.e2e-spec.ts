@@ -4,7 +4,7 @@ import { metaJson } from '../../simulator/meta-json.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
 import { DeliveryRetention } from '../../src/webhooks/processing/delivery.retention.js';
-import { STATUS_CHUNK } from '../../src/webhooks/processing/effects/status-update.effect.js';
+import { EVENT_CHUNK } from '../../src/webhooks/processing/delivery.processor.js';
 import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -739,7 +739,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     const blocker = new pg.Client({ connectionString: t.config.databaseUrl });
     await blocker.connect();
     await blocker.query('BEGIN');
-    const lockedIndex = Math.floor((2 * STATUS_CHUNK + STATUS_CHUNK / 2) / 2);
+    const lockedIndex = Math.floor((2 * EVENT_CHUNK + EVENT_CHUNK / 2) / 2);
     await blocker.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE', [messages[lockedIndex]!.id]);
 
     const first = await startTestWorker(t.config);
@@ -753,7 +753,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
       return rows[0]?.pid;
     }, 'the first worker to wait on the locked message', 60_000);
     const progressed = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
-    expect(progressed).toBe(2 * STATUS_CHUNK);
+    expect(progressed).toBe(2 * EVENT_CHUNK);
 
     // The crash: the worker stops, and its database connection dies in the middle of the third chunk.
     const crashing = first.crash();
@@ -762,9 +762,9 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     await blocker.query('ROLLBACK');
     await blocker.end();
     const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
-    expect(atCrash).toBe(2 * STATUS_CHUNK);
+    expect(atCrash).toBe(2 * EVENT_CHUNK);
     const halfway = await t.prisma.message.count({ where: { businessAccountId: tenant.businessAccountId, status: 'read' } });
-    expect(halfway).toBe(STATUS_CHUNK);
+    expect(halfway).toBe(EVENT_CHUNK);
 
     const second = await startTestWorker(t.config);
     workers.push(second);

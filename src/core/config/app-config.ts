@@ -36,6 +36,8 @@ export class AppConfig {
   readonly webhookSweepIntervalMs!: number;
   readonly webhookMaxAttempts!: number;
   readonly webhookRetentionDays!: number;
+  readonly webhookBatchWindowMs!: number;
+  readonly webhookBatchMaxRows!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -69,6 +71,8 @@ export class AppConfig {
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
       webhookRetentionDays: r.int('WEBHOOK_RETENTION_DAYS', { default: 30, min: 0, max: 3650 }),
+      webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
+      webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
     });
     r.throwIfInvalid();
     return config;

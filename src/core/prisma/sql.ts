@@ -25,3 +25,23 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     throw err;
   }
 }
+
+declare const txBrand: unique symbol;
+
+/**
+ * A transaction in progress, as services see it: something to hand from a unit of work to repository
+ * methods, with nothing to query on. Only repositories open it (`connectionOf`).
+ */
+export interface Tx {
+  readonly [txBrand]: true;
+}
+
+/** For repositories: the connection a Tx stands for. */
+export function connectionOf(tx: Tx): pg.PoolClient {
+  return tx as unknown as pg.PoolClient;
+}
+
+/** BEGIN … COMMIT with the work handed an opaque Tx (see inTransaction for the rollback rules). */
+export function inTx<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTransaction(pool, (client) => work(client as unknown as Tx));
+}

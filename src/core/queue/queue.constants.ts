@@ -7,8 +7,11 @@ export const JOBS = {
   processDelivery: 'process-delivery',
 } as const;
 
+/** Webhook deliveries to process together (one receiver batch, or what the sweeper found). */
 export interface ProcessDeliveryJob {
-  deliveryId: number;
+  deliveryIds: number[];
+  /** Jobs queued by a build before batches carried one delivery each. */
+  deliveryId?: number;
 }
 
 /** Deterministic job ids make re-enqueueing (sweeper, replays, Meta retries) idempotent. */

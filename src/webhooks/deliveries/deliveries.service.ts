@@ -1,18 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { WebhookDelivery } from '../../generated/prisma/client.js';
 import { BusinessAccountsRepository } from '../../console/business-accounts/business-accounts.repository.js';
 import { NotFoundError } from '../../core/http/api-error.js';
-import { skipTake, toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/http/pagination.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
+import { WebhookDeliveriesRepository, type DeliveryRow } from './webhook-deliveries.repository.js';
 import type { DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
 
 export const DELIVERY_NOT_FOUND = 'Delivery not found';
 const MAX_INT4 = 2_147_483_647;
 
-type DeliveryRow = Pick<WebhookDelivery, 'id' | 'status' | 'attempts' | 'lastError' | 'eventCount' | 'wabaIds' | 'receivedAt' | 'processedAt'>;
-const SELECT = { id: true, status: true, attempts: true, lastError: true, eventCount: true, wabaIds: true, receivedAt: true, processedAt: true } as const;
 
 /**
  * Raw webhook deliveries as the console sees them: an organization sees those that concern one of its
@@ -21,7 +18,7 @@ const SELECT = { id: true, status: true, attempts: true, lastError: true, eventC
 @Injectable()
 export class DeliveriesService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly accounts: BusinessAccountsRepository,
     private readonly queue: DeliveryQueue,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
@@ -30,11 +27,7 @@ export class DeliveriesService {
   async list(organizationId: string, query: DeliveriesQueryDto): Promise<Page<DeliveryView>> {
     const own = await this.ownWabaIds(organizationId);
     if (own.length === 0) return toPage([], 0, query);
-    const where = { wabaIds: { hasSome: own }, status: query.status };
-    const [rows, total] = await Promise.all([
-      this.prisma.webhookDelivery.findMany({ where, select: SELECT, orderBy: [{ receivedAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
-      this.prisma.webhookDelivery.count({ where }),
-    ]);
+    const { rows, total } = await this.deliveries.listForAccounts(own, query);
     return toPage(
       rows.map((r) => toView(r, own)),
       total,
@@ -46,18 +39,14 @@ export class DeliveriesService {
   async replay(organizationId: string, id: number): Promise<DeliveryView> {
     const own = await this.ownWabaIds(organizationId);
     if (own.length === 0 || !Number.isSafeInteger(id) || id < 1 || id > MAX_INT4) throw new NotFoundError(DELIVERY_NOT_FOUND);
-    const { count } = await this.prisma.webhookDelivery.updateMany({
-      where: { id, wabaIds: { hasSome: own } },
-      data: { status: 'received', attempts: 0, lastError: null, processedAt: null },
-    });
-    if (count === 0) throw new NotFoundError(DELIVERY_NOT_FOUND);
+    const row = await this.deliveries.resetForReplay(own, id);
+    if (!row) throw new NotFoundError(DELIVERY_NOT_FOUND);
     try {
-      await this.queue.enqueue({ deliveryId: id }, deliveryJobIds.replay(id));
+      await this.queue.enqueue({ deliveryIds: [id] }, deliveryJobIds.replay(id));
     } catch (err) {
       // The row is `received` again: the worker's sweeper runs it even if this enqueue was lost.
       this.logger.warn({ err, deliveryId: id }, 'replayed delivery not enqueued; the sweeper will pick it up');
     }
-    const row = await this.prisma.webhookDelivery.findUniqueOrThrow({ where: { id }, select: SELECT });
     return toView(row, own);
   }
 

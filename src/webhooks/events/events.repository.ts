@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Event } from '../../generated/prisma/client.js';
 import { skipTake } from '../../core/http/pagination.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
-import type { EventKind } from '../processing/classify.js';
+import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
+import type { EventDraft, EventKind } from '../processing/classify.js';
 
 export interface EventFilter {
   kind?: EventKind;
@@ -17,6 +18,67 @@ const EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaId", pho
   kind, title, status, recipient, message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
   error_title AS "errorTitle", error_detail AS "errorDetail", raw, dedupe_key AS "dedupeKey", processed, processed_at AS "processedAt",
   attempts, created_at AS "createdAt"`;
+
+/** An event as the worker's effects read it. */
+export type StoredEvent = Pick<
+  Event,
+  'id' | 'deliveryId' | 'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail' | 'raw' | 'createdAt'
+>;
+
+/** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
+export type EventRow = EventDraft & { deliveryId: number; processed: boolean; attempts: number };
+
+export interface InsertedEvent {
+  id: number;
+  dedupeKey: string;
+  createdAt: Date;
+}
+
+/**
+ * One statement per chunk; the unique dedupe_key makes it once-only across retries, redeliveries and workers
+ * (the same key twice in one statement is stored once too). RETURNING names the rows this statement inserted,
+ * not those stored before.
+ */
+const insertEvents = statement(
+  'insert_events',
+  `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                       upstream_timestamp, error_code, error_title, error_detail, raw, dedupe_key, processed, processed_at, attempts)
+   SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."messageId",
+          d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d."dedupeKey", d.processed,
+          CASE WHEN d.processed THEN now() END, d.attempts
+     FROM jsonb_to_recordset($1::jsonb) AS d("deliveryId" int, "wabaId" text, "phoneNumberId" text, "eventType" text, kind text,
+          title text, status text, recipient text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
+          "errorTitle" text, "errorDetail" text, raw jsonb, "dedupeKey" text, processed boolean, attempts int)
+   ON CONFLICT (dedupe_key) DO NOTHING
+   RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`,
+);
+
+const STORED_EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType",
+  kind, status, recipient, message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
+  error_title AS "errorTitle", error_detail AS "errorDetail", raw, created_at AS "createdAt"`;
+
+/** Served by the delivery_id index; created_at bounds it to the deliveries' partition of time. */
+const pendingEvents = statement(
+  'pending_events',
+  `SELECT ${STORED_EVENT_COLUMNS} FROM events
+    WHERE delivery_id = ANY($1::int[]) AND processed = false AND created_at >= $2
+    ORDER BY id`,
+);
+
+/** The claim of stored events (processed false → true): a concurrent or later job finds them taken. */
+const claimEvents = statement(
+  'claim_events',
+  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::int[]) AND processed = false RETURNING id`,
+);
+
+const countWait = statement('count_event_wait', `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::int[]) AND processed = false`);
+
+const deliveriesWithWaitingStatuses = statement(
+  'deliveries_with_waiting_statuses',
+  `SELECT DISTINCT delivery_id AS "deliveryId" FROM events
+    WHERE processed = false AND kind = 'status_update' AND attempts < $1 AND created_at < $2 AND created_at > $3
+    LIMIT $4`,
+);
 
 /** The filters as SQL on `events` ($1 is the business account), and a name per shape for prepared statements. */
 function whereOf(wabaId: string, filter: EventFilter): { sql: string; values: unknown[]; shape: string } {
@@ -39,9 +101,10 @@ function whereOf(wabaId: string, filter: EventFilter): { sql: string; values: un
 }
 
 /**
- * Event reads. Each takes the business account (wabaId) first: the caller has checked it is the tenant's.
- * The page is read on node-postgres: 50 rows with their raw payloads through Prisma's client cost several
- * milliseconds of CPU per request.
+ * The one owner of `events` (and reader of `event_counts`, which triggers keep). Console reads take the
+ * business account (wabaId) first: the caller has checked it is the tenant's. The worker's statements take
+ * a Tx: storing events, claiming them and applying their effects commit together. SQL on node-postgres: 50
+ * rows with their raw payloads through Prisma's client cost several milliseconds of CPU per request.
  */
 @Injectable()
 export class EventsRepository {
@@ -88,5 +151,39 @@ export class EventsRepository {
   findInAccounts(wabaIds: string[], id: number): Promise<Event | null> {
     if (wabaIds.length === 0) return Promise.resolve(null);
     return this.prisma.event.findFirst({ where: { id, wabaId: { in: wabaIds } } });
+  }
+
+  /**
+   * Stores the rows not stored yet, in the caller's transaction, in dedupe-key order (so that two chunks
+   * carrying the same items never wait on each other in a cycle). Returns the rows inserted, by dedupe key.
+   */
+  async insert(tx: Tx, rows: EventRow[]): Promise<Map<string, InsertedEvent>> {
+    const sorted = [...rows].sort((a, b) => (a.dedupeKey < b.dedupeKey ? -1 : a.dedupeKey > b.dedupeKey ? 1 : 0));
+    const { rows: inserted } = await connectionOf(tx).query<InsertedEvent>(insertEvents([JSON.stringify(sorted)]));
+    return new Map(inserted.map((r) => [r.dedupeKey, r]));
+  }
+
+  /** These deliveries' events not processed yet, oldest first; `since` bounds the scan (their arrival, less a margin). */
+  async pendingOf(deliveryIds: number[], since: Date): Promise<StoredEvent[]> {
+    const { rows } = await this.prisma.pool.query<StoredEvent>(pendingEvents([deliveryIds, since]));
+    return rows;
+  }
+
+  /** processed false → true in the caller's transaction; returns the ids this call took. */
+  async claim(tx: Tx, ids: number[]): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await connectionOf(tx).query<{ id: number }>(claimEvents([ids]));
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** One more try counted on events that still have to wait. */
+  async countWait(tx: Tx, ids: number[]): Promise<void> {
+    if (ids.length > 0) await connectionOf(tx).query(countWait([ids]));
+  }
+
+  /** Deliveries holding statuses still unprocessed, created in (createdAfter, createdBefore), tried fewer than maxAttempts times. */
+  async deliveriesWithWaitingStatuses(q: { maxAttempts: number; createdBefore: Date; createdAfter: Date; limit: number }): Promise<number[]> {
+    const { rows } = await this.prisma.pool.query<{ deliveryId: number }>(deliveriesWithWaitingStatuses([q.maxAttempts, q.createdBefore, q.createdAfter, q.limit]));
+    return rows.map((r) => r.deliveryId);
   }
 }

@@ -1,22 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { inTransaction } from '../../core/prisma/sql.js';
-import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs, type DeliveryJobData } from '../delivery-queue.js';
+import type { Tx } from '../../core/prisma/sql.js';
+import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
+import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
+import { EventsRepository, type EventRow, type StoredEvent } from '../events/events.repository.js';
 import { classify, isRecord, type EventDraft } from './classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
-import type { EventEffect, StoredEvent } from './effects/event-effect.js';
+import type { EffectItem, EventEffect, PreparedEffect } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
-import { STATUS_CHUNK, StatusUpdateEffect, planStatuses, writeStatuses } from './effects/status-update.effect.js';
+import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
-import { ProcessingStore } from './processing.store.js';
 
-const EFFECT_TX = { maxWait: 10_000, timeout: 15_000 };
+/** Items per transaction: bounds how long rows stay locked, and what a crash undoes. */
+export const EVENT_CHUNK = 100;
+/** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
+const CLOCK_MARGIN_MS = 10 * 60 * 1000;
 
 export interface ProcessResult {
-  deliveryId: number;
-  /** Events this delivery carried (after removing repeats inside the payload). */
+  deliveryIds: number[];
+  /** Events these deliveries carried (after removing repeats inside each payload). */
   events: number;
   /** Newly stored; fewer than `events` when Meta had delivered some of them before. */
   inserted: number;
@@ -25,205 +29,204 @@ export interface ProcessResult {
   waiting: number;
 }
 
-/** Rolls an effect's transaction back (its claim included) when the event has to wait. */
-class EventMustWait extends Error {}
-
-/** Thrown between events when the worker is stopped hard; the job stays locked and is retried elsewhere. */
+/** Thrown between chunks when the worker is stopped hard; the job stays locked and is retried elsewhere. */
 export class ProcessingAborted extends Error {}
 
+/** A draft and the delivery it came in. */
+type Draft = EventDraft & { deliveryId: number; createdAt?: Date };
+
 /**
- * One webhook delivery: classify the stored raw payload, store one event per item (once, whatever the
- * number of retries, redeliveries or workers), then apply each event's effect exactly once. Idempotent: a
- * re-run only does what is still left. Delivery statuses (most of the traffic) are applied in set-based
- * chunks (StatusUpdateEffect); the rarer kinds one event per transaction.
+ * Webhook deliveries, many at a time: classify each stored raw payload, store one event per item (once,
+ * whatever the number of retries, redeliveries or workers), then apply each event's effect exactly once.
+ * Idempotent: a re-run only does what is still left.
+ *
+ * Per chunk of EVENT_CHUNK items, across the deliveries, one transaction: every effect prepares (statuses
+ * lock their messages), the items are stored (those that can be applied already processed; RETURNING tells
+ * which this statement inserted: items stored before belong to whoever stored them), and the effects of the
+ * inserted ones are applied. One commit per chunk, whatever the kinds. Events stored earlier and still
+ * unprocessed (statuses that waited for their message, a run that crashed) are claimed (processed false →
+ * true) and applied the same way.
  */
 @Injectable()
 export class DeliveryProcessor {
   private readonly effects: EventEffect[];
 
   constructor(
-    private readonly prisma: PrismaService,
-    private readonly store: ProcessingStore,
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly events: EventsRepository,
+    private readonly unitOfWork: UnitOfWork,
     private readonly queue: DeliveryQueue,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-    private readonly statuses: StatusUpdateEffect,
+    statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
     template: TemplateStatusEffect,
     account: AccountUpdateEffect,
   ) {
-    this.effects = [inbound, template, account];
-  }
-
-  async process(job: DeliveryJobData, signal?: AbortSignal): Promise<ProcessResult | null> {
-    const { deliveryId } = job;
-    const delivery = await this.store.findDelivery(deliveryId);
-    if (!delivery) {
-      this.logger.warn({ deliveryId }, 'webhook delivery not found; nothing to process');
-      return null;
-    }
-
-    let events = delivery.eventCount ?? 0;
-    const first = { inserted: 0, applied: 0, waiting: 0, tried: new Set<number>() };
-    if (delivery.status !== 'processed') {
-      const drafts = this.classify(deliveryId, delivery.rawBody);
-      events = drafts.length;
-      await this.storeAndApply(deliveryId, drafts, first, signal);
-    }
-
-    const pending = await this.applyPending(deliveryId, delivery.receivedAt, first.tried, signal);
-    const applied = first.applied + pending.applied;
-    const waiting = first.waiting + pending.waiting;
-    const inserted = first.inserted;
-
-    if (delivery.status !== 'processed') {
-      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-      await this.store.markProcessed(deliveryId, events);
-    }
-    if (waiting > 0) await this.scheduleRerun(job, waiting);
-    return { deliveryId, events, inserted, applied, waiting };
+    // Statuses first: their prepare locks messages, and every chunk locks in the same order.
+    this.effects = [statuses, inbound, template, account];
   }
 
   /**
-   * Records a failed attempt. On the last one (or a permanent error) the delivery becomes a dead letter:
-   * status `failed` with the reason, replayable from the console. Deliveries already processed (a failing
-   * delayed re-run) are left as they are.
+   * Processes these deliveries together; `rerun` counts the delayed re-runs already made for waiting
+   * statuses. Deliveries unknown or dead-lettered are skipped. Throws UnrecoverableError for a batch of one
+   * whose payload can never be processed.
    */
-  async recordFailure(deliveryId: number, error: string, final: boolean): Promise<void> {
-    await this.prisma.webhookDelivery.updateMany({
-      where: { id: deliveryId, status: 'received' },
-      data: { attempts: { increment: 1 }, lastError: error.slice(0, 2000), ...(final ? { status: 'failed' } : {}) },
-    });
-    if (final) this.logger.error({ deliveryId, error }, 'webhook delivery dead-lettered');
+  async process(deliveryIds: number[], rerun = 0, signal?: AbortSignal): Promise<ProcessResult> {
+    const found = (await this.deliveries.findForProcessing(deliveryIds)).filter((d) => d.status !== 'failed');
+    const result: ProcessResult = { deliveryIds: found.map((d) => d.id), events: 0, inserted: 0, applied: 0, waiting: 0 };
+    if (found.length === 0) return result;
+
+    const fresh = found.filter((d) => d.status !== 'processed');
+    const counts = new Map<number, number>();
+    const drafts: Draft[] = [];
+    const keys = new Set<string>();
+    for (const delivery of fresh) {
+      const own = this.classify(delivery);
+      counts.set(delivery.id, own.length);
+      // The same item in two deliveries of the batch (a redelivery) is stored once, by the first.
+      for (const d of own) if (!keys.has(d.dedupeKey) && keys.add(d.dedupeKey)) drafts.push(d);
+    }
+    result.events = [...counts.values()].reduce((a, b) => a + b, 0) + found.filter((d) => d.status === 'processed').reduce((a, d) => a + (d.eventCount ?? 0), 0);
+
+    const waitingIn = new Set<number>();
+    const tried = new Set<number>();
+    for (let i = 0; i < drafts.length; i += EVENT_CHUNK) {
+      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+      const chunk = drafts.slice(i, i + EVENT_CHUNK);
+      const outcome = await this.unitOfWork.run((tx) => this.storeAndApply(tx, chunk));
+      result.inserted += outcome.inserted;
+      result.applied += outcome.applied;
+      result.waiting += outcome.waiting.length;
+      for (const w of outcome.waiting) {
+        waitingIn.add(w.deliveryId);
+        tried.add(w.id);
+      }
+    }
+
+    const since = new Date(Math.min(...found.map((d) => d.receivedAt.getTime())) - CLOCK_MARGIN_MS);
+    const pending = (await this.events.pendingOf(result.deliveryIds, since)).filter((e) => !tried.has(e.id));
+    for (let i = 0; i < pending.length; i += EVENT_CHUNK) {
+      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+      const outcome = await this.unitOfWork.run((tx) => this.claimAndApply(tx, pending.slice(i, i + EVENT_CHUNK)));
+      result.applied += outcome.applied;
+      result.waiting += outcome.waiting.length;
+      for (const w of outcome.waiting) waitingIn.add(w.deliveryId);
+    }
+
+    if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+    await this.deliveries.markProcessed(fresh.map((d) => ({ id: d.id, events: counts.get(d.id)! })));
+    if (waitingIn.size > 0) await this.scheduleRerun([...waitingIn], rerun);
+    return result;
+  }
+
+  /** A failed attempt; on the last one (or a permanent error) the deliveries become dead letters. */
+  async recordFailure(deliveryIds: number[], error: string, final: boolean): Promise<void> {
+    await this.deliveries.recordFailure(deliveryIds, error, final);
+    if (final) this.logger.error({ deliveryIds, error }, 'webhook deliveries dead-lettered');
   }
 
   /** For a job that failed without its processor seeing it (stalled too often). */
-  async markDeadLetter(deliveryId: number, error: string): Promise<void> {
-    const { count } = await this.prisma.webhookDelivery.updateMany({
-      where: { id: deliveryId, status: 'received' },
-      data: { status: 'failed', lastError: error.slice(0, 2000) },
-    });
-    if (count > 0) this.logger.error({ deliveryId, error }, 'webhook delivery dead-lettered');
+  async markDeadLetter(deliveryIds: number[], error: string): Promise<void> {
+    const changed = await this.deliveries.markDeadLetter(deliveryIds, error);
+    if (changed.length > 0) this.logger.error({ deliveryIds: changed, error }, 'webhook deliveries dead-lettered');
   }
 
-  private classify(deliveryId: number, rawBody: Uint8Array): EventDraft[] {
+  /** First run of a chunk: prepare, store (applicable ones already processed), apply what this statement inserted. */
+  private async storeAndApply(tx: Tx, chunk: Draft[]): Promise<{ inserted: number; applied: number; waiting: { id: number; deliveryId: number }[] }> {
+    const { prepared, waiting } = await this.prepare(tx, chunk);
+    const rows: EventRow[] = chunk.map((d) => ({ ...d, processed: !waiting.has(d), attempts: waiting.has(d) ? 1 : 0 }));
+    const inserted = await this.events.insert(tx, rows);
+    const owned = new Set<Draft>();
+    for (const d of chunk) {
+      const row = inserted.get(d.dedupeKey);
+      if (!row) continue;
+      d.createdAt = row.createdAt;
+      if (!waiting.has(d)) owned.add(d);
+    }
+    await this.apply(prepared, owned);
+    const waited = chunk.filter((d) => waiting.has(d) && inserted.has(d.dedupeKey)).map((d) => ({ id: inserted.get(d.dedupeKey)!.id, deliveryId: d.deliveryId }));
+    return { inserted: inserted.size, applied: owned.size, waiting: waited };
+  }
+
+  /** A later run: prepare, claim the ready stored events (a concurrent job may have them), apply those claimed. */
+  private async claimAndApply(tx: Tx, chunk: StoredEvent[]): Promise<{ applied: number; waiting: StoredEvent[] }> {
+    const { prepared, waiting } = await this.prepare(tx, chunk);
+    const claimed = await this.events.claim(
+      tx,
+      chunk.filter((e) => !waiting.has(e)).map((e) => e.id),
+    );
+    const owned = new Set(chunk.filter((e) => claimed.has(e.id)));
+    await this.apply(prepared, owned);
+    const waited = chunk.filter((e) => waiting.has(e));
+    await this.events.countWait(
+      tx,
+      waited.map((e) => e.id),
+    );
+    return { applied: owned.size, waiting: waited };
+  }
+
+  private async prepare<T extends EffectItem>(tx: Tx, chunk: T[]): Promise<{ prepared: [PreparedEffect<T>, T[]][]; waiting: Set<T> }> {
+    const prepared: [PreparedEffect<T>, T[]][] = [];
+    const waiting = new Set<T>();
+    const taken = new Set<T>();
+    for (const effect of this.effects) {
+      const mine = chunk.filter((item) => !taken.has(item) && effect.appliesTo(item));
+      if (mine.length === 0) continue;
+      for (const item of mine) taken.add(item);
+      const ready = await effect.prepare(tx, mine);
+      for (const w of ready.waiting) waiting.add(w);
+      prepared.push([ready, mine]);
+    }
+    return { prepared, waiting };
+  }
+
+  private async apply<T extends EffectItem>(prepared: [PreparedEffect<T>, T[]][], owned: Set<T>): Promise<void> {
+    for (const [effect, mine] of prepared) {
+      const ours = mine.filter((item) => owned.has(item));
+      if (ours.length > 0) await effect.apply(ours);
+    }
+  }
+
+  private classify(delivery: StoredDelivery): Draft[] {
     let payload: unknown;
     try {
-      const text = Buffer.from(rawBody).toString('utf8');
+      const text = Buffer.from(delivery.rawBody).toString('utf8');
       payload = JSON.parse(text);
       // PostgreSQL text and jsonb cannot hold NUL nor a lone UTF-16 surrogate (both only reachable through
       // JSON escapes); a payload with one would otherwise never store.
       if (text.includes('\\u0000') || /\\u[dD][89a-fA-F]/.test(text)) payload = storable(payload);
     } catch {
-      throw new UnrecoverableError('stored payload is not valid JSON');
+      throw new UnprocessablePayload(delivery.id, 'stored payload is not valid JSON');
     }
     const { drafts, anomalies } = classify(payload);
-    if (anomalies.length > 0) this.logger.warn({ deliveryId, anomalies }, 'webhook payload with unexpected shape; stored as classified');
+    if (anomalies.length > 0) this.logger.warn({ deliveryId: delivery.id, anomalies }, 'webhook payload with unexpected shape; stored as classified');
     // The same item twice in one payload is one event.
     const seen = new Set<string>();
-    return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey));
-  }
-
-  /**
-   * First run: per chunk of items, one transaction locks the messages its statuses concern, stores the items
-   * (statuses that can be applied already processed) and applies those statuses: one commit per chunk, and no
-   * separate claim. What is left (other kinds, statuses still waiting) goes through applyPending; `tried`
-   * holds the waiting ones this run already tried.
-   */
-  private async storeAndApply(
-    deliveryId: number,
-    drafts: EventDraft[],
-    out: { inserted: number; applied: number; waiting: number; tried: Set<number> },
-    signal?: AbortSignal,
-  ): Promise<void> {
-    for (let i = 0; i < drafts.length; i += STATUS_CHUNK) {
-      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-      const chunk = drafts.slice(i, i + STATUS_CHUNK);
-      await inTransaction(this.prisma.pool, async (client) => {
-        const statuses = chunk.filter((d) => this.statuses.appliesTo(d));
-        const plan = await planStatuses(client, statuses);
-        const waiting = new Set(plan.waiting);
-        const inserted = await this.store.insertEvents(client, deliveryId, chunk, {
-          applied: (d) => plan.target.has(d),
-          waiting: (d) => waiting.has(d),
-        });
-        // Items stored before (a redelivery, a duplicate) belong to the delivery that stored them.
-        const owned = statuses.filter((d) => plan.target.has(d) && inserted.has(d.dedupeKey));
-        await writeStatuses(client, plan, owned.map((d) => Object.assign(d, { createdAt: inserted.get(d.dedupeKey)!.createdAt })));
-        out.inserted += inserted.size;
-        out.applied += owned.length;
-        for (const d of plan.waiting) {
-          const row = inserted.get(d.dedupeKey);
-          if (!row) continue;
-          out.waiting++;
-          out.tried.add(row.id);
-        }
-      });
-    }
-  }
-
-  private async applyPending(deliveryId: number, receivedAt: Date, tried: Set<number>, signal?: AbortSignal): Promise<{ applied: number; waiting: number }> {
-    const pending = (await this.store.pendingEvents(deliveryId, receivedAt)).filter((e) => !tried.has(e.id));
-
-    const statuses: StoredEvent[] = [];
-    const withoutEffect: number[] = [];
-    let applied = 0;
-    let waiting = 0;
-    for (const event of pending) {
-      if (this.statuses.appliesTo(event)) {
-        statuses.push(event);
-        continue;
-      }
-      const effect = this.effects.find((e) => e.appliesTo(event));
-      if (!effect) {
-        withoutEffect.push(event.id);
-        continue;
-      }
-      if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-      const outcome = await this.applyOnce(event, effect);
-      if (outcome === 'applied') applied++;
-      if (outcome === 'waiting') waiting++;
-    }
-    if (statuses.length > 0) {
-      const outcome = await this.statuses.applyAll(statuses, signal);
-      applied += outcome.applied;
-      waiting += outcome.waiting;
-    }
-    if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-    applied += await this.store.claimWithoutEffect(withoutEffect);
-    return { applied, waiting };
-  }
-
-  /**
-   * The claim (processed=false → true) and the effect commit together: a second worker on the same event
-   * blocks on the row, then finds it processed and skips; an effect that fails rolls its claim back.
-   */
-  private async applyOnce(event: StoredEvent, effect: EventEffect): Promise<'applied' | 'skipped' | 'waiting'> {
-    try {
-      return await this.prisma.$transaction(async (tx) => {
-        const claimed = await tx.$executeRaw`UPDATE events SET processed = true, processed_at = now() WHERE id = ${event.id} AND processed = false`;
-        if (claimed === 0) return 'skipped';
-        if ((await effect.apply(tx, event)) === 'waiting') throw new EventMustWait();
-        return 'applied';
-      }, EFFECT_TX);
-    } catch (err) {
-      if (!(err instanceof EventMustWait)) throw err;
-      await this.prisma.event.updateMany({ where: { id: event.id, processed: false }, data: { attempts: { increment: 1 } } });
-      return 'waiting';
-    }
+    return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey)).map((d) => ({ ...d, deliveryId: delivery.id }));
   }
 
   /**
    * A status can arrive before the message it concerns has its wamid (the send response is still on its
-   * way, or the send timed out). The same delivery runs again later, with growing delays; after the last
+   * way, or the send timed out). Those deliveries run again later, with growing delays; after the last
    * re-run the events stay unprocessed and visible (statuses of messages sent by other tools never match).
    */
-  private async scheduleRerun(job: DeliveryJobData, waiting: number): Promise<void> {
-    const rerun = (job.rerun ?? 0) + 1;
+  private async scheduleRerun(deliveryIds: number[], previous: number): Promise<void> {
+    const rerun = previous + 1;
     if (rerun > MAX_PENDING_RERUNS) {
-      this.logger.info({ deliveryId: job.deliveryId, waiting }, 'statuses left unprocessed: no matching message after the last re-run');
+      this.logger.info({ deliveryIds }, 'statuses left unprocessed: no matching message after the last re-run');
       return;
     }
-    await this.queue.enqueue({ deliveryId: job.deliveryId, rerun }, deliveryJobIds.pending(job.deliveryId, rerun), { delayMs: pendingRerunDelayMs(rerun) });
+    await this.queue.enqueue({ deliveryIds, rerun }, deliveryJobIds.pending(deliveryIds, rerun), { delayMs: pendingRerunDelayMs(rerun) });
+  }
+}
+
+/** A delivery whose stored payload can never be processed: a dead letter at once (permanent). */
+export class UnprocessablePayload extends UnrecoverableError {
+  constructor(
+    readonly deliveryId: number,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

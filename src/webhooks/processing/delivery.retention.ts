@@ -1,21 +1,13 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 
 const DAY_MS = 24 * 3600_000;
 const INTERVAL_MS = 3600_000;
 /** The first pass waits a little after start, so that a restarting worker gets to its jobs first. */
 const FIRST_PASS_AFTER_MS = 60_000;
 const BATCH = 1000;
-
-/** Oldest first, in batches (served by the (status, received_at) index); dead letters are never deleted. */
-const deleteBatch = statement(
-  'retention_delete_deliveries',
-  `DELETE FROM webhook_deliveries WHERE id IN (
-     SELECT id FROM webhook_deliveries WHERE status = 'processed' AND received_at < $1 ORDER BY received_at LIMIT ${BATCH})`,
-);
 
 /**
  * Raw payloads are the bulk of what webhooks store. Processed deliveries older than WEBHOOK_RETENTION_DAYS
@@ -30,7 +22,7 @@ export class DeliveryRetention implements OnModuleInit, OnModuleDestroy {
   private stopped = false;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
@@ -51,9 +43,9 @@ export class DeliveryRetention implements OnModuleInit, OnModuleDestroy {
     const before = new Date(now - this.config.webhookRetentionDays * DAY_MS);
     let total = 0;
     while (!this.stopped) {
-      const { rowCount } = await this.prisma.pool.query(deleteBatch([before]));
-      total += rowCount ?? 0;
-      if ((rowCount ?? 0) < BATCH) break;
+      const deleted = await this.deliveries.pruneProcessed(before, BATCH);
+      total += deleted;
+      if (deleted < BATCH) break;
     }
     if (total > 0) this.logger.info({ deleted: total, receivedBefore: before.toISOString() }, 'deleted processed webhook deliveries past retention');
     return total;

@@ -1,8 +1,9 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
+import { EventsRepository } from '../events/events.repository.js';
 
 /** A delivery younger than this is still in the receiver's hands (its job may be on its way). */
 const MIN_AGE_MS = 5_000;
@@ -17,9 +18,10 @@ const MAX_BATCHES_PER_SWEEP = 20;
 
 /**
  * Nothing acknowledged is lost: every delivery still `received` a few seconds after it arrived is
- * (re-)enqueued under its deterministic job id. That recovers deliveries acknowledged while Redis was down
- * and jobs lost with Redis's data; for a delivery whose job is queued or running, the add is a no-op.
- * Several workers may sweep at once: the job id makes that harmless.
+ * (re-)enqueued under its deterministic job id: the receiver's batch job (`batch-<batchId>`, re-added with
+ * the batch's deliveries still received), or the delivery's own. That recovers deliveries acknowledged while
+ * Redis was down and jobs lost with Redis's data; for a delivery whose job is queued, running or retrying,
+ * the add is a no-op. Several workers may sweep at once: the job ids make that harmless.
  */
 @Injectable()
 export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
@@ -28,7 +30,8 @@ export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
   private stopped = false;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly events: EventsRepository,
     private readonly queue: DeliveryQueue,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
@@ -51,24 +54,21 @@ export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
     let cursor: { receivedAt: Date; id: number } | undefined;
     let total = 0;
     for (let batch = 0; batch < MAX_BATCHES_PER_SWEEP && !this.stopped; batch++) {
-      const rows = await this.prisma.webhookDelivery.findMany({
-        where: {
-          status: 'received',
-          receivedAt: { lt: olderThan },
-          ...(cursor ? { OR: [{ receivedAt: { gt: cursor.receivedAt } }, { receivedAt: cursor.receivedAt, id: { gt: cursor.id } }] } : {}),
-        },
-        orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
-        select: { id: true, receivedAt: true },
-        take: BATCH,
-      });
+      const rows = await this.deliveries.stillReceived(olderThan, cursor, BATCH);
       if (rows.length === 0) break;
-      const jobs = rows.map((r) => ({ deliveryId: r.id, jobId: deliveryJobIds.first(r.id) }));
+      const byBatch = new Map<string, number[]>();
+      const jobs: { deliveryIds: number[]; jobId: string }[] = [];
+      for (const r of rows) {
+        if (r.batchId === null) jobs.push({ deliveryIds: [r.id], jobId: deliveryJobIds.first(r.id) });
+        else byBatch.set(r.batchId, [...(byBatch.get(r.batchId) ?? []), r.id]);
+      }
+      for (const [batchId, ids] of byBatch) jobs.push({ deliveryIds: ids, jobId: deliveryJobIds.batch(batchId) });
       // Still `received` long after every retry would have ended: its job finished without updating the row
       // (a replay whose enqueue was lost, a crash between the job's end and the row's update). A fresh job id
       // per 10-minute bucket gives it another run; processing is idempotent, and a real failure dead-letters it.
       const bucket = Math.floor(now / STUCK_AFTER_MS);
       for (const r of rows) {
-        if (r.receivedAt.getTime() < stuckBefore) jobs.push({ deliveryId: r.id, jobId: deliveryJobIds.sweep(r.id, bucket) });
+        if (r.receivedAt.getTime() < stuckBefore) jobs.push({ deliveryIds: [r.id], jobId: deliveryJobIds.sweep(r.id, bucket) });
       }
       await this.queue.enqueueMany(jobs);
       total += rows.length;
@@ -87,14 +87,15 @@ export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
    * hours (bounded by the events' attempt count); a run applies what has become applicable and skips the rest.
    */
   private async sweepPendingStatuses(now: number): Promise<number> {
-    const rows = await this.prisma.$queryRaw<{ deliveryId: number }[]>`
-      SELECT DISTINCT delivery_id AS "deliveryId" FROM events
-      WHERE processed = false AND kind = 'status_update' AND attempts < ${PENDING_MAX_ATTEMPTS}
-        AND created_at < ${new Date(now - PENDING_AFTER_MS)} AND created_at > ${new Date(now - PENDING_FOR_MS)}
-      LIMIT ${BATCH}`;
+    const ids = await this.events.deliveriesWithWaitingStatuses({
+      maxAttempts: PENDING_MAX_ATTEMPTS,
+      createdBefore: new Date(now - PENDING_AFTER_MS),
+      createdAfter: new Date(now - PENDING_FOR_MS),
+      limit: BATCH,
+    });
     const bucket = Math.floor(now / 60_000);
-    await this.queue.enqueueMany(rows.map((r) => ({ deliveryId: r.deliveryId, jobId: deliveryJobIds.pendingSweep(r.deliveryId, bucket) })));
-    return rows.length;
+    await this.queue.enqueueMany(ids.map((id) => ({ deliveryIds: [id], jobId: deliveryJobIds.pendingSweep(id, bucket) })));
+    return ids.length;
   }
 
   private schedule(): void {

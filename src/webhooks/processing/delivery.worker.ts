@@ -5,7 +5,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
 import { createRedisConnection } from '../../core/redis/redis.service.js';
-import type { DeliveryJobData } from '../delivery-queue.js';
+import { deliveriesOf, type DeliveryJobData } from '../delivery-queue.js';
 import { DeliveryProcessor, ProcessingAborted, type ProcessResult } from './delivery.processor.js';
 
 /** A job whose worker died is retried by another worker after its lock expires, checked this often. */
@@ -76,27 +76,54 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     this.connection?.disconnect();
   }
 
+  /**
+   * A job carries a batch of deliveries, processed together. When the batch fails, each delivery is run on
+   * its own, so that one bad payload never holds up (or dead-letters) the others: those that fail have the
+   * attempt recorded, and the job is retried for them (a retry skips what is already processed) or, on its
+   * last attempt or for a permanent error, they become dead letters.
+   */
   private async run(job: Job<DeliveryJobData>): Promise<ProcessResult | null> {
+    const ids = deliveriesOf(job.data);
     try {
-      const result = await this.processor.process(job.data, this.abort.signal);
-      if (result) this.logger.debug({ jobId: job.id, ...result }, 'webhook delivery processed');
+      const result = await this.processor.process(ids, job.data.rerun, this.abort.signal);
+      this.logger.debug({ jobId: job.id, ...result }, 'webhook deliveries processed');
       return result;
     } catch (err) {
-      // Stopped hard: whatever failed after that is the stop itself, not the delivery's fault.
+      // Stopped hard: whatever failed after that is the stop itself, not the deliveries' fault.
       if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
-      const message = err instanceof Error ? err.message : String(err);
-      const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      this.logger.warn({ err, jobId: job.id, deliveryId: job.data.deliveryId, attempt: job.attemptsMade + 1, final }, 'webhook delivery processing failed');
-      await this.processor.recordFailure(job.data.deliveryId, message, final).catch((e: unknown) => this.logger.error({ err: e }, 'could not record the failure'));
-      throw err;
+      if (ids.length === 1) {
+        await this.recordFailure(job, ids, err);
+        throw err;
+      }
+      this.logger.warn({ err, jobId: job.id, deliveries: ids.length }, 'webhook batch failed; processing its deliveries one by one');
     }
+    let retry: unknown;
+    for (const id of ids) {
+      try {
+        await this.processor.process([id], job.data.rerun, this.abort.signal);
+      } catch (err) {
+        if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
+        if (!(await this.recordFailure(job, [id], err))) retry = err;
+      }
+    }
+    if (retry) throw retry instanceof UnrecoverableError ? new Error(retry.message) : retry;
+    return null;
+  }
+
+  /** Records a failed attempt of these deliveries; true when it was their last (they are dead letters now). */
+  private async recordFailure(job: Job<DeliveryJobData>, ids: number[], err: unknown): Promise<boolean> {
+    const message = err instanceof Error ? err.message : String(err);
+    const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    this.logger.warn({ err, jobId: job.id, deliveryIds: ids, attempt: job.attemptsMade + 1, final }, 'webhook delivery processing failed');
+    await this.processor.recordFailure(ids, message, final).catch((e: unknown) => this.logger.error({ err: e }, 'could not record the failure'));
+    return final;
   }
 
   /** Catches jobs that failed for good without the processor seeing it (taken from dead workers too often). */
   private async onFailed(job: Job<DeliveryJobData> | undefined, err: Error): Promise<void> {
     if (!job || err instanceof ProcessingAborted) return;
     try {
-      if (await job.isFailed()) await this.processor.markDeadLetter(job.data.deliveryId, err.message);
+      if (await job.isFailed()) await this.processor.markDeadLetter(deliveriesOf(job.data), err.message);
     } catch (e) {
       this.logger.warn({ err: e, jobId: job.id }, 'could not check a failed webhook job');
     }

@@ -31,6 +31,8 @@ export class WebhookReceiverController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Webhook events from Meta: verified over the raw bytes, stored durably, acknowledged at once, processed asynchronously',
+    description:
+      'Concurrent deliveries are stored together (group commit: one INSERT per WEBHOOK_BATCH_WINDOW_MS window); each request is answered 200 only after the commit that holds its delivery, and every request of a batch that could not be stored is answered 503 with nothing stored.',
   })
   @ApiHeader({ name: 'x-hub-signature-256', required: true, description: 'sha256=<hex HMAC-SHA256 of the raw body with the app secret>' })
   @ApiBody({ description: 'Meta webhook payload (object whatsapp_business_account, entry[])', schema: { type: 'object' } })
@@ -38,7 +40,7 @@ export class WebhookReceiverController {
   @ApiResponse({ status: 400, description: 'Not JSON, not a whatsapp_business_account object, or no entry array' })
   @ApiResponse({ status: 401, description: 'Missing or wrong X-Hub-Signature-256; nothing stored' })
   @ApiResponse({ status: 413, description: 'Body over the webhook size limit (3 MB)' })
-  @ApiResponse({ status: 503, description: 'The delivery could not be stored; Meta retries' })
+  @ApiResponse({ status: 503, description: 'The delivery (its whole batch) could not be stored; nothing of it was stored, Meta retries' })
   receive(@Req() req: Request, @Headers('x-hub-signature-256') signature: string | undefined): Promise<{ received: true }> {
     return this.receiver.receive(req.rawBody, signature);
   }

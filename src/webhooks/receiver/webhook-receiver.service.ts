@@ -1,35 +1,41 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { ApiError } from '../../core/http/api-error.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
+import { GroupCommit } from './group-commit.js';
 import { isValidSignature, secretsEqual } from './webhook-signature.js';
 
 export const INVALID_SIGNATURE = 'Invalid or missing X-Hub-Signature-256';
 export const VERIFICATION_FAILED = 'Webhook verification failed';
 
-const storeDelivery = statement(
-  'store_delivery',
-  `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids) VALUES ($1, $2, $3::text[]) RETURNING id`,
-);
-
-/** Enqueueing must not hold up Meta's request: past this the sweeper picks the delivery up instead. */
-const ENQUEUE_TIMEOUT_MS = 250;
+/** Enqueueing must not pile up while Redis is slow: past this the sweeper picks the batch up instead. */
+const ENQUEUE_TIMEOUT_MS = 1000;
 
 /**
- * The hot path for Meta's POSTs: verify, store the raw bytes durably (one INSERT), enqueue, answer.
- * Classification and every effect happen in the worker, so the answer does not wait on them.
+ * The hot path for Meta's POSTs: verify, store the raw bytes durably, answer. Concurrent deliveries are
+ * stored by one INSERT per short window (group commit, WEBHOOK_BATCH_WINDOW_MS / WEBHOOK_BATCH_MAX_ROWS):
+ * each request is answered 200 only after the commit that holds its row, and every request of a batch
+ * whose INSERT failed gets 503 (nothing of it is stored). Each stored batch is one queue job; when Redis
+ * is down the deliveries stay `received` and the worker's sweeper enqueues them.
  */
 @Injectable()
-export class WebhookReceiverService {
+export class WebhookReceiverService implements OnModuleDestroy {
+  private readonly batches: GroupCommit<IncomingDelivery, number>;
+  /** Batch ids: unique across API processes (random prefix) and within one (counter). */
+  private readonly batchPrefix = randomBytes(6).toString('base64url');
+  private batchCounter = 0;
+
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly deliveries: WebhookDeliveriesRepository,
     private readonly queue: DeliveryQueue,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
-  ) {}
+  ) {
+    this.batches = new GroupCommit((rows) => this.storeBatch(rows), { windowMs: config.webhookBatchWindowMs, maxItems: config.webhookBatchMaxRows });
+  }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else 403. */
   verifySubscription(query: URLSearchParams): string {
@@ -45,25 +51,30 @@ export class WebhookReceiverService {
   async receive(rawBody: Buffer | undefined, signature: string | undefined): Promise<{ received: true }> {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new ApiError(401, INVALID_SIGNATURE);
-
     const wabaIds = wabaIdsOf(parsePayload(body));
-    let deliveryId: number;
     try {
-      // One statement on node-postgres (this is the hottest write of the service); the bytes as received.
-      const { rows } = await this.prisma.pool.query<{ id: number }>(storeDelivery([body, signature!, wabaIds]));
-      deliveryId = rows[0]!.id;
+      await this.batches.add({ rawBody: body, signature: signature!, wabaIds });
     } catch (err) {
       // Never 200 without the payload being durable: Meta retries anything else.
       this.logger.error({ err }, 'webhook delivery could not be stored');
       throw new ApiError(503, 'Service Unavailable: the delivery could not be stored, retry later');
     }
-
-    try {
-      await this.queue.enqueue({ deliveryId }, deliveryJobIds.first(deliveryId), { timeoutMs: ENQUEUE_TIMEOUT_MS });
-    } catch (err) {
-      this.logger.warn({ err, deliveryId }, 'webhook delivery stored but not enqueued; the sweeper will enqueue it');
-    }
     return { received: true };
+  }
+
+  /** Deliveries already acknowledged are committed; this waits for the batches still being written. */
+  async onModuleDestroy(): Promise<void> {
+    await this.batches.drain();
+  }
+
+  private async storeBatch(rows: IncomingDelivery[]): Promise<number[]> {
+    const batchId = `${this.batchPrefix}-${(this.batchCounter++).toString(36)}`;
+    const ids = await this.deliveries.storeBatch(batchId, rows);
+    // Not awaited by the requests: their deliveries are durable, and the sweeper covers a lost enqueue.
+    this.queue.enqueue({ deliveryIds: ids }, deliveryJobIds.batch(batchId), { timeoutMs: ENQUEUE_TIMEOUT_MS }).catch((err: unknown) => {
+      this.logger.warn({ err, deliveryIds: ids }, 'webhook deliveries stored but not enqueued; the sweeper will enqueue them');
+    });
+    return ids;
   }
 }
 

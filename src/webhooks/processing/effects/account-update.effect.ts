@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger } from '../../../core/logging/app-logger.js';
-import type { EffectOutcome, EventEffect, StoredEvent, Tx } from './event-effect.js';
+import type { Tx } from '../../../core/prisma/sql.js';
+import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
 /**
  * Account-level changes (restrictions, reviews, quality, unknown fields) change nothing we store beyond the
@@ -10,12 +11,15 @@ import type { EffectOutcome, EventEffect, StoredEvent, Tx } from './event-effect
 export class AccountUpdateEffect implements EventEffect {
   constructor(@Inject(APP_LOGGER) private readonly logger: AppLogger) {}
 
-  appliesTo(event: StoredEvent): boolean {
-    return event.kind === 'account_update';
+  appliesTo(item: EffectItem): boolean {
+    return item.kind === 'account_update';
   }
 
-  async apply(_tx: Tx, event: StoredEvent): Promise<EffectOutcome> {
-    this.logger.info({ eventId: event.id, wabaId: event.wabaId, eventType: event.eventType, raw: event.raw }, 'account-level webhook event');
-    return 'applied';
+  prepare<T extends EffectItem>(_tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
+    return Promise.resolve(
+      readyAll(async (owned) => {
+        for (const e of owned) this.logger.info({ wabaId: e.wabaId, eventType: e.eventType, raw: e.raw }, 'account-level webhook event');
+      }),
+    );
   }
 }

@@ -1,25 +1,38 @@
-import type { Event, Prisma } from '../../../generated/prisma/client.js';
+import type { Tx } from '../../../core/prisma/sql.js';
+import type { StoredEvent } from '../../events/events.repository.js';
 
-export type Tx = Prisma.TransactionClient;
-
-/** The stored event an effect acts on. */
-export type StoredEvent = Pick<
-  Event,
-  'id' | 'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail' | 'raw' | 'createdAt'
->;
+export type { StoredEvent };
 
 /**
- * `applied`: done (including "nothing to change"); `waiting`: what the event refers to is not stored yet
- * (a status whose message has no wamid yet), so the event stays unprocessed and is tried again later.
+ * An item an effect acts on: a draft about to be stored in the same transaction, or a stored event still
+ * unprocessed. `createdAt` is set once the item is stored (the fallback time when Meta gave none).
  */
-export type EffectOutcome = 'applied' | 'waiting';
+export type EffectItem = Pick<
+  StoredEvent,
+  'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'
+> & { raw: unknown; createdAt?: Date };
+
+/** An effect made ready for a chunk of items, inside the chunk's transaction. */
+export interface PreparedEffect<T extends EffectItem> {
+  /** Items whose effect cannot be applied yet (what they refer to is not stored): they stay unprocessed. */
+  waiting: T[];
+  /** Applies the effect of `owned`: the ready items this transaction took ownership of, in order. */
+  apply(owned: T[]): Promise<void>;
+}
 
 /**
- * What an event changes beyond being stored. `apply` runs inside the transaction that claimed the event
- * (processed=false → true), so an effect is applied at most once even with concurrent or retried jobs.
+ * What a kind of event changes beyond being stored, applied set-based: per chunk of items, one transaction
+ * runs `prepare` for every effect (locking what the items touch), takes ownership of the ready items (stores
+ * them already processed, or claims stored ones: processed false → true), then `apply` with the owned ones.
+ * A concurrent or retried job finds them owned and skips them; a failure rolls the chunk back, ownership
+ * included. Items that no effect applies to are just owned.
  */
 export interface EventEffect {
-  /** Whether this event has anything to apply; events without an effect are claimed in bulk. */
-  appliesTo(event: StoredEvent): boolean;
-  apply(tx: Tx, event: StoredEvent): Promise<EffectOutcome>;
+  appliesTo(item: EffectItem): boolean;
+  prepare<T extends EffectItem>(tx: Tx, items: T[]): Promise<PreparedEffect<T>>;
+}
+
+/** For effects with nothing to lock or wait for. */
+export function readyAll<T extends EffectItem>(apply: (owned: T[]) => Promise<void>): PreparedEffect<T> {
+  return { waiting: [], apply };
 }

@@ -1,22 +1,25 @@
 import { Injectable } from '@nestjs/common';
-import type { EffectOutcome, EventEffect, StoredEvent, Tx } from './event-effect.js';
+import type { Tx } from '../../../core/prisma/sql.js';
+import { ConversationWindowsRepository } from '../../../messages/conversation-windows.repository.js';
+import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
 /** A customer's message opens (or renews) the 24 h customer service window of (business number, customer). */
 @Injectable()
 export class InboundMessageEffect implements EventEffect {
-  appliesTo(event: StoredEvent): boolean {
-    return event.kind === 'inbound_message' && event.phoneNumberId !== null && event.recipient !== null;
+  constructor(private readonly windows: ConversationWindowsRepository) {}
+
+  appliesTo(item: EffectItem): boolean {
+    return item.kind === 'inbound_message' && item.phoneNumberId !== null && item.recipient !== null;
   }
 
-  async apply(tx: Tx, event: StoredEvent): Promise<EffectOutcome> {
-    const at = event.upstreamTimestamp ?? event.createdAt;
-    // GREATEST: a late redelivery of an older message never shortens the window.
-    await tx.$executeRaw`
-      INSERT INTO conversation_windows (phone_number_id, recipient, waba_id, last_inbound_at)
-      VALUES (${event.phoneNumberId}, ${event.recipient}, ${event.wabaId}, ${at})
-      ON CONFLICT (phone_number_id, recipient) DO UPDATE
-        SET last_inbound_at = GREATEST(conversation_windows.last_inbound_at, EXCLUDED.last_inbound_at),
-            waba_id = EXCLUDED.waba_id`;
-    return 'applied';
+  prepare<T extends EffectItem>(tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
+    return Promise.resolve(
+      readyAll((owned) =>
+        this.windows.openOrRenew(
+          tx,
+          owned.map((e) => ({ phoneNumberId: e.phoneNumberId!, recipient: e.recipient!, wabaId: e.wabaId, at: e.upstreamTimestamp ?? e.createdAt ?? new Date() })),
+        ),
+      ),
+    );
   }
 }

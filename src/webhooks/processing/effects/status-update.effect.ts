@@ -1,16 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
-import { PrismaService } from '../../../core/prisma/prisma.service.js';
-import { inTransaction, statement } from '../../../core/prisma/sql.js';
+import { connectionOf, statement, type Tx } from '../../../core/prisma/sql.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
 import { isRecord } from '../classify.js';
-import { claimEvents } from '../processing.store.js';
-import type { StoredEvent } from './event-effect.js';
+import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
 
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
 const CALLBACK_DATA = /^bm:(\d{1,10})$/;
-/** Statuses applied per transaction: bounds how long message rows stay locked, and what a crash undoes. */
-export const STATUS_CHUNK = 100;
 
 /** What statusChanges needs to know of a message. */
 export interface LockedMessage {
@@ -51,8 +47,6 @@ const lockCandidates = statement(
       FOR UPDATE OF m`,
 );
 
-const countWait = statement('count_status_wait', `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::int[]) AND processed = false`);
-
 const writeMessages = statement(
   'write_status_messages',
   `UPDATE messages m
@@ -65,18 +59,7 @@ const writeMessages = statement(
     WHERE m.id = v.id AND m.id = ANY($2::int[])`,
 );
 
-export interface StatusOutcome {
-  /** Claimed and applied by this call (including "nothing to change"). */
-  applied: number;
-  /** Their message is not known yet: left unprocessed, to be tried again. */
-  waiting: number;
-}
-
-/** A status to apply: a stored event, or a draft stored in the same transaction. */
-export type StatusItem = Pick<StoredEvent, 'wabaId' | 'kind' | 'messageId' | 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & {
-  raw: unknown;
-  createdAt?: Date;
-};
+type StatusItem = EffectItem;
 
 /** Which locked message each status goes to, decided before any of them is applied. */
 export interface StatusPlan<T extends StatusItem> {
@@ -92,46 +75,25 @@ export interface StatusPlan<T extends StatusItem> {
  * it happened. The message is found by wamid, or, when the send response has not been stored yet (or the
  * send timed out), by the callback data our send path put on it, which also links the wamid.
  *
- * Set-based, per chunk of statuses in one transaction: lock their messages (planStatuses), take ownership
- * of the events — insert them already processed (DeliveryProcessor, first run) or claim stored ones
- * (processed=false → true, applyAll) — so a concurrent or retried job skips them, then apply them in order in
- * memory and write each changed message once (writeStatuses). A failure rolls the chunk back, ownership
- * included.
+ * Per chunk: `prepare` locks the statuses' messages in id order (no deadlock between concurrent chunks) and
+ * decides which status goes to which message; `apply` runs the owned statuses in order in memory (the
+ * `statusChanges` rules) and writes each changed message once.
  */
 @Injectable()
-export class StatusUpdateEffect {
-  constructor(private readonly prisma: PrismaService) {}
-
-  appliesTo(event: Pick<StoredEvent, 'kind' | 'messageId' | 'status'>): boolean {
-    return event.kind === 'status_update' && event.messageId !== null && event.status !== null && isDeliveryStatus(event.status);
+export class StatusUpdateEffect implements EventEffect {
+  appliesTo(item: Pick<EffectItem, 'kind' | 'messageId' | 'status'>): boolean {
+    return item.kind === 'status_update' && item.messageId !== null && item.status !== null && isDeliveryStatus(item.status);
   }
 
-  /** Stored, unprocessed `events` in id order, each one `appliesTo`. */
-  async applyAll(events: StoredEvent[], signal?: AbortSignal): Promise<StatusOutcome> {
-    const outcome: StatusOutcome = { applied: 0, waiting: 0 };
-    for (let i = 0; i < events.length; i += STATUS_CHUNK) {
-      if (signal?.aborted) break;
-      const chunk = await inTransaction(this.prisma.pool, (client) => claimAndApply(client, events.slice(i, i + STATUS_CHUNK)));
-      outcome.applied += chunk.applied;
-      outcome.waiting += chunk.waiting;
-    }
-    return outcome;
+  async prepare<T extends EffectItem>(tx: Tx, items: T[]): Promise<PreparedEffect<T>> {
+    const client = connectionOf(tx);
+    const plan = await planStatuses(client, items);
+    return { waiting: plan.waiting, apply: (owned) => writeStatuses(client, plan, owned) };
   }
-}
-
-async function claimAndApply(client: pg.PoolClient, events: StoredEvent[]): Promise<StatusOutcome> {
-  const plan = await planStatuses(client, events);
-  const ready = events.filter((e) => plan.target.has(e));
-  const claimed = new Set<number>();
-  if (ready.length > 0) for (const row of (await client.query<{ id: number }>(claimEvents([ready.map((e) => e.id)]))).rows) claimed.add(row.id);
-  // Those not claimed were applied by another job.
-  await writeStatuses(client, plan, ready.filter((e) => claimed.has(e.id)));
-  if (plan.waiting.length > 0) await client.query(countWait([plan.waiting.map((e) => e.id)]));
-  return { applied: claimed.size, waiting: plan.waiting.length };
 }
 
 /** Locks every message these statuses may concern (in id order) and decides which status goes to which. */
-export async function planStatuses<T extends StatusItem>(client: pg.PoolClient, items: T[]): Promise<StatusPlan<T>> {
+async function planStatuses<T extends StatusItem>(client: pg.PoolClient, items: T[]): Promise<StatusPlan<T>> {
   const plan: StatusPlan<T> = { target: new Map(), linked: new Set(), waiting: [] };
   if (items.length === 0) return plan;
   const wamids = [...new Set(items.map((e) => e.messageId!))];
@@ -165,7 +127,7 @@ export async function planStatuses<T extends StatusItem>(client: pg.PoolClient, 
 }
 
 /** Applies `owned` (statuses of the plan this transaction owns), in order, and writes each changed message once. */
-export async function writeStatuses<T extends StatusItem>(client: pg.PoolClient, plan: StatusPlan<T>, owned: T[]): Promise<void> {
+async function writeStatuses<T extends StatusItem>(client: pg.PoolClient, plan: StatusPlan<T>, owned: T[]): Promise<void> {
   const changed = new Set<Candidate>();
   for (const item of owned) {
     const message = plan.target.get(item)!;

@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import { skipTake } from '../../core/http/pagination.js';
+import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { statement } from '../../core/prisma/sql.js';
+import type { DeliveryStatus } from './dto/deliveries.dto.js';
+
+/** A signed POST as the receiver stores it: the bytes as received. */
+export interface IncomingDelivery {
+  rawBody: Buffer;
+  signature: string;
+  /** entry[].id of the payload: which business accounts it concerns (console scoping). */
+  wabaIds: string[];
+}
+
+export interface StoredDelivery {
+  id: number;
+  status: string;
+  rawBody: Buffer;
+  receivedAt: Date;
+  eventCount: number | null;
+}
+
+export interface DeliveryRow {
+  id: number;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  eventCount: number | null;
+  wabaIds: string[];
+  receivedAt: Date;
+  processedAt: Date | null;
+}
+
+export interface UnprocessedDelivery {
+  id: number;
+  receivedAt: Date;
+  batchId: string | null;
+}
+
+const ROW_COLUMNS = `id, status, attempts, last_error AS "lastError", event_count AS "eventCount", waba_ids AS "wabaIds",
+  received_at AS "receivedAt", processed_at AS "processedAt"`;
+
+/** One statement per batch size (1…max rows), prepared once per connection: `($1,$2,$3::text[],$4), (…)`. */
+function storeMany(rows: number) {
+  const values = Array.from({ length: rows }, (_, i) => `($${i * 3 + 1}::bytea, $${i * 3 + 2}, $${i * 3 + 3}::text[], $${rows * 3 + 1})`);
+  return statement(`store_deliveries_${rows}`, `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id) VALUES ${values.join(', ')} RETURNING id`);
+}
+const storeStatements = new Map<number, ReturnType<typeof storeMany>>();
+
+const findMany = statement(
+  'find_deliveries',
+  `SELECT id, status, raw_body AS "rawBody", received_at AS "receivedAt", event_count AS "eventCount"
+     FROM webhook_deliveries WHERE id = ANY($1::int[]) ORDER BY id`,
+);
+
+const markProcessed = statement(
+  'mark_deliveries_processed',
+  `UPDATE webhook_deliveries d
+      SET status = 'processed', processed_at = now(), event_count = v.events, last_error = NULL, attempts = d.attempts + 1
+     FROM unnest($1::int[], $2::int[]) AS v(id, events)
+    WHERE d.id = v.id AND d.status <> 'processed'`,
+);
+
+const recordFailure = statement(
+  'record_delivery_failure',
+  `UPDATE webhook_deliveries
+      SET attempts = attempts + 1, last_error = $2, status = CASE WHEN $3 THEN 'failed' ELSE status END
+    WHERE id = ANY($1::int[]) AND status = 'received'`,
+);
+
+const markDeadLetter = statement(
+  'mark_delivery_dead_letter',
+  `UPDATE webhook_deliveries SET status = 'failed', last_error = $2 WHERE id = ANY($1::int[]) AND status = 'received' RETURNING id`,
+);
+
+/** Keyset over the (status, received_at) index. */
+const stillReceived = statement(
+  'deliveries_still_received',
+  `SELECT id, received_at AS "receivedAt", batch_id AS "batchId" FROM webhook_deliveries
+    WHERE status = 'received' AND received_at < $1 AND (received_at, id) > ($2::timestamptz, $3::int)
+    ORDER BY received_at, id LIMIT $4`,
+);
+
+/** Oldest first, in batches (served by the (status, received_at) index); dead letters are never deleted. */
+const pruneProcessed = statement(
+  'retention_delete_deliveries',
+  `DELETE FROM webhook_deliveries WHERE id IN (
+     SELECT id FROM webhook_deliveries WHERE status = 'processed' AND received_at < $1 ORDER BY received_at LIMIT $2)`,
+);
+
+const listForAccounts = (withStatus: boolean) =>
+  statement(
+    `list_deliveries_${withStatus ? 'status' : 'all'}`,
+    `SELECT ${ROW_COLUMNS} FROM webhook_deliveries
+      WHERE waba_ids && $1::text[] ${withStatus ? 'AND status = $4' : ''}
+      ORDER BY received_at DESC, id DESC OFFSET $2 LIMIT $3`,
+  );
+const countForAccounts = (withStatus: boolean) =>
+  statement(`count_deliveries_${withStatus ? 'status' : 'all'}`, `SELECT count(*)::int AS n FROM webhook_deliveries WHERE waba_ids && $1::text[] ${withStatus ? 'AND status = $2' : ''}`);
+
+const replay = statement(
+  'replay_delivery',
+  `UPDATE webhook_deliveries SET status = 'received', attempts = 0, last_error = NULL, processed_at = NULL
+    WHERE id = $1 AND waba_ids && $2::text[] RETURNING ${ROW_COLUMNS}`,
+);
+
+/**
+ * The one owner of `webhook_deliveries`: every statement that reads or writes it (receiver, worker, sweeper,
+ * retention, console). SQL on node-postgres: the receiver's INSERT is the hottest write of the service.
+ * Console reads are scoped by the organization's business accounts (`wabaIds`, first argument).
+ */
+@Injectable()
+export class WebhookDeliveriesRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** One INSERT (one commit) for the whole batch; ids in the order of `rows`. All or nothing. */
+  async storeBatch(batchId: string, rows: IncomingDelivery[]): Promise<number[]> {
+    let build = storeStatements.get(rows.length);
+    if (!build) storeStatements.set(rows.length, (build = storeMany(rows.length)));
+    const values: unknown[] = [];
+    for (const r of rows) values.push(r.rawBody, r.signature, r.wabaIds);
+    values.push(batchId);
+    const { rows: ids } = await this.prisma.pool.query<{ id: number }>(build(values));
+    // RETURNING follows the VALUES order for a plain multi-row INSERT.
+    return ids.map((r) => r.id);
+  }
+
+  findForProcessing(ids: number[]): Promise<StoredDelivery[]> {
+    return this.prisma.pool.query<StoredDelivery>(findMany([ids])).then((r) => r.rows);
+  }
+
+  async markProcessed(done: { id: number; events: number }[]): Promise<void> {
+    if (done.length === 0) return;
+    await this.prisma.pool.query(markProcessed([done.map((d) => d.id), done.map((d) => d.events)]));
+  }
+
+  /** A failed attempt of deliveries still `received`; `final` makes them dead letters (status failed). */
+  async recordFailure(ids: number[], error: string, final: boolean): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.pool.query(recordFailure([ids, error.slice(0, 2000), final]));
+  }
+
+  /** Dead letters for deliveries still `received`; returns the ids that changed. */
+  async markDeadLetter(ids: number[], error: string): Promise<number[]> {
+    const { rows } = await this.prisma.pool.query<{ id: number }>(markDeadLetter([ids, error.slice(0, 2000)]));
+    return rows.map((r) => r.id);
+  }
+
+  /** Deliveries still `received` that arrived before `olderThan`, oldest first, after the keyset `after`. */
+  async stillReceived(olderThan: Date, after: { receivedAt: Date; id: number } | undefined, limit: number): Promise<UnprocessedDelivery[]> {
+    const from = after ?? { receivedAt: new Date(0), id: 0 };
+    const { rows } = await this.prisma.pool.query<UnprocessedDelivery>(stillReceived([olderThan, from.receivedAt, from.id, limit]));
+    return rows;
+  }
+
+  /** Deletes up to `limit` processed deliveries received before `before`; returns how many. */
+  async pruneProcessed(before: Date, limit: number): Promise<number> {
+    const { rowCount } = await this.prisma.pool.query(pruneProcessed([before, limit]));
+    return rowCount ?? 0;
+  }
+
+  async listForAccounts(wabaIds: string[], query: { page: number; limit: number; status?: DeliveryStatus }): Promise<{ rows: DeliveryRow[]; total: number }> {
+    const withStatus = query.status !== undefined;
+    const { skip, take } = skipTake(query);
+    const [rows, count] = await Promise.all([
+      this.prisma.pool.query<DeliveryRow>(listForAccounts(withStatus)([wabaIds, skip, take, ...(withStatus ? [query.status] : [])])),
+      this.prisma.pool.query<{ n: number }>(countForAccounts(withStatus)([wabaIds, ...(withStatus ? [query.status] : [])])),
+    ]);
+    return { rows: rows.rows, total: count.rows[0]!.n };
+  }
+
+  /** Back to `received` (attempts and error cleared) if it concerns one of `wabaIds`; null otherwise. */
+  async resetForReplay(wabaIds: string[], id: number): Promise<DeliveryRow | null> {
+    const { rows } = await this.prisma.pool.query<DeliveryRow>(replay([id, wabaIds]));
+    return rows[0] ?? null;
+  }
+}

@@ -1,0 +1,142 @@
+import { jest } from '@jest/globals';
+import pg from 'pg';
+import type { Response } from 'supertest';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { metaJson } from '../../simulator/meta-json.js';
+import { createTenant, inboundPayload, signatureOf, postWebhook, startTestWorker, unixNow, waitFor, wamid, type Tenant, type TestWorker } from '../utils/webhooks.js';
+
+jest.setTimeout(60_000);
+
+/** `n` signed inbound-message deliveries for one tenant, posted at once; resolves when all are answered. */
+function postConcurrently(t: TestApp, tenant: Tenant, n: number, text = 'hi'): { ids: string[]; answers: Promise<Response[]> } {
+  const ids = Array.from({ length: n }, () => wamid());
+  const answers = Promise.all(
+    ids.map((id) => postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id, timestamp: String(unixNow()), text }))),
+  );
+  return { ids, answers };
+}
+
+async function storedFor(t: TestApp, wabaId: string): Promise<{ id: number; batchId: string | null }[]> {
+  return t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, select: { id: true, batchId: true }, orderBy: { id: 'asc' } });
+}
+
+describe('Webhook receiver: group commit', () => {
+  let t: TestApp;
+  let worker: TestWorker;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    // A wide window, so that the concurrent requests of a test share one batch deterministically.
+    t = await startTestApp({ WEBHOOK_BATCH_WINDOW_MS: '300', WEBHOOK_BATCH_MAX_ROWS: '50', WEBHOOK_SWEEP_INTERVAL_MS: '300' });
+    worker = await startTestWorker(t.config);
+    admin = new pg.Client({ connectionString: t.config.databaseUrl });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await worker?.close();
+    await t?.close();
+  });
+
+  it('stores concurrent deliveries with one INSERT, answers each 200, and processes the batch as one job', async () => {
+    const tenant = await createTenant(t);
+    const { answers } = postConcurrently(t, tenant, 12);
+    const responses = await answers;
+    expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const rows = await storedFor(t, tenant.wabaId);
+    expect(rows).toHaveLength(12);
+    // One group commit: one batch id on all twelve rows.
+    expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
+    expect(rows[0]!.batchId).not.toBeNull();
+    await waitFor(async () => ((await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } })) === 12 ? true : undefined), '12 processed events');
+    const deliveries = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } } });
+    expect(deliveries.every((d) => d.status === 'processed' && d.eventCount === 1)).toBe(true);
+  });
+
+  it('writes a full window early: WEBHOOK_BATCH_MAX_ROWS rows per INSERT at most', async () => {
+    const small = await startTestApp({ WEBHOOK_BATCH_WINDOW_MS: '300', WEBHOOK_BATCH_MAX_ROWS: '3' });
+    try {
+      const tenant = await createTenant(small);
+      const responses = await postConcurrently(small, tenant, 7).answers;
+      expect(responses.map((r) => r.status)).toEqual(Array(7).fill(200));
+      const rows = await storedFor(small, tenant.wabaId);
+      expect(rows).toHaveLength(7);
+      const sizes = [...rows.reduce((m, r) => m.set(r.batchId, (m.get(r.batchId) ?? 0) + 1), new Map<string | null, number>()).values()];
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(3);
+      expect(sizes.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('answers no request before the commit that holds its row', async () => {
+    const tenant = await createTenant(t);
+    // A SHARE lock on the table makes every INSERT wait (it needs ROW EXCLUSIVE) until the lock is released.
+    await admin.query('BEGIN');
+    await admin.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+    const answered: number[] = [];
+    const { answers } = postConcurrently(t, tenant, 5);
+    void answers.then(() => answered.push(Date.now()));
+    try {
+      await waitFor(async () => {
+        // Asked on another connection: inside the locking transaction pg_stat_activity is a frozen snapshot.
+        const rows = await t.prisma.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO webhook_deliveries%'`;
+        return rows[0]!.n >= 1 ? true : undefined;
+      }, 'the batch INSERT to wait on the lock');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(answered).toHaveLength(0);
+    } finally {
+      await admin.query('COMMIT');
+    }
+    const responses = await answers;
+    expect(responses.map((r) => r.status)).toEqual(Array(5).fill(200));
+    expect(await storedFor(t, tenant.wabaId)).toHaveLength(5);
+  });
+
+  it('answers 503 to every request of a batch whose INSERT fails, and stores none of them', async () => {
+    const tenant = await createTenant(t);
+    const poison = `poison-${tenant.wabaId}`;
+    // A row carrying the marker makes the whole statement fail, as a constraint or a lost connection would.
+    await admin.query(`
+      CREATE OR REPLACE FUNCTION test_reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF position('${poison}' in convert_from(NEW.raw_body, 'UTF8')) > 0 THEN RAISE EXCEPTION 'poisoned delivery'; END IF;
+        RETURN NEW;
+      END $$`);
+    await admin.query(`CREATE TRIGGER test_reject_poison_${tenant.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`);
+    try {
+      const good = postConcurrently(t, tenant, 4);
+      const bad = postConcurrently(t, tenant, 1, poison);
+      const responses = [...(await good.answers), ...(await bad.answers)];
+      expect(responses.map((r) => r.status)).toEqual(Array(5).fill(503));
+      for (const r of responses) expect(r.body).toMatchObject({ statusCode: 503, message: expect.stringContaining('could not be stored') });
+      expect(await storedFor(t, tenant.wabaId)).toHaveLength(0);
+    } finally {
+      await admin.query(`DROP TRIGGER test_reject_poison_${tenant.wabaId} ON webhook_deliveries`);
+    }
+    // Meta retries: the same deliveries, without the poisoned one, are then stored and acknowledged.
+    const retried = await postConcurrently(t, tenant, 4).answers;
+    expect(retried.map((r) => r.status)).toEqual(Array(4).fill(200));
+    expect(await storedFor(t, tenant.wabaId)).toHaveLength(4);
+  });
+
+  it('processes the good deliveries of a batch that holds a bad one, and dead-letters only the bad one', async () => {
+    const tenant = await createTenant(t);
+    const inbound = () => metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const bodies = [inbound(), 'this is not json', inbound()];
+    // Stored as one group commit whose job was lost (Redis down at the time): the sweeper enqueues the batch.
+    const batchId = `test-${tenant.wabaId}`;
+    await t.prisma.webhookDelivery.createMany({
+      data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureOf(b, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], batchId, receivedAt: new Date(Date.now() - 10_000) })),
+    });
+    const rows = await waitFor(async () => {
+      const all = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
+      return all.every((d) => d.status !== 'received') ? all : undefined;
+    }, 'the batch to be processed');
+    expect(rows.map((r) => r.status)).toEqual(['processed', 'failed', 'processed']);
+    expect(rows[1]!.lastError).toContain('not valid JSON');
+    expect(await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } })).toBe(2);
+  });
+});
