@@ -20,7 +20,7 @@ function statementName(query: { sql: string; args: unknown[] }): string {
 }
 
 /**
- * The pool behind Prisma. Every connection gets an 'error' listener for its whole life: pg-pool only listens
+ * The pool behind Prisma. The pool and every connection get an 'error' listener for its whole life: pg-pool only listens
  * while a connection is idle, and a connection handed to a waiting caller in the same tick as PostgreSQL's
  * "terminating connection" (a restart, a failover) would otherwise emit an unhandled 'error' and crash the
  * process (node-postgres #2762). The query using it fails on its own and the pool drops the connection.
@@ -34,6 +34,9 @@ function createPool(config: AppConfig): pg.Pool {
     idleTimeoutMillis: 30000,
   });
   pool.on('connect', (client) => client.on('error', () => undefined));
+  // An idle connection that dies (a restart, pg_terminate_backend) is reported on the pool; without a listener
+  // that would crash the process. The pool has already dropped it; the next query opens a new one.
+  pool.on('error', () => undefined);
   return pool;
 }
 
