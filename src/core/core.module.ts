@@ -3,7 +3,7 @@ import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
 import { PrismaService } from './prisma/prisma.service.js';
-import { UnitOfWork } from './prisma/unit-of-work.js';
+import { SqlUnitOfWork } from './prisma/sql-unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
 import { RedisService } from './redis/redis.service.js';
 
@@ -18,11 +18,11 @@ export class CoreModule {
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
         PrismaService,
-        UnitOfWork,
+        SqlUnitOfWork,
         RedisService,
         QueueService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, UnitOfWork, RedisService, QueueService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, SqlUnitOfWork, RedisService, QueueService],
     };
   }
 }

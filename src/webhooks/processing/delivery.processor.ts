@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import type { Tx } from '../../core/prisma/sql.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
 import { EventsRepository, type EventRow, type StoredEvent } from '../events/events.repository.js';
@@ -54,7 +54,7 @@ export class DeliveryProcessor {
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly events: EventsRepository,
-    private readonly unitOfWork: UnitOfWork,
+    private readonly unitOfWork: SqlUnitOfWork,
     private readonly queue: DeliveryQueue,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     statuses: StatusUpdateEffect,

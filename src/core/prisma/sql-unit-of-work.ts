@@ -1,0 +1,18 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from './prisma.service.js';
+import { inTx, type Tx } from './sql.js';
+
+/**
+ * One transaction on node-postgres for a unit of work of the hot paths that spans several SQL repositories
+ * (a chunk of webhook events and the messages, windows and templates they change). The work receives an
+ * opaque Tx to pass to those repositories' methods; a thrown error rolls everything back. (UnitOfWork is the
+ * same for Prisma-based repositories; one transaction never spans both engines.)
+ */
+@Injectable()
+export class SqlUnitOfWork {
+  constructor(private readonly prisma: PrismaService) {}
+
+  run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return inTx(this.prisma.pool, work);
+  }
+}
