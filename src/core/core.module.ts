@@ -3,10 +3,11 @@ import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
 import { PrismaService } from './prisma/prisma.service.js';
+import { UnitOfWork } from './prisma/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
 import { RedisService } from './redis/redis.service.js';
 
-/** Shared by the API and the worker: validated config, logging, Prisma, Redis and queue producers. */
+/** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis and queue producers. */
 @Global()
 @Module({})
 export class CoreModule {
@@ -17,10 +18,11 @@ export class CoreModule {
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
         PrismaService,
+        UnitOfWork,
         RedisService,
         QueueService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, RedisService, QueueService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, UnitOfWork, RedisService, QueueService],
     };
   }
 }

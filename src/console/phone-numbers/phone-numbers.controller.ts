@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from './phone-numbers.service.js';
+import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from '../../accounts/phone-numbers/phone-numbers.service.js';
 
 @ApiTags('console: phone numbers')
 @ConsoleAuth()

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags 
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { TemplatesService, type TemplateSyncResult, type TemplateView } from './templates.service.js';
+import { TemplatesService, type TemplateSyncResult, type TemplateView } from '../../accounts/templates/templates.service.js';
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];
 

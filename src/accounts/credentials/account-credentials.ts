@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { credentialVersionOf } from '../../auth/api-keys/api-key.authenticator.js';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 import { SecretBox } from '../../core/crypto/secret-box.js';
-import { ApiError } from '../../core/http/api-error.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { Unauthenticated } from '../../core/errors/domain-errors.js';
+import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
+import { credentialVersionOf } from './credential-version.js';
 
 /**
  * The decrypted upstream token of a business account, cached per process so a send costs no extra query or
@@ -15,18 +15,18 @@ export class AccountCredentials {
   private readonly cache = new Map<string, { token: string; version: string }>();
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly accounts: BusinessAccountsRepository,
     private readonly secrets: SecretBox,
   ) {}
 
   async tokenFor(scope: Pick<ApiKeyScope, 'businessAccountId' | 'credentialVersion'>): Promise<string> {
     const hit = this.cache.get(scope.businessAccountId);
     if (hit && hit.version === scope.credentialVersion) return hit.token;
-    const account = await this.prisma.businessAccount.findUnique({ where: { id: scope.businessAccountId }, select: { accessTokenEncrypted: true, disconnectedAt: true } });
-    if (!account || account.disconnectedAt) throw new ApiError(401, 'Invalid API key');
-    const token = this.secrets.decrypt(account.accessTokenEncrypted);
+    const credential = await this.accounts.findCredential(scope.businessAccountId);
+    if (!credential) throw new Unauthenticated('Invalid API key'); // disconnected since the key lookup
+    const token = this.secrets.decrypt(credential.accessTokenEncrypted);
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(scope.businessAccountId, { token, version: credentialVersionOf(account.accessTokenEncrypted) });
+    this.cache.set(scope.businessAccountId, { token, version: credentialVersionOf(credential.accessTokenEncrypted) });
     return token;
   }
 }
