@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AppConfig } from '../../core/config/app-config.js';
 import { digestsEqual, sha256Hex } from '../../core/crypto/tokens.js';
-import { ApiError } from '../../core/http/api-error.js';
+import { Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import type { ApiKeyScope } from '../request-scope.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
@@ -48,15 +48,15 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
 
   async authenticate(accessKey: unknown, secretKey: unknown): Promise<ApiKeyScope> {
     if (typeof accessKey !== 'string' || typeof secretKey !== 'string' || !accessKey || !secretKey) {
-      throw new ApiError(401, API_KEY_HEADERS_MISSING);
+      throw new Unauthenticated(API_KEY_HEADERS_MISSING);
     }
     if (!accessKey.startsWith('ak_') || !secretKey.startsWith('sk_') || accessKey.length > 100 || secretKey.length > 100) {
-      throw new ApiError(401, INVALID_API_KEY);
+      throw new Unauthenticated(INVALID_API_KEY);
     }
     const record = await this.lookup(accessKey);
     // Hash and compare even when the key is unknown, so timing does not tell which half was wrong.
     const matches = digestsEqual(sha256Hex(secretKey), record?.secretHash ?? sha256Hex('absent'));
-    if (!record || !matches || !record.usable) throw new ApiError(401, INVALID_API_KEY);
+    if (!record || !matches || !record.usable) throw new Unauthenticated(INVALID_API_KEY);
     this.lastUsed.set(record.scope.apiKeyId, new Date());
     return record.scope;
   }

@@ -33,6 +33,7 @@ export class TemplatesController {
   @ApiOperation({ summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
   @ApiOkResponse({ description: '`data: {counts: {added, updated, removed, total, approved}, lastSyncedAt}`' })
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
+  @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<TemplateSyncResult> {
     return this.templates.sync(operator, wabaId);
