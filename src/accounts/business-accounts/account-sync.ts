@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { BusinessAccount, Prisma } from '../../generated/prisma/client.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { SecretBox } from '../../core/crypto/secret-box.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import { asDomainFailure, SYNC_FAILURE } from '../../upstream/upstream-failure.js';
+import { AccountCredentials } from '../credentials/account-credentials.js';
 import { BusinessAccountsRepository } from './business-accounts.repository.js';
 
 const AUDIT_ACTION = { phoneNumbers: 'phone_numbers.synced', templates: 'templates.synced' } as const;
@@ -19,7 +19,7 @@ export class AccountSync {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly accounts: BusinessAccountsRepository,
-    private readonly secrets: SecretBox,
+    private readonly credentials: AccountCredentials,
     private readonly audit: AuditService,
   ) {}
 
@@ -31,7 +31,7 @@ export class AccountSync {
     write: (account: BusinessAccount, fetched: T, syncedAt: Date) => Promise<R>,
   ): Promise<{ account: BusinessAccount; counts: R; syncedAt: Date }> {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
-    const fetched = await fetch(this.secrets.decrypt(account.accessTokenEncrypted)).catch(asDomainFailure(SYNC_FAILURE));
+    const fetched = await fetch(this.credentials.open(account)).catch(asDomainFailure(SYNC_FAILURE));
     const syncedAt = new Date();
     const counts = await this.uow.run(async () => {
       const result = await write(account, fetched, syncedAt);

@@ -3,12 +3,12 @@ import { ApiKeyAuthenticator } from '../../auth/api-keys/api-key.authenticator.j
 import { ApiKeysRepository } from '../../auth/api-keys/api-keys.repository.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { SecretBox } from '../../core/crypto/secret-box.js';
 import { Conflict, InvalidInput } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import { upstreamFailure } from '../../upstream/upstream-failure.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
+import { AccountCredentials } from '../credentials/account-credentials.js';
 import { BusinessAccountsRepository } from './business-accounts.repository.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
 
@@ -23,7 +23,7 @@ export class BusinessAccountsService {
     private readonly accounts: BusinessAccountsRepository,
     private readonly keys: ApiKeysRepository,
     private readonly upstream: WhatsAppClient,
-    private readonly secrets: SecretBox,
+    private readonly credentials: AccountCredentials,
     private readonly audit: AuditService,
     private readonly authenticator: ApiKeyAuthenticator,
   ) {}
@@ -37,7 +37,7 @@ export class BusinessAccountsService {
     if (existing && (existing.organizationId !== operator.organizationId || !existing.disconnectedAt)) throw alreadyConnected();
     const upstreamAccount = await this.verifyCredential(request);
     const name = request.name ?? upstreamAccount.name ?? request.wabaId;
-    const accessTokenEncrypted = this.secrets.encrypt(request.accessToken);
+    const accessTokenEncrypted = this.credentials.seal(request.accessToken);
     const account = await this.uow.run(async () => {
       const saved = existing
         ? await this.accounts.reconnect(operator.organizationId, existing.id, { name, accessTokenEncrypted })
@@ -56,7 +56,7 @@ export class BusinessAccountsService {
     await this.verifyCredential({ wabaId, accessToken });
     const updated = await this.uow.run(async () => {
       await this.audit.record(operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
-      return this.accounts.reconnect(operator.organizationId, account.id, { accessTokenEncrypted: this.secrets.encrypt(accessToken) });
+      return this.accounts.reconnect(operator.organizationId, account.id, { accessTokenEncrypted: this.credentials.seal(accessToken) });
     });
     return toBusinessAccountView(updated);
   }

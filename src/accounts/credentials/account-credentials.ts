@@ -6,9 +6,10 @@ import { BusinessAccountsRepository } from '../business-accounts/business-accoun
 import { credentialVersionOf } from './credential-version.js';
 
 /**
- * The decrypted upstream token of a business account, cached per process so a send costs no extra query or
- * decryption. The cache is keyed by the token's version, which the key-pair lookup reads (at most 1 s old):
- * a reconnect with a new token is used from the next send that sees the new version.
+ * The business accounts' upstream tokens, the one place that seals and opens them (AES-256-GCM at rest).
+ * For sends, the decrypted token is cached per process so a send costs no extra query or decryption. The
+ * cache is keyed by the token's version, which the key-pair lookup reads (at most 1 s old): a reconnect
+ * with a new token is used from the next send that sees the new version.
  */
 @Injectable()
 export class AccountCredentials {
@@ -19,12 +20,23 @@ export class AccountCredentials {
     private readonly secrets: SecretBox,
   ) {}
 
+  /** What is stored for a new token. */
+  seal(accessToken: string): string {
+    return this.secrets.encrypt(accessToken);
+  }
+
+  /** The token of an account already read (a console action on the operator's behalf). */
+  open(account: { accessTokenEncrypted: string }): string {
+    return this.secrets.decrypt(account.accessTokenEncrypted);
+  }
+
+  /** The token for a send through a key pair of the account. */
   async tokenFor(scope: Pick<ApiKeyScope, 'businessAccountId' | 'credentialVersion'>): Promise<string> {
     const hit = this.cache.get(scope.businessAccountId);
     if (hit && hit.version === scope.credentialVersion) return hit.token;
     const credential = await this.accounts.findCredential(scope.businessAccountId);
     if (!credential) throw new Unauthenticated('Invalid API key'); // disconnected since the key lookup
-    const token = this.secrets.decrypt(credential.accessTokenEncrypted);
+    const token = this.open(credential);
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(scope.businessAccountId, { token, version: credentialVersionOf(credential.accessTokenEncrypted) });
     return token;
