@@ -10,7 +10,8 @@ export default {
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/simulator/**/*.spec.ts', '<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+  // test/medium: each repository against the real PostgreSQL, without the API (Immich's middle tier).
+  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/simulator/**/*.spec.ts', '<rootDir>/test/medium/**/*.spec.ts', '<rootDir>/test/e2e/**/*.e2e-spec.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

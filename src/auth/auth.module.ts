@@ -1,11 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
+import { ApiKeysRepository } from './api-keys/api-keys.repository.js';
 import { AuthGuard } from './auth.guard.js';
+import { SessionsRepository } from './sessions/sessions.repository.js';
 import { SessionsService } from './sessions/sessions.service.js';
 
 @Global()
 @Module({
-  providers: [ApiKeyAuthenticator, SessionsService, AuthGuard],
-  exports: [ApiKeyAuthenticator, SessionsService, AuthGuard],
+  providers: [ApiKeysRepository, ApiKeyAuthenticator, SessionsRepository, SessionsService, AuthGuard],
+  exports: [ApiKeysRepository, ApiKeyAuthenticator, SessionsService, AuthGuard],
 })
 export class AuthModule {}

@@ -4,10 +4,11 @@ import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
 import { PrismaService } from './prisma/prisma.service.js';
 import { SqlUnitOfWork } from './prisma/sql-unit-of-work.js';
+import { UnitOfWork } from './prisma/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
 import { RedisService } from './redis/redis.service.js';
 
-/** Shared by the API and the worker: validated config, logging, Prisma, Redis and queue producers. */
+/** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis and queue producers. */
 @Global()
 @Module({})
 export class CoreModule {
@@ -19,10 +20,11 @@ export class CoreModule {
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
         PrismaService,
         SqlUnitOfWork,
+        UnitOfWork,
         RedisService,
         QueueService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, SqlUnitOfWork, RedisService, QueueService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, SqlUnitOfWork, UnitOfWork, RedisService, QueueService],
     };
   }
 }

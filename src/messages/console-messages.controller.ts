@@ -2,7 +2,7 @@ import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
-import { BusinessAccountsRepository } from '../console/business-accounts/business-accounts.repository.js';
+import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { FieldValidationError, NotFoundError } from '../core/http/api-error.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';

@@ -9,8 +9,6 @@
 export const MESSAGE_STATUSES = ['pending', 'sent', 'delivered', 'read', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
-export type ErrorCategory = 'retryable' | 'permanent' | 'policy' | 'window' | 'credential';
-
 const RANK: Record<Exclude<MessageStatus, 'failed'>, number> = { pending: 0, sent: 1, delivered: 2, read: 3 };
 
 export interface StatusState {
@@ -33,18 +31,5 @@ export function isDeliveryStatus(value: string): value is 'sent' | 'delivered' |
   return value === 'sent' || value === 'delivered' || value === 'read' || value === 'failed';
 }
 
-/** The category shown with a failed message's error, from Meta's error code. */
-export function errorCategoryOf(code: number | null | undefined, errorClass?: string): ErrorCategory {
-  if (code === 131047) return 'window';
-  if (code === 0 || code === 190 || code === 3 || code === 10 || (code !== undefined && code !== null && code >= 200 && code <= 299)) {
-    return 'credential';
-  }
-  if (code !== undefined && code !== null && [131048, 131049, 131050, 368, 130497, 131031, 131042].includes(code)) return 'policy';
-  if (errorClass === 'retryable') return 'retryable';
-  if (code !== undefined && code !== null && [4, 80007, 130429, 131056, 1, 2, 131000, 131016, 131057, 133004].includes(code)) {
-    return 'retryable';
-  }
-  if (errorClass === 'credential') return 'credential';
-  if (errorClass === 'account_blocked') return 'policy';
-  return 'permanent';
-}
+/** The category shown with a failed message's error: read from the one Meta error catalogue. */
+export { errorCategoryOf, type ErrorCategory } from '../upstream/meta-error-catalogue.js';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ConsoleModule } from '../console/console.module.js';
+import { AccountsModule } from '../accounts/accounts.module.js';
 import { UpstreamModule } from '../upstream/upstream.module.js';
 import { ConsoleMessagesController } from './console-messages.controller.js';
 import { MessagesController } from './messages.controller.js';
@@ -7,7 +7,6 @@ import { AnalyticsService } from './query/analytics.service.js';
 import { MessagesRepository } from './query/messages.repository.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
-import { AccountCredentials } from './send/account-credentials.js';
 import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
 import { SendStore } from './send/send.store.js';
@@ -15,8 +14,8 @@ import { SendMessageService } from './send/send-message.service.js';
 
 /** Messages: the API-key routes (send, list, get, analytics) and the console's read-only views of them. */
 @Module({
-  imports: [UpstreamModule, ConsoleModule],
+  imports: [UpstreamModule, AccountsModule],
   controllers: [MessagesController, ConsoleMessagesController],
-  providers: [SendMessageService, PreSendChecks, SendStore, IdempotencyService, AccountCredentials, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
+  providers: [SendMessageService, PreSendChecks, SendStore, IdempotencyService, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
 })
 export class MessagesModule {}

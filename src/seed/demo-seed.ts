@@ -4,13 +4,15 @@ import { dirname } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module.js';
 import type { ConsoleScope } from '../auth/request-scope.js';
+import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
+import { BusinessAccountsService } from '../accounts/business-accounts/business-accounts.service.js';
+import { PhoneNumbersService } from '../accounts/phone-numbers/phone-numbers.service.js';
+import { TemplatesService } from '../accounts/templates/templates.service.js';
+import { ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
 import { ApiKeysService } from '../console/api-keys/api-keys.service.js';
-import { BusinessAccountsService } from '../console/business-accounts/business-accounts.service.js';
+import { OperatorsRepository } from '../console/operators/operators.repository.js';
 import { OperatorsService } from '../console/operators/operators.service.js';
-import { PhoneNumbersService } from '../console/phone-numbers/phone-numbers.service.js';
-import { TemplatesService } from '../console/templates/templates.service.js';
 import { loadConfigOrExit } from '../core/config/load-config.js';
-import { PrismaService } from '../core/prisma/prisma.service.js';
 
 /**
  * Demo data for local development (`npm run db:seed`, run by ./scripts/dev.sh): a demo operator, and when
@@ -28,23 +30,23 @@ async function seed(): Promise<void> {
   const password = env.SEED_PASSWORD ?? 'demo-password-123';
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error'] });
   try {
-    const prisma = app.get(PrismaService);
-    if (!(await prisma.operator.findUnique({ where: { email } }))) {
+    const operators = app.get(OperatorsRepository);
+    if (!(await operators.findByEmail(email))) {
       await app.get(OperatorsService).signup({ email, password, organizationName: 'Demo Org' });
     }
-    const operator = await prisma.operator.findUniqueOrThrow({ where: { email } });
+    const operator = (await operators.findByEmail(email))!;
     const scope: ConsoleScope = { operatorId: operator.id, organizationId: operator.organizationId, email, sessionId: 'seed' };
     const result: Record<string, unknown> = { consoleLogin: { email, password } };
 
     const wabaId = env.SEED_WABA_ID;
     const accessToken = env.SEED_ACCESS_TOKEN;
     if (wabaId && accessToken) {
-      const existing = await prisma.businessAccount.findUnique({ where: { wabaId } });
+      const existing = await app.get(BusinessAccountsRepository).findAnyByWabaId(wabaId);
       if (!existing || existing.disconnectedAt) await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
       const numbers = await app.get(PhoneNumbersService).sync(scope, wabaId);
       const templates = await app.get(TemplatesService).sync(scope, wabaId);
       result.businessAccount = { wabaId, phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`), templates: templates.counts };
-      result.apiKey = await demoKey(app.get(ApiKeysService), prisma, scope, wabaId, env.SEED_KEY_FILE);
+      result.apiKey = await demoKey(app.get(ApiKeysService), app.get(ApiKeysRepository), scope, wabaId, env.SEED_KEY_FILE);
     }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
@@ -52,10 +54,10 @@ async function seed(): Promise<void> {
   }
 }
 
-async function demoKey(keys: ApiKeysService, prisma: PrismaService, scope: ConsoleScope, wabaId: string, file?: string) {
+async function demoKey(keys: ApiKeysService, stored: ApiKeysRepository, scope: ConsoleScope, wabaId: string, file?: string) {
   if (file && existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { accessKey: string; secretKey: string; wabaId: string };
-    const key = await prisma.apiKey.findUnique({ where: { accessKey: saved.accessKey }, include: { businessAccount: true } });
+    const key = await stored.findForAuthentication(saved.accessKey);
     if (key && !key.revokedAt && key.businessAccount.wabaId === wabaId && key.organizationId === scope.organizationId) return saved;
   }
   const created = await keys.create(scope, wabaId, 'demo key (seed)');

@@ -1,32 +1,5 @@
 import { inspect } from 'node:util';
-import { UpstreamError, classifyUpstreamError, parseRetryAfter } from './upstream.error.js';
-
-describe('classifyUpstreamError', () => {
-  it.each([
-    [[4, 80007, 130429, 131056, 1, 2, 131000, 131016, 131057, 133004], 'retryable'],
-    [[0, 190, 3, 10, 200, 250, 299], 'credential'],
-    [[368, 131031, 130497, 131042], 'account_blocked'],
-    [
-      [131026, 131047, 131049, 131050, 131051, 132000, 132001, 132012, 132015, 132016, 100, 131008, 131009, 133010],
-      'permanent',
-    ],
-  ] as const)('maps %j to %s', (codes, expected) => {
-    for (const code of codes) expect([code, classifyUpstreamError(code, 400)]).toEqual([code, expected]);
-  });
-
-  it('falls back on the HTTP status for codes outside the retryable, credential and blocked lists', () => {
-    expect(classifyUpstreamError(undefined, 502)).toBe('retryable');
-    expect(classifyUpstreamError(undefined, 429)).toBe('retryable');
-    expect(classifyUpstreamError(undefined, 401)).toBe('credential');
-    expect(classifyUpstreamError(undefined, 404)).toBe('permanent');
-    expect(classifyUpstreamError(131026, 500)).toBe('retryable');
-  });
-
-  it('keeps the code class over the HTTP status', () => {
-    expect(classifyUpstreamError(190, 500)).toBe('credential');
-    expect(classifyUpstreamError(368, 503)).toBe('account_blocked');
-  });
-});
+import { UpstreamError, parseRetryAfter } from './upstream.error.js';
 
 describe('parseRetryAfter', () => {
   it('reads delta-seconds and HTTP dates, ignores garbage', () => {

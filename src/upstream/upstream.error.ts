@@ -1,32 +1,7 @@
 import { CONNECT_TIMEOUT_CODE } from './connect-timeout.agent.js';
+import { classifyUpstreamError, type UpstreamErrorClass } from './meta-error-catalogue.js';
 
-/**
- * What a caller should do about a failed upstream call:
- * - retryable: back off and try again (throttling, Meta outage, network, timeout);
- * - permanent: this request will never succeed as sent (recipient, template, parameters);
- * - credential: the business account's token is invalid or lacks permission; stop its sends;
- * - account_blocked: Meta restricted the business account; stop its sends.
- */
-export type UpstreamErrorClass = 'retryable' | 'permanent' | 'credential' | 'account_blocked';
-
-const RETRYABLE_CODES = new Set([1, 2, 4, 80007, 130429, 131000, 131016, 131056, 131057, 133004]);
-const CREDENTIAL_CODES = new Set([0, 190, 3, 10]);
-const ACCOUNT_BLOCKED_CODES = new Set([368, 131031, 130497, 131042]);
-
-/**
- * Classifies on Meta's `code` first (Meta's advice: key on the code, not on HTTP status or titles), and
- * falls back on the HTTP status for codes not listed, e.g. a 5xx from a proxy with no Meta body.
- */
-export function classifyUpstreamError(code: number | undefined, httpStatus: number | undefined): UpstreamErrorClass {
-  if (code !== undefined) {
-    if (CREDENTIAL_CODES.has(code) || (code >= 200 && code <= 299)) return 'credential';
-    if (ACCOUNT_BLOCKED_CODES.has(code)) return 'account_blocked';
-    if (RETRYABLE_CODES.has(code)) return 'retryable';
-  }
-  if (httpStatus !== undefined && (httpStatus >= 500 || httpStatus === 429)) return 'retryable';
-  if (code === undefined && httpStatus === 401) return 'credential';
-  return 'permanent';
-}
+export type { UpstreamErrorClass };
 
 /** Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); undefined when absent or invalid. */
 export function parseRetryAfter(header: unknown, now = Date.now()): number | undefined {
@@ -155,6 +130,11 @@ export class UpstreamError extends Error {
       errorClass: 'retryable',
       isNetwork: true,
     });
+  }
+
+  /** What to tell a user: Meta's title and code, never the token (the title is already redacted). */
+  get reason(): string {
+    return `${this.title}${this.code !== undefined ? ` (${this.code})` : ''}`;
   }
 
   /** Plain, token-free fields for structured logs. */

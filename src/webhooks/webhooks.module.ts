@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ConsoleModule } from '../console/console.module.js';
+import { AccountsModule } from '../accounts/accounts.module.js';
 import { DeliveriesController } from './deliveries/deliveries.controller.js';
 import { DeliveriesService } from './deliveries/deliveries.service.js';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
@@ -12,7 +12,7 @@ import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
 
 /** API side of webhooks: Meta's receiver, the events API and the console's deliveries (dead letters, replay). */
 @Module({
-  imports: [ConsoleModule],
+  imports: [AccountsModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
   providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, DeliveriesService],
 })

@@ -1,7 +1,12 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { CreatedAccount } from '../../simulator/store.js';
+import type { SyncedPhoneNumber } from '../../src/accounts/phone-numbers/phone-numbers.repository.js';
+import type { SyncedTemplate } from '../../src/accounts/templates/templates.repository.js';
+import { AppConfig } from '../../src/core/config/app-config.js';
+import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
+import { testEnv } from './test-env.js';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -112,4 +117,77 @@ export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000
     value = await probe();
   }
   return value;
+}
+
+// ---- Rows straight into PostgreSQL, for the repository tests (test/medium), which run without the API. ----
+
+/**
+ * For a repository test file: the real PostgreSQL of the run (./scripts/test.sh provides DATABASE_URL)
+ * without the rest of the app, and the repository on it; set before the file's tests, closed after them.
+ */
+export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { prisma: PrismaService; repo: R } {
+  const t = {} as { prisma: PrismaService; repo: R };
+  beforeAll(() => {
+    t.prisma = new PrismaService(AppConfig.fromEnv(testEnv()));
+    t.repo = make(t.prisma);
+  });
+  afterAll(() => t.prisma.$disconnect());
+  return t;
+}
+
+/** n random decimal digits, the first not 0 (Meta's ids are numbers). */
+const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
+
+export interface Org {
+  organizationId: string;
+  operatorId: string;
+  email: string;
+}
+
+/** A fresh organization with one operator (the password hash is not a real one: these tests never log in). */
+export async function insertOrganization(prisma: PrismaService, name = 'Medium Org'): Promise<Org> {
+  const organization = await prisma.organization.create({ data: { name } });
+  const operator = await prisma.operator.create({ data: { organizationId: organization.id, email: uniqueEmail(), passwordHash: 'not-a-hash' } });
+  return { organizationId: organization.id, operatorId: operator.id, email: operator.email };
+}
+
+/** A connected business account of `organizationId` with a random wabaId. */
+export function insertBusinessAccount(prisma: PrismaService, organizationId: string, data: { name?: string; disconnectedAt?: Date } = {}) {
+  return prisma.businessAccount.create({
+    data: { organizationId, wabaId: digits(15), name: data.name ?? 'Medium WABA', accessTokenEncrypted: `v1.sealed-${randomBytes(8).toString('hex')}`, disconnectedAt: data.disconnectedAt },
+  });
+}
+
+/** A phone number as a sync would list it (override any field). */
+export const syncedPhoneNumber = (overrides: Partial<SyncedPhoneNumber> = {}): SyncedPhoneNumber => ({
+  phoneNumberId: digits(15),
+  displayPhoneNumber: `+1 555 ${digits(7)}`,
+  verifiedName: 'Medium Co',
+  qualityRating: 'GREEN',
+  status: 'CONNECTED',
+  codeVerificationStatus: null,
+  nameStatus: null,
+  platformType: 'CLOUD_API',
+  throughputLevel: 'STANDARD',
+  ...overrides,
+});
+
+/** A template as a sync would list it: `hello_world`-like, one body parameter. */
+export const syncedTemplate = (overrides: Partial<SyncedTemplate> = {}): SyncedTemplate => ({
+  upstreamId: digits(15),
+  name: `t_${randomBytes(4).toString('hex')}`,
+  language: 'en_US',
+  status: 'APPROVED',
+  category: 'UTILITY',
+  parameterFormat: 'POSITIONAL',
+  components: [{ type: 'BODY', text: 'Hello {{1}}' }],
+  parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: ['1'] } },
+  ...overrides,
+});
+
+/** A key pair row of a business account (its secret is irrelevant to these tests). */
+export function insertApiKey(prisma: PrismaService, organizationId: string, businessAccountId: string, data: { revokedAt?: Date } = {}) {
+  return prisma.apiKey.create({
+    data: { organizationId, businessAccountId, name: 'medium key', accessKey: `ak_${randomBytes(12).toString('hex')}`, secretHash: randomBytes(32).toString('hex'), revokedAt: data.revokedAt },
+  });
 }

@@ -2,10 +2,11 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AppConfig } from '../../core/config/app-config.js';
 import { digestsEqual, sha256Hex } from '../../core/crypto/tokens.js';
-import { ApiError } from '../../core/http/api-error.js';
+import { Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
 import type { ApiKeyScope } from '../request-scope.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
+import { credentialVersionOf } from '../../accounts/credentials/credential-version.js';
 
 export const API_KEY_HEADERS_MISSING = 'API key headers missing';
 export const INVALID_API_KEY = 'Invalid API key';
@@ -37,7 +38,7 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
   private readonly flushTimer: NodeJS.Timeout;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly keys: ApiKeysRepository,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {
@@ -47,15 +48,15 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
 
   async authenticate(accessKey: unknown, secretKey: unknown): Promise<ApiKeyScope> {
     if (typeof accessKey !== 'string' || typeof secretKey !== 'string' || !accessKey || !secretKey) {
-      throw new ApiError(401, API_KEY_HEADERS_MISSING);
+      throw new Unauthenticated(API_KEY_HEADERS_MISSING);
     }
     if (!accessKey.startsWith('ak_') || !secretKey.startsWith('sk_') || accessKey.length > 100 || secretKey.length > 100) {
-      throw new ApiError(401, INVALID_API_KEY);
+      throw new Unauthenticated(INVALID_API_KEY);
     }
     const record = await this.lookup(accessKey);
     // Hash and compare even when the key is unknown, so timing does not tell which half was wrong.
     const matches = digestsEqual(sha256Hex(secretKey), record?.secretHash ?? sha256Hex('absent'));
-    if (!record || !matches || !record.usable) throw new ApiError(401, INVALID_API_KEY);
+    if (!record || !matches || !record.usable) throw new Unauthenticated(INVALID_API_KEY);
     this.lastUsed.set(record.scope.apiKeyId, new Date());
     return record.scope;
   }
@@ -77,10 +78,7 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
   }
 
   private async load(accessKey: string): Promise<KeyRecord | null> {
-    const key = await this.prisma.apiKey.findUnique({
-      where: { accessKey },
-      include: { businessAccount: { select: { id: true, wabaId: true, disconnectedAt: true, accessTokenEncrypted: true } } },
-    });
+    const key = await this.keys.findForAuthentication(accessKey);
     const record: KeyRecord | null = key
       ? {
           secretHash: key.secretHash,
@@ -104,7 +102,7 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
     this.lastUsed.clear();
     for (const [id, at] of batch) {
       try {
-        await this.prisma.apiKey.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] }, data: { lastUsedAt: at } });
+        await this.keys.touchLastUsed(id, at);
       } catch (error) {
         this.logger.warn({ err: error, apiKeyId: id }, 'could not record lastUsedAt');
       }
@@ -115,9 +113,4 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
     clearInterval(this.flushTimer);
     await this.flushLastUsed();
   }
-}
-
-/** A fingerprint of an encrypted upstream token: a new encryption (any reconnect) gives a new one. */
-export function credentialVersionOf(accessTokenEncrypted: string): string {
-  return sha256Hex(accessTokenEncrypted).slice(0, 16);
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
 import type { ConsoleScope } from '../request-scope.js';
+import { SessionsRepository } from './sessions.repository.js';
 
 /** lastSeenAt is refreshed at most this often, so a busy console does not write on every request. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -19,7 +19,7 @@ export interface IssuedSession {
 @Injectable()
 export class SessionsService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly sessions: SessionsRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -27,21 +27,18 @@ export class SessionsService {
     const token = randomToken(32);
     const now = Date.now();
     const expiresAt = new Date(now + this.config.sessionAbsoluteTtlSeconds * 1000);
-    await this.prisma.session.create({ data: { operatorId, tokenHash: sha256Hex(token), expiresAt, lastSeenAt: new Date(now) } });
+    await this.sessions.create(operatorId, { tokenHash: sha256Hex(token), expiresAt, lastSeenAt: new Date(now) });
     return { token, expiresAt: this.effectiveExpiry(new Date(now), expiresAt) };
   }
 
   /** The operator behind a live session token, or null. */
   async authenticate(token: string): Promise<ConsoleScope | null> {
-    const session = await this.prisma.session.findUnique({
-      where: { tokenHash: sha256Hex(token) },
-      include: { operator: { select: { id: true, organizationId: true, email: true } } },
-    });
+    const session = await this.sessions.findByTokenHash(sha256Hex(token));
     const now = Date.now();
     if (!session || session.revokedAt || session.expiresAt.getTime() <= now) return null;
     if (session.lastSeenAt.getTime() + this.config.sessionIdleTtlSeconds * 1000 <= now) return null;
     if (now - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) {
-      await this.prisma.session.update({ where: { id: session.id }, data: { lastSeenAt: new Date(now) } });
+      await this.sessions.touch(session.id, new Date(now));
     }
     return {
       sessionId: session.id,
@@ -52,11 +49,11 @@ export class SessionsService {
   }
 
   async revoke(sessionId: string): Promise<void> {
-    await this.prisma.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: new Date() } });
+    await this.sessions.revoke(sessionId, new Date());
   }
 
   async expiryOf(sessionId: string): Promise<Date | null> {
-    const session = await this.prisma.session.findUnique({ where: { id: sessionId } });
+    const session = await this.sessions.findById(sessionId);
     return session ? this.effectiveExpiry(session.lastSeenAt, session.expiresAt) : null;
   }
 

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Query } from
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { NotFoundError } from '../../core/http/api-error.js';
+import { NotFound } from '../../core/errors/domain-errors.js';
 import type { Page } from '../../core/http/pagination.js';
 import { ApiKeysService, API_KEY_NOT_FOUND } from './api-keys.service.js';
 import { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';
@@ -38,7 +38,7 @@ export class ApiKeysController {
   @ApiResponse({ status: 404, description: 'API key not found (or not of this organization)' })
   revoke(
     @CurrentOperator() operator: ConsoleScope,
-    @Param('id', new ParseUUIDPipe({ exceptionFactory: () => new NotFoundError(API_KEY_NOT_FOUND) })) id: string,
+    @Param('id', new ParseUUIDPipe({ exceptionFactory: () => new NotFound(API_KEY_NOT_FOUND) })) id: string,
   ): Promise<ApiKeyView> {
     return this.keys.revoke(operator, id);
   }

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { ApiKeyAuthenticator } from '../../auth/api-keys/api-key.authenticator.js';
+import { ApiKeysRepository, type ApiKeyRow } from '../../auth/api-keys/api-keys.repository.js';
+import { AuditService } from '../../audit/audit.service.js';
+import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
-import { NotFoundError } from '../../core/http/api-error.js';
-import { skipTake, toPage, type Page } from '../../core/http/pagination.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { AuditService } from '../audit/audit.service.js';
-import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
+import { NotFound } from '../../core/errors/domain-errors.js';
+import { toPage, type Page } from '../../core/http/pagination.js';
+import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import type { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';
 
 export const API_KEY_NOT_FOUND = 'API key not found';
@@ -15,7 +16,8 @@ const KEY_BYTES = 24;
 @Injectable()
 export class ApiKeysService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly uow: UnitOfWork,
+    private readonly keys: ApiKeysRepository,
     private readonly accounts: BusinessAccountsRepository,
     private readonly audit: AuditService,
     private readonly authenticator: ApiKeyAuthenticator,
@@ -26,40 +28,33 @@ export class ApiKeysService {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
     const accessKey = randomToken(KEY_BYTES, 'ak_');
     const secretKey = randomToken(KEY_BYTES, 'sk_');
-    const key = await this.prisma.$transaction(async (tx) => {
-      const created = await tx.apiKey.create({
-        data: {
-          organizationId: operator.organizationId,
-          businessAccountId: account.id,
-          name: name.trim(),
-          accessKey,
-          secretHash: sha256Hex(secretKey),
-          createdById: operator.operatorId,
-        },
+    const key = await this.uow.run(async () => {
+      const created = await this.keys.create(operator.organizationId, {
+        businessAccountId: account.id,
+        name: name.trim(),
+        accessKey,
+        secretHash: sha256Hex(secretKey),
+        createdById: operator.operatorId,
       });
-      await this.audit.record(tx, operator, 'api_key.created', { type: 'api_key', id: created.id }, { name: created.name, wabaId, accessKey });
+      await this.audit.record(operator, 'api_key.created', { type: 'api_key', id: created.id }, { name: created.name, wabaId, accessKey });
       return created;
     });
     return { id: key.id, name: key.name, wabaId, accessKey, secretKey, createdAt: key.createdAt.toISOString() };
   }
 
   async list(organizationId: string, query: { page: number; limit: number; wabaId?: string }): Promise<Page<ApiKeyView>> {
-    const where = { organizationId, ...(query.wabaId ? { businessAccount: { wabaId: query.wabaId } } : {}) };
-    const [rows, total] = await Promise.all([
-      this.prisma.apiKey.findMany({ where, include: { businessAccount: { select: { wabaId: true } } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
-      this.prisma.apiKey.count({ where }),
-    ]);
+    const { rows, total } = await this.keys.page(organizationId, query);
     return toPage(rows.map(toView), total, query);
   }
 
   /** Revokes a pair: refused from its next request on (every API process within API_KEY_CACHE_TTL_MS). */
   async revoke(operator: ConsoleScope, id: string): Promise<ApiKeyView> {
-    const key = await this.prisma.apiKey.findFirst({ where: { organizationId: operator.organizationId, id }, include: { businessAccount: { select: { wabaId: true } } } });
-    if (!key) throw new NotFoundError(API_KEY_NOT_FOUND);
+    const key = await this.keys.findOwned(operator.organizationId, id);
+    if (!key) throw new NotFound(API_KEY_NOT_FOUND);
     if (key.revokedAt) return toView(key);
-    const revoked = await this.prisma.$transaction(async (tx) => {
-      const updated = await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() }, include: { businessAccount: { select: { wabaId: true } } } });
-      await this.audit.record(tx, operator, 'api_key.revoked', { type: 'api_key', id: key.id }, { name: key.name, accessKey: key.accessKey });
+    const revoked = await this.uow.run(async () => {
+      const updated = await this.keys.revoke(operator.organizationId, key.id, new Date());
+      await this.audit.record(operator, 'api_key.revoked', { type: 'api_key', id: key.id }, { name: key.name, accessKey: key.accessKey });
       return updated;
     });
     this.authenticator.invalidate(key.accessKey);
@@ -67,7 +62,7 @@ export class ApiKeysService {
   }
 }
 
-function toView(k: { id: string; name: string; accessKey: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null; businessAccount: { wabaId: string } }): ApiKeyView {
+function toView(k: ApiKeyRow): ApiKeyView {
   return {
     id: k.id,
     name: k.name,

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagg
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
-import { AuditService, type AuditEntry } from './audit.service.js';
+import { AuditService, type AuditEntry } from '../../audit/audit.service.js';
 
 @ApiTags('console: audit log')
 @ConsoleAuth()

@@ -2,9 +2,9 @@ import { Body, Controller, Delete, Get, Param, Post, Put } from '@nestjs/common'
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { BusinessAccountsService } from './business-accounts.service.js';
+import { BusinessAccountsService } from '../../accounts/business-accounts/business-accounts.service.js';
 import { ConnectBusinessAccountDto, ReplaceAccessTokenDto } from './dto/connect-business-account.dto.js';
-import { BusinessAccountView } from './dto/business-account.view.js';
+import { BusinessAccountView } from '../../accounts/business-accounts/business-account.view.js';
 
 @ApiTags('console: business accounts')
 @ConsoleAuth()

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AppConfig } from '../../core/config/app-config.js';
-import { ApiError } from '../../core/http/api-error.js';
+import { TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { RedisService } from '../../core/redis/redis.service.js';
 
@@ -30,12 +30,11 @@ export class LoginThrottle {
       for (let i = 0; i < keys.length; i++) {
         if (Number(counts[i] ?? 0) >= limits[i]!) {
           const ttl = await this.redis.client.ttl(keys[i]!);
-          const retryAfter = String(Math.max(ttl, 1));
-          throw new ApiError(429, 'Too many failed login attempts; try again later', { headers: { 'Retry-After': retryAfter } });
+          throw new TooManyAttempts('Too many failed login attempts; try again later', Math.max(ttl, 1));
         }
       }
     } catch (error) {
-      if (error instanceof ApiError) throw error;
+      if (error instanceof TooManyAttempts) throw error;
       this.logger.warn({ err: error }, 'login throttle unavailable');
     }
   }

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from './phone-numbers.service.js';
+import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from '../../accounts/phone-numbers/phone-numbers.service.js';
 
 @ApiTags('console: phone numbers')
 @ConsoleAuth()
@@ -17,6 +17,7 @@ export class PhoneNumbersController {
   @ApiOperation({ summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
   @ApiOkResponse({ description: '`data: {items: PhoneNumber[], counts: {added, updated, removed, total}, syncedAt}`' })
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
+  @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberSyncResult> {
     return this.phoneNumbers.sync(operator, wabaId);

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags 
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { TemplatesService, type TemplateSyncResult, type TemplateView } from './templates.service.js';
+import { TemplatesService, type TemplateSyncResult, type TemplateView } from '../../accounts/templates/templates.service.js';
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];
 
@@ -33,6 +33,7 @@ export class TemplatesController {
   @ApiOperation({ summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
   @ApiOkResponse({ description: '`data: {counts: {added, updated, removed, total, approved}, lastSyncedAt}`' })
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
+  @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<TemplateSyncResult> {
     return this.templates.sync(operator, wabaId);

@@ -1,9 +1,7 @@
 import { HttpException } from '@nestjs/common';
+import { FIELD_VALIDATION_FAILED, type FieldError } from '../errors/domain-errors.js';
 
-export interface FieldError {
-  field: string;
-  message: string;
-}
+export { FIELD_VALIDATION_FAILED, type FieldError };
 
 export interface ApiErrorOptions {
   errors?: FieldError[];
@@ -22,8 +20,6 @@ export class ApiError extends HttpException {
     super(message, status);
   }
 }
-
-export const FIELD_VALIDATION_FAILED = 'Field Validation Failed';
 
 /** 422 with one `{field, message}` per failing field. */
 export class FieldValidationError extends ApiError {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { APP_LOGGER } from '../logging/app-logger.js';
 import { ApiError } from './api-error.js';
 import { envelope } from './envelope.js';
+import { httpAnswerOf } from './error-mapper.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -19,7 +20,8 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /**
- * The one place errors become responses, always in the spec's envelope. Anything that is not a deliberate
+ * The one place errors become responses, always in the spec's envelope: domain errors through the mapper,
+ * deliberate HTTP errors as they are. Anything that is not a deliberate
  * HTTP error is a 500 whose body says nothing about internals; the details go to the log with the request id.
  */
 @Catch()
@@ -31,6 +33,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
     if (res.headersSent) return;
+
+    const answer = httpAnswerOf(exception);
+    if (answer) {
+      for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+      res.status(answer.statusCode).json(envelope(answer.statusCode, answer.message, { errors: answer.errors }));
+      return;
+    }
 
     if (exception instanceof ApiError) {
       const { errors, data, headers } = exception.details;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { SendStore, type SendContext } from './send.store.js';
-import type { ParameterCounts } from '../../console/templates/template-parameters.js';
+import type { ParameterCounts } from '../../accounts/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;

@@ -12,7 +12,7 @@ import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
 import { toMessageView, type MessageView } from '../message.view.js';
-import { AccountCredentials } from './account-credentials.js';
+import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks } from './pre-send-checks.js';
 import { SendStore } from './send.store.js';

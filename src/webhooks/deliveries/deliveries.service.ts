@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BusinessAccountsRepository } from '../../console/business-accounts/business-accounts.repository.js';
+import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';

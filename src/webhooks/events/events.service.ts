@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
-import { BusinessAccountsRepository } from '../../console/business-accounts/business-accounts.repository.js';
+import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import type { EventsQueryDto } from './dto/events-query.dto.js';
 import { toEventView, type EventView } from './dto/event.view.js';
 import { EventsRepository } from './events.repository.js';

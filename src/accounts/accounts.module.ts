@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { AppConfig } from '../core/config/app-config.js';
+import { SecretBox } from '../core/crypto/secret-box.js';
+import { UpstreamModule } from '../upstream/upstream.module.js';
+import { AccountSync } from './business-accounts/account-sync.js';
+import { BusinessAccountsRepository } from './business-accounts/business-accounts.repository.js';
+import { BusinessAccountsService } from './business-accounts/business-accounts.service.js';
+import { AccountCredentials } from './credentials/account-credentials.js';
+import { PhoneNumbersRepository } from './phone-numbers/phone-numbers.repository.js';
+import { PhoneNumbersService } from './phone-numbers/phone-numbers.service.js';
+import { TemplatesRepository } from './templates/templates.repository.js';
+import { TemplatesService } from './templates/templates.service.js';
+
+/**
+ * The accounts domain: business accounts, their phone numbers and templates, and their upstream credentials
+ * (encrypted at rest). Audiences (the console, the key-pair API, webhooks) import it; it imports none of them.
+ */
+@Module({
+  imports: [UpstreamModule, AuditModule],
+  providers: [
+    BusinessAccountsRepository,
+    PhoneNumbersRepository,
+    TemplatesRepository,
+    AccountSync,
+    BusinessAccountsService,
+    PhoneNumbersService,
+    TemplatesService,
+    AccountCredentials,
+    { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKey), inject: [AppConfig] },
+  ],
+  exports: [BusinessAccountsRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials],
+})
+export class AccountsModule {}

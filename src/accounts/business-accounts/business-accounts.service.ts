@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyAuthenticator } from '../../auth/api-keys/api-key.authenticator.js';
+import { ApiKeysRepository } from '../../auth/api-keys/api-keys.repository.js';
+import type { ConsoleScope } from '../../auth/request-scope.js';
+import { AuditService } from '../../audit/audit.service.js';
+import { Conflict, InvalidInput } from '../../core/errors/domain-errors.js';
+import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UpstreamError } from '../../upstream/upstream.error.js';
+import { upstreamFailure } from '../../upstream/upstream-failure.js';
+import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
+import { AccountCredentials } from '../credentials/account-credentials.js';
+import { BusinessAccountsRepository } from './business-accounts.repository.js';
+import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
+
+export const ALREADY_CONNECTED = 'This business account is already connected';
+
+const alreadyConnected = () => new Conflict(ALREADY_CONNECTED, [{ field: 'wabaId', message: 'wabaId is already connected' }]);
+
+@Injectable()
+export class BusinessAccountsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly accounts: BusinessAccountsRepository,
+    private readonly keys: ApiKeysRepository,
+    private readonly upstream: WhatsAppClient,
+    private readonly credentials: AccountCredentials,
+    private readonly audit: AuditService,
+    private readonly authenticator: ApiKeyAuthenticator,
+  ) {}
+
+  /**
+   * Connects a WABA: the credential is checked against the upstream platform first, then stored encrypted.
+   * A WABA belongs to one organization; the same organization may reconnect one it disconnected.
+   */
+  async connect(operator: ConsoleScope, request: { wabaId: string; accessToken: string; name?: string }): Promise<BusinessAccountView> {
+    const existing = await this.accounts.findAnyByWabaId(request.wabaId);
+    if (existing && (existing.organizationId !== operator.organizationId || !existing.disconnectedAt)) throw alreadyConnected();
+    const upstreamAccount = await this.verifyCredential(request);
+    const name = request.name ?? upstreamAccount.name ?? request.wabaId;
+    const accessTokenEncrypted = this.credentials.seal(request.accessToken);
+    const account = await this.uow.run(async () => {
+      const saved = existing
+        ? await this.accounts.reconnect(operator.organizationId, existing.id, { name, accessTokenEncrypted })
+        : await this.accounts.create(operator.organizationId, { wabaId: request.wabaId, name, accessTokenEncrypted });
+      // Two operators connecting the same WABA at once: the unique index decides, the loser gets a conflict.
+      if (!saved) throw alreadyConnected();
+      await this.audit.record(operator, existing ? 'business_account.reconnected' : 'business_account.connected', { type: 'business_account', id: request.wabaId }, { name });
+      return saved;
+    });
+    return toBusinessAccountView(account);
+  }
+
+  /** Replaces the stored token (after the upstream rejected the old one); the key pairs stay valid. */
+  async reconnect(operator: ConsoleScope, wabaId: string, accessToken: string): Promise<BusinessAccountView> {
+    const account = await this.accounts.getOwned(operator.organizationId, wabaId);
+    await this.verifyCredential({ wabaId, accessToken });
+    const updated = await this.uow.run(async () => {
+      await this.audit.record(operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
+      return this.accounts.reconnect(operator.organizationId, account.id, { accessTokenEncrypted: this.credentials.seal(accessToken) });
+    });
+    return toBusinessAccountView(updated);
+  }
+
+  async list(organizationId: string): Promise<BusinessAccountView[]> {
+    return (await this.accounts.list(organizationId)).map(toBusinessAccountView);
+  }
+
+  async get(organizationId: string, wabaId: string): Promise<BusinessAccountView> {
+    return toBusinessAccountView(await this.accounts.getOwned(organizationId, wabaId));
+  }
+
+  /** Disconnects: revokes every key of the account; messages, events and templates stay as history. */
+  async disconnect(operator: ConsoleScope, wabaId: string): Promise<BusinessAccountView> {
+    const account = await this.accounts.getConnected(operator.organizationId, wabaId);
+    const updated = await this.uow.run(async () => {
+      const now = new Date();
+      const revoked = await this.keys.revokeAllOf(account.id, now);
+      // Refused at once by this process; the others follow within API_KEY_CACHE_TTL_MS.
+      for (const accessKey of revoked) this.authenticator.invalidate(accessKey);
+      await this.audit.record(operator, 'business_account.disconnected', { type: 'business_account', id: wabaId }, { revokedKeys: revoked.length });
+      return this.accounts.disconnect(operator.organizationId, account.id, now);
+    });
+    return toBusinessAccountView(updated);
+  }
+
+  /** A token the upstream refuses is the operator's input error (422 on the field), not a reconnect case. */
+  private async verifyCredential(request: { wabaId: string; accessToken: string }): Promise<{ id: string; name?: string }> {
+    try {
+      return await this.upstream.getBusinessAccount(request.accessToken, request.wabaId);
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const reason = error.reason;
+      if (error.errorClass === 'credential' || error.errorClass === 'account_blocked') {
+        throw InvalidInput.of('accessToken', `The upstream platform rejected this access token: ${reason}`);
+      }
+      if (error.errorClass === 'permanent') {
+        throw InvalidInput.of('wabaId', `The upstream platform does not know this business account for this token: ${reason}`);
+      }
+      throw upstreamFailure(error);
+    }
+  }
+}

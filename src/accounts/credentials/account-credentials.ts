@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiKeyScope } from '../../auth/request-scope.js';
+import { SecretBox } from '../../core/crypto/secret-box.js';
+import { Unauthenticated } from '../../core/errors/domain-errors.js';
+import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
+import { credentialVersionOf } from './credential-version.js';
+
+/**
+ * The business accounts' upstream tokens, the one place that seals and opens them (AES-256-GCM at rest).
+ * For sends, the decrypted token is cached per process so a send costs no extra query or decryption. The
+ * cache is keyed by the token's version, which the key-pair lookup reads (at most 1 s old): a reconnect
+ * with a new token is used from the next send that sees the new version.
+ */
+@Injectable()
+export class AccountCredentials {
+  private readonly cache = new Map<string, { token: string; version: string }>();
+
+  constructor(
+    private readonly accounts: BusinessAccountsRepository,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  /** What is stored for a new token. */
+  seal(accessToken: string): string {
+    return this.secrets.encrypt(accessToken);
+  }
+
+  /** The token of an account already read (a console action on the operator's behalf). */
+  open(account: { accessTokenEncrypted: string }): string {
+    return this.secrets.decrypt(account.accessTokenEncrypted);
+  }
+
+  /** The token for a send through a key pair of the account. */
+  async tokenFor(scope: Pick<ApiKeyScope, 'businessAccountId' | 'credentialVersion'>): Promise<string> {
+    const hit = this.cache.get(scope.businessAccountId);
+    if (hit && hit.version === scope.credentialVersion) return hit.token;
+    const credential = await this.accounts.findCredential(scope.businessAccountId);
+    if (!credential) throw new Unauthenticated('Invalid API key'); // disconnected since the key lookup
+    const token = this.open(credential);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(scope.businessAccountId, { token, version: credentialVersionOf(credential.accessTokenEncrypted) });
+    return token;
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { ConsoleScope } from '../auth/request-scope.js';
+import { toPage, type Page } from '../core/http/pagination.js';
+import { AuditLogsRepository } from './audit-logs.repository.js';
+
+export type AuditAction =
+  | 'business_account.connected'
+  | 'business_account.reconnected'
+  | 'business_account.disconnected'
+  | 'phone_numbers.synced'
+  | 'templates.synced'
+  | 'api_key.created'
+  | 'api_key.revoked';
+
+export interface AuditEntry {
+  id: number;
+  action: string;
+  targetType: string;
+  targetId: string;
+  operatorId: string | null;
+  operatorEmail: string | null;
+  details: unknown;
+  createdAt: string;
+}
+
+/** Who did what, when. Call `record` inside the unit of work of the change it records: both commit or neither. */
+@Injectable()
+export class AuditService {
+  constructor(private readonly logs: AuditLogsRepository) {}
+
+  record(operator: ConsoleScope, action: AuditAction, target: { type: string; id: string }, details?: Prisma.InputJsonValue): Promise<void> {
+    return this.logs.append(operator.organizationId, {
+      operatorId: operator.operatorId,
+      operatorEmail: operator.email,
+      action,
+      targetType: target.type,
+      targetId: target.id,
+      details,
+    });
+  }
+
+  async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<AuditEntry>> {
+    const { rows, total } = await this.logs.page(organizationId, query);
+    return toPage(
+      rows.map((r) => ({
+        id: r.id,
+        action: r.action,
+        targetType: r.targetType,
+        targetId: r.targetId,
+        operatorId: r.operatorId,
+        operatorEmail: r.operatorEmail,
+        details: r.details,
+        createdAt: r.createdAt.toISOString(),
+      })),
+      total,
+      query,
+    );
+  }
+}

@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import type { Session } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { clientOf } from '../../core/prisma/unit-of-work.js';
+
+export type SessionWithOperator = Session & { operator: { id: string; organizationId: string; email: string } };
+
+/** Owns `sessions`. Sessions are found by the hash of their token only; the token itself is never stored. */
+@Injectable()
+export class SessionsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async create(operatorId: string, session: { tokenHash: string; expiresAt: Date; lastSeenAt: Date }): Promise<void> {
+    await clientOf(this.prisma).session.create({ data: { operatorId, ...session } });
+  }
+
+  /** The session with this token hash and who it belongs to (joined: one statement per console request). */
+  findByTokenHash(tokenHash: string): Promise<SessionWithOperator | null> {
+    return clientOf(this.prisma).session.findUnique({
+      where: { tokenHash },
+      include: { operator: { select: { id: true, organizationId: true, email: true } } },
+    });
+  }
+
+  findById(id: string): Promise<Session | null> {
+    return clientOf(this.prisma).session.findUnique({ where: { id } });
+  }
+
+  async touch(id: string, at: Date): Promise<void> {
+    await clientOf(this.prisma).session.update({ where: { id }, data: { lastSeenAt: at } });
+  }
+
+  async revoke(id: string, at: Date): Promise<void> {
+    await clientOf(this.prisma).session.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
+  }
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import type { Operator } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
+
+export type OperatorWithOrganization = Operator & { organization: { id: string; name: string } };
+
+const WITH_ORGANIZATION = { organization: { select: { id: true, name: true } } } as const;
+
+/** Owns `operators`. Reads join the operator's organization for its name (one statement per login). */
+@Injectable()
+export class OperatorsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Null when the email is already registered (the unique index decides between racing signups). */
+  async create(organizationId: string, operator: { email: string; passwordHash: string }): Promise<OperatorWithOrganization | null> {
+    try {
+      return await clientOf(this.prisma).operator.create({ data: { organizationId, ...operator }, include: WITH_ORGANIZATION });
+    } catch (error) {
+      if (isUniqueViolation(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Login: by email, across organizations (the email is what identifies an operator). */
+  findByEmail(email: string): Promise<OperatorWithOrganization | null> {
+    return clientOf(this.prisma).operator.findUnique({ where: { email }, include: WITH_ORGANIZATION });
+  }
+
+  findById(id: string): Promise<OperatorWithOrganization | null> {
+    return clientOf(this.prisma).operator.findUnique({ where: { id }, include: WITH_ORGANIZATION });
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * What went wrong, in the domain's words. Services throw these and never pick a status code: the one
+ * mapper (core/http/error-mapper.ts) turns each kind into an HTTP answer in the spec's envelope.
+ */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export type DomainErrorKind =
+  | 'not_found'
+  | 'conflict'
+  | 'invalid_input'
+  | 'unauthenticated'
+  | 'too_many_attempts'
+  | 'credential_rejected'
+  | 'account_blocked'
+  | 'upstream_rate_limited'
+  | 'upstream_unavailable'
+  | 'upstream_rejected';
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: DomainErrorKind;
+
+  constructor(
+    message: string,
+    /** One entry per offending field, when the error is about the caller's input. */
+    readonly fields?: FieldError[],
+    /** When trying again makes sense, and not before. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class NotFound extends DomainError {
+  readonly kind = 'not_found';
+}
+
+/** The request collides with existing state (a unique name or id already taken). */
+export class Conflict extends DomainError {
+  readonly kind = 'conflict';
+}
+
+export const FIELD_VALIDATION_FAILED = 'Field Validation Failed';
+
+/** Input that passed validation but is refused by a rule that needs the data (or the upstream) to decide. */
+export class InvalidInput extends DomainError {
+  readonly kind = 'invalid_input';
+
+  constructor(fields: FieldError[]) {
+    super(FIELD_VALIDATION_FAILED, fields);
+  }
+
+  static of(field: string, message: string): InvalidInput {
+    return new InvalidInput([{ field, message }]);
+  }
+}
+
+export class Unauthenticated extends DomainError {
+  readonly kind = 'unauthenticated';
+}
+
+export class TooManyAttempts extends DomainError {
+  readonly kind = 'too_many_attempts';
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, undefined, retryAfterSeconds);
+  }
+}
+
+/** The upstream platform refused the business account's stored token: the operator must reconnect it. */
+export class CredentialRejected extends DomainError {
+  readonly kind = 'credential_rejected';
+
+  constructor(reason: string) {
+    super(`The upstream platform rejected the business account's access token (${reason}); reconnect it with a new token (PUT /business-accounts/:wabaId/access-token)`);
+  }
+}
+
+/** Meta restricted the business account: nothing we send will pass until it lifts the restriction. */
+export class AccountBlocked extends DomainError {
+  readonly kind = 'account_blocked';
+
+  constructor(reason: string) {
+    super(`The upstream platform blocked this business account: ${reason}`);
+  }
+}
+
+export class UpstreamRateLimited extends DomainError {
+  readonly kind = 'upstream_rate_limited';
+
+  constructor(reason: string, retryAfterSeconds: number) {
+    super(`Upstream rate limit: ${reason}`, undefined, retryAfterSeconds);
+  }
+}
+
+export class UpstreamUnavailable extends DomainError {
+  readonly kind = 'upstream_unavailable';
+
+  constructor(reason: string, note?: string) {
+    super(`Upstream platform unavailable: ${reason}${note ? `; ${note}` : ''}`);
+  }
+}
+
+/** The upstream platform refused this request as sent; the same request will never pass. */
+export class UpstreamRejected extends DomainError {
+  readonly kind = 'upstream_rejected';
+
+  constructor(reason: string) {
+    super(`Upstream rejected the message: ${reason}`);
+  }
+}

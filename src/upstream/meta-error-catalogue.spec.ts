@@ -1,0 +1,60 @@
+import { classifyUpstreamError, defaultRetryAfterSeconds, errorCategoryOf, isRateLimit, metaErrorOf } from './meta-error-catalogue.js';
+
+describe('the Meta error catalogue', () => {
+  it.each([
+    [[4, 80007, 130429, 131056, 1, 2, 131000, 131016, 131057, 133004], 'retryable'],
+    [[0, 190, 3, 10, 200, 250, 299], 'credential'],
+    [[368, 131031, 130497, 131042], 'account_blocked'],
+    [[131026, 131047, 131049, 131050, 131051, 132000, 132001, 132012, 132015, 132016, 100, 131008, 131009, 133010], 'permanent'],
+  ] as const)('classifies %j as %s', (codes, expected) => {
+    for (const code of codes) expect([code, classifyUpstreamError(code, 400)]).toEqual([code, expected]);
+  });
+
+  it('falls back on the HTTP status for codes that do not decide the class', () => {
+    expect(classifyUpstreamError(undefined, 502)).toBe('retryable');
+    expect(classifyUpstreamError(undefined, 429)).toBe('retryable');
+    expect(classifyUpstreamError(undefined, 401)).toBe('credential');
+    expect(classifyUpstreamError(undefined, 404)).toBe('permanent');
+    expect(classifyUpstreamError(131026, 500)).toBe('retryable');
+    expect(classifyUpstreamError(131047, 500)).toBe('retryable');
+  });
+
+  it('keeps the code class over the HTTP status', () => {
+    expect(classifyUpstreamError(190, 500)).toBe('credential');
+    expect(classifyUpstreamError(368, 503)).toBe('account_blocked');
+  });
+
+  it.each([
+    [131047, undefined, 'window'],
+    [190, undefined, 'credential'],
+    [299, undefined, 'credential'],
+    [131050, 'retryable', 'policy'],
+    [368, undefined, 'policy'],
+    [130429, undefined, 'retryable'],
+    [131026, undefined, 'permanent'],
+    [undefined, 'retryable', 'retryable'],
+    [undefined, 'credential', 'credential'],
+    [999999, 'account_blocked', 'policy'],
+    [null, undefined, 'permanent'],
+  ] as const)('stores code %s (class %s) with category %s', (code, errorClass, category) => {
+    expect(errorCategoryOf(code, errorClass)).toBe(category);
+  });
+
+  it('flags the rate limits, each with its default wait', () => {
+    expect([4, 80007, 130429, 131056].filter(isRateLimit)).toEqual([4, 80007, 130429, 131056]);
+    expect([1, 2, 131000, 190, 368, 131047, undefined].some((c) => isRateLimit(c))).toBe(false);
+    expect(defaultRetryAfterSeconds(131056)).toBe(60);
+    expect(defaultRetryAfterSeconds(130429)).toBe(1);
+    expect(defaultRetryAfterSeconds(undefined)).toBe(1);
+  });
+
+  it('lists every code at most once with a consistent class and category', () => {
+    for (const code of [0, 1, 2, 3, 4, 10, 190, 368, 80007, 130429, 130497, 131000, 131016, 131031, 131042, 131047, 131048, 131049, 131050, 131056, 131057, 133004]) {
+      const entry = metaErrorOf(code)!;
+      expect(entry).toBeDefined();
+      if (entry.errorClass === 'retryable') expect(entry.category).toBe('retryable');
+      if (entry.errorClass === 'credential') expect(entry.category).toBe('credential');
+      if (entry.rateLimit) expect(entry.errorClass).toBe('retryable');
+    }
+  });
+});

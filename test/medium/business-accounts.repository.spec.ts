@@ -1,0 +1,47 @@
+import { BusinessAccountsRepository } from '../../src/accounts/business-accounts/business-accounts.repository.js';
+import { NotFound } from '../../src/core/errors/domain-errors.js';
+import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
+
+describe('BusinessAccountsRepository (PostgreSQL)', () => {
+  const t = repositoryUnderTest((prisma) => new BusinessAccountsRepository(prisma));
+
+  it("finds an organization's account only for that organization, and a disconnected one only when asked", async () => {
+    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const gone = await insertBusinessAccount(t.prisma, mine.organizationId, { disconnectedAt: new Date() });
+
+    expect((await t.repo.getOwned(mine.organizationId, account.wabaId)).id).toBe(account.id);
+    await expect(t.repo.getOwned(theirs.organizationId, account.wabaId)).rejects.toBeInstanceOf(NotFound);
+    expect((await t.repo.getOwned(mine.organizationId, gone.wabaId)).id).toBe(gone.id);
+    await expect(t.repo.getConnected(mine.organizationId, gone.wabaId)).rejects.toBeInstanceOf(NotFound);
+    expect((await t.repo.list(mine.organizationId)).map((a) => a.id)).toEqual([account.id, gone.id]);
+    expect(await t.repo.list(theirs.organizationId)).toEqual([]);
+  });
+
+  it('creates an account, and answers null (writing nothing) for a wabaId taken by any organization', async () => {
+    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const taken = await insertBusinessAccount(t.prisma, theirs.organizationId);
+    const created = await t.repo.create(mine.organizationId, { wabaId: `9${taken.wabaId}`, name: 'New', accessTokenEncrypted: 'v1.x' });
+    expect(created).toMatchObject({ organizationId: mine.organizationId, name: 'New', disconnectedAt: null });
+    expect(await t.repo.create(mine.organizationId, { wabaId: taken.wabaId, name: 'Mine now', accessTokenEncrypted: 'v1.y' })).toBeNull();
+    expect(await t.repo.findAnyByWabaId(taken.wabaId)).toMatchObject({ organizationId: theirs.organizationId, name: 'Medium WABA' });
+  });
+
+  it('changes an account only within its organization', async () => {
+    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const at = new Date('2026-01-02T03:04:05.000Z');
+
+    await expect(t.repo.disconnect(theirs.organizationId, account.id, at)).rejects.toThrow();
+    await expect(t.repo.markSynced(theirs.organizationId, account.id, 'templates', at)).rejects.toThrow();
+    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ disconnectedAt: null, templatesSyncedAt: null });
+
+    await t.repo.markSynced(mine.organizationId, account.id, 'phoneNumbers', at);
+    expect(await t.repo.disconnect(mine.organizationId, account.id, at)).toMatchObject({ disconnectedAt: at, phoneNumbersSyncedAt: at, templatesSyncedAt: null });
+    expect(await t.repo.findCredential(account.id)).toBeNull();
+
+    const back = await t.repo.reconnect(mine.organizationId, account.id, { accessTokenEncrypted: 'v1.new', name: 'Renamed' });
+    expect(back).toMatchObject({ disconnectedAt: null, name: 'Renamed', accessTokenEncrypted: 'v1.new' });
+    expect(await t.repo.findCredential(account.id)).toEqual({ accessTokenEncrypted: 'v1.new' });
+  });
+});

@@ -1,0 +1,24 @@
+import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
+import { OrganizationsRepository } from '../../src/console/organizations/organizations.repository.js';
+import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
+
+describe('OrganizationsRepository (PostgreSQL)', () => {
+  const t = repositoryUnderTest((prisma) => new OrganizationsRepository(prisma));
+
+  it('creates an organization, and none when the signup it belongs to fails (same unit of work)', async () => {
+    const created = await t.repo.create(`Org ${Date.now()}`);
+    expect(await t.prisma.organization.findUnique({ where: { id: created.id } })).toMatchObject({ name: created.name });
+
+    // A signup whose email is taken: the organization created first in the same unit is rolled back too.
+    const taken = await insertOrganization(t.prisma);
+    const name = `Doomed ${Date.now()}`;
+    await expect(
+      new UnitOfWork(t.prisma).run(async () => {
+        const organization = await t.repo.create(name);
+        if (!(await new OperatorsRepository(t.prisma).create(organization.id, { email: taken.email, passwordHash: 'h' }))) throw new Error('email taken');
+      }),
+    ).rejects.toThrow('email taken');
+    expect(await t.prisma.organization.count({ where: { name } })).toBe(0);
+  });
+});
