@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma, Template } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 import type { SyncCounts } from '../phone-numbers/phone-numbers.repository.js';
 import type { ParameterCounts, UpstreamTemplateComponent } from './template-parameters.js';
@@ -17,7 +18,36 @@ export interface SyncedTemplate {
   parameterCounts: ParameterCounts;
 }
 
-/** Owns `templates`. Every statement is scoped to one business account, its first argument. */
+/** Meta's decision on a template, from a webhook (by business account wabaId, name and language). */
+export interface TemplateDecision {
+  wabaId: string;
+  name: string;
+  language: string;
+  /** Meta's time of the decision: an older one than the stored status's changes nothing. */
+  at: Date;
+  status?: string;
+  reason?: string | null;
+  category?: string;
+}
+
+const decide = statement(
+  'template_decision',
+  `UPDATE templates t SET status = $4, status_reason = $5, status_updated_at = $6, updated_at = now()
+     FROM business_accounts b
+    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
+      AND (t.status_updated_at IS NULL OR t.status_updated_at <= $6)`,
+);
+const recategorise = statement(
+  'template_category',
+  `UPDATE templates t SET category = $4, updated_at = now()
+     FROM business_accounts b
+    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3`,
+);
+
+/**
+ * Owns `templates`. Every statement is scoped to one business account, its first argument (webhook decisions:
+ * the account's wabaId, in the worker's transaction, on node-postgres).
+ */
 @Injectable()
 export class TemplatesRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -59,5 +89,19 @@ export class TemplatesRepository {
     const gone = existing.filter((t) => !seen.has(keyOf(t)) && !t.removedAt).map((t) => t.id);
     if (gone.length) await db.template.updateMany({ where: { businessAccountId, id: { in: gone } }, data: { removedAt: syncedAt } });
     return { added, updated: templates.length - added, removed: gone.length };
+  }
+
+  /**
+   * Applies Meta's decisions in the caller's transaction, template by template in key order (concurrent
+   * chunks lock templates in the same order), oldest first. A template never synced has nothing to update.
+   */
+  async applyDecisions(tx: Tx, decisions: TemplateDecision[]): Promise<void> {
+    const key = (d: TemplateDecision) => `${d.wabaId}\u0000${d.name}\u0000${d.language}`;
+    const ordered = [...decisions].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.at.getTime() - b.at.getTime()));
+    const client = connectionOf(tx);
+    for (const d of ordered) {
+      if (d.status !== undefined) await client.query(decide([d.wabaId, d.name, d.language, d.status, d.reason ?? null, d.at]));
+      else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category]));
+    }
   }
 }
