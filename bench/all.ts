@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CpuMeter, formatCpu, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
+import { paced } from './lib/paced.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/stack.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
@@ -168,7 +169,7 @@ async function helloTarget(stack: Stack, tenant: { wabaId: string; phoneNumberId
   console.log(formatCpu(satCpu));
   const rows = [rowFromLoad('(a) bare node:http', 'saturation', sat, satCpu, 'hello', { countsNote: 'nothing stored' })];
   meter.begin();
-  const fixed = await load(`node:http ${RATE}/s`, { url, connections: FIXED_CONNECTIONS, amount: Math.round(RATE * LOAD_S), overallRate: RATE, requests: deliveryRequests(sample).requests });
+  const fixed = await paced(`node:http ${RATE}/s`, { url, connections: FIXED_CONNECTIONS, amount: Math.round(RATE * LOAD_S), rate: RATE, requests: deliveryRequests(sample).requests });
   const fixedCpu = meter.end();
   console.log(formatCpu(fixedCpu));
   rows.push(rowFromLoad('(a) bare node:http', `fixed ${RATE}/s`, fixed, fixedCpu, 'hello', { countsNote: 'nothing stored' }));
@@ -194,18 +195,18 @@ async function referencePhase(
   const list = new StatusPlan(tag, deliveries).deliveries(ids.wabaId, ids.phoneNumberId, 1, stack.appSecret);
   const { requests, issued } = deliveryRequests(list);
   const before = await maxDeliveryId(stack.db);
+  const statsBefore = await refStats(url);
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();
-  const s = await load(label, {
-    url,
-    connections: Math.min(rate ? FIXED_CONNECTIONS : CONNECTIONS, deliveries),
-    amount: deliveries,
-    requests,
-    ...(rate ? { overallRate: rate } : {}),
-  });
+  const s = rate
+    ? await paced(label, { url, connections: FIXED_CONNECTIONS, amount: deliveries, rate, requests })
+    : await load(label, { url, connections: Math.min(CONNECTIONS, deliveries), amount: deliveries, requests });
   const cpu = meter.end();
   console.log(formatCpu(cpu));
   if (issued() !== deliveries) throw new Error(`the load generator built ${issued()} requests for ${deliveries} deliveries`);
+  const statsAfter = await refStats(url);
+  const inserts = statsAfter.batches - statsBefore.batches;
+  const rowsPerInsert = inserts ? (statsAfter.rows - statsBefore.rows) / inserts : 0;
   // Each 200 was sent after its commit; only requests cut off by a timeout could still be in a window.
   await sleep(100);
   const r = await stack.db.query<{ stored: string; distinct: string }>(
@@ -219,14 +220,18 @@ async function referencePhase(
   // 503s (a failed batch) store nothing; a request that timed out may be stored without its 200 (Meta retries it).
   const unacked = Math.max(0, stored - s.ok2xx);
   const exact = lost === 0 && duplicated === 0 && unacked === 0 && s.ok2xx === deliveries;
-  console.log(`  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}`);
-  return rowFromLoad(target, phase, s, cpu, server, {
+  console.log(`  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}; ${inserts} INSERTs, ${fmt(rowsPerInsert, 1)} rows per INSERT (max ${statsAfter.maxRows} so far)`);
+  return rowFromLoad(target, `${phase} (${fmt(rowsPerInsert, 1)} rows per INSERT)`, s, cpu, server, {
     posted: deliveries,
     lost,
     duplicated,
     exact,
     countsNote: exact ? undefined : `${s.ok2xx}/${deliveries} acked (${JSON.stringify(s.statusCodes)}, ${s.errors} errors), ${stored} stored${unacked ? `, ${unacked} stored unacked` : ''}`,
   });
+}
+
+async function refStats(url: string): Promise<{ batches: number; rows: number; maxRows: number }> {
+  return (await fetch(`${url}/stats`)).json() as Promise<{ batches: number; rows: number; maxRows: number }>;
 }
 
 async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberId: string }, windowMs: number): Promise<Row[]> {
@@ -327,7 +332,7 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   console.log(formatCpu(satCpu));
   const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api');
   meter.begin();
-  const fixed = await load(`send ${SEND_RATE}/s`, { url, connections: FIXED_CONNECTIONS, duration: SEND_S, overallRate: SEND_RATE, requests });
+  const fixed = await paced(`send ${SEND_RATE}/s`, { url, connections: FIXED_CONNECTIONS, durationS: SEND_S, rate: SEND_RATE, requests });
   const fixedCpu = meter.end();
   console.log(formatCpu(fixedCpu));
   const fixedRow = rowFromLoad(target, `fixed ${SEND_RATE}/s`, fixed, fixedCpu, 'api');

@@ -12,7 +12,7 @@
 // WINDOW_MS=0: no window, one INSERT (one commit) per request.
 //
 // Env: PORT, DATABASE_URL, APP_SECRET, WINDOW_MS (default 2), MAX_ROWS (default 500), POOL (default 4).
-// Prints one JSON line of counters on SIGTERM, then exits.
+// GET /stats: the counters (requests, acked, rejected, failed, batches, rows, maxRows), also printed on SIGTERM.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
@@ -110,6 +110,8 @@ function flush() {
 // ---------------------------------------------------------------------------------------------------------
 
 const server = http.createServer((req, res) => {
+  // The bench reads the counters before and after each measurement (rows per INSERT).
+  if (req.method === 'GET' && req.url === '/stats') return answer(res, 200, Buffer.from(JSON.stringify(stats)));
   if (req.method !== 'POST' || !req.url?.startsWith('/webhooks/whatsapp')) return error(res, 404, 'Not Found');
   stats.requests++;
   const chunks = [];
