@@ -27,7 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CpuMeter, formatCpu, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
-import { paced } from './lib/paced.js';
+import { paced, type PacedSummary } from './lib/paced.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/stack.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
@@ -63,6 +63,8 @@ interface Row {
   rateNote?: string;
   p50: number;
   p99: number;
+  /** Fixed-rate rows: p50/p99 from the moment each request was written (p50/p99 count from its due time). */
+  written?: { p50: number; p99: number };
   /** Service only: seconds from the end of the load until every event was processed (null: not within the limit). */
   processedAfterS?: number | null;
   lost?: number;
@@ -105,7 +107,7 @@ function cpuPerOp(windows: (CpuUsage | null)[], ops: number, serverLabel: string
   return { perOp, other: wall ? (seconds.other ?? 0) / wall : 0, idle: wall ? idle / wall : 0 };
 }
 
-function rowFromLoad(target: string, phase: string, s: LoadSummary, cpu: CpuUsage | null, serverLabel: string, extra: Partial<Row> = {}): Row {
+function rowFromLoad(target: string, phase: string, s: LoadSummary | PacedSummary, cpu: CpuUsage | null, serverLabel: string, extra: Partial<Row> = {}): Row {
   const c = cpuPerOp([cpu], s.ok2xx, serverLabel);
   return {
     target,
@@ -117,6 +119,7 @@ function rowFromLoad(target: string, phase: string, s: LoadSummary, cpu: CpuUsag
     rate: s.okPerSecond,
     p50: s.latencyMs.p50,
     p99: s.latencyMs.p99,
+    ...('sentToAnswerMs' in s ? { written: { p50: s.sentToAnswerMs.p50, p99: s.sentToAnswerMs.p99 } } : {}),
     cpuMsPerOp: c.perOp,
     otherCores: c.other,
     idleCores: c.idle,
@@ -138,6 +141,7 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
     rate: p.ackedPerSecond,
     p50: p.load.latencyMs.p50,
     p99: p.load.latencyMs.p99,
+    ...('sentToAnswerMs' in p.load ? { written: { p50: (p.load as PacedSummary).sentToAnswerMs.p50, p99: (p.load as PacedSummary).sentToAnswerMs.p99 } } : {}),
     processedAfterS: p.processing.allProcessedAfterS,
     lost: p.lost,
     duplicated: p.duplicated,
@@ -382,7 +386,7 @@ export function summaryTable(rows: Row[]): string {
       r.phase,
       `${r.ok.toLocaleString('en-US')} / ${r.posted.toLocaleString('en-US')}${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`,
       `**${int(r.rate)}**${r.rateNote ? ` ${r.rateNote}` : ''}`,
-      `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}`,
+      `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}${r.written ? ` (from the write: ${fmt(r.written.p50, 0)} / ${fmt(r.written.p99, 0)})` : ''}`,
       r.processedAfterS === undefined ? '–' : r.processedAfterS === null ? '**not within the limit**' : `${fmt(r.processedAfterS, 2)} s`,
       r.lost === undefined ? '–' : `${r.lost} / ${r.duplicated ?? '–'}${r.exact === false ? ` **NOT EXACT**: ${r.countsNote ?? ''}` : ''}`,
       ...GROUPS.map((g) => (r.cpuMsPerOp[g] === undefined ? '–' : ms(r.cpuMsPerOp[g]!))),
@@ -422,6 +426,7 @@ await runBench({ name: 'all', apis: 0, workers: 0, simulatorWebhooks: false, lim
     `BENCH_LOAD_S=${LOAD_S}, BENCH_INGEST_RATE=${RATE}, BENCH_DURATION=${SEND_S}, BENCH_RATE=${SEND_RATE}, BENCH_KEYS=${KEYS}, ${CONNECTIONS} connections (fixed rate: ${FIXED_CONNECTIONS}); ` +
     `load average at start ${m.loadAvg.join(' / ')}, at end ${la.join(' / ')} (1/5/15 min); ${((Date.now() - startedAt) / 1000).toFixed(0)} s`;
   const legend =
+    'p50 / p99 at a fixed rate: from each request\'s due time (evenly paced, open loop: waiting for a free connection counts), in brackets from the moment it was written. ' +
     'CPU ms/op: CPU time per acked request (per delivery, per send) of each process group — server = the measured HTTP process ' +
     '(hello server, reference receiver or API); for the service ingest rows it covers the load and the drain until all was processed. ' +
     '"other": CPU used by processes this bench did not start (other engineers\' work), per operation and in cores averaged over the same window (of ' +
