@@ -3,7 +3,7 @@
 // the ceiling, measured in the same run.
 //
 //   npm run bench:ingest        (env: BENCH_SINGLES, BENCH_BATCHES: fixed counts instead of ~BENCH_LOAD_S seconds of
-//                                load sized from a warm-up; BENCH_CONNECTIONS=64; BENCH_INGEST_RATE=200: the rate of
+//                                load sized from a warm-up; BENCH_CONNECTIONS=64; BENCH_INGEST_RATE=500: the rate of
 //                                the fixed-rate phase, which shows the ack latency below saturation)
 import path from 'node:path';
 import { ingestPhase, sized } from './lib/ingest.js';
@@ -17,7 +17,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
 const CEILING_S = 10;
 /** The fixed-rate phase: single-status deliveries at this rate, for the ack latency when not saturated. */
-const RATE = Number(process.env.BENCH_INGEST_RATE ?? 200);
+const RATE = Number(process.env.BENCH_INGEST_RATE ?? 500);
 
 await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
   const m = machine();

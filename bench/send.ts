@@ -4,6 +4,7 @@
 //   npm run bench:send        (env: BENCH_DURATION=15 BENCH_CONNECTIONS=64 BENCH_RATE=500 BENCH_APIS=1)
 import type { RequestSpec } from 'autocannon';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
+import { paced } from './lib/paced.js';
 import { check, fmt, load, machine, printMachine, writeResult } from './lib/report.js';
 import { runBench } from './lib/stack.js';
 
@@ -47,7 +48,8 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
   const saturationCpu = meter.end();
   console.log(formatCpu(saturationCpu));
   meter.begin();
-  const fixed = await load(`fixed ${RATE}/s`, { url, connections: 50, duration: DURATION_S, overallRate: RATE, headers, requests });
+  // Evenly paced by our own generator (autocannon's overallRate sends the rate in bursts once a second, see lib/paced.ts).
+  const fixed = await paced(`fixed ${RATE}/s`, { url, connections: 50, durationS: DURATION_S, rate: RATE, headers, requests });
   const fixedCpu = meter.end();
   console.log(formatCpu(fixedCpu));
 

@@ -1,6 +1,7 @@
 // One webhook ingest phase, shared by bench/ingest.ts and bench/scale.ts: seed the messages, post the signed
 // deliveries (optionally each several times: a duplicate storm), wait until everything is processed, count.
 import { CpuMeter, formatCpu, type CpuUsage } from './cpu.js';
+import { paced } from './paced.js';
 import { fmt, load, type LoadSummary } from './report.js';
 import { log, type Stack, type Tenant } from './stack.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId, waitProcessed, type ProcessingOutcome } from './webhooks.js';
@@ -17,7 +18,7 @@ export interface PhaseOptions {
   urls: string[];
   /** How long to wait for processing after the load. */
   processLimitMs: number;
-  /** Requests per second over all connections (autocannon overallRate); as fast as possible when absent. */
+  /** Requests per second, evenly paced (paced.ts; latency counted from each request's due time); as fast as possible when absent. */
   rate?: number;
 }
 
@@ -84,13 +85,15 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
 
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();
-  const result = await load(o.label, {
-    url: o.urls.length === 1 ? o.urls[0]! : o.urls,
-    connections: Math.min(o.connections, posts),
-    amount: posts,
-    requests,
-    ...(o.rate ? { overallRate: o.rate } : {}),
-  });
+  // A fixed rate is paced evenly by our own generator (autocannon's overallRate sends it in bursts, see paced.ts).
+  const result = o.rate
+    ? await paced(o.label, { url: o.urls, rate: o.rate, amount: posts, connections: Math.ceil(o.connections / o.urls.length), requests })
+    : await load(o.label, {
+        url: o.urls.length === 1 ? o.urls[0]! : o.urls,
+        connections: Math.min(o.connections, posts),
+        amount: posts,
+        requests,
+      });
   const loadEndedAt = Date.now();
   const cpuLoad = meter.end();
   console.log(formatCpu(cpuLoad));

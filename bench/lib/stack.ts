@@ -313,6 +313,7 @@ export class Stack {
   }
 
   async startApis(n: number): Promise<void> {
+    if (n <= 0) return;
     const started: Proc[] = [];
     for (let i = 0; i < n; i++) {
       const port = await freePort();
@@ -329,6 +330,7 @@ export class Stack {
   }
 
   async startWorkers(n: number): Promise<void> {
+    if (n <= 0) return;
     for (let i = 0; i < n; i++) {
       const name = `worker${this.workers.length + 1}`;
       this.workers.push(spawnProc(name, this.logDir, process.execPath, [...this.profileArgs('worker'), path.join(BUILD_DIR, 'src/worker.js')], this.serviceEnv(0)));
@@ -419,6 +421,25 @@ export class Stack {
       accessKey: key.data.accessKey,
       secretKey: key.data.secretKey,
     };
+  }
+
+  /** One more business account for the onboarded operator (a new simulator account, numbers and templates synced). */
+  async addAccount(tenant: Tenant): Promise<Omit<Tenant, 'accessKey' | 'secretKey'>> {
+    const api = this.apiUrl;
+    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId} extra` })) as { wabaId: string; accessToken: string; phoneNumbers: { id: string; status: string }[] };
+    await postJson(`${api}/business-accounts`, { wabaId: sim.wabaId, accessToken: sim.accessToken }, 201, tenant.cookie);
+    await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, tenant.cookie);
+    await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, tenant.cookie);
+    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [sim.wabaId]);
+    const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
+    if (!phone || !row.rows[0]) throw new Error('onboarding: no CONNECTED number or no stored business account');
+    return { email: tenant.email, cookie: tenant.cookie, wabaId: sim.wabaId, businessAccountId: row.rows[0].id, phoneNumberId: phone.id };
+  }
+
+  /** A new key pair for a business account of the onboarded operator. */
+  async createApiKey(cookie: string, wabaId: string, name: string): Promise<{ accessKey: string; secretKey: string }> {
+    const key = (await postJson(`${this.apiUrl}/api-keys`, { wabaId, name }, 201, cookie)) as { data: { accessKey: string; secretKey: string } };
+    return { accessKey: key.data.accessKey, secretKey: key.data.secretKey };
   }
 }
 

@@ -1,0 +1,451 @@
+// `npm run bench`: the three webhook receivers and the send path measured side by side, in ONE run (one process
+// tree, one PostgreSQL/Redis, one results file, one summary table):
+//
+//   (a) bare node:http        bench/lib/hello-server.mjs: reads the body, answers 200 (the loopback ceiling)
+//   (b) reference receiver    bench/reference/group-commit-receiver.mjs: plain node:http + pg, signature check,
+//                             JSON parse, one multi-row INSERT into webhook_deliveries per ~2 ms window, 200 after
+//                             the commit; also with the window off (one commit per request)
+//   (c) the service           POST /webhooks/whatsapp (1 API + 1 worker): acked/s, ack latency, time until all
+//                             processed, exact counts; batches of 100 statuses (events/s processed)
+//   send                      POST /messages across BENCH_KEYS key pairs against the simulator (instant upstream)
+//
+// Order: PostgreSQL/Redis/simulator start; (a) and (b) run while no API or worker process exists (so they compete
+// with nothing of the service, and the worker's sweeper never sees the reference's rows, which are deleted after
+// each reference mode); then the API and worker start for (c) and send. Each target: saturation (as fast as
+// BENCH_CONNECTIONS connections go) and a fixed BENCH_INGEST_RATE (default 500/s). Every figure carries the CPU
+// used per operation by each process group and, beside it, the CPU taken by "other" processes (everything not
+// started by this bench) and the 1-minute load average (/proc/loadavg) at the end of that measurement.
+//
+//   npm run bench     env: BENCH_LOAD_S=10 (seconds of load per ingest measurement: fixed sets of distinct deliveries
+//                     sized from a warm-up), BENCH_INGEST_RATE=500, BENCH_CONNECTIONS=64, BENCH_FIXED_CONNECTIONS=64,
+//                     BENCH_REF_WINDOWS=2,0 (reference modes, ms; "2" alone skips window 0), BENCH_REF_MAX_ROWS=500,
+//                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
+//                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
+//                     (skip parts), BENCH_LIMIT_S=1500
+import type { RequestSpec } from 'autocannon';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CpuMeter, formatCpu, type CpuUsage } from './lib/cpu.js';
+import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
+import { paced, type PacedSummary } from './lib/paced.js';
+import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
+import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/stack.js';
+import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
+
+const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
+const RATE = Number(process.env.BENCH_INGEST_RATE ?? 500);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const FIXED_CONNECTIONS = Number(process.env.BENCH_FIXED_CONNECTIONS ?? 64);
+const REF_WINDOWS = (process.env.BENCH_REF_WINDOWS ?? '2,0').split(',').filter(Boolean).map(Number);
+const REF_MAX_ROWS = Number(process.env.BENCH_REF_MAX_ROWS ?? 500);
+const REF_POOL = Number(process.env.BENCH_REF_POOL ?? 4);
+const SEND_S = Number(process.env.BENCH_DURATION ?? 15);
+const SEND_RATE = Number(process.env.BENCH_RATE ?? 500);
+const KEYS = Number(process.env.BENCH_KEYS ?? 40);
+const SEND_ACCOUNTS = Math.max(1, Math.min(KEYS, Number(process.env.BENCH_SEND_ACCOUNTS ?? 4)));
+const SKIP = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+const LIMIT_S = Number(process.env.BENCH_LIMIT_S ?? 1500);
+
+/** The process groups shown per row (the "server" column is the target's own HTTP process). */
+const GROUPS = ['server', 'worker', 'postgres', 'redis', 'simulator', 'loadgen', 'other'] as const;
+
+/** One line of the summary: one measurement. */
+interface Row {
+  target: string;
+  phase: string;
+  /** Requests sent / answered 200. */
+  posted: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  /** Acked (200) per second over the load; for batches the deliveries, with the events in `rateNote`. */
+  rate: number;
+  rateNote?: string;
+  p50: number;
+  p99: number;
+  /** Fixed-rate rows: p50/p99 from the moment each request was written (p50/p99 count from its due time). */
+  written?: { p50: number; p99: number };
+  /** Service only: seconds from the end of the load until every event was processed (null: not within the limit). */
+  processedAfterS?: number | null;
+  lost?: number;
+  duplicated?: number;
+  exact?: boolean;
+  countsNote?: string;
+  /** CPU milliseconds per acked operation, by group (load window, plus the drain window for the service); "other" = not ours. */
+  cpuMsPerOp: Record<string, number>;
+  /** Cores used by processes this bench did not start, and the machine's idle cores, over the same windows. */
+  otherCores: number;
+  idleCores: number;
+  loadAvg1: number;
+  at: string;
+}
+
+function loadAvg(): number[] {
+  try {
+    return fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+  } catch {
+    return [NaN, NaN, NaN];
+  }
+}
+
+/** CPU ms per operation by group, from one or more meter windows; `server` = the target's HTTP process label. */
+function cpuPerOp(windows: (CpuUsage | null)[], ops: number, serverLabel: string): { perOp: Record<string, number>; other: number; idle: number } {
+  const seconds: Record<string, number> = {};
+  let wall = 0;
+  let idle = 0;
+  for (const w of windows) {
+    if (!w) continue;
+    wall += w.seconds;
+    idle += w.idleCores * w.seconds;
+    for (const [k, cores] of Object.entries(w.cores)) seconds[k] = (seconds[k] ?? 0) + cores * w.seconds;
+  }
+  const perOp: Record<string, number> = {};
+  for (const [k, s] of Object.entries(seconds)) {
+    const key = k === serverLabel ? 'server' : k;
+    perOp[key] = (perOp[key] ?? 0) + (ops > 0 ? (s * 1000) / ops : NaN);
+  }
+  return { perOp, other: wall ? (seconds.other ?? 0) / wall : 0, idle: wall ? idle / wall : 0 };
+}
+
+function rowFromLoad(target: string, phase: string, s: LoadSummary | PacedSummary, cpu: CpuUsage | null, serverLabel: string, extra: Partial<Row> = {}): Row {
+  const c = cpuPerOp([cpu], s.ok2xx, serverLabel);
+  return {
+    target,
+    phase,
+    posted: s.responses + s.errors,
+    ok: s.ok2xx,
+    non2xx: s.non2xx,
+    errors: s.errors,
+    rate: s.okPerSecond,
+    p50: s.latencyMs.p50,
+    p99: s.latencyMs.p99,
+    ...('sentToAnswerMs' in s ? { written: { p50: s.sentToAnswerMs.p50, p99: s.sentToAnswerMs.p99 } } : {}),
+    cpuMsPerOp: c.perOp,
+    otherCores: c.other,
+    idleCores: c.idle,
+    loadAvg1: loadAvg()[0]!,
+    at: new Date().toISOString(),
+    ...extra,
+  };
+}
+
+function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Partial<Row> = {}): Row {
+  const c = cpuPerOp([p.cpuLoad, p.cpuProcessing], p.load.ok2xx, 'api');
+  return {
+    target,
+    phase,
+    posted: p.posts,
+    ok: p.load.ok2xx,
+    non2xx: p.load.non2xx,
+    errors: p.load.errors,
+    rate: p.ackedPerSecond,
+    p50: p.load.latencyMs.p50,
+    p99: p.load.latencyMs.p99,
+    ...('sentToAnswerMs' in p.load ? { written: { p50: (p.load as PacedSummary).sentToAnswerMs.p50, p99: (p.load as PacedSummary).sentToAnswerMs.p99 } } : {}),
+    processedAfterS: p.processing.allProcessedAfterS,
+    lost: p.lost,
+    duplicated: p.duplicated,
+    exact: p.exact,
+    countsNote: p.exact ? undefined : `stored ${p.processing.deliveriesStored}/${p.posts} deliveries, ${p.processing.eventsProcessed}/${p.expected.events} events processed${p.pending ? `, ${p.pending} pending` : ''}${p.messagesExact ? '' : ', message statuses differ'}`,
+    cpuMsPerOp: c.perOp,
+    otherCores: c.other,
+    idleCores: c.idle,
+    loadAvg1: loadAvg()[0]!,
+    at: new Date().toISOString(),
+    ...extra,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (a) bare node:http
+
+async function helloTarget(stack: Stack, tenant: { wabaId: string; phoneNumberId: string }): Promise<Row[]> {
+  const port = await freePort();
+  const hello = stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(port) });
+  await waitFor('hello server', async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' })).ok, 10_000, [hello]);
+  const url = `http://127.0.0.1:${port}`;
+  const sample = new StatusPlan('hello', 20_000).deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
+  const meter = new CpuMeter(() => stack.cpuLabels());
+  await load('node:http warm-up', { url, connections: CONNECTIONS, amount: 5000, requests: deliveryRequests(sample).requests });
+  meter.begin();
+  const sat = await load('node:http saturation', { url, connections: CONNECTIONS, duration: LOAD_S, requests: deliveryRequests(sample).requests });
+  const satCpu = meter.end();
+  console.log(formatCpu(satCpu));
+  const rows = [rowFromLoad('(a) bare node:http', 'saturation', sat, satCpu, 'hello', { countsNote: 'nothing stored' })];
+  meter.begin();
+  const fixed = await paced(`node:http ${RATE}/s`, { url, connections: FIXED_CONNECTIONS, amount: Math.round(RATE * LOAD_S), rate: RATE, requests: deliveryRequests(sample).requests });
+  const fixedCpu = meter.end();
+  console.log(formatCpu(fixedCpu));
+  rows.push(rowFromLoad('(a) bare node:http', `fixed ${RATE}/s`, fixed, fixedCpu, 'hello', { countsNote: 'nothing stored' }));
+  await hello.stop();
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (b) the reference group-commit receiver
+
+async function referencePhase(
+  stack: Stack,
+  ids: { wabaId: string; phoneNumberId: string },
+  url: string,
+  server: string,
+  label: string,
+  target: string,
+  phase: string,
+  deliveries: number,
+  rate?: number,
+): Promise<Row> {
+  const tag = `r${stack.runId}${label.replace(/[^a-z0-9]/gi, '')}`;
+  const list = new StatusPlan(tag, deliveries).deliveries(ids.wabaId, ids.phoneNumberId, 1, stack.appSecret);
+  const { requests, issued } = deliveryRequests(list);
+  const before = await maxDeliveryId(stack.db);
+  const statsBefore = await refStats(url);
+  const meter = new CpuMeter(() => stack.cpuLabels());
+  meter.begin();
+  const s = rate
+    ? await paced(label, { url, connections: FIXED_CONNECTIONS, amount: deliveries, rate, requests })
+    : await load(label, { url, connections: Math.min(CONNECTIONS, deliveries), amount: deliveries, requests });
+  const cpu = meter.end();
+  console.log(formatCpu(cpu));
+  if (issued() !== deliveries) throw new Error(`the load generator built ${issued()} requests for ${deliveries} deliveries`);
+  const statsAfter = await refStats(url);
+  const inserts = statsAfter.batches - statsBefore.batches;
+  const rowsPerInsert = inserts ? (statsAfter.rows - statsBefore.rows) / inserts : 0;
+  // Each 200 was sent after its commit; only requests cut off by a timeout could still be in a window.
+  await sleep(100);
+  const r = await stack.db.query<{ stored: string; distinct: string }>(
+    `SELECT count(*) AS stored, count(DISTINCT signature) AS distinct FROM webhook_deliveries WHERE id > $1`,
+    [before],
+  );
+  const stored = Number(r.rows[0]!.stored);
+  const distinct = Number(r.rows[0]!.distinct);
+  const lost = Math.max(0, s.ok2xx - stored);
+  const duplicated = stored - distinct;
+  // 503s (a failed batch) store nothing; a request that timed out may be stored without its 200 (Meta retries it).
+  const unacked = Math.max(0, stored - s.ok2xx);
+  const exact = lost === 0 && duplicated === 0 && unacked === 0 && s.ok2xx === deliveries;
+  console.log(`  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}; ${inserts} INSERTs, ${fmt(rowsPerInsert, 1)} rows per INSERT (max ${statsAfter.maxRows} so far)`);
+  return rowFromLoad(target, `${phase} (${fmt(rowsPerInsert, 1)} rows per INSERT)`, s, cpu, server, {
+    posted: deliveries,
+    lost,
+    duplicated,
+    exact,
+    countsNote: exact ? undefined : `${s.ok2xx}/${deliveries} acked (${JSON.stringify(s.statusCodes)}, ${s.errors} errors), ${stored} stored${unacked ? `, ${unacked} stored unacked` : ''}`,
+  });
+}
+
+async function refStats(url: string): Promise<{ batches: number; rows: number; maxRows: number }> {
+  return (await fetch(`${url}/stats`)).json() as Promise<{ batches: number; rows: number; maxRows: number }>;
+}
+
+async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberId: string }, windowMs: number): Promise<Row[]> {
+  const port = await freePort();
+  const name = `ref-w${windowMs}`;
+  const proc = stack.spawnExtra(name, [path.join(ROOT, 'bench/reference/group-commit-receiver.mjs')], {
+    PORT: String(port),
+    DATABASE_URL: stack.databaseUrl,
+    APP_SECRET: stack.appSecret,
+    WINDOW_MS: String(windowMs),
+    MAX_ROWS: String(REF_MAX_ROWS),
+    POOL: String(REF_POOL),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(name, async () => (await fetch(`${url}/`)).status === 404, 10_000, [proc]);
+  const target = windowMs > 0 ? `(b) reference, ${windowMs} ms window` : '(b) reference, window 0 (commit per request)';
+  const first = await maxDeliveryId(stack.db);
+  // Two warm-ups: the first is cold (JIT, pool connections) and would size the measured phase too short.
+  await referencePhase(stack, ids, url, name, `${name} warm-up 1`, target, 'warm-up', 3000);
+  const warm = await referencePhase(stack, ids, url, name, `${name} warm-up 2`, target, 'warm-up', 3000);
+  const n = sized(process.env.BENCH_REF_DELIVERIES, warm.rate, LOAD_S, 1000, 200_000);
+  const rows = [
+    await referencePhase(stack, ids, url, name, `${name} saturation`, target, 'saturation', n),
+    await referencePhase(stack, ids, url, name, `${name} ${RATE}/s`, target, `fixed ${RATE}/s`, Math.round(RATE * LOAD_S), RATE),
+  ];
+  await proc.stop();
+  log(`${name}: ${proc.tail(1)}`);
+  // Its rows must not reach the service's worker (the sweeper would enqueue them) nor slow the next target.
+  await stack.db.query('DELETE FROM webhook_deliveries WHERE id > $1', [first]);
+  await stack.db.query('VACUUM ANALYZE webhook_deliveries');
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (c) the service: ingest
+
+async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
+  const urls = stack.apiUrls;
+  const target = '(c) service, 1 API + 1 worker';
+  const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+  const n = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
+  const rows: Row[] = [];
+  const single = await ingestPhase(stack, tenant, { label: 'single', deliveries: n, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 90_000 });
+  rows.push(rowFromPhase(target, 'saturation, 1 status', single));
+  const fixed = await ingestPhase(stack, tenant, { label: `single at ${RATE}/s`, deliveries: Math.round(RATE * LOAD_S), perDelivery: 1, connections: FIXED_CONNECTIONS, urls, processLimitMs: 90_000, rate: RATE });
+  rows.push(rowFromPhase(target, `fixed ${RATE}/s, 1 status`, fixed));
+  if (!SKIP.has('batch')) {
+    const warmBatch = await ingestPhase(stack, tenant, { label: 'warm-up batch100', deliveries: 40, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+    // About 0.3 × BENCH_LOAD_S of load (the worker drains it for several times longer), at most 100,000 events.
+    const b = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 1000);
+    const batch = await ingestPhase(stack, tenant, { label: 'batch100', deliveries: b, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 180_000 });
+    rows.push(
+      rowFromPhase(target, 'saturation, 100 statuses', batch, {
+        rateNote: `= ${int(batch.eventsPerSecond)} events/s acked; **${batch.processedPerSecond === null ? 'not all' : int(batch.processedPerSecond)} events/s processed**, first POST to last event processed`,
+      }),
+    );
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// send
+
+async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
+  // Key pairs spread over SEND_ACCOUNTS business accounts (each its own simulator account and number).
+  const accounts: Omit<Tenant, 'accessKey' | 'secretKey'>[] = [tenant];
+  while (accounts.length < SEND_ACCOUNTS) accounts.push(await stack.addAccount(tenant));
+  const keys: { headers: Record<string, string>; phoneNumberId: string }[] = [];
+  for (let i = 0; i < KEYS; i++) {
+    const acc = accounts[i % accounts.length]!;
+    const k = i === 0 ? { accessKey: tenant.accessKey, secretKey: tenant.secretKey } : await stack.createApiKey(tenant.cookie, acc.wabaId, `bench-${i}`);
+    keys.push({ headers: { 'content-type': 'application/json', 'x-access-key': k.accessKey, 'x-secret-key': k.secretKey }, phoneNumberId: acc.phoneNumberId });
+  }
+  log(`send: ${KEYS} key pairs over ${accounts.length} business account(s)`);
+  // Recipients 447700000000…447700099999 (none of the simulator's special numbers); keys in turn.
+  let n = 0;
+  const requests: RequestSpec[] = [
+    {
+      method: 'POST',
+      path: '/messages',
+      setupRequest: (req) => {
+        const i = n++;
+        const k = keys[i % keys.length]!;
+        return {
+          ...req,
+          headers: k.headers,
+          body: JSON.stringify({ phoneNumberId: k.phoneNumberId, to: `4477000${String(i % 100_000).padStart(5, '0')}`, type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' }),
+        };
+      },
+    },
+  ];
+  const url = stack.apiUrls.length === 1 ? stack.apiUrl : stack.apiUrls;
+  const target = `send, ${KEYS} key pairs`;
+  const since = (await stack.db.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
+  const warm = await load('send warm-up', { url, connections: 16, amount: 1500, requests });
+  const meter = new CpuMeter(() => stack.cpuLabels());
+  meter.begin();
+  const sat = await load('send saturation', { url, connections: CONNECTIONS, duration: SEND_S, requests });
+  const satCpu = meter.end();
+  console.log(formatCpu(satCpu));
+  const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api');
+  meter.begin();
+  const fixed = await paced(`send ${SEND_RATE}/s`, { url, connections: FIXED_CONNECTIONS, durationS: SEND_S, rate: SEND_RATE, requests });
+  const fixedCpu = meter.end();
+  console.log(formatCpu(fixedCpu));
+  const fixedRow = rowFromLoad(target, `fixed ${SEND_RATE}/s`, fixed, fixedCpu, 'api');
+  // Every acknowledged send must be a stored message with status sent (requests cut off at the end of a run
+  // finish on the server a moment later, so stored may exceed acked).
+  await sleep(2000);
+  const r = await stack.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM messages WHERE business_account_id = ANY($1::uuid[]) AND created_at >= $2 GROUP BY status', [
+    accounts.map((a) => a.businessAccountId),
+    since,
+  ]);
+  const byStatus = Object.fromEntries(r.rows.map((x) => [x.status, Number(x.n)]));
+  const acked = warm.ok2xx + sat.ok2xx + fixed.ok2xx;
+  const sent = byStatus.sent ?? 0;
+  const note = `all phases: ${acked} acked, stored ${JSON.stringify(byStatus)}`;
+  console.log(`  send: ${note}`);
+  for (const row of [satRow, fixedRow]) {
+    row.lost = Math.max(0, acked - sent);
+    row.exact = sent >= acked && row.non2xx === 0 && row.errors === 0;
+    row.countsNote = row.exact ? undefined : `${row.non2xx} non-2xx, ${row.errors} errors; ${note}`;
+  }
+  return [satRow, fixedRow];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// the summary
+
+const int = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
+const ms = (v: number) => (Number.isFinite(v) ? (v >= 10 ? v.toFixed(1) : v.toFixed(2)) : '–');
+
+export function summaryTable(rows: Row[]): string {
+  const head = [
+    'Target',
+    'Measurement',
+    'Acked / posted',
+    'Acked/s',
+    'p50 / p99 ms',
+    'All processed after load',
+    'Lost / dup.',
+    ...GROUPS.map((g) => `CPU ms/op ${g}`),
+    '"other": cores',
+    'Load avg 1 min',
+  ];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const r of rows) {
+    const cells = [
+      r.target,
+      r.phase,
+      `${r.ok.toLocaleString('en-US')} / ${r.posted.toLocaleString('en-US')}${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`,
+      `**${int(r.rate)}**${r.rateNote ? ` ${r.rateNote}` : ''}`,
+      `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}${r.written ? ` (from the write: ${fmt(r.written.p50, 0)} / ${fmt(r.written.p99, 0)})` : ''}`,
+      r.processedAfterS === undefined ? '–' : r.processedAfterS === null ? '**not within the limit**' : `${fmt(r.processedAfterS, 2)} s`,
+      r.lost === undefined ? '–' : `${r.lost} / ${r.duplicated ?? '–'}${r.exact === false ? ` **NOT EXACT**: ${r.countsNote ?? ''}` : ''}`,
+      ...GROUPS.map((g) => (r.cpuMsPerOp[g] === undefined ? '–' : ms(r.cpuMsPerOp[g]!))),
+      fmt(r.otherCores, 2),
+      fmt(r.loadAvg1, 2),
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+await runBench({ name: 'all', apis: 0, workers: 0, simulatorWebhooks: false, limitMs: LIMIT_S * 1000 }, async (stack) => {
+  const m = machine();
+  printMachine(m);
+  const startedAt = Date.now();
+  const rows: Row[] = [];
+  // The reference and node:http targets run before any API process exists: their payloads name an account the
+  // simulator knows nothing of (they never reach the service).
+  const ids = { wabaId: `9${String(Date.now()).slice(-14)}`, phoneNumberId: '100000000000001' };
+
+  if (!SKIP.has('hello')) rows.push(...(await helloTarget(stack, ids)));
+  if (!SKIP.has('reference')) for (const w of REF_WINDOWS) rows.push(...(await referenceTarget(stack, ids, w)));
+
+  await stack.startApis(1);
+  await stack.startWorkers(1);
+  const tenant = await stack.onboard();
+  if (!SKIP.has('ingest')) rows.push(...(await serviceIngest(stack, tenant)));
+  if (!SKIP.has('send')) rows.push(...(await sendTarget(stack, tenant)));
+  stack.assertAlive();
+
+  const la = loadAvg();
+  const table = summaryTable(rows);
+  const header =
+    `npm run bench — ${m.date.slice(0, 16).replace('T', ' ')} UTC, git ${m.gitCommit}${m.gitDirty ? ' (uncommitted changes)' : ''}, ${m.cores} cores, node ${m.node}; ` +
+    `BENCH_LOAD_S=${LOAD_S}, BENCH_INGEST_RATE=${RATE}, BENCH_DURATION=${SEND_S}, BENCH_RATE=${SEND_RATE}, BENCH_KEYS=${KEYS}, ${CONNECTIONS} connections (fixed rate: ${FIXED_CONNECTIONS}); ` +
+    `load average at start ${m.loadAvg.join(' / ')}, at end ${la.join(' / ')} (1/5/15 min); ${((Date.now() - startedAt) / 1000).toFixed(0)} s`;
+  const legend =
+    'p50 / p99 at a fixed rate: from each request\'s due time (evenly paced, open loop: waiting for a free connection counts), in brackets from the moment it was written. ' +
+    'CPU ms/op: CPU time per acked request (per delivery, per send) of each process group — server = the measured HTTP process ' +
+    '(hello server, reference receiver or API); for the service ingest rows it covers the load and the drain until all was processed. ' +
+    '"other": CPU used by processes this bench did not start (other engineers\' work), per operation and in cores averaged over the same window (of ' +
+    `${m.cores}); load avg: /proc/loadavg at the end of that measurement.`;
+  const ingest = rows.filter((r) => r.target.startsWith('(') && r.phase === 'saturation');
+  const hello = ingest.find((r) => r.target.startsWith('(a)'));
+  const lines = [header, '', table, '', legend];
+  if (hello) {
+    lines.push('', 'Share of the bare node:http saturation rate: ' + rows.filter((r) => r.target !== hello.target && r.phase.startsWith('saturation') && !r.target.startsWith('send')).map((r) => `${r.target} ${r.phase}: ${fmt((r.rate / hello.rate) * 100, 1)} %`).join('; ') + '.');
+  }
+  const summary = lines.join('\n');
+  console.log(`\n================ summary ================\n${summary}\n`);
+  writeResult('all', {
+    machine: m,
+    loadAvgEnd: la,
+    config: { LOAD_S, RATE, CONNECTIONS, FIXED_CONNECTIONS, REF_WINDOWS, REF_MAX_ROWS, REF_POOL, SEND_S, SEND_RATE, KEYS, SEND_ACCOUNTS, skip: [...SKIP] },
+    rows,
+    summaryMarkdown: summary,
+  });
+});
