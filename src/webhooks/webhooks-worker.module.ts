@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccountsModule } from '../accounts/accounts.module.js';
 import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue } from './delivery-queue.js';
@@ -14,6 +15,7 @@ import { TemplateStatusEffect } from './processing/effects/template-status.effec
 
 /** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the retention of raw payloads. */
 @Module({
+  imports: [AccountsModule],
   providers: [
     DeliveryQueue,
     DeliveryProcessor,
