@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AccountsModule } from '../accounts/accounts.module.js';
+import { TemplatesRepository } from '../accounts/templates/templates.repository.js';
 import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue } from './delivery-queue.js';
@@ -15,8 +15,9 @@ import { TemplateStatusEffect } from './processing/effects/template-status.effec
 
 /** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the retention of raw payloads. */
 @Module({
-  imports: [AccountsModule],
+  // The worker needs only the templates' repository of the accounts domain (no upstream client, no console).
   providers: [
+    TemplatesRepository,
     DeliveryQueue,
     DeliveryProcessor,
     WebhookDeliveriesRepository,
