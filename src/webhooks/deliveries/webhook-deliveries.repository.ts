@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { skipTake } from '../../core/http/pagination.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
 
 /** A signed POST as the receiver stores it: the bytes as received. */
@@ -129,9 +129,10 @@ export class WebhookDeliveriesRepository {
     return this.prisma.pool.query<StoredDelivery>(findMany([ids])).then((r) => r.rows);
   }
 
-  async markProcessed(done: { id: number; events: number }[]): Promise<void> {
+  /** `tx`: in the caller's transaction (the one that stored the deliveries' last events). */
+  async markProcessed(done: { id: number; events: number }[], tx?: Tx): Promise<void> {
     if (done.length === 0) return;
-    await this.prisma.pool.query(markProcessed([done.map((d) => d.id), done.map((d) => d.events)]));
+    await (tx ? connectionOf(tx) : this.prisma.pool).query(markProcessed([done.map((d) => d.id), done.map((d) => d.events)]));
   }
 
   /** A failed attempt of deliveries still `received`; `final` makes them dead letters (status failed). */

@@ -57,11 +57,11 @@ const STORED_EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaI
   kind, status, recipient, message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
   error_title AS "errorTitle", error_detail AS "errorDetail", raw, created_at AS "createdAt"`;
 
-/** Served by the delivery_id index; created_at bounds it to the deliveries' partition of time. */
+/** Served by the partial index over unprocessed events (delivery_id); created_at bounds it in time. */
 const pendingEvents = statement(
   'pending_events',
   `SELECT ${STORED_EVENT_COLUMNS} FROM events
-    WHERE delivery_id = ANY($1::int[]) AND processed = false AND created_at >= $2
+    WHERE delivery_id = ANY($1::int[]) AND NOT processed AND created_at >= $2
     ORDER BY id`,
 );
 
@@ -76,7 +76,7 @@ const countWait = statement('count_event_wait', `UPDATE events SET attempts = at
 const deliveriesWithWaitingStatuses = statement(
   'deliveries_with_waiting_statuses',
   `SELECT DISTINCT delivery_id AS "deliveryId" FROM events
-    WHERE processed = false AND kind = 'status_update' AND attempts < $1 AND created_at < $2 AND created_at > $3
+    WHERE NOT processed AND kind = 'status_update' AND attempts < $1 AND created_at < $2 AND created_at > $3
     LIMIT $4`,
 );
 

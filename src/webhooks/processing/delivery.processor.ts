@@ -90,10 +90,26 @@ export class DeliveryProcessor {
 
     const waitingIn = new Set<number>();
     const tried = new Set<number>();
+    const done = fresh.map((d) => ({ id: d.id, events: counts.get(d.id)! }));
+    // While every item this run stores is new, no earlier run stored any of these deliveries' items, so none
+    // of theirs can be left unprocessed: the last chunk then marks the deliveries processed in its own
+    // transaction and the pass over pending events is skipped.
+    let allNew = rerun === 0 && fresh.length === found.length;
+    let finished = false;
     for (let i = 0; i < drafts.length; i += EVENT_CHUNK) {
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
       const chunk = drafts.slice(i, i + EVENT_CHUNK);
-      const outcome = await this.unitOfWork.run((tx) => this.storeAndApply(tx, chunk));
+      const last = i + EVENT_CHUNK >= drafts.length;
+      const outcome = await this.unitOfWork.run(async (tx) => {
+        const stored = await this.storeAndApply(tx, chunk);
+        allNew &&= stored.inserted === chunk.length;
+        if (last && allNew) {
+          if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+          await this.deliveries.markProcessed(done, tx);
+          finished = true;
+        }
+        return stored;
+      });
       result.inserted += outcome.inserted;
       result.applied += outcome.applied;
       result.waiting += outcome.waiting.length;
@@ -103,18 +119,19 @@ export class DeliveryProcessor {
       }
     }
 
-    const since = new Date(Math.min(...found.map((d) => d.receivedAt.getTime())) - CLOCK_MARGIN_MS);
-    const pending = (await this.events.pendingOf(result.deliveryIds, since)).filter((e) => !tried.has(e.id));
-    for (let i = 0; i < pending.length; i += EVENT_CHUNK) {
+    if (!finished) {
+      const since = new Date(Math.min(...found.map((d) => d.receivedAt.getTime())) - CLOCK_MARGIN_MS);
+      const pending = (await this.events.pendingOf(result.deliveryIds, since)).filter((e) => !tried.has(e.id));
+      for (let i = 0; i < pending.length; i += EVENT_CHUNK) {
+        if (signal?.aborted) throw new ProcessingAborted('worker stopped');
+        const outcome = await this.unitOfWork.run((tx) => this.claimAndApply(tx, pending.slice(i, i + EVENT_CHUNK)));
+        result.applied += outcome.applied;
+        result.waiting += outcome.waiting.length;
+        for (const w of outcome.waiting) waitingIn.add(w.deliveryId);
+      }
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-      const outcome = await this.unitOfWork.run((tx) => this.claimAndApply(tx, pending.slice(i, i + EVENT_CHUNK)));
-      result.applied += outcome.applied;
-      result.waiting += outcome.waiting.length;
-      for (const w of outcome.waiting) waitingIn.add(w.deliveryId);
+      await this.deliveries.markProcessed(done);
     }
-
-    if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-    await this.deliveries.markProcessed(fresh.map((d) => ({ id: d.id, events: counts.get(d.id)! })));
     if (waitingIn.size > 0) await this.scheduleRerun([...waitingIn], rerun);
     return result;
   }
