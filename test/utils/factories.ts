@@ -2,6 +2,9 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { CreatedAccount } from '../../simulator/store.js';
 import type { SyncedPhoneNumber } from '../../src/accounts/phone-numbers/phone-numbers.repository.js';
 import type { SyncedTemplate } from '../../src/accounts/templates/templates.repository.js';
+import type { DeliveryStatus } from '../../src/webhooks/deliveries/dto/deliveries.dto.js';
+import type { IncomingDelivery } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
+import type { EventRow } from '../../src/webhooks/events/events.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import type { Stack } from './stack.js';
@@ -138,6 +141,18 @@ export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { pr
 /** n random decimal digits, the first not 0 (Meta's ids are numbers). */
 const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
 
+/** A random id in Meta's format (a wabaId, a phone number id), for rows that need no business account. */
+export const metaId = () => digits(15);
+
+/**
+ * A random second in [fromYear, toYear) UTC: the rows of a test that reads across tenants (the sweeper's and
+ * retention's statements) are dated there, so that no other test's rows fall inside the bounds it queries.
+ */
+export function momentIn(fromYear: number, toYear: number): Date {
+  const [from, to] = [Date.UTC(fromYear, 0, 1), Date.UTC(toYear, 0, 1)];
+  return new Date(from + randomInt(0, (to - from) / 1000) * 1000);
+}
+
 export interface Org {
   organizationId: string;
   operatorId: string;
@@ -154,7 +169,7 @@ export async function insertOrganization(prisma: PrismaService, name = 'Medium O
 /** A connected business account of `organizationId` with a random wabaId. */
 export function insertBusinessAccount(prisma: PrismaService, organizationId: string, data: { name?: string; disconnectedAt?: Date } = {}) {
   return prisma.businessAccount.create({
-    data: { organizationId, wabaId: digits(15), name: data.name ?? 'Medium WABA', accessTokenEncrypted: `v1.sealed-${randomBytes(8).toString('hex')}`, disconnectedAt: data.disconnectedAt },
+    data: { organizationId, wabaId: metaId(), name: data.name ?? 'Medium WABA', accessTokenEncrypted: `v1.sealed-${randomBytes(8).toString('hex')}`, disconnectedAt: data.disconnectedAt },
   });
 }
 
@@ -191,3 +206,47 @@ export function insertApiKey(prisma: PrismaService, organizationId: string, busi
     data: { organizationId, businessAccountId, name: 'medium key', accessKey: `ak_${randomBytes(12).toString('hex')}`, secretHash: randomBytes(32).toString('hex'), revokedAt: data.revokedAt },
   });
 }
+
+/**
+ * A signed POST as the receiver hands it to storage. The payload carries no items: if another test file's
+ * worker (the e2e tier shares the database) ever picks the row up, it processes it as zero events.
+ */
+export const incomingDelivery = (overrides: Partial<IncomingDelivery> = {}): IncomingDelivery => {
+  const wabaIds = overrides.wabaIds ?? [metaId()];
+  const body = JSON.stringify({ object: 'whatsapp_business_account', entry: wabaIds.map((id) => ({ id, time: 1, changes: [] })), n: randomBytes(4).toString('hex') });
+  return { rawBody: Buffer.from(body), signature: `sha256=${randomBytes(32).toString('hex')}`, wabaIds, ...overrides };
+};
+
+/** A delivery row in any state (the receiver's storeBatch only ever writes new `received` ones). */
+export function insertDelivery(
+  prisma: PrismaService,
+  data: { wabaIds?: string[]; status?: DeliveryStatus; receivedAt?: Date; batchId?: string; eventCount?: number; lastError?: string; processedAt?: Date } = {},
+) {
+  const { rawBody, signature, wabaIds } = incomingDelivery(data.wabaIds && { wabaIds: data.wabaIds });
+  return prisma.webhookDelivery.create({ data: { ...data, rawBody: new Uint8Array(rawBody), signature, wabaIds } });
+}
+
+/** An event of `deliveryId` as the worker stores it: a `delivered` status, not applied yet (override any field). */
+export const eventRow = (deliveryId: number, wabaId: string, overrides: Partial<EventRow> = {}): EventRow => {
+  const messageId = `wamid.${randomBytes(12).toString('hex')}`;
+  return {
+    deliveryId,
+    wabaId,
+    phoneNumberId: metaId(),
+    eventType: 'messages',
+    kind: 'status_update',
+    title: 'Message delivered',
+    status: 'delivered',
+    recipient: recipient(),
+    messageId,
+    upstreamTimestamp: new Date('2026-03-01T10:00:00.000Z'),
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    raw: { id: messageId, status: 'delivered' },
+    dedupeKey: `${messageId}:delivered`,
+    processed: false,
+    attempts: 0,
+    ...overrides,
+  };
+};

@@ -1,0 +1,160 @@
+import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { eventRow, insertDelivery, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
+
+describe('EventsRepository (PostgreSQL)', () => {
+  const t = repositoryUnderTest((prisma) => new EventsRepository(prisma));
+  const unitOfWork = () => new SqlUnitOfWork(t.prisma);
+  const insert = (rows: EventRow[]) => unitOfWork().run((tx) => t.repo.insert(tx, rows));
+  /** A delivery of `wabaId` and that many of its events, stored; the events' ids in the order given. */
+  async function stored(wabaId: string, ...overrides: Partial<EventRow>[]) {
+    const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+    const rows = overrides.map((o) => eventRow(delivery.id, wabaId, o));
+    const inserted = await insert(rows);
+    return { deliveryId: delivery.id, ids: rows.map((r) => inserted.get(r.dedupeKey)!.id) };
+  }
+  const everything = { page: 1, limit: 100 };
+
+  describe('insert', () => {
+    it('stores a dedupe key once, and returns only what this call inserted', async () => {
+      const wabaId = metaId();
+      const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+      const [a, b, c] = [eventRow(delivery.id, wabaId), eventRow(delivery.id, wabaId, { status: 'read' }), eventRow(delivery.id, wabaId)];
+      const redelivered = { ...a, title: 'the same item again' };
+
+      const first = await insert([a, redelivered, b]);
+      expect([...first.keys()].sort()).toEqual([a.dedupeKey, b.dedupeKey].sort());
+      const second = await insert([c, b, a]);
+      expect([...second.keys()]).toEqual([c.dedupeKey]);
+      expect(second.get(c.dedupeKey)!.id).toBeGreaterThan(Math.max(...[...first.values()].map((e) => e.id)));
+
+      const page = await t.repo.page(wabaId, {}, everything);
+      expect(page.total).toBe(3);
+      expect(page.rows.map((e) => e.dedupeKey).sort()).toEqual([a.dedupeKey, b.dedupeKey, c.dedupeKey].sort());
+      expect(page.rows.find((e) => e.dedupeKey === b.dedupeKey)).toMatchObject({ deliveryId: delivery.id, status: 'read', kind: 'status_update', processed: false, processedAt: null });
+    });
+
+    it('marks rows stored as applied processed, with the time', async () => {
+      const wabaId = metaId();
+      const { ids } = await stored(wabaId, { processed: true }, { attempts: 1 });
+      const rows = new Map((await t.repo.page(wabaId, {}, everything)).rows.map((e) => [e.id, e]));
+      expect(rows.get(ids[0]!)).toMatchObject({ processed: true, attempts: 0 });
+      expect(rows.get(ids[0]!)!.processedAt).toBeInstanceOf(Date);
+      expect(rows.get(ids[1]!)).toMatchObject({ processed: false, processedAt: null, attempts: 1 });
+    });
+
+    it('stores nothing, and counts nothing, when the unit of work it ran in fails', async () => {
+      const wabaId = metaId();
+      const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+      const rows = [eventRow(delivery.id, wabaId), eventRow(delivery.id, wabaId)];
+      await expect(
+        unitOfWork().run(async (tx) => {
+          expect((await t.repo.insert(tx, rows)).size).toBe(2);
+          throw new Error('the message update failed');
+        }),
+      ).rejects.toThrow('message update');
+      expect(await t.repo.page(wabaId, {}, everything)).toEqual({ rows: [], total: 0 });
+      expect(await t.repo.page(wabaId, { kind: 'status_update' }, everything)).toEqual({ rows: [], total: 0 });
+      // Nothing of the failed try blocks the next one.
+      expect((await insert(rows)).size).toBe(2);
+    });
+  });
+
+  it("lists a delivery's unprocessed events, oldest first, from the given time on", async () => {
+    const wabaId = metaId();
+    const one = await stored(wabaId, {}, { processed: true }, {});
+    const two = await stored(wabaId, {});
+    const elsewhere = await stored(wabaId, {});
+    const stale = await stored(wabaId, {});
+    const since = new Date(Date.now() - 60_000);
+    await t.prisma.event.update({ where: { id: stale.ids[0]! }, data: { createdAt: new Date(since.getTime() - 1) } });
+
+    const pending = await t.repo.pendingOf([two.deliveryId, one.deliveryId, stale.deliveryId], since);
+    expect(pending.map((e) => [e.id, e.deliveryId])).toEqual(
+      [
+        [one.ids[0]!, one.deliveryId],
+        [one.ids[2]!, one.deliveryId],
+        [two.ids[0]!, two.deliveryId],
+      ].sort(([x], [y]) => x! - y!),
+    );
+    expect(pending[0]).toMatchObject({ wabaId, kind: 'status_update', status: 'delivered' });
+    expect(pending.some((e) => e.deliveryId === elsewhere.deliveryId)).toBe(false);
+  });
+
+  it('claims unprocessed events once: a second claim of the same ids gets none, a rolled-back one leaves them', async () => {
+    const wabaId = metaId();
+    const { deliveryId, ids } = await stored(wabaId, {}, {}, { processed: true });
+    const since = new Date(Date.now() - 60_000);
+
+    await expect(
+      unitOfWork().run(async (tx) => {
+        await t.repo.claim(tx, ids);
+        throw new Error('effect failed');
+      }),
+    ).rejects.toThrow('effect failed');
+    expect((await t.repo.pendingOf([deliveryId], since)).map((e) => e.id)).toEqual([ids[0]!, ids[1]!].sort((x, y) => x - y));
+
+    expect(await unitOfWork().run((tx) => t.repo.claim(tx, ids))).toEqual(new Set([ids[0], ids[1]]));
+    expect(await unitOfWork().run((tx) => t.repo.claim(tx, ids))).toEqual(new Set());
+    expect(await t.repo.pendingOf([deliveryId], since)).toEqual([]);
+    expect((await t.repo.page(wabaId, {}, everything)).rows.every((e) => e.processed && e.processedAt instanceof Date)).toBe(true);
+  });
+
+  it('lists deliveries with statuses still waiting, until their tries run out', async () => {
+    const t0 = momentIn(1990, 2000);
+    const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
+    const wabaId = metaId();
+    const age = async (ids: number[], minutes: number) => {
+      await t.prisma.event.updateMany({ where: { id: { in: ids } }, data: { createdAt: at(minutes) } });
+    };
+    const waiting = await stored(wabaId, {}, { status: 'read' });
+    const alsoWaiting = await stored(wabaId, {});
+    const applied = await stored(wabaId, { processed: true });
+    const inbound = await stored(wabaId, { kind: 'inbound_message', eventType: 'messages', status: null });
+    const triedOut = await stored(wabaId, { attempts: 3 });
+    const tooOld = await stored(wabaId, {});
+    const tooNew = await stored(wabaId, {});
+    for (const d of [waiting, alsoWaiting, applied, inbound, triedOut]) await age(d.ids, 10);
+    await age(tooOld.ids, 0);
+    await age(tooNew.ids, 20);
+    const query = { maxAttempts: 3, createdAfter: at(0), createdBefore: at(20), limit: 10 };
+
+    expect((await t.repo.deliveriesWithWaitingStatuses(query)).sort((x, y) => x - y)).toEqual([waiting.deliveryId, alsoWaiting.deliveryId]);
+    expect(await t.repo.deliveriesWithWaitingStatuses({ ...query, limit: 1 })).toHaveLength(1);
+
+    // Each run that finds them still waiting counts a try; processed events are not counted.
+    for (let run = 0; run < 3; run++) await unitOfWork().run((tx) => t.repo.countWait(tx, [...waiting.ids, ...applied.ids]));
+    expect(await t.repo.deliveriesWithWaitingStatuses(query)).toEqual([alsoWaiting.deliveryId]);
+    const attempts = await t.prisma.event.findMany({ where: { id: { in: [...waiting.ids, ...applied.ids] } }, orderBy: { id: 'asc' }, select: { attempts: true } });
+    expect(attempts.map((e) => e.attempts)).toEqual([3, 3, 0]);
+  });
+
+  it("pages one business account's events newest first, with exact totals under every filter", async () => {
+    const [wabaId, otherWabaId] = [metaId(), metaId()];
+    const customer = '447700900123';
+    const first = await stored(wabaId, { recipient: customer }, { status: 'read', recipient: customer }, { kind: 'inbound_message', status: null });
+    const second = await stored(wabaId, { status: 'failed', errorCode: 131026, errorTitle: 'Message undeliverable' });
+    await stored(otherWabaId, { recipient: customer }, { status: 'read' });
+    const newestFirst = [...second.ids, ...first.ids].sort((x, y) => y - x);
+
+    const page1 = await t.repo.page(wabaId, {}, { page: 1, limit: 3 });
+    expect([page1.total, page1.rows.map((e) => e.id)]).toEqual([4, newestFirst.slice(0, 3)]);
+    const page2 = await t.repo.page(wabaId, {}, { page: 2, limit: 3 });
+    expect([page2.total, page2.rows.map((e) => e.id)]).toEqual([4, newestFirst.slice(3)]);
+    expect(page1.rows[0]).toMatchObject({ wabaId, deliveryId: second.deliveryId, status: 'failed', errorCode: 131026, errorTitle: 'Message undeliverable' });
+
+    const totalOf = async (filter: Parameters<EventsRepository['page']>[1]) => {
+      const { rows, total } = await t.repo.page(wabaId, filter, everything);
+      expect(rows.every((e) => e.wabaId === wabaId)).toBe(true);
+      return [rows.length, total];
+    };
+    expect(await totalOf({ kind: 'status_update' })).toEqual([3, 3]);
+    expect(await totalOf({ kind: 'status_update', status: 'read' })).toEqual([1, 1]);
+    expect(await totalOf({ status: 'failed' })).toEqual([1, 1]);
+    expect(await totalOf({ recipient: customer })).toEqual([2, 2]);
+    expect(await totalOf({ messageId: (await t.repo.page(wabaId, { status: 'failed' }, everything)).rows[0]!.messageId! })).toEqual([1, 1]);
+    expect(await totalOf({ since: new Date(Date.now() - 60_000), kind: 'inbound_message' })).toEqual([1, 1]);
+    expect(await totalOf({ until: new Date(Date.now() - 60_000) })).toEqual([0, 0]);
+    expect(await t.repo.page(metaId(), {}, everything)).toEqual({ rows: [], total: 0 });
+  });
+});

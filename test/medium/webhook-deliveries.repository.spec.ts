@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
+import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
+
+describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
+  const t = repositoryUnderTest((prisma) => new WebhookDeliveriesRepository(prisma));
+
+  /** A business account's deliveries as the console lists them. */
+  async function listed(wabaId: string) {
+    return (await t.repo.listForAccounts([wabaId], { page: 1, limit: 100 })).rows;
+  }
+
+  describe('storeBatch', () => {
+    it('stores a batch in one commit, ids in the order of the rows, each with the batch id', async () => {
+      const batchId = randomUUID();
+      const rows = [incomingDelivery(), incomingDelivery({ wabaIds: [metaId(), metaId()] }), incomingDelivery()];
+      const ids = await t.repo.storeBatch(batchId, rows);
+
+      expect(ids).toHaveLength(3);
+      const stored = await t.repo.findForProcessing(ids);
+      expect(stored.map((d) => [d.id, Buffer.from(d.rawBody).toString(), d.status, d.eventCount])).toEqual(
+        rows.map((r, i) => [ids[i], r.rawBody.toString(), 'received', null]),
+      );
+      const saved = await t.prisma.webhookDelivery.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
+      expect(saved.map((d) => [d.id, d.signature, d.wabaIds, d.batchId])).toEqual(rows.map((r, i) => [ids[i], r.signature, r.wabaIds, batchId]));
+      // One INSERT: one transaction wrote every row.
+      const writers = await t.prisma.$queryRaw<{ xmin: string }[]>`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::int[])`;
+      expect(writers).toHaveLength(1);
+    });
+
+    it('stores none of the batch when PostgreSQL refuses one row, and the next batch of that size still stores', async () => {
+      const batchId = randomUUID();
+      // text cannot hold a NUL byte: PostgreSQL rejects the parameter, so the whole INSERT fails.
+      const rows = [incomingDelivery(), incomingDelivery({ signature: 'sha256=ab\u0000cd' }), incomingDelivery()];
+      await expect(t.repo.storeBatch(batchId, rows)).rejects.toThrow(/0x00/);
+      expect(await t.prisma.webhookDelivery.count({ where: { batchId } })).toBe(0);
+      expect(await listed(rows[0]!.wabaIds[0]!)).toEqual([]);
+
+      const retry = await t.repo.storeBatch(batchId, [rows[0]!, incomingDelivery(), rows[2]!]);
+      expect(await t.prisma.webhookDelivery.count({ where: { batchId } })).toBe(3);
+      expect((await listed(rows[0]!.wabaIds[0]!)).map((d) => d.id)).toEqual([retry[0]]);
+    });
+  });
+
+  it('finds the asked deliveries in id order, skipping unknown ids', async () => {
+    const wabaId = metaId();
+    const [a, b] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] }), incomingDelivery({ wabaIds: [wabaId] })]);
+    const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 4 });
+    const found = await t.repo.findForProcessing([done.id, b!, 2_000_000_000, a!]);
+    expect(found.map((d) => [d.id, d.status, d.eventCount])).toEqual([
+      [a, 'received', null],
+      [b, 'received', null],
+      [done.id, 'processed', 4],
+    ]);
+  });
+
+  it('marks deliveries processed with their event counts, leaving one processed before as it was', async () => {
+    const wabaId = metaId();
+    const [a, b] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] }), incomingDelivery({ wabaIds: [wabaId] })]);
+    await t.repo.recordFailure([a!], 'upstream timeout', false);
+    const before = new Date('2026-01-01T00:00:00.000Z');
+    const earlier = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 7, processedAt: before });
+
+    await t.repo.markProcessed([
+      { id: a!, events: 3 },
+      { id: b!, events: 0 },
+      { id: earlier.id, events: 99 },
+    ]);
+    const rows = new Map((await listed(wabaId)).map((d) => [d.id, d]));
+    expect(rows.get(a!)).toMatchObject({ status: 'processed', eventCount: 3, attempts: 2, lastError: null });
+    expect(rows.get(b!)).toMatchObject({ status: 'processed', eventCount: 0, attempts: 1 });
+    expect(rows.get(a!)!.processedAt).toBeInstanceOf(Date);
+    expect(rows.get(earlier.id)).toMatchObject({ status: 'processed', eventCount: 7, attempts: 0, processedAt: before });
+  });
+
+  it('records failed attempts on deliveries still received; the final one makes them dead letters', async () => {
+    const wabaId = metaId();
+    const [a, b] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] }), incomingDelivery({ wabaIds: [wabaId] })]);
+    const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 1 });
+
+    await t.repo.recordFailure([a!, b!, done.id], 'PostgreSQL unavailable', false);
+    await t.repo.recordFailure([a!], `payload rejected: ${'x'.repeat(5000)}`, true);
+    await t.repo.recordFailure([a!, b!], 'too late for a', true);
+
+    const rows = new Map((await listed(wabaId)).map((d) => [d.id, d]));
+    expect(rows.get(a!)).toMatchObject({ status: 'failed', attempts: 2 });
+    expect(rows.get(a!)!.lastError).toHaveLength(2000);
+    expect(rows.get(a!)!.lastError).toMatch(/^payload rejected: x+$/);
+    expect(rows.get(b!)).toMatchObject({ status: 'failed', attempts: 2, lastError: 'too late for a' });
+    expect(rows.get(done.id)).toMatchObject({ status: 'processed', attempts: 0, lastError: null });
+  });
+
+  it('dead-letters only deliveries still received and says which changed', async () => {
+    const wabaId = metaId();
+    const [a] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] })]);
+    const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed' });
+    const dead = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'failed', lastError: 'first death' });
+
+    expect(await t.repo.markDeadLetter([a!, done.id, dead.id], 'job stalled too often')).toEqual([a]);
+    const rows = new Map((await listed(wabaId)).map((d) => [d.id, d]));
+    expect(rows.get(a!)).toMatchObject({ status: 'failed', lastError: 'job stalled too often', attempts: 0 });
+    expect(rows.get(done.id)).toMatchObject({ status: 'processed', lastError: null });
+    expect(rows.get(dead.id)).toMatchObject({ status: 'failed', lastError: 'first death' });
+    expect(await t.repo.markDeadLetter([a!], 'again')).toEqual([]);
+  });
+
+  it('lists deliveries still received before a time, oldest first, page by page with their batch ids', async () => {
+    const t0 = momentIn(1990, 2000);
+    const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+    const batchId = randomUUID();
+    const first = await insertDelivery(t.prisma, { receivedAt: at(0), batchId });
+    const tied = await insertDelivery(t.prisma, { receivedAt: at(1), batchId });
+    const alone = await insertDelivery(t.prisma, { receivedAt: at(1) });
+    await insertDelivery(t.prisma, { receivedAt: at(2), status: 'processed' });
+    await insertDelivery(t.prisma, { receivedAt: at(3), status: 'failed' });
+    const last = await insertDelivery(t.prisma, { receivedAt: at(4) });
+    await insertDelivery(t.prisma, { receivedAt: at(10) });
+
+    const olderThan = at(5);
+    const start = { receivedAt: at(-1), id: 0 };
+    const page1 = await t.repo.stillReceived(olderThan, start, 2);
+    expect(page1).toEqual([
+      { id: first.id, receivedAt: at(0), batchId },
+      { id: tied.id, receivedAt: at(1), batchId },
+    ]);
+    const page2 = await t.repo.stillReceived(olderThan, page1[1]!, 2);
+    expect(page2).toEqual([
+      { id: alone.id, receivedAt: at(1), batchId: null },
+      { id: last.id, receivedAt: at(4), batchId: null },
+    ]);
+    expect(await t.repo.stillReceived(olderThan, page2[1]!, 2)).toEqual([]);
+  });
+
+  it('prunes processed deliveries received before the bound, oldest first, keeping dead letters and unprocessed ones', async () => {
+    const t0 = momentIn(1980, 1990);
+    const at = (hours: number) => new Date(t0.getTime() + hours * 3600_000);
+    // The test database outlives a run: a run of this test that stopped half-way may have left processed rows
+    // in that decade, and the statement takes every processed row before its bound.
+    await t.repo.pruneProcessed(at(6), 1000);
+    const [oldest, older, old] = [
+      await insertDelivery(t.prisma, { receivedAt: at(0), status: 'processed' }),
+      await insertDelivery(t.prisma, { receivedAt: at(1), status: 'processed' }),
+      await insertDelivery(t.prisma, { receivedAt: at(2), status: 'processed' }),
+    ];
+    const dead = await insertDelivery(t.prisma, { receivedAt: at(0), status: 'failed' });
+    const waiting = await insertDelivery(t.prisma, { receivedAt: at(0) });
+    const recent = await insertDelivery(t.prisma, { receivedAt: at(5), status: 'processed' });
+    const ids = [oldest.id, older.id, old.id, dead.id, waiting.id, recent.id];
+    const left = async () => (await t.repo.findForProcessing(ids)).map((d) => d.id);
+
+    const bound = at(4);
+    expect(await t.repo.pruneProcessed(bound, 2)).toBe(2);
+    expect(await left()).toEqual([old.id, dead.id, waiting.id, recent.id]);
+    expect(await t.repo.pruneProcessed(bound, 2)).toBe(1);
+    expect(await t.repo.pruneProcessed(bound, 2)).toBe(0);
+    expect(await left()).toEqual([dead.id, waiting.id, recent.id]);
+
+    // A bound past the recent one takes it too (and leaves this test no processed rows behind).
+    expect(await t.repo.pruneProcessed(at(6), 10)).toBe(1);
+    expect(await left()).toEqual([dead.id, waiting.id]);
+  });
+
+  it("lists and replays a tenant's deliveries only for that tenant's business accounts", async () => {
+    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const [a, b] = [(await insertBusinessAccount(t.prisma, mine.organizationId)).wabaId, (await insertBusinessAccount(t.prisma, theirs.organizationId)).wabaId];
+    const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
+    const ours = await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'bad payload', receivedAt: at(1) });
+    const theirsOnly = await insertDelivery(t.prisma, { wabaIds: [b], status: 'failed', lastError: 'bad payload', receivedAt: at(2) });
+    const shared = await insertDelivery(t.prisma, { wabaIds: [b, a], status: 'processed', receivedAt: at(3) });
+
+    const all = await t.repo.listForAccounts([a], { page: 1, limit: 10 });
+    expect([all.total, all.rows.map((d) => d.id)]).toEqual([2, [shared.id, ours.id]]);
+    expect(all.rows[1]).toMatchObject({ status: 'failed', lastError: 'bad payload', wabaIds: [a], receivedAt: at(1) });
+    const page2 = await t.repo.listForAccounts([a], { page: 2, limit: 1 });
+    expect([page2.total, page2.rows.map((d) => d.id)]).toEqual([2, [ours.id]]);
+    const deadLetters = await t.repo.listForAccounts([a], { page: 1, limit: 10, status: 'failed' });
+    expect([deadLetters.total, deadLetters.rows.map((d) => d.id)]).toEqual([1, [ours.id]]);
+    expect(await t.repo.listForAccounts([], { page: 1, limit: 10 })).toEqual({ rows: [], total: 0 });
+
+    expect(await t.repo.resetForReplay([a], theirsOnly.id)).toBeNull();
+    expect(await t.repo.resetForReplay([b], ours.id)).toBeNull();
+    expect((await t.repo.findForProcessing([theirsOnly.id, ours.id])).map((d) => d.status)).toEqual(['failed', 'failed']);
+
+    expect(await t.repo.resetForReplay([a], ours.id)).toMatchObject({ id: ours.id, status: 'received', attempts: 0, lastError: null, processedAt: null });
+    expect(await t.repo.resetForReplay([b], shared.id)).toMatchObject({ id: shared.id, status: 'received' });
+  });
+});
