@@ -83,11 +83,7 @@ describe('TemplatesRepository (PostgreSQL)', () => {
       expect(await stateOf(other.id)).toEqual([['hello', 'en_US', 'APPROVED', null, 'UTILITY', readAt]]);
     });
 
-    // KNOWN BUG, reported and left unfixed on purpose (this test fails until it is): a category decision is
-    // applied whatever its time, so Meta's out-of-order redeliveries leave the older category in place (and a
-    // late category webhook also overwrites what a newer sync read). Status decisions are guarded by
-    // status_updated_at; the `template_category` statement has no such guard.
-    it('BUG: ignores a category decision older than the one already applied', async () => {
+    it('ignores a category decision older than the one already applied', async () => {
       const account = await syncedAccount(syncedTemplate({ name: 'hello' }));
       const decision = { wabaId: account.wabaId, name: 'hello', language: 'en_US' };
       // Meta moved the template to MARKETING at +10 min and back to UTILITY at +20; the deliveries arrive in reverse.

@@ -23,7 +23,7 @@ export interface TemplateDecision {
   wabaId: string;
   name: string;
   language: string;
-  /** Meta's time of the decision: an older one than the stored status's changes nothing. */
+  /** Meta's time of the decision: one older than the stored status's (or category's) changes nothing. */
   at: Date;
   status?: string;
   reason?: string | null;
@@ -39,9 +39,10 @@ const decide = statement(
 );
 const recategorise = statement(
   'template_category',
-  `UPDATE templates t SET category = $4, updated_at = now()
+  `UPDATE templates t SET category = $4, category_updated_at = $5, updated_at = now()
      FROM business_accounts b
-    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3`,
+    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
+      AND (t.category_updated_at IS NULL OR t.category_updated_at <= $5)`,
 );
 
 /**
@@ -78,6 +79,7 @@ export class TemplatesRepository {
         parameterCounts: template.parameterCounts as unknown as Prisma.InputJsonValue,
         statusReason: null,
         statusUpdatedAt: statusReadAt,
+        categoryUpdatedAt: statusReadAt,
         removedAt: null,
         syncedAt,
       };
@@ -101,7 +103,7 @@ export class TemplatesRepository {
     const client = connectionOf(tx);
     for (const d of ordered) {
       if (d.status !== undefined) await client.query(decide([d.wabaId, d.name, d.language, d.status, d.reason ?? null, d.at]));
-      else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category]));
+      else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category, d.at]));
     }
   }
 }

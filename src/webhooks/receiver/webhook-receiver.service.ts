@@ -98,7 +98,8 @@ function wabaIdsOf(payload: { entry: unknown[] }): string[] {
   const ids = new Set<string>();
   for (const entry of payload.entry) {
     const id = (entry as { id?: unknown } | null)?.id;
-    if (typeof id === 'string' && id !== '') ids.add(id);
+    // PostgreSQL text cannot hold NUL: such an id (never a real account's) would fail the whole batch's INSERT.
+    if (typeof id === 'string' && id !== '' && !id.includes('\u0000')) ids.add(id);
   }
   return [...ids];
 }
