@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
+import { PgListener } from './prisma/pg-listener.js';
 import { PrismaService } from './prisma/prisma.service.js';
 import { QueueService } from './queue/queue.service.js';
 import { RedisService } from './redis/redis.service.js';
@@ -17,10 +18,11 @@ export class CoreModule {
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
         PrismaService,
+        PgListener,
         RedisService,
         QueueService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, RedisService, QueueService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, RedisService, QueueService],
     };
   }
 }

@@ -1,21 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { Message, Prisma } from '../../generated/prisma/client.js';
+import type { Message } from '../../generated/prisma/client.js';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 
 import { envelope, SUCCESS, type Envelope } from '../../core/http/envelope.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import type { SendPayload } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
+import { MessagesRepository } from '../messages.repository.js';
 import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from './account-credentials.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks } from './pre-send-checks.js';
-import { SendStore } from './send.store.js';
 
 /** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
 export interface SendOutcome {
@@ -37,8 +36,7 @@ export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
 @Injectable()
 export class SendMessageService {
   constructor(
-    private readonly prisma: PrismaService,
-    private readonly store: SendStore,
+    private readonly messages: MessagesRepository,
     private readonly checks: PreSendChecks,
     private readonly idempotency: IdempotencyService,
     private readonly credentials: AccountCredentials,
@@ -69,8 +67,7 @@ export class SendMessageService {
 
   private async deliver(scope: ApiKeyScope, dto: SendMessageDto): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
-    const message = await this.store.insertPending({
-      businessAccountId: scope.businessAccountId,
+    const message = await this.messages.insertPending(scope.businessAccountId, {
       apiKeyId: scope.apiKeyId,
       phoneNumberId: dto.phoneNumberId,
       to: dto.to,
@@ -81,13 +78,13 @@ export class SendMessageService {
     });
     try {
       const result = await this.upstream.sendMessage(token, dto.phoneNumberId, payloadOf(dto, message.id));
-      return { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(await this.markAccepted(message, result.wamid)) }), headers: {}, final: true };
+      return { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(await this.markAccepted(scope.businessAccountId, message, result.wamid)) }), headers: {}, final: true };
     } catch (error) {
       if (!(error instanceof UpstreamError)) {
-        await this.markFailed(message, { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' }).catch(() => undefined);
+        await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' }).catch(() => undefined);
         throw error;
       }
-      const stored = await this.markFailed(message, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
+      const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
       if (stored.status !== 'failed') {
         // While the call was failing (a timeout), a status for this very message arrived (found by its callback
         // data): the upstream platform accepted it. That is the outcome; the failed call is not.
@@ -98,27 +95,14 @@ export class SendMessageService {
   }
 
   /** One write: status sent + wamid. If a webhook already moved the message on (it found it by callback data), only the wamid is set. */
-  private async markAccepted(message: Message, wamid: string): Promise<Message> {
+  private async markAccepted(businessAccountId: string, message: Message, wamid: string): Promise<Message> {
     const now = new Date();
     // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
     // that was still pending is now exactly the stored one plus this write: no need to read it back.
-    if (await this.store.markSent(message.id, wamid, now)) return { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now };
-    await this.prisma.message.updateMany({ where: { id: message.id, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
-    await this.prisma.message.updateMany({ where: { id: message.id, acceptedAt: null }, data: { acceptedAt: now } });
-    return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
-  }
-
-  /**
-   * pending → failed with the reason. Only from `pending`: a status webhook that found the message by its
-   * callback data while the call was still failing has already moved it on, and a status never goes back.
-   * Returns the message as stored.
-   */
-  private async markFailed(message: Message, error: { code: number | null; title: string; detail: string | null; category: string }): Promise<Message> {
-    await this.prisma.message.updateMany({
-      where: { id: message.id, status: 'pending' },
-      data: { status: 'failed', failedAt: new Date(), errorCode: error.code, errorTitle: error.title, errorDetail: error.detail, errorCategory: error.category },
-    });
-    return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+    if (await this.messages.markSent(businessAccountId, message.id, wamid, now)) {
+      return { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now };
+    }
+    return this.messages.recordLateAcceptance(businessAccountId, message.id, wamid, now);
   }
 
   /** How a synchronous upstream rejection is answered; the stored (failed) message is in `data`. */
@@ -157,8 +141,8 @@ function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
   };
 }
 
-function contentOf(dto: SendMessageDto): Prisma.InputJsonValue {
+function contentOf(dto: SendMessageDto): unknown {
   if (dto.type === 'text') return { text: { body: dto.text!.body, previewUrl: dto.text!.previewUrl ?? false } };
-  return { components: (dto.components ?? []) as unknown as Prisma.InputJsonValue };
+  return { components: dto.components ?? [] };
 }
 
