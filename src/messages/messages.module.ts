@@ -9,6 +9,7 @@ import { StatusHistoryReader } from './query/status-history.reader.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { AccountCredentials } from './send/account-credentials.js';
+import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
 import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
 import { SendContextCache } from './send/send-context.cache.js';
@@ -25,6 +26,7 @@ import { SendMessageService } from './send/send-message.service.js';
     SendContextRepository,
     SendContextCache,
     IdempotencyService,
+    IdempotencyKeysRepository,
     AccountCredentials,
     MessagesRepository,
     StatusHistoryReader,

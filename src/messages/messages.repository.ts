@@ -27,10 +27,29 @@ export class MessagesRepository {
     return rows[0]!;
   }
 
+  /**
+   * insertPending for a send with an Idempotency-Key: the key's claim (idempotency_keys) and the message are
+   * written by one statement, so both or neither are stored. The claim is won when the key is new, expired,
+   * or held by an abandoned in-flight claim of the same body; otherwise nothing is stored and null comes back.
+   */
+  async insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<Message | null> {
+    const values = [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)];
+    const { rows } = await this.prisma.pool.query<Message>(insertPendingClaimingKey([...values, claim.key, claim.requestHash, claim.now, claim.lockedUntil, claim.expiresAt]));
+    return rows[0] ?? null;
+  }
+
   /** pending → sent with the wamid, in one write; false when something else (a status webhook) moved it first. */
   async markSent(businessAccountId: string, messageId: number, wamid: string, at: Date): Promise<boolean> {
     const { rowCount } = await this.prisma.pool.query(markSent([messageId, businessAccountId, wamid, at]));
     return rowCount === 1;
+  }
+
+  /** markSent that also completes the send's Idempotency-Key with its answer, in the same statement (only if it moved the message). */
+  async markSentCompletingKey(businessAccountId: string, messageId: number, wamid: string, at: Date, completion: KeyCompletion): Promise<boolean> {
+    const { rows } = await this.prisma.pool.query<{ sent: number }>(
+      markSentCompletingKey([messageId, businessAccountId, wamid, at, completion.apiKeyId, completion.key, completion.statusCode, JSON.stringify(completion.body)]),
+    );
+    return rows[0]!.sent === 1;
   }
 
   /**
@@ -133,6 +152,22 @@ export class MessagesRepository {
 
 export type PendingMessage = Pick<Message, 'apiKeyId' | 'phoneNumberId' | 'to' | 'type' | 'templateName' | 'templateLanguage'> & { content: unknown };
 
+/** An Idempotency-Key claim stored with a pending message (see IdempotencyService.claim). */
+export interface KeyClaim {
+  key: string;
+  requestHash: string;
+  now: Date;
+  lockedUntil: Date;
+  expiresAt: Date;
+}
+
+export interface KeyCompletion {
+  apiKeyId: string;
+  key: string;
+  statusCode: number;
+  body: unknown;
+}
+
 export interface MessageFailure {
   code: number | null;
   title: string;
@@ -183,4 +218,41 @@ const markSent = statement(
   'mark_message_sent',
   `UPDATE messages SET status = 'sent', upstream_message_id = $3, accepted_at = $4, sent_at = $4, updated_at = $4
     WHERE id = $1 AND business_account_id = $2::uuid AND status = 'pending'`,
+);
+
+/**
+ * The claim and the message in one statement. The claim is taken when the key is new, when its record expired
+ * (24 h), or when an in-flight claim of the same body was abandoned (its lock ran out: a crashed request); the
+ * message is inserted only if the claim was taken.
+ */
+const insertPendingClaimingKey = statement(
+  'insert_pending_message_claiming_key',
+  `WITH claim AS (
+     INSERT INTO idempotency_keys AS k (api_key_id, key, request_hash, state, locked_until, created_at, expires_at)
+     VALUES ($2::uuid, $9, $10, 'in_flight', $12, $11, $13)
+     ON CONFLICT (api_key_id, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, state = 'in_flight', response_status = NULL, response_body = NULL,
+            locked_until = EXCLUDED.locked_until,
+            created_at = CASE WHEN k.expires_at <= $11 THEN EXCLUDED.created_at ELSE k.created_at END,
+            expires_at = CASE WHEN k.expires_at <= $11 THEN EXCLUDED.expires_at ELSE k.expires_at END
+      WHERE k.expires_at <= $11 OR (k.state = 'in_flight' AND k.locked_until <= $11 AND k.request_hash = EXCLUDED.request_hash)
+     RETURNING 1
+   )
+   INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
+                         content, status, updated_at)
+   SELECT $1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8::jsonb, 'pending', now() FROM claim
+   RETURNING ${MESSAGE_COLUMNS}`,
+);
+
+const markSentCompletingKey = statement(
+  'mark_message_sent_completing_key',
+  `WITH sent AS (
+     UPDATE messages SET status = 'sent', upstream_message_id = $3, accepted_at = $4, sent_at = $4, updated_at = $4
+      WHERE id = $1 AND business_account_id = $2::uuid AND status = 'pending'
+     RETURNING id
+   ), completed AS (
+     UPDATE idempotency_keys SET state = 'completed', response_status = $7, response_body = $8::jsonb
+      WHERE api_key_id = $5::uuid AND key = $6 AND EXISTS (SELECT 1 FROM sent)
+   )
+   SELECT count(*)::int AS sent FROM sent`,
 );

@@ -86,6 +86,26 @@ describe('POST /messages: cached send context follows changes', () => {
     expect((await sendUntil(b, 200)).status).toBe(200);
   });
 
+  it('still replays an Idempotency-Key answer after the template was paused (the key wins over the checks)', async () => {
+    const key = `ctx-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const body = helloWorld(a, recipient());
+    const withKey = (b: object) => stack.http.post('/messages').set(a.key.headers).set('Idempotency-Key', key).send(b);
+    const first = await withKey(body);
+    expect(first.status).toBe(200);
+    await setTemplateStatus(a, 'hello_world', 'en_US', 'PAUSED');
+    expect((await sendUntil(a, 422)).status).toBe(422);
+
+    const replay = await withKey(body);
+    expect(replay.status).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    const otherBody = await withKey(helloWorld(a, recipient()));
+    expect(otherBody.status).toBe(422);
+    expect(otherBody.body.errors).toEqual([{ field: 'Idempotency-Key', message: expect.stringContaining('different request body') }]);
+    await setTemplateStatus(a, 'hello_world', 'en_US', 'APPROVED');
+    expect((await sendUntil(a, 200)).status).toBe(200);
+  });
+
   it('sends a text at once after an inbound message opens the window (a closed window is never cached)', async () => {
     const to = recipient();
     const text = { phoneNumberId: a.account.phoneNumberId, to, type: 'text', text: { body: 'Thanks for your message.' } };
