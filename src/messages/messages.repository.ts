@@ -23,8 +23,8 @@ export class MessagesRepository {
   /** Every attempt is stored before the upstream call, as `pending`. */
   async insertPending(businessAccountId: string, m: PendingMessage): Promise<Message> {
     const values = [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)];
-    const { rows } = await this.prisma.pool.query<Message>(insertPending(values));
-    return rows[0]!;
+    const { rows } = await this.prisma.pool.query<InsertedRow>(insertPending(values));
+    return pendingRow(businessAccountId, m, rows[0]!);
   }
 
   /**
@@ -34,8 +34,8 @@ export class MessagesRepository {
    */
   async insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<Message | null> {
     const values = [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)];
-    const { rows } = await this.prisma.pool.query<Message>(insertPendingClaimingKey([...values, claim.key, claim.requestHash, claim.now, claim.lockedUntil, claim.expiresAt]));
-    return rows[0] ?? null;
+    const { rows } = await this.prisma.pool.query<InsertedRow>(insertPendingClaimingKey([...values, claim.key, claim.requestHash, claim.now, claim.lockedUntil, claim.expiresAt]));
+    return rows[0] ? pendingRow(businessAccountId, m, rows[0]) : null;
   }
 
   /** pending → sent with the wamid, in one write; false when something else (a status webhook) moved it first. */
@@ -199,19 +199,48 @@ export interface MessageAggregates {
   templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
 }
 
-const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key_id AS "apiKeyId", phone_number_id AS "phoneNumberId",
-  "to", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
-  upstream_message_id AS "upstreamMessageId", error_code AS "errorCode", error_title AS "errorTitle",
-  error_detail AS "errorDetail", error_category AS "errorCategory", accepted_at AS "acceptedAt", sent_at AS "sentAt",
-  delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", created_at AS "createdAt",
-  updated_at AS "updatedAt"`;
+/** What the database decides on insert; the rest of a pending row is what was inserted (see pendingRow). */
+interface InsertedRow {
+  id: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+const INSERTED_COLUMNS = `id, created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** A freshly inserted pending message, without reading back columns whose values we just sent. */
+function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): Message {
+  return {
+    id: r.id,
+    businessAccountId,
+    apiKeyId: m.apiKeyId,
+    phoneNumberId: m.phoneNumberId,
+    to: m.to,
+    type: m.type,
+    templateName: m.templateName,
+    templateLanguage: m.templateLanguage,
+    content: m.content as Message['content'],
+    status: 'pending',
+    upstreamMessageId: null,
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    errorCategory: null,
+    acceptedAt: null,
+    sentAt: null,
+    deliveredAt: null,
+    readAt: null,
+    failedAt: null,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
 
 const insertPending = statement(
   'insert_pending_message',
   `INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
                          content, status, updated_at)
    VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8::jsonb, 'pending', now())
-   RETURNING ${MESSAGE_COLUMNS}`,
+   RETURNING ${INSERTED_COLUMNS}`,
 );
 
 const markSent = statement(
@@ -241,7 +270,7 @@ const insertPendingClaimingKey = statement(
    INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
                          content, status, updated_at)
    SELECT $1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8::jsonb, 'pending', now() FROM claim
-   RETURNING ${MESSAGE_COLUMNS}`,
+   RETURNING ${INSERTED_COLUMNS}`,
 );
 
 const markSentCompletingKey = statement(
