@@ -57,22 +57,20 @@ export class MessagesRepository {
    * only the wamid and the acceptance time are filled in where still missing. Returns the stored row.
    */
   async recordLateAcceptance(businessAccountId: string, messageId: number, wamid: string, at: Date): Promise<Message> {
-    await this.prisma.message.updateMany({ where: { id: messageId, businessAccountId, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
-    await this.prisma.message.updateMany({ where: { id: messageId, businessAccountId, acceptedAt: null }, data: { acceptedAt: at } });
-    return this.prisma.message.findFirstOrThrow({ where: { id: messageId, businessAccountId } });
+    const { rows } = await this.prisma.pool.query<Message>(recordLateAcceptance([messageId, businessAccountId, wamid, at]));
+    return found(rows[0], messageId);
   }
 
   /**
    * pending → failed with the reason. Only from `pending`: a status webhook that found the message by its
    * callback data while the call was still failing has already moved it on, and a status never goes back.
-   * Returns the message as stored.
+   * Returns the message as stored (one statement either way).
    */
   async markFailed(businessAccountId: string, messageId: number, error: MessageFailure): Promise<Message> {
-    await this.prisma.message.updateMany({
-      where: { id: messageId, businessAccountId, status: 'pending' },
-      data: { status: 'failed', failedAt: new Date(), errorCode: error.code, errorTitle: error.title, errorDetail: error.detail, errorCategory: error.category },
-    });
-    return this.prisma.message.findFirstOrThrow({ where: { id: messageId, businessAccountId } });
+    const { rows } = await this.prisma.pool.query<Message>(
+      markFailed([messageId, businessAccountId, new Date(), error.code, error.title, error.detail, error.category]),
+    );
+    return found(rows[0], messageId);
   }
 
   // ---- Status webhooks (placeholder) -------------------------------------------------------------------------
@@ -199,6 +197,27 @@ export interface MessageAggregates {
   templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
 }
 
+const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key_id AS "apiKeyId", phone_number_id AS "phoneNumberId",
+  "to", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
+  upstream_message_id AS "upstreamMessageId", error_code AS "errorCode", error_title AS "errorTitle",
+  error_detail AS "errorDetail", error_category AS "errorCategory", accepted_at AS "acceptedAt", sent_at AS "sentAt",
+  delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", created_at AS "createdAt",
+  updated_at AS "updatedAt"`;
+
+/**
+ * The tenant check of the statements that find a message by id ($1) for its business account ($2). Written so
+ * that no index can serve it: only the primary key may find the row. As a plain `business_account_id = $2`, a
+ * prepared statement's generic plan, made while `messages` had no statistics yet (a fresh database, before
+ * autovacuum's first ANALYZE), used the (business_account_id, to, created_at) index instead and read every
+ * message of the account on each send: measured 13.7 M index tuples read for 4,600 sends in a bench run.
+ */
+const SAME_ACCOUNT = '(business_account_id = $2::uuid) IS TRUE';
+
+function found(row: Message | undefined, messageId: number): Message {
+  if (!row) throw new Error(`message ${messageId} not found in its business account`);
+  return row;
+}
+
 /** What the database decides on insert; the rest of a pending row is what was inserted (see pendingRow). */
 interface InsertedRow {
   id: number;
@@ -246,7 +265,28 @@ const insertPending = statement(
 const markSent = statement(
   'mark_message_sent',
   `UPDATE messages SET status = 'sent', upstream_message_id = $3, accepted_at = $4, sent_at = $4, updated_at = $4
-    WHERE id = $1 AND business_account_id = $2::uuid AND status = 'pending'`,
+    WHERE id = $1 AND status = 'pending' AND ${SAME_ACCOUNT}`,
+);
+
+const recordLateAcceptance = statement(
+  'record_late_acceptance',
+  `UPDATE messages SET upstream_message_id = coalesce(upstream_message_id, $3), accepted_at = coalesce(accepted_at, $4), updated_at = now()
+    WHERE id = $1 AND ${SAME_ACCOUNT}
+   RETURNING ${MESSAGE_COLUMNS}`,
+);
+
+/** The row as updated, or as it was when something else had already moved it off `pending`. */
+const markFailed = statement(
+  'mark_message_failed',
+  `WITH failed AS (
+     UPDATE messages SET status = 'failed', failed_at = $3, error_code = $4, error_title = $5, error_detail = $6,
+                         error_category = $7, updated_at = $3
+      WHERE id = $1 AND status = 'pending' AND ${SAME_ACCOUNT}
+     RETURNING ${MESSAGE_COLUMNS}
+   )
+   SELECT * FROM failed
+   UNION ALL
+   SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND ${SAME_ACCOUNT} AND NOT EXISTS (SELECT 1 FROM failed)`,
 );
 
 /**
@@ -277,7 +317,7 @@ const markSentCompletingKey = statement(
   'mark_message_sent_completing_key',
   `WITH sent AS (
      UPDATE messages SET status = 'sent', upstream_message_id = $3, accepted_at = $4, sent_at = $4, updated_at = $4
-      WHERE id = $1 AND business_account_id = $2::uuid AND status = 'pending'
+      WHERE id = $1 AND status = 'pending' AND ${SAME_ACCOUNT}
      RETURNING id
    ), completed AS (
      UPDATE idempotency_keys SET state = 'completed', response_status = $7, response_body = $8::jsonb
