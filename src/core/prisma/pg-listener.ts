@@ -27,6 +27,8 @@ export class PgListener implements OnModuleDestroy {
   private client: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** A connect() is under way: it will LISTEN on every channel subscribed by the time it is connected. */
+  private connecting = false;
 
   constructor(
     private readonly config: AppConfig,
@@ -37,8 +39,10 @@ export class PgListener implements OnModuleDestroy {
     const list = this.subscribers.get(channel) ?? [];
     list.push(subscriber);
     this.subscribers.set(channel, list);
-    if (this.client) void this.listenOn(this.client, [channel]);
-    else if (!this.timer) void this.connect();
+    const client = this.client;
+    // A failed LISTEN ends the connection; its 'end' handler reconnects and listens on every channel.
+    if (client) this.listenOn(client, [channel]).catch(() => client.end().catch(() => undefined));
+    else if (!this.timer && !this.connecting) void this.connect();
   }
 
   private async connect(): Promise<void> {
@@ -60,9 +64,15 @@ export class PgListener implements OnModuleDestroy {
     };
     client.on('error', lost);
     client.on('end', () => lost());
+    this.connecting = true;
     try {
       await client.connect();
+      if (this.stopped) {
+        await client.end().catch(() => undefined);
+        return;
+      }
       this.client = client;
+      this.connecting = false;
       await this.listenOn(client, [...this.subscribers.keys()]);
     } catch (err) {
       if (this.client === client) lost(err as Error);
@@ -70,6 +80,8 @@ export class PgListener implements OnModuleDestroy {
         client.end().catch(() => undefined);
         if (!this.stopped) this.schedule();
       }
+    } finally {
+      this.connecting = false;
     }
   }
 
