@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
+import { PgListener } from './prisma/pg-listener.js';
 import { PrismaService } from './prisma/prisma.service.js';
 import { SqlUnitOfWork } from './prisma/sql-unit-of-work.js';
 import { UnitOfWork } from './prisma/unit-of-work.js';
@@ -19,12 +20,13 @@ export class CoreModule {
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
         PrismaService,
+        PgListener,
         SqlUnitOfWork,
         UnitOfWork,
         RedisService,
         QueueService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, SqlUnitOfWork, UnitOfWork, RedisService, QueueService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService],
     };
   }
 }

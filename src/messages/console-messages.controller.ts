@@ -9,7 +9,8 @@ import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js'
 import { MESSAGE_NOT_FOUND } from './messages.controller.js';
 import { MessageDetailView, MessageView, toMessageDetailView, toMessageView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
-import { MessagesRepository } from './query/messages.repository.js';
+import { MessagesRepository } from './messages.repository.js';
+import { StatusHistoryReader } from './query/status-history.reader.js';
 
 const MAX_INT = 2_147_483_647;
 
@@ -27,6 +28,7 @@ export class ConsoleMessagesController {
     private readonly accounts: BusinessAccountsRepository,
     private readonly messages: MessagesRepository,
     private readonly analytics: AnalyticsService,
+    private readonly history: StatusHistoryReader,
   ) {}
 
   @Get('messages')
@@ -52,7 +54,7 @@ export class ConsoleMessagesController {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     const message = id > 0 && id <= MAX_INT ? await this.messages.findOne(account.id, id) : null;
     if (!message) throw new NotFoundError(MESSAGE_NOT_FOUND);
-    return toMessageDetailView(message, await this.messages.statusHistory(account.wabaId, message));
+    return toMessageDetailView(message, await this.history.statusHistory(account.wabaId, message));
   }
 
   @Get('messages-analytics')

@@ -10,7 +10,8 @@ import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js'
 import { SendMessageDto } from './dto/send-message.dto.js';
 import { MessageDetailView, MessageView, toMessageDetailView, toMessageView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
-import { MessagesRepository } from './query/messages.repository.js';
+import { MessagesRepository } from './messages.repository.js';
+import { StatusHistoryReader } from './query/status-history.reader.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
 import { SendMessageService } from './send/send-message.service.js';
@@ -29,6 +30,7 @@ export class MessagesController {
     private readonly sender: SendMessageService,
     private readonly messages: MessagesRepository,
     private readonly analytics: AnalyticsService,
+    private readonly history: StatusHistoryReader,
   ) {}
 
   @Post()
@@ -89,6 +91,6 @@ export class MessagesController {
   ): Promise<MessageDetailView> {
     const message = id > 0 && id <= MAX_INT ? await this.messages.findOne(scope.businessAccountId, id) : null;
     if (!message) throw new NotFoundError(MESSAGE_NOT_FOUND);
-    return toMessageDetailView(message, await this.messages.statusHistory(scope.wabaId, message));
+    return toMessageDetailView(message, await this.history.statusHistory(scope.wabaId, message));
   }
 }

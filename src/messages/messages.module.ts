@@ -4,18 +4,33 @@ import { UpstreamModule } from '../upstream/upstream.module.js';
 import { ConsoleMessagesController } from './console-messages.controller.js';
 import { MessagesController } from './messages.controller.js';
 import { AnalyticsService } from './query/analytics.service.js';
-import { MessagesRepository } from './query/messages.repository.js';
+import { MessagesRepository } from './messages.repository.js';
+import { StatusHistoryReader } from './query/status-history.reader.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
+import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
 import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
-import { SendStore } from './send/send.store.js';
+import { SendContextCache } from './send/send-context.cache.js';
+import { SendContextRepository } from './send/send-context.repository.js';
 import { SendMessageService } from './send/send-message.service.js';
 
 /** Messages: the API-key routes (send, list, get, analytics) and the console's read-only views of them. */
 @Module({
   imports: [UpstreamModule, AccountsModule],
   controllers: [MessagesController, ConsoleMessagesController],
-  providers: [SendMessageService, PreSendChecks, SendStore, IdempotencyService, MessagesRepository, AnalyticsService, RateLimiterService, RateLimitGuard],
+  providers: [
+    SendMessageService,
+    PreSendChecks,
+    SendContextRepository,
+    SendContextCache,
+    IdempotencyService,
+    IdempotencyKeysRepository,
+    MessagesRepository,
+    StatusHistoryReader,
+    AnalyticsService,
+    RateLimiterService,
+    RateLimitGuard,
+  ],
 })
 export class MessagesModule {}

@@ -1,30 +1,29 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Prisma } from '../../generated/prisma/client.js';
 import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
-import type { Envelope } from '../../core/http/envelope.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
+import type { KeyClaim } from '../messages.repository.js';
+import { IdempotencyKeysRepository, type StoredResponse } from './idempotency-keys.repository.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const KEEP_MS = 24 * 3600 * 1000;
 /** A claim older than this is taken to belong to a crashed request and may be taken over. */
 const LOCK_MS = 60 * 1000;
 
-export interface StoredResponse {
-  statusCode: number;
-  body: Envelope;
-}
-
-export type Claim = { kind: 'claimed' } | { kind: 'replay'; response: StoredResponse };
+export type { StoredResponse };
 
 /**
- * Idempotency-Key records in PostgreSQL, scoped to the key pair and kept 24 h. A key is claimed before the
- * upstream call (so a concurrent duplicate gets 409 instead of a second send) and completed with the
- * response, which later requests with the same key and body get back unchanged.
+ * Idempotency-Key rules; the records are in PostgreSQL, scoped to the key pair and kept 24 h. A key is claimed
+ * by the same statement that stores the pending message (before the upstream call, so a concurrent duplicate
+ * gets 409 instead of a second send) and completed with the response, which later requests with the same key
+ * and body get back unchanged.
+ *
+ * Why PostgreSQL and not Redis: the record is the promise "never sent twice for one key"; Redis here may lose
+ * its data (no AOF required, see README), which would turn a retry into a second message. Riding on the
+ * message's own statements costs no extra round trip anyway.
  */
 @Injectable()
 export class IdempotencyService {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly keys: IdempotencyKeysRepository) {}
 
   static validateKey(value: unknown): string | undefined {
     if (value === undefined) return undefined;
@@ -38,48 +37,34 @@ export class IdempotencyService {
     return createHash('sha256').update(canonicalJson(body)).digest('hex');
   }
 
-  async claim(apiKeyId: string, key: string, requestHash: string): Promise<Claim> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const now = new Date();
-      const created = await this.prisma.idempotencyKey.createMany({
-        data: [{ apiKeyId, key, requestHash, state: 'in_flight', lockedUntil: new Date(now.getTime() + LOCK_MS), expiresAt: new Date(now.getTime() + KEEP_MS) }],
-        skipDuplicates: true,
-      });
-      if (created.count === 1) return { kind: 'claimed' };
+  /** The claim to store with the pending message: new, expired, or abandoned by a crashed request. */
+  static claim(key: string, requestHash: string, now = new Date()): KeyClaim {
+    return { key, requestHash, now, lockedUntil: new Date(now.getTime() + LOCK_MS), expiresAt: new Date(now.getTime() + KEEP_MS) };
+  }
 
-      const existing = await this.prisma.idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key } } });
-      if (!existing) continue; // released meanwhile: try again
-      if (existing.expiresAt <= now) {
-        await this.prisma.idempotencyKey.deleteMany({ where: { apiKeyId, key, expiresAt: { lte: now } } });
-        continue;
-      }
-      if (existing.requestHash !== requestHash) {
-        throw FieldValidationError.of(IDEMPOTENCY_HEADER, 'this Idempotency-Key was already used with a different request body');
-      }
-      if (existing.state === 'completed' && existing.responseStatus !== null) {
-        return { kind: 'replay', response: { statusCode: existing.responseStatus, body: existing.responseBody as unknown as Envelope } };
-      }
-      if (existing.lockedUntil > now) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
-      const taken = await this.prisma.idempotencyKey.updateMany({
-        where: { apiKeyId, key, state: 'in_flight', lockedUntil: { lte: now } },
-        data: { lockedUntil: new Date(now.getTime() + LOCK_MS) },
-      });
-      if (taken.count === 1) return { kind: 'claimed' };
-      throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+  /**
+   * What an earlier request with this key decides for this one: its stored answer (replay), 422 for another
+   * body, 409 while it is still in flight; null when no live record holds the key (it may be claimed).
+   */
+  async earlierAnswer(apiKeyId: string, key: string, requestHash: string): Promise<StoredResponse | null> {
+    const existing = await this.keys.find(apiKeyId, key);
+    const now = new Date();
+    if (!existing || existing.expiresAt <= now) return null;
+    if (existing.requestHash !== requestHash) {
+      throw FieldValidationError.of(IDEMPOTENCY_HEADER, 'this Idempotency-Key was already used with a different request body');
     }
-    throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+    if (existing.state === 'completed' && existing.responseStatus !== null) return { statusCode: existing.responseStatus, body: existing.responseBody };
+    if (existing.lockedUntil > now) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+    return null;
   }
 
-  async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
-    await this.prisma.idempotencyKey.update({
-      where: { apiKeyId_key: { apiKeyId, key } },
-      data: { state: 'completed', responseStatus: response.statusCode, responseBody: response.body as unknown as Prisma.InputJsonValue },
-    });
+  complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
+    return this.keys.complete(apiKeyId, key, response);
   }
 
-  /** Forget a claim: validation failures and retryable outcomes are not stored against the key. */
-  async release(apiKeyId: string, key: string): Promise<void> {
-    await this.prisma.idempotencyKey.deleteMany({ where: { apiKeyId, key, state: 'in_flight' } });
+  /** Forget a claim: retryable outcomes are not stored against the key, so a retry tries again. */
+  release(apiKeyId: string, key: string): Promise<void> {
+    return this.keys.release(apiKeyId, key);
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { SendStore, type SendContext } from './send.store.js';
+import { SendContextCache } from './send-context.cache.js';
+import { SendContextRepository, type SendContext } from './send-context.repository.js';
 import type { ParameterCounts } from '../../accounts/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
 
@@ -14,14 +14,14 @@ const WINDOW_MS = 24 * 3600 * 1000;
 @Injectable()
 export class PreSendChecks {
   constructor(
-    private readonly prisma: PrismaService,
-    private readonly store: SendStore,
+    private readonly contexts: SendContextCache,
+    private readonly repository: SendContextRepository,
   ) {}
 
-  /** One read for number, template and window; checked in that order. */
+  /** One read for number, template and window (usually from the per-process cache); checked in that order. */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<void> {
     const template = dto.type === 'template';
-    const ctx = await this.store.context(businessAccountId, {
+    const ctx = await this.contexts.get(businessAccountId, {
       phoneNumberId: dto.phoneNumberId,
       templateName: template ? dto.templateName! : null,
       templateLanguage: template ? dto.templateLanguage! : null,
@@ -41,9 +41,9 @@ export class PreSendChecks {
     const name = dto.templateName!;
     const language = dto.templateLanguage!;
     if (!template.templateExists || template.templateRemovedAt) {
-      const other = await this.prisma.template.findMany({ where: { businessAccountId, name, removedAt: null }, select: { language: true } });
+      const other = await this.repository.languagesOf(businessAccountId, name);
       if (other.length > 0) {
-        throw FieldValidationError.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.map((t) => t.language).join(', ')})`);
+        throw FieldValidationError.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.join(', ')})`);
       }
       throw FieldValidationError.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
     }

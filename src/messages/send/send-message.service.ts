@@ -1,21 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { Message, Prisma } from '../../generated/prisma/client.js';
+import type { Message } from '../../generated/prisma/client.js';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 
+import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
 import { envelope, SUCCESS, type Envelope } from '../../core/http/envelope.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import type { SendPayload } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
+import { MessagesRepository } from '../messages.repository.js';
 import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks } from './pre-send-checks.js';
-import { SendStore } from './send.store.js';
 
 /** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
 export interface SendOutcome {
@@ -37,8 +37,7 @@ export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
 @Injectable()
 export class SendMessageService {
   constructor(
-    private readonly prisma: PrismaService,
-    private readonly store: SendStore,
+    private readonly messages: MessagesRepository,
     private readonly checks: PreSendChecks,
     private readonly idempotency: IdempotencyService,
     private readonly credentials: AccountCredentials,
@@ -51,26 +50,24 @@ export class SendMessageService {
       await this.checks.assertSendable(scope.businessAccountId, dto);
       return this.deliver(scope, dto);
     }
-    const claim = await this.idempotency.claim(scope.apiKeyId, idempotencyKey, IdempotencyService.fingerprint(dto));
-    if (claim.kind === 'replay') {
-      const { statusCode, body } = claim.response;
-      return { statusCode, body: body as Envelope<MessageView>, headers: { 'Idempotent-Replayed': 'true' }, final: true };
-    }
-    let outcome: SendOutcome | undefined;
+    const requestHash = IdempotencyService.fingerprint(dto);
     try {
       await this.checks.assertSendable(scope.businessAccountId, dto);
-      outcome = await this.deliver(scope, dto);
-      return outcome;
-    } finally {
-      if (outcome?.final) await this.idempotency.complete(scope.apiKeyId, idempotencyKey, { statusCode: outcome.statusCode, body: outcome.body });
-      else await this.idempotency.release(scope.apiKeyId, idempotencyKey);
+    } catch (error) {
+      // The checks run before the key is looked at (they are usually answered from memory); a refusal must still
+      // give way to what an earlier request with this key decided: its replay, 422 for another body, or 409.
+      if (error instanceof FieldValidationError) {
+        const earlier = await this.idempotency.earlierAnswer(scope.apiKeyId, idempotencyKey, requestHash);
+        if (earlier) return replayOf(earlier);
+      }
+      throw error;
     }
+    return this.deliver(scope, dto, { key: idempotencyKey, requestHash });
   }
 
-  private async deliver(scope: ApiKeyScope, dto: SendMessageDto): Promise<SendOutcome> {
+  private async deliver(scope: ApiKeyScope, dto: SendMessageDto, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
-    const message = await this.store.insertPending({
-      businessAccountId: scope.businessAccountId,
+    const pending = {
       apiKeyId: scope.apiKeyId,
       phoneNumberId: dto.phoneNumberId,
       to: dto.to,
@@ -78,47 +75,59 @@ export class SendMessageService {
       templateName: dto.type === 'template' ? dto.templateName! : null,
       templateLanguage: dto.type === 'template' ? dto.templateLanguage! : null,
       content: contentOf(dto),
-    });
+    };
+    let message: Message | null = null;
+    if (!keyed) message = await this.messages.insertPending(scope.businessAccountId, pending);
+    else {
+      for (let attempt = 0; attempt < 2 && !message; attempt++) {
+        message = await this.messages.insertPendingClaimingKey(scope.businessAccountId, pending, IdempotencyService.claim(keyed.key, keyed.requestHash));
+        if (message) break;
+        const earlier = await this.idempotency.earlierAnswer(scope.apiKeyId, keyed.key, keyed.requestHash);
+        if (earlier) return replayOf(earlier);
+        // The holder released or abandoned the key meanwhile: claim again.
+      }
+      if (!message) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+    }
+
+    let outcome: SendOutcome | undefined;
+    let completed = false;
     try {
       const result = await this.upstream.sendMessage(token, dto.phoneNumberId, payloadOf(dto, message.id));
-      return { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(await this.markAccepted(message, result.wamid)) }), headers: {}, final: true };
+      const now = new Date();
+      // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
+      // that was still pending is now exactly the stored one plus this write: no need to read it back.
+      const sent: Message = { ...message, status: 'sent', upstreamMessageId: result.wamid, acceptedAt: now, sentAt: now, updatedAt: now };
+      outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(sent) }), headers: {}, final: true };
+      completed = keyed
+        ? await this.messages.markSentCompletingKey(scope.businessAccountId, message.id, result.wamid, now, { apiKeyId: scope.apiKeyId, key: keyed.key, statusCode: 200, body: outcome.body })
+        : await this.messages.markSent(scope.businessAccountId, message.id, result.wamid, now);
+      if (!completed) {
+        // A status webhook moved it on first: only the wamid and acceptance time are filled in.
+        const stored = await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, result.wamid, now);
+        outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
+      }
+      return outcome;
     } catch (error) {
+      outcome = undefined;
       if (!(error instanceof UpstreamError)) {
-        await this.markFailed(message, { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' }).catch(() => undefined);
+        await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' }).catch(() => undefined);
         throw error;
       }
-      const stored = await this.markFailed(message, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
+      const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
       if (stored.status !== 'failed') {
         // While the call was failing (a timeout), a status for this very message arrived (found by its callback
         // data): the upstream platform accepted it. That is the outcome; the failed call is not.
-        return { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
+        outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
+      } else {
+        outcome = this.rejected(stored, error);
       }
-      return this.rejected(stored, error);
+      return outcome;
+    } finally {
+      if (keyed && !completed) {
+        if (outcome?.final) await this.idempotency.complete(scope.apiKeyId, keyed.key, { statusCode: outcome.statusCode, body: outcome.body });
+        else await this.idempotency.release(scope.apiKeyId, keyed.key);
+      }
     }
-  }
-
-  /** One write: status sent + wamid. If a webhook already moved the message on (it found it by callback data), only the wamid is set. */
-  private async markAccepted(message: Message, wamid: string): Promise<Message> {
-    const now = new Date();
-    // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
-    // that was still pending is now exactly the stored one plus this write: no need to read it back.
-    if (await this.store.markSent(message.id, wamid, now)) return { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now };
-    await this.prisma.message.updateMany({ where: { id: message.id, upstreamMessageId: null }, data: { upstreamMessageId: wamid } });
-    await this.prisma.message.updateMany({ where: { id: message.id, acceptedAt: null }, data: { acceptedAt: now } });
-    return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
-  }
-
-  /**
-   * pending → failed with the reason. Only from `pending`: a status webhook that found the message by its
-   * callback data while the call was still failing has already moved it on, and a status never goes back.
-   * Returns the message as stored.
-   */
-  private async markFailed(message: Message, error: { code: number | null; title: string; detail: string | null; category: string }): Promise<Message> {
-    await this.prisma.message.updateMany({
-      where: { id: message.id, status: 'pending' },
-      data: { status: 'failed', failedAt: new Date(), errorCode: error.code, errorTitle: error.title, errorDetail: error.detail, errorCategory: error.category },
-    });
-    return this.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
   }
 
   /** How a synchronous upstream rejection is answered; the stored (failed) message is in `data`. */
@@ -143,6 +152,10 @@ export class SendMessageService {
   }
 }
 
+function replayOf(earlier: { statusCode: number; body: unknown }): SendOutcome {
+  return { statusCode: earlier.statusCode, body: earlier.body as Envelope<MessageView>, headers: { 'Idempotent-Replayed': 'true' }, final: true };
+}
+
 const isRateLimit = (code: number | undefined) => code === 130429 || code === 131056 || code === 4 || code === 80007;
 
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
@@ -157,8 +170,8 @@ function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
   };
 }
 
-function contentOf(dto: SendMessageDto): Prisma.InputJsonValue {
+function contentOf(dto: SendMessageDto): unknown {
   if (dto.type === 'text') return { text: { body: dto.text!.body, previewUrl: dto.text!.previewUrl ?? false } };
-  return { components: (dto.components ?? []) as unknown as Prisma.InputJsonValue };
+  return { components: dto.components ?? [] };
 }
 

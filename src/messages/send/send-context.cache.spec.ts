@@ -1,0 +1,88 @@
+import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
+import { SendContextCache } from './send-context.cache.js';
+import type { SendContext, SendContextQuery, SendContextRepository } from './send-context.repository.js';
+
+const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendContext => ({
+  numberExists: true,
+  numberStatus: 'CONNECTED',
+  numberRemovedAt: null,
+  templateExists: true,
+  templateStatus: status,
+  templateRemovedAt: null,
+  parameterCounts: { header: 0, body: 0, buttons: {} },
+  parameterFormat: 'POSITIONAL',
+  lastInboundAt,
+});
+const template: SendContextQuery = { phoneNumberId: '402', templateName: 'hello_world', templateLanguage: 'en_US', to: null };
+const text = (to: string): SendContextQuery => ({ phoneNumberId: '402', templateName: null, templateLanguage: null, to });
+
+function setup() {
+  let subscriber: ChannelSubscriber | undefined;
+  const reads: Array<{ account: string; resolve: (c: SendContext) => void }> = [];
+  const repository = {
+    read: (account: string) => new Promise<SendContext>((resolve) => reads.push({ account, resolve })),
+  } as unknown as SendContextRepository;
+  const listener = { subscribe: (_: string, s: ChannelSubscriber) => (subscriber = s) } as unknown as PgListener;
+  const cache = new SendContextCache(repository, listener);
+  cache.onModuleInit();
+  subscriber!.listening(true);
+  /** Resolves the next pending read with `value` and returns what get() answered. */
+  const get = async (account: string, q: SendContextQuery, value: SendContext) => {
+    const pending = cache.get(account, q);
+    await Promise.resolve();
+    reads.shift()?.resolve(value);
+    return pending;
+  };
+  return { cache, reads, subscriber: subscriber!, get };
+}
+
+describe('SendContextCache', () => {
+  it('answers from memory until the business account is notified, per account', async () => {
+    const { cache, reads, subscriber, get } = setup();
+    await get('acc-a', template, approved());
+    await get('acc-b', template, approved());
+    expect((await cache.get('acc-a', template)).templateStatus).toBe('APPROVED');
+    expect(reads).toHaveLength(0);
+    subscriber.notify('acc-a');
+    expect((await get('acc-a', template, approved('PAUSED'))).templateStatus).toBe('PAUSED');
+    expect((await cache.get('acc-b', template)).templateStatus).toBe('APPROVED'); // B untouched, still cached
+    expect(reads).toHaveLength(0);
+  });
+
+  it('does not cache a read that was in flight when a change was notified', async () => {
+    const { cache, reads, subscriber } = setup();
+    const stale = cache.get('acc-a', template);
+    await Promise.resolve();
+    subscriber.notify('acc-a'); // committed while the read ran: its answer may predate the change
+    reads.shift()!.resolve(approved('APPROVED'));
+    expect((await stale).templateStatus).toBe('APPROVED');
+    const next = cache.get('acc-a', template);
+    expect(reads).toHaveLength(1); // read again, not answered from the stale value
+    reads.shift()!.resolve(approved('PAUSED'));
+    expect((await next).templateStatus).toBe('PAUSED');
+  });
+
+  it('caches nothing while not listening', async () => {
+    const { cache, reads, subscriber, get } = setup();
+    subscriber.listening(false);
+    await get('acc-a', template, approved());
+    void cache.get('acc-a', template);
+    expect(reads).toHaveLength(1);
+  });
+
+  it('keeps open windows only, until they close', async () => {
+    const { cache, reads, get } = setup();
+    await get('acc-a', text('4477'), approved('APPROVED', null)); // closed: not kept
+    void cache.get('acc-a', text('4477'));
+    expect(reads).toHaveLength(1);
+    reads.shift()!.resolve(approved('APPROVED', new Date()));
+    await Promise.resolve();
+    await get('acc-a', text('4478'), approved('APPROVED', new Date(Date.now() - 25 * 3600_000))); // expired window
+    void cache.get('acc-a', text('4478'));
+    expect(reads).toHaveLength(1);
+    reads.shift()!.resolve(approved('APPROVED', null));
+    await new Promise((r) => setImmediate(r));
+    expect((await cache.get('acc-a', text('4477'))).lastInboundAt).toBeInstanceOf(Date); // open: kept
+    expect(reads).toHaveLength(0);
+  });
+});

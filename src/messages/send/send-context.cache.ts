@@ -1,0 +1,114 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { PgListener } from '../../core/prisma/pg-listener.js';
+import { SEND_CONTEXT_CHANNEL, SendContextRepository, type SendContext, type SendContextQuery } from './send-context.repository.js';
+
+/** Safety net only: a change normally reaches every API process within milliseconds through NOTIFY. */
+export const SEND_CONTEXT_TTL_MS = 5_000;
+const WINDOW_MS = 24 * 3600 * 1000;
+const MAX_ENTRIES = 10_000;
+
+type NumberAndTemplate = Omit<SendContext, 'lastInboundAt'>;
+
+interface Entry<T> {
+  value: T;
+  expiresAt: number;
+}
+
+interface AccountEntries {
+  /** (number, template, language) → the number and template part of the context, found or not. */
+  parts: Map<string, Entry<NumberAndTemplate>>;
+  /** (number, recipient) → last inbound time; only OPEN windows are kept (see below). */
+  windows: Map<string, Entry<Date>>;
+}
+
+/**
+ * The pre-send read, cached per API process and per business account, so a send usually costs no database
+ * round trip before its insert.
+ *
+ * Invalidation crosses processes through PostgreSQL itself: triggers on `phone_numbers` and `templates`
+ * NOTIFY `send_context` with the business account's id when a change commits, whoever made it (a console
+ * sync in an API process, a template-status webhook in the worker, a script). Every API process LISTENs on
+ * one connection (PgListener) and drops that account's entries. While that connection is down nothing is
+ * cached (and everything is dropped when it comes back), so a lost notification cannot leave a stale entry;
+ * the TTL is a second safety net. A read that was in flight when an invalidation arrived is not cached.
+ *
+ * The 24 h window: only an open window is cached, until it closes (or the TTL). Windows only ever move
+ * forward (the worker keeps the latest inbound time), so an open window cannot close early; a closed or
+ * absent one is always read fresh, so "inbound message arrives → customer replies at once" never sees a
+ * cached "closed".
+ */
+@Injectable()
+export class SendContextCache implements OnModuleInit {
+  private readonly accounts = new Map<string, AccountEntries>();
+  private size = 0;
+  /** Bumped by every invalidation: a read that started before one must not be cached. */
+  private generation = 0;
+  private listening = false;
+
+  constructor(
+    private readonly repository: SendContextRepository,
+    private readonly listener: PgListener,
+  ) {}
+
+  onModuleInit(): void {
+    this.listener.subscribe(SEND_CONTEXT_CHANNEL, {
+      notify: (payload) => (payload === '*' ? this.clear() : this.invalidate(payload)),
+      listening: (on) => {
+        this.listening = on;
+        this.clear();
+      },
+    });
+  }
+
+  async get(businessAccountId: string, q: SendContextQuery): Promise<SendContext> {
+    const now = Date.now();
+    const account = this.accounts.get(businessAccountId);
+    const partKey = `${q.phoneNumberId}\u0000${q.templateName ?? ''}\u0000${q.templateLanguage ?? ''}`;
+    const windowKey = q.to === null ? null : `${q.phoneNumberId}\u0000${q.to}`;
+    const part = account?.parts.get(partKey);
+    if (part && part.expiresAt > now) {
+      if (windowKey === null) return { ...part.value, lastInboundAt: null };
+      const window = account!.windows.get(windowKey);
+      if (window && window.expiresAt > now) return { ...part.value, lastInboundAt: window.value };
+    }
+
+    const generation = this.generation;
+    const context = await this.repository.read(businessAccountId, q);
+    if (this.listening && generation === this.generation) this.store(businessAccountId, partKey, windowKey, context, Date.now());
+    return context;
+  }
+
+  /** Drop every entry of one business account (its numbers or templates changed). */
+  invalidate(businessAccountId: string): void {
+    this.generation++;
+    const account = this.accounts.get(businessAccountId);
+    if (!account) return;
+    this.size -= account.parts.size + account.windows.size;
+    this.accounts.delete(businessAccountId);
+  }
+
+  private clear(): void {
+    this.generation++;
+    this.accounts.clear();
+    this.size = 0;
+  }
+
+  private store(businessAccountId: string, partKey: string, windowKey: string | null, context: SendContext, now: number): void {
+    if (this.size >= MAX_ENTRIES) this.clear();
+    let account = this.accounts.get(businessAccountId);
+    if (!account) {
+      account = { parts: new Map(), windows: new Map() };
+      this.accounts.set(businessAccountId, account);
+    }
+    const { lastInboundAt, ...part } = context;
+    if (!account.parts.has(partKey)) this.size++;
+    account.parts.set(partKey, { value: part, expiresAt: now + SEND_CONTEXT_TTL_MS });
+    if (windowKey !== null && lastInboundAt) {
+      const closesAt = lastInboundAt.getTime() + WINDOW_MS;
+      if (closesAt > now) {
+        if (!account.windows.has(windowKey)) this.size++;
+        account.windows.set(windowKey, { value: lastInboundAt, expiresAt: Math.min(closesAt, now + SEND_CONTEXT_TTL_MS) });
+      }
+    }
+  }
+}
