@@ -3,16 +3,14 @@ import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagg
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
-import { FieldValidationError, NotFoundError } from '../core/http/api-error.js';
+import { FieldValidationError } from '../core/http/api-error.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
-import { MESSAGE_NOT_FOUND } from './messages.controller.js';
-import { MessageDetailView, MessageView, toMessageDetailView, toMessageView } from './message.view.js';
+import { MessageDetailView, MessageView, toMessageView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesRepository } from './messages.repository.js';
-import { StatusHistoryReader } from './query/status-history.reader.js';
+import { MessageDetails } from './query/message-details.service.js';
 
-const MAX_INT = 2_147_483_647;
 
 /**
  * The message reads of `/messages`, for the console: an operator picks one of the organization's business
@@ -28,7 +26,7 @@ export class ConsoleMessagesController {
     private readonly accounts: BusinessAccountsRepository,
     private readonly messages: MessagesRepository,
     private readonly analytics: AnalyticsService,
-    private readonly history: StatusHistoryReader,
+    private readonly details: MessageDetails,
   ) {}
 
   @Get('messages')
@@ -52,9 +50,7 @@ export class ConsoleMessagesController {
     @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
   ): Promise<MessageDetailView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    const message = id > 0 && id <= MAX_INT ? await this.messages.findOne(account.id, id) : null;
-    if (!message) throw new NotFoundError(MESSAGE_NOT_FOUND);
-    return toMessageDetailView(message, await this.history.statusHistory(account.wabaId, message));
+    return this.details.get({ businessAccountId: account.id, wabaId: account.wabaId }, id);
   }
 
   @Get('messages-analytics')

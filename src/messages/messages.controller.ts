@@ -3,21 +3,19 @@ import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@n
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
-import { FieldValidationError, NotFoundError } from '../core/http/api-error.js';
+import { FieldValidationError } from '../core/http/api-error.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
-import { MessageDetailView, MessageView, toMessageDetailView, toMessageView } from './message.view.js';
+import { MessageDetailView, MessageView, toMessageView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesRepository } from './messages.repository.js';
-import { StatusHistoryReader } from './query/status-history.reader.js';
+import { MessageDetails } from './query/message-details.service.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
 import { SendMessageService } from './send/send-message.service.js';
 
-export const MESSAGE_NOT_FOUND = 'Message not found';
-const MAX_INT = 2_147_483_647;
 
 @ApiTags('messages')
 @ApiKeyAuth()
@@ -30,7 +28,7 @@ export class MessagesController {
     private readonly sender: SendMessageService,
     private readonly messages: MessagesRepository,
     private readonly analytics: AnalyticsService,
-    private readonly history: StatusHistoryReader,
+    private readonly details: MessageDetails,
   ) {}
 
   @Post()
@@ -89,8 +87,6 @@ export class MessagesController {
     @CurrentApiKey() scope: ApiKeyScope,
     @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
   ): Promise<MessageDetailView> {
-    const message = id > 0 && id <= MAX_INT ? await this.messages.findOne(scope.businessAccountId, id) : null;
-    if (!message) throw new NotFoundError(MESSAGE_NOT_FOUND);
-    return toMessageDetailView(message, await this.history.statusHistory(scope.wabaId, message));
+    return this.details.get(scope, id);
   }
 }

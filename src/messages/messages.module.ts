@@ -5,7 +5,8 @@ import { ConsoleMessagesController } from './console-messages.controller.js';
 import { MessagesController } from './messages.controller.js';
 import { AnalyticsService } from './query/analytics.service.js';
 import { MessagesRepository } from './messages.repository.js';
-import { StatusHistoryReader } from './query/status-history.reader.js';
+import { MessageDetails } from './query/message-details.service.js';
+import { EventsRepository } from '../webhooks/events/events.repository.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
@@ -27,7 +28,8 @@ import { SendMessageService } from './send/send-message.service.js';
     IdempotencyService,
     IdempotencyKeysRepository,
     MessagesRepository,
-    StatusHistoryReader,
+    MessageDetails,
+    EventsRepository,
     AnalyticsService,
     RateLimiterService,
     RateLimitGuard,

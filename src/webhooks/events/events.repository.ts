@@ -73,6 +73,13 @@ const claimEvents = statement(
 
 const countWait = statement('count_event_wait', `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::int[]) AND processed = false`);
 
+const statusHistory = statement(
+  'status_history',
+  `SELECT status, upstream_timestamp AS "upstreamTimestamp", created_at AS "createdAt" FROM events
+    WHERE message_id = $2 AND waba_id = $1 AND kind = 'status_update'
+    ORDER BY upstream_timestamp ASC NULLS LAST, id ASC`,
+);
+
 const deliveriesWithWaitingStatuses = statement(
   'deliveries_with_waiting_statuses',
   `SELECT DISTINCT delivery_id AS "deliveryId" FROM events
@@ -185,5 +192,11 @@ export class EventsRepository {
   async deliveriesWithWaitingStatuses(q: { maxAttempts: number; createdBefore: Date; createdAfter: Date; limit: number }): Promise<number[]> {
     const { rows } = await this.prisma.pool.query<{ deliveryId: number }>(deliveriesWithWaitingStatuses([q.maxAttempts, q.createdBefore, q.createdAfter, q.limit]));
     return rows.map((r) => r.deliveryId);
+  }
+
+  /** The status events stored for one message (by wamid) of the account, oldest first. */
+  async statusHistory(wabaId: string, wamid: string): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
+    const { rows } = await this.prisma.pool.query<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>>(statusHistory([wabaId, wamid]));
+    return rows;
   }
 }
