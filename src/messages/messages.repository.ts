@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, type Message } from '../generated/prisma/client.js';
 import { skipTake } from '../core/http/pagination.js';
 import { PrismaService } from '../core/prisma/prisma.service.js';
-import { statement } from '../core/prisma/sql.js';
+import { connectionOf, statement, type Tx } from '../core/prisma/sql.js';
 import type { ListMessagesQuery } from './dto/list-messages.query.js';
 
 /**
@@ -10,9 +10,7 @@ import type { ListMessagesQuery } from './dto/list-messages.query.js';
  * here. The send path's statements are SQL on the pool (a Prisma query costs ≈ 4× the query here); the rarer
  * ones use Prisma. Tenant scope: the business account is the first argument of every method, and part of
  * every WHERE, so a forgotten scope is a type error rather than a leak.
- *
- * Status webhooks (src/webhooks/processing) still write their own `UPDATE messages`; that statement moves
- * into the "Status webhooks" section below when the webhook rewrite lands (its owner moves it).
+ * Status webhooks (the worker) lock and write messages in the worker's transaction (a Tx).
  */
 @Injectable()
 export class MessagesRepository {
@@ -73,8 +71,24 @@ export class MessagesRepository {
     return found(rows[0], messageId);
   }
 
-  // ---- Status webhooks (placeholder) -------------------------------------------------------------------------
-  // The worker's status write (applyStatuses) belongs here; it is still in src/webhooks/processing.
+  // ---- Status webhooks (the worker, in its transaction) ------------------------------------------------------
+
+  /**
+   * Every message these statuses may concern, locked in id order (so that concurrent chunks never deadlock):
+   * by wamid, or, for a status whose wamid is not stored yet, by the message id in its callback data when that
+   * message has no wamid yet. Each comes with its business account's wabaId, which the caller checks per status.
+   */
+  async lockForStatuses(tx: Tx, wamids: string[], callbackMessageIds: number[]): Promise<StatusCandidate[]> {
+    const { rows } = await connectionOf(tx).query<StatusCandidate>(lockForStatuses([wamids, callbackMessageIds]));
+    return rows;
+  }
+
+  /** Writes the status columns of messages locked by lockForStatuses, each once, in one statement. */
+  async writeStatuses(tx: Tx, changed: StatusCandidate[]): Promise<void> {
+    if (changed.length === 0) return;
+    // The id list as well: it keeps the plan an index scan whatever the planner guesses of the JSON rows.
+    await connectionOf(tx).query(writeStatuses([JSON.stringify(changed), changed.map((m) => m.id)]));
+  }
 
   // ---- Reads -----------------------------------------------------------------------------------------------
 
@@ -146,6 +160,26 @@ export class MessagesRepository {
     ]);
     return { totals: totalsRows[0] ?? { total: 0, sent: 0, delivered: 0, read: 0, failed: 0 }, series, failureReasons, templates };
   }
+}
+
+/** What the status rules (messages/message-status.ts) need to know of a message. */
+export interface LockedMessage {
+  id: number;
+  status: string;
+  errorCategory: string | null;
+  sentAt: Date | null;
+  deliveredAt: Date | null;
+  readAt: Date | null;
+  failedAt: Date | null;
+}
+
+/** A message as a status chunk locks and writes it back: every column statuses change. */
+export interface StatusCandidate extends LockedMessage {
+  wabaId: string;
+  upstreamMessageId: string | null;
+  errorCode: number | null;
+  errorTitle: string | null;
+  errorDetail: string | null;
 }
 
 export type PendingMessage = Pick<Message, 'apiKeyId' | 'phoneNumberId' | 'to' | 'type' | 'templateName' | 'templateLanguage'> & { content: unknown };
@@ -324,4 +358,28 @@ const markSentCompletingKey = statement(
       WHERE api_key_id = $5::uuid AND key = $6 AND EXISTS (SELECT 1 FROM sent)
    )
    SELECT count(*)::int AS sent FROM sent`,
+);
+
+const lockForStatuses = statement(
+  'lock_status_messages',
+  `SELECT m.id, b.waba_id AS "wabaId", m.upstream_message_id AS "upstreamMessageId", m.status,
+          m.error_category AS "errorCategory", m.error_code AS "errorCode", m.error_title AS "errorTitle",
+          m.error_detail AS "errorDetail", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt",
+          m.read_at AS "readAt", m.failed_at AS "failedAt"
+     FROM messages m JOIN business_accounts b ON b.id = m.business_account_id
+    WHERE m.upstream_message_id = ANY($1::text[]) OR (m.id = ANY($2::bigint[]) AND m.upstream_message_id IS NULL)
+    ORDER BY m.id
+      FOR UPDATE OF m`,
+);
+
+const writeStatuses = statement(
+  'write_status_messages',
+  `UPDATE messages m
+      SET status = v.status, error_category = v."errorCategory", error_code = v."errorCode", error_title = v."errorTitle",
+          error_detail = v."errorDetail", sent_at = v."sentAt", delivered_at = v."deliveredAt", read_at = v."readAt",
+          failed_at = v."failedAt", upstream_message_id = v."upstreamMessageId", updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS v(id int, status text, "errorCategory" text, "errorCode" int, "errorTitle" text,
+          "errorDetail" text, "sentAt" timestamptz, "deliveredAt" timestamptz, "readAt" timestamptz, "failedAt" timestamptz,
+          "upstreamMessageId" text)
+    WHERE m.id = v.id AND m.id = ANY($2::int[])`,
 );

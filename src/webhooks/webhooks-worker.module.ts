@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TemplatesRepository } from '../accounts/templates/templates.repository.js';
 import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
+import { MessagesRepository } from '../messages/messages.repository.js';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { EventsRepository } from './events/events.repository.js';
@@ -23,6 +24,7 @@ import { TemplateStatusEffect } from './processing/effects/template-status.effec
     WebhookDeliveriesRepository,
     EventsRepository,
     ConversationWindowsRepository,
+    MessagesRepository,
     DeliveryWorker,
     DeliverySweeper,
     DeliveryRetention,

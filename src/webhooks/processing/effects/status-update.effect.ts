@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type pg from 'pg';
-import { connectionOf, statement, type Tx } from '../../../core/prisma/sql.js';
+import type { Tx } from '../../../core/prisma/sql.js';
+import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
 import { isRecord } from '../classify.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
@@ -8,56 +8,10 @@ import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './eve
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
 const CALLBACK_DATA = /^bm:(\d{1,10})$/;
 
-/** What statusChanges needs to know of a message. */
-export interface LockedMessage {
-  id: number;
-  status: string;
-  errorCategory: string | null;
-  sentAt: Date | null;
-  deliveredAt: Date | null;
-  readAt: Date | null;
-  failedAt: Date | null;
-}
-
-/** A message as locked and written back by a chunk: every column statuses change. */
-interface Candidate extends LockedMessage {
-  wabaId: string;
-  upstreamMessageId: string | null;
-  errorCode: number | null;
-  errorTitle: string | null;
-  errorDetail: string | null;
-}
+export type { LockedMessage };
+type Candidate = StatusCandidate;
 
 export type StatusChanges = Partial<Omit<Candidate, 'id' | 'wabaId' | 'upstreamMessageId'>>;
-
-/**
- * Every message these statuses may concern, locked in id order (so that concurrent batches never deadlock):
- * by wamid, or, for a status whose wamid is not stored yet, by the message id in its callback data when that
- * message has no wamid yet. The business account is checked per event afterwards.
- */
-const lockCandidates = statement(
-  'lock_status_messages',
-  `SELECT m.id, b.waba_id AS "wabaId", m.upstream_message_id AS "upstreamMessageId", m.status,
-          m.error_category AS "errorCategory", m.error_code AS "errorCode", m.error_title AS "errorTitle",
-          m.error_detail AS "errorDetail", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt",
-          m.read_at AS "readAt", m.failed_at AS "failedAt"
-     FROM messages m JOIN business_accounts b ON b.id = m.business_account_id
-    WHERE m.upstream_message_id = ANY($1::text[]) OR (m.id = ANY($2::bigint[]) AND m.upstream_message_id IS NULL)
-    ORDER BY m.id
-      FOR UPDATE OF m`,
-);
-
-const writeMessages = statement(
-  'write_status_messages',
-  `UPDATE messages m
-      SET status = v.status, error_category = v."errorCategory", error_code = v."errorCode", error_title = v."errorTitle",
-          error_detail = v."errorDetail", sent_at = v."sentAt", delivered_at = v."deliveredAt", read_at = v."readAt",
-          failed_at = v."failedAt", upstream_message_id = v."upstreamMessageId", updated_at = now()
-     FROM jsonb_to_recordset($1::jsonb) AS v(id int, status text, "errorCategory" text, "errorCode" int, "errorTitle" text,
-          "errorDetail" text, "sentAt" timestamptz, "deliveredAt" timestamptz, "readAt" timestamptz, "failedAt" timestamptz,
-          "upstreamMessageId" text)
-    WHERE m.id = v.id AND m.id = ANY($2::int[])`,
-);
 
 type StatusItem = EffectItem;
 
@@ -81,63 +35,63 @@ export interface StatusPlan<T extends StatusItem> {
  */
 @Injectable()
 export class StatusUpdateEffect implements EventEffect {
+  constructor(private readonly messages: MessagesRepository) {}
+
   appliesTo(item: Pick<EffectItem, 'kind' | 'messageId' | 'status'>): boolean {
     return item.kind === 'status_update' && item.messageId !== null && item.status !== null && isDeliveryStatus(item.status);
   }
 
   async prepare<T extends EffectItem>(tx: Tx, items: T[]): Promise<PreparedEffect<T>> {
-    const client = connectionOf(tx);
-    const plan = await planStatuses(client, items);
-    return { waiting: plan.waiting, apply: (owned) => writeStatuses(client, plan, owned) };
+    const plan = await this.planStatuses(tx, items);
+    return { waiting: plan.waiting, apply: (owned) => this.writeStatuses(tx, plan, owned) };
   }
-}
 
-/** Locks every message these statuses may concern (in id order) and decides which status goes to which. */
-async function planStatuses<T extends StatusItem>(client: pg.PoolClient, items: T[]): Promise<StatusPlan<T>> {
-  const plan: StatusPlan<T> = { target: new Map(), linked: new Set(), waiting: [] };
-  if (items.length === 0) return plan;
-  const wamids = [...new Set(items.map((e) => e.messageId!))];
-  const callbackIds = [...new Set(items.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null))];
-  const { rows } = await client.query<Candidate>(lockCandidates([wamids, callbackIds]));
+  /** Locks every message these statuses may concern (in id order) and decides which status goes to which. */
+  private async planStatuses<T extends StatusItem>(tx: Tx, items: T[]): Promise<StatusPlan<T>> {
+    const plan: StatusPlan<T> = { target: new Map(), linked: new Set(), waiting: [] };
+    if (items.length === 0) return plan;
+    const wamids = [...new Set(items.map((e) => e.messageId!))];
+    const callbackIds = [...new Set(items.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null))];
+    const rows = await this.messages.lockForStatuses(tx, wamids, callbackIds);
 
-  const byWamid = new Map<string, Candidate>();
-  const unlinked = new Map<number, Candidate>();
-  for (const m of rows) {
-    if (m.upstreamMessageId !== null) byWamid.set(m.upstreamMessageId, m);
-    else unlinked.set(m.id, m);
-  }
-  // A link by callback data makes later statuses of the same wamid find the message directly.
-  for (const item of items) {
-    const wamid = item.messageId!;
-    let message = byWamid.get(wamid);
-    if (!message) {
-      const linkable = unlinked.get(callbackMessageId(item.raw) ?? -1);
-      if (linkable && linkable.wabaId === item.wabaId) {
-        unlinked.delete(linkable.id);
-        linkable.upstreamMessageId = wamid;
-        byWamid.set(wamid, linkable);
-        plan.linked.add(linkable);
-        message = linkable;
-      }
+    const byWamid = new Map<string, Candidate>();
+    const unlinked = new Map<number, Candidate>();
+    for (const m of rows) {
+      if (m.upstreamMessageId !== null) byWamid.set(m.upstreamMessageId, m);
+      else unlinked.set(m.id, m);
     }
-    if (message && message.wabaId === item.wabaId) plan.target.set(item, message);
-    else plan.waiting.push(item);
+    // A link by callback data makes later statuses of the same wamid find the message directly.
+    for (const item of items) {
+      const wamid = item.messageId!;
+      let message = byWamid.get(wamid);
+      if (!message) {
+        const linkable = unlinked.get(callbackMessageId(item.raw) ?? -1);
+        if (linkable && linkable.wabaId === item.wabaId) {
+          unlinked.delete(linkable.id);
+          linkable.upstreamMessageId = wamid;
+          byWamid.set(wamid, linkable);
+          plan.linked.add(linkable);
+          message = linkable;
+        }
+      }
+      if (message && message.wabaId === item.wabaId) plan.target.set(item, message);
+      else plan.waiting.push(item);
+    }
+    return plan;
   }
-  return plan;
-}
 
-/** Applies `owned` (statuses of the plan this transaction owns), in order, and writes each changed message once. */
-async function writeStatuses<T extends StatusItem>(client: pg.PoolClient, plan: StatusPlan<T>, owned: T[]): Promise<void> {
-  const changed = new Set<Candidate>();
-  for (const item of owned) {
-    const message = plan.target.get(item)!;
-    const changes = statusChanges(message, item);
-    Object.assign(message, changes);
-    if (Object.keys(changes).length > 0 || plan.linked.has(message)) changed.add(message);
+  /** Applies `owned` (statuses of the plan this transaction owns), in order, and writes each changed message once. */
+  private async writeStatuses<T extends StatusItem>(tx: Tx, plan: StatusPlan<T>, owned: T[]): Promise<void> {
+    const changed = new Set<Candidate>();
+    for (const item of owned) {
+      const message = plan.target.get(item)!;
+      const changes = statusChanges(message, item);
+      Object.assign(message, changes);
+      if (Object.keys(changes).length > 0 || plan.linked.has(message)) changed.add(message);
+    }
+    if (changed.size === 0) return;
+    await this.messages.writeStatuses(tx, [...changed]);
   }
-  if (changed.size === 0) return;
-  // The id list as well: it keeps the plan an index scan whatever the planner guesses of the JSON rows.
-  await client.query(writeMessages([JSON.stringify([...changed]), [...changed].map((m) => m.id)]));
 }
 
 /** The columns to change on `message` for this status event (pure; empty when nothing changes). */
