@@ -29,6 +29,6 @@ import { TemplatesService } from './templates/templates.service.js';
     AccountCredentials,
     { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKey), inject: [AppConfig] },
   ],
-  exports: [BusinessAccountsRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials],
+  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials],
 })
 export class AccountsModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { PrismaService } from '../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../core/prisma/sql.js';
 
 export interface InboundContact {
@@ -17,12 +18,25 @@ const openWindows = statement(
      SET last_inbound_at = GREATEST(conversation_windows.last_inbound_at, EXCLUDED.last_inbound_at), waba_id = EXCLUDED.waba_id`,
 );
 
+const lastInbound = statement(
+  'conversation_window_last_inbound',
+  `SELECT last_inbound_at AS "lastInboundAt" FROM conversation_windows WHERE phone_number_id = $1 AND recipient = $2`,
+);
+
 /**
- * The one writer of `conversation_windows`: the 24 h customer service window, the last inbound message per
- * (business number, customer).
+ * The one owner of `conversation_windows`: the 24 h customer service window, the last inbound message per
+ * (business number, customer). Written by the worker (inbound messages), read by the send path.
  */
 @Injectable()
 export class ConversationWindowsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** When the customer last wrote to this number; null when never. */
+  async lastInboundAt(phoneNumberId: string, recipient: string): Promise<Date | null> {
+    const { rows } = await this.prisma.pool.query<{ lastInboundAt: Date }>(lastInbound([phoneNumberId, recipient]));
+    return rows[0]?.lastInboundAt ?? null;
+  }
+
   /** Opens or renews the windows of these inbound messages, in the caller's transaction; one statement. */
   async openOrRenew(tx: Tx, contacts: InboundContact[]): Promise<void> {
     // One row per window (the latest message), in key order: a statement may not touch a row twice, and

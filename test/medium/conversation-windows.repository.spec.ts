@@ -3,11 +3,10 @@ import { ConversationWindowsRepository, type InboundContact } from '../../src/me
 import { metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('ConversationWindowsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest(() => new ConversationWindowsRepository());
+  const t = repositoryUnderTest((prisma) => new ConversationWindowsRepository(prisma));
   const openOrRenew = (contacts: InboundContact[]) => new SqlUnitOfWork(t.prisma).run((tx) => t.repo.openOrRenew(tx, contacts));
   /** When the customer last wrote to this business number, as the send path reads it (null: no window). */
-  const lastInbound = async (phoneNumberId: string, customer: string) =>
-    (await t.prisma.conversationWindow.findUnique({ where: { phoneNumberId_recipient: { phoneNumberId, recipient: customer } } }))?.lastInboundAt ?? null;
+  const lastInbound = (phoneNumberId: string, customer: string) => t.repo.lastInboundAt(phoneNumberId, customer);
   const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
 
   it('opens a window on an inbound message and renews it on a later one, never shortening it for an older one', async () => {

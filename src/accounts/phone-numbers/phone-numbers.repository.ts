@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { PhoneNumber } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { statement } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
 /** A number as the upstream platform lists it, in our column names. */
@@ -14,6 +15,17 @@ export interface SyncCounts {
   updated: number;
   removed: number;
 }
+
+/** What a send needs to know of its number: whether it is synced (and not removed) and Meta's status. */
+export interface NumberSendState {
+  status: string | null;
+  removedAt: Date | null;
+}
+
+const sendState = statement(
+  'phone_number_send_state',
+  `SELECT status, removed_at AS "removedAt" FROM phone_numbers WHERE business_account_id = $1::uuid AND phone_number_id = $2`,
+);
 
 /** Owns `phone_numbers`. Every statement is scoped to one business account, its first argument. */
 @Injectable()
@@ -48,5 +60,11 @@ export class PhoneNumbersRepository {
     const gone = existing.filter((p) => !seen.has(p.phoneNumberId) && !p.removedAt).map((p) => p.id);
     if (gone.length) await db.phoneNumber.updateMany({ where: { businessAccountId, id: { in: gone } }, data: { removedAt: syncedAt } });
     return { added, updated: numbers.length - added, removed: gone.length };
+  }
+
+  /** The send path's read (SQL on the pool: it runs on every cache miss of a send); null when never synced. */
+  async sendState(businessAccountId: string, phoneNumberId: string): Promise<NumberSendState | null> {
+    const { rows } = await this.prisma.pool.query<NumberSendState>(sendState([businessAccountId, phoneNumberId]));
+    return rows[0] ?? null;
   }
 }

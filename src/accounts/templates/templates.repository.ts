@@ -18,6 +18,24 @@ export interface SyncedTemplate {
   parameterCounts: ParameterCounts;
 }
 
+/** What a send needs to know of a template: its status, whether removed, and the parameters it expects. */
+export interface TemplateSendState {
+  status: string;
+  removedAt: Date | null;
+  parameterCounts: unknown;
+  parameterFormat: string;
+}
+
+const sendState = statement(
+  'template_send_state',
+  `SELECT status, removed_at AS "removedAt", parameter_counts AS "parameterCounts", parameter_format AS "parameterFormat"
+     FROM templates WHERE business_account_id = $1::uuid AND name = $2 AND language = $3`,
+);
+const languages = statement(
+  'template_languages',
+  `SELECT language FROM templates WHERE business_account_id = $1::uuid AND name = $2 AND removed_at IS NULL ORDER BY language`,
+);
+
 /** Meta's decision on a template, from a webhook (by business account wabaId, name and language). */
 export interface TemplateDecision {
   wabaId: string;
@@ -105,5 +123,17 @@ export class TemplatesRepository {
       if (d.status !== undefined) await client.query(decide([d.wabaId, d.name, d.language, d.status, d.reason ?? null, d.at]));
       else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category, d.at]));
     }
+  }
+
+  /** The send path's read (SQL on the pool: it runs on every cache miss of a send); null when never synced. */
+  async sendState(businessAccountId: string, name: string, language: string): Promise<TemplateSendState | null> {
+    const { rows } = await this.prisma.pool.query<TemplateSendState>(sendState([businessAccountId, name, language]));
+    return rows[0] ?? null;
+  }
+
+  /** The languages a template is synced in (not removed). */
+  async languagesOf(businessAccountId: string, name: string): Promise<string[]> {
+    const { rows } = await this.prisma.pool.query<{ language: string }>(languages([businessAccountId, name]));
+    return rows.map((r) => r.language);
   }
 }

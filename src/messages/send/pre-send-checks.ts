@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
 import { SendContextCache } from './send-context.cache.js';
-import { SendContextRepository, type SendContext } from './send-context.repository.js';
+import { SendContextReader, type SendContext } from './send-context.reader.js';
 import type { ParameterCounts } from '../../accounts/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
 
@@ -15,7 +15,7 @@ const WINDOW_MS = 24 * 3600 * 1000;
 export class PreSendChecks {
   constructor(
     private readonly contexts: SendContextCache,
-    private readonly repository: SendContextRepository,
+    private readonly repository: SendContextReader,
   ) {}
 
   /** One read for number, template and window (usually from the per-process cache); checked in that order. */

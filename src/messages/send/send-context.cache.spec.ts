@@ -1,6 +1,6 @@
 import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
 import { SendContextCache } from './send-context.cache.js';
-import type { SendContext, SendContextQuery, SendContextRepository } from './send-context.repository.js';
+import type { SendContext, SendContextQuery, SendContextReader } from './send-context.reader.js';
 
 const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendContext => ({
   numberExists: true,
@@ -21,7 +21,7 @@ function setup() {
   const reads: Array<{ account: string; resolve: (c: SendContext) => void }> = [];
   const repository = {
     read: (account: string) => new Promise<SendContext>((resolve) => reads.push({ account, resolve })),
-  } as unknown as SendContextRepository;
+  } as unknown as SendContextReader;
   const listener = { subscribe: (_: string, s: ChannelSubscriber) => (subscriber = s) } as unknown as PgListener;
   const cache = new SendContextCache(repository, listener);
   cache.onModuleInit();

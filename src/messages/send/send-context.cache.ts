@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { PgListener } from '../../core/prisma/pg-listener.js';
-import { SEND_CONTEXT_CHANNEL, SendContextRepository, type SendContext, type SendContextQuery } from './send-context.repository.js';
+import { SEND_CONTEXT_CHANNEL, SendContextReader, type SendContext, type SendContextQuery } from './send-context.reader.js';
 
 /** Safety net only: a change normally reaches every API process within milliseconds through NOTIFY. */
 export const SEND_CONTEXT_TTL_MS = 5_000;
@@ -46,7 +46,7 @@ export class SendContextCache implements OnModuleInit {
   private listening = false;
 
   constructor(
-    private readonly repository: SendContextRepository,
+    private readonly repository: SendContextReader,
     private readonly listener: PgListener,
   ) {}
 
