@@ -4,6 +4,7 @@ import type { Message } from '../../generated/prisma/client.js';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 
 import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
+import { sendRejection } from '../../core/http/error-mapper.js';
 import { envelope, SUCCESS, type Envelope } from '../../core/http/envelope.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
@@ -130,33 +131,17 @@ export class SendMessageService {
     }
   }
 
-  /** How a synchronous upstream rejection is answered; the stored (failed) message is in `data`. */
+  /** How a synchronous upstream rejection is answered (the one error mapper); the stored (failed) message is in `data`. */
   private rejected(message: Message, error: UpstreamError): SendOutcome {
-    const data = toMessageView(message);
-    const reason = `${error.title}${error.code !== undefined ? ` (${error.code})` : ''}`;
     this.logger.info({ messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus }, 'send rejected upstream');
-    switch (error.errorClass) {
-      case 'credential':
-        return { statusCode: 424, body: envelope(424, `The upstream platform rejected the business account's credential (${reason}); reconnect it in the console`, { data }), headers: {}, final: true };
-      case 'account_blocked':
-        return { statusCode: 424, body: envelope(424, `The upstream platform has blocked this business account: ${reason}`, { data }), headers: {}, final: true };
-      case 'retryable':
-        if (isRateLimit(error.code)) {
-          const retryAfter = String(error.retryAfterSeconds ?? (error.code === 131056 ? 60 : 1));
-          return { statusCode: 429, body: envelope(429, `Upstream rate limit: ${reason}`, { data }), headers: { 'Retry-After': retryAfter }, final: false };
-        }
-        return { statusCode: 502, body: envelope(502, `Upstream platform unavailable: ${reason}${error.isTimeout ? '; the outcome is unknown, the message stays failed unless a status arrives' : ''}`, { data }), headers: {}, final: false };
-      case 'permanent':
-        return { statusCode: 422, body: envelope(422, `Upstream rejected the message: ${reason}`, { data }), headers: {}, final: true };
-    }
+    const answer = sendRejection(error);
+    return { statusCode: answer.statusCode, body: envelope(answer.statusCode, answer.message, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };
   }
 }
 
 function replayOf(earlier: { statusCode: number; body: unknown }): SendOutcome {
   return { statusCode: earlier.statusCode, body: earlier.body as Envelope<MessageView>, headers: { 'Idempotent-Replayed': 'true' }, final: true };
 }
-
-const isRateLimit = (code: number | undefined) => code === 130429 || code === 131056 || code === 4 || code === 80007;
 
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
   if (dto.type === 'text') {
