@@ -16,8 +16,9 @@ function postConcurrently(t: TestApp, tenant: Tenant, n: number, text = 'hi'): {
   return { ids, answers };
 }
 
-async function storedFor(t: TestApp, wabaId: string): Promise<{ id: number; batchId: string | null }[]> {
-  return t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, select: { id: true, batchId: true }, orderBy: { id: 'asc' } });
+/** The tenant's stored deliveries; `xmin` names the transaction (the INSERT) that stored each, `batchId` its queue job. */
+async function storedFor(t: TestApp, wabaId: string): Promise<{ id: number; batchId: string | null; xmin: string }[]> {
+  return t.prisma.$queryRaw`SELECT id, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids) ORDER BY id`;
 }
 
 describe('Webhook receiver: group commit', () => {
@@ -45,7 +46,8 @@ describe('Webhook receiver: group commit', () => {
     expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
     const rows = await storedFor(t, tenant.wabaId);
     expect(rows).toHaveLength(12);
-    // One group commit: one batch id on all twelve rows.
+    // One group commit (one INSERT, one transaction) and one queue job for all twelve rows.
+    expect(new Set(rows.map((r) => r.xmin)).size).toBe(1);
     expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
     expect(rows[0]!.batchId).not.toBeNull();
     await waitFor(async () => ((await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } })) === 12 ? true : undefined), '12 processed events');
@@ -53,17 +55,19 @@ describe('Webhook receiver: group commit', () => {
     expect(deliveries.every((d) => d.status === 'processed' && d.eventCount === 1)).toBe(true);
   });
 
-  it('writes a full window early: WEBHOOK_BATCH_MAX_ROWS rows per INSERT at most', async () => {
-    const small = await startTestApp({ WEBHOOK_BATCH_WINDOW_MS: '300', WEBHOOK_BATCH_MAX_ROWS: '3' });
+  it('writes a full window early (WEBHOOK_BATCH_MAX_ROWS rows per INSERT at most), one queue job for the INSERTs of a job window', async () => {
+    const small = await startTestApp({ WEBHOOK_BATCH_WINDOW_MS: '300', WEBHOOK_BATCH_MAX_ROWS: '3', WEBHOOK_JOB_WINDOW_MS: '1000' });
     try {
       const tenant = await createTenant(small);
       const responses = await postConcurrently(small, tenant, 7).answers;
       expect(responses.map((r) => r.status)).toEqual(Array(7).fill(200));
       const rows = await storedFor(small, tenant.wabaId);
       expect(rows).toHaveLength(7);
-      const sizes = [...rows.reduce((m, r) => m.set(r.batchId, (m.get(r.batchId) ?? 0) + 1), new Map<string | null, number>()).values()];
+      const sizes = [...rows.reduce((m, r) => m.set(r.xmin, (m.get(r.xmin) ?? 0) + 1), new Map<string, number>()).values()];
       expect(Math.max(...sizes)).toBeLessThanOrEqual(3);
       expect(sizes.length).toBeGreaterThanOrEqual(3);
+      // Written within one WEBHOOK_JOB_WINDOW_MS: those INSERTs make one queue job.
+      expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
     } finally {
       await small.close();
     }
@@ -138,5 +142,14 @@ describe('Webhook receiver: group commit', () => {
     expect(rows.map((r) => r.status)).toEqual(['processed', 'failed', 'processed']);
     expect(rows[1]!.lastError).toContain('not valid JSON');
     expect(await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } })).toBe(2);
+  });
+
+  it('stores a delivery whose entry id holds NUL (never a real account) without failing the others of its batch', async () => {
+    const tenant = await createTenant(t);
+    const good = postConcurrently(t, tenant, 3);
+    const odd = postWebhook(t, inboundPayload(`${tenant.wabaId}\u0000x`, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const responses = [...(await good.answers), await odd];
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(await storedFor(t, tenant.wabaId)).toHaveLength(3);
   });
 });

@@ -38,6 +38,7 @@ export class AppConfig {
   readonly webhookRetentionDays!: number;
   readonly webhookBatchWindowMs!: number;
   readonly webhookBatchMaxRows!: number;
+  readonly webhookJobWindowMs!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -73,6 +74,7 @@ export class AppConfig {
       webhookRetentionDays: r.int('WEBHOOK_RETENTION_DAYS', { default: 30, min: 0, max: 3650 }),
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
+      webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
     });
     r.throwIfInvalid();
     return config;

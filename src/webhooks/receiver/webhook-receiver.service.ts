@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { ApiError } from '../../core/http/api-error.js';
@@ -6,6 +5,7 @@ import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from './group-commit.js';
+import { JobWindow } from './job-window.js';
 import { isValidSignature, secretsEqual } from './webhook-signature.js';
 
 export const INVALID_SIGNATURE = 'Invalid or missing X-Hub-Signature-256';
@@ -18,15 +18,16 @@ const ENQUEUE_TIMEOUT_MS = 1000;
  * The hot path for Meta's POSTs: verify, store the raw bytes durably, answer. Concurrent deliveries are
  * stored by one INSERT per short window (group commit, WEBHOOK_BATCH_WINDOW_MS / WEBHOOK_BATCH_MAX_ROWS):
  * each request is answered 200 only after the commit that holds its row, and every request of a batch
- * whose INSERT failed gets 503 (nothing of it is stored). Each stored batch is one queue job; when Redis
- * is down the deliveries stay `received` and the worker's sweeper enqueues them.
+ * whose INSERT failed gets 503 (nothing of it is stored). The deliveries stored during one
+ * WEBHOOK_JOB_WINDOW_MS make one queue job (JobWindow); when Redis is down they stay `received` and the
+ * worker's sweeper enqueues them under the same job id.
  */
 @Injectable()
 export class WebhookReceiverService implements OnModuleDestroy {
   private readonly batches: GroupCommit<IncomingDelivery, number>;
-  /** Batch ids: unique across API processes (random prefix) and within one (counter). */
-  private readonly batchPrefix = randomBytes(6).toString('base64url');
-  private batchCounter = 0;
+  private readonly jobs: JobWindow;
+  /** Enqueues under way (awaited at shutdown). */
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -34,7 +35,11 @@ export class WebhookReceiverService implements OnModuleDestroy {
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
-    this.batches = new GroupCommit((rows) => this.storeBatch(rows), { windowMs: config.webhookBatchWindowMs, maxItems: config.webhookBatchMaxRows });
+    this.batches = new GroupCommit((rows) => this.jobs.write((key) => this.deliveries.storeBatch(key, rows)), {
+      windowMs: config.webhookBatchWindowMs,
+      maxItems: config.webhookBatchMaxRows,
+    });
+    this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids) => this.enqueue(key, ids));
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else 403. */
@@ -62,19 +67,20 @@ export class WebhookReceiverService implements OnModuleDestroy {
     return { received: true };
   }
 
-  /** Deliveries already acknowledged are committed; this waits for the batches still being written. */
+  /** Acknowledged deliveries are committed already; this waits for the batches being written and enqueues their jobs. */
   async onModuleDestroy(): Promise<void> {
     await this.batches.drain();
+    this.jobs.flush();
+    await Promise.allSettled([...this.pending]);
   }
 
-  private async storeBatch(rows: IncomingDelivery[]): Promise<number[]> {
-    const batchId = `${this.batchPrefix}-${(this.batchCounter++).toString(36)}`;
-    const ids = await this.deliveries.storeBatch(batchId, rows);
-    // Not awaited by the requests: their deliveries are durable, and the sweeper covers a lost enqueue.
-    this.queue.enqueue({ deliveryIds: ids }, deliveryJobIds.batch(batchId), { timeoutMs: ENQUEUE_TIMEOUT_MS }).catch((err: unknown) => {
-      this.logger.warn({ err, deliveryIds: ids }, 'webhook deliveries stored but not enqueued; the sweeper will enqueue them');
-    });
-    return ids;
+  /** Not awaited by the requests: their deliveries are durable, and the sweeper covers a lost enqueue. */
+  private enqueue(key: string, deliveryIds: number[]): void {
+    const done: Promise<void> = this.queue
+      .enqueue({ deliveryIds }, deliveryJobIds.batch(key), { timeoutMs: ENQUEUE_TIMEOUT_MS })
+      .catch((err: unknown) => this.logger.warn({ err, deliveryIds }, 'webhook deliveries stored but not enqueued; the sweeper will enqueue them'))
+      .finally(() => this.pending.delete(done));
+    this.pending.add(done);
   }
 }
 
