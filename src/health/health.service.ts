@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../core/http/api-error.js';
 import { PrismaService } from '../core/prisma/prisma.service.js';
-import { RedisService, withTimeout } from '../core/redis/redis.service.js';
+import { RedisService } from '../core/redis/redis.service.js';
 
 export interface Readiness {
   status: 'ready';
@@ -17,7 +17,7 @@ export class HealthService {
 
   async readiness(): Promise<Readiness> {
     const [postgres, redis] = await Promise.allSettled([
-      withTimeout(this.prisma.$queryRaw`SELECT 1`, 2000, 'timed out'),
+      this.prisma.ping(2000),
       this.redis.ping(1000),
     ]);
     const errors = [];

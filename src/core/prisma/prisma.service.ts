@@ -4,6 +4,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
+import { withTimeout } from '../redis/redis.service.js';
 
 /** Queries with more parameters than this (multi-row inserts of varying size) stay unnamed: not worth caching. */
 const MAX_NAMED_PARAMS = 64;
@@ -55,6 +56,11 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       adapter: new PrismaPg(pool, { statementNameGenerator: statementName, disposeExternalPool: true }),
     });
     this.pool = pool;
+  }
+
+  /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
+  async ping(timeoutMs = 2000): Promise<void> {
+    await withTimeout(this.pool.query('SELECT 1'), timeoutMs, 'PostgreSQL ping timed out');
   }
 
   async onModuleDestroy(): Promise<void> {
