@@ -135,6 +135,17 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(await messagesOf(scope.businessAccountId)).toEqual([first!.id]);
     });
 
+    it('lets one of several concurrent duplicates claim a new key, storing one message', async () => {
+      const scope = await insertSendScope(t.prisma);
+      const key = `order-${metaId()}`;
+      const claims = await Promise.all(
+        Array.from({ length: 4 }, () => t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0))),
+      );
+      const won = claims.filter((m) => m !== null);
+      expect(won).toHaveLength(1);
+      expect(await messagesOf(scope.businessAccountId)).toEqual([won[0]!.id]);
+    });
+
     it('lets the same body take over a claim abandoned by a crashed request, keeping its 24 h', async () => {
       const scope = await insertSendScope(t.prisma);
       const key = `order-${metaId()}`;
