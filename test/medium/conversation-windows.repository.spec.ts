@@ -47,6 +47,19 @@ describe('ConversationWindowsRepository (PostgreSQL)', () => {
     expect(await lastInbound(contact.phoneNumberId, contact.recipient)).toEqual(at(7));
   });
 
+  it('answers a send at once with the committed window while a webhook chunk renewing it is still open', async () => {
+    const contact = { phoneNumberId: metaId(), recipient: recipient(), wabaId: metaId() };
+    await openOrRenew([{ ...contact, at: at(10) }]);
+    const readDuringChunk = await new SqlUnitOfWork(t.prisma).run(async (tx) => {
+      await t.repo.openOrRenew(tx, [{ ...contact, at: at(40) }]);
+      // The chunk holds the window's row lock: the send path neither waits for it nor sees its uncommitted renewal.
+      const waited = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2000).unref());
+      return Promise.race([lastInbound(contact.phoneNumberId, contact.recipient), waited]);
+    });
+    expect(readDuringChunk).toEqual(at(10));
+    expect(await lastInbound(contact.phoneNumberId, contact.recipient)).toEqual(at(40));
+  });
+
   it('opens nothing when the unit of work it ran in fails', async () => {
     const contact = { phoneNumberId: metaId(), recipient: recipient(), wabaId: metaId(), at: at(0) };
     await expect(

@@ -1,6 +1,6 @@
 import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
 import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
-import { eventRow, insertDelivery, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
+import { eventRow, insertDelivery, metaId, momentIn, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 describe('EventsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((prisma) => new EventsRepository(prisma));
@@ -127,6 +127,28 @@ describe('EventsRepository (PostgreSQL)', () => {
     expect(await t.repo.deliveriesWithWaitingStatuses(query)).toEqual([alsoWaiting.deliveryId]);
     const attempts = await t.prisma.event.findMany({ where: { id: { in: [...waiting.ids, ...applied.ids] } }, orderBy: { id: 'asc' }, select: { attempts: true } });
     expect(attempts.map((e) => e.attempts)).toEqual([3, 3, 0]);
+  });
+
+  it("gives a message's status history oldest first: status updates of that account and wamid only", async () => {
+    const [wabaId, otherWabaId, w] = [metaId(), metaId(), wamid()];
+    const second = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, s));
+    const of = (status: string | null, upstreamTimestamp: Date | null, more: Partial<EventRow> = {}) => ({ messageId: w, status, upstreamTimestamp, ...more });
+    // Meta's deliveries arrive out of order (read before sent); a tie in the same second keeps the order of arrival.
+    await stored(wabaId, of('read', second(7)), of('sent', second(1)));
+    await stored(wabaId, of('delivered', second(7)), of(null, second(0), { kind: 'inbound_message', eventType: 'messages' }));
+    await stored(wabaId, of('failed', null), { status: 'sent', upstreamTimestamp: second(2) });
+    await stored(otherWabaId, of('delivered', second(3)));
+
+    const history = await t.repo.statusHistory(wabaId, w);
+    expect(history.map((e) => [e.status, e.upstreamTimestamp])).toEqual([
+      ['sent', second(1)],
+      ['read', second(7)],
+      ['delivered', second(7)],
+      ['failed', null],
+    ]);
+    expect(history.every((e) => e.createdAt instanceof Date)).toBe(true);
+    expect(await t.repo.statusHistory(otherWabaId, w)).toEqual([expect.objectContaining({ status: 'delivered', upstreamTimestamp: second(3) })]);
+    expect(await t.repo.statusHistory(wabaId, wamid())).toEqual([]);
   });
 
   it("pages one business account's events newest first, with exact totals under every filter", async () => {

@@ -31,6 +31,24 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     expect((await t.repo.list(account!.id)).every((p) => p.removedAt === null)).toBe(true);
   });
 
+  it("answers a send with the number's status in its own account only, and whether a sync removed it", async () => {
+    const [account, other] = await twoAccounts();
+    const [number, pendingReview] = [syncedPhoneNumber(), syncedPhoneNumber({ status: 'PENDING', qualityRating: null })];
+    const elsewhere = syncedPhoneNumber();
+    await t.repo.replaceAll(account!.id, [number, pendingReview], new Date());
+    await t.repo.replaceAll(other!.id, [elsewhere], new Date());
+
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null });
+    expect(await t.repo.sendState(account!.id, pendingReview.phoneNumberId)).toEqual({ status: 'PENDING', removedAt: null });
+    // Another account's number, or one never synced: nothing to send from.
+    expect(await t.repo.sendState(account!.id, elsewhere.phoneNumberId)).toBeNull();
+    expect(await t.repo.sendState(other!.id, number.phoneNumberId)).toBeNull();
+
+    const removedAt = new Date('2026-03-01T10:00:00.000Z');
+    await t.repo.replaceAll(account!.id, [pendingReview], removedAt);
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt });
+  });
+
   it('writes nothing when the unit of work it runs in fails', async () => {
     const [account] = await twoAccounts();
     const uow = new UnitOfWork(t.prisma);

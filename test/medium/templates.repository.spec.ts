@@ -28,6 +28,46 @@ describe('TemplatesRepository (PostgreSQL)', () => {
     expect((await t.repo.list(other.id)).map((t) => [t.name, t.removedAt])).toEqual([['hello', null]]);
   });
 
+  describe("the send path's reads", () => {
+    it("answers a send with the template's state in that language and account only", async () => {
+      const org = await insertOrganization(t.prisma);
+      const [account, other] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+      const named = syncedTemplate({
+        name: 'order_ready',
+        parameterFormat: 'NAMED',
+        parameterCounts: { header: 0, body: 2, buttons: { 0: 1 }, names: { header: [], body: ['customer', 'order'] } },
+      });
+      const paused = { ...named, language: 'de_DE', status: 'PAUSED' };
+      const promo = syncedTemplate({ name: 'promo' });
+      await t.repo.replaceAll(account.id, [named, paused, promo], new Date(), new Date());
+      await t.repo.replaceAll(other.id, [{ ...named, language: 'fr_FR' }], new Date(), new Date());
+
+      expect(await t.repo.sendState(account.id, 'order_ready', 'en_US')).toEqual({ status: 'APPROVED', removedAt: null, parameterFormat: 'NAMED', parameterCounts: named.parameterCounts });
+      expect(await t.repo.sendState(account.id, 'order_ready', 'de_DE')).toMatchObject({ status: 'PAUSED', removedAt: null });
+      expect(await t.repo.sendState(account.id, 'order_ready', 'fr_FR')).toBeNull();
+      expect(await t.repo.sendState(other.id, 'order_ready', 'en_US')).toBeNull();
+
+      const removedAt = new Date('2026-03-01T10:00:00.000Z');
+      await t.repo.replaceAll(account.id, [paused, promo], removedAt, removedAt);
+      expect(await t.repo.sendState(account.id, 'order_ready', 'en_US')).toMatchObject({ status: 'APPROVED', removedAt });
+    });
+
+    it('lists the languages a template is synced in, sorted, without removed ones or other accounts', async () => {
+      const org = await insertOrganization(t.prisma);
+      const [account, other] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+      const hello = syncedTemplate({ name: 'hello' });
+      const [fr, de, es] = ['fr_FR', 'de_DE', 'es_ES'].map((language) => ({ ...hello, language }));
+      await t.repo.replaceAll(account.id, [fr!, hello, de!, syncedTemplate({ name: 'hello_v2', language: 'it_IT' })], new Date(), new Date());
+      await t.repo.replaceAll(other.id, [es!], new Date(), new Date());
+
+      expect(await t.repo.languagesOf(account.id, 'hello')).toEqual(['de_DE', 'en_US', 'fr_FR']);
+      await t.repo.replaceAll(account.id, [fr!, hello], new Date(), new Date());
+      expect(await t.repo.languagesOf(account.id, 'hello')).toEqual(['en_US', 'fr_FR']);
+      expect(await t.repo.languagesOf(other.id, 'hello')).toEqual(['es_ES']);
+      expect(await t.repo.languagesOf(account.id, 'hell')).toEqual([]);
+    });
+  });
+
   describe('applyDecisions (Meta\'s template webhooks)', () => {
     const readAt = new Date('2026-03-01T10:00:00.000Z');
     const minutesAfterRead = (m: number) => new Date(readAt.getTime() + m * 60_000);

@@ -5,6 +5,8 @@ import type { SyncedTemplate } from '../../src/accounts/templates/templates.repo
 import type { DeliveryStatus } from '../../src/webhooks/deliveries/dto/deliveries.dto.js';
 import type { IncomingDelivery } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
 import type { EventRow } from '../../src/webhooks/events/events.repository.js';
+import type { Prisma } from '../../src/generated/prisma/client.js';
+import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import type { Stack } from './stack.js';
@@ -207,6 +209,34 @@ export function insertApiKey(prisma: PrismaService, organizationId: string, busi
   });
 }
 
+/** The scope of a send through the API: a business account of a fresh organization and a key pair of it. */
+export async function insertSendScope(prisma: PrismaService) {
+  const org = await insertOrganization(prisma);
+  const account = await insertBusinessAccount(prisma, org.organizationId);
+  const key = await insertApiKey(prisma, org.organizationId, account.id);
+  return { organizationId: org.organizationId, businessAccountId: account.id, wabaId: account.wabaId, apiKeyId: key.id };
+}
+
+/** A message id as Meta returns it for an accepted send. */
+export const wamid = () => `wamid.${randomBytes(12).toString('hex')}`;
+
+/** A text message as the send path stores it before the upstream call (override any field). */
+export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessage> = {}): PendingMessage => ({
+  apiKeyId,
+  phoneNumberId: metaId(),
+  to: recipient(),
+  type: 'text',
+  templateName: null,
+  templateLanguage: null,
+  content: { text: { body: 'Hello from the medium tier', previewUrl: false } },
+  ...overrides,
+});
+
+/** A message row in any state and at any time (the send path only ever inserts new `pending` ones). */
+export function insertMessage(prisma: PrismaService, businessAccountId: string, data: Partial<Prisma.MessageUncheckedCreateInput> = {}) {
+  return prisma.message.create({ data: { businessAccountId, phoneNumberId: metaId(), to: recipient(), type: 'text', status: 'pending', ...data } });
+}
+
 /**
  * A signed POST as the receiver hands it to storage. The payload carries no items: if another test file's
  * worker (the e2e tier shares the database) ever picks the row up, it processes it as zero events.
@@ -228,7 +258,7 @@ export function insertDelivery(
 
 /** An event of `deliveryId` as the worker stores it: a `delivered` status, not applied yet (override any field). */
 export const eventRow = (deliveryId: number, wabaId: string, overrides: Partial<EventRow> = {}): EventRow => {
-  const messageId = `wamid.${randomBytes(12).toString('hex')}`;
+  const messageId = wamid();
   return {
     deliveryId,
     wabaId,

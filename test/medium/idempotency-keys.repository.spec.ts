@@ -1,0 +1,54 @@
+import { MessagesRepository } from '../../src/messages/messages.repository.js';
+import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
+import { IdempotencyService } from '../../src/messages/send/idempotency.service.js';
+import { insertSendScope, metaId, pendingMessage, repositoryUnderTest } from '../utils/factories.js';
+
+/** Claims are stored with their pending message by MessagesRepository (see messages.repository.spec.ts); here, the rest. */
+describe('IdempotencyKeysRepository (PostgreSQL)', () => {
+  const t = repositoryUnderTest((prisma) => new IdempotencyKeysRepository(prisma));
+  const claimedAt = new Date('2026-03-01T10:00:00.000Z');
+  const hash = IdempotencyService.fingerprint({ to: '447700900123' });
+  /** Two key pairs (of two accounts) that both hold an in-flight claim of the same key string. */
+  async function twoClaimsOfOneKey() {
+    const messages = new MessagesRepository(t.prisma);
+    const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+    const key = `order-${metaId()}`;
+    for (const s of [scope, other]) {
+      const claimed = await messages.insertPendingClaimingKey(s.businessAccountId, pendingMessage(s.apiKeyId), IdempotencyService.claim(key, hash, claimedAt));
+      if (!claimed) throw new Error('the key could not be claimed');
+    }
+    return { messages, scope, other, key };
+  }
+
+  it('finds a claim by key pair and key only', async () => {
+    const { scope, other, key } = await twoClaimsOfOneKey();
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ apiKeyId: scope.apiKeyId, key, requestHash: hash, state: 'in_flight', createdAt: claimedAt });
+    expect(await t.repo.find(scope.apiKeyId, `${key}-2`)).toBeNull();
+    expect(await t.repo.find(scope.apiKeyId, key.toUpperCase())).toBeNull();
+    expect((await t.repo.find(other.apiKeyId, key))!.apiKeyId).toBe(other.apiKeyId);
+  });
+
+  it("completes one key pair's claim with the answer to replay, leaving the other's in flight", async () => {
+    const { scope, other, key } = await twoClaimsOfOneKey();
+    const body = { statusCode: 400, message: 'Recipient not in allowed list', data: { id: 1, status: 'failed' } };
+    await t.repo.complete(scope.apiKeyId, key, { statusCode: 400, body });
+
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 400, responseBody: body, requestHash: hash, createdAt: claimedAt });
+    expect(await t.repo.find(other.apiKeyId, key)).toMatchObject({ state: 'in_flight', responseStatus: null, responseBody: null });
+  });
+
+  it("releases one key pair's in-flight claim, so that the key can be claimed again at once, but never an answered one", async () => {
+    const { messages, scope, other, key } = await twoClaimsOfOneKey();
+    await t.repo.release(scope.apiKeyId, key);
+    expect(await t.repo.find(scope.apiKeyId, key)).toBeNull();
+    expect(await t.repo.find(other.apiKeyId, key)).toMatchObject({ state: 'in_flight' });
+
+    // Released: a retry seconds later (the lock would still run) claims the key again.
+    const retry = IdempotencyService.claim(key, hash, new Date(claimedAt.getTime() + 5000));
+    expect(await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), retry)).not.toBeNull();
+
+    await t.repo.complete(scope.apiKeyId, key, { statusCode: 200, body: { ok: true } });
+    await t.repo.release(scope.apiKeyId, key);
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 200, responseBody: { ok: true } });
+  });
+});
