@@ -11,7 +11,7 @@ export class RedisService implements OnModuleDestroy {
   readonly client: Redis;
 
   constructor(config: AppConfig) {
-    this.client = createRedisConnection(config.redisUrl, { failFast: true });
+    this.client = createRedisConnection(config.redisUrl, { failFast: true, autoPipelining: true });
   }
 
   async ping(timeoutMs = 1000): Promise<void> {
@@ -23,8 +23,10 @@ export class RedisService implements OnModuleDestroy {
   }
 }
 
-export function createRedisConnection(url: string, opts: { failFast: boolean }): Redis {
+export function createRedisConnection(url: string, opts: { failFast: boolean; autoPipelining?: boolean }): Redis {
   const client = new Redis(url, {
+    // Commands issued in the same tick by concurrent requests (rate limits, mostly) go out in one write.
+    enableAutoPipelining: opts.autoPipelining ?? false,
     // BullMQ workers need maxRetriesPerRequest: null (blocking commands); request-path clients fail fast.
     maxRetriesPerRequest: opts.failFast ? 1 : null,
     enableOfflineQueue: !opts.failFast,
