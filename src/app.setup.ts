@@ -9,6 +9,8 @@ import { requestContext } from './core/http/request-context.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { PinoNestLogger } from './core/logging/logger.js';
 import { setupSwagger } from './swagger.js';
+import { installWebhookFastPath } from './webhooks/receiver/webhook-fast-path.js';
+import { WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
 
 /** Builds the HTTP application exactly as production runs it; e2e tests use this too. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
@@ -20,6 +22,9 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.useLogger(new PinoNestLogger(logger));
   app.disable('x-powered-by');
   answerClientErrorsInEnvelope(app.getHttpServer());
+  if (config.webhookFastPath) {
+    installWebhookFastPath(app.getHttpServer(), { receiver: app.get(WebhookReceiverService), logger, limitBytes: config.webhookBodyLimitBytes });
+  }
   if (config.trustProxy) app.set('trust proxy', true);
   app.use(requestContext(logger));
   app.use(bodyParsers(config));

@@ -39,6 +39,7 @@ export class AppConfig {
   readonly webhookBatchWindowMs!: number;
   readonly webhookBatchMaxRows!: number;
   readonly webhookJobWindowMs!: number;
+  readonly webhookFastPath!: boolean;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -75,6 +76,7 @@ export class AppConfig {
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
+      webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
     });
     r.throwIfInvalid();
     return config;

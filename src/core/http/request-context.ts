@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 
@@ -12,24 +13,33 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** The caller's x-request-id when well-formed, else a new UUID. */
+export function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === 'string' && WELL_FORMED_ID.test(given) ? given : randomUUID();
+}
+
+/** Echoes the id on the response and logs one structured line when the response has gone out. */
+export function trackRequest(logger: Logger, req: IncomingMessage, res: ServerResponse, id: string, startedAt: bigint): void {
+  res.setHeader('x-request-id', id);
+  res.on('finish', () => {
+    const latencyMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
+    const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
+    logger[level](
+      { reqId: id, method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },
+      'request completed',
+    );
+  });
+}
+
 /**
  * Gives every request an id (the caller's x-request-id when well-formed, else a new UUID), echoes it on the
  * response, and logs one structured line per request when it finishes.
  */
 export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const given = req.headers['x-request-id'];
-    req.id = typeof given === 'string' && WELL_FORMED_ID.test(given) ? given : randomUUID();
+    req.id = requestIdOf(req.headers['x-request-id']);
     req.startedAt = process.hrtime.bigint();
-    res.setHeader('x-request-id', req.id);
-    res.on('finish', () => {
-      const latencyMs = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
-      const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
-      logger[level](
-        { reqId: req.id, method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },
-        'request completed',
-      );
-    });
+    trackRequest(logger, req, res, req.id, req.startedAt);
     next();
   };
 }

@@ -1,0 +1,97 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { ApiError } from '../../core/http/api-error.js';
+import { envelope, SUCCESS } from '../../core/http/envelope.js';
+import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
+import type { WebhookReceiverService } from './webhook-receiver.service.js';
+
+const RECEIVER_PATH = '/webhooks/whatsapp';
+
+/**
+ * Meta's POSTs to the receiver answered on node:http, in front of Express and Nest: the route is the hottest
+ * of the service and has no guard, pipe or DTO to run, while Nest on Express costs several times node:http's
+ * CPU per request. Everything a client sees is kept: the same WebhookReceiverService (signature over the raw
+ * bytes, group commit, 200 only after the commit), the envelope and its error answers (400, 401, 413, 503,
+ * 500 masked), the x-request-id echo and the one log line per request, the body limit
+ * (WEBHOOK_BODY_LIMIT_BYTES). The Nest controller stays as the route's Swagger entry and answers whatever the
+ * fast path leaves to it: other methods, and bodies with a Content-Encoding (Express inflates those).
+ */
+export function installWebhookFastPath(server: Server, deps: { receiver: WebhookReceiverService; logger: Logger; limitBytes: number }): void {
+  const others = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST' && isReceiverPath(req.url) && !encoded(req)) {
+      handle(req, res, deps);
+      return;
+    }
+    for (const listener of others) listener.call(server, req, res);
+  });
+}
+
+/** The exact path, with any query string; other spellings go to Express, which answers them as before. */
+function isReceiverPath(url: string | undefined): boolean {
+  if (!url?.startsWith(RECEIVER_PATH)) return false;
+  return url.length === RECEIVER_PATH.length || url[RECEIVER_PATH.length] === '?';
+}
+
+function encoded(req: IncomingMessage): boolean {
+  const encoding = req.headers['content-encoding'];
+  return encoding !== undefined && encoding.toLowerCase() !== 'identity';
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, deps: { receiver: WebhookReceiverService; logger: Logger; limitBytes: number }): void {
+  const startedAt = process.hrtime.bigint();
+  const id = requestIdOf(req.headers['x-request-id']);
+  trackRequest(deps.logger, req, res, id, startedAt);
+
+  const tooLarge = () => {
+    // What is left of the body is read and dropped, so that the connection stays usable.
+    req.resume();
+    send(res, 413, envelope(413, 'Payload Too Large'));
+  };
+  if (Number(req.headers['content-length']) > deps.limitBytes) return tooLarge();
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let refused = false;
+  req.on('data', (chunk: Buffer) => {
+    if (refused) return;
+    size += chunk.length;
+    if (size > deps.limitBytes) {
+      refused = true;
+      chunks.length = 0;
+      tooLarge();
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('error', () => res.destroy());
+  req.on('end', () => {
+    if (refused) return;
+    const signature = req.headers['x-hub-signature-256'];
+    deps.receiver
+      .receive(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), Array.isArray(signature) ? signature.join(', ') : signature)
+      .then(
+        (data) => send(res, 200, envelope(200, SUCCESS, { data })),
+        (err: unknown) => {
+          if (err instanceof ApiError) {
+            const { errors, headers } = err.details;
+            for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+            send(res, err.getStatus(), envelope(err.getStatus(), err.message, { errors }));
+            return;
+          }
+          deps.logger.error({ reqId: id, method: req.method, path: RECEIVER_PATH, err }, 'unhandled error');
+          send(res, 500, envelope(500, 'Internal server error'));
+        },
+      );
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return;
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(json));
+  res.end(json);
+}
