@@ -107,6 +107,20 @@ function cpuPerOp(windows: (CpuUsage | null)[], ops: number, serverLabel: string
   return { perOp, other: wall ? (seconds.other ?? 0) / wall : 0, idle: wall ? idle / wall : 0 };
 }
 
+/** The columns every row shares: latency (and, paced, from the write), CPU per operation, the machine's state. */
+function commonFields(s: LoadSummary | PacedSummary, c: ReturnType<typeof cpuPerOp>) {
+  return {
+    p50: s.latencyMs.p50,
+    p99: s.latencyMs.p99,
+    ...('sentToAnswerMs' in s ? { written: { p50: s.sentToAnswerMs.p50, p99: s.sentToAnswerMs.p99 } } : {}),
+    cpuMsPerOp: c.perOp,
+    otherCores: c.other,
+    idleCores: c.idle,
+    loadAvg1: loadAvg()[0]!,
+    at: new Date().toISOString(),
+  };
+}
+
 function rowFromLoad(target: string, phase: string, s: LoadSummary | PacedSummary, cpu: CpuUsage | null, serverLabel: string, extra: Partial<Row> = {}): Row {
   const c = cpuPerOp([cpu], s.ok2xx, serverLabel);
   return {
@@ -117,14 +131,7 @@ function rowFromLoad(target: string, phase: string, s: LoadSummary | PacedSummar
     non2xx: s.non2xx,
     errors: s.errors,
     rate: s.okPerSecond,
-    p50: s.latencyMs.p50,
-    p99: s.latencyMs.p99,
-    ...('sentToAnswerMs' in s ? { written: { p50: s.sentToAnswerMs.p50, p99: s.sentToAnswerMs.p99 } } : {}),
-    cpuMsPerOp: c.perOp,
-    otherCores: c.other,
-    idleCores: c.idle,
-    loadAvg1: loadAvg()[0]!,
-    at: new Date().toISOString(),
+    ...commonFields(s, c),
     ...extra,
   };
 }
@@ -139,19 +146,12 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
     non2xx: p.load.non2xx,
     errors: p.load.errors,
     rate: p.ackedPerSecond,
-    p50: p.load.latencyMs.p50,
-    p99: p.load.latencyMs.p99,
-    ...('sentToAnswerMs' in p.load ? { written: { p50: (p.load as PacedSummary).sentToAnswerMs.p50, p99: (p.load as PacedSummary).sentToAnswerMs.p99 } } : {}),
     processedAfterS: p.processing.allProcessedAfterS,
     lost: p.lost,
     duplicated: p.duplicated,
     exact: p.exact,
     countsNote: p.exact ? undefined : `stored ${p.processing.deliveriesStored}/${p.posts} deliveries, ${p.processing.eventsProcessed}/${p.expected.events} events processed${p.pending ? `, ${p.pending} pending` : ''}${p.messagesExact ? '' : ', message statuses differ'}`,
-    cpuMsPerOp: c.perOp,
-    otherCores: c.other,
-    idleCores: c.idle,
-    loadAvg1: loadAvg()[0]!,
-    at: new Date().toISOString(),
+    ...commonFields(p.load, c),
     ...extra,
   };
 }

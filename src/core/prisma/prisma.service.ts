@@ -4,7 +4,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import { AppConfig } from '../config/app-config.js';
-import { withTimeout } from '../redis/redis.service.js';
+import { withTimeout } from '../async/with-timeout.js';
 
 /** Queries with more parameters than this (multi-row inserts of varying size) stay unnamed: not worth caching. */
 const MAX_NAMED_PARAMS = 64;

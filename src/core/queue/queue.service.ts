@@ -2,7 +2,8 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
-import { createRedisConnection, withTimeout } from '../redis/redis.service.js';
+import { withTimeout } from '../async/with-timeout.js';
+import { createRedisConnection } from '../redis/redis.service.js';
 
 /**
  * Producer side of the queues. Enqueueing fails fast (bounded time) when Redis is unreachable, so callers

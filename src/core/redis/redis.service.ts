@@ -1,6 +1,7 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
+import { withTimeout } from '../async/with-timeout.js';
 
 /**
  * Shared Redis connection for request-path work (rate limits, caches, readiness). Commands fail fast while
@@ -36,18 +37,4 @@ export function createRedisConnection(url: string, opts: { failFast: boolean; au
   // Connection errors are reported through readiness and the callers; don't crash on 'error' events.
   client.on('error', () => undefined);
   return client;
-}
-
-export async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

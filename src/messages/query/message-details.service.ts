@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../core/http/api-error.js';
+import { isRowId } from '../../core/http/row-id.js';
 import { EventsRepository } from '../../webhooks/events/events.repository.js';
 import { toMessageDetailView, type MessageDetailView, type StatusHistoryItem } from '../message.view.js';
 import { MessagesRepository } from '../messages.repository.js';
 
 export const MESSAGE_NOT_FOUND = 'Message not found';
-const MAX_INT = 2_147_483_647;
 
 /** One message with its status history: its acceptance, then every status webhook stored for it, oldest first. */
 @Injectable()
@@ -17,7 +17,7 @@ export class MessageDetails {
 
   /** The account's message `id` (404 otherwise), consistent with its history. */
   async get(account: { businessAccountId: string; wabaId: string }, id: number): Promise<MessageDetailView> {
-    const first = id > 0 && id <= MAX_INT ? await this.messages.findOne(account.businessAccountId, id) : null;
+    const first = isRowId(id) ? await this.messages.findOne(account.businessAccountId, id) : null;
     if (!first) throw new NotFoundError(MESSAGE_NOT_FOUND);
     if (!first.upstreamMessageId) return toMessageDetailView(first, acceptance(first.acceptedAt));
     const statuses = await this.events.statusHistory(account.wabaId, first.upstreamMessageId);

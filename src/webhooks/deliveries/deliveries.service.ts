@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFoundError } from '../../core/http/api-error.js';
+import { isRowId } from '../../core/http/row-id.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
@@ -8,8 +9,6 @@ import { WebhookDeliveriesRepository, type DeliveryRow } from './webhook-deliver
 import type { DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
 
 export const DELIVERY_NOT_FOUND = 'Delivery not found';
-const MAX_INT4 = 2_147_483_647;
-
 
 /**
  * Raw webhook deliveries as the console sees them: an organization sees those that concern one of its
@@ -38,7 +37,7 @@ export class DeliveriesService {
   /** Back to `received` with a fresh job; processing is idempotent, so only what is missing gets done. */
   async replay(organizationId: string, id: number): Promise<DeliveryView> {
     const own = await this.ownWabaIds(organizationId);
-    if (own.length === 0 || !Number.isSafeInteger(id) || id < 1 || id > MAX_INT4) throw new NotFoundError(DELIVERY_NOT_FOUND);
+    if (own.length === 0 || !isRowId(id)) throw new NotFoundError(DELIVERY_NOT_FOUND);
     const row = await this.deliveries.resetForReplay(own, id);
     if (!row) throw new NotFoundError(DELIVERY_NOT_FOUND);
     try {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../core/http/api-error.js';
+import { isRowId } from '../../core/http/row-id.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import type { EventsQueryDto } from './dto/events-query.dto.js';
@@ -7,8 +8,6 @@ import { toEventView, type EventView } from './dto/event.view.js';
 import { EventsRepository } from './events.repository.js';
 
 export const EVENT_NOT_FOUND = 'Event not found';
-const MAX_INT4 = 2_147_483_647;
-
 /** Stored webhook events, readable by the organization that owns the business account (connected or not). */
 @Injectable()
 export class EventsService {
@@ -32,7 +31,7 @@ export class EventsService {
   }
 
   async get(organizationId: string, id: number): Promise<EventView> {
-    if (!Number.isSafeInteger(id) || id < 1 || id > MAX_INT4) throw new NotFoundError(EVENT_NOT_FOUND);
+    if (!isRowId(id)) throw new NotFoundError(EVENT_NOT_FOUND);
     const wabaIds = (await this.accounts.list(organizationId)).map((a) => a.wabaId);
     const event = await this.events.findInAccounts(wabaIds, id);
     if (!event) throw new NotFoundError(EVENT_NOT_FOUND);

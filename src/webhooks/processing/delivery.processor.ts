@@ -86,7 +86,7 @@ export class DeliveryProcessor {
       // The same item in two deliveries of the batch (a redelivery) is stored once, by the first.
       for (const d of own) if (!keys.has(d.dedupeKey) && keys.add(d.dedupeKey)) drafts.push(d);
     }
-    result.events = [...counts.values()].reduce((a, b) => a + b, 0) + found.filter((d) => d.status === 'processed').reduce((a, d) => a + (d.eventCount ?? 0), 0);
+    result.events = found.reduce((sum, d) => sum + (counts.get(d.id) ?? d.eventCount ?? 0), 0);
 
     const waitingIn = new Set<number>();
     const tried = new Set<number>();
