@@ -4,7 +4,7 @@ import { ApiError } from '../../core/http/api-error.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit } from '../../core/async/group-commit.js';
 import { JobWindow } from './job-window.js';
 import { isValidSignature, secretsEqual } from './webhook-signature.js';
 
