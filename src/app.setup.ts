@@ -10,7 +10,7 @@ import { APP_LOGGER } from './core/logging/app-logger.js';
 import { PinoNestLogger } from './core/logging/logger.js';
 import { setupSwagger } from './swagger.js';
 import { installWebhookFastPath } from './webhooks/receiver/webhook-fast-path.js';
-import { WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
+import { signatureHeaderRefusal, WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
 
 /** Builds the HTTP application exactly as production runs it; e2e tests use this too. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
@@ -27,7 +27,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   }
   if (config.trustProxy) app.set('trust proxy', true);
   app.use(requestContext(logger));
-  app.use(bodyParsers(config));
+  app.use(bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }));
   app.enableShutdownHooks();
   if (config.swaggerEnabled) setupSwagger(app);
   return app;
