@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import type pg from 'pg';
 import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import type { Tx } from '../../src/core/prisma/sql.js';
 import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.query.js';
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
 import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
@@ -472,8 +473,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
         await client.query('CREATE TEMPORARY TABLE messages (LIKE public.messages INCLUDING ALL) ON COMMIT DROP');
         if (rows > 0) {
           await client.query(
-            `INSERT INTO messages (business_account_id, phone_number_id, "to", type, status, updated_at)
-             SELECT gen_random_uuid(), '1', '1', 'text', 'pending', now() FROM generate_series(1, $1::int)`,
+            // Rows as wide as real ones (a text body, a recipient, a phone number id): the planner weighs pages.
+            `INSERT INTO messages (business_account_id, phone_number_id, "to", type, status, content, updated_at)
+             SELECT gen_random_uuid(), '106540352242922', '4477' || (10000000 + g), 'text', 'pending',
+                    jsonb_build_object('text', jsonb_build_object('body', repeat('x', 200), 'previewUrl', false)), now()
+               FROM generate_series(1, $1::int) g`,
             [rows],
           );
         }
@@ -494,6 +498,18 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const markSent = await statementOf(() => t.repo.markSent(scope.businessAccountId, message.id, wamid(), new Date()));
       expect(markSent.name).toBeUndefined();
       expect(await scansOfMessages(markSent, 20_000)).toEqual([['Index Scan', 'messages_pkey']]);
+    });
+
+    it("lockForStatuses (the worker's batches)", async () => {
+      let statement: pg.QueryConfig | undefined;
+      // Only to capture the statement the repository sends; it is then planned on the real PostgreSQL below.
+      const capturing = { query: async (config: pg.QueryConfig) => ((statement = config), { rows: [] }) } as unknown as Tx;
+      await t.repo.lockForStatuses(capturing, Array.from({ length: 100 }, wamid), [1, 2, 3]);
+      expect(statement!.name).toBeUndefined();
+      const scans = await scansOfMessages(statement!, 20_000);
+      // Three lookups (by wamid, by callback id, then the rows to lock by id), each through an index.
+      expect(scans).toHaveLength(3);
+      expect(scans.filter(([type]) => !['Index Scan', 'Bitmap Heap Scan'].includes(type))).toEqual([]);
     });
 
     it('markFailed', async () => {
