@@ -37,6 +37,9 @@ load_env_file .env
 # A PORT given in the environment is used as it is; otherwise .env's (3000), or a free one if that is taken.
 if [ -n "$GIVEN_PORT" ]; then PORT="$GIVEN_PORT"; else PORT="$(free_port "${PORT:-3000}")"; fi
 export PORT
+# The worker's metrics and health port (GET /metrics, /health): the given one, else 9464 or the next free one.
+WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$(free_port 9464)}"
+export WORKER_METRICS_PORT
 start_services
 apply_migrations
 build
@@ -96,6 +99,7 @@ cat <<INFO
   Console login  $CONSOLE_LOGIN
   Swagger UI     $API/swagger/docs
   Health         $API/health/ready
+  Metrics        $API/metrics   (worker: http://127.0.0.1:$WORKER_METRICS_PORT/metrics)
   Upstream       $UPSTREAM_BASE_URL
   Demo data      $(echo "$SEED_OUT" | sed '2,$s/^/                 /')
 

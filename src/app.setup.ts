@@ -7,6 +7,7 @@ import { bodyParsers } from './core/http/body-parsers.js';
 import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
 import { requestContext } from './core/http/request-context.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
+import { Metrics } from './core/metrics/metrics.js';
 import { PinoNestLogger } from './core/logging/logger.js';
 import { HealthService } from './health/health.service.js';
 import { setupSwagger } from './swagger.js';
@@ -33,14 +34,15 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
     bufferLogs: true,
   });
   const logger = app.get<Logger>(APP_LOGGER);
+  const metrics = app.get(Metrics);
   app.useLogger(new PinoNestLogger(logger));
   app.disable('x-powered-by');
   answerClientErrorsInEnvelope(app.getHttpServer());
   if (config.webhookFastPath) {
-    installWebhookFastPath(app.getHttpServer(), { receiver: app.get(WebhookReceiverService), logger, limitBytes: config.webhookBodyLimitBytes });
+    installWebhookFastPath(app.getHttpServer(), { receiver: app.get(WebhookReceiverService), logger, metrics, limitBytes: config.webhookBodyLimitBytes });
   }
   if (config.trustProxy) app.set('trust proxy', true);
-  app.use(requestContext(logger));
+  app.use(requestContext(logger, metrics));
   app.use(bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }));
   if (config.swaggerEnabled) setupSwagger(app);
   return app;

@@ -283,6 +283,7 @@ export class Stack {
       HOME: process.env.HOME,
       NODE_ENV: 'production',
       ENV_FILE: 'none',
+      WORKER_METRICS_PORT: '0',
       PORT: String(port),
       LOG_LEVEL: 'warn',
       SWAGGER_ENABLED: 'false',

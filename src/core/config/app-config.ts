@@ -41,6 +41,8 @@ export class AppConfig {
   readonly webhookJobWindowMs!: number;
   readonly webhookFastPath!: boolean;
   readonly shutdownDrainMs!: number;
+  readonly metricsToken!: string;
+  readonly workerMetricsPort!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -78,6 +80,8 @@ export class AppConfig {
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
       shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
+      metricsToken: r.string('METRICS_TOKEN', { default: '' }),
+      workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
     });
     r.throwIfInvalid();

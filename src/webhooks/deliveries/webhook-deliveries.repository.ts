@@ -81,6 +81,12 @@ const stillReceived = statement(
     ORDER BY received_at, id LIMIT $4`,
 );
 
+/** Served by the (status, received_at) index: one index entry read. */
+const oldestUnprocessed = statement(
+  'deliveries_oldest_unprocessed',
+  `SELECT min(received_at) AS at FROM webhook_deliveries WHERE status = 'received'`,
+);
+
 /** Oldest first, in batches (served by the (status, received_at) index); dead letters are never deleted. */
 const pruneProcessed = statement(
   'retention_delete_deliveries',
@@ -152,6 +158,12 @@ export class WebhookDeliveriesRepository {
     const from = after ?? { receivedAt: new Date(0), id: 0 };
     const { rows } = await this.prisma.pool.query<UnprocessedDelivery>(stillReceived([olderThan, from.receivedAt, from.id, limit]));
     return rows;
+  }
+
+  /** When the oldest delivery still waiting to be processed arrived (null when none waits), all accounts. */
+  async oldestUnprocessedAt(): Promise<Date | null> {
+    const { rows } = await this.prisma.pool.query<{ at: Date | null }>(oldestUnprocessed([]));
+    return rows[0]?.at ?? null;
   }
 
   /** Deletes up to `limit` processed deliveries received before `before`; returns how many. */

@@ -3,9 +3,17 @@ import type { Logger } from 'pino';
 import { ApiError } from '../../core/http/api-error.js';
 import { envelope, SUCCESS } from '../../core/http/envelope.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
+import type { Metrics } from '../../core/metrics/metrics.js';
 import { signatureHeaderRefusal, type WebhookReceiverService } from './webhook-receiver.service.js';
 
 const RECEIVER_PATH = '/webhooks/whatsapp';
+
+interface FastPathDeps {
+  receiver: WebhookReceiverService;
+  logger: Logger;
+  metrics: Metrics;
+  limitBytes: number;
+}
 
 /**
  * Meta's POSTs to the receiver answered on node:http, in front of Express and Nest: the route is the hottest
@@ -16,7 +24,7 @@ const RECEIVER_PATH = '/webhooks/whatsapp';
  * (WEBHOOK_BODY_LIMIT_BYTES). The Nest controller stays as the route's Swagger entry and answers whatever the
  * fast path leaves to it: other methods, and bodies with a Content-Encoding (Express inflates those).
  */
-export function installWebhookFastPath(server: Server, deps: { receiver: WebhookReceiverService; logger: Logger; limitBytes: number }): void {
+export function installWebhookFastPath(server: Server, deps: FastPathDeps): void {
   const others = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -39,10 +47,10 @@ function encoded(req: IncomingMessage): boolean {
   return encoding !== undefined && encoding.toLowerCase() !== 'identity';
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, deps: { receiver: WebhookReceiverService; logger: Logger; limitBytes: number }): void {
+function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): void {
   const startedAt = process.hrtime.bigint();
   const id = requestIdOf(req.headers['x-request-id']);
-  trackRequest(deps.logger, req, res, id, startedAt);
+  trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, RECEIVER_PATH);
 
   const signature = req.headers['x-hub-signature-256'];
   const refusal = signatureHeaderRefusal(Array.isArray(signature) ? signature.join(', ') : signature);
