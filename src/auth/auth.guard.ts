@@ -4,8 +4,8 @@ import type { Request } from 'express';
 import { AppConfig } from '../core/config/app-config.js';
 import { ApiError } from '../core/http/api-error.js';
 import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
-import { AUTH_KIND, SAME_ORIGIN_ONLY, SESSION_COOKIE, type AuthKind } from './auth.decorators.js';
-import { readCookie } from './cookies.js';
+import { AUTH_KIND, SAME_ORIGIN_ONLY, type AuthKind } from './auth.decorators.js';
+import { readSessionCookie } from './cookies.js';
 import { assertSameOrigin } from './same-origin.js';
 import { SessionsService } from './sessions/sessions.service.js';
 
@@ -40,7 +40,7 @@ export class AuthGuard implements CanActivate {
         req.apiKey = await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
         return true;
       case 'console': {
-        const token = readCookie(req, SESSION_COOKIE);
+        const token = readSessionCookie(req, this.config);
         if (!token) throw new ApiError(401, AUTHENTICATION_REQUIRED);
         const operator = await this.sessions.authenticate(token);
         if (!operator) throw new ApiError(401, SESSION_INVALID);

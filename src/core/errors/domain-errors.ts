@@ -12,6 +12,7 @@ export type DomainErrorKind =
   | 'conflict'
   | 'invalid_input'
   | 'unauthenticated'
+  | 'forbidden'
   | 'too_many_attempts'
   | 'credential_rejected'
   | 'account_blocked'
@@ -60,6 +61,11 @@ export class InvalidInput extends DomainError {
 
 export class Unauthenticated extends DomainError {
   readonly kind = 'unauthenticated';
+}
+
+/** The caller is known but may not do this (a member inviting operators, signup in invite-only mode). */
+export class Forbidden extends DomainError {
+  readonly kind = 'forbidden';
 }
 
 export class TooManyAttempts extends DomainError {

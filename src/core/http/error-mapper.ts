@@ -16,6 +16,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   invalid_input: 422,
   unauthenticated: 401,
+  forbidden: 403,
   too_many_attempts: 429,
   // The operator has to act (reconnect, or get the account unblocked): the request depended on that.
   credential_rejected: 424,
