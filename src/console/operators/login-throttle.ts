@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AppConfig } from '../../core/config/app-config.js';
-import { TooManyAttempts } from '../../core/errors/domain-errors.js';
+import { TemporarilyUnavailable, TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
 
 export const TOO_MANY_LOGINS = 'Too many failed login attempts; try again later';
+export const THROTTLE_UNAVAILABLE_RETRY_SECONDS = 5;
 
 /** A login attempt that was allowed to verify a password; settle it with `succeeded` or leave it counted. */
 export interface LoginAttempt {
@@ -24,8 +25,9 @@ export interface LoginAttempt {
  * - address, over every email: LOGIN_ADDRESS_MAX_FAILURES (credential stuffing from one address).
  *
  * A successful login gives its own unit back to all three, so only failures (and attempts still in flight)
- * count; failures are never forgiven early (not even by a success), so no request can reopen a spent budget. If Redis is unreachable the throttle fails open: logins
- * still work, and the outage shows in readiness and in the logs.
+ * count; failures are never forgiven early (not even by a success), so no request can reopen a spent budget.
+ * If Redis is unreachable the throttle fails closed (503 + Retry-After): an uncounted attempt is exactly
+ * what this class exists to prevent. Console logins pause during a Redis outage; the message API does not.
  */
 @Injectable()
 export class LoginThrottle {
@@ -47,8 +49,8 @@ export class LoginThrottle {
     try {
       result = await this.budget.take(budgets, this.config.loginWindowSeconds);
     } catch (error) {
-      this.logger.warn({ err: error }, 'login throttle unavailable; verifying without it');
-      return { succeeded: async () => undefined };
+      this.logger.warn({ err: error }, 'login throttle unavailable; refusing the login');
+      throw new TemporarilyUnavailable('Login is temporarily unavailable; try again shortly', THROTTLE_UNAVAILABLE_RETRY_SECONDS);
     }
     if (!result.taken) throw new TooManyAttempts(TOO_MANY_LOGINS, result.retryAfterSeconds);
     return {

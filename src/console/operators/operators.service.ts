@@ -4,7 +4,7 @@ import { AuditService } from '../../audit/audit.service.js';
 import { SessionsService, type IssuedSession } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { sha256Hex } from '../../core/crypto/tokens.js';
-import { Conflict, Forbidden, InvalidInput, NotFound, TooManyAttempts, Unauthenticated } from '../../core/errors/domain-errors.js';
+import { Conflict, Forbidden, InvalidInput, NotFound, TemporarilyUnavailable, TooManyAttempts, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
@@ -12,7 +12,7 @@ import { InvitationsRepository } from '../invitations/invitations.repository.js'
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { LoginDto, SignupDto } from './dto/signup.dto.js';
 import type { OperatorView } from './dto/operator.response.js';
-import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottle, THROTTLE_UNAVAILABLE_RETRY_SECONDS } from './login-throttle.js';
 import { OperatorsRepository, type OperatorRole, type OperatorWithOrganization } from './operators.repository.js';
 import { PasswordHasher } from './password-hasher.js';
 
@@ -102,8 +102,9 @@ export class OperatorsService {
         this.config.signupWindowSeconds,
       );
     } catch (error) {
-      this.logger.warn({ err: error }, 'signup limit unavailable; allowing the signup');
-      return;
+      // Closed, like the login throttle: an uncounted signup is what the limit is there to prevent.
+      this.logger.warn({ err: error }, 'signup limit unavailable; refusing the signup');
+      throw new TemporarilyUnavailable('Signup is temporarily unavailable; try again shortly', THROTTLE_UNAVAILABLE_RETRY_SECONDS);
     }
     if (!result.taken) throw new TooManyAttempts(TOO_MANY_SIGNUPS, result.retryAfterSeconds);
   }

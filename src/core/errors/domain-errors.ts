@@ -14,6 +14,7 @@ export type DomainErrorKind =
   | 'unauthenticated'
   | 'forbidden'
   | 'too_many_attempts'
+  | 'temporarily_unavailable'
   | 'credential_rejected'
   | 'account_blocked'
   | 'upstream_rate_limited'
@@ -70,6 +71,15 @@ export class Forbidden extends DomainError {
 
 export class TooManyAttempts extends DomainError {
   readonly kind = 'too_many_attempts';
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, undefined, retryAfterSeconds);
+  }
+}
+
+/** A dependency this request cannot safely go without (the login throttle's Redis) is down: try again later. */
+export class TemporarilyUnavailable extends DomainError {
+  readonly kind = 'temporarily_unavailable';
 
   constructor(message: string, retryAfterSeconds: number) {
     super(message, undefined, retryAfterSeconds);

@@ -1,5 +1,10 @@
+import { once } from 'node:events';
 import { Injectable } from '@nestjs/common';
+import { withTimeout } from '../async/with-timeout.js';
 import { RedisService } from './redis.service.js';
+
+/** How long a request waits for a Redis connection that is still being made (the shared client queues nothing). */
+const CONNECT_WAIT_MS = 1000;
 
 /**
  * Fixed-window attempt counters in Redis, checked and taken in one Lua call: the check and the increment are
@@ -54,11 +59,23 @@ export class AttemptBudget {
     this.commands = this.redis.client as unknown as BudgetCommands;
   }
 
-  /** Takes one attempt from every budget, or from none when one of them is spent. Rejects when Redis is unreachable. */
+  /**
+   * Takes one attempt from every budget, or from none when one of them is spent. Rejects when Redis is
+   * unreachable: callers guarding a secret (login) must then refuse, not let the attempt through uncounted.
+   */
   async take(budgets: Budget[], windowSeconds: number): Promise<TakeResult> {
+    await this.connected();
     const keys = budgets.map((b) => b.key);
     const [index, ttl] = await this.commands.attemptTake(keys.length, ...keys, ...budgets.map((b) => b.limit), windowSeconds);
     return index === 0 ? { taken: true } : { taken: false, exhausted: keys[index - 1]!, retryAfterSeconds: ttl };
+  }
+
+  /** Right after start-up the shared connection may still be opening; wait briefly rather than fail the first requests. */
+  private async connected(): Promise<void> {
+    const client = this.redis.client;
+    if (client.status === 'connecting' || client.status === 'connect' || client.status === 'reconnecting') {
+      await withTimeout(once(client, 'ready'), CONNECT_WAIT_MS, 'Redis not ready').catch(() => undefined);
+    }
   }
 
   async giveBack(keys: string[]): Promise<void> {

@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
+import { PASSWORD, uniqueEmail } from '../utils/factories.js';
+import { freePort } from '../utils/net.js';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { testEnv } from '../utils/test-env.js';
+
+const TOO_MANY = { statusCode: 429, message: 'Too many failed login attempts; try again later' };
+const BURST = 100;
+
+/**
+ * Issue 12, finding 1: the login throttle against concurrency and lockouts. The API runs behind one
+ * (simulated) proxy, TRUST_PROXY=1: supertest's loopback connection is the proxy and the last
+ * X-Forwarded-For entry is the client address the limits count. Every answer of a burst is either a 401
+ * (the password was verified) or a 429 (it was not), so counting the 401s counts the verifications.
+ */
+describe('Console login throttle (TRUST_PROXY=1)', () => {
+  let t: TestApp;
+  let next = 0;
+  /** A fresh documentation address (198.18.0.0/15) per call, so tests never share an address budget. */
+  const address = () => `198.18.${Math.floor(++next / 250)}.${(next % 250) + 1}`;
+
+  beforeAll(async () => {
+    t = await startTestApp({ TRUST_PROXY: '1' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function operator(): Promise<string> {
+    const email = uniqueEmail();
+    const res = await t.http.post('/auth/signup').set('x-forwarded-for', address()).send({ email, password: PASSWORD, organizationName: 'Throttle Org' });
+    expect(res.status).toBe(201);
+    return email;
+  }
+
+  const login = (email: string, password: string, from: string) => t.http.post('/auth/login').set('x-forwarded-for', from).send({ email, password });
+
+  function tally(responses: Array<{ status: number; body: unknown; headers: Record<string, string> }>) {
+    const count = (status: number) => responses.filter((r) => r.status === status).length;
+    for (const r of responses.filter((r) => r.status === 429)) {
+      expect(r.body).toEqual(TOO_MANY);
+      const retryAfter = Number(r.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(t.config.loginWindowSeconds);
+    }
+    return { verified: count(401), refused: count(429), other: responses.length - count(401) - count(429) };
+  }
+
+  it(`verifies at most LOGIN_MAX_FAILURES passwords of ${BURST} concurrent wrong ones for one email from one address; then the right one is refused too`, async () => {
+    const email = await operator();
+    const attacker = address();
+    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => login(email, `wrong password ${i}`, attacker)));
+    expect(tally(burst)).toEqual({ verified: t.config.loginMaxFailures, refused: BURST - t.config.loginMaxFailures, other: 0 });
+
+    const right = await login(email, PASSWORD, attacker);
+    expect(right.status).toBe(429);
+    expect(right.headers['set-cookie']).toBeUndefined();
+  });
+
+  it("an attacker's failures from one address do not lock the owner's correct login from another", async () => {
+    const email = await operator();
+    const attacker = address();
+    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => login(email, `guess ${i}`, attacker)));
+    expect(tally(burst).verified).toBe(t.config.loginMaxFailures);
+    // Sequential failures after the burst change nothing either.
+    for (let i = 0; i < 5; i++) expect((await login(email, `guess again ${i}`, attacker)).status).toBe(429);
+
+    const owner = await login(email, PASSWORD, address());
+    expect(owner.status).toBe(200);
+    expect(owner.headers['set-cookie']).toBeDefined();
+  });
+
+  it('verifies at most LOGIN_EMAIL_MAX_FAILURES wrong passwords for one email however many addresses they come from', async () => {
+    const email = await operator();
+    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => login(email, `distributed ${i}`, address())));
+    expect(tally(burst)).toEqual({ verified: t.config.loginEmailMaxFailures, refused: BURST - t.config.loginEmailMaxFailures, other: 0 });
+    expect((await login(email, PASSWORD, address())).status).toBe(429);
+  });
+
+  it('verifies at most LOGIN_ADDRESS_MAX_FAILURES wrong passwords from one address over many emails', async () => {
+    const attacker = address();
+    const burst = await Promise.all(Array.from({ length: BURST }, () => login(uniqueEmail(), 'credential stuffing', attacker)));
+    expect(tally(burst)).toEqual({ verified: t.config.loginAddressMaxFailures, refused: BURST - t.config.loginAddressMaxFailures, other: 0 });
+  });
+
+  it('successful logins do not use up the budgets', async () => {
+    const email = await operator();
+    const from = address();
+    for (let i = 0; i < t.config.loginMaxFailures + 2; i++) expect((await login(email, PASSWORD, from)).status).toBe(200);
+    for (let i = 0; i < t.config.loginMaxFailures; i++) expect((await login(email, 'not it at all', from)).status).toBe(401);
+    expect((await login(email, 'not it at all', from)).status).toBe(429);
+  });
+
+  it('counts the address the one trusted proxy saw, whatever the client wrote before it in X-Forwarded-For', async () => {
+    const client = address();
+    const limit = t.config.loginAddressMaxFailures;
+    for (let i = 0; i < limit; i++) {
+      const spoofed = `10.${i}.0.1, ${address()}, ${client}`;
+      expect((await login(uniqueEmail(), 'spoofing', spoofed)).status).toBe(401);
+    }
+    const res = await login(uniqueEmail(), 'spoofing', `10.200.0.1, ${client}`);
+    expect(res.status).toBe(429);
+  });
+
+  it('TRUST_PROXY=true (trust any X-Forwarded-For) is refused at boot, naming the variable; hop counts and CIDRs are accepted', () => {
+    expect(() => AppConfig.fromEnv(testEnv({ TRUST_PROXY: 'true' }))).toThrow(ConfigError);
+    expect(() => AppConfig.fromEnv(testEnv({ TRUST_PROXY: 'true' }))).toThrow(/TRUST_PROXY must not be true/);
+    expect(() => AppConfig.fromEnv(testEnv({ TRUST_PROXY: '10.0.0.0/33' }))).toThrow(/TRUST_PROXY/);
+    expect(AppConfig.fromEnv(testEnv({ TRUST_PROXY: '2' })).trustProxy).toBe(2);
+    expect(AppConfig.fromEnv(testEnv({ TRUST_PROXY: '10.0.0.0/8, loopback,::1' })).trustProxy).toEqual(['10.0.0.0/8', 'loopback', '::1']);
+    expect(AppConfig.fromEnv(testEnv({ TRUST_PROXY: 'false' })).trustProxy).toBe(false);
+  });
+});
+
+describe('Console login and signup when Redis is unreachable', () => {
+  let redis: ChildProcess;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 300));
+    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await t?.close();
+    redis.kill('SIGKILL');
+  });
+
+  it('refuse with 503 + Retry-After rather than verify or create uncounted (fail closed)', async () => {
+    const email = uniqueEmail();
+    expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: 'Redis Down Org' })).status).toBe(201);
+    redis.kill('SIGTERM');
+    await new Promise((r) => redis.once('exit', r));
+
+    const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
+    expect(login.status).toBe(503);
+    expect(login.body).toEqual({ statusCode: 503, message: 'Login is temporarily unavailable; try again shortly' });
+    expect(login.headers['retry-after']).toBe('5');
+    expect(login.headers['set-cookie']).toBeUndefined();
+
+    const other = uniqueEmail();
+    const signup = await t.http.post('/auth/signup').send({ email: other, password: PASSWORD, organizationName: 'Redis Down Org 2' });
+    expect(signup.status).toBe(503);
+    expect(signup.body).toEqual({ statusCode: 503, message: 'Signup is temporarily unavailable; try again shortly' });
+    expect(await t.prisma.operator.count({ where: { email: other } })).toBe(0);
+  });
+});
