@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { AppConfig, ConfigError } from '../../src/core/config/app-config.js';
 import { PASSWORD, uniqueEmail } from '../utils/factories.js';
-import { freePort } from '../utils/net.js';
+import { startAppWithOwnRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
 
@@ -114,25 +113,20 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
 });
 
 describe('Console login and signup when Redis is unreachable', () => {
-  let redis: ChildProcess;
-  let t: TestApp;
+  let app: AppWithOwnRedis;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await new Promise((r) => setTimeout(r, 300));
-    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    app = await startAppWithOwnRedis();
   });
   afterAll(async () => {
-    await t?.close();
-    redis.kill('SIGKILL');
+    await app?.close();
   });
 
   it('refuse with 503 + Retry-After rather than verify or create uncounted (fail closed)', async () => {
+    const { t } = app;
     const email = uniqueEmail();
     expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: 'Redis Down Org' })).status).toBe(201);
-    redis.kill('SIGTERM');
-    await new Promise((r) => redis.once('exit', r));
+    await app.stopRedis();
 
     const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
     expect(login.status).toBe(503);
