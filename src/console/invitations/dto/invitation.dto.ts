@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsOptional, MaxLength } from 'class-validator';
+import { IsEmail, IsIn, MaxLength, ValidateIf } from 'class-validator';
 import { normaliseEmail } from '../../operators/dto/signup.dto.js';
 import { OPERATOR_ROLES, type OperatorRole } from '../../operators/operators.repository.js';
 
@@ -14,7 +14,7 @@ export class CreateInvitationDto {
   email: string;
 
   @ApiPropertyOptional({ enum: OPERATOR_ROLES, default: 'member', description: 'owner: may invite operators too' })
-  @IsOptional()
+  @ValidateIf((dto: CreateInvitationDto) => dto.role !== undefined)
   @IsIn(OPERATOR_ROLES, { message: `role must be one of ${OPERATOR_ROLES.join(', ')}` })
   role?: OperatorRole;
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsNotEmpty, IsOptional, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { trimString } from '../../../core/http/validation.js';
 
 export const normaliseEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
@@ -32,7 +32,8 @@ export class SignupDto {
   @ApiPropertyOptional({
     description: 'The token of an invitation link (`/console/signup?invite=…`): join the inviting organization with its role. The email must be the invited one.',
   })
-  @IsOptional()
+  // Absent is fine; null is not (IsOptional would let it through as if absent).
+  @ValidateIf((dto: SignupDto) => dto.inviteToken !== undefined)
   @IsString()
   @IsNotEmpty({ message: 'inviteToken must not be empty' })
   @MaxLength(200)
