@@ -42,14 +42,19 @@ function sessionCookieOptions(req: Request, config: AppConfig): CookieOptions {
 }
 
 /**
- * Sets the session cookie. Max-Age is the idle lifetime (or what is left of the absolute one, if shorter):
- * a cookie never outlives the session it carries, so a browser left alone drops it when the server would.
+ * Sets the session cookie. Max-Age is the idle lifetime (at login), or what is left of the session when its
+ * use renews it (the guard): a cookie never outlives the session it carries, so a browser left alone drops it
+ * when the server would, and one in use keeps it as long as the server does.
  */
-export function setSessionCookie(req: Request, res: Response, config: AppConfig, token: string): void {
-  const maxAgeSeconds = Math.min(config.sessionIdleTtlSeconds, config.sessionAbsoluteTtlSeconds);
+export function setSessionCookie(req: Request, res: Response, config: AppConfig, token: string, maxAgeSeconds = config.sessionIdleTtlSeconds): void {
   res.cookie(sessionCookieName(config), token, { ...sessionCookieOptions(req, config), maxAge: maxAgeSeconds * 1000 });
 }
 
 export function clearSessionCookie(req: Request, res: Response, config: AppConfig): void {
-  res.clearCookie(sessionCookieName(config), sessionCookieOptions(req, config));
+  // The guard may have renewed the cookie on this very request (logout is a session route): drop that first.
+  const name = sessionCookieName(config);
+  const set = res.getHeader('Set-Cookie');
+  if (Array.isArray(set)) res.setHeader('Set-Cookie', set.filter((c) => !c.startsWith(`${name}=`)));
+  else if (typeof set === 'string' && set.startsWith(`${name}=`)) res.removeHeader('Set-Cookie');
+  res.clearCookie(name, sessionCookieOptions(req, config));
 }

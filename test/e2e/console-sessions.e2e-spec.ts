@@ -45,6 +45,33 @@ describe('Console session cookie', () => {
       expect(attributesOf(cleared!)).toEqual(expect.arrayContaining(['secure', 'path=/']));
     });
 
+    it('is renewed as its use moves the idle deadline, never past the absolute expiry; logout still clears it', async () => {
+      const { email, login } = await signupAndLogin(t);
+      const pair = setCookies(login)[0]!.split(';')[0]!;
+      const session = async () => (await t.prisma.session.findMany({ where: { operator: { email } } }))[0]!;
+      // Used within the minute after login: nothing to renew.
+      expect(setCookies(await t.http.get('/auth/me').set('cookie', pair))).toEqual([]);
+
+      await t.prisma.session.update({ where: { id: (await session()).id }, data: { lastSeenAt: new Date(Date.now() - 120_000) } });
+      const renewed = setCookies(await t.http.get('/auth/me').set('cookie', pair));
+      expect(renewed).toHaveLength(1);
+      expect(renewed[0]!.split(';')[0]).toBe(pair);
+      expect(attributesOf(renewed[0]!)).toEqual(expect.arrayContaining(['httponly', 'secure', 'samesite=lax', 'path=/', 'max-age=1800']));
+
+      // Ten minutes of absolute lifetime left: the renewed cookie lives no longer than that.
+      await t.prisma.session.update({ where: { id: (await session()).id }, data: { lastSeenAt: new Date(Date.now() - 120_000), expiresAt: new Date(Date.now() + 600_000) } });
+      const capped = setCookies(await t.http.get('/auth/me').set('cookie', pair));
+      const maxAge = Number(attributesOf(capped[0]!).find((a) => a.startsWith('max-age='))!.slice('max-age='.length));
+      expect(maxAge).toBeGreaterThan(590);
+      expect(maxAge).toBeLessThanOrEqual(600);
+
+      // A logout that also renews: the only cookie sent back is the cleared one.
+      await t.prisma.session.update({ where: { id: (await session()).id }, data: { lastSeenAt: new Date(Date.now() - 120_000) } });
+      const logout = setCookies(await t.http.post('/auth/logout').set('cookie', pair));
+      expect(logout).toHaveLength(1);
+      expect(logout[0]).toMatch(/^__Host-bm_session=;.*expires=Thu, 01 Jan 1970/i);
+    });
+
     it('the Swagger session scheme names the prefixed cookie', async () => {
       const doc = await t.http.get('/swagger/docs-json');
       expect(doc.status).toBe(200);
