@@ -1,8 +1,6 @@
 import { sha256Hex } from '../../src/core/crypto/tokens.js';
-import { AppConfig } from '../../src/core/config/app-config.js';
 import { PASSWORD, signupAndLogin, uniqueEmail, type Operator } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { testEnv } from '../utils/test-env.js';
 
 const INVITE_ONLY = { statusCode: 403, message: 'Signup is by invitation only: ask an owner of your organization for an invitation link' };
 const CLOSED = { statusCode: 403, message: 'Signup is closed' };
@@ -201,11 +199,5 @@ describe('Console signup', () => {
       expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, inviteToken: 'x'.repeat(43) })).body).toEqual(CLOSED);
       expect(await operatorsWithEmail(t, email)).toBe(0);
     });
-  });
-
-  it('SIGNUP_MODE defaults to invite in production and to open elsewhere', () => {
-    expect(AppConfig.fromEnv(testEnv({ NODE_ENV: 'production' })).signupMode).toBe('invite');
-    expect(AppConfig.fromEnv(testEnv({ NODE_ENV: 'development' })).signupMode).toBe('open');
-    expect(AppConfig.fromEnv(testEnv()).signupMode).toBe('open');
   });
 });
