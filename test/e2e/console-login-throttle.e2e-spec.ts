@@ -89,6 +89,16 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
     expect((await login(email, 'not it at all', from)).status).toBe(429);
   });
 
+  it('counts an IPv6 client by its /64: rotating addresses inside it buys no new attempts', async () => {
+    const email = await operator();
+    const prefix = `2001:db8:${next++}:1`;
+    const statuses: number[] = [];
+    for (let i = 1; i <= t.config.loginMaxFailures + 3; i++) statuses.push((await login(email, 'rotating', `${prefix}::${i.toString(16)}`)).status);
+    expect(statuses).toEqual([...Array<number>(t.config.loginMaxFailures).fill(401), 429, 429, 429]);
+    // Another /64 is another client: the owner still logs in from there.
+    expect((await login(email, PASSWORD, `2001:db8:${next++}:2::1`)).status).toBe(200);
+  });
+
   it('counts the address the one trusted proxy saw, whatever the client wrote before it in X-Forwarded-For', async () => {
     const client = address();
     const limit = t.config.loginAddressMaxFailures;

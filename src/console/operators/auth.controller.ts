@@ -6,6 +6,7 @@ import { clearSessionCookie, setSessionCookie } from '../../auth/cookies.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { SessionsService } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
+import { clientAddress } from '../../core/http/client-address.js';
 import { LoginDto, SignupDto } from './dto/signup.dto.js';
 import { OperatorView, SessionView } from './dto/operator.response.js';
 import { OperatorsService } from './operators.service.js';
@@ -35,7 +36,7 @@ export class AuthController {
   })
   @ApiResponse({ status: 429, description: 'Too many signups from this address (SIGNUP_MAX_PER_ADDRESS per SIGNUP_WINDOW_SECONDS); see Retry-After' })
   signup(@Body() dto: SignupDto, @Req() req: Request): Promise<OperatorView> {
-    return this.operators.signup(dto, req.ip ?? 'unknown');
+    return this.operators.signup(dto, clientAddress(req));
   }
 
   @Post('login')
@@ -53,7 +54,7 @@ export class AuthController {
     description: 'Too many failed attempts for this email from this address, for this email overall, or from this address; see Retry-After',
   })
   async login(@Body() dto: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
-    const { operator, session } = await this.operators.login(dto, req.ip ?? 'unknown');
+    const { operator, session } = await this.operators.login(dto, clientAddress(req));
     setSessionCookie(req, res, this.config, session.token);
     return { operator, expiresAt: session.expiresAt.toISOString() };
   }
