@@ -41,7 +41,8 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   if (config.webhookFastPath) {
     installWebhookFastPath(app.getHttpServer(), { receiver: app.get(WebhookReceiverService), logger, metrics, limitBytes: config.webhookBodyLimitBytes });
   }
-  if (config.trustProxy) app.set('trust proxy', true);
+  // A hop count or the proxies' addresses (never "trust everything"): req.ip is what login and signup limits count.
+  if (config.trustProxy !== false) app.set('trust proxy', config.trustProxy);
   app.use(requestContext(logger, metrics));
   app.use(bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }));
   if (config.swaggerEnabled) setupSwagger(app);

@@ -297,6 +297,9 @@ export class Stack {
       // The per-key limiter is not what these benches measure.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
+      // The bench signs its tenants up itself (production defaults to invite-only, 5 signups per address).
+      SIGNUP_MODE: 'open',
+      SIGNUP_MAX_PER_ADDRESS: '100000',
     };
     for (const k of PASS_THROUGH) if (process.env[k]) env[k] = process.env[k];
     return { ...env, ...this.opts.env };

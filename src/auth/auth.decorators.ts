@@ -4,6 +4,7 @@ import { ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
 export const AUTH_KIND = 'authKind';
 export type AuthKind = 'public' | 'apiKey' | 'console';
 
+/** The session cookie's base name; production adds the `__Host-` prefix (see `sessionCookieName`). */
 export const SESSION_COOKIE = 'bm_session';
 export const SWAGGER_ACCESS_KEY = 'accessKey';
 export const SWAGGER_SECRET_KEY = 'secretKey';

@@ -12,6 +12,7 @@ import { QUEUES } from '../core/queue/queue.constants.js';
 import { QueueService } from '../core/queue/queue.service.js';
 import { consoleSpa, securityHeaders } from './console-spa.js';
 import { queueBoard, requireOperator } from './queue-board.js';
+import { sessionCookieName } from '../auth/cookies.js';
 
 export const CONSOLE_PATH = '/console';
 export const QUEUE_BOARD_PATH = `${CONSOLE_PATH}/queues`;
@@ -45,7 +46,7 @@ export class ConsoleWebModule implements OnModuleInit {
     app.use(CONSOLE_PATH, securityHeaders);
     app.use(
       QUEUE_BOARD_PATH,
-      requireOperator(this.sessions, { loginPath: `${CONSOLE_PATH}/login`, allowedOrigins: this.config.consoleAllowedOrigins }),
+      requireOperator(this.sessions, { loginPath: `${CONSOLE_PATH}/login`, allowedOrigins: this.config.consoleAllowedOrigins, cookieName: sessionCookieName(this.config) }),
       queueBoard(QUEUE_BOARD_PATH, Object.values(QUEUES).map((name) => this.queues.queue(name)), CONSOLE_PATH),
     );
     app.use(CONSOLE_PATH, consoleSpa(webRoot));

@@ -4,7 +4,6 @@ import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AUTHENTICATION_REQUIRED, SESSION_INVALID } from '../auth/auth.guard.js';
-import { SESSION_COOKIE } from '../auth/auth.decorators.js';
 import { readCookie } from '../auth/cookies.js';
 import { assertSameOrigin } from '../auth/same-origin.js';
 import type { SessionsService } from '../auth/sessions/sessions.service.js';
@@ -16,7 +15,7 @@ import { sendEnvelope } from '../core/http/envelope.js';
  * same console-session check in middleware form. A browser asking for a page is sent to the console's login
  * (and back afterwards); anything else gets the usual 401 envelope.
  */
-export function requireOperator(sessions: SessionsService, opts: { loginPath: string; allowedOrigins: string[] }): RequestHandler {
+export function requireOperator(sessions: SessionsService, opts: { loginPath: string; allowedOrigins: string[]; cookieName: string }): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       assertSameOrigin(req, opts.allowedOrigins);
@@ -24,7 +23,7 @@ export function requireOperator(sessions: SessionsService, opts: { loginPath: st
       if (error instanceof ApiError) return sendEnvelope(res, error.getStatus(), error.message);
       return next(error);
     }
-    const token = readCookie(req, SESSION_COOKIE);
+    const token = readCookie(req, opts.cookieName);
     (token ? sessions.authenticate(token) : Promise.resolve(null)).then((operator) => {
       if (operator) {
         req.operator = operator;

@@ -8,6 +8,7 @@ import { LoginPage, SignupPage } from './pages/auth';
 import { EventsPage } from './pages/events';
 import { KeysPage } from './pages/keys';
 import { MessageDetailPage, MessagesPage } from './pages/messages';
+import { TeamPage } from './pages/team';
 import { BASE, Link, match, navigate, useLocation } from './router';
 
 const PUBLIC_PATHS = new Set(['/login', '/signup']);
@@ -46,7 +47,7 @@ export function App() {
   }
   return (
     <Shell session={session} onLogout={() => setSession(null)} path={path}>
-      {route(path)}
+      {path === '/team' ? <TeamPage operator={session.operator} /> : route(path)}
     </Shell>
   );
 }
@@ -116,6 +117,11 @@ function Shell({ session, onLogout, path, children }: { session: Session; onLogo
               <li>
                 <Link to="/keys" aria-current={current('/keys')}>
                   API keys
+                </Link>
+              </li>
+              <li>
+                <Link to="/team" aria-current={current('/team')}>
+                  Team
                 </Link>
               </li>
               <li>

@@ -265,6 +265,8 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     // Unknown WABA: the token goes to the upstream check, which refuses it.
     'POST /business-accounts': [{ body: { wabaId: UNKNOWN_WABA, accessToken: 'sweep-not-a-token', name: 'Sweep WABA' } }],
     'PUT /business-accounts/{wabaId}/access-token': [{ body: { accessToken: 'sweep-not-a-token' } }],
+    // An operator already has this email: 409 before an invitation is stored.
+    'POST /invitations': [{ body: { email: tenant.operator.email, role: 'member' } }],
     // Unknown WABA: 404 before anything is stored.
     'POST /api-keys': [{ body: { wabaId: UNKNOWN_WABA, name: 'Sweep key' } }],
     // A template that is not synced, or text outside the 24 h window: 422 before any upstream call or row.

@@ -221,6 +221,42 @@ describe('web console (headless Chromium)', () => {
     expect(res.body.message).toBe('Invalid API key');
   });
 
+  it('invites a colleague from the Team page; the one-time link signs them up into the same organization', async () => {
+    const t = await onboard(stack, 'Team Org');
+    const owner = await open({ cookie: t.operator.cookie });
+    const colleague = uniqueEmail();
+    await owner.page.goto('/console/team');
+    await owner.page.getByLabel('Email').fill(colleague);
+    await owner.page.getByRole('button', { name: 'Create invitation link' }).click();
+    const panel = owner.page.getByTestId('new-invitation');
+    await panel.getByText('It is shown only this once').waitFor();
+    const link = await panel.getByLabel('Invitation link').inputValue();
+    expect(link).toMatch(new RegExp(`^${stack.url}/console/signup\\?invite=[A-Za-z0-9_-]{43}$`));
+    await screenshot(owner.page, '15-invitation-created');
+    await panel.getByRole('button', { name: 'Done' }).click();
+    await owner.page.getByRole('cell', { name: colleague, exact: true }).waitFor();
+
+    const invitee = await open();
+    await invitee.page.goto(link);
+    await invitee.page.getByRole('heading', { name: 'Join your team' }).waitFor();
+    expect(await invitee.page.getByLabel('Organization name').count()).toBe(0);
+    await invitee.page.getByLabel('Email').fill(colleague);
+    await invitee.page.getByLabel('Password').fill(PASSWORD);
+    await invitee.page.getByRole('button', { name: 'Sign up' }).click();
+    await visible(invitee.page, 'You joined “Team Org”. Log in to continue.');
+    await invitee.page.getByLabel('Password').fill(PASSWORD);
+    await invitee.page.getByRole('button', { name: 'Log in' }).click();
+    await visible(invitee.page, colleague);
+    await visible(invitee.page, 'Team Org');
+
+    // The link worked once.
+    const again = await stack.http.post('/auth/signup').send({ email: colleague, password: PASSWORD, inviteToken: new URL(link).searchParams.get('invite') });
+    expect(again.status).toBe(422);
+    // A member sees that only owners invite.
+    await invitee.page.goto('/console/team');
+    await visible(invitee.page, /Only owners of “Team Org” can invite operators/);
+  }, 60_000);
+
   it('shows Bull Board to signed-in operators only', async () => {
     const noSession = await stack.http.get('/console/queues').set('accept', 'text/html');
     expect(noSession.status).toBe(303);

@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { startAppWithOwnRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
 import { freePort } from '../utils/net.js';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
 
 /** Polls until `probe` returns `expected` (or 5 s pass) and returns the last value seen. */
@@ -85,24 +86,19 @@ describe('Foundation: Swagger disabled', () => {
 });
 
 describe('Foundation: readiness when Redis stops', () => {
-  let redis: ChildProcess;
-  let t: TestApp;
+  let app: AppWithOwnRedis;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await new Promise((r) => setTimeout(r, 300));
-    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    app = await startAppWithOwnRedis();
   });
   afterAll(async () => {
-    await t.close();
-    redis.kill('SIGKILL');
+    await app?.close();
   });
 
   it('goes from 200 to a 503 envelope naming Redis', async () => {
+    const { t } = app;
     expect(await eventually(async () => (await t.http.get('/health/ready')).status, 200)).toBe(200);
-    redis.kill('SIGTERM');
-    await new Promise((r) => redis.once('exit', r));
+    await app.stopRedis();
     const res = await t.http.get('/health/ready');
     expect(res.status).toBe(503);
     expect(res.body.statusCode).toBe(503);

@@ -16,6 +16,17 @@ describe('AppConfig', () => {
     expect(config.upstreamBaseUrl).toBe('http://127.0.0.1:4010/v23.0');
     expect(config.encryptionKey).toHaveLength(32);
     expect(config.swaggerEnabled).toBe(true);
+    // Security defaults (issue 12): scrypt N = 2^17, no proxy trusted, open signup outside production.
+    expect(config.passwordHashCost).toBe(17);
+    expect(config.trustProxy).toBe(false);
+    expect(config.signupMode).toBe('open');
+    expect(config.loginEmailMaxFailures).toBe(20);
+    expect(AppConfig.fromEnv({ ...valid, NODE_ENV: 'production' }).signupMode).toBe('invite');
+  });
+
+  it('refuses TRUST_PROXY=true and a per-email login budget not above the per-pair one', () => {
+    expect(() => AppConfig.fromEnv({ ...valid, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must not be true/);
+    expect(() => AppConfig.fromEnv({ ...valid, LOGIN_MAX_FAILURES: '5', LOGIN_EMAIL_MAX_FAILURES: '5' })).toThrow(/LOGIN_EMAIL_MAX_FAILURES must be >= 6/);
   });
 
   it('names every missing or malformed variable at once', () => {

@@ -1,5 +1,7 @@
 import { ConfigError, EnvReader } from './env-reader.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
+export type SignupMode = 'open' | 'invite' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /**
@@ -21,14 +23,23 @@ export class AppConfig {
   readonly whatsappVerifyToken!: string;
   readonly encryptionKey!: Buffer;
   readonly logLevel!: LogLevel;
-  readonly trustProxy!: boolean;
+  /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs; never "trust everything". */
+  readonly trustProxy!: TrustProxy;
   readonly bodyLimitBytes!: number;
   readonly webhookBodyLimitBytes!: number;
   readonly sessionIdleTtlSeconds!: number;
   readonly sessionAbsoluteTtlSeconds!: number;
   readonly consoleAllowedOrigins!: string[];
   readonly loginMaxFailures!: number;
+  readonly loginEmailMaxFailures!: number;
+  readonly loginAddressMaxFailures!: number;
   readonly loginWindowSeconds!: number;
+  readonly signupMode!: SignupMode;
+  readonly signupMaxPerAddress!: number;
+  readonly signupWindowSeconds!: number;
+  readonly invitationTtlSeconds!: number;
+  /** log2 of scrypt's N for new password hashes (17 → N = 131072). */
+  readonly passwordHashCost!: number;
   readonly apiKeyCacheTtlMs!: number;
   readonly rateLimitPerSecond!: number;
   readonly rateLimitBurst!: number;
@@ -46,8 +57,10 @@ export class AppConfig {
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
+    const nodeEnv = r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development');
+    const loginMaxFailures = r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 });
     const config: AppConfig = Object.assign(new AppConfig(), {
-      nodeEnv: r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development'),
+      nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
       databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
@@ -61,14 +74,21 @@ export class AppConfig {
       whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
       encryptionKey: r.key32('ENCRYPTION_KEY'),
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-      trustProxy: r.bool('TRUST_PROXY', false),
+      trustProxy: r.parsed('TRUST_PROXY', false, parseTrustProxy),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
       webhookBodyLimitBytes: r.int('WEBHOOK_BODY_LIMIT_BYTES', { default: 3 * 1024 * 1024, min: 1024 }),
       sessionIdleTtlSeconds: r.int('SESSION_IDLE_TTL_SECONDS', { default: 12 * 3600, min: 60 }),
       sessionAbsoluteTtlSeconds: r.int('SESSION_ABSOLUTE_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
       consoleAllowedOrigins: r.list('CONSOLE_ALLOWED_ORIGINS'),
-      loginMaxFailures: r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 }),
+      loginMaxFailures,
+      loginEmailMaxFailures: r.int('LOGIN_EMAIL_MAX_FAILURES', { default: loginMaxFailures * 4, min: loginMaxFailures + 1 }),
+      loginAddressMaxFailures: r.int('LOGIN_ADDRESS_MAX_FAILURES', { default: loginMaxFailures * 4, min: 1 }),
       loginWindowSeconds: r.int('LOGIN_WINDOW_SECONDS', { default: 900, min: 1 }),
+      signupMode: r.oneOf('SIGNUP_MODE', ['open', 'invite', 'closed'] as const, nodeEnv === 'production' ? 'invite' : 'open'),
+      signupMaxPerAddress: r.int('SIGNUP_MAX_PER_ADDRESS', { default: 5, min: 1 }),
+      signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
+      invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
+      passwordHashCost: r.int('PASSWORD_HASH_COST', { default: 17, min: 10, max: 20 }),
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
       rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),

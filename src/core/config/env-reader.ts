@@ -72,6 +72,17 @@ export class EnvReader {
     }
   }
 
+  /** A value with its own syntax: `parse` returns the value, or throws an Error whose message says what is wrong. */
+  parsed<T>(name: string, fallback: T, parse: (value: string) => T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    try {
+      return parse(value);
+    } catch (error) {
+      return this.fail(name, (error as Error).message, fallback);
+    }
+  }
+
   list(name: string): string[] {
     const value = this.raw(name);
     return value ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
