@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../auth/auth.decorators.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
@@ -7,7 +7,11 @@ import { AppConfig } from '../core/config/app-config.js';
 import { metricsAnswer } from '../core/metrics/metrics-endpoint.js';
 import { Metrics } from '../core/metrics/metrics.js';
 
-@ApiTags('health')
+/**
+ * Prometheus' scrape target (text exposition format, README "Metrics"): an operations endpoint, not part of
+ * the API's OpenAPI document. Open unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>`.
+ */
+@ApiExcludeController()
 @Public()
 @Controller('metrics')
 export class MetricsController {
@@ -18,13 +22,6 @@ export class MetricsController {
 
   @Get()
   @RawResponse()
-  @ApiOperation({
-    summary: 'Prometheus metrics of this API process',
-    description: 'Text exposition format. Open unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>`.',
-  })
-  @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'bmapi_http_request_duration_seconds, bmapi_sends_total, bmapi_webhook_* and the process metrics' })
-  @ApiUnauthorizedResponse({ description: 'METRICS_TOKEN is set and the bearer token is missing or wrong' })
   async scrape(@Headers('authorization') authorization: string | undefined, @Res() res: Response): Promise<void> {
     const answer = await metricsAnswer(this.metrics, this.config.metricsToken, authorization);
     res.status(answer.status).type(answer.contentType).send(answer.body);
