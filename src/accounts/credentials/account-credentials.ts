@@ -20,14 +20,14 @@ export class AccountCredentials {
     private readonly secrets: SecretBox,
   ) {}
 
-  /** What is stored for a new token. */
-  seal(accessToken: string): string {
-    return this.secrets.encrypt(accessToken);
+  /** What is stored for a new token of the business account `wabaId` (the ciphertext is bound to it). */
+  seal(accessToken: string, wabaId: string): string {
+    return this.secrets.seal(accessToken, wabaId);
   }
 
   /** The token of an account already read (a console action on the operator's behalf). */
-  open(account: { accessTokenEncrypted: string }): string {
-    return this.secrets.decrypt(account.accessTokenEncrypted);
+  open(account: { wabaId: string; accessTokenEncrypted: string }): string {
+    return this.secrets.open(account.accessTokenEncrypted, account.wabaId);
   }
 
   /** The token for a send through a key pair of the account. */
