@@ -6,6 +6,7 @@ import { AppConfig } from './core/config/app-config.js';
 import { bodyParsers } from './core/http/body-parsers.js';
 import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
 import { requestContext } from './core/http/request-context.js';
+import { securityHeaders } from './core/http/security-headers.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { PinoNestLogger } from './core/logging/logger.js';
 import { setupSwagger } from './swagger.js';
@@ -27,6 +28,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   }
   if (config.trustProxy) app.set('trust proxy', true);
   app.use(requestContext(logger));
+  app.use(securityHeaders(config));
   app.use(bodyParsers(config));
   app.enableShutdownHooks();
   if (config.swaggerEnabled) setupSwagger(app);

@@ -50,7 +50,6 @@ export class AppConfig {
   readonly webhookJobWindowMs!: number;
   readonly webhookFastPath!: boolean;
   readonly purgeIntervalSeconds!: number;
-  readonly idempotencyKeyRetentionHours!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -97,7 +96,6 @@ export class AppConfig {
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
-      idempotencyKeyRetentionHours: r.int('IDEMPOTENCY_KEY_RETENTION_HOURS', { default: 24, min: 1, max: 24 * 365 }),
     });
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
