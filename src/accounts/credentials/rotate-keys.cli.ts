@@ -4,13 +4,15 @@ import { NestFactory } from '@nestjs/core';
 import { AppConfig } from '../../core/config/app-config.js';
 import { loadConfigOrExit } from '../../core/config/load-config.js';
 import { CoreModule } from '../../core/core.module.js';
+import { AuthModule } from '../../auth/auth.module.js';
 import { AccountsModule } from '../accounts.module.js';
 import { CredentialRotation } from './credential-rotation.js';
 
 @Module({})
 class KeyRotationModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: KeyRotationModule, imports: [CoreModule.forRoot(config, 'worker'), AccountsModule] };
+    // AccountsModule's services reach the (global) auth module: disconnecting an account drops its keys.
+    return { module: KeyRotationModule, imports: [CoreModule.forRoot(config, 'worker'), AuthModule, AccountsModule] };
   }
 }
 
