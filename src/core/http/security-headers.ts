@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import type { AppConfig } from '../config/app-config.js';
 
@@ -30,10 +30,10 @@ const HSTS_MAX_AGE_SECONDS = 365 * 24 * 3600;
  * request that arrived over TLS (`req.secure`, which honours TRUST_PROXY). HSTS over plain http on a
  * developer's machine would pin localhost to https for a year.
  *
- * The webhook fast path (node:http in front of Express) answers Meta's POSTs without this middleware and
- * sets the same headers itself.
+ * Plain node:http types, so that the webhook fast path (node:http in front of Express), which answers
+ * Meta's POSTs without Express, can run the same function: `securityHeaders(config)(req, res, () => …)`.
  */
-export function securityHeaders(config: AppConfig): RequestHandler {
+export function securityHeaders(config: Pick<AppConfig, 'isProduction'>): (req: IncomingMessage & { secure?: boolean }, res: ServerResponse, next: (error?: unknown) => void) => void {
   const common = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
     strictTransportSecurity: false,
@@ -41,7 +41,7 @@ export function securityHeaders(config: AppConfig): RequestHandler {
     referrerPolicy: { policy: 'no-referrer' },
   });
   const hsts = helmet.strictTransportSecurity({ maxAge: HSTS_MAX_AGE_SECONDS, includeSubDomains: true });
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req, res, next) => {
     common(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (config.isProduction || req.secure) return hsts(req, res, next);
