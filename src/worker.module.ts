@@ -2,10 +2,9 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from './core/config/app-config.js';
 import { CoreModule } from './core/core.module.js';
 import { WebhooksWorkerModule } from './webhooks/webhooks-worker.module.js';
-import { SessionsPurge } from './auth/sessions/sessions.purge.js';
 import { SessionsRepository } from './auth/sessions/sessions.repository.js';
-import { IdempotencyKeysPurge } from './messages/send/idempotency-keys.purge.js';
 import { IdempotencyKeysRepository } from './messages/send/idempotency-keys.repository.js';
+import { WorkerPurges } from './worker.purges.js';
 
 /** The worker process: queue consumers and scheduled purges, no HTTP. */
 @Module({})
@@ -15,7 +14,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [CoreModule.forRoot(config, 'worker'), WebhooksWorkerModule],
       // Rows that outlive their use: expired console sessions, Idempotency-Keys past their 24 h.
-      providers: [SessionsRepository, SessionsPurge, IdempotencyKeysRepository, IdempotencyKeysPurge],
+      providers: [SessionsRepository, IdempotencyKeysRepository, WorkerPurges],
     };
   }
 }

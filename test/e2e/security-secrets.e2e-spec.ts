@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { SessionsPurge } from '../../src/auth/sessions/sessions.purge.js';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
-import { IdempotencyKeysPurge } from '../../src/messages/send/idempotency-keys.purge.js';
+import { WorkerPurges } from '../../src/worker.purges.js';
 import { connectAccount, insertOrganization, insertSendScope, signupAndLogin, type ConnectedAccount, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -180,8 +179,9 @@ describe('Security: secrets', () => {
       await key('old', new Date('1999-12-31T00:00:00.000Z'));
       await key('fresh', far);
 
-      await worker.get(SessionsPurge).purge(now);
-      await worker.get(IdempotencyKeysPurge).purge(now);
+      const purges = worker.get(WorkerPurges);
+      await purges.sessions.purge(now);
+      await purges.idempotencyKeys.purge(now);
 
       expect(await stack.prisma.session.findUnique({ where: { id: expired.id } })).toBeNull();
       expect(await stack.prisma.session.findUnique({ where: { id: live.id } })).not.toBeNull();
