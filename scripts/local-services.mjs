@@ -809,6 +809,9 @@ async function startPostgresOnce(ctx, port) {
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'unix_socket_directories=',
       '-c', 'max_connections=200',
+      // LOCAL_PG_SETTINGS: extra server settings, `name=value` separated by spaces (e.g. for profiling:
+      // `shared_preload_libraries=pg_stat_statements track_io_timing=on`).
+      ...(process.env.LOCAL_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean).flatMap((setting) => ['-c', setting]),
     ],
     { ...(ids ?? {}), stdio: ['ignore', logFd, logFd], detached: true, env: { ...process.env, LC_MESSAGES: 'C' } },
     PG_STOP_STEPS,

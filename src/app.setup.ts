@@ -9,9 +9,23 @@ import { requestContext } from './core/http/request-context.js';
 import { securityHeaders } from './core/http/security-headers.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { PinoNestLogger } from './core/logging/logger.js';
+import { HealthService } from './health/health.service.js';
 import { setupSwagger } from './swagger.js';
 import { installWebhookFastPath } from './webhooks/receiver/webhook-fast-path.js';
-import { WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
+import { signatureHeaderRefusal, WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
+
+/**
+ * SIGTERM / SIGINT: readiness answers 503 at once, requests keep being served for SHUTDOWN_DRAIN_MS (load
+ * balancers notice and stop routing here), then the application closes (the receiver drains its batches,
+ * pools close) and the process exits.
+ */
+export async function shutDownGracefully(app: NestExpressApplication, config: AppConfig, signal: string): Promise<void> {
+  const logger = app.get<Logger>(APP_LOGGER);
+  app.get(HealthService).beginShutdown();
+  logger.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready any more');
+  if (config.shutdownDrainMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainMs));
+  await app.close();
+}
 
 /** Builds the HTTP application exactly as production runs it; e2e tests use this too. */
 export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
@@ -29,8 +43,7 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   if (config.trustProxy) app.set('trust proxy', true);
   app.use(requestContext(logger));
   app.use(securityHeaders(config));
-  app.use(bodyParsers(config));
-  app.enableShutdownHooks();
+  app.use(bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }));
   if (config.swaggerEnabled) setupSwagger(app);
   return app;
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { Logger } from 'pino';
+import { loadEnvFile } from './core/config/env-file.js';
 import { loadConfigOrExit } from './core/config/load-config.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { PinoNestLogger } from './core/logging/logger.js';
@@ -8,6 +9,7 @@ import { WorkerModule } from './worker.module.js';
 
 /** The worker process: BullMQ consumers, no HTTP. Scale it independently of the API. */
 async function bootstrap(): Promise<void> {
+  loadEnvFile();
   const config = loadConfigOrExit();
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { bufferLogs: true });
   const logger = app.get<Logger>(APP_LOGGER);

@@ -282,6 +282,7 @@ export class Stack {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       NODE_ENV: 'production',
+      ENV_FILE: 'none',
       PORT: String(port),
       LOG_LEVEL: 'warn',
       SWAGGER_ENABLED: 'false',

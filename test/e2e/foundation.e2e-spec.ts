@@ -130,3 +130,28 @@ describe('Foundation: configuration checked at boot', () => {
     expect(run.stderr).toContain('PORT must be an integer');
   });
 });
+
+describe('Foundation: graceful shutdown of the API process', () => {
+  it('answers /health/ready 503 from the moment SIGTERM arrives, keeps serving during the drain, then exits 0', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, ['dist/src/main.js'], {
+      env: { ...testEnv({ PORT: String(port), SHUTDOWN_DRAIN_MS: '1500' }), PATH: process.env.PATH },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const status = (path: string) => fetch(`${url}${path}`).then((r) => r.status, () => 0);
+      expect(await eventually(() => status('/health/ready'), 200)).toBe(200);
+      child.kill('SIGTERM');
+      const ready = await eventually(() => status('/health/ready'), 503);
+      expect(ready).toBe(503);
+      const body = await (await fetch(`${url}/health/ready`)).json();
+      expect(body).toMatchObject({ statusCode: 503, errors: [{ field: 'process', message: 'The process is shutting down' }] });
+      expect(await status('/health')).toBe(200); // still serving while load balancers drain
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});

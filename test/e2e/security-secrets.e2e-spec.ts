@@ -23,7 +23,8 @@ interface Exit {
 function run(entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<Exit> {
   if (!existsSync(entry)) throw new Error(`${entry} is not built: run npm run build (./scripts/test.sh does)`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entry], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // ENV_FILE=none: no .env of the working copy fills in anything.
+    const child = spawn(process.execPath, [entry], { env: { PATH: process.env.PATH ?? '', ENV_FILE: 'none', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

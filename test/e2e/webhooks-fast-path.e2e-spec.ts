@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import net from 'node:net';
 import { metaJson } from '../../simulator/meta-json.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { createTenant, inboundPayload, signatureOf, unixNow, wamid } from '../utils/webhooks.js';
@@ -79,9 +80,41 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
       .post('/webhooks/whatsapp')
       .set('content-type', 'application/json')
       .set('content-encoding', 'br-unknown')
-      .set('x-hub-signature-256', 'sha256=00')
+      .set('x-hub-signature-256', `sha256=${'0'.repeat(64)}`)
       .send('{}');
     expect(gzipped.status).toBe(415);
     expect(gzipped.body).toMatchObject({ statusCode: 415 });
+  });
+
+  /**
+   * Headers announcing a body that is never sent: an answer can only come before the body was read. Both paths
+   * (the fast path; the Nest route, reached with a Content-Encoding) answer 401 at once and close.
+   */
+  it('answers 401 to a missing or malformed signature header without reading the body', async () => {
+    for (const [app, encoding] of [[fast, undefined], [fast, 'gzip'], [nest, undefined]] as const) {
+      for (const signature of [undefined, 'sha256=00', 'md5=abc']) {
+        const url = new URL(app.url);
+        const socket = net.connect(Number(url.port), url.hostname);
+        const head = [
+          'POST /webhooks/whatsapp HTTP/1.1',
+          `Host: ${url.host}`,
+          'Content-Type: application/json',
+          'Content-Length: 60000',
+          ...(encoding ? [`Content-Encoding: ${encoding}`] : []),
+          ...(signature ? [`X-Hub-Signature-256: ${signature}`] : []),
+        ];
+        socket.write(`${head.join('\r\n')}\r\n\r\n{"object":`);
+        const text = await new Promise<string>((resolve, reject) => {
+          let got = '';
+          const timer = setTimeout(() => reject(new Error(`no answer before the body (${encoding ?? 'fast path'}, ${signature})`)), 3000);
+          socket.on('data', (c: Buffer) => (got += c.toString()));
+          socket.on('close', () => (clearTimeout(timer), resolve(got)));
+          socket.on('error', reject);
+        });
+        expect(text).toMatch(/^HTTP\/1\.1 401 /);
+        expect(text.toLowerCase()).toContain('connection: close');
+        expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ statusCode: 401, message: 'Invalid or missing X-Hub-Signature-256' });
+      }
+    }
   });
 });

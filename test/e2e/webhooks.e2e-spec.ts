@@ -814,7 +814,9 @@ describe('Webhooks: with the simulator posting in Meta’s format', () => {
     const wamidOfSend = send.body.data.upstreamMessageId as string;
     const listed = await waitFor(async () => {
       const res = await events({ messageId: wamidOfSend });
-      return res.body.data?.total === 3 && res.body.data.items.every((e: { processed: boolean }) => e.processed) ? res.body.data : undefined;
+      // The page and its total are two reads: both must show all three.
+      const page = res.body.data;
+      return page?.total === 3 && page.items.length === 3 && page.items.every((e: { processed: boolean }) => e.processed) ? page : undefined;
     }, 'sent, delivered and read events');
     // Listed in the order they were stored, which concurrent workers may make differ from Meta's order.
     type Listed = { status: string; title: string; recipient: string; raw: unknown };

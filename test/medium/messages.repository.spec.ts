@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import type pg from 'pg';
 import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import type { Tx } from '../../src/core/prisma/sql.js';
 import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.query.js';
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
 import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
@@ -41,6 +42,34 @@ describe('MessagesRepository (PostgreSQL)', () => {
       // Only from pending: a second answer (or a late one) changes nothing.
       expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:05.000Z'))).toBe(false);
       expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({ status: 'sent', upstreamMessageId: w, sentAt: acceptedAt });
+    });
+
+    it('stores concurrent sends together, each caller getting its own row, and marks them sent per row and per account', async () => {
+      const [a, b] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+      const sends = Array.from({ length: 40 }, (_, i) => {
+        const scope = i % 2 ? a : b;
+        return { scope, pending: pendingMessage(scope.apiKeyId, { to: `4915${String(i).padStart(9, '0')}`, content: { text: { body: `n${i}`, previewUrl: false } } }) };
+      });
+      // All issued in one turn of the event loop: they go to PostgreSQL in batches, not one by one.
+      const stored = await Promise.all(sends.map(({ scope, pending }) => t.repo.insertPending(scope.businessAccountId, pending)));
+      expect(new Set(stored.map((m) => m.id)).size).toBe(40);
+      for (const [i, m] of stored.entries()) {
+        expect(m).toMatchObject({ ...sends[i]!.pending, businessAccountId: sends[i]!.scope.businessAccountId, status: 'pending' });
+        expect(await t.repo.findOne(sends[i]!.scope.businessAccountId, m.id)).toEqual(m);
+      }
+
+      // One batch of marks: the even ones by their own account, the odd ones claimed by the other account.
+      const acceptedAt = at('2026-03-01T10:00:00.000Z');
+      const wamids = stored.map(() => wamid());
+      const marked = await Promise.all(
+        stored.map((m, i) => t.repo.markSent(i % 2 === 0 ? m.businessAccountId : (m.businessAccountId === a.businessAccountId ? b : a).businessAccountId, m.id, wamids[i]!, acceptedAt)),
+      );
+      expect(marked).toEqual(stored.map((_, i) => i % 2 === 0));
+      for (const [i, m] of stored.entries()) {
+        expect(await t.repo.findOne(m.businessAccountId, m.id)).toMatchObject(
+          i % 2 === 0 ? { status: 'sent', upstreamMessageId: wamids[i], sentAt: acceptedAt } : { status: 'pending', upstreamMessageId: null },
+        );
+      }
     });
 
     it('does not mark sent a message a status webhook already moved on', async () => {
@@ -411,9 +440,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
   /**
    * Regression guard: markSent and markFailed once found the row through the (business_account_id, to,
    * created_at) index and read every message of the account on each send (a generic plan made before the
-   * table had statistics). Their statements, as the repository sends them, are planned here as generic plans
-   * (EXPLAIN GENERIC_PLAN, PostgreSQL 16+) on a copy of `messages` that has no statistics (a temporary table of
-   * the same shape, never analysed): every scan of `messages` must be on its primary key.
+   * table had statistics). Their statements, as the repository sends them, are planned here on a copy of
+   * `messages` that has no statistics (a temporary table of the same shape, never analysed): a named statement
+   * as a generic plan (EXPLAIN GENERIC_PLAN, PostgreSQL 16+), on the empty copy; the batched markSent, which is
+   * sent unnamed and so planned for its values on each run, with its own values on a copy that grew to 20,000
+   * rows without statistics. Every scan of `messages` must be on its primary key.
    */
   describe('finds the row by primary key', () => {
     /** The statement the repository sends to the pool for `call` (text and values). */
@@ -429,15 +460,31 @@ describe('MessagesRepository (PostgreSQL)', () => {
     type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
     const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
-    /** How `messages` is scanned by the generic plan of `statement`, on a table of the same shape without statistics. */
-    async function scansOfMessages(statement: pg.QueryConfig): Promise<Array<[string, string | undefined]>> {
+    /**
+     * How `messages` is scanned by the plan of `statement` on a table of the same shape without statistics: the
+     * generic plan of a named statement (on an empty table), the plan for its values of an unnamed one (on a
+     * table of `rows` rows, never analysed).
+     */
+    async function scansOfMessages(statement: pg.QueryConfig, rows = 0): Promise<Array<[string, string | undefined]>> {
       const client = await t.prisma.pool.connect();
       try {
         await client.query('BEGIN');
         // Shadows public.messages in this transaction only (pg_temp is searched first), and is dropped with it.
         await client.query('CREATE TEMPORARY TABLE messages (LIKE public.messages INCLUDING ALL) ON COMMIT DROP');
-        const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (GENERIC_PLAN, FORMAT JSON) ${statement.text}`);
-        return nodesOf(rows[0]!['QUERY PLAN'][0].Plan)
+        if (rows > 0) {
+          await client.query(
+            // Rows as wide as real ones (a text body, a recipient, a phone number id): the planner weighs pages.
+            `INSERT INTO messages (business_account_id, phone_number_id, "to", type, status, content, updated_at)
+             SELECT gen_random_uuid(), '106540352242922', '4477' || (10000000 + g), 'text', 'pending',
+                    jsonb_build_object('text', jsonb_build_object('body', repeat('x', 200), 'previewUrl', false)), now()
+               FROM generate_series(1, $1::int) g`,
+            [rows],
+          );
+        }
+        const { rows: plan } = statement.name
+          ? await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (GENERIC_PLAN, FORMAT JSON) ${statement.text}`)
+          : await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+        return nodesOf(plan[0]!['QUERY PLAN'][0].Plan)
           .filter((n) => n['Relation Name'] === 'messages' && n['Node Type'].endsWith('Scan'))
           .map((n) => [n['Node Type'], n['Index Name']]);
       } finally {
@@ -449,7 +496,20 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('markSent', async () => {
       const { scope, message } = await pendingOfNewScope();
       const markSent = await statementOf(() => t.repo.markSent(scope.businessAccountId, message.id, wamid(), new Date()));
-      expect(await scansOfMessages(markSent)).toEqual([['Index Scan', 'messages_pkey']]);
+      expect(markSent.name).toBeUndefined();
+      expect(await scansOfMessages(markSent, 20_000)).toEqual([['Index Scan', 'messages_pkey']]);
+    });
+
+    it("lockForStatuses (the worker's batches)", async () => {
+      let statement: pg.QueryConfig | undefined;
+      // Only to capture the statement the repository sends; it is then planned on the real PostgreSQL below.
+      const capturing = { query: async (config: pg.QueryConfig) => ((statement = config), { rows: [] }) } as unknown as Tx;
+      await t.repo.lockForStatuses(capturing, Array.from({ length: 100 }, wamid), [1, 2, 3]);
+      expect(statement!.name).toBeUndefined();
+      const scans = await scansOfMessages(statement!, 20_000);
+      // Three lookups (by wamid, by callback id, then the rows to lock by id), each through an index.
+      expect(scans).toHaveLength(3);
+      expect(scans.filter(([type]) => !['Index Scan', 'Bitmap Heap Scan'].includes(type))).toEqual([]);
     });
 
     it('markFailed', async () => {

@@ -11,6 +11,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
   }
   return {
     NODE_ENV: 'test',
+    // A developer's .env must not leak into processes the tests start (dist/src/main.js reads it otherwise).
+    ENV_FILE: 'none',
     DATABASE_URL,
     REDIS_URL,
     // A queue namespace per test file: workers of one file never take another file's jobs.

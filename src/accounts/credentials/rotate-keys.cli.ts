@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppConfig } from '../../core/config/app-config.js';
+import { loadEnvFile } from '../../core/config/env-file.js';
 import { loadConfigOrExit } from '../../core/config/load-config.js';
 import { CoreModule } from '../../core/core.module.js';
 import { AuthModule } from '../../auth/auth.module.js';
@@ -22,6 +23,8 @@ class KeyRotationModule {
  * this, then drop the old key. Exits 1 if any token could not be opened (its wabaId is printed).
  */
 async function rotate(): Promise<void> {
+  // Like npm start: .env (or ENV_FILE) fills in what the environment does not set.
+  loadEnvFile();
   const config = loadConfigOrExit();
   const app = await NestFactory.createApplicationContext(KeyRotationModule.forRoot(config), { logger: ['error'] });
   try {

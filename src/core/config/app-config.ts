@@ -49,6 +49,7 @@ export class AppConfig {
   readonly webhookBatchMaxRows!: number;
   readonly webhookJobWindowMs!: number;
   readonly webhookFastPath!: boolean;
+  readonly shutdownDrainMs!: number;
   readonly purgeIntervalSeconds!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -94,6 +95,7 @@ export class AppConfig {
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
+      shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
     });

@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppConfig } from '../config/app-config.js';
+import type { ApiError } from './api-error.js';
 import { sendEnvelope } from './envelope.js';
 
 /** Far deeper than any request body of the API (template components are about 5 levels deep). */
@@ -20,20 +21,30 @@ export function nestingDepth(value: unknown, limit: number): number {
   return max;
 }
 
-/** Routes whose handlers need the exact raw bytes (signature checks); everything else gets parsed JSON. */
-const RAW_BODY_ROUTES = new Set(['/webhooks/whatsapp']);
+/**
+ * Routes whose handlers need the exact raw bytes (signature checks), each with a check of its headers made
+ * before the body is read (a refusal is answered at once, and the connection closed rather than drained).
+ * Everything else gets parsed JSON.
+ */
+export type RawBodyRoutes = Record<string, (req: Request) => ApiError | undefined>;
 
 /**
  * Body parsing with errors in the envelope: malformed JSON → 400, too large → 413. Done here rather than by
  * Nest's default parser because body-parser errors happen before Nest's router and would otherwise be
  * answered by Express's HTML error page.
  */
-export function bodyParsers(config: AppConfig) {
+export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
   const json = express.json({ limit: config.bodyLimitBytes, strict: true });
   const raw = express.raw({ type: () => true, limit: config.webhookBodyLimitBytes });
 
   return (req: Request, res: Response, next: NextFunction): void => {
-    const parser = RAW_BODY_ROUTES.has(req.path) && req.method === 'POST' ? raw : json;
+    const gate = req.method === 'POST' && Object.hasOwn(rawRoutes, req.path) ? rawRoutes[req.path] : undefined;
+    const refusal = gate?.(req);
+    if (refusal) {
+      res.setHeader('connection', 'close');
+      return sendEnvelope(res, refusal.getStatus(), refusal.message);
+    }
+    const parser = gate ? raw : json;
     parser(req, res, (err?: unknown) => {
       if (!err) {
         if (Buffer.isBuffer(req.body)) {

@@ -9,6 +9,15 @@ export function statement(name: string, text: string): (values: unknown[]) => pg
 }
 
 /**
+ * A statement planned for its values each time it runs (unnamed: no prepared, generic plan). For set-based
+ * statements whose best plan depends on the size of their arrays and of the table: a generic plan made while a
+ * table was new and small (before its first ANALYZE) would read the whole table on every run.
+ */
+export function planned(text: string): (values: unknown[]) => pg.QueryConfig {
+  return (values) => ({ text, values });
+}
+
+/**
  * BEGIN … COMMIT on one connection of the pool. Any error rolls back by dropping the connection (the
  * server aborts its transaction), which is also right when the connection itself is what failed.
  */

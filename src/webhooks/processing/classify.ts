@@ -255,9 +255,13 @@ function firstError(errors: unknown): ErrorInfo | null {
   if (!Array.isArray(errors) || !isRecord(errors[0])) return null;
   const e = errors[0];
   const data = isRecord(e.error_data) ? e.error_data : undefined;
-  const code = typeof e.code === 'number' && Number.isInteger(e.code) ? e.code : typeof e.code === 'string' && /^\d+$/.test(e.code) ? Number(e.code) : null;
+  const n = typeof e.code === 'number' ? e.code : typeof e.code === 'string' && /^\d{1,10}$/.test(e.code) ? Number(e.code) : NaN;
+  // Stored in an integer column: a code out of its range is kept in the raw item only, never a processing error.
+  const code = Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX ? n : null;
   return { code, title: str(e.title) ?? str(e.message) ?? null, detail: str(data?.details) ?? str(e.message) ?? null };
 }
+
+const [INT32_MIN, INT32_MAX] = [-(2 ** 31), 2 ** 31 - 1];
 
 /** "IN_APPEAL" → "in appeal". */
 function humanise(event: string): string {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../../core/http/api-error.js';
 import { envelope, SUCCESS } from '../../core/http/envelope.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
-import type { WebhookReceiverService } from './webhook-receiver.service.js';
+import { signatureHeaderRefusal, type WebhookReceiverService } from './webhook-receiver.service.js';
 
 const RECEIVER_PATH = '/webhooks/whatsapp';
 
@@ -44,6 +44,13 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: { receiver: Web
   const id = requestIdOf(req.headers['x-request-id']);
   trackRequest(deps.logger, req, res, id, startedAt);
 
+  const signature = req.headers['x-hub-signature-256'];
+  const refusal = signatureHeaderRefusal(Array.isArray(signature) ? signature.join(', ') : signature);
+  if (refusal) {
+    // Answered before the body is read, and the connection closed rather than drained.
+    res.setHeader('connection', 'close');
+    return sendError(res, refusal);
+  }
   const tooLarge = () => {
     // What is left of the body is read and dropped, so that the connection stays usable.
     req.resume();
@@ -68,23 +75,23 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: { receiver: Web
   req.on('error', () => res.destroy());
   req.on('end', () => {
     if (refused) return;
-    const signature = req.headers['x-hub-signature-256'];
     deps.receiver
       .receive(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), Array.isArray(signature) ? signature.join(', ') : signature)
       .then(
         (data) => send(res, 200, envelope(200, SUCCESS, { data })),
         (err: unknown) => {
-          if (err instanceof ApiError) {
-            const { errors, headers } = err.details;
-            for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-            send(res, err.getStatus(), envelope(err.getStatus(), err.message, { errors }));
-            return;
-          }
+          if (err instanceof ApiError) return sendError(res, err);
           deps.logger.error({ reqId: id, method: req.method, path: RECEIVER_PATH, err }, 'unhandled error');
           send(res, 500, envelope(500, 'Internal server error'));
         },
       );
   });
+}
+
+function sendError(res: ServerResponse, err: ApiError): void {
+  const { errors, headers } = err.details;
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  send(res, err.getStatus(), envelope(err.getStatus(), err.message, { errors }));
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

@@ -32,7 +32,7 @@ export class WebhookReceiverController {
   @ApiOperation({
     summary: 'Webhook events from Meta: verified over the raw bytes, stored durably, acknowledged at once, processed asynchronously',
     description:
-      'Concurrent deliveries are stored together (group commit: one INSERT per WEBHOOK_BATCH_WINDOW_MS window); each request is answered 200 only after the commit that holds its delivery, and every request of a batch that could not be stored is answered 503 with nothing stored. Served by a node:http fast path in front of the framework (WEBHOOK_FAST_PATH) with the same answers as documented here.',
+      'Concurrent deliveries are stored together (group commit: one INSERT per WEBHOOK_BATCH_WINDOW_MS window); each request is answered 200 only after the commit that holds its delivery, and every request of a batch that could not be stored is answered 503 with nothing stored. A missing or malformed signature header is answered 401 before the body is read. A delivery with entries of several business accounts is stored as one delivery per account. Served by a node:http fast path in front of the framework (WEBHOOK_FAST_PATH) with the same answers as documented here.',
   })
   @ApiHeader({ name: 'x-hub-signature-256', required: true, description: 'sha256=<hex HMAC-SHA256 of the raw body with the app secret>' })
   @ApiBody({ description: 'Meta webhook payload (object whatsapp_business_account, entry[])', schema: { type: 'object' } })

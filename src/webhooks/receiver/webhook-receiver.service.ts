@@ -4,11 +4,19 @@ import { ApiError } from '../../core/http/api-error.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit } from '../../core/async/group-commit.js';
 import { JobWindow } from './job-window.js';
-import { isValidSignature, secretsEqual } from './webhook-signature.js';
+import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook-signature.js';
 
 export const INVALID_SIGNATURE = 'Invalid or missing X-Hub-Signature-256';
+
+/**
+ * The answer to a POST whose signature header is missing or malformed, given before its body is read (a body
+ * of up to WEBHOOK_BODY_LIMIT_BYTES is not worth reading when it can never be accepted); undefined otherwise.
+ */
+export function signatureHeaderRefusal(header: unknown): ApiError | undefined {
+  return isWellFormedSignature(header) ? undefined : new ApiError(401, INVALID_SIGNATURE);
+}
 export const VERIFICATION_FAILED = 'Webhook verification failed';
 
 /** Enqueueing must not pile up while Redis is slow: past this the sweeper picks the batch up instead. */
@@ -24,7 +32,8 @@ const ENQUEUE_TIMEOUT_MS = 1000;
  */
 @Injectable()
 export class WebhookReceiverService implements OnModuleDestroy {
-  private readonly batches: GroupCommit<IncomingDelivery, number>;
+  /** An item is one request: its deliveries (one per business account, see splitByAccount), stored together. */
+  private readonly batches: GroupCommit<IncomingDelivery[], number[]>;
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
@@ -35,7 +44,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
-    this.batches = new GroupCommit((rows) => this.jobs.write((key) => this.deliveries.storeBatch(key, rows)), {
+    this.batches = new GroupCommit((requests) => this.store(requests), {
       windowMs: config.webhookBatchWindowMs,
       maxItems: config.webhookBatchMaxRows,
     });
@@ -56,15 +65,22 @@ export class WebhookReceiverService implements OnModuleDestroy {
   async receive(rawBody: Buffer | undefined, signature: string | undefined): Promise<{ received: true }> {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new ApiError(401, INVALID_SIGNATURE);
-    const wabaIds = wabaIdsOf(parsePayload(body));
+    const parts = splitByAccount(body, signature!, parsePayload(body));
     try {
-      await this.batches.add({ rawBody: body, signature: signature!, wabaIds });
+      await this.batches.add(parts);
     } catch (err) {
       // Never 200 without the payload being durable: Meta retries anything else.
       this.logger.error({ err }, 'webhook delivery could not be stored');
       throw new ApiError(503, 'Service Unavailable: the delivery could not be stored, retry later');
     }
     return { received: true };
+  }
+
+  /** One INSERT for every delivery of these requests; each request gets its own ids back. */
+  private async store(requests: IncomingDelivery[][]): Promise<number[][]> {
+    const ids = await this.jobs.write((key) => this.deliveries.storeBatch(key, requests.flat()));
+    let at = 0;
+    return requests.map((parts) => ids.slice(at, (at += parts.length)));
   }
 
   /** Acknowledged deliveries are committed already; this waits for the batches being written and enqueues their jobs. */
@@ -84,7 +100,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
   }
 }
 
-function parsePayload(body: Buffer): { entry: unknown[] } {
+function parsePayload(body: Buffer): WebhookPayload {
   let payload: unknown;
   try {
     payload = JSON.parse(body.toString('utf8'));
@@ -96,16 +112,34 @@ function parsePayload(body: Buffer): { entry: unknown[] } {
     throw new ApiError(400, 'Unsupported webhook object: expected whatsapp_business_account');
   }
   if (!Array.isArray(p.entry)) throw new ApiError(400, 'Webhook payload has no entry array');
-  return { entry: p.entry };
+  return p as WebhookPayload;
 }
 
-/** The business accounts a delivery concerns (distinct entry[].id), for console scoping. */
-function wabaIdsOf(payload: { entry: unknown[] }): string[] {
-  const ids = new Set<string>();
+type WebhookPayload = { object: string; entry: unknown[] } & Record<string, unknown>;
+
+/**
+ * One stored delivery per business account (entry[].id). Meta sends one account per delivery; one that carries
+ * several is stored as one delivery per account, each holding that account's entries only, so that processing
+ * state, errors and replay belong to one tenant: an item of one account can neither block, show its error to,
+ * nor be replayed by another. A single-account delivery keeps its bytes as received; a split one's parts are the
+ * payload re-serialised with their own entries (the stored signature is the one of the whole delivery).
+ * Entries without a usable id go together in a part of no account.
+ */
+function splitByAccount(body: Buffer, signature: string, payload: WebhookPayload): IncomingDelivery[] {
+  const byAccount = new Map<string, unknown[]>();
   for (const entry of payload.entry) {
-    const id = (entry as { id?: unknown } | null)?.id;
-    // PostgreSQL text cannot hold NUL: such an id (never a real account's) would fail the whole batch's INSERT.
-    if (typeof id === 'string' && id !== '' && !id.includes('\u0000')) ids.add(id);
+    const id = accountIdOf(entry);
+    const entries = byAccount.get(id);
+    if (entries) entries.push(entry);
+    else byAccount.set(id, [entry]);
   }
-  return [...ids];
+  const wabaIdsOf = (id: string) => (id === '' ? [] : [id]);
+  if (byAccount.size <= 1) return [{ rawBody: body, signature, wabaIds: wabaIdsOf([...byAccount.keys()][0] ?? '') }];
+  return [...byAccount].map(([id, entry]) => ({ rawBody: Buffer.from(JSON.stringify({ ...payload, entry })), signature, wabaIds: wabaIdsOf(id) }));
+}
+
+/** entry.id, or '' when it is not a usable account id (PostgreSQL text cannot hold NUL: it would fail the whole INSERT). */
+function accountIdOf(entry: unknown): string {
+  const id = (entry as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && !id.includes('\u0000') ? id : '';
 }

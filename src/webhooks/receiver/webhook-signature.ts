@@ -15,6 +15,11 @@ export function isValidSignature(rawBody: Buffer, header: unknown, appSecret: st
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** Whether the header has the shape `sha256=<64 hex digits>` at all: checked before the body is read. */
+export function isWellFormedSignature(header: unknown): boolean {
+  return typeof header === 'string' && SIGNATURE.test(header.trim());
+}
+
 /** Constant-time string comparison that also hides the length: both sides are hashed first. */
 export function secretsEqual(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();

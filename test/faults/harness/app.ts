@@ -66,6 +66,7 @@ function baseEnv(e: AppEnv): NodeJS.ProcessEnv {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'production',
+    ENV_FILE: 'none',
     DATABASE_URL: e.databaseUrl,
     REDIS_URL: e.redisUrl,
     QUEUE_PREFIX: 'faults',

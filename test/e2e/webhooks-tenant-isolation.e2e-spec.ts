@@ -1,0 +1,138 @@
+import { jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { createTenant, messagesValue, postWebhook, startTestWorker, unixNow, waitFor, wamid, type Tenant, type TestWorker } from '../utils/webhooks.js';
+
+jest.setTimeout(60_000);
+
+/**
+ * One delivery can carry entries of several business accounts (of different organizations). Each account's
+ * part is its own delivery: processing state, errors and replay belong to one tenant.
+ */
+describe('Webhooks: a delivery with entries of several business accounts', () => {
+  let t: TestApp;
+  let worker: TestWorker;
+
+  beforeAll(async () => {
+    // One attempt: a delivery that fails is a dead letter at once.
+    t = await startTestApp({ WEBHOOK_SWEEP_INTERVAL_MS: '300', WEBHOOK_MAX_ATTEMPTS: '1' });
+    worker = await startTestWorker(t.config);
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await t?.close();
+  });
+
+  const deliveriesOf = (tenant: Tenant) => t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
+  const listDeliveries = async (tenant: Tenant) => {
+    const res = await t.http.get('/webhooks/deliveries').set('cookie', tenant.cookie);
+    expect(res.status).toBe(200);
+    return res.body.data.items as Array<{ id: number; status: string; lastError: string | null; wabaIds: string[] }>;
+  };
+  const statusItem = (recipient: string, extra: Record<string, unknown> = {}) => ({ id: wamid(), status: 'delivered', timestamp: String(unixNow()), recipient_id: recipient, ...extra });
+  const inboundValue = (tenant: Tenant, from: string) =>
+    messagesValue(tenant.phoneNumberId, {
+      contacts: [{ profile: { name: 'Priya' }, wa_id: from }],
+      messages: [{ from, id: wamid(), timestamp: String(unixNow()), type: 'text', text: { body: 'hello' } }],
+    });
+
+  it("keeps a poisoned item of one account from blocking another's, shows its error only to its own account, and lets only it replay", async () => {
+    const [a, b] = [await createTenant(t), await createTenant(t)];
+    // An item the database refuses (as an unforeseen failure would): a trigger on events, for this test's marker only.
+    const marker = `4479${randomBytes(4).readUInt32BE() % 10_000_000}`;
+    const fn = `poison_${randomBytes(4).toString('hex')}`;
+    await t.prisma.$executeRawUnsafe(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'poisoned item'; END $$`);
+    await t.prisma.$executeRawUnsafe(`CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.recipient = '${marker}') EXECUTE FUNCTION ${fn}()`);
+    try {
+      const payload = {
+        object: 'whatsapp_business_account',
+        entry: [
+          { id: a.wabaId, changes: [{ field: 'messages', value: messagesValue(a.phoneNumberId, { statuses: [statusItem(marker)] }) }] },
+          { id: b.wabaId, changes: [{ field: 'messages', value: inboundValue(b, '447700900321') }] },
+        ],
+      };
+      expect((await postWebhook(t, payload)).status).toBe(200);
+
+      // Stored as one delivery per account, each with its own entries only.
+      const [ofA] = await waitFor(async () => {
+        const rows = await deliveriesOf(a);
+        return rows.length === 1 && rows[0]!.status === 'failed' ? rows : undefined;
+      }, "A's delivery to be dead-lettered");
+      const [ofB] = await waitFor(async () => {
+        const rows = await deliveriesOf(b);
+        return rows.length === 1 && rows[0]!.status === 'processed' ? rows : undefined;
+      }, "B's delivery to be processed");
+      expect(ofA!.wabaIds).toEqual([a.wabaId]);
+      expect(ofB!.wabaIds).toEqual([b.wabaId]);
+      expect(ofA!.id).not.toBe(ofB!.id);
+      expect(JSON.parse(Buffer.from(ofB!.rawBody).toString()).entry.map((e: { id: string }) => e.id)).toEqual([b.wabaId]);
+      expect(ofA!.lastError).toContain('poisoned item');
+
+      // B's event is stored and applied; A's is not (yet).
+      const eventsOfB = await t.prisma.event.findMany({ where: { wabaId: b.wabaId } });
+      expect(eventsOfB).toHaveLength(1);
+      expect(eventsOfB[0]).toMatchObject({ kind: 'inbound_message', processed: true });
+      expect(await t.prisma.event.count({ where: { wabaId: a.wabaId } })).toBe(0);
+
+      // Each organization sees its own delivery and its own error only.
+      const seenByB = await listDeliveries(b);
+      expect(seenByB.map((d) => d.id)).toEqual([ofB!.id]);
+      expect(seenByB[0]).toMatchObject({ status: 'processed', lastError: null, wabaIds: [b.wabaId] });
+      const seenByA = await listDeliveries(a);
+      expect(seenByA.map((d) => d.id)).toEqual([ofA!.id]);
+      expect(seenByA[0]!.lastError).toContain('poisoned item');
+
+      // B cannot replay A's delivery (nor its own into A's).
+      expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', b.cookie)).status).toBe(404);
+      expect((await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.cookie)).status).toBe(404);
+    } finally {
+      await t.prisma.$executeRawUnsafe(`DROP TRIGGER IF EXISTS ${fn} ON events`);
+      await t.prisma.$executeRawUnsafe(`DROP FUNCTION IF EXISTS ${fn}()`);
+    }
+
+    // Once the cause is gone, A replays its own delivery: its event is stored, B's is not stored twice.
+    const [ofA] = await deliveriesOf(a);
+    expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', a.cookie)).status).toBe(200);
+    await waitFor(async () => ((await deliveriesOf(a))[0]!.status === 'processed' ? true : undefined), "A's replay to be processed");
+    expect(await t.prisma.event.count({ where: { wabaId: a.wabaId, recipient: marker } })).toBe(1);
+    expect(await t.prisma.event.count({ where: { wabaId: b.wabaId } })).toBe(1);
+  });
+
+  it('keeps a single-account delivery as the exact bytes received', async () => {
+    const a = await createTenant(t);
+    const payload = {
+      object: 'whatsapp_business_account',
+      entry: [
+        { id: a.wabaId, changes: [{ field: 'messages', value: inboundValue(a, '447700900322') }] },
+        { id: a.wabaId, changes: [{ field: 'messages', value: inboundValue(a, '447700900323') }] },
+      ],
+    };
+    const res = await postWebhook(t, payload);
+    expect(res.status).toBe(200);
+    const [row] = await waitFor(async () => {
+      const rows = await deliveriesOf(a);
+      return rows.length === 1 && rows[0]!.status === 'processed' ? rows : undefined;
+    }, 'the delivery to be processed');
+    expect(JSON.parse(Buffer.from(row!.rawBody).toString())).toEqual(payload);
+    expect(row!.eventCount).toBe(2);
+  });
+
+  it('stores an item whose numbers are out of range of the database columns, never failing on them', async () => {
+    const a = await createTenant(t);
+    const item = statusItem('447700900324', {
+      status: 'failed',
+      errors: [{ code: 99999999999, title: 'Something new', message: 'Something new', error_data: { details: 'A code past 2^31' } }],
+    });
+    const payload = { object: 'whatsapp_business_account', entry: [{ id: a.wabaId, changes: [{ field: 'messages', value: messagesValue(a.phoneNumberId, { statuses: [item] }) }] }] };
+    expect((await postWebhook(t, payload)).status).toBe(200);
+    const [row] = await waitFor(async () => {
+      const rows = await deliveriesOf(a);
+      return rows.length === 1 && rows[0]!.status !== 'received' ? rows : undefined;
+    }, 'the delivery to be processed');
+    expect(row).toMatchObject({ status: 'processed', lastError: null, eventCount: 1 });
+    const [event] = await t.prisma.event.findMany({ where: { wabaId: a.wabaId } });
+    // The column cannot hold it; the stored item keeps it as Meta sent it.
+    expect(event).toMatchObject({ status: 'failed', errorCode: null, errorTitle: 'Something new' });
+    expect((event!.raw as { errors: Array<{ code: number }> }).errors[0]!.code).toBe(99999999999);
+  });
+});
