@@ -44,7 +44,6 @@ describe('AppConfig', () => {
       WHATSAPP_APP_SECRET: 'dev-app-secret-change-me',
       WHATSAPP_VERIFY_TOKEN: 'dev-verify-token-change-me',
       ENCRYPTION_KEY: '0'.repeat(64),
-      DATABASE_URL: 'postgresql://postgres:postgres@127.0.0.1:5432/bmapi',
     };
     expect(() => AppConfig.fromEnv(example)).not.toThrow();
     let error: unknown;
@@ -55,7 +54,7 @@ describe('AppConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY', 'DATABASE_URL']);
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY']);
     expect(() => AppConfig.fromEnv({ ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
       /ENCRYPTION_KEYS \(key "old"\) is the example value/,
     );

@@ -3,7 +3,7 @@
  * replace). A production start with one of them stops with a message naming each variable, since a secret
  * that is published in the repository protects nothing (anyone could sign webhooks or decrypt tokens).
  */
-const PLACEHOLDER = /change-?me|example|placeholder/i;
+const PLACEHOLDER = /change-?me/i;
 
 /** A key whose bytes are all the same (the all-zero example key, `aaaa…`): certainly not random. */
 const isDegenerateKey = (key: Buffer) => key.length > 0 && key.every((b) => b === key[0]);
@@ -12,7 +12,6 @@ export interface SecretsToCheck {
   whatsappAppSecret: string;
   whatsappVerifyToken: string;
   encryptionKeys: { id: string; key: Buffer }[];
-  databaseUrl: string;
 }
 
 export function exampleSecretProblems(config: SecretsToCheck, keysVariable: string): string[] {
@@ -26,15 +25,6 @@ export function exampleSecretProblems(config: SecretsToCheck, keysVariable: stri
     if (isDegenerateKey(key)) {
       const which = keysVariable === 'ENCRYPTION_KEYS' ? `ENCRYPTION_KEYS (key "${id}")` : keysVariable;
       problems.push(`${which} is the example value of .env.example (every byte the same): generate a random key in production`);
-    }
-  }
-  if (config.databaseUrl) {
-    try {
-      if (decodeURIComponent(new URL(config.databaseUrl).password) === 'postgres') {
-        problems.push('DATABASE_URL uses the example password of .env.example ("postgres"): set a real one in production');
-      }
-    } catch {
-      // malformed URLs are reported by the URL rule
     }
   }
   return problems;
