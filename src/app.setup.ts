@@ -6,6 +6,7 @@ import { AppConfig } from './core/config/app-config.js';
 import { bodyParsers } from './core/http/body-parsers.js';
 import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
 import { requestContext } from './core/http/request-context.js';
+import { securityHeaders } from './core/http/security-headers.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { Metrics } from './core/metrics/metrics.js';
 import { PinoNestLogger } from './core/logging/logger.js';
@@ -39,11 +40,18 @@ export async function createApp(config: AppConfig): Promise<NestExpressApplicati
   app.disable('x-powered-by');
   answerClientErrorsInEnvelope(app.getHttpServer());
   if (config.webhookFastPath) {
-    installWebhookFastPath(app.getHttpServer(), { receiver: app.get(WebhookReceiverService), logger, metrics, limitBytes: config.webhookBodyLimitBytes });
+    installWebhookFastPath(app.getHttpServer(), {
+      receiver: app.get(WebhookReceiverService),
+      logger,
+      metrics,
+      limitBytes: config.webhookBodyLimitBytes,
+      securityHeaders: securityHeaders(config),
+    });
   }
   // A hop count or the proxies' addresses (never "trust everything"): req.ip is what login and signup limits count.
   if (config.trustProxy !== false) app.set('trust proxy', config.trustProxy);
   app.use(requestContext(logger, metrics));
+  app.use(securityHeaders(config));
   app.use(bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }));
   if (config.swaggerEnabled) setupSwagger(app);
   return app;

@@ -1,5 +1,5 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiCookieAuth, ApiResponse, ApiSecurity } from '@nestjs/swagger';
 
 export const AUTH_KIND = 'authKind';
 export type AuthKind = 'public' | 'apiKey' | 'console';
@@ -17,8 +17,16 @@ export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
 export const ApiKeyAuth = () =>
   applyDecorators(SetMetadata(AUTH_KIND, 'apiKey' satisfies AuthKind), ApiSecurity(SWAGGER_ACCESS_KEY), ApiSecurity(SWAGGER_SECRET_KEY));
 
-/** A console session cookie; the operator's organization becomes the request's scope. */
-export const ConsoleAuth = () => applyDecorators(SetMetadata(AUTH_KIND, 'console' satisfies AuthKind), ApiCookieAuth(SWAGGER_SESSION));
+/**
+ * A console session cookie; the operator's organization becomes the request's scope. Console routes are
+ * rate limited per session and per client address (console-rate-limit.guard.ts), hence the 429.
+ */
+export const ConsoleAuth = () =>
+  applyDecorators(
+    SetMetadata(AUTH_KIND, 'console' satisfies AuthKind),
+    ApiCookieAuth(SWAGGER_SESSION),
+    ApiResponse({ status: 429, description: 'Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer' }),
+  );
 
 export const SAME_ORIGIN_ONLY = 'sameOriginOnly';
 /** Refuse cross-site browser requests on a public but state-changing route (login, signup). */

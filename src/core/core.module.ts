@@ -8,6 +8,7 @@ import { PrismaService } from './prisma/prisma.service.js';
 import { SqlUnitOfWork } from './prisma/sql-unit-of-work.js';
 import { UnitOfWork } from './prisma/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
+import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { RedisService } from './redis/redis.service.js';
 
 /** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis, queue producers, metrics. */
@@ -27,8 +28,9 @@ export class CoreModule {
         RedisService,
         QueueService,
         Metrics,
+        RateLimiterService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService, Metrics],
+      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService, Metrics, RateLimiterService],
     };
   }
 }

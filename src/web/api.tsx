@@ -170,6 +170,14 @@ export interface WebhookEvent {
   raw: unknown;
 }
 
+export interface AccountDeliveryHealth {
+  wabaId: string;
+  pending: number;
+  failed: number;
+  oldestPendingAt: string | null;
+  lagSeconds: number;
+}
+
 export interface Counts {
   sent: number;
   delivered: number;

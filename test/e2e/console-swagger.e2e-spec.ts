@@ -26,6 +26,7 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
   { method: 'get', path: '/api-keys', errors: [401, 422] },
   { method: 'delete', path: '/api-keys/{id}', errors: [401, 404] },
   { method: 'get', path: '/audit-log', errors: [401, 422] },
+  { method: 'get', path: '/webhooks/deliveries/health', errors: [401, 404, 422] },
 ];
 
 describe('Console routes in the OpenAPI document', () => {
@@ -63,9 +64,10 @@ describe('Console routes in the OpenAPI document', () => {
 
   it('documents the error responses of every console route, each with a description', () => {
     const gaps: string[] = [];
-    for (const { method, path, errors } of CONSOLE_OPERATIONS) {
+    for (const { method, path, errors, session } of CONSOLE_OPERATIONS) {
       const responses = operation(method, path)?.responses ?? {};
-      for (const status of errors) {
+      // Every route behind a session is rate limited (per session and per address).
+      for (const status of session === false ? errors : [...errors, 429]) {
         if (!responses[String(status)]?.description) gaps.push(`${method.toUpperCase()} ${path} ${status}`);
       }
       const success = Object.keys(responses).filter((s) => s.startsWith('2'));

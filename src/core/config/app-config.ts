@@ -1,5 +1,6 @@
 import { ConfigError, EnvReader } from './env-reader.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { exampleSecretProblems } from './example-secrets.js';
 
 export type SignupMode = 'open' | 'invite' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -21,7 +22,10 @@ export class AppConfig {
   readonly upstreamTimeoutMs!: number;
   readonly whatsappAppSecret!: string;
   readonly whatsappVerifyToken!: string;
-  readonly encryptionKey!: Buffer;
+  /** Keys of upstream-token encryption, newest first: new ciphertexts use the first, any may decrypt. */
+  readonly encryptionKeys!: EncryptionKey[];
+  /** Platform administrators (lower-cased emails): the only operators who see the shared queues. */
+  readonly adminEmails!: string[];
   readonly logLevel!: LogLevel;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs; never "trust everything". */
   readonly trustProxy!: TrustProxy;
@@ -43,6 +47,11 @@ export class AppConfig {
   readonly apiKeyCacheTtlMs!: number;
   readonly rateLimitPerSecond!: number;
   readonly rateLimitBurst!: number;
+  readonly consoleRateLimitPerSecond!: number;
+  readonly consoleRateLimitBurst!: number;
+  readonly consoleAddressRateLimitPerSecond!: number;
+  readonly consoleAddressRateLimitBurst!: number;
+  readonly apiKeyNegativeCacheTtlMs!: number;
   readonly workerConcurrency!: number;
   readonly webhookSweepIntervalMs!: number;
   readonly webhookMaxAttempts!: number;
@@ -54,6 +63,7 @@ export class AppConfig {
   readonly shutdownDrainMs!: number;
   readonly metricsToken!: string;
   readonly workerMetricsPort!: number;
+  readonly purgeIntervalSeconds!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -66,13 +76,15 @@ export class AppConfig {
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
       queuePrefix: r.string('QUEUE_PREFIX', { default: 'bmapi', pattern: /^[A-Za-z0-9_-]{1,40}$/ }),
-      swaggerEnabled: r.bool('SWAGGER_ENABLED', true),
+      // The API's whole surface, described: public in development, opt-in in production.
+      swaggerEnabled: r.bool('SWAGGER_ENABLED', nodeEnv !== 'production'),
       upstreamBaseUrl: r.url('UPSTREAM_BASE_URL', ['http:', 'https:']).replace(/\/+$/, ''),
       upstreamConnectTimeoutMs: r.int('UPSTREAM_CONNECT_TIMEOUT_MS', { default: 3000, min: 1 }),
       upstreamTimeoutMs: r.int('UPSTREAM_TIMEOUT_MS', { default: 10000, min: 1 }),
       whatsappAppSecret: r.string('WHATSAPP_APP_SECRET', { minLength: 8 }),
       whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
-      encryptionKey: r.key32('ENCRYPTION_KEY'),
+      encryptionKeys: r.keyRing('ENCRYPTION_KEYS', 'ENCRYPTION_KEY'),
+      adminEmails: r.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
       trustProxy: r.parsed('TRUST_PROXY', false, parseTrustProxy),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
@@ -92,6 +104,11 @@ export class AppConfig {
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
       rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      consoleRateLimitPerSecond: r.int('CONSOLE_RATE_LIMIT_PER_SECOND', { default: 20, min: 1 }),
+      consoleRateLimitBurst: r.int('CONSOLE_RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      consoleAddressRateLimitPerSecond: r.int('CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND', { default: 50, min: 1 }),
+      consoleAddressRateLimitBurst: r.int('CONSOLE_ADDRESS_RATE_LIMIT_BURST', { default: 500, min: 1 }),
+      apiKeyNegativeCacheTtlMs: r.int('API_KEY_NEGATIVE_CACHE_TTL_MS', { default: 30_000, min: 0, max: 600_000 }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
@@ -103,7 +120,12 @@ export class AppConfig {
       metricsToken: r.string('METRICS_TOKEN', { default: '' }),
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
+      purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
     });
+    if (nodeEnv === 'production') {
+      const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
+      exampleSecretProblems(config, keysVariable).forEach((problem) => r.problem(problem));
+    }
     r.throwIfInvalid();
     return config;
   }
@@ -111,6 +133,12 @@ export class AppConfig {
   get isProduction(): boolean {
     return this.nodeEnv === 'production';
   }
+}
+
+export interface EncryptionKey {
+  /** Written into every ciphertext, so the key that sealed it is found without trying each one. */
+  id: string;
+  key: Buffer;
 }
 
 export { ConfigError };

@@ -5,11 +5,11 @@ import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js'
 import { NotFoundError } from '../../core/http/api-error.js';
 import type { Page } from '../../core/http/pagination.js';
 import { DELIVERY_NOT_FOUND, DeliveriesService } from './deliveries.service.js';
-import { DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
+import { AccountDeliveryHealthView, DeliveriesHealthQueryDto, DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
 
 @ApiTags('webhooks: deliveries')
 @ConsoleAuth()
-@ApiExtraModels(DeliveryView)
+@ApiExtraModels(DeliveryView, AccountDeliveryHealthView)
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('webhooks/deliveries')
 export class DeliveriesController {
@@ -36,6 +36,19 @@ export class DeliveriesController {
   @ApiResponse({ status: 422, description: 'Field Validation Failed (status, page, limit)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: DeliveriesQueryDto): Promise<Page<DeliveryView>> {
     return this.deliveries.list(operator.organizationId, query);
+  }
+
+  @Get('health')
+  @ApiOperation({
+    summary: "Your webhook backlog per business account: deliveries waiting, dead letters, processing lag",
+    description:
+      "The queue view for tenants: only your organization's business accounts. `pending` deliveries are stored and waiting for the worker; `failed` are dead letters (replay them after fixing the cause); `lagSeconds` is how long the oldest pending one has waited.",
+  })
+  @ApiOkResponse({ description: '`data: AccountDeliveryHealth[]`, one per business account', type: AccountDeliveryHealthView, isArray: true })
+  @ApiResponse({ status: 404, description: 'Business account not found (wabaId not of this organization)' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (wabaId)' })
+  health(@CurrentOperator() operator: ConsoleScope, @Query() query: DeliveriesHealthQueryDto): Promise<AccountDeliveryHealthView[]> {
+    return this.deliveries.health(operator.organizationId, query.wabaId);
   }
 
   @Post(':id/replay')

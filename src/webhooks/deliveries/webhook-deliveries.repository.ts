@@ -111,6 +111,28 @@ const replay = statement(
 );
 
 /**
+ * Backlog per business account: deliveries waiting (`received`), dead letters (`failed`) and the oldest
+ * waiting one. Only unfinished rows are read (the (status, received_at) index), whatever the retention.
+ */
+const backlogForAccounts = statement(
+  'deliveries_backlog_for_accounts',
+  `SELECT w AS "wabaId",
+          count(*) FILTER (WHERE d.status = 'received')::int AS pending,
+          count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
+          min(d.received_at) FILTER (WHERE d.status = 'received') AS "oldestPendingAt"
+     FROM webhook_deliveries d CROSS JOIN LATERAL unnest(d.waba_ids) AS w
+    WHERE d.status IN ('received', 'failed') AND d.waba_ids && $1::text[] AND w = ANY($1::text[])
+    GROUP BY w`,
+);
+
+export interface AccountBacklog {
+  wabaId: string;
+  pending: number;
+  failed: number;
+  oldestPendingAt: Date | null;
+}
+
+/**
  * The one owner of `webhook_deliveries`: every statement that reads or writes it (receiver, worker, sweeper,
  * retention, console). SQL on node-postgres: the receiver's INSERT is the hottest write of the service.
  * Console reads are scoped by the organization's business accounts (`wabaIds`, first argument).
@@ -186,5 +208,11 @@ export class WebhookDeliveriesRepository {
   async resetForReplay(wabaIds: string[], id: number): Promise<DeliveryRow | null> {
     const { rows } = await this.prisma.pool.query<DeliveryRow>(replay([id, wabaIds]));
     return rows[0] ?? null;
+  }
+
+  /** Waiting and dead-lettered deliveries per business account of `wabaIds` (accounts with none are absent). */
+  async backlogForAccounts(wabaIds: string[]): Promise<AccountBacklog[]> {
+    const { rows } = await this.prisma.pool.query<AccountBacklog>(backlogForAccounts([wabaIds]));
+    return rows;
   }
 }

@@ -13,6 +13,8 @@ interface FastPathDeps {
   logger: Logger;
   metrics: Metrics;
   limitBytes: number;
+  /** The same security headers as every other answer (core/http/security-headers.ts). */
+  securityHeaders: (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
 }
 
 /**
@@ -20,7 +22,7 @@ interface FastPathDeps {
  * of the service and has no guard, pipe or DTO to run, while Nest on Express costs several times node:http's
  * CPU per request. Everything a client sees is kept: the same WebhookReceiverService (signature over the raw
  * bytes, group commit, 200 only after the commit), the envelope and its error answers (400, 401, 413, 503,
- * 500 masked), the x-request-id echo and the one log line per request, the body limit
+ * 500 masked), the x-request-id echo, the security headers and the one log line per request, the body limit
  * (WEBHOOK_BODY_LIMIT_BYTES). The Nest controller stays as the route's Swagger entry and answers whatever the
  * fast path leaves to it: other methods, and bodies with a Content-Encoding (Express inflates those).
  */
@@ -51,6 +53,7 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   const startedAt = process.hrtime.bigint();
   const id = requestIdOf(req.headers['x-request-id']);
   trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, RECEIVER_PATH);
+  deps.securityHeaders(req, res, () => undefined);
 
   const signature = req.headers['x-hub-signature-256'];
   const refusal = signatureHeaderRefusal(Array.isArray(signature) ? signature.join(', ') : signature);
