@@ -20,7 +20,7 @@ export class AccountUpdateEffect implements EventEffect {
       readyAll(async (owned) => {
         // The payload can hold personal data (names, phone numbers): it is stored on the event, and logged only at debug.
         for (const e of owned) {
-          this.logger.info({ wabaId: e.wabaId, eventType: e.eventType, title: e.title }, 'account-level webhook event');
+          this.logger.info({ wabaId: e.wabaId, eventType: e.eventType }, 'account-level webhook event');
           this.logger.debug({ wabaId: e.wabaId, raw: e.raw }, 'account-level webhook payload');
         }
       }),
