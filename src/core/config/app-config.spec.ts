@@ -22,7 +22,7 @@ describe('AppConfig', () => {
     expect(config.trustProxy).toBe(false);
     expect(config.signupMode).toBe('open');
     expect(config.loginEmailMaxFailures).toBe(20);
-    expect(AppConfig.fromEnv({ ...valid, NODE_ENV: 'production' }).signupMode).toBe('invite');
+    expect(AppConfig.fromEnv({ ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
   });
 
   it('refuses TRUST_PROXY=true and a per-email login budget not above the per-pair one', () => {
