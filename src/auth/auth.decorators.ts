@@ -13,9 +13,13 @@ export const SWAGGER_SESSION = 'session';
 /** No credentials needed (health, Meta's webhook receiver which checks its own signature). */
 export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
 
-/** An API key pair (x-access-key + x-secret-key); the key's business account becomes the request's scope. */
+/**
+ * An API key pair (x-access-key + x-secret-key); the key's business account becomes the request's scope. In the
+ * OpenAPI document one security requirement names both schemes (both headers together), so Swagger UI's
+ * "Try it out" and generated clients send the pair, not either one.
+ */
 export const ApiKeyAuth = () =>
-  applyDecorators(SetMetadata(AUTH_KIND, 'apiKey' satisfies AuthKind), ApiSecurity(SWAGGER_ACCESS_KEY), ApiSecurity(SWAGGER_SECRET_KEY));
+  applyDecorators(SetMetadata(AUTH_KIND, 'apiKey' satisfies AuthKind), ApiSecurity({ [SWAGGER_ACCESS_KEY]: [], [SWAGGER_SECRET_KEY]: [] }));
 
 /**
  * A console session cookie; the operator's organization becomes the request's scope. Console routes are

@@ -49,6 +49,16 @@ describe('Console routes in the OpenAPI document', () => {
     expect(doc.components.securitySchemes.session).toEqual(expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'bm_session' }));
   });
 
+  it('requires the two key headers together on every key-pair route (one security requirement naming both)', () => {
+    const keyRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => JSON.stringify(op.security ?? []).includes('accessKey') || JSON.stringify(op.security ?? []).includes('secretKey'))
+        .map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, security: op.security })),
+    );
+    expect(keyRoutes.map((r) => r.route)).toEqual(expect.arrayContaining(['POST /messages', 'GET /messages', 'GET /messages/{id}', 'GET /messages/analytics']));
+    expect(keyRoutes.filter((r) => JSON.stringify(r.security) !== JSON.stringify([{ accessKey: [], secretKey: [] }]))).toEqual([]);
+  });
+
   it('documents every console route', () => {
     const missing = CONSOLE_OPERATIONS.filter(({ method, path }) => !operation(method, path)).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     expect(missing).toEqual([]);
