@@ -1,5 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiCookieAuth, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiErrors } from '../core/http/openapi.js';
 
 export const AUTH_KIND = 'authKind';
 export type AuthKind = 'public' | 'apiKey' | 'console';
@@ -29,7 +30,7 @@ export const ConsoleAuth = () =>
   applyDecorators(
     SetMetadata(AUTH_KIND, 'console' satisfies AuthKind),
     ApiCookieAuth(SWAGGER_SESSION),
-    ApiResponse({ status: 429, description: 'Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer' }),
+    ApiErrors({ 429: 'Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer' }),
   );
 
 export const SAME_ORIGIN_ONLY = 'sameOriginOnly';

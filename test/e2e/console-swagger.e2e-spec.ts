@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 
 interface Operation {
+  operationId?: string;
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { description?: string }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: Record<string, unknown> }> }>;
 }
 
 /**
@@ -31,7 +33,7 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
 
 describe('Console routes in the OpenAPI document', () => {
   let t: TestApp;
-  let doc: { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+  let doc: { info: { version: string }; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -57,6 +59,27 @@ describe('Console routes in the OpenAPI document', () => {
     );
     expect(keyRoutes.map((r) => r.route)).toEqual(expect.arrayContaining(['POST /messages', 'GET /messages', 'GET /messages/{id}', 'GET /messages/analytics']));
     expect(keyRoutes.filter((r) => JSON.stringify(r.security) !== JSON.stringify([{ accessKey: [], secretKey: [] }]))).toEqual([]);
+  });
+
+  it('types every error answer as the error envelope, and carries the package version', () => {
+    const untyped = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        Object.entries(op.responses)
+          .filter(([status, r]) => Number(status) >= 400 && r.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorEnvelope')
+          .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
+      ),
+    );
+    expect(untyped).toEqual([]);
+    expect(doc.info.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
+  });
+
+  it('documents the key routes with operation ids and envelope-wrapped (page) schemas', () => {
+    const list = operation('get', '/api-keys')!;
+    expect(list.operationId).toBe('listApiKeys');
+    const data = (list.responses['200']!.content!['application/json']!.schema as { properties: { data: { allOf: Array<Record<string, unknown>> } } }).properties.data;
+    expect(data.allOf[0]).toEqual({ $ref: '#/components/schemas/PageInfo' });
+    expect(operation('post', '/api-keys')!.operationId).toBe('createApiKey');
+    expect(operation('delete', '/api-keys/{id}')!.operationId).toBe('revokeApiKey');
   });
 
   it('documents every console route', () => {
