@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
@@ -16,9 +17,10 @@ export class InvitationsController {
 
   @Post()
   @ApiOperation({
+    operationId: 'createInvitation',
     summary: 'Invite an operator into this organization (owners only). The one-time token and link are shown once; they expire after INVITATION_TTL_SECONDS (7 days).',
   })
-  @ApiCreatedResponse({ type: CreatedInvitationView })
+  @ApiEnvelope(CreatedInvitationView, { status: 201, description: 'The invitation with its one-time token and link path, shown this once' })
   @ApiResponse({ status: 409, description: 'An operator with this email already exists' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (email, role)' })
   create(@CurrentOperator() operator: ConsoleScope, @Body() dto: CreateInvitationDto): Promise<CreatedInvitationView> {
@@ -26,15 +28,15 @@ export class InvitationsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Pending invitations of this organization (not used, revoked or expired), newest first; never the token' })
-  @ApiOkResponse({ type: InvitationView, isArray: true })
+  @ApiOperation({ operationId: 'listInvitations', summary: 'Pending invitations of this organization (not used, revoked or expired), newest first; never the token' })
+  @ApiEnvelope(InvitationView, { isArray: true })
   list(@CurrentOperator() operator: ConsoleScope): Promise<InvitationView[]> {
     return this.invitations.listPending(operator);
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Revoke an invitation: its link stops working' })
-  @ApiOkResponse({ type: InvitationView })
+  @ApiOperation({ operationId: 'revokeInvitation', summary: 'Revoke an invitation: its link stops working' })
+  @ApiEnvelope(InvitationView, { description: 'The revoked invitation' })
   @ApiResponse({ status: 404, description: 'Invitation not found (or not of this organization)' })
   revoke(
     @CurrentOperator() operator: ConsoleScope,

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../../core/http/openapi.js';
 import type { Request, Response } from 'express';
 import { ConsoleAuth, Public, SameOriginOnly, SESSION_COOKIE } from '../../auth/auth.decorators.js';
 import { clearSessionCookie, setSessionCookie } from '../../auth/cookies.js';
@@ -24,10 +25,11 @@ export class AuthController {
   @Public()
   @SameOriginOnly()
   @ApiOperation({
+    operationId: 'signup',
     summary:
       'Create an organization and its first operator (its owner), or with `inviteToken` join the inviting organization with the invitation\'s role. SIGNUP_MODE: open (both), invite (only with inviteToken), closed (neither).',
   })
-  @ApiCreatedResponse({ type: OperatorView })
+  @ApiEnvelope(OperatorView, { status: 201, description: 'The new operator and its organization' })
   @ApiResponse({ status: 403, description: 'Signup is by invitation only (SIGNUP_MODE=invite, no inviteToken), or closed' })
   @ApiResponse({ status: 409, description: 'Email already registered' })
   @ApiResponse({
@@ -44,9 +46,10 @@ export class AuthController {
   @Public()
   @SameOriginOnly()
   @ApiOperation({
+    operationId: 'login',
     summary: `Log in; sets the HttpOnly session cookie \`${SESSION_COOKIE}\` (\`__Host-${SESSION_COOKIE}\`, always Secure, in production; Max-Age = the idle lifetime)`,
   })
-  @ApiOkResponse({ type: SessionView })
+  @ApiEnvelope(SessionView, { description: 'Signed in: the session cookie is set' })
   @ApiResponse({ status: 401, description: 'Invalid email or password (same answer for both)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (email, password)' })
   @ApiResponse({
@@ -62,7 +65,7 @@ export class AuthController {
   @Post('logout')
   @HttpCode(200)
   @ConsoleAuth()
-  @ApiOperation({ summary: 'Revoke the current session' })
+  @ApiOperation({ operationId: 'logout', summary: 'Revoke the current session' })
   @ApiOkResponse({ description: '`data: {loggedOut: true}`' })
   @ApiResponse({ status: 401, description: 'No or expired console session' })
   async logout(@CurrentOperator() operator: ConsoleScope, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<{ loggedOut: true }> {
@@ -73,8 +76,8 @@ export class AuthController {
 
   @Get('me')
   @ConsoleAuth()
-  @ApiOperation({ summary: 'The signed-in operator and the session expiry' })
-  @ApiOkResponse({ type: SessionView })
+  @ApiOperation({ operationId: 'getSession', summary: 'The signed-in operator and the session expiry' })
+  @ApiEnvelope(SessionView)
   @ApiResponse({ status: 401, description: 'No or expired console session' })
   async me(@CurrentOperator() operator: ConsoleScope): Promise<SessionView> {
     const expiresAt = await this.sessions.expiryOf(operator.sessionId);

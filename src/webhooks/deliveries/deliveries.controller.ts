@@ -1,5 +1,6 @@
 import { Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { NotFoundError } from '../../core/http/api-error.js';
@@ -17,22 +18,11 @@ export class DeliveriesController {
 
   @Get()
   @ApiOperation({
+    operationId: 'listDeliveries',
     summary: 'Raw webhook deliveries concerning your business accounts, newest first (status=failed: dead letters)',
     description: 'Processed deliveries are kept WEBHOOK_RETENTION_DAYS (default 30) days; their events stay in GET /webhooks/events. Dead letters are kept.',
   })
-  @ApiOkResponse({
-    description: '`data: {items: Delivery[], page, limit, total, totalPages}`',
-    schema: {
-      type: 'object',
-      properties: {
-        items: { type: 'array', items: { $ref: getSchemaPath(DeliveryView) } },
-        page: { type: 'integer' },
-        limit: { type: 'integer' },
-        total: { type: 'integer' },
-        totalPages: { type: 'integer' },
-      },
-    },
-  })
+  @ApiPage(DeliveryView)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (status, page, limit)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: DeliveriesQueryDto): Promise<Page<DeliveryView>> {
     return this.deliveries.list(operator.organizationId, query);
@@ -40,11 +30,12 @@ export class DeliveriesController {
 
   @Get('health')
   @ApiOperation({
+    operationId: 'getDeliveryHealth',
     summary: "Your webhook backlog per business account: deliveries waiting, dead letters, processing lag",
     description:
       "The queue view for tenants: only your organization's business accounts. `pending` deliveries are stored and waiting for the worker; `failed` are dead letters (replay them after fixing the cause); `lagSeconds` is how long the oldest pending one has waited.",
   })
-  @ApiOkResponse({ description: '`data: AccountDeliveryHealth[]`, one per business account', type: AccountDeliveryHealthView, isArray: true })
+  @ApiEnvelope(AccountDeliveryHealthView, { isArray: true, description: 'One item per business account' })
   @ApiResponse({ status: 404, description: 'Business account not found (wabaId not of this organization)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (wabaId)' })
   health(@CurrentOperator() operator: ConsoleScope, @Query() query: DeliveriesHealthQueryDto): Promise<AccountDeliveryHealthView[]> {
@@ -53,8 +44,8 @@ export class DeliveriesController {
 
   @Post(':id/replay')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Process a delivery again (e.g. a dead letter after the cause is fixed); events already stored are not duplicated' })
-  @ApiOkResponse({ type: DeliveryView })
+  @ApiOperation({ operationId: 'replayDelivery', summary: 'Process a delivery again (e.g. a dead letter after the cause is fixed); events already stored are not duplicated' })
+  @ApiEnvelope(DeliveryView, { description: 'The delivery, back to `received`' })
   @ApiResponse({ status: 404, description: 'Delivery not found (or not concerning this organization)' })
   replay(
     @CurrentOperator() operator: ConsoleScope,
