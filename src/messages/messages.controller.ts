@@ -8,7 +8,7 @@ import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
-import { MessageDetailView, MessageView, toMessageView } from './message.view.js';
+import { MessageDetailView, MessageListItemView, MessageView, toMessageListItem } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesRepository } from './messages.repository.js';
 import { MessageDetails } from './query/message-details.service.js';
@@ -63,11 +63,11 @@ export class MessagesController {
 
   @Get()
   @ApiOperation({ summary: 'List messages of the key’s business account, newest first' })
-  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageView, isArray: true })
+  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageListItemView, isArray: true })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
-  async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageView>> {
+  async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
     const { rows, total } = await this.messages.list(scope.businessAccountId, query);
-    return toPage(rows.map(toMessageView), total, query);
+    return toPage(rows.map(toMessageListItem), total, query);
   }
 
   @Get('analytics')

@@ -187,8 +187,14 @@ function metaSendBody(operation: string, payload: SendPayload): Record<string, u
     recipient_type: 'individual',
     to: `+${digits}`,
     ...(payload.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: payload.bizOpaqueCallbackData } : {}),
+    ...(payload.context !== undefined ? { context: { message_id: payload.context.message_id } } : {}),
   };
-  return payload.type === 'text'
-    ? { ...common, type: 'text', text: { preview_url: payload.text.preview_url ?? false, body: payload.text.body } }
-    : { ...common, type: 'template', template: payload.template };
+  switch (payload.type) {
+    case 'text':
+      return { ...common, type: 'text', text: { preview_url: payload.text.preview_url ?? false, body: payload.text.body } };
+    case 'template':
+      return { ...common, type: 'template', template: payload.template };
+    default:
+      return { ...common, type: payload.type, [payload.type]: payload.content };
+  }
 }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsDefined,
@@ -16,11 +17,26 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import {
+  AudioContentDto,
+  ContactDto,
+  ContextDto,
+  DocumentContentDto,
+  ImageContentDto,
+  InteractiveContentDto,
+  LocationContentDto,
+  ReactionContentDto,
+  StickerContentDto,
+  VideoContentDto,
+} from './message-content.dto.js';
 
 export const E164_DIGITS = /^[1-9]\d{7,14}$/;
 export const LANGUAGE_CODE = /^[a-z]{2,3}_[A-Z]{2}$/;
-export const MESSAGE_TYPES = ['template', 'text'] as const;
+export const MESSAGE_TYPES = ['template', 'text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
+/** The types whose content is an object (or array) in Meta's own shape under the field named after the type. */
+export type ContentType = Exclude<MessageType, 'template' | 'text'>;
+export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 
 const PARAMETER_TYPES = ['text', 'currency', 'date_time', 'image', 'document', 'video', 'location', 'payload', 'coupon_code', 'action'];
 
@@ -103,7 +119,7 @@ export class SendMessageDto {
   to: string;
 
   @ApiProperty({ enum: MESSAGE_TYPES, example: 'template' })
-  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
+  @IsIn(MESSAGE_TYPES, { message: `type must be one of ${MESSAGE_TYPES.join(', ')}` })
   type: MessageType;
 
   @ApiPropertyOptional({ example: 'parcel_update', description: 'Required when type is template' })
@@ -135,4 +151,66 @@ export class SendMessageDto {
   @ValidateNested()
   @Type(() => TextContentDto)
   text?: TextContentDto;
+
+  // Each type's content is validated only when it is the type sent: the other fields cost one condition each.
+  @ApiPropertyOptional({ type: ImageContentDto, description: 'Required when type is image: jpeg/png, ≤ 5 MB' })
+  @contentOf('image', ImageContentDto)
+  image?: ImageContentDto;
+
+  @ApiPropertyOptional({ type: VideoContentDto, description: 'Required when type is video: mp4/3gpp, ≤ 16 MB' })
+  @contentOf('video', VideoContentDto)
+  video?: VideoContentDto;
+
+  @ApiPropertyOptional({ type: AudioContentDto, description: 'Required when type is audio: aac/amr/mpeg/mp4/ogg (opus), ≤ 16 MB' })
+  @contentOf('audio', AudioContentDto)
+  audio?: AudioContentDto;
+
+  @ApiPropertyOptional({ type: DocumentContentDto, description: 'Required when type is document: ≤ 100 MB' })
+  @contentOf('document', DocumentContentDto)
+  document?: DocumentContentDto;
+
+  @ApiPropertyOptional({ type: StickerContentDto, description: 'Required when type is sticker: webp, ≤ 500 KB' })
+  @contentOf('sticker', StickerContentDto)
+  sticker?: StickerContentDto;
+
+  @ApiPropertyOptional({ type: LocationContentDto, description: 'Required when type is location' })
+  @contentOf('location', LocationContentDto)
+  location?: LocationContentDto;
+
+  @ApiPropertyOptional({ type: [ContactDto], description: 'Required when type is contacts: 1 to 10 contact objects' })
+  @ValidateIf((m: SendMessageDto) => m.type === 'contacts')
+  @IsDefined({ message: 'contacts is required for contacts messages' })
+  @IsArray({ message: 'contacts must be an array' })
+  @ArrayMinSize(1, { message: 'contacts must have 1 to 10 contacts' })
+  @ArrayMaxSize(10, { message: 'contacts must have 1 to 10 contacts' })
+  @ValidateNested({ each: true })
+  @Type(() => ContactDto)
+  contacts?: ContactDto[];
+
+  @ApiPropertyOptional({ type: InteractiveContentDto, description: 'Required when type is interactive: button, list or cta_url' })
+  @contentOf('interactive', InteractiveContentDto)
+  interactive?: InteractiveContentDto;
+
+  @ApiPropertyOptional({ type: ReactionContentDto, description: 'Required when type is reaction' })
+  @contentOf('reaction', ReactionContentDto)
+  reaction?: ReactionContentDto;
+
+  @ApiPropertyOptional({ type: ContextDto, description: 'Any type: reply to this message (quoted by WhatsApp)' })
+  @IsOptional()
+  @IsObject({ message: 'context must be an object' })
+  @ValidateNested()
+  @Type(() => ContextDto)
+  context?: ContextDto;
+}
+
+/** Required, an object, validated as `cls`, when the message's type is `type`; otherwise not looked at. */
+function contentOf(type: ContentType, cls: new () => object): PropertyDecorator {
+  const decorators = [
+    ValidateIf((m: SendMessageDto) => m.type === type),
+    IsDefined({ message: `${type} is required for ${type} messages` }),
+    IsObject({ message: `${type} must be an object` }),
+    ValidateNested(),
+    Type(() => cls),
+  ] as PropertyDecorator[];
+  return (target, key) => decorators.forEach((d) => d(target, key));
 }
