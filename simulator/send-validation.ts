@@ -18,7 +18,7 @@ const fail = (error: MetaError): SendCheck => ({ ok: false, error });
  * Validates a `POST /{phone-number-id}/messages` body the way Meta does, in Meta's order: envelope, sender
  * number, message type, then the template and its parameters against the stored template.
  */
-export function checkSend(body: unknown, account: SimAccount, phone: SimPhoneNumber): SendCheck {
+export function checkSend(body: unknown, account: SimAccount, phone: SimPhoneNumber, mediaExists: (id: string) => boolean = () => false): SendCheck {
   if (!isObject(body) || body.messaging_product !== 'whatsapp') {
     return fail(metaErrors.invalidParameter('The parameter messaging_product is required and must be whatsapp.'));
   }
@@ -45,12 +45,6 @@ export function checkSend(body: unknown, account: SimAccount, phone: SimPhoneNum
   if (body[type] === undefined) return fail(metaErrors.invalidParameter(`The parameter ${type} is required.`));
   const error = check(body[type], mediaExists);
   return error ? fail(error) : { ok: true };
-}
-
-let mediaExists: (id: string) => boolean = () => false;
-/** The store's media, so `{ id }` sends are checked against uploads (set once by the simulator). */
-export function setMediaLookup(lookup: (id: string) => boolean): void {
-  mediaExists = lookup;
 }
 
 type ContentCheck = (value: unknown, known: (id: string) => boolean) => MetaError | undefined;

@@ -15,6 +15,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   invalid_input: 422,
+  too_large: 413,
   unauthenticated: 401,
   too_many_attempts: 429,
   // The operator has to act (reconnect, or get the account unblocked): the request depended on that.
