@@ -18,6 +18,8 @@ export class UploadedMediaView {
 @ConsoleAuth()
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account (or phone number, or media) not found, or not of this organization' })
+@ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
+@ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out' })
 @Controller('business-accounts/:wabaId')
 export class MediaController {
   constructor(private readonly media: MediaService) {}

@@ -99,6 +99,47 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
     expect(upstreamSends(stack, t).length).toBe(before);
   });
 
+  it('a template with an IMAGE header needs the image header parameter (422 naming the component), before any upstream call', async () => {
+    const before = upstreamSends(stack, t).length;
+    const body = { type: 'body', parameters: [{ type: 'text', text: 'ORD-7781' }] };
+    const base = { phoneNumberId: t.account.phoneNumberId, to: recipient(), type: 'template', templateName: 'delivery_photo', templateLanguage: 'en_GB' };
+    for (const components of [[body], [{ type: 'header', parameters: [{ type: 'text', text: 'x' }] }, body], [{ type: 'header', parameters: [{ type: 'document', document: { link: 'https://cdn.example.com/a.pdf' } }] }, body]]) {
+      const res = await send({ ...base, components });
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([{ field: 'components', message: expect.stringMatching(/header needs one image parameter.*IMAGE/) }]);
+    }
+    expect(upstreamSends(stack, t).length).toBe(before);
+    const ok = await send({ ...base, components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/p.jpg' } }] }, body] });
+    expect(ok.status).toBe(200);
+  });
+
+  it('analytics filter by type', async () => {
+    const res = await stack.http.get('/messages/analytics').query({ type: 'location' }).set(t.key.headers);
+    expect(res.status).toBe(200);
+    expect(res.body.data.totals.total).toBe(1);
+    const bad = await stack.http.get('/messages/analytics').query({ type: 'poll' }).set(t.key.headers);
+    expect(bad.status).toBe(422);
+    expect(fieldsOf(bad.body)).toEqual(['type']);
+  });
+
+  it('documents POST /messages as one schema per type under oneOf, discriminated by type, with an example each', async () => {
+    const res = await stack.http.get('/swagger/docs-json');
+    const doc = res.body as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { oneOf: Array<{ $ref: string }>; discriminator: { propertyName: string; mapping: Record<string, string> } }; examples: Record<string, { value: { type: string } }> }> } }>>; components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } };
+    const body = doc.paths['/messages']!.post!.requestBody.content['application/json']!;
+    const types = ['template', 'text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction'];
+    expect(body.schema.oneOf).toHaveLength(types.length);
+    expect(body.schema.discriminator.propertyName).toBe('type');
+    expect(Object.keys(body.schema.discriminator.mapping).sort()).toEqual([...types].sort());
+    for (const type of types) {
+      const name = body.schema.discriminator.mapping[type]!.split('/').pop()!;
+      const schema = doc.components.schemas[name]!;
+      expect(schema.properties.type).toMatchObject({ enum: [type] });
+      if (type !== 'template') expect(schema.required).toEqual(expect.arrayContaining(['phoneNumberId', 'to', 'type', type]));
+      expect(Object.values(body.examples).some((e) => e.value.type === type)).toBe(true);
+    }
+    for (const ref of JSON.stringify(doc).match(/#\/components\/schemas\/\w+/g) ?? []) expect(doc.components.schemas[ref.split('/').pop()!]).toBeDefined();
+  });
+
   it('sends an empty emoji to remove a reaction', async () => {
     const to = await openWindow();
     const res = await send({ phoneNumberId: t.account.phoneNumberId, to, type: 'reaction', reaction: { message_id: REPLY_TO, emoji: '' } });
