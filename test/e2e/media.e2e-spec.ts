@@ -130,4 +130,35 @@ describe('Media: upload, send by id, inbound media, download (simulator + real A
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toMatchObject({ statusCode: 413, errors: [{ field: 'file', message: expect.stringMatching(/image/) }] });
   });
+
+  it('inbound document, audio, interactive reply, location and reaction arrive as events (media ones with their download path)', async () => {
+    const from = recipient();
+    const post = (body: object) =>
+      fetch(`${stack.sim.url}/_sim/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, from, ...body }) }).then(async (r) => {
+        expect(r.status).toBe(200);
+        return (await r.json()) as { wamid: string; mediaId?: string };
+      });
+    const pdf = Buffer.from('%PDF-1.4 invoice');
+    const doc = await post({ type: 'document', document: { filename: 'invoice.pdf', caption: 'Invoice' }, media: { base64: pdf.toString('base64'), mimeType: 'application/pdf' } });
+    const voice = await post({ type: 'audio', audio: { voice: true }, media: { base64: Buffer.from('OggS').toString('base64'), mimeType: 'audio/ogg' } });
+    const reply = await post({ type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'am', title: 'Morning' } }, context: { from: '447700900500', id: 'wamid.x' } });
+    const place = await post({ type: 'location', location: { latitude: 51.5, longitude: -0.12, name: 'Home' } });
+    const reaction = await post({ type: 'reaction', reaction: { message_id: reply.wamid, emoji: '❤️' } });
+
+    const events = await eventually(async () => {
+      const res = await stack.http.get('/webhooks/events').set('cookie', t.operator.cookie).query({ wabaId: t.account.wabaId, kind: 'inbound_message', limit: 100 });
+      const mine = (res.body.data?.items ?? []) as Array<{ messageId: string; title: string; media: unknown; raw: Record<string, unknown> }>;
+      const byId = new Map(mine.map((e) => [e.messageId, e]));
+      return [doc, voice, reply, place, reaction].every((m) => byId.has(m.wamid)) ? byId : undefined;
+    });
+    expect(events!.get(doc.wamid)).toMatchObject({ title: expect.stringContaining('invoice.pdf'), media: { id: doc.mediaId, mimeType: 'application/pdf', filename: 'invoice.pdf', caption: 'Invoice' } });
+    expect(events!.get(voice.wamid)).toMatchObject({ media: { id: voice.mediaId, mimeType: 'audio/ogg' } });
+    expect(events!.get(reply.wamid)).toMatchObject({ title: expect.stringContaining('Morning'), media: null, raw: { type: 'interactive', interactive: { button_reply: { id: 'am' } } } });
+    expect(events!.get(place.wamid)).toMatchObject({ title: expect.stringContaining('Home'), raw: { location: { latitude: 51.5 } } });
+    expect(events!.get(reaction.wamid)).toMatchObject({ title: expect.stringContaining('❤️'), raw: { reaction: { message_id: reply.wamid } } });
+
+    const bytes = await download(t.account.wabaId, doc.mediaId!);
+    expect(bytes.headers['content-type']).toBe('application/pdf');
+    expect((bytes.body as Buffer).equals(pdf)).toBe(true);
+  });
 });
