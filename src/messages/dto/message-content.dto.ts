@@ -147,7 +147,8 @@ export class LocationContentDto {
 // ---- Contacts (Meta's contact object) ----------------------------------------------------------------------------
 
 const optionalText = (max: number) => [IsOptional(), IsString(), MaxLength(max)];
-const apply = (decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => decorators.forEach((d) => d(target, key));
+/** Several property decorators as one. */
+export const apply = (decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => decorators.forEach((d) => d(target, key));
 
 export class ContactNameDto {
   @ApiProperty({ example: 'Priya Shah' })
@@ -239,6 +240,17 @@ export class InteractiveShortTextDto {
   text: string;
 }
 
+/** A media header's object: required when the header is of that type, validated like a message's media. */
+function headerMedia(kind: string, cls: new () => object): PropertyDecorator {
+  return apply([
+    ApiPropertyOptional({ type: cls, description: `Required when the header type is ${kind}` }),
+    ValidateIf((h: InteractiveHeaderDto) => h.type === kind || h[kind as keyof InteractiveHeaderDto] !== undefined),
+    IsDefined({ message: `${kind} is required for a ${kind} header` }),
+    ValidateNested(),
+    Type(() => cls) as PropertyDecorator,
+  ]);
+}
+
 export class InteractiveHeaderDto {
   @ApiProperty({ enum: ['text', 'image', 'video', 'document'], example: 'text' })
   @IsIn(['text', 'image', 'video', 'document'], { message: 'type must be one of text, image, video, document' })
@@ -250,25 +262,13 @@ export class InteractiveHeaderDto {
   @Length(1, 60, { message: 'text must be 1 to 60 characters' })
   text?: string;
 
-  @ApiPropertyOptional({ type: AudioContentDto })
-  @ValidateIf((h: InteractiveHeaderDto) => h.type === 'image' || h.image !== undefined)
-  @IsDefined({ message: 'image is required for an image header' })
-  @ValidateNested()
-  @Type(() => AudioContentDto)
+  @headerMedia('image', AudioContentDto)
   image?: AudioContentDto;
 
-  @ApiPropertyOptional({ type: AudioContentDto })
-  @ValidateIf((h: InteractiveHeaderDto) => h.type === 'video' || h.video !== undefined)
-  @IsDefined({ message: 'video is required for a video header' })
-  @ValidateNested()
-  @Type(() => AudioContentDto)
+  @headerMedia('video', AudioContentDto)
   video?: AudioContentDto;
 
-  @ApiPropertyOptional({ type: DocumentContentDto })
-  @ValidateIf((h: InteractiveHeaderDto) => h.type === 'document' || h.document !== undefined)
-  @IsDefined({ message: 'document is required for a document header' })
-  @ValidateNested()
-  @Type(() => DocumentContentDto)
+  @headerMedia('document', DocumentContentDto)
   document?: DocumentContentDto;
 }
 

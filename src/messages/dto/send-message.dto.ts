@@ -18,6 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import {
+  apply,
   AudioContentDto,
   ContactDto,
   ContextDto,
@@ -153,27 +154,21 @@ export class SendMessageDto {
   text?: TextContentDto;
 
   // Each type's content is validated only when it is the type sent: the other fields cost one condition each.
-  @ApiPropertyOptional({ type: ImageContentDto, description: 'Required when type is image: jpeg/png, ≤ 5 MB' })
-  @contentOf('image', ImageContentDto)
+  @contentOf('image', ImageContentDto, 'jpeg/png, ≤ 5 MB')
   image?: ImageContentDto;
 
-  @ApiPropertyOptional({ type: VideoContentDto, description: 'Required when type is video: mp4/3gpp, ≤ 16 MB' })
-  @contentOf('video', VideoContentDto)
+  @contentOf('video', VideoContentDto, 'mp4/3gpp, ≤ 16 MB')
   video?: VideoContentDto;
 
-  @ApiPropertyOptional({ type: AudioContentDto, description: 'Required when type is audio: aac/amr/mpeg/mp4/ogg (opus), ≤ 16 MB' })
-  @contentOf('audio', AudioContentDto)
+  @contentOf('audio', AudioContentDto, 'aac/amr/mpeg/mp4/ogg (opus), ≤ 16 MB')
   audio?: AudioContentDto;
 
-  @ApiPropertyOptional({ type: DocumentContentDto, description: 'Required when type is document: ≤ 100 MB' })
-  @contentOf('document', DocumentContentDto)
+  @contentOf('document', DocumentContentDto, '≤ 100 MB')
   document?: DocumentContentDto;
 
-  @ApiPropertyOptional({ type: StickerContentDto, description: 'Required when type is sticker: webp, ≤ 500 KB' })
-  @contentOf('sticker', StickerContentDto)
+  @contentOf('sticker', StickerContentDto, 'webp, ≤ 500 KB')
   sticker?: StickerContentDto;
 
-  @ApiPropertyOptional({ type: LocationContentDto, description: 'Required when type is location' })
   @contentOf('location', LocationContentDto)
   location?: LocationContentDto;
 
@@ -187,11 +182,9 @@ export class SendMessageDto {
   @Type(() => ContactDto)
   contacts?: ContactDto[];
 
-  @ApiPropertyOptional({ type: InteractiveContentDto, description: 'Required when type is interactive: button, list or cta_url' })
-  @contentOf('interactive', InteractiveContentDto)
+  @contentOf('interactive', InteractiveContentDto, 'button, list or cta_url')
   interactive?: InteractiveContentDto;
 
-  @ApiPropertyOptional({ type: ReactionContentDto, description: 'Required when type is reaction' })
   @contentOf('reaction', ReactionContentDto)
   reaction?: ReactionContentDto;
 
@@ -204,13 +197,13 @@ export class SendMessageDto {
 }
 
 /** Required, an object, validated as `cls`, when the message's type is `type`; otherwise not looked at. */
-function contentOf(type: ContentType, cls: new () => object): PropertyDecorator {
-  const decorators = [
+function contentOf(type: ContentType, cls: new () => object, note?: string): PropertyDecorator {
+  return apply([
+    ApiPropertyOptional({ type: cls, description: `Required when type is ${type}${note ? `: ${note}` : ''}` }),
     ValidateIf((m: SendMessageDto) => m.type === type),
     IsDefined({ message: `${type} is required for ${type} messages` }),
     IsObject({ message: `${type} must be an object` }),
     ValidateNested(),
-    Type(() => cls),
-  ] as PropertyDecorator[];
-  return (target, key) => decorators.forEach((d) => d(target, key));
+    Type(() => cls) as PropertyDecorator,
+  ]);
 }
