@@ -154,7 +154,7 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
     const list = (sections: object[], extra: object = {}) => ({ type: 'interactive', interactive: { type: 'list', body: { text: 'Pick' }, action: { button: 'Slots', sections, ...extra } } });
     const rows = (n: number, title = 'Row') => Array.from({ length: n }, (_, i) => ({ id: `r${i}`, title }));
 
-    const table: Array<[string, object, string]> = [
+    const table: Array<[string, object, string | string[]]> = [
       ['unknown type', { type: 'poll' }, 'type'],
       ['image missing', { type: 'image' }, 'image'],
       ['neither link nor id', { type: 'image', image: { caption: 'x' } }, 'image.link'],
@@ -172,11 +172,14 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
       ['interactive body missing', interactive({ buttons: buttons(1) }, { body: undefined }), 'interactive.body'],
       ['interactive body over 1024', interactive({ buttons: buttons(1) }, { body: { text: 'x'.repeat(1025) } }), 'interactive.body.text'],
       ['footer over 60', interactive({ buttons: buttons(1) }, { footer: { text: 'x'.repeat(61) } }), 'interactive.footer.text'],
-      ['four reply buttons', interactive({ buttons: buttons(4) }), 'interactive.action.buttons'],
+      ['four reply buttons', interactive({ buttons: buttons(4) }), 'interactive.action.buttons.3'],
+      ['no reply buttons', interactive({ buttons: [] }), 'interactive.action.buttons'],
+      ['eleven contacts', { type: 'contacts', contacts: Array.from({ length: 11 }, () => ({ name: { formatted_name: 'P' } })) }, 'contacts.10'],
       ['button title over 20', interactive({ buttons: buttons(1, 'x'.repeat(21)) }), 'interactive.action.buttons.0.reply.title'],
       ['duplicate button ids', interactive({ buttons: [...buttons(1), ...buttons(1)] }), 'interactive.action.buttons'],
       ['list without button label', list([{ rows: rows(1) }], { button: undefined }), 'interactive.action.button'],
-      ['eleven sections', list(Array.from({ length: 11 }, () => ({ title: 'S', rows: rows(1) }))), 'interactive.action.sections'],
+      ['eleven sections', list(Array.from({ length: 11 }, (_, i) => ({ title: 'S', rows: [{ id: `s${i}`, title: 'Row' }] }))), 'interactive.action.sections.10'],
+      ['eleven rows in one section (and in all)', list([{ rows: rows(11) }]), ['interactive.action.sections', 'interactive.action.sections.0.rows.10']],
       ['eleven rows in all', list([{ title: 'A', rows: rows(6) }, { title: 'B', rows: rows(5).map((r) => ({ ...r, id: `x${r.id}` })) }]), 'interactive.action.sections'],
       ['row title over 24', list([{ rows: rows(1, 'x'.repeat(25)) }]), 'interactive.action.sections.0.rows.0.title'],
       ['duplicate row ids', list([{ title: 'A', rows: rows(1) }, { title: 'B', rows: rows(1) }]), 'interactive.action.sections'],
@@ -193,7 +196,7 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
       const res = await send({ phoneNumberId: t.account.phoneNumberId, to, ...body });
       expect(res.status).toBe(422);
       expect(res.body.message).toBe('Field Validation Failed');
-      expect(fieldsOf(res.body)).toEqual([field]);
+      expect(fieldsOf(res.body)).toEqual([field].flat().sort());
       expect(upstreamSends(stack, t).length).toBe(before);
     });
 
@@ -201,7 +204,7 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
       const res = await send({ phoneNumberId: t.account.phoneNumberId, to: '+1', type: 'interactive', interactive: { type: 'button', body: { text: '' }, action: { buttons: [...buttons(1), ...buttons(3, 'x'.repeat(21))] } } });
       expect(res.status).toBe(422);
       expect(fieldsOf(res.body)).toEqual(
-        ['to', 'interactive.body.text', 'interactive.action.buttons', 'interactive.action.buttons.1.reply.title', 'interactive.action.buttons.2.reply.title', 'interactive.action.buttons.3.reply.title'].sort(),
+        ['to', 'interactive.body.text', 'interactive.action.buttons.3', 'interactive.action.buttons.1.reply.title', 'interactive.action.buttons.2.reply.title', 'interactive.action.buttons.3.reply.title'].sort(),
       );
     });
   });

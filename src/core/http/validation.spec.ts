@@ -1,4 +1,4 @@
-import { IsDefined, IsNotEmpty, IsString, MaxLength, ValidateNested, validate } from 'class-validator';
+import { ArrayMaxSize, IsDefined, IsNotEmpty, IsString, MaxLength, ValidateNested, validate } from 'class-validator';
 import { Type } from 'class-transformer';
 import { flattenValidationErrors } from './validation.js';
 
@@ -29,6 +29,17 @@ describe('flattenValidationErrors', () => {
       { field: 'name', message: 'name is required' },
       { field: 'title', message: 'title must not be empty' },
       { field: 'items.1.code', message: 'code must be a string' },
+    ]);
+  });
+
+  it('names the first item over a maximum count when the constraint says where (context.at)', async () => {
+    class Buttons {
+      @ArrayMaxSize(3, { message: 'at most 3 buttons', context: { at: 3 } }) buttons = [1, 2, 3, 4];
+      @ArrayMaxSize(1, { message: 'at most 1 tag' }) tags = ['a', 'b'];
+    }
+    expect(flattenValidationErrors(await validate(new Buttons()))).toEqual([
+      { field: 'buttons.3', message: 'at most 3 buttons' },
+      { field: 'tags', message: 'at most 1 tag' },
     ]);
   });
 });

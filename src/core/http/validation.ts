@@ -1,20 +1,25 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from './api-error.js';
 
-const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'isArray', 'isInt', 'isIn'];
+const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'isArray', 'isInt', 'isIn', 'arrayMaxSize'];
 
-/** Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. */
+/**
+ * Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. A
+ * constraint whose `context` has `at` names that item of the field instead (`buttons.3`: the first one
+ * over a maximum count).
+ */
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
     const constraints = error.constraints ?? {};
-    const messages = Object.values(constraints);
-    if (messages.length > 0) {
+    const names = Object.keys(constraints);
+    if (names.length > 0) {
       // One message per field: a missing value says "required" rather than, say, a length rule.
-      const primary = PRIORITY.find((name) => constraints[name] !== undefined);
-      const message = constraints.whitelistValidation ? `${field} is not allowed` : primary ? constraints[primary]! : messages[0]!;
-      out.push({ field, message });
+      const primary = constraints.whitelistValidation ? 'whitelistValidation' : (PRIORITY.find((name) => constraints[name] !== undefined) ?? names[0]!);
+      const message = primary === 'whitelistValidation' ? `${field} is not allowed` : constraints[primary]!;
+      const at = (error.contexts?.[primary] as { at?: number } | undefined)?.at;
+      out.push({ field: at === undefined ? field : `${field}.${at}`, message });
     }
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
   }

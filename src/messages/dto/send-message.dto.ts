@@ -177,7 +177,7 @@ export class SendMessageDto {
   @IsDefined({ message: 'contacts is required for contacts messages' })
   @IsArray({ message: 'contacts must be an array' })
   @ArrayMinSize(1, { message: 'contacts must have 1 to 10 contacts' })
-  @ArrayMaxSize(10, { message: 'contacts must have 1 to 10 contacts' })
+  @ArrayMaxSize(10, { message: 'at most 10 contacts', context: { at: 10 } })
   @ValidateNested({ each: true })
   @Type(() => ContactDto)
   contacts?: ContactDto[];
