@@ -48,6 +48,7 @@ export class MediaController {
     res.setHeader('Cache-Control', 'private, no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Disposition', 'attachment');
-    await pipeline(file.stream, res);
+    // A caller that goes away mid-file ends the transfer; there is nothing left to answer.
+    await pipeline(file.stream, res).catch(() => undefined);
   }
 }

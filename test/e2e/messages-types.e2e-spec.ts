@@ -140,6 +140,13 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
     for (const ref of JSON.stringify(doc).match(/#\/components\/schemas\/\w+/g) ?? []) expect(doc.components.schemas[ref.split('/').pop()!]).toBeDefined();
   });
 
+  it("accepts Meta's preview_url on text as well as previewUrl", async () => {
+    const to = await openWindow();
+    const res = await send({ phoneNumberId: t.account.phoneNumberId, to, type: 'text', text: { body: 'See https://example.com', preview_url: true } });
+    expect(res.status).toBe(200);
+    expect(stack.sim.sends({ to })[0]!.body).toMatchObject({ text: { body: 'See https://example.com', preview_url: true } });
+  });
+
   it('sends an empty emoji to remove a reaction', async () => {
     const to = await openWindow();
     const res = await send({ phoneNumberId: t.account.phoneNumberId, to, type: 'reaction', reaction: { message_id: REPLY_TO, emoji: '' } });

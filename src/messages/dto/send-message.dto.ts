@@ -105,6 +105,11 @@ export class TextContentDto {
   @IsOptional()
   @IsBoolean({ message: 'previewUrl must be a boolean' })
   previewUrl?: boolean;
+
+  @ApiPropertyOptional({ description: "Meta's spelling of previewUrl" })
+  @IsOptional()
+  @IsBoolean({ message: 'preview_url must be a boolean' })
+  preview_url?: boolean;
 }
 
 export class SendMessageDto {

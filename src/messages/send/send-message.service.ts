@@ -149,11 +149,13 @@ function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
     case 'template':
       return { ...common, type: 'template', template: { name: dto.templateName!, language: { code: dto.templateLanguage! }, components: dto.components as never } };
     case 'text':
-      return { ...common, type: 'text', text: { body: dto.text!.body, preview_url: dto.text!.previewUrl ?? false } };
+      return { ...common, type: 'text', text: { body: dto.text!.body, preview_url: previewOf(dto) } };
     default:
       return { ...common, type: dto.type, content: dto[dto.type]! };
   }
 }
+
+const previewOf = (dto: SendMessageDto) => dto.text!.previewUrl ?? dto.text!.preview_url ?? false;
 
 /** What is stored (and shown as `content`): the type's content as sent, plus the message replied to. */
 function contentOf(dto: SendMessageDto): unknown {
@@ -162,7 +164,7 @@ function contentOf(dto: SendMessageDto): unknown {
     case 'template':
       return { components: dto.components ?? [], ...context };
     case 'text':
-      return { text: { body: dto.text!.body, previewUrl: dto.text!.previewUrl ?? false }, ...context };
+      return { text: { body: dto.text!.body, previewUrl: previewOf(dto) }, ...context };
     default:
       return { [dto.type]: dto[dto.type], ...context };
   }
