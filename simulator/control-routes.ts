@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from './context.js';
 import type { SimAccount, SimPhoneNumber } from './fixture.js';
 import { readJson, sendJson } from './http-util.js';
+import { storeMedia } from './media.js';
 import { newWamid, unixSeconds } from './meta-json.js';
 import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
 
@@ -74,16 +75,39 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
   }
 }
 
+const INBOUND_MEDIA = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+const INBOUND_OTHER = new Set(['location', 'interactive', 'reaction', 'button', 'contacts']);
+
+/**
+ * An inbound message from a customer: `text` (a string) by default; or `type` with the type's object in
+ * Meta's inbound shape (`location`, `reaction`, `interactive: {type: 'button_reply', button_reply: {…}}`, …);
+ * media types take `media: {base64, mimeType}` (stored like an upload) plus `caption` / `filename` in the type's
+ * object, and arrive as `{id, mime_type, sha256, …}`. `context` is passed through (a reply).
+ */
 async function inbound(ctx: SimContext, body: Body) {
   const { account, phone } = phoneOf(ctx, body);
   const from = requireString(body, 'from').replace(/\D/g, '');
   const wamid = newWamid(from);
-  const text = { body: requireString(body, 'text') };
+  const type = optionalString(body, 'type') ?? 'text';
+  let content: unknown;
+  let mediaId: string | undefined;
+  if (type === 'text') content = { body: requireString(body, 'text') };
+  else if (INBOUND_MEDIA.has(type)) {
+    const media = body.media as { base64?: unknown; mimeType?: unknown } | undefined;
+    if (typeof media?.base64 !== 'string' || typeof media.mimeType !== 'string') throw new ControlError(400, 'media {base64, mimeType} is required');
+    const stored = storeMedia(ctx, account, Buffer.from(media.base64, 'base64'), media.mimeType);
+    mediaId = stored.id;
+    content = { ...(body[type] as object | undefined), mime_type: stored.mimeType, sha256: stored.sha256, id: stored.id };
+  } else if (INBOUND_OTHER.has(type)) {
+    if (typeof body[type] !== 'object' || body[type] === null) throw new ControlError(400, `${type} is required`);
+    content = body[type];
+  } else throw new ControlError(400, `unsupported inbound type ${type}`);
+  const message = { from, id: wamid, timestamp: String(unixSeconds()), type, [type]: content, ...(body.context ? { context: body.context } : {}) };
   const value = {
     contacts: [{ profile: { name: optionalString(body, 'name') ?? 'Sim Customer' }, wa_id: from }],
-    messages: [{ from, id: wamid, timestamp: String(unixSeconds()), type: 'text', text }],
+    messages: [message],
   };
-  return { wamid, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
+  return { wamid, mediaId, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
 }
 
 async function templateStatus(ctx: SimContext, body: Body) {

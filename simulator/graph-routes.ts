@@ -4,6 +4,7 @@ import { BadRequest, readJson, sendMeta } from './http-util.js';
 import { type MetaError, metaErrors } from './meta-errors.js';
 import { newWamid } from './meta-json.js';
 import { NORMAL_STEPS, type StatusStep, outcomeFor } from './outcomes.js';
+import { handleMediaInfo, handleUpload } from './media.js';
 import { checkSend } from './send-validation.js';
 import { recipientDigits } from './store.js';
 
@@ -33,6 +34,13 @@ export async function handleGraph(
 
   const account = ctx.store.accountByToken(bearerToken(req));
   if (!account) return sendError(res, metaErrors.invalidToken());
+  if (req.method === 'POST' && edge === 'media' && rest.length === 0) {
+    const sender = ctx.store.phone(id);
+    if (!sender || sender.account !== account) return sendError(res, metaErrors.unsupportedRequest('post', id));
+    ctx.store.countUpload(id);
+    return handleUpload(ctx, req, res, account);
+  }
+  if (req.method === 'GET' && edge === undefined && ctx.store.media(id)) return handleMediaInfo(ctx, res, account, id);
   if (req.method !== 'GET' || id !== account.id) {
     return sendError(res, metaErrors.unsupportedRequest(req.method === 'GET' ? 'get' : 'post', id));
   }
@@ -111,7 +119,7 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   if (!account) return reject(metaErrors.invalidToken());
   const sender = ctx.store.phone(phoneNumberId);
   if (!sender || sender.account !== account) return reject(metaErrors.unsupportedRequest('post', phoneNumberId));
-  const check = checkSend(body, account, sender.phone);
+  const check = checkSend(body, account, sender.phone, (mediaId) => ctx.store.media(mediaId)?.wabaId === account.id);
   if (!check.ok) return reject(check.error);
 
   const send = body as { to: string; biz_opaque_callback_data?: unknown };

@@ -63,6 +63,11 @@ export const metaErrors = {
 
   invalidParameter: (details: string) => whatsappError(400, 100, 'Invalid parameter', details),
 
+  invalidValue: (details: string) => whatsappError(400, 131009, 'Parameter value is not valid', details),
+
+  mediaNotFound: (id: string) =>
+    graphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 }),
+
   numberNotRegistered: () =>
     whatsappError(
       400,

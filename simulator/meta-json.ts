@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
 
 /**
  * Serialises JSON the way Meta's servers do: every non-ASCII UTF-16 unit as `\uXXXX` and `/` as `\/`.
@@ -25,6 +25,11 @@ export function fbtraceId(): string {
 export function newWamid(recipientDigits: string): string {
   const raw = `${recipientDigits}:${randomBytes(12).toString('hex').toUpperCase()}`;
   return `wamid.${Buffer.from(raw).toString('base64')}`;
+}
+
+/** A media id as Meta issues them: 15–16 digits. */
+export function newMediaId(): string {
+  return `10${randomInt(10 ** 12, 10 ** 13 - 1)}`;
 }
 
 export function unixSeconds(ms = Date.now()): number {

@@ -4,6 +4,7 @@ import type { SimContext } from './context.js';
 import { ControlError, handleControl } from './control-routes.js';
 import { type Fixture, defaultFixture } from './fixture.js';
 import { handleGraph } from './graph-routes.js';
+import { handleDownload } from './media.js';
 import { BadRequest, sendJson, sendMeta } from './http-util.js';
 import { metaErrors } from './meta-errors.js';
 import { Scheduler } from './scheduler.js';
@@ -41,6 +42,10 @@ export interface SimulatorHandle {
   clearSends(): void;
   setWebhookUrl(url: string | undefined): void;
   createAccount(opts?: { name?: string }): CreatedAccount;
+  /** `POST /{phone-number-id}/media` requests received (stored or refused), per sender number. */
+  uploadAttempts(phoneNumberId: string): number;
+  /** A stored media object's bytes (uploads and inbound media), for tests. */
+  mediaBytes(mediaId: string): Buffer | undefined;
 }
 
 export const DEFAULT_STATUS_DELAYS_MS: StatusDelays = { sent: 50, delivered: 150, read: 300 };
@@ -104,12 +109,16 @@ export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorH
     clearSends: () => store.clearSends(),
     setWebhookUrl: (url) => dispatcher.setUrl(url),
     createAccount: (o) => store.createAccount(o?.name),
+    uploadAttempts: (phoneNumberId) => store.uploadAttempts(phoneNumberId),
+    mediaBytes: (mediaId) => store.media(mediaId)?.bytes,
   };
 }
 
 async function handle(ctx: SimContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', ctx.origin());
   if (url.pathname.startsWith('/_sim/')) return handleControl(ctx, req, res, url);
+  const download = /^\/_media\/(\d+)$/.exec(url.pathname);
+  if (download && req.method === 'GET') return handleDownload(ctx, req, res, download[1]);
   const match = /^\/v\d+\.\d+\/(.+)$/.exec(url.pathname);
   if (!match) return sendMeta(res, 404, metaErrors.unknownPath(url.pathname.slice(1)).body);
   return handleGraph(ctx, req, res, match[1].split('/'), url);

@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Fixture, SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
+import type { SimMedia } from './media.js';
 
 /** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
 export interface RecordedSend {
@@ -27,6 +28,8 @@ export class SimStore {
   private readonly usedIds = new Set<string>();
   private readonly recorded: RecordedSend[] = [];
   private readonly attempted = new Set<string>();
+  private readonly mediaById = new Map<string, SimMedia>();
+  private readonly uploads = new Map<string, number>();
   private readonly model: SimAccount;
 
   constructor(fixture: Fixture) {
@@ -80,6 +83,22 @@ export class SimStore {
     if (this.attempted.has(key)) return false;
     this.attempted.add(key);
     return true;
+  }
+
+  addMedia(media: SimMedia): void {
+    this.mediaById.set(media.id, media);
+  }
+
+  countUpload(phoneNumberId: string): void {
+    this.uploads.set(phoneNumberId, this.uploadAttempts(phoneNumberId) + 1);
+  }
+
+  uploadAttempts(phoneNumberId: string): number {
+    return this.uploads.get(phoneNumberId) ?? 0;
+  }
+
+  media(id: string): SimMedia | undefined {
+    return this.mediaById.get(id);
   }
 
   record(send: RecordedSend): void {

@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { ConsoleWebModule } from './console-web/console-web.module.js';
+import { MediaModule } from './media/media.module.js';
 import { MessagesModule } from './messages/messages.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -20,7 +21,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config, 'api'), AuthModule, HealthModule, ConsoleModule, MessagesModule, WebhooksModule, ConsoleWebModule],
+      imports: [CoreModule.forRoot(config, 'api'), AuthModule, HealthModule, ConsoleModule, MessagesModule, MediaModule, WebhooksModule, ConsoleWebModule],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

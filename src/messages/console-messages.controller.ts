@@ -6,7 +6,7 @@ import { BusinessAccountsRepository } from '../accounts/business-accounts/busine
 import { FieldValidationError } from '../core/http/api-error.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
-import { MessageDetailView, MessageView, toMessageView } from './message.view.js';
+import { MessageDetailView, MessageListItemView, MessageView, toMessageListItem } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesRepository } from './messages.repository.js';
 import { MessageDetails } from './query/message-details.service.js';
@@ -31,12 +31,12 @@ export class ConsoleMessagesController {
 
   @Get('messages')
   @ApiOperation({ summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)' })
-  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageView, isArray: true })
+  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageListItemView, isArray: true })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
-  async list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: ListMessagesQuery): Promise<Page<MessageView>> {
+  async list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     const { rows, total } = await this.messages.list(account.id, query);
-    return toPage(rows.map(toMessageView), total, query);
+    return toPage(rows.map(toMessageListItem), total, query);
   }
 
   @Get('messages/:id')

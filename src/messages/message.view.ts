@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Message } from '../generated/prisma/client.js';
+import { MESSAGE_TYPES } from './dto/send-message.dto.js';
 
 export class MessageErrorView {
   @ApiProperty({ example: 131047 }) code: number | null;
@@ -14,13 +15,23 @@ export class MessageView {
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgM…' }) upstreamMessageId: string | null;
   @ApiProperty({ example: '402000000000011' }) phoneNumberId: string;
   @ApiProperty({ example: '447700900123' }) to: string;
-  @ApiProperty({ enum: ['template', 'text'] }) type: string;
+  @ApiProperty({ enum: MESSAGE_TYPES }) type: string;
   @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed'], example: 'sent' }) status: string;
   @ApiPropertyOptional({ nullable: true, type: String, example: 'parcel_update' }) templateName: string | null;
   @ApiPropertyOptional({ nullable: true, type: String, example: 'en_GB' }) templateLanguage: string | null;
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) createdAt: string;
   @ApiPropertyOptional({ type: MessageErrorView, nullable: true }) error: MessageErrorView | null;
 }
+
+const CONTENT_DESCRIPTION =
+  'What was sent, in the shape it was sent: `{components}` for templates, `{text}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context` for replies';
+
+/** A message in a list: the Message form plus what was sent. */
+export class MessageListItemView extends MessageView {
+  @ApiPropertyOptional({ description: CONTENT_DESCRIPTION }) content: unknown;
+}
+
+export const toMessageListItem = (m: Message): MessageListItemView => ({ ...toMessageView(m), content: m.content });
 
 export class StatusHistoryItem {
   @ApiProperty({ example: 'delivered' }) status: string;
@@ -29,8 +40,7 @@ export class StatusHistoryItem {
   @ApiProperty({ enum: ['send', 'webhook'] }) source: 'send' | 'webhook';
 }
 
-export class MessageDetailView extends MessageView {
-  @ApiPropertyOptional({ description: 'What was sent: template components or the text' }) content: unknown;
+export class MessageDetailView extends MessageListItemView {
   @ApiProperty({ nullable: true, type: String }) sentAt: string | null;
   @ApiProperty({ nullable: true, type: String }) deliveredAt: string | null;
   @ApiProperty({ nullable: true, type: String }) readAt: string | null;

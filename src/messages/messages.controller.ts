@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
@@ -7,8 +7,10 @@ import { FieldValidationError } from '../core/http/api-error.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
+import { ButtonActionDto, CtaUrlActionDto, ListActionDto } from './dto/message-content.dto.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
-import { MessageDetailView, MessageView, toMessageView } from './message.view.js';
+import { SEND_MESSAGE_BODY, SEND_MESSAGE_SCHEMAS } from './dto/send-message.schemas.js';
+import { MessageDetailView, MessageListItemView, MessageView, toMessageListItem } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesRepository } from './messages.repository.js';
 import { MessageDetails } from './query/message-details.service.js';
@@ -19,6 +21,7 @@ import { SendMessageService } from './send/send-message.service.js';
 
 @ApiTags('messages')
 @ApiKeyAuth()
+@ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ButtonActionDto, ListActionDto, CtaUrlActionDto)
 @UseGuards(RateLimitGuard)
 @ApiResponse({ status: 401, description: '`API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
 @ApiResponse({ status: 429, description: 'Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers' })
@@ -35,19 +38,20 @@ export class MessagesController {
   @HttpCode(200)
   @RawResponse()
   @ApiOperation({
-    summary: 'Send a template (or, inside the 24 h customer service window, a text) message',
+    summary: 'Send a message: a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window',
     description:
       'Every attempt is stored. A synchronous upstream rejection answers with the stored `failed` message in `data` and the upstream error in `data.error`. ' +
       'With `Idempotency-Key`, the same key and body within 24 h replays the first answer (header `Idempotent-Replayed: true`) without a second send; ' +
       '429 and 502 answers are not kept, so a retry with the same key sends again.',
   })
+  @ApiBody(SEND_MESSAGE_BODY)
   @ApiHeader({ name: IDEMPOTENCY_HEADER, required: false, description: '1–255 visible ASCII characters, scoped to the key pair, kept 24 h' })
   @ApiOkResponse({
     type: MessageView,
     description: 'Accepted by the upstream platform: status `sent` (or later, when a status webhook for it arrived while a timed-out call was still pending)',
   })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components, to (24 h window), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
   @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out; the failed attempt is in `data`' })
   async send(
@@ -63,11 +67,11 @@ export class MessagesController {
 
   @Get()
   @ApiOperation({ summary: 'List messages of the key’s business account, newest first' })
-  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageView, isArray: true })
+  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageListItemView, isArray: true })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
-  async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageView>> {
+  async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
     const { rows, total } = await this.messages.list(scope.businessAccountId, query);
-    return toPage(rows.map(toMessageView), total, query);
+    return toPage(rows.map(toMessageListItem), total, query);
   }
 
   @Get('analytics')

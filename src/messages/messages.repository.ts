@@ -148,6 +148,7 @@ export class MessagesRepository {
     const filters = [Prisma.sql`business_account_id = ${businessAccountId}::uuid`, Prisma.sql`created_at >= ${f.since}`, Prisma.sql`created_at < ${f.until}`];
     if (f.phoneNumberId) filters.push(Prisma.sql`phone_number_id = ${f.phoneNumberId}`);
     if (f.templateName) filters.push(Prisma.sql`template_name = ${f.templateName}`);
+    if (f.type) filters.push(Prisma.sql`type = ${f.type}`);
     const where = Prisma.join(filters, ' AND ');
     const counts = Prisma.sql`
       count(*)::int AS total,
@@ -260,6 +261,7 @@ export interface AnalyticsFilter {
   granularity: 'day' | 'hour';
   phoneNumberId?: string;
   templateName?: string;
+  type?: string;
 }
 
 export interface MessageCounts {

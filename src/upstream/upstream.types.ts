@@ -87,6 +87,8 @@ interface SendBase {
   to: string;
   /** Echoed by Meta in this message's status webhooks. */
   bizOpaqueCallbackData?: string;
+  /** A reply: WhatsApp quotes this message (its wamid). */
+  context?: { message_id: string };
 }
 
 export interface TemplateSend extends SendBase {
@@ -99,7 +101,27 @@ export interface TextSend extends SendBase {
   text: { body: string; preview_url?: boolean };
 }
 
-export type SendPayload = TemplateSend | TextSend;
+/** Every other type: its content object (array for contacts) goes, in Meta's shape, under the key named after the type. */
+export interface ContentSend extends SendBase {
+  type: 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'location' | 'contacts' | 'interactive' | 'reaction';
+  content: object;
+}
+
+export type SendPayload = TemplateSend | TextSend | ContentSend;
+
+/** `POST /{phone-number-id}/media` answers the new media object's id. */
+export interface UploadMediaResponse {
+  id: string;
+}
+
+/** `GET /{media-id}`: a short-lived URL downloadable with the same token. */
+export interface MediaInfo {
+  url: string;
+  mime_type: string;
+  sha256?: string;
+  file_size?: number | string;
+  id: string;
+}
 
 export interface SendResult {
   wamid: string;

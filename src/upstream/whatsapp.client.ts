@@ -1,11 +1,15 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import axios, { type AxiosInstance, type AxiosRequestConfig, type AxiosResponse } from 'axios';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { AppConfig } from '../core/config/app-config.js';
 import { Metrics } from '../core/metrics/metrics.js';
 import { ConnectTimeoutHttpAgent, ConnectTimeoutHttpsAgent } from './connect-timeout.agent.js';
 import { UpstreamError } from './upstream.error.js';
 import type {
   GraphPage,
+  MediaInfo,
+  UploadMediaResponse,
   SendMessageResponse,
   SendPayload,
   SendResult,
@@ -27,6 +31,10 @@ const PHONE_NUMBER_FIELDS = [
 ].join(',');
 const TEMPLATE_FIELDS = 'id,name,language,status,category,parameter_format,components';
 const DEFAULT_PAGE_SIZE = 100;
+/** Uploads and downloads of up to 100 MB are not held to the send timeout. */
+const MEDIA_TIMEOUT_MS = 120_000;
+/** Where Meta serves media URLs from (besides the configured upstream itself, e.g. the simulator). */
+const META_MEDIA_HOST = /(^|\.)(fbsbx\.com|fbcdn\.net|whatsapp\.net)$/;
 /** A sync that needs more pages than this is a paging bug (ours or Meta's), not a big account. */
 const MAX_PAGES = 1000;
 
@@ -110,6 +118,59 @@ export class WhatsAppClient implements OnModuleDestroy {
     return { wamid: message.id, waId: contact.wa_id, input: contact.input, messageStatus: message.message_status };
   }
 
+  /**
+   * `POST /{phone-number-id}/media`: the file is streamed through as the multipart body (never buffered); an
+   * error from `file` (the caller's size limit) aborts the upload.
+   */
+  async uploadMedia(token: string, phoneNumberId: string, file: { stream: Readable; mimeType: string; filename: string }): Promise<string> {
+    const operation = 'uploadMedia';
+    const boundary = `----bm${randomBytes(12).toString('hex')}`;
+    const body = await this.call<UploadMediaResponse>(operation, token, {
+      method: 'POST',
+      url: `/${idSegment(operation, phoneNumberId)}/media`,
+      data: Readable.from(multipartBody(boundary, file)),
+      headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+      maxBodyLength: Infinity,
+      timeout: MEDIA_TIMEOUT_MS,
+    });
+    if (typeof body?.id !== 'string') throw new UpstreamError({ operation, title: 'Upload answered without a media id', errorClass: 'permanent', httpStatus: 200 });
+    return body.id;
+  }
+
+  /** `GET /{media-id}`: the short-lived download URL and what it holds. */
+  getMedia(token: string, mediaId: string): Promise<MediaInfo> {
+    const operation = 'getMedia';
+    return this.call(operation, token, { method: 'GET', url: `/${idSegment(operation, mediaId)}` });
+  }
+
+  /**
+   * Opens Meta's media URL with the token. The token goes only to Meta's media hosts (https) or to the
+   * configured upstream's own origin; redirects are not followed.
+   */
+  async downloadMedia(token: string, mediaUrl: string): Promise<{ stream: Readable; contentType: string; contentLength?: number }> {
+    const operation = 'downloadMedia';
+    let url: URL;
+    try {
+      url = new URL(mediaUrl);
+    } catch {
+      throw new UpstreamError({ operation, title: 'Media URL is not a URL', errorClass: 'permanent' });
+    }
+    const meta = url.protocol === 'https:' && META_MEDIA_HOST.test(url.hostname) && (url.port === '' || url.port === '443');
+    if (!meta && url.origin !== this.origin) throw new UpstreamError({ operation, title: 'Media URL points outside Meta', errorClass: 'permanent' });
+    let response: AxiosResponse<Readable>;
+    try {
+      response = await this.http.request<Readable>({ method: 'GET', url: url.toString(), baseURL: undefined, responseType: 'stream', maxContentLength: -1, timeout: MEDIA_TIMEOUT_MS, headers: { Authorization: `Bearer ${token}`, Accept: '*/*' } });
+    } catch (err) {
+      throw UpstreamError.fromTransport(operation, err, MEDIA_TIMEOUT_MS);
+    }
+    if (response.status < 200 || response.status >= 300) {
+      response.data.resume();
+      throw new UpstreamError({ operation, title: `Media download answered ${response.status}`, errorClass: 'permanent', httpStatus: response.status });
+    }
+    const length = Number(response.headers['content-length']);
+    return { stream: response.data, contentType: String(response.headers['content-type'] ?? 'application/octet-stream'), contentLength: Number.isFinite(length) ? length : undefined };
+  }
+
   onModuleDestroy(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
@@ -164,7 +225,7 @@ export class WhatsAppClient implements OnModuleDestroy {
     let response: AxiosResponse;
     const timer = this.metrics.upstreamRequests.startTimer({ operation });
     try {
-      response = await this.http.request({ ...request, headers: { Authorization: `Bearer ${token}` } });
+      response = await this.http.request({ ...request, headers: { ...(request.headers as Record<string, string> | undefined), Authorization: `Bearer ${token}` } });
     } catch (err) {
       timer({ outcome: 'unavailable' });
       // Never rethrow or wrap err: axios errors hold config.headers, i.e. the token.
@@ -184,6 +245,17 @@ function idSegment(operation: string, id: string): string {
   return id;
 }
 
+/** Meta's upload form: `messaging_product`, `type` (the MIME type) and `file`, the file's bytes passed through. */
+async function* multipartBody(boundary: string, file: { stream: Readable; mimeType: string; filename: string }): AsyncGenerator<Buffer> {
+  const part = (name: string, extra = '') => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n`;
+  const filename = file.filename.replace(/["\r\n\\]/g, '_');
+  yield Buffer.from(
+    `${part('messaging_product')}\r\nwhatsapp\r\n${part('type')}\r\n${file.mimeType}\r\n${part('file', `; filename="${filename}"`)}Content-Type: ${file.mimeType}\r\n\r\n`,
+  );
+  for await (const chunk of file.stream) yield chunk as Buffer;
+  yield Buffer.from(`\r\n--${boundary}--\r\n`);
+}
+
 /** Meta's send body. `to` always gets its `+`: without it Meta may prepend the sender's country code. */
 function metaSendBody(operation: string, payload: SendPayload): Record<string, unknown> {
   const digits = payload.to.startsWith('+') ? payload.to.slice(1) : payload.to;
@@ -195,8 +267,14 @@ function metaSendBody(operation: string, payload: SendPayload): Record<string, u
     recipient_type: 'individual',
     to: `+${digits}`,
     ...(payload.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: payload.bizOpaqueCallbackData } : {}),
+    ...(payload.context !== undefined ? { context: { message_id: payload.context.message_id } } : {}),
   };
-  return payload.type === 'text'
-    ? { ...common, type: 'text', text: { preview_url: payload.text.preview_url ?? false, body: payload.text.body } }
-    : { ...common, type: 'template', template: payload.template };
+  switch (payload.type) {
+    case 'text':
+      return { ...common, type: 'text', text: { preview_url: payload.text.preview_url ?? false, body: payload.text.body } };
+    case 'template':
+      return { ...common, type: 'template', template: payload.template };
+    default:
+      return { ...common, type: payload.type, [payload.type]: payload.content };
+  }
 }

@@ -136,6 +136,8 @@ export interface Message {
   templateLanguage: string | null;
   createdAt: string;
   error: MessageError | null;
+  /** What was sent: `{[type]: Meta's object, context?}`, `{components}` for templates. */
+  content?: unknown;
 }
 
 export interface StatusHistoryItem {
@@ -168,6 +170,8 @@ export interface WebhookEvent {
   processed: boolean;
   createdAt: string;
   raw: unknown;
+  /** Inbound media: Meta's media id and what it is; downloadPath streams the bytes (console session). */
+  media?: { id: string; mimeType: string | null; caption: string | null; filename: string | null; downloadPath: string } | null;
 }
 
 export interface AccountDeliveryHealth {

@@ -24,6 +24,8 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
   { method: 'get', path: '/business-accounts/{wabaId}/phone-numbers', errors: [401, 404] },
   { method: 'post', path: '/business-accounts/{wabaId}/templates/sync', errors: [401, 404, 424, 502] },
   { method: 'get', path: '/business-accounts/{wabaId}/templates', errors: [401, 404, 422] },
+  { method: 'post', path: '/business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/media', errors: [401, 404, 413, 422, 424, 502] },
+  { method: 'get', path: '/business-accounts/{wabaId}/media/{mediaId}', errors: [401, 404, 424, 502] },
   { method: 'post', path: '/api-keys', errors: [401, 404, 422] },
   { method: 'get', path: '/api-keys', errors: [401, 422] },
   { method: 'delete', path: '/api-keys/{id}', errors: [401, 404] },

@@ -206,6 +206,44 @@ describe('web console (headless Chromium)', () => {
     await screenshot(narrow.page, '12-messages-375px');
   }, 60_000);
 
+  it('renders each type’s content and links inbound media to its download', async () => {
+    const t = await onboard(stack, 'Types Browser Org');
+    const to = recipient();
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const inbound = await fetch(`${stack.sim.url}/_sim/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, from: to, type: 'image', image: { caption: 'Damaged box' }, media: { base64: png.toString('base64'), mimeType: 'image/png' } }),
+    });
+    expect(inbound.status).toBe(200);
+    const interactive = { type: 'button', body: { text: 'Which slot suits you?' }, action: { buttons: [{ type: 'reply', reply: { id: 'am', title: 'Morning' } }, { type: 'reply', reply: { id: 'pm', title: 'Afternoon' } }] } };
+    const sent = await eventually(async () => {
+      const res = await stack.http.post('/messages').set(t.key.headers).send({ phoneNumberId: t.account.phoneNumberId, to, type: 'interactive', interactive });
+      return res.status === 200 ? res : undefined;
+    });
+    const document = await stack.http.post('/messages').set(t.key.headers).send({ phoneNumberId: t.account.phoneNumberId, to, type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf', filename: 'invoice-7781.pdf', caption: 'Your invoice' } });
+    expect(document.status).toBe(200);
+
+    const { page } = await open({ cookie: t.operator.cookie });
+    const base = `/console/accounts/${t.account.wabaId}`;
+    await page.goto(`${base}/messages`);
+    await visible(page, 'document: invoice-7781.pdf: “Your invoice”');
+    await visible(page, 'interactive button: Which slot suits you?');
+    await page.goto(`${base}/messages/${sent!.body.data.id}`);
+    await visible(page, 'Which slot suits you?');
+    await visible(page, 'Morning');
+    await visible(page, 'Afternoon');
+    await screenshot(page, '12b-message-interactive');
+
+    await page.goto(`${base}/events?kind=inbound_message`);
+    const link = page.getByRole('link', { name: /Download the image\/png of event/ });
+    await link.waitFor({ timeout: 15_000 });
+    const href = await link.getAttribute('href');
+    const bytes = await page.evaluate(async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())), href);
+    expect(Buffer.from(bytes).equals(png)).toBe(true);
+    await screenshot(page, '12c-events-media');
+  }, 60_000);
+
   it('revokes a key in the browser, after which the API refuses it', async () => {
     const t = await onboard(stack, 'Revoke Org');
     expect((await stack.http.get('/messages').set(t.key.headers)).status).toBe(200);

@@ -136,7 +136,7 @@ describe('GET /messages and GET /messages/:id', () => {
       [{ since: 'yesterday' }, 'since'],
       [{ until: '2026-13-45' }, 'until'],
       [{ status: 'lost' }, 'status'],
-      [{ type: 'image' }, 'type'],
+      [{ type: 'poll' }, 'type'],
       [{ to: '+447700900123' }, 'to'],
       [{ templateName: '' }, 'templateName'],
       [{ color: 'red' }, 'color'],

@@ -89,7 +89,7 @@ describe('POST /messages (simulator + real API)', () => {
       }
     });
 
-    it.each([['image'], ['TEMPLATE'], [undefined]])('refuses type %s, naming type', async (type) => {
+    it.each([['poll'], ['TEMPLATE'], [undefined]])('refuses type %s, naming type', async (type) => {
       await expectInvalid(helloWorld(t, recipient(), { type }), ['type']);
     });
 

@@ -108,6 +108,68 @@ describe('WhatsApp Cloud API simulator', () => {
       .flatMap((c: Json) => c.value.statuses ?? [])
       .filter((s: { id: string }) => s.id === wamid);
 
+  describe('message types', () => {
+    const errorOf = (body: Json) => ({ code: body.error.code, details: body.error.error_data?.details as string });
+
+    it('accepts every type in Meta’s shape (no message_status outside templates)', async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0].id;
+      const bodies: Record<string, unknown>[] = [
+        { type: 'image', image: { link: 'https://cdn.example.com/p.jpg', caption: 'x' } },
+        { type: 'document', document: { link: 'https://cdn.example.com/a.pdf', filename: 'a.pdf' } },
+        { type: 'location', location: { latitude: 1, longitude: 2 } },
+        { type: 'contacts', contacts: [{ name: { formatted_name: 'P' } }] },
+        { type: 'interactive', interactive: { type: 'list', body: { text: 'b' }, action: { button: 'B', sections: [{ rows: [{ id: 'a', title: 'A' }] }] } } },
+        { type: 'reaction', reaction: { message_id: 'wamid.X', emoji: '👍🏽' }, context: { message_id: 'wamid.Y' } },
+      ];
+      for (const body of bodies) {
+        const res = await send(account.accessToken, phone, { to: '447700900123', ...body });
+        expect([body.type, res.status]).toEqual([body.type, 200]);
+        expect(res.body.messages[0].message_status).toBeUndefined();
+      }
+    });
+
+    it.each([
+      ['both link and id', { type: 'image', image: { link: 'https://x.example/p.jpg', id: '1' } }, 100],
+      ['an http link', { type: 'image', image: { link: 'http://x.example/p.jpg' } }, 131009],
+      ['an unknown media id', { type: 'video', video: { id: '123' } }, 131009],
+      ['a caption on audio', { type: 'audio', audio: { link: 'https://x.example/a.ogg', caption: 'x' } }, 100],
+      ['latitude 91', { type: 'location', location: { latitude: 91, longitude: 0 } }, 131009],
+      ['four buttons', { type: 'interactive', interactive: { type: 'button', body: { text: 'b' }, action: { buttons: [1, 2, 3, 4].map((i) => ({ type: 'reply', reply: { id: `${i}`, title: 'T' } })) } } }, 131009],
+      ['eleven rows', { type: 'interactive', interactive: { type: 'list', body: { text: 'b' }, action: { button: 'B', sections: [{ rows: Array.from({ length: 11 }, (_, i) => ({ id: `${i}`, title: 'T' })) }] } } }, 131009],
+      ['a word for an emoji', { type: 'reaction', reaction: { message_id: 'wamid.X', emoji: 'ok' } }, 131009],
+      ['an unknown type', { type: 'poll', poll: {} }, 100],
+    ])('refuses %s with Meta’s error code and details', async (_label, body, code) => {
+      const account = sim.createAccount();
+      const res = await send(account.accessToken, account.phoneNumbers[0].id, { to: '447700900123', ...body });
+      expect(res.status).toBe(400);
+      expect(errorOf(res.body)).toEqual({ code, details: expect.any(String) });
+    });
+
+    it('stores uploaded media: GET /{media-id} and a URL downloadable with the Bearer token only', async () => {
+      const account = sim.createAccount();
+      const other = sim.createAccount();
+      const form = new FormData();
+      form.append('messaging_product', 'whatsapp');
+      form.append('type', 'image/png');
+      form.append('file', new Blob([Buffer.from('png-bytes')], { type: 'image/png' }), 'p.png');
+      const uploaded = await fetch(`${sim.baseUrl}/${account.phoneNumbers[0].id}/media`, { method: 'POST', headers: { authorization: `Bearer ${account.accessToken}` }, body: form });
+      expect(uploaded.status).toBe(200);
+      const { id } = (await uploaded.json()) as { id: string };
+
+      const info = (await (await graph(`/${id}`, account.accessToken)).json()) as Json;
+      expect(info).toEqual({ url: expect.stringMatching(/^http/), mime_type: 'image/png', sha256: expect.stringMatching(/^[0-9a-f]{64}$/), file_size: 9, id, messaging_product: 'whatsapp' });
+      expect((await graph(`/${id}`, other.accessToken)).status).toBe(400);
+      expect((await fetch(info.url)).status).toBe(404);
+      expect((await fetch(info.url, { headers: { authorization: `Bearer ${other.accessToken}` } })).status).toBe(404);
+      const bytes = await fetch(info.url, { headers: { authorization: `Bearer ${account.accessToken}` } });
+      expect(Buffer.from(await bytes.arrayBuffer()).toString()).toBe('png-bytes');
+
+      const sent = await send(account.accessToken, account.phoneNumbers[0].id, { to: '447700900123', type: 'image', image: { id } });
+      expect(sent.status).toBe(200);
+    });
+  });
+
   describe('webhook signing', () => {
     it('signs the exact body bytes, which Meta-style escaping makes differ from a re-serialisation', async () => {
       const account = sim.createAccount();

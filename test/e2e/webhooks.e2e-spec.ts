@@ -506,7 +506,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(items[0]).toMatchObject({ kind: 'inbound_message', title: 'Inbound text from 447700900456' });
       const delivered = items.find((e: { status: string }) => e.status === 'delivered');
       expect(Object.keys(delivered).sort()).toEqual(
-        ['createdAt', 'error', 'eventType', 'id', 'kind', 'messageId', 'phoneNumberId', 'processed', 'raw', 'recipient', 'status', 'title', 'upstreamTimestamp', 'wabaId'].sort(),
+        ['createdAt', 'error', 'eventType', 'id', 'kind', 'media', 'messageId', 'phoneNumberId', 'processed', 'raw', 'recipient', 'status', 'title', 'upstreamTimestamp', 'wabaId'].sort(),
       );
       expect(delivered).toMatchObject({
         eventType: 'messages',

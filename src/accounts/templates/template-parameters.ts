@@ -9,6 +9,8 @@ export interface ParameterCounts {
   buttons: Record<string, number>;
   /** For NAMED templates, the placeholder names each component expects. */
   names: { header: string[]; body: string[] };
+  /** IMAGE, VIDEO, DOCUMENT or LOCATION: the header's one parameter must be of that type (absent for text headers). */
+  headerFormat?: string;
 }
 
 export interface UpstreamTemplateComponent {
@@ -36,6 +38,7 @@ export function countParameters(components: UpstreamTemplateComponent[] | undefi
           counts.header = counts.names.header.length;
         } else if (['IMAGE', 'VIDEO', 'DOCUMENT', 'LOCATION'].includes(format)) {
           counts.header = 1; // the media (or location) itself is the parameter
+          counts.headerFormat = format;
         }
         break;
       }

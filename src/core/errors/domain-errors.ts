@@ -11,6 +11,7 @@ export type DomainErrorKind =
   | 'not_found'
   | 'conflict'
   | 'invalid_input'
+  | 'too_large'
   | 'unauthenticated'
   | 'forbidden'
   | 'too_many_attempts'
@@ -57,6 +58,15 @@ export class InvalidInput extends DomainError {
 
   static of(field: string, message: string): InvalidInput {
     return new InvalidInput([{ field, message }]);
+  }
+}
+
+/** A body over a size limit, named by its field (an upload over Meta's limit for its type). */
+export class TooLarge extends DomainError {
+  readonly kind = 'too_large';
+
+  constructor(field: string, message: string) {
+    super('Payload Too Large', [{ field, message }]);
   }
 }
 

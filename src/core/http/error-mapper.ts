@@ -15,6 +15,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   invalid_input: 422,
+  too_large: 413,
   unauthenticated: 401,
   forbidden: 403,
   too_many_attempts: 429,

@@ -1,4 +1,4 @@
-import { IsDefined, IsNotEmpty, IsString, MaxLength, ValidateNested, validate } from 'class-validator';
+import { ArrayMaxSize, IsDefined, IsNotEmpty, IsString, MaxLength, ValidateNested, validate } from 'class-validator';
 import { Type } from 'class-transformer';
 import { flattenValidationErrors } from './validation.js';
 
@@ -44,5 +44,16 @@ describe('flattenValidationErrors', () => {
     ]);
     const wrong = Object.assign(new Plain(), { label: 7, note: 'ok' });
     expect(flattenValidationErrors(await validate(wrong))).toEqual([{ field: 'label', message: 'label must be a string' }]);
+  });
+
+  it('names the first item over a maximum count when the constraint says where (context.at)', async () => {
+    class Buttons {
+      @ArrayMaxSize(3, { message: 'at most 3 buttons', context: { at: 3 } }) buttons = [1, 2, 3, 4];
+      @ArrayMaxSize(1, { message: 'at most 1 tag' }) tags = ['a', 'b'];
+    }
+    expect(flattenValidationErrors(await validate(new Buttons()))).toEqual([
+      { field: 'buttons.3', message: 'at most 3 buttons' },
+      { field: 'tags', message: 'at most 1 tag' },
+    ]);
   });
 });

@@ -1,23 +1,29 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from './api-error.js';
 
-const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'isArray', 'isInt', 'isIn'];
+const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'isArray', 'isInt', 'isIn', 'arrayMaxSize'];
 
-/** Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. */
+/**
+ * Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. A
+ * constraint whose `context` has `at` names that item of the field instead (`buttons.3`: the first one
+ * over a maximum count).
+ */
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
     const constraints = error.constraints ?? {};
-    const messages = Object.values(constraints);
-    if (messages.length > 0) {
+    const names = Object.keys(constraints);
+    if (names.length > 0) {
       // One message per field: a missing value says "is required" (or the DTO's own @IsDefined message) rather
       // than, say, "must be a string" (an optional field never gets here without a value: @IsOptional skips it).
-      const primary = PRIORITY.find((name) => constraints[name] !== undefined);
+      const primary = constraints.whitelistValidation ? 'whitelistValidation' : (PRIORITY.find((name) => constraints[name] !== undefined) ?? names[0]!);
       const missing = error.value === undefined || error.value === null;
-      const required = constraints.isDefined ?? `${field} is required`;
-      const message = constraints.whitelistValidation ? `${field} is not allowed` : missing ? required : primary ? constraints[primary]! : messages[0]!;
-      out.push({ field, message });
+      const message =
+        primary === 'whitelistValidation' ? `${field} is not allowed` : missing ? (constraints.isDefined ?? `${field} is required`) : constraints[primary]!;
+      // A count over a maximum can name its first extra item (constraint context `at`): `interactive.action.buttons.3`.
+      const at = missing ? undefined : (error.contexts?.[primary] as { at?: number } | undefined)?.at;
+      out.push({ field: at === undefined ? field : `${field}.${at}`, message });
     }
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
   }

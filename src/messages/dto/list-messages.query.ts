@@ -4,7 +4,7 @@ import { PageQueryDto } from '../../core/http/pagination.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
 import { E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
 
-/** Filters shared by the message list and analytics: sending number, template, createdAt range. */
+/** Filters shared by the message list and analytics: sending number, template, type, createdAt range. */
 export class MessageScopeFilters {
   @ApiPropertyOptional()
   @IsOptional()
@@ -17,6 +17,11 @@ export class MessageScopeFilters {
   @IsNotEmpty({ message: 'templateName must not be empty' })
   @MaxLength(512)
   templateName?: string;
+
+  @ApiPropertyOptional({ enum: MESSAGE_TYPES })
+  @IsOptional()
+  @IsIn(MESSAGE_TYPES, { message: `type must be one of ${MESSAGE_TYPES.join(', ')}` })
+  type?: string;
 
   @ApiPropertyOptional({ description: 'createdAt ≥ since (ISO 8601)' })
   @IsOptional()
@@ -39,11 +44,6 @@ export class ListMessagesQuery extends IntersectionType(PageQueryDto, MessageSco
   @IsOptional()
   @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces' })
   to?: string;
-
-  @ApiPropertyOptional({ enum: MESSAGE_TYPES })
-  @IsOptional()
-  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
-  type?: string;
 }
 
 /** Analytics: the shared filters (since defaults to 7 days before until, until to now) and a bucket size. */

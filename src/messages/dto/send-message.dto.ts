@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsDefined,
@@ -16,11 +17,27 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import {
+  apply,
+  AudioContentDto,
+  ContactDto,
+  ContextDto,
+  DocumentContentDto,
+  ImageContentDto,
+  InteractiveContentDto,
+  LocationContentDto,
+  ReactionContentDto,
+  StickerContentDto,
+  VideoContentDto,
+} from './message-content.dto.js';
 
 export const E164_DIGITS = /^[1-9]\d{7,14}$/;
 export const LANGUAGE_CODE = /^[a-z]{2,3}_[A-Z]{2}$/;
-export const MESSAGE_TYPES = ['template', 'text'] as const;
+export const MESSAGE_TYPES = ['template', 'text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
+/** The types whose content is an object (or array) in Meta's own shape under the field named after the type. */
+export type ContentType = Exclude<MessageType, 'template' | 'text'>;
+export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 
 const PARAMETER_TYPES = ['text', 'currency', 'date_time', 'image', 'document', 'video', 'location', 'payload', 'coupon_code', 'action'];
 
@@ -88,6 +105,11 @@ export class TextContentDto {
   @IsOptional()
   @IsBoolean({ message: 'previewUrl must be a boolean' })
   previewUrl?: boolean;
+
+  @ApiPropertyOptional({ description: "Meta's spelling of previewUrl" })
+  @IsOptional()
+  @IsBoolean({ message: 'preview_url must be a boolean' })
+  preview_url?: boolean;
 }
 
 export class SendMessageDto {
@@ -103,7 +125,7 @@ export class SendMessageDto {
   to: string;
 
   @ApiProperty({ enum: MESSAGE_TYPES, example: 'template' })
-  @IsIn(MESSAGE_TYPES, { message: 'type must be one of template, text' })
+  @IsIn(MESSAGE_TYPES, { message: `type must be one of ${MESSAGE_TYPES.join(', ')}` })
   type: MessageType;
 
   @ApiPropertyOptional({ example: 'parcel_update', description: 'Required when type is template' })
@@ -135,4 +157,58 @@ export class SendMessageDto {
   @ValidateNested()
   @Type(() => TextContentDto)
   text?: TextContentDto;
+
+  // Each type's content is validated only when it is the type sent: the other fields cost one condition each.
+  @contentOf('image', ImageContentDto, 'jpeg/png, ≤ 5 MB')
+  image?: ImageContentDto;
+
+  @contentOf('video', VideoContentDto, 'mp4/3gpp, ≤ 16 MB')
+  video?: VideoContentDto;
+
+  @contentOf('audio', AudioContentDto, 'aac/amr/mpeg/mp4/ogg (opus), ≤ 16 MB')
+  audio?: AudioContentDto;
+
+  @contentOf('document', DocumentContentDto, '≤ 100 MB')
+  document?: DocumentContentDto;
+
+  @contentOf('sticker', StickerContentDto, 'webp, ≤ 500 KB')
+  sticker?: StickerContentDto;
+
+  @contentOf('location', LocationContentDto)
+  location?: LocationContentDto;
+
+  @ApiPropertyOptional({ type: [ContactDto], description: 'Required when type is contacts: 1 to 10 contact objects' })
+  @ValidateIf((m: SendMessageDto) => m.type === 'contacts')
+  @IsDefined({ message: 'contacts is required for contacts messages' })
+  @IsArray({ message: 'contacts must be an array' })
+  @ArrayMinSize(1, { message: 'contacts must have 1 to 10 contacts' })
+  @ArrayMaxSize(10, { message: 'at most 10 contacts', context: { at: 10 } })
+  @ValidateNested({ each: true })
+  @Type(() => ContactDto)
+  contacts?: ContactDto[];
+
+  @contentOf('interactive', InteractiveContentDto, 'button, list or cta_url')
+  interactive?: InteractiveContentDto;
+
+  @contentOf('reaction', ReactionContentDto)
+  reaction?: ReactionContentDto;
+
+  @ApiPropertyOptional({ type: ContextDto, description: 'Any type: reply to this message (quoted by WhatsApp)' })
+  @IsOptional()
+  @IsObject({ message: 'context must be an object' })
+  @ValidateNested()
+  @Type(() => ContextDto)
+  context?: ContextDto;
+}
+
+/** Required, an object, validated as `cls`, when the message's type is `type`; otherwise not looked at. */
+function contentOf(type: ContentType, cls: new () => object, note?: string): PropertyDecorator {
+  return apply([
+    ApiPropertyOptional({ type: cls, description: `Required when type is ${type}${note ? `: ${note}` : ''}` }),
+    ValidateIf((m: SendMessageDto) => m.type === type),
+    IsDefined({ message: `${type} is required for ${type} messages` }),
+    IsObject({ message: `${type} must be an object` }),
+    ValidateNested(),
+    Type(() => cls) as PropertyDecorator,
+  ]);
 }

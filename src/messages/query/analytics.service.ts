@@ -43,6 +43,7 @@ export class AnalyticsService {
       granularity,
       phoneNumberId: query.phoneNumberId,
       templateName: query.templateName,
+      type: query.type,
     });
     const rate = (n: number) => (totals.total === 0 ? 0 : Math.round((n / totals.total) * 10000) / 10000);
     return {

@@ -64,11 +64,12 @@ export class PreSendChecks {
 /** Compares the given components with what the synced template expects; one error per component. */
 export function parameterProblems(expected: ParameterCounts, format: string, components: TemplateComponentDto[]): FieldError[] {
   const problems: FieldError[] = [];
-  const given = { header: 0, body: 0, buttons: {} as Record<string, number> };
+  const given = { header: 0, body: 0, buttons: {} as Record<string, number>, headerTypes: [] as string[] };
   const names = { header: [] as (string | undefined)[], body: [] as (string | undefined)[] };
   for (const c of components) {
     if (c.type === 'header') {
       given.header += c.parameters.length;
+      given.headerTypes.push(...c.parameters.map((p) => p.type));
       names.header.push(...c.parameters.map((p) => p.parameter_name));
     } else if (c.type === 'body') {
       given.body += c.parameters.length;
@@ -80,7 +81,10 @@ export function parameterProblems(expected: ParameterCounts, format: string, com
   const check = (part: string, want: number, got: number) => {
     if (want !== got) problems.push({ field: 'components', message: `${part} expects ${want} parameter${want === 1 ? '' : 's'}, got ${got}` });
   };
-  check('header', expected.header, given.header);
+  const media = expected.headerFormat?.toLowerCase();
+  if (media && (given.header !== 1 || given.headerTypes[0] !== media)) {
+    problems.push({ field: 'components', message: `header needs one ${media} parameter (the template's header format is ${expected.headerFormat})` });
+  } else check('header', expected.header, given.header);
   check('body', expected.body, given.body);
   for (const index of new Set([...Object.keys(expected.buttons), ...Object.keys(given.buttons)])) {
     check(`button ${index}`, expected.buttons[index] ?? 0, given.buttons[index] ?? 0);

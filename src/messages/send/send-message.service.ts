@@ -161,19 +161,28 @@ function replayOf(earlier: { statusCode: number; body: unknown }): SendOutcome {
 }
 
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
-  if (dto.type === 'text') {
-    return { type: 'text', to: dto.to, text: { body: dto.text!.body, preview_url: dto.text!.previewUrl ?? false }, bizOpaqueCallbackData: callbackDataFor(messageId) };
+  const common = { to: dto.to, bizOpaqueCallbackData: callbackDataFor(messageId), ...(dto.context ? { context: { message_id: dto.context.message_id } } : {}) };
+  switch (dto.type) {
+    case 'template':
+      return { ...common, type: 'template', template: { name: dto.templateName!, language: { code: dto.templateLanguage! }, components: dto.components as never } };
+    case 'text':
+      return { ...common, type: 'text', text: { body: dto.text!.body, preview_url: previewOf(dto) } };
+    default:
+      return { ...common, type: dto.type, content: dto[dto.type]! };
   }
-  return {
-    type: 'template',
-    to: dto.to,
-    template: { name: dto.templateName!, language: { code: dto.templateLanguage! }, components: dto.components as never },
-    bizOpaqueCallbackData: callbackDataFor(messageId),
-  };
 }
 
+const previewOf = (dto: SendMessageDto) => dto.text!.previewUrl ?? dto.text!.preview_url ?? false;
+
+/** What is stored (and shown as `content`): the type's content as sent, plus the message replied to. */
 function contentOf(dto: SendMessageDto): unknown {
-  if (dto.type === 'text') return { text: { body: dto.text!.body, previewUrl: dto.text!.previewUrl ?? false } };
-  return { components: dto.components ?? [] };
+  const context = dto.context ? { context: { message_id: dto.context.message_id } } : {};
+  switch (dto.type) {
+    case 'template':
+      return { components: dto.components ?? [], ...context };
+    case 'text':
+      return { text: { body: dto.text!.body, previewUrl: previewOf(dto) }, ...context };
+    default:
+      return { [dto.type]: dto[dto.type], ...context };
+  }
 }
-

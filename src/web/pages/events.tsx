@@ -89,6 +89,14 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
                       <td>
                         {e.title}
                         {e.error && <span className="error-text"> ({[e.error.code, e.error.title].filter((x) => x !== null).join(' ')})</span>}
+                        {e.media && (
+                          <>
+                            {' '}
+                            <a href={e.media.downloadPath} download={e.media.filename ?? undefined} aria-label={`Download the ${e.media.mimeType ?? 'media'} of event ${e.id}`}>
+                              Download {e.media.filename ?? e.media.mimeType ?? 'media'}
+                            </a>
+                          </>
+                        )}
                       </td>
                       <td>
                         <StatusBadge status={e.status} />

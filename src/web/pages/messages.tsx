@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, seg, type Message, type MessageDetail, type Page, type PhoneNumber } from '../api';
+import { contentSummary, MessageContent } from '../message-content';
 import { DateTime, ErrorMessage, PageTitle, Pagination, SelectField, StatusBadge, TableRegion, TextField } from '../components';
 import { useLoad } from '../hooks';
 import { Link, setQuery, useLocation } from '../router';
@@ -9,7 +10,7 @@ const FILTERS = ['status', 'type', 'to', 'phoneNumberId', 'templateName', 'from'
 type Filters = Record<(typeof FILTERS)[number], string>;
 
 const STATUS_OPTIONS = ['', 'pending', 'sent', 'delivered', 'read', 'failed'].map((s) => ({ value: s, label: s || 'Any status' }));
-const TYPE_OPTIONS = ['', 'template', 'text'].map((s) => ({ value: s, label: s || 'Any type' }));
+const TYPE_OPTIONS = ['', 'template', 'text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction'].map((s) => ({ value: s, label: s || 'Any type' }));
 
 /** A local calendar day as the API's ISO instants: from its start, until the start of the next day. */
 const dayStart = (day: string, plusDays = 0) => {
@@ -112,7 +113,7 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
                       <DateTime iso={m.createdAt} />
                     </td>
                     <td className="mono">{m.to}</td>
-                    <td>{m.type === 'template' ? `${m.templateName} (${m.templateLanguage})` : 'text'}</td>
+                    <td>{contentSummary(m)}</td>
                     <td>
                       <StatusBadge status={m.status} />
                     </td>
@@ -160,10 +161,7 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
               <dt>From number</dt>
               <dd className="mono">{m.phoneNumberId}</dd>
             </div>
-            <div>
-              <dt>Content</dt>
-              <dd>{m.type === 'template' ? `Template ${m.templateName} (${m.templateLanguage})` : 'Text'}</dd>
-            </div>
+            <MessageContent type={m.type} templateName={m.templateName} templateLanguage={m.templateLanguage} content={m.content} />
             <div>
               <dt>Created</dt>
               <dd>

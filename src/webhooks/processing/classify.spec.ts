@@ -1,4 +1,4 @@
-import { classify, kindOfField, unixTime, type EventDraft } from './classify.js';
+import { classify, inboundMediaOf, kindOfField, unixTime, type EventDraft } from './classify.js';
 
 const WABA = '310987654321098';
 const PHONE = '402345678901234';
@@ -266,5 +266,26 @@ describe('classify: unexpected shapes never throw', () => {
     expect(unixTime('2026-01-01')).toBeNull();
     expect(unixTime(undefined)).toBeNull();
     expect(unixTime(-1)).toBeNull();
+  });
+});
+
+describe('classify: inbound media and other types', () => {
+  const message = (type: string, content: object) => ({ from: '447700900123', id: `wamid.${type}`, timestamp: '1767182500', type, [type]: content });
+  const draftOf = (m: object) => only(payload({ id: WABA, changes: [messagesChange({ messages: [m] })] }));
+
+  it('keeps the media id, MIME type, caption and file name of an inbound document', () => {
+    const doc = message('document', { id: '1037543291543636', mime_type: 'application/pdf', sha256: 'abc', caption: 'Invoice', filename: 'invoice.pdf' });
+    const e = draftOf(doc);
+    expect(e.title).toBe('Inbound document from 447700900123: invoice.pdf');
+    expect(inboundMediaOf(e.raw)).toEqual({ id: '1037543291543636', mimeType: 'application/pdf', sha256: 'abc', caption: 'Invoice', filename: 'invoice.pdf' });
+  });
+
+  it('titles replies, reactions and locations by what they say; they carry no media', () => {
+    const reply = draftOf(message('interactive', { type: 'list_reply', list_reply: { id: 'a', title: 'Morning' } }));
+    expect(reply.title).toBe('Inbound interactive from 447700900123: Morning');
+    expect(draftOf(message('reaction', { message_id: 'wamid.X', emoji: '👍' })).title).toBe('Inbound reaction from 447700900123: 👍');
+    expect(draftOf(message('location', { latitude: 1, longitude: 2 })).title).toBe('Inbound location from 447700900123');
+    expect(inboundMediaOf(reply.raw)).toBeNull();
+    expect(inboundMediaOf(message('image', { mime_type: 'image/png' }))).toBeNull();
   });
 });

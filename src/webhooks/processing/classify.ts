@@ -138,6 +138,24 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
   };
 }
 
+const INBOUND_MEDIA_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/** The media of an inbound message (its raw item): Meta's media id, MIME type, caption and file name. */
+export interface InboundMedia {
+  id: string;
+  mimeType: string | null;
+  sha256: string | null;
+  caption: string | null;
+  filename: string | null;
+}
+
+export function inboundMediaOf(raw: unknown): InboundMedia | null {
+  if (!isRecord(raw) || typeof raw.type !== 'string' || !INBOUND_MEDIA_TYPES.has(raw.type)) return null;
+  const m = raw[raw.type];
+  if (!isRecord(m) || typeof m.id !== 'string') return null;
+  return { id: m.id, mimeType: str(m.mime_type) ?? null, sha256: str(m.sha256) ?? null, caption: str(m.caption) ?? null, filename: str(m.filename) ?? null };
+}
+
 function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined, contacts: JsonRecord[]): EventDraft {
   const m = isRecord(item) ? item : { item };
   const wamid = str(m.id) ?? null;
@@ -151,7 +169,7 @@ function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | und
   return {
     ...base,
     kind: 'inbound_message',
-    title: `Inbound ${type} from ${from ?? 'unknown sender'}`,
+    title: `Inbound ${type} from ${from ?? 'unknown sender'}${inboundTitleDetail(type, m)}`,
     status: null,
     recipient: from,
     messageId: wamid,
@@ -162,6 +180,14 @@ function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | und
     raw,
     dedupeKey: wamid ? `inbound:${wamid}` : `inbound:?:${hashOf(m)}`,
   };
+}
+
+/** What identifies an inbound non-text message at a glance: a file name, a caption, a reply or a reaction. */
+function inboundTitleDetail(type: string, m: JsonRecord): string {
+  const content = isRecord(m[type]) ? m[type] : {};
+  const reply = isRecord(content.button_reply) ? content.button_reply : isRecord(content.list_reply) ? content.list_reply : undefined;
+  const detail = str(content.filename) ?? str(content.caption) ?? (reply ? str(reply.title) : undefined) ?? (type === 'reaction' ? str(content.emoji) : undefined) ?? (type === 'location' ? str(content.name) : undefined);
+  return detail ? `: ${detail.slice(0, 80)}` : '';
 }
 
 /** A change that is not a batch of statuses or messages: one event for the whole change. */

@@ -1,11 +1,20 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Event } from '../../../generated/prisma/client.js';
-import { EVENT_KINDS } from '../../processing/classify.js';
+import { EVENT_KINDS, inboundMediaOf } from '../../processing/classify.js';
 
 export class EventErrorView {
   @ApiProperty({ nullable: true, type: Number, example: 131047 }) code: number | null;
   @ApiProperty({ nullable: true, type: String, example: 'Re-engagement message' }) title: string | null;
   @ApiProperty({ nullable: true, type: String }) detail: string | null;
+}
+
+export class EventMediaView {
+  @ApiProperty({ example: '1037543291543636', description: "Meta's media id (kept by Meta for about 7 days)" }) id: string;
+  @ApiProperty({ nullable: true, type: String, example: 'image/jpeg' }) mimeType: string | null;
+  @ApiProperty({ nullable: true, type: String }) sha256: string | null;
+  @ApiProperty({ nullable: true, type: String }) caption: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'invoice.pdf' }) filename: string | null;
+  @ApiProperty({ example: '/business-accounts/310987654321098/media/1037543291543636', description: 'Console route that streams the bytes' }) downloadPath: string;
 }
 
 export class EventView {
@@ -23,6 +32,7 @@ export class EventView {
   @ApiProperty({ description: 'Whether asynchronous processing (updating the message, window or template) has completed' }) processed: boolean;
   @ApiProperty({ example: '2026-01-01T12:00:05.123Z' }) createdAt: string;
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'The upstream item as received' }) raw: unknown;
+  @ApiPropertyOptional({ type: EventMediaView, nullable: true, description: 'Inbound image, video, audio, document or sticker messages: the media and where to download it' }) media?: EventMediaView | null;
 }
 
 export function toEventView(e: Event): EventView {
@@ -42,5 +52,11 @@ export function toEventView(e: Event): EventView {
     processed: e.processed,
     createdAt: e.createdAt.toISOString(),
     raw: e.raw,
+    media: mediaViewOf(e),
   };
+}
+
+function mediaViewOf(e: Event): EventMediaView | null {
+  const media = e.kind === 'inbound_message' ? inboundMediaOf(e.raw) : null;
+  return media ? { ...media, downloadPath: `/business-accounts/${e.wabaId}/media/${media.id}` } : null;
 }

@@ -1,0 +1,54 @@
+import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
+import { ConsoleAuth } from '../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
+import { RawResponse } from '../core/http/envelope.interceptor.js';
+import { SUPPORTED_MEDIA } from './media-limits.js';
+import { MediaService } from './media.service.js';
+
+export class UploadedMediaView {
+  @ApiProperty({ example: '1037543291543636', description: 'Use as image.id, video.id, … in POST /messages' }) id: string;
+  @ApiProperty({ example: 'image/png' }) mimeType: string;
+  @ApiProperty({ example: 48213, description: 'Bytes' }) size: number;
+}
+
+@ApiTags('console: media')
+@ConsoleAuth()
+@ApiResponse({ status: 401, description: 'No or expired console session' })
+@ApiResponse({ status: 404, description: 'Business account (or phone number, or media) not found, or not of this organization' })
+@ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
+@ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out' })
+@Controller('business-accounts/:wabaId')
+export class MediaController {
+  constructor(private readonly media: MediaService) {}
+
+  @Post('phone-numbers/:phoneNumberId/media')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Upload a media file to Meta (streamed); its id can be sent as image.id, document.id, …', description: `Limits: ${SUPPORTED_MEDIA}.` })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiOkResponse({ type: UploadedMediaView })
+  @ApiResponse({ status: 413, description: 'file larger than Meta allows for its type (errors names file)' })
+  @ApiResponse({ status: 422, description: 'file missing or of a type Meta does not accept (errors names file)' })
+  upload(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('phoneNumberId') phoneNumberId: string, @Req() req: Request): Promise<UploadedMediaView> {
+    return this.media.upload(operator.organizationId, wabaId, phoneNumberId, req);
+  }
+
+  @Get('media/:mediaId')
+  @RawResponse()
+  @ApiOperation({ summary: 'The bytes of a media object Meta holds for the account (inbound media), with its content type' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'The file, streamed; Content-Type and Content-Length as Meta gives them' })
+  async download(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('mediaId') mediaId: string, @Res() res: Response): Promise<void> {
+    const file = await this.media.download(operator.organizationId, wabaId, mediaId);
+    res.status(200).setHeader('Content-Type', file.contentType);
+    if (file.contentLength !== undefined) res.setHeader('Content-Length', String(file.contentLength));
+    res.setHeader('Cache-Control', 'private, no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Disposition', 'attachment');
+    // A caller that goes away mid-file ends the transfer; there is nothing left to answer.
+    await pipeline(file.stream, res).catch(() => undefined);
+  }
+}
