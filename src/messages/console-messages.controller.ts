@@ -1,5 +1,6 @@
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope, ApiPage } from '../core/http/openapi.js';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
@@ -30,8 +31,8 @@ export class ConsoleMessagesController {
   ) {}
 
   @Get('messages')
-  @ApiOperation({ summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)' })
-  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageListItemView, isArray: true })
+  @ApiOperation({ operationId: 'listAccountMessages', summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)' })
+  @ApiPage(MessageListItemView)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
   async list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
@@ -40,8 +41,8 @@ export class ConsoleMessagesController {
   }
 
   @Get('messages/:id')
-  @ApiOperation({ summary: 'One message of the business account with its status history and failure reason' })
-  @ApiOkResponse({ type: MessageDetailView })
+  @ApiOperation({ operationId: 'getAccountMessage', summary: 'One message of the business account with its status history and failure reason' })
+  @ApiEnvelope(MessageDetailView)
   @ApiResponse({ status: 404, description: 'Business account or message not found' })
   @ApiResponse({ status: 422, description: 'id is not an integer' })
   async get(
@@ -54,7 +55,7 @@ export class ConsoleMessagesController {
   }
 
   @Get('messages-analytics')
-  @ApiOperation({ summary: 'Delivery, read and failure figures of the business account (same as GET /messages/analytics)' })
+  @ApiOperation({ operationId: 'getAccountMessageAnalytics', summary: 'Delivery, read and failure figures of the business account (same as GET /messages/analytics)' })
   @ApiOkResponse({ description: '`data: {since, until, granularity, totals, rates, series, failureReasons, templates}` as GET /messages/analytics' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   async stats(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: AnalyticsQuery): Promise<Analytics> {

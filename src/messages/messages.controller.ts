@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope, ApiPage } from '../core/http/openapi.js';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
@@ -38,6 +39,7 @@ export class MessagesController {
   @HttpCode(200)
   @RawResponse()
   @ApiOperation({
+    operationId: 'sendMessage',
     summary: 'Send a message: a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window',
     description:
       'Every attempt is stored. A synchronous upstream rejection answers with the stored `failed` message in `data` and the upstream error in `data.error`. ' +
@@ -46,8 +48,7 @@ export class MessagesController {
   })
   @ApiBody(SEND_MESSAGE_BODY)
   @ApiHeader({ name: IDEMPOTENCY_HEADER, required: false, description: '1–255 visible ASCII characters, scoped to the key pair, kept 24 h' })
-  @ApiOkResponse({
-    type: MessageView,
+  @ApiEnvelope(MessageView, {
     description: 'Accepted by the upstream platform: status `sent` (or later, when a status webhook for it arrived while a timed-out call was still pending)',
   })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
@@ -66,8 +67,8 @@ export class MessagesController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List messages of the key’s business account, newest first' })
-  @ApiOkResponse({ description: '`data: {items: Message[], page, limit, total, totalPages}`', type: MessageListItemView, isArray: true })
+  @ApiOperation({ operationId: 'listMessages', summary: 'List messages of the key’s business account, newest first' })
+  @ApiPage(MessageListItemView)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
   async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
     const { rows, total } = await this.messages.list(scope.businessAccountId, query);
@@ -75,7 +76,7 @@ export class MessagesController {
   }
 
   @Get('analytics')
-  @ApiOperation({ summary: 'Delivery, read and failure figures over a period (default the last 7 days)' })
+  @ApiOperation({ operationId: 'getMessageAnalytics', summary: 'Delivery, read and failure figures over a period (default the last 7 days)' })
   @ApiOkResponse({ description: '`data: {since, until, granularity, totals: {total, sent, delivered, read, failed}, rates: {delivery, read, failure}, series: [{bucket, sent, delivered, read, failed}], failureReasons: [{code, title, count}], templates: [{templateName, total, delivered, read, failed}]}`' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   stats(@CurrentApiKey() scope: ApiKeyScope, @Query() query: AnalyticsQuery): Promise<Analytics> {
@@ -83,8 +84,8 @@ export class MessagesController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'One message with its status history and failure reason' })
-  @ApiOkResponse({ type: MessageDetailView })
+  @ApiOperation({ operationId: 'getMessage', summary: 'One message with its status history and failure reason' })
+  @ApiEnvelope(MessageDetailView)
   @ApiResponse({ status: 404, description: 'Message not found (or not of this business account)' })
   @ApiResponse({ status: 422, description: 'id is not an integer' })
   async get(

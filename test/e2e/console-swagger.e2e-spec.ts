@@ -82,6 +82,13 @@ describe('Console routes in the OpenAPI document', () => {
     expect(data.allOf[0]).toEqual({ $ref: '#/components/schemas/PageInfo' });
     expect(operation('post', '/api-keys')!.operationId).toBe('createApiKey');
     expect(operation('delete', '/api-keys/{id}')!.operationId).toBe('revokeApiKey');
+    const ids = { 'post /messages': 'sendMessage', 'get /messages': 'listMessages', 'get /messages/{id}': 'getMessage', 'get /messages/analytics': 'getMessageAnalytics' };
+    for (const [route, id] of Object.entries(ids)) {
+      const [method, path] = route.split(' ') as [string, string];
+      expect([route, operation(method, path)?.operationId]).toEqual([route, id]);
+    }
+    const sent = operation('post', '/messages')!.responses['200']!.content!['application/json']!.schema as { properties: { data: unknown } };
+    expect(sent.properties.data).toEqual({ $ref: '#/components/schemas/MessageView' });
   });
 
   it('documents every console route', () => {
