@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, Param, Post, Put } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { BusinessAccountsService } from '../../accounts/business-accounts/business-accounts.service.js';
@@ -14,8 +15,8 @@ export class BusinessAccountsController {
   constructor(private readonly accounts: BusinessAccountsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Connect a business account (the token is checked against the upstream platform and stored encrypted)' })
-  @ApiCreatedResponse({ type: BusinessAccountView })
+  @ApiOperation({ operationId: 'connectBusinessAccount', summary: 'Connect a business account (the token is checked against the upstream platform and stored encrypted)' })
+  @ApiEnvelope(BusinessAccountView, { status: 201, description: 'The connected business account' })
   @ApiResponse({ status: 409, description: 'This wabaId is already connected' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable' })
@@ -24,23 +25,23 @@ export class BusinessAccountsController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The organization's business accounts" })
-  @ApiOkResponse({ type: BusinessAccountView, isArray: true })
+  @ApiOperation({ operationId: 'listBusinessAccounts', summary: "The organization's business accounts" })
+  @ApiEnvelope(BusinessAccountView, { isArray: true })
   list(@CurrentOperator() operator: ConsoleScope): Promise<BusinessAccountView[]> {
     return this.accounts.list(operator.organizationId);
   }
 
   @Get(':wabaId')
-  @ApiOperation({ summary: 'One business account' })
-  @ApiOkResponse({ type: BusinessAccountView })
+  @ApiOperation({ operationId: 'getBusinessAccount', summary: 'One business account' })
+  @ApiEnvelope(BusinessAccountView)
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
   get(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
     return this.accounts.get(operator.organizationId, wabaId);
   }
 
   @Put(':wabaId/access-token')
-  @ApiOperation({ summary: 'Reconnect: replace the stored access token (checked against the upstream platform first); keys stay valid' })
-  @ApiOkResponse({ type: BusinessAccountView })
+  @ApiOperation({ operationId: 'replaceAccessToken', summary: 'Reconnect: replace the stored access token (checked against the upstream platform first); keys stay valid' })
+  @ApiEnvelope(BusinessAccountView)
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable' })
@@ -49,8 +50,8 @@ export class BusinessAccountsController {
   }
 
   @Delete(':wabaId')
-  @ApiOperation({ summary: 'Disconnect: revokes its API keys, keeps its messages and events' })
-  @ApiOkResponse({ type: BusinessAccountView })
+  @ApiOperation({ operationId: 'disconnectBusinessAccount', summary: 'Disconnect: revokes its API keys, keeps its messages and events' })
+  @ApiEnvelope(BusinessAccountView, { description: 'The disconnected business account' })
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
   disconnect(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
     return this.accounts.disconnect(operator, wabaId);

@@ -14,7 +14,7 @@ export class PhoneNumbersController {
 
   @Post('sync')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
+  @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
   @ApiOkResponse({ description: '`data: {items: PhoneNumber[], counts: {added, updated, removed, total}, syncedAt}`' })
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
   @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
@@ -24,7 +24,7 @@ export class PhoneNumbersController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Synced phone numbers of the business account' })
+  @ApiOperation({ operationId: 'listPhoneNumbers', summary: 'Synced phone numbers of the business account' })
   @ApiOkResponse({ description: '`data: PhoneNumber[]` with phoneNumberId, displayPhoneNumber, verifiedName, qualityRating, status, throughputLevel, removed, syncedAt' })
   list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberView[]> {
     return this.phoneNumbers.list(operator.organizationId, wabaId);
