@@ -62,6 +62,11 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
+  /** Long polls waiting in this process now. */
+  get waiting(): number {
+    return this.size;
+  }
+
   onModuleInit(): void {
     this.listener.subscribe(EVENTS_FEED_CHANNEL, {
       notify: (payload) => this.notified(payload),
