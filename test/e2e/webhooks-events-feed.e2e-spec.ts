@@ -181,6 +181,13 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const inbound = await feed(t, tenant, { after: one.nextCursor, kind: 'inbound_message' });
     expect(inbound.items.map((e) => e.id)).toEqual([first[2]]);
     expect((await feed(t, tenant, { after: inbound.nextCursor })).items.map((e) => e.id)).toEqual(all.slice(all.indexOf(first[2]!) + 1));
+
+    // `now` starts at the present: only what is stored from then on.
+    const now = await feed(t, tenant, { after: 'now' });
+    expect(now.items).toEqual([]);
+    expect(now.nextCursor).not.toBe('now');
+    const [later] = await store([eventRow(deliveryId, tenant.wabaId)]);
+    expect((await feed(t, tenant, { after: now.nextCursor })).items.map((e) => e.id)).toEqual([later]);
   });
 
   it('refuses a malformed, forged or foreign cursor, and after with page, with 422 naming the field', async () => {

@@ -8,7 +8,7 @@ import type { EventsQueryDto } from './dto/events-query.dto.js';
 import type { EventFeedView } from './dto/event-feed.view.js';
 import { toEventView, type EventView } from './dto/event.view.js';
 import { EventsRepository, type EventFilter, type FeedPage } from './events.repository.js';
-import { FeedCursorCodec } from './feed-cursor.js';
+import { FEED_NOW, FeedCursorCodec } from './feed-cursor.js';
 import { FeedWaiters } from './feed-waiters.js';
 
 export const EVENT_NOT_FOUND = 'Event not found';
@@ -44,8 +44,10 @@ export class EventsService {
     const after = query.after!;
     if (query.page !== undefined) throw InvalidInput.of('after', 'after and page exclude each other: follow the feed with after, or browse pages with page');
     const account = await this.accounts.getOwned(organizationId, query.wabaId);
-    const position = this.cursors.decode(account.wabaId, after);
-    if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0 or a nextCursor given for this wabaId');
+    // `now`: from the current horizon on; everything committed from here is still to come (for a client that
+    // shows the newest page first and follows from there).
+    const position = after === FEED_NOW ? { xid: await this.events.feedHorizon(), id: 0 } : this.cursors.decode(account.wabaId, after);
+    if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0, now or a nextCursor given for this wabaId');
     const filter = filterOf(query);
     const read = () => this.events.feed(account.wabaId, filter, position, query.limit);
 
@@ -61,7 +63,7 @@ export class EventsService {
     const last = page.rows.at(-1);
     return {
       items: page.rows.map(toEventView),
-      nextCursor: last ? this.cursors.encode(account.wabaId, { xid: BigInt(last.xid), id: last.id }) : after,
+      nextCursor: last ? this.cursors.encode(account.wabaId, { xid: BigInt(last.xid), id: last.id }) : after === FEED_NOW ? this.cursors.encode(account.wabaId, position) : after,
       limit: query.limit,
     };
   }

@@ -9,6 +9,8 @@ export interface FeedPosition {
 }
 
 export const FEED_START: FeedPosition = { xid: 0n, id: 0 };
+/** The `after` that starts at the present (the events still to come), rather than at the oldest event (`0`). */
+export const FEED_NOW = 'now';
 
 const VERSION = 'v1';
 const MAC_BYTES = 16;

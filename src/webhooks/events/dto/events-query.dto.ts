@@ -18,7 +18,7 @@ export class EventsQueryDto extends LimitQueryDto {
   @ApiPropertyOptional({
     example: '0',
     description:
-      'Feed form: `0` for the oldest retained event, then the previous answer\'s `nextCursor`. Items oldest first in the order they became visible; following `nextCursor` yields every event of the account exactly once. Opaque, bound to `wabaId`, valid as long as events are kept. Not with `page`.',
+      'Feed form: `0` for the oldest retained event (or `now` for only what comes next), then the previous answer\'s `nextCursor`. Items oldest first in the order they became visible; following `nextCursor` yields every event of the account exactly once. Opaque, bound to `wabaId`, valid as long as events are kept. Not with `page`.',
   })
   @IsOptional()
   @IsString({ message: 'after must be a cursor string' })
