@@ -178,7 +178,10 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const theirs = await feed(t, tenant, { after: '0', recipient: who, kind: 'status_update' });
     expect(theirs.items.map((e) => e.id)).toEqual([first[1], second[1]]);
     // A cursor of the unfiltered feed works with a filter, and the other way round.
-    const inbound = await feed(t, tenant, { after: one.nextCursor, kind: 'inbound_message' });
+    const statusOf = new Map([...first, ...second].map((id, i) => [id, ['sent', 'read', null, 'read', 'delivered'][i]]));
+    const readAfterOne = await feed(t, tenant, { after: one.nextCursor, status: 'read' });
+    expect(readAfterOne.items.map((e) => e.id)).toEqual(all.slice(2).filter((id) => statusOf.get(id) === 'read'));
+    const inbound = await feed(t, tenant, { after: '0', kind: 'inbound_message' });
     expect(inbound.items.map((e) => e.id)).toEqual([first[2]]);
     expect((await feed(t, tenant, { after: inbound.nextCursor })).items.map((e) => e.id)).toEqual(all.slice(all.indexOf(first[2]!) + 1));
 
