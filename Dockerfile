@@ -4,7 +4,9 @@
 # with network access `npx prisma migrate deploy` applies the same files).
 # Not built on the development machines (no Docker engine there); kept correct by reading.
 
-FROM node:20-bookworm-slim AS base
+# Node 22 LTS (Node 20 is past its end of life; package.json's engines still allow 20.19+, which the
+# development machines run).
+FROM node:22-bookworm-slim AS base
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 
@@ -24,6 +26,8 @@ CMD ["node_modules/.bin/tsx", "prisma/migrate.ts", "deploy"]
 FROM build AS prune
 RUN npm prune --omit=dev
 
+# The runtime image: production dependencies and the build only (no Prisma CLI, no TypeScript, no simulator
+# sources; the compiled simulator is in dist/ for the compose `simulator` profile).
 FROM base AS runtime
 ENV NODE_ENV=production
 COPY --from=prune /app/package.json ./

@@ -3,9 +3,18 @@
 # DATABASE_URL / REDIS_URL are not given, the WhatsApp Cloud API simulator when UPSTREAM_BASE_URL is not
 # given, applies migrations, seeds demo data, then runs the API and the worker until Ctrl-C.
 # Every variable already set in the environment wins over .env and over the defaults here.
+#   --watch (npm run start:dev): the TypeScript compiler keeps compiling src/ on every change and the API and
+#   the worker restart on every new build (tsc -w + node --watch).
 set -euo pipefail
 SCRIPT_NAME=dev
 source "$(dirname "$0")/lib/common.sh"
+WATCH=0
+for arg in "$@"; do
+  case "$arg" in
+    --watch) WATCH=1 ;;
+    *) die "unknown argument: $arg (usage: ./scripts/dev.sh [--watch])" ;;
+  esac
+done
 
 ensure_node
 ensure_dependencies
@@ -28,6 +37,9 @@ load_env_file .env
 # A PORT given in the environment is used as it is; otherwise .env's (3000), or a free one if that is taken.
 if [ -n "$GIVEN_PORT" ]; then PORT="$GIVEN_PORT"; else PORT="$(free_port "${PORT:-3000}")"; fi
 export PORT
+# The worker's metrics and health port (GET /metrics, /health): the given one, else 9464 or the next free one.
+WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$(free_port 9464)}"
+export WORKER_METRICS_PORT
 start_services
 apply_migrations
 build
@@ -48,10 +60,17 @@ if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
   SEED_ARGS=(SEED_WABA_ID="${SEED_WABA_ID:-310000000000001}" SEED_ACCESS_TOKEN="${SEED_ACCESS_TOKEN:-sim-token-waba-1}")
 fi
 
+NODE_ARGS=()
+if [ "$WATCH" = 1 ]; then
+  say "watch mode: recompiling on every change of src/, restarting the API and the worker on every build"
+  node_modules/.bin/tsc -w -p tsconfig.build.json --preserveWatchOutput > >(sed -u 's/^/[tsc] /') 2>&1 &
+  CHILD_PIDS+=($!)
+  NODE_ARGS=(--watch)
+fi
 say "starting the API on port $PORT and the worker…"
-node dist/src/main.js > >(pretty api) 2>&1 &
+node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/main.js > >(pretty api) 2>&1 &
 CHILD_PIDS+=($!)
-node dist/src/worker.js > >(pretty worker) 2>&1 &
+node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/worker.js > >(pretty worker) 2>&1 &
 CHILD_PIDS+=($!)
 
 API="http://127.0.0.1:$PORT"
@@ -67,6 +86,10 @@ build_web
 
 say "seeding demo data…"
 SEED_OUT="$(env "${SEED_ARGS[@]}" SEED_KEY_FILE="$STATE_DIR/demo-key.json" node dist/src/seed/demo-seed.js)" || die "seeding failed"
+# The demo key pair the seed printed (placeholders when there is none: a real upstream needs your own account).
+read -r DEMO_ACCESS_KEY DEMO_SECRET_KEY < <(node -e '
+  const k = JSON.parse(require("fs").readFileSync(0, "utf8")).apiKey;
+  console.log(k ? `${k.accessKey} ${k.secretKey}` : "<your-access-key> <your-secret-key>")' <<<"$SEED_OUT")
 CONSOLE_LOGIN="$(node -e 'const l = JSON.parse(require("fs").readFileSync(0, "utf8")).consoleLogin; console.log(`${l.email} / ${l.password}`)' <<<"$SEED_OUT")"
 
 cat <<INFO
@@ -76,11 +99,12 @@ cat <<INFO
   Console login  $CONSOLE_LOGIN
   Swagger UI     $API/swagger/docs
   Health         $API/health/ready
+  Metrics        $API/metrics   (worker: http://127.0.0.1:$WORKER_METRICS_PORT/metrics)
   Upstream       $UPSTREAM_BASE_URL
   Demo data      $(echo "$SEED_OUT" | sed '2,$s/^/                 /')
 
   Try:  curl -s -X POST $API/messages -H 'content-type: application/json' \\
-          -H "x-access-key: <accessKey above>" -H "x-secret-key: <secretKey above>" \\
+          -H "x-access-key: $DEMO_ACCESS_KEY" -H "x-secret-key: $DEMO_SECRET_KEY" \\
           -d '{"phoneNumberId":"402000000000011","to":"447700900123","type":"template","templateName":"hello_world","templateLanguage":"en_US"}'
 
   Ctrl-C stops everything this script started.

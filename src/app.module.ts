@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AuthGuard } from './auth/auth.guard.js';
+import { ConsoleAddressRateLimitGuard, ConsoleSessionRateLimitGuard } from './auth/console-rate-limit.guard.js';
 import { AppConfig } from './core/config/app-config.js';
 import { CoreModule } from './core/core.module.js';
 import { EnvelopeInterceptor } from './core/http/envelope.interceptor.js';
@@ -23,7 +24,10 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // In this order: the console's per-address limit before authentication, its per-session one after.
+        { provide: APP_GUARD, useClass: ConsoleAddressRateLimitGuard },
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: ConsoleSessionRateLimitGuard },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
       ],
     };

@@ -1,11 +1,16 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { SESSION_COOKIE, SWAGGER_ACCESS_KEY, SWAGGER_SECRET_KEY, SWAGGER_SESSION } from './auth/auth.decorators.js';
+import { readFileSync } from 'node:fs';
+import { DocumentBuilder, SwaggerModule, getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
+import { SWAGGER_ACCESS_KEY, SWAGGER_SECRET_KEY, SWAGGER_SESSION } from './auth/auth.decorators.js';
+import { sessionCookieName } from './auth/cookies.js';
+import { AppConfig } from './core/config/app-config.js';
+import { ErrorEnvelopeDoc } from './core/http/openapi.js';
 
 export const SWAGGER_PATH = 'swagger/docs';
 
 /** OpenAPI at /swagger/docs (UI) and /swagger/docs-json, with the key-pair and console-session schemes. */
 export function setupSwagger(app: INestApplication): void {
+  const cookie = sessionCookieName(app.get(AppConfig));
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -18,14 +23,46 @@ export function setupSwagger(app: INestApplication): void {
           '422 `Field Validation Failed`. Every response carries `x-request-id`.',
           '',
           'Message routes use an API key pair (`x-access-key` + `x-secret-key`); console routes use the session',
-          `cookie \`${SESSION_COOKIE}\` set by \`POST /auth/login\`.`,
+          `cookie \`${cookie}\` set by \`POST /auth/login\`.`,
         ].join('\n'),
       )
-      .setVersion('1.0')
+      .setVersion(packageVersion())
       .addApiKey({ type: 'apiKey', in: 'header', name: 'x-access-key', description: 'Public half, `ak_…`' }, SWAGGER_ACCESS_KEY)
       .addApiKey({ type: 'apiKey', in: 'header', name: 'x-secret-key', description: 'Secret half, `sk_…` (server side only)' }, SWAGGER_SECRET_KEY)
-      .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Console session (HttpOnly cookie)' }, SWAGGER_SESSION)
+      .addCookieAuth(cookie, { type: 'apiKey', in: 'cookie', name: cookie, description: 'Console session (HttpOnly cookie)' }, SWAGGER_SESSION)
       .build(),
+    { extraModels: [ErrorEnvelopeDoc] },
   );
+  withErrorEnvelopes(document);
   SwaggerModule.setup(SWAGGER_PATH, app, document, { jsonDocumentUrl: `${SWAGGER_PATH}-json` });
+}
+
+/** package.json's version: the document's `info.version` moves with the service. */
+function packageVersion(): string {
+  const url = new URL('../package.json', import.meta.url);
+  const fallback = new URL('../../package.json', import.meta.url);
+  for (const candidate of [url, fallback]) {
+    try {
+      return (JSON.parse(readFileSync(candidate, 'utf8')) as { version: string }).version;
+    } catch {
+      // src/ (tests) is one level below package.json, dist/src/ (build) two.
+    }
+  }
+  return '0.0.0';
+}
+
+/**
+ * Every error answer of the API is the error envelope `{statusCode, message, errors?}`: any 4xx/5xx response
+ * documented with a description only gets that schema, so generated clients type their errors.
+ */
+function withErrorEnvelopes(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const op of [item.get, item.post, item.put, item.patch, item.delete]) {
+      for (const [status, response] of Object.entries(op?.responses ?? {})) {
+        if (Number(status) >= 400 && response && 'description' in response && !response.content) {
+          response.content = { 'application/json': { schema: { $ref: getSchemaPath(ErrorEnvelopeDoc) } } };
+        }
+      }
+    }
+  }
 }

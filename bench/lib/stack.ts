@@ -282,6 +282,8 @@ export class Stack {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       NODE_ENV: 'production',
+      ENV_FILE: 'none',
+      WORKER_METRICS_PORT: '0',
       PORT: String(port),
       LOG_LEVEL: 'warn',
       SWAGGER_ENABLED: 'false',
@@ -292,9 +294,16 @@ export class Stack {
       WHATSAPP_APP_SECRET: this.appSecret,
       WHATSAPP_VERIFY_TOKEN: this.verifyToken,
       ENCRYPTION_KEY: this.encryptionKey,
-      // The per-key limiter is not what these benches measure.
+      // The per-key and console limiters are not what these benches measure.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
+      // The bench signs its tenants up itself (production defaults to invite-only, 5 signups per address).
+      SIGNUP_MODE: 'open',
+      SIGNUP_MAX_PER_ADDRESS: '100000',
+      CONSOLE_RATE_LIMIT_PER_SECOND: '1000000',
+      CONSOLE_RATE_LIMIT_BURST: '1000000',
+      CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: '1000000',
+      CONSOLE_ADDRESS_RATE_LIMIT_BURST: '1000000',
     };
     for (const k of PASS_THROUGH) if (process.env[k]) env[k] = process.env[k];
     return { ...env, ...this.opts.env };

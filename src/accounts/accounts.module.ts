@@ -7,6 +7,7 @@ import { AccountSync } from './business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from './business-accounts/business-accounts.repository.js';
 import { BusinessAccountsService } from './business-accounts/business-accounts.service.js';
 import { AccountCredentials } from './credentials/account-credentials.js';
+import { CredentialRotation } from './credentials/credential-rotation.js';
 import { PhoneNumbersRepository } from './phone-numbers/phone-numbers.repository.js';
 import { PhoneNumbersService } from './phone-numbers/phone-numbers.service.js';
 import { TemplatesRepository } from './templates/templates.repository.js';
@@ -27,8 +28,9 @@ import { TemplatesService } from './templates/templates.service.js';
     PhoneNumbersService,
     TemplatesService,
     AccountCredentials,
-    { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKey), inject: [AppConfig] },
+    CredentialRotation,
+    { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] },
   ],
-  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials],
+  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials, CredentialRotation],
 })
 export class AccountsModule {}

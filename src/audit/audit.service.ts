@@ -11,7 +11,10 @@ export type AuditAction =
   | 'phone_numbers.synced'
   | 'templates.synced'
   | 'api_key.created'
-  | 'api_key.revoked';
+  | 'api_key.revoked'
+  | 'invitation.created'
+  | 'invitation.revoked'
+  | 'invitation.accepted';
 
 export interface AuditEntry {
   id: number;

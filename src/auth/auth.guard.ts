@@ -1,11 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AppConfig } from '../core/config/app-config.js';
 import { ApiError } from '../core/http/api-error.js';
 import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
-import { AUTH_KIND, SAME_ORIGIN_ONLY, SESSION_COOKIE, type AuthKind } from './auth.decorators.js';
-import { readCookie } from './cookies.js';
+import { AUTH_KIND, SAME_ORIGIN_ONLY, type AuthKind } from './auth.decorators.js';
+import { readSessionCookie, setSessionCookie } from './cookies.js';
 import { assertSameOrigin } from './same-origin.js';
 import { SessionsService } from './sessions/sessions.service.js';
 
@@ -40,11 +40,14 @@ export class AuthGuard implements CanActivate {
         req.apiKey = await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
         return true;
       case 'console': {
-        const token = readCookie(req, SESSION_COOKIE);
+        const token = readSessionCookie(req, this.config);
         if (!token) throw new ApiError(401, AUTHENTICATION_REQUIRED);
-        const operator = await this.sessions.authenticate(token);
-        if (!operator) throw new ApiError(401, SESSION_INVALID);
-        req.operator = operator;
+        const session = await this.sessions.authenticateSliding(token);
+        if (!session) throw new ApiError(401, SESSION_INVALID);
+        req.operator = session.scope;
+        if (session.renewedForSeconds !== undefined) {
+          setSessionCookie(req, context.switchToHttp().getResponse<Response>(), this.config, token, session.renewedForSeconds);
+        }
         return true;
       }
       default:

@@ -3,31 +3,6 @@ import path from 'node:path';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 
 /**
- * Everything the console loads comes from this origin: no CDN, no web fonts (the service must work
- * offline). The CSP makes that a rule the browser enforces, also for Bull Board's page, whose template
- * links a web font that would otherwise be fetched. Inline styles are allowed for SVG chart attributes
- * and Bull Board's loading screen; inline scripts are not.
- */
-const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-].join('; ');
-
-export function securityHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('Content-Security-Policy', CONSOLE_CSP);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'same-origin');
-  next();
-}
-
-/**
  * Serves the built single-page app (`dist/web`): hashed assets with a long cache, and index.html (never
  * cached, so a deploy is picked up at once) for every client route. A missing file with an extension stays a
  * 404 instead of answering HTML where a script or image was expected.

@@ -10,15 +10,16 @@ import { AppConfig } from '../core/config/app-config.js';
 import { APP_LOGGER } from '../core/logging/app-logger.js';
 import { QUEUES } from '../core/queue/queue.constants.js';
 import { QueueService } from '../core/queue/queue.service.js';
-import { consoleSpa, securityHeaders } from './console-spa.js';
-import { queueBoard, requireOperator } from './queue-board.js';
+import { sessionCookieName } from '../auth/cookies.js';
+import { consoleSpa } from './console-spa.js';
+import { queueBoard, requirePlatformAdmin } from './queue-board.js';
 
 export const CONSOLE_PATH = '/console';
 export const QUEUE_BOARD_PATH = `${CONSOLE_PATH}/queues`;
 
 /**
  * The web console: the single-page app built into `dist/web` (`npm run build:web`) served under /console,
- * and Bull Board under /console/queues for signed-in operators. Both are plain express handlers, mounted in
+ * and Bull Board under /console/queues for platform administrators (ADMIN_EMAILS; a 404 for anyone else). Both are plain express handlers, mounted in
  * onModuleInit: Nest has registered its routes by then and adds its 404 handler only afterwards, so API
  * routes always win and unknown paths outside /console still get the envelope 404. The SPA talks to the
  * console API on the same origin with the session cookie.
@@ -42,10 +43,9 @@ export class ConsoleWebModule implements OnModuleInit {
     if (!existsSync(path.join(webRoot, 'index.html'))) {
       this.logger.warn({ webRoot }, 'web console not built (npm run build:web); /console answers 503 until it is');
     }
-    app.use(CONSOLE_PATH, securityHeaders);
     app.use(
       QUEUE_BOARD_PATH,
-      requireOperator(this.sessions, { loginPath: `${CONSOLE_PATH}/login`, allowedOrigins: this.config.consoleAllowedOrigins }),
+      requirePlatformAdmin(this.sessions, this.config, sessionCookieName(this.config)),
       queueBoard(QUEUE_BOARD_PATH, Object.values(QUEUES).map((name) => this.queues.queue(name)), CONSOLE_PATH),
     );
     app.use(CONSOLE_PATH, consoleSpa(webRoot));

@@ -3,45 +3,43 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AUTHENTICATION_REQUIRED, SESSION_INVALID } from '../auth/auth.guard.js';
-import { SESSION_COOKIE } from '../auth/auth.decorators.js';
 import { readCookie } from '../auth/cookies.js';
+import { isPlatformAdmin } from '../auth/platform-admin.js';
 import { assertSameOrigin } from '../auth/same-origin.js';
 import type { SessionsService } from '../auth/sessions/sessions.service.js';
+import type { AppConfig } from '../core/config/app-config.js';
 import { ApiError } from '../core/http/api-error.js';
 import { sendEnvelope } from '../core/http/envelope.js';
 
 /**
  * Bull Board is an express app, outside Nest's router, so the global AuthGuard never sees it: this is the
- * same console-session check in middleware form. A browser asking for a page is sent to the console's login
- * (and back afterwards); anything else gets the usual 401 envelope.
+ * console-session check in middleware form, restricted to platform administrators (ADMIN_EMAILS). The
+ * queues carry every tenant's deliveries, so anyone else, signed in or not, gets the very 404 an unknown
+ * route gets: the board's existence is not revealed. Tenants see their own backlog through
+ * GET /webhooks/deliveries/health.
  */
-export function requireOperator(sessions: SessionsService, opts: { loginPath: string; allowedOrigins: string[] }): RequestHandler {
+export function requirePlatformAdmin(sessions: SessionsService, config: Pick<AppConfig, 'adminEmails' | 'consoleAllowedOrigins'>, cookieName: string): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    try {
-      assertSameOrigin(req, opts.allowedOrigins);
-    } catch (error) {
-      if (error instanceof ApiError) return sendEnvelope(res, error.getStatus(), error.message);
-      return next(error);
-    }
-    const token = readCookie(req, SESSION_COOKIE);
+    const notFound = () => sendEnvelope(res, 404, `Route ${req.method} ${req.originalUrl.split('?')[0]} not found`);
+    const token = readCookie(req, cookieName);
     (token ? sessions.authenticate(token) : Promise.resolve(null)).then((operator) => {
-      if (operator) {
-        req.operator = operator;
-        return next();
+      if (!operator || !isPlatformAdmin(config, operator)) return notFound();
+      try {
+        assertSameOrigin(req, config.consoleAllowedOrigins);
+      } catch (error) {
+        if (error instanceof ApiError) return sendEnvelope(res, error.getStatus(), error.message);
+        return next(error);
       }
-      if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') {
-        return res.redirect(303, `${opts.loginPath}?next=${encodeURIComponent(req.originalUrl)}`);
-      }
-      sendEnvelope(res, 401, token ? SESSION_INVALID : AUTHENTICATION_REQUIRED);
+      req.operator = operator;
+      next();
     }, next);
   };
 }
 
 /**
- * Bull Board over our queues, read-only: the queues are shared by every organization, so an operator of one
- * may look at their health but must not pause, clean or retry what carries other tenants' webhooks
- * (dead-lettered deliveries are replayed per organization through POST /webhooks/deliveries/:id/replay).
+ * Bull Board over our queues, read-only even for administrators: pausing, cleaning or retrying jobs that
+ * carry tenants' webhooks is not done from a browser (dead-lettered deliveries are replayed per organization
+ * through POST /webhooks/deliveries/:id/replay).
  */
 export function queueBoard(basePath: string, queues: Queue[], consolePath: string): RequestHandler {
   const adapter = new ExpressAdapter();

@@ -1,25 +1,40 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { AttemptBudget } from '../core/redis/attempt-budget.js';
 import { ApiKeysController } from './api-keys/api-keys.controller.js';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { AuditController } from './audit/audit.controller.js';
 import { BusinessAccountsController } from './business-accounts/business-accounts.controller.js';
+import { InvitationsController } from './invitations/invitations.controller.js';
+import { InvitationsRepository } from './invitations/invitations.repository.js';
+import { InvitationsService } from './invitations/invitations.service.js';
 import { AuthController } from './operators/auth.controller.js';
 import { LoginThrottle } from './operators/login-throttle.js';
 import { OperatorsRepository } from './operators/operators.repository.js';
 import { OperatorsService } from './operators/operators.service.js';
+import { PasswordHasher } from './operators/password-hasher.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller.js';
 import { TemplatesController } from './templates/templates.controller.js';
 
 /**
- * The console's HTTP API (an audience): operators and their organizations, API keys, and thin controllers
+ * The console's HTTP API (an audience): operators, their organizations and invitations, API keys, and thin controllers
  * over the accounts domain (business accounts, phone numbers, templates) and the audit log.
  */
 @Module({
   imports: [AccountsModule, AuditModule],
-  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, ApiKeysController, AuditController],
-  providers: [OrganizationsRepository, OperatorsRepository, OperatorsService, LoginThrottle, ApiKeysService],
+  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, ApiKeysController, AuditController, InvitationsController],
+  providers: [
+    OrganizationsRepository,
+    OperatorsRepository,
+    OperatorsService,
+    PasswordHasher,
+    LoginThrottle,
+    AttemptBudget,
+    InvitationsRepository,
+    InvitationsService,
+    ApiKeysService,
+  ],
 })
 export class ConsoleModule {}

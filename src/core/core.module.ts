@@ -2,14 +2,16 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
+import { Metrics } from './metrics/metrics.js';
 import { PgListener } from './prisma/pg-listener.js';
 import { PrismaService } from './prisma/prisma.service.js';
 import { SqlUnitOfWork } from './prisma/sql-unit-of-work.js';
 import { UnitOfWork } from './prisma/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
+import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { RedisService } from './redis/redis.service.js';
 
-/** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis and queue producers. */
+/** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis, queue producers, metrics. */
 @Global()
 @Module({})
 export class CoreModule {
@@ -25,8 +27,10 @@ export class CoreModule {
         UnitOfWork,
         RedisService,
         QueueService,
+        Metrics,
+        RateLimiterService,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService, Metrics, RateLimiterService],
     };
   }
 }

@@ -1,5 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../core/http/openapi.js';
+import { LivenessDoc, ReadinessDoc } from './dto/health.view.js';
 import { Public } from '../auth/auth.decorators.js';
 import { HealthService, type Readiness } from './health.service.js';
 
@@ -10,16 +12,16 @@ export class HealthController {
   constructor(private readonly health: HealthService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Liveness: the process is up' })
-  @ApiOkResponse({ description: '`data: {status: "ok", uptimeSeconds}`' })
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness: the process is up' })
+  @ApiEnvelope(LivenessDoc)
   live(): { status: string; uptimeSeconds: number } {
     return { status: 'ok', uptimeSeconds: Math.round(process.uptime()) };
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: PostgreSQL and Redis answer' })
-  @ApiOkResponse({ description: '`data: {status: "ready", checks: {postgres: "up", redis: "up"}}`' })
-  @ApiServiceUnavailableResponse({ description: 'One `errors[]` item per dependency that is down' })
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: PostgreSQL and Redis answer, and the process is not shutting down' })
+  @ApiEnvelope(ReadinessDoc)
+  @ApiServiceUnavailableResponse({ description: 'One `errors[]` item per dependency that is down (or `process` while shutting down)' })
   ready(): Promise<Readiness> {
     return this.health.readiness();
   }

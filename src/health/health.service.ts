@@ -10,12 +10,22 @@ export interface Readiness {
 
 @Injectable()
 export class HealthService {
+  private shuttingDown = false;
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
   ) {}
 
+  /** From the first moment of a shutdown readiness fails, so that load balancers stop sending new requests. */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+  }
+
   async readiness(): Promise<Readiness> {
+    if (this.shuttingDown) {
+      throw new ApiError(503, 'Service Unavailable: shutting down', { errors: [{ field: 'process', message: 'The process is shutting down' }] });
+    }
     const [postgres, redis] = await Promise.allSettled([
       this.prisma.ping(2000),
       this.redis.ping(1000),

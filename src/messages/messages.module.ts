@@ -9,7 +9,6 @@ import { MessagesRepository } from './messages.repository.js';
 import { MessageDetails } from './query/message-details.service.js';
 import { EventsRepository } from '../webhooks/events/events.repository.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
-import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
 import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
@@ -33,7 +32,6 @@ import { SendMessageService } from './send/send-message.service.js';
     MessageDetails,
     EventsRepository,
     AnalyticsService,
-    RateLimiterService,
     RateLimitGuard,
   ],
 })

@@ -32,7 +32,7 @@ async function seed(): Promise<void> {
   try {
     const operators = app.get(OperatorsRepository);
     if (!(await operators.findByEmail(email))) {
-      await app.get(OperatorsService).signup({ email, password, organizationName: 'Demo Org' });
+      await app.get(OperatorsService).createOrganization({ email, password, organizationName: 'Demo Org' });
     }
     const operator = (await operators.findByEmail(email))!;
     const scope: ConsoleScope = { operatorId: operator.id, organizationId: operator.organizationId, email, sessionId: 'seed' };

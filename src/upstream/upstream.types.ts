@@ -1,6 +1,6 @@
 /**
  * Wire types of Meta's WhatsApp Cloud API as this client uses them (snake_case, as sent by Meta), plus the
- * client's own call shapes. See shared/reference/whatsapp-cloud-api.md.
+ * client's own call shapes. See docs/whatsapp-cloud-api.md.
  */
 
 export interface UpstreamBusinessAccount {

@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import axios, { type AxiosInstance, type AxiosRequestConfig, type AxiosResponse } from 'axios';
 import { AppConfig } from '../core/config/app-config.js';
+import { Metrics } from '../core/metrics/metrics.js';
 import { ConnectTimeoutHttpAgent, ConnectTimeoutHttpsAgent } from './connect-timeout.agent.js';
 import { UpstreamError } from './upstream.error.js';
 import type {
@@ -41,7 +42,10 @@ export class WhatsAppClient implements OnModuleDestroy {
   private readonly origin: string;
   private readonly timeoutMs: number;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly metrics: Metrics,
+  ) {
     // keepAlive: sends are short and frequent; a TLS handshake per message would dominate latency. Sized for
     // the send path: ≈ 1,200 sends/s × 20–50 ms upstream ≈ 25–60 calls in flight, bursts above that. Every socket
     // a burst opened is kept (maxFreeSockets = maxSockets) rather than closed and re-opened on the next burst;
@@ -158,13 +162,17 @@ export class WhatsAppClient implements OnModuleDestroy {
 
   private async call<T>(operation: string, token: string, request: AxiosRequestConfig): Promise<T> {
     let response: AxiosResponse;
+    const timer = this.metrics.upstreamRequests.startTimer({ operation });
     try {
       response = await this.http.request({ ...request, headers: { Authorization: `Bearer ${token}` } });
     } catch (err) {
+      timer({ outcome: 'unavailable' });
       // Never rethrow or wrap err: axios errors hold config.headers, i.e. the token.
       throw UpstreamError.fromTransport(operation, err, this.timeoutMs);
     }
-    if (response.status >= 200 && response.status < 300) return response.data as T;
+    const ok = response.status >= 200 && response.status < 300;
+    timer({ outcome: ok ? 'ok' : 'error' });
+    if (ok) return response.data as T;
     const retryAfter = response.headers['retry-after'];
     throw UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]);
   }

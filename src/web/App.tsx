@@ -8,7 +8,9 @@ import { LoginPage, SignupPage } from './pages/auth';
 import { EventsPage } from './pages/events';
 import { KeysPage } from './pages/keys';
 import { MessageDetailPage, MessagesPage } from './pages/messages';
-import { BASE, Link, match, navigate, useLocation } from './router';
+import { QueueHealthPage } from './pages/queue-health';
+import { TeamPage } from './pages/team';
+import { Link, match, navigate, useLocation } from './router';
 
 const PUBLIC_PATHS = new Set(['/login', '/signup']);
 
@@ -46,7 +48,7 @@ export function App() {
   }
   return (
     <Shell session={session} onLogout={() => setSession(null)} path={path}>
-      {route(path)}
+      {path === '/team' ? <TeamPage operator={session.operator} /> : route(path)}
     </Shell>
   );
 }
@@ -54,6 +56,7 @@ export function App() {
 function route(path: string): ReactNode {
   if (path === '/') return <AccountsPage />;
   if (path === '/keys') return <KeysPage />;
+  if (path === '/queue-health') return <QueueHealthPage />;
   const accountPages: Array<[string, (wabaId: string, params: Record<string, string>) => ReactNode]> = [
     ['/accounts/:wabaId', (wabaId) => <AccountOverviewPage wabaId={wabaId} />],
     ['/accounts/:wabaId/messages', (wabaId) => <MessagesPage wabaId={wabaId} />],
@@ -119,8 +122,15 @@ function Shell({ session, onLogout, path, children }: { session: Session; onLogo
                 </Link>
               </li>
               <li>
-                {/* Bull Board is its own page, served by the API under /console/queues. */}
-                <a href={`${BASE}/queues`}>Queue health</a>
+                <Link to="/team" aria-current={current('/team')}>
+                  Team
+                </Link>
+              </li>
+              <li>
+                {/* The organization's own backlog; the shared queues (Bull Board, /console/queues) are for platform administrators. */}
+                <Link to="/queue-health" aria-current={current('/queue-health')}>
+                  Queue health
+                </Link>
               </li>
             </ul>
           </nav>

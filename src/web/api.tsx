@@ -35,6 +35,7 @@ export interface Page<T> {
 export interface Operator {
   id: string;
   email: string;
+  role: 'owner' | 'member';
   organization: { id: string; name: string };
   createdAt: string;
 }
@@ -91,6 +92,21 @@ export interface ApiKey {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: 'owner' | 'member';
+  invitedBy: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+export interface CreatedInvitation extends Invitation {
+  token: string;
+  /** `/console/signup?invite=…` on this origin. */
+  path: string;
 }
 
 export interface CreatedApiKey {
@@ -159,6 +175,14 @@ export interface WebhookEvent {
   processed: boolean;
   createdAt: string;
   raw: unknown;
+}
+
+export interface AccountDeliveryHealth {
+  wabaId: string;
+  pending: number;
+  failed: number;
+  oldestPendingAt: string | null;
+  lagSeconds: number;
 }
 
 export interface Counts {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { DeliveriesController } from './deliveries/deliveries.controller.js';
 import { DeliveriesService } from './deliveries/deliveries.service.js';
+import { DeliveryMetrics } from './deliveries/delivery-metrics.js';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { EventsController } from './events/events.controller.js';
@@ -16,6 +17,6 @@ import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
 @Module({
   imports: [AccountsModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
-  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, FeedCursorCodec, FeedWaiters, DeliveriesService],
+  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, FeedCursorCodec, FeedWaiters, DeliveriesService, DeliveryMetrics],
 })
 export class WebhooksModule {}

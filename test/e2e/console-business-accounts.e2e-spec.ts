@@ -171,8 +171,8 @@ describe('Console business accounts', () => {
       const account = await connectAccount(stack, operator);
       await syncAll(stack, operator, account.wabaId);
       // The token is revoked upstream: from now on the upstream does not know the stored token.
-      const box = new SecretBox(stack.config.encryptionKey);
-      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.encrypt('sim-token-revoked-upstream') } });
+      const box = new SecretBox(stack.config.encryptionKeys);
+      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-revoked-upstream', account.wabaId) } });
       const before = await stateOf(operator);
 
       for (const kind of ['phone-numbers', 'templates']) {
@@ -189,8 +189,8 @@ describe('Console business accounts', () => {
       const operator = await signupAndLogin(stack, 'Token Rotation Org');
       const account = await connectAccount(stack, operator);
       const key = await createKey(stack, operator, account.wabaId);
-      const box = new SecretBox(stack.config.encryptionKey);
-      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.encrypt('sim-token-expired') } });
+      const box = new SecretBox(stack.config.encryptionKeys);
+      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-expired', account.wabaId) } });
       expect((await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie)).status).toBe(424);
 
       const rejected = await stack.http.put(`/business-accounts/${account.wabaId}/access-token`).set('cookie', operator.cookie).send({ accessToken: 'still-wrong' });
@@ -209,8 +209,8 @@ describe('Console business accounts', () => {
     it('answers 424 on a first sync too, leaving the account unsynced', async () => {
       const operator = await signupAndLogin(stack, 'Revoked Before Sync Org');
       const account = await connectAccount(stack, operator);
-      const box = new SecretBox(stack.config.encryptionKey);
-      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.encrypt('sim-token-unknown') } });
+      const box = new SecretBox(stack.config.encryptionKeys);
+      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-unknown', account.wabaId) } });
       for (const kind of ['phone-numbers', 'templates']) {
         expect((await stack.http.post(`/business-accounts/${account.wabaId}/${kind}/sync`).set('cookie', operator.cookie)).status).toBe(424);
       }
@@ -229,7 +229,7 @@ describe('Console business accounts', () => {
         // The same service (same database, same encryption key) whose upstream address has nothing listening.
         down = await startTestApp({
           UPSTREAM_BASE_URL: `http://127.0.0.1:${await closedPort()}/v23.0`,
-          ENCRYPTION_KEY: stack.config.encryptionKey.toString('hex'),
+          ENCRYPTION_KEY: stack.config.encryptionKeys[0]!.key.toString('hex'),
           WHATSAPP_APP_SECRET: 'test-app-secret',
         });
       });

@@ -124,7 +124,7 @@ describe('Console onboarding, end to end', () => {
     expect(attributes).toEqual(expect.arrayContaining(['httponly', 'samesite=lax', 'path=/']));
     const token = sessionCookie!.split(';')[0]!.slice('bm_session='.length);
     expect(token.length).toBeGreaterThanOrEqual(43); // 32 random bytes, base64url
-    expect(login.body.data.operator).toEqual({ id: operatorId, email, organization: { id: organizationId, name: organizationName }, createdAt: expect.any(String) });
+    expect(login.body.data.operator).toEqual({ id: operatorId, email, role: 'owner', organization: { id: organizationId, name: organizationName }, createdAt: expect.any(String) });
     const expiresAt = Date.parse(login.body.data.expiresAt);
     expect(expiresAt).toBeGreaterThan(Date.now());
     const cookie = sessionCookie!.split(';')[0]!;

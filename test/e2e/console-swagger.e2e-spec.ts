@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 
 interface Operation {
+  operationId?: string;
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { description?: string }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: Record<string, unknown> }> }>;
 }
 
 /**
@@ -26,11 +28,12 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
   { method: 'get', path: '/api-keys', errors: [401, 422] },
   { method: 'delete', path: '/api-keys/{id}', errors: [401, 404] },
   { method: 'get', path: '/audit-log', errors: [401, 422] },
+  { method: 'get', path: '/webhooks/deliveries/health', errors: [401, 404, 422] },
 ];
 
 describe('Console routes in the OpenAPI document', () => {
   let t: TestApp;
-  let doc: { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+  let doc: { info: { version: string }; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -48,6 +51,37 @@ describe('Console routes in the OpenAPI document', () => {
     expect(doc.components.securitySchemes.session).toEqual(expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'bm_session' }));
   });
 
+  it('requires the two key headers together on every key-pair route (one security requirement naming both)', () => {
+    const keyRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => JSON.stringify(op.security ?? []).includes('accessKey') || JSON.stringify(op.security ?? []).includes('secretKey'))
+        .map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, security: op.security })),
+    );
+    expect(keyRoutes.map((r) => r.route)).toEqual(expect.arrayContaining(['POST /messages', 'GET /messages', 'GET /messages/{id}', 'GET /messages/analytics']));
+    expect(keyRoutes.filter((r) => JSON.stringify(r.security) !== JSON.stringify([{ accessKey: [], secretKey: [] }]))).toEqual([]);
+  });
+
+  it('types every error answer as the error envelope, and carries the package version', () => {
+    const untyped = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        Object.entries(op.responses)
+          .filter(([status, r]) => Number(status) >= 400 && r.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorEnvelope')
+          .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
+      ),
+    );
+    expect(untyped).toEqual([]);
+    expect(doc.info.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
+  });
+
+  it('documents the key routes with operation ids and envelope-wrapped (page) schemas', () => {
+    const list = operation('get', '/api-keys')!;
+    expect(list.operationId).toBe('listApiKeys');
+    const data = (list.responses['200']!.content!['application/json']!.schema as { properties: { data: { allOf: Array<Record<string, unknown>> } } }).properties.data;
+    expect(data.allOf[0]).toEqual({ $ref: '#/components/schemas/PageInfo' });
+    expect(operation('post', '/api-keys')!.operationId).toBe('createApiKey');
+    expect(operation('delete', '/api-keys/{id}')!.operationId).toBe('revokeApiKey');
+  });
+
   it('documents every console route', () => {
     const missing = CONSOLE_OPERATIONS.filter(({ method, path }) => !operation(method, path)).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     expect(missing).toEqual([]);
@@ -63,9 +97,10 @@ describe('Console routes in the OpenAPI document', () => {
 
   it('documents the error responses of every console route, each with a description', () => {
     const gaps: string[] = [];
-    for (const { method, path, errors } of CONSOLE_OPERATIONS) {
+    for (const { method, path, errors, session } of CONSOLE_OPERATIONS) {
       const responses = operation(method, path)?.responses ?? {};
-      for (const status of errors) {
+      // Every route behind a session is rate limited (per session and per address).
+      for (const status of session === false ? errors : [...errors, 429]) {
         if (!responses[String(status)]?.description) gaps.push(`${method.toUpperCase()} ${path} ${status}`);
       }
       const success = Object.keys(responses).filter((s) => s.startsWith('2'));

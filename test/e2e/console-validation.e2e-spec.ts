@@ -54,7 +54,8 @@ describe('Console input validation', () => {
 
     it('names every field of an empty body with its own reason', async () => {
       const errors = expectFieldErrors(await stack.http.post('/auth/signup').send({}), ['email', 'password', 'organizationName']);
-      expect(messageOf(errors, 'email')).toMatch(/^email must be a valid email address/);
+      expect(messageOf(errors, 'email')).toBe('email is required');
+      expect(messageOf(errors, 'password')).toBe('password is required');
     });
 
     it('refuses an unknown field and a blank organizationName, and creates nobody', async () => {

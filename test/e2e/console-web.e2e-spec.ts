@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
-import { PASSWORD, eventually, helloWorld, onboard, recipient, uniqueEmail, type Tenant } from '../utils/factories.js';
+import { PASSWORD, eventually, helloWorld, onboard, recipient, signupAndLogin, uniqueEmail, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -9,6 +9,9 @@ import { startStack, type Stack } from '../utils/stack.js';
  * in the browser, checked against what the API then does. Screenshots of each page go to
  * test-results/screenshots/.
  */
+
+/** A platform administrator (ADMIN_EMAILS) of this run. */
+const ADMIN_EMAIL = uniqueEmail();
 
 /** Simulator: accepted, then `sent` and `failed` with 131047 (Re-engagement message) by webhook. */
 const FAILS_LATER = '15550000002';
@@ -29,7 +32,8 @@ describe('web console (headless Chromium)', () => {
 
   beforeAll(async () => {
     if (!existsSync('dist/web/index.html')) throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
-    [stack, browser] = await Promise.all([startStack({ worker: true }), launchChromium()]);
+    [stack, browser] = await Promise.all([startStack({ worker: true, env: { ADMIN_EMAILS: ADMIN_EMAIL } }), launchChromium()]);
+    await signupAndLogin(stack, 'Platform Org', ADMIN_EMAIL);
   });
 
   afterEach(async () => {
@@ -221,30 +225,79 @@ describe('web console (headless Chromium)', () => {
     expect(res.body.message).toBe('Invalid API key');
   });
 
-  it('shows Bull Board to signed-in operators only', async () => {
-    const noSession = await stack.http.get('/console/queues').set('accept', 'text/html');
-    expect(noSession.status).toBe(303);
-    expect(noSession.headers.location).toBe('/console/login?next=%2Fconsole%2Fqueues');
-    const api = await stack.http.get('/console/queues/api/queues').set('accept', 'application/json');
-    expect(api.status).toBe(401);
-    expect(api.body).toEqual({ statusCode: 401, message: 'Authentication required' });
-    const forged = await stack.http.get('/console/queues/api/queues').set('cookie', 'bm_session=forged');
-    expect(forged.status).toBe(401);
+  it('invites a colleague from the Team page; the one-time link signs them up into the same organization', async () => {
+    const t = await onboard(stack, 'Team Org');
+    const owner = await open({ cookie: t.operator.cookie });
+    const colleague = uniqueEmail();
+    await owner.page.goto('/console/team');
+    await owner.page.getByLabel('Email').fill(colleague);
+    await owner.page.getByRole('button', { name: 'Create invitation link' }).click();
+    const panel = owner.page.getByTestId('new-invitation');
+    await panel.getByText('It is shown only this once').waitFor();
+    const link = await panel.getByLabel('Invitation link').inputValue();
+    expect(link).toMatch(new RegExp(`^${stack.url}/console/signup\\?invite=[A-Za-z0-9_-]{43}$`));
+    await screenshot(owner.page, '15-invitation-created');
+    await panel.getByRole('button', { name: 'Done' }).click();
+    await owner.page.getByRole('cell', { name: colleague, exact: true }).waitFor();
 
-    // In the browser: sent to the login page, and back to the board once logged in.
+    const invitee = await open();
+    await invitee.page.goto(link);
+    await invitee.page.getByRole('heading', { name: 'Join your team' }).waitFor();
+    expect(await invitee.page.getByLabel('Organization name').count()).toBe(0);
+    await invitee.page.getByLabel('Email').fill(colleague);
+    await invitee.page.getByLabel('Password').fill(PASSWORD);
+    await invitee.page.getByRole('button', { name: 'Sign up' }).click();
+    await visible(invitee.page, 'You joined “Team Org”. Log in to continue.');
+    await invitee.page.getByLabel('Password').fill(PASSWORD);
+    await invitee.page.getByRole('button', { name: 'Log in' }).click();
+    await visible(invitee.page, colleague);
+    await visible(invitee.page, 'Team Org');
+
+    // The link worked once.
+    const again = await stack.http.post('/auth/signup').send({ email: colleague, password: PASSWORD, inviteToken: new URL(link).searchParams.get('invite') });
+    expect(again.status).toBe(422);
+    // A member sees that only owners invite.
+    await invitee.page.goto('/console/team');
+    await visible(invitee.page, /Only owners of “Team Org” can invite operators/);
+  }, 60_000);
+
+  it("shows each organization its own queue health, and Bull Board only to platform administrators", async () => {
     const t = await onboard(stack, 'Queues Org');
-    const { page } = await open();
-    await page.goto('/console/queues');
-    await page.waitForURL(/\/console\/login\?next=%2Fconsole%2Fqueues/);
-    await page.getByLabel('Email').fill(t.operator.email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(/\/console\/queues/);
-    await visible(page, 'webhook-deliveries', 15_000);
-    await screenshot(page, '14-queues');
+    // A tenant: its own backlog in the app; the shared board is a 404, signed in or not.
+    for (const cookie of [undefined, t.operator.cookie]) {
+      const req = stack.http.get('/console/queues').set('accept', 'text/html');
+      expect((await (cookie ? req.set('cookie', cookie) : req)).status).toBe(404);
+    }
+    const { page } = await open({ cookie: t.operator.cookie });
+    await page.goto('/console');
+    await page.getByRole('link', { name: 'Queue health' }).click();
+    await page.waitForURL(/\/console\/queue-health$/);
+    await page.getByRole('cell', { name: t.account.wabaId }).waitFor();
+    await screenshot(page, '14-queue-health');
 
-    const signedIn = await stack.http.get('/console/queues/api/queues').set('cookie', t.operator.cookie);
-    expect(signedIn.status).toBe(200);
+    // A platform administrator (ADMIN_EMAILS): logs in, then opens the board.
+    const admin = await open();
+    await admin.page.goto(`/console/login?next=${encodeURIComponent('/console/queues')}`);
+    await admin.page.getByLabel('Email').fill(ADMIN_EMAIL);
+    await admin.page.getByLabel('Password').fill(PASSWORD);
+    await admin.page.getByRole('button', { name: 'Log in' }).click();
+    await admin.page.waitForURL(/\/console\/queues/);
+    await visible(admin.page, 'webhook-deliveries', 15_000);
+    await screenshot(admin.page, '15-queues');
+  });
+
+  it('renders Swagger UI under the security headers (CSP allows what it needs)', async () => {
+    const { page } = await open();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    const res = await page.goto('/swagger/docs');
+    expect(res?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    await page.getByText('Business Messaging API').first().waitFor({ timeout: 15_000 });
+    await page.locator('.opblock').first().waitFor();
+    await screenshot(page, '16-swagger');
+    expect(violations).toEqual([]);
   });
 
   it('serves the app under /console without shadowing the API', async () => {

@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { startAppWithOwnRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
 import { freePort } from '../utils/net.js';
+import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
 
 /** Polls until `probe` returns `expected` (or 5 s pass) and returns the last value seen. */
@@ -85,24 +86,19 @@ describe('Foundation: Swagger disabled', () => {
 });
 
 describe('Foundation: readiness when Redis stops', () => {
-  let redis: ChildProcess;
-  let t: TestApp;
+  let app: AppWithOwnRedis;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await new Promise((r) => setTimeout(r, 300));
-    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    app = await startAppWithOwnRedis();
   });
   afterAll(async () => {
-    await t.close();
-    redis.kill('SIGKILL');
+    await app?.close();
   });
 
   it('goes from 200 to a 503 envelope naming Redis', async () => {
+    const { t } = app;
     expect(await eventually(async () => (await t.http.get('/health/ready')).status, 200)).toBe(200);
-    redis.kill('SIGTERM');
-    await new Promise((r) => redis.once('exit', r));
+    await app.stopRedis();
     const res = await t.http.get('/health/ready');
     expect(res.status).toBe(503);
     expect(res.body.statusCode).toBe(503);
@@ -128,5 +124,30 @@ describe('Foundation: configuration checked at boot', () => {
     const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 20000 });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('PORT must be an integer');
+  });
+});
+
+describe('Foundation: graceful shutdown of the API process', () => {
+  it('answers /health/ready 503 from the moment SIGTERM arrives, keeps serving during the drain, then exits 0', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, ['dist/src/main.js'], {
+      env: { ...testEnv({ PORT: String(port), SHUTDOWN_DRAIN_MS: '1500' }), PATH: process.env.PATH },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const status = (path: string) => fetch(`${url}${path}`).then((r) => r.status, () => 0);
+      expect(await eventually(() => status('/health/ready'), 200)).toBe(200);
+      child.kill('SIGTERM');
+      const ready = await eventually(() => status('/health/ready'), 503);
+      expect(ready).toBe(503);
+      const body = await (await fetch(`${url}/health/ready`)).json();
+      expect(body).toMatchObject({ statusCode: 503, errors: [{ field: 'process', message: 'The process is shutting down' }] });
+      expect(await status('/health')).toBe(200); // still serving while load balancers drain
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

@@ -355,8 +355,8 @@ describe('POST /messages (simulator + real API)', () => {
       const own = await onboard(stack, 'Token Swap Org');
       expect((await send(helloWorld(own, recipient()), own)).status).toBe(200);
       // The token changes behind this process's back (another API process reconnected the account).
-      const box = new SecretBox(stack.config.encryptionKey);
-      await stack.prisma.businessAccount.update({ where: { wabaId: own.account.wabaId }, data: { accessTokenEncrypted: box.encrypt('sim-token-revoked') } });
+      const box = new SecretBox(stack.config.encryptionKeys);
+      await stack.prisma.businessAccount.update({ where: { wabaId: own.account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-revoked', own.account.wabaId) } });
       const refused = await eventually(async () => {
         const res = await send(helloWorld(own, recipient()), own);
         return res.status === 424 ? res : null;

@@ -1,3 +1,4 @@
+import { Metrics } from '../../src/core/metrics/metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
@@ -52,7 +53,7 @@ describe('WhatsAppClient against the simulator', () => {
   beforeAll(async () => {
     // hangMs > the client's read timeout: the 15550000010 recipient must time out.
     sim = await startSimulator({ appSecret: 'app-secret-123', hangMs: 3 * TIMEOUT_MS });
-    client = new WhatsAppClient(configFor(sim.baseUrl));
+    client = new WhatsAppClient(configFor(sim.baseUrl), new Metrics());
   });
 
   afterAll(async () => {
@@ -231,7 +232,7 @@ describe('WhatsAppClient against the simulator', () => {
           server.close(() => resolve(port));
         });
       });
-      const offline = new WhatsAppClient(configFor(`http://127.0.0.1:${closed}/v23.0`));
+      const offline = new WhatsAppClient(configFor(`http://127.0.0.1:${closed}/v23.0`), new Metrics());
       const reading = offline.getBusinessAccount('sim-token-waba-1', '310000000000001');
       const err = await upstreamError(reading, 'sim-token-waba-1');
       offline.onModuleDestroy();
@@ -257,7 +258,7 @@ describe('WhatsAppClient against the simulator', () => {
         res.end(JSON.stringify({ data: [{ id: '1' }], paging: { cursors: {}, next } }));
       });
       await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-      fakeClient = new WhatsAppClient(configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`));
+      fakeClient = new WhatsAppClient(configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`), new Metrics());
     });
 
     afterAll(async () => {

@@ -10,6 +10,14 @@ import { createTenant, type Tenant } from '../utils/webhooks.js';
 
 jest.setTimeout(300_000);
 
+const unlimited = {
+  DATABASE_POOL_SIZE: '12',
+  CONSOLE_RATE_LIMIT_PER_SECOND: '100000',
+  CONSOLE_RATE_LIMIT_BURST: '100000',
+  CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: '100000',
+  CONSOLE_ADDRESS_RATE_LIMIT_BURST: '100000',
+};
+
 interface FeedItem {
   id: number;
   kind: string;
@@ -32,7 +40,8 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
   let unitOfWork: SqlUnitOfWork;
 
   beforeAll(async () => {
-    t = await startTestApp({ DATABASE_POOL_SIZE: '12' });
+    // A poller following 10,000 events makes a few hundred requests in seconds: the console limits are not under test.
+    t = await startTestApp(unlimited);
     repo = t.app.get(EventsRepository);
     unitOfWork = t.app.get(SqlUnitOfWork);
   });
@@ -221,7 +230,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
   });
 
   it('answers a waiting poll as soon as an event commits, in this API process and in another one', async () => {
-    const second = await startTestApp();
+    const second = await startTestApp(unlimited);
     try {
       for (const app of [t, second]) {
         const tenant = await createTenant(t);
@@ -266,7 +275,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     while (waiters.waiting > before && Date.now() < deadline) await sleep(20);
     expect(waiters.waiting).toBe(before);
 
-    const other = await startTestApp();
+    const other = await startTestApp(unlimited);
     const started = Date.now();
     const waiting = other.http.get('/webhooks/events').query({ wabaId: tenant.wabaId, after: '0', wait: 20 }).set('cookie', tenant.cookie);
     const answered = waiting.then((res) => res);

@@ -20,7 +20,8 @@ async function answer(t: TestApp, p: Probe) {
   for (const [k, v] of Object.entries(p.headers ?? {})) req = req.set(k, v);
   if (p.signed !== false) req = req.set('x-hub-signature-256', signatureOf(p.body, t.config.whatsappAppSecret));
   const res = await req.send(p.body);
-  return { status: res.status, body: res.body as unknown, contentType: res.headers['content-type'], requestId: res.headers['x-request-id'] };
+  const security = ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy'].map((h) => [h, res.headers[h]]);
+  return { status: res.status, body: res.body as unknown, contentType: res.headers['content-type'], requestId: res.headers['x-request-id'], security };
 }
 
 describe('Webhook receiver: the node:http fast path answers exactly as the Nest route', () => {
@@ -36,7 +37,7 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
     await nest?.close();
   });
 
-  it('gives the same status, envelope, content type and request id for good and bad deliveries', async () => {
+  it('gives the same status, envelope, content type, request id and security headers for good and bad deliveries', async () => {
     const tenant = await createTenant(fast);
     const delivery = () => metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
     const probes: Probe[] = [

@@ -42,6 +42,24 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
 
     const back = await t.repo.reconnect(mine.organizationId, account.id, { accessTokenEncrypted: 'v1.new', name: 'Renamed' });
     expect(back).toMatchObject({ disconnectedAt: null, name: 'Renamed', accessTokenEncrypted: 'v1.new' });
-    expect(await t.repo.findCredential(account.id)).toEqual({ accessTokenEncrypted: 'v1.new' });
+    expect(await t.repo.findCredential(account.id)).toEqual({ wabaId: account.wabaId, accessTokenEncrypted: 'v1.new' });
+  });
+
+  it('walks every stored credential in id order (key rotation) and replaces one only if it is still the one read', async () => {
+    const org = await insertOrganization(t.prisma);
+    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() })];
+    const walked: string[] = [];
+    for (let after: string | undefined, page; (page = await t.repo.credentialsAfter(after, 2)).length > 0; after = page[page.length - 1]!.id) {
+      expect(page.map((c) => c.id)).toEqual([...page.map((c) => c.id)].sort());
+      walked.push(...page.map((c) => c.id));
+    }
+    expect(walked).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(new Set(walked).size).toBe(walked.length);
+    expect(await t.repo.countAll()).toBeGreaterThanOrEqual(2);
+
+    expect(await t.repo.replaceCredentialIf(a.id, a.accessTokenEncrypted, 'v2.k1.rotated')).toBe(true);
+    // Changed meanwhile (a reconnect): the rotation's write is refused.
+    expect(await t.repo.replaceCredentialIf(a.id, a.accessTokenEncrypted, 'v2.k1.stale')).toBe(false);
+    expect(await t.repo.findCredential(a.id)).toEqual({ wabaId: a.wabaId, accessTokenEncrypted: 'v2.k1.rotated' });
   });
 });

@@ -51,4 +51,19 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
     await t.repo.release(scope.apiKeyId, key);
     expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 200, responseBody: { ok: true } });
   });
+
+  it('purges keys past their expiry and keeps the others', async () => {
+    const messages = new MessagesRepository(t.prisma);
+    const scope = await insertSendScope(t.prisma);
+    // Claimed in 1999 (expired by 2000-01-01, the purge's "now") and now (kept): no other test's keys are that old.
+    const old = `old-${metaId()}`;
+    const fresh = `fresh-${metaId()}`;
+    await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), IdempotencyService.claim(old, hash, new Date('1999-12-30T00:00:00.000Z')));
+    await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), IdempotencyService.claim(fresh, hash, new Date()));
+    expect(await t.repo.find(scope.apiKeyId, old)).not.toBeNull();
+
+    await t.repo.deleteExpired(new Date('2000-01-01T00:00:00.000Z'), 1000);
+    expect(await t.repo.find(scope.apiKeyId, old)).toBeNull();
+    expect(await t.repo.find(scope.apiKeyId, fresh)).toMatchObject({ state: 'in_flight' });
+  });
 });

@@ -16,7 +16,7 @@ describe('OrganizationsRepository (PostgreSQL)', () => {
     await expect(
       new UnitOfWork(t.prisma).run(async () => {
         const organization = await t.repo.create(name);
-        if (!(await new OperatorsRepository(t.prisma).create(organization.id, { email: taken.email, passwordHash: 'h' }))) throw new Error('email taken');
+        if (!(await new OperatorsRepository(t.prisma).create(organization.id, { email: taken.email, passwordHash: 'h', role: 'owner' }))) throw new Error('email taken');
       }),
     ).rejects.toThrow('email taken');
     expect(await t.prisma.organization.count({ where: { name } })).toBe(0);

@@ -24,4 +24,33 @@ describe('SessionsRepository (PostgreSQL)', () => {
     await t.repo.revoke(session!.id, second);
     expect((await t.repo.findById(session!.id))?.revokedAt).toEqual(first);
   });
+
+  it('purges sessions that ended (expired, idle past the limit, or revoked) and keeps live ones', async () => {
+    const org = await insertOrganization(t.prisma);
+    // Dates well before any other test's rows, so that this purge (as of 2000-01-01) touches only these.
+    const now = new Date('2000-01-01T00:00:00.000Z');
+    const idleSince = new Date('1999-12-31T12:00:00.000Z');
+    const future = new Date('2100-01-01T00:00:00.000Z');
+    const rows = {
+      expired: { expiresAt: new Date('1999-12-31T00:00:00.000Z'), lastSeenAt: new Date('1999-12-30T23:00:00.000Z') },
+      idle: { expiresAt: future, lastSeenAt: new Date('1999-12-01T00:00:00.000Z') },
+      revoked: { expiresAt: future, lastSeenAt: new Date(), revokedAt: new Date('1999-12-31T23:00:00.000Z') },
+      live: { expiresAt: future, lastSeenAt: new Date() },
+    };
+    const ids: Record<string, string> = {};
+    for (const [name, row] of Object.entries(rows)) {
+      const tokenHash = randomBytes(32).toString('hex');
+      await t.repo.create(org.operatorId, { tokenHash, expiresAt: row.expiresAt, lastSeenAt: row.lastSeenAt });
+      const session = (await t.repo.findByTokenHash(tokenHash))!;
+      if ('revokedAt' in row) await t.repo.revoke(session.id, row.revokedAt);
+      ids[name] = session.id;
+    }
+
+    await t.repo.deleteEnded({ now, idleSince }, 1000);
+    const left = await t.prisma.session.findMany({ where: { operatorId: org.operatorId }, select: { id: true } });
+    expect(left.map((s) => s.id)).toEqual([ids.live]);
+    // In batches: a limit of 0 deletes nothing.
+    expect(await t.repo.deleteEnded({ now: future, idleSince: future }, 0)).toBe(0);
+    expect(await t.repo.findById(ids.live!)).not.toBeNull();
+  });
 });

@@ -184,4 +184,23 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     expect(await t.repo.resetForReplay([a], ours.id)).toMatchObject({ id: ours.id, status: 'received', attempts: 0, lastError: null, processedAt: null });
     expect(await t.repo.resetForReplay([b], shared.id)).toMatchObject({ id: shared.id, status: 'received' });
   });
+
+  it("counts each business account's waiting deliveries, dead letters and oldest waiting one, for the asked accounts only", async () => {
+    const [a, b, other] = [metaId(), metaId(), metaId()];
+    // Younger than the sweeper's 5 s, so no worker of another test file processes them meanwhile.
+    const older = new Date(Date.now() - 3000);
+    const newer = new Date(Date.now() - 1000);
+    await insertDelivery(t.prisma, { wabaIds: [a], status: 'received', receivedAt: newer });
+    await insertDelivery(t.prisma, { wabaIds: [a, other], status: 'received', receivedAt: older });
+    await insertDelivery(t.prisma, { wabaIds: [a, b], status: 'failed', lastError: 'x' });
+    await insertDelivery(t.prisma, { wabaIds: [b], status: 'processed', processedAt: new Date() });
+    await insertDelivery(t.prisma, { wabaIds: [other], status: 'failed', lastError: 'y' });
+
+    const rows = await t.repo.backlogForAccounts([a, b]);
+    expect(rows.sort((x, y) => (x.wabaId === a ? -1 : y.wabaId === a ? 1 : 0))).toEqual([
+      { wabaId: a, pending: 2, failed: 1, oldestPendingAt: older },
+      { wabaId: b, pending: 0, failed: 1, oldestPendingAt: null },
+    ]);
+    expect(await t.repo.backlogForAccounts([metaId()])).toEqual([]);
+  });
 });

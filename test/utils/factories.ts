@@ -25,8 +25,7 @@ export interface Operator {
 export const uniqueEmail = () => `op-${randomBytes(6).toString('hex')}@example.test`;
 
 /** A fresh organization with its first operator, logged in. */
-export async function signupAndLogin(t: TestApp, organizationName = 'Test Org'): Promise<Operator> {
-  const email = uniqueEmail();
+export async function signupAndLogin(t: TestApp, organizationName = 'Test Org', email = uniqueEmail()): Promise<Operator> {
   const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
   const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });

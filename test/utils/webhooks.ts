@@ -92,7 +92,7 @@ export async function signUp(t: TestApp): Promise<{ organizationId: string; cook
   return { organizationId: login.body.data.operator.organization.id as string, cookie, email };
 }
 
-// Payload builders in Meta's shapes (shared/reference/whatsapp-cloud-api.md §2).
+// Payload builders in Meta's shapes (docs/whatsapp-cloud-api.md §2).
 
 export interface StatusItem {
   id: string;

@@ -6,6 +6,12 @@ import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
 
 export const BUSINESS_ACCOUNT_NOT_FOUND = 'Business account not found';
 
+/** An upstream token as stored: sealed, bound to its business account's wabaId. */
+export interface StoredCredential {
+  wabaId: string;
+  accessTokenEncrypted: string;
+}
+
 /** Owns `business_accounts`. Every read and write names the organization it acts for, but the few noted. */
 @Injectable()
 export class BusinessAccountsRepository {
@@ -35,12 +41,35 @@ export class BusinessAccountsRepository {
   }
 
   /** The stored (encrypted) token of a business account, the scope of a key pair; null once disconnected. */
-  async findCredential(businessAccountId: string): Promise<{ accessTokenEncrypted: string } | null> {
+  async findCredential(businessAccountId: string): Promise<StoredCredential | null> {
     const account = await clientOf(this.prisma).businessAccount.findUnique({
       where: { id: businessAccountId },
-      select: { accessTokenEncrypted: true, disconnectedAt: true },
+      select: { wabaId: true, accessTokenEncrypted: true, disconnectedAt: true },
     });
-    return account && !account.disconnectedAt ? { accessTokenEncrypted: account.accessTokenEncrypted } : null;
+    return account && !account.disconnectedAt ? { wabaId: account.wabaId, accessTokenEncrypted: account.accessTokenEncrypted } : null;
+  }
+
+  /**
+   * Across organizations on purpose (key rotation re-seals every stored token): the next `limit` accounts,
+   * connected or not, after the id `afterId`, in id order.
+   */
+  credentialsAfter(afterId: string | undefined, limit: number): Promise<(StoredCredential & { id: string })[]> {
+    return clientOf(this.prisma).businessAccount.findMany({
+      where: afterId ? { id: { gt: afterId } } : {},
+      select: { id: true, wabaId: true, accessTokenEncrypted: true },
+      orderBy: { id: 'asc' },
+      take: limit,
+    });
+  }
+
+  countAll(): Promise<number> {
+    return clientOf(this.prisma).businessAccount.count();
+  }
+
+  /** Replaces the stored token only if it is still `expected` (a reconnect meanwhile wins); whether it did. */
+  async replaceCredentialIf(id: string, expected: string, accessTokenEncrypted: string): Promise<boolean> {
+    const { count } = await clientOf(this.prisma).businessAccount.updateMany({ where: { id, accessTokenEncrypted: expected }, data: { accessTokenEncrypted } });
+    return count === 1;
   }
 
   /** A new connection; null when the wabaId is already taken (the unique index decides between racing connects). */

@@ -37,7 +37,7 @@ export class BusinessAccountsService {
     if (existing && (existing.organizationId !== operator.organizationId || !existing.disconnectedAt)) throw alreadyConnected();
     const upstreamAccount = await this.verifyCredential(request);
     const name = request.name ?? upstreamAccount.name ?? request.wabaId;
-    const accessTokenEncrypted = this.credentials.seal(request.accessToken);
+    const accessTokenEncrypted = this.credentials.seal(request.accessToken, request.wabaId);
     const account = await this.uow.run(async () => {
       const saved = existing
         ? await this.accounts.reconnect(operator.organizationId, existing.id, { name, accessTokenEncrypted })
@@ -56,7 +56,7 @@ export class BusinessAccountsService {
     await this.verifyCredential({ wabaId, accessToken });
     const updated = await this.uow.run(async () => {
       await this.audit.record(operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
-      return this.accounts.reconnect(operator.organizationId, account.id, { accessTokenEncrypted: this.credentials.seal(accessToken) });
+      return this.accounts.reconnect(operator.organizationId, account.id, { accessTokenEncrypted: this.credentials.seal(accessToken, account.wabaId) });
     });
     return toBusinessAccountView(updated);
   }

@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 import { SecretBox } from '../../core/crypto/secret-box.js';
-import { Unauthenticated } from '../../core/errors/domain-errors.js';
+import { CredentialRejected, Unauthenticated } from '../../core/errors/domain-errors.js';
+import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { credentialVersionOf } from './credential-version.js';
 
@@ -18,16 +19,26 @@ export class AccountCredentials {
   constructor(
     private readonly accounts: BusinessAccountsRepository,
     private readonly secrets: SecretBox,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  /** What is stored for a new token. */
-  seal(accessToken: string): string {
-    return this.secrets.encrypt(accessToken);
+  /** What is stored for a new token of the business account `wabaId` (the ciphertext is bound to it). */
+  seal(accessToken: string, wabaId: string): string {
+    return this.secrets.seal(accessToken, wabaId);
   }
 
-  /** The token of an account already read (a console action on the operator's behalf). */
-  open(account: { accessTokenEncrypted: string }): string {
-    return this.secrets.decrypt(account.accessTokenEncrypted);
+  /**
+   * The token of an account already read (a console action on the operator's behalf). A ciphertext that
+   * does not open (sealed for another account, tampered with, or under a key no longer in ENCRYPTION_KEYS)
+   * is a credential the operator has to replace: 424 "reconnect", logged as an error for the administrator.
+   */
+  open(account: { wabaId: string; accessTokenEncrypted: string }): string {
+    try {
+      return this.secrets.open(account.accessTokenEncrypted, account.wabaId);
+    } catch (err) {
+      this.logger.error({ err, wabaId: account.wabaId }, 'stored upstream token cannot be decrypted (wrong account, tampered, or its key is not in ENCRYPTION_KEYS)');
+      throw new CredentialRejected('the stored token cannot be decrypted');
+    }
   }
 
   /** The token for a send through a key pair of the account. */

@@ -33,4 +33,17 @@ export class SessionsRepository {
   async revoke(id: string, at: Date): Promise<void> {
     await clientOf(this.prisma).session.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
   }
+
+  /**
+   * Deletes up to `limit` sessions that can no longer authenticate as of `now`: past their absolute expiry,
+   * unused since `idleSince`, or revoked. Returns how many.
+   */
+  async deleteEnded(at: { now: Date; idleSince: Date }, limit: number): Promise<number> {
+    const { rowCount } = await this.prisma.pool.query(
+      `DELETE FROM sessions WHERE id IN (
+         SELECT id FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2 OR revoked_at <= $1 LIMIT $3)`,
+      [at.now, at.idleSince, limit],
+    );
+    return rowCount ?? 0;
+  }
 }

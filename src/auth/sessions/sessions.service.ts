@@ -33,19 +33,30 @@ export class SessionsService {
 
   /** The operator behind a live session token, or null. */
   async authenticate(token: string): Promise<ConsoleScope | null> {
+    return (await this.authenticateSliding(token))?.scope ?? null;
+  }
+
+  /**
+   * As `authenticate`, and when the use moved the idle deadline (at most once a minute), how long the cookie
+   * may now live: the browser's copy slides with the server's, never past the absolute expiry.
+   */
+  async authenticateSliding(token: string): Promise<{ scope: ConsoleScope; renewedForSeconds?: number } | null> {
     const session = await this.sessions.findByTokenHash(sha256Hex(token));
     const now = Date.now();
     if (!session || session.revokedAt || session.expiresAt.getTime() <= now) return null;
     if (session.lastSeenAt.getTime() + this.config.sessionIdleTtlSeconds * 1000 <= now) return null;
+    let renewedForSeconds: number | undefined;
     if (now - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) {
       await this.sessions.touch(session.id, new Date(now));
+      renewedForSeconds = Math.floor((this.effectiveExpiry(new Date(now), session.expiresAt).getTime() - now) / 1000);
     }
-    return {
+    const scope = {
       sessionId: session.id,
       operatorId: session.operator.id,
       organizationId: session.operator.organizationId,
       email: session.operator.email,
     };
+    return { scope, renewedForSeconds };
   }
 
   async revoke(sessionId: string): Promise<void> {

@@ -1,5 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiPage } from '../../core/http/openapi.js';
+import { AuditEntryDoc } from './dto/audit-entry.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
@@ -13,8 +15,8 @@ export class AuditController {
   constructor(private readonly audit: AuditService) {}
 
   @Get()
-  @ApiOperation({ summary: "The organization's audit log (key and business-account changes), newest first" })
-  @ApiOkResponse({ description: '`data: {items: [{id, action, targetType, targetId, operatorEmail, details, createdAt}], page, limit, total, totalPages}`' })
+  @ApiOperation({ operationId: 'listAuditLog', summary: "The organization's audit log (key and business-account changes), newest first" })
+  @ApiPage(AuditEntryDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit 1–100)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<AuditEntry>> {
     return this.audit.list(operator.organizationId, query);

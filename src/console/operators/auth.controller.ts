@@ -1,10 +1,13 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../../core/http/openapi.js';
 import type { Request, Response } from 'express';
 import { ConsoleAuth, Public, SameOriginOnly, SESSION_COOKIE } from '../../auth/auth.decorators.js';
+import { clearSessionCookie, setSessionCookie } from '../../auth/cookies.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { SessionsService } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
+import { clientAddress } from '../../core/http/client-address.js';
 import { LoginDto, SignupDto } from './dto/signup.dto.js';
 import { OperatorView, SessionView } from './dto/operator.response.js';
 import { OperatorsService } from './operators.service.js';
@@ -21,51 +24,60 @@ export class AuthController {
   @Post('signup')
   @Public()
   @SameOriginOnly()
-  @ApiOperation({ summary: 'Create an organization and its first operator' })
-  @ApiCreatedResponse({ type: OperatorView })
+  @ApiOperation({
+    operationId: 'signup',
+    summary:
+      'Create an organization and its first operator (its owner), or with `inviteToken` join the inviting organization with the invitation\'s role. SIGNUP_MODE: open (both), invite (only with inviteToken), closed (neither).',
+  })
+  @ApiEnvelope(OperatorView, { status: 201, description: 'The new operator and its organization' })
+  @ApiResponse({ status: 403, description: 'Signup is by invitation only (SIGNUP_MODE=invite, no inviteToken), or closed' })
   @ApiResponse({ status: 409, description: 'Email already registered' })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (email, password ≥ 10 characters, organizationName)' })
-  signup(@Body() dto: SignupDto): Promise<OperatorView> {
-    return this.operators.signup(dto);
+  @ApiResponse({
+    status: 422,
+    description: 'Field Validation Failed (email, password ≥ 10 characters, organizationName; inviteToken unknown, used, revoked or expired; email not the invited one)',
+  })
+  @ApiResponse({ status: 429, description: 'Too many signups from this address (SIGNUP_MAX_PER_ADDRESS per SIGNUP_WINDOW_SECONDS); see Retry-After' })
+  signup(@Body() dto: SignupDto, @Req() req: Request): Promise<OperatorView> {
+    return this.operators.signup(dto, clientAddress(req));
   }
 
   @Post('login')
   @HttpCode(200)
   @Public()
   @SameOriginOnly()
-  @ApiOperation({ summary: `Log in; sets the HttpOnly session cookie \`${SESSION_COOKIE}\`` })
-  @ApiOkResponse({ type: SessionView })
+  @ApiOperation({
+    operationId: 'login',
+    summary: `Log in; sets the HttpOnly session cookie \`${SESSION_COOKIE}\` (\`__Host-${SESSION_COOKIE}\`, always Secure, in production; Max-Age = the idle lifetime)`,
+  })
+  @ApiEnvelope(SessionView, { description: 'Signed in: the session cookie is set' })
   @ApiResponse({ status: 401, description: 'Invalid email or password (same answer for both)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (email, password)' })
-  @ApiResponse({ status: 429, description: 'Too many failed attempts; see Retry-After' })
+  @ApiResponse({
+    status: 429,
+    description: 'Too many failed attempts for this email from this address, for this email overall, or from this address; see Retry-After',
+  })
   async login(@Body() dto: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
-    const { operator, session } = await this.operators.login(dto, req.ip ?? 'unknown');
-    res.cookie(SESSION_COOKIE, session.token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: req.secure,
-      path: '/',
-      maxAge: this.config.sessionAbsoluteTtlSeconds * 1000,
-    });
+    const { operator, session } = await this.operators.login(dto, clientAddress(req));
+    setSessionCookie(req, res, this.config, session.token);
     return { operator, expiresAt: session.expiresAt.toISOString() };
   }
 
   @Post('logout')
   @HttpCode(200)
   @ConsoleAuth()
-  @ApiOperation({ summary: 'Revoke the current session' })
+  @ApiOperation({ operationId: 'logout', summary: 'Revoke the current session' })
   @ApiOkResponse({ description: '`data: {loggedOut: true}`' })
   @ApiResponse({ status: 401, description: 'No or expired console session' })
-  async logout(@CurrentOperator() operator: ConsoleScope, @Res({ passthrough: true }) res: Response): Promise<{ loggedOut: true }> {
+  async logout(@CurrentOperator() operator: ConsoleScope, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<{ loggedOut: true }> {
     await this.sessions.revoke(operator.sessionId);
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    clearSessionCookie(req, res, this.config);
     return { loggedOut: true };
   }
 
   @Get('me')
   @ConsoleAuth()
-  @ApiOperation({ summary: 'The signed-in operator and the session expiry' })
-  @ApiOkResponse({ type: SessionView })
+  @ApiOperation({ operationId: 'getSession', summary: 'The signed-in operator and the session expiry' })
+  @ApiEnvelope(SessionView)
   @ApiResponse({ status: 401, description: 'No or expired console session' })
   async me(@CurrentOperator() operator: ConsoleScope): Promise<SessionView> {
     const expiresAt = await this.sessions.expiryOf(operator.sessionId);

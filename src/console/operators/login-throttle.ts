@@ -1,55 +1,64 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AppConfig } from '../../core/config/app-config.js';
-import { TooManyAttempts } from '../../core/errors/domain-errors.js';
+import { TemporarilyUnavailable, TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
-import { RedisService } from '../../core/redis/redis.service.js';
+import { AttemptBudget } from '../../core/redis/attempt-budget.js';
+
+export const TOO_MANY_LOGINS = 'Too many failed login attempts; try again later';
+export const THROTTLE_UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** A login attempt that was allowed to verify a password; settle it with `succeeded` or leave it counted. */
+export interface LoginAttempt {
+  succeeded(): Promise<void>;
+}
 
 /**
- * Repeated failed logins are refused for a while (per email and per client address), across API processes.
- * If Redis is unreachable the throttle fails open: logins still work, and the outage shows in readiness.
+ * Login throttle, across API processes. Every attempt takes one unit from three fixed-window budgets BEFORE
+ * the password is verified (one atomic Redis call), so however many requests arrive at once, at most the
+ * budget's worth are verified; the rest get 429 + Retry-After without touching scrypt:
+ *
+ * - (email, address): LOGIN_MAX_FAILURES. Guessing from one address stops here, and only this pair locks.
+ * - email, from every address: LOGIN_EMAIL_MAX_FAILURES (4× by default), the global cap on guesses at one
+ *   account. One address can spend at most its pair budget of it, so an attacker's failures from one address
+ *   do not lock the owner out from another; it takes several addresses to spend it.
+ * - address, over every email: LOGIN_ADDRESS_MAX_FAILURES (credential stuffing from one address).
+ *
+ * A successful login gives its own unit back to all three, so only failures (and attempts still in flight)
+ * count; failures are never forgiven early (not even by a success), so no request can reopen a spent budget.
+ * If Redis is unreachable the throttle fails closed (503 + Retry-After): an uncounted attempt is exactly
+ * what this class exists to prevent. Console logins pause during a Redis outage; the message API does not.
  */
 @Injectable()
 export class LoginThrottle {
   constructor(
-    private readonly redis: RedisService,
+    private readonly budget: AttemptBudget,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {}
 
-  private keys(email: string, ip: string): string[] {
-    return [`${this.config.queuePrefix}:login-fail:email:${email}`, `${this.config.queuePrefix}:login-fail:ip:${ip}`];
-  }
-
-  async assertAllowed(email: string, ip: string): Promise<void> {
+  /** Counts the attempt, or throws TooManyAttempts when one of its budgets is spent. */
+  async begin(email: string, address: string): Promise<LoginAttempt> {
+    const prefix = `${this.config.queuePrefix}:login`;
+    const budgets = [
+      { key: `${prefix}:pair:${address}:${email}`, limit: this.config.loginMaxFailures },
+      { key: `${prefix}:email:${email}`, limit: this.config.loginEmailMaxFailures },
+      { key: `${prefix}:ip:${address}`, limit: this.config.loginAddressMaxFailures },
+    ];
+    let result;
     try {
-      const keys = this.keys(email, ip);
-      const counts = await this.redis.client.mget(...keys);
-      // The per-address limit is looser: an office behind one NAT should not lock itself out.
-      const limits = [this.config.loginMaxFailures, this.config.loginMaxFailures * 4];
-      for (let i = 0; i < keys.length; i++) {
-        if (Number(counts[i] ?? 0) >= limits[i]!) {
-          const ttl = await this.redis.client.ttl(keys[i]!);
-          throw new TooManyAttempts('Too many failed login attempts; try again later', Math.max(ttl, 1));
-        }
-      }
+      result = await this.budget.take(budgets, this.config.loginWindowSeconds);
     } catch (error) {
-      if (error instanceof TooManyAttempts) throw error;
-      this.logger.warn({ err: error }, 'login throttle unavailable');
+      this.logger.warn({ err: error }, 'login throttle unavailable; refusing the login');
+      throw new TemporarilyUnavailable('Login is temporarily unavailable; try again shortly', THROTTLE_UNAVAILABLE_RETRY_SECONDS);
     }
-  }
-
-  async recordFailure(email: string, ip: string): Promise<void> {
-    try {
-      const pipeline = this.redis.client.multi();
-      for (const key of this.keys(email, ip)) pipeline.incr(key).expire(key, this.config.loginWindowSeconds, 'NX');
-      await pipeline.exec();
-    } catch (error) {
-      this.logger.warn({ err: error }, 'login throttle unavailable');
-    }
-  }
-
-  async reset(email: string): Promise<void> {
-    await this.redis.client.del(this.keys(email, '')[0]!).catch(() => undefined);
+    if (!result.taken) throw new TooManyAttempts(TOO_MANY_LOGINS, result.retryAfterSeconds);
+    return {
+      succeeded: async () => {
+        await this.budget.giveBack(budgets.map((b) => b.key)).catch((error: unknown) =>
+          this.logger.warn({ err: error }, 'login throttle unavailable; a successful login stays counted'),
+        );
+      },
+    };
   }
 }

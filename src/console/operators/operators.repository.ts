@@ -3,6 +3,9 @@ import type { Operator } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
 
+export type OperatorRole = 'owner' | 'member';
+export const OPERATOR_ROLES: readonly OperatorRole[] = ['owner', 'member'];
+
 export type OperatorWithOrganization = Operator & { organization: { id: string; name: string } };
 
 const WITH_ORGANIZATION = { organization: { select: { id: true, name: true } } } as const;
@@ -13,7 +16,7 @@ export class OperatorsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** Null when the email is already registered (the unique index decides between racing signups). */
-  async create(organizationId: string, operator: { email: string; passwordHash: string }): Promise<OperatorWithOrganization | null> {
+  async create(organizationId: string, operator: { email: string; passwordHash: string; role: OperatorRole }): Promise<OperatorWithOrganization | null> {
     try {
       return await clientOf(this.prisma).operator.create({ data: { organizationId, ...operator }, include: WITH_ORGANIZATION });
     } catch (error) {
@@ -29,5 +32,10 @@ export class OperatorsRepository {
 
   findById(id: string): Promise<OperatorWithOrganization | null> {
     return clientOf(this.prisma).operator.findUnique({ where: { id }, include: WITH_ORGANIZATION });
+  }
+
+  /** Replaces a password hash with a stronger one of the same password, unless it changed in the meantime. */
+  async upgradePasswordHash(id: string, from: string, to: string): Promise<void> {
+    await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });
   }
 }

@@ -1,15 +1,26 @@
-import { Injectable } from '@nestjs/common';
-import { Conflict, NotFound, Unauthenticated } from '../../core/errors/domain-errors.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AuditService } from '../../audit/audit.service.js';
 import { SessionsService, type IssuedSession } from '../../auth/sessions/sessions.service.js';
+import { AppConfig } from '../../core/config/app-config.js';
+import { sha256Hex } from '../../core/crypto/tokens.js';
+import { Conflict, Forbidden, InvalidInput, NotFound, TemporarilyUnavailable, TooManyAttempts, Unauthenticated } from '../../core/errors/domain-errors.js';
+import { APP_LOGGER } from '../../core/logging/app-logger.js';
+import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { AttemptBudget } from '../../core/redis/attempt-budget.js';
+import { InvitationsRepository } from '../invitations/invitations.repository.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { LoginDto, SignupDto } from './dto/signup.dto.js';
 import type { OperatorView } from './dto/operator.response.js';
-import { LoginThrottle } from './login-throttle.js';
-import { OperatorsRepository, type OperatorWithOrganization } from './operators.repository.js';
-import { DUMMY_HASH, hashPassword, verifyPassword } from './password-hasher.js';
+import { LoginThrottle, THROTTLE_UNAVAILABLE_RETRY_SECONDS } from './login-throttle.js';
+import { OperatorsRepository, type OperatorRole, type OperatorWithOrganization } from './operators.repository.js';
+import { PasswordHasher } from './password-hasher.js';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
+export const EMAIL_TAKEN = 'An operator with this email already exists';
+export const SIGNUP_INVITE_ONLY = 'Signup is by invitation only: ask an owner of your organization for an invitation link';
+export const SIGNUP_CLOSED = 'Signup is closed';
+export const TOO_MANY_SIGNUPS = 'Too many signups from this address; try again later';
 
 @Injectable()
 export class OperatorsService {
@@ -17,31 +28,100 @@ export class OperatorsService {
     private readonly uow: UnitOfWork,
     private readonly organizations: OrganizationsRepository,
     private readonly operators: OperatorsRepository,
+    private readonly invitations: InvitationsRepository,
     private readonly sessions: SessionsService,
     private readonly throttle: LoginThrottle,
+    private readonly budget: AttemptBudget,
+    private readonly passwords: PasswordHasher,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+    @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Creates an organization and its first operator, both or neither. */
-  async signup(dto: SignupDto): Promise<OperatorView> {
-    const passwordHash = await hashPassword(dto.password);
+  /**
+   * Public signup from `address`, as SIGNUP_MODE allows: with an invitation token the operator joins the
+   * inviting organization with the invitation's role (open and invite modes); without one a new organization
+   * is created with the operator as its owner (open mode only). Limited per address (SIGNUP_MAX_PER_ADDRESS).
+   */
+  async signup(dto: SignupDto, address: string): Promise<OperatorView> {
+    if (this.config.signupMode === 'closed') throw new Forbidden(SIGNUP_CLOSED);
+    if (this.config.signupMode === 'invite' && dto.inviteToken === undefined) throw new Forbidden(SIGNUP_INVITE_ONLY);
+    await this.takeSignupAttempt(address);
+    return dto.inviteToken === undefined
+      ? this.createOrganization({ email: dto.email, password: dto.password, organizationName: dto.organizationName ?? '' })
+      : this.acceptInvitation(dto.inviteToken, { email: dto.email, password: dto.password });
+  }
+
+  /** An organization and its first operator (its owner), both or neither. Also the seed's way in. */
+  async createOrganization(input: { email: string; password: string; organizationName: string }): Promise<OperatorView> {
+    const passwordHash = await this.passwords.hash(input.password);
     const operator = await this.uow.run(async () => {
-      const organization = await this.organizations.create(dto.organizationName.trim());
-      const created = await this.operators.create(organization.id, { email: dto.email, passwordHash });
-      if (!created) throw new Conflict('An operator with this email already exists', [{ field: 'email', message: 'email is already registered' }]);
+      const organization = await this.organizations.create(input.organizationName.trim());
+      return this.createOperator(organization.id, { email: input.email, passwordHash, role: 'owner' });
+    });
+    return toView(operator);
+  }
+
+  private async acceptInvitation(token: string, input: { email: string; password: string }): Promise<OperatorView> {
+    const invitation = await this.invitations.findByTokenHash(sha256Hex(token));
+    const now = new Date();
+    const problem = !invitation || invitation.revokedAt
+      ? 'invitation is not valid (unknown or revoked)'
+      : invitation.acceptedAt
+        ? 'invitation has already been used'
+        : invitation.expiresAt <= now
+          ? 'invitation has expired; ask for a new one'
+          : undefined;
+    if (problem || !invitation) throw InvalidInput.of('inviteToken', problem ?? 'invitation is not valid');
+    if (invitation.email !== input.email) throw InvalidInput.of('email', 'email does not match the invitation');
+    const passwordHash = await this.passwords.hash(input.password);
+    const operator = await this.uow.run(async () => {
+      const created = await this.createOperator(invitation.organizationId, { email: input.email, passwordHash, role: invitation.role as OperatorRole });
+      // The claim is conditional: of two acceptances racing with one token, one commits and the other rolls back.
+      if (!(await this.invitations.claim(invitation.id, created.id, new Date()))) {
+        throw InvalidInput.of('inviteToken', 'invitation has already been used');
+      }
+      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '' };
+      await this.audit.record(scope, 'invitation.accepted', { type: 'invitation', id: invitation.id }, { email: created.email, role: created.role });
       return created;
     });
     return toView(operator);
   }
 
-  async login(dto: LoginDto, ip: string): Promise<{ operator: OperatorView; session: IssuedSession }> {
-    await this.throttle.assertAllowed(dto.email, ip);
-    const operator = await this.operators.findByEmail(dto.email);
-    const valid = await verifyPassword(dto.password, operator?.passwordHash ?? DUMMY_HASH);
-    if (!operator || !valid) {
-      await this.throttle.recordFailure(dto.email, ip);
-      throw new Unauthenticated(INVALID_CREDENTIALS);
+  private async createOperator(organizationId: string, input: { email: string; passwordHash: string; role: OperatorRole }): Promise<OperatorWithOrganization> {
+    const created = await this.operators.create(organizationId, input);
+    if (!created) throw new Conflict(EMAIL_TAKEN, [{ field: 'email', message: 'email is already registered' }]);
+    return created;
+  }
+
+  private async takeSignupAttempt(address: string): Promise<void> {
+    let result;
+    try {
+      result = await this.budget.take(
+        [{ key: `${this.config.queuePrefix}:signup:ip:${address}`, limit: this.config.signupMaxPerAddress }],
+        this.config.signupWindowSeconds,
+      );
+    } catch (error) {
+      // Closed, like the login throttle: an uncounted signup is what the limit is there to prevent.
+      this.logger.warn({ err: error }, 'signup limit unavailable; refusing the signup');
+      throw new TemporarilyUnavailable('Signup is temporarily unavailable; try again shortly', THROTTLE_UNAVAILABLE_RETRY_SECONDS);
     }
-    await this.throttle.reset(dto.email);
+    if (!result.taken) throw new TooManyAttempts(TOO_MANY_SIGNUPS, result.retryAfterSeconds);
+  }
+
+  /**
+   * The attempt is counted before the password is verified (see LoginThrottle), so a burst cannot verify
+   * more passwords than the budgets allow. A hash weaker than today's parameters is replaced on success.
+   */
+  async login(dto: LoginDto, address: string): Promise<{ operator: OperatorView; session: IssuedSession }> {
+    const attempt = await this.throttle.begin(dto.email, address);
+    const operator = await this.operators.findByEmail(dto.email);
+    const { valid, needsRehash } = await this.passwords.verify(dto.password, operator?.passwordHash);
+    if (!operator || !valid) throw new Unauthenticated(INVALID_CREDENTIALS);
+    await attempt.succeeded();
+    if (needsRehash) {
+      await this.operators.upgradePasswordHash(operator.id, operator.passwordHash, await this.passwords.hash(dto.password));
+    }
     return { operator: toView(operator), session: await this.sessions.issue(operator.id) };
   }
 
@@ -56,6 +136,7 @@ function toView(operator: OperatorWithOrganization): OperatorView {
   return {
     id: operator.id,
     email: operator.email,
+    role: operator.role as OperatorRole,
     organization: { id: operator.organization.id, name: operator.organization.name },
     createdAt: operator.createdAt.toISOString(),
   };

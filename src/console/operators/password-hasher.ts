@@ -1,27 +1,76 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { AppConfig } from '../../core/config/app-config.js';
 
-const PARAMS = { N: 16384, r: 8, p: 1, keylen: 64 };
+export interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+}
 
-function derive(password: string, salt: Buffer, opts: ScryptOptions, keylen: number): Promise<Buffer> {
+const R = 8;
+const P = 1;
+const KEYLEN = 64;
+/** Hashes with a larger N than this are refused rather than computed (a stored value is not trusted to size memory). */
+const MAX_LOG2_N = 20;
+
+function derive(password: string, salt: Buffer, params: ScryptParams, keylen: number): Promise<Buffer> {
+  // scrypt needs 128·N·r bytes; Node's default maxmem (32 MiB) is below what N = 2^17 takes.
+  const maxmem = 128 * params.N * params.r + 16 * 1024 * 1024;
   return new Promise((resolve, reject) => {
-    scrypt(password, salt, keylen, { ...opts, maxmem: 64 * 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key)));
+    scrypt(password, salt, keylen, { ...params, maxmem }, (err, key) => (err ? reject(err) : resolve(key)));
   });
 }
 
-/** scrypt password hashes, self-describing: `scrypt$N$r$p$salt$hash` (base64url). */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMS, PARAMS.keylen);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+function encode(params: ScryptParams, salt: Buffer, key: Buffer): string {
+  return ['scrypt', params.N, params.r, params.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
-  const key = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
-  return timingSafeEqual(key, expected);
+/** The parameters a stored hash was made with, or null when it is not one of ours. */
+export function parseHash(stored: string): (ScryptParams & { salt: Buffer; hash: Buffer }) | null {
+  const [scheme, n, r, p, salt, hash, ...rest] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash || rest.length > 0) return null;
+  const params = { N: Number(n), r: Number(r), p: Number(p) };
+  const powerOfTwo = Number.isInteger(params.N) && params.N > 1 && (params.N & (params.N - 1)) === 0;
+  if (!powerOfTwo || params.N > 2 ** MAX_LOG2_N || !(params.r >= 1 && params.r <= 32) || !(params.p >= 1 && params.p <= 16)) return null;
+  return { ...params, salt: Buffer.from(salt, 'base64url'), hash: Buffer.from(hash, 'base64url') };
 }
 
-/** A hash to verify against when the email is unknown, so both failures cost the same time. */
-export const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$' + Buffer.alloc(64).toString('base64url');
+export interface Verification {
+  valid: boolean;
+  /** The hash is weaker than today's parameters: store a fresh one now that the password is known. */
+  needsRehash: boolean;
+}
+
+/**
+ * scrypt password hashes, self-describing (`scrypt$N$r$p$salt$hash`, base64url), so the cost can be raised
+ * (PASSWORD_HASH_COST = log2 N, default 17: N = 131072, r = 8, 128 MiB) while older hashes keep verifying;
+ * an older hash is replaced at the next successful login.
+ */
+@Injectable()
+export class PasswordHasher {
+  private readonly params: ScryptParams;
+  /** Verified against when the email is unknown, so both failures cost the same time. */
+  private readonly dummyHash: string;
+
+  constructor(config: AppConfig) {
+    this.params = { N: 2 ** config.passwordHashCost, r: R, p: P };
+    this.dummyHash = encode(this.params, Buffer.alloc(16), Buffer.alloc(KEYLEN));
+  }
+
+  async hash(password: string): Promise<string> {
+    const salt = randomBytes(16);
+    return encode(this.params, salt, await derive(password, salt, this.params, KEYLEN));
+  }
+
+  /** Verifies against `stored`, or against a dummy hash of the same cost when there is none. */
+  async verify(password: string, stored: string | undefined): Promise<Verification> {
+    const parsed = parseHash(stored ?? this.dummyHash);
+    if (!parsed) return { valid: false, needsRehash: false };
+    const key = await derive(password, parsed.salt, parsed, parsed.hash.length);
+    const valid = stored !== undefined && timingSafeEqual(key, parsed.hash);
+    // Only ever upgraded: a deployment that lowers PASSWORD_HASH_COST (tests do) leaves stronger hashes alone.
+    const weaker = parsed.N < this.params.N || parsed.r < this.params.r || parsed.hash.length < KEYLEN;
+    return { valid, needsRehash: valid && weaker };
+  }
+}

@@ -1,5 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../../core/http/openapi.js';
+import { TemplateDoc, TemplateSyncResultDoc } from './dto/template.view.js';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
@@ -30,8 +32,8 @@ export class TemplatesController {
 
   @Post('sync')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
-  @ApiOkResponse({ description: '`data: {counts: {added, updated, removed, total, approved}, lastSyncedAt}`' })
+  @ApiOperation({ operationId: 'syncTemplates', summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
+  @ApiEnvelope(TemplateSyncResultDoc)
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
   @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
@@ -40,8 +42,8 @@ export class TemplatesController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Synced templates, optionally filtered by status (e.g. APPROVED) or name' })
-  @ApiOkResponse({ description: '`data: Template[]` with name, language, status, category, parameterFormat, components, parameterCounts, sendable, removed' })
+  @ApiOperation({ operationId: 'listTemplates', summary: 'Synced templates, optionally filtered by status (e.g. APPROVED) or name' })
+  @ApiEnvelope(TemplateDoc, { isArray: true })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (status)' })
   list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: TemplateQueryDto): Promise<TemplateView[]> {
     return this.templates.list(operator.organizationId, wabaId, query);

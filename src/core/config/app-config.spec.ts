@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { AppConfig, ConfigError } from './app-config.js';
 
 const valid = {
@@ -14,8 +15,64 @@ describe('AppConfig', () => {
     const config = AppConfig.fromEnv(valid);
     expect(config.port).toBe(3000);
     expect(config.upstreamBaseUrl).toBe('http://127.0.0.1:4010/v23.0');
-    expect(config.encryptionKey).toHaveLength(32);
+    expect(config.encryptionKeys).toEqual([{ id: 'k0', key: Buffer.from('a'.repeat(64), 'hex') }]);
     expect(config.swaggerEnabled).toBe(true);
+    // Security defaults (issue 12): scrypt N = 2^17, no proxy trusted, open signup outside production.
+    expect(config.passwordHashCost).toBe(17);
+    expect(config.trustProxy).toBe(false);
+    expect(config.signupMode).toBe('open');
+    expect(config.loginEmailMaxFailures).toBe(20);
+    expect(AppConfig.fromEnv({ ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
+  });
+
+  it('refuses TRUST_PROXY=true and a per-email login budget not above the per-pair one', () => {
+    expect(() => AppConfig.fromEnv({ ...valid, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must not be true/);
+    expect(() => AppConfig.fromEnv({ ...valid, LOGIN_MAX_FAILURES: '5', LOGIN_EMAIL_MAX_FAILURES: '5' })).toThrow(/LOGIN_EMAIL_MAX_FAILURES must be >= 6/);
+  });
+
+  it('has no platform administrators by default', () => {
+    const config = AppConfig.fromEnv(valid);
+    expect(config.adminEmails).toEqual([]);
+  });
+
+  it('reads a key ring (newest first) and admin emails case-insensitively', () => {
+    const k2 = Buffer.alloc(32, 2).toString('base64');
+    const env = { ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `k2:${k2}, k1:${'b'.repeat(64)}`, ADMIN_EMAILS: ' Ops@Example.com ,root@example.com' };
+    const config = AppConfig.fromEnv(env);
+    expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+    expect(config.encryptionKeys[0]!.key).toEqual(Buffer.alloc(32, 2));
+    expect(config.adminEmails).toEqual(['ops@example.com', 'root@example.com']);
+    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: `k1:${'b'.repeat(64)},k1:${'c'.repeat(64)}` })).toThrow(/ENCRYPTION_KEYS has the same key id twice/);
+    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: 'nokey' })).toThrow(/ENCRYPTION_KEYS must be a comma-separated list/);
+    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEY: 'a'.repeat(64) })).toThrow(/ENCRYPTION_KEYS and ENCRYPTION_KEY are both set/);
+  });
+
+  it('turns Swagger off by default in production', () => {
+    const production = { ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    expect(AppConfig.fromEnv(production).swaggerEnabled).toBe(false);
+    expect(AppConfig.fromEnv({ ...production, SWAGGER_ENABLED: 'true' }).swaggerEnabled).toBe(true);
+  });
+
+  it('refuses the example secrets of .env.example in production only, naming each variable', () => {
+    const example = {
+      ...valid,
+      WHATSAPP_APP_SECRET: 'dev-app-secret-change-me',
+      WHATSAPP_VERIFY_TOKEN: 'dev-verify-token-change-me',
+      ENCRYPTION_KEY: '0'.repeat(64),
+    };
+    expect(() => AppConfig.fromEnv(example)).not.toThrow();
+    let error: unknown;
+    try {
+      AppConfig.fromEnv({ ...example, NODE_ENV: 'production' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY']);
+    expect(() => AppConfig.fromEnv({ ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
+      /ENCRYPTION_KEYS \(key "old"\) is the example value/,
+    );
   });
 
   it('names every missing or malformed variable at once', () => {

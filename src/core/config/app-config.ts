@@ -1,5 +1,8 @@
 import { ConfigError, EnvReader } from './env-reader.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { exampleSecretProblems } from './example-secrets.js';
 
+export type SignupMode = 'open' | 'invite' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /**
@@ -19,19 +22,36 @@ export class AppConfig {
   readonly upstreamTimeoutMs!: number;
   readonly whatsappAppSecret!: string;
   readonly whatsappVerifyToken!: string;
-  readonly encryptionKey!: Buffer;
+  /** Keys of upstream-token encryption, newest first: new ciphertexts use the first, any may decrypt. */
+  readonly encryptionKeys!: EncryptionKey[];
+  /** Platform administrators (lower-cased emails): the only operators who see the shared queues. */
+  readonly adminEmails!: string[];
   readonly logLevel!: LogLevel;
-  readonly trustProxy!: boolean;
+  /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs; never "trust everything". */
+  readonly trustProxy!: TrustProxy;
   readonly bodyLimitBytes!: number;
   readonly webhookBodyLimitBytes!: number;
   readonly sessionIdleTtlSeconds!: number;
   readonly sessionAbsoluteTtlSeconds!: number;
   readonly consoleAllowedOrigins!: string[];
   readonly loginMaxFailures!: number;
+  readonly loginEmailMaxFailures!: number;
+  readonly loginAddressMaxFailures!: number;
   readonly loginWindowSeconds!: number;
+  readonly signupMode!: SignupMode;
+  readonly signupMaxPerAddress!: number;
+  readonly signupWindowSeconds!: number;
+  readonly invitationTtlSeconds!: number;
+  /** log2 of scrypt's N for new password hashes (17 → N = 131072). */
+  readonly passwordHashCost!: number;
   readonly apiKeyCacheTtlMs!: number;
   readonly rateLimitPerSecond!: number;
   readonly rateLimitBurst!: number;
+  readonly consoleRateLimitPerSecond!: number;
+  readonly consoleRateLimitBurst!: number;
+  readonly consoleAddressRateLimitPerSecond!: number;
+  readonly consoleAddressRateLimitBurst!: number;
+  readonly apiKeyNegativeCacheTtlMs!: number;
   readonly workerConcurrency!: number;
   readonly webhookSweepIntervalMs!: number;
   readonly webhookMaxAttempts!: number;
@@ -40,35 +60,55 @@ export class AppConfig {
   readonly webhookBatchMaxRows!: number;
   readonly webhookJobWindowMs!: number;
   readonly webhookFastPath!: boolean;
+  readonly shutdownDrainMs!: number;
+  readonly metricsToken!: string;
+  readonly workerMetricsPort!: number;
+  readonly purgeIntervalSeconds!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
+    const nodeEnv = r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development');
+    const loginMaxFailures = r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 });
     const config: AppConfig = Object.assign(new AppConfig(), {
-      nodeEnv: r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development'),
+      nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
       databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
       queuePrefix: r.string('QUEUE_PREFIX', { default: 'bmapi', pattern: /^[A-Za-z0-9_-]{1,40}$/ }),
-      swaggerEnabled: r.bool('SWAGGER_ENABLED', true),
+      // The API's whole surface, described: public in development, opt-in in production.
+      swaggerEnabled: r.bool('SWAGGER_ENABLED', nodeEnv !== 'production'),
       upstreamBaseUrl: r.url('UPSTREAM_BASE_URL', ['http:', 'https:']).replace(/\/+$/, ''),
       upstreamConnectTimeoutMs: r.int('UPSTREAM_CONNECT_TIMEOUT_MS', { default: 3000, min: 1 }),
       upstreamTimeoutMs: r.int('UPSTREAM_TIMEOUT_MS', { default: 10000, min: 1 }),
       whatsappAppSecret: r.string('WHATSAPP_APP_SECRET', { minLength: 8 }),
       whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
-      encryptionKey: r.key32('ENCRYPTION_KEY'),
+      encryptionKeys: r.keyRing('ENCRYPTION_KEYS', 'ENCRYPTION_KEY'),
+      adminEmails: r.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-      trustProxy: r.bool('TRUST_PROXY', false),
+      trustProxy: r.parsed('TRUST_PROXY', false, parseTrustProxy),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
       webhookBodyLimitBytes: r.int('WEBHOOK_BODY_LIMIT_BYTES', { default: 3 * 1024 * 1024, min: 1024 }),
       sessionIdleTtlSeconds: r.int('SESSION_IDLE_TTL_SECONDS', { default: 12 * 3600, min: 60 }),
       sessionAbsoluteTtlSeconds: r.int('SESSION_ABSOLUTE_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
       consoleAllowedOrigins: r.list('CONSOLE_ALLOWED_ORIGINS'),
-      loginMaxFailures: r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 }),
+      loginMaxFailures,
+      loginEmailMaxFailures: r.int('LOGIN_EMAIL_MAX_FAILURES', { default: loginMaxFailures * 4, min: loginMaxFailures + 1 }),
+      loginAddressMaxFailures: r.int('LOGIN_ADDRESS_MAX_FAILURES', { default: loginMaxFailures * 4, min: 1 }),
       loginWindowSeconds: r.int('LOGIN_WINDOW_SECONDS', { default: 900, min: 1 }),
+      signupMode: r.oneOf('SIGNUP_MODE', ['open', 'invite', 'closed'] as const, nodeEnv === 'production' ? 'invite' : 'open'),
+      signupMaxPerAddress: r.int('SIGNUP_MAX_PER_ADDRESS', { default: 5, min: 1 }),
+      signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
+      invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
+      passwordHashCost: r.int('PASSWORD_HASH_COST', { default: 17, min: 10, max: 20 }),
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
       rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      consoleRateLimitPerSecond: r.int('CONSOLE_RATE_LIMIT_PER_SECOND', { default: 20, min: 1 }),
+      consoleRateLimitBurst: r.int('CONSOLE_RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      consoleAddressRateLimitPerSecond: r.int('CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND', { default: 50, min: 1 }),
+      consoleAddressRateLimitBurst: r.int('CONSOLE_ADDRESS_RATE_LIMIT_BURST', { default: 500, min: 1 }),
+      apiKeyNegativeCacheTtlMs: r.int('API_KEY_NEGATIVE_CACHE_TTL_MS', { default: 30_000, min: 0, max: 600_000 }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
@@ -76,8 +116,16 @@ export class AppConfig {
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
+      shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
+      metricsToken: r.string('METRICS_TOKEN', { default: '' }),
+      workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
+      purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
     });
+    if (nodeEnv === 'production') {
+      const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
+      exampleSecretProblems(config, keysVariable).forEach((problem) => r.problem(problem));
+    }
     r.throwIfInvalid();
     return config;
   }
@@ -85,6 +133,12 @@ export class AppConfig {
   get isProduction(): boolean {
     return this.nodeEnv === 'production';
   }
+}
+
+export interface EncryptionKey {
+  /** Written into every ciphertext, so the key that sealed it is found without trying each one. */
+  id: string;
+  key: Buffer;
 }
 
 export { ConfigError };

@@ -22,6 +22,11 @@ export class EnvReader {
     return fallback;
   }
 
+  /** A problem found by a rule across variables (the message names them). */
+  problem(message: string): void {
+    this.problems.push(message);
+  }
+
   string(name: string, opts: { default?: string; minLength?: number; pattern?: RegExp } = {}): string {
     const value = this.raw(name) ?? opts.default;
     if (value === undefined) return this.fail(name, 'is required', '');
@@ -72,6 +77,17 @@ export class EnvReader {
     }
   }
 
+  /** A value with its own syntax: `parse` returns the value, or throws an Error whose message says what is wrong. */
+  parsed<T>(name: string, fallback: T, parse: (value: string) => T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    try {
+      return parse(value);
+    } catch (error) {
+      return this.fail(name, (error as Error).message, fallback);
+    }
+  }
+
   list(name: string): string[] {
     const value = this.raw(name);
     return value ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
@@ -81,11 +97,33 @@ export class EnvReader {
   key32(name: string): Buffer {
     const value = this.raw(name);
     if (value === undefined) return this.fail(name, 'is required (32 bytes, hex or base64)', Buffer.alloc(0));
+    return this.parseKey32(name, value);
+  }
+
+  private parseKey32(name: string, value: string): Buffer {
     const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
     if (key.length !== 32) {
       return this.fail(name, `must be 32 bytes as 64 hex characters or base64 (got ${key.length} bytes)`, key);
     }
     return key;
+  }
+
+  /**
+   * Several 32-byte keys with ids, newest first: `kid1:<key>,kid0:<key>` in `name`; or one key in `single`
+   * (the older variable), which gets the id `k0`. Exactly one of the two variables.
+   */
+  keyRing(name: string, single: string): { id: string; key: Buffer }[] {
+    const ring = this.raw(name);
+    if (ring !== undefined && this.raw(single) !== undefined) return this.fail(name, `and ${single} are both set: keep only ${name}`, []);
+    if (ring === undefined) return [{ id: 'k0', key: this.key32(single) }];
+    const keys = ring.split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
+      const colon = item.indexOf(':');
+      const id = colon > 0 ? item.slice(0, colon) : '';
+      if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) this.fail(name, 'must be a comma-separated list of <id>:<key> (id: 1-32 letters, digits, _ or -)', null);
+      return { id, key: this.parseKey32(name, item.slice(colon + 1)) };
+    });
+    if (new Set(keys.map((k) => k.id)).size !== keys.length) this.fail(name, 'has the same key id twice', null);
+    return keys;
   }
 
   throwIfInvalid(): void {

@@ -1,28 +1,87 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
-const VERSION = 'v1';
+/** A key of the ring: its id is written into every ciphertext it seals. */
+export interface SecretKey {
+  id: string;
+  key: Buffer;
+}
+
+const LEGACY = 'v1';
+const CURRENT = 'v2';
 
 /**
- * AES-256-GCM for secrets at rest (upstream access tokens). Format: `v1.<iv>.<tag>.<ciphertext>` in
- * base64url, so a future key rotation can add `v2` without guessing.
+ * AES-256-GCM for secrets at rest (upstream access tokens), with a key ring for rotation.
+ *
+ * Format `v2.<keyId>.<iv>.<tag>.<ciphertext>` (base64url parts): the key id says which key of the ring
+ * opens it, and the ciphertext is bound to a context (the business account's wabaId) as additional
+ * authenticated data, so a ciphertext copied onto another account does not open there. New ciphertexts use
+ * the first (newest) key; older keys still open what they sealed until `npm run keys:rotate` has re-sealed it.
+ *
+ * `v1.<iv>.<tag>.<ciphertext>` (before key ids, no context) is still opened, with any key of the ring.
  */
 export class SecretBox {
-  constructor(private readonly key: Buffer) {
-    if (key.length !== 32) throw new Error('SecretBox needs a 32-byte key');
+  private readonly keys: SecretKey[];
+
+  constructor(keys: SecretKey[] | Buffer) {
+    this.keys = Buffer.isBuffer(keys) ? [{ id: 'k0', key: keys }] : keys;
+    if (this.keys.length === 0) throw new Error('SecretBox needs at least one key');
+    for (const { id, key } of this.keys) {
+      if (key.length !== 32) throw new Error(`SecretBox key "${id}" is not 32 bytes`);
+      if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`SecretBox key id "${id}" must be letters, digits, _ or -`);
+    }
   }
 
-  encrypt(plaintext: string): string {
+  /** Sealed under the newest key and bound to `context`. */
+  seal(plaintext: string, context: string): string {
+    const { id, key } = this.keys[0]!;
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(additionalData(id, context));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+    return [CURRENT, id, ...[iv, cipher.getAuthTag(), ciphertext].map((p) => p.toString('base64url'))].join('.');
   }
 
-  decrypt(sealed: string): string {
-    const [version, iv, tag, ciphertext] = sealed.split('.');
-    if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('Unrecognised sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  /** Throws when no key of the ring opens it, it was tampered with, or it was sealed for another context. */
+  open(sealed: string, context: string): string {
+    const parts = sealed.split('.');
+    if (parts[0] === CURRENT && parts.length === 5) {
+      const [, id, iv, tag, ciphertext] = parts as [string, string, string, string, string];
+      const entry = this.keys.find((k) => k.id === id);
+      if (!entry) throw new Error(`Sealed secret uses key "${id}", which is not in the key ring`);
+      return decrypt(entry.key, iv, tag, ciphertext, additionalData(id, context));
+    }
+    if (parts[0] === LEGACY && parts.length === 4) {
+      const [, iv, tag, ciphertext] = parts as [string, string, string, string];
+      for (const { key } of this.keys) {
+        try {
+          return decrypt(key, iv, tag, ciphertext);
+        } catch {
+          // GCM's tag tells a wrong key apart: try the next one
+        }
+      }
+      throw new Error('No key of the ring opens this sealed secret');
+    }
+    throw new Error('Unrecognised sealed secret');
   }
+
+  /** Sealed under the newest key in the current format: nothing for a rotation to do. */
+  isCurrent(sealed: string): boolean {
+    return sealed.startsWith(`${CURRENT}.${this.keys[0]!.id}.`);
+  }
+}
+
+/** Key id and context, length-prefixed so no two different pairs give the same bytes. */
+function additionalData(keyId: string, context: string): Buffer {
+  const id = Buffer.from(keyId, 'utf8');
+  const ctx = Buffer.from(context, 'utf8');
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(id.length);
+  return Buffer.concat([header, id, ctx]);
+}
+
+function decrypt(key: Buffer, iv: string, tag: string, ciphertext: string, aad?: Buffer): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
+  if (aad) decipher.setAAD(aad);
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
 }

@@ -12,7 +12,9 @@ export type DomainErrorKind =
   | 'conflict'
   | 'invalid_input'
   | 'unauthenticated'
+  | 'forbidden'
   | 'too_many_attempts'
+  | 'temporarily_unavailable'
   | 'credential_rejected'
   | 'account_blocked'
   | 'upstream_rate_limited'
@@ -62,8 +64,22 @@ export class Unauthenticated extends DomainError {
   readonly kind = 'unauthenticated';
 }
 
+/** The caller is known but may not do this (a member inviting operators, signup in invite-only mode). */
+export class Forbidden extends DomainError {
+  readonly kind = 'forbidden';
+}
+
 export class TooManyAttempts extends DomainError {
   readonly kind = 'too_many_attempts';
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, undefined, retryAfterSeconds);
+  }
+}
+
+/** A dependency this request cannot safely go without (the login throttle's Redis) is down: try again later. */
+export class TemporarilyUnavailable extends DomainError {
+  readonly kind = 'temporarily_unavailable';
 
   constructor(message: string, retryAfterSeconds: number) {
     super(message, undefined, retryAfterSeconds);

@@ -16,7 +16,9 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   invalid_input: 422,
   unauthenticated: 401,
+  forbidden: 403,
   too_many_attempts: 429,
+  temporarily_unavailable: 503,
   // The operator has to act (reconnect, or get the account unblocked): the request depended on that.
   credential_rejected: 424,
   account_blocked: 424,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics/metrics.js';
 
 const WELL_FORMED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -18,11 +19,17 @@ export function requestIdOf(given: string | string[] | undefined): string {
   return typeof given === 'string' && WELL_FORMED_ID.test(given) ? given : randomUUID();
 }
 
-/** Echoes the id on the response and logs one structured line when the response has gone out. */
-export function trackRequest(logger: Logger, req: IncomingMessage, res: ServerResponse, id: string, startedAt: bigint): void {
+/**
+ * Echoes the id on the response, logs one structured line when the response has gone out, and counts it in
+ * the request histogram by route pattern (Express's matched route, or the fast path's own; never the raw
+ * path, whose ids would make a series per message).
+ */
+export function trackRequest(logger: Logger, metrics: Metrics, req: IncomingMessage, res: ServerResponse, id: string, startedAt: bigint, route?: string): void {
   res.setHeader('x-request-id', id);
   res.on('finish', () => {
     const latencyMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
+    const pattern = route ?? (req as Partial<Request>).route?.path;
+    metrics.httpRequests.observe({ method: req.method, route: typeof pattern === 'string' ? pattern : 'unmatched', status: res.statusCode }, latencyMs / 1000);
     const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
     logger[level](
       { reqId: id, method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },
@@ -35,11 +42,11 @@ export function trackRequest(logger: Logger, req: IncomingMessage, res: ServerRe
  * Gives every request an id (the caller's x-request-id when well-formed, else a new UUID), echoes it on the
  * response, and logs one structured line per request when it finishes.
  */
-export function requestContext(logger: Logger) {
+export function requestContext(logger: Logger, metrics: Metrics) {
   return (req: Request, res: Response, next: NextFunction): void => {
     req.id = requestIdOf(req.headers['x-request-id']);
     req.startedAt = process.hrtime.bigint();
-    trackRequest(logger, req, res, req.id, req.startedAt);
+    trackRequest(logger, metrics, req, res, req.id, req.startedAt);
     next();
   };
 }

@@ -6,6 +6,11 @@ class Inner {
   @IsString({ message: 'code must be a string' }) code: unknown;
 }
 
+class Plain {
+  @IsString({ message: 'label must be a string' }) label?: unknown;
+  @IsString({ message: 'note must be a string' }) note?: unknown = null;
+}
+
 class Outer {
   @IsDefined({ message: 'name is required' })
   @IsString()
@@ -30,5 +35,14 @@ describe('flattenValidationErrors', () => {
       { field: 'title', message: 'title must not be empty' },
       { field: 'items.1.code', message: 'code must be a string' },
     ]);
+  });
+
+  it('says "is required" for a field that is missing or null, whatever rule failed, and the rule for a wrong value', async () => {
+    expect(flattenValidationErrors(await validate(new Plain()))).toEqual([
+      { field: 'label', message: 'label is required' },
+      { field: 'note', message: 'note is required' },
+    ]);
+    const wrong = Object.assign(new Plain(), { label: 7, note: 'ok' });
+    expect(flattenValidationErrors(await validate(wrong))).toEqual([{ field: 'label', message: 'label must be a string' }]);
   });
 });

@@ -11,9 +11,12 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
     const constraints = error.constraints ?? {};
     const messages = Object.values(constraints);
     if (messages.length > 0) {
-      // One message per field: a missing value says "required" rather than, say, a length rule.
+      // One message per field: a missing value says "is required" (or the DTO's own @IsDefined message) rather
+      // than, say, "must be a string" (an optional field never gets here without a value: @IsOptional skips it).
       const primary = PRIORITY.find((name) => constraints[name] !== undefined);
-      const message = constraints.whitelistValidation ? `${field} is not allowed` : primary ? constraints[primary]! : messages[0]!;
+      const missing = error.value === undefined || error.value === null;
+      const required = constraints.isDefined ?? `${field} is required`;
+      const message = constraints.whitelistValidation ? `${field} is not allowed` : missing ? required : primary ? constraints[primary]! : messages[0]!;
       out.push({ field, message });
     }
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
@@ -80,7 +83,8 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
-    validationError: { target: false, value: false },
+    // The value is only looked at by flattenValidationErrors (missing → "is required"); answers never echo it.
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => new FieldValidationError(flattenValidationErrors(errors)),
   });
 }

@@ -1,9 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiError } from '../../core/http/api-error.js';
-import { RateLimiterService } from './rate-limiter.service.js';
-
-export const RATE_LIMIT_EXCEEDED = 'Rate limit exceeded';
+import { AppConfig } from '../../core/config/app-config.js';
+import { enforceRateLimit, RateLimiterService } from '../../core/rate-limit/rate-limiter.service.js';
 
 /**
  * Per key-pair rate limit on the API-key routes. Runs after the global AuthGuard (so the key is known) and
@@ -11,20 +9,16 @@ export const RATE_LIMIT_EXCEEDED = 'Rate limit exceeded';
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
-  constructor(private readonly limiter: RateLimiterService) {}
+  constructor(
+    private readonly limiter: RateLimiterService,
+    private readonly config: AppConfig,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
-    const res = context.switchToHttp().getResponse<Response>();
     if (!req.apiKey) return true;
-    const decision = await this.limiter.take(req.apiKey.apiKeyId);
-    if (!decision) return true;
-    res.setHeader('RateLimit-Limit', String(decision.limit));
-    res.setHeader('RateLimit-Remaining', String(decision.remaining));
-    res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
-    if (!decision.allowed) {
-      throw new ApiError(429, RATE_LIMIT_EXCEEDED, { headers: { 'Retry-After': String(decision.retryAfterSeconds) } });
-    }
+    const decision = await this.limiter.take(req.apiKey.apiKeyId, { perSecond: this.config.rateLimitPerSecond, burst: this.config.rateLimitBurst });
+    enforceRateLimit(context.switchToHttp().getResponse<Response>(), [decision]);
     return true;
   }
 }

@@ -33,4 +33,14 @@ export class IdempotencyKeysRepository {
   async release(apiKeyId: string, key: string): Promise<void> {
     await this.prisma.idempotencyKey.deleteMany({ where: { apiKeyId, key, state: 'in_flight' } });
   }
+
+  /** Deletes up to `limit` keys whose time is over (`expires_at` before `now`), oldest first; returns how many. */
+  async deleteExpired(now: Date, limit: number): Promise<number> {
+    const { rowCount } = await this.prisma.pool.query(
+      `DELETE FROM idempotency_keys WHERE (api_key_id, key) IN (
+         SELECT api_key_id, key FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
+      [now, limit],
+    );
+    return rowCount ?? 0;
+  }
 }

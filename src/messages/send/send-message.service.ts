@@ -7,6 +7,7 @@ import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
 import { sendRejection } from '../../core/http/error-mapper.js';
 import { envelope, SUCCESS, type Envelope } from '../../core/http/envelope.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
+import { Metrics } from '../../core/metrics/metrics.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import type { SendPayload } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
@@ -43,10 +44,17 @@ export class SendMessageService {
     private readonly idempotency: IdempotencyService,
     private readonly credentials: AccountCredentials,
     private readonly upstream: WhatsAppClient,
+    private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {}
 
   async send(scope: ApiKeyScope, dto: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
+    const outcome = await this.attempt(scope, dto, idempotencyKey);
+    this.metrics.sends.inc({ outcome: outcomeLabel(outcome) });
+    return outcome;
+  }
+
+  private async attempt(scope: ApiKeyScope, dto: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
     if (!idempotencyKey) {
       await this.checks.assertSendable(scope.businessAccountId, dto);
       return this.deliver(scope, dto);
@@ -137,6 +145,15 @@ export class SendMessageService {
     const answer = sendRejection(error);
     return { statusCode: answer.statusCode, body: envelope(answer.statusCode, answer.message, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };
   }
+}
+
+/** bmapi_sends_total's label for an answer (refusals before any attempt are in the request histogram). */
+function outcomeLabel(outcome: SendOutcome): string {
+  if (outcome.headers['Idempotent-Replayed']) return 'replayed';
+  if (outcome.statusCode === 200) return 'accepted';
+  if (outcome.statusCode === 429) return 'rate_limited';
+  if (outcome.statusCode >= 500) return 'upstream_unavailable';
+  return 'rejected';
 }
 
 function replayOf(earlier: { statusCode: number; body: unknown }): SendOutcome {

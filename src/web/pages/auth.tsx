@@ -50,24 +50,32 @@ export function LoginPage({ onLogin }: { onLogin: (session: Session) => void }) 
   );
 }
 
+/** Sign up: a new organization, or with `?invite=<token>` (an owner's invitation link) joining theirs. */
 export function SignupPage() {
+  const inviteToken = useLocation().search.get('invite') ?? undefined;
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [organizationName, setOrganizationName] = useState('');
-  const signup = useAction((body: { email: string; password: string; organizationName: string }) => api.post<Operator>('/auth/signup', body));
+  const signup = useAction((body: { email: string; password: string; organizationName?: string; inviteToken?: string }) => api.post<Operator>('/auth/signup', body));
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const operator = await signup.run({ email, password, organizationName });
-    if (operator) navigate('/login', { state: { email: operator.email, notice: `Organization “${operator.organization.name}” created. Log in to continue.` } });
+    const operator = await signup.run(inviteToken ? { email, password, inviteToken } : { email, password, organizationName });
+    if (!operator) return;
+    const notice = inviteToken ? `You joined “${operator.organization.name}”.` : `Organization “${operator.organization.name}” created.`;
+    navigate('/login', { state: { email: operator.email, notice: `${notice} Log in to continue.` } });
   };
 
-  const fields = ['email', 'password', 'organizationName'];
+  // An inviteToken error (used, expired) has no field on screen: ErrorMessage lists it.
+  const fields = inviteToken ? ['email', 'password'] : ['email', 'password', 'organizationName'];
   return (
     <>
-      <PageTitle title="Sign up">Create an organization</PageTitle>
+      <PageTitle title="Sign up">{inviteToken ? 'Join your team' : 'Create an organization'}</PageTitle>
+      {inviteToken && <p className="muted">Sign up with the email address the invitation was sent to.</p>}
       <form onSubmit={submit} noValidate>
-        <TextField label="Organization name" name="organizationName" autoComplete="organization" required value={organizationName} onChange={(e) => setOrganizationName(e.target.value)} error={signup.error?.field('organizationName')} />
+        {!inviteToken && (
+          <TextField label="Organization name" name="organizationName" autoComplete="organization" required value={organizationName} onChange={(e) => setOrganizationName(e.target.value)} error={signup.error?.field('organizationName')} />
+        )}
         <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={signup.error?.field('email')} />
         <TextField
           label="Password"

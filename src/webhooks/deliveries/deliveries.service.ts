@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
+import { BUSINESS_ACCOUNT_NOT_FOUND, BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { WebhookDeliveriesRepository, type DeliveryRow } from './webhook-deliveries.repository.js';
-import type { DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
+import type { AccountDeliveryHealthView, DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
 
 export const DELIVERY_NOT_FOUND = 'Delivery not found';
 
@@ -32,6 +32,29 @@ export class DeliveriesService {
       total,
       query,
     );
+  }
+
+  /**
+   * The organization's own queue view (instead of the shared Bull Board): per business account, deliveries
+   * waiting, dead letters and the processing lag. `wabaId` narrows it to one account (404 if not theirs).
+   */
+  async health(organizationId: string, wabaId?: string, now = Date.now()): Promise<AccountDeliveryHealthView[]> {
+    const own = await this.ownWabaIds(organizationId);
+    if (wabaId !== undefined && !own.includes(wabaId)) throw new NotFoundError(BUSINESS_ACCOUNT_NOT_FOUND);
+    const wanted = wabaId !== undefined ? [wabaId] : own;
+    if (wanted.length === 0) return [];
+    const backlog = new Map((await this.deliveries.backlogForAccounts(wanted)).map((b) => [b.wabaId, b]));
+    return wanted.map((w) => {
+      const b = backlog.get(w);
+      const oldest = b?.oldestPendingAt ?? null;
+      return {
+        wabaId: w,
+        pending: b?.pending ?? 0,
+        failed: b?.failed ?? 0,
+        oldestPendingAt: oldest?.toISOString() ?? null,
+        lagSeconds: oldest ? Math.max(0, Math.floor((now - oldest.getTime()) / 1000)) : 0,
+      };
+    });
   }
 
   /** Back to `received` with a fresh job; processing is idempotent, so only what is missing gets done. */

@@ -81,6 +81,12 @@ const stillReceived = statement(
     ORDER BY received_at, id LIMIT $4`,
 );
 
+/** Served by the (status, received_at) index: one index entry read. */
+const oldestUnprocessed = statement(
+  'deliveries_oldest_unprocessed',
+  `SELECT min(received_at) AS at FROM webhook_deliveries WHERE status = 'received'`,
+);
+
 /** Oldest first, in batches (served by the (status, received_at) index); dead letters are never deleted. */
 const pruneProcessed = statement(
   'retention_delete_deliveries',
@@ -103,6 +109,28 @@ const replay = statement(
   `UPDATE webhook_deliveries SET status = 'received', attempts = 0, last_error = NULL, processed_at = NULL
     WHERE id = $1 AND waba_ids && $2::text[] RETURNING ${ROW_COLUMNS}`,
 );
+
+/**
+ * Backlog per business account: deliveries waiting (`received`), dead letters (`failed`) and the oldest
+ * waiting one. Only unfinished rows are read (the (status, received_at) index), whatever the retention.
+ */
+const backlogForAccounts = statement(
+  'deliveries_backlog_for_accounts',
+  `SELECT w AS "wabaId",
+          count(*) FILTER (WHERE d.status = 'received')::int AS pending,
+          count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
+          min(d.received_at) FILTER (WHERE d.status = 'received') AS "oldestPendingAt"
+     FROM webhook_deliveries d CROSS JOIN LATERAL unnest(d.waba_ids) AS w
+    WHERE d.status IN ('received', 'failed') AND d.waba_ids && $1::text[] AND w = ANY($1::text[])
+    GROUP BY w`,
+);
+
+export interface AccountBacklog {
+  wabaId: string;
+  pending: number;
+  failed: number;
+  oldestPendingAt: Date | null;
+}
 
 /**
  * The one owner of `webhook_deliveries`: every statement that reads or writes it (receiver, worker, sweeper,
@@ -154,6 +182,12 @@ export class WebhookDeliveriesRepository {
     return rows;
   }
 
+  /** When the oldest delivery still waiting to be processed arrived (null when none waits), all accounts. */
+  async oldestUnprocessedAt(): Promise<Date | null> {
+    const { rows } = await this.prisma.pool.query<{ at: Date | null }>(oldestUnprocessed([]));
+    return rows[0]?.at ?? null;
+  }
+
   /** Deletes up to `limit` processed deliveries received before `before`; returns how many. */
   async pruneProcessed(before: Date, limit: number): Promise<number> {
     const { rowCount } = await this.prisma.pool.query(pruneProcessed([before, limit]));
@@ -174,5 +208,11 @@ export class WebhookDeliveriesRepository {
   async resetForReplay(wabaIds: string[], id: number): Promise<DeliveryRow | null> {
     const { rows } = await this.prisma.pool.query<DeliveryRow>(replay([id, wabaIds]));
     return rows[0] ?? null;
+  }
+
+  /** Waiting and dead-lettered deliveries per business account of `wabaIds` (accounts with none are absent). */
+  async backlogForAccounts(wabaIds: string[]): Promise<AccountBacklog[]> {
+    const { rows } = await this.prisma.pool.query<AccountBacklog>(backlogForAccounts([wabaIds]));
+    return rows;
   }
 }

@@ -2,7 +2,8 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { FEED_START, FeedCursorCodec } from './feed-cursor.js';
 
 describe('FeedCursorCodec', () => {
-  const codec = (key = 1) => new FeedCursorCodec({ encryptionKey: Buffer.alloc(32, key) } as AppConfig);
+  const ring = (...keys: number[]) => ({ encryptionKeys: keys.map((k) => ({ id: `k${k}`, key: Buffer.alloc(32, k) })) }) as unknown as AppConfig;
+  const codec = (key = 1) => new FeedCursorCodec(ring(key));
   const waba = '310900000000001';
 
   it('round-trips a position for the account it was minted for; 0 is the start', () => {
@@ -21,5 +22,14 @@ describe('FeedCursorCodec', () => {
     }
     expect(codec().decode('310900000000002', cursor)).toBeUndefined();
     expect(codec(2).decode(waba, cursor)).toBeUndefined();
+  });
+
+  it('accepts cursors of any key still in the ring, and makes new ones with the newest', () => {
+    const old = codec(1).encode(waba, { xid: 5n, id: 6 });
+    const rotated = new FeedCursorCodec(ring(2, 1));
+    expect(rotated.decode(waba, old)).toEqual({ xid: 5n, id: 6 });
+    const fresh = rotated.encode(waba, { xid: 5n, id: 6 });
+    expect(fresh).not.toBe(old);
+    expect(codec(2).decode(waba, fresh)).toEqual({ xid: 5n, id: 6 });
   });
 });

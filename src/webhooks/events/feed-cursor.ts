@@ -19,22 +19,24 @@ const POSITION = /^v1:(0|[1-9]\d{0,19}):(0|[1-9]\d{0,9})$/;
 /**
  * Cursors of the events feed: base64url("v1:<xid>:<id>") "." base64url(HMAC-SHA256(key, wabaId + position)),
  * truncated to 128 bits. The MAC covers the business account, so a cursor minted for one account is refused
- * for another, and nobody without the server's key can forge a position. The key is derived from
- * ENCRYPTION_KEY (HKDF, its own label), so there is no extra secret to configure; rotating that key
- * invalidates outstanding cursors (pollers start again from a cursor they keep, or from 0). Positions never
- * expire: xid8 does not wrap, and a position past deleted rows still orders correctly.
+ * for another, and nobody without the server's key can forge a position. The MAC keys are derived from the
+ * encryption key ring (HKDF, their own label), so there is no extra secret to configure: new cursors use the
+ * newest key, a cursor made with any key still in the ring is accepted (rotation keeps outstanding cursors
+ * valid until their key is retired). Positions never expire: xid8 does not wrap, and a position past
+ * deleted rows still orders correctly.
  */
 @Injectable()
 export class FeedCursorCodec {
-  private readonly key: Buffer;
+  /** Newest first, as the ring. */
+  private readonly keys: Buffer[];
 
   constructor(config: AppConfig) {
-    this.key = Buffer.from(hkdfSync('sha256', config.encryptionKey, Buffer.alloc(0), 'events-feed-cursor', 32));
+    this.keys = config.encryptionKeys.map((k) => Buffer.from(hkdfSync('sha256', k.key, Buffer.alloc(0), 'events-feed-cursor', 32)));
   }
 
   encode(wabaId: string, p: FeedPosition): string {
     const position = `${VERSION}:${p.xid}:${p.id}`;
-    return `${Buffer.from(position).toString('base64url')}.${this.mac(wabaId, position).toString('base64url')}`;
+    return `${Buffer.from(position).toString('base64url')}.${this.mac(this.keys[0]!, wabaId, position).toString('base64url')}`;
   }
 
   /** The position, or undefined for anything malformed, forged or minted for another account. `0` is the start. */
@@ -45,11 +47,12 @@ export class FeedCursorCodec {
     const position = Buffer.from(body, 'base64url').toString('latin1');
     const match = POSITION.exec(position);
     const given = Buffer.from(mac, 'base64url');
-    if (!match || Buffer.from(position, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES || !timingSafeEqual(given, this.mac(wabaId, position))) return undefined;
+    if (!match || Buffer.from(position, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES) return undefined;
+    if (!this.keys.some((key) => timingSafeEqual(given, this.mac(key, wabaId, position)))) return undefined;
     return { xid: BigInt(match[1]!), id: Number(match[2]) };
   }
 
-  private mac(wabaId: string, position: string): Buffer {
-    return createHmac('sha256', this.key).update(wabaId).update('\0').update(position).digest().subarray(0, MAC_BYTES);
+  private mac(key: Buffer, wabaId: string, position: string): Buffer {
+    return createHmac('sha256', key).update(wabaId).update('\0').update(position).digest().subarray(0, MAC_BYTES);
   }
 }

@@ -143,9 +143,11 @@ export class DeliveryProcessor {
   }
 
   /** For a job that failed without its processor seeing it (stalled too often). */
-  async markDeadLetter(deliveryIds: number[], error: string): Promise<void> {
+  /** Returns how many of them this call dead-lettered. */
+  async markDeadLetter(deliveryIds: number[], error: string): Promise<number> {
     const changed = await this.deliveries.markDeadLetter(deliveryIds, error);
     if (changed.length > 0) this.logger.error({ deliveryIds: changed, error }, 'webhook deliveries dead-lettered');
+    return changed.length;
   }
 
   /** First run of a chunk: prepare, store (applicable ones already processed), apply what this statement inserted. */

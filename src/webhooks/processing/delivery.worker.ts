@@ -3,6 +3,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { Metrics } from '../../core/metrics/metrics.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
 import { createRedisConnection } from '../../core/redis/redis.service.js';
 import { deliveriesOf, type DeliveryJobData } from '../delivery-queue.js';
@@ -26,6 +27,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly processor: DeliveryProcessor,
     private readonly config: AppConfig,
+    private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
@@ -87,6 +89,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     try {
       const result = await this.processor.process(ids, job.data.rerun, this.abort.signal);
       this.logger.debug({ jobId: job.id, ...result }, 'webhook deliveries processed');
+      this.counted(result);
       return result;
     } catch (err) {
       // Stopped hard: whatever failed after that is the stop itself, not the deliveries' fault.
@@ -100,7 +103,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     let retry: unknown;
     for (const id of ids) {
       try {
-        await this.processor.process([id], job.data.rerun, this.abort.signal);
+        this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal));
       } catch (err) {
         if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
         if (!(await this.recordFailure(job, [id], err))) retry = err;
@@ -115,15 +118,23 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     const message = err instanceof Error ? err.message : String(err);
     const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     this.logger.warn({ err, jobId: job.id, deliveryIds: ids, attempt: job.attemptsMade + 1, final }, 'webhook delivery processing failed');
-    await this.processor.recordFailure(ids, message, final).catch((e: unknown) => this.logger.error({ err: e }, 'could not record the failure'));
+    await this.processor.recordFailure(ids, message, final).then(
+      () => final && this.metrics.deliveriesDeadLettered.inc(ids.length),
+      (e: unknown) => this.logger.error({ err: e }, 'could not record the failure'),
+    );
     return final;
+  }
+
+  private counted(result: ProcessResult): void {
+    this.metrics.deliveriesProcessed.inc(result.deliveryIds.length);
+    this.metrics.eventsStored.inc(result.inserted);
   }
 
   /** Catches jobs that failed for good without the processor seeing it (taken from dead workers too often). */
   private async onFailed(job: Job<DeliveryJobData> | undefined, err: Error): Promise<void> {
     if (!job || err instanceof ProcessingAborted) return;
     try {
-      if (await job.isFailed()) await this.processor.markDeadLetter(deliveriesOf(job.data), err.message);
+      if (await job.isFailed()) this.metrics.deliveriesDeadLettered.inc(await this.processor.markDeadLetter(deliveriesOf(job.data), err.message));
     } catch (e) {
       this.logger.warn({ err: e, jobId: job.id }, 'could not check a failed webhook job');
     }

@@ -3,20 +3,30 @@ import type { Logger } from 'pino';
 import { ApiError } from '../../core/http/api-error.js';
 import { envelope, SUCCESS } from '../../core/http/envelope.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
+import type { Metrics } from '../../core/metrics/metrics.js';
 import { signatureHeaderRefusal, type WebhookReceiverService } from './webhook-receiver.service.js';
 
 const RECEIVER_PATH = '/webhooks/whatsapp';
+
+interface FastPathDeps {
+  receiver: WebhookReceiverService;
+  logger: Logger;
+  metrics: Metrics;
+  limitBytes: number;
+  /** The same security headers as every other answer (core/http/security-headers.ts). */
+  securityHeaders: (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+}
 
 /**
  * Meta's POSTs to the receiver answered on node:http, in front of Express and Nest: the route is the hottest
  * of the service and has no guard, pipe or DTO to run, while Nest on Express costs several times node:http's
  * CPU per request. Everything a client sees is kept: the same WebhookReceiverService (signature over the raw
  * bytes, group commit, 200 only after the commit), the envelope and its error answers (400, 401, 413, 503,
- * 500 masked), the x-request-id echo and the one log line per request, the body limit
+ * 500 masked), the x-request-id echo, the security headers and the one log line per request, the body limit
  * (WEBHOOK_BODY_LIMIT_BYTES). The Nest controller stays as the route's Swagger entry and answers whatever the
  * fast path leaves to it: other methods, and bodies with a Content-Encoding (Express inflates those).
  */
-export function installWebhookFastPath(server: Server, deps: { receiver: WebhookReceiverService; logger: Logger; limitBytes: number }): void {
+export function installWebhookFastPath(server: Server, deps: FastPathDeps): void {
   const others = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -39,10 +49,11 @@ function encoded(req: IncomingMessage): boolean {
   return encoding !== undefined && encoding.toLowerCase() !== 'identity';
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, deps: { receiver: WebhookReceiverService; logger: Logger; limitBytes: number }): void {
+function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): void {
   const startedAt = process.hrtime.bigint();
   const id = requestIdOf(req.headers['x-request-id']);
-  trackRequest(deps.logger, req, res, id, startedAt);
+  trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, RECEIVER_PATH);
+  deps.securityHeaders(req, res, () => undefined);
 
   const signature = req.headers['x-hub-signature-256'];
   const refusal = signatureHeaderRefusal(Array.isArray(signature) ? signature.join(', ') : signature);

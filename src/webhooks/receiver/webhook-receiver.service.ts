@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { ApiError } from '../../core/http/api-error.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { Metrics } from '../../core/metrics/metrics.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from '../../core/async/group-commit.js';
@@ -42,6 +43,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly queue: DeliveryQueue,
     private readonly config: AppConfig,
+    private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
     this.batches = new GroupCommit((requests) => this.store(requests), {
@@ -68,6 +70,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const parts = splitByAccount(body, signature!, parsePayload(body));
     try {
       await this.batches.add(parts);
+      this.metrics.deliveriesReceived.inc(parts.length);
     } catch (err) {
       // Never 200 without the payload being durable: Meta retries anything else.
       this.logger.error({ err }, 'webhook delivery could not be stored');

@@ -66,6 +66,8 @@ function baseEnv(e: AppEnv): NodeJS.ProcessEnv {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NODE_ENV: 'production',
+    ENV_FILE: 'none',
+    WORKER_METRICS_PORT: '0',
     DATABASE_URL: e.databaseUrl,
     REDIS_URL: e.redisUrl,
     QUEUE_PREFIX: 'faults',

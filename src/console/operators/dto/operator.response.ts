@@ -8,6 +8,7 @@ export class OrganizationView {
 export class OperatorView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() email: string;
+  @ApiProperty({ enum: ['owner', 'member'], description: 'Owners may invite operators' }) role: 'owner' | 'member';
   @ApiProperty({ type: OrganizationView }) organization: OrganizationView;
   @ApiProperty() createdAt: string;
 }

@@ -1,6 +1,6 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { trimString } from '../../../core/http/validation.js';
 
 export const normaliseEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
@@ -21,12 +21,23 @@ export class SignupDto {
   @MaxLength(200)
   password: string;
 
-  @ApiProperty({ example: 'Parcel Co' })
+  @ApiPropertyOptional({ example: 'Parcel Co', description: 'The new organization (required without inviteToken; ignored with one)' })
+  @ValidateIf((dto: SignupDto) => dto.inviteToken === undefined)
   @Transform(trimString)
   @IsString()
   @IsNotEmpty({ message: 'organizationName must not be empty' })
   @MaxLength(200)
-  organizationName: string;
+  organizationName?: string;
+
+  @ApiPropertyOptional({
+    description: 'The token of an invitation link (`/console/signup?invite=…`): join the inviting organization with its role. The email must be the invited one.',
+  })
+  // Absent is fine; null is not (IsOptional would let it through as if absent).
+  @ValidateIf((dto: SignupDto) => dto.inviteToken !== undefined)
+  @IsString()
+  @IsNotEmpty({ message: 'inviteToken must not be empty' })
+  @MaxLength(200)
+  inviteToken?: string;
 }
 
 export class LoginDto {

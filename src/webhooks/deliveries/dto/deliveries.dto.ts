@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn, IsOptional, Matches } from 'class-validator';
 import { PageQueryDto } from '../../../core/http/pagination.js';
 
 export const DELIVERY_STATUSES = ['received', 'processed', 'failed'] as const;
@@ -21,4 +21,21 @@ export class DeliveryView {
   @ApiProperty({ type: [String], description: "Business accounts of your organization the delivery concerns" }) wabaIds: string[];
   @ApiProperty() receivedAt: string;
   @ApiProperty({ nullable: true, type: String }) processedAt: string | null;
+}
+
+export class DeliveriesHealthQueryDto {
+  @ApiPropertyOptional({ example: '310000000000001', description: 'One business account of your organization (default: all of them)' })
+  @IsOptional()
+  @Matches(/^\d{1,32}$/, { message: 'wabaId must be a business account id (digits)' })
+  wabaId?: string;
+}
+
+/** The webhook backlog of one business account: what the worker still has to do, and what it gave up on. */
+export class AccountDeliveryHealthView {
+  @ApiProperty({ example: '310000000000001' }) wabaId: string;
+  @ApiProperty({ description: 'Deliveries stored but not processed yet (status received)' }) pending: number;
+  @ApiProperty({ description: 'Dead letters (status failed): list them with GET /webhooks/deliveries?status=failed, replay with POST …/:id/replay' })
+  failed: number;
+  @ApiProperty({ nullable: true, type: String, description: 'When the oldest pending delivery arrived' }) oldestPendingAt: string | null;
+  @ApiProperty({ description: 'Processing lag: age of the oldest pending delivery in seconds (0 when nothing waits)' }) lagSeconds: number;
 }

@@ -18,7 +18,11 @@ export class AccountUpdateEffect implements EventEffect {
   prepare<T extends EffectItem>(_tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
     return Promise.resolve(
       readyAll(async (owned) => {
-        for (const e of owned) this.logger.info({ wabaId: e.wabaId, eventType: e.eventType, raw: e.raw }, 'account-level webhook event');
+        // The payload can hold personal data (names, phone numbers): it is stored on the event, and logged only at debug.
+        for (const e of owned) {
+          this.logger.info({ wabaId: e.wabaId, eventType: e.eventType }, 'account-level webhook event');
+          this.logger.debug({ wabaId: e.wabaId, raw: e.raw }, 'account-level webhook payload');
+        }
       }),
     );
   }

@@ -1,8 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Response } from 'express';
 import type { Logger } from 'pino';
-import { AppConfig } from '../../core/config/app-config.js';
-import { APP_LOGGER } from '../../core/logging/app-logger.js';
-import { RedisService } from '../../core/redis/redis.service.js';
+import { AppConfig } from '../config/app-config.js';
+import { ApiError } from '../http/api-error.js';
+import { APP_LOGGER } from '../logging/app-logger.js';
+import { RedisService } from '../redis/redis.service.js';
+
+export const RATE_LIMIT_EXCEEDED = 'Rate limit exceeded';
 
 /**
  * Token bucket in Redis (one Lua call per request), so the limit holds across every API process. Redis's
@@ -28,6 +32,12 @@ redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
 return { allowed, tostring(tokens) }
 `;
 
+/** A bucket's refill rate and size. */
+export interface RateLimitRule {
+  perSecond: number;
+  burst: number;
+}
+
 export interface RateLimitDecision {
   allowed: boolean;
   limit: number;
@@ -38,6 +48,10 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
+/**
+ * The service's one rate limiter (key pairs on the message routes, sessions and client addresses on the
+ * console routes): a named bucket per caller, `<QUEUE_PREFIX>:rate:<bucket>` in Redis.
+ */
 @Injectable()
 export class RateLimiterService {
   constructor(
@@ -49,12 +63,11 @@ export class RateLimiterService {
   }
 
   /** null when Redis is unreachable: the limiter fails open rather than refusing all traffic. */
-  async take(apiKeyId: string): Promise<RateLimitDecision | null> {
-    const rate = this.config.rateLimitPerSecond;
-    const burst = this.config.rateLimitBurst;
+  async take(bucket: string, rule: RateLimitRule): Promise<RateLimitDecision | null> {
+    const { perSecond: rate, burst } = rule;
     try {
       const client = this.redis.client as unknown as { tokenBucket(key: string, rate: number, burst: number): Promise<[number, string]> };
-      const [allowed, tokensText] = await client.tokenBucket(`${this.config.queuePrefix}:rate:${apiKeyId}`, rate, burst);
+      const [allowed, tokensText] = await client.tokenBucket(`${this.config.queuePrefix}:rate:${bucket}`, rate, burst);
       const tokens = Number(tokensText);
       return {
         allowed: allowed === 1,
@@ -67,5 +80,22 @@ export class RateLimiterService {
       this.logger.warn({ err: error }, 'rate limiter unavailable; allowing the request');
       return null;
     }
+  }
+}
+
+/**
+ * RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset on the answer, and 429 + Retry-After when refused.
+ * Several buckets (a session and its address): the headers describe the one closest to refusing.
+ */
+export function enforceRateLimit(res: Response, decisions: (RateLimitDecision | null)[]): void {
+  const known = decisions.filter((d): d is RateLimitDecision => d !== null);
+  if (known.length === 0) return;
+  const refused = known.filter((d) => !d.allowed);
+  const shown = refused.length > 0 ? refused.reduce((a, b) => (b.retryAfterSeconds > a.retryAfterSeconds ? b : a)) : known.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  res.setHeader('RateLimit-Limit', String(shown.limit));
+  res.setHeader('RateLimit-Remaining', String(shown.remaining));
+  res.setHeader('RateLimit-Reset', String(shown.resetSeconds));
+  if (!shown.allowed) {
+    throw new ApiError(429, RATE_LIMIT_EXCEEDED, { headers: { 'Retry-After': String(shown.retryAfterSeconds) } });
   }
 }

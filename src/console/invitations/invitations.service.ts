@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { AuditService } from '../../audit/audit.service.js';
+import type { ConsoleScope } from '../../auth/request-scope.js';
+import { AppConfig } from '../../core/config/app-config.js';
+import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
+import { Conflict, Forbidden, NotFound } from '../../core/errors/domain-errors.js';
+import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { EMAIL_TAKEN, SIGNUP_CLOSED } from '../operators/operators.service.js';
+import { OperatorsRepository, type OperatorRole } from '../operators/operators.repository.js';
+import type { CreatedInvitationView, InvitationView } from './dto/invitation.dto.js';
+import { InvitationsRepository, type InvitationRow } from './invitations.repository.js';
+
+export const INVITATION_NOT_FOUND = 'Invitation not found';
+export const OWNERS_ONLY = 'Only owners of the organization can manage invitations';
+export const SIGNUP_PATH = '/console/signup';
+const TOKEN_BYTES = 32;
+
+/**
+ * Owners invite operators into their organization with a one-time link: the token is shown once, only its
+ * SHA-256 is kept, it expires after INVITATION_TTL_SECONDS and is used up by the signup that accepts it.
+ */
+@Injectable()
+export class InvitationsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly invitations: InvitationsRepository,
+    private readonly operators: OperatorsRepository,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async create(operator: ConsoleScope, email: string, role: OperatorRole): Promise<CreatedInvitationView> {
+    await this.assertOwner(operator);
+    if (this.config.signupMode === 'closed') throw new Forbidden(SIGNUP_CLOSED);
+    if (await this.operators.findByEmail(email)) throw new Conflict(EMAIL_TAKEN, [{ field: 'email', message: 'email is already registered' }]);
+    const token = randomToken(TOKEN_BYTES);
+    const invitation = await this.uow.run(async () => {
+      const created = await this.invitations.create(operator.organizationId, {
+        email,
+        role,
+        tokenHash: sha256Hex(token),
+        invitedById: operator.operatorId,
+        expiresAt: new Date(Date.now() + this.config.invitationTtlSeconds * 1000),
+      });
+      await this.audit.record(operator, 'invitation.created', { type: 'invitation', id: created.id }, { email, role });
+      return created;
+    });
+    return { ...toView(invitation), token, path: `${SIGNUP_PATH}?invite=${encodeURIComponent(token)}` };
+  }
+
+  async listPending(operator: ConsoleScope): Promise<InvitationView[]> {
+    await this.assertOwner(operator);
+    return (await this.invitations.listPending(operator.organizationId, new Date())).map(toView);
+  }
+
+  async revoke(operator: ConsoleScope, id: string): Promise<InvitationView> {
+    await this.assertOwner(operator);
+    const invitation = await this.invitations.findOwned(operator.organizationId, id);
+    if (!invitation) throw new NotFound(INVITATION_NOT_FOUND);
+    await this.uow.run(async () => {
+      if (await this.invitations.revoke(operator.organizationId, id, new Date())) {
+        await this.audit.record(operator, 'invitation.revoked', { type: 'invitation', id }, { email: invitation.email });
+      }
+    });
+    return toView(invitation);
+  }
+
+  /** The role is read from the operator's row on each call, so a change of role applies at once. */
+  private async assertOwner(operator: ConsoleScope): Promise<void> {
+    const row = await this.operators.findById(operator.operatorId);
+    if (row?.role !== 'owner' || row.organizationId !== operator.organizationId) throw new Forbidden(OWNERS_ONLY);
+  }
+}
+
+function toView(invitation: InvitationRow): InvitationView {
+  return {
+    id: invitation.id,
+    email: invitation.email,
+    role: invitation.role as OperatorRole,
+    invitedBy: invitation.invitedBy.email,
+    expiresAt: invitation.expiresAt.toISOString(),
+    createdAt: invitation.createdAt.toISOString(),
+  };
+}

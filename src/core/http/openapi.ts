@@ -1,0 +1,87 @@
+import { applyDecorators, type Type } from '@nestjs/common';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { MAX_PAGE_SIZE } from './pagination.js';
+
+/** One failing field of a 422 (or of a 4xx naming fields). */
+@ApiSchema({ name: 'FieldError' })
+export class FieldErrorDoc {
+  @ApiProperty({ example: 'to' })
+  field!: string;
+
+  @ApiProperty({ example: 'to must be a phone number in E.164 digits' })
+  message!: string;
+}
+
+/** Every error answer: `{statusCode, message, errors?}`. */
+@ApiSchema({ name: 'ErrorEnvelope' })
+export class ErrorEnvelopeDoc {
+  @ApiProperty({ example: 422 })
+  statusCode!: number;
+
+  @ApiProperty({ example: 'Field Validation Failed' })
+  message!: string;
+
+  @ApiPropertyOptional({ type: [FieldErrorDoc], description: 'One item per failing field (422), dotted paths for nested fields' })
+  errors?: FieldErrorDoc[];
+}
+
+/** The page object of every list: `{items, page, limit, total, totalPages}`. */
+@ApiSchema({ name: 'PageInfo' })
+export class PageDoc {
+  @ApiProperty({ example: 1, minimum: 1 })
+  page!: number;
+
+  @ApiProperty({ example: 20, minimum: 1, maximum: MAX_PAGE_SIZE })
+  limit!: number;
+
+  @ApiProperty({ example: 1, description: 'Items matching the filters' })
+  total!: number;
+
+  @ApiProperty({ example: 1 })
+  totalPages!: number;
+}
+
+const successEnvelope = (status: number, data: Record<string, unknown>) => ({
+  type: 'object',
+  required: ['statusCode', 'message', 'data'],
+  properties: {
+    statusCode: { type: 'integer', example: status },
+    message: { type: 'string', example: 'Success' },
+    data,
+  },
+});
+
+/**
+ * A success answer in the envelope with `data` of `model`: `{statusCode, message: "Success", data: Model}`
+ * (an array of them with `isArray`).
+ */
+export function ApiEnvelope(model: Type<unknown>, opts: { status?: number; description?: string; isArray?: boolean } = {}) {
+  const status = opts.status ?? 200;
+  const ref = { $ref: getSchemaPath(model) };
+  return applyDecorators(
+    ApiExtraModels(model),
+    ApiResponse({ status, description: opts.description ?? 'Success', schema: successEnvelope(status, opts.isArray ? { type: 'array', items: ref } : ref) }),
+  );
+}
+
+/** A list answer: the envelope with `data` a page object whose `items` are `model`s. */
+export function ApiPage(model: Type<unknown>, opts: { description?: string } = {}) {
+  return applyDecorators(
+    ApiExtraModels(model, PageDoc),
+    ApiResponse({
+      status: 200,
+      description: opts.description ?? 'One page, newest first',
+      schema: successEnvelope(200, {
+        allOf: [{ $ref: getSchemaPath(PageDoc) }, { type: 'object', required: ['items'], properties: { items: { type: 'array', items: { $ref: getSchemaPath(model) } } } }],
+      }),
+    }),
+  );
+}
+
+/** Error answers, each `{statusCode, message, errors?}` (ErrorEnvelopeDoc) with its own description. */
+export function ApiErrors(errors: Record<number, string>) {
+  return applyDecorators(
+    ApiExtraModels(ErrorEnvelopeDoc),
+    ...Object.entries(errors).map(([status, description]) => ApiResponse({ status: Number(status), description, type: ErrorEnvelopeDoc })),
+  );
+}

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics (prom-client), one registry per process: the API serves them at
+ * GET /metrics on its port, the worker on its own small port (WORKER_METRICS_PORT). Names start with `bmapi_`.
+ * Gauges whose value lives elsewhere (queue depth, the oldest unprocessed delivery) are read when scraped.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Histogram({
+    name: 'bmapi_http_request_duration_seconds',
+    help: 'HTTP requests by method, route (the matched route pattern) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly sends = new Counter({
+    name: 'bmapi_sends_total',
+    help: 'POST /messages answers by outcome: accepted, rejected (by the upstream platform), upstream_unavailable, rate_limited, replayed (Idempotency-Key)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamRequests = new Histogram({
+    name: 'bmapi_upstream_request_duration_seconds',
+    help: "Calls to Meta's Cloud API by operation and outcome (ok, error, unavailable)",
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly deliveriesReceived = this.counter('bmapi_webhook_deliveries_received_total', 'Webhook deliveries stored and acknowledged by the receiver (one per business account of a POST)');
+  readonly deliveriesProcessed = this.counter('bmapi_webhook_deliveries_processed_total', 'Webhook deliveries processed by the worker (a delivery re-run for waiting statuses counts again)');
+  readonly deliveriesDeadLettered = this.counter('bmapi_webhook_deliveries_dead_lettered_total', 'Webhook deliveries that failed for good (dead letters, replayable from the console)');
+  readonly eventsStored = this.counter('bmapi_webhook_events_stored_total', 'Events stored by the worker (each item of a delivery once)');
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'bmapi_' });
+  }
+
+  private counter(name: string, help: string): Counter {
+    return new Counter({ name, help, registers: [this.registry] });
+  }
+
+  /** A gauge read when scraped; a failing read leaves the gauge without a value for that scrape. */
+  gauge(name: string, help: string, read: () => Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        try {
+          this.set(await read());
+        } catch {
+          this.reset();
+        }
+      },
+    });
+  }
+
+  /** The text exposition format (and its content type). */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

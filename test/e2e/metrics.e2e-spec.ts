@@ -1,0 +1,75 @@
+import { jest } from '@jest/globals';
+import type http from 'node:http';
+import { portOf, startMetricsServer } from '../../src/core/metrics/metrics-endpoint.js';
+import { Metrics } from '../../src/core/metrics/metrics.js';
+import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { startStack, type Stack } from '../utils/stack.js';
+
+jest.setTimeout(60_000);
+
+/** The value of one series in a Prometheus text exposition (0 when absent). */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+describe('Metrics: /metrics on the API, and the worker on its own port', () => {
+  let stack: Stack;
+  let tenant: Tenant;
+  let workerMetrics: http.Server;
+
+  beforeAll(async () => {
+    stack = await startStack({ worker: false, env: { METRICS_TOKEN: 'scrape-token-123' } });
+    await stack.startWorker();
+    // The worker process (src/worker.ts) serves its Metrics like this on WORKER_METRICS_PORT.
+    workerMetrics = await startMetricsServer(stack.worker!.get(Metrics), { port: 0, host: '127.0.0.1', token: stack.config.metricsToken });
+    tenant = await onboard(stack);
+  });
+  afterAll(async () => {
+    workerMetrics?.close();
+    await stack?.close();
+  });
+
+  const scrapeApi = () => stack.http.get('/metrics').set('authorization', 'Bearer scrape-token-123');
+  const scrapeWorker = async () => (await fetch(`http://127.0.0.1:${portOf(workerMetrics)}/metrics`, { headers: { authorization: 'Bearer scrape-token-123' } })).text();
+
+  it('needs the bearer token when METRICS_TOKEN is set', async () => {
+    expect((await stack.http.get('/metrics')).status).toBe(401);
+    expect((await stack.http.get('/metrics').set('authorization', 'Bearer wrong')).status).toBe(401);
+    expect((await fetch(`http://127.0.0.1:${portOf(workerMetrics)}/metrics`)).status).toBe(401);
+    const ok = await scrapeApi();
+    expect(ok.status).toBe(200);
+    expect(ok.headers['content-type']).toContain('text/plain');
+  });
+
+  it('counts a send and a webhook delivery: the request by route, the outcome, the upstream call, receipt and processing', async () => {
+    const before = (await scrapeApi()).text;
+    const workerBefore = await scrapeWorker();
+
+    const sent = await stack.http.post('/messages').set(tenant.key.headers).send(helloWorld(tenant, recipient()));
+    expect(sent.status).toBe(200);
+    // The simulator posts the message's statuses (sent, delivered, read) as signed webhooks.
+    const message = await eventually(async () => {
+      const res = await stack.http.get(`/messages/${sent.body.data.id}`).set(tenant.key.headers);
+      return res.body.data.status === 'read' ? res.body.data : undefined;
+    });
+    expect(message).toBeDefined();
+
+    const after = (await scrapeApi()).text;
+    const delta = (series: string) => sample(after, series) - sample(before, series);
+    expect(delta('bmapi_sends_total{outcome="accepted"}')).toBe(1);
+    expect(delta('bmapi_http_request_duration_seconds_count{method="POST",route="/messages",status="200"}')).toBe(1);
+    expect(delta('bmapi_upstream_request_duration_seconds_count{operation="sendMessage",outcome="ok"}')).toBe(1);
+    expect(delta('bmapi_webhook_deliveries_received_total')).toBeGreaterThanOrEqual(3);
+    expect(delta('bmapi_http_request_duration_seconds_count{method="POST",route="/webhooks/whatsapp",status="200"}')).toBeGreaterThanOrEqual(3);
+    // Message ids never become label values: the route pattern is the label.
+    expect(after).toContain('route="/messages/:id"');
+    expect(after).not.toContain(`route="/messages/${sent.body.data.id}"`);
+    expect(after).toContain('bmapi_webhook_oldest_unprocessed_age_seconds');
+    expect(after).toContain('bmapi_webhook_queue_jobs_waiting');
+
+    const workerAfter = await scrapeWorker();
+    expect(sample(workerAfter, 'bmapi_webhook_deliveries_processed_total') - sample(workerBefore, 'bmapi_webhook_deliveries_processed_total')).toBeGreaterThanOrEqual(3);
+    expect(sample(workerAfter, 'bmapi_webhook_events_stored_total') - sample(workerBefore, 'bmapi_webhook_events_stored_total')).toBeGreaterThanOrEqual(3);
+  });
+});
