@@ -286,4 +286,12 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     expect(res.body.data).toEqual({ items: [], nextCursor: '0', limit: 20 });
     expect(Date.now() - started).toBeLessThan(5000);
   });
+
+  it('documents the feed in the OpenAPI document: after and wait, and nextCursor in the answer', async () => {
+    const doc = (await t.http.get('/swagger/docs-json')).body;
+    const params = (doc.paths['/webhooks/events'].get.parameters as { name: string; in: string; description?: string }[]).filter((p) => p.in === 'query');
+    expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(['wabaId', 'after', 'wait', 'limit', 'page', 'kind', 'status', 'messageId', 'recipient']));
+    expect(params.find((p) => p.name === 'after')!.description).toMatch(/nextCursor/);
+    expect(doc.components.schemas.EventFeedView.properties).toEqual(expect.objectContaining({ items: expect.anything(), nextCursor: expect.anything(), limit: expect.anything() }));
+  });
 });
