@@ -156,6 +156,13 @@ export interface MessageDetail extends Message {
   statusHistory: StatusHistoryItem[];
 }
 
+/** GET /webhooks/events with `after`: the feed form. */
+export interface EventFeed<T> {
+  items: T[];
+  nextCursor: string;
+  limit: number;
+}
+
 export interface WebhookEvent {
   id: number;
   eventType: string;

@@ -7,6 +7,8 @@ import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.rep
 import { DeliveryQueue } from './delivery-queue.js';
 import { EventsController } from './events/events.controller.js';
 import { EventsRepository } from './events/events.repository.js';
+import { FeedCursorCodec } from './events/feed-cursor.js';
+import { FeedWaiters } from './events/feed-waiters.js';
 import { EventsService } from './events/events.service.js';
 import { WebhookReceiverController } from './receiver/webhook-receiver.controller.js';
 import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
@@ -15,6 +17,6 @@ import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
 @Module({
   imports: [AccountsModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
-  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, DeliveriesService, DeliveryMetrics],
+  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, FeedCursorCodec, FeedWaiters, DeliveriesService, DeliveryMetrics],
 })
 export class WebhooksModule {}

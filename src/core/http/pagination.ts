@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, Max, Min, ValidateBy } from 'class-validator';
@@ -24,21 +25,30 @@ const WithinPaginationCap = () =>
     },
   });
 
-/** `page` (1-based, default 1) and `limit` (default 20, max 100); out of range, or deeper than MAX_PAGINATED_ROWS → 422. */
-export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1, description: `1-based; page * limit at most ${MAX_PAGINATED_ROWS}` })
-  @Type(() => Number)
-  @IsInt({ message: 'page must be an integer' })
-  @Min(1, { message: 'page must be at least 1' })
-  @WithinPaginationCap()
-  page: number = 1;
+/** The `page` query parameter (1-based); out of range, or deeper than MAX_PAGINATED_ROWS → 422. */
+export const PageNumber = () =>
+  applyDecorators(
+    ApiPropertyOptional({ minimum: 1, default: 1, description: `1-based; page * limit at most ${MAX_PAGINATED_ROWS}` }),
+    Type(() => Number),
+    IsInt({ message: 'page must be an integer' }),
+    Min(1, { message: 'page must be at least 1' }),
+    WithinPaginationCap(),
+  );
 
+/** `limit` (default 20, max 100); out of range → 422. */
+export class LimitQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer' })
   @Min(1, { message: 'limit must be at least 1' })
   @Max(MAX_PAGE_SIZE, { message: `limit must be at most ${MAX_PAGE_SIZE}` })
   limit: number = DEFAULT_PAGE_SIZE;
+}
+
+/** `page` (1-based, default 1) and `limit` (default 20, max 100); out of range, or deeper than MAX_PAGINATED_ROWS → 422. */
+export class PageQueryDto extends LimitQueryDto {
+  @PageNumber()
+  page: number = 1;
 }
 
 /** The list wrapper used by every paginated route. */

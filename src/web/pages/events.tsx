@@ -1,11 +1,14 @@
-import { Fragment, useState } from 'react';
-import { api, type Page, type WebhookEvent } from '../api';
+import { Fragment, useEffect, useState } from 'react';
+import { api, type EventFeed, type Page, type WebhookEvent } from '../api';
 import { DateTime, ErrorMessage, formatTime, PageTitle, Pagination, SelectField, StatusBadge, TableRegion } from '../components';
 import { useLoad } from '../hooks';
 import { setQuery, useLocation } from '../router';
 import { useAccount } from './account-layout';
 
-const POLL_MS = 3000;
+/** Long poll: the server answers as soon as an event is stored, or after this many seconds with nothing. */
+const WAIT_SECONDS = 25;
+const RETRY_MS = 3000;
+const MAX_LIVE = 200;
 const KIND_LABEL: Record<string, string> = {
   status_update: 'Status update',
   inbound_message: 'Inbound message',
@@ -15,7 +18,10 @@ const KIND_LABEL: Record<string, string> = {
 const KIND_OPTIONS = [{ value: '', label: 'Any kind' }, ...Object.entries(KIND_LABEL).map(([value, label]) => ({ value, label }))];
 const STATUS_OPTIONS = ['', 'sent', 'delivered', 'read', 'failed'].map((s) => ({ value: s, label: s || 'Any status' }));
 
-/** The business account's webhook events, newest first, refreshed every few seconds while the tab is visible. */
+/**
+ * The business account's webhook events, newest first. On the first page, new events are prepended live by
+ * following the feed (`after=now`, then each `nextCursor`, `wait=25`): no page is re-read.
+ */
 export function EventsPage({ wabaId }: { wabaId: string }) {
   const { account } = useAccount();
   const { path, search } = useLocation();
@@ -23,9 +29,37 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
   const page = Number(search.get('page')) || 1;
   const [autoRefresh, setAutoRefresh] = useState(true);
   const [expanded, setExpanded] = useState<Set<number>>(new Set());
-  const events = useLoad(() => api.get<Page<WebhookEvent>>('/webhooks/events', { wabaId, ...filters, page, limit: 25 }), [wabaId, search.toString()], {
-    pollMs: autoRefresh ? POLL_MS : undefined,
-  });
+  const [fresh, setFresh] = useState<WebhookEvent[]>([]);
+  const events = useLoad(() => api.get<Page<WebhookEvent>>('/webhooks/events', { wabaId, ...filters, page, limit: 25 }), [wabaId, search.toString()]);
+  const live = autoRefresh && page === 1;
+  const reload = events.reload;
+
+  useEffect(() => {
+    setFresh([]);
+    if (!live) return;
+    let stopped = false;
+    const follow = async () => {
+      let cursor = 'now';
+      while (!stopped) {
+        try {
+          const feed = await api.get<EventFeed<WebhookEvent>>('/webhooks/events', { wabaId, ...filters, after: cursor, wait: cursor === 'now' ? 0 : WAIT_SECONDS, limit: 100 });
+          if (stopped) return;
+          // The first page may have been read before the feed's starting point: read it once more.
+          if (cursor === 'now') reload();
+          cursor = feed.nextCursor;
+          if (feed.items.length > 0) setFresh((prev) => [...[...feed.items].reverse(), ...prev].slice(0, MAX_LIVE));
+        } catch {
+          await new Promise((r) => setTimeout(r, RETRY_MS));
+        }
+      }
+    };
+    void follow();
+    return () => {
+      stopped = true;
+    };
+  }, [wabaId, search.toString(), live]);
+
+  const shown = events.data ? [...fresh.filter((e) => !events.data!.items.some((p) => p.id === e.id)), ...events.data.items] : [];
 
   const filter = (key: 'kind' | 'status') => (e: { target: { value: string } }) => setQuery(path, { ...filters, [key]: e.target.value }, { replace: true });
   const toggle = (id: number) => {
@@ -43,10 +77,17 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
         <SelectField label="Status" name="status" value={filters.status} onChange={filter('status')} options={STATUS_OPTIONS} />
         <div className="field field-check">
           <input id="auto-refresh" type="checkbox" checked={autoRefresh} onChange={(e) => setAutoRefresh(e.target.checked)} />
-          <label htmlFor="auto-refresh">Refresh every {POLL_MS / 1000} s</label>
+          <label htmlFor="auto-refresh">Live (new events appear at the top of the first page)</label>
         </div>
         <div className="form-actions">
-          <button type="button" className="secondary" onClick={events.reload}>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              setFresh([]);
+              events.reload();
+            }}
+          >
             Refresh now
           </button>
         </div>
@@ -61,8 +102,8 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
       )}
       <p className="muted updated">{events.updatedAt ? `Updated at ${formatTime(events.updatedAt)}` : 'Loading…'}</p>
       <ErrorMessage error={events.error} />
-      {events.data && events.data.total === 0 && <p>No events match yet. They appear here as the platform reports them.</p>}
-      {events.data && events.data.total > 0 && (
+      {events.data && shown.length === 0 && <p>No events match yet. They appear here as the platform reports them.</p>}
+      {events.data && shown.length > 0 && (
         <>
           <TableRegion label="Webhook events">
             <table className="events-table">
@@ -79,7 +120,7 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
                 </tr>
               </thead>
               <tbody>
-                {events.data.items.map((e) => (
+                {shown.map((e) => (
                   <Fragment key={e.id}>
                     <tr>
                       <td>

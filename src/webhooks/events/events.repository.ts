@@ -4,6 +4,7 @@ import { skipTake } from '../../core/http/pagination.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import type { EventDraft, EventKind } from '../processing/classify.js';
+import type { FeedPosition } from './feed-cursor.js';
 
 export interface EventFilter {
   kind?: EventKind;
@@ -107,6 +108,17 @@ function whereOf(wabaId: string, filter: EventFilter): { sql: string; values: un
   return { sql: conditions.join(' AND '), values, shape: shape || 'all' };
 }
 
+/** A page of the feed, and what a long poll needs to know about what is not in it yet. */
+export interface FeedPage {
+  rows: (Event & { xid: string })[];
+  /** The snapshot's xmin: every transaction below it has ended, so the feed below it is final. */
+  horizon: bigint;
+  /** The smallest xid of the account's committed events not in the feed yet (at or above the horizon), if any. */
+  beyond: bigint | undefined;
+}
+
+const horizonNow = statement('events_feed_horizon', `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`);
+
 /**
  * The one owner of `events` (and reader of `event_counts`, which triggers keep). Console reads take the
  * business account (wabaId) first: the caller has checked it is the tenant's. The worker's statements take
@@ -153,6 +165,40 @@ export class EventsRepository {
           values: where.values,
         });
     return Number(rows[0]!.n);
+  }
+
+  /**
+   * The feed after `after`, oldest first by (xid, id), limited to transactions below the horizon (the
+   * statement snapshot's xmin): every row there is final, so a cursor never passes a row that could still
+   * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (waba_id, xid, id).
+   */
+  async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
+    const where = whereOf(wabaId, filter);
+    const n = where.values.length;
+    const { rows } = await this.prisma.pool.query<Partial<Event> & { xid: string | null; horizon: string; beyond: string | null }>({
+      name: `sql_events_feed_${where.shape}`,
+      text: `SELECT h.horizon::text AS horizon,
+                    (SELECT b.xid FROM events b WHERE b.waba_id = $1 AND b.xid >= h.horizon ORDER BY b.xid LIMIT 1)::text AS beyond,
+                    e.*
+               FROM pg_snapshot_xmin(pg_current_snapshot()) AS h(horizon)
+               LEFT JOIN LATERAL (
+                 SELECT ${EVENT_COLUMNS}, xid::text AS xid FROM events
+                  WHERE ${where.sql} AND (xid, id) > ($${n + 1}::xid8, $${n + 2}::int) AND xid < h.horizon
+                  ORDER BY xid, id LIMIT $${n + 3}) e ON true`,
+      values: [...where.values, after.xid.toString(), after.id, limit],
+    });
+    const first = rows[0]!;
+    return {
+      rows: rows.filter((r) => r.id !== null) as FeedPage['rows'],
+      horizon: BigInt(first.horizon),
+      beyond: first.beyond === null ? undefined : BigInt(first.beyond),
+    };
+  }
+
+  /** The current horizon of the feed (see `feed`): a long poll re-reads once it has passed a notified xid. */
+  async feedHorizon(): Promise<bigint> {
+    const { rows } = await this.prisma.pool.query<{ horizon: string }>(horizonNow([]));
+    return BigInt(rows[0]!.horizon);
   }
 
   findInAccounts(wabaIds: string[], id: number): Promise<Event | null> {

@@ -1,11 +1,15 @@
 import { Injectable } from '@nestjs/common';
+import { InvalidInput } from '../../core/errors/domain-errors.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import type { EventsQueryDto } from './dto/events-query.dto.js';
+import type { EventFeedView } from './dto/event-feed.view.js';
 import { toEventView, type EventView } from './dto/event.view.js';
-import { EventsRepository } from './events.repository.js';
+import { EventsRepository, type EventFilter, type FeedPage } from './events.repository.js';
+import { FEED_NOW, FeedCursorCodec } from './feed-cursor.js';
+import { FeedWaiters } from './feed-waiters.js';
 
 export const EVENT_NOT_FOUND = 'Event not found';
 /** Stored webhook events, readable by the organization that owns the business account (connected or not). */
@@ -14,20 +18,54 @@ export class EventsService {
   constructor(
     private readonly accounts: BusinessAccountsRepository,
     private readonly events: EventsRepository,
+    private readonly cursors: FeedCursorCodec,
+    private readonly waiters: FeedWaiters,
   ) {}
 
-  async list(organizationId: string, query: EventsQueryDto): Promise<Page<EventView>> {
+  /** Pages (newest first) or, with `after`, the feed (oldest first, with a cursor). */
+  async list(organizationId: string, query: EventsQueryDto, gone?: AbortSignal): Promise<Page<EventView> | EventFeedView> {
+    if (query.after !== undefined) return this.feed(organizationId, query, gone);
+    if (query.wait !== undefined) throw InvalidInput.of('wait', 'wait only applies to the feed (with after)');
+    return this.page(organizationId, query);
+  }
+
+  private async page(organizationId: string, query: EventsQueryDto): Promise<Page<EventView>> {
     const account = await this.accounts.getOwned(organizationId, query.wabaId);
-    const filter = {
-      kind: query.kind,
-      status: query.status,
-      messageId: query.messageId,
-      recipient: query.recipient,
-      since: query.since ? new Date(query.since) : undefined,
-      until: query.until ? new Date(query.until) : undefined,
+    const paging = { page: query.page ?? 1, limit: query.limit };
+    const { rows, total } = await this.events.page(account.wabaId, filterOf(query), paging);
+    return toPage(rows.map(toEventView), total, paging);
+  }
+
+  /**
+   * The feed after the cursor; with `wait`, a long poll: an empty answer only once `wait` seconds have passed
+   * (or the client left, or the server is stopping), with the cursor unchanged.
+   */
+  private async feed(organizationId: string, query: EventsQueryDto, gone?: AbortSignal): Promise<EventFeedView> {
+    const after = query.after!;
+    if (query.page !== undefined) throw InvalidInput.of('after', 'after and page exclude each other: follow the feed with after, or browse pages with page');
+    const account = await this.accounts.getOwned(organizationId, query.wabaId);
+    // `now`: from the current horizon on; everything committed from here is still to come (for a client that
+    // shows the newest page first and follows from there).
+    const position = after === FEED_NOW ? { xid: await this.events.feedHorizon(), id: 0 } : this.cursors.decode(account.wabaId, after);
+    if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0, now or a nextCursor given for this wabaId');
+    const filter = filterOf(query);
+    const read = () => this.events.feed(account.wabaId, filter, position, query.limit);
+
+    let page: FeedPage;
+    if (query.wait) {
+      page = { rows: [], horizon: 0n, beyond: undefined };
+      await this.waiters.wait(account.wabaId, query.wait * 1000, gone, async () => {
+        page = await read();
+        return { found: page.rows.length > 0, beyond: page.beyond };
+      });
+    } else page = await read();
+
+    const last = page.rows.at(-1);
+    return {
+      items: page.rows.map(toEventView),
+      nextCursor: last ? this.cursors.encode(account.wabaId, { xid: BigInt(last.xid), id: last.id }) : after === FEED_NOW ? this.cursors.encode(account.wabaId, position) : after,
+      limit: query.limit,
     };
-    const { rows, total } = await this.events.page(account.wabaId, filter, query);
-    return toPage(rows.map(toEventView), total, query);
   }
 
   async get(organizationId: string, id: number): Promise<EventView> {
@@ -37,4 +75,15 @@ export class EventsService {
     if (!event) throw new NotFoundError(EVENT_NOT_FOUND);
     return toEventView(event);
   }
+}
+
+function filterOf(query: EventsQueryDto): EventFilter {
+  return {
+    kind: query.kind,
+    status: query.status,
+    messageId: query.messageId,
+    recipient: query.recipient,
+    since: query.since ? new Date(query.since) : undefined,
+    until: query.until ? new Date(query.until) : undefined,
+  };
 }
