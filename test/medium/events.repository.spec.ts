@@ -228,5 +228,25 @@ describe('EventsRepository (PostgreSQL)', () => {
       expect(idsOf(await t.repo.feed(metaId(), {}, start, 100))).toEqual([]);
       expect(await t.repo.feedHorizon()).toBeGreaterThan(BigInt(all.rows[3]!.xid));
     });
+
+    it('orders by transaction id as a number, across the place where xids gain a digit', async () => {
+      // Text order would put xid 10 before 9 and 100 before 99: a cursor would then skip or repeat events.
+      const wabaId = metaId();
+      const { ids } = await stored(wabaId, {}, {}, {}, {});
+      const xids = ['100', '99', '10', '9'];
+      for (const [i, id] of ids.entries()) await t.prisma.pool.query(`UPDATE events SET xid = $1::xid8 WHERE id = $2`, [xids[i], id]);
+      const byXid = [ids[3], ids[2], ids[1], ids[0]];
+      expect(idsOf(await t.repo.feed(wabaId, {}, start, 100))).toEqual(byXid);
+      // Followed one event at a time, the cursor walks the same order, each once.
+      const walked: number[] = [];
+      let at = start;
+      for (let i = 0; i < 6; i++) {
+        const p = await t.repo.feed(wabaId, {}, at, 1);
+        if (p.rows.length === 0) break;
+        walked.push(p.rows[0]!.id);
+        at = { xid: BigInt(p.rows[0]!.xid), id: p.rows[0]!.id };
+      }
+      expect(walked).toEqual(byXid);
+    });
   });
 });

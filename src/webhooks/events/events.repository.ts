@@ -171,6 +171,8 @@ export class EventsRepository {
    * The feed after `after`, oldest first by (xid, id), limited to transactions below the horizon (the
    * statement snapshot's xmin): every row there is final, so a cursor never passes a row that could still
    * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (waba_id, xid, id).
+   * The ORDER BY names `events.xid`: a bare `xid` would be the output column `xid::text`, and text order
+   * breaks where xids gain a digit (99999 < 100000 but '99999' > '100000').
    */
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const where = whereOf(wabaId, filter);
@@ -184,7 +186,8 @@ export class EventsRepository {
                LEFT JOIN LATERAL (
                  SELECT ${EVENT_COLUMNS}, xid::text AS xid FROM events
                   WHERE ${where.sql} AND (xid, id) > ($${n + 1}::xid8, $${n + 2}::int) AND xid < h.horizon
-                  ORDER BY xid, id LIMIT $${n + 3}) e ON true`,
+                  ORDER BY events.xid, events.id LIMIT $${n + 3}) e ON true
+              ORDER BY e.xid::xid8, e.id`,
       values: [...where.values, after.xid.toString(), after.id, limit],
     });
     const first = rows[0]!;
