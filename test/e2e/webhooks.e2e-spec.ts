@@ -5,7 +5,7 @@ import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
 import { DeliveryRetention } from '../../src/webhooks/processing/delivery.retention.js';
 import { EVENT_CHUNK } from '../../src/webhooks/processing/delivery.processor.js';
-import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
+import { onboard, withRetentionLock, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import {
@@ -622,12 +622,15 @@ describe('Webhooks: receiver, processing and events API', () => {
       }
       const [old, recent] = await h.processed(tenant.wabaId, 2);
       const day = 24 * 3600_000;
-      await t.prisma.webhookDelivery.update({ where: { id: old!.id }, data: { receivedAt: new Date(Date.now() - (t.config.webhookRetentionDays + 1) * day) } });
-      const deadLetter = await t.prisma.webhookDelivery.create({
-        data: { rawBody: Buffer.from('{}'), signature: 'sha256=x', wabaIds: [tenant.wabaId], status: 'failed', lastError: 'x', receivedAt: new Date(Date.now() - 400 * day) },
+      // Retention deletes across tenants: the other test that prunes that way waits meanwhile (and this one for it).
+      const deadLetter = await withRetentionLock(t.prisma, async () => {
+        await t.prisma.webhookDelivery.update({ where: { id: old!.id }, data: { receivedAt: new Date(Date.now() - (t.config.webhookRetentionDays + 1) * day) } });
+        const dead = await t.prisma.webhookDelivery.create({
+          data: { rawBody: Buffer.from('{}'), signature: 'sha256=x', wabaIds: [tenant.wabaId], status: 'failed', lastError: 'x', receivedAt: new Date(Date.now() - 400 * day) },
+        });
+        expect(await worker.context.get(DeliveryRetention).prune()).toBeGreaterThanOrEqual(1);
+        return dead;
       });
-
-      expect(await worker.context.get(DeliveryRetention).prune()).toBeGreaterThanOrEqual(1);
 
       const left = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
       expect(left.map((d) => d.id)).toEqual([recent!.id, deadLetter.id]);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
+import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest, withRetentionLock } from '../utils/factories.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((prisma) => new WebhookDeliveriesRepository(prisma));
@@ -132,32 +132,37 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   });
 
   it('prunes processed deliveries received before the bound, oldest first, keeping dead letters and unprocessed ones', async () => {
-    const t0 = momentIn(1980, 1990);
+    // Ten days ago: inside the retention period (30 days) of the workers other test files start, so their
+    // retention passes leave these rows alone, and long before the rows other tests store now. The explicit
+    // cross-tenant prunes of other test files wait for this one (and it for them).
+    const t0 = new Date(Date.now() - 10 * 24 * 3600_000);
     const at = (hours: number) => new Date(t0.getTime() + hours * 3600_000);
-    // The test database outlives a run: a run of this test that stopped half-way may have left processed rows
-    // in that decade, and the statement takes every processed row before its bound.
-    await t.repo.pruneProcessed(at(6), 1000);
-    const [oldest, older, old] = [
-      await insertDelivery(t.prisma, { receivedAt: at(0), status: 'processed' }),
-      await insertDelivery(t.prisma, { receivedAt: at(1), status: 'processed' }),
-      await insertDelivery(t.prisma, { receivedAt: at(2), status: 'processed' }),
-    ];
-    const dead = await insertDelivery(t.prisma, { receivedAt: at(0), status: 'failed' });
-    const waiting = await insertDelivery(t.prisma, { receivedAt: at(0) });
-    const recent = await insertDelivery(t.prisma, { receivedAt: at(5), status: 'processed' });
-    const ids = [oldest.id, older.id, old.id, dead.id, waiting.id, recent.id];
-    const left = async () => (await t.repo.findForProcessing(ids)).map((d) => d.id);
+    await withRetentionLock(t.prisma, async () => {
+      // Whatever processed rows are older than the bounds below (a run of this test that stopped half-way a few
+      // minutes ago left rows in the same hours), so the counts below are ours.
+      await t.repo.pruneProcessed(at(6), 100_000);
+      const [oldest, older, old] = [
+        await insertDelivery(t.prisma, { receivedAt: at(0), status: 'processed' }),
+        await insertDelivery(t.prisma, { receivedAt: at(1), status: 'processed' }),
+        await insertDelivery(t.prisma, { receivedAt: at(2), status: 'processed' }),
+      ];
+      const dead = await insertDelivery(t.prisma, { receivedAt: at(0), status: 'failed' });
+      const waiting = await insertDelivery(t.prisma, { receivedAt: at(0) });
+      const recent = await insertDelivery(t.prisma, { receivedAt: at(5), status: 'processed' });
+      const ids = [oldest.id, older.id, old.id, dead.id, waiting.id, recent.id];
+      const left = async () => (await t.repo.findForProcessing(ids)).map((d) => d.id);
 
-    const bound = at(4);
-    expect(await t.repo.pruneProcessed(bound, 2)).toBe(2);
-    expect(await left()).toEqual([old.id, dead.id, waiting.id, recent.id]);
-    expect(await t.repo.pruneProcessed(bound, 2)).toBe(1);
-    expect(await t.repo.pruneProcessed(bound, 2)).toBe(0);
-    expect(await left()).toEqual([dead.id, waiting.id, recent.id]);
+      const bound = at(4);
+      expect(await t.repo.pruneProcessed(bound, 2)).toBe(2);
+      expect(await left()).toEqual([old.id, dead.id, waiting.id, recent.id]);
+      expect(await t.repo.pruneProcessed(bound, 2)).toBe(1);
+      expect(await t.repo.pruneProcessed(bound, 2)).toBe(0);
+      expect(await left()).toEqual([dead.id, waiting.id, recent.id]);
 
-    // A bound past the recent one takes it too (and leaves this test no processed rows behind).
-    expect(await t.repo.pruneProcessed(at(6), 10)).toBe(1);
-    expect(await left()).toEqual([dead.id, waiting.id]);
+      // A bound past the recent one takes it too (and leaves this test no processed rows behind).
+      expect(await t.repo.pruneProcessed(at(6), 10)).toBe(1);
+      expect(await left()).toEqual([dead.id, waiting.id]);
+    });
   });
 
   it("lists and replays a tenant's deliveries only for that tenant's business accounts", async () => {

@@ -139,6 +139,25 @@ export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { pr
   return t;
 }
 
+/**
+ * Runs `fn` while holding the session advisory lock that every test deleting processed deliveries across
+ * tenants takes (retention prunes whatever is processed before a bound, whoever stored it): two such tests in
+ * parallel jest workers would otherwise delete each other's rows.
+ */
+export async function withRetentionLock<T>(prisma: PrismaService, fn: () => Promise<T>): Promise<T> {
+  const client = await prisma.pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(7363001)');
+    try {
+      return await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(7363001)');
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /** n random decimal digits, the first not 0 (Meta's ids are numbers). */
 const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
 
