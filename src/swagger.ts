@@ -10,6 +10,14 @@ export const SWAGGER_PATH = 'swagger/docs';
 
 /** OpenAPI at /swagger/docs (UI) and /swagger/docs-json, with the key-pair and console-session schemes. */
 export function setupSwagger(app: INestApplication): void {
+  SwaggerModule.setup(SWAGGER_PATH, app, buildOpenApiDocument(app), { jsonDocumentUrl: `${SWAGGER_PATH}-json` });
+}
+
+/**
+ * The OpenAPI document of the application's routes. Needs the application created, not listening nor
+ * connected: `npm run openapi:types` builds it in-process for the console's generated types.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const cookie = sessionCookieName(app.get(AppConfig));
   const document = SwaggerModule.createDocument(
     app,
@@ -34,7 +42,7 @@ export function setupSwagger(app: INestApplication): void {
     { extraModels: [ErrorEnvelopeDoc] },
   );
   withErrorEnvelopes(document);
-  SwaggerModule.setup(SWAGGER_PATH, app, document, { jsonDocumentUrl: `${SWAGGER_PATH}-json` });
+  return document;
 }
 
 /** package.json's version: the document's `info.version` moves with the service. */
