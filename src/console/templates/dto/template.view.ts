@@ -9,7 +9,13 @@ export class ParameterCountsDoc implements ParameterCounts {
   @ApiProperty({ example: 2 }) body!: number;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { '0': 1 }, description: 'Button index → parameters expected' })
   buttons!: Record<string, number>;
-  @ApiProperty({ example: { header: [], body: ['order_id'] }, description: 'NAMED templates: the placeholder names each component expects' })
+  @ApiProperty({
+    type: 'object',
+    required: ['header', 'body'],
+    properties: { header: { type: 'array', items: { type: 'string' } }, body: { type: 'array', items: { type: 'string' } } },
+    example: { header: [], body: ['order_id'] },
+    description: 'NAMED templates: the placeholder names each component expects',
+  })
   names!: { header: string[]; body: string[] };
 }
 
