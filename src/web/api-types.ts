@@ -708,7 +708,7 @@ export interface components {
             /** Format: date-time */
             syncedAt: string;
         };
-        PhoneNumberSyncCounts: {
+        SyncCounts: {
             added: number;
             updated: number;
             removed: number;
@@ -717,7 +717,7 @@ export interface components {
         PhoneNumberSyncResult: {
             /** @description Every number of the account after the sync */
             items: components["schemas"]["PhoneNumber"][];
-            counts: components["schemas"]["PhoneNumberSyncCounts"];
+            counts: components["schemas"]["SyncCounts"];
             /** Format: date-time */
             syncedAt: string;
         };
@@ -1735,7 +1735,7 @@ export type BusinessAccountView = components['schemas']['BusinessAccountView'];
 export type ConnectBusinessAccountDto = components['schemas']['ConnectBusinessAccountDto'];
 export type ReplaceAccessTokenDto = components['schemas']['ReplaceAccessTokenDto'];
 export type PhoneNumber = components['schemas']['PhoneNumber'];
-export type PhoneNumberSyncCounts = components['schemas']['PhoneNumberSyncCounts'];
+export type SyncCounts = components['schemas']['SyncCounts'];
 export type PhoneNumberSyncResult = components['schemas']['PhoneNumberSyncResult'];
 export type TemplateSyncCounts = components['schemas']['TemplateSyncCounts'];
 export type TemplateSyncResult = components['schemas']['TemplateSyncResult'];

@@ -17,8 +17,9 @@ export class PhoneNumberDoc implements PhoneNumberView {
   @ApiProperty({ format: 'date-time' }) syncedAt!: string;
 }
 
-@ApiSchema({ name: 'PhoneNumberSyncCounts' })
-class PhoneNumberSyncCountsDoc {
+/** What a sync changed (templates add `approved`). */
+@ApiSchema({ name: 'SyncCounts' })
+export class SyncCountsDoc {
   @ApiProperty() added!: number;
   @ApiProperty() updated!: number;
   @ApiProperty() removed!: number;
@@ -28,6 +29,6 @@ class PhoneNumberSyncCountsDoc {
 @ApiSchema({ name: 'PhoneNumberSyncResult' })
 export class PhoneNumberSyncResultDoc implements PhoneNumberSyncResult {
   @ApiProperty({ type: [PhoneNumberDoc], description: 'Every number of the account after the sync' }) items!: PhoneNumberDoc[];
-  @ApiProperty({ type: PhoneNumberSyncCountsDoc }) counts!: PhoneNumberSyncCountsDoc;
+  @ApiProperty({ type: SyncCountsDoc }) counts!: SyncCountsDoc;
   @ApiProperty({ format: 'date-time' }) syncedAt!: string;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { ParameterCounts } from '../../../accounts/templates/template-parameters.js';
 import type { TemplateSyncResult, TemplateView } from '../../../accounts/templates/templates.service.js';
+import { SyncCountsDoc } from '../../phone-numbers/dto/phone-number.view.js';
 
 /** OpenAPI shapes of the templates routes (the types are the accounts module's). */
 @ApiSchema({ name: 'TemplateParameterCounts' })
@@ -38,11 +39,7 @@ export class TemplateDoc implements TemplateView {
 }
 
 @ApiSchema({ name: 'TemplateSyncCounts' })
-class TemplateSyncCountsDoc {
-  @ApiProperty() added!: number;
-  @ApiProperty() updated!: number;
-  @ApiProperty() removed!: number;
-  @ApiProperty() total!: number;
+class TemplateSyncCountsDoc extends SyncCountsDoc {
   @ApiProperty() approved!: number;
 }
 
