@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import { DocumentBuilder, SwaggerModule, getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import { SWAGGER_ACCESS_KEY, SWAGGER_SECRET_KEY, SWAGGER_SESSION } from './auth/auth.decorators.js';
 import { sessionCookieName } from './auth/cookies.js';
@@ -10,6 +11,14 @@ export const SWAGGER_PATH = 'swagger/docs';
 
 /** OpenAPI at /swagger/docs (UI) and /swagger/docs-json, with the key-pair and console-session schemes. */
 export function setupSwagger(app: INestApplication): void {
+  SwaggerModule.setup(SWAGGER_PATH, app, buildOpenApiDocument(app), { jsonDocumentUrl: `${SWAGGER_PATH}-json` });
+}
+
+/**
+ * The OpenAPI document of the application's routes. Needs the application created, not listening nor
+ * connected: `npm run openapi:types` builds it in-process for the console's generated types.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const cookie = sessionCookieName(app.get(AppConfig));
   const document = SwaggerModule.createDocument(
     app,
@@ -34,7 +43,8 @@ export function setupSwagger(app: INestApplication): void {
     { extraModels: [ErrorEnvelopeDoc] },
   );
   withErrorEnvelopes(document);
-  SwaggerModule.setup(SWAGGER_PATH, app, document, { jsonDocumentUrl: `${SWAGGER_PATH}-json` });
+  freeFormObjectsOpen(document);
+  return document;
 }
 
 /** package.json's version: the document's `info.version` moves with the service. */
@@ -53,16 +63,37 @@ function packageVersion(): string {
 
 /**
  * Every error answer of the API is the error envelope `{statusCode, message, errors?}`: any 4xx/5xx response
- * documented with a description only gets that schema, so generated clients type their errors.
+ * documented with a description only gets that schema, so generated clients type their errors. Each gets an
+ * example of its own status (the schema's example is the 422's, which Swagger UI would show under a 401 too).
  */
 function withErrorEnvelopes(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
     for (const op of [item.get, item.post, item.put, item.patch, item.delete]) {
       for (const [status, response] of Object.entries(op?.responses ?? {})) {
-        if (Number(status) >= 400 && response && 'description' in response && !response.content) {
-          response.content = { 'application/json': { schema: { $ref: getSchemaPath(ErrorEnvelopeDoc) } } };
-        }
+        const code = Number(status);
+        if (code < 400 || !response || !('description' in response)) continue;
+        response.content ??= { 'application/json': { schema: { $ref: getSchemaPath(ErrorEnvelopeDoc) } } };
+        const json = response.content['application/json'];
+        if (json && code !== 422) json.example ??= { statusCode: code, message: STATUS_CODES[code] ?? 'Error' };
       }
     }
   }
+}
+
+/**
+ * `type: object` with no properties (Meta's objects passed through as they are: template components, media
+ * parameters, raw webhook items) is free-form. Said explicitly, or generators type it as an object that may
+ * have no keys at all (openapi-typescript: `Record<string, never>`), and a client can neither send nor read one.
+ */
+function freeFormObjectsOpen(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(freeFormObjectsOpen);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  if (schema.type === 'object' && !('properties' in schema) && !('additionalProperties' in schema) && !('allOf' in schema || 'oneOf' in schema || 'anyOf' in schema)) {
+    schema.additionalProperties = true;
+  }
+  Object.values(schema).forEach(freeFormObjectsOpen);
 }

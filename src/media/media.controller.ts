@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
+import { ApiEnvelope } from '../core/http/openapi.js';
 import { SUPPORTED_MEDIA } from './media-limits.js';
 import { MediaService } from './media.service.js';
 
@@ -26,10 +27,13 @@ export class MediaController {
 
   @Post('phone-numbers/:phoneNumberId/media')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Upload a media file to Meta (streamed); its id can be sent as image.id, document.id, …', description: `Limits: ${SUPPORTED_MEDIA}.` })
+  @ApiOperation({
+    operationId: 'uploadMedia',
+    summary: 'Upload a media file to Meta (streamed); its id can be sent as image.id, document.id, …', description: `Limits: ${SUPPORTED_MEDIA}.`,
+  })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
-  @ApiOkResponse({ type: UploadedMediaView })
+  @ApiEnvelope(UploadedMediaView)
   @ApiResponse({ status: 413, description: 'file larger than Meta allows for its type (errors names file)' })
   @ApiResponse({ status: 422, description: 'file missing or of a type Meta does not accept (errors names file)' })
   upload(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('phoneNumberId') phoneNumberId: string, @Req() req: Request): Promise<UploadedMediaView> {
@@ -38,9 +42,9 @@ export class MediaController {
 
   @Get('media/:mediaId')
   @RawResponse()
-  @ApiOperation({ summary: 'The bytes of a media object Meta holds for the account (inbound media), with its content type' })
+  @ApiOperation({ operationId: 'downloadMedia', summary: 'The bytes of a media object Meta holds for the account (inbound media), with its content type' })
   @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'The file, streamed; Content-Type and Content-Length as Meta gives them' })
+  @ApiOkResponse({ description: 'The file, streamed (not in the envelope); Content-Type and Content-Length as Meta gives them', schema: { type: 'string', format: 'binary' } })
   async download(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('mediaId') mediaId: string, @Res() res: Response): Promise<void> {
     const file = await this.media.download(operator.organizationId, wabaId, mediaId);
     res.status(200).setHeader('Content-Type', file.contentType);

@@ -1,11 +1,12 @@
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage } from '../core/http/openapi.js';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { FieldValidationError } from '../core/http/api-error.js';
 import { toPage, type Page } from '../core/http/pagination.js';
+import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
 import { MessageDetailView, MessageListItemView, MessageView, toMessageListItem } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
@@ -56,7 +57,7 @@ export class ConsoleMessagesController {
 
   @Get('messages-analytics')
   @ApiOperation({ operationId: 'getAccountMessageAnalytics', summary: 'Delivery, read and failure figures of the business account (same as GET /messages/analytics)' })
-  @ApiOkResponse({ description: '`data: {since, until, granularity, totals, rates, series, failureReasons, templates}` as GET /messages/analytics' })
+  @ApiEnvelope(AnalyticsDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   async stats(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: AnalyticsQuery): Promise<Analytics> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);

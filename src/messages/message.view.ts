@@ -1,12 +1,12 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import type { Message } from '../generated/prisma/client.js';
 import { MESSAGE_TYPES } from './dto/send-message.dto.js';
 
 export class MessageErrorView {
-  @ApiProperty({ example: 131047 }) code: number | null;
-  @ApiProperty({ example: 'Re-engagement message' }) title: string | null;
-  @ApiProperty({ example: 'More than 24 hours have passed since the customer last replied.' }) detail: string | null;
-  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential'] }) category: string | null;
+  @ApiProperty({ type: Number, nullable: true, example: 131047 }) code: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Re-engagement message' }) title: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'More than 24 hours have passed since the customer last replied.' }) detail: string | null;
+  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential'], nullable: true }) category: string | null;
 }
 
 /** The spec's fuller Message form, plus the failure reason when there is one. */
@@ -17,10 +17,10 @@ export class MessageView {
   @ApiProperty({ example: '447700900123' }) to: string;
   @ApiProperty({ enum: MESSAGE_TYPES }) type: string;
   @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed'], example: 'sent' }) status: string;
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'parcel_update' }) templateName: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'en_GB' }) templateLanguage: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'parcel_update', description: 'Template messages only' }) templateName: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'en_GB', description: 'Template messages only' }) templateLanguage: string | null;
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) createdAt: string;
-  @ApiPropertyOptional({ type: MessageErrorView, nullable: true }) error: MessageErrorView | null;
+  @ApiProperty({ type: MessageErrorView, nullable: true, description: 'Why it failed (upstream error), when it did' }) error: MessageErrorView | null;
 }
 
 const CONTENT_DESCRIPTION =
@@ -28,7 +28,7 @@ const CONTENT_DESCRIPTION =
 
 /** A message in a list: the Message form plus what was sent. */
 export class MessageListItemView extends MessageView {
-  @ApiPropertyOptional({ description: CONTENT_DESCRIPTION }) content: unknown;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: CONTENT_DESCRIPTION }) content: unknown;
 }
 
 export const toMessageListItem = (m: Message): MessageListItemView => ({ ...toMessageView(m), content: m.content });

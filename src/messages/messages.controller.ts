@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage } from '../core/http/openapi.js';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
@@ -7,6 +7,7 @@ import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
 import { FieldValidationError } from '../core/http/api-error.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { toPage, type Page } from '../core/http/pagination.js';
+import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
 import { ButtonActionDto, CtaUrlActionDto, ListActionDto } from './dto/message-content.dto.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
@@ -77,7 +78,7 @@ export class MessagesController {
 
   @Get('analytics')
   @ApiOperation({ operationId: 'getMessageAnalytics', summary: 'Delivery, read and failure figures over a period (default the last 7 days)' })
-  @ApiOkResponse({ description: '`data: {since, until, granularity, totals: {total, sent, delivered, read, failed}, rates: {delivery, read, failure}, series: [{bucket, sent, delivered, read, failed}], failureReasons: [{code, title, count}], templates: [{templateName, total, delivered, read, failed}]}`' })
+  @ApiEnvelope(AnalyticsDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   stats(@CurrentApiKey() scope: ApiKeyScope, @Query() query: AnalyticsQuery): Promise<Analytics> {
     return this.analytics.compute(scope.businessAccountId, query);

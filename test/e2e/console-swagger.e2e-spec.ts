@@ -91,6 +91,35 @@ describe('Console routes in the OpenAPI document', () => {
     expect(sent.properties.data).toEqual({ $ref: '#/components/schemas/MessageView' });
   });
 
+  it('gives every operation an operation id a person would write and one success answer typed as the envelope', () => {
+    // Not JSON: Meta's handshake answers the challenge as text/plain, the media route streams the file.
+    const raw: Record<string, string> = { verifyWebhookSubscription: 'text/plain', downloadMedia: 'application/octet-stream' };
+    const gaps: string[] = [];
+    const ids = new Set<string>();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const route = `${method.toUpperCase()} ${path}`;
+        const id = op.operationId ?? '';
+        if (!/^[a-z]+(?:[A-Z][a-z]+)+$|^[a-z]+$/.test(id)) gaps.push(`${route}: operationId ${id || 'missing'}`);
+        if (ids.has(id)) gaps.push(`${route}: operationId ${id} used twice`);
+        ids.add(id);
+        const success = Object.entries(op.responses).filter(([status]) => status.startsWith('2'));
+        if (success.length !== 1) {
+          gaps.push(`${route}: ${success.length} success answers`);
+          continue;
+        }
+        const content = success[0]![1].content ?? {};
+        if (raw[id]) {
+          if (!content[raw[id]]?.schema) gaps.push(`${route}: no ${raw[id]} schema`);
+          continue;
+        }
+        const schema = content['application/json']?.schema as { required?: string[]; properties?: { data?: object } } | undefined;
+        if (!schema?.properties?.data || !schema.required?.includes('data')) gaps.push(`${route}: success answer not the envelope with typed data`);
+      }
+    }
+    expect(gaps).toEqual([]);
+  });
+
   it('documents every console route', () => {
     const missing = CONSOLE_OPERATIONS.filter(({ method, path }) => !operation(method, path)).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
     expect(missing).toEqual([]);

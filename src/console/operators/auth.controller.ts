@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
 import type { Request, Response } from 'express';
 import { ConsoleAuth, Public, SameOriginOnly, SESSION_COOKIE } from '../../auth/auth.decorators.js';
@@ -9,7 +9,7 @@ import { SessionsService } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { clientAddress } from '../../core/http/client-address.js';
 import { LoginDto, SignupDto } from './dto/signup.dto.js';
-import { OperatorView, SessionView } from './dto/operator.response.js';
+import { LoggedOutView, OperatorView, SessionView } from './dto/operator.response.js';
 import { OperatorsService } from './operators.service.js';
 
 @ApiTags('console: auth')
@@ -66,9 +66,9 @@ export class AuthController {
   @HttpCode(200)
   @ConsoleAuth()
   @ApiOperation({ operationId: 'logout', summary: 'Revoke the current session' })
-  @ApiOkResponse({ description: '`data: {loggedOut: true}`' })
+  @ApiEnvelope(LoggedOutView)
   @ApiResponse({ status: 401, description: 'No or expired console session' })
-  async logout(@CurrentOperator() operator: ConsoleScope, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<{ loggedOut: true }> {
+  async logout(@CurrentOperator() operator: ConsoleScope, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<LoggedOutView> {
     await this.sessions.revoke(operator.sessionId);
     clearSessionCookie(req, res, this.config);
     return { loggedOut: true };

@@ -1,5 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiEnvelope } from '../../core/http/openapi.js';
+import { PhoneNumberDoc, PhoneNumberSyncResultDoc } from './dto/phone-number.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from '../../accounts/phone-numbers/phone-numbers.service.js';
@@ -15,7 +17,7 @@ export class PhoneNumbersController {
   @Post('sync')
   @HttpCode(200)
   @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
-  @ApiOkResponse({ description: '`data: {items: PhoneNumber[], counts: {added, updated, removed, total}, syncedAt}`' })
+  @ApiEnvelope(PhoneNumberSyncResultDoc)
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
   @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
@@ -25,7 +27,7 @@ export class PhoneNumbersController {
 
   @Get()
   @ApiOperation({ operationId: 'listPhoneNumbers', summary: 'Synced phone numbers of the business account' })
-  @ApiOkResponse({ description: '`data: PhoneNumber[]` with phoneNumberId, displayPhoneNumber, verifiedName, qualityRating, status, throughputLevel, removed, syncedAt' })
+  @ApiEnvelope(PhoneNumberDoc, { isArray: true })
   list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberView[]> {
     return this.phoneNumbers.list(operator.organizationId, wabaId);
   }

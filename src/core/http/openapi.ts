@@ -64,16 +64,20 @@ export function ApiEnvelope(model: Type<unknown>, opts: { status?: number; descr
   );
 }
 
-/** A list answer: the envelope with `data` a page object whose `items` are `model`s. */
-export function ApiPage(model: Type<unknown>, opts: { description?: string } = {}) {
+/**
+ * A list answer: the envelope with `data` a page object whose `items` are `model`s; with `or`, `data` is either
+ * that page or an `or` (another list shape of the same route, such as a feed).
+ */
+export function ApiPage(model: Type<unknown>, opts: { description?: string; or?: Type<unknown> } = {}) {
+  const page = {
+    allOf: [{ $ref: getSchemaPath(PageDoc) }, { type: 'object', required: ['items'], properties: { items: { type: 'array', items: { $ref: getSchemaPath(model) } } } }],
+  };
   return applyDecorators(
-    ApiExtraModels(model, PageDoc),
+    ApiExtraModels(model, PageDoc, ...(opts.or ? [opts.or] : [])),
     ApiResponse({
       status: 200,
       description: opts.description ?? 'One page, newest first',
-      schema: successEnvelope(200, {
-        allOf: [{ $ref: getSchemaPath(PageDoc) }, { type: 'object', required: ['items'], properties: { items: { type: 'array', items: { $ref: getSchemaPath(model) } } } }],
-      }),
+      schema: successEnvelope(200, opts.or ? { oneOf: [page, { $ref: getSchemaPath(opts.or) }] } : page),
     }),
   );
 }

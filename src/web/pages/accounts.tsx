@@ -1,5 +1,5 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { api, seg, type BusinessAccount, type PhoneNumber, type SyncCounts, type Template } from '../api';
+import { api, seg, type BusinessAccount, type ConnectBody, type PhoneNumber, type PhoneNumberSync, type SyncCounts, type Template, type TemplateSync } from '../api';
 import { DateTime, ErrorMessage, Notice, PageTitle, StatusBadge, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
 import { Link, navigate } from '../router';
@@ -57,7 +57,7 @@ function ConnectAccountForm() {
   const [wabaId, setWabaId] = useState('');
   const [accessToken, setAccessToken] = useState('');
   const [name, setName] = useState('');
-  const connect = useAction((body: { wabaId: string; accessToken: string; name?: string }) => api.post<BusinessAccount>('/business-accounts', body));
+  const connect = useAction((body: ConnectBody) => api.post<BusinessAccount>('/business-accounts', body));
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -115,7 +115,7 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         syncedAt={account.phoneNumbersSyncedAt}
         summary={numbers.data ? `${live.length} ${live.length === 1 ? 'number' : 'numbers'}, ${live.filter((n) => n.status === 'CONNECTED').length} connected` : 'Loading…'}
         disabled={account.status === 'disconnected'}
-        sync={() => api.post<{ counts: SyncCounts }>(`${base}/phone-numbers/sync`).then((r) => r.counts)}
+        sync={() => api.post<PhoneNumberSync>(`${base}/phone-numbers/sync`).then((r) => r.counts)}
         onSynced={() => {
           reload();
           numbers.reload();
@@ -159,7 +159,7 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         syncedAt={account.templatesSyncedAt}
         summary={templates.data ? `${liveTemplates.length} ${liveTemplates.length === 1 ? 'template' : 'templates'}, ${liveTemplates.filter((t) => t.sendable).length} approved` : 'Loading…'}
         disabled={account.status === 'disconnected'}
-        sync={() => api.post<{ counts: SyncCounts }>(`${base}/templates/sync`).then((r) => r.counts)}
+        sync={() => api.post<TemplateSync>(`${base}/templates/sync`).then((r) => r.counts)}
         onSynced={() => {
           reload();
           templates.reload();

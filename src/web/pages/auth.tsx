@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, type Operator, type Session } from '../api';
+import { api, type LoginBody, type Operator, type Session, type SignupBody } from '../api';
 import { ErrorMessage, Notice, PageTitle, TextField } from '../components';
 import { useAction } from '../hooks';
 import { BASE, Link, navigate, useLocation } from '../router';
@@ -15,7 +15,7 @@ export function LoginPage({ onLogin }: { onLogin: (session: Session) => void }) 
   const state = (window.history.state ?? {}) as { notice?: string; email?: string };
   const [email, setEmail] = useState(state.email ?? '');
   const [password, setPassword] = useState('');
-  const login = useAction((body: { email: string; password: string }) => api.post<Session>('/auth/login', body));
+  const login = useAction((body: LoginBody) => api.post<Session>('/auth/login', body));
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -56,7 +56,7 @@ export function SignupPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [organizationName, setOrganizationName] = useState('');
-  const signup = useAction((body: { email: string; password: string; organizationName?: string; inviteToken?: string }) => api.post<Operator>('/auth/signup', body));
+  const signup = useAction((body: SignupBody) => api.post<Operator>('/auth/signup', body));
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();

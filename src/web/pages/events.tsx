@@ -42,7 +42,7 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
       let cursor = 'now';
       while (!stopped) {
         try {
-          const feed = await api.get<EventFeed<WebhookEvent>>('/webhooks/events', { wabaId, ...filters, after: cursor, wait: cursor === 'now' ? 0 : WAIT_SECONDS, limit: 100 });
+          const feed = await api.get<EventFeed>('/webhooks/events', { wabaId, ...filters, after: cursor, wait: cursor === 'now' ? 0 : WAIT_SECONDS, limit: 100 });
           if (stopped) return;
           // The first page may have been read before the feed's starting point: read it once more.
           if (cursor === 'now') reload();

@@ -1,5 +1,5 @@
 import { useRef, useState, useEffect, type FormEvent } from 'react';
-import { api, seg, type ApiKey, type BusinessAccount, type CreatedApiKey, type Page } from '../api';
+import { api, seg, type ApiKey, type BusinessAccount, type CreateApiKeyBody, type CreatedApiKey, type Page } from '../api';
 import { CopyButton, DateTime, ErrorMessage, PageTitle, Pagination, SelectField, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
 import { setQuery, useLocation } from '../router';
@@ -66,7 +66,7 @@ export function KeysPage() {
 function CreateKeyForm({ accounts, onCreated }: { accounts: BusinessAccount[]; onCreated: (key: CreatedApiKey) => void }) {
   const [wabaId, setWabaId] = useState('');
   const [name, setName] = useState('');
-  const create = useAction((body: { wabaId: string; name: string }) => api.post<CreatedApiKey>('/api-keys', body));
+  const create = useAction((body: CreateApiKeyBody) => api.post<CreatedApiKey>('/api-keys', body));
   const selected = wabaId || accounts[0]?.wabaId || '';
 
   const submit = async (e: FormEvent) => {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, seg, type CreatedInvitation, type Invitation, type Operator } from '../api';
+import { api, seg, type CreatedInvitation, type Invitation, type InviteBody, type Operator } from '../api';
 import { CopyButton, DateTime, ErrorMessage, PageTitle, SelectField, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
 
@@ -27,7 +27,7 @@ export function TeamPage({ operator }: { operator: Operator }) {
 function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) => void }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<'member' | 'owner'>('member');
-  const invite = useAction((body: { email: string; role: string }) => api.post<CreatedInvitation>('/invitations', body));
+  const invite = useAction((body: InviteBody) => api.post<CreatedInvitation>('/invitations', body));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const invitation = await invite.run({ email, role });

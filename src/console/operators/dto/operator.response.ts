@@ -18,3 +18,7 @@ export class SessionView {
   @ApiProperty({ description: 'When the session ends if unused (the earlier of idle and absolute expiry)' })
   expiresAt: string;
 }
+
+export class LoggedOutView {
+  @ApiProperty({ enum: [true] }) loggedOut: true;
+}

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { ParameterCounts } from '../../../accounts/templates/template-parameters.js';
 import type { TemplateSyncResult, TemplateView } from '../../../accounts/templates/templates.service.js';
+import { SyncCountsDoc } from '../../phone-numbers/dto/phone-number.view.js';
 
 /** OpenAPI shapes of the templates routes (the types are the accounts module's). */
 @ApiSchema({ name: 'TemplateParameterCounts' })
@@ -9,7 +10,13 @@ export class ParameterCountsDoc implements ParameterCounts {
   @ApiProperty({ example: 2 }) body!: number;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { '0': 1 }, description: 'Button index → parameters expected' })
   buttons!: Record<string, number>;
-  @ApiProperty({ example: { header: [], body: ['order_id'] }, description: 'NAMED templates: the placeholder names each component expects' })
+  @ApiProperty({
+    type: 'object',
+    required: ['header', 'body'],
+    properties: { header: { type: 'array', items: { type: 'string' } }, body: { type: 'array', items: { type: 'string' } } },
+    example: { header: [], body: ['order_id'] },
+    description: 'NAMED templates: the placeholder names each component expects',
+  })
   names!: { header: string[]; body: string[] };
 }
 
@@ -32,11 +39,7 @@ export class TemplateDoc implements TemplateView {
 }
 
 @ApiSchema({ name: 'TemplateSyncCounts' })
-class TemplateSyncCountsDoc {
-  @ApiProperty() added!: number;
-  @ApiProperty() updated!: number;
-  @ApiProperty() removed!: number;
-  @ApiProperty() total!: number;
+class TemplateSyncCountsDoc extends SyncCountsDoc {
   @ApiProperty() approved!: number;
 }
 

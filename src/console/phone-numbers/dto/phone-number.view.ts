@@ -1,0 +1,34 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import type { PhoneNumberSyncResult, PhoneNumberView } from '../../../accounts/phone-numbers/phone-numbers.service.js';
+
+/** OpenAPI shapes of the phone-number routes (the types are the accounts module's). */
+@ApiSchema({ name: 'PhoneNumber' })
+export class PhoneNumberDoc implements PhoneNumberView {
+  @ApiProperty({ example: '402345678901234', description: 'Use as phoneNumberId in POST /messages' }) phoneNumberId!: string;
+  @ApiProperty({ example: '+1 555-010-0000' }) displayPhoneNumber!: string;
+  @ApiProperty({ type: String, nullable: true, example: 'Parcel Co' }) verifiedName!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'GREEN' }) qualityRating!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'CONNECTED' }) status!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'VERIFIED' }) codeVerificationStatus!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'APPROVED' }) nameStatus!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'CLOUD_API' }) platformType!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'STANDARD' }) throughputLevel!: string | null;
+  @ApiProperty({ description: 'No longer returned by the upstream platform at the last sync' }) removed!: boolean;
+  @ApiProperty({ format: 'date-time' }) syncedAt!: string;
+}
+
+/** What a sync changed (templates add `approved`). */
+@ApiSchema({ name: 'SyncCounts' })
+export class SyncCountsDoc {
+  @ApiProperty() added!: number;
+  @ApiProperty() updated!: number;
+  @ApiProperty() removed!: number;
+  @ApiProperty() total!: number;
+}
+
+@ApiSchema({ name: 'PhoneNumberSyncResult' })
+export class PhoneNumberSyncResultDoc implements PhoneNumberSyncResult {
+  @ApiProperty({ type: [PhoneNumberDoc], description: 'Every number of the account after the sync' }) items!: PhoneNumberDoc[];
+  @ApiProperty({ type: SyncCountsDoc }) counts!: SyncCountsDoc;
+  @ApiProperty({ format: 'date-time' }) syncedAt!: string;
+}

@@ -1,0 +1,57 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import type { Analytics } from '../query/analytics.service.js';
+
+/** OpenAPI shape of GET /messages/analytics and the console's per-account analytics (the type is AnalyticsService's). */
+@ApiSchema({ name: 'MessageCounts' })
+class MessageCountsDoc {
+  @ApiProperty({ example: 120, description: 'Messages created in the period' }) total!: number;
+  @ApiProperty({ example: 118, description: 'Accepted by the upstream platform' }) sent!: number;
+  @ApiProperty({ example: 110, description: 'Delivered (read included)' }) delivered!: number;
+  @ApiProperty({ example: 64 }) read!: number;
+  @ApiProperty({ example: 2 }) failed!: number;
+}
+
+/** Fractions of all messages created in the period, to 4 decimals. */
+@ApiSchema({ name: 'AnalyticsRates' })
+class AnalyticsRatesDoc {
+  @ApiProperty({ example: 0.9167, description: 'delivered / total (0 when nothing was created in the period)' }) delivery!: number;
+  @ApiProperty({ example: 0.5333, description: 'read / total' }) read!: number;
+  @ApiProperty({ example: 0.0167, description: 'failed / total' }) failure!: number;
+}
+
+@ApiSchema({ name: 'AnalyticsBucket' })
+class AnalyticsBucketDoc {
+  @ApiProperty({ format: 'date-time', description: 'Start of the day or hour (UTC)' }) bucket!: string;
+  @ApiProperty() sent!: number;
+  @ApiProperty() delivered!: number;
+  @ApiProperty() read!: number;
+  @ApiProperty() failed!: number;
+}
+
+@ApiSchema({ name: 'AnalyticsFailureReason' })
+class FailureReasonDoc {
+  @ApiProperty({ type: Number, nullable: true, example: 131047 }) code!: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Re-engagement message' }) title!: string | null;
+  @ApiProperty({ example: 2 }) count!: number;
+}
+
+@ApiSchema({ name: 'AnalyticsTemplate' })
+class TemplateFiguresDoc {
+  @ApiProperty({ example: 'order_update' }) templateName!: string;
+  @ApiProperty() total!: number;
+  @ApiProperty() delivered!: number;
+  @ApiProperty() read!: number;
+  @ApiProperty() failed!: number;
+}
+
+@ApiSchema({ name: 'MessageAnalytics' })
+export class AnalyticsDoc implements Analytics {
+  @ApiProperty({ format: 'date-time' }) since!: string;
+  @ApiProperty({ format: 'date-time' }) until!: string;
+  @ApiProperty({ enum: ['day', 'hour'] }) granularity!: 'day' | 'hour';
+  @ApiProperty({ type: MessageCountsDoc }) totals!: MessageCountsDoc;
+  @ApiProperty({ type: AnalyticsRatesDoc }) rates!: AnalyticsRatesDoc;
+  @ApiProperty({ type: [AnalyticsBucketDoc] }) series!: AnalyticsBucketDoc[];
+  @ApiProperty({ type: [FailureReasonDoc], description: 'Most frequent first' }) failureReasons!: FailureReasonDoc[];
+  @ApiProperty({ type: [TemplateFiguresDoc] }) templates!: TemplateFiguresDoc[];
+}
