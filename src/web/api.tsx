@@ -52,6 +52,11 @@ export interface BusinessAccount {
   status: 'connected' | 'disconnected';
   phoneNumbersSyncedAt: string | null;
   templatesSyncedAt: string | null;
+  webhooksSubscribed: boolean;
+  webhooksCheckedAt: string | null;
+  credentialsValid: boolean;
+  credentialsCheckedAt: string | null;
+  credentialsError: string | null;
   createdAt: string;
   disconnectedAt: string | null;
 }
@@ -245,6 +250,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 export const api = {
   get: <T,>(path: string, query?: Query) => request<T>('GET', withQuery(path, query)),
   post: <T,>(path: string, body: unknown = {}) => request<T>('POST', path, body),
+  put: <T,>(path: string, body: unknown) => request<T>('PUT', path, body),
   delete: <T,>(path: string) => request<T>('DELETE', path),
 };
 
