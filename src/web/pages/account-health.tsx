@@ -19,31 +19,11 @@ export function AccountHealthPanel({ account, onChange }: { account: BusinessAcc
   return (
     <section aria-labelledby="health-heading" className="card" data-testid="account-health">
       <h2 id="health-heading">Account health</h2>
-      <div className="card-head">
-        <div>
-          <h3>Webhook subscription</h3>
-          <p className="muted">
-            <StatusBadge status={account.webhooksSubscribed ? 'subscribed' : 'unsubscribed'} /> Last checked: <DateTime iso={account.webhooksCheckedAt} fallback="never" />
-          </p>
-        </div>
-        <button type="button" onClick={run(subscribe)} disabled={subscribe.pending || disconnected}>
-          {subscribe.pending ? 'Subscribing…' : 'Subscribe'}
-        </button>
-      </div>
+      <HealthRow title="Webhook subscription" state={account.webhooksSubscribed ? 'subscribed' : 'unsubscribed'} checkedAt={account.webhooksCheckedAt} action="Subscribe" pendingLabel="Subscribing…" run={run(subscribe)} pending={subscribe.pending} disabled={disconnected} />
       {!account.webhooksSubscribed && !disconnected && <Notice tone="warning">The platform delivers no webhooks (statuses, inbound messages, template decisions) for this account until the app is subscribed.</Notice>}
       <ErrorMessage error={subscribe.error} />
 
-      <div className="card-head">
-        <div>
-          <h3>Access token</h3>
-          <p className="muted">
-            <StatusBadge status={account.credentialsValid ? 'valid' : 'rejected'} /> Last checked: <DateTime iso={account.credentialsCheckedAt} fallback="never" />
-          </p>
-        </div>
-        <button type="button" onClick={run(check)} disabled={check.pending || disconnected}>
-          {check.pending ? 'Checking…' : 'Check now'}
-        </button>
-      </div>
+      <HealthRow title="Access token" state={account.credentialsValid ? 'valid' : 'rejected'} checkedAt={account.credentialsCheckedAt} action="Check now" pendingLabel="Checking…" run={run(check)} pending={check.pending} disabled={disconnected} />
       {!account.credentialsValid && (
         <Notice tone="warning">
           The platform rejected the stored access token{account.credentialsError ? `: ${account.credentialsError}` : ''}. Sends are refused (424) until it is replaced.
@@ -52,6 +32,23 @@ export function AccountHealthPanel({ account, onChange }: { account: BusinessAcc
       <ErrorMessage error={check.error} />
       {!disconnected && <ReplaceTokenForm wabaId={account.wabaId} onReplaced={onChange} />}
     </section>
+  );
+}
+
+/** One health aspect: its state, when it was last checked, and the button that acts on it. */
+function HealthRow(props: { title: string; state: string; checkedAt: string | null; action: string; pendingLabel: string; run: () => void; pending: boolean; disabled: boolean }) {
+  return (
+    <div className="card-head">
+      <div>
+        <h3>{props.title}</h3>
+        <p className="muted">
+          <StatusBadge status={props.state} /> Last checked: <DateTime iso={props.checkedAt} fallback="never" />
+        </p>
+      </div>
+      <button type="button" onClick={props.run} disabled={props.pending || props.disabled}>
+        {props.pending ? props.pendingLabel : props.action}
+      </button>
+    </div>
   );
 }
 
