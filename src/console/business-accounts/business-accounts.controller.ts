@@ -29,7 +29,7 @@ export class BusinessAccountsController {
   @ApiResponse({ status: 409, description: 'This wabaId is already connected' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
   @ApiResponse({ status: 424, description: 'The webhook subscription was refused for a credential reason (e.g. the token lacks a permission), named in the message' })
-  @ApiResponse({ status: 429, description: 'The upstream platform rate-limited the webhook subscription (Retry-After)' })
+  @ApiResponse({ status: 429, description: 'Rate limited: the console (per session or address), or the upstream platform on the webhook subscription; wait `Retry-After` seconds' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable (token check or webhook subscription), named in the message' })
   connect(@CurrentOperator() operator: ConsoleScope, @Body() dto: ConnectBusinessAccountDto): Promise<BusinessAccountView> {
     return this.accounts.connect(operator, dto);
@@ -59,7 +59,7 @@ export class BusinessAccountsController {
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
   @ApiResponse({ status: 424, description: 'The webhook subscription was refused for a credential reason; the stored token is unchanged' })
-  @ApiResponse({ status: 429, description: 'The upstream platform rate-limited the webhook subscription (Retry-After)' })
+  @ApiResponse({ status: 429, description: 'Rate limited: the console (per session or address), or the upstream platform on the webhook subscription; wait `Retry-After` seconds' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; the stored token is unchanged' })
   reconnect(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Body() dto: ReplaceAccessTokenDto): Promise<BusinessAccountView> {
     return this.accounts.reconnect(operator, wabaId, dto.accessToken);
@@ -71,7 +71,7 @@ export class BusinessAccountsController {
   @ApiEnvelope(BusinessAccountView, { description: 'The business account, `webhooksSubscribed: true` and a new `webhooksCheckedAt`' })
   @ApiResponse({ status: 404, description: 'Business account not found, not of this organization, or disconnected' })
   @ApiResponse({ status: 424, description: 'The upstream platform refused the stored token (or its permission); replace it. The account is unchanged' })
-  @ApiResponse({ status: 429, description: 'The upstream platform rate-limited the call (Retry-After); the account is unchanged' })
+  @ApiResponse({ status: 429, description: 'Rate limited: the console (per session or address), or the upstream platform; wait `Retry-After` seconds. The account is unchanged' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable, or it does not list the app after subscribing; the account is unchanged' })
   subscribe(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
     return this.subscription.resubscribe(operator, wabaId);
@@ -86,7 +86,7 @@ export class BusinessAccountsController {
   @ApiEnvelope(BusinessAccountView, { description: 'The business account with the verdict: `credentialsValid`, `credentialsError`, `credentialsCheckedAt`' })
   @ApiResponse({ status: 404, description: 'Business account not found, not of this organization, or disconnected' })
   @ApiResponse({ status: 424, description: 'The stored token cannot be decrypted, or the upstream platform blocked the account; nothing recorded' })
-  @ApiResponse({ status: 429, description: 'The upstream platform rate-limited the check (Retry-After); nothing recorded' })
+  @ApiResponse({ status: 429, description: 'Rate limited: the console (per session or address), or the upstream platform (no verdict, nothing recorded); wait `Retry-After` seconds' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable: no verdict, nothing recorded' })
   checkCredentials(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<BusinessAccountView> {
     return this.credentialChecks.checkNow(operator, wabaId);
