@@ -5,6 +5,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { UpstreamUnavailable } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import { asDomainFailure, type UpstreamFailureOptions } from '../../upstream/upstream-failure.js';
+import type { UpstreamSubscribedApp } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountCredentials } from '../credentials/account-credentials.js';
 import { BusinessAccountsRepository } from './business-accounts.repository.js';
@@ -36,8 +37,7 @@ export class WebhookSubscription {
     await this.upstream.subscribeApp(token, wabaId).catch(fail);
     const apps = await this.upstream.listSubscribedApps(token, wabaId).catch(fail);
     const appId = this.config.whatsappAppId;
-    const listed = apps.some((app) => !appId || app.whatsapp_business_api_data?.id === appId);
-    if (!listed) {
+    if (!listsApp(apps, appId)) {
       throw new UpstreamUnavailable(`webhook subscription: subscribed_apps does not list ${appId ? `this app (${appId})` : 'any app'} after subscribing`);
     }
   }
@@ -52,4 +52,9 @@ export class WebhookSubscription {
     });
     return toBusinessAccountView(updated);
   }
+}
+
+/** Whether `GET subscribed_apps` lists this app (`appId`), or, with no app id configured, any app at all. */
+export function listsApp(apps: UpstreamSubscribedApp[], appId: string): boolean {
+  return apps.some((app) => !appId || app.whatsapp_business_api_data?.id === appId);
 }
