@@ -4,6 +4,7 @@ import type { SimAccount, SimPhoneNumber } from './fixture.js';
 import { readJson, sendJson } from './http-util.js';
 import { storeMedia } from './media.js';
 import { newWamid, unixSeconds } from './meta-json.js';
+import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscriptions.js';
 import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
 
 /** A refused control request: answered as `{ error: { message } }` with this status. */
@@ -50,6 +51,16 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
       const body = await readBody(req);
       return sendJson(res, 201, ctx.store.createAccount(optionalString(body, 'name')));
     }
+    case 'POST /_sim/token': {
+      const account = accountOf(ctx, (await readBody(req)).wabaId);
+      return sendJson(res, 200, { wabaId: account.id, accessToken: ctx.store.rotateToken(account.id) });
+    }
+    case 'GET /_sim/subscribed-apps': {
+      const account = accountOf(ctx, url.searchParams.get('wabaId'));
+      return sendJson(res, 200, { data: ctx.store.subscriptions.list(account.id), faults: ctx.store.subscriptions.faultsOf(account.id) });
+    }
+    case 'POST /_sim/subscribed-apps/faults':
+      return sendJson(res, 200, subscriptionFault(ctx, await readBody(req)));
     case 'POST /_sim/inbound':
       return sendJson(res, 200, await inbound(ctx, await readBody(req)));
     case 'POST /_sim/template-status':
@@ -73,6 +84,18 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
     default:
       throw new ControlError(404, `no simulator control route ${route}`);
   }
+}
+
+/** `{wabaId, method?: POST|GET|DELETE (POST), error: permission|unavailable|rate_limit|not_listed|null}`. */
+function subscriptionFault(ctx: SimContext, body: Body) {
+  const account = accountOf(ctx, body.wabaId);
+  const method = (optionalString(body, 'method') ?? 'POST') as SubscriptionMethod;
+  if (!['GET', 'POST', 'DELETE'].includes(method)) throw new ControlError(400, 'method must be GET, POST or DELETE');
+  const error = body.error ?? null;
+  if (error !== null && !(typeof error === 'string' && error in SUBSCRIPTION_FAULTS)) {
+    throw new ControlError(400, `error must be null or one of ${Object.keys(SUBSCRIPTION_FAULTS).join(', ')}`);
+  }
+  return { wabaId: account.id, faults: ctx.store.subscriptions.setFault(account.id, method, error as SubscriptionFault | null) };
 }
 
 const INBOUND_MEDIA = new Set(['image', 'video', 'audio', 'document', 'sticker']);

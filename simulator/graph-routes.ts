@@ -6,6 +6,7 @@ import { newWamid } from './meta-json.js';
 import { NORMAL_STEPS, type StatusStep, outcomeFor } from './outcomes.js';
 import { handleMediaInfo, handleUpload } from './media.js';
 import { checkSend } from './send-validation.js';
+import { handleSubscribedApps } from './subscriptions.js';
 import { recipientDigits } from './store.js';
 
 const DEFAULT_LIMIT = 25;
@@ -20,6 +21,9 @@ function sendError(res: ServerResponse, error: MetaError): void {
   sendMeta(res, error.httpStatus, error.body);
 }
 
+/** A token the simulator does not know: one it issued and rotated since, or one it never issued. */
+const unknownToken = (ctx: SimContext, token: string | undefined) => (ctx.store.isRevoked(token) ? metaErrors.tokenInvalidated() : metaErrors.invalidToken());
+
 /** Meta's paths under the version prefix: `segments` is the path after `/vNN.N/`. */
 export async function handleGraph(
   ctx: SimContext,
@@ -33,7 +37,8 @@ export async function handleGraph(
   if (req.method === 'POST' && edge === 'messages' && rest.length === 0) return handleSend(ctx, req, res, id);
 
   const account = ctx.store.accountByToken(bearerToken(req));
-  if (!account) return sendError(res, metaErrors.invalidToken());
+  if (!account) return sendError(res, unknownToken(ctx, bearerToken(req)));
+  if (edge === 'subscribed_apps' && rest.length === 0) return handleSubscribedApps(ctx, req, res, account, id);
   if (req.method === 'POST' && edge === 'media' && rest.length === 0) {
     const sender = ctx.store.phone(id);
     if (!sender || sender.account !== account) return sendError(res, metaErrors.unsupportedRequest('post', id));
@@ -116,7 +121,7 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   };
   const reject = (error: MetaError) => respond(error.httpStatus, error.body);
 
-  if (!account) return reject(metaErrors.invalidToken());
+  if (!account) return reject(unknownToken(ctx, bearerToken(req)));
   const sender = ctx.store.phone(phoneNumberId);
   if (!sender || sender.account !== account) return reject(metaErrors.unsupportedRequest('post', phoneNumberId));
   const check = checkSend(body, account, sender.phone, (mediaId) => ctx.store.media(mediaId)?.wabaId === account.id);

@@ -44,6 +44,23 @@ export const metaErrors = {
       { error_subcode: 463 },
     ),
 
+  /** A token that was valid until it was replaced or revoked (`POST /_sim/token`). */
+  tokenInvalidated: () =>
+    graphError(
+      401,
+      190,
+      'Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.',
+      { error_subcode: 460 },
+    ),
+
+  /** The token lacks a permission the call needs (e.g. whatsapp_business_management for subscribed_apps). */
+  permissionError: () => graphError(403, 200, '(#200) Permissions error'),
+
+  serviceUnavailable: () => graphError(503, 2, 'Service temporarily unavailable', { is_transient: true }),
+
+  wabaRateLimit: () =>
+    graphError(400, 80007, '(#80007) There have been too many calls to this WhatsApp Business account. Wait a bit and try again.'),
+
   /** What Meta answers when the object exists but belongs to another business (or does not exist). */
   unsupportedRequest: (method: 'get' | 'post', id: string) =>
     graphError(

@@ -10,6 +10,7 @@ import { metaErrors } from './meta-errors.js';
 import { Scheduler } from './scheduler.js';
 import { type StatusDelays, StatusEmitter } from './status-emitter.js';
 import { type CreatedAccount, type RecordedSend, SimStore } from './store.js';
+import type { SubscribedApp, SubscriptionFault, SubscriptionMethod } from './subscriptions.js';
 import { WebhookDispatcher, type WebhookRetry } from './webhook-dispatcher.js';
 
 export interface SimulatorOptions {
@@ -46,6 +47,12 @@ export interface SimulatorHandle {
   uploadAttempts(phoneNumberId: string): number;
   /** A stored media object's bytes (uploads and inbound media), for tests. */
   mediaBytes(mediaId: string): Buffer | undefined;
+  /** The apps subscribed to the account's webhooks (`POST /{waba-id}/subscribed_apps`). */
+  subscribedApps(wabaId: string): SubscribedApp[];
+  /** Makes one method of the account's `subscribed_apps` fail (null clears it); as `POST /_sim/subscribed-apps/faults`. */
+  setSubscriptionFault(wabaId: string, method: SubscriptionMethod, fault: SubscriptionFault | null): void;
+  /** Issues the account a new token; the old one is answered 190 from now on. As `POST /_sim/token`. */
+  rotateToken(wabaId: string): string;
 }
 
 export const DEFAULT_STATUS_DELAYS_MS: StatusDelays = { sent: 50, delivered: 150, read: 300 };
@@ -111,6 +118,13 @@ export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorH
     createAccount: (o) => store.createAccount(o?.name),
     uploadAttempts: (phoneNumberId) => store.uploadAttempts(phoneNumberId),
     mediaBytes: (mediaId) => store.media(mediaId)?.bytes,
+    subscribedApps: (wabaId) => store.subscriptions.list(wabaId),
+    setSubscriptionFault: (wabaId, method, fault) => void store.subscriptions.setFault(wabaId, method, fault),
+    rotateToken: (wabaId) => {
+      const token = store.rotateToken(wabaId);
+      if (!token) throw new Error(`no simulator account ${wabaId}`);
+      return token;
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Fixture, SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
 import type { SimMedia } from './media.js';
+import { SubscribedApps } from './subscriptions.js';
 
 /** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
 export interface RecordedSend {
@@ -31,6 +32,10 @@ export class SimStore {
   private readonly mediaById = new Map<string, SimMedia>();
   private readonly uploads = new Map<string, number>();
   private readonly model: SimAccount;
+  /** Tokens replaced by `rotateToken`: Meta answers them 190 (session invalidated), not "cannot parse". */
+  private readonly revoked = new Set<string>();
+  /** Each account's `subscribed_apps` and the faults set on it. */
+  readonly subscriptions = new SubscribedApps();
 
   constructor(fixture: Fixture) {
     if (fixture.accounts.length === 0) throw new Error('the simulator fixture needs at least one account');
@@ -40,6 +45,22 @@ export class SimStore {
 
   accountByToken(token: string | undefined): SimAccount | undefined {
     return token === undefined ? undefined : this.byToken.get(token);
+  }
+
+  /** Whether this token was an account's until it was rotated. */
+  isRevoked(token: string | undefined): boolean {
+    return token !== undefined && this.revoked.has(token);
+  }
+
+  /** Gives the account a new token; the old one is rejected from now on (a regenerated system-user token). */
+  rotateToken(wabaId: string): string | undefined {
+    const account = this.accounts.get(wabaId);
+    if (!account) return undefined;
+    this.byToken.delete(account.accessToken);
+    this.revoked.add(account.accessToken);
+    account.accessToken = `sim-token-${randomBytes(16).toString('hex')}`;
+    this.byToken.set(account.accessToken, account);
+    return account.accessToken;
   }
 
   account(wabaId: string): SimAccount | undefined {

@@ -6,12 +6,17 @@ import { UpstreamModule } from '../upstream/upstream.module.js';
 import { AccountSync } from './business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from './business-accounts/business-accounts.repository.js';
 import { BusinessAccountsService } from './business-accounts/business-accounts.service.js';
+import { WebhookSubscription } from './business-accounts/webhook-subscription.js';
 import { AccountCredentials } from './credentials/account-credentials.js';
+import { CredentialChecks } from './credentials/credential-checks.js';
 import { CredentialRotation } from './credentials/credential-rotation.js';
 import { PhoneNumbersRepository } from './phone-numbers/phone-numbers.repository.js';
 import { PhoneNumbersService } from './phone-numbers/phone-numbers.service.js';
 import { TemplatesRepository } from './templates/templates.repository.js';
 import { TemplatesService } from './templates/templates.service.js';
+
+/** The upstream tokens' sealing key ring (ENCRYPTION_KEYS). */
+export const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] };
 
 /**
  * The accounts domain: business accounts, their phone numbers and templates, and their upstream credentials
@@ -29,8 +34,21 @@ import { TemplatesService } from './templates/templates.service.js';
     TemplatesService,
     AccountCredentials,
     CredentialRotation,
-    { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] },
+    CredentialChecks,
+    WebhookSubscription,
+    secretBoxProvider,
   ],
-  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials, CredentialRotation],
+  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials, CredentialRotation, CredentialChecks, WebhookSubscription],
 })
 export class AccountsModule {}
+
+/**
+ * What the worker needs of the accounts domain: the scheduled credential check (no console services, hence no
+ * auth module).
+ */
+@Module({
+  imports: [UpstreamModule, AuditModule],
+  providers: [BusinessAccountsRepository, AccountCredentials, CredentialChecks, secretBoxProvider],
+  exports: [CredentialChecks],
+})
+export class AccountsWorkerModule {}

@@ -8,6 +8,8 @@ export type AuditAction =
   | 'business_account.connected'
   | 'business_account.reconnected'
   | 'business_account.disconnected'
+  | 'business_account.webhooks_subscribed'
+  | 'business_account.credentials_checked'
   | 'phone_numbers.synced'
   | 'templates.synced'
   | 'api_key.created'

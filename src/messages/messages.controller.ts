@@ -54,7 +54,11 @@ export class MessagesController {
   })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
-  @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
+  @ApiResponse({
+    status: 424,
+    description:
+      "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console. While the account's token is marked rejected (`credentialsValid: false` on the account), answered before anything is stored or sent, without `data`",
+  })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out; the failed attempt is in `data`' })
   async send(
     @CurrentApiKey() scope: ApiKeyScope,

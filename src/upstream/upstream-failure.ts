@@ -10,11 +10,13 @@ export interface UpstreamFailureOptions {
   permanent?: 'rejected' | 'unavailable';
   /** Said with an unavailable upstream whose outcome is unknown (a send that timed out). */
   outcomeUnknownNote?: string;
+  /** What was being done, put before the upstream's reason ("webhook subscription: Permissions error (200)"). */
+  during?: string;
 }
 
 /** The domain error for a failed upstream call, read from its class and the Meta error catalogue. */
 export function upstreamFailure(error: UpstreamError, options: UpstreamFailureOptions = {}): DomainError {
-  const reason = error.reason;
+  const reason = options.during ? `${options.during}: ${error.reason}` : error.reason;
   switch (error.errorClass) {
     case 'credential':
       return new CredentialRejected(reason);

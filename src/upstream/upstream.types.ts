@@ -8,6 +8,16 @@ export interface UpstreamBusinessAccount {
   name: string;
 }
 
+/** One entry of `GET /{waba-id}/subscribed_apps`: an app that receives the account's webhooks. */
+export interface UpstreamSubscribedApp {
+  whatsapp_business_api_data: { id: string; link?: string; name?: string };
+}
+
+/** What Graph API writes such as `POST /{waba-id}/subscribed_apps` answer. */
+export interface UpstreamSuccess {
+  success: boolean;
+}
+
 export interface UpstreamPhoneNumber {
   id: string;
   /** Human format with `+` and spaces, e.g. "+44 7700 900500" (webhooks send digits only). */

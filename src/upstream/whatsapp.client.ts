@@ -15,6 +15,8 @@ import type {
   SendResult,
   UpstreamBusinessAccount,
   UpstreamPhoneNumber,
+  UpstreamSubscribedApp,
+  UpstreamSuccess,
   UpstreamTemplate,
 } from './upstream.types.js';
 
@@ -84,6 +86,19 @@ export class WhatsAppClient implements OnModuleDestroy {
     const operation = 'getBusinessAccount';
     const url = `/${idSegment(operation, wabaId)}`;
     return this.call(operation, token, { method: 'GET', url, params: { fields: 'id,name' } });
+  }
+
+  /** `POST /{waba-id}/subscribed_apps`: subscribes the token's app to the account's webhooks (`{ success: true }`). */
+  async subscribeApp(token: string, wabaId: string): Promise<void> {
+    const operation = 'subscribeApp';
+    const body = await this.call<UpstreamSuccess>(operation, token, { method: 'POST', url: `/${idSegment(operation, wabaId)}/subscribed_apps` });
+    if (body?.success !== true) throw new UpstreamError({ operation, title: 'Subscription answered without success', errorClass: 'permanent', httpStatus: 200 });
+  }
+
+  /** `GET /{waba-id}/subscribed_apps`: the apps that receive the account's webhooks. */
+  async listSubscribedApps(token: string, wabaId: string): Promise<UpstreamSubscribedApp[]> {
+    const operation = 'listSubscribedApps';
+    return this.listAll(operation, token, `/${idSegment(operation, wabaId)}/subscribed_apps`, {});
   }
 
   async listPhoneNumbers(token: string, wabaId: string): Promise<UpstreamPhoneNumber[]> {

@@ -118,7 +118,7 @@ export interface paths {
         /** The organization's business accounts */
         get: operations["listBusinessAccounts"];
         put?: never;
-        /** Connect a business account (the token is checked against the upstream platform and stored encrypted) */
+        /** Connect a business account: the token is checked against the upstream platform, the app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), then the token is stored encrypted. Nothing is stored when any step fails. */
         post: operations["connectBusinessAccount"];
         delete?: never;
         options?: never;
@@ -152,9 +152,43 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Reconnect: replace the stored access token (checked against the upstream platform first); keys stay valid */
+        /** Reconnect: replace the stored access token (checked and subscribed like a connect first); keys stay valid, credentials are valid again */
         put: operations["replaceAccessToken"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Subscribe the app to the account's webhooks again (POST, then GET /{waba-id}/subscribed_apps with the stored token) */
+        post: operations["subscribeWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/credentials/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Check the stored access token now (GET /{waba-id}?fields=id,name with it): a rejection marks `credentialsValid: false` with the reason (sends then answer 424); acceptance marks it valid */
+        post: operations["checkCredentials"];
         delete?: never;
         options?: never;
         head?: never;
@@ -663,6 +697,19 @@ export interface components {
             status: "connected" | "disconnected";
             phoneNumbersSyncedAt: string | null;
             templatesSyncedAt: string | null;
+            /** @description Whether this app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), as last checked */
+            webhooksSubscribed: boolean;
+            /** @description When the subscription was last made and checked */
+            webhooksCheckedAt: string | null;
+            /** @description False once the upstream platform rejected the stored access token: sends answer 424 until it is replaced */
+            credentialsValid: boolean;
+            /** @description When the token was last checked (connect, token replacement, scheduled or console check) */
+            credentialsCheckedAt: string | null;
+            /**
+             * @description The upstream platform's reason for rejecting the token; null while valid
+             * @example Error validating access token: Session has expired (190)
+             */
+            credentialsError: string | null;
             createdAt: string;
             disconnectedAt: string | null;
         };
@@ -2205,7 +2252,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The connected business account */
+            /** @description The connected business account (`webhooksSubscribed: true`, `credentialsValid: true`) */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,7 +2306,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /** @description The webhook subscription was refused for a credential reason (e.g. the token lacks a permission), named in the message */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited: the console (per session or address), or the upstream platform on the webhook subscription; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2274,7 +2336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Upstream platform unavailable */
+            /** @description Upstream platform unavailable (token check or webhook subscription), named in the message */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -2506,7 +2568,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /** @description The webhook subscription was refused for a credential reason; the stored token is unchanged */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited: the console (per session or address), or the upstream platform on the webhook subscription; wait `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2521,7 +2598,213 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Upstream platform unavailable */
+            /** @description Upstream platform unavailable; the stored token is unchanged */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    subscribeWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The business account, `webhooksSubscribed: true` and a new `webhooksCheckedAt` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["BusinessAccountView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account not found, not of this organization, or disconnected */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The upstream platform refused the stored token (or its permission); replace it. The account is unchanged */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited: the console (per session or address), or the upstream platform; wait `Retry-After` seconds. The account is unchanged */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable, or it does not list the app after subscribing; the account is unchanged */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    checkCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The business account with the verdict: `credentialsValid`, `credentialsError`, `credentialsCheckedAt` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["BusinessAccountView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account not found, not of this organization, or disconnected */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The stored token cannot be decrypted, or the upstream platform blocked the account; nothing recorded */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited: the console (per session or address), or the upstream platform (no verdict, nothing recorded); wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable: no verdict, nothing recorded */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -3612,7 +3895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The upstream platform rejected the business account's credential or blocked the account: reconnect in the console */
+            /** @description The upstream platform rejected the business account's credential or blocked the account: reconnect in the console. While the account's token is marked rejected (`credentialsValid: false` on the account), answered before anything is stored or sent, without `data` */
             424: {
                 headers: {
                     [name: string]: unknown;

@@ -100,6 +100,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
 export const api = {
   get: <T,>(path: string, query?: Query) => request<T>('GET', withQuery(path, query)),
   post: <T,>(path: string, body: unknown = {}) => request<T>('POST', path, body),
+  put: <T,>(path: string, body: unknown) => request<T>('PUT', path, body),
   delete: <T,>(path: string) => request<T>('DELETE', path),
 };
 

@@ -16,10 +16,13 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
   { method: 'post', path: '/auth/login', errors: [401, 422, 429], session: false },
   { method: 'post', path: '/auth/logout', errors: [401] },
   { method: 'get', path: '/auth/me', errors: [401] },
-  { method: 'post', path: '/business-accounts', errors: [401, 409, 422, 502] },
+  { method: 'post', path: '/business-accounts', errors: [401, 409, 422, 424, 502] },
   { method: 'get', path: '/business-accounts', errors: [401] },
   { method: 'get', path: '/business-accounts/{wabaId}', errors: [401, 404] },
   { method: 'delete', path: '/business-accounts/{wabaId}', errors: [401, 404] },
+  { method: 'put', path: '/business-accounts/{wabaId}/access-token', errors: [401, 404, 422, 424, 502] },
+  { method: 'post', path: '/business-accounts/{wabaId}/subscription', errors: [401, 404, 424, 502] },
+  { method: 'post', path: '/business-accounts/{wabaId}/credentials/check', errors: [401, 404, 424, 502] },
   { method: 'post', path: '/business-accounts/{wabaId}/phone-numbers/sync', errors: [401, 404, 424, 502] },
   { method: 'get', path: '/business-accounts/{wabaId}/phone-numbers', errors: [401, 404] },
   { method: 'post', path: '/business-accounts/{wabaId}/templates/sync', errors: [401, 404, 424, 502] },
@@ -156,7 +159,7 @@ describe('Console routes in the OpenAPI document', () => {
     expect(secured.length).toBeGreaterThanOrEqual(CONSOLE_OPERATIONS.filter((o) => o.session !== false).length);
     const answers: string[] = [];
     for (const [method, path] of secured) {
-      const res = await t.http[method as 'get' | 'post' | 'delete'](path);
+      const res = await t.http[method as 'get' | 'post' | 'put' | 'delete'](path);
       if (res.status !== 401) answers.push(`${method.toUpperCase()} ${path} → ${res.status}`);
     }
     expect(answers).toEqual([]);

@@ -244,6 +244,38 @@ describe('web console (headless Chromium)', () => {
     await screenshot(page, '12c-events-media');
   }, 60_000);
 
+  it("shows the account's health: subscribes to webhooks again, finds the token rejected, and replaces it", async () => {
+    const t = await onboard(stack, 'Health Org');
+    // Upstream, the app was unsubscribed and the system-user token regenerated.
+    await fetch(`${stack.sim.baseUrl}/${t.account.wabaId}/subscribed_apps`, { method: 'DELETE', headers: { authorization: `Bearer ${t.account.accessToken}` } });
+    const newToken = stack.sim.rotateToken(t.account.wabaId);
+    // The console's state is still what connect saw: subscribed, token valid.
+    await stack.prisma.businessAccount.update({ where: { wabaId: t.account.wabaId }, data: { webhooksSubscribed: false } });
+    const { page } = await open({ cookie: t.operator.cookie });
+    await page.goto(`/console/accounts/${t.account.wabaId}`);
+    const health = page.getByTestId('account-health');
+    await health.getByText('unsubscribed').waitFor();
+    await health.getByText('delivers no webhooks').waitFor();
+
+    // Subscribing needs a token the platform accepts: refused with the reason, the state unchanged.
+    await health.getByRole('button', { name: 'Subscribe' }).click();
+    await health.getByText(/session has been invalidated/).first().waitFor();
+    await health.getByRole('button', { name: 'Check now' }).click();
+    await health.getByText('rejected', { exact: true }).waitFor();
+    await health.getByText(/Sends are refused \(424\) until it is replaced/).waitFor();
+    await screenshot(page, '14b-account-health-rejected');
+
+    await health.getByLabel('New access token').fill(newToken);
+    await health.getByRole('button', { name: 'Replace token' }).click();
+    await health.getByText('Access token replaced.').waitFor();
+    await health.getByText('valid', { exact: true }).waitFor();
+    await health.getByText('subscribed', { exact: true }).waitFor();
+    const view = (await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie)).body.data;
+    expect(view).toMatchObject({ webhooksSubscribed: true, credentialsValid: true, credentialsError: null });
+    expect(stack.sim.subscribedApps(t.account.wabaId)).toHaveLength(1);
+    await screenshot(page, '14c-account-health-restored');
+  });
+
   it('revokes a key in the browser, after which the API refuses it', async () => {
     const t = await onboard(stack, 'Revoke Org');
     expect((await stack.http.get('/messages').set(t.key.headers)).status).toBe(200);

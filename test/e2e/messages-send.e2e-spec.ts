@@ -296,19 +296,19 @@ describe('POST /messages (simulator + real API)', () => {
   });
 
   describe('upstream outcomes: a stored failed message with the upstream error', () => {
-    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp) {
-      const res = await send(helloWorld(t, to));
+    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp, tenant: Tenant = t) {
+      const res = await send(helloWorld(tenant, to), tenant);
       expect(res.status).toBe(status);
       expect(res.body.statusCode).toBe(status);
       expect(res.body.message).toMatch(message);
-      expect(res.body.data).toMatchObject({ to, status: 'failed', upstreamMessageId: null, phoneNumberId: t.account.phoneNumberId, error });
+      expect(res.body.data).toMatchObject({ to, status: 'failed', upstreamMessageId: null, phoneNumberId: tenant.account.phoneNumberId, error });
       expect(Number.isInteger(res.body.data.id)).toBe(true);
 
       const row = await stack.prisma.message.findUnique({ where: { id: res.body.data.id } });
       expect(row).toMatchObject({ status: 'failed', errorCode: error.code, errorTitle: error.title });
       expect(row!.failedAt).toBeInstanceOf(Date);
 
-      const got = await stack.http.get(`/messages/${res.body.data.id}`).set(t.key.headers);
+      const got = await stack.http.get(`/messages/${res.body.data.id}`).set(tenant.key.headers);
       expect(got.status).toBe(200);
       expect(got.body.data).toMatchObject({ id: res.body.data.id, status: 'failed', error: res.body.data.error });
       expect(got.body.data.failedAt).toMatch(ISO_MS);
@@ -329,8 +329,15 @@ describe('POST /messages (simulator + real API)', () => {
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     });
 
-    it('answers an expired token (190) with 424 and a reconnect message', async () => {
-      await expectFailed('15550000008', 424, { code: 190, title: expect.stringContaining('Session has expired'), category: 'credential' }, /reconnect/);
+    it('answers an expired token (190) with 424 and a reconnect message, and refuses the next sends before any upstream call', async () => {
+      // Its own tenant: the rejection marks the account's token rejected (credentialsValid: false).
+      const own = await onboard(stack, 'Expired Token Org');
+      await expectFailed('15550000008', 424, { code: 190, title: expect.stringContaining('Session has expired'), category: 'credential' }, /reconnect/, own);
+      const before = upstreamSends(stack, own).length;
+      const next = await send(helloWorld(own, recipient()), own);
+      expect(next.status).toBe(424);
+      expect(next.body).toEqual({ statusCode: 424, message: expect.stringContaining('Session has expired') });
+      expect(upstreamSends(stack, own).length).toBe(before);
     });
 
     it('answers a restricted account (368) with 424', async () => {

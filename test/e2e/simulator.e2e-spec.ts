@@ -330,6 +330,83 @@ describe('WhatsApp Cloud API simulator', () => {
     });
   });
 
+  describe('webhook subscription and tokens', () => {
+    it('subscribes, lists and unsubscribes the app per account in Meta\'s shapes, only with that account\'s token', async () => {
+      const mine = sim.createAccount();
+      const other = sim.createAccount();
+      const edge = `/${mine.wabaId}/subscribed_apps`;
+      expect(await (await graph(edge, mine.accessToken)).json()).toEqual({ data: [] });
+
+      const post = await graph(edge, mine.accessToken, { method: 'POST' });
+      expect([post.status, await post.json()]).toEqual([200, { success: true }]);
+      // Idempotent, like Meta's: one entry however often the app subscribes.
+      await graph(edge, mine.accessToken, { method: 'POST' });
+      const app = { id: '1987654321098765', link: 'https://www.facebook.com/games/?app_id=1987654321098765', name: 'Business Messaging API (simulator)' };
+      expect(await (await graph(edge, mine.accessToken)).json()).toEqual({ data: [{ whatsapp_business_api_data: app }] });
+      expect(sim.subscribedApps(mine.wabaId)).toEqual([app]);
+      expect(sim.subscribedApps(other.wabaId)).toEqual([]);
+      expect((await control('GET', `subscribed-apps?wabaId=${mine.wabaId}`)).body).toEqual({ data: [app], faults: {} });
+
+      const foreign = await graph(edge, other.accessToken, { method: 'POST' });
+      expect(foreign.status).toBe(400);
+      expect(((await foreign.json()) as Json).error).toMatchObject({ code: 100, error_subcode: 33, type: 'GraphMethodException' });
+      expect((await graph(edge, undefined, { method: 'POST' })).status).toBe(401);
+
+      const del = await graph(edge, mine.accessToken, { method: 'DELETE' });
+      expect([del.status, await del.json()]).toEqual([200, { success: true }]);
+      expect(sim.subscribedApps(mine.wabaId)).toEqual([]);
+    });
+
+    it('makes subscribed_apps fail with Meta\'s errors until the fault is cleared', async () => {
+      const account = sim.createAccount();
+      const edge = `/${account.wabaId}/subscribed_apps`;
+      const cases: Array<[string, number, Record<string, unknown>]> = [
+        ['permission', 403, { code: 200, message: '(#200) Permissions error', type: 'OAuthException' }],
+        ['unavailable', 503, { code: 2, is_transient: true }],
+        ['rate_limit', 400, { code: 80007 }],
+      ];
+      for (const [error, status, body] of cases) {
+        expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error })).body).toEqual({ wabaId: account.wabaId, faults: { POST: error } });
+        const res = await graph(edge, account.accessToken, { method: 'POST' });
+        expect([error, res.status]).toEqual([error, status]);
+        expect(((await res.json()) as Json).error).toMatchObject({ ...body, fbtrace_id: expect.any(String) });
+      }
+      await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error: 'not_listed' });
+      expect(await (await graph(edge, account.accessToken, { method: 'POST' })).json()).toEqual({ success: true });
+      expect(sim.subscribedApps(account.wabaId)).toEqual([]);
+
+      await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error: null });
+      sim.setSubscriptionFault(account.wabaId, 'GET', 'unavailable');
+      expect((await graph(edge, account.accessToken, { method: 'POST' })).status).toBe(200);
+      expect((await graph(edge, account.accessToken)).status).toBe(503);
+      sim.setSubscriptionFault(account.wabaId, 'GET', null);
+      expect(((await (await graph(edge, account.accessToken)).json()) as Json).data).toHaveLength(1);
+
+      expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error: 'flaky' })).status).toBe(400);
+      expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, method: 'PATCH', error: null })).status).toBe(400);
+      expect((await control('POST', 'subscribed-apps/faults', { wabaId: '1', error: null })).status).toBe(404);
+    });
+
+    it('rotates an account\'s token: the old one is answered 190 (session invalidated) everywhere, sends included', async () => {
+      const account = sim.createAccount();
+      const rotated = await control('POST', 'token', { wabaId: account.wabaId });
+      expect(rotated.body).toEqual({ wabaId: account.wabaId, accessToken: expect.stringMatching(/^sim-token-/) });
+      expect(rotated.body.accessToken).not.toBe(account.accessToken);
+
+      const read = await graph(`/${account.wabaId}?fields=id,name`, account.accessToken);
+      expect(read.status).toBe(401);
+      expect(((await read.json()) as Json).error).toMatchObject({ code: 190, error_subcode: 460, type: 'OAuthException', message: expect.stringContaining('session has been invalidated') });
+      const connected = account.phoneNumbers.find((p) => p.status === 'CONNECTED')!;
+      const refused = await send(account.accessToken, connected.id, hello('447700900777'));
+      expect([refused.status, refused.body.error.code, refused.body.error.error_subcode]).toEqual([401, 190, 460]);
+      // A token it never issued is still "cannot parse".
+      expect(((await (await graph(`/${account.wabaId}`, 'never-issued')).json()) as Json).error.message).toMatch(/Cannot parse access token/);
+
+      expect(await (await graph(`/${account.wabaId}?fields=id`, rotated.body.accessToken)).json()).toEqual({ id: account.wabaId });
+      expect(sim.rotateToken(account.wabaId)).not.toBe(rotated.body.accessToken);
+    });
+  });
+
   describe('sending', () => {
     it('accepts a template with message_status and a text without it', async () => {
       const account = sim.createAccount();

@@ -93,6 +93,31 @@ describe('WhatsAppClient against the simulator', () => {
     });
   });
 
+  describe('webhook subscription', () => {
+    it("subscribes the token's app and lists it (POST, then GET /{waba-id}/subscribed_apps)", async () => {
+      const { wabaId, accessToken } = newAccount();
+      expect(await client.listSubscribedApps(accessToken, wabaId)).toEqual([]);
+      await client.subscribeApp(accessToken, wabaId);
+      expect(await client.listSubscribedApps(accessToken, wabaId)).toEqual([
+        { whatsapp_business_api_data: { id: '1987654321098765', link: expect.stringContaining('1987654321098765'), name: expect.any(String) } },
+      ]);
+    });
+
+    it("classifies subscribed_apps failures like any Meta error, never showing the token", async () => {
+      const { wabaId, accessToken } = newAccount();
+      sim.setSubscriptionFault(wabaId, 'POST', 'permission');
+      const permission = await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken);
+      expect(permission).toMatchObject({ operation: 'subscribeApp', errorClass: 'credential', code: 200, httpStatus: 403 });
+      sim.setSubscriptionFault(wabaId, 'POST', 'unavailable');
+      expect(await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken)).toMatchObject({ errorClass: 'retryable', code: 2, httpStatus: 503 });
+      sim.setSubscriptionFault(wabaId, 'GET', 'rate_limit');
+      expect(await upstreamError(client.listSubscribedApps(accessToken, wabaId), accessToken)).toMatchObject({ operation: 'listSubscribedApps', errorClass: 'retryable', code: 80007 });
+      sim.rotateToken(wabaId);
+      sim.setSubscriptionFault(wabaId, 'POST', null);
+      expect(await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken)).toMatchObject({ errorClass: 'credential', code: 190, httpStatus: 401 });
+    });
+  });
+
   describe('sendMessage', () => {
     it('sends a template with the recipient as +digits and returns the wamid', async () => {
       const { accessToken, phoneId, wabaId } = newAccount();

@@ -21,9 +21,21 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   it('creates an account, and answers null (writing nothing) for a wabaId taken by any organization', async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
     const taken = await insertBusinessAccount(t.prisma, theirs.organizationId);
-    const created = await t.repo.create(mine.organizationId, { wabaId: `9${taken.wabaId}`, name: 'New', accessTokenEncrypted: 'v1.x' });
-    expect(created).toMatchObject({ organizationId: mine.organizationId, name: 'New', disconnectedAt: null });
-    expect(await t.repo.create(mine.organizationId, { wabaId: taken.wabaId, name: 'Mine now', accessTokenEncrypted: 'v1.y' })).toBeNull();
+    const checkedAt = new Date('2026-01-02T03:04:05.000Z');
+    const created = await t.repo.create(mine.organizationId, { wabaId: `9${taken.wabaId}`, name: 'New' }, { accessTokenEncrypted: 'v1.x', checkedAt });
+    // A connect stores a token it has just verified and subscribed with.
+    expect(created).toMatchObject({
+      organizationId: mine.organizationId,
+      name: 'New',
+      disconnectedAt: null,
+      accessTokenEncrypted: 'v1.x',
+      webhooksSubscribed: true,
+      webhooksCheckedAt: checkedAt,
+      credentialsValid: true,
+      credentialsCheckedAt: checkedAt,
+      credentialsError: null,
+    });
+    expect(await t.repo.create(mine.organizationId, { wabaId: taken.wabaId, name: 'Mine now' }, { accessTokenEncrypted: 'v1.y', checkedAt })).toBeNull();
     expect(await t.repo.findAnyByWabaId(taken.wabaId)).toMatchObject({ organizationId: theirs.organizationId, name: 'Medium WABA' });
   });
 
@@ -40,8 +52,11 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(await t.repo.disconnect(mine.organizationId, account.id, at)).toMatchObject({ disconnectedAt: at, phoneNumbersSyncedAt: at, templatesSyncedAt: null });
     expect(await t.repo.findCredential(account.id)).toBeNull();
 
-    const back = await t.repo.reconnect(mine.organizationId, account.id, { accessTokenEncrypted: 'v1.new', name: 'Renamed' });
-    expect(back).toMatchObject({ disconnectedAt: null, name: 'Renamed', accessTokenEncrypted: 'v1.new' });
+    await expect(t.repo.reconnect(theirs.organizationId, account.id, { accessTokenEncrypted: 'v1.theirs', checkedAt: at }, 'Theirs')).rejects.toThrow();
+    await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: false, error: 'Session has expired (190)' }, at);
+    const back = await t.repo.reconnect(mine.organizationId, account.id, { accessTokenEncrypted: 'v1.new', checkedAt: at }, 'Renamed');
+    // A replaced token is valid again (it was just verified).
+    expect(back).toMatchObject({ disconnectedAt: null, name: 'Renamed', accessTokenEncrypted: 'v1.new', credentialsValid: true, credentialsError: null, credentialsCheckedAt: at, webhooksSubscribed: true });
     expect(await t.repo.findCredential(account.id)).toEqual({ wabaId: account.wabaId, accessTokenEncrypted: 'v1.new' });
   });
 
@@ -61,5 +76,54 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     // Changed meanwhile (a reconnect): the rotation's write is refused.
     expect(await t.repo.replaceCredentialIf(a.id, a.accessTokenEncrypted, 'v2.k1.stale')).toBe(false);
     expect(await t.repo.findCredential(a.id)).toEqual({ wabaId: a.wabaId, accessTokenEncrypted: 'v2.k1.rotated' });
+  });
+
+  it('records a credential verdict only within its organization and only for the token that was checked', async () => {
+    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const at = new Date('2026-02-03T04:05:06.000Z');
+    const rejected = { valid: false as const, error: 'Error validating access token (190)' };
+
+    expect(await t.repo.recordCredentialCheck(theirs.organizationId, account.id, account.accessTokenEncrypted, rejected, at)).toBeNull();
+    // A token replaced since the check read it: the verdict was about the old one.
+    expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, 'v1.some-older-token', rejected, at)).toBeNull();
+    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: null });
+
+    expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at)).toMatchObject({ credentialsValid: false, credentialsError: rejected.error, credentialsCheckedAt: at });
+    expect(await t.repo.sendState(account.id)).toEqual({ credentialsValid: false, credentialsError: rejected.error });
+    const later = new Date(at.getTime() + 1000);
+    expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: true }, later)).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: later });
+    expect(await t.repo.sendState(account.id)).toEqual({ credentialsValid: true, credentialsError: null });
+  });
+
+  it('marks the webhook subscription only within its organization', async () => {
+    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const at = new Date('2026-02-03T04:05:06.000Z');
+    await expect(t.repo.markWebhooksSubscribed(theirs.organizationId, account.id, at)).rejects.toThrow();
+    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ webhooksSubscribed: false, webhooksCheckedAt: null });
+    expect(await t.repo.markWebhooksSubscribed(mine.organizationId, account.id, at)).toMatchObject({ webhooksSubscribed: true, webhooksCheckedAt: at });
+  });
+
+  it('lists the connected accounts due for a credential check, in id order after a given id', async () => {
+    const org = await insertOrganization(t.prisma);
+    const dueBefore = new Date('2026-03-01T00:00:00.000Z');
+    const never = await insertBusinessAccount(t.prisma, org.organizationId);
+    const stale = await insertBusinessAccount(t.prisma, org.organizationId);
+    const fresh = await insertBusinessAccount(t.prisma, org.organizationId);
+    const gone = await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() });
+    await t.prisma.businessAccount.update({ where: { id: stale.id }, data: { credentialsCheckedAt: new Date(dueBefore.getTime() - 1) } });
+    await t.prisma.businessAccount.update({ where: { id: fresh.id }, data: { credentialsCheckedAt: dueBefore } });
+
+    const walked: string[] = [];
+    for (let after: string | undefined, page; (page = await t.repo.credentialChecksDue(dueBefore, after, 2)).length > 0; after = page[page.length - 1]!.id) {
+      expect(page.map((c) => c.id)).toEqual([...page.map((c) => c.id)].sort());
+      walked.push(...page.map((c) => c.id));
+    }
+    expect(walked).toEqual(expect.arrayContaining([never.id, stale.id]));
+    expect(walked).not.toContain(fresh.id);
+    expect(walked).not.toContain(gone.id);
+    const [row] = (await t.repo.credentialChecksDue(dueBefore, undefined, 100_000)).filter((c) => c.id === never.id);
+    expect(row).toEqual({ id: never.id, organizationId: org.organizationId, wabaId: never.wabaId, accessTokenEncrypted: never.accessTokenEncrypted });
   });
 });

@@ -7,6 +7,15 @@ export class BusinessAccountView {
   @ApiProperty({ enum: ['connected', 'disconnected'] }) status: 'connected' | 'disconnected';
   @ApiProperty({ nullable: true, type: String }) phoneNumbersSyncedAt: string | null;
   @ApiProperty({ nullable: true, type: String }) templatesSyncedAt: string | null;
+  @ApiProperty({ description: "Whether this app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), as last checked" })
+  webhooksSubscribed: boolean;
+  @ApiProperty({ nullable: true, type: String, description: 'When the subscription was last made and checked' }) webhooksCheckedAt: string | null;
+  @ApiProperty({ description: 'False once the upstream platform rejected the stored access token: sends answer 424 until it is replaced' })
+  credentialsValid: boolean;
+  @ApiProperty({ nullable: true, type: String, description: 'When the token was last checked (connect, token replacement, scheduled or console check)' })
+  credentialsCheckedAt: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'Error validating access token: Session has expired (190)', description: "The upstream platform's reason for rejecting the token; null while valid" })
+  credentialsError: string | null;
   @ApiProperty() createdAt: string;
   @ApiProperty({ nullable: true, type: String }) disconnectedAt: string | null;
 }
@@ -17,6 +26,11 @@ export function toBusinessAccountView(row: {
   name: string;
   phoneNumbersSyncedAt: Date | null;
   templatesSyncedAt: Date | null;
+  webhooksSubscribed: boolean;
+  webhooksCheckedAt: Date | null;
+  credentialsValid: boolean;
+  credentialsCheckedAt: Date | null;
+  credentialsError: string | null;
   createdAt: Date;
   disconnectedAt: Date | null;
 }): BusinessAccountView {
@@ -27,6 +41,11 @@ export function toBusinessAccountView(row: {
     status: row.disconnectedAt ? 'disconnected' : 'connected',
     phoneNumbersSyncedAt: row.phoneNumbersSyncedAt?.toISOString() ?? null,
     templatesSyncedAt: row.templatesSyncedAt?.toISOString() ?? null,
+    webhooksSubscribed: row.webhooksSubscribed,
+    webhooksCheckedAt: row.webhooksCheckedAt?.toISOString() ?? null,
+    credentialsValid: row.credentialsValid,
+    credentialsCheckedAt: row.credentialsCheckedAt?.toISOString() ?? null,
+    credentialsError: row.credentialsError,
     createdAt: row.createdAt.toISOString(),
     disconnectedAt: row.disconnectedAt?.toISOString() ?? null,
   };

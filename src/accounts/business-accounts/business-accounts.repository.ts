@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { BusinessAccount } from '../../generated/prisma/client.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
+import { statement } from '../../core/prisma/sql.js';
 import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
+import type { AccountSendState } from '../health/account-health.js';
 
 export const BUSINESS_ACCOUNT_NOT_FOUND = 'Business account not found';
 
@@ -11,6 +13,27 @@ export interface StoredCredential {
   wabaId: string;
   accessTokenEncrypted: string;
 }
+
+/** A token as a connect or a replacement stores it: just checked, accepted, and the app subscribed. */
+export interface VerifiedCredential {
+  accessTokenEncrypted: string;
+  /** When the token was checked and the subscription made. */
+  checkedAt: Date;
+}
+
+/** What a credential check found: accepted, or rejected with the upstream platform's reason. */
+export type CredentialVerdict = { valid: true } | { valid: false; error: string };
+
+/** An account whose token is due for its scheduled check. */
+export interface CredentialCheckDue extends StoredCredential {
+  id: string;
+  organizationId: string;
+}
+
+const sendState = statement(
+  'business_account_send_state',
+  `SELECT credentials_valid AS "credentialsValid", credentials_error AS "credentialsError" FROM business_accounts WHERE id = $1::uuid`,
+);
 
 /** Owns `business_accounts`. Every read and write names the organization it acts for, but the few noted. */
 @Injectable()
@@ -73,18 +96,56 @@ export class BusinessAccountsRepository {
   }
 
   /** A new connection; null when the wabaId is already taken (the unique index decides between racing connects). */
-  async create(organizationId: string, account: { wabaId: string; name: string; accessTokenEncrypted: string }): Promise<BusinessAccount | null> {
+  async create(organizationId: string, account: { wabaId: string; name: string }, credential: VerifiedCredential): Promise<BusinessAccount | null> {
     try {
-      return await clientOf(this.prisma).businessAccount.create({ data: { organizationId, ...account } });
+      return await clientOf(this.prisma).businessAccount.create({ data: { organizationId, ...account, ...verified(credential) } });
     } catch (error) {
       if (isUniqueViolation(error)) return null;
       throw error;
     }
   }
 
-  /** Connected again, with a new token (and a new name when given). */
-  reconnect(organizationId: string, id: string, change: { accessTokenEncrypted: string; name?: string }): Promise<BusinessAccount> {
-    return clientOf(this.prisma).businessAccount.update({ where: { id, organizationId }, data: { ...change, disconnectedAt: null } });
+  /** Connected again, with a new (verified) token and a new name when given: credential and subscription state start afresh. */
+  reconnect(organizationId: string, id: string, credential: VerifiedCredential, name?: string): Promise<BusinessAccount> {
+    return clientOf(this.prisma).businessAccount.update({ where: { id, organizationId }, data: { ...verified(credential), ...(name !== undefined ? { name } : {}), disconnectedAt: null } });
+  }
+
+  /** The account's webhook subscription was made again and checked. */
+  markWebhooksSubscribed(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
+    return clientOf(this.prisma).businessAccount.update({ where: { id, organizationId }, data: { webhooksSubscribed: true, webhooksCheckedAt: at } });
+  }
+
+  /**
+   * Records what a check of the token `checkedCiphertext` found, only if that is still the stored token (a
+   * replacement meanwhile was verified itself and wins); the updated account, or null when it was replaced.
+   */
+  async recordCredentialCheck(organizationId: string, id: string, checkedCiphertext: string, verdict: CredentialVerdict, at: Date): Promise<BusinessAccount | null> {
+    const data = { credentialsValid: verdict.valid, credentialsError: verdict.valid ? null : verdict.error, credentialsCheckedAt: at };
+    const { count } = await clientOf(this.prisma).businessAccount.updateMany({ where: { id, organizationId, accessTokenEncrypted: checkedCiphertext }, data });
+    return count === 1 ? clientOf(this.prisma).businessAccount.findFirst({ where: { id, organizationId } }) : null;
+  }
+
+  /**
+   * Across organizations on purpose (the worker's scheduled check looks at every account): up to `limit`
+   * connected accounts after the id `afterId`, in id order, whose token was not checked since `dueBefore`.
+   */
+  credentialChecksDue(dueBefore: Date, afterId: string | undefined, limit: number): Promise<CredentialCheckDue[]> {
+    return clientOf(this.prisma).businessAccount.findMany({
+      where: {
+        disconnectedAt: null,
+        OR: [{ credentialsCheckedAt: null }, { credentialsCheckedAt: { lt: dueBefore } }],
+        ...(afterId ? { id: { gt: afterId } } : {}),
+      },
+      select: { id: true, organizationId: true, wabaId: true, accessTokenEncrypted: true },
+      orderBy: { id: 'asc' },
+      take: limit,
+    });
+  }
+
+  /** The send path's read of the account (SQL on the pool: it runs on every send-context cache miss). */
+  async sendState(businessAccountId: string): Promise<AccountSendState | null> {
+    const { rows } = await this.prisma.pool.query<AccountSendState>(sendState([businessAccountId]));
+    return rows[0] ?? null;
   }
 
   disconnect(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
@@ -95,4 +156,15 @@ export class BusinessAccountsRepository {
     const data = what === 'phoneNumbers' ? { phoneNumbersSyncedAt: at } : { templatesSyncedAt: at };
     await clientOf(this.prisma).businessAccount.update({ where: { id, organizationId }, data });
   }
+}
+
+function verified(credential: VerifiedCredential) {
+  return {
+    accessTokenEncrypted: credential.accessTokenEncrypted,
+    webhooksSubscribed: true,
+    webhooksCheckedAt: credential.checkedAt,
+    credentialsValid: true,
+    credentialsError: null,
+    credentialsCheckedAt: credential.checkedAt,
+  };
 }

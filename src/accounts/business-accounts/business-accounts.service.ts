@@ -9,7 +9,8 @@ import { UpstreamError } from '../../upstream/upstream.error.js';
 import { upstreamFailure } from '../../upstream/upstream-failure.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountCredentials } from '../credentials/account-credentials.js';
-import { BusinessAccountsRepository } from './business-accounts.repository.js';
+import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
+import { WebhookSubscription } from './webhook-subscription.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
 
 export const ALREADY_CONNECTED = 'This business account is already connected';
@@ -26,22 +27,26 @@ export class BusinessAccountsService {
     private readonly credentials: AccountCredentials,
     private readonly audit: AuditService,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly subscription: WebhookSubscription,
   ) {}
 
   /**
-   * Connects a WABA: the credential is checked against the upstream platform first, then stored encrypted.
-   * A WABA belongs to one organization; the same organization may reconnect one it disconnected.
+   * Connects a WABA: the credential is checked against the upstream platform first, then the app is subscribed
+   * to the account's webhooks (and the subscription checked), and only then is anything stored (the token
+   * encrypted). A failing subscription fails the connect with its cause: an account connected without it
+   * would silently never receive a webhook. A WABA belongs to one organization; the same organization may
+   * reconnect one it disconnected.
    */
   async connect(operator: ConsoleScope, request: { wabaId: string; accessToken: string; name?: string }): Promise<BusinessAccountView> {
     const existing = await this.accounts.findAnyByWabaId(request.wabaId);
     if (existing && (existing.organizationId !== operator.organizationId || !existing.disconnectedAt)) throw alreadyConnected();
     const upstreamAccount = await this.verifyCredential(request);
+    const credential = await this.verifiedAndSubscribed(request.wabaId, request.accessToken);
     const name = request.name ?? upstreamAccount.name ?? request.wabaId;
-    const accessTokenEncrypted = this.credentials.seal(request.accessToken, request.wabaId);
     const account = await this.uow.run(async () => {
       const saved = existing
-        ? await this.accounts.reconnect(operator.organizationId, existing.id, { name, accessTokenEncrypted })
-        : await this.accounts.create(operator.organizationId, { wabaId: request.wabaId, name, accessTokenEncrypted });
+        ? await this.accounts.reconnect(operator.organizationId, existing.id, credential, name)
+        : await this.accounts.create(operator.organizationId, { wabaId: request.wabaId, name }, credential);
       // Two operators connecting the same WABA at once: the unique index decides, the loser gets a conflict.
       if (!saved) throw alreadyConnected();
       await this.audit.record(operator, existing ? 'business_account.reconnected' : 'business_account.connected', { type: 'business_account', id: request.wabaId }, { name });
@@ -50,13 +55,17 @@ export class BusinessAccountsService {
     return toBusinessAccountView(account);
   }
 
-  /** Replaces the stored token (after the upstream rejected the old one); the key pairs stay valid. */
+  /**
+   * Replaces the stored token (after the upstream rejected the old one); the key pairs stay valid. The new
+   * token is checked and subscribed like a connect's, which marks the credentials valid again.
+   */
   async reconnect(operator: ConsoleScope, wabaId: string, accessToken: string): Promise<BusinessAccountView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     await this.verifyCredential({ wabaId, accessToken });
+    const credential = await this.verifiedAndSubscribed(account.wabaId, accessToken);
     const updated = await this.uow.run(async () => {
       await this.audit.record(operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
-      return this.accounts.reconnect(operator.organizationId, account.id, { accessTokenEncrypted: this.credentials.seal(accessToken, account.wabaId) });
+      return this.accounts.reconnect(operator.organizationId, account.id, credential);
     });
     return toBusinessAccountView(updated);
   }
@@ -81,6 +90,12 @@ export class BusinessAccountsService {
       return this.accounts.disconnect(operator.organizationId, account.id, now);
     });
     return toBusinessAccountView(updated);
+  }
+
+  /** After verifyCredential: subscribes the app with the token, and what is stored for it. */
+  private async verifiedAndSubscribed(wabaId: string, accessToken: string): Promise<VerifiedCredential> {
+    await this.subscription.subscribe(accessToken, wabaId);
+    return { accessTokenEncrypted: this.credentials.seal(accessToken, wabaId), checkedAt: new Date() };
   }
 
   /** A token the upstream refuses is the operator's input error (422 on the field), not a reconnect case. */

@@ -22,6 +22,8 @@ export class AppConfig {
   readonly upstreamTimeoutMs!: number;
   readonly whatsappAppSecret!: string;
   readonly whatsappVerifyToken!: string;
+  /** Meta's id of this app: a webhook subscription counts only when GET subscribed_apps lists it. Empty: any app. */
+  readonly whatsappAppId!: string;
   /** Keys of upstream-token encryption, newest first: new ciphertexts use the first, any may decrypt. */
   readonly encryptionKeys!: EncryptionKey[];
   /** Platform administrators (lower-cased emails): the only operators who see the shared queues. */
@@ -64,6 +66,7 @@ export class AppConfig {
   readonly metricsToken!: string;
   readonly workerMetricsPort!: number;
   readonly purgeIntervalSeconds!: number;
+  readonly credentialCheckIntervalSeconds!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -83,6 +86,7 @@ export class AppConfig {
       upstreamTimeoutMs: r.int('UPSTREAM_TIMEOUT_MS', { default: 10000, min: 1 }),
       whatsappAppSecret: r.string('WHATSAPP_APP_SECRET', { minLength: 8 }),
       whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
+      whatsappAppId: r.string('WHATSAPP_APP_ID', { default: '', pattern: /^(\d{1,32})?$/ }),
       encryptionKeys: r.keyRing('ENCRYPTION_KEYS', 'ENCRYPTION_KEY'),
       adminEmails: r.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -121,6 +125,7 @@ export class AppConfig {
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
+      credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
     });
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';

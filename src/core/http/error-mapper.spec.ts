@@ -28,6 +28,13 @@ describe('httpAnswerOf', () => {
     expect(httpAnswerOf(upstreamFailure(upstream(100, 400), SYNC_FAILURE))?.statusCode).toBe(502);
     expect(httpAnswerOf(upstreamFailure(upstream(100, 400)))?.statusCode).toBe(422);
   });
+
+  it('puts what was being done before the upstream reason, whatever the class', () => {
+    const during = { ...SYNC_FAILURE, during: 'webhook subscription' };
+    expect(httpAnswerOf(upstreamFailure(upstream(200, 403), during))).toMatchObject({ statusCode: 424, message: expect.stringContaining('(webhook subscription: Meta says no (200))') });
+    expect(httpAnswerOf(upstreamFailure(upstream(2, 503), during))?.message).toBe('Upstream platform unavailable: webhook subscription: Meta says no (2)');
+    expect(httpAnswerOf(upstreamFailure(upstream(80007, 400), during))).toMatchObject({ statusCode: 429, message: 'Upstream rate limit: webhook subscription: Meta says no (80007)' });
+  });
 });
 
 describe('sendRejection (the send route’s answer to an upstream rejection)', () => {

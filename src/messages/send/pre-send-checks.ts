@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
 import { SendContextCache } from './send-context.cache.js';
 import { SendContextReader, type SendContext } from './send-context.reader.js';
+import { AccountHealth } from '../../accounts/health/account-health.js';
 import type { ParameterCounts } from '../../accounts/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
 
@@ -18,7 +19,11 @@ export class PreSendChecks {
     private readonly repository: SendContextReader,
   ) {}
 
-  /** One read for number, template and window (usually from the per-process cache); checked in that order. */
+  /**
+   * One read for account, number, template and window (usually from the per-process cache); checked in the
+   * order number synced → account health (AccountHealth: 424, the operator must act) → number status →
+   * template → window.
+   */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<void> {
     const template = dto.type === 'template';
     const ctx = await this.contexts.get(businessAccountId, {
@@ -30,6 +35,7 @@ export class PreSendChecks {
     if (!ctx.numberExists || ctx.numberRemovedAt) {
       throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }
+    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: ctx.numberStatus });
     if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
       throw FieldValidationError.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
     }

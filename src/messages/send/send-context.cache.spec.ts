@@ -3,6 +3,7 @@ import { SendContextCache } from './send-context.cache.js';
 import type { SendContext, SendContextQuery, SendContextReader } from './send-context.reader.js';
 
 const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendContext => ({
+  account: { credentialsValid: true, credentialsError: null },
   numberExists: true,
   numberStatus: 'CONNECTED',
   numberRemovedAt: null,

@@ -25,9 +25,9 @@ interface AccountEntries {
  * The pre-send read, cached per API process and per business account, so a send usually costs no database
  * round trip before its insert.
  *
- * Invalidation crosses processes through PostgreSQL itself: triggers on `phone_numbers` and `templates`
- * NOTIFY `send_context` with the business account's id when a change commits, whoever made it (a console
- * sync in an API process, a template-status webhook in the worker, a script). Every API process LISTENs on
+ * Invalidation crosses processes through PostgreSQL itself: triggers on `business_accounts`, `phone_numbers`
+ * and `templates` NOTIFY `send_context` with the business account's id when a change commits, whoever made it
+ * (a console sync in an API process, a template-status webhook or the credential check in the worker, a script). Every API process LISTENs on
  * one connection (PgListener) and drops that account's entries. While that connection is down nothing is
  * cached (and everything is dropped when it comes back), so a lost notification cannot leave a stale entry;
  * the TTL is a second safety net. A read that was in flight when an invalidation arrived is not cached.

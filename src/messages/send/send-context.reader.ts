@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
+import type { AccountSendState } from '../../accounts/health/account-health.js';
 import { PhoneNumbersRepository } from '../../accounts/phone-numbers/phone-numbers.repository.js';
 import { TemplatesRepository } from '../../accounts/templates/templates.repository.js';
 import { ConversationWindowsRepository } from '../conversation-windows.repository.js';
 
 /** What the pre-send checks need (missing rows read as nulls). */
 export interface SendContext {
+  /** The sending business account's state (a missing row reads as valid: the key lookup vouches for it). */
+  account: AccountSendState;
   numberExists: boolean;
   numberStatus: string | null;
   numberRemovedAt: Date | null;
@@ -24,30 +28,34 @@ export interface SendContextQuery {
   to: string | null;
 }
 
-/** LISTEN/NOTIFY channel on which every change to `phone_numbers` or `templates` names its business account. */
+/** LISTEN/NOTIFY channel on which every change to `business_accounts`, `phone_numbers` or `templates` names its business account. */
 export const SEND_CONTEXT_CHANNEL = 'send_context';
 
 /**
- * The pre-send read, from the owners of the tables it needs: the number (`phone_numbers`) and the template
- * (`templates`) of the accounts domain, and the 24 h window (`conversation_windows`), read in parallel. The
- * triggers of migration 20261124090000_send_context_notify NOTIFY `send_context` on every change to
- * `phone_numbers` and `templates` (see SendContextCache).
+ * The pre-send read, from the owners of the tables it needs: the account (`business_accounts`), the number
+ * (`phone_numbers`) and the template (`templates`) of the accounts domain, and the 24 h window
+ * (`conversation_windows`), read in parallel. The triggers of migrations 20261124090000_send_context_notify
+ * and 20261124150000_account_subscription_credentials NOTIFY `send_context` on every change to those three
+ * accounts-domain tables (see SendContextCache).
  */
 @Injectable()
 export class SendContextReader {
   constructor(
+    private readonly accounts: BusinessAccountsRepository,
     private readonly numbers: PhoneNumbersRepository,
     private readonly templates: TemplatesRepository,
     private readonly windows: ConversationWindowsRepository,
   ) {}
 
   async read(businessAccountId: string, q: SendContextQuery): Promise<SendContext> {
-    const [number, template, lastInboundAt] = await Promise.all([
+    const [account, number, template, lastInboundAt] = await Promise.all([
+      this.accounts.sendState(businessAccountId),
       this.numbers.sendState(businessAccountId, q.phoneNumberId),
       q.templateName !== null && q.templateLanguage !== null ? this.templates.sendState(businessAccountId, q.templateName, q.templateLanguage) : null,
       q.to !== null ? this.windows.lastInboundAt(q.phoneNumberId, q.to) : null,
     ]);
     return {
+      account: account ?? { credentialsValid: true, credentialsError: null },
       numberExists: number !== null,
       numberStatus: number?.status ?? null,
       numberRemovedAt: number?.removedAt ?? null,

@@ -16,6 +16,7 @@ import { errorCategoryOf } from '../message-status.js';
 import { MessagesRepository } from '../messages.repository.js';
 import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
+import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks } from './pre-send-checks.js';
 
@@ -43,6 +44,7 @@ export class SendMessageService {
     private readonly checks: PreSendChecks,
     private readonly idempotency: IdempotencyService,
     private readonly credentials: AccountCredentials,
+    private readonly credentialChecks: CredentialChecks,
     private readonly upstream: WhatsAppClient,
     private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: Logger,
@@ -123,6 +125,8 @@ export class SendMessageService {
         throw error;
       }
       const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
+      // Meta rejected the token itself: the account's next sends are refused before any upstream call.
+      if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
       if (stored.status !== 'failed') {
         // While the call was failing (a timeout), a status for this very message arrived (found by its callback
         // data): the upstream platform accepted it. That is the outcome; the failed call is not.
@@ -136,6 +140,14 @@ export class SendMessageService {
         if (outcome?.final) await this.idempotency.complete(scope.apiKeyId, keyed.key, { statusCode: outcome.statusCode, body: outcome.body });
         else await this.idempotency.release(scope.apiKeyId, keyed.key);
       }
+    }
+  }
+
+  private async recordCredentialRejection(scope: ApiKeyScope, error: UpstreamError): Promise<void> {
+    try {
+      await this.credentialChecks.recordRejectedBySend(scope, error.reason);
+    } catch (err) {
+      this.logger.error({ err, wabaId: scope.wabaId }, 'could not mark the rejected token; the next sends still try it');
     }
   }
 

@@ -4,6 +4,7 @@ import { DateTime, ErrorMessage, Notice, PageTitle, StatusBadge, TableRegion, Te
 import { useAction, useLoad } from '../hooks';
 import { Link, navigate } from '../router';
 import { useAccount } from './account-layout';
+import { AccountHealthPanel } from './account-health';
 
 export function AccountsPage() {
   const accounts = useLoad(() => api.get<BusinessAccount[]>('/business-accounts'), []);
@@ -108,6 +109,7 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         </div>
       </dl>
       {account.status === 'disconnected' && <Notice tone="warning">This business account is disconnected: its history stays readable, but it cannot be synced or get new keys until it is connected again.</Notice>}
+      <AccountHealthPanel account={account} onChange={reload} />
 
       <SyncSection
         id="numbers"
