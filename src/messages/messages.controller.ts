@@ -53,7 +53,11 @@ export class MessagesController {
   })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
-  @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
+  @ApiResponse({
+    status: 424,
+    description:
+      "The upstream platform rejected the business account's credential or blocked the account; or, before any upstream call, Meta's own state forbids the send: the account is disabled (ban state DISABLE), the number is FLAGGED or RESTRICTED, or a restriction in force (RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types). The message names the reason; nothing is stored",
+  })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out; the failed attempt is in `data`' })
   async send(
     @CurrentApiKey() scope: ApiKeyScope,
@@ -77,7 +81,7 @@ export class MessagesController {
 
   @Get('analytics')
   @ApiOperation({ operationId: 'getMessageAnalytics', summary: 'Delivery, read and failure figures over a period (default the last 7 days)' })
-  @ApiOkResponse({ description: '`data: {since, until, granularity, totals: {total, sent, delivered, read, failed}, rates: {delivery, read, failure}, series: [{bucket, sent, delivered, read, failed}], failureReasons: [{code, title, count}], templates: [{templateName, total, delivered, read, failed}]}`' })
+  @ApiOkResponse({ description: '`data: {since, until, granularity, totals: {total, sent, delivered, read, failed}, rates: {delivery, read, failure}, series: [{bucket, sent, delivered, read, failed, pricing}], pricing: {byCategory: {marketing, utility, authentication, authentication_international, service, …}, byType: {regular, free_customer_service, free_entry_point}}, failureReasons: [{code, title, count}], templates: [{templateName, total, delivered, read, failed}]}`. `pricing` counts the messages by the category and type of the pricing object of their status webhooks (counts only: the upstream platform bills the customer directly)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   stats(@CurrentApiKey() scope: ApiKeyScope, @Query() query: AnalyticsQuery): Promise<Analytics> {
     return this.analytics.compute(scope.businessAccountId, query);

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { AccountStandingView, toAccountStandingView, type StandingRow } from '../standing/account-standing.view.js';
 
 export class BusinessAccountView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -9,6 +10,7 @@ export class BusinessAccountView {
   @ApiProperty({ nullable: true, type: String }) templatesSyncedAt: string | null;
   @ApiProperty() createdAt: string;
   @ApiProperty({ nullable: true, type: String }) disconnectedAt: string | null;
+  @ApiProperty({ type: AccountStandingView, description: "Meta's ban state, restrictions, pricing tiers and alerts (account-level webhooks)" }) standing: AccountStandingView;
 }
 
 export function toBusinessAccountView(row: {
@@ -19,7 +21,7 @@ export function toBusinessAccountView(row: {
   templatesSyncedAt: Date | null;
   createdAt: Date;
   disconnectedAt: Date | null;
-}): BusinessAccountView {
+} & StandingRow): BusinessAccountView {
   return {
     id: row.id,
     wabaId: row.wabaId,
@@ -29,5 +31,6 @@ export function toBusinessAccountView(row: {
     templatesSyncedAt: row.templatesSyncedAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     disconnectedAt: row.disconnectedAt?.toISOString() ?? null,
+    standing: toAccountStandingView(row),
   };
 }

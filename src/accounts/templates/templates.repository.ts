@@ -46,6 +46,8 @@ export interface TemplateDecision {
   status?: string;
   reason?: string | null;
   category?: string;
+  /** message_template_quality_update: GREEN, YELLOW, RED or UNKNOWN. */
+  qualityScore?: string;
 }
 
 const decide = statement(
@@ -61,6 +63,14 @@ const recategorise = statement(
      FROM business_accounts b
     WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
       AND (t.category_updated_at IS NULL OR t.category_updated_at <= $5)`,
+);
+
+const requalify = statement(
+  'template_quality',
+  `UPDATE templates t SET quality_score = $4, quality_updated_at = $5, updated_at = now()
+     FROM business_accounts b
+    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
+      AND (t.quality_updated_at IS NULL OR t.quality_updated_at <= $5)`,
 );
 
 /**
@@ -122,6 +132,7 @@ export class TemplatesRepository {
     for (const d of ordered) {
       if (d.status !== undefined) await client.query(decide([d.wabaId, d.name, d.language, d.status, d.reason ?? null, d.at]));
       else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category, d.at]));
+      else if (d.qualityScore !== undefined) await client.query(requalify([d.wabaId, d.name, d.language, d.qualityScore, d.at]));
     }
   }
 

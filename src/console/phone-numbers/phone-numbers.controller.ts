@@ -25,7 +25,7 @@ export class PhoneNumbersController {
 
   @Get()
   @ApiOperation({ operationId: 'listPhoneNumbers', summary: 'Synced phone numbers of the business account' })
-  @ApiOkResponse({ description: '`data: PhoneNumber[]` with phoneNumberId, displayPhoneNumber, verifiedName, qualityRating, status, throughputLevel, removed, syncedAt' })
+  @ApiOkResponse({ description: '`data: PhoneNumber[]` with phoneNumberId, displayPhoneNumber, verifiedName, qualityRating, status (FLAGGED or RESTRICTED refuses sends with 424), nameStatus, throughputLevel, messagingLimit, qualityUpdatedAt, removed, syncedAt' })
   list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberView[]> {
     return this.phoneNumbers.list(operator.organizationId, wabaId);
   }

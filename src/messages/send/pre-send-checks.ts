@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { assertStandingAllowsSend } from '../../accounts/standing/send-refusal.js';
 import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
 import { SendContextCache } from './send-context.cache.js';
 import { SendContextReader, type SendContext } from './send-context.reader.js';
@@ -8,8 +9,9 @@ import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.d
 const WINDOW_MS = 24 * 3600 * 1000;
 
 /**
- * Checks made before the upstream platform is called, each answered as a 422 naming the field, so that a
- * send that cannot succeed is refused at once and with a reason instead of failing upstream.
+ * Checks made before the upstream platform is called, each answered as a 422 naming the field (or a 424 when
+ * Meta's own state of the account or number forbids the send), so that a send that cannot succeed is refused
+ * at once and with a reason instead of failing upstream.
  */
 @Injectable()
 export class PreSendChecks {
@@ -27,6 +29,11 @@ export class PreSendChecks {
       templateLanguage: template ? dto.templateLanguage! : null,
       to: template ? null : dto.to,
     });
+    // Meta's own refusals first (a banned account, a flagged number, a restriction in force): 424 with the reason.
+    assertStandingAllowsSend(
+      { banState: ctx.banState, banDate: ctx.banDate, restrictions: ctx.restrictions, numberStatus: ctx.numberExists && !ctx.numberRemovedAt ? ctx.numberStatus : null },
+      { phoneNumberId: dto.phoneNumberId, businessInitiated: template },
+    );
     if (!ctx.numberExists || ctx.numberRemovedAt) {
       throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }

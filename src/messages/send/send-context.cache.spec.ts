@@ -5,6 +5,9 @@ import type { SendContext, SendContextQuery, SendContextReader } from './send-co
 const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendContext => ({
   numberExists: true,
   numberStatus: 'CONNECTED',
+  banState: null,
+  banDate: null,
+  restrictions: [],
   numberRemovedAt: null,
   templateExists: true,
   templateStatus: status,

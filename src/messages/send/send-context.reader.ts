@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { PhoneNumbersRepository } from '../../accounts/phone-numbers/phone-numbers.repository.js';
+import type { Restriction } from '../../accounts/standing/account-standing.js';
 import { TemplatesRepository } from '../../accounts/templates/templates.repository.js';
 import { ConversationWindowsRepository } from '../conversation-windows.repository.js';
 
@@ -13,6 +15,10 @@ export interface SendContext {
   templateRemovedAt: Date | null;
   parameterCounts: unknown;
   parameterFormat: string | null;
+  /** The account's standing with Meta (account_update webhooks): a DISABLE ban or a restriction refuses sends. */
+  banState: string | null;
+  banDate: string | null;
+  restrictions: Restriction[];
   lastInboundAt: Date | null;
 }
 
@@ -24,25 +30,31 @@ export interface SendContextQuery {
   to: string | null;
 }
 
-/** LISTEN/NOTIFY channel on which every change to `phone_numbers` or `templates` names its business account. */
+/**
+ * LISTEN/NOTIFY channel on which every change to `phone_numbers` or `templates` (or to the ban state or
+ * restrictions of `business_accounts`) names its business account.
+ */
 export const SEND_CONTEXT_CHANNEL = 'send_context';
 
 /**
- * The pre-send read, from the owners of the tables it needs: the number (`phone_numbers`) and the template
- * (`templates`) of the accounts domain, and the 24 h window (`conversation_windows`), read in parallel. The
- * triggers of migration 20261124090000_send_context_notify NOTIFY `send_context` on every change to
- * `phone_numbers` and `templates` (see SendContextCache).
+ * The pre-send read, from the owners of the tables it needs: the number (`phone_numbers`), the template
+ * (`templates`) and the account's standing (`business_accounts`) of the accounts domain, and the 24 h window
+ * (`conversation_windows`), read in parallel. The triggers of migrations 20261124090000_send_context_notify and
+ * 20261124151000_meta_fidelity NOTIFY `send_context` on every change to `phone_numbers` and `templates`, and
+ * to the ban state and restrictions of `business_accounts` (see SendContextCache).
  */
 @Injectable()
 export class SendContextReader {
   constructor(
+    private readonly accounts: BusinessAccountsRepository,
     private readonly numbers: PhoneNumbersRepository,
     private readonly templates: TemplatesRepository,
     private readonly windows: ConversationWindowsRepository,
   ) {}
 
   async read(businessAccountId: string, q: SendContextQuery): Promise<SendContext> {
-    const [number, template, lastInboundAt] = await Promise.all([
+    const [account, number, template, lastInboundAt] = await Promise.all([
+      this.accounts.sendState(businessAccountId),
       this.numbers.sendState(businessAccountId, q.phoneNumberId),
       q.templateName !== null && q.templateLanguage !== null ? this.templates.sendState(businessAccountId, q.templateName, q.templateLanguage) : null,
       q.to !== null ? this.windows.lastInboundAt(q.phoneNumberId, q.to) : null,
@@ -56,6 +68,9 @@ export class SendContextReader {
       templateRemovedAt: template?.removedAt ?? null,
       parameterCounts: template?.parameterCounts ?? null,
       parameterFormat: template?.parameterFormat ?? null,
+      banState: account?.banState ?? null,
+      banDate: account?.banDate ?? null,
+      restrictions: account?.restrictions ?? [],
       lastInboundAt,
     };
   }
