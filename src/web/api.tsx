@@ -54,6 +54,19 @@ export interface BusinessAccount {
   templatesSyncedAt: string | null;
   createdAt: string;
   disconnectedAt: string | null;
+  /** Meta's ban state, restrictions, pricing tiers and alerts (account-level webhooks). */
+  standing: AccountStanding;
+}
+
+export interface AccountStanding {
+  banState: string | null;
+  banDate: string | null;
+  banned: boolean;
+  restrictions: Array<{ type: string; expiration: string | null; active: boolean }>;
+  violationType: string | null;
+  pricingTiers: Array<{ pricingCategory: string | null; region: string | null; tier: string | null; effectiveMonth: string | null; at: string }>;
+  alerts: Array<{ type: string | null; severity: string | null; status: string | null; description: string | null; entityType: string | null; entityId: string | null; at: string }>;
+  updatedAt: string | null;
 }
 
 export interface PhoneNumber {
@@ -62,7 +75,10 @@ export interface PhoneNumber {
   verifiedName: string | null;
   qualityRating: string | null;
   status: string | null;
+  nameStatus: string | null;
   throughputLevel: string | null;
+  /** Meta's messaging limit (TIER_250, TIER_2K, …, TIER_UNLIMITED), from phone_number_quality_update webhooks. */
+  messagingLimit: string | null;
   removed: boolean;
   syncedAt: string;
 }
@@ -73,6 +89,8 @@ export interface Template {
   language: string;
   status: string;
   category: string | null;
+  /** Meta's quality score (GREEN, YELLOW, RED, UNKNOWN), from message_template_quality_update webhooks. */
+  qualityScore: string | null;
   sendable: boolean;
   removed: boolean;
 }
@@ -170,10 +188,13 @@ export interface WebhookEvent {
   title: string;
   status: string | null;
   recipient: string | null;
+  /** Business-scoped user id: Meta may send it without a phone number (recipient null). */
+  userId: string | null;
   messageId: string | null;
   phoneNumberId: string | null;
   upstreamTimestamp: string | null;
   error: { code: number | null; title: string | null; detail: string | null } | null;
+  pricing: { pricing_model: string | null; category: string | null; type: string | null; billable: boolean | null } | null;
   processed: boolean;
   createdAt: string;
   raw: unknown;
@@ -196,13 +217,20 @@ export interface Counts {
   failed: number;
 }
 
+/** Messages Meta priced, by its pricing category and type (counts only: Meta bills the customer directly). */
+export interface PricingCounts {
+  byCategory: Record<string, number>;
+  byType: Record<string, number>;
+}
+
 export interface Analytics {
   since: string;
   until: string;
   granularity: 'day' | 'hour';
   totals: Counts & { total: number };
   rates: { delivery: number; read: number; failure: number };
-  series: Array<Counts & { bucket: string }>;
+  series: Array<Counts & { bucket: string; pricing: PricingCounts }>;
+  pricing: PricingCounts;
   failureReasons: Array<{ code: number | null; title: string | null; count: number }>;
   templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
 }
