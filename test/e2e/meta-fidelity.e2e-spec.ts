@@ -40,6 +40,16 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     }, `a processed ${eventType} event`);
   }
 
+  /** One signed status webhook from the simulator carrying these statuses (Meta's shape). */
+  const postStatuses = (t: Tenant, statuses: Record<string, unknown>[]) => control('statuses', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, statuses });
+
+  /** The message as GET /messages/:id shows it, once it has reached `status`. */
+  const messageIn = (t: Tenant, id: number, status: string) =>
+    waitFor(async () => {
+      const res = await stack.http.get(`/messages/${id}`).set(t.key.headers);
+      return res.body.data?.status === status ? res.body.data : undefined;
+    }, `message ${id} ${status}`);
+
   async function sentMessage(t: Tenant, to = recipient()): Promise<{ id: number; upstreamMessageId: string; to: string }> {
     const res = await send(t, helloWorld(t, to));
     expect(res.status).toBe(200);
@@ -55,15 +65,8 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     it('moves a message forward on a status that carries only recipient_user_id (no recipient_id), listed with recipient null and userId', async () => {
       const message = await sentMessage(t);
       const userId = 'US.13491208655302741918';
-      await control('statuses', {
-        wabaId: t.account.wabaId,
-        phoneNumberId: t.account.phoneNumberId,
-        statuses: [{ id: message.upstreamMessageId, status: 'delivered', recipient_user_id: userId }],
-      });
-      const moved = await waitFor(async () => {
-        const res = await stack.http.get(`/messages/${message.id}`).set(t.key.headers);
-        return res.body.data?.status === 'delivered' ? res.body.data : undefined;
-      }, 'the message delivered');
+      await postStatuses(t, [{ id: message.upstreamMessageId, status: 'delivered', recipient_user_id: userId }]);
+      const moved = await messageIn(t, message.id, 'delivered');
       expect(moved.deliveredAt).not.toBeNull();
 
       const listed = await events(t, { messageId: message.upstreamMessageId });
@@ -114,17 +117,13 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     it('keeps the pricing object on the event and on the message, and counts messages per category and type, per day', async () => {
       const [marketing, utility, service, unpriced] = await Promise.all([sentMessage(t), sentMessage(t), sentMessage(t), sentMessage(t)]);
       const pricing = (category: string, type: string, billable: boolean) => ({ billable, pricing_model: 'PMP', type, category });
-      await control('statuses', {
-        wabaId: t.account.wabaId,
-        phoneNumberId: t.account.phoneNumberId,
-        statuses: [
+      await postStatuses(t, [
           { id: marketing.upstreamMessageId, status: 'sent', recipient_id: marketing.to, pricing: pricing('marketing', 'regular', true) },
           { id: marketing.upstreamMessageId, status: 'delivered', recipient_id: marketing.to, pricing: pricing('marketing', 'regular', true) },
           { id: utility.upstreamMessageId, status: 'delivered', recipient_id: utility.to, pricing: pricing('utility', 'regular', true) },
           { id: service.upstreamMessageId, status: 'read', recipient_id: service.to, pricing: pricing('service', 'free_customer_service', false) },
           { id: unpriced.upstreamMessageId, status: 'delivered', recipient_id: unpriced.to },
-        ],
-      });
+        ]);
       await waitFor(async () => {
         const res = await events(t, { kind: 'status_update' });
         return res.body.data?.total === 5 && res.body.data.items.every((e: { processed: boolean }) => e.processed) ? true : undefined;
@@ -313,15 +312,8 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     it('records a failed status with its code, title and error_data.details, on the event and the message', async () => {
       const message = await sentMessage(t);
       const details = 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.';
-      await control('statuses', {
-        wabaId: t.account.wabaId,
-        phoneNumberId: t.account.phoneNumberId,
-        statuses: [{ id: message.upstreamMessageId, status: 'failed', recipient_id: message.to, errors: [{ code: 131047, title: 'Re-engagement message', message: 'Re-engagement message', error_data: { details } }] }],
-      });
-      const failed = await waitFor(async () => {
-        const res = await stack.http.get(`/messages/${message.id}`).set(t.key.headers);
-        return res.body.data?.status === 'failed' ? res.body.data : undefined;
-      }, 'the failed message');
+      await postStatuses(t, [{ id: message.upstreamMessageId, status: 'failed', recipient_id: message.to, errors: [{ code: 131047, title: 'Re-engagement message', message: 'Re-engagement message', error_data: { details } }] }]);
+      const failed = await messageIn(t, message.id, 'failed');
       expect(failed.error).toMatchObject({ code: 131047, title: 'Re-engagement message', detail: details });
       const event = (await events(t, { messageId: message.upstreamMessageId })).body.data.items[0];
       expect(event).toMatchObject({ kind: 'status_update', status: 'failed', error: { code: 131047, title: 'Re-engagement message', detail: details } });

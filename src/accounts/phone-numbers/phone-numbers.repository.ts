@@ -55,40 +55,39 @@ export interface NumberNameDecision {
 }
 
 /**
- * Locks the numbers first, in id order (a CTE with ORDER BY … FOR UPDATE), so two chunks touching the same
- * numbers never wait on each other in a cycle; an update older than the last one applied changes nothing.
+ * An update of numbers found by display number (digits) within a business account (wabaId), from a JSON array of
+ * records (`columns`: their own fields). Locks the numbers first, in id order (a CTE with ORDER BY … FOR UPDATE),
+ * so two chunks touching the same numbers never wait on each other in a cycle; an update older than the last one
+ * applied (`guard`, set to the record's `at`) changes nothing.
  */
-const applyQuality = planned(
-  `WITH v AS (
-     SELECT * FROM jsonb_to_recordset($1::jsonb) AS v("wabaId" text, "displayDigits" text, "messagingLimit" text, flag text, "qualityRating" text, at timestamptz)
-   ), locked AS (
-     SELECT p.id, v.* FROM phone_numbers p JOIN business_accounts b ON b.id = p.business_account_id
-       JOIN v ON v."wabaId" = b.waba_id AND regexp_replace(p.display_phone_number, '[^0-9]', '', 'g') = v."displayDigits"
-      WHERE p.quality_updated_at IS NULL OR p.quality_updated_at <= v.at
-      ORDER BY p.id FOR UPDATE OF p
-   )
-   UPDATE phone_numbers p
-      SET messaging_limit = coalesce(l."messagingLimit", p.messaging_limit),
-          status = CASE l.flag WHEN 'FLAGGED' THEN 'FLAGGED'
-                               WHEN 'UNFLAGGED' THEN CASE WHEN p.status = 'FLAGGED' THEN 'CONNECTED' ELSE p.status END
-                               ELSE p.status END,
-          quality_rating = coalesce(l."qualityRating", p.quality_rating),
-          quality_updated_at = l.at
-     FROM locked l WHERE p.id = l.id`,
+function updateByDisplayNumber(columns: string, guard: string, set: string) {
+  return planned(
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v("wabaId" text, "displayDigits" text, ${columns}, at timestamptz)
+     ), locked AS (
+       SELECT p.id, v.* FROM phone_numbers p JOIN business_accounts b ON b.id = p.business_account_id
+         JOIN v ON v."wabaId" = b.waba_id AND regexp_replace(p.display_phone_number, '[^0-9]', '', 'g') = v."displayDigits"
+        WHERE p.${guard} IS NULL OR p.${guard} <= v.at
+        ORDER BY p.id FOR UPDATE OF p
+     )
+     UPDATE phone_numbers p SET ${set}, ${guard} = l.at FROM locked l WHERE p.id = l.id`,
+  );
+}
+
+const applyQuality = updateByDisplayNumber(
+  `"messagingLimit" text, flag text, "qualityRating" text`,
+  'quality_updated_at',
+  `messaging_limit = coalesce(l."messagingLimit", p.messaging_limit),
+   status = CASE l.flag WHEN 'FLAGGED' THEN 'FLAGGED'
+                        WHEN 'UNFLAGGED' THEN CASE WHEN p.status = 'FLAGGED' THEN 'CONNECTED' ELSE p.status END
+                        ELSE p.status END,
+   quality_rating = coalesce(l."qualityRating", p.quality_rating)`,
 );
 
-const applyNames = planned(
-  `WITH v AS (
-     SELECT * FROM jsonb_to_recordset($1::jsonb) AS v("wabaId" text, "displayDigits" text, "nameStatus" text, "verifiedName" text, at timestamptz)
-   ), locked AS (
-     SELECT p.id, v.* FROM phone_numbers p JOIN business_accounts b ON b.id = p.business_account_id
-       JOIN v ON v."wabaId" = b.waba_id AND regexp_replace(p.display_phone_number, '[^0-9]', '', 'g') = v."displayDigits"
-      WHERE p.name_updated_at IS NULL OR p.name_updated_at <= v.at
-      ORDER BY p.id FOR UPDATE OF p
-   )
-   UPDATE phone_numbers p
-      SET name_status = l."nameStatus", verified_name = coalesce(l."verifiedName", p.verified_name), name_updated_at = l.at
-     FROM locked l WHERE p.id = l.id`,
+const applyNames = updateByDisplayNumber(
+  `"nameStatus" text, "verifiedName" text`,
+  'name_updated_at',
+  `name_status = l."nameStatus", verified_name = coalesce(l."verifiedName", p.verified_name)`,
 );
 
 /** Owns `phone_numbers`. Every statement is scoped to one business account, its first argument. */

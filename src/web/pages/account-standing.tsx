@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { AccountStanding } from '../api';
 import { DateTime, Notice, StatusBadge, TableRegion } from '../components';
 
@@ -38,80 +39,61 @@ export function AccountStandingSection({ standing }: { standing: AccountStanding
         </div>
       </dl>
       {standing.restrictions.length > 0 && (
-        <TableRegion label="Restrictions">
-          <table>
-            <caption>Restrictions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Restriction</th>
-                <th scope="col">Until</th>
-                <th scope="col">In force</th>
-              </tr>
-            </thead>
-            <tbody>
-              {standing.restrictions.map((r) => (
-                <tr key={r.type}>
-                  <td className="mono">{r.type}</td>
-                  <td>{r.expiration ?? '—'}</td>
-                  <td>{r.active ? 'yes' : 'expired'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <ListTable
+          caption="Restrictions"
+          headers={['Restriction', 'Until', 'In force']}
+          rows={standing.restrictions.map((r) => ({ key: r.type, cells: [<span className="mono">{r.type}</span>, r.expiration ?? '—', r.active ? 'yes' : 'expired'] }))}
+        />
       )}
       {standing.alerts.length > 0 && (
-        <TableRegion label="Alerts">
-          <table>
-            <caption>Active alerts</caption>
-            <thead>
-              <tr>
-                <th scope="col">Alert</th>
-                <th scope="col">Severity</th>
-                <th scope="col">Concerns</th>
-                <th scope="col">Description</th>
-              </tr>
-            </thead>
-            <tbody>
-              {standing.alerts.map((a) => (
-                <tr key={`${a.type ?? ''}-${a.entityId ?? ''}`}>
-                  <td className="mono">{a.type ?? '—'}</td>
-                  <td>
-                    <StatusBadge status={a.severity} />
-                  </td>
-                  <td>{[a.entityType, a.entityId].filter(Boolean).join(' ') || '—'}</td>
-                  <td>{a.description ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <ListTable
+          caption="Active alerts"
+          headers={['Alert', 'Severity', 'Concerns', 'Description']}
+          rows={standing.alerts.map((a) => ({
+            key: `${a.type ?? ''}-${a.entityId ?? ''}`,
+            cells: [<span className="mono">{a.type ?? '—'}</span>, <StatusBadge status={a.severity} />, [a.entityType, a.entityId].filter(Boolean).join(' ') || '—', a.description ?? '—'],
+          }))}
+        />
       )}
       {standing.pricingTiers.length > 0 && (
-        <TableRegion label="Volume pricing tiers">
-          <table>
-            <caption>Volume pricing tiers</caption>
-            <thead>
-              <tr>
-                <th scope="col">Category</th>
-                <th scope="col">Region</th>
-                <th scope="col">Tier</th>
-                <th scope="col">Month</th>
-              </tr>
-            </thead>
-            <tbody>
-              {standing.pricingTiers.map((t) => (
-                <tr key={`${t.pricingCategory ?? ''}-${t.region ?? ''}`}>
-                  <td>{t.pricingCategory ?? '—'}</td>
-                  <td>{t.region ?? '—'}</td>
-                  <td className="mono">{t.tier ?? '—'}</td>
-                  <td>{t.effectiveMonth ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <ListTable
+          caption="Volume pricing tiers"
+          headers={['Category', 'Region', 'Tier', 'Month']}
+          rows={standing.pricingTiers.map((t) => ({
+            key: `${t.pricingCategory ?? ''}-${t.region ?? ''}`,
+            cells: [t.pricingCategory ?? '—', t.region ?? '—', <span className="mono">{t.tier ?? '—'}</span>, t.effectiveMonth ?? '—'],
+          }))}
+        />
       )}
     </section>
+  );
+}
+
+/** A small captioned table of the standing's lists. */
+function ListTable({ caption, headers, rows }: { caption: string; headers: string[]; rows: Array<{ key: string; cells: ReactNode[] }> }) {
+  return (
+    <TableRegion label={caption}>
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            {headers.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.key}>
+              {row.cells.map((cell, i) => (
+                <td key={headers[i]}>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableRegion>
   );
 }

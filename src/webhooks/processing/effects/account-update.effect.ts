@@ -67,7 +67,15 @@ export class AccountUpdateEffect implements EventEffect {
 
 const timeOf = (item: EffectItem): Date => item.upstreamTimestamp ?? item.createdAt ?? new Date();
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const valueOf = (item: EffectItem): JsonRecord => (isRecord(item.raw) ? item.raw : {});
+/** The items of this phone-number field with the number they name: its display number, as digits (webhooks carry no id). */
+function* numberItems(items: EffectItem[], eventType: string): Generator<{ item: EffectItem; v: JsonRecord; displayDigits: string }> {
+  for (const item of items) {
+    if (item.eventType !== eventType) continue;
+    const v = isRecord(item.raw) ? item.raw : {};
+    const displayDigits = (text(v.display_phone_number) ?? '').replace(/\D/g, '');
+    if (displayDigits) yield { item, v, displayDigits };
+  }
+}
 
 /** What an account_update or account_alerts webhook changes in the account's standing (Meta's shapes). */
 export function standingChangesOf(item: Pick<EffectItem, 'eventType' | 'raw' | 'upstreamTimestamp' | 'createdAt'>): StandingChange[] {
@@ -116,11 +124,7 @@ export function standingChangesOf(item: Pick<EffectItem, 'eventType' | 'raw' | '
 /** One update per number (wabaId, display digits): a chunk's quality webhooks folded in time order. */
 export function foldQualityUpdates(items: EffectItem[]): NumberQualityUpdate[] {
   const folded = new Map<string, NumberQualityUpdate>();
-  for (const item of items) {
-    if (item.eventType !== 'phone_number_quality_update') continue;
-    const v = valueOf(item);
-    const displayDigits = (text(v.display_phone_number) ?? '').replace(/\D/g, '');
-    if (!displayDigits) continue;
+  for (const { item, v, displayDigits } of numberItems(items, 'phone_number_quality_update')) {
     const event = text(v.event);
     const flag = event === 'FLAGGED' || event === 'UNFLAGGED' ? event : null;
     // Meta raises FLAGGED when the number's quality rating reaches low (RED); a rating in the payload wins.
@@ -157,12 +161,9 @@ const NAME_STATUS: Record<string, string> = { APPROVED: 'APPROVED', REJECTED: 'D
 /** The newest name decision per number of a chunk (items in time order). */
 export function newestNameDecisions(items: EffectItem[]): NumberNameDecision[] {
   const newest = new Map<string, NumberNameDecision>();
-  for (const item of items) {
-    if (item.eventType !== 'phone_number_name_update') continue;
-    const v = valueOf(item);
-    const displayDigits = (text(v.display_phone_number) ?? '').replace(/\D/g, '');
+  for (const { item, v, displayDigits } of numberItems(items, 'phone_number_name_update')) {
     const decision = text(v.decision);
-    if (!displayDigits || !decision) continue;
+    if (!decision) continue;
     newest.set(`${item.wabaId}\u0000${displayDigits}`, {
       wabaId: item.wabaId,
       displayDigits,
