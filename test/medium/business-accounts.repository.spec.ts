@@ -1,5 +1,6 @@
 import { BusinessAccountsRepository } from '../../src/accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../src/core/errors/domain-errors.js';
+import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {
@@ -61,5 +62,24 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     // Changed meanwhile (a reconnect): the rotation's write is refused.
     expect(await t.repo.replaceCredentialIf(a.id, a.accessTokenEncrypted, 'v2.k1.stale')).toBe(false);
     expect(await t.repo.findCredential(a.id)).toEqual({ wabaId: a.wabaId, accessTokenEncrypted: 'v2.k1.rotated' });
+  });
+
+  it("locks the standings of the named accounts, writes them back once, and serves a send the ban state and restrictions", async () => {
+    const org = await insertOrganization(t.prisma);
+    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+    expect(await t.repo.sendState(a.id)).toEqual({ banState: null, banDate: null, restrictions: [] });
+
+    const at = new Date('2026-11-24T12:00:00.000Z');
+    await new SqlUnitOfWork(t.prisma).run(async (tx) => {
+      const locked = await t.repo.lockStandings(tx, [a.wabaId, b.wabaId, 'not-an-account']);
+      expect(locked.map((l) => l.id)).toEqual([a.id, b.id].sort());
+      const mine = locked.find((l) => l.id === a.id)!;
+      expect(mine).toMatchObject({ wabaId: a.wabaId, banState: null, restrictions: [], pricingTiers: [], alerts: [], updatedAt: null });
+      Object.assign(mine, { banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }], updatedAt: at });
+      await t.repo.writeStandings(tx, [mine]);
+    });
+    expect(await t.repo.sendState(a.id)).toEqual({ banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }] });
+    expect(await t.repo.sendState(b.id)).toEqual({ banState: null, banDate: null, restrictions: [] });
+    expect((await t.repo.getOwned(org.organizationId, a.wabaId)).standingUpdatedAt).toEqual(at);
   });
 });
