@@ -306,6 +306,18 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
     expect(e).toMatchObject({ recipient: '447700900123', userId: 'GB.1502576394655843' });
   });
 
+  it("never lends one user's contact to a status of another user in the same batch", () => {
+    const statuses = [
+      { id: 'wamid.U3', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900123' },
+      { id: 'wamid.U4', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900456' },
+    ];
+    const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1' }], statuses })] }));
+    expect(drafts.map((d) => [d.recipient, d.userId])).toEqual([
+      ['447700900123', 'GB.1'],
+      ['447700900456', null],
+    ]);
+  });
+
   it('keeps an inbound message without `from` (a user with a username): recipient null, userId from the message or its contact', () => {
     const message = { id: 'wamid.IN9', timestamp: '1767182500', type: 'text', text: { body: 'hi' } };
     const viaContact = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ profile: { name: 'Sam', username: '@sam' }, user_id: 'US.777' }], messages: [message] })] }));

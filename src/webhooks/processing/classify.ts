@@ -206,12 +206,17 @@ function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | und
   };
 }
 
-/** The contact of an item: by phone number, else by user id, else the only one. */
+/**
+ * The contact of an item: by phone number, else by user id, else the only one when it names no other user (a
+ * batch of statuses for several users may carry one contact: it must not lend its user id to the others).
+ */
 function contactOf(contacts: JsonRecord[], phone: string | null, userId: string | null): JsonRecord | undefined {
+  const lone = contacts.length === 1 ? contacts[0]! : undefined;
+  const consistent = lone && (phone === null || lone.wa_id === undefined || lone.wa_id === phone) && (userId === null || lone.user_id === undefined || lone.user_id === userId);
   return (
     (phone !== null ? contacts.find((c) => c.wa_id === phone) : undefined) ??
     (userId !== null ? contacts.find((c) => c.user_id === userId) : undefined) ??
-    (contacts.length === 1 ? contacts[0] : undefined)
+    (consistent ? lone : undefined)
   );
 }
 
