@@ -74,12 +74,18 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
       const locked = await t.repo.lockStandings(tx, [a.wabaId, b.wabaId, 'not-an-account']);
       expect(locked.map((l) => l.id)).toEqual([a.id, b.id].sort());
       const mine = locked.find((l) => l.id === a.id)!;
-      expect(mine).toMatchObject({ wabaId: a.wabaId, banState: null, restrictions: [], pricingTiers: [], alerts: [], updatedAt: null });
-      Object.assign(mine, { banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }], updatedAt: at });
+      expect(mine).toMatchObject({ wabaId: a.wabaId, banState: null, restrictions: [], pricingTiers: [], alerts: [], updatedAt: null, times: {} });
+      Object.assign(mine, {
+        banState: 'DISABLE',
+        banDate: 'November 24, 2026',
+        restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }],
+        updatedAt: at,
+        times: { ban: at.toISOString() },
+      });
       await t.repo.writeStandings(tx, [mine]);
     });
     expect(await t.repo.sendState(a.id)).toEqual({ banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }] });
     expect(await t.repo.sendState(b.id)).toEqual({ banState: null, banDate: null, restrictions: [] });
-    expect((await t.repo.getOwned(org.organizationId, a.wabaId)).standingUpdatedAt).toEqual(at);
+    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({ standingUpdatedAt: at, standingTimes: { ban: at.toISOString() } });
   });
 });

@@ -36,6 +36,9 @@ ALTER TABLE "business_accounts" ADD COLUMN "violation_type" TEXT;
 ALTER TABLE "business_accounts" ADD COLUMN "pricing_tiers" JSONB NOT NULL DEFAULT '[]';
 ALTER TABLE "business_accounts" ADD COLUMN "alerts" JSONB NOT NULL DEFAULT '[]';
 ALTER TABLE "business_accounts" ADD COLUMN "standing_updated_at" TIMESTAMPTZ(3);
+-- Meta's time of the last ban, restrictions and violation applied, each on its own ({ban, restrictions,
+-- violation}: ISO 8601): Meta promises no order, and an older one delivered late changes nothing.
+ALTER TABLE "business_accounts" ADD COLUMN "standing_times" JSONB NOT NULL DEFAULT '{}';
 
 -- The send path's cache (src/messages/send/send-context.cache.ts) holds the account's ban state and
 -- restrictions too: a change to them NOTIFYs `send_context` with the account id, like phone numbers and

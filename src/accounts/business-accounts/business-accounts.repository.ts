@@ -32,16 +32,17 @@ const sendState = statement(
 /** In id order, as every chunk locks them: concurrent chunks never wait on each other in a cycle. */
 const lockStandings = planned(
   `SELECT id, waba_id AS "wabaId", ban_state AS "banState", ban_date AS "banDate", restrictions, violation_type AS "violationType",
-          pricing_tiers AS "pricingTiers", alerts, standing_updated_at AS "updatedAt"
+          pricing_tiers AS "pricingTiers", alerts, standing_updated_at AS "updatedAt", standing_times AS times
      FROM business_accounts WHERE waba_id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
 );
 
 const writeStandings = planned(
   `UPDATE business_accounts b
       SET ban_state = v."banState", ban_date = v."banDate", restrictions = v.restrictions, violation_type = v."violationType",
-          pricing_tiers = v."pricingTiers", alerts = v.alerts, standing_updated_at = v."updatedAt", updated_at = now()
+          pricing_tiers = v."pricingTiers", alerts = v.alerts, standing_updated_at = v."updatedAt", standing_times = v.times,
+          updated_at = now()
      FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, "banState" text, "banDate" text, restrictions jsonb, "violationType" text,
-          "pricingTiers" jsonb, alerts jsonb, "updatedAt" timestamptz)
+          "pricingTiers" jsonb, alerts jsonb, "updatedAt" timestamptz, times jsonb)
     WHERE b.id = v.id`,
 );
 

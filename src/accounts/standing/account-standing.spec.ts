@@ -3,7 +3,7 @@ import { activeRestrictions, standingAfter, type AccountStanding } from './accou
 import { assertStandingAllowsSend, type SendStanding } from './send-refusal.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
-const clean: AccountStanding = { banState: null, banDate: null, restrictions: [], violationType: null, pricingTiers: [], alerts: [], updatedAt: null };
+const clean: AccountStanding = { banState: null, banDate: null, restrictions: [], violationType: null, pricingTiers: [], alerts: [], updatedAt: null, times: {} };
 
 describe('standingAfter', () => {
   it('applies a ban, then a reinstatement, and ignores an older ban delivered late', () => {
@@ -12,6 +12,13 @@ describe('standingAfter', () => {
     const reinstated = standingAfter(banned, { kind: 'ban', state: 'REINSTATE', date: null, at: at(3) });
     expect(reinstated.banState).toBe('REINSTATE');
     expect(standingAfter(reinstated, { kind: 'ban', state: 'DISABLE', date: null, at: at(2) })).toBe(reinstated);
+  });
+
+  it('keeps a clock per kind: a restriction older than the last ban still applies, an older one than the last restriction does not', () => {
+    const banned = standingAfter(clean, { kind: 'ban', state: 'DISABLE', date: null, at: at(5) });
+    const restricted = standingAfter(banned, { kind: 'restrictions', restrictions: [{ type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration: null }], at: at(3) });
+    expect(restricted).toMatchObject({ banState: 'DISABLE', restrictions: [{ type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration: null }], updatedAt: at(5) });
+    expect(standingAfter(restricted, { kind: 'restrictions', restrictions: [], at: at(2) })).toBe(restricted);
   });
 
   it('replaces the restrictions with the set Meta sends, and records a violation', () => {

@@ -40,8 +40,10 @@ export interface AccountStanding {
   violationType: string | null;
   pricingTiers: PricingTier[];
   alerts: AccountAlert[];
-  /** Meta's time of the newest ban, restriction or violation applied: an older one delivered late is ignored. */
+  /** Meta's time of the newest ban, restriction or violation applied (the last change shown). */
   updatedAt: Date | null;
+  /** Meta's time of the last ban, restrictions and violation applied, each on its own: an older one delivered late is ignored. */
+  times: Partial<Record<'ban' | 'restrictions' | 'violation', string>>;
 }
 
 export type StandingChange =
@@ -58,8 +60,10 @@ export function standingAfter(current: AccountStanding, change: StandingChange):
     case 'ban':
     case 'restrictions':
     case 'violation': {
-      if (current.updatedAt && change.at < current.updatedAt) return current;
-      const next = { ...current, updatedAt: change.at };
+      // Each on its own clock: Meta promises no order, and a restriction older than the last ban is still news.
+      const last = current.times[change.kind];
+      if (last !== undefined && at < last) return current;
+      const next = { ...current, times: { ...current.times, [change.kind]: at }, updatedAt: current.updatedAt && current.updatedAt > change.at ? current.updatedAt : change.at };
       if (change.kind === 'ban') return { ...next, banState: change.state, banDate: change.date };
       if (change.kind === 'restrictions') return { ...next, restrictions: change.restrictions };
       return { ...next, violationType: change.violationType };
