@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { userIdFor } from '../../simulator/webhook-payloads.js';
 import { helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
@@ -335,5 +336,37 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
       }, 'the errors event');
       expect(event).toMatchObject({ title: 'Error 131000: Something went wrong', error: { code: 131000, title: 'Something went wrong', detail: 'Temporary failure: try again later' } });
     });
+  });
+});
+
+describe('Meta fidelity 2026: a simulator whose automatic statuses carry only business-scoped user ids (userIds: only)', () => {
+  let stack: Stack;
+  let t: Tenant;
+
+  beforeAll(async () => {
+    stack = await startStack({ worker: true, sim: { userIds: 'only' } });
+    t = await onboard(stack, 'Usernames Org');
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('takes a sent message to read on statuses without any phone number, and lists them with recipient null and the user id', async () => {
+    const to = recipient();
+    const sent = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, to));
+    expect(sent.status).toBe(200);
+    const read = await waitFor(async () => {
+      const res = await stack.http.get(`/messages/${sent.body.data.id}`).set(t.key.headers);
+      return res.body.data?.status === 'read' ? res.body.data : undefined;
+    }, 'the message read');
+    expect(read.pricing).toMatchObject({ pricingModel: 'PMP', category: 'utility', type: 'regular' });
+    const listed = await waitFor(async () => {
+      const res = await stack.http.get('/webhooks/events').set('cookie', t.operator.cookie).query({ wabaId: t.account.wabaId, userId: userIdFor(to) });
+      return res.body.data?.total === 3 ? res.body.data.items : undefined;
+    }, 'three statuses listed by user id');
+    for (const e of listed) {
+      expect(e).toMatchObject({ kind: 'status_update', recipient: null, userId: userIdFor(to), messageId: sent.body.data.upstreamMessageId, processed: true });
+      expect(e.raw).not.toHaveProperty('recipient_id');
+    }
   });
 });
