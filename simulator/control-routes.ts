@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from './context.js';
-import type { SimAccount, SimPhoneNumber } from './fixture.js';
+import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
 import { readJson, sendJson } from './http-util.js';
 import { storeMedia } from './media.js';
+import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
 import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscriptions.js';
 import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
@@ -81,8 +82,11 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
       // One attempt, no retry: the caller wants the receiver's answer to this exact POST.
       return sendJson(res, 200, await deliver(ctx, payload, false));
     }
-    default:
-      throw new ControlError(404, `no simulator control route ${route}`);
+    default: {
+      const answer = await handleHealthControl(ctx, route, req, HEALTH_HELPERS);
+      if (answer === undefined) throw new ControlError(404, `no simulator control route ${route}`);
+      return sendJson(res, 200, answer);
+    }
   }
 }
 
@@ -109,8 +113,10 @@ const INBOUND_OTHER = new Set(['location', 'interactive', 'reaction', 'button', 
  */
 async function inbound(ctx: SimContext, body: Body) {
   const { account, phone } = phoneOf(ctx, body);
-  const from = requireString(body, 'from').replace(/\D/g, '');
-  const wamid = newWamid(from);
+  // A user with a username: Meta may send only the business-scoped user id (`userId`), without `from`.
+  const userId = optionalString(body, 'userId');
+  const from = userId && body.from === undefined ? undefined : requireString(body, 'from').replace(/\D/g, '');
+  const wamid = newWamid(from ?? userId!);
   const type = optionalString(body, 'type') ?? 'text';
   let content: unknown;
   let mediaId: string | undefined;
@@ -125,9 +131,17 @@ async function inbound(ctx: SimContext, body: Body) {
     if (typeof body[type] !== 'object' || body[type] === null) throw new ControlError(400, `${type} is required`);
     content = body[type];
   } else throw new ControlError(400, `unsupported inbound type ${type}`);
-  const message = { from, id: wamid, timestamp: String(unixSeconds()), type, [type]: content, ...(body.context ? { context: body.context } : {}) };
+  const message = {
+    ...(from ? { from } : {}),
+    ...(userId ? { from_user_id: userId } : {}),
+    id: wamid,
+    timestamp: String(unixSeconds()),
+    type,
+    [type]: content,
+    ...(body.context ? { context: body.context } : {}),
+  };
   const value = {
-    contacts: [{ profile: { name: optionalString(body, 'name') ?? 'Sim Customer' }, wa_id: from }],
+    contacts: [{ profile: { name: optionalString(body, 'name') ?? 'Sim Customer' }, ...(from ? { wa_id: from } : {}), ...(userId ? { user_id: userId } : {}) }],
     messages: [message],
   };
   return { wamid, mediaId, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
@@ -135,12 +149,9 @@ async function inbound(ctx: SimContext, body: Body) {
 
 async function templateStatus(ctx: SimContext, body: Body) {
   const account = accountOf(ctx, body.wabaId);
-  const name = requireString(body, 'templateName');
-  const language = requireString(body, 'language');
   const event = requireString(body, 'event');
   if (!TEMPLATE_EVENTS.has(event)) throw new ControlError(400, `unknown template event ${event}`);
-  const template = account.templates.find((t) => t.name === name && t.language === language);
-  if (!template) throw new ControlError(404, `template ${name} (${language}) not found in ${account.id}`);
+  const template = templateOf(account, body);
 
   if (event === 'DELETED') account.templates.splice(account.templates.indexOf(template), 1);
   template.status = STATUS_AFTER_EVENT[event] ?? template.status;
@@ -154,14 +165,27 @@ async function statuses(ctx: SimContext, body: Body) {
   if (!Array.isArray(body.statuses) || body.statuses.length === 0) {
     throw new ControlError(400, 'statuses must be a non-empty array');
   }
+  const contacts: Body[] = [];
   const list = (body.statuses as Body[]).map((s) => {
-    const { id, status, recipient_id, timestamp, ...rest } = s;
-    for (const [key, value] of Object.entries({ id, status, recipient_id })) {
+    const { id, status, recipient_id, recipient_user_id, timestamp, ...rest } = s;
+    for (const [key, value] of Object.entries({ id, status })) {
       if (typeof value !== 'string') throw new ControlError(400, `statuses[].${key} is required`);
     }
-    return { id, status, timestamp: String(timestamp ?? unixSeconds()), recipient_id, ...rest };
+    // A user with a username: `recipient_user_id` (the BSUID) instead of, or besides, `recipient_id`.
+    if (typeof recipient_id !== 'string' && typeof recipient_user_id !== 'string') throw new ControlError(400, 'statuses[].recipient_id or statuses[].recipient_user_id is required');
+    // Meta adds a contacts entry per user to BSUID-era statuses (not to failed ones).
+    if (typeof recipient_user_id === 'string' && status !== 'failed') contacts.push({ ...(typeof recipient_id === 'string' ? { wa_id: recipient_id } : {}), user_id: recipient_user_id });
+    return {
+      id,
+      status,
+      timestamp: String(timestamp ?? unixSeconds()),
+      ...(typeof recipient_id === 'string' ? { recipient_id } : {}),
+      ...(typeof recipient_user_id === 'string' ? { recipient_user_id } : {}),
+      ...rest,
+    };
   });
-  return { delivery: await deliver(ctx, messagesWebhook(account.id, phone, { statuses: list })) };
+  const value = { ...(contacts.length > 0 ? { contacts } : {}), statuses: list };
+  return { delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
 }
 
 function deliver(ctx: SimContext, payload: unknown, retry = true) {
@@ -170,6 +194,25 @@ function deliver(ctx: SimContext, payload: unknown, retry = true) {
   }
   return ctx.dispatcher.deliver(payload, { retry });
 }
+
+function templateOf(account: SimAccount, body: Body): SimTemplate {
+  const name = requireString(body, 'templateName');
+  const language = requireString(body, 'language');
+  const template = account.templates.find((t) => t.name === name && t.language === language);
+  if (!template) throw new ControlError(404, `template ${name} (${language}) not found in ${account.id}`);
+  return template;
+}
+
+const HEALTH_HELPERS: HealthRouteHelpers = {
+  readBody,
+  accountOf,
+  phoneOf,
+  templateOf,
+  requireString,
+  optionalString,
+  deliver: (ctx, payload) => deliver(ctx, payload),
+  invalid: (message) => new ControlError(400, message),
+};
 
 function accountOf(ctx: SimContext, wabaId: unknown): SimAccount {
   const account = typeof wabaId === 'string' ? ctx.store.account(wabaId) : undefined;

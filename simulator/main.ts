@@ -32,6 +32,9 @@ if (!appSecret) fail('WHATSAPP_APP_SECRET is required (the key webhooks are sign
 const port = Number(process.env.SIMULATOR_PORT ?? 4010);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`SIMULATOR_PORT must be a port number`);
 
+const userIds = (process.env.SIMULATOR_USER_IDS?.trim().toLowerCase() || 'off') as 'off' | 'alongside' | 'only';
+if (!['off', 'alongside', 'only'].includes(userIds)) fail(`SIMULATOR_USER_IDS must be off, alongside or only (got "${userIds}")`);
+
 const sim = await startSimulator({
   port,
   host: process.env.SIMULATOR_HOST || '127.0.0.1',
@@ -39,6 +42,7 @@ const sim = await startSimulator({
   webhookUrl: process.env.SIMULATOR_WEBHOOK_URL || undefined,
   statusDelaysMs: statusDelays(process.env.SIMULATOR_STATUS_DELAYS_MS),
   webhooksEnabled: onOff('SIMULATOR_WEBHOOKS', true),
+  userIds,
 });
 const receiver = process.env.SIMULATOR_WEBHOOK_URL;
 const webhooks = receiver ? `webhooks to ${receiver}` : 'no webhook receiver';

@@ -8,7 +8,7 @@ import { handleDownload } from './media.js';
 import { BadRequest, sendJson, sendMeta } from './http-util.js';
 import { metaErrors } from './meta-errors.js';
 import { Scheduler } from './scheduler.js';
-import { type StatusDelays, StatusEmitter } from './status-emitter.js';
+import { type StatusDelays, StatusEmitter, type UserIdMode } from './status-emitter.js';
 import { type CreatedAccount, type RecordedSend, SimStore } from './store.js';
 import type { SubscribedApp, SubscriptionFault, SubscriptionMethod } from './subscriptions.js';
 import { WebhookDispatcher, type WebhookRetry } from './webhook-dispatcher.js';
@@ -27,6 +27,12 @@ export interface SimulatorOptions {
   /** false stops the automatic status webhooks after sends; `/_sim/` triggers still post. Default true. */
   webhooksEnabled?: boolean;
   webhookRetry?: Partial<WebhookRetry>;
+  /**
+   * Business-scoped user ids on the automatic status webhooks: `off` (the default: `recipient_id` only),
+   * `alongside` (`recipient_id`, `recipient_user_id` and a `contacts[{wa_id, user_id}]` entry) or `only`
+   * (`recipient_user_id` and `contacts[{user_id}]`, no phone number: a user with a username).
+   */
+  userIds?: UserIdMode;
   /** How long recipient 15550000010 gets no answer. Default 15 s. */
   hangMs?: number;
   fixture?: Fixture;
@@ -73,6 +79,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorH
     scheduler,
     { ...DEFAULT_STATUS_DELAYS_MS, ...opts.statusDelaysMs },
     opts.webhooksEnabled ?? true,
+    opts.userIds ?? 'off',
   );
   let origin = '';
   const ctx: SimContext = {

@@ -3,7 +3,10 @@ import { unixSeconds } from './meta-json.js';
 import type { StatusStep } from './outcomes.js';
 import type { Scheduler } from './scheduler.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
-import { messagesWebhook } from './webhook-payloads.js';
+import { messagesWebhook, userIdFor } from './webhook-payloads.js';
+
+/** Business-scoped user ids on automatic statuses (SimulatorOptions.userIds). */
+export type UserIdMode = 'off' | 'alongside' | 'only';
 
 export interface StatusDelays {
   sent: number;
@@ -28,6 +31,7 @@ export class StatusEmitter {
     private readonly scheduler: Scheduler,
     private readonly delays: StatusDelays,
     private readonly enabled: boolean,
+    private readonly userIds: UserIdMode = 'off',
   ) {}
 
   /** Fire and forget: the send response must never wait for webhook delivery. */
@@ -42,13 +46,19 @@ export class StatusEmitter {
       // is the step order (retries of a refused webhook can still arrive later, as with Meta).
       const elapsed = await this.scheduler.sleep(acceptedAt + this.delays[step.postAt] - Date.now());
       if (!elapsed || !this.dispatcher.receiverUrl) return;
-      const status = statusObject(message, step, unixSeconds(acceptedAt) + step.offsetSeconds);
-      await this.dispatcher.deliver(messagesWebhook(message.wabaId, message.phone, { statuses: [status] }));
+      const status = statusObject(message, step, unixSeconds(acceptedAt) + step.offsetSeconds, this.userIds);
+      // Meta adds the user's contact to BSUID-era statuses, except failed ones.
+      const contacts = this.userIds === 'off' || step.status === 'failed' ? undefined : [contactOf(message, this.userIds)];
+      await this.dispatcher.deliver(messagesWebhook(message.wabaId, message.phone, { ...(contacts ? { contacts } : {}), statuses: [status] }));
     }
   }
 }
 
-function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: number): Record<string, unknown> {
+function contactOf(message: AcceptedMessage, mode: UserIdMode): Record<string, unknown> {
+  return { ...(mode === 'alongside' ? { wa_id: message.recipientId } : {}), user_id: userIdFor(message.recipientId) };
+}
+
+function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: number, userIds: UserIdMode): Record<string, unknown> {
   const pricing = message.templateCategory
     ? { billable: true, pricing_model: 'PMP', type: 'regular', category: message.templateCategory }
     : { billable: false, pricing_model: 'PMP', type: 'free_customer_service', category: 'service' };
@@ -56,7 +66,8 @@ function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: num
     id: message.wamid,
     status: step.status,
     timestamp: String(timestamp),
-    recipient_id: message.recipientId,
+    ...(userIds === 'only' ? {} : { recipient_id: message.recipientId }),
+    ...(userIds === 'off' ? {} : { recipient_user_id: userIdFor(message.recipientId) }),
     ...(step.pricing ? { pricing } : {}),
     ...(message.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: message.bizOpaqueCallbackData } : {}),
     ...(step.errors ? { errors: step.errors } : {}),

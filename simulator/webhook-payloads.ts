@@ -46,3 +46,52 @@ export function templateStatusValue(template: SimTemplate, event: string, reason
     message_template_category: template.category,
   };
 }
+
+/** A business-scoped user id (BSUID) in Meta's format: ISO country code, a dot, digits. */
+export function userIdFor(seed: string, country = 'US'): string {
+  let digits = '';
+  for (let i = 0; digits.length < 19; i++) digits += String((seed.charCodeAt(i % Math.max(seed.length, 1)) * 7919 + i * 104729) % 10);
+  return `${country}.${digits}`;
+}
+
+/** phone_number_quality_update: the number by its display number (digits), the limit in both fields Meta documents. */
+export function qualityUpdateValue(phone: SimPhoneNumber, event: string, limit: string | undefined, oldLimit: string | undefined): Record<string, unknown> {
+  return {
+    display_phone_number: phone.display_phone_number.replace(/\D/g, ''),
+    event,
+    ...(oldLimit ? { old_limit: oldLimit } : {}),
+    ...(limit ? { current_limit: limit, max_daily_conversations_per_business: limit } : {}),
+  };
+}
+
+/** phone_number_name_update. */
+export function nameUpdateValue(phone: SimPhoneNumber, decision: string, requestedName: string, rejectionReason: string | undefined): Record<string, unknown> {
+  return {
+    display_phone_number: phone.display_phone_number.replace(/\D/g, ''),
+    decision,
+    requested_verified_name: requestedName,
+    ...(rejectionReason ? { rejection_reason: rejectionReason } : { rejection_reason: 'NONE' }),
+  };
+}
+
+/** message_template_quality_update. */
+export function templateQualityValue(template: SimTemplate, previous: string, next: string): Record<string, unknown> {
+  return {
+    previous_quality_score: previous,
+    new_quality_score: next,
+    message_template_id: Number(template.id),
+    message_template_name: template.name,
+    message_template_language: template.language,
+  };
+}
+
+/** template_category_update. */
+export function templateCategoryValue(template: SimTemplate, previous: string, next: string): Record<string, unknown> {
+  return {
+    message_template_id: Number(template.id),
+    message_template_name: template.name,
+    message_template_language: template.language,
+    previous_category: previous,
+    new_category: next,
+  };
+}

@@ -26,12 +26,26 @@ export class MessageView {
 const CONTENT_DESCRIPTION =
   'What was sent, in the shape it was sent: `{components}` for templates, `{text}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context` for replies';
 
-/** A message in a list: the Message form plus what was sent. */
-export class MessageListItemView extends MessageView {
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: CONTENT_DESCRIPTION }) content: unknown;
+/** The pricing object of the message's status webhooks (per-message pricing): counts, not amounts. */
+export class MessagePricingView {
+  @ApiProperty({ nullable: true, type: String, example: 'PMP' }) pricingModel: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'utility' }) category: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'regular', description: 'regular, free_customer_service or free_entry_point' }) type: string | null;
+  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable: boolean | null;
 }
 
-export const toMessageListItem = (m: Message): MessageListItemView => ({ ...toMessageView(m), content: m.content });
+/** A message in a list: the Message form plus what was sent and how Meta priced it. */
+export class MessageListItemView extends MessageView {
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: CONTENT_DESCRIPTION }) content: unknown;
+  @ApiProperty({ type: MessagePricingView, nullable: true, description: 'Null until a status webhook with a pricing object arrived' }) pricing: MessagePricingView | null;
+}
+
+export const toMessageListItem = (m: Message): MessageListItemView => ({ ...toMessageView(m), content: m.content, pricing: pricingViewOf(m) });
+
+function pricingViewOf(m: Message): MessagePricingView | null {
+  if (m.pricingModel === null && m.pricingCategory === null && m.pricingType === null && m.pricingBillable === null) return null;
+  return { pricingModel: m.pricingModel, category: m.pricingCategory, type: m.pricingType, billable: m.pricingBillable };
+}
 
 export class StatusHistoryItem {
   @ApiProperty({ example: 'delivered' }) status: string;
@@ -70,8 +84,7 @@ export function toMessageView(m: Message): MessageView {
 
 export function toMessageDetailView(m: Message, history: StatusHistoryItem[]): MessageDetailView {
   return {
-    ...toMessageView(m),
-    content: m.content,
+    ...toMessageListItem(m),
     sentAt: iso(m.sentAt),
     deliveredAt: iso(m.deliveredAt),
     readAt: iso(m.readAt),

@@ -57,7 +57,7 @@ export class MessagesController {
   @ApiResponse({
     status: 424,
     description:
-      "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console. While the account's token is marked rejected (`credentialsValid: false` on the account), answered before anything is stored or sent, without `data`",
+      "The business account cannot send, answered before anything is stored or sent: Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send. The message names the reason",
   })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out; the failed attempt is in `data`' })
   async send(

@@ -160,7 +160,7 @@ export class MessagesRepository {
     const step = Prisma.raw(`'1 ${f.granularity}'::interval`);
     const { since, until } = f;
 
-    const [totalsRows, series, failureReasons, templates] = await Promise.all([
+    const [totalsRows, series, failureReasons, templates, pricing] = await Promise.all([
       this.prisma.$queryRaw<MessageCounts[]>`SELECT ${counts} FROM messages WHERE ${where}`,
       this.prisma.$queryRaw<Array<{ bucket: Date } & Omit<MessageCounts, 'total'>>>`
         WITH buckets AS (
@@ -184,8 +184,12 @@ export class MessagesRepository {
           count(*) FILTER (WHERE status = 'failed')::int AS failed
         FROM messages WHERE ${where} AND template_name IS NOT NULL
         GROUP BY template_name ORDER BY total DESC, template_name LIMIT 100`,
+      this.prisma.$queryRaw<MessageAggregates['pricing']>`
+        SELECT date_trunc(${unit}, created_at AT TIME ZONE 'UTC') AS bucket, pricing_category AS category, pricing_type AS type, count(*)::int AS count
+        FROM messages WHERE ${where} AND (pricing_category IS NOT NULL OR pricing_type IS NOT NULL)
+        GROUP BY 1, 2, 3 ORDER BY 1`,
     ]);
-    return { totals: totalsRows[0] ?? { total: 0, sent: 0, delivered: 0, read: 0, failed: 0 }, series, failureReasons, templates };
+    return { totals: totalsRows[0] ?? { total: 0, sent: 0, delivered: 0, read: 0, failed: 0 }, series, failureReasons, templates, pricing };
   }
 }
 
@@ -207,6 +211,10 @@ export interface StatusCandidate extends LockedMessage {
   errorCode: number | null;
   errorTitle: string | null;
   errorDetail: string | null;
+  pricingModel: string | null;
+  pricingCategory: string | null;
+  pricingType: string | null;
+  pricingBillable: boolean | null;
 }
 
 export type PendingMessage = Pick<Message, 'apiKeyId' | 'phoneNumberId' | 'to' | 'type' | 'templateName' | 'templateLanguage'> & { content: unknown };
@@ -278,14 +286,17 @@ export interface MessageAggregates {
   series: Array<{ bucket: Date } & Omit<MessageCounts, 'total'>>;
   failureReasons: Array<{ code: number | null; title: string | null; count: number }>;
   templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
+  /** Messages with a pricing object, per bucket (as series), category and type. */
+  pricing: Array<{ bucket: Date; category: string | null; type: string | null; count: number }>;
 }
 
 const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key_id AS "apiKeyId", phone_number_id AS "phoneNumberId",
   "to", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
   upstream_message_id AS "upstreamMessageId", error_code AS "errorCode", error_title AS "errorTitle",
   error_detail AS "errorDetail", error_category AS "errorCategory", accepted_at AS "acceptedAt", sent_at AS "sentAt",
-  delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", created_at AS "createdAt",
-  updated_at AS "updatedAt"`;
+  delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", pricing_model AS "pricingModel",
+  pricing_category AS "pricingCategory", pricing_type AS "pricingType", pricing_billable AS "pricingBillable",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
  * The tenant check of the statements that find a message by id ($1) for its business account ($2). Written so
@@ -332,6 +343,10 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
     deliveredAt: null,
     readAt: null,
     failedAt: null,
+    pricingModel: null,
+    pricingCategory: null,
+    pricingType: null,
+    pricingBillable: null,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -430,7 +445,8 @@ const lockForStatuses = planned(
   `SELECT m.id, b.waba_id AS "wabaId", m.upstream_message_id AS "upstreamMessageId", m.status,
           m.error_category AS "errorCategory", m.error_code AS "errorCode", m.error_title AS "errorTitle",
           m.error_detail AS "errorDetail", m.sent_at AS "sentAt", m.delivered_at AS "deliveredAt",
-          m.read_at AS "readAt", m.failed_at AS "failedAt"
+          m.read_at AS "readAt", m.failed_at AS "failedAt", m.pricing_model AS "pricingModel",
+          m.pricing_category AS "pricingCategory", m.pricing_type AS "pricingType", m.pricing_billable AS "pricingBillable"
      FROM messages m JOIN business_accounts b ON b.id = m.business_account_id
     WHERE m.id = ANY(ARRAY(SELECT x.id FROM messages x WHERE x.upstream_message_id = ANY($1::text[])
                            UNION ALL
@@ -444,9 +460,11 @@ const writeStatuses = planned(
   `UPDATE messages m
       SET status = v.status, error_category = v."errorCategory", error_code = v."errorCode", error_title = v."errorTitle",
           error_detail = v."errorDetail", sent_at = v."sentAt", delivered_at = v."deliveredAt", read_at = v."readAt",
-          failed_at = v."failedAt", upstream_message_id = v."upstreamMessageId", updated_at = now()
+          failed_at = v."failedAt", upstream_message_id = v."upstreamMessageId", pricing_model = v."pricingModel",
+          pricing_category = v."pricingCategory", pricing_type = v."pricingType", pricing_billable = v."pricingBillable",
+          updated_at = now()
      FROM jsonb_to_recordset($1::jsonb) AS v(id int, status text, "errorCategory" text, "errorCode" int, "errorTitle" text,
           "errorDetail" text, "sentAt" timestamptz, "deliveredAt" timestamptz, "readAt" timestamptz, "failedAt" timestamptz,
-          "upstreamMessageId" text)
+          "upstreamMessageId" text, "pricingModel" text, "pricingCategory" text, "pricingType" text, "pricingBillable" boolean)
     WHERE m.id = v.id AND m.id = ANY($2::int[])`,
 );

@@ -687,6 +687,65 @@ export interface components {
             /** @description One item per failing field (422), dotted paths for nested fields */
             errors?: components["schemas"]["FieldError"][];
         };
+        RestrictionView: {
+            /**
+             * @description restriction_info[].restriction_type
+             * @example RESTRICTED_BIZ_INITIATED_MESSAGING
+             */
+            type: string;
+            /** @example 2026-12-01T13:59:20+0000 */
+            expiration: string | null;
+            /** @description Not expired yet */
+            active: boolean;
+        };
+        PricingTierView: {
+            /** @example UTILITY */
+            pricingCategory: string | null;
+            /** @example India */
+            region: string | null;
+            /** @example 25000:50000 */
+            tier: string | null;
+            /** @example 2026-12 */
+            effectiveMonth: string | null;
+            /** @description Meta's time of the update */
+            at: string;
+        };
+        AccountAlertView: {
+            /** @example INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED */
+            type: string | null;
+            /** @example WARNING */
+            severity: string | null;
+            /** @example ACTIVE */
+            status: string | null;
+            description: string | null;
+            /** @example PHONE_NUMBER */
+            entityType: string | null;
+            entityId: string | null;
+            at: string;
+        };
+        AccountStandingView: {
+            /**
+             * @description ban_info.waba_ban_state; null when Meta never sent one
+             * @enum {string|null}
+             */
+            banState: "DISABLE" | "SCHEDULE_FOR_DISABLE" | "REINSTATE" | null;
+            /** @example December 9, 2026 */
+            banDate: string | null;
+            /** @description Banned (ban state DISABLE): every send is refused with 424 before the upstream platform is called */
+            banned: boolean;
+            restrictions: components["schemas"]["RestrictionView"][];
+            /**
+             * @description violation_info.violation_type of the last ACCOUNT_VIOLATION
+             * @example SCAM
+             */
+            violationType: string | null;
+            /** @description Volume-based pricing tiers (VOLUME_BASED_PRICING_TIER_UPDATE), one per category and region */
+            pricingTiers: components["schemas"]["PricingTierView"][];
+            /** @description Active account_alerts */
+            alerts: components["schemas"]["AccountAlertView"][];
+            /** @description Meta's time of the last ban, restriction or violation update */
+            updatedAt: string | null;
+        };
         BusinessAccountView: {
             /** Format: uuid */
             id: string;
@@ -712,6 +771,8 @@ export interface components {
             credentialsError: string | null;
             createdAt: string;
             disconnectedAt: string | null;
+            /** @description Meta's ban state, restrictions, pricing tiers and alerts (account-level webhooks) */
+            standing: components["schemas"]["AccountStandingView"];
         };
         ConnectBusinessAccountDto: {
             /**
@@ -740,7 +801,10 @@ export interface components {
             verifiedName: string | null;
             /** @example GREEN */
             qualityRating: string | null;
-            /** @example CONNECTED */
+            /**
+             * @description FLAGGED or RESTRICTED refuses sends with 424
+             * @example CONNECTED
+             */
             status: string | null;
             /** @example VERIFIED */
             codeVerificationStatus: string | null;
@@ -750,6 +814,16 @@ export interface components {
             platformType: string | null;
             /** @example STANDARD */
             throughputLevel: string | null;
+            /**
+             * @description Meta's messaging limit (phone_number_quality_update)
+             * @example TIER_1K
+             */
+            messagingLimit: string | null;
+            /**
+             * Format: date-time
+             * @description When Meta last reported on its quality, limit or status by webhook
+             */
+            qualityUpdatedAt: string | null;
             /** @description No longer returned by the upstream platform at the last sync */
             removed: boolean;
             /** Format: date-time */
@@ -819,7 +893,10 @@ export interface components {
             language: string;
             /** @example APPROVED */
             status: string;
-            /** @example UTILITY */
+            /**
+             * @description As synced, or as a template_category_update webhook changed it
+             * @example UTILITY
+             */
             category: string | null;
             /** @example POSITIONAL */
             parameterFormat: string;
@@ -829,6 +906,11 @@ export interface components {
             }[];
             parameterCounts: components["schemas"]["TemplateParameterCounts"];
             statusReason: string | null;
+            /**
+             * @description Meta's quality score (message_template_quality_update): GREEN, YELLOW, RED, UNKNOWN; null until one arrives
+             * @example GREEN
+             */
+            qualityScore: string | null;
             /** @description APPROVED, not removed: usable in POST /messages */
             sendable: boolean;
             /** @description No longer returned by the upstream platform at the last sync */
@@ -1475,6 +1557,19 @@ export interface components {
             /** @description Why it failed (upstream error), when it did */
             error: components["schemas"]["MessageErrorView"] | null;
         };
+        MessagePricingView: {
+            /** @example PMP */
+            pricingModel: string | null;
+            /** @example utility */
+            category: string | null;
+            /**
+             * @description regular, free_customer_service or free_entry_point
+             * @example regular
+             */
+            type: string | null;
+            /** @description Deprecated by Meta in favour of type */
+            billable: boolean | null;
+        };
         MessageListItemView: {
             /** @example 1 */
             id: number;
@@ -1509,6 +1604,8 @@ export interface components {
             content: {
                 [key: string]: unknown;
             } | null;
+            /** @description Null until a status webhook with a pricing object arrived */
+            pricing: components["schemas"]["MessagePricingView"] | null;
         };
         MessageCounts: {
             /**
@@ -1548,6 +1645,31 @@ export interface components {
              */
             failure: number;
         };
+        AnalyticsPricing: {
+            /**
+             * @description Messages by the category of the pricing object of their status webhooks
+             * @example {
+             *       "marketing": 3,
+             *       "utility": 40,
+             *       "authentication": 0,
+             *       "service": 12
+             *     }
+             */
+            byCategory: {
+                [key: string]: number;
+            };
+            /**
+             * @description Messages by pricing type: regular, free_customer_service, free_entry_point
+             * @example {
+             *       "regular": 43,
+             *       "free_customer_service": 12,
+             *       "free_entry_point": 0
+             *     }
+             */
+            byType: {
+                [key: string]: number;
+            };
+        };
         AnalyticsBucket: {
             /**
              * Format: date-time
@@ -1558,6 +1680,7 @@ export interface components {
             delivered: number;
             read: number;
             failed: number;
+            pricing: components["schemas"]["AnalyticsPricing"];
         };
         AnalyticsFailureReason: {
             /** @example 131047 */
@@ -1585,6 +1708,8 @@ export interface components {
             totals: components["schemas"]["MessageCounts"];
             rates: components["schemas"]["AnalyticsRates"];
             series: components["schemas"]["AnalyticsBucket"][];
+            /** @description Over the whole period; each series bucket has its own */
+            pricing: components["schemas"]["AnalyticsPricing"];
             /** @description Most frequent first */
             failureReasons: components["schemas"]["AnalyticsFailureReason"][];
             templates: components["schemas"]["AnalyticsTemplate"][];
@@ -1633,6 +1758,8 @@ export interface components {
             content: {
                 [key: string]: unknown;
             } | null;
+            /** @description Null until a status webhook with a pricing object arrived */
+            pricing: components["schemas"]["MessagePricingView"] | null;
             sentAt: string | null;
             deliveredAt: string | null;
             readAt: string | null;
@@ -1663,6 +1790,22 @@ export interface components {
             /** @example Re-engagement message */
             title: string | null;
             detail: string | null;
+        };
+        EventPricingView: {
+            /** @example PMP */
+            pricing_model: string | null;
+            /**
+             * @description marketing, utility, authentication, authentication_international, service, …
+             * @example utility
+             */
+            category: string | null;
+            /**
+             * @description regular, free_customer_service or free_entry_point
+             * @example regular
+             */
+            type: string | null;
+            /** @description Deprecated by Meta in favour of type */
+            billable: boolean | null;
         };
         EventMediaView: {
             /**
@@ -1699,8 +1842,16 @@ export interface components {
              * @example delivered
              */
             status: string | null;
-            /** @example 447700900123 */
+            /**
+             * @description Phone number of the recipient (status) or sender (inbound); null when Meta sent only a user id
+             * @example 447700900123
+             */
             recipient: string | null;
+            /**
+             * @description Business-scoped user id (BSUID) of the recipient or sender, when Meta sent one
+             * @example US.13491208655302741918
+             */
+            userId: string | null;
             /** @description Equals the related message's upstreamMessageId */
             messageId: string | null;
             /** @example 310987654321098 */
@@ -1709,7 +1860,10 @@ export interface components {
             phoneNumberId: string | null;
             /** @description When the upstream platform says it happened (ISO 8601) */
             upstreamTimestamp: string | null;
+            /** @description The upstream error (statuses[].errors, messages[].errors or value.errors): code, title and error_data.details */
             error: components["schemas"]["EventErrorView"] | null;
+            /** @description Status updates: the pricing object Meta sent with it */
+            pricing: components["schemas"]["EventPricingView"] | null;
             /** @description Whether asynchronous processing (updating the message, window or template) has completed */
             processed: boolean;
             /** @example 2026-01-01T12:00:05.123Z */
@@ -1778,6 +1932,10 @@ export type LoginDto = components['schemas']['LoginDto'];
 export type LoggedOutView = components['schemas']['LoggedOutView'];
 export type FieldError = components['schemas']['FieldError'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type RestrictionView = components['schemas']['RestrictionView'];
+export type PricingTierView = components['schemas']['PricingTierView'];
+export type AccountAlertView = components['schemas']['AccountAlertView'];
+export type AccountStandingView = components['schemas']['AccountStandingView'];
 export type BusinessAccountView = components['schemas']['BusinessAccountView'];
 export type ConnectBusinessAccountDto = components['schemas']['ConnectBusinessAccountDto'];
 export type ReplaceAccessTokenDto = components['schemas']['ReplaceAccessTokenDto'];
@@ -1832,9 +1990,11 @@ export type CtaUrlParametersDto = components['schemas']['CtaUrlParametersDto'];
 export type CtaUrlActionDto = components['schemas']['CtaUrlActionDto'];
 export type MessageErrorView = components['schemas']['MessageErrorView'];
 export type MessageView = components['schemas']['MessageView'];
+export type MessagePricingView = components['schemas']['MessagePricingView'];
 export type MessageListItemView = components['schemas']['MessageListItemView'];
 export type MessageCounts = components['schemas']['MessageCounts'];
 export type AnalyticsRates = components['schemas']['AnalyticsRates'];
+export type AnalyticsPricing = components['schemas']['AnalyticsPricing'];
 export type AnalyticsBucket = components['schemas']['AnalyticsBucket'];
 export type AnalyticsFailureReason = components['schemas']['AnalyticsFailureReason'];
 export type AnalyticsTemplate = components['schemas']['AnalyticsTemplate'];
@@ -1844,6 +2004,7 @@ export type MessageDetailView = components['schemas']['MessageDetailView'];
 export type UploadedMediaView = components['schemas']['UploadedMediaView'];
 export type WebhookReceivedView = components['schemas']['WebhookReceivedView'];
 export type EventErrorView = components['schemas']['EventErrorView'];
+export type EventPricingView = components['schemas']['EventPricingView'];
 export type EventMediaView = components['schemas']['EventMediaView'];
 export type EventView = components['schemas']['EventView'];
 export type EventFeedView = components['schemas']['EventFeedView'];
@@ -3895,7 +4056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The upstream platform rejected the business account's credential or blocked the account: reconnect in the console. While the account's token is marked rejected (`credentialsValid: false` on the account), answered before anything is stored or sent, without `data` */
+            /** @description The business account cannot send, answered before anything is stored or sent: Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send. The message names the reason */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -4757,6 +4918,8 @@ export interface operations {
                 messageId?: string;
                 /** @description Recipient of a status, or sender of an inbound message */
                 recipient?: string;
+                /** @description Business-scoped user id (BSUID) of a status's recipient or an inbound message's sender: finds a user's events with or without a phone number */
+                userId?: string;
                 /** @description Only events stored at or after this time (ISO 8601) */
                 since?: string;
                 /** @description Only events stored at or before this time (ISO 8601) */
@@ -4815,7 +4978,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (wabaId missing, page/limit out of range, unknown kind, malformed since/until, `after` malformed or not a cursor of this wabaId, `after` with `page`, `wait` out of 0–30 or without `after`) */
+            /** @description Field Validation Failed (wabaId missing, page/limit out of range, unknown kind, malformed since/until, userId over 160 characters, `after` malformed or not a cursor of this wabaId, `after` with `page`, `wait` out of 0–30 or without `after`) */
             422: {
                 headers: {
                     [name: string]: unknown;

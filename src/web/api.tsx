@@ -26,6 +26,7 @@ export type BusinessAccount = DataOf<'getBusinessAccount'>;
 export type PhoneNumber = Schemas['PhoneNumber'];
 export type Template = Schemas['Template'];
 export type SyncCounts = Schemas['SyncCounts'];
+export type AccountStanding = Schemas['AccountStandingView'];
 export type PhoneNumberSync = DataOf<'syncPhoneNumbers'>;
 export type TemplateSync = DataOf<'syncTemplates'>;
 export type ApiKey = DataOf<'revokeApiKey'>;
@@ -36,7 +37,7 @@ export type Message = Schemas['MessageListItemView'];
 export type MessageDetail = DataOf<'getAccountMessage'>;
 export type Analytics = DataOf<'getAccountMessageAnalytics'>;
 /** The four outcomes of one bucket of the analytics series. */
-export type Counts = Omit<Schemas['AnalyticsBucket'], 'bucket'>;
+export type Counts = Omit<Schemas['AnalyticsBucket'], 'bucket' | 'pricing'>;
 export type WebhookEvent = Schemas['EventView'];
 /** GET /webhooks/events with `after`: the feed form. */
 export type EventFeed = Schemas['EventFeedView'];

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
+import { PhoneNumbersRepository } from '../accounts/phone-numbers/phone-numbers.repository.js';
 import { TemplatesRepository } from '../accounts/templates/templates.repository.js';
 import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
 import { MessagesRepository } from '../messages/messages.repository.js';
@@ -16,9 +18,12 @@ import { TemplateStatusEffect } from './processing/effects/template-status.effec
 
 /** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the retention of raw payloads. */
 @Module({
-  // The worker needs only the templates' repository of the accounts domain (no upstream client, no console).
+  // The worker needs only repositories of the accounts domain (no upstream client, no console): templates, phone
+  // numbers and business accounts (their quality, limits and standing from account-level webhooks).
   providers: [
     TemplatesRepository,
+    PhoneNumbersRepository,
+    BusinessAccountsRepository,
     DeliveryQueue,
     DeliveryProcessor,
     WebhookDeliveriesRepository,

@@ -331,6 +331,40 @@ describe('web console (headless Chromium)', () => {
     await visible(invitee.page, /Only owners of “Team Org” can invite operators/);
   }, 60_000);
 
+  it("shows the account's standing with Meta, each number's quality and limit, and each template's quality, as Meta's webhooks report them", async () => {
+    const t = await onboard(stack, 'Standing Browser Org');
+    const control = async (path: string, body: Record<string, unknown>) => {
+      const res = await fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wabaId: t.account.wabaId, ...body }) });
+      expect(res.status).toBe(200);
+    };
+    await control('phone-number-quality', { phoneNumberId: t.account.phoneNumberId, event: 'FLAGGED', limit: 'TIER_2K' });
+    await control('account-update', { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: 'November 24, 2026' } });
+    await control('account-update', { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2099-01-01T00:00:00+0000' }] });
+    await control('template-quality', { templateName: 'hello_world', language: 'en_US', previousQualityScore: 'GREEN', newQualityScore: 'RED' });
+    const applied = await eventually(async () => {
+      const account = await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie);
+      const templates = await stack.http.get(`/business-accounts/${t.account.wabaId}/templates`).set('cookie', t.operator.cookie);
+      const standing = account.body.data.standing;
+      const quality = templates.body.data.find((x: { name: string; language: string }) => x.name === 'hello_world' && x.language === 'en_US')?.qualityScore;
+      return standing.banned && standing.restrictions.length === 1 && quality === 'RED';
+    });
+    expect(applied).toBe(true);
+
+    const { page } = await open({ cookie: t.operator.cookie });
+    await page.goto(`/console/accounts/${t.account.wabaId}`);
+    const standing = page.getByTestId('account-standing');
+    await standing.getByText('Meta disabled this business account (since November 24, 2026)').waitFor();
+    await standing.getByText(/Restricted by Meta: RESTRICTED_BIZ_INITIATED_MESSAGING/).waitFor();
+    await standing.getByRole('cell', { name: 'RESTRICTED_BIZ_INITIATED_MESSAGING' }).waitFor();
+    const number = page.getByTestId('sync-numbers').getByRole('row').filter({ hasText: t.account.phoneNumberId });
+    await number.getByRole('cell', { name: 'TIER_2K' }).waitFor();
+    await number.getByText('FLAGGED').first().waitFor();
+    await number.getByText('RED').waitFor();
+    const template = page.getByTestId('sync-templates').getByRole('row').filter({ hasText: 'hello_world' }).filter({ hasText: 'en_US' });
+    await template.getByText('RED').waitFor();
+    await screenshot(page, '16-account-standing');
+  });
+
   it("shows each organization its own queue health, and Bull Board only to platform administrators", async () => {
     const t = await onboard(stack, 'Queues Org');
     // A tenant: its own backlog in the app; the shared board is a 404, signed in or not.

@@ -15,6 +15,12 @@ const parcelUpdate = (t: Tenant, to: string) => ({
   ],
 });
 
+/** No status here carries a pricing object (the statuses are posted without one): every count is zero. */
+const noPricing = {
+  byCategory: { marketing: 0, utility: 0, authentication: 0, authentication_international: 0, service: 0 },
+  byType: { regular: 0, free_customer_service: 0, free_entry_point: 0 },
+};
+
 const startOfHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;
 const startOfDay = (ms: number) => Math.floor(ms / DAY) * DAY;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -133,8 +139,9 @@ describe('GET /messages/analytics', () => {
       Array.from({ length: series.length }, (_, i) => iso(startOfDay(Date.parse(data.since)) + i * DAY)),
     );
     expect(series.length).toBe(8);
-    expect(series.find((b) => b.bucket === iso(startOfDay(anchor)))).toEqual({ bucket: iso(startOfDay(anchor)), sent: 4, delivered: 2, read: 1, failed: 4 });
-    expect(series.find((b) => b.bucket === iso(startOfDay(anchor - 2 * DAY)))).toEqual({ bucket: iso(startOfDay(anchor - 2 * DAY)), sent: 1, delivered: 1, read: 1, failed: 0 });
+    expect(series.find((b) => b.bucket === iso(startOfDay(anchor)))).toEqual({ bucket: iso(startOfDay(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, pricing: noPricing });
+    expect(series.find((b) => b.bucket === iso(startOfDay(anchor - 2 * DAY)))).toEqual({ bucket: iso(startOfDay(anchor - 2 * DAY)), sent: 1, delivered: 1, read: 1, failed: 0, pricing: noPricing });
+    expect(data.pricing).toEqual(noPricing);
     const sum = (k: keyof Omit<Bucket, 'bucket'>) => series.reduce((n, b) => n + b[k], 0);
     expect({ sent: sum('sent'), delivered: sum('delivered'), read: sum('read'), failed: sum('failed') }).toEqual({ sent: 5, delivered: 3, read: 2, failed: 4 });
   });
@@ -146,8 +153,8 @@ describe('GET /messages/analytics', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ since: iso(since), until: iso(until), granularity: 'hour' });
     expect(res.body.data.series).toEqual([
-      { bucket: iso(since), sent: 0, delivered: 0, read: 0, failed: 0 },
-      { bucket: iso(startOfHour(anchor)), sent: 4, delivered: 2, read: 1, failed: 4 },
+      { bucket: iso(since), sent: 0, delivered: 0, read: 0, failed: 0, pricing: noPricing },
+      { bucket: iso(startOfHour(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, pricing: noPricing },
     ]);
     // The parcel message read two days earlier is outside the range.
     expect(res.body.data.totals).toEqual({ total: 7, sent: 4, delivered: 2, read: 1, failed: 4 });

@@ -506,7 +506,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(items[0]).toMatchObject({ kind: 'inbound_message', title: 'Inbound text from 447700900456' });
       const delivered = items.find((e: { status: string }) => e.status === 'delivered');
       expect(Object.keys(delivered).sort()).toEqual(
-        ['createdAt', 'error', 'eventType', 'id', 'kind', 'media', 'messageId', 'phoneNumberId', 'processed', 'raw', 'recipient', 'status', 'title', 'upstreamTimestamp', 'wabaId'].sort(),
+        ['createdAt', 'error', 'eventType', 'id', 'kind', 'media', 'messageId', 'phoneNumberId', 'pricing', 'processed', 'raw', 'recipient', 'status', 'title', 'upstreamTimestamp', 'userId', 'wabaId'].sort(),
       );
       expect(delivered).toMatchObject({
         eventType: 'messages',
@@ -514,6 +514,8 @@ describe('Webhooks: receiver, processing and events API', () => {
         title: 'Message delivered',
         status: 'delivered',
         recipient: '447700900123',
+        userId: null,
+        pricing: null,
         messageId: ids.a,
         wabaId: tenant.wabaId,
         phoneNumberId: tenant.phoneNumberId,

@@ -1,5 +1,6 @@
 import { BusinessAccountsRepository } from '../../src/accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../src/core/errors/domain-errors.js';
+import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {
@@ -90,10 +91,10 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: null });
 
     expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at)).toMatchObject({ credentialsValid: false, credentialsError: rejected.error, credentialsCheckedAt: at });
-    expect(await t.repo.sendState(account.id)).toEqual({ credentialsValid: false, credentialsError: rejected.error });
+    expect(await t.repo.sendState(account.id)).toMatchObject({ credentialsValid: false, credentialsError: rejected.error });
     const later = new Date(at.getTime() + 1000);
     expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: true }, later)).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: later });
-    expect(await t.repo.sendState(account.id)).toEqual({ credentialsValid: true, credentialsError: null });
+    expect(await t.repo.sendState(account.id)).toMatchObject({ credentialsValid: true, credentialsError: null });
   });
 
   it('marks the webhook subscription only within its organization', async () => {
@@ -125,5 +126,30 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(walked).not.toContain(gone.id);
     const [row] = (await t.repo.credentialChecksDue(dueBefore, undefined, 100_000)).filter((c) => c.id === never.id);
     expect(row).toEqual({ id: never.id, organizationId: org.organizationId, wabaId: never.wabaId, accessTokenEncrypted: never.accessTokenEncrypted });
+  });
+
+  it("locks the standings of the named accounts, writes them back once, and serves a send the ban state and restrictions", async () => {
+    const org = await insertOrganization(t.prisma);
+    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+    expect(await t.repo.sendState(a.id)).toEqual({ credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [] });
+
+    const at = new Date('2026-11-24T12:00:00.000Z');
+    await new SqlUnitOfWork(t.prisma).run(async (tx) => {
+      const locked = await t.repo.lockStandings(tx, [a.wabaId, b.wabaId, 'not-an-account']);
+      expect(locked.map((l) => l.id)).toEqual([a.id, b.id].sort());
+      const mine = locked.find((l) => l.id === a.id)!;
+      expect(mine).toMatchObject({ wabaId: a.wabaId, banState: null, restrictions: [], pricingTiers: [], alerts: [], updatedAt: null, times: {} });
+      Object.assign(mine, {
+        banState: 'DISABLE',
+        banDate: 'November 24, 2026',
+        restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }],
+        updatedAt: at,
+        times: { ban: at.toISOString() },
+      });
+      await t.repo.writeStandings(tx, [mine]);
+    });
+    expect(await t.repo.sendState(a.id)).toMatchObject({ banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }] });
+    expect(await t.repo.sendState(b.id)).toMatchObject({ banState: null, banDate: null, restrictions: [] });
+    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({ standingUpdatedAt: at, standingTimes: { ban: at.toISOString() } });
   });
 });

@@ -180,6 +180,29 @@ describe('EventsRepository (PostgreSQL)', () => {
     expect(await t.repo.page(metaId(), {}, everything)).toEqual({ rows: [], total: 0 });
   });
 
+  it('filters by business-scoped user id (pages and feed), stores pricing, and plans the filter on the partial user_id index', async () => {
+    const [wabaId, otherWabaId] = [metaId(), metaId()];
+    const userId = 'US.13491208655302741918';
+    const pricing = { pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true };
+    const mine = await stored(wabaId, { recipient: null, userId, pricing }, { kind: 'inbound_message', status: null, recipient: null, userId }, {});
+    await stored(otherWabaId, { userId });
+    const { rows, total } = await t.repo.page(wabaId, { userId }, everything);
+    expect([total, rows.map((e) => e.id).sort()]).toEqual([2, mine.ids.slice(0, 2).sort()]);
+    expect(rows.find((e) => e.kind === 'status_update')).toMatchObject({ recipient: null, userId, pricing });
+    // Another test file's open transaction may hold the feed's horizon back for a moment.
+    const feed = await eventually(async () => {
+      const page = await t.repo.feed(wabaId, { userId }, { xid: 0n, id: 0 }, 100);
+      return page.rows.length === 2 ? page : undefined;
+    });
+    expect(feed!.rows.map((e) => e.id).sort()).toEqual(mine.ids.slice(0, 2).sort());
+
+    const plan = await t.prisma.pool.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN SELECT id FROM events WHERE waba_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC LIMIT 20`,
+      [wabaId, userId],
+    );
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('events_waba_id_user_id_created_at_id_idx');
+  });
+
   describe('feed', () => {
     const start = { xid: 0n, id: 0 };
     const idsOf = (page: { rows: { id: number }[] }) => page.rows.map((e) => e.id);

@@ -1,4 +1,5 @@
 import { PhoneNumbersRepository } from '../../src/accounts/phone-numbers/phone-numbers.repository.js';
+import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
 import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedPhoneNumber } from '../utils/factories.js';
 
@@ -59,5 +60,30 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
       }),
     ).rejects.toThrow('audit');
     expect(await t.repo.list(account!.id)).toEqual([]);
+  });
+
+  it("applies Meta's quality and name webhooks by display number, in the named business account only, and never an older one over a newer", async () => {
+    const [account, other] = await twoAccounts();
+    const number = syncedPhoneNumber({ displayPhoneNumber: '+44 7700 900011' });
+    const sameDigitsElsewhere = syncedPhoneNumber({ displayPhoneNumber: '+44 7700 900011' });
+    await t.repo.replaceAll(account!.id, [number], new Date());
+    await t.repo.replaceAll(other!.id, [sameDigitsElsewhere], new Date());
+    const { wabaId } = (await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account!.id } }));
+    const run = (work: (tx: Parameters<Parameters<SqlUnitOfWork['run']>[0]>[0]) => Promise<void>) => new SqlUnitOfWork(t.prisma).run(work);
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
+
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_2K', flag: 'FLAGGED', qualityRating: 'RED', at: at(2) }]));
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'FLAGGED', removedAt: null });
+    // Older: nothing changes.
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'UNFLAGGED', qualityRating: null, at: at(1) }]));
+    const [row] = await t.repo.list(account!.id);
+    expect(row).toMatchObject({ status: 'FLAGGED', qualityRating: 'RED', messagingLimit: 'TIER_2K', qualityUpdatedAt: at(2) });
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, at: at(3) }]));
+    expect((await t.repo.list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K' });
+
+    await run((tx) => t.repo.applyNameDecisions(tx, [{ wabaId, displayDigits: '447700900011', nameStatus: 'APPROVED', verifiedName: 'Renamed Co', at: at(4) }]));
+    expect((await t.repo.list(account!.id))[0]).toMatchObject({ nameStatus: 'APPROVED', verifiedName: 'Renamed Co' });
+    // The other account's number with the same display number is untouched.
+    expect((await t.repo.list(other!.id))[0]).toMatchObject({ status: 'CONNECTED', messagingLimit: null, verifiedName: 'Medium Co', nameStatus: null });
   });
 });

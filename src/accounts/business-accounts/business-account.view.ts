@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { AccountStandingView, toAccountStandingView, type StandingRow } from '../standing/account-standing.view.js';
 
 export class BusinessAccountView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -18,6 +19,7 @@ export class BusinessAccountView {
   credentialsError: string | null;
   @ApiProperty() createdAt: string;
   @ApiProperty({ nullable: true, type: String }) disconnectedAt: string | null;
+  @ApiProperty({ type: AccountStandingView, description: "Meta's ban state, restrictions, pricing tiers and alerts (account-level webhooks)" }) standing: AccountStandingView;
 }
 
 export function toBusinessAccountView(row: {
@@ -33,7 +35,7 @@ export function toBusinessAccountView(row: {
   credentialsError: string | null;
   createdAt: Date;
   disconnectedAt: Date | null;
-}): BusinessAccountView {
+} & StandingRow): BusinessAccountView {
   return {
     id: row.id,
     wabaId: row.wabaId,
@@ -48,5 +50,6 @@ export function toBusinessAccountView(row: {
     credentialsError: row.credentialsError,
     createdAt: row.createdAt.toISOString(),
     disconnectedAt: row.disconnectedAt?.toISOString() ?? null,
+    standing: toAccountStandingView(row),
   };
 }

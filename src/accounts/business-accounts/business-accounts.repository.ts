@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { BusinessAccount } from '../../generated/prisma/client.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { connectionOf, planned, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
 import type { AccountSendState } from '../health/account-health.js';
+import type { AccountStanding } from '../standing/account-standing.js';
 
 export const BUSINESS_ACCOUNT_NOT_FOUND = 'Business account not found';
 
@@ -32,7 +33,29 @@ export interface CredentialCheckDue extends StoredCredential {
 
 const sendState = statement(
   'business_account_send_state',
-  `SELECT credentials_valid AS "credentialsValid", credentials_error AS "credentialsError" FROM business_accounts WHERE id = $1::uuid`,
+  `SELECT credentials_valid AS "credentialsValid", credentials_error AS "credentialsError",
+          ban_state AS "banState", ban_date AS "banDate", restrictions
+     FROM business_accounts WHERE id = $1::uuid`,
+);
+
+/** An account's standing as the worker locks and writes it back (see accounts/standing/account-standing.ts). */
+export type LockedStanding = AccountStanding & { id: string; wabaId: string };
+
+/** In id order, as every chunk locks them: concurrent chunks never wait on each other in a cycle. */
+const lockStandings = planned(
+  `SELECT id, waba_id AS "wabaId", ban_state AS "banState", ban_date AS "banDate", restrictions, violation_type AS "violationType",
+          pricing_tiers AS "pricingTiers", alerts, standing_updated_at AS "updatedAt", standing_times AS times
+     FROM business_accounts WHERE waba_id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+);
+
+const writeStandings = planned(
+  `UPDATE business_accounts b
+      SET ban_state = v."banState", ban_date = v."banDate", restrictions = v.restrictions, violation_type = v."violationType",
+          pricing_tiers = v."pricingTiers", alerts = v.alerts, standing_updated_at = v."updatedAt", standing_times = v.times,
+          updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, "banState" text, "banDate" text, restrictions jsonb, "violationType" text,
+          "pricingTiers" jsonb, alerts jsonb, "updatedAt" timestamptz, times jsonb)
+    WHERE b.id = v.id`,
 );
 
 /** Owns `business_accounts`. Every read and write names the organization it acts for, but the few noted. */
@@ -142,7 +165,7 @@ export class BusinessAccountsRepository {
     });
   }
 
-  /** The send path's read of the account (SQL on the pool: it runs on every send-context cache miss). */
+  /** The send path's read of the account: credentials and standing (SQL on the pool: it runs on every send-context cache miss); null if unknown. */
   async sendState(businessAccountId: string): Promise<AccountSendState | null> {
     const { rows } = await this.prisma.pool.query<AccountSendState>(sendState([businessAccountId]));
     return rows[0] ?? null;
@@ -155,6 +178,22 @@ export class BusinessAccountsRepository {
   async markSynced(organizationId: string, id: string, what: 'phoneNumbers' | 'templates', at: Date): Promise<void> {
     const data = what === 'phoneNumbers' ? { phoneNumbersSyncedAt: at } : { templatesSyncedAt: at };
     await clientOf(this.prisma).businessAccount.update({ where: { id, organizationId }, data });
+  }
+
+  /**
+   * The worker's account-level webhooks, in its transaction: the standing of the accounts with these wabaIds
+   * (by wabaId: Meta's entry id, the tenant scope of a webhook), locked in id order until the chunk commits.
+   */
+  async lockStandings(tx: Tx, wabaIds: string[]): Promise<LockedStanding[]> {
+    if (wabaIds.length === 0) return [];
+    const { rows } = await connectionOf(tx).query<LockedStanding>(lockStandings([wabaIds]));
+    return rows;
+  }
+
+  /** Writes back standings locked by lockStandings, each once, in one statement. */
+  async writeStandings(tx: Tx, standings: LockedStanding[]): Promise<void> {
+    if (standings.length === 0) return;
+    await connectionOf(tx).query(writeStandings([JSON.stringify(standings)]));
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { PhoneNumber } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { connectionOf, planned, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
 /** A number as the upstream platform lists it, in our column names. */
@@ -25,6 +25,69 @@ export interface NumberSendState {
 const sendState = statement(
   'phone_number_send_state',
   `SELECT status, removed_at AS "removedAt" FROM phone_numbers WHERE business_account_id = $1::uuid AND phone_number_id = $2`,
+);
+
+/**
+ * What Meta said of a number's quality and limit (phone_number_quality_update), folded per number: webhooks
+ * name the number by its display number (digits) within the business account (wabaId), not by its id.
+ */
+export interface NumberQualityUpdate {
+  wabaId: string;
+  displayDigits: string;
+  /** max_daily_conversations_per_business, else current_limit; null leaves the stored limit. */
+  messagingLimit: string | null;
+  /** FLAGGED sets the number's status to FLAGGED; UNFLAGGED returns a FLAGGED number to CONNECTED; null leaves it. */
+  flag: 'FLAGGED' | 'UNFLAGGED' | null;
+  /** null leaves the stored rating. */
+  qualityRating: string | null;
+  at: Date;
+}
+
+/** Meta's display-name decision (phone_number_name_update). */
+export interface NumberNameDecision {
+  wabaId: string;
+  displayDigits: string;
+  /** Meta's name_status value after the decision (APPROVED, DECLINED, PENDING_REVIEW, …). */
+  nameStatus: string;
+  /** The approved name, when Meta approved one. */
+  verifiedName: string | null;
+  at: Date;
+}
+
+/**
+ * An update of numbers found by display number (digits) within a business account (wabaId), from a JSON array of
+ * records (`columns`: their own fields). Locks the numbers first, in id order (a CTE with ORDER BY … FOR UPDATE),
+ * so two chunks touching the same numbers never wait on each other in a cycle; an update older than the last one
+ * applied (`guard`, set to the record's `at`) changes nothing.
+ */
+function updateByDisplayNumber(columns: string, guard: string, set: string) {
+  return planned(
+    `WITH v AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v("wabaId" text, "displayDigits" text, ${columns}, at timestamptz)
+     ), locked AS (
+       SELECT p.id, v.* FROM phone_numbers p JOIN business_accounts b ON b.id = p.business_account_id
+         JOIN v ON v."wabaId" = b.waba_id AND regexp_replace(p.display_phone_number, '[^0-9]', '', 'g') = v."displayDigits"
+        WHERE p.${guard} IS NULL OR p.${guard} <= v.at
+        ORDER BY p.id FOR UPDATE OF p
+     )
+     UPDATE phone_numbers p SET ${set}, ${guard} = l.at FROM locked l WHERE p.id = l.id`,
+  );
+}
+
+const applyQuality = updateByDisplayNumber(
+  `"messagingLimit" text, flag text, "qualityRating" text`,
+  'quality_updated_at',
+  `messaging_limit = coalesce(l."messagingLimit", p.messaging_limit),
+   status = CASE l.flag WHEN 'FLAGGED' THEN 'FLAGGED'
+                        WHEN 'UNFLAGGED' THEN CASE WHEN p.status = 'FLAGGED' THEN 'CONNECTED' ELSE p.status END
+                        ELSE p.status END,
+   quality_rating = coalesce(l."qualityRating", p.quality_rating)`,
+);
+
+const applyNames = updateByDisplayNumber(
+  `"nameStatus" text, "verifiedName" text`,
+  'name_updated_at',
+  `name_status = l."nameStatus", verified_name = coalesce(l."verifiedName", p.verified_name)`,
 );
 
 /** Owns `phone_numbers`. Every statement is scoped to one business account, its first argument. */
@@ -66,5 +129,18 @@ export class PhoneNumbersRepository {
   async sendState(businessAccountId: string, phoneNumberId: string): Promise<NumberSendState | null> {
     const { rows } = await this.prisma.pool.query<NumberSendState>(sendState([businessAccountId, phoneNumberId]));
     return rows[0] ?? null;
+  }
+
+  /**
+   * The worker's phone_number_quality_update webhooks, in its transaction, one statement per chunk (at most one
+   * update per number: the caller folds a chunk's updates of a number in time order). Scoped by wabaId.
+   */
+  async applyQualityUpdates(tx: Tx, updates: NumberQualityUpdate[]): Promise<void> {
+    if (updates.length > 0) await connectionOf(tx).query(applyQuality([JSON.stringify(updates)]));
+  }
+
+  /** The worker's phone_number_name_update webhooks (at most one per number: the newest of the chunk). */
+  async applyNameDecisions(tx: Tx, decisions: NumberNameDecision[]): Promise<void> {
+    if (decisions.length > 0) await connectionOf(tx).query(applyNames([JSON.stringify(decisions)]));
   }
 }

@@ -17,6 +17,10 @@ export interface PhoneNumberView {
   nameStatus: string | null;
   platformType: string | null;
   throughputLevel: string | null;
+  /** Meta's messaging limit (phone_number_quality_update): TIER_250, TIER_2K, TIER_10K, TIER_100K, TIER_UNLIMITED, … */
+  messagingLimit: string | null;
+  /** When Meta last reported on its quality, limit or status by webhook. */
+  qualityUpdatedAt: string | null;
   removed: boolean;
   syncedAt: string;
 }
@@ -79,6 +83,8 @@ function toView(p: PhoneNumber): PhoneNumberView {
     nameStatus: p.nameStatus,
     platformType: p.platformType,
     throughputLevel: p.throughputLevel,
+    messagingLimit: p.messagingLimit,
+    qualityUpdatedAt: p.qualityUpdatedAt?.toISOString() ?? null,
     removed: p.removedAt !== null,
     syncedAt: p.syncedAt.toISOString(),
   };

@@ -46,6 +46,8 @@ export interface TemplateDecision {
   status?: string;
   reason?: string | null;
   category?: string;
+  /** message_template_quality_update: GREEN, YELLOW, RED or UNKNOWN. */
+  qualityScore?: string;
 }
 
 const decide = statement(
@@ -55,13 +57,17 @@ const decide = statement(
     WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
       AND (t.status_updated_at IS NULL OR t.status_updated_at <= $6)`,
 );
-const recategorise = statement(
-  'template_category',
-  `UPDATE templates t SET category = $4, category_updated_at = $5, updated_at = now()
-     FROM business_accounts b
-    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
-      AND (t.category_updated_at IS NULL OR t.category_updated_at <= $5)`,
-);
+/** One attribute of a template set from a webhook ($4) at Meta's time ($5), unless a newer one was set already. */
+const setByWebhook = (name: string, column: string, guard: string) =>
+  statement(
+    name,
+    `UPDATE templates t SET ${column} = $4, ${guard} = $5, updated_at = now()
+       FROM business_accounts b
+      WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
+        AND (t.${guard} IS NULL OR t.${guard} <= $5)`,
+  );
+const recategorise = setByWebhook('template_category', 'category', 'category_updated_at');
+const requalify = setByWebhook('template_quality', 'quality_score', 'quality_updated_at');
 
 /**
  * Owns `templates`. Every statement is scoped to one business account, its first argument (webhook decisions:
@@ -122,6 +128,7 @@ export class TemplatesRepository {
     for (const d of ordered) {
       if (d.status !== undefined) await client.query(decide([d.wabaId, d.name, d.language, d.status, d.reason ?? null, d.at]));
       else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category, d.at]));
+      else if (d.qualityScore !== undefined) await client.query(requalify([d.wabaId, d.name, d.language, d.qualityScore, d.at]));
     }
   }
 

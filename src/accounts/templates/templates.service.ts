@@ -19,6 +19,8 @@ export interface TemplateView {
   components: unknown;
   parameterCounts: ParameterCounts;
   statusReason: string | null;
+  /** Meta's quality score (message_template_quality_update): GREEN, YELLOW, RED or UNKNOWN; null until one arrives. */
+  qualityScore: string | null;
   sendable: boolean;
   removed: boolean;
   syncedAt: string;
@@ -101,6 +103,7 @@ function toView(t: Template): TemplateView {
     components: t.components,
     parameterCounts: t.parameterCounts as unknown as ParameterCounts,
     statusReason: t.statusReason,
+    qualityScore: t.qualityScore,
     sendable: t.status === 'APPROVED' && !t.removedAt,
     removed: t.removedAt !== null,
     syncedAt: t.syncedAt.toISOString(),

@@ -114,6 +114,14 @@ export class AccountBlocked extends DomainError {
   }
 }
 
+/**
+ * Meta's own state of the business account or of the sending number (a webhook or a sync told us) forbids this
+ * send: refused before any upstream call, with the reason. Answered like a blocked account (424).
+ */
+export class SendingRefused extends DomainError {
+  readonly kind = 'account_blocked';
+}
+
 export class UpstreamRateLimited extends DomainError {
   readonly kind = 'upstream_rate_limited';
 

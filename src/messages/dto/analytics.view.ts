@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import type { Analytics } from '../query/analytics.service.js';
+import type { Analytics, PricingCounts } from '../query/analytics.service.js';
 
 /** OpenAPI shape of GET /messages/analytics and the console's per-account analytics (the type is AnalyticsService's). */
 @ApiSchema({ name: 'MessageCounts' })
@@ -19,6 +19,25 @@ class AnalyticsRatesDoc {
   @ApiProperty({ example: 0.0167, description: 'failed / total' }) failure!: number;
 }
 
+/** Counts only: the upstream platform bills the customer directly. */
+@ApiSchema({ name: 'AnalyticsPricing' })
+class PricingCountsDoc implements PricingCounts {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    example: { marketing: 3, utility: 40, authentication: 0, service: 12 },
+    description: 'Messages by the category of the pricing object of their status webhooks',
+  })
+  byCategory!: Record<string, number>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    example: { regular: 43, free_customer_service: 12, free_entry_point: 0 },
+    description: 'Messages by pricing type: regular, free_customer_service, free_entry_point',
+  })
+  byType!: Record<string, number>;
+}
+
 @ApiSchema({ name: 'AnalyticsBucket' })
 class AnalyticsBucketDoc {
   @ApiProperty({ format: 'date-time', description: 'Start of the day or hour (UTC)' }) bucket!: string;
@@ -26,6 +45,7 @@ class AnalyticsBucketDoc {
   @ApiProperty() delivered!: number;
   @ApiProperty() read!: number;
   @ApiProperty() failed!: number;
+  @ApiProperty({ type: PricingCountsDoc }) pricing!: PricingCountsDoc;
 }
 
 @ApiSchema({ name: 'AnalyticsFailureReason' })
@@ -52,6 +72,7 @@ export class AnalyticsDoc implements Analytics {
   @ApiProperty({ type: MessageCountsDoc }) totals!: MessageCountsDoc;
   @ApiProperty({ type: AnalyticsRatesDoc }) rates!: AnalyticsRatesDoc;
   @ApiProperty({ type: [AnalyticsBucketDoc] }) series!: AnalyticsBucketDoc[];
+  @ApiProperty({ type: PricingCountsDoc, description: 'Over the whole period; each series bucket has its own' }) pricing!: PricingCountsDoc;
   @ApiProperty({ type: [FailureReasonDoc], description: 'Most frequent first' }) failureReasons!: FailureReasonDoc[];
   @ApiProperty({ type: [TemplateFiguresDoc] }) templates!: TemplateFiguresDoc[];
 }

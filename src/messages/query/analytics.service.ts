@@ -7,13 +7,26 @@ const DAY_MS = 24 * 3600 * 1000;
 /** Bounds that keep the series (one row per bucket) reasonable. */
 const MAX_RANGE_MS = { day: 400 * DAY_MS, hour: 31 * DAY_MS };
 
+/** Meta's pricing types (per-message pricing), always listed, zeros included. */
+export const PRICING_TYPES = ['regular', 'free_customer_service', 'free_entry_point'] as const;
+/** Meta's pricing categories, always listed, zeros included; any other category Meta sends is listed as it comes. */
+export const PRICING_CATEGORIES = ['marketing', 'utility', 'authentication', 'authentication_international', 'service'] as const;
+
+/** How many messages Meta priced in each category and each type (counts only: Meta bills the customer directly). */
+export interface PricingCounts {
+  byCategory: Record<string, number>;
+  byType: Record<string, number>;
+}
+
 export interface Analytics {
   since: string;
   until: string;
   granularity: 'day' | 'hour';
   totals: MessageCounts;
   rates: { delivery: number; read: number; failure: number };
-  series: Array<{ bucket: string } & Omit<MessageCounts, 'total'>>;
+  series: Array<{ bucket: string; pricing: PricingCounts } & Omit<MessageCounts, 'total'>>;
+  /** Over the whole range; each series bucket has its own. */
+  pricing: PricingCounts;
   failureReasons: Array<{ code: number | null; title: string | null; count: number }>;
   templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
 }
@@ -37,7 +50,7 @@ export class AnalyticsService {
       throw FieldValidationError.of('since', `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`);
     }
 
-    const { totals, series, failureReasons, templates } = await this.messages.analytics(businessAccountId, {
+    const { totals, series, failureReasons, templates, pricing } = await this.messages.analytics(businessAccountId, {
       since,
       until,
       granularity,
@@ -45,6 +58,13 @@ export class AnalyticsService {
       templateName: query.templateName,
       type: query.type,
     });
+    const overall = emptyPricing();
+    const perBucket = new Map<number, PricingCounts>();
+    for (const row of pricing) {
+      const key = row.bucket.getTime();
+      if (!perBucket.has(key)) perBucket.set(key, emptyPricing());
+      for (const counts of [overall, perBucket.get(key)!]) addPricing(counts, row);
+    }
     const rate = (n: number) => (totals.total === 0 ? 0 : Math.round((n / totals.total) * 10000) / 10000);
     return {
       since: since.toISOString(),
@@ -52,10 +72,30 @@ export class AnalyticsService {
       granularity,
       totals,
       rates: { delivery: rate(totals.delivered), read: rate(totals.read), failure: rate(totals.failed) },
-      series: series.map((s) => ({ bucket: s.bucket.toISOString(), sent: s.sent, delivered: s.delivered, read: s.read, failed: s.failed })),
+      series: series.map((s) => ({
+        bucket: s.bucket.toISOString(),
+        sent: s.sent,
+        delivered: s.delivered,
+        read: s.read,
+        failed: s.failed,
+        pricing: perBucket.get(s.bucket.getTime()) ?? emptyPricing(),
+      })),
+      pricing: overall,
       failureReasons,
       templates,
     };
   }
 }
 
+
+function emptyPricing(): PricingCounts {
+  return { byCategory: Object.fromEntries(PRICING_CATEGORIES.map((c) => [c, 0])), byType: Object.fromEntries(PRICING_TYPES.map((t) => [t, 0])) };
+}
+
+/** A message without a category (or a type) in its pricing is counted under `unknown` there. */
+function addPricing(counts: PricingCounts, row: { category: string | null; type: string | null; count: number }): void {
+  const category = row.category ?? 'unknown';
+  const type = row.type ?? 'unknown';
+  counts.byCategory[category] = (counts.byCategory[category] ?? 0) + row.count;
+  counts.byType[type] = (counts.byType[type] ?? 0) + row.count;
+}

@@ -9,8 +9,9 @@ import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.d
 const WINDOW_MS = 24 * 3600 * 1000;
 
 /**
- * Checks made before the upstream platform is called, each answered as a 422 naming the field, so that a
- * send that cannot succeed is refused at once and with a reason instead of failing upstream.
+ * Checks made before the upstream platform is called, each answered as a 422 naming the field (or a 424 when
+ * Meta's own state of the account or number forbids the send), so that a send that cannot succeed is refused
+ * at once and with a reason instead of failing upstream.
  */
 @Injectable()
 export class PreSendChecks {
@@ -21,8 +22,8 @@ export class PreSendChecks {
 
   /**
    * One read for account, number, template and window (usually from the per-process cache); checked in the
-   * order number synced → account health (AccountHealth: 424, the operator must act) → number status →
-   * template → window.
+   * order account health (AccountHealth: Meta's standing, the number's FLAGGED/RESTRICTED status, the token;
+   * 424) → number synced → number CONNECTED → template → window.
    */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<void> {
     const template = dto.type === 'template';
@@ -32,10 +33,13 @@ export class PreSendChecks {
       templateLanguage: template ? dto.templateLanguage! : null,
       to: template ? null : dto.to,
     });
-    if (!ctx.numberExists || ctx.numberRemovedAt) {
+    // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
+    // token): 424 with the reason, the operator or Meta must act.
+    const synced = ctx.numberExists && !ctx.numberRemovedAt;
+    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: template });
+    if (!synced) {
       throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }
-    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: ctx.numberStatus });
     if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
       throw FieldValidationError.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
     }

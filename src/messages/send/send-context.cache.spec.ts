@@ -1,9 +1,10 @@
+import { UNRESTRICTED_ACCOUNT } from '../../accounts/health/account-health.js';
 import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
 import { SendContextCache } from './send-context.cache.js';
 import type { SendContext, SendContextQuery, SendContextReader } from './send-context.reader.js';
 
 const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendContext => ({
-  account: { credentialsValid: true, credentialsError: null },
+  account: UNRESTRICTED_ACCOUNT,
   numberExists: true,
   numberStatus: 'CONNECTED',
   numberRemovedAt: null,

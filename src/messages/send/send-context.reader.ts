@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
-import type { AccountSendState } from '../../accounts/health/account-health.js';
+import { UNRESTRICTED_ACCOUNT, type AccountSendState } from '../../accounts/health/account-health.js';
 import { PhoneNumbersRepository } from '../../accounts/phone-numbers/phone-numbers.repository.js';
 import { TemplatesRepository } from '../../accounts/templates/templates.repository.js';
 import { ConversationWindowsRepository } from '../conversation-windows.repository.js';
 
 /** What the pre-send checks need (missing rows read as nulls). */
 export interface SendContext {
-  /** The sending business account's state (a missing row reads as valid: the key lookup vouches for it). */
+  /** The sending business account's credentials and standing with Meta (a missing row reads as unrestricted: the key lookup vouches for it). */
   account: AccountSendState;
   numberExists: boolean;
   numberStatus: string | null;
@@ -55,7 +55,7 @@ export class SendContextReader {
       q.to !== null ? this.windows.lastInboundAt(q.phoneNumberId, q.to) : null,
     ]);
     return {
-      account: account ?? { credentialsValid: true, credentialsError: null },
+      account: account ?? UNRESTRICTED_ACCOUNT,
       numberExists: number !== null,
       numberStatus: number?.status ?? null,
       numberRemovedAt: number?.removedAt ?? null,

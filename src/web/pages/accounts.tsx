@@ -5,6 +5,7 @@ import { useAction, useLoad } from '../hooks';
 import { Link, navigate } from '../router';
 import { useAccount } from './account-layout';
 import { AccountHealthPanel } from './account-health';
+import { AccountStandingSection } from './account-standing';
 
 export function AccountsPage() {
   const accounts = useLoad(() => api.get<BusinessAccount[]>('/business-accounts'), []);
@@ -111,6 +112,8 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
       {account.status === 'disconnected' && <Notice tone="warning">This business account is disconnected: its history stays readable, but it cannot be synced or get new keys until it is connected again.</Notice>}
       <AccountHealthPanel account={account} onChange={reload} />
 
+      <AccountStandingSection standing={account.standing} />
+
       <SyncSection
         id="numbers"
         title="Phone numbers"
@@ -135,6 +138,8 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                   <th scope="col">Verified name</th>
                   <th scope="col">Status</th>
                   <th scope="col">Quality</th>
+                  <th scope="col">Messaging limit</th>
+                  <th scope="col">Name review</th>
                 </tr>
               </thead>
               <tbody>
@@ -146,7 +151,11 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                     <td>
                       <StatusBadge status={n.status} />
                     </td>
-                    <td>{n.qualityRating ?? '—'}</td>
+                    <td>
+                      <StatusBadge status={n.qualityRating} />
+                    </td>
+                    <td className="mono">{n.messagingLimit ?? '—'}</td>
+                    <td>{n.nameStatus ?? '—'}</td>
                   </tr>
                 ))}
               </tbody>
@@ -178,6 +187,7 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                   <th scope="col">Language</th>
                   <th scope="col">Status</th>
                   <th scope="col">Category</th>
+                  <th scope="col">Quality</th>
                 </tr>
               </thead>
               <tbody>
@@ -189,6 +199,9 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                       <StatusBadge status={t.status} />
                     </td>
                     <td>{t.category ?? '—'}</td>
+                    <td>
+                      <StatusBadge status={t.qualityScore} />
+                    </td>
                   </tr>
                 ))}
               </tbody>

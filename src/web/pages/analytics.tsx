@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import { api, seg, type Analytics, type Counts } from '../api';
-import { ErrorMessage, PageTitle, percent, SelectField, TableRegion } from '../components';
+import { DateTime, ErrorMessage, PageTitle, percent, SelectField, TableRegion } from '../components';
 import { useLoad } from '../hooks';
 import { useAccount } from './account-layout';
 
@@ -88,6 +88,7 @@ export function AnalyticsPage({ wabaId }: { wabaId: string }) {
               </TableRegion>
             </section>
           )}
+          <PricingSection analytics={a} />
           {a.templates.length > 0 && (
             <section aria-labelledby="templates-heading">
               <h2 id="templates-heading">By template</h2>
@@ -219,5 +220,62 @@ function BarChart({ analytics }: { analytics: Analytics }) {
         </TableRegion>
       </details>
     </figure>
+  );
+}
+
+/** How many messages Meta priced per category and type, over the range and per bucket (counts, not amounts). */
+function PricingSection({ analytics: a }: { analytics: Analytics }) {
+  const categories = Object.keys(a.pricing.byCategory);
+  const types = Object.keys(a.pricing.byType);
+  return (
+    <section aria-labelledby="pricing-heading">
+      <h2 id="pricing-heading">Pricing</h2>
+      <p className="muted">Messages by the pricing Meta reported in their status webhooks. Counts only: Meta bills the customer directly.</p>
+      <TableRegion label="Pricing">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{a.granularity === 'day' ? 'Day' : 'Hour'}</th>
+              {categories.map((c) => (
+                <th scope="col" key={`c-${c}`}>
+                  {c}
+                </th>
+              ))}
+              {types.map((t) => (
+                <th scope="col" key={`t-${t}`}>
+                  {t}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {a.series
+              .filter((b) => Object.values(b.pricing.byType).some((n) => n > 0))
+              .map((b) => (
+                <tr key={b.bucket}>
+                  <td>
+                    <DateTime iso={b.bucket} />
+                  </td>
+                  {categories.map((c) => (
+                    <td key={`c-${c}`}>{b.pricing.byCategory[c] ?? 0}</td>
+                  ))}
+                  {types.map((t) => (
+                    <td key={`t-${t}`}>{b.pricing.byType[t] ?? 0}</td>
+                  ))}
+                </tr>
+              ))}
+            <tr>
+              <th scope="row">Total</th>
+              {categories.map((c) => (
+                <td key={`c-${c}`}>{a.pricing.byCategory[c]}</td>
+              ))}
+              {types.map((t) => (
+                <td key={`t-${t}`}>{a.pricing.byType[t]}</td>
+              ))}
+            </tr>
+          </tbody>
+        </table>
+      </TableRegion>
+    </section>
   );
 }

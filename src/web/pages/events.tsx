@@ -142,7 +142,7 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
                       <td>
                         <StatusBadge status={e.status} />
                       </td>
-                      <td className="mono">{e.recipient ?? '—'}</td>
+                      <td className="mono">{e.recipient ?? (e.userId ? <span title="Business-scoped user id (no phone number sent)">{e.userId}</span> : '—')}</td>
                       <td>{e.processed ? 'yes' : 'pending'}</td>
                       <td>
                         <button type="button" className="secondary small" aria-expanded={expanded.has(e.id)} aria-controls={`raw-${e.id}`} onClick={() => toggle(e.id)}>

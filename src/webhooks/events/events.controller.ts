@@ -35,7 +35,7 @@ export class EventsController {
   @ApiResponse({
     status: 422,
     description:
-      'Field Validation Failed (wabaId missing, page/limit out of range, unknown kind, malformed since/until, `after` malformed or not a cursor of this wabaId, `after` with `page`, `wait` out of 0–30 or without `after`)',
+      'Field Validation Failed (wabaId missing, page/limit out of range, unknown kind, malformed since/until, userId over 160 characters, `after` malformed or not a cursor of this wabaId, `after` with `page`, `wait` out of 0–30 or without `after`)',
   })
   @ApiResponse({ status: 429, description: 'Too many long polls waiting on this server (Retry-After)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: EventsQueryDto, @ClientGone() gone: AbortSignal): Promise<Page<EventView> | EventFeedView> {

@@ -11,19 +11,20 @@ export interface EventFilter {
   status?: string;
   messageId?: string;
   recipient?: string;
+  userId?: string;
   since?: Date;
   until?: Date;
 }
 
 const EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType",
-  kind, title, status, recipient, message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
-  error_title AS "errorTitle", error_detail AS "errorDetail", raw, dedupe_key AS "dedupeKey", processed, processed_at AS "processedAt",
+  kind, title, status, recipient, user_id AS "userId", message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
+  error_title AS "errorTitle", error_detail AS "errorDetail", raw, pricing, dedupe_key AS "dedupeKey", processed, processed_at AS "processedAt",
   attempts, created_at AS "createdAt"`;
 
 /** An event as the worker's effects read it. */
 export type StoredEvent = Pick<
   Event,
-  'id' | 'deliveryId' | 'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail' | 'raw' | 'createdAt'
+  'id' | 'deliveryId' | 'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'userId' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail' | 'raw' | 'pricing' | 'createdAt'
 >;
 
 /** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
@@ -42,21 +43,21 @@ export interface InsertedEvent {
  */
 const insertEvents = statement(
   'insert_events',
-  `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
-                       upstream_timestamp, error_code, error_title, error_detail, raw, dedupe_key, processed, processed_at, attempts)
-   SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."messageId",
-          d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d."dedupeKey", d.processed,
+  `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
+                       upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
+   SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."userId", d."messageId",
+          d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d.pricing, d."dedupeKey", d.processed,
           CASE WHEN d.processed THEN now() END, d.attempts
      FROM jsonb_to_recordset($1::jsonb) AS d("deliveryId" int, "wabaId" text, "phoneNumberId" text, "eventType" text, kind text,
-          title text, status text, recipient text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
-          "errorTitle" text, "errorDetail" text, raw jsonb, "dedupeKey" text, processed boolean, attempts int)
+          title text, status text, recipient text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
+          "errorTitle" text, "errorDetail" text, raw jsonb, pricing jsonb, "dedupeKey" text, processed boolean, attempts int)
    ON CONFLICT (dedupe_key) DO NOTHING
    RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`,
 );
 
 const STORED_EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType",
-  kind, status, recipient, message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
-  error_title AS "errorTitle", error_detail AS "errorDetail", raw, created_at AS "createdAt"`;
+  kind, status, recipient, user_id AS "userId", message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
+  error_title AS "errorTitle", error_detail AS "errorDetail", raw, pricing, created_at AS "createdAt"`;
 
 /** Served by the partial index over unprocessed events (delivery_id); created_at bounds it in time. */
 const pendingEvents = statement(
@@ -103,6 +104,7 @@ function whereOf(wabaId: string, filter: EventFilter): { sql: string; values: un
   add('status', '=', filter.status, 's');
   add('message_id', '=', filter.messageId, 'm');
   add('recipient', '=', filter.recipient, 'r');
+  add('user_id', '=', filter.userId, 'i');
   add('created_at', '>=', filter.since, 'f');
   add('created_at', '<=', filter.until, 'u');
   return { sql: conditions.join(' AND '), values, shape: shape || 'all' };
@@ -129,7 +131,7 @@ const horizonNow = statement('events_feed_horizon', `SELECT pg_snapshot_xmin(pg_
 export class EventsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Newest first; served by the (waba_id[, kind|status|recipient], created_at desc, id desc) indexes. */
+  /** Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. */
   async page(wabaId: string, filter: EventFilter, page: { page: number; limit: number }): Promise<{ rows: Event[]; total: number }> {
     const where = whereOf(wabaId, filter);
     const { skip, take } = skipTake(page);
@@ -148,11 +150,11 @@ export class EventsRepository {
   /**
    * Exact either way. Account, kind and status alone: the totals that triggers on `events` keep in
    * `event_counts` (a sum over a few rows, however many events). The selective filters (messageId, recipient,
-   * since/until) fall back to COUNT(*) on their indexes. `event_counts` keeps a NULL status as '', so an empty
+   * userId, since/until) fall back to COUNT(*) on their indexes. `event_counts` keeps a NULL status as '', so an empty
    * status filter is counted the slow way too.
    */
   private async count(wabaId: string, filter: EventFilter, where: ReturnType<typeof whereOf>): Promise<number> {
-    const maintained = filter.messageId === undefined && filter.recipient === undefined && !filter.since && !filter.until && filter.status !== '';
+    const maintained = filter.messageId === undefined && filter.recipient === undefined && filter.userId === undefined && !filter.since && !filter.until && filter.status !== '';
     const { rows } = maintained
       ? await this.prisma.pool.query<{ n: string }>({
           name: `sql_event_counts_${where.shape}`,

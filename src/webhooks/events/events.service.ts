@@ -83,6 +83,7 @@ function filterOf(query: EventsQueryDto): EventFilter {
     status: query.status,
     messageId: query.messageId,
     recipient: query.recipient,
+    userId: query.userId,
     since: query.since ? new Date(query.since) : undefined,
     until: query.until ? new Date(query.until) : undefined,
   };

@@ -168,8 +168,8 @@ describe('classify: template and account fields', () => {
       ['brand_new_field', { anything: true }],
     ].map(([field, value]) => only(payload(fieldEntry(field as string, value))));
     expect(drafts.map((d) => [d.kind, d.eventType, d.title])).toEqual([
-      ['account_update', 'account_update', 'Account update: ACCOUNT_RESTRICTION'],
-      ['account_update', 'phone_number_quality_update', 'Phone number quality update: THROUGHPUT_UPGRADE (447700900500)'],
+      ['account_update', 'account_update', 'Account update: ACCOUNT_RESTRICTION: RESTRICTED_ADD_PHONE_NUMBER_ACTION'],
+      ['account_update', 'phone_number_quality_update', 'Phone number quality update: THROUGHPUT_UPGRADE (447700900500), limit TIER_10K'],
       ['account_update', 'phone_number_name_update', 'Phone number name update: APPROVED (447700900500)'],
       ['account_update', 'account_review_update', 'Account review: APPROVED'],
       ['account_update', 'business_capability_update', 'Business capability update'],
@@ -287,5 +287,121 @@ describe('classify: inbound media and other types', () => {
     expect(draftOf(message('location', { latitude: 1, longitude: 2 })).title).toBe('Inbound location from 447700900123');
     expect(inboundMediaOf(reply.raw)).toBeNull();
     expect(inboundMediaOf(message('image', { mime_type: 'image/png' }))).toBeNull();
+  });
+});
+
+describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, account health)', () => {
+  const fieldOnly = (field: string, value: Record<string, unknown>) => only(payload({ id: WABA, time: 1767183000, changes: [{ field, value }] }));
+
+  it('keeps a status sent to a user with only a business-scoped user id: recipient null, userId set, matched by wamid', () => {
+    const status = { id: 'wamid.U1', status: 'delivered', timestamp: '1767182405', recipient_user_id: 'US.13491208655302741918' };
+    const e = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ user_id: 'US.13491208655302741918' }], statuses: [status] })] }));
+    expect(e).toMatchObject({ kind: 'status_update', status: 'delivered', recipient: null, userId: 'US.13491208655302741918', messageId: 'wamid.U1', title: 'Message delivered' });
+    expect(e.dedupeKey).toBe('status:wamid.U1:delivered:1767182405');
+  });
+
+  it('takes a status user id from the contacts entry when the status itself carries none, and keeps the phone number when both come', () => {
+    const status = { id: 'wamid.U2', status: 'read', timestamp: '1767182405', recipient_id: '447700900123' };
+    const e = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1502576394655843' }], statuses: [status] })] }));
+    expect(e).toMatchObject({ recipient: '447700900123', userId: 'GB.1502576394655843' });
+  });
+
+  it("never lends one user's contact to a status of another user in the same batch", () => {
+    const statuses = [
+      { id: 'wamid.U3', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900123' },
+      { id: 'wamid.U4', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900456' },
+    ];
+    const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1' }], statuses })] }));
+    expect(drafts.map((d) => [d.recipient, d.userId])).toEqual([
+      ['447700900123', 'GB.1'],
+      ['447700900456', null],
+    ]);
+  });
+
+  it('keeps an inbound message without `from` (a user with a username): recipient null, userId from the message or its contact', () => {
+    const message = { id: 'wamid.IN9', timestamp: '1767182500', type: 'text', text: { body: 'hi' } };
+    const viaContact = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ profile: { name: 'Sam', username: '@sam' }, user_id: 'US.777' }], messages: [message] })] }));
+    expect(viaContact).toMatchObject({ kind: 'inbound_message', recipient: null, userId: 'US.777', title: 'Inbound text from US.777', dedupeKey: 'inbound:wamid.IN9' });
+    expect(viaContact.raw).toMatchObject({ contact: { user_id: 'US.777' } });
+    const viaMessage = only(payload({ id: WABA, changes: [messagesChange({ messages: [{ ...message, id: 'wamid.IN10', from_user_id: 'US.888' }] })] }));
+    expect(viaMessage).toMatchObject({ recipient: null, userId: 'US.888' });
+    expect(only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123' }], messages: [inbound] })] })).userId).toBeNull();
+  });
+
+  it("keeps a status's pricing object in Meta's shape, and nothing for statuses without one", () => {
+    const pricing = { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' };
+    expect(only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, pricing }] })] })).pricing).toEqual(pricing);
+    const free = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, pricing: { pricing_model: 'PMP', type: 'free_entry_point', category: 'service' } }] })] }));
+    expect(free.pricing).toEqual({ pricing_model: 'PMP', type: 'free_entry_point', category: 'service', billable: null });
+    expect(only(payload({ id: WABA, changes: [messagesChange({ statuses: [delivered] })] })).pricing).toBeNull();
+    expect(only(payload({ id: WABA, changes: [messagesChange({ statuses: [failed] })] })).pricing).toBeNull();
+  });
+
+  it("records webhook-level value.errors with error_data.details", () => {
+    const e = only(
+      payload({
+        id: WABA,
+        changes: [messagesChange({ errors: [{ code: 131000, title: 'Something went wrong', message: 'Something went wrong', error_data: { details: 'Unknown error, try again' } }] })],
+      }),
+    );
+    expect(e).toMatchObject({ kind: 'account_update', errorCode: 131000, errorTitle: 'Something went wrong', errorDetail: 'Unknown error, try again' });
+  });
+
+  it('classifies phone_number_quality_update as account_update, titled with event, number and limit', () => {
+    const e = fieldOnly('phone_number_quality_update', { display_phone_number: '15550783881', event: 'FLAGGED', current_limit: 'TIER_2K' });
+    expect(e).toMatchObject({ kind: 'account_update', eventType: 'phone_number_quality_update', title: 'Phone number quality update: FLAGGED (15550783881), limit TIER_2K', recipient: null, userId: null });
+    expect(e.upstreamTimestamp?.toISOString()).toBe('2025-12-31T12:10:00.000Z');
+    const limit = fieldOnly('phone_number_quality_update', { display_phone_number: '15550783881', event: 'UPGRADE', old_limit: 'TIER_2K', current_limit: 'TIER_10K', max_daily_conversations_per_business: 'TIER_10K' });
+    expect(limit.title).toBe('Phone number quality update: UPGRADE (15550783881), limit TIER_10K');
+  });
+
+  it('classifies account_update: ban, restriction, violation, pricing tier and others as account_update', () => {
+    const titles = [
+      { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: 'December 9, 2026' } },
+      { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2026-12-19T13:59:20+0000' }] },
+      { event: 'ACCOUNT_VIOLATION', violation_info: { violation_type: 'SCAM' } },
+      { event: 'VOLUME_BASED_PRICING_TIER_UPDATE', volume_tier_info: { tier_update_time: 1767183000, pricing_category: 'UTILITY', tier: '25000:50000', effective_month: '2026-12', region: 'India' } },
+      { event: 'ACCOUNT_DELETED' },
+    ].map((v) => fieldOnly('account_update', v));
+    expect(titles.map((d) => [d.kind, d.title])).toEqual([
+      ['account_update', 'Account update: DISABLED_UPDATE: DISABLE'],
+      ['account_update', 'Account update: ACCOUNT_RESTRICTION: RESTRICTED_BIZ_INITIATED_MESSAGING'],
+      ['account_update', 'Account update: ACCOUNT_VIOLATION: SCAM'],
+      ['account_update', 'Account update: VOLUME_BASED_PRICING_TIER_UPDATE: UTILITY tier 25000:50000 (India)'],
+      ['account_update', 'Account update: ACCOUNT_DELETED'],
+    ]);
+  });
+
+  it('classifies account_alerts and phone_number_name_update as account_update', () => {
+    const alert = fieldOnly('account_alerts', {
+      entity_type: 'PHONE_NUMBER',
+      entity_id: '402345678901234',
+      alert_severity: 'WARNING',
+      alert_status: 'ACTIVE',
+      alert_type: 'INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED',
+      alert_description: 'Your eligibility for increased messaging limits was deferred.',
+    });
+    expect(alert).toMatchObject({ kind: 'account_update', eventType: 'account_alerts', title: 'Account alert: INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED (ACTIVE)' });
+    const name = fieldOnly('phone_number_name_update', { display_phone_number: '15550783881', decision: 'APPROVED', requested_verified_name: 'Parcel Co', rejection_reason: 'NONE' });
+    expect(name).toMatchObject({ kind: 'account_update', eventType: 'phone_number_name_update', title: 'Phone number name update: APPROVED (15550783881): Parcel Co' });
+  });
+
+  it('classifies message_template_quality_update and template_category_update as template_status', () => {
+    const quality = fieldOnly('message_template_quality_update', {
+      previous_quality_score: 'GREEN',
+      new_quality_score: 'RED',
+      message_template_id: 1203344556677889,
+      message_template_name: 'parcel_update',
+      message_template_language: 'en_GB',
+    });
+    expect(quality).toMatchObject({ kind: 'template_status', eventType: 'message_template_quality_update', title: 'Template parcel_update (en_GB) quality: GREEN → RED' });
+    const category = fieldOnly('template_category_update', {
+      message_template_id: 1203344556677889,
+      message_template_name: 'parcel_update',
+      message_template_language: 'en_GB',
+      previous_category: 'UTILITY',
+      new_category: 'MARKETING',
+    });
+    expect(category).toMatchObject({ kind: 'template_status', eventType: 'template_category_update', title: 'Template parcel_update (en_GB) category: UTILITY → MARKETING' });
   });
 });

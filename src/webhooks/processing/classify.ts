@@ -21,14 +21,29 @@ export interface EventDraft {
   title: string;
   status: string | null;
   recipient: string | null;
+  /**
+   * Business-scoped user id (BSUID) of the status's recipient or the inbound message's sender: Meta sends it
+   * with or without the phone number (a user with a username may have none).
+   */
+  userId: string | null;
   messageId: string | null;
   upstreamTimestamp: Date | null;
   errorCode: number | null;
   errorTitle: string | null;
   errorDetail: string | null;
   raw: JsonRecord;
+  /** A status's pricing object, in Meta's shape (the four documented keys only); null elsewhere. */
+  pricing: Pricing | null;
   /** Same item delivered again (Meta retries, duplicates) → same key → stored once. */
   dedupeKey: string;
+}
+
+/** Meta's pricing object of a status (per-message pricing, PMP). `billable` is deprecated in favour of `type`. */
+export interface Pricing {
+  pricing_model: string | null;
+  category: string | null;
+  type: string | null;
+  billable: boolean | null;
 }
 
 export interface Classification {
@@ -94,8 +109,8 @@ function classifyEntry(entry: unknown, e: number, out: Classification): void {
       return;
     }
     const base = { wabaId, phoneNumberId, eventType: field };
-    for (const item of statuses) out.drafts.push(statusDraft(base, item, metadata));
     const contacts = Array.isArray(value.contacts) ? value.contacts.filter(isRecord) : [];
+    for (const item of statuses) out.drafts.push(statusDraft(base, item, metadata, contacts));
     for (const item of messages) out.drafts.push(inboundDraft(base, item, metadata, contacts));
   });
 }
@@ -114,8 +129,11 @@ const STATUS_TITLES: Record<string, string> = {
   deleted: 'Message deleted',
 };
 
-function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined): EventDraft {
+function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined, contacts: JsonRecord[]): EventDraft {
   const s = isRecord(item) ? item : { item };
+  const recipient = str(s.recipient_id) ?? null;
+  // BSUID era: `recipient_user_id` on the status (and `contacts[].user_id` beside it); the phone number may be absent.
+  const contact = contactOf(contacts, recipient, str(s.recipient_user_id) ?? str(s.user_id) ?? null);
   const wamid = str(s.id) ?? null;
   const status = str(s.status) ?? null;
   const timestamp = s.timestamp === undefined || s.timestamp === null ? '' : String(s.timestamp);
@@ -127,13 +145,15 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
     kind: 'status_update',
     title,
     status,
-    recipient: str(s.recipient_id) ?? null,
+    recipient,
+    userId: str(s.recipient_user_id) ?? str(s.user_id) ?? str(contact?.user_id) ?? null,
     messageId: wamid,
     upstreamTimestamp: unixTime(s.timestamp),
     errorCode: error?.code ?? null,
     errorTitle: error?.title ?? null,
     errorDetail: error?.detail ?? null,
     raw: metadata ? { ...s, metadata } : s,
+    pricing: pricingOf(s.pricing),
     dedupeKey: wamid && status ? `status:${wamid}:${status}:${timestamp}` : `status:?:${hashOf(s)}`,
   };
 }
@@ -162,24 +182,54 @@ function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | und
   const from = str(m.from) ?? null;
   const type = str(m.type) ?? 'message';
   const error = firstError(m.errors);
-  const contact = contacts.find((c) => c.wa_id === from) ?? (contacts.length === 1 ? contacts[0] : undefined);
+  // BSUID era: `from` is absent for a user with a username; `from_user_id` and `contacts[].user_id` carry the user.
+  const contact = contactOf(contacts, from, str(m.from_user_id) ?? str(m.user_id) ?? null);
+  const userId = str(m.from_user_id) ?? str(m.user_id) ?? str(contact?.user_id) ?? null;
   const raw: JsonRecord = { ...m };
   if (metadata) raw.metadata = metadata;
   if (contact) raw.contact = contact;
   return {
     ...base,
     kind: 'inbound_message',
-    title: `Inbound ${type} from ${from ?? 'unknown sender'}${inboundTitleDetail(type, m)}`,
+    title: `Inbound ${type} from ${from ?? userId ?? 'unknown sender'}${inboundTitleDetail(type, m)}`,
     status: null,
     recipient: from,
+    userId,
     messageId: wamid,
     upstreamTimestamp: unixTime(m.timestamp),
     errorCode: error?.code ?? null,
     errorTitle: error?.title ?? null,
     errorDetail: error?.detail ?? null,
     raw,
+    pricing: null,
     dedupeKey: wamid ? `inbound:${wamid}` : `inbound:?:${hashOf(m)}`,
   };
+}
+
+/**
+ * The contact of an item: by phone number, else by user id, else the only one when it names no other user (a
+ * batch of statuses for several users may carry one contact: it must not lend its user id to the others).
+ */
+function contactOf(contacts: JsonRecord[], phone: string | null, userId: string | null): JsonRecord | undefined {
+  const lone = contacts.length === 1 ? contacts[0]! : undefined;
+  const consistent = lone && (phone === null || lone.wa_id === undefined || lone.wa_id === phone) && (userId === null || lone.user_id === undefined || lone.user_id === userId);
+  return (
+    (phone !== null ? contacts.find((c) => c.wa_id === phone) : undefined) ??
+    (userId !== null ? contacts.find((c) => c.user_id === userId) : undefined) ??
+    (consistent ? lone : undefined)
+  );
+}
+
+/** Meta's pricing object reduced to its documented keys; null when absent or not an object. */
+export function pricingOf(value: unknown): Pricing | null {
+  if (!isRecord(value)) return null;
+  const pricing: Pricing = {
+    pricing_model: str(value.pricing_model) ?? null,
+    category: str(value.category) ?? null,
+    type: str(value.type) ?? null,
+    billable: typeof value.billable === 'boolean' ? value.billable : null,
+  };
+  return Object.values(pricing).every((v) => v === null) ? null : pricing;
 }
 
 /** What identifies an inbound non-text message at a glance: a file name, a caption, a reply or a reaction. */
@@ -205,12 +255,14 @@ function changeDraft(wabaId: string, time: unknown, entryTime: Date | null, fiel
     title,
     status: null,
     recipient: null,
+    userId: null,
     messageId: null,
     upstreamTimestamp: entryTime,
     errorCode: error?.code ?? null,
     errorTitle: error?.title ?? null,
     errorDetail: error?.detail ?? null,
     raw: isRecord(value) ? value : { value: value ?? null },
+    pricing: null,
     dedupeKey: `${field}:${wabaId}:${timeKey(time)}:${hashOf(value ?? null)}`,
   };
 }
@@ -224,12 +276,14 @@ function unknownDraft(wabaId: string, time: unknown, raw: JsonRecord, field: str
     title: `Update: ${field}`,
     status: null,
     recipient: null,
+    userId: null,
     messageId: null,
     upstreamTimestamp: entryTime,
     errorCode: null,
     errorTitle: null,
     errorDetail: null,
     raw,
+    pricing: null,
     dedupeKey: `${field}:${wabaId}:${timeKey(time)}:${hashOf(raw)}`,
   };
 }
@@ -257,15 +311,30 @@ function templateTitle(field: string, v: JsonRecord): string {
 }
 
 const ACCOUNT_TITLES: Record<string, (v: JsonRecord) => string> = {
-  account_update: (v) => `Account update: ${str(v.event) ?? 'unknown'}`,
-  phone_number_quality_update: (v) =>
-    `Phone number quality update: ${str(v.event) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}`,
+  account_update: (v) => `Account update: ${str(v.event) ?? 'unknown'}${accountUpdateDetail(v)}`,
+  phone_number_quality_update: (v) => {
+    const limit = str(v.max_daily_conversations_per_business) ?? str(v.current_limit);
+    return `Phone number quality update: ${str(v.event) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}${limit ? `, limit ${limit}` : ''}`;
+  },
   phone_number_name_update: (v) =>
-    `Phone number name update: ${str(v.decision) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}`,
+    `Phone number name update: ${str(v.decision) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}${str(v.requested_verified_name) ? `: ${str(v.requested_verified_name)}` : ''}`,
   account_review_update: (v) => `Account review: ${str(v.decision) ?? 'unknown'}`,
   business_capability_update: () => 'Business capability update',
-  account_alerts: (v) => `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}`,
+  account_alerts: (v) => `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}${str(v.alert_status) ? ` (${str(v.alert_status)})` : ''}`,
 };
+
+/** What an account_update says beyond its event: the ban state, the restrictions, the violation or the pricing tier. */
+function accountUpdateDetail(v: JsonRecord): string {
+  const ban = isRecord(v.ban_info) ? str(v.ban_info.waba_ban_state) : undefined;
+  if (ban) return `: ${ban}`;
+  const restrictions = Array.isArray(v.restriction_info) ? v.restriction_info.filter(isRecord).map((r) => str(r.restriction_type)).filter(Boolean) : [];
+  if (restrictions.length > 0) return `: ${restrictions.join(', ')}`;
+  const violation = isRecord(v.violation_info) ? str(v.violation_info.violation_type) : undefined;
+  if (violation) return `: ${violation}`;
+  const tier = isRecord(v.volume_tier_info) ? v.volume_tier_info : undefined;
+  if (tier && str(tier.tier)) return `: ${str(tier.pricing_category) ?? 'pricing'} tier ${str(tier.tier)}${str(tier.region) ? ` (${str(tier.region)})` : ''}`;
+  return '';
+}
 
 function accountTitle(field: string, v: JsonRecord): string {
   return ACCOUNT_TITLES[field]?.(v) ?? `Update: ${field}`;

@@ -27,11 +27,13 @@ export class TemplateDoc implements TemplateView {
   @ApiProperty({ example: 'order_update' }) name!: string;
   @ApiProperty({ example: 'en_US' }) language!: string;
   @ApiProperty({ example: 'APPROVED' }) status!: string;
-  @ApiProperty({ type: String, nullable: true, example: 'UTILITY' }) category!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'UTILITY', description: 'As synced, or as a template_category_update webhook changed it' }) category!: string | null;
   @ApiProperty({ example: 'POSITIONAL' }) parameterFormat!: string;
   @ApiProperty({ description: "Meta's component objects as synced", type: 'array', items: { type: 'object' } }) components!: unknown;
   @ApiProperty({ type: ParameterCountsDoc }) parameterCounts!: ParameterCountsDoc;
   @ApiProperty({ type: String, nullable: true }) statusReason!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'GREEN', description: "Meta's quality score (message_template_quality_update): GREEN, YELLOW, RED, UNKNOWN; null until one arrives" })
+  qualityScore!: string | null;
   @ApiProperty({ description: 'APPROVED, not removed: usable in POST /messages' }) sendable!: boolean;
   @ApiProperty({ description: 'No longer returned by the upstream platform at the last sync' }) removed!: boolean;
   @ApiProperty({ format: 'date-time' }) syncedAt!: string;

@@ -67,6 +67,15 @@ export class EventsQueryDto extends LimitQueryDto {
   @MaxLength(32, { message: 'recipient must be at most 32 characters' })
   recipient?: string;
 
+  @ApiPropertyOptional({
+    example: 'US.13491208655302741918',
+    description: "Business-scoped user id (BSUID) of a status's recipient or an inbound message's sender: finds a user's events with or without a phone number",
+  })
+  @IsOptional()
+  @IsString({ message: 'userId must be a string' })
+  @MaxLength(160, { message: 'userId must be at most 160 characters' })
+  userId?: string;
+
   @ApiPropertyOptional({ example: '2026-01-01T00:00:00.000Z', description: 'Only events stored at or after this time (ISO 8601)' })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })

@@ -9,8 +9,8 @@ export type { StoredEvent };
  */
 export type EffectItem = Pick<
   StoredEvent,
-  'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'
-> & { raw: unknown; createdAt?: Date };
+  'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'userId' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'
+> & { raw: unknown; pricing: unknown; createdAt?: Date };
 
 /** An effect made ready for a chunk of items, inside the chunk's transaction. */
 export interface PreparedEffect<T extends EffectItem> {

@@ -71,4 +71,11 @@ describe('statusChanges', () => {
       errorCategory: 'permanent',
     });
   });
+
+  it("prices the message with the first status that carries Meta's pricing object, whatever the status does", () => {
+    const pricing = { pricing_model: 'PMP', category: 'marketing', type: 'regular', billable: true };
+    expect(statusChanges(message(), { ...event('sent', 0), pricing })).toEqual({ pricingModel: 'PMP', pricingCategory: 'marketing', pricingType: 'regular', pricingBillable: true });
+    const priced = message({ status: 'read', readAt: t(2), deliveredAt: t(1) });
+    expect(statusChanges({ ...priced, pricingCategory: 'marketing', pricingType: 'regular', pricingModel: 'PMP' }, { ...event('delivered', 1), pricing: { ...pricing, category: 'utility' } })).toEqual({});
+  });
 });

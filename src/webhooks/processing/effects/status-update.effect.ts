@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
-import { isRecord } from '../classify.js';
+import { isRecord, pricingOf } from '../classify.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
 
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
@@ -96,8 +96,8 @@ export class StatusUpdateEffect implements EventEffect {
 
 /** The columns to change on `message` for this status event (pure; empty when nothing changes). */
 export function statusChanges(
-  message: LockedMessage,
-  event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & { createdAt?: Date },
+  message: LockedMessage & Partial<Pick<Candidate, 'pricingCategory' | 'pricingType' | 'pricingModel'>>,
+  event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & { createdAt?: Date; pricing?: unknown },
 ): StatusChanges {
   const incoming = event.status ?? '';
   const at = event.upstreamTimestamp ?? event.createdAt ?? new Date();
@@ -107,6 +107,12 @@ export function statusChanges(
   if (next && next !== 'failed' && message.status === 'failed') {
     // Real progress after a send whose outcome was unknown (timeout): the message did not fail after all.
     Object.assign(data, { failedAt: null, errorCode: null, errorTitle: null, errorDetail: null, errorCategory: null });
+  }
+  // Meta sends the same pricing on `sent` and on one of `delivered`/`read`: the first one stored is kept, whatever
+  // the status does (a late `sent` still prices a message that is already read).
+  const pricing = pricingOf(event.pricing);
+  if (pricing && message.pricingCategory == null && message.pricingType == null && message.pricingModel == null) {
+    Object.assign(data, { pricingModel: pricing.pricing_model, pricingCategory: pricing.category, pricingType: pricing.type, pricingBillable: pricing.billable });
   }
   switch (incoming) {
     case 'sent':

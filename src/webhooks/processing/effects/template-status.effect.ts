@@ -17,8 +17,11 @@ export function templateStatusAfter(event: string): string | null {
   }
 }
 
+/** The template fields that change the synced copy; the others (components updates, unknown ones) are stored only. */
+const APPLIED_FIELDS = new Set(['message_template_status_update', 'template_category_update', 'message_template_quality_update']);
+
 /**
- * Meta's decision on a template updates the synced copy, so sends are checked against it without waiting for
+ * Meta's decision on a template (its status, category or quality score) updates the synced copy, so sends are checked against it without waiting for
  * the next sync: only APPROVED is sendable, so PAUSED, REJECTED or DISABLED stop sends at once. A template
  * that was never synced has nothing to update; the event is still stored. Decisions carry Meta's time
  * (entry.time): one older than the stored status's (a late redelivery, or a sync that read a newer state)
@@ -29,7 +32,7 @@ export class TemplateStatusEffect implements EventEffect {
   constructor(private readonly templates: TemplatesRepository) {}
 
   appliesTo(item: EffectItem): boolean {
-    return item.kind === 'template_status' && (item.eventType === 'message_template_status_update' || item.eventType === 'template_category_update');
+    return item.kind === 'template_status' && APPLIED_FIELDS.has(item.eventType);
   }
 
   prepare<T extends EffectItem>(tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
@@ -50,6 +53,10 @@ function decisionOf(item: EffectItem): TemplateDecision | null {
     const status = templateStatusAfter(v.event);
     if (!status) return null;
     return { ...base, status, reason: typeof v.reason === 'string' && v.reason !== '' && v.reason !== 'NONE' ? v.reason : null };
+  }
+  if (item.eventType === 'message_template_quality_update') {
+    if (typeof v.new_quality_score !== 'string' || v.new_quality_score === '') return null;
+    return { ...base, qualityScore: v.new_quality_score };
   }
   if (typeof v.new_category !== 'string' || v.new_category === '') return null;
   return { ...base, category: v.new_category };
