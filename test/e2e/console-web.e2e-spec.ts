@@ -222,7 +222,8 @@ describe('web console (headless Chromium)', () => {
       return res.status === 200 ? res : undefined;
     });
     const document = await stack.http.post('/messages').set(t.key.headers).send({ phoneNumberId: t.account.phoneNumberId, to, type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf', filename: 'invoice-7781.pdf', caption: 'Your invoice' } });
-    expect(document.status).toBe(200);
+    // The whole answer, so that a refusal shows its reason.
+    expect({ status: document.status, body: document.body }).toMatchObject({ status: 200 });
 
     const { page } = await open({ cookie: t.operator.cookie });
     const base = `/console/accounts/${t.account.wabaId}`;
