@@ -7,8 +7,9 @@ import { SessionsRepository } from './auth/sessions/sessions.repository.js';
 import { IdempotencyKeysRepository } from './messages/send/idempotency-keys.repository.js';
 import { WorkerCredentialChecks } from './worker.credential-checks.js';
 import { WorkerPurges } from './worker.purges.js';
+import { WorkerSchedules } from './worker.schedules.js';
 
-/** The worker process: queue consumers, scheduled purges and credential checks, no HTTP. */
+/** The worker process: queue consumers and scheduled tasks (sweeper, retention, purges, credential checks), no HTTP. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig, core: CoreOptions = {}): DynamicModule {
@@ -17,7 +18,7 @@ export class WorkerModule {
       imports: [CoreModule.forRoot(config, 'worker', core), WebhooksWorkerModule, AccountsWorkerModule],
       // Rows that outlive their use: expired console sessions, Idempotency-Keys past their 24 h. And the
       // scheduled check of every account's upstream token.
-      providers: [SessionsRepository, IdempotencyKeysRepository, WorkerPurges, WorkerCredentialChecks],
+      providers: [SessionsRepository, IdempotencyKeysRepository, WorkerPurges, WorkerCredentialChecks, WorkerSchedules],
     };
   }
 }
