@@ -8,11 +8,44 @@ import { helloWorld, onboard, type Tenant } from '../utils/factories.js';
 import { LogCapture } from '../utils/log-capture.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { createTenant, fieldPayload, inboundPayload, signatureOf, startTestWorker, unixNow, waitFor, wamid, type TestWorker } from '../utils/webhooks.js';
+import {
+  createTenant,
+  fieldPayload,
+  inboundPayload,
+  signatureOf,
+  startTestWorker,
+  unixNow,
+  waitFor,
+  wamid,
+  type Tenant as WebhookTenant,
+  type TestWorker,
+} from '../utils/webhooks.js';
 
 jest.setTimeout(60_000);
 
 const newId = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
+
+/** Signed inbound-message deliveries for the tenant, one per text, each with a request id of its own. */
+function webhookPosts(tenant: WebhookTenant, texts: string[]): { id: string; body: string }[] {
+  return texts.map((text) => ({
+    id: newId('hook'),
+    body: metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text })),
+  }));
+}
+
+/** Posts them all at once, as Meta does, each with its x-request-id; resolves with the answers in order. */
+function postAll(t: TestApp, posts: { id: string; body: string }[]) {
+  return Promise.all(
+    posts.map((p) =>
+      request(t.url)
+        .post('/webhooks/whatsapp')
+        .set('content-type', 'application/json')
+        .set('x-request-id', p.id)
+        .set('x-hub-signature-256', signatureOf(p.body, t.config.whatsappAppSecret))
+        .send(p.body),
+    ),
+  );
+}
 
 describe('Logging: every line of a request carries its request id, every line of a job its job and delivery ids', () => {
   describe('a send whose upstream call fails: the upstream client, the send service and the request line', () => {
@@ -84,21 +117,9 @@ describe('Logging: every line of a request carries its request id, every line of
           RETURN NEW;
         END $$`);
       await admin.query(`CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION ${trigger}()`);
-      const posts = ['hi', 'hello', poison].map((text) => {
-        const body = metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text }));
-        return { id: newId('hook'), body };
-      });
+      const posts = webhookPosts(tenant, ['hi', 'hello', poison]);
       try {
-        const answers = await Promise.all(
-          posts.map((p) =>
-            request(t.url)
-              .post('/webhooks/whatsapp')
-              .set('content-type', 'application/json')
-              .set('x-request-id', p.id)
-              .set('x-hub-signature-256', signatureOf(p.body, t.config.whatsappAppSecret))
-              .send(p.body),
-          ),
-        );
+        const answers = await postAll(t, posts);
         expect(answers.map((a) => a.status)).toEqual([503, 503, 503]);
       } finally {
         await admin.query(`DROP TRIGGER ${trigger} ON webhook_deliveries`);
@@ -121,20 +142,8 @@ describe('Logging: every line of a request carries its request id, every line of
       );
       try {
         const tenant = await createTenant(t);
-        const posts = ['hi', 'hello'].map((text) => ({
-          id: newId('hook'),
-          body: metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text })),
-        }));
-        const answers = await Promise.all(
-          posts.map((p) =>
-            request(noRedis.url)
-              .post('/webhooks/whatsapp')
-              .set('content-type', 'application/json')
-              .set('x-request-id', p.id)
-              .set('x-hub-signature-256', signatureOf(p.body, noRedis.config.whatsappAppSecret))
-              .send(p.body),
-          ),
-        );
+        const posts = webhookPosts(tenant, ['hi', 'hello']);
+        const answers = await postAll(noRedis, posts);
         expect(answers.map((a) => a.status)).toEqual([200, 200]);
         const stored = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
         expect(stored).toHaveLength(2);

@@ -1,6 +1,9 @@
 import { jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import { AppConfig } from '../../src/core/config/app-config.js';
+import { createLogger } from '../../src/core/logging/logger.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
+import { TaskScheduler } from '../../src/core/scheduling/task-scheduler.js';
 import { WorkerSchedules } from '../../src/worker.schedules.js';
 import { startDisposableRedis, type DisposableRedis } from '../utils/disposable-redis.js';
 import { LogCapture } from '../utils/log-capture.js';
@@ -73,13 +76,15 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
 
   it('keeps running the sweep on the other worker when one stops', async () => {
     await a.worker.close();
-    const before = sweepSlots(b).length;
     const stoppedAt = Date.now();
+    const ranOnA = sweepSlots(a).length;
     await sleep(8 * EVERY_MS);
     const after = sweepSlots(b).filter((slot) => slot > stoppedAt);
     expect(after.length).toBeGreaterThanOrEqual(4);
     expect(after.length).toBeLessThanOrEqual(10);
-    expect(sweepSlots(b).length - before).toBe(after.length);
+    expect(new Set(after).size).toBe(after.length);
+    // The stopped worker takes no more runs.
+    expect(sweepSlots(a)).toHaveLength(ranOnA);
   });
 
   it('recreates the schedules when Redis comes back empty, with the intervals of the configuration', async () => {
@@ -98,5 +103,44 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
     });
     // Housekeeping waits a minute after its schedule is created, so that a restarting fleet gets to its jobs first.
     for (const s of schedules.filter((x) => x.id !== 'webhook-sweep')) expect(s.next).toBeGreaterThan(restartedAt + 50_000);
+  });
+
+  it('runs tasks side by side, never one task twice at once on a worker: its run due while the previous one goes is skipped', async () => {
+    let active = 0;
+    let mostAtOnce = 0;
+    let runs = 0;
+    let quickRuns = 0;
+    const metrics = new Metrics();
+    // A task that takes three and a half of its intervals.
+    const slow = async () => {
+      mostAtOnce = Math.max(mostAtOnce, ++active);
+      await sleep(350);
+      active--;
+      return ++runs;
+    };
+    const quick = () => Promise.resolve(++quickRuns);
+    const scheduler = new TaskScheduler(
+      [
+        { id: 'slow', everyMs: 100, firstAfterMs: 0, run: slow },
+        { id: 'quick', everyMs: 100, firstAfterMs: 0, run: quick },
+      ],
+      {
+        redisUrl: redis.url,
+        prefix: `slow${randomBytes(4).toString('hex')}`,
+        logger: createLogger('silent', 'test'),
+        metrics,
+      },
+    );
+    scheduler.start();
+    await sleep(1600);
+    await scheduler.stop();
+    expect(mostAtOnce).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(5);
+    // The slow task holds up nothing else: the quick one kept its rhythm meanwhile.
+    expect(quickRuns).toBeGreaterThanOrEqual(8);
+    const text = (await metrics.exposition()).body;
+    const skipped = Number(text.split('\n').find((l) => l.startsWith('bmapi_scheduled_task_duration_seconds_count{task="slow",outcome="skipped"}'))?.split(' ').pop() ?? 0);
+    expect(skipped).toBeGreaterThanOrEqual(1);
   });
 });

@@ -35,7 +35,8 @@ const KEEP = { count: 100 };
  * when its connection to Redis becomes ready: at start (same id and interval: the schedule is kept; another
  * interval: replaced, so the last worker started decides), and after Redis comes back, which matters when it
  * came back empty (its schedules lost with its data). Each run is counted in bmapi_scheduled_task_duration_seconds
- * and logs with its task and job id.
+ * and logs with its task and job id. A run that outlasts its interval may overlap the next interval's run on
+ * another worker (harmless for these tasks), never on the same one (that run is skipped).
  */
 export class TaskScheduler {
   private readonly tasks: Map<string, ScheduledTask>;
@@ -43,6 +44,8 @@ export class TaskScheduler {
   private queue?: Queue;
   private worker?: Worker;
   private upserting?: Promise<void>;
+  /** Tasks running in this process: a run that outlasts its interval is not joined by the next one here. */
+  private readonly running = new Set<string>();
 
   constructor(
     tasks: ScheduledTask[],
@@ -120,6 +123,13 @@ export class TaskScheduler {
     }
     return logContext.run({ jobId: job.id, task: task.id }, async () => {
       const timer = this.opts.metrics.scheduledTasks.startTimer({ task: task.id });
+      if (this.running.has(task.id)) {
+        // The previous run (on this worker) outlasted its interval; the next interval's job runs as usual.
+        this.opts.logger.debug('scheduled task skipped: its previous run is still going');
+        timer({ outcome: 'skipped' });
+        return 0;
+      }
+      this.running.add(task.id);
       try {
         const done = await task.run();
         this.opts.logger.debug({ done, ms: Math.round(timer({ outcome: 'ok' }) * 1000) }, 'scheduled task ran');
@@ -128,6 +138,8 @@ export class TaskScheduler {
         timer({ outcome: 'failed' });
         this.opts.logger.warn({ err }, 'scheduled task failed; it runs again at its next interval');
         throw err;
+      } finally {
+        this.running.delete(task.id);
       }
     });
   }
