@@ -100,6 +100,7 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
       'webhook-retention': 3_600_000,
       'purge-console-sessions': 600_000,
       'purge-idempotency-keys': 600_000,
+      'credential-check': 21_600_000,
     });
     // Housekeeping waits a minute after its schedule is created, so that a restarting fleet gets to its jobs first.
     for (const s of schedules.filter((x) => x.id !== 'webhook-sweep')) expect(s.next).toBeGreaterThan(restartedAt + 50_000);
