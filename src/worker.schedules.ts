@@ -30,7 +30,7 @@ export function workerTasks(config: AppConfig, sweeper: DeliverySweeper, retenti
   ];
 }
 
-/** The worker's scheduled tasks, started once every provider is ready, stopped before the pools close. */
+/** The worker's scheduled tasks, started once every provider is ready (onApplicationBootstrap). */
 @Injectable()
 export class WorkerSchedules implements OnApplicationBootstrap, OnModuleDestroy {
   readonly scheduler: TaskScheduler;

@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { QUEUES } from '../queue/queue.constants.js';
 import { createRedisConnection } from '../redis/redis.service.js';
 
-/** Periodic work of the worker processes (the sweeper, retention, purges). */
+/** Periodic work of the worker processes (see worker.schedules.ts). */
 export interface ScheduledTask {
   /** The BullMQ job scheduler's id and its jobs' name: `webhook-sweep`. */
   readonly id: string;
