@@ -3,7 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AuthGuard } from './auth/auth.guard.js';
 import { ConsoleAddressRateLimitGuard, ConsoleSessionRateLimitGuard } from './auth/console-rate-limit.guard.js';
 import { AppConfig } from './core/config/app-config.js';
-import { CoreModule } from './core/core.module.js';
+import { CoreModule, type CoreOptions } from './core/core.module.js';
 import { EnvelopeInterceptor } from './core/http/envelope.interceptor.js';
 import { AllExceptionsFilter } from './core/http/exception.filter.js';
 import { createValidationPipe } from './core/http/validation.js';
@@ -18,10 +18,10 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
 /** The HTTP API process. Global pipe, filter, guard and envelope are providers so test apps get them too. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, core: CoreOptions = {}): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config, 'api'), AuthModule, HealthModule, ConsoleModule, MessagesModule, MediaModule, WebhooksModule, ConsoleWebModule],
+      imports: [CoreModule.forRoot(config, 'api', core), AuthModule, HealthModule, ConsoleModule, MessagesModule, MediaModule, WebhooksModule, ConsoleWebModule],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { AppConfig } from './core/config/app-config.js';
+import type { CoreOptions } from './core/core.module.js';
 import { bodyParsers } from './core/http/body-parsers.js';
 import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
 import { requestContext } from './core/http/request-context.js';
@@ -29,8 +30,8 @@ export async function shutDownGracefully(app: NestExpressApplication, config: Ap
 }
 
 /** Builds the HTTP application exactly as production runs it; e2e tests use this too. */
-export async function createApp(config: AppConfig): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+export async function createApp(config: AppConfig, core: CoreOptions = {}): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, core), {
     bodyParser: false,
     bufferLogs: true,
   });

@@ -1,22 +1,21 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { CredentialChecks } from './accounts/credentials/credential-checks.js';
 import { AppConfig } from './core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from './core/logging/app-logger.js';
 
 /** Like the purges' first pass, but never later than one interval (a short interval is checked soon after start). */
-const FIRST_PASS_AFTER_MS = 60_000;
+export const CREDENTIAL_CHECK_FIRST_AFTER_MS = 60_000;
 
 /**
- * The worker's scheduled credential check (every CREDENTIAL_CHECK_INTERVAL_SECONDS): every connected business
+ * The workers' scheduled credential check (the `credential-check` scheduled task, once every
+ * CREDENTIAL_CHECK_INTERVAL_SECONDS across all workers, see worker.schedules.ts): every connected business
  * account whose token was not checked within the interval is checked with the upstream platform (see
  * CredentialChecks). A token Meta rejects is marked `credentialsValid: false`, and the API processes refuse its
- * sends with 424 from their next send (the change NOTIFYs their send-context caches). Several workers may
- * check at once: the same verdict is written twice, harmlessly.
+ * sends with 424 from their next send (the change NOTIFYs their send-context caches). Should two passes overlap,
+ * the same verdict is written twice, harmlessly.
  */
 @Injectable()
-export class WorkerCredentialChecks implements OnModuleInit, OnModuleDestroy {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class WorkerCredentialChecks implements OnModuleDestroy {
   private stopped = false;
 
   constructor(
@@ -25,31 +24,16 @@ export class WorkerCredentialChecks implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  onModuleInit(): void {
-    const intervalMs = this.config.credentialCheckIntervalSeconds * 1000;
-    this.schedule(Math.min(FIRST_PASS_AFTER_MS, intervalMs), intervalMs);
-  }
-
-  async onModuleDestroy(): Promise<void> {
+  /** Shutting down: a pass under way stops after the account it is checking. */
+  onModuleDestroy(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
   }
 
-  /** One pass over the accounts due at `now`. */
-  async pass(now = new Date()): Promise<void> {
+  /** One pass over the accounts due at `now`; returns how many were checked. */
+  async pass(now = new Date()): Promise<number> {
     const dueBefore = new Date(now.getTime() - this.config.credentialCheckIntervalSeconds * 1000);
     const result = await this.checks.checkDue(dueBefore, () => this.stopped);
     if (result.checked + result.skipped > 0) this.logger.info(result, 'checked stored upstream tokens');
-  }
-
-  private schedule(delayMs: number, intervalMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.pass()
-        .catch((err: unknown) => this.logger.warn({ err }, 'credential check pass failed; trying again at the next pass'))
-        .finally(() => this.schedule(intervalMs, intervalMs));
-    }, delayMs);
-    this.timer.unref();
+    return result.checked;
   }
 }

@@ -1,4 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
 import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
@@ -11,16 +12,21 @@ import { QueueService } from './queue/queue.service.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { RedisService } from './redis/redis.service.js';
 
+export interface CoreOptions {
+  /** Where log lines go instead of stdout (tests read them from here). */
+  logDestination?: DestinationStream;
+}
+
 /** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis, queue producers, metrics. */
 @Global()
 @Module({})
 export class CoreModule {
-  static forRoot(config: AppConfig, processName: 'api' | 'worker'): DynamicModule {
+  static forRoot(config: AppConfig, processName: 'api' | 'worker', opts: CoreOptions = {}): DynamicModule {
     return {
       module: CoreModule,
       providers: [
         { provide: AppConfig, useValue: config },
-        { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`) },
+        { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`, opts.logDestination) },
         PrismaService,
         PgListener,
         SqlUnitOfWork,

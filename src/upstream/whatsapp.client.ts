@@ -1,8 +1,9 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import axios, { type AxiosInstance, type AxiosRequestConfig, type AxiosResponse } from 'axios';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { AppConfig } from '../core/config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { Metrics } from '../core/metrics/metrics.js';
 import { ConnectTimeoutHttpAgent, ConnectTimeoutHttpsAgent } from './connect-timeout.agent.js';
 import { UpstreamError } from './upstream.error.js';
@@ -55,6 +56,7 @@ export class WhatsAppClient implements OnModuleDestroy {
   constructor(
     config: AppConfig,
     private readonly metrics: Metrics,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
     // keepAlive: sends are short and frequent; a TLS handshake per message would dominate latency. Sized for
     // the send path: ≈ 1,200 sends/s × 20–50 ms upstream ≈ 25–60 calls in flight, bursts above that. Every socket
@@ -242,15 +244,35 @@ export class WhatsAppClient implements OnModuleDestroy {
     try {
       response = await this.http.request({ ...request, headers: { ...(request.headers as Record<string, string> | undefined), Authorization: `Bearer ${token}` } });
     } catch (err) {
-      timer({ outcome: 'unavailable' });
       // Never rethrow or wrap err: axios errors hold config.headers, i.e. the token.
-      throw UpstreamError.fromTransport(operation, err, this.timeoutMs);
+      throw this.failed(UpstreamError.fromTransport(operation, err, this.timeoutMs), timer({ outcome: 'unavailable' }));
     }
     const ok = response.status >= 200 && response.status < 300;
-    timer({ outcome: ok ? 'ok' : 'error' });
+    const seconds = timer({ outcome: ok ? 'ok' : 'error' });
     if (ok) return response.data as T;
     const retryAfter = response.headers['retry-after'];
-    throw UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]);
+    throw this.failed(UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]), seconds);
+  }
+
+  /**
+   * One line per failed call, with what Meta's support asks for (fbtrace_id); in a request's or job's log context,
+   * so it carries the request id. A rejection (permanent, credential, blocked) is the caller's business: info; an
+   * unavailable or retryable platform is ours: warn.
+   */
+  private failed(error: UpstreamError, seconds: number): UpstreamError {
+    this.logger[error.errorClass === 'retryable' ? 'warn' : 'info'](
+      {
+        operation: error.operation,
+        httpStatus: error.httpStatus,
+        code: error.code,
+        errorClass: error.errorClass,
+        fbtraceId: error.fbtraceId,
+        timeout: error.isTimeout || undefined,
+        latencyMs: Math.round(seconds * 10_000) / 10,
+      },
+      'upstream call failed',
+    );
+    return error;
   }
 }
 

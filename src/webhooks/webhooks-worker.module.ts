@@ -38,5 +38,7 @@ import { TemplateStatusEffect } from './processing/effects/template-status.effec
     TemplateStatusEffect,
     AccountUpdateEffect,
   ],
+  // Run as scheduled tasks by the worker module (worker.schedules.ts).
+  exports: [DeliverySweeper, DeliveryRetention],
 })
 export class WebhooksWorkerModule {}

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { type SimulatorHandle, startSimulator } from '../../simulator/simulator.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
+import { createLogger } from '../../src/core/logging/logger.js';
 import { UpstreamError } from '../../src/upstream/upstream.error.js';
 import type { SendPayload } from '../../src/upstream/upstream.types.js';
 import { WhatsAppClient } from '../../src/upstream/whatsapp.client.js';
@@ -53,7 +54,7 @@ describe('WhatsAppClient against the simulator', () => {
   beforeAll(async () => {
     // hangMs > the client's read timeout: the 15550000010 recipient must time out.
     sim = await startSimulator({ appSecret: 'app-secret-123', hangMs: 3 * TIMEOUT_MS });
-    client = new WhatsAppClient(configFor(sim.baseUrl), new Metrics());
+    client = new WhatsAppClient(configFor(sim.baseUrl), new Metrics(), createLogger('silent', 'test'));
   });
 
   afterAll(async () => {
@@ -257,7 +258,7 @@ describe('WhatsAppClient against the simulator', () => {
           server.close(() => resolve(port));
         });
       });
-      const offline = new WhatsAppClient(configFor(`http://127.0.0.1:${closed}/v23.0`), new Metrics());
+      const offline = new WhatsAppClient(configFor(`http://127.0.0.1:${closed}/v23.0`), new Metrics(), createLogger('silent', 'test'));
       const reading = offline.getBusinessAccount('sim-token-waba-1', '310000000000001');
       const err = await upstreamError(reading, 'sim-token-waba-1');
       offline.onModuleDestroy();
@@ -283,7 +284,7 @@ describe('WhatsAppClient against the simulator', () => {
         res.end(JSON.stringify({ data: [{ id: '1' }], paging: { cursors: {}, next } }));
       });
       await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-      fakeClient = new WhatsAppClient(configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`), new Metrics());
+      fakeClient = new WhatsAppClient(configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`), new Metrics(), createLogger('silent', 'test'));
     });
 
     afterAll(async () => {

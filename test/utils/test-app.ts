@@ -3,6 +3,7 @@ import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { createApp } from '../../src/app.setup.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
+import type { CoreOptions } from '../../src/core/core.module.js';
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import { testEnv } from './test-env.js';
 
@@ -16,9 +17,9 @@ export interface TestApp {
 }
 
 /** The real API (AppModule, real PostgreSQL and Redis) listening on a random loopback port. */
-export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Record<string, string> = {}, core: CoreOptions = {}): Promise<TestApp> {
   const config = AppConfig.fromEnv(testEnv(overrides));
-  const app = await createApp(config);
+  const app = await createApp(config, core);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { Response } from 'supertest';
 import { metaJson } from '../../simulator/meta-json.js';
 import type { AppConfig } from '../../src/core/config/app-config.js';
+import type { CoreOptions } from '../../src/core/core.module.js';
 import { DeliverySweeper } from '../../src/webhooks/processing/delivery.sweeper.js';
 import { DeliveryWorker } from '../../src/webhooks/processing/delivery.worker.js';
 import { WorkerModule } from '../../src/worker.module.js';
@@ -19,8 +20,8 @@ export interface TestWorker {
   crash(): Promise<void>;
 }
 
-export async function startTestWorker(config: AppConfig): Promise<TestWorker> {
-  const context = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
+export async function startTestWorker(config: AppConfig, core: CoreOptions = {}): Promise<TestWorker> {
+  const context = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, core), { logger: false });
   await context.init();
   let closed = false;
   return {

@@ -1,3 +1,5 @@
+import { logContext } from '../logging/log-context.js';
+
 /**
  * Group commit: concurrent callers' items are written together, one `flush` (one statement, one commit) per
  * batch, and each caller's promise settles only when the flush that holds its item has settled: with its own
@@ -10,6 +12,9 @@
  * - `windowMs = 0` (the send path): no added wait. Items arriving in the same turn of the event loop go together,
  *   and while `maxInFlight` flushes are running, new items queue and go in the next flush as soon as one
  *   ends: at low load every item is flushed at once on its own, under load the batches grow by themselves.
+ *
+ * A flush belongs to all of its callers, so it runs outside their log contexts (a line it logs must not carry the
+ * id of whichever request opened the batch); each caller, resumed in its own context, logs its own outcome.
  */
 export class GroupCommit<I, R> {
   private pending: { item: I; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
@@ -56,7 +61,7 @@ export class GroupCommit<I, R> {
     // At the in-flight limit what is pending waits: the flush that ends first takes it.
     while (this.pending.length > 0 && this.inFlight.size < this.maxInFlight) {
       const batch = this.pending.splice(0, this.opts.maxItems);
-      const run = this.flush(batch.map((p) => p.item)).then(
+      const run = logContext.detached(() => this.flush(batch.map((p) => p.item))).then(
         (results) => {
           if (results.length !== batch.length) throw new Error(`group commit: ${results.length} results for ${batch.length} items`);
           batch.forEach((p, i) => p.resolve(results[i]!));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { logContext } from '../logging/log-context.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 const WELL_FORMED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -40,13 +41,16 @@ export function trackRequest(logger: Logger, metrics: Metrics, req: IncomingMess
 
 /**
  * Gives every request an id (the caller's x-request-id when well-formed, else a new UUID), echoes it on the
- * response, and logs one structured line per request when it finishes.
+ * response, logs one structured line per request when it finishes, and runs the rest of the request in its log
+ * context, so that every line logged on its behalf (guards, services, repositories, the upstream client) carries
+ * its id. (body-parser's raw-body hands its result back in the caller's context, so the context survives the
+ * body being read.)
  */
 export function requestContext(logger: Logger, metrics: Metrics) {
   return (req: Request, res: Response, next: NextFunction): void => {
     req.id = requestIdOf(req.headers['x-request-id']);
     req.startedAt = process.hrtime.bigint();
     trackRequest(logger, metrics, req, res, req.id, req.startedAt);
-    next();
+    logContext.run({ reqId: req.id }, next);
   };
 }

@@ -1,6 +1,7 @@
 import { LoggerService } from '@nestjs/common';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from '../config/app-config.js';
+import { logContextMixin } from './log-context.js';
 
 /** Paths never written to logs: key headers, cookies, upstream tokens, passwords. */
 export const REDACT_PATHS = [
@@ -18,14 +19,20 @@ export const REDACT_PATHS = [
   'secretKey',
 ];
 
-export function createLogger(level: LogLevel, name: string): Logger {
-  return pino({
+/**
+ * The process's logger: JSON lines on stdout (or `destination`, which tests use to read them). Every line written
+ * inside a request or a worker job carries its ids (reqId; jobId, deliveryIds) through the log context.
+ */
+export function createLogger(level: LogLevel, name: string, destination?: DestinationStream): Logger {
+  const options = {
     name,
     level,
     base: { service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-  });
+    mixin: logContextMixin,
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Nest's logger interface on top of pino, so framework messages are structured JSON too. */

@@ -33,6 +33,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly scheduledTasks = new Histogram({
+    name: 'bmapi_scheduled_task_duration_seconds',
+    help: 'Runs of the workers\' periodic tasks (webhook-sweep, webhook-retention, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers',
+    labelNames: ['task', 'outcome'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
+    registers: [this.registry],
+  });
+
   readonly deliveriesReceived = this.counter('bmapi_webhook_deliveries_received_total', 'Webhook deliveries stored and acknowledged by the receiver (one per business account of a POST)');
   readonly deliveriesProcessed = this.counter('bmapi_webhook_deliveries_processed_total', 'Webhook deliveries processed by the worker (a delivery re-run for waiting statuses counts again)');
   readonly deliveriesDeadLettered = this.counter('bmapi_webhook_deliveries_dead_lettered_total', 'Webhook deliveries that failed for good (dead letters, replayable from the console)');

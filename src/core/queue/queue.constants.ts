@@ -1,6 +1,8 @@
 /** Every queue, job name and payload in one place. Producers live in the API, processors in the worker. */
 export const QUEUES = {
   webhookDeliveries: 'webhook-deliveries',
+  /** The worker's periodic work, one BullMQ job scheduler per task (core/scheduling/task-scheduler.ts). */
+  scheduledTasks: 'scheduled-tasks',
 } as const;
 
 export const JOBS = {

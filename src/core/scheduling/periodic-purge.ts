@@ -3,13 +3,11 @@ import type { AppLogger } from '../logging/app-logger.js';
 const BATCH = 1000;
 
 /**
- * One table's rows that have outlived their use, deleted every `intervalMs` in batches of 1000 (short
- * statements, no long lock) through the table's repository (`deleteBatch`). Several workers may purge at
- * once: a row deleted by one is simply not found by the other.
+ * One table's rows that have outlived their use, deleted in batches of 1000 (short statements, no long lock)
+ * through the table's repository (`deleteBatch`); run periodically as a scheduled task (worker.schedules.ts).
+ * Should two passes overlap, a row deleted by one is simply not found by the other.
  */
 export class PeriodicPurge {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
   private stopped = false;
 
   constructor(
@@ -20,14 +18,9 @@ export class PeriodicPurge {
     private readonly logger: AppLogger,
   ) {}
 
-  start(firstAfterMs: number, intervalMs: number): void {
-    this.schedule(firstAfterMs, intervalMs);
-  }
-
-  async stop(): Promise<void> {
+  /** Shutting down: a pass under way stops after its current batch. */
+  stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
   }
 
   /** One pass; returns how many rows were deleted. */
@@ -40,15 +33,5 @@ export class PeriodicPurge {
     }
     if (total > 0) this.logger.info({ deleted: total }, `deleted ${this.what}`);
     return total;
-  }
-
-  private schedule(delayMs: number, intervalMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.purge()
-        .catch((err: unknown) => this.logger.warn({ err }, `purge of ${this.what} failed; trying again at the next pass`))
-        .finally(() => this.schedule(intervalMs, intervalMs));
-    }, delayMs);
-    this.timer.unref();
   }
 }

@@ -1,24 +1,21 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 
 const DAY_MS = 24 * 3600_000;
-const INTERVAL_MS = 3600_000;
-/** The first pass waits a little after start, so that a restarting worker gets to its jobs first. */
-const FIRST_PASS_AFTER_MS = 60_000;
+/** Hourly, as the `webhook-retention` scheduled task (worker.schedules.ts). */
+export const RETENTION_INTERVAL_MS = 3600_000;
 const BATCH = 1000;
 
 /**
  * Raw payloads are the bulk of what webhooks store. Processed deliveries older than WEBHOOK_RETENTION_DAYS
  * are deleted hourly; the events they produced (each with its item's JSON) stay, so the events API and
- * message histories are unaffected. Dead-lettered and unprocessed deliveries are kept. Several workers may
- * prune at once: a row deleted by one is skipped by the other.
+ * message histories are unaffected. Dead-lettered and unprocessed deliveries are kept. (WEBHOOK_RETENTION_DAYS=0:
+ * a pass deletes nothing.) Should two passes overlap, a row deleted by one is skipped by the other.
  */
 @Injectable()
-export class DeliveryRetention implements OnModuleInit, OnModuleDestroy {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class DeliveryRetention implements OnModuleDestroy {
   private stopped = false;
 
   constructor(
@@ -27,14 +24,9 @@ export class DeliveryRetention implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  onModuleInit(): void {
-    if (this.config.webhookRetentionDays > 0) this.schedule(FIRST_PASS_AFTER_MS);
-  }
-
-  async onModuleDestroy(): Promise<void> {
+  /** Shutting down: a pass under way stops after its current batch. */
+  onModuleDestroy(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
   }
 
   /** One pass; returns how many deliveries were deleted. */
@@ -49,15 +41,5 @@ export class DeliveryRetention implements OnModuleInit, OnModuleDestroy {
     }
     if (total > 0) this.logger.info({ deleted: total, receivedBefore: before.toISOString() }, 'deleted processed webhook deliveries past retention');
     return total;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.prune()
-        .catch((err: unknown) => this.logger.warn({ err }, 'webhook retention pass failed; next pass in an hour'))
-        .finally(() => this.schedule(INTERVAL_MS));
-    }, delayMs);
-    this.timer.unref();
   }
 }

@@ -1,5 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { AppConfig } from '../../core/config/app-config.js';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
@@ -21,30 +20,24 @@ const MAX_BATCHES_PER_SWEEP = 20;
  * (re-)enqueued under its deterministic job id: the receiver's batch job (`batch-<batchId>`, re-added with
  * the batch's deliveries still received), or the delivery's own. That recovers deliveries acknowledged while
  * Redis was down and jobs lost with Redis's data; for a delivery whose job is queued, running or retrying,
- * the add is a no-op. Several workers may sweep at once: the job ids make that harmless.
+ * the add is a no-op. Run every WEBHOOK_SWEEP_INTERVAL_MS as the `webhook-sweep` scheduled task (worker.schedules.ts):
+ * once per interval across all workers. Should two passes overlap (one outlasting its interval), the job ids make
+ * that harmless.
  */
 @Injectable()
-export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class DeliverySweeper implements OnModuleDestroy {
   private stopped = false;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly events: EventsRepository,
     private readonly queue: DeliveryQueue,
-    private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  onModuleInit(): void {
-    this.schedule();
-  }
-
-  async onModuleDestroy(): Promise<void> {
+  /** Shutting down: a pass under way stops after its current batch. */
+  onModuleDestroy(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
   }
 
   /** One pass; returns how many deliveries were handed to the queue. */
@@ -96,20 +89,5 @@ export class DeliverySweeper implements OnModuleInit, OnModuleDestroy {
     const bucket = Math.floor(now / 60_000);
     await this.queue.enqueueMany(ids.map((id) => ({ deliveryIds: [id], jobId: deliveryJobIds.pendingSweep(id, bucket) })));
     return ids.length;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    // Jitter keeps several workers from sweeping in lockstep.
-    const delay = this.config.webhookSweepIntervalMs * (0.8 + Math.random() * 0.4);
-    this.timer = setTimeout(() => {
-      this.running = this.sweep()
-        .catch((err: unknown) => this.logger.warn({ err }, 'webhook sweep failed; retrying at the next interval'))
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, delay);
-    this.timer.unref();
   }
 }

@@ -3,6 +3,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { logContext } from '../../core/logging/log-context.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
 import { createRedisConnection } from '../../core/redis/redis.service.js';
@@ -33,7 +34,9 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     this.connection = createRedisConnection(this.config.redisUrl, { failFast: false });
-    this.worker = new Worker<DeliveryJobData, ProcessResult | null>(QUEUES.webhookDeliveries, (job) => this.run(job), {
+    // Every line logged while a job runs (processor, effects, repositories) carries its job id and deliveries.
+    const processJob = (job: Job<DeliveryJobData>) => logContext.run({ jobId: job.id, deliveryIds: deliveriesOf(job.data) }, () => this.run(job));
+    this.worker = new Worker<DeliveryJobData, ProcessResult | null>(QUEUES.webhookDeliveries, processJob, {
       connection: this.connection,
       prefix: this.config.queuePrefix,
       concurrency: this.config.workerConcurrency,
@@ -88,7 +91,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     const ids = deliveriesOf(job.data);
     try {
       const result = await this.processor.process(ids, job.data.rerun, this.abort.signal);
-      this.logger.debug({ jobId: job.id, ...result }, 'webhook deliveries processed');
+      this.logger.debug({ events: result.events, inserted: result.inserted, applied: result.applied, waiting: result.waiting }, 'webhook deliveries processed');
       this.counted(result);
       return result;
     } catch (err) {
@@ -98,16 +101,19 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
         await this.recordFailure(job, ids, err);
         throw err;
       }
-      this.logger.warn({ err, jobId: job.id, deliveries: ids.length }, 'webhook batch failed; processing its deliveries one by one');
+      this.logger.warn({ err }, 'webhook batch failed; processing its deliveries one by one');
     }
     let retry: unknown;
     for (const id of ids) {
-      try {
-        this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal));
-      } catch (err) {
-        if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
-        if (!(await this.recordFailure(job, [id], err))) retry = err;
-      }
+      // Its own lines name this delivery only.
+      await logContext.run({ jobId: job.id, deliveryIds: [id] }, async () => {
+        try {
+          this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal));
+        } catch (err) {
+          if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
+          if (!(await this.recordFailure(job, [id], err))) retry = err;
+        }
+      });
     }
     if (retry) throw retry instanceof UnrecoverableError ? new Error(retry.message) : retry;
     return null;
@@ -117,7 +123,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
   private async recordFailure(job: Job<DeliveryJobData>, ids: number[], err: unknown): Promise<boolean> {
     const message = err instanceof Error ? err.message : String(err);
     const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    this.logger.warn({ err, jobId: job.id, deliveryIds: ids, attempt: job.attemptsMade + 1, final }, 'webhook delivery processing failed');
+    this.logger.warn({ err, attempt: job.attemptsMade + 1, final }, 'webhook delivery processing failed');
     await this.processor.recordFailure(ids, message, final).then(
       () => final && this.metrics.deliveriesDeadLettered.inc(ids.length),
       (e: unknown) => this.logger.error({ err: e }, 'could not record the failure'),
@@ -136,7 +142,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     try {
       if (await job.isFailed()) this.metrics.deliveriesDeadLettered.inc(await this.processor.markDeadLetter(deliveriesOf(job.data), err.message));
     } catch (e) {
-      this.logger.warn({ err: e, jobId: job.id }, 'could not check a failed webhook job');
+      this.logger.warn({ err: e, jobId: job.id, deliveryIds: deliveriesOf(job.data) }, 'could not check a failed webhook job');
     }
   }
 }

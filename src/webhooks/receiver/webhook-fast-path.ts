@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../../core/http/api-error.js';
 import { envelope, SUCCESS } from '../../core/http/envelope.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
+import { logContext } from '../../core/logging/log-context.js';
 import type { Metrics } from '../../core/metrics/metrics.js';
 import { signatureHeaderRefusal, type WebhookReceiverService } from './webhook-receiver.service.js';
 
@@ -86,8 +87,9 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   req.on('error', () => res.destroy());
   req.on('end', () => {
     if (refused) return;
-    deps.receiver
-      .receive(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), Array.isArray(signature) ? signature.join(', ') : signature)
+    // Entered here, once the body is in: the stream's events run in the connection's context, not the caller's.
+    logContext
+      .run({ reqId: id }, () => deps.receiver.receive(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), Array.isArray(signature) ? signature.join(', ') : signature))
       .then(
         (data) => send(res, 200, envelope(200, SUCCESS, { data })),
         (err: unknown) => {

@@ -1,0 +1,147 @@
+import { jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { AppConfig } from '../../src/core/config/app-config.js';
+import { createLogger } from '../../src/core/logging/logger.js';
+import { Metrics } from '../../src/core/metrics/metrics.js';
+import { TaskScheduler } from '../../src/core/scheduling/task-scheduler.js';
+import { WorkerSchedules } from '../../src/worker.schedules.js';
+import { startDisposableRedis, type DisposableRedis } from '../utils/disposable-redis.js';
+import { LogCapture } from '../utils/log-capture.js';
+import { testEnv } from '../utils/test-env.js';
+import { startTestWorker, waitFor, type TestWorker } from '../utils/webhooks.js';
+
+jest.setTimeout(60_000);
+
+const EVERY_MS = 250;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Instance {
+  worker: TestWorker;
+  logs: LogCapture;
+}
+
+/** The interval slot of each sweep this worker ran, from its log ("scheduled task ran", job id repeat:webhook-sweep:<slot>). */
+function sweepSlots(instance: Instance): number[] {
+  return instance.logs.lines
+    .filter((l) => l.msg === 'scheduled task ran' && l.task === 'webhook-sweep')
+    .map((l) => {
+      const match = /^repeat:webhook-sweep:(\d+)$/.exec(String(l.jobId));
+      if (!match) throw new Error(`unexpected job id ${String(l.jobId)}`);
+      return Number(match[1]);
+    });
+}
+
+/** bmapi_scheduled_task_duration_seconds_count of the sweep on this worker's /metrics. */
+async function sweepsCounted(instance: Instance): Promise<number> {
+  const text = (await instance.worker.context.get(Metrics).exposition()).body;
+  const line = text.split('\n').find((l) => l.startsWith('bmapi_scheduled_task_duration_seconds_count{task="webhook-sweep",outcome="ok"}'));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('Periodic work as BullMQ job schedulers: one run per interval across all workers', () => {
+  let redis: DisposableRedis;
+  let config: AppConfig;
+  let a: Instance;
+  let b: Instance;
+
+  const start = async (): Promise<Instance> => {
+    const logs = new LogCapture();
+    return { worker: await startTestWorker(config, { logDestination: logs.destination }), logs };
+  };
+
+  beforeAll(async () => {
+    // A Redis of this file's own: the last test restarts it empty.
+    redis = await startDisposableRedis();
+    config = AppConfig.fromEnv(testEnv({ REDIS_URL: redis.url, WEBHOOK_SWEEP_INTERVAL_MS: String(EVERY_MS), PURGE_INTERVAL_SECONDS: '600', LOG_LEVEL: 'debug' }));
+    [a, b] = await Promise.all([start(), start()]);
+  });
+  afterAll(async () => {
+    await a?.worker.close();
+    await b?.worker.close();
+    redis?.kill();
+  });
+
+  it('two workers run the sweep once per interval between them, counted in their metrics', async () => {
+    await sleep(12 * EVERY_MS);
+    const slots = [...sweepSlots(a), ...sweepSlots(b)].sort((x, y) => x - y);
+    // Twelve intervals: about twelve runs in all (a timer in each worker would make about twenty-four).
+    expect(slots.length).toBeGreaterThanOrEqual(7);
+    expect(slots.length).toBeLessThanOrEqual(14);
+    // No interval ran twice, and the runs follow the interval's slots.
+    expect(new Set(slots).size).toBe(slots.length);
+    for (let i = 1; i < slots.length; i++) expect((slots[i]! - slots[i - 1]!) % EVERY_MS).toBe(0);
+    // What an operator scrapes: the two workers' counts add up to the runs, not to twice as many.
+    expect((await sweepsCounted(a)) + (await sweepsCounted(b))).toBe(slots.length);
+  });
+
+  it('keeps running the sweep on the other worker when one stops', async () => {
+    await a.worker.close();
+    const stoppedAt = Date.now();
+    const ranOnA = sweepSlots(a).length;
+    await sleep(8 * EVERY_MS);
+    const after = sweepSlots(b).filter((slot) => slot > stoppedAt);
+    expect(after.length).toBeGreaterThanOrEqual(4);
+    expect(after.length).toBeLessThanOrEqual(10);
+    expect(new Set(after).size).toBe(after.length);
+    // The stopped worker takes no more runs.
+    expect(sweepSlots(a)).toHaveLength(ranOnA);
+  });
+
+  it('recreates the schedules when Redis comes back empty, with the intervals of the configuration', async () => {
+    await redis.stop();
+    await sleep(500);
+    await redis.start();
+    const restartedAt = Date.now();
+    // The surviving worker upserts its schedules once reconnected; the sweep's first run is immediate.
+    await waitFor(() => (sweepSlots(b).filter((slot) => slot > restartedAt).length >= 3 ? true : undefined), 'sweeps after the restart', 15_000);
+    const schedules = await b.worker.context.get(WorkerSchedules).scheduler.schedules();
+    expect(Object.fromEntries(schedules.map((s) => [s.id, s.every]))).toEqual({
+      'webhook-sweep': EVERY_MS,
+      'webhook-retention': 3_600_000,
+      'purge-console-sessions': 600_000,
+      'purge-idempotency-keys': 600_000,
+      'credential-check': 21_600_000,
+    });
+    // Housekeeping waits a minute after its schedule is created, so that a restarting fleet gets to its jobs first.
+    for (const s of schedules.filter((x) => x.id !== 'webhook-sweep')) expect(s.next).toBeGreaterThan(restartedAt + 50_000);
+  });
+
+  it('runs tasks side by side, never one task twice at once on a worker: its run due while the previous one goes is skipped', async () => {
+    let active = 0;
+    let mostAtOnce = 0;
+    let runs = 0;
+    let quickRuns = 0;
+    const metrics = new Metrics();
+    // A task that takes three and a half of its intervals.
+    const slow = async () => {
+      mostAtOnce = Math.max(mostAtOnce, ++active);
+      await sleep(350);
+      active--;
+      return ++runs;
+    };
+    const quick = () => Promise.resolve(++quickRuns);
+    const scheduler = new TaskScheduler(
+      [
+        { id: 'slow', everyMs: 100, firstAfterMs: 0, run: slow },
+        { id: 'quick', everyMs: 100, firstAfterMs: 0, run: quick },
+      ],
+      {
+        redisUrl: redis.url,
+        prefix: `slow${randomBytes(4).toString('hex')}`,
+        logger: createLogger('silent', 'test'),
+        metrics,
+      },
+    );
+    scheduler.start();
+    await sleep(1600);
+    await scheduler.stop();
+    expect(mostAtOnce).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBeLessThanOrEqual(5);
+    // The slow task holds up nothing else: the quick one kept its rhythm meanwhile.
+    expect(quickRuns).toBeGreaterThanOrEqual(8);
+    const text = (await metrics.exposition()).body;
+    const skipped = Number(text.split('\n').find((l) => l.startsWith('bmapi_scheduled_task_duration_seconds_count{task="slow",outcome="skipped"}'))?.split(' ').pop() ?? 0);
+    expect(skipped).toBeGreaterThanOrEqual(1);
+  });
+});
