@@ -12,7 +12,8 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=fals
 
 FROM base AS build
 COPY package.json package-lock.json ./
-RUN npm install
+# The lockfile exactly (npm ci), never a re-resolution.
+RUN npm ci
 COPY tsconfig.json tsconfig.build.json prisma.config.ts vite.config.ts ./
 COPY prisma ./prisma
 COPY src ./src
