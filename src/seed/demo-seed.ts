@@ -6,6 +6,7 @@ import { AppModule } from '../app.module.js';
 import type { ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { BusinessAccountsService } from '../accounts/business-accounts/business-accounts.service.js';
+import { WebhookSubscription } from '../accounts/business-accounts/webhook-subscription.js';
 import { PhoneNumbersService } from '../accounts/phone-numbers/phone-numbers.service.js';
 import { TemplatesService } from '../accounts/templates/templates.service.js';
 import { ApiKeysRepository } from '../auth/api-keys/api-keys.repository.js';
@@ -43,6 +44,8 @@ async function seed(): Promise<void> {
     if (wabaId && accessToken) {
       const existing = await app.get(BusinessAccountsRepository).findAnyByWabaId(wabaId);
       if (!existing || existing.disconnectedAt) await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
+      // An account connected before webhook subscriptions were made on connect (an older local database).
+      else if (!existing.webhooksSubscribed) await app.get(WebhookSubscription).resubscribe(scope, wabaId);
       const numbers = await app.get(PhoneNumbersService).sync(scope, wabaId);
       const templates = await app.get(TemplatesService).sync(scope, wabaId);
       result.businessAccount = { wabaId, phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`), templates: templates.counts };
