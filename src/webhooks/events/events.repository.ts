@@ -173,8 +173,8 @@ export class EventsRepository {
    * The feed after `after`, oldest first by (xid, id), limited to transactions below the horizon (the
    * statement snapshot's xmin): every row there is final, so a cursor never passes a row that could still
    * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (waba_id, xid, id).
-   * The ORDER BY names `events.xid`: a bare `xid` would be the output column `xid::text`, and text order
-   * breaks where xids gain a digit (99999 < 100000 but '99999' > '100000').
+   * `xid` stays an xid8 in SQL (node-postgres hands it over as a string): ordered as text it would break where
+   * xids gain a digit (99999 < 100000 but '99999' > '100000').
    */
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const where = whereOf(wabaId, filter);
@@ -186,10 +186,10 @@ export class EventsRepository {
                     e.*
                FROM pg_snapshot_xmin(pg_current_snapshot()) AS h(horizon)
                LEFT JOIN LATERAL (
-                 SELECT ${EVENT_COLUMNS}, xid::text AS xid FROM events
+                 SELECT ${EVENT_COLUMNS}, xid FROM events
                   WHERE ${where.sql} AND (xid, id) > ($${n + 1}::xid8, $${n + 2}::int) AND xid < h.horizon
-                  ORDER BY events.xid, events.id LIMIT $${n + 3}) e ON true
-              ORDER BY e.xid::xid8, e.id`,
+                  ORDER BY xid, id LIMIT $${n + 3}) e ON true
+              ORDER BY e.xid, e.id`,
       values: [...where.values, after.xid.toString(), after.id, limit],
     });
     const first = rows[0]!;
