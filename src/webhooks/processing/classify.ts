@@ -133,7 +133,8 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
   const s = isRecord(item) ? item : { item };
   const recipient = str(s.recipient_id) ?? null;
   // BSUID era: `recipient_user_id` on the status (and `contacts[].user_id` beside it); the phone number may be absent.
-  const contact = contactOf(contacts, recipient, str(s.recipient_user_id) ?? str(s.user_id) ?? null);
+  const ownUserId = str(s.recipient_user_id) ?? str(s.user_id) ?? null;
+  const contact = contactOf(contacts, recipient, ownUserId);
   const wamid = str(s.id) ?? null;
   const status = str(s.status) ?? null;
   const timestamp = s.timestamp === undefined || s.timestamp === null ? '' : String(s.timestamp);
@@ -146,7 +147,7 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
     title,
     status,
     recipient,
-    userId: str(s.recipient_user_id) ?? str(s.user_id) ?? str(contact?.user_id) ?? null,
+    userId: ownUserId ?? str(contact?.user_id) ?? null,
     messageId: wamid,
     upstreamTimestamp: unixTime(s.timestamp),
     errorCode: error?.code ?? null,
@@ -183,8 +184,9 @@ function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | und
   const type = str(m.type) ?? 'message';
   const error = firstError(m.errors);
   // BSUID era: `from` is absent for a user with a username; `from_user_id` and `contacts[].user_id` carry the user.
-  const contact = contactOf(contacts, from, str(m.from_user_id) ?? str(m.user_id) ?? null);
-  const userId = str(m.from_user_id) ?? str(m.user_id) ?? str(contact?.user_id) ?? null;
+  const ownUserId = str(m.from_user_id) ?? str(m.user_id) ?? null;
+  const contact = contactOf(contacts, from, ownUserId);
+  const userId = ownUserId ?? str(contact?.user_id) ?? null;
   const raw: JsonRecord = { ...m };
   if (metadata) raw.metadata = metadata;
   if (contact) raw.contact = contact;
