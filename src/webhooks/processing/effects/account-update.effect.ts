@@ -65,7 +65,7 @@ export class AccountUpdateEffect implements EventEffect {
   }
 }
 
-const timeOf = (item: EffectItem): Date => item.upstreamTimestamp ?? item.createdAt ?? new Date();
+const timeOf = (item: Pick<EffectItem, 'upstreamTimestamp' | 'createdAt'>): Date => item.upstreamTimestamp ?? item.createdAt ?? new Date();
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 /** The items of this phone-number field with the number they name: its display number, as digits (webhooks carry no id). */
 function* numberItems(items: EffectItem[], eventType: string): Generator<{ item: EffectItem; v: JsonRecord; displayDigits: string }> {
@@ -80,7 +80,7 @@ function* numberItems(items: EffectItem[], eventType: string): Generator<{ item:
 /** What an account_update or account_alerts webhook changes in the account's standing (Meta's shapes). */
 export function standingChangesOf(item: Pick<EffectItem, 'eventType' | 'raw' | 'upstreamTimestamp' | 'createdAt'>): StandingChange[] {
   const v = isRecord(item.raw) ? item.raw : {};
-  const at = item.upstreamTimestamp ?? item.createdAt ?? new Date();
+  const at = timeOf(item);
   if (item.eventType === 'account_alerts') {
     return [
       {
