@@ -1,0 +1,231 @@
+// The physical reference for batches of statuses: what PostgreSQL alone spends per status event, for the
+// service's schema and for leaner storage designs, with no API, worker, queue or network between. Each design
+// gets a fresh database (the migrations applied, then the design's change) and the same work: BENCH_EVENTS
+// statuses (sent → delivered → read of BENCH_EVENTS / 3 messages, as `npm run bench`'s batch phase sends them),
+// stored in transactions of 100 on one connection the way the worker does (lock the messages, insert the event
+// rows, update each message once), and PostgreSQL's CPU time read from /proc for all its processes.
+//
+//   npm run bench:floor        (env: BENCH_EVENTS=30000)
+//
+// Designs:
+//   schema        the service's tables as migrated (events: 11 indexes, counts and feed triggers; messages with
+//                 its status index, so every status update writes all five message indexes)
+//   hot           messages without the (business_account_id, status, created_at) index, fillfactor 80: the
+//                 message update is HOT (no index entries)
+//   hot-3         hot, and events without the kind, status and recipient list-filter indexes
+//   narrow        hot, and status events as narrow rows (id, message id, status code, time, dedupe key) with
+//                 two indexes, instead of rows of `events` (what a separate status table would cost)
+//   append        narrow rows only: no message lock and no message update (message status read from them)
+//
+// "if PostgreSQL had both cores" = 2 / (CPU per event): the ceiling of events/s with nothing else running.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { machine, printMachine, writeResult } from './lib/report.js';
+import { ROOT, log, runBench } from './lib/stack.js';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
+const CHUNK = 100;
+const STATUSES = ['sent', 'delivered', 'read'] as const;
+const ALL_DESIGNS = ['schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append'] as const;
+const DESIGNS = (process.env.BENCH_DESIGNS?.split(',') ?? ALL_DESIGNS) as Design[];
+type Design = (typeof ALL_DESIGNS)[number];
+
+/** CPU ticks (1/100 s) of every PostgreSQL process on this machine. */
+function postgresTicks(): number {
+  let ticks = 0;
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const text = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const comm = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+      if (!comm.startsWith('postgres')) continue;
+      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks;
+}
+
+const CHANGES: Record<Design, string[]> = {
+  schema: [],
+  unnest: [],
+  noraw: [],
+  notrig: ['DROP TRIGGER event_counts_insert ON events', 'DROP TRIGGER events_feed_notify ON events'],
+  hot: ['DROP INDEX messages_business_account_id_status_created_at_idx', 'ALTER TABLE messages SET (fillfactor = 80)'],
+  'hot-3': [
+    'DROP INDEX messages_business_account_id_status_created_at_idx',
+    'ALTER TABLE messages SET (fillfactor = 80)',
+    'DROP INDEX events_waba_id_kind_created_at_id_idx',
+    'DROP INDEX events_waba_id_status_created_at_id_idx',
+    'DROP INDEX events_waba_id_recipient_created_at_id_idx',
+  ],
+  narrow: [
+    'DROP INDEX messages_business_account_id_status_created_at_idx',
+    'ALTER TABLE messages SET (fillfactor = 80)',
+    'CREATE TABLE status_rows (id bigserial PRIMARY KEY, message_id int NOT NULL, status smallint NOT NULL, at timestamptz NOT NULL, dedupe_key text NOT NULL UNIQUE)',
+  ],
+  append: ['CREATE TABLE status_rows (id bigserial PRIMARY KEY, message_id int NOT NULL, status smallint NOT NULL, at timestamptz NOT NULL, dedupe_key text NOT NULL UNIQUE)'],
+};
+
+interface Item {
+  message: number;
+  wamid: string;
+  status: (typeof STATUSES)[number];
+  at: string;
+  key: string;
+}
+
+async function prepare(adminUrl: string, design: Design): Promise<{ url: string; db: pg.Client; businessAccountId: string }> {
+  const name = `floor_${design.replace('-', '_')}`;
+  const admin = new pg.Client(adminUrl);
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  execFileSync(path.join(ROOT, 'node_modules/.bin/tsx'), ['prisma/migrate.ts', 'deploy'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url.toString() }, stdio: 'ignore' });
+  const db = new pg.Client(url.toString());
+  await db.connect();
+  for (const sql of CHANGES[design]) await db.query(sql);
+  const org = (await db.query<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'floor') RETURNING id`)).rows[0]!.id;
+  const businessAccountId = (
+    await db.query<{ id: string }>(
+      `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
+       VALUES (gen_random_uuid(), $1, '310000000000001', 'floor', 'x', now()) RETURNING id`,
+      [org],
+    )
+  ).rows[0]!.id;
+  await db.query(
+    `INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, content, status,
+                           upstream_message_id, sent_at, created_at, updated_at)
+     SELECT $1, '402000000000011', '4477' || lpad(i::text, 8, '0'), 'template', 'hello_world', 'en_US', '{"components":[]}', 'sent',
+            'wamid.floor.' || i, now(), now(), now() FROM generate_series(0, $2 - 1) i`,
+    [businessAccountId, Math.ceil(EVENTS / 3)],
+  );
+  await db.query('VACUUM ANALYZE');
+  return { url: url.toString(), db, businessAccountId };
+}
+
+function items(): Item[][] {
+  const messages = Math.ceil(EVENTS / 3);
+  const out: Item[][] = [];
+  for (let j = 0; j < EVENTS; j += CHUNK) {
+    const chunk: Item[] = [];
+    for (let k = j; k < Math.min(EVENTS, j + CHUNK); k++) {
+      const message = k % messages;
+      const status = STATUSES[Math.floor(k / messages)]!;
+      chunk.push({ message, wamid: `wamid.floor.${message}`, status, at: new Date(1_790_000_000_000 + k).toISOString(), key: `status:wamid.floor.${message}:${status}` });
+    }
+    out.push(chunk);
+  }
+  return out;
+}
+
+/** The rows the worker stores for these statuses (its insert statement's shape, raw item included). */
+function eventRows(chunk: Item[], withRaw = true): string {
+  return JSON.stringify(eventObjects(chunk, withRaw));
+}
+
+function eventObjects(chunk: Item[], withRaw = true) {
+  return chunk.map((r) => {
+      const pricing = r.status === 'read' ? null : { billable: true, pricing_model: 'PMP', category: 'utility' };
+      const raw = { id: r.wamid, status: r.status, timestamp: String(Date.parse(r.at) / 1000), recipient_id: `4477${String(r.message).padStart(8, '0')}`, ...(pricing ? { pricing } : {}), metadata: { display_phone_number: '15550001111', phone_number_id: '402000000000011' } };
+      return {
+        deliveryId: 1, wabaId: '310000000000001', phoneNumberId: '402000000000011', eventType: 'messages', kind: 'status_update', title: `Message ${r.status}`,
+        status: r.status, recipient: raw.recipient_id, userId: null, messageId: r.wamid, upstreamTimestamp: r.at, errorCode: null, errorTitle: null,
+        errorDetail: null, raw: withRaw ? raw : {}, pricing: withRaw ? pricing : null, dedupeKey: r.key, processed: true, attempts: 0,
+      };
+    });
+}
+
+/** The same rows as typed arrays (one parameter per column) instead of one JSON document. */
+function eventArrays(chunk: Item[]): unknown[] {
+  const rows = eventObjects(chunk);
+  return [
+    rows.map((r) => r.deliveryId), rows.map((r) => r.wabaId), rows.map((r) => r.phoneNumberId), rows.map((r) => r.eventType), rows.map((r) => r.kind),
+    rows.map((r) => r.title), rows.map((r) => r.status), rows.map((r) => r.recipient), rows.map((r) => r.userId), rows.map((r) => r.messageId),
+    rows.map((r) => r.upstreamTimestamp), rows.map((r) => r.errorCode), rows.map((r) => r.errorTitle), rows.map((r) => r.errorDetail),
+    rows.map((r) => JSON.stringify(r.raw)), rows.map((r) => (r.pricing ? JSON.stringify(r.pricing) : null)), rows.map((r) => r.dedupeKey),
+    rows.map((r) => r.processed), rows.map((r) => r.attempts),
+  ];
+}
+
+const INSERT_EVENTS_UNNEST = `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
+                     upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
+ SELECT d.di, d.w, d.ph, d.et, d.k, d.ti, d.s, d.r, d.u, d.m, d.ts, d.ec, d.etl, d.ed, d.raw, d.pr, d.dk, d.p, CASE WHEN d.p THEN now() END, d.a FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+        $9::text[], $10::text[], $11::timestamptz[], $12::int[], $13::text[], $14::text[], $15::jsonb[], $16::jsonb[], $17::text[], $18::boolean[], $19::int[])
+        AS d(di, w, ph, et, k, ti, s, r, u, m, ts, ec, etl, ed, raw, pr, dk, p, a)
+ ON CONFLICT (dedupe_key) DO NOTHING
+ RETURNING id, dedupe_key, created_at`;
+
+const INSERT_EVENTS = `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
+                     upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
+ SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."userId", d."messageId",
+        d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d.pricing, d."dedupeKey", d.processed,
+        CASE WHEN d.processed THEN now() END, d.attempts
+   FROM jsonb_to_recordset($1::jsonb) AS d("deliveryId" int, "wabaId" text, "phoneNumberId" text, "eventType" text, kind text,
+        title text, status text, recipient text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
+        "errorTitle" text, "errorDetail" text, raw jsonb, pricing jsonb, "dedupeKey" text, processed boolean, attempts int)
+ ON CONFLICT (dedupe_key) DO NOTHING
+ RETURNING id, dedupe_key, created_at`;
+
+const INSERT_NARROW = `INSERT INTO status_rows (message_id, status, at, dedupe_key)
+ SELECT * FROM unnest($1::int[], $2::smallint[], $3::timestamptz[], $4::text[]) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;
+
+async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<void> {
+  for (const chunk of chunks) {
+    await db.query('BEGIN');
+    const ids = new Map<string, number>();
+    if (design !== 'append') {
+      const locked = await db.query<{ id: number; w: string }>(
+        `SELECT id, upstream_message_id AS w FROM messages WHERE upstream_message_id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+        [chunk.map((r) => r.wamid)],
+      );
+      for (const r of locked.rows) ids.set(r.w, r.id);
+    }
+    if (design === 'narrow' || design === 'append') {
+      await db.query(INSERT_NARROW, [chunk.map((r) => r.message + 1), chunk.map((r) => STATUSES.indexOf(r.status)), chunk.map((r) => r.at), chunk.map((r) => r.key)]);
+    } else if (design === 'unnest') {
+      await db.query(INSERT_EVENTS_UNNEST, eventArrays(chunk));
+    } else {
+      await db.query(INSERT_EVENTS, [eventRows(chunk, design !== 'noraw')]);
+    }
+    if (design !== 'append') {
+      await db.query(
+        `UPDATE messages m SET status = u.s, delivered_at = CASE WHEN u.s IN ('delivered', 'read') THEN coalesce(m.delivered_at, u.at) ELSE m.delivered_at END,
+                read_at = CASE WHEN u.s = 'read' THEN u.at ELSE m.read_at END, updated_at = now()
+           FROM unnest($1::int[], $2::text[], $3::timestamptz[]) AS u(id, s, at) WHERE m.id = u.id`,
+        [chunk.map((r) => ids.get(r.wamid)), chunk.map((r) => r.status), chunk.map((r) => r.at)],
+      );
+    }
+    await db.query('COMMIT');
+  }
+}
+
+await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (stack) => {
+  const m = machine();
+  printMachine(m);
+  const results: { design: Design; eventsPerSecondOneConnection: number; postgresCpuUsPerEvent: number; ceilingEventsPerSecond: number }[] = [];
+  for (const design of DESIGNS) {
+    const { db } = await prepare(stack.databaseUrl, design);
+    const chunks = items();
+    // Warm-up on other messages is not possible without changing the figures' rows; the first chunk's planning
+    // is part of the measurement (≈ 300 chunks).
+    const t0 = performance.now();
+    const ticks0 = postgresTicks();
+    await run(db, design, chunks);
+    const ms = performance.now() - t0;
+    const cpuMs = (postgresTicks() - ticks0) * 10;
+    await db.end();
+    const us = (cpuMs / EVENTS) * 1000;
+    const row = { design, eventsPerSecondOneConnection: Math.round(EVENTS / (ms / 1000)), postgresCpuUsPerEvent: Number(us.toFixed(1)), ceilingEventsPerSecond: Math.round(2e6 / us) };
+    results.push(row);
+    log(`${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`);
+  }
+  writeResult('status-floor', { machine: m, events: EVENTS, chunk: CHUNK, results, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
+});
