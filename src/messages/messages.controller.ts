@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiPage } from '../core/http/openapi.js';
+import { ApiEnvelope, ApiErrors, ApiPage } from '../core/http/openapi.js';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
@@ -53,13 +53,15 @@ export class MessagesController {
     description: 'Accepted by the upstream platform: status `sent` (or later, when a status webhook for it arrived while a timed-out call was still pending)',
   })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key), or a permanent upstream rejection with the failed message in `data`' })
-  @ApiResponse({
-    status: 424,
-    description:
-      "The business account cannot send, answered before anything is stored or sent: Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send. The message names the reason",
-  })
-  @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out; the failed attempt is in `data`' })
+  @ApiErrors(
+    {
+      422: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error`',
+      424: "The business account cannot send, answered before anything is stored or sent (no `data`): Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send: the stored `failed` message in `data`. The message names the reason",
+      429: 'Rate limit of the key pair exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform\'s rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one',
+      502: 'Upstream platform unavailable or timed out: the failed attempt in `data` (on a timeout the outcome is unknown: a later status webhook can still move it forward)',
+    },
+    { data: MessageView },
+  )
   async send(
     @CurrentApiKey() scope: ApiKeyScope,
     @Body() dto: SendMessageDto,

@@ -4047,16 +4047,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key), or a permanent upstream rejection with the failed message in `data` */
+            /** @description Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        data?: components["schemas"]["MessageView"];
+                    };
                 };
             };
-            /** @description The business account cannot send, answered before anything is stored or sent: Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send. The message names the reason */
+            /** @description The business account cannot send, answered before anything is stored or sent (no `data`): Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send: the stored `failed` message in `data`. The message names the reason */
             424: {
                 headers: {
                     [name: string]: unknown;
@@ -4068,10 +4070,12 @@ export interface operations {
                      *       "message": "Failed Dependency"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        data?: components["schemas"]["MessageView"];
+                    };
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4083,10 +4087,12 @@ export interface operations {
                      *       "message": "Too Many Requests"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        data?: components["schemas"]["MessageView"];
+                    };
                 };
             };
-            /** @description Upstream platform unavailable or timed out; the failed attempt is in `data` */
+            /** @description Upstream platform unavailable or timed out: the failed attempt in `data` (on a timeout the outcome is unknown: a later status webhook can still move it forward) */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -4098,7 +4104,9 @@ export interface operations {
                      *       "message": "Bad Gateway"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["ErrorEnvelope"] & {
+                        data?: components["schemas"]["MessageView"];
+                    };
                 };
             };
         };

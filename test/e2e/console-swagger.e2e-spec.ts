@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from '../utils/test-app.js';
 interface Operation {
   operationId?: string;
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: Record<string, unknown> }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: { $ref?: string; allOf?: Array<{ $ref?: string }> } }> }>;
 }
 
 /**
@@ -70,11 +70,22 @@ describe('Console routes in the OpenAPI document', () => {
     const untyped = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).flatMap(([method, op]) =>
         Object.entries(op.responses)
-          .filter(([status, r]) => Number(status) >= 400 && r.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorEnvelope')
+          .filter(([status, r]) => {
+            const schema = r.content?.['application/json']?.schema;
+            // The envelope itself, or the envelope with a typed `data` (allOf: envelope, {data}).
+            const envelope = schema?.$ref ?? schema?.allOf?.[0]?.$ref;
+            return Number(status) >= 400 && envelope !== '#/components/schemas/ErrorEnvelope';
+          })
           .map(([status]) => `${method.toUpperCase()} ${path} ${status}`),
       ),
     );
     expect(untyped).toEqual([]);
+    // A send the upstream platform refused (or that timed out) carries the stored failed message in `data`.
+    for (const status of ['422', '424', '429', '502']) {
+      expect(doc.paths['/messages']!.post!.responses[status]!.content!['application/json']!.schema).toEqual({
+        allOf: [{ $ref: '#/components/schemas/ErrorEnvelope' }, { type: 'object', properties: { data: { $ref: '#/components/schemas/MessageView' } } }],
+      });
+    }
     expect(doc.info.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
   });
 

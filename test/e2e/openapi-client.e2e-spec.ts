@@ -68,12 +68,23 @@ const statusCode: number = invalid.error.statusCode;
 const field: string | undefined = invalid.error.errors?.[0]?.field;
 const reason: string | undefined = invalid.error.errors?.[0]?.message;
 
+// Meta refuses this recipient (131026): the stored failed message comes back typed in the error's data.
+const refused = await client.POST('/messages', {
+  headers: keys,
+  body: { phoneNumberId: env('PHONE_NUMBER_ID'), to: '15550000001', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' },
+});
+if (!refused.error) throw new Error('a refused send was answered as a success');
+const failed: MessageView | undefined = 'data' in refused.error ? refused.error.data : undefined;
+const failedStatus: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | undefined = failed?.status;
+const failedCode: number | null | undefined = failed?.error?.code;
+
 console.log(JSON.stringify({
   sent: { httpStatus: sent.response.status, id, status, wamid, to: message.to, templateName: message.templateName },
   read: { id: read.data.data.id, to: read.data.data.to, history },
   listed: { ids: page.items.map((m) => m.id), total, page: page.page },
   events,
   invalid: { httpStatus: invalid.response.status, statusCode, message: invalid.error.message, field, reason },
+  refused: { httpStatus: refused.response.status, id: failed?.id, status: failedStatus, code: failedCode },
 }));
 `;
 
@@ -120,7 +131,7 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
     await stack?.close();
   });
 
-  it('generates types, typechecks a strict script against them, and runs it: send, read back, list, events, a typed 422', async () => {
+  it('generates types, typechecks a strict script against them, and runs it: send, read back, list, events, a typed 422, a refused send with its typed data', async () => {
     const source = path.join(dir, 'client.ts');
     writeFileSync(source, CLIENT_SOURCE);
     expect(typecheck(source)).toEqual([]);
@@ -148,6 +159,7 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
       listed: { ids: number[]; total: number; page: number };
       events: Array<{ kind: string; status: string | null; messageId: string | null }>;
       invalid: { httpStatus: number; statusCode: number; message: string; field?: string; reason?: string };
+      refused: { httpStatus: number; id?: number; status?: string; code?: number | null };
     };
 
     const stored = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.sent.id } });
@@ -157,6 +169,9 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
     expect(out.listed).toEqual({ ids: [out.sent.id], total: 1, page: 1 });
     expect(out.events).toEqual(expect.arrayContaining([{ kind: 'status_update', status: 'delivered', messageId: out.sent.wamid }]));
     expect(out.invalid).toEqual({ httpStatus: 422, statusCode: 422, message: 'Field Validation Failed', field: 'to', reason: expect.stringContaining('to') });
+    const refused = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.refused.id } });
+    expect(out.refused).toEqual({ httpStatus: 422, id: refused.id, status: 'failed', code: 131026 });
+    expect(refused).toMatchObject({ status: 'failed', errorCode: 131026, to: '15550000001' });
   });
 
   it('fails to compile a script that reads a field the document does not have, or skips a required path parameter', () => {

@@ -82,10 +82,20 @@ export function ApiPage(model: Type<unknown>, opts: { description?: string; or?:
   );
 }
 
-/** Error answers, each `{statusCode, message, errors?}` (ErrorEnvelopeDoc) with its own description. */
-export function ApiErrors(errors: Record<number, string>) {
+/**
+ * Error answers, each `{statusCode, message, errors?}` (ErrorEnvelopeDoc) with its own description. With
+ * `data`, the envelope may also carry `data` of that model (e.g. the stored failed message of a send the
+ * upstream platform rejected).
+ */
+export function ApiErrors(errors: Record<number, string>, opts: { data?: Type<unknown> } = {}) {
+  const data = opts.data;
+  const schema = data
+    ? { allOf: [{ $ref: getSchemaPath(ErrorEnvelopeDoc) }, { type: 'object', properties: { data: { $ref: getSchemaPath(data) } } }] }
+    : undefined;
   return applyDecorators(
-    ApiExtraModels(ErrorEnvelopeDoc),
-    ...Object.entries(errors).map(([status, description]) => ApiResponse({ status: Number(status), description, type: ErrorEnvelopeDoc })),
+    ApiExtraModels(ErrorEnvelopeDoc, ...(data ? [data] : [])),
+    ...Object.entries(errors).map(([status, description]) =>
+      schema ? ApiResponse({ status: Number(status), description, schema }) : ApiResponse({ status: Number(status), description, type: ErrorEnvelopeDoc }),
+    ),
   );
 }
