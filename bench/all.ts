@@ -11,7 +11,8 @@
 //
 // Order: PostgreSQL/Redis/simulator start; (a) and (b) run while no API or worker process exists (so they compete
 // with nothing of the service, and the worker's sweeper never sees the reference's rows, which are deleted after
-// each reference mode); then the API and worker start for (c) and send. Each target: saturation (as fast as
+// each reference mode); then the API and worker start for (c) and send (each send phase after a settle: CHECKPOINT,
+// VACUUM ANALYZE and until the machine is idle, see settle()). Each target: saturation (as fast as
 // BENCH_CONNECTIONS connections go) and a fixed BENCH_INGEST_RATE (default 500/s). Every figure carries the CPU
 // used per operation by each process group and, beside it, the CPU taken by "other" processes (everything not
 // started by this bench) and the 1-minute load average (/proc/loadavg) at the end of that measurement.
@@ -24,8 +25,9 @@
 //                     (skip parts), BENCH_LIMIT_S=1500
 import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { CpuMeter, formatCpu, type CpuUsage } from './lib/cpu.js';
+import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
@@ -297,6 +299,23 @@ async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// between targets
+
+/**
+ * Each send phase starts on a settled database, not in the write-back of the phase before it (the batch phase
+ * leaves 100,000 new event rows and 33,000 updated messages behind; PostgreSQL writes them out and autovacuum
+ * visits both tables for many seconds after the last event is processed): a CHECKPOINT, VACUUM ANALYZE of the
+ * tables the phases write, then until the machine has 1.6 of its 2 cores idle over a second (at most 30 s).
+ */
+async function settle(stack: Stack, before: string): Promise<void> {
+  const t0 = Date.now();
+  await stack.db.query('CHECKPOINT');
+  await stack.db.query('VACUUM ANALYZE messages, events, webhook_deliveries, idempotency_keys');
+  const quiet = await waitUntilQuiet(Math.max(1, os.cpus().length - 0.4), 30_000);
+  log(`settled before ${before} in ${((Date.now() - t0) / 1000).toFixed(1)} s (checkpoint, vacuum; idle ${quiet.idleCores} cores)`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // send
 
 async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
@@ -329,6 +348,7 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   ];
   const url = stack.apiUrls.length === 1 ? stack.apiUrl : stack.apiUrls;
   const target = `send, ${KEYS} key pairs`;
+  await settle(stack, 'send');
   const since = (await stack.db.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   const warm = await load('send warm-up', { url, connections: 16, amount: 1500, requests });
   const meter = new CpuMeter(() => stack.cpuLabels());
@@ -337,6 +357,7 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const satCpu = meter.end();
   console.log(formatCpu(satCpu));
   const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api');
+  await settle(stack, `send at ${SEND_RATE}/s`);
   meter.begin();
   const fixed = await paced(`send ${SEND_RATE}/s`, { url, connections: FIXED_CONNECTIONS, durationS: SEND_S, rate: SEND_RATE, requests });
   const fixedCpu = meter.end();

@@ -107,3 +107,20 @@ export function formatCpu(u: CpuUsage | null): string {
   return `  CPU (cores busy, of ${os.cpus().length}): ${parts.join(', ')}; idle ${u.idleCores.toFixed(2)}`;
 }
 
+
+/**
+ * Waits until the machine is quiet: at least `minIdleCores` idle over a whole second (background work of the
+ * previous phase, such as PostgreSQL writing out or vacuuming what it stored, has ended), at most `maxMs`.
+ * Returns the idle cores of the last second and how long it waited.
+ */
+export async function waitUntilQuiet(minIdleCores: number, maxMs: number): Promise<{ idleCores: number; waitedMs: number }> {
+  const t0 = Date.now();
+  let idle = 0;
+  while (Date.now() - t0 < maxMs) {
+    const before = idleTicks();
+    await new Promise((r) => setTimeout(r, 1000));
+    idle = (idleTicks() - before) / TICKS_PER_SECOND;
+    if (idle >= minIdleCores) break;
+  }
+  return { idleCores: Math.round(idle * 100) / 100, waitedMs: Date.now() - t0 };
+}
