@@ -17,17 +17,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { readPidFile, removePidFile, writePidFile } from './state.js';
 import {
+  Aborted,
   Child,
-  PortInUseError,
   StackError,
   allPids,
-  assertPortFree,
   fileSize,
-  freePort,
   isAlive,
   killAndWait,
+  maskUrl,
   procReadlink,
   readFrom,
   readText,
@@ -37,10 +35,10 @@ import {
   stopping,
   tailLines,
   writeFileAtomic,
-  Aborted,
-  maskUrl,
   type StopStep,
 } from './process.js';
+import { PrivateService, type Launch } from './service.js';
+import { readPidFile, removePidFile } from './state.js';
 
 export const PG_USER = 'postgres';
 export const PG_PASSWORD = 'postgres';
@@ -70,13 +68,9 @@ export interface PostgresOptions {
   log?: Log;
 }
 
-export class Postgres {
-  port: number;
-  /** How often PostgreSQL was (re)started. */
-  starts = 0;
+export class Postgres extends PrivateService {
   version = '';
   dataDir = '';
-  proc?: Child;
   readonly logFile: string;
   private prepared?: Promise<void>;
   /** initdb ran in this process: a failing start is not a reason to re-initialise. */
@@ -86,7 +80,7 @@ export class Postgres {
   private readonly log: Log;
 
   constructor(private readonly o: PostgresOptions) {
-    this.port = o.port ?? 0;
+    super(o.dir, 'PostgreSQL', o.port);
     this.logFile = path.join(o.dir, 'postgres.log');
     this.log = o.log ?? (() => undefined);
   }
@@ -95,66 +89,45 @@ export class Postgres {
     return `postgresql://${PG_USER}:${encodeURIComponent(PG_PASSWORD)}@127.0.0.1:${this.port}/${encodeURIComponent(db)}`;
   }
 
-  alive(): boolean {
-    return this.proc?.alive() ?? false;
-  }
-
-  /** Initialises the cluster when needed, then starts it (on the same port as before, after a stop). */
+  /**
+   * Initialises the cluster when needed, then starts it (on the same port as before, after a stop). The stop
+   * (PG_STOP_STEPS) is a fast shutdown first, what `pg_ctl stop -m fast` sends: open transactions roll back.
+   */
   async start(): Promise<void> {
-    if (this.alive()) throw new Error('PostgreSQL is already running');
-    // A requested port is checked before anything else (an initdb for nothing, say).
-    if (this.port !== 0 && this.starts === 0) await assertPortFree('PostgreSQL', this.port);
+    await this.checkRequestedPort();
     this.prepared ??= this.prepare();
     await this.prepared;
     let fresh = this.freshCluster;
     let lockCleaned = false;
     let permsFixed = false;
-    for (let attempt = 1; attempt <= 6; attempt++) {
-      if (stopping()) throw new Aborted();
-      const fixed = this.port !== 0;
-      const port = fixed ? this.port : await freePort();
-      const res = await this.startOn(port);
-      if (res.ok) return;
-      const kind = classify(res.text);
-      if (kind === 'port' && fixed) throw new PortInUseError('PostgreSQL', port);
-      if (kind === 'port') continue;
-      if (kind === 'locked' && !lockCleaned) {
-        lockCleaned = true;
-        await stopStalePostgres(this.o.dir);
-        continue;
-      }
-      if (kind === 'libs' && !rebuilt) {
-        await rebuildPgPackage(this.bins.pkg, tailLines(res.text, 1).join(''), this.log);
-        continue;
-      }
-      if (kind === 'perms' && this.ids && !permsFixed) {
-        permsFixed = true;
-        spawnSync('chown', ['-R', `${this.ids.uid}:${this.ids.gid}`, this.dataDir]);
-        fs.chmodSync(this.dataDir, 0o700);
-        continue;
-      }
-      if (!fresh && kind !== 'environment') {
+    await this.attempts(
+      (port) => this.startOn(port),
+      async (text) => {
+        const kind = classify(text);
+        if (kind === 'locked' && !lockCleaned) {
+          lockCleaned = true;
+          await stopStalePostgres(this.o.dir);
+          return true;
+        }
+        if (kind === 'libs' && !rebuilt) {
+          await rebuildPgPackage(this.bins.pkg, tailLines(text, 1).join(''), this.log);
+          return true;
+        }
+        if (kind === 'perms' && this.ids && !permsFixed) {
+          permsFixed = true;
+          spawnSync('chown', ['-R', `${this.ids.uid}:${this.ids.gid}`, this.dataDir]);
+          fs.chmodSync(this.dataDir, 0o700);
+          return true;
+        }
+        if (fresh || kind === 'environment') return false;
         this.log('PostgreSQL failed to start from the existing data dir; re-initialising it. Its log said:');
-        for (const l of tailLines(res.text, 15)) this.log(`    ${l}`);
+        for (const l of tailLines(text, 15)) this.log(`    ${l}`);
         this.moveAside();
         await this.initdb();
         fresh = true;
-        continue;
-      }
-      throw new StackError(`PostgreSQL failed to start${res.exit ? ` (exit ${res.exit})` : ''}`, 1, res.text);
-    }
-    throw new StackError('PostgreSQL failed to start (no free port after several attempts)');
-  }
-
-  /** Fast shutdown (what `pg_ctl stop -m fast` sends): open transactions roll back, connections are cut. */
-  async stop(): Promise<void> {
-    await this.proc?.stop();
-    removePidFile(this.o.dir, 'postgres');
-  }
-
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
+        return true;
+      },
+    );
   }
 
   /** Creates the databases that do not exist yet. */
@@ -235,59 +208,34 @@ export class Postgres {
     }
   }
 
-  private async startOn(port: number): Promise<{ ok: true } | { ok: false; text: string; exit?: string }> {
-    const offset = fileSize(this.logFile);
-    fs.appendFileSync(this.logFile, `\n===== postgres start ${new Date().toISOString()} port ${port} =====\n`);
-    const proc = await Child.start({
-      name: 'postgres',
-      cmd: this.bins.postgres,
-      args: [
-        '-D', this.dataDir,
-        '-p', String(port),
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'unix_socket_directories=',
-        '-c', 'max_connections=200',
-        ...(this.o.settings ?? []).flatMap((s) => ['-c', s]),
-      ],
-      logFile: this.logFile,
-      env: { ...process.env, LC_MESSAGES: 'C' },
-      ...(this.ids ?? {}),
-      orphanSignal: 'SIGINT',
-      stopSteps: PG_STOP_STEPS,
-    });
-    writePidFile(this.o.dir, 'postgres', proc.pid, { dataDir: this.dataDir, port });
+  private startOn(port: number): Promise<Launch> {
     const config = { host: '127.0.0.1', port, user: PG_USER, password: PG_PASSWORD, database: 'postgres', ssl: false, connectionTimeoutMillis: 1_000 };
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    let lastError = '';
-    for (;;) {
-      if (stopping()) throw new Aborted();
-      if (proc.done) {
-        removePidFile(this.o.dir, 'postgres');
-        const r = await proc.exited;
-        return { ok: false, text: readFrom(this.logFile, offset), exit: String(r.code ?? r.signal) };
-      }
+    const probe = async (): Promise<boolean | string> => {
       try {
         await pgQuery(config, 'SELECT 1');
-        this.proc = proc;
-        this.port = port;
-        this.starts++;
-        return { ok: true };
+        return true;
       } catch (e) {
-        lastError = (e as Error).message;
         const code = (e as { code?: string }).code;
-        if (code === '28P01' || code === '28000') {
-          await proc.stop();
-          removePidFile(this.o.dir, 'postgres');
-          return { ok: false, text: `authentication as ${PG_USER} failed: ${lastError}` };
-        }
+        return code === '28P01' || code === '28000' ? `authentication as ${PG_USER} failed: ${(e as Error).message}` : false;
       }
-      if (Date.now() > deadline) {
-        await proc.stop();
-        removePidFile(this.o.dir, 'postgres');
-        throw new StackError(`PostgreSQL did not accept connections within ${secs(READY_TIMEOUT_MS)} (${lastError})`, 1, readFrom(this.logFile, offset));
-      }
-      await sleep(40);
-    }
+    };
+    const args = ['-D', this.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+    return this.launch(
+      {
+        name: 'postgres',
+        cmd: this.bins.postgres,
+        args: [...args, ...(this.o.settings ?? []).flatMap((s) => ['-c', s])],
+        logFile: this.logFile,
+        env: { ...process.env, LC_MESSAGES: 'C' },
+        ...(this.ids ?? {}),
+        orphanSignal: 'SIGINT',
+        stopSteps: PG_STOP_STEPS,
+      },
+      port,
+      { dataDir: this.dataDir },
+      probe,
+      READY_TIMEOUT_MS,
+    );
   }
 }
 

@@ -5,28 +5,23 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
-import { removePidFile, readPidFile, writePidFile } from './state.js';
 import {
   Aborted,
-  Child,
-  PortInUseError,
   StackError,
   allPids,
-  assertPortFree,
-  fileSize,
-  freePort,
   isAlive,
   killAndWait,
   maskUrl,
   procCmdline,
   procReadlink,
-  readFrom,
   realpathOr,
   secs,
   sleep,
   stopping,
   type StopStep,
 } from './process.js';
+import { PrivateService } from './service.js';
+import { readPidFile, removePidFile } from './state.js';
 
 const READY_TIMEOUT_MS = 30_000;
 const GIVEN_URL_TIMEOUT_MS = 30_000;
@@ -46,16 +41,14 @@ export interface RedisOptions {
   log?: Log;
 }
 
-export class Redis {
-  port: number;
+export class Redis extends PrivateService {
   version = '';
-  proc?: Child;
   readonly logFile: string;
   private readonly dataDir: string;
   private readonly log: Log;
 
   constructor(private readonly o: RedisOptions) {
-    this.port = o.port ?? 0;
+    super(o.dir, 'redis-server', o.port);
     this.logFile = path.join(o.dir, 'redis.log');
     this.dataDir = path.join(o.dir, 'redis');
     this.log = o.log ?? (() => undefined);
@@ -65,72 +58,27 @@ export class Redis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  alive(): boolean {
-    return this.proc?.alive() ?? false;
-  }
-
   async start(): Promise<void> {
-    if (this.alive()) throw new Error('Redis is already running');
-    if (this.port !== 0 && !this.proc) await assertPortFree('redis-server', this.port);
+    await this.checkRequestedPort();
     const bin = this.o.bin ?? (await findRedisServer(this.log));
     this.version ||= /v=(\d+(?:\.\d+)*)/.exec(spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? '?';
     fs.mkdirSync(this.dataDir, { recursive: true });
-    for (let attempt = 1; attempt <= 6; attempt++) {
-      const fixed = this.port !== 0;
-      const port = fixed ? this.port : await freePort();
-      const res = await this.startOn(bin, port);
-      if (res.ok) return;
-      const inUse = /Address already in use|bind/i.test(res.text);
-      if (inUse && fixed) throw new PortInUseError('redis-server', port);
-      if (inUse) continue;
-      throw new StackError(`redis-server failed to start${res.exit ? ` (exit ${res.exit})` : ''}`, 1, res.text);
-    }
-    throw new StackError('redis-server failed to start (no free port after several attempts)');
-  }
-
-  async stop(): Promise<void> {
-    await this.proc?.stop();
-    removePidFile(this.o.dir, 'redis');
-  }
-
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
-  }
-
-  private async startOn(bin: string, port: number): Promise<{ ok: true } | { ok: false; text: string; exit?: string }> {
-    const offset = fileSize(this.logFile);
-    fs.mkdirSync(this.o.dir, { recursive: true });
-    fs.appendFileSync(this.logFile, `\n===== redis-server start ${new Date().toISOString()} port ${port} =====\n`);
-    const proc = await Child.start({
-      name: 'redis',
-      cmd: bin,
-      args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', this.dataDir, '--logfile', ''],
-      logFile: this.logFile,
-      cwd: this.dataDir,
-      stopSteps: REDIS_STOP_STEPS,
-    });
-    writePidFile(this.o.dir, 'redis', proc.pid, { port, dir: this.dataDir });
-    const deadline = Date.now() + READY_TIMEOUT_MS;
-    for (;;) {
-      if (stopping()) throw new Aborted();
-      if (proc.done) {
-        removePidFile(this.o.dir, 'redis');
-        const r = await proc.exited;
-        return { ok: false, text: readFrom(this.logFile, offset), exit: String(r.code ?? r.signal) };
-      }
-      if (await redisPing({ host: '127.0.0.1', port })) {
-        this.proc = proc;
-        this.port = port;
-        return { ok: true };
-      }
-      if (Date.now() > deadline) {
-        await proc.stop();
-        removePidFile(this.o.dir, 'redis');
-        throw new StackError(`redis-server did not answer PING within ${secs(READY_TIMEOUT_MS)}`, 1, readFrom(this.logFile, offset));
-      }
-      await sleep(20);
-    }
+    await this.attempts((port) =>
+      this.launch(
+        {
+          name: 'redis',
+          cmd: bin,
+          args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', this.dataDir, '--logfile', ''],
+          logFile: this.logFile,
+          cwd: this.dataDir,
+          stopSteps: REDIS_STOP_STEPS,
+        },
+        port,
+        { dir: this.dataDir },
+        () => redisPing({ host: '127.0.0.1', port }),
+        READY_TIMEOUT_MS,
+      ),
+    );
   }
 }
 
