@@ -11,7 +11,14 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
   },
   // test/medium: each repository against the real PostgreSQL, without the API (Immich's middle tier).
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/simulator/**/*.spec.ts', '<rootDir>/test/medium/**/*.spec.ts', '<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+  // test/stack: the stack module (scripts/stack/) with PostgreSQL and Redis of its own.
+  testMatch: [
+    '<rootDir>/src/**/*.spec.ts',
+    '<rootDir>/simulator/**/*.spec.ts',
+    '<rootDir>/test/medium/**/*.spec.ts',
+    '<rootDir>/test/stack/**/*.spec.ts',
+    '<rootDir>/test/e2e/**/*.e2e-spec.ts',
+  ],
   testTimeout: 30000,
   maxWorkers: 2,
 };

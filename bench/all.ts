@@ -31,7 +31,7 @@ import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
-import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/stack.js';
+import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
 
 const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
@@ -163,7 +163,7 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
 
 async function helloTarget(stack: Stack, tenant: { wabaId: string; phoneNumberId: string }): Promise<Row[]> {
   const port = await freePort();
-  const hello = stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(port) });
+  const hello = await stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(port) });
   await waitFor('hello server', async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' })).ok, 10_000, [hello]);
   const url = `http://127.0.0.1:${port}`;
   const sample = new StatusPlan('hello', 20_000).deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
@@ -243,7 +243,7 @@ async function refStats(url: string): Promise<{ batches: number; rows: number; m
 async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberId: string }, windowMs: number): Promise<Row[]> {
   const port = await freePort();
   const name = `ref-w${windowMs}`;
-  const proc = stack.spawnExtra(name, [path.join(ROOT, 'bench/reference/group-commit-receiver.mjs')], {
+  const proc = await stack.spawnExtra(name, [path.join(ROOT, 'bench/reference/group-commit-receiver.mjs')], {
     PORT: String(port),
     DATABASE_URL: stack.databaseUrl,
     APP_SECRET: stack.appSecret,

@@ -5,7 +5,7 @@
 //   npm run bench:events      (env: BENCH_EVENTS=5000000 BENCH_OTHER_EVENTS=500000 BENCH_REQUESTS=500)
 import { check, fmt, load, machine, printMachine, writeResult, type Check, type LoadSummary } from './lib/report.js';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
-import { log, runBench, type Stack } from './lib/stack.js';
+import { log, runBench, type Stack } from './lib/bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000_000);
 const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 500_000);

@@ -11,7 +11,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
 import { check, fmt, machine, printMachine, writeResult, type Check } from './lib/report.js';
-import { log, runBench, sleep, type Stack, type Tenant } from './lib/stack.js';
+import { log, runBench, sleep, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan } from './lib/webhooks.js';
 
 const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 20);

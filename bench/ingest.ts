@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ingestPhase, sized } from './lib/ingest.js';
 import { check, fmt, load, machine, printMachine, writeResult, type Check } from './lib/report.js';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
-import { ROOT, freePort, log, runBench, waitFor } from './lib/stack.js';
+import { ROOT, freePort, log, runBench, waitFor } from './lib/bench.js';
 import { StatusPlan, deliveryRequests } from './lib/webhooks.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -26,7 +26,7 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
 
   // The ceiling: same load generator, same bodies and connections, a server that does nothing.
   const helloPort = await freePort();
-  const hello = stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(helloPort) });
+  const hello = await stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(helloPort) });
   await waitFor('hello server', async () => (await fetch(`http://127.0.0.1:${helloPort}/`, { method: 'POST', body: '{}' })).ok, 10_000, [hello]);
   const sample = new StatusPlan('ceiling', 20_000).deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
   const meter = new CpuMeter(() => stack.cpuLabels());

@@ -8,7 +8,7 @@
 //                            ~BENCH_LOAD_S seconds of load sized from a warm-up; BENCH_COPIES=4 BENCH_CONNECTIONS=64)
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { check, fmt, machine, printMachine, writeResult, type Check } from './lib/report.js';
-import { log, runBench, type Stack } from './lib/stack.js';
+import { log, runBench, type Stack } from './lib/bench.js';
 
 const COPIES = Number(process.env.BENCH_COPIES ?? 4);
 const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);

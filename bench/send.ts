@@ -6,7 +6,7 @@ import type { RequestSpec } from 'autocannon';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
 import { paced } from './lib/paced.js';
 import { check, fmt, load, machine, printMachine, writeResult } from './lib/report.js';
-import { runBench } from './lib/stack.js';
+import { runBench } from './lib/bench.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);

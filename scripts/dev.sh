@@ -46,13 +46,17 @@ build
 
 pretty() { node_modules/.bin/pino-pretty --colorize --singleLine --translateTime 'HH:MM:ss.l' --ignore 'pid,hostname,service' | sed -u "s/^/[$1] /"; }
 
+# The node processes below exit by themselves when this script is gone (even after a kill -9; see
+# scripts/stack/parent-guard.mjs), as PostgreSQL and Redis do (start_services).
+export PARENT_GUARD_PID=$$
+
 # The simulator stands in for Meta unless UPSTREAM_BASE_URL points somewhere real.
 SEED_ARGS=()
 if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
   SIMULATOR_PORT="${SIMULATOR_PORT:-$(free_port 4010)}"
   say "starting the WhatsApp Cloud API simulator on port $SIMULATOR_PORT…"
   SIMULATOR_PORT="$SIMULATOR_PORT" SIMULATOR_WEBHOOK_URL="${SIMULATOR_WEBHOOK_URL:-http://127.0.0.1:$PORT/webhooks/whatsapp}" \
-    node_modules/.bin/tsx simulator/main.ts > >(sed -u 's/^/[simulator] /') 2>&1 &
+    node --import tsx --import ./scripts/stack/parent-guard.mjs simulator/main.ts > >(sed -u 's/^/[simulator] /') 2>&1 &
   CHILD_PIDS+=($!)
   export UPSTREAM_BASE_URL="http://127.0.0.1:$SIMULATOR_PORT/v23.0"
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null && break; sleep 0.2; done
@@ -60,12 +64,12 @@ if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
   SEED_ARGS=(SEED_WABA_ID="${SEED_WABA_ID:-310000000000001}" SEED_ACCESS_TOKEN="${SEED_ACCESS_TOKEN:-sim-token-waba-1}")
 fi
 
-NODE_ARGS=()
+NODE_ARGS=(--import ./scripts/stack/parent-guard.mjs)
 if [ "$WATCH" = 1 ]; then
   say "watch mode: recompiling on every change of src/, restarting the API and the worker on every build"
-  node_modules/.bin/tsc -w -p tsconfig.build.json --preserveWatchOutput > >(sed -u 's/^/[tsc] /') 2>&1 &
+  node --import ./scripts/stack/parent-guard.mjs node_modules/typescript/bin/tsc -w -p tsconfig.build.json --preserveWatchOutput > >(sed -u 's/^/[tsc] /') 2>&1 &
   CHILD_PIDS+=($!)
-  NODE_ARGS=(--watch)
+  NODE_ARGS+=(--watch)
 fi
 say "starting the API on port $PORT and the worker…"
 node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/main.js > >(pretty api) 2>&1 &

@@ -1,5 +1,6 @@
 // Preloaded (node --import) into every process a bench starts:
-// - the process exits when the bench that started it is gone (no orphans after a SIGKILLed bench);
+// - the process exits when the bench that started it is gone (no orphans after a SIGKILLed bench;
+//   scripts/stack/parent-guard.mjs);
 // - (SIGWINCH, because NestJS shutdown hooks listen to SIGUSR2) with BENCH_PROFILE_DIR set, SIGWINCH starts a CPU profile and the next SIGWINCH writes it to that directory
 //   (a profile of the steady state only, without start-up);
 // - otherwise SIGWINCH means "exit normally now", so that --cpu-prof writes its profile (it does not on a
@@ -7,11 +8,7 @@
 import fs from 'node:fs';
 import inspector from 'node:inspector';
 import path from 'node:path';
-
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) process.exit(1);
-}, 1000).unref();
+import '../../scripts/stack/parent-guard.mjs';
 
 const dir = process.env.BENCH_PROFILE_DIR;
 if (dir) {

@@ -66,12 +66,7 @@ export class CpuMeter {
     const labelOf = (pid: number): string => {
       for (let p: number | undefined = pid, depth = 0; p && depth < 50; depth++) {
         const own = roots.get(p);
-        if (own) {
-          const comm = procs.get(pid)?.comm ?? '';
-          // Under the services supervisor: split PostgreSQL from Redis.
-          if (own === 'services') return comm.startsWith('redis') ? 'redis' : comm.startsWith('postgres') ? 'postgres' : 'services';
-          return own;
-        }
+        if (own) return own;
         p = procs.get(p)?.ppid ?? this.start!.procs.get(p)?.ppid;
       }
       return 'other';

@@ -3,7 +3,7 @@
 import { CpuMeter, formatCpu, type CpuUsage } from './cpu.js';
 import { paced } from './paced.js';
 import { fmt, load, type LoadSummary } from './report.js';
-import { log, type Stack, type Tenant } from './stack.js';
+import { log, type Stack, type Tenant } from './bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId, waitProcessed, type ProcessingOutcome } from './webhooks.js';
 
 export interface PhaseOptions {

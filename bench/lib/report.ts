@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT } from './stack.js';
+import { ROOT } from './bench.js';
 
 export interface LoadSummary {
   label: string;

@@ -65,7 +65,8 @@ ensure_prisma_client() {
   fi
 }
 
-# Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run.
+# Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run by the
+# stack module's CLI (scripts/stack/cli.ts, run through tsx; stops with this script, even after a kill -9).
 start_services() {
   if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}" ]; then
     say "using the given DATABASE_URL and REDIS_URL"
@@ -74,7 +75,7 @@ start_services() {
   local log="$STATE_DIR/services.log" env_file="$STATE_DIR/services.env"
   rm -f "$env_file"
   say "starting local services (PostgreSQL and/or Redis)…"
-  node scripts/local-services.mjs --state-dir "$STATE_DIR" --parent-pid $$ "$@" >"$log" 2>&1 &
+  node --import tsx scripts/stack/cli.ts --state-dir "$STATE_DIR" --parent-pid $$ "$@" >"$log" 2>&1 &
   SERVICES_PID=$!
   local waited=0
   until [ -f "$env_file" ]; do

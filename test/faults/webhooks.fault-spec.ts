@@ -12,15 +12,14 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ApiProcess, WorkerProcess, ensureBuilt, httpStatus, migrate, type AppEnv } from './harness/app.js';
-import { Db, ackedNotStored, createTenant, progress, storedByHash, verdict, type FaultTenant, type Verdict } from './harness/db.js';
-import { buildWorkload, rebatch, send, steady, type Scheduled, type SendStats, type Workload, type WorkloadOptions } from './harness/load.js';
-import { stopAll, tail } from './harness/proc.js';
-import { Postgres, RedisServer } from './harness/services.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { appEnv, build, httpStatus, migrate, startApi, startWorker, type NodeProcessOptions, type Served } from '../../scripts/stack/app.js';
+import { Postgres } from '../../scripts/stack/postgres.js';
+import { stopAll, tail } from '../../scripts/stack/process.js';
+import { Redis as RedisServer } from '../../scripts/stack/redis.js';
+import { Db, ackedNotStored, createTenant, progress, storedByHash, verdict, type FaultTenant, type Verdict } from './db.js';
+import { buildWorkload, rebatch, send, steady, type Scheduled, type SendStats, type Workload, type WorkloadOptions } from './load.js';
 const SECRET = 'fault-suite-app-secret';
 /** How long processing may take after the load ends (worker takeover of a killed worker's jobs needs ~15 s). */
 const SETTLE_MS = 40_000;
@@ -42,10 +41,10 @@ const out = (line: string) => process.stdout.write(`[faults] ${line}\n`);
 let dir: string;
 let pgServer: Postgres;
 let redis: RedisServer;
-let api: ApiProcess;
-let worker: WorkerProcess;
+let api: Served;
+let worker: Served;
+let workerOpts: NodeProcessOptions;
 let db: Db;
-let appEnv: AppEnv;
 let failed = false;
 const summary: string[] = [];
 
@@ -56,27 +55,32 @@ beforeAll(async () => {
 
 async function startStack(): Promise<void> {
   const t = Date.now();
-  const build = ensureBuilt(ROOT);
-  pgServer = new Postgres(ROOT, dir);
-  redis = new RedisServer(dir);
-  await pgServer.init();
+  const built = await build();
+  // The run's directory is a private mkdtemp one: the postgres OS user (when we are root) must reach its data dir.
+  fs.chmodSync(dir, 0o755);
+  // A throw-away cluster: no OS crash to survive. Commits stay synchronous (a fast shutdown loses nothing).
+  pgServer = new Postgres({ dir, settings: ['fsync=off', 'full_page_writes=off'] });
+  redis = new RedisServer({ dir });
   await Promise.all([pgServer.start(), redis.start()]);
-  await pgServer.createDatabase('bmapi');
+  await pgServer.ensureDatabases(['bmapi']);
   const databaseUrl = pgServer.url('bmapi');
-  migrate(ROOT, databaseUrl);
+  await migrate(databaseUrl);
   db = new Db(databaseUrl);
   await db.installAudit();
-  appEnv = { databaseUrl, redisUrl: redis.url, appSecret: SECRET, extra: { WEBHOOK_SWEEP_INTERVAL_MS: '2000' } };
-  api = new ApiProcess(ROOT, path.join(dir, 'api.log'));
-  worker = new WorkerProcess(ROOT, path.join(dir, 'worker.log'));
-  await Promise.all([api.start(appEnv), worker.start(appEnv)]);
+  const env = {
+    // Nothing upstream is called by the webhook path; a closed loopback port makes any accidental call fail fast.
+    ...appEnv({ databaseUrl, redisUrl: redis.url, appSecret: SECRET, encryptionKey: randomBytes(32).toString('hex'), queuePrefix: 'faults', upstreamBaseUrl: 'http://127.0.0.1:9/v23.0' }),
+    WEBHOOK_SWEEP_INTERVAL_MS: '2000',
+  };
+  workerOpts = { name: 'worker', logDir: dir, env: { ...env, LOG_LEVEL: 'info' } };
+  [api, worker] = await Promise.all([startApi({ name: 'api', logDir: dir, env: { ...env, LOG_LEVEL: process.env.FAULTS_API_LOG_LEVEL ?? 'warn' } }), startWorker(workerOpts)]);
   // Warm-up (first queries, JIT), so that the scenarios' latencies are the steady state's.
   const warm = await prepare('warmup', 10, { inbound: 5 });
   const warmStats = await send(steady(warm.workload.deliveries, 50), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: 30_000 });
   await settle(warm);
   if (warmStats.acked !== warm.workload.deliveries.length) throw new Error(`warm-up: ${JSON.stringify(warmStats.answers)}`);
   out(
-    `stack up in ${secs(Date.now() - t)}${build.built ? ` (built dist in ${secs(build.ms)})` : ''}: PostgreSQL 127.0.0.1:${pgServer.port}, ` +
+    `stack up in ${secs(Date.now() - t)}${built.built ? ` (built dist in ${secs(built.ms)})` : ''}: PostgreSQL 127.0.0.1:${pgServer.port}, ` +
       `Redis 127.0.0.1:${redis.port}, API ${api.url} (pid ${api.proc.pid}), worker pid ${worker.proc.pid}; logs in ${dir}`,
   );
 }
@@ -89,7 +93,7 @@ afterAll(async () => {
   await db?.close().catch(() => undefined);
   // Worker and API first (they hold connections), then Redis, PostgreSQL last.
   const rank: Record<string, number> = { worker: 0, api: 1, redis: 2, postgres: 3 };
-  await stopAll((m) => rank[m.name] ?? 0);
+  await stopAll((c) => rank[c.name] ?? 0);
   if (dir) {
     if (failed || process.env.FAULTS_KEEP_LOGS) out(`logs kept in ${dir} (api.log, worker.log, postgres.log, redis.log)`);
     else fs.rmSync(dir, { recursive: true, force: true });
@@ -276,7 +280,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       blocker.release();
       const after = await progress(db, s.tenant.wabaId);
       await sleep(1500);
-      await worker.start(appEnv);
+      worker = await startWorker(workerOpts);
       const stats = await sending;
       const o = await conclude(
         'b. worker SIGKILL',

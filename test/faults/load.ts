@@ -2,7 +2,7 @@
 // retries every answer other than 200 (same bytes, same signature) with growing delays.
 import { createHash, createHmac, randomInt } from 'node:crypto';
 import http from 'node:http';
-import { metaJson } from '../../../simulator/meta-json.js';
+import { metaJson } from '../../simulator/meta-json.js';
 import type { FaultTenant, ItemKey } from './db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

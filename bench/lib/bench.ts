@@ -1,16 +1,19 @@
-// The whole service, started for a benchmark and stopped afterwards: PostgreSQL + Redis (scripts/local-services.mjs,
-// or the given DATABASE_URL / REDIS_URL), migrations, a build, the simulator, N API processes and M worker
+// A bench's whole service, started through the stack module (scripts/stack/) and stopped afterwards:
+// PostgreSQL + Redis (private ones in .local/bench/<bench>-services, fresh data each run; or the given
+// DATABASE_URL / REDIS_URL), migrations, a private build, the simulator, N API processes and M worker
 // processes, each its own OS process with its output in .local/bench/logs/<bench>/. Everything started here is
-// stopped by stop(), also on Ctrl-C, SIGTERM, an exception or the bench's time limit (see runBench()).
-import { spawn, type ChildProcess } from 'node:child_process';
+// stopped by stop(), also on Ctrl-C, SIGTERM, an exception or the bench's time limit (see runBench()); if the
+// bench itself is killed, the stack's watchdogs stop its processes (and child-guard.mjs makes node children exit).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { ROOT, appEnv, build as buildInto, migrate, startApi, startSimulator, startWorker, type NodeProcessOptions } from '../../scripts/stack/app.js';
+import { Child, freePort, sleep, waitFor } from '../../scripts/stack/process.js';
+import { startServices, stopStale, type Services } from '../../scripts/stack/services.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { ROOT, freePort, sleep, waitFor };
 export const BENCH_LOCAL = path.join(ROOT, '.local', 'bench');
 /**
  * A private build (not dist/), so that a bench never races another engineer's build or test run.
@@ -19,108 +22,7 @@ export const BENCH_LOCAL = path.join(ROOT, '.local', 'bench');
 export const BUILD_DIR = process.env.BENCH_BUILD_DIR ? path.resolve(process.env.BENCH_BUILD_DIR) : path.join(BENCH_LOCAL, 'build');
 const GUARD = pathToFileURL(path.join(ROOT, 'bench/lib/child-guard.mjs')).href;
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const log = (msg: string) => console.log(`[bench] ${msg}`);
-
-// ---------------------------------------------------------------------------------------------------------
-// child processes
-
-export class Proc {
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  done = false;
-  expectedExit = false;
-
-  constructor(
-    readonly name: string,
-    readonly child: ChildProcess,
-    readonly logFile: string,
-  ) {
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.done = true;
-        if (!this.expectedExit) console.error(`[bench] ${name} (pid ${child.pid}) exited unexpectedly: code ${code} signal ${signal}; log: ${path.relative(ROOT, logFile)}`);
-        resolve({ code, signal });
-      });
-      child.once('error', (err) => {
-        this.done = true;
-        console.error(`[bench] ${name} could not start: ${err.message}`);
-        resolve({ code: null, signal: null });
-      });
-    });
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  /** SIGTERM (or `signal`), then SIGKILL after `graceMs`. Resolves when the process is gone. */
-  async stop(graceMs = 15_000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    this.expectedExit = true;
-    if (this.done) return;
-    this.child.kill(signal);
-    const timer = setTimeout(() => {
-      if (!this.done) {
-        console.error(`[bench] ${this.name} did not stop within ${graceMs} ms; SIGKILL`);
-        this.child.kill('SIGKILL');
-      }
-    }, graceMs);
-    await this.exited;
-    clearTimeout(timer);
-  }
-
-  tail(lines = 30): string {
-    try {
-      return fs.readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-    } catch {
-      return '';
-    }
-  }
-}
-
-function spawnProc(name: string, logDir: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, guard = true): Proc {
-  fs.mkdirSync(logDir, { recursive: true });
-  const logFile = path.join(logDir, `${name}.log`);
-  const fd = fs.openSync(logFile, 'w');
-  // Node children get the guard preloaded: they exit when the bench is gone, and on SIGWINCH (profiling).
-  const argv = guard && cmd === process.execPath ? ['--import', GUARD, ...args] : args;
-  const child = spawn(cmd, argv, { cwd: ROOT, env: guard ? { ...env, BENCH_PROC_NAME: name, ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}) } : env, stdio: ['ignore', fd, fd] });
-  fs.closeSync(fd);
-  return new Proc(name, child, logFile);
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, label: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${label} failed (exit ${code}):\n${out.trim()}`))));
-  });
-}
-
-/** Polls `probe` until it returns true; throws after `timeoutMs`. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, procs: Proc[] = []): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await probe().catch(() => false)) return;
-    const dead = procs.find((p) => p.done);
-    if (dead) throw new Error(`${what}: ${dead.name} exited during start-up:\n${dead.tail()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not ready within ${timeoutMs} ms${procs[0] ? `\n${procs[0].tail()}` : ''}`);
-    await sleep(100);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // build
@@ -137,14 +39,8 @@ export async function build(): Promise<void> {
     return;
   }
   const t = Date.now();
-  fs.mkdirSync(BUILD_DIR, { recursive: true });
   try {
-    await run(
-      path.join(ROOT, 'node_modules/.bin/tsc'),
-      ['-p', 'tsconfig.build.json', '--outDir', BUILD_DIR, '--tsBuildInfoFile', path.join(BUILD_DIR, '.tsbuildinfo')],
-      process.env,
-      'tsc',
-    );
+    await buildInto(BUILD_DIR, { force: true });
   } catch (err) {
     if (process.env.BENCH_ALLOW_TYPE_ERRORS !== '1' || !fs.existsSync(path.join(BUILD_DIR, 'src/main.js'))) throw err;
     console.error(`[bench] tsc reported errors; continuing (BENCH_ALLOW_TYPE_ERRORS=1):\n${(err as Error).message}`);
@@ -200,13 +96,12 @@ export class Stack {
   simUrl = '';
   apiUrls: string[] = [];
   db!: pg.Pool;
-  readonly apis: Proc[] = [];
-  readonly workers: Proc[] = [];
-  private services?: Proc;
-  private simulator?: Proc;
-  private readonly extra: Proc[] = [];
+  readonly apis: Child[] = [];
+  readonly workers: Child[] = [];
+  private services?: Services;
+  private simulator?: Child;
+  private readonly extra: Child[] = [];
   private stopping?: Promise<void>;
-  private ownServices = false;
 
   constructor(readonly opts: StackOptions) {
     this.logDir = path.join(BENCH_LOCAL, 'logs', opts.name);
@@ -221,7 +116,7 @@ export class Stack {
     fs.rmSync(this.logDir, { recursive: true, force: true });
     fs.mkdirSync(this.logDir, { recursive: true });
     await Promise.all([this.startServices(), build()]);
-    await this.migrate();
+    await migrate(this.databaseUrl);
     this.db = new pg.Pool({ connectionString: this.databaseUrl, max: 4 });
     this.db.on('error', () => undefined);
     // For measuring a proposed schema change before it becomes a migration (e.g. an index): SQL run once here.
@@ -236,36 +131,17 @@ export class Stack {
 
   private async startServices(): Promise<void> {
     if (process.env.DATABASE_URL && process.env.REDIS_URL) {
-      this.databaseUrl = process.env.DATABASE_URL;
-      this.redisUrl = process.env.REDIS_URL;
       log('using the given DATABASE_URL and REDIS_URL (rows from earlier runs stay; each run uses its own tenant and queue prefix)');
-      return;
+    } else {
+      // A fresh PostgreSQL for every run: leftovers of an interrupted run are stopped and their data removed.
+      await stopStale(this.servicesDir, { supervisor: true });
+      fs.rmSync(this.servicesDir, { recursive: true, force: true });
     }
-    const script = path.join(ROOT, 'scripts/local-services.mjs');
-    // A fresh PostgreSQL for every run: leftovers of an interrupted run are stopped and their data removed.
-    await run(process.execPath, [script, '--state-dir', this.servicesDir, '--stop-stale'], process.env, 'local-services --stop-stale').catch(() => undefined);
-    fs.rmSync(this.servicesDir, { recursive: true, force: true });
-    fs.mkdirSync(this.servicesDir, { recursive: true });
     const t = Date.now();
-    this.ownServices = true;
-    // Not guarded: the supervisor watches --parent-pid itself and must stop PostgreSQL/Redis on its way out.
-    this.services = spawnProc('services', this.logDir, process.execPath, [script, '--state-dir', this.servicesDir, '--db-name', 'bench', '--parent-pid', String(process.pid)], process.env, false);
-    const envFile = path.join(this.servicesDir, 'services.env');
-    await waitFor('PostgreSQL and Redis', async () => fs.existsSync(envFile), 180_000, [this.services]);
-    const vars = Object.fromEntries(
-      fs
-        .readFileSync(envFile, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('='))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
-    this.databaseUrl = vars.DATABASE_URL!;
-    this.redisUrl = vars.REDIS_URL!;
-    log(`PostgreSQL and Redis ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
-  }
-
-  private async migrate(): Promise<void> {
-    await run(path.join(ROOT, 'node_modules/.bin/tsx'), ['prisma/migrate.ts', 'deploy'], { ...process.env, DATABASE_URL: this.databaseUrl }, 'migrate deploy');
+    this.services = await startServices({ dir: this.servicesDir, dbName: 'bench' });
+    this.databaseUrl = this.services.databaseUrl;
+    this.redisUrl = this.services.redisUrl;
+    if (this.services.postgres || this.services.redis) log(`PostgreSQL and Redis ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
   }
 
   private profileArgs(kind: 'api' | 'worker'): string[] {
@@ -277,23 +153,24 @@ export class Stack {
     return ['--cpu-prof', '--cpu-prof-dir', dir];
   }
 
-  private serviceEnv(port: number): NodeJS.ProcessEnv {
+  /** How the bench starts a node process of the stack: its log in the log dir, the child guard preloaded. */
+  private node(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): NodeProcessOptions {
+    const guardEnv = { BENCH_PROC_NAME: name, ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}) };
+    return { name, buildDir: BUILD_DIR, logDir: this.logDir, truncate: true, env: { ...env, ...guardEnv }, nodeArgs: ['--import', GUARD, ...nodeArgs], readyMs: 90_000 };
+  }
+
+  private serviceEnv(): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'production',
-      ENV_FILE: 'none',
-      WORKER_METRICS_PORT: '0',
-      PORT: String(port),
+      ...appEnv({
+        databaseUrl: this.databaseUrl,
+        redisUrl: this.redisUrl,
+        queuePrefix: `bench${this.runId}`,
+        upstreamBaseUrl: `${this.simUrl}/v23.0`,
+        appSecret: this.appSecret,
+        verifyToken: this.verifyToken,
+        encryptionKey: this.encryptionKey,
+      }),
       LOG_LEVEL: 'warn',
-      SWAGGER_ENABLED: 'false',
-      DATABASE_URL: this.databaseUrl,
-      REDIS_URL: this.redisUrl,
-      QUEUE_PREFIX: `bench${this.runId}`,
-      UPSTREAM_BASE_URL: `${this.simUrl}/v23.0`,
-      WHATSAPP_APP_SECRET: this.appSecret,
-      WHATSAPP_VERIFY_TOKEN: this.verifyToken,
-      ENCRYPTION_KEY: this.encryptionKey,
       // The per-key and console limiters are not what these benches measure.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
@@ -310,59 +187,49 @@ export class Stack {
   }
 
   private async startSimulator(): Promise<void> {
-    const port = await freePort();
-    this.simUrl = `http://127.0.0.1:${port}`;
-    this.simulator = spawnProc('simulator', this.logDir, process.execPath, [path.join(BUILD_DIR, 'simulator/main.js')], {
-      PATH: process.env.PATH,
-      SIMULATOR_PORT: String(port),
-      SIMULATOR_WEBHOOKS: this.opts.simulatorWebhooks ? 'on' : 'off',
-      WHATSAPP_APP_SECRET: this.appSecret,
-    });
-    await waitFor('simulator', async () => (await fetch(`${this.simUrl}/_sim/health`)).ok, 30_000, [this.simulator]);
+    const env = { SIMULATOR_WEBHOOKS: this.opts.simulatorWebhooks ? 'on' : 'off', WHATSAPP_APP_SECRET: this.appSecret };
+    const sim = await startSimulator({ ...this.node('simulator', env), readyMs: 30_000 });
+    this.simulator = watch(sim.proc);
+    this.simUrl = sim.url;
   }
 
   async startApis(n: number): Promise<void> {
     if (n <= 0) return;
-    const started: Proc[] = [];
-    for (let i = 0; i < n; i++) {
-      const port = await freePort();
-      const name = `api${this.apis.length + 1}`;
-      const proc = spawnProc(name, this.logDir, process.execPath, [...this.profileArgs('api'), path.join(BUILD_DIR, 'src/main.js')], this.serviceEnv(port));
-      this.apis.push(proc);
-      started.push(proc);
-      this.apiUrls.push(`http://127.0.0.1:${port}`);
-    }
-    await Promise.all(
-      started.map((p, i) => waitFor(p.name, async () => (await fetch(`${this.apiUrls[this.apiUrls.length - n + i]}/health/ready`)).ok, 90_000, [p])),
+    const first = this.apis.length;
+    const started = await Promise.all(
+      Array.from({ length: n }, (_, i) => startApi(this.node(`api${first + i + 1}`, this.serviceEnv(), this.profileArgs('api')))),
     );
+    for (const s of started) {
+      this.apis.push(watch(s.proc));
+      this.apiUrls.push(s.url);
+    }
     log(`${n} API process(es) ready: ${this.apiUrls.join(', ')}`);
   }
 
   async startWorkers(n: number): Promise<void> {
     if (n <= 0) return;
-    for (let i = 0; i < n; i++) {
-      const name = `worker${this.workers.length + 1}`;
-      this.workers.push(spawnProc(name, this.logDir, process.execPath, [...this.profileArgs('worker'), path.join(BUILD_DIR, 'src/worker.js')], this.serviceEnv(0)));
-    }
-    // The worker has no HTTP; give it a moment and make sure it did not die on start-up.
-    await sleep(1500);
-    const dead = this.workers.find((w) => w.done);
-    if (dead) throw new Error(`${dead.name} exited on start-up:\n${dead.tail()}`);
-    if (n > 0) log(`${n} worker process(es) started`);
+    const first = this.workers.length;
+    const started = await Promise.all(
+      Array.from({ length: n }, (_, i) => startWorker(this.node(`worker${first + i + 1}`, this.serviceEnv(), this.profileArgs('worker')))),
+    );
+    this.workers.push(...started.map((s) => watch(s.proc)));
+    log(`${n} worker process(es) ready`);
   }
 
-  /** Spawns an extra process that stop() also stops (e.g. the node:http ceiling server). */
-  spawnExtra(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-    const proc = spawnProc(name, this.logDir, process.execPath, args, { PATH: process.env.PATH, ...env });
-    this.extra.push(proc);
+  /** Starts an extra node process that stop() also stops (e.g. the node:http ceiling server). */
+  async spawnExtra(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Child> {
+    const o = this.node(name, { PATH: process.env.PATH, ...env });
+    const proc = await Child.start({ name, cmd: process.execPath, args: [...o.nodeArgs!, ...args], logFile: path.join(this.logDir, `${name}.log`), truncate: true, cwd: ROOT, env: o.env });
+    this.extra.push(watch(proc));
     return proc;
   }
 
   /** pid → group label, for the CPU meter. */
   cpuLabels(): Map<number, string> {
     const m = new Map<number, string>([[process.pid, 'loadgen']]);
-    const add = (p: Proc | undefined, label: string) => p?.pid && m.set(p.pid, label);
-    add(this.services, 'services');
+    const add = (p: Child | undefined, label: string) => p && m.set(p.pid, label);
+    add(this.services?.postgres?.proc, 'postgres');
+    add(this.services?.redis?.proc, 'redis');
     add(this.simulator, 'simulator');
     this.apis.forEach((p) => add(p, 'api'));
     this.workers.forEach((p) => add(p, 'worker'));
@@ -372,7 +239,8 @@ export class Stack {
 
   /** Throws when a service process died during the run. */
   assertAlive(): void {
-    const dead = [this.services, this.simulator, ...this.apis, ...this.workers, ...this.extra].find((p) => p && p.done && !p.expectedExit);
+    const own = [this.services?.postgres?.proc, this.services?.redis?.proc, this.simulator, ...this.apis, ...this.workers, ...this.extra];
+    const dead = own.find((p) => p && p.done && !p.expectedExit);
     if (dead) throw new Error(`${dead.name} died during the run:\n${dead.tail()}`);
   }
 
@@ -385,12 +253,12 @@ export class Stack {
   private async doStop(): Promise<void> {
     const profiling = Boolean(process.env.BENCH_CPU_PROF);
     const app = [...this.apis, ...this.workers];
-    if (profiling) await Promise.all(app.map((p) => p.stop(20_000, 'SIGWINCH')));
-    await Promise.all([...app, ...this.extra, ...(this.simulator ? [this.simulator] : [])].map((p) => p.stop()));
+    if (profiling) await Promise.all(app.map((p) => p.stop([['SIGWINCH', 20_000]])));
+    await Promise.all([...app, ...this.extra, ...(this.simulator ? [this.simulator] : [])].map((p) => p.stop([['SIGTERM', 15_000], ['SIGKILL', 5_000]])));
     await this.db?.end().catch(() => undefined);
     if (this.services) {
-      await this.services.stop(60_000);
-      if (this.ownServices) fs.rmSync(this.servicesDir, { recursive: true, force: true });
+      await this.services.stop();
+      if (this.services.postgres) fs.rmSync(this.servicesDir, { recursive: true, force: true });
     }
     if (profiling) log(`CPU profiles in ${path.relative(ROOT, path.join(this.logDir, 'profiles'))}`);
   }
@@ -450,6 +318,14 @@ export class Stack {
     const key = (await postJson(`${this.apiUrl}/api-keys`, { wabaId, name }, 201, cookie)) as { data: { accessKey: string; secretKey: string } };
     return { accessKey: key.data.accessKey, secretKey: key.data.secretKey };
   }
+}
+
+/** Reports an exit nobody asked for as it happens (assertAlive() fails the run at its end). */
+function watch(proc: Child): Child {
+  void proc.exited.then(({ code, signal }) => {
+    if (!proc.expectedExit) console.error(`[bench] ${proc.name} (pid ${proc.pid}) exited unexpectedly: code ${code} signal ${signal}; log: ${path.relative(ROOT, proc.logFile ?? '')}`);
+  });
+  return proc;
 }
 
 async function postJson(url: string, body: unknown, expect?: number, cookie?: string): Promise<unknown> {
