@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { machine, printMachine, writeResult } from './lib/report.js';
-import { ROOT, log, runBench } from './lib/stack.js';
+import { ROOT, log, runBench } from './lib/bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
 const CHUNK = 100;
