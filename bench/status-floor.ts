@@ -22,6 +22,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
 import { ROOT, log, runBench } from './lib/bench.js';
 
@@ -163,16 +164,8 @@ const INSERT_EVENTS_UNNEST = `INSERT INTO events (delivery_id, waba_id, phone_nu
  ON CONFLICT (dedupe_key) DO NOTHING
  RETURNING id, dedupe_key, created_at`;
 
-const INSERT_EVENTS = `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
-                     upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
- SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."userId", d."messageId",
-        d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d.pricing, d."dedupeKey", d.processed,
-        CASE WHEN d.processed THEN now() END, d.attempts
-   FROM jsonb_to_recordset($1::jsonb) AS d("deliveryId" int, "wabaId" text, "phoneNumberId" text, "eventType" text, kind text,
-        title text, status text, recipient text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
-        "errorTitle" text, "errorDetail" text, raw jsonb, pricing jsonb, "dedupeKey" text, processed boolean, attempts int)
- ON CONFLICT (dedupe_key) DO NOTHING
- RETURNING id, dedupe_key, created_at`;
+/** The worker's own statement (events.repository.ts), so that the reference measures exactly what it runs. */
+const INSERT_EVENTS = INSERT_EVENTS_SQL;
 
 const INSERT_NARROW = `INSERT INTO status_rows (message_id, status, at, dedupe_key)
  SELECT * FROM unnest($1::int[], $2::smallint[], $3::timestamptz[], $4::text[]) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;

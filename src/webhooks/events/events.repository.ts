@@ -39,11 +39,9 @@ export interface InsertedEvent {
 /**
  * One statement per chunk; the unique dedupe_key makes it once-only across retries, redeliveries and workers
  * (the same key twice in one statement is stored once too). RETURNING names the rows this statement inserted,
- * not those stored before.
+ * not those stored before. Exported for bench/status-floor.ts, which measures this very statement alone.
  */
-const insertEvents = statement(
-  'insert_events',
-  `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
+export const INSERT_EVENTS_SQL = `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
                        upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
    SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."userId", d."messageId",
           d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d.pricing, d."dedupeKey", d.processed,
@@ -52,8 +50,8 @@ const insertEvents = statement(
           title text, status text, recipient text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
           "errorTitle" text, "errorDetail" text, raw jsonb, pricing jsonb, "dedupeKey" text, processed boolean, attempts int)
    ON CONFLICT (dedupe_key) DO NOTHING
-   RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`,
-);
+   RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`;
+const insertEvents = statement('insert_events', INSERT_EVENTS_SQL);
 
 const STORED_EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaId", phone_number_id AS "phoneNumberId", event_type AS "eventType",
   kind, status, recipient, user_id AS "userId", message_id AS "messageId", upstream_timestamp AS "upstreamTimestamp", error_code AS "errorCode",
