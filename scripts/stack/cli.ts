@@ -7,7 +7,8 @@
 // PostgreSQL and a private redis-server (scripts/stack/postgres.ts, redis.ts) on free ports bound to
 // 127.0.0.1, data kept in the state dir across runs. When everything accepts connections it writes
 // <state-dir>/services.env (DATABASE_URL, DATABASE_URL_<NAME>..., REDIS_URL, LOCAL_SERVICES_PID) atomically,
-// then stays alive until SIGINT/SIGTERM/SIGHUP or until its parent process dies, and stops what it started.
+// then stays alive until SIGTERM/SIGHUP (and SIGINT, unless --parent-pid names the process that decides when)
+// or until its parent process dies, and stops what it started.
 // If this process itself is killed (even SIGKILL), the watchdogs of scripts/stack/process.ts stop the services.
 //
 // Exit codes: 0 stopped normally, 1 failure / a service died, 2 redis-server missing (not root),
@@ -165,7 +166,14 @@ async function main(): Promise<void> {
   writePidFile(dir, 'supervisor', process.pid, { stateDir: dir, started: new Date().toISOString() });
   fs.rmSync(envFile, { force: true });
 
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => void shutdown(0, `received ${sig}`));
+  // Ctrl-C in a terminal reaches the whole foreground process group: the script that started this supervisor
+  // and, at the same moment, its API and worker. With --parent-pid the script decides the order (its cleanup
+  // stops the processes that use the database first, then sends SIGTERM here), so that an API flushing its
+  // last writes on the way out does not meet a database already going down; should the script die instead,
+  // the parent check below stops everything within a second.
+  const stopSignals = opts.parentPid ? (['SIGTERM', 'SIGHUP'] as const) : (['SIGINT', 'SIGTERM', 'SIGHUP'] as const);
+  if (opts.parentPid) process.on('SIGINT', () => log('SIGINT: left to the parent process, which stops the services last'));
+  for (const sig of stopSignals) process.on(sig, () => void shutdown(0, `received ${sig}`));
   for (const ev of ['uncaughtException', 'unhandledRejection'] as const) {
     process.on(ev, (e) => {
       report(e);

@@ -1,7 +1,8 @@
 // The stack module (scripts/stack/) on its own: private PostgreSQL and Redis in a temporary directory on free
 // ports (never the DATABASE_URL / REDIS_URL the test run itself uses), started, restarted on the same ports,
 // stopped; a requested port already taken; the CLI's services.env contract; and the services going away when
-// the process that started them dies (the CLI's --parent-pid, and a SIGKILL of the CLI itself).
+// the process that started them dies (the CLI's --parent-pid, and a SIGKILL of the CLI itself); a terminal's
+// Ctrl-C left to the parent script when there is one.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis as RedisClient } from 'ioredis';
@@ -182,5 +183,26 @@ describe('the CLI (scripts/stack/cli.ts, what dev.sh and test.sh run)', () => {
     again.kill('SIGTERM');
     expect(await exitOf(again)).toBe(0);
     expect(await gone(pids2, 5_000)).toBe(true);
+  }, 60_000);
+
+  it('Ctrl-C with a parent: SIGINT leaves the services to the parent script, which stops them last with SIGTERM', async () => {
+    const parent = spawn('sleep', ['600'], { stdio: 'ignore' });
+    fs.rmSync(envFile, { force: true });
+    try {
+      const sup = cli('--parent-pid', String(parent.pid));
+      const vars = await ready(sup);
+      const pids = servicePids();
+      // The terminal's SIGINT reaches the supervisor together with the script's API and worker, which may still
+      // be writing their last rows: the database stays up.
+      sup.kill('SIGINT');
+      await sleep(1_500);
+      expect(sup.exitCode).toBeNull();
+      expect(await selectDb(vars.DATABASE_URL!)).toBe('bmapi');
+      sup.kill('SIGTERM');
+      expect(await exitOf(sup)).toBe(0);
+      expect(await gone(pids, 5_000)).toBe(true);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   }, 60_000);
 });
