@@ -311,11 +311,10 @@ async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
  * in the send phase at 500/s.
  */
 const HOUSEKEEPING_FIRST_PASS_MS = 60_000 + 5_000;
-let workersStartedAt = 0;
 
 async function settle(stack: Stack, before: string): Promise<void> {
   const t0 = Date.now();
-  const housekeeping = workersStartedAt + HOUSEKEEPING_FIRST_PASS_MS - Date.now();
+  const housekeeping = stack.workersStartedAt + HOUSEKEEPING_FIRST_PASS_MS - Date.now();
   if (housekeeping > 0) await sleep(housekeeping);
   await stack.db.query('CHECKPOINT');
   await stack.db.query('VACUUM ANALYZE messages, events, webhook_deliveries, idempotency_keys');
@@ -445,7 +444,6 @@ await runBench({ name: 'all', apis: 0, workers: 0, simulatorWebhooks: false, lim
 
   await stack.startApis(1);
   await stack.startWorkers(1);
-  workersStartedAt = Date.now();
   const tenant = await stack.onboard();
   if (!SKIP.has('ingest')) rows.push(...(await serviceIngest(stack, tenant)));
   if (!SKIP.has('send')) rows.push(...(await sendTarget(stack, tenant)));

@@ -206,6 +206,9 @@ export class Stack {
     log(`${n} API process(es) ready: ${this.apiUrls.join(', ')}`);
   }
 
+  /** When the last workers were started (0: none yet): their scheduled housekeeping runs a minute later. */
+  workersStartedAt = 0;
+
   async startWorkers(n: number): Promise<void> {
     if (n <= 0) return;
     const first = this.workers.length;
@@ -213,6 +216,7 @@ export class Stack {
       Array.from({ length: n }, (_, i) => startWorker(this.node(`worker${first + i + 1}`, this.serviceEnv(), this.profileArgs('worker')))),
     );
     this.workers.push(...started.map((s) => watch(s.proc)));
+    this.workersStartedAt = Date.now();
     log(`${n} worker process(es) ready`);
   }
 
