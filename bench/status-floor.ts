@@ -3,7 +3,8 @@
 // gets a fresh database (the migrations applied, then the design's change) and the same work: BENCH_EVENTS
 // statuses (sent → delivered → read of BENCH_EVENTS / 3 messages, as `npm run bench`'s batch phase sends them),
 // stored in transactions of 100 on one connection the way the worker does (lock the messages, insert the event
-// rows, update each message once), and PostgreSQL's CPU time read from /proc for all its processes.
+// rows, update each message once), and PostgreSQL's CPU time read from /proc
+// (bench/lib/cpu.ts, all of its processes; only when the bench started PostgreSQL itself).
 //
 //   npm run bench:floor        (env: BENCH_EVENTS=30000)
 //
@@ -18,13 +19,13 @@
 //   append        narrow rows only: no message lock and no message update (message status read from them)
 //
 // "if PostgreSQL had both cores" = 2 / (CPU per event): the ceiling of events/s with nothing else running.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
+import { migrate } from '../scripts/stack/app.js';
 import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
-import { ROOT, log, runBench } from './lib/bench.js';
+import { CpuMeter } from './lib/cpu.js';
+import { log, runBench } from './lib/bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
 const CHUNK = 100;
@@ -32,24 +33,6 @@ const STATUSES = ['sent', 'delivered', 'read'] as const;
 const ALL_DESIGNS = ['schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append'] as const;
 const DESIGNS = (process.env.BENCH_DESIGNS?.split(',') ?? ALL_DESIGNS) as Design[];
 type Design = (typeof ALL_DESIGNS)[number];
-
-/** CPU ticks (1/100 s) of every PostgreSQL process on this machine. */
-function postgresTicks(): number {
-  let ticks = 0;
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const text = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
-      const comm = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
-      if (!comm.startsWith('postgres')) continue;
-      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks;
-}
 
 const CHANGES: Record<Design, string[]> = {
   schema: [],
@@ -89,7 +72,7 @@ async function prepare(adminUrl: string, design: Design): Promise<{ url: string;
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  execFileSync(path.join(ROOT, 'node_modules/.bin/tsx'), ['prisma/migrate.ts', 'deploy'], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url.toString() }, stdio: 'ignore' });
+  await migrate(url.toString());
   const db = new pg.Client(url.toString());
   await db.connect();
   for (const sql of CHANGES[design]) await db.query(sql);
@@ -209,11 +192,14 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     const chunks = items();
     // Warm-up on other messages is not possible without changing the figures' rows; the first chunk's planning
     // is part of the measurement (≈ 300 chunks).
+    const meter = new CpuMeter(() => stack.cpuLabels());
     const t0 = performance.now();
-    const ticks0 = postgresTicks();
+    meter.begin();
     await run(db, design, chunks);
+    const usage = meter.end();
     const ms = performance.now() - t0;
-    const cpuMs = (postgresTicks() - ticks0) * 10;
+    // PostgreSQL's processes as the stack's CPU meter labels them (none when DATABASE_URL points elsewhere: NaN).
+    const cpuMs = usage?.cores.postgres !== undefined ? usage.cores.postgres * usage.seconds * 1000 : NaN;
     await db.end();
     const us = (cpuMs / EVENTS) * 1000;
     const row = { design, eventsPerSecondOneConnection: Math.round(EVENTS / (ms / 1000)), postgresCpuUsPerEvent: Number(us.toFixed(1)), ceilingEventsPerSecond: Math.round(2e6 / us) };
