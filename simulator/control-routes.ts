@@ -215,8 +215,9 @@ const HEALTH_HELPERS: HealthRouteHelpers = {
 };
 
 function accountOf(ctx: SimContext, wabaId: unknown): SimAccount {
-  const account = typeof wabaId === 'string' ? ctx.store.account(wabaId) : undefined;
-  if (!account) throw new ControlError(404, `business account ${String(wabaId)} not found`);
+  if (typeof wabaId !== 'string' || wabaId === '') throw new ControlError(400, 'wabaId (the business account) is required');
+  const account = ctx.store.account(wabaId);
+  if (!account) throw new ControlError(404, `business account ${wabaId} not found`);
   return account;
 }
 

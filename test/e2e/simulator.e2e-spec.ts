@@ -707,6 +707,18 @@ describe('WhatsApp Cloud API simulator', () => {
       expect((await graph('/310000000000001', body.accessToken)).status).toBe(400);
       expect((await control('GET', 'health')).body.status).toBe('ok');
     });
+
+    it('names what is missing or unknown in a control request instead of posting anything', async () => {
+      const before = receiver.received.length;
+      const missing = await control('POST', 'inbound', { phoneNumberId: '402000000000011', from: '447700900123', text: 'hi' });
+      expect(missing).toEqual({ status: 400, body: { error: { message: 'wabaId (the business account) is required' } } });
+      const unknown = await control('POST', 'inbound', { wabaId: '399999999999999', phoneNumberId: '402000000000011', from: '447700900123', text: 'hi' });
+      expect(unknown).toEqual({ status: 404, body: { error: { message: 'business account 399999999999999 not found' } } });
+      // A valid one is posted at once (its answer carries the receiver's status): the two above posted nothing.
+      const valid = await control('POST', 'inbound', { wabaId: '310000000000001', phoneNumberId: '402000000000011', from: '447700900123', text: 'hi' });
+      expect(valid.body.delivery).toEqual({ status: 200 });
+      expect(receiver.received.length).toBe(before + 1);
+    });
   });
 
   it('close() ends hanging requests and pending timers promptly', async () => {
