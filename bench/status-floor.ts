@@ -198,25 +198,34 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
 await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (stack) => {
   const m = machine();
   printMachine(m);
-  const results: { design: Design; eventsPerSecondOneConnection: number; postgresCpuUsPerEvent: number; ceilingEventsPerSecond: number }[] = [];
+  const results: { design: Design; eventsPerSecondOneConnection: number; postgresCpuUsPerEvent: number; ceilingEventsPerSecond: number; walBytesPerEvent: number }[] = [];
   for (const design of DESIGNS) {
     const { db } = await prepare(stack.databaseUrl, design);
     const chunks = items();
     // Warm-up on other messages is not possible without changing the figures' rows; the first chunk's planning
     // is part of the measurement (≈ 300 chunks).
     const meter = new CpuMeter(() => stack.cpuLabels());
+    const lsn = async () => (await db.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn;
+    const lsn0 = await lsn();
     const t0 = performance.now();
     meter.begin();
     await run(db, design, chunks);
     const usage = meter.end();
     const ms = performance.now() - t0;
+    const walBytes = Number((await db.query<{ n: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS n', [await lsn(), lsn0])).rows[0]!.n);
     // PostgreSQL's processes as the stack's CPU meter labels them (none when DATABASE_URL points elsewhere: NaN).
     const cpuMs = usage?.cores.postgres !== undefined ? usage.cores.postgres * usage.seconds * 1000 : NaN;
     await db.end();
     const us = (cpuMs / EVENTS) * 1000;
-    const row = { design, eventsPerSecondOneConnection: Math.round(EVENTS / (ms / 1000)), postgresCpuUsPerEvent: Number(us.toFixed(1)), ceilingEventsPerSecond: Math.round(2e6 / us) };
+    const row = {
+      design,
+      eventsPerSecondOneConnection: Math.round(EVENTS / (ms / 1000)),
+      postgresCpuUsPerEvent: Number(us.toFixed(1)),
+      ceilingEventsPerSecond: Math.round(2e6 / us),
+      walBytesPerEvent: Math.round(walBytes / EVENTS),
+    };
     results.push(row);
-    log(`${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`);
+    log(`${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU and ${row.walBytesPerEvent} bytes of WAL per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`);
   }
   writeResult('status-floor', { machine: m, events: EVENTS, chunk: CHUNK, results, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
 });
