@@ -5,6 +5,7 @@ import { skipTake } from '../core/http/pagination.js';
 import { PrismaService } from '../core/prisma/prisma.service.js';
 import { connectionOf, planned, statement, type Tx } from '../core/prisma/sql.js';
 import type { ListMessagesQuery } from './dto/list-messages.query.js';
+import { claimKeySql, completeKeySql } from './send/idempotency-keys.repository.js';
 
 /**
  * The one owner of the `messages` table: every statement that reads or writes it from src/messages lives
@@ -397,23 +398,11 @@ const markFailed = statement(
    SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND ${SAME_ACCOUNT} AND NOT EXISTS (SELECT 1 FROM failed)`,
 );
 
-/**
- * The claim and the message in one statement. The claim is taken when the key is new, when its record expired
- * (24 h), or when an in-flight claim of the same body was abandoned (its lock ran out: a crashed request); the
- * message is inserted only if the claim was taken.
- */
+/** The claim (idempotency-keys.repository.ts) and the message in one statement: the message only if the claim was taken. */
 const insertPendingClaimingKey = statement(
   'insert_pending_message_claiming_key',
   `WITH claim AS (
-     INSERT INTO idempotency_keys AS k (api_key_id, key, request_hash, state, locked_until, created_at, expires_at)
-     VALUES ($2::uuid, $9, $10, 'in_flight', $12, $11, $13)
-     ON CONFLICT (api_key_id, key) DO UPDATE
-        SET request_hash = EXCLUDED.request_hash, state = 'in_flight', response_status = NULL, response_body = NULL,
-            locked_until = EXCLUDED.locked_until,
-            created_at = CASE WHEN k.expires_at <= $11 THEN EXCLUDED.created_at ELSE k.created_at END,
-            expires_at = CASE WHEN k.expires_at <= $11 THEN EXCLUDED.expires_at ELSE k.expires_at END
-      WHERE k.expires_at <= $11 OR (k.state = 'in_flight' AND k.locked_until <= $11 AND k.request_hash = EXCLUDED.request_hash)
-     RETURNING 1
+     ${claimKeySql({ apiKeyId: '$2', key: '$9', requestHash: '$10', now: '$11', lockedUntil: '$12', expiresAt: '$13' })}
    )
    INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
                          content, status, updated_at)
@@ -421,6 +410,7 @@ const insertPendingClaimingKey = statement(
    RETURNING ${INSERTED_COLUMNS}`,
 );
 
+/** pending → sent, and the key completed with its answer (idempotency-keys.repository.ts) only if this moved it. */
 const markSentCompletingKey = statement(
   'mark_message_sent_completing_key',
   `WITH sent AS (
@@ -428,8 +418,7 @@ const markSentCompletingKey = statement(
       WHERE id = $1 AND status = 'pending' AND ${SAME_ACCOUNT}
      RETURNING id
    ), completed AS (
-     UPDATE idempotency_keys SET state = 'completed', response_status = $7, response_body = $8::jsonb
-      WHERE api_key_id = $5::uuid AND key = $6 AND EXISTS (SELECT 1 FROM sent)
+     ${completeKeySql({ apiKeyId: '$5', key: '$6', statusCode: '$7', body: '$8', guard: 'EXISTS (SELECT 1 FROM sent)' })}
    )
    SELECT count(*)::int AS sent FROM sent`,
 );

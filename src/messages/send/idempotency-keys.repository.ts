@@ -8,11 +8,45 @@ export interface StoredResponse {
   body: unknown;
 }
 
+/** Where a composed statement keeps each value of a claim: its placeholders (`$2`, …). */
+export interface ClaimParams {
+  apiKeyId: string;
+  key: string;
+  requestHash: string;
+  now: string;
+  lockedUntil: string;
+  expiresAt: string;
+}
+
 /**
- * `idempotency_keys`, scoped to the key pair (its id is the first argument). Two more statements write this
- * table and live in MessagesRepository on purpose: the claim rides on the insert of the pending message and
- * the completion on its `pending → sent` write, so that a claim and its message commit together and a keyed
- * send costs no round trip more than an unkeyed one (insertPendingClaimingKey, markSentCompletingKey).
+ * The claim of a key, as the body of a CTE that returns one row when the claim was taken: when the key is new,
+ * when its record expired (24 h), or when an in-flight claim of the same body was abandoned (its lock ran out: a
+ * crashed request). MessagesRepository puts it in front of the insert of the pending message, so that a claim
+ * and its message commit together and a keyed send costs no round trip more than an unkeyed one.
+ */
+export const claimKeySql = (p: ClaimParams) => `INSERT INTO idempotency_keys AS k (api_key_id, key, request_hash, state, locked_until, created_at, expires_at)
+     VALUES (${p.apiKeyId}::uuid, ${p.key}, ${p.requestHash}, 'in_flight', ${p.lockedUntil}, ${p.now}, ${p.expiresAt})
+     ON CONFLICT (api_key_id, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, state = 'in_flight', response_status = NULL, response_body = NULL,
+            locked_until = EXCLUDED.locked_until,
+            created_at = CASE WHEN k.expires_at <= ${p.now} THEN EXCLUDED.created_at ELSE k.created_at END,
+            expires_at = CASE WHEN k.expires_at <= ${p.now} THEN EXCLUDED.expires_at ELSE k.expires_at END
+      WHERE k.expires_at <= ${p.now} OR (k.state = 'in_flight' AND k.locked_until <= ${p.now} AND k.request_hash = EXCLUDED.request_hash)
+     RETURNING 1`;
+
+/**
+ * The completion of a key with its answer, as the body of a CTE that runs only when `guard` (an SQL condition
+ * of the composing statement) holds: MessagesRepository completes it in the statement that moves the message
+ * `pending → sent`, and only if that statement moved it.
+ */
+export const completeKeySql = (p: { apiKeyId: string; key: string; statusCode: string; body: string; guard: string }) =>
+  `UPDATE idempotency_keys SET state = 'completed', response_status = ${p.statusCode}, response_body = ${p.body}::jsonb
+      WHERE api_key_id = ${p.apiKeyId}::uuid AND key = ${p.key} AND ${p.guard}`;
+
+/**
+ * `idempotency_keys`, scoped to the key pair (its id is the first argument). Every statement that writes this
+ * table is in this file: the claim and the completion that ride on a message's own writes are the SQL above,
+ * composed into MessagesRepository's statements (insertPendingClaimingKey, markSentCompletingKey).
  */
 @Injectable()
 export class IdempotencyKeysRepository {
