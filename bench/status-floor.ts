@@ -22,10 +22,14 @@
 //                 re-read only), no raw item stored; still one `events` row per status
 //
 // "if PostgreSQL had both cores" = 2 / (CPU per event): the ceiling of events/s with nothing else running.
+// Last, `worker`: what the worker's own code spends per event parsing and classifying the bodies the bench posts
+// (JSON.parse + the service's classify(), and the rows serialised for its INSERT): the part no design removes.
 import fs from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
+import { classify } from '../src/webhooks/processing/classify.js';
+import { StatusPlan } from './lib/webhooks.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
 import { CpuMeter } from './lib/cpu.js';
 import { log, runBench } from './lib/bench.js';
@@ -227,5 +231,42 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     results.push(row);
     log(`${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU and ${row.walBytesPerEvent} bytes of WAL per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`);
   }
-  writeResult('status-floor', { machine: m, events: EVENTS, chunk: CHUNK, results, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
+  const worker = workerFloor();
+  log(
+    `worker  ${EVENTS} statuses in deliveries of ${CHUNK}: parsing and classifying them costs the worker's own code ${worker.classifyUsPerEvent} µs of CPU per event ` +
+      `(${worker.parseUsPerEvent} µs of it JSON.parse); with the rows serialised for its INSERT, ${worker.withRowsUsPerEvent} µs`,
+  );
+  writeResult('status-floor', { machine: m, events: EVENTS, chunk: CHUNK, results, worker, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
 });
+
+/**
+ * The part of the worker no storage design removes: each delivery's stored body parsed and classified by the
+ * service's own classify(), on the bodies `npm run bench` posts (StatusPlan, 100 statuses each). CPU of this
+ * process, best of three passes (the first warms the JIT up), so a lower bound of what the worker pays per event
+ * before any SQL, queue or transaction.
+ */
+function workerFloor(): { parseUsPerEvent: number; classifyUsPerEvent: number; withRowsUsPerEvent: number } {
+  const bodies = new StatusPlan('floor', EVENTS).deliveries('310000000000001', '402000000000011', CHUNK, 'x').map((d) => d.body);
+  const cpuUs = (work: () => void): number => {
+    let best = Infinity;
+    for (let pass = 0; pass < 3; pass++) {
+      const t = process.cpuUsage();
+      work();
+      const u = process.cpuUsage(t);
+      best = Math.min(best, u.user + u.system);
+    }
+    return Number((best / EVENTS).toFixed(1));
+  };
+  let sink = 0;
+  const parseUsPerEvent = cpuUs(() => {
+    for (const b of bodies) sink += (JSON.parse(b.toString('utf8')) as { entry: unknown[] }).entry.length;
+  });
+  const classifyUsPerEvent = cpuUs(() => {
+    for (const b of bodies) sink += classify(JSON.parse(b.toString('utf8'))).drafts.length;
+  });
+  const withRowsUsPerEvent = cpuUs(() => {
+    for (const b of bodies) sink += JSON.stringify(classify(JSON.parse(b.toString('utf8'))).drafts.map((d) => Object.assign(d, { deliveryId: 1, processed: true, attempts: 0 }))).length;
+  });
+  if (sink === 0) throw new Error('nothing parsed');
+  return { parseUsPerEvent, classifyUsPerEvent, withRowsUsPerEvent };
+}

@@ -153,7 +153,8 @@ export class DeliveryProcessor {
   /** First run of a chunk: prepare, store (applicable ones already processed), apply what this statement inserted. */
   private async storeAndApply(tx: Tx, chunk: Draft[]): Promise<{ inserted: number; applied: number; waiting: { id: number; deliveryId: number }[] }> {
     const { prepared, waiting } = await this.prepare(tx, chunk);
-    const rows: EventRow[] = chunk.map((d) => ({ ...d, processed: !waiting.has(d), attempts: waiting.has(d) ? 1 : 0 }));
+    // The chunk's own drafts, marked in place: a spread copy of a 20-field draft costs more than storing it.
+    const rows: EventRow[] = chunk.map((d) => Object.assign(d, { processed: !waiting.has(d), attempts: waiting.has(d) ? 1 : 0 }));
     const inserted = await this.events.insert(tx, rows);
     const owned = new Set<Draft>();
     for (const d of chunk) {
@@ -221,7 +222,8 @@ export class DeliveryProcessor {
     if (anomalies.length > 0) this.logger.warn({ deliveryId: delivery.id, anomalies }, 'webhook payload with unexpected shape; stored as classified');
     // The same item twice in one payload is one event.
     const seen = new Set<string>();
-    return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey)).map((d) => ({ ...d, deliveryId: delivery.id }));
+    // classify() made these objects for this call alone: the delivery id is added in place, not by a copy.
+    return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey)).map((d) => Object.assign(d, { deliveryId: delivery.id }));
   }
 
   /**
