@@ -266,6 +266,8 @@ export class WhatsAppClient implements OnModuleDestroy {
         httpStatus: error.httpStatus,
         code: error.code,
         errorClass: error.errorClass,
+        // Why, in words (Meta's title, or the network error's code): already free of the token.
+        title: error.title,
         fbtraceId: error.fbtraceId,
         timeout: error.isTimeout || undefined,
         latencyMs: Math.round(seconds * 10_000) / 10,

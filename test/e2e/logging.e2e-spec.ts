@@ -73,7 +73,9 @@ describe('Logging: every line of a request carries its request id, every line of
         const mine = logs.where('reqId', s.id);
         // Three layers: the upstream client, the send service, the HTTP request line.
         expect(mine.map((l) => l.msg).sort()).toEqual(['request completed', 'send rejected upstream', 'upstream call failed']);
-        expect(mine.find((l) => l.msg === 'upstream call failed')).toMatchObject({ operation: 'sendMessage', code: codes[s.to], httpStatus: 400 });
+        // The reason in words too, the same the caller and the stored message get.
+        expect(answer.body.data.error.title).toEqual(expect.any(String));
+        expect(mine.find((l) => l.msg === 'upstream call failed')).toMatchObject({ operation: 'sendMessage', code: codes[s.to], httpStatus: 400, title: answer.body.data.error.title });
         expect(mine.find((l) => l.msg === 'send rejected upstream')).toMatchObject({ messageId, code: codes[s.to] });
         expect(mine.find((l) => l.msg === 'request completed')).toMatchObject({ method: 'POST', path: '/messages', status: answer.status });
         // No bleed: whatever line names this message carries this request's id.
