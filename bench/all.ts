@@ -22,7 +22,7 @@
 //                     BENCH_REF_WINDOWS=2,0 (reference modes, ms; "2" alone skips window 0), BENCH_REF_MAX_ROWS=500,
 //                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
-//                     (skip parts), BENCH_LIMIT_S=1500
+//                     (skip parts), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows)
 import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -46,6 +46,8 @@ const SEND_RATE = Number(process.env.BENCH_RATE ?? 500);
 const KEYS = Number(process.env.BENCH_KEYS ?? 40);
 const SEND_ACCOUNTS = Math.max(1, Math.min(KEYS, Number(process.env.BENCH_SEND_ACCOUNTS ?? 4)));
 const SKIP = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+/** API processes for the service's targets (the issue's figures: 1); the rows name the count. */
+const APIS = Math.max(1, Number(process.env.BENCH_APIS ?? 1));
 const LIMIT_S = Number(process.env.BENCH_LIMIT_S ?? 1500);
 
 /** The process groups shown per row (the "server" column is the target's own HTTP process). */
@@ -276,7 +278,7 @@ async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberI
 
 async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const urls = stack.apiUrls;
-  const target = '(c) service, 1 API + 1 worker';
+  const target = `(c) service, ${APIS} API + 1 worker`;
   const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
   const n = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
   const rows: Row[] = [];
@@ -354,7 +356,7 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
     },
   ];
   const url = stack.apiUrls.length === 1 ? stack.apiUrl : stack.apiUrls;
-  const target = `send, ${KEYS} key pairs`;
+  const target = `send, ${KEYS} key pairs${APIS > 1 ? `, ${APIS} API processes` : ''}`;
   await settle(stack, 'send');
   const since = (await stack.db.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   const warm = await load('send warm-up', { url, connections: 16, amount: 1500, requests });
@@ -442,7 +444,7 @@ await runBench({ name: 'all', apis: 0, workers: 0, simulatorWebhooks: false, lim
   if (!SKIP.has('hello')) rows.push(...(await helloTarget(stack, ids)));
   if (!SKIP.has('reference')) for (const w of REF_WINDOWS) rows.push(...(await referenceTarget(stack, ids, w)));
 
-  await stack.startApis(1);
+  await stack.startApis(APIS);
   await stack.startWorkers(1);
   const tenant = await stack.onboard();
   if (!SKIP.has('ingest')) rows.push(...(await serviceIngest(stack, tenant)));
