@@ -143,7 +143,7 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
   if (status === 'failed') title = error ? `Message failed: ${error.title ?? 'Unknown error'}${error.code !== null ? ` (${error.code})` : ''}` : 'Message failed';
   return {
     // Not `...base`: every property after a spread in an object literal is defined one by one through the
-    // runtime, which made this function 6× slower (measured: 15 µs → 2.5 µs per status; bench:floor).
+    // runtime, which made parsing and classifying a status 7× slower (bench:floor: 14 µs → 2 µs per status).
     wabaId: base.wabaId,
     phoneNumberId: base.phoneNumberId,
     eventType: base.eventType,
