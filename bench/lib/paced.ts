@@ -9,7 +9,9 @@
 // uses an expected interval of ceil(1 / rate) = 1 ms, which adds a synthetic sample for every millisecond of
 // each response. Saturation runs (no rate) are not affected and stay on autocannon.
 import type { RequestSpec } from 'autocannon';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { formatLoad, type LoadSummary } from './report.js';
 
@@ -58,6 +60,9 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
   let lastAnswerAt = 0;
   let settled = 0;
 
+  // BENCH_TIMELINE=dir: one CSV per paced phase (due offset ms, latency from due, from the write, status), to see
+  // whether a p99 comes from one stall or from the whole phase.
+  const timeline: string[] | undefined = process.env.BENCH_TIMELINE ? ['due_ms,from_due_ms,from_write_ms,status'] : undefined;
   const start = performance.now() + 5;
   let scheduled = 0;
   const done = new Promise<void>((resolve) => {
@@ -78,6 +83,7 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
         finished = true;
         const now = performance.now();
         if (kind === 'ok') {
+          if (timeline) timeline.push(`${(due - start).toFixed(1)},${(now - due).toFixed(1)},${(now - (sentAt || due)).toFixed(1)},${status}`);
           fromDue[answered] = now - due;
           fromSent[answered] = now - (sentAt || due);
           answered++;
@@ -122,6 +128,10 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
   });
   await done;
   agents.forEach((a) => a.destroy());
+  if (timeline) {
+    fs.mkdirSync(process.env.BENCH_TIMELINE!, { recursive: true });
+    fs.writeFileSync(path.join(process.env.BENCH_TIMELINE!, `${label.replace(/[^\w.-]+/g, '_')}-${Date.now()}.csv`), timeline.join('\n') + '\n');
+  }
 
   const a = fromDue.subarray(0, answered).sort();
   const s = fromSent.subarray(0, answered).sort();
