@@ -22,7 +22,8 @@
 //                     BENCH_REF_WINDOWS=2,0 (reference modes, ms; "2" alone skips window 0), BENCH_REF_MAX_ROWS=500,
 //                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
-//                     (skip parts), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows)
+//                     (skip parts), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
+//                     (per-request latencies of each paced phase, one CSV each)
 import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
