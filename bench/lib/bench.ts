@@ -155,7 +155,11 @@ export class Stack {
 
   /** How the bench starts a node process of the stack: its log in the log dir, the child guard preloaded. */
   private node(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): NodeProcessOptions {
-    const guardEnv = { BENCH_PROC_NAME: name, ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}) };
+    const guardEnv = {
+      BENCH_PROC_NAME: name,
+      ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}),
+      ...(process.env.BENCH_GC_LOG ? { BENCH_GC_LOG: process.env.BENCH_GC_LOG } : {}),
+    };
     return { name, buildDir: BUILD_DIR, logDir: this.logDir, truncate: true, env: { ...env, ...guardEnv }, nodeArgs: ['--import', GUARD, ...nodeArgs], readyMs: 90_000 };
   }
 

@@ -9,7 +9,8 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 interface ProcStat {
   pid: number;
   ppid: number;
-  comm: string;
+  /** When the process started (clock ticks after boot): tells a reused pid from the same process. */
+  startedAt: number;
   ticks: number;
 }
 
@@ -26,10 +27,10 @@ function readProcs(): Map<number, ProcStat> {
     try {
       const text = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
       const close = text.lastIndexOf(')');
-      const comm = text.slice(text.indexOf('(') + 1, close);
       const f = text.slice(close + 2).split(' ');
       // after "pid (comm) ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-      out.set(Number(e), { pid: Number(e), ppid: Number(f[1]), comm, ticks: Number(f[11]) + Number(f[12]) });
+      // cutime cstime priority nice num_threads itrealvalue starttime
+      out.set(Number(e), { pid: Number(e), ppid: Number(f[1]), startedAt: Number(f[19]), ticks: Number(f[11]) + Number(f[12]) });
     } catch {
       /* gone */
     }
@@ -74,7 +75,10 @@ export class CpuMeter {
     const cores: Record<string, number> = {};
     for (const [pid, now] of procs) {
       const before = this.start.procs.get(pid);
-      const delta = now.ticks - (before && before.comm === now.comm ? before.ticks : 0);
+      // The same process when it started at the same time. Not by name: kernel workers rename themselves with
+      // the work they do (kworker/u8:1-events_unbound → kworker/u8:1-flush-8:0), and counting a renamed one
+      // as new added its whole lifetime to "other" (up to 2.2 of 2 cores in one window).
+      const delta = now.ticks - (before && before.startedAt === now.startedAt ? before.ticks : 0);
       if (delta <= 0) continue;
       const label = labelOf(pid);
       cores[label] = (cores[label] ?? 0) + delta / TICKS_PER_SECOND / seconds;

@@ -60,9 +60,9 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
   let lastAnswerAt = 0;
   let settled = 0;
 
-  // BENCH_TIMELINE=dir: one CSV per paced phase (due offset ms, latency from due, from the write, status), to see
+  // BENCH_TIMELINE=dir: one CSV per paced phase (due time in epoch ms and from the start, latency from due, from the write, status), to see
   // whether a p99 comes from one stall or from the whole phase.
-  const timeline: string[] | undefined = process.env.BENCH_TIMELINE ? ['due_ms,from_due_ms,from_write_ms,status'] : undefined;
+  const timeline: string[] | undefined = process.env.BENCH_TIMELINE ? ['due_epoch_ms,due_ms,from_due_ms,from_write_ms,status'] : undefined;
   const start = performance.now() + 5;
   let scheduled = 0;
   const done = new Promise<void>((resolve) => {
@@ -83,7 +83,7 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
         finished = true;
         const now = performance.now();
         if (kind === 'ok') {
-          if (timeline) timeline.push(`${(due - start).toFixed(1)},${(now - due).toFixed(1)},${(now - (sentAt || due)).toFixed(1)},${status}`);
+          if (timeline) timeline.push(`${(performance.timeOrigin + due).toFixed(0)},${(due - start).toFixed(1)},${(now - due).toFixed(1)},${(now - (sentAt || due)).toFixed(1)},${status}`);
           fromDue[answered] = now - due;
           fromSent[answered] = now - (sentAt || due);
           answered++;
