@@ -23,7 +23,7 @@
 //                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
 //                     (skip parts), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
-//                     (per-request latencies of each paced phase, one CSV each)
+//                     (per-request latencies of each paced phase, one CSV each), BENCH_GC_LOG=dir (GCs ≥ 5 ms of the app processes)
 import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
