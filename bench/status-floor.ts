@@ -29,16 +29,18 @@ import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
 import { classify } from '../src/webhooks/processing/classify.js';
-import { StatusPlan } from './lib/webhooks.js';
+import { STATUSES, StatusPlan, statusPayload } from './lib/webhooks.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
 import { CpuMeter } from './lib/cpu.js';
 import { log, runBench } from './lib/bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
 const CHUNK = 100;
-const STATUSES = ['sent', 'delivered', 'read'] as const;
 const ALL_DESIGNS = ['schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append', 'lean'] as const;
 const DESIGNS = (process.env.BENCH_DESIGNS?.split(',') ?? ALL_DESIGNS) as Design[];
+const [WABA_ID, PHONE_NUMBER_ID] = ['310000000000001', '402000000000011'];
+/** The statuses of `npm run bench`'s batch phase: message i is `wamid.floor.i`, as prepare() seeds it. */
+const PLAN = new StatusPlan('floor', EVENTS);
 type Design = (typeof ALL_DESIGNS)[number];
 
 const CHANGES: Record<Design, string[]> = {
@@ -72,6 +74,8 @@ const CHANGES: Record<Design, string[]> = {
 };
 
 interface Item {
+  /** Its place in PLAN. */
+  index: number;
   message: number;
   wamid: string;
   status: (typeof STATUSES)[number];
@@ -96,30 +100,30 @@ async function prepare(adminUrl: string, design: Design): Promise<{ url: string;
   const businessAccountId = (
     await db.query<{ id: string }>(
       `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
-       VALUES (gen_random_uuid(), $1, '310000000000001', 'floor', 'x', now()) RETURNING id`,
-      [org],
+       VALUES (gen_random_uuid(), $1, $2, 'floor', 'x', now()) RETURNING id`,
+      [org, WABA_ID],
     )
   ).rows[0]!.id;
   await db.query(
     `INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, content, status,
                            upstream_message_id, sent_at, created_at, updated_at)
-     SELECT $1, '402000000000011', '4477' || lpad(i::text, 8, '0'), 'template', 'hello_world', 'en_US', '{"components":[]}', 'sent',
+     SELECT $1, $3, '4477' || lpad(i::text, 8, '0'), 'template', 'hello_world', 'en_US', '{"components":[]}', 'sent',
             'wamid.floor.' || i, now(), now(), now() FROM generate_series(0, $2 - 1) i`,
-    [businessAccountId, Math.ceil(EVENTS / 3)],
+    [businessAccountId, PLAN.messages, PHONE_NUMBER_ID],
   );
   await db.query('VACUUM ANALYZE');
   return { url: url.toString(), db, businessAccountId };
 }
 
+/** The statuses `npm run bench`'s batch phase posts (its StatusPlan), in chunks of CHUNK. */
 function items(): Item[][] {
-  const messages = Math.ceil(EVENTS / 3);
   const out: Item[][] = [];
   for (let j = 0; j < EVENTS; j += CHUNK) {
     const chunk: Item[] = [];
     for (let k = j; k < Math.min(EVENTS, j + CHUNK); k++) {
-      const message = k % messages;
-      const status = STATUSES[Math.floor(k / messages)]!;
-      chunk.push({ message, wamid: `wamid.floor.${message}`, status, at: new Date(1_790_000_000_000 + k).toISOString(), key: `status:wamid.floor.${message}:${status}` });
+      const item = PLAN.item(k) as { id: string; status: Item['status']; timestamp: string };
+      const message = k % PLAN.messages;
+      chunk.push({ index: k, message, wamid: item.id, status: item.status, at: new Date(Number(item.timestamp) * 1000).toISOString(), key: `status:${item.id}:${item.status}` });
     }
     out.push(chunk);
   }
@@ -131,16 +135,12 @@ function eventRows(chunk: Item[], withRaw = true): string {
   return JSON.stringify(eventObjects(chunk, withRaw));
 }
 
+/** What the worker makes of them: the service's classify() over the body that carries them. */
 function eventObjects(chunk: Item[], withRaw = true) {
-  return chunk.map((r) => {
-      const pricing = r.status === 'read' ? null : { billable: true, pricing_model: 'PMP', category: 'utility' };
-      const raw = { id: r.wamid, status: r.status, timestamp: String(Date.parse(r.at) / 1000), recipient_id: `4477${String(r.message).padStart(8, '0')}`, ...(pricing ? { pricing } : {}), metadata: { display_phone_number: '15550001111', phone_number_id: '402000000000011' } };
-      return {
-        deliveryId: 1, wabaId: '310000000000001', phoneNumberId: '402000000000011', eventType: 'messages', kind: 'status_update', title: `Message ${r.status}`,
-        status: r.status, recipient: raw.recipient_id, userId: null, messageId: r.wamid, upstreamTimestamp: r.at, errorCode: null, errorTitle: null,
-        errorDetail: null, raw: withRaw ? raw : {}, pricing: withRaw ? pricing : null, dedupeKey: r.key, processed: true, attempts: 0,
-      };
-    });
+  const body = statusPayload(WABA_ID, PHONE_NUMBER_ID, chunk.map((r) => PLAN.item(r.index)));
+  return classify(JSON.parse(body.toString('utf8'))).drafts.map((d) =>
+    Object.assign(d, { deliveryId: 1, processed: true, attempts: 0 }, withRaw ? {} : { raw: {}, pricing: null }),
+  );
 }
 
 /** The same rows as typed arrays (one parameter per column) instead of one JSON document. */
@@ -246,7 +246,7 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
  * before any SQL, queue or transaction.
  */
 function workerFloor(): { parseUsPerEvent: number; classifyUsPerEvent: number; withRowsUsPerEvent: number } {
-  const bodies = new StatusPlan('floor', EVENTS).deliveries('310000000000001', '402000000000011', CHUNK, 'x').map((d) => d.body);
+  const bodies = PLAN.deliveries(WABA_ID, PHONE_NUMBER_ID, CHUNK, 'x').map((d) => d.body);
   const cpuUs = (work: () => void): number => {
     let best = Infinity;
     for (let pass = 0; pass < 3; pass++) {
