@@ -28,6 +28,8 @@ import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CREDENTIAL_CHECK_FIRST_AFTER_MS } from '../src/worker.credential-checks.js';
+import { HOUSEKEEPING_FIRST_AFTER_MS } from '../src/worker.schedules.js';
 import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
@@ -313,7 +315,7 @@ async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
  * starts, ≈ 0.5 s of CPU, mostly first-use query compilation and module loading), which would otherwise land
  * in the send phase at 500/s.
  */
-const HOUSEKEEPING_FIRST_PASS_MS = 60_000 + 5_000;
+const HOUSEKEEPING_FIRST_PASS_MS = Math.max(HOUSEKEEPING_FIRST_AFTER_MS, CREDENTIAL_CHECK_FIRST_AFTER_MS) + 5_000;
 
 async function settle(stack: Stack, before: string): Promise<void> {
   const t0 = Date.now();

@@ -9,7 +9,7 @@ import { CREDENTIAL_CHECK_FIRST_AFTER_MS, WorkerCredentialChecks } from './worke
 import { WorkerPurges } from './worker.purges.js';
 
 /** Retention and purges wait this long after their schedule is created: a restarting fleet gets to its jobs first. */
-const HOUSEKEEPING_FIRST_AFTER_MS = 60_000;
+export const HOUSEKEEPING_FIRST_AFTER_MS = 60_000;
 
 /**
  * Everything the workers do periodically, each as a BullMQ job scheduler (TaskScheduler): one run per interval
