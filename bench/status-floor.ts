@@ -9,6 +9,8 @@
 //   npm run bench:floor        (env: BENCH_EVENTS=30000)
 //
 // Designs:
+//   service       the service's tables, with the worker's own lock and update statements (messages.repository.ts:
+//                 lockForStatuses, writeStatuses) instead of the simplified ones every other design uses
 //   schema        the service's tables as migrated (events: 11 indexes, counts and feed triggers; messages with
 //                 its status index, so every status update writes all five message indexes)
 //   hot           messages without the (business_account_id, status, created_at) index, fillfactor 80: the
@@ -29,6 +31,8 @@ import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
 import { classify } from '../src/webhooks/processing/classify.js';
+import { MessagesRepository, type StatusCandidate } from '../src/messages/messages.repository.js';
+import type { Tx } from '../src/core/prisma/sql.js';
 import { STATUSES, StatusPlan, statusPayload } from './lib/webhooks.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
 import { CpuMeter } from './lib/cpu.js';
@@ -36,7 +40,7 @@ import { log, runBench } from './lib/bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
 const CHUNK = 100;
-const ALL_DESIGNS = ['schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append', 'lean'] as const;
+const ALL_DESIGNS = ['service', 'schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append', 'lean'] as const;
 const DESIGNS = (process.env.BENCH_DESIGNS?.split(',') ?? ALL_DESIGNS) as Design[];
 const [WABA_ID, PHONE_NUMBER_ID] = ['310000000000001', '402000000000011'];
 /** The statuses of `npm run bench`'s batch phase: message i is `wamid.floor.i`, as prepare() seeds it. */
@@ -44,6 +48,7 @@ const PLAN = new StatusPlan('floor', EVENTS);
 type Design = (typeof ALL_DESIGNS)[number];
 
 const CHANGES: Record<Design, string[]> = {
+  service: [],
   schema: [],
   unnest: [],
   noraw: [],
@@ -170,6 +175,7 @@ const INSERT_NARROW = `INSERT INTO status_rows (message_id, status, at, dedupe_k
  SELECT * FROM unnest($1::int[], $2::smallint[], $3::timestamptz[], $4::text[]) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;
 
 async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<void> {
+  if (design === 'service') return runService(db, chunks);
   for (const chunk of chunks) {
     await db.query('BEGIN');
     const ids = new Map<string, number>();
@@ -199,10 +205,54 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
   }
 }
 
+/** The worker's own statements (messages.repository.ts): lock, insert the events, write each message once. */
+async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
+  const messages = new MessagesRepository(undefined as never);
+  const tx = db as unknown as Tx;
+  for (const chunk of chunks) {
+    await db.query('BEGIN');
+    const locked = await messages.lockForStatuses(tx, chunk.map((r) => r.wamid), []);
+    await db.query(INSERT_EVENTS, [eventRows(chunk)]);
+    const byWamid = new Map(locked.map((m) => [m.upstreamMessageId, m]));
+    const changed = new Set<StatusCandidate>();
+    for (const r of chunk) {
+      const m = byWamid.get(r.wamid)!;
+      const at = new Date(r.at);
+      m.status = r.status;
+      if (r.status === 'delivered' || r.status === 'read') m.deliveredAt ??= at;
+      if (r.status === 'read') m.readAt = at;
+      m.pricingModel = 'PMP';
+      m.pricingCategory = 'utility';
+      m.pricingBillable = true;
+      changed.add(m);
+    }
+    await messages.writeStatuses(tx, [...changed]);
+    await db.query('COMMIT');
+  }
+}
+
+/**
+ * The WAL written between two positions by record type (pg_walinspect, when this PostgreSQL has it and lets
+ * the bench create it), largest first: which index entries, heap inserts, updates and locks the bytes are.
+ */
+async function walByRecord(db: pg.Client, from: string, to: string): Promise<{ record: string; count: number; bytes: number }[] | null> {
+  try {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    const { rows } = await db.query<{ record: string; count: string; bytes: string }>(
+      `SELECT "resource_manager/record_type" AS record, count::text, combined_size::text AS bytes
+         FROM pg_get_wal_stats($1::pg_lsn, $2::pg_lsn, true) WHERE count > 0 ORDER BY combined_size DESC`,
+      [from, to],
+    );
+    return rows.map((r) => ({ record: r.record, count: Number(r.count), bytes: Number(r.bytes) }));
+  } catch {
+    return null;
+  }
+}
+
 await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (stack) => {
   const m = machine();
   printMachine(m);
-  const results: { design: Design; eventsPerSecondOneConnection: number; postgresCpuUsPerEvent: number; ceilingEventsPerSecond: number; walBytesPerEvent: number }[] = [];
+  const results: { design: Design; eventsPerSecondOneConnection: number; postgresCpuUsPerEvent: number; ceilingEventsPerSecond: number; walBytesPerEvent: number; indexEntriesPerEvent: number | null; walByRecord: { record: string; perEvent: number; bytesPerEvent: number }[] | null }[] = [];
   for (const design of DESIGNS) {
     const { db } = await prepare(stack.databaseUrl, design);
     const chunks = items();
@@ -216,6 +266,7 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     await run(db, design, chunks);
     const usage = meter.end();
     const ms = performance.now() - t0;
+    const wal = await walByRecord(db, lsn0, await lsn());
     const walBytes = Number((await db.query<{ n: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS n', [await lsn(), lsn0])).rows[0]!.n);
     // PostgreSQL's processes as the stack's CPU meter labels them (none when DATABASE_URL points elsewhere: NaN).
     const cpuMs = usage?.cores.postgres !== undefined ? usage.cores.postgres * usage.seconds * 1000 : NaN;
@@ -227,9 +278,17 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
       postgresCpuUsPerEvent: Number(us.toFixed(1)),
       ceilingEventsPerSecond: Math.round(2e6 / us),
       walBytesPerEvent: Math.round(walBytes / EVENTS),
+      indexEntriesPerEvent: wal ? Number((wal.filter((r) => r.record.startsWith('Btree/INSERT_')).reduce((n, r) => n + r.count, 0) / EVENTS).toFixed(1)) : null,
+      walByRecord: wal?.map((r) => ({ record: r.record, perEvent: Number((r.count / EVENTS).toFixed(2)), bytesPerEvent: Math.round(r.bytes / EVENTS) })) ?? null,
     };
     results.push(row);
     log(`${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU and ${row.walBytesPerEvent} bytes of WAL per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`);
+    if (row.walByRecord) {
+      log(
+        `        WAL per event by record (pg_walinspect): ${row.indexEntriesPerEvent} B-tree entries; ` +
+          row.walByRecord.slice(0, 6).map((r) => `${r.record} ${r.perEvent} × = ${r.bytesPerEvent} B`).join(', '),
+      );
+    }
   }
   const worker = workerFloor();
   log(
