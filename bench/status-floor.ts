@@ -2,11 +2,12 @@
 // service's schema and for leaner storage designs, with no API, worker, queue or network between. Each design
 // gets a fresh database (the migrations applied, then the design's change) and the same work: BENCH_EVENTS
 // statuses (sent → delivered → read of BENCH_EVENTS / 3 messages, as `npm run bench`'s batch phase sends them),
-// stored in transactions of 100 on one connection the way the worker does (lock the messages, insert the event
-// rows, update each message once), and PostgreSQL's CPU time read from /proc
+// stored in transactions of the worker's WEBHOOK_EVENT_CHUNK (500; BENCH_TX_ITEMS; 100 before 2026-11-24 21:45) on
+// one connection the way the worker does (lock the messages, insert the event rows, update each message once),
+// and PostgreSQL's CPU time read from /proc
 // (bench/lib/cpu.ts, all of its processes; only when the bench started PostgreSQL itself).
 //
-//   npm run bench:floor        (env: BENCH_EVENTS=30000)
+//   npm run bench:floor        (env: BENCH_EVENTS=30000, BENCH_DESIGNS, BENCH_TX_ITEMS)
 //
 // Designs:
 //   service       the service's tables, with the worker's own lock and update statements (messages.repository.ts:
@@ -29,6 +30,7 @@
 import fs from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
+import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
 import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
 import { classify } from '../src/webhooks/processing/classify.js';
 import { MessagesRepository, type StatusCandidate } from '../src/messages/messages.repository.js';
@@ -39,7 +41,10 @@ import { CpuMeter } from './lib/cpu.js';
 import { log, runBench } from './lib/bench.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
+/** Statuses per delivery, as `npm run bench`'s batch phase posts them. */
 const CHUNK = 100;
+/** Statuses per transaction: the worker's WEBHOOK_EVENT_CHUNK (its default unless BENCH_TX_ITEMS says otherwise). */
+const TX_ITEMS = Number(process.env.BENCH_TX_ITEMS ?? DEFAULT_WEBHOOK_EVENT_CHUNK);
 const ALL_DESIGNS = ['service', 'schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append', 'lean'] as const;
 const DESIGNS = (process.env.BENCH_DESIGNS?.split(',') ?? ALL_DESIGNS) as Design[];
 const [WABA_ID, PHONE_NUMBER_ID] = ['310000000000001', '402000000000011'];
@@ -120,12 +125,12 @@ async function prepare(adminUrl: string, design: Design): Promise<{ url: string;
   return { url: url.toString(), db, businessAccountId };
 }
 
-/** The statuses `npm run bench`'s batch phase posts (its StatusPlan), in chunks of CHUNK. */
+/** The statuses `npm run bench`'s batch phase posts (its StatusPlan), in transactions of TX_ITEMS. */
 function items(): Item[][] {
   const out: Item[][] = [];
-  for (let j = 0; j < EVENTS; j += CHUNK) {
+  for (let j = 0; j < EVENTS; j += TX_ITEMS) {
     const chunk: Item[] = [];
-    for (let k = j; k < Math.min(EVENTS, j + CHUNK); k++) {
+    for (let k = j; k < Math.min(EVENTS, j + TX_ITEMS); k++) {
       const item = PLAN.item(k) as { id: string; status: Item['status']; timestamp: string };
       const message = k % PLAN.messages;
       chunk.push({ index: k, message, wamid: item.id, status: item.status, at: new Date(Number(item.timestamp) * 1000).toISOString(), key: `status:${item.id}:${item.status}` });
@@ -295,7 +300,7 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     `worker  ${EVENTS} statuses in deliveries of ${CHUNK}: parsing and classifying them costs the worker's own code ${worker.classifyUsPerEvent} µs of CPU per event ` +
       `(${worker.parseUsPerEvent} µs of it JSON.parse); with the rows serialised for its INSERT, ${worker.withRowsUsPerEvent} µs`,
   );
-  writeResult('status-floor', { machine: m, events: EVENTS, chunk: CHUNK, results, worker, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
+  writeResult('status-floor', { machine: m, events: EVENTS, statusesPerDelivery: CHUNK, statusesPerTransaction: TX_ITEMS, results, worker, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
 });
 
 /**

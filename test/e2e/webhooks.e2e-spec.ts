@@ -4,7 +4,6 @@ import { metaJson } from '../../simulator/meta-json.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
 import { DeliveryRetention } from '../../src/webhooks/processing/delivery.retention.js';
-import { EVENT_CHUNK } from '../../src/webhooks/processing/delivery.processor.js';
 import { onboard, withRetentionLock, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -713,9 +712,11 @@ describe('Webhooks: receiver, processing and events API', () => {
 describe('Webhooks: a worker killed in the middle of a batch', () => {
   let t: TestApp;
   const workers: TestWorker[] = [];
+  // Items per transaction: small enough that Meta's largest POST (1,000 statuses) spans several of them.
+  const EVENT_CHUNK = 100;
 
   beforeAll(async () => {
-    t = await startTestApp({ WEBHOOK_SWEEP_INTERVAL_MS: '500' });
+    t = await startTestApp({ WEBHOOK_SWEEP_INTERVAL_MS: '500', WEBHOOK_EVENT_CHUNK: String(EVENT_CHUNK) });
   });
   afterAll(async () => {
     for (const w of workers) await w.close();

@@ -2,6 +2,9 @@ import { ConfigError, EnvReader } from './env-reader.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { exampleSecretProblems } from './example-secrets.js';
 
+/** Webhook items per worker transaction unless WEBHOOK_EVENT_CHUNK says otherwise (bench:floor measures with it too). */
+export const DEFAULT_WEBHOOK_EVENT_CHUNK = 500;
+
 export type SignupMode = 'open' | 'invite' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -61,6 +64,8 @@ export class AppConfig {
   readonly webhookBatchWindowMs!: number;
   readonly webhookBatchMaxRows!: number;
   readonly webhookJobWindowMs!: number;
+  /** Webhook items (statuses, messages, changes) the worker stores and applies per transaction. */
+  readonly webhookEventChunk!: number;
   readonly webhookFastPath!: boolean;
   readonly shutdownDrainMs!: number;
   readonly metricsToken!: string;
@@ -120,6 +125,7 @@ export class AppConfig {
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
+      webhookEventChunk: r.int('WEBHOOK_EVENT_CHUNK', { default: DEFAULT_WEBHOOK_EVENT_CHUNK, min: 1, max: 5000 }),
       shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
       metricsToken: r.string('METRICS_TOKEN', { default: '' }),
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),

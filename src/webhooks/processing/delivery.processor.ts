@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
+import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import type { Tx } from '../../core/prisma/sql.js';
 import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
@@ -13,8 +14,6 @@ import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
 
-/** Items per transaction: bounds how long rows stay locked, and what a crash undoes. */
-export const EVENT_CHUNK = 100;
 /** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
 const CLOCK_MARGIN_MS = 10 * 60 * 1000;
 
@@ -40,7 +39,7 @@ type Draft = EventDraft & { deliveryId: number; createdAt?: Date };
  * whatever the number of retries, redeliveries or workers), then apply each event's effect exactly once.
  * Idempotent: a re-run only does what is still left.
  *
- * Per chunk of EVENT_CHUNK items, across the deliveries, one transaction: every effect prepares (statuses
+ * Per chunk of `WEBHOOK_EVENT_CHUNK` items, across the deliveries, one transaction: every effect prepares (statuses
  * lock their messages), the items are stored (those that can be applied already processed; RETURNING tells
  * which this statement inserted: items stored before belong to whoever stored them), and the effects of the
  * inserted ones are applied. One commit per chunk, whatever the kinds. Events stored earlier and still
@@ -50,12 +49,15 @@ type Draft = EventDraft & { deliveryId: number; createdAt?: Date };
 @Injectable()
 export class DeliveryProcessor {
   private readonly effects: EventEffect[];
+  /** Items per transaction (WEBHOOK_EVENT_CHUNK): bounds how long rows stay locked, and what a crash undoes. */
+  private readonly chunkSize: number;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly events: EventsRepository,
     private readonly unitOfWork: SqlUnitOfWork,
     private readonly queue: DeliveryQueue,
+    config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
@@ -64,6 +66,7 @@ export class DeliveryProcessor {
   ) {
     // Statuses first: their prepare locks messages, and every chunk locks in the same order.
     this.effects = [statuses, inbound, template, account];
+    this.chunkSize = config.webhookEventChunk;
   }
 
   /**
@@ -96,10 +99,11 @@ export class DeliveryProcessor {
     // transaction and the pass over pending events is skipped.
     let allNew = rerun === 0 && fresh.length === found.length;
     let finished = false;
-    for (let i = 0; i < drafts.length; i += EVENT_CHUNK) {
+    const size = this.chunkSize;
+    for (let i = 0; i < drafts.length; i += size) {
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-      const chunk = drafts.slice(i, i + EVENT_CHUNK);
-      const last = i + EVENT_CHUNK >= drafts.length;
+      const chunk = drafts.slice(i, i + size);
+      const last = i + size >= drafts.length;
       const outcome = await this.unitOfWork.run(async (tx) => {
         const stored = await this.storeAndApply(tx, chunk);
         allNew &&= stored.inserted === chunk.length;
@@ -122,9 +126,9 @@ export class DeliveryProcessor {
     if (!finished) {
       const since = new Date(Math.min(...found.map((d) => d.receivedAt.getTime())) - CLOCK_MARGIN_MS);
       const pending = (await this.events.pendingOf(result.deliveryIds, since)).filter((e) => !tried.has(e.id));
-      for (let i = 0; i < pending.length; i += EVENT_CHUNK) {
+      for (let i = 0; i < pending.length; i += size) {
         if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-        const outcome = await this.unitOfWork.run((tx) => this.claimAndApply(tx, pending.slice(i, i + EVENT_CHUNK)));
+        const outcome = await this.unitOfWork.run((tx) => this.claimAndApply(tx, pending.slice(i, i + size)));
         result.applied += outcome.applied;
         result.waiting += outcome.waiting.length;
         for (const w of outcome.waiting) waitingIn.add(w.deliveryId);
