@@ -10,8 +10,9 @@
 //   npm run bench:floor        (env: BENCH_EVENTS=30000, BENCH_DESIGNS, BENCH_TX_ITEMS)
 //
 // Designs:
-//   service       the service's tables, with the worker's own lock and update statements (messages.repository.ts:
-//                 lockForStatuses, writeStatuses) instead of the simplified ones every other design uses
+//   service       the service's tables, with the worker's own code for a chunk (its status effect: lock, decide,
+//                 write each message once; the events repository's insert) instead of the simplified statements
+//                 every other design uses
 //   schema        the service's tables as migrated (events: 11 indexes, counts and feed triggers; messages with
 //                 its status index, so every status update writes all five message indexes)
 //   hot           messages without the (business_account_id, status, created_at) index, fillfactor 80: the
@@ -31,10 +32,11 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
-import { INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
+import { EventsRepository, INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
 import { classify } from '../src/webhooks/processing/classify.js';
-import { MessagesRepository, type StatusCandidate } from '../src/messages/messages.repository.js';
+import { MessagesRepository } from '../src/messages/messages.repository.js';
 import type { Tx } from '../src/core/prisma/sql.js';
+import { StatusUpdateEffect } from '../src/webhooks/processing/effects/status-update.effect.js';
 import { STATUSES, StatusPlan, statusPayload } from './lib/webhooks.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
 import { CpuMeter } from './lib/cpu.js';
@@ -210,28 +212,20 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
   }
 }
 
-/** The worker's own statements (messages.repository.ts): lock, insert the events, write each message once. */
+/**
+ * The worker's own code for a chunk of statuses, minus its queue and loop: the status effect (lock the messages,
+ * decide, write each once: messages.repository.ts) around the events repository's insert.
+ */
 async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
-  const messages = new MessagesRepository(undefined as never);
+  const effect = new StatusUpdateEffect(new MessagesRepository(undefined as never));
+  const events = new EventsRepository(undefined as never);
   const tx = db as unknown as Tx;
   for (const chunk of chunks) {
     await db.query('BEGIN');
-    const locked = await messages.lockForStatuses(tx, chunk.map((r) => r.wamid), []);
-    await db.query(INSERT_EVENTS, [eventRows(chunk)]);
-    const byWamid = new Map(locked.map((m) => [m.upstreamMessageId, m]));
-    const changed = new Set<StatusCandidate>();
-    for (const r of chunk) {
-      const m = byWamid.get(r.wamid)!;
-      const at = new Date(r.at);
-      m.status = r.status;
-      if (r.status === 'delivered' || r.status === 'read') m.deliveredAt ??= at;
-      if (r.status === 'read') m.readAt = at;
-      m.pricingModel = 'PMP';
-      m.pricingCategory = 'utility';
-      m.pricingBillable = true;
-      changed.add(m);
-    }
-    await messages.writeStatuses(tx, [...changed]);
+    const drafts = eventObjects(chunk);
+    const prepared = await effect.prepare(tx, drafts);
+    await events.insert(tx, drafts);
+    await prepared.apply(drafts);
     await db.query('COMMIT');
   }
 }
@@ -271,8 +265,9 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     await run(db, design, chunks);
     const usage = meter.end();
     const ms = performance.now() - t0;
-    const wal = await walByRecord(db, lsn0, await lsn());
-    const walBytes = Number((await db.query<{ n: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS n', [await lsn(), lsn0])).rows[0]!.n);
+    const lsn1 = await lsn();
+    const wal = await walByRecord(db, lsn0, lsn1);
+    const walBytes = Number((await db.query<{ n: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS n', [lsn1, lsn0])).rows[0]!.n);
     // PostgreSQL's processes as the stack's CPU meter labels them (none when DATABASE_URL points elsewhere: NaN).
     const cpuMs = usage?.cores.postgres !== undefined ? usage.cores.postgres * usage.seconds * 1000 : NaN;
     await db.end();
