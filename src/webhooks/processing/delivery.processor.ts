@@ -49,15 +49,13 @@ type Draft = EventDraft & { deliveryId: number; createdAt?: Date };
 @Injectable()
 export class DeliveryProcessor {
   private readonly effects: EventEffect[];
-  /** Items per transaction (WEBHOOK_EVENT_CHUNK): bounds how long rows stay locked, and what a crash undoes. */
-  private readonly chunkSize: number;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly events: EventsRepository,
     private readonly unitOfWork: SqlUnitOfWork,
     private readonly queue: DeliveryQueue,
-    config: AppConfig,
+    private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
@@ -66,7 +64,6 @@ export class DeliveryProcessor {
   ) {
     // Statuses first: their prepare locks messages, and every chunk locks in the same order.
     this.effects = [statuses, inbound, template, account];
-    this.chunkSize = config.webhookEventChunk;
   }
 
   /**
@@ -99,7 +96,8 @@ export class DeliveryProcessor {
     // transaction and the pass over pending events is skipped.
     let allNew = rerun === 0 && fresh.length === found.length;
     let finished = false;
-    const size = this.chunkSize;
+    // Items per transaction (WEBHOOK_EVENT_CHUNK): bounds how long rows stay locked, and what a crash undoes.
+    const size = this.config.webhookEventChunk;
     for (let i = 0; i < drafts.length; i += size) {
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
       const chunk = drafts.slice(i, i + size);
