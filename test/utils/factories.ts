@@ -135,7 +135,7 @@ export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { pr
     t.prisma = new PrismaService(AppConfig.fromEnv(testEnv()));
     t.repo = make(t.prisma);
   });
-  afterAll(() => t.prisma.$disconnect());
+  afterAll(() => t.prisma.close());
   return t;
 }
 

@@ -53,7 +53,9 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   constructor(config: AppConfig) {
     const pool = createPool(config);
     super({
-      adapter: new PrismaPg(pool, { statementNameGenerator: statementName, disposeExternalPool: true }),
+      // The service ends the pool itself (close): Prisma's adapter would only end it if Prisma's own client had
+      // connected, and a process that reached PostgreSQL through the pool alone would keep its idle connections.
+      adapter: new PrismaPg(pool, { statementNameGenerator: statementName }),
     });
     this.pool = pool;
   }
@@ -63,7 +65,13 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     await withTimeout(this.pool.query('SELECT 1'), timeoutMs, 'PostgreSQL ping timed out');
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Disconnects Prisma's client and ends the pool (once; later calls do nothing). */
+  async close(): Promise<void> {
     await this.$disconnect();
+    if (!this.pool.ended) await this.pool.end();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.close();
   }
 }
