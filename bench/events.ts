@@ -104,7 +104,9 @@ async function seed(stack: Stack, wabaId: string, phoneNumberId: string): Promis
       try {
         await client.query(`SET maintenance_work_mem = '1GB'`);
         await client.query('SET max_parallel_maintenance_workers = 0');
-        for (let j = k++; j < indexes.length; j = k++) await client.query(indexes[j]!.indexdef);
+        // events is partitioned: pg_indexes gives the parent's definition as `ON ONLY events`, which would build no
+        // partition's index; `ON events` builds every partition's.
+        for (let j = k++; j < indexes.length; j = k++) await client.query(indexes[j]!.indexdef.replace(' ON ONLY ', ' ON '));
       } finally {
         client.release();
       }

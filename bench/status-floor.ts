@@ -32,7 +32,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
-import { EventsRepository, INSERT_EVENTS_SQL } from '../src/webhooks/events/events.repository.js';
+import { EventsRepository, INSERT_EVENTS_SQL, LOCK_DEDUPE_KEYS_SQL } from '../src/webhooks/events/events.repository.js';
 import { classify } from '../src/webhooks/processing/classify.js';
 import { MessagesRepository } from '../src/messages/messages.repository.js';
 import type { Tx } from '../src/core/prisma/sql.js';
@@ -172,10 +172,10 @@ function eventArrays(chunk: Item[]): unknown[] {
 
 const INSERT_EVENTS_UNNEST = `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
                      upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
- SELECT d.di, d.w, d.ph, d.et, d.k, d.ti, d.s, d.r, d.u, d.m, d.ts, d.ec, d.etl, d.ed, d.raw, d.pr, d.dk, d.p, CASE WHEN d.p THEN now() END, d.a FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+ SELECT d.di, d.w, d.ph, d.et, d.k, d.ti, d.s, d.r, d.u, d.m, d.ts, d.ec, d.etl, d.ed, d.raw, d.pr, d.dk, d.p, CASE WHEN d.p THEN now() END, d.a FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
         $9::text[], $10::text[], $11::timestamptz[], $12::int[], $13::text[], $14::text[], $15::jsonb[], $16::jsonb[], $17::text[], $18::boolean[], $19::int[])
         AS d(di, w, ph, et, k, ti, s, r, u, m, ts, ec, etl, ed, raw, pr, dk, p, a)
- ON CONFLICT (dedupe_key) DO NOTHING
+ WHERE d.dk NOT IN (SELECT e.dedupe_key FROM events e WHERE e.dedupe_key = ANY($17::text[]) AND e.created_at >= now() - interval '8 days')
  RETURNING id, dedupe_key, created_at`;
 
 /** The worker's own statement (events.repository.ts), so that the reference measures exactly what it runs. */
@@ -199,9 +199,12 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
     if (design === 'narrow' || design === 'append') {
       await db.query(INSERT_NARROW, [chunk.map((r) => r.message + 1), chunk.map((r) => STATUSES.indexOf(r.status)), chunk.map((r) => r.at), chunk.map((r) => r.key)]);
     } else if (design === 'unnest') {
+      await db.query(LOCK_DEDUPE_KEYS_SQL, [chunk.map((r) => r.key)]);
       await db.query(INSERT_EVENTS_UNNEST, eventArrays(chunk));
     } else {
-      await db.query(INSERT_EVENTS, [eventRows(chunk, design !== 'noraw' && design !== 'lean')]);
+      // The worker's two statements: the keys' advisory locks, then the insert (dedupe across partitions).
+      await db.query(LOCK_DEDUPE_KEYS_SQL, [chunk.map((r) => r.key)]);
+      await db.query(INSERT_EVENTS, [eventRows(chunk, design !== 'noraw' && design !== 'lean'), null, chunk.map((r) => r.key)]);
     }
     if (design !== 'append') {
       await db.query(

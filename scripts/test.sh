@@ -12,6 +12,7 @@ ensure_dependencies
 ensure_prisma_client
 start_services
 apply_migrations
+move_ids_above_int32
 build
 build_web
 ensure_chromium

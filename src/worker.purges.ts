@@ -8,8 +8,8 @@ import { IdempotencyKeysRepository } from './messages/send/idempotency-keys.repo
 /**
  * The worker's purges of rows nobody can use any more, each through the repository that owns its table: console
  * sessions that ended (expired, idle past the limit, logged out) and Idempotency-Keys past their 24 h. They run
- * every PURGE_INTERVAL_SECONDS as scheduled tasks (worker.schedules.ts). (Processed webhook payloads have their
- * own retention.)
+ * every PURGE_INTERVAL_SECONDS as scheduled tasks (worker.schedules.ts). (Processed webhook payloads and events have their
+ * own retention: storage partitions dropped whole, webhooks/storage/partition-maintenance.ts.)
  */
 @Injectable()
 export class WorkerPurges implements OnModuleDestroy {

@@ -98,6 +98,23 @@ apply_migrations() {
   node_modules/.bin/tsx prisma/migrate.ts deploy | sed 's/^/  /'
 }
 
+# The test tier only (scripts/test.sh, after the migrations): every id sequence past 2^31, each table at its own
+# billion (scripts/lib/ids-above-int32.sql), so that any 32-bit assumption left fails a test loudly.
+move_ids_above_int32() {
+  say "moving every id sequence past 2^31 (scripts/lib/ids-above-int32.sql)…"
+  node -e '
+    const fs = require("fs"), pg = require("pg");
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    const moved = [];
+    client.on("notice", (n) => moved.push(n.message));
+    (async () => {
+      await client.connect();
+      await client.query(fs.readFileSync(process.argv[1], "utf8"));
+      console.log("  " + moved.join(", "));
+      await client.end();
+    })().catch((e) => { console.error(e.message); process.exit(1); });' scripts/lib/ids-above-int32.sql
+}
+
 build() {
   say "compiling TypeScript…"
   node_modules/.bin/tsc -p tsconfig.build.json

@@ -219,7 +219,9 @@ export class Postgres extends PrivateService {
         return code === '28P01' || code === '28000' ? `authentication as ${PG_USER} failed: ${(e as Error).message}` : false;
       }
     };
-    const args = ['-D', this.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+    const args = ['-D', this.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+      // The worker holds one advisory lock per webhook item of a chunk until its commit (dedupe across partitions, docs/storage.md).
+      '-c', 'max_locks_per_transaction=256'];
     return this.launch(
       {
         name: 'postgres',

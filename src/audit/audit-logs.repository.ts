@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuditLog, Prisma } from '../generated/prisma/client.js';
 import { skipTake } from '../core/http/pagination.js';
-import { PrismaService } from '../core/prisma/prisma.service.js';
+import { PrismaService, withNumberId } from '../core/prisma/prisma.service.js';
 import { clientOf } from '../core/prisma/unit-of-work.js';
 
 export interface AuditLogEntry {
@@ -13,6 +13,9 @@ export interface AuditLogEntry {
   details?: Prisma.InputJsonValue;
 }
 
+/** An audit entry as stored, with its bigint id read as a number (what the console's JSON answers). */
+export type StoredAuditLog = Omit<AuditLog, 'id'> & { id: number };
+
 /** Owns `audit_logs`. Writes join the caller's unit of work, so an entry commits with the change it records. */
 @Injectable()
 export class AuditLogsRepository {
@@ -23,13 +26,13 @@ export class AuditLogsRepository {
   }
 
   /** Newest first. */
-  async page(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: AuditLog[]; total: number }> {
+  async page(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: StoredAuditLog[]; total: number }> {
     const where = { organizationId };
     const db = clientOf(this.prisma);
     const [rows, total] = await Promise.all([
       db.auditLog.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
       db.auditLog.count({ where }),
     ]);
-    return { rows, total };
+    return { rows: rows.map(withNumberId), total };
   }
 }

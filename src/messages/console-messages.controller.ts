@@ -1,6 +1,6 @@
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiPage } from '../core/http/openapi.js';
+import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
@@ -43,6 +43,7 @@ export class ConsoleMessagesController {
 
   @Get('messages/:id')
   @ApiOperation({ operationId: 'getAccountMessage', summary: 'One message of the business account with its status history and failure reason' })
+  @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
   @ApiResponse({ status: 404, description: 'Business account or message not found' })
   @ApiResponse({ status: 422, description: 'id is not an integer' })

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { Message } from '../generated/prisma/client.js';
+import type { StoredMessage } from './messages.repository.js';
+import { ApiRowId } from '../core/http/openapi.js';
 import { MESSAGE_TYPES } from './dto/send-message.dto.js';
 
 export class MessageErrorView {
@@ -11,7 +12,7 @@ export class MessageErrorView {
 
 /** The spec's fuller Message form, plus the failure reason when there is one. */
 export class MessageView {
-  @ApiProperty({ example: 1 }) id: number;
+  @ApiRowId(1) id: number;
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgM…' }) upstreamMessageId: string | null;
   @ApiProperty({ example: '402000000000011' }) phoneNumberId: string;
   @ApiProperty({ example: '447700900123' }) to: string;
@@ -40,9 +41,9 @@ export class MessageListItemView extends MessageView {
   @ApiProperty({ type: MessagePricingView, nullable: true, description: 'Null until a status webhook with a pricing object arrived' }) pricing: MessagePricingView | null;
 }
 
-export const toMessageListItem = (m: Message): MessageListItemView => ({ ...toMessageView(m), content: m.content, pricing: pricingViewOf(m) });
+export const toMessageListItem = (m: StoredMessage): MessageListItemView => ({ ...toMessageView(m), content: m.content, pricing: pricingViewOf(m) });
 
-function pricingViewOf(m: Message): MessagePricingView | null {
+function pricingViewOf(m: StoredMessage): MessagePricingView | null {
   if (m.pricingModel === null && m.pricingCategory === null && m.pricingType === null && m.pricingBillable === null) return null;
   return { pricingModel: m.pricingModel, category: m.pricingCategory, type: m.pricingType, billable: m.pricingBillable };
 }
@@ -64,7 +65,7 @@ export class MessageDetailView extends MessageListItemView {
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
-export function toMessageView(m: Message): MessageView {
+export function toMessageView(m: StoredMessage): MessageView {
   return {
     id: m.id,
     upstreamMessageId: m.upstreamMessageId,
@@ -82,7 +83,7 @@ export function toMessageView(m: Message): MessageView {
   };
 }
 
-export function toMessageDetailView(m: Message, history: StatusHistoryItem[]): MessageDetailView {
+export function toMessageDetailView(m: StoredMessage, history: StatusHistoryItem[]): MessageDetailView {
   return {
     ...toMessageListItem(m),
     sentAt: iso(m.sentAt),

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiErrors, ApiPage } from '../core/http/openapi.js';
+import { ApiEnvelope, ApiErrors, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
@@ -92,6 +92,7 @@ export class MessagesController {
 
   @Get(':id')
   @ApiOperation({ operationId: 'getMessage', summary: 'One message with its status history and failure reason' })
+  @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
   @ApiResponse({ status: 404, description: 'Message not found (or not of this business account)' })
   @ApiResponse({ status: 422, description: 'id is not an integer' })

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, type Message } from '../generated/prisma/client.js';
 import { GroupCommit } from '../core/async/group-commit.js';
 import { skipTake } from '../core/http/pagination.js';
-import { PrismaService } from '../core/prisma/prisma.service.js';
+import { PrismaService, withNumberId } from '../core/prisma/prisma.service.js';
 import { connectionOf, planned, statement, type Tx } from '../core/prisma/sql.js';
 import type { ListMessagesQuery } from './dto/list-messages.query.js';
 import { claimKeySql, completeKeySql } from './send/idempotency-keys.repository.js';
@@ -21,7 +21,7 @@ export class MessagesRepository {
    * statement and one commit per batch instead of per send (group commit without a wait, see GroupCommit).
    * Each send still gets its answer only after the commit that holds its row.
    */
-  private readonly pendingInserts = new GroupCommit<{ businessAccountId: string; m: PendingMessage }, Message>((items) => this.insertPendingBatch(items), SEND_BATCHING);
+  private readonly pendingInserts = new GroupCommit<{ businessAccountId: string; m: PendingMessage }, StoredMessage>((items) => this.insertPendingBatch(items), SEND_BATCHING);
   private readonly sentMarks = new GroupCommit<SentMark, boolean>((marks) => this.markSentBatch(marks), SEND_BATCHING);
 
   constructor(private readonly prisma: PrismaService) {}
@@ -29,11 +29,11 @@ export class MessagesRepository {
   // ---- Send ------------------------------------------------------------------------------------------------
 
   /** Every attempt is stored before the upstream call, as `pending`. */
-  insertPending(businessAccountId: string, m: PendingMessage): Promise<Message> {
+  insertPending(businessAccountId: string, m: PendingMessage): Promise<StoredMessage> {
     return this.pendingInserts.add({ businessAccountId, m });
   }
 
-  private async insertPendingBatch(items: { businessAccountId: string; m: PendingMessage }[]): Promise<Message[]> {
+  private async insertPendingBatch(items: { businessAccountId: string; m: PendingMessage }[]): Promise<StoredMessage[]> {
     const columns: unknown[][] = [[], [], [], [], [], [], [], []];
     for (const { businessAccountId, m } of items) {
       [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)].forEach((v, i) => columns[i]!.push(v));
@@ -49,7 +49,7 @@ export class MessagesRepository {
    * written by one statement, so both or neither are stored. The claim is won when the key is new, expired,
    * or held by an abandoned in-flight claim of the same body; otherwise nothing is stored and null comes back.
    */
-  async insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<Message | null> {
+  async insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<StoredMessage | null> {
     const values = [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)];
     const { rows } = await this.prisma.pool.query<InsertedRow>(insertPendingClaimingKey([...values, claim.key, claim.requestHash, claim.now, claim.lockedUntil, claim.expiresAt]));
     return rows[0] ? pendingRow(businessAccountId, m, rows[0]) : null;
@@ -65,7 +65,7 @@ export class MessagesRepository {
     const sorted = [...marks].sort((a, b) => a.messageId - b.messageId);
     const values = [sorted.map((s) => s.messageId), sorted.map((s) => s.businessAccountId), sorted.map((s) => s.wamid), sorted.map((s) => s.at)];
     const { rows } = await retryOnDeadlock(() => this.prisma.pool.query<{ id: number }>(markSentBatch(values)));
-    const moved = new Set(rows.map((r) => Number(r.id)));
+    const moved = new Set(rows.map((r) => r.id));
     return marks.map((s) => moved.has(s.messageId));
   }
 
@@ -81,8 +81,8 @@ export class MessagesRepository {
    * The upstream accepted a message that a status webhook already moved on (found by its callback data):
    * only the wamid and the acceptance time are filled in where still missing. Returns the stored row.
    */
-  async recordLateAcceptance(businessAccountId: string, messageId: number, wamid: string, at: Date): Promise<Message> {
-    const { rows } = await this.prisma.pool.query<Message>(recordLateAcceptance([messageId, businessAccountId, wamid, at]));
+  async recordLateAcceptance(businessAccountId: string, messageId: number, wamid: string, at: Date): Promise<StoredMessage> {
+    const { rows } = await this.prisma.pool.query<StoredMessage>(recordLateAcceptance([messageId, businessAccountId, wamid, at]));
     return found(rows[0], messageId);
   }
 
@@ -91,8 +91,8 @@ export class MessagesRepository {
    * callback data while the call was still failing has already moved it on, and a status never goes back.
    * Returns the message as stored (one statement either way).
    */
-  async markFailed(businessAccountId: string, messageId: number, error: MessageFailure): Promise<Message> {
-    const { rows } = await this.prisma.pool.query<Message>(
+  async markFailed(businessAccountId: string, messageId: number, error: MessageFailure): Promise<StoredMessage> {
+    const { rows } = await this.prisma.pool.query<StoredMessage>(
       markFailed([messageId, businessAccountId, new Date(), error.code, error.title, error.detail, error.category]),
     );
     return found(rows[0], messageId);
@@ -119,7 +119,7 @@ export class MessagesRepository {
 
   // ---- Reads -----------------------------------------------------------------------------------------------
 
-  async list(businessAccountId: string, query: ListMessagesQuery): Promise<{ rows: Message[]; total: number }> {
+  async list(businessAccountId: string, query: ListMessagesQuery): Promise<{ rows: StoredMessage[]; total: number }> {
     const where: Prisma.MessageWhereInput = {
       businessAccountId,
       status: query.status,
@@ -133,11 +133,12 @@ export class MessagesRepository {
       this.prisma.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
       this.prisma.message.count({ where }),
     ]);
-    return { rows, total };
+    return { rows: rows.map(withNumberId), total };
   }
 
-  findOne(businessAccountId: string, id: number): Promise<Message | null> {
-    return this.prisma.message.findFirst({ where: { id, businessAccountId } });
+  async findOne(businessAccountId: string, id: number): Promise<StoredMessage | null> {
+    const row = await this.prisma.message.findFirst({ where: { id, businessAccountId } });
+    return row && withNumberId(row);
   }
 
   /**
@@ -193,6 +194,13 @@ export class MessagesRepository {
     return { totals: totalsRows[0] ?? { total: 0, sent: 0, delivered: 0, read: 0, failed: 0 }, series, failureReasons, templates, pricing };
   }
 }
+
+/**
+ * A stored message as the application sees it: the id a number (what the API answers; exact up to 2^53 - 1).
+ * Prisma's client reads the bigint id as a bigint, which JSON cannot hold: reads through it convert here
+ * (withNumberId); SQL on the pool reads int8 as a number already (PrismaService).
+ */
+export type StoredMessage = Omit<Message, 'id'> & { id: number };
 
 /** What the status rules (messages/message-status.ts) need to know of a message. */
 export interface LockedMessage {
@@ -308,7 +316,7 @@ const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key
  */
 const SAME_ACCOUNT = '(business_account_id = $2::uuid) IS TRUE';
 
-function found(row: Message | undefined, messageId: number): Message {
+function found(row: StoredMessage | undefined, messageId: number): StoredMessage {
   if (!row) throw new Error(`message ${messageId} not found in its business account`);
   return row;
 }
@@ -322,7 +330,7 @@ interface InsertedRow {
 const INSERTED_COLUMNS = `id, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** A freshly inserted pending message, without reading back columns whose values we just sent. */
-function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): Message {
+function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): StoredMessage {
   return {
     id: r.id,
     businessAccountId,
@@ -332,7 +340,7 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
     type: m.type,
     templateName: m.templateName,
     templateLanguage: m.templateLanguage,
-    content: m.content as Message['content'],
+    content: m.content as StoredMessage['content'],
     status: 'pending',
     upstreamMessageId: null,
     errorCode: null,
@@ -372,7 +380,7 @@ const insertPendingBatch = statement(
  */
 const markSentBatch = planned(
   `UPDATE messages m SET status = 'sent', upstream_message_id = u.wamid, accepted_at = u.at, sent_at = u.at, updated_at = u.at
-     FROM unnest($1::int[], $2::uuid[], $3::text[], $4::timestamptz[]) AS u(id, b, wamid, at)
+     FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::timestamptz[]) AS u(id, b, wamid, at)
     WHERE m.id = u.id AND (m.status = 'pending' AND m.business_account_id = u.b) IS TRUE
    RETURNING m.id`,
 );
@@ -452,8 +460,8 @@ const writeStatuses = planned(
           failed_at = v."failedAt", upstream_message_id = v."upstreamMessageId", pricing_model = v."pricingModel",
           pricing_category = v."pricingCategory", pricing_type = v."pricingType", pricing_billable = v."pricingBillable",
           updated_at = now()
-     FROM jsonb_to_recordset($1::jsonb) AS v(id int, status text, "errorCategory" text, "errorCode" int, "errorTitle" text,
+     FROM jsonb_to_recordset($1::jsonb) AS v(id bigint, status text, "errorCategory" text, "errorCode" int, "errorTitle" text,
           "errorDetail" text, "sentAt" timestamptz, "deliveredAt" timestamptz, "readAt" timestamptz, "failedAt" timestamptz,
           "upstreamMessageId" text, "pricingModel" text, "pricingCategory" text, "pricingType" text, "pricingBillable" boolean)
-    WHERE m.id = v.id AND m.id = ANY($2::int[])`,
+    WHERE m.id = v.id AND m.id = ANY($2::bigint[])`,
 );

@@ -969,7 +969,11 @@ export interface components {
             totalPages: number;
         };
         AuditEntry: {
-            /** @example 42 */
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 42
+             */
             id: number;
             /** @example api_key.created */
             action: string;
@@ -1527,7 +1531,11 @@ export interface components {
             category: "retryable" | "permanent" | "policy" | "window" | "credential" | null;
         };
         MessageView: {
-            /** @example 1 */
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 1
+             */
             id: number;
             /** @example wamid.HBgM… */
             upstreamMessageId: string | null;
@@ -1571,7 +1579,11 @@ export interface components {
             billable: boolean | null;
         };
         MessageListItemView: {
-            /** @example 1 */
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 1
+             */
             id: number;
             /** @example wamid.HBgM… */
             upstreamMessageId: string | null;
@@ -1725,7 +1737,11 @@ export interface components {
             source: "send" | "webhook";
         };
         MessageDetailView: {
-            /** @example 1 */
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 1
+             */
             id: number;
             /** @example wamid.HBgM… */
             upstreamMessageId: string | null;
@@ -1826,7 +1842,11 @@ export interface components {
             downloadPath: string;
         };
         EventView: {
-            /** @example 1042 */
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 1042
+             */
             id: number;
             /**
              * @description Upstream category: the webhook field
@@ -1887,7 +1907,11 @@ export interface components {
             limit: number;
         };
         DeliveryView: {
-            /** @example 812 */
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 812
+             */
             id: number;
             /** @enum {string} */
             status: "received" | "processed" | "failed";
@@ -4190,6 +4214,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The message id (64-bit id: a JSON number, exact up to 2^53 - 1) */
                 id: number;
             };
             cookie?: never;
@@ -4371,6 +4396,7 @@ export interface operations {
             header?: never;
             path: {
                 wabaId: string;
+                /** @description The message id (64-bit id: a JSON number, exact up to 2^53 - 1) */
                 id: number;
             };
             cookie?: never;
@@ -5017,6 +5043,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The event id (64-bit id: a JSON number, exact up to 2^53 - 1) */
                 id: number;
             };
             cookie?: never;
@@ -5246,6 +5273,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The delivery id (64-bit id: a JSON number, exact up to 2^53 - 1) */
                 id: number;
             };
             cookie?: never;

@@ -8,15 +8,15 @@ import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.rep
 import { DeliveryQueue } from './delivery-queue.js';
 import { EventsRepository } from './events/events.repository.js';
 import { DeliveryProcessor } from './processing/delivery.processor.js';
-import { DeliveryRetention } from './processing/delivery.retention.js';
 import { DeliverySweeper } from './processing/delivery.sweeper.js';
 import { DeliveryWorker } from './processing/delivery.worker.js';
 import { AccountUpdateEffect } from './processing/effects/account-update.effect.js';
 import { InboundMessageEffect } from './processing/effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './processing/effects/status-update.effect.js';
 import { TemplateStatusEffect } from './processing/effects/template-status.effect.js';
+import { PartitionMaintenance } from './storage/partition-maintenance.js';
 
-/** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the retention of raw payloads. */
+/** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the storage partitions (creation ahead, retention). */
 @Module({
   // The worker needs only repositories of the accounts domain (no upstream client, no console): templates, phone
   // numbers and business accounts (their quality, limits and standing from account-level webhooks).
@@ -32,13 +32,13 @@ import { TemplateStatusEffect } from './processing/effects/template-status.effec
     MessagesRepository,
     DeliveryWorker,
     DeliverySweeper,
-    DeliveryRetention,
+    PartitionMaintenance,
     StatusUpdateEffect,
     InboundMessageEffect,
     TemplateStatusEffect,
     AccountUpdateEffect,
   ],
   // Run as scheduled tasks by the worker module (worker.schedules.ts).
-  exports: [DeliverySweeper, DeliveryRetention],
+  exports: [DeliverySweeper, PartitionMaintenance],
 })
 export class WebhooksWorkerModule {}

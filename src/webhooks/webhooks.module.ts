@@ -12,11 +12,12 @@ import { FeedWaiters } from './events/feed-waiters.js';
 import { EventsService } from './events/events.service.js';
 import { WebhookReceiverController } from './receiver/webhook-receiver.controller.js';
 import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
+import { PartitionMaintenance } from './storage/partition-maintenance.js';
 
 /** API side of webhooks: Meta's receiver, the events API and the console's deliveries (dead letters, replay). */
 @Module({
   imports: [AccountsModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
-  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, FeedCursorCodec, FeedWaiters, DeliveriesService, DeliveryMetrics],
+  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, FeedCursorCodec, FeedWaiters, DeliveriesService, DeliveryMetrics, PartitionMaintenance],
 })
 export class WebhooksModule {}

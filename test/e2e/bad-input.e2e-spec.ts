@@ -87,7 +87,11 @@ const HOSTILE_PATH_SEGMENTS: Record<string, string> = {
   negative: '-1',
   zero: '0',
   float: '1.5',
-  'beyond int32': '99999999999999999999999',
+  // Row ids are 64-bit (JSON numbers up to 2^53 - 1): above 2^31 and 2^32 is an id like any other, beyond 2^53 not one.
+  'beyond int32': '3000000000',
+  'beyond uint32': '4294967297',
+  'beyond 2^53': '9007199254740993',
+  'beyond int64': '99999999999999999999999',
   'null literal': 'null',
   '__proto__': '__proto__',
   constructor: 'constructor',

@@ -151,7 +151,7 @@ describe('Logging: every line of a request carries its request id, every line of
         expect(stored).toHaveLength(2);
         const notEnqueued = await waitFor(() => shared.where('msg', 'webhook deliveries stored but not enqueued; the sweeper will enqueue them')[0], 'the enqueue to time out');
         // One job for both requests' deliveries: it belongs to neither request.
-        expect(notEnqueued.deliveryIds).toEqual(stored.map((d) => d.id));
+        expect(notEnqueued.deliveryIds).toEqual(stored.map((d) => Number(d.id)));
         expect(notEnqueued.reqId).toBeUndefined();
         for (const p of posts) expect(shared.where('reqId', p.id).map((l) => l.msg)).toEqual(['request completed']);
       } finally {
@@ -188,7 +188,7 @@ describe('Logging: every line of a request carries its request id, every line of
       await t.prisma.webhookDelivery.createMany({
         data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureOf(b, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], batchId })),
       });
-      const [account, broken, inbound] = (await t.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: { id: 'asc' } })).map((d) => d.id);
+      const [account, broken, inbound] = (await t.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: { id: 'asc' } })).map((d) => Number(d.id));
       const ids = [account!, broken!, inbound!];
       const jobId = deliveryJobIds.batch(batchId);
       await t.app.get(DeliveryQueue).enqueue({ deliveryIds: ids }, jobId);

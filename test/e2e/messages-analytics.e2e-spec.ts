@@ -89,7 +89,7 @@ describe('GET /messages/analytics', () => {
     ]);
     const settled = await eventually(async () => {
       const rows = await stack.prisma.message.findMany({ where: { id: { in: [delivered.id, read.id, readParcel.id, asyncFailed.id] } } });
-      const by = new Map(rows.map((r) => [r.id, r.status]));
+      const by = new Map(rows.map((r) => [Number(r.id), r.status]));
       return by.get(delivered.id) === 'delivered' && by.get(read.id) === 'read' && by.get(readParcel.id) === 'read' && by.get(asyncFailed.id) === 'failed';
     }, { timeoutMs: 15000 });
     expect(settled).toBe(true);

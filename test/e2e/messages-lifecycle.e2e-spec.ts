@@ -203,7 +203,7 @@ describe('A status that arrives while the send call is still failing', () => {
 
     const res = await sending;
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: pending!.id, status: 'delivered', upstreamMessageId: wamid, error: null });
+    expect(res.body.data).toMatchObject({ id: Number(pending!.id), status: 'delivered', upstreamMessageId: wamid, error: null });
     const after = await stack.http.get(`/messages/${pending!.id}`).set(t.key.headers);
     expect(after.body.data).toMatchObject({ status: 'delivered', failedAt: null, error: null });
   });

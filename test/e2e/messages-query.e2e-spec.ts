@@ -201,10 +201,23 @@ describe('GET /messages and GET /messages/:id', () => {
       expect(res.body.data.failedAt).toMatch(ISO_MS);
     });
 
+    it('answers ids above 2^31 as JSON numbers, and finds the message by them (the test tier starts every id sequence there)', async () => {
+      expect(m.parcel.id).toBeGreaterThan(2 ** 31);
+      expect(Number.isSafeInteger(m.parcel.id)).toBe(true);
+      const res = await stack.http.get(`/messages/${m.parcel.id}`).set(t.key.headers);
+      expect(res.status).toBe(200);
+      expect(res.body.data.id).toBe(m.parcel.id);
+      expect(ids(await list({ to: m.parcel.to }))).toEqual([m.parcel.id]);
+    });
+
     it.each([
       ['another account’s message', () => otherMessageId],
       ['an unknown id', () => 2147483647],
-      ['an id past the integer range', () => 99999999999],
+      ['an unknown id above 2^32', () => 2 ** 32 + 1],
+      ['an unknown id of 11 digits', () => 99999999999],
+      ['the largest safe integer', () => Number.MAX_SAFE_INTEGER],
+      ['an id beyond 2^53', () => '9007199254740993'],
+      ['an id of 20 digits', () => '99999999999999999999'],
       ['id 0', () => 0],
     ])('answers 404 Message not found for %s', async (_label, id) => {
       const res = await stack.http.get(`/messages/${id()}`).set(t.key.headers);

@@ -163,14 +163,14 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
     };
 
     const stored = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.sent.id } });
-    expect(out.sent).toEqual({ httpStatus: 200, id: stored.id, status: expect.stringMatching(/^(sent|delivered|read)$/), wamid: stored.upstreamMessageId, to, templateName: 'hello_world' });
+    expect(out.sent).toEqual({ httpStatus: 200, id: Number(stored.id), status: expect.stringMatching(/^(sent|delivered|read)$/), wamid: stored.upstreamMessageId, to, templateName: 'hello_world' });
     expect(out.sent.wamid).toMatch(/^wamid\./);
     expect(out.read).toEqual({ id: out.sent.id, to, history: expect.arrayContaining(['accepted']) });
     expect(out.listed).toEqual({ ids: [out.sent.id], total: 1, page: 1 });
     expect(out.events).toEqual(expect.arrayContaining([{ kind: 'status_update', status: 'delivered', messageId: out.sent.wamid }]));
     expect(out.invalid).toEqual({ httpStatus: 422, statusCode: 422, message: 'Field Validation Failed', field: 'to', reason: expect.stringContaining('to') });
     const refused = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.refused.id } });
-    expect(out.refused).toEqual({ httpStatus: 422, id: refused.id, status: 'failed', code: 131026 });
+    expect(out.refused).toEqual({ httpStatus: 422, id: Number(refused.id), status: 'failed', code: 131026 });
     expect(refused).toMatchObject({ status: 'failed', errorCode: 131026, to: '15550000001' });
   });
 

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { withNumberId } from '../../src/core/prisma/prisma.service.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { createTenant, messagesValue, postWebhook, startTestWorker, unixNow, waitFor, wamid, type Tenant, type TestWorker } from '../utils/webhooks.js';
 
@@ -23,7 +24,7 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     await t?.close();
   });
 
-  const deliveriesOf = (tenant: Tenant) => t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
+  const deliveriesOf = async (tenant: Tenant) => (await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } })).map(withNumberId);
   const listDeliveries = async (tenant: Tenant) => {
     const res = await t.http.get('/webhooks/deliveries').set('cookie', tenant.cookie);
     expect(res.status).toBe(200);

@@ -1,10 +1,10 @@
 import { jest } from '@jest/globals';
 import pg from 'pg';
 import { metaJson } from '../../simulator/meta-json.js';
+import { withNumberId } from '../../src/core/prisma/prisma.service.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
-import { DeliveryRetention } from '../../src/webhooks/processing/delivery.retention.js';
-import { onboard, withRetentionLock, type Tenant as OnboardedTenant } from '../utils/factories.js';
+import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import {
@@ -34,16 +34,16 @@ function harness(t: TestApp) {
     /** Waits until `n` deliveries concerning this WABA are processed (and none is left `received`). */
     async processed(wabaId: string, n: number) {
       return waitFor(async () => {
-        const rows = await prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, orderBy: { id: 'asc' } });
+        const rows = (await prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, orderBy: { id: 'asc' } })).map(withNumberId);
         const done = rows.filter((r) => r.status === 'processed');
         return done.length >= n && rows.every((r) => r.status !== 'received') ? done : undefined;
       }, `${n} processed deliveries for ${wabaId}`);
     },
-    events(wabaId: string) {
-      return prisma.event.findMany({ where: { wabaId }, orderBy: { id: 'asc' } });
+    async events(wabaId: string) {
+      return (await prisma.event.findMany({ where: { wabaId }, orderBy: { id: 'asc' } })).map(withNumberId);
     },
-    createMessage(tenant: Tenant, data: { upstreamMessageId?: string | null; status?: string; to?: string }) {
-      return prisma.message.create({
+    async createMessage(tenant: Tenant, data: { upstreamMessageId?: string | null; status?: string; to?: string }) {
+      const message = await prisma.message.create({
         data: {
           businessAccountId: tenant.businessAccountId,
           phoneNumberId: tenant.phoneNumberId,
@@ -56,6 +56,7 @@ function harness(t: TestApp) {
           sentAt: data.status === 'pending' ? null : new Date(),
         },
       });
+      return withNumberId(message);
     },
     listEvents(tenant: Tenant, query: Record<string, string | number>) {
       return t.http.get('/webhooks/events').set('cookie', tenant.cookie).query(query);
@@ -290,7 +291,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       const [delivery] = await h.processed(tenant.wabaId, 1);
       // Redis loses the delayed re-runs; the status has been waiting longer than they would have lasted.
       await t.app.get(QueueService).queue(QUEUES.webhookDeliveries).drain(true);
-      await t.prisma.webhookDelivery.update({ where: { id: delivery!.id }, data: { receivedAt: new Date(Date.now() - 11 * 60_000) } });
+      await t.prisma.webhookDelivery.updateMany({ where: { id: delivery!.id }, data: { receivedAt: new Date(Date.now() - 11 * 60_000) } });
       await t.prisma.event.updateMany({ where: { wabaId: tenant.wabaId }, data: { createdAt: new Date(Date.now() - 10 * 60_000) } });
       const message = await h.createMessage(tenant, { status: 'sent', upstreamMessageId: w });
 
@@ -579,7 +580,10 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(one.body.data).toEqual(mine);
       expect((await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', other.cookie)).status).toBe(404);
       expect((await t.http.get('/webhooks/events/abc').set('cookie', tenant.cookie)).status).toBe(404);
-      expect((await t.http.get('/webhooks/events/99999999999').set('cookie', tenant.cookie)).status).toBe(404);
+      expect(mine.id).toBeGreaterThan(2 ** 31);
+      for (const id of ['99999999999', '9007199254740993', '99999999999999999999']) {
+        expect({ id, status: (await t.http.get(`/webhooks/events/${id}`).set('cookie', tenant.cookie)).status }).toEqual({ id, status: 404 });
+      }
     });
 
     it('keeps listing the events of a disconnected business account', async () => {
@@ -616,37 +620,18 @@ describe('Webhooks: receiver, processing and events API', () => {
   });
 
   describe('recovery: sweeper, dead letters and replay', () => {
-    it('deletes processed deliveries past WEBHOOK_RETENTION_DAYS, keeping their events, dead letters and recent ones', async () => {
-      const tenant = await createTenant(t);
-      for (const text of ['old', 'recent']) {
-        await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text }));
-      }
-      const [old, recent] = await h.processed(tenant.wabaId, 2);
-      const day = 24 * 3600_000;
-      // Retention deletes across tenants: the other test that prunes that way waits meanwhile (and this one for it).
-      const deadLetter = await withRetentionLock(t.prisma, async () => {
-        await t.prisma.webhookDelivery.update({ where: { id: old!.id }, data: { receivedAt: new Date(Date.now() - (t.config.webhookRetentionDays + 1) * day) } });
-        const dead = await t.prisma.webhookDelivery.create({
-          data: { rawBody: Buffer.from('{}'), signature: 'sha256=x', wabaIds: [tenant.wabaId], status: 'failed', lastError: 'x', receivedAt: new Date(Date.now() - 400 * day) },
-        });
-        expect(await worker.context.get(DeliveryRetention).prune()).toBeGreaterThanOrEqual(1);
-        return dead;
-      });
-
-      const left = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
-      expect(left.map((d) => d.id)).toEqual([recent!.id, deadLetter.id]);
-      // Both inbound events are still listed, the old delivery's included.
-      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, kind: 'inbound_message' });
-      expect(res.body.data.total).toBe(2);
-    });
+    // The retention of deliveries and events (whole weekly partitions dropped; dead letters and waiting deliveries
+    // kept) is tested on a database of its own: test/medium/storage-partitions.spec.ts.
 
     it('processes a delivery that was stored but never enqueued (Redis was down when it arrived)', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
       const body = metaJson(statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'read', unixNow())]));
-      const row = await t.prisma.webhookDelivery.create({
-        data: { rawBody: Buffer.from(body), signature: signatureOf(body, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], receivedAt: new Date(Date.now() - 10_000) },
-      });
+      const row = withNumberId(
+        await t.prisma.webhookDelivery.create({
+          data: { rawBody: Buffer.from(body), signature: signatureOf(body, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], receivedAt: new Date(Date.now() - 10_000) },
+        }),
+      );
       const [done] = await h.processed(tenant.wabaId, 1);
       expect(done!.id).toBe(row.id);
       expect(done!.eventCount).toBe(1);
@@ -678,11 +663,13 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('dead-letters a delivery that cannot be processed, lists it, and replays it once fixed', async () => {
       const tenant = await createTenant(t);
       const other = await createTenant(t);
-      const broken = await t.prisma.webhookDelivery.create({
-        data: { rawBody: Buffer.from('this is not json'), signature: 'sha256=00', wabaIds: [tenant.wabaId, '999999999999'], receivedAt: new Date(Date.now() - 10_000) },
-      });
+      const broken = withNumberId(
+        await t.prisma.webhookDelivery.create({
+          data: { rawBody: Buffer.from('this is not json'), signature: 'sha256=00', wabaIds: [tenant.wabaId, '999999999999'], receivedAt: new Date(Date.now() - 10_000) },
+        }),
+      );
       const failed = await waitFor(async () => {
-        const d = await t.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: broken.id } });
+        const d = await t.prisma.webhookDelivery.findFirstOrThrow({ where: { id: broken.id } });
         return d.status === 'failed' ? d : undefined;
       }, 'the delivery to be dead-lettered');
       expect(failed.lastError).toContain('not valid JSON');
@@ -695,10 +682,13 @@ describe('Webhooks: receiver, processing and events API', () => {
       const otherList = await t.http.get('/webhooks/deliveries').set('cookie', other.cookie);
       expect(otherList.body.data.items.find((d: { id: number }) => d.id === broken.id)).toBeUndefined();
       expect((await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', other.cookie)).status).toBe(404);
+      for (const id of ['9007199254740993', '99999999999999999999']) {
+        expect({ id, status: (await t.http.post(`/webhooks/deliveries/${id}/replay`).set('cookie', tenant.cookie)).status }).toEqual({ id, status: 404 });
+      }
       expect((await t.http.get('/webhooks/deliveries').query({ status: 'lost' }).set('cookie', tenant.cookie)).status).toBe(422);
 
       const fixed = metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
-      await t.prisma.webhookDelivery.update({ where: { id: broken.id }, data: { rawBody: Buffer.from(fixed) } });
+      await t.prisma.webhookDelivery.updateMany({ where: { id: broken.id }, data: { rawBody: Buffer.from(fixed) } });
       const replay = await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', tenant.cookie);
       expect(replay.status).toBe(200);
       expect(replay.body.data).toMatchObject({ id: broken.id, status: 'received', attempts: 0, lastError: null });

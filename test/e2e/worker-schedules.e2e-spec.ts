@@ -97,7 +97,7 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
     const schedules = await b.worker.context.get(WorkerSchedules).scheduler.schedules();
     expect(Object.fromEntries(schedules.map((s) => [s.id, s.every]))).toEqual({
       'webhook-sweep': EVERY_MS,
-      'webhook-retention': 3_600_000,
+      'storage-partitions': 3_600_000,
       'purge-console-sessions': 600_000,
       'purge-idempotency-keys': 600_000,
       'credential-check': 21_600_000,

@@ -1,6 +1,7 @@
 // The suite's own view of the database: tenant set-up, audit triggers that record every processing claim
 // and every message status change (so "processed once" is measured, not assumed), and the counts.
 import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
 export class Db {
@@ -34,6 +35,11 @@ export class Db {
     return this.pool.end();
   }
 
+  /** Every id sequence past 2^31, as ./scripts/test.sh does for the main suite (scripts/lib/ids-above-int32.sql). */
+  async moveIdsAboveInt32(): Promise<void> {
+    await this.query(readFileSync(new URL('../../scripts/lib/ids-above-int32.sql', import.meta.url), 'utf8'));
+  }
+
   /**
    * Test-only triggers (this cluster is the suite's own): one row per committed claim of an event
    * (processed false → true, or an event stored already processed by the transaction that applies it) and
@@ -42,7 +48,7 @@ export class Db {
    */
   async installAudit(): Promise<void> {
     await this.query(`
-      CREATE TABLE fault_claims (event_id int NOT NULL, waba_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+      CREATE TABLE fault_claims (event_id bigint NOT NULL, waba_id text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
       CREATE INDEX ON fault_claims (waba_id);
       CREATE FUNCTION fault_claim_log() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -54,7 +60,7 @@ export class Db {
       CREATE TRIGGER fault_claim_on_insert AFTER INSERT ON events
         FOR EACH ROW WHEN (NEW.processed) EXECUTE FUNCTION fault_claim_log();
 
-      CREATE TABLE fault_status_changes (message_id int NOT NULL, old_status text, new_status text, at timestamptz NOT NULL DEFAULT clock_timestamp());
+      CREATE TABLE fault_status_changes (message_id bigint NOT NULL, old_status text, new_status text, at timestamptz NOT NULL DEFAULT clock_timestamp());
       CREATE INDEX ON fault_status_changes (message_id);
       CREATE FUNCTION fault_status_log() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -93,7 +99,8 @@ export async function createTenant(db: Db, label: string, messageCount: number):
     [org!.id, wabaId, `Fault WABA ${label}`],
   );
   const wamids = Array.from({ length: messageCount }, (_, i) => `wamid.fault.${label}.${wabaId}.${i}`);
-  const rows = await db.query<{ id: number; upstream_message_id: string }>(
+  // This pool has no int8 parser: the (bigint) ids come back as text.
+  const rows = await db.query<{ id: string; upstream_message_id: string }>(
     `INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, status, upstream_message_id, updated_at)
      SELECT $1, $2, '4477009' || lpad(i::text, 5, '0'), 'template', 'parcel_update', 'en_GB', 'sent', w, now()
        FROM unnest($3::text[]) WITH ORDINALITY AS t(w, i)
@@ -105,7 +112,7 @@ export async function createTenant(db: Db, label: string, messageCount: number):
     businessAccountId: ba!.id,
     wabaId,
     phoneNumberId,
-    messages: new Map(rows.map((r) => [r.upstream_message_id, r.id])),
+    messages: new Map(rows.map((r) => [r.upstream_message_id, Number(r.id)])),
   };
 }
 
@@ -175,7 +182,7 @@ export async function verdict(
   expectedWindows: number,
 ): Promise<Verdict> {
   const p = await progress(db, tenant.wabaId);
-  const events = await db.query<{ id: number; kind: string; message_id: string | null; status: string | null }>(
+  const events = await db.query<{ id: string; kind: string; message_id: string | null; status: string | null }>(
     `SELECT id, kind, message_id, status FROM events WHERE waba_id = $1`,
     [tenant.wabaId],
   );
@@ -199,7 +206,7 @@ export async function verdict(
   );
   const [counts] = await db.query<{ total: string | null }>(`SELECT sum(count) AS total FROM event_counts WHERE waba_id = $1`, [tenant.wabaId]);
 
-  const messages = await db.query<{ id: number; upstream_message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }>(
+  const messages = await db.query<{ id: string; upstream_message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }>(
     `SELECT id, upstream_message_id, status, sent_at, delivered_at, read_at FROM messages WHERE business_account_id = $1`,
     [tenant.businessAccountId],
   );
@@ -211,7 +218,7 @@ export async function verdict(
     if (!ok) wrongMessages++;
   }
 
-  const changes = await db.query<{ message_id: number; old_status: string; new_status: string }>(
+  const changes = await db.query<{ message_id: string; old_status: string; new_status: string }>(
     `SELECT c.message_id, c.old_status, c.new_status FROM fault_status_changes c JOIN messages m ON m.id = c.message_id
       WHERE m.business_account_id = $1 ORDER BY c.at`,
     [tenant.businessAccountId],

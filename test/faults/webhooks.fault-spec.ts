@@ -66,6 +66,8 @@ async function startStack(): Promise<void> {
   const databaseUrl = pgServer.url('bmapi');
   await migrate(databaseUrl);
   db = new Db(databaseUrl);
+  // Ids above 2^31, as in the main suite: a 32-bit id anywhere on the webhook path fails a scenario.
+  await db.moveIdsAboveInt32();
   await db.installAudit();
   const env = {
     // Nothing upstream is called by the webhook path; a closed loopback port makes any accidental call fail fast.

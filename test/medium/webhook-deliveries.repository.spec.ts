@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest, withRetentionLock } from '../utils/factories.js';
+import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((prisma) => new WebhookDeliveriesRepository(prisma));
@@ -22,9 +22,9 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
         rows.map((r, i) => [ids[i], r.rawBody.toString(), 'received', null]),
       );
       const saved = await t.prisma.webhookDelivery.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
-      expect(saved.map((d) => [d.id, d.signature, d.wabaIds, d.batchId])).toEqual(rows.map((r, i) => [ids[i], r.signature, r.wabaIds, batchId]));
+      expect(saved.map((d) => [Number(d.id), d.signature, d.wabaIds, d.batchId])).toEqual(rows.map((r, i) => [ids[i], r.signature, r.wabaIds, batchId]));
       // One INSERT: one transaction wrote every row.
-      const writers = await t.prisma.$queryRaw<{ xmin: string }[]>`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::int[])`;
+      const writers = await t.prisma.$queryRaw<{ xmin: string }[]>`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::bigint[])`;
       expect(writers).toHaveLength(1);
     });
 
@@ -131,39 +131,8 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     expect(await t.repo.stillReceived(olderThan, page2[1]!, 2)).toEqual([]);
   });
 
-  it('prunes processed deliveries received before the bound, oldest first, keeping dead letters and unprocessed ones', async () => {
-    // Ten days ago: inside the retention period (30 days) of the workers other test files start, so their
-    // retention passes leave these rows alone, and long before the rows other tests store now. The explicit
-    // cross-tenant prunes of other test files wait for this one (and it for them).
-    const t0 = new Date(Date.now() - 10 * 24 * 3600_000);
-    const at = (hours: number) => new Date(t0.getTime() + hours * 3600_000);
-    await withRetentionLock(t.prisma, async () => {
-      // Whatever processed rows are older than the bounds below (a run of this test that stopped half-way a few
-      // minutes ago left rows in the same hours), so the counts below are ours.
-      await t.repo.pruneProcessed(at(6), 100_000);
-      const [oldest, older, old] = [
-        await insertDelivery(t.prisma, { receivedAt: at(0), status: 'processed' }),
-        await insertDelivery(t.prisma, { receivedAt: at(1), status: 'processed' }),
-        await insertDelivery(t.prisma, { receivedAt: at(2), status: 'processed' }),
-      ];
-      const dead = await insertDelivery(t.prisma, { receivedAt: at(0), status: 'failed' });
-      const waiting = await insertDelivery(t.prisma, { receivedAt: at(0) });
-      const recent = await insertDelivery(t.prisma, { receivedAt: at(5), status: 'processed' });
-      const ids = [oldest.id, older.id, old.id, dead.id, waiting.id, recent.id];
-      const left = async () => (await t.repo.findForProcessing(ids)).map((d) => d.id);
-
-      const bound = at(4);
-      expect(await t.repo.pruneProcessed(bound, 2)).toBe(2);
-      expect(await left()).toEqual([old.id, dead.id, waiting.id, recent.id]);
-      expect(await t.repo.pruneProcessed(bound, 2)).toBe(1);
-      expect(await t.repo.pruneProcessed(bound, 2)).toBe(0);
-      expect(await left()).toEqual([dead.id, waiting.id, recent.id]);
-
-      // A bound past the recent one takes it too (and leaves this test no processed rows behind).
-      expect(await t.repo.pruneProcessed(at(6), 10)).toBe(1);
-      expect(await left()).toEqual([dead.id, waiting.id]);
-    });
-  });
+  // The retention (whole weekly partitions dropped, dead letters and waiting deliveries kept) is tested on a database
+  // of its own: test/medium/storage-partitions.spec.ts.
 
   it("lists and replays a tenant's deliveries only for that tenant's business accounts", async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];

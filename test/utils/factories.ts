@@ -8,7 +8,7 @@ import type { EventRow } from '../../src/webhooks/events/events.repository.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
-import { PrismaService } from '../../src/core/prisma/prisma.service.js';
+import { PrismaService, withNumberId } from '../../src/core/prisma/prisma.service.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
 import { testEnv } from './test-env.js';
@@ -139,25 +139,6 @@ export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { pr
   return t;
 }
 
-/**
- * Runs `fn` while holding the session advisory lock that every test deleting processed deliveries across
- * tenants takes (retention prunes whatever is processed before a bound, whoever stored it): two such tests in
- * parallel jest workers would otherwise delete each other's rows.
- */
-export async function withRetentionLock<T>(prisma: PrismaService, fn: () => Promise<T>): Promise<T> {
-  const client = await prisma.pool.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock(7363001)');
-    try {
-      return await fn();
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(7363001)');
-    }
-  } finally {
-    client.release();
-  }
-}
-
 /** n random decimal digits, the first not 0 (Meta's ids are numbers). */
 const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
 
@@ -251,8 +232,8 @@ export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessa
 });
 
 /** A message row in any state and at any time (the send path only ever inserts new `pending` ones). */
-export function insertMessage(prisma: PrismaService, businessAccountId: string, data: Partial<Prisma.MessageUncheckedCreateInput> = {}) {
-  return prisma.message.create({ data: { businessAccountId, phoneNumberId: metaId(), to: recipient(), type: 'text', status: 'pending', ...data } });
+export async function insertMessage(prisma: PrismaService, businessAccountId: string, data: Partial<Prisma.MessageUncheckedCreateInput> = {}) {
+  return withNumberId(await prisma.message.create({ data: { businessAccountId, phoneNumberId: metaId(), to: recipient(), type: 'text', status: 'pending', ...data } }));
 }
 
 /**
@@ -266,12 +247,12 @@ export const incomingDelivery = (overrides: Partial<IncomingDelivery> = {}): Inc
 };
 
 /** A delivery row in any state (the receiver's storeBatch only ever writes new `received` ones). */
-export function insertDelivery(
+export async function insertDelivery(
   prisma: PrismaService,
   data: { wabaIds?: string[]; status?: DeliveryStatus; receivedAt?: Date; batchId?: string; eventCount?: number; lastError?: string; processedAt?: Date } = {},
 ) {
   const { rawBody, signature, wabaIds } = incomingDelivery(data.wabaIds && { wabaIds: data.wabaIds });
-  return prisma.webhookDelivery.create({ data: { ...data, rawBody: new Uint8Array(rawBody), signature, wabaIds } });
+  return withNumberId(await prisma.webhookDelivery.create({ data: { ...data, rawBody: new Uint8Array(rawBody), signature, wabaIds } }));
 }
 
 /** An event of `deliveryId` as the worker stores it: a `delivered` status, not applied yet (override any field). */

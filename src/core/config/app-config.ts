@@ -5,6 +5,9 @@ import { exampleSecretProblems } from './example-secrets.js';
 /** Webhook items per worker transaction unless WEBHOOK_EVENT_CHUNK says otherwise (bench:floor measures with it too). */
 export const DEFAULT_WEBHOOK_EVENT_CHUNK = 500;
 
+/** Days back a webhook item's dedupe key is looked up (Meta redelivers for up to 7 days; a day more for clocks and queues). */
+export const EVENTS_DEDUPE_WINDOW_DAYS = 8;
+
 export type SignupMode = 'open' | 'invite' | 'closed';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -61,6 +64,8 @@ export class AppConfig {
   readonly webhookSweepIntervalMs!: number;
   readonly webhookMaxAttempts!: number;
   readonly webhookRetentionDays!: number;
+  /** Days events are kept (whole weekly partitions dropped once every row in them is older); 0 keeps them forever. */
+  readonly eventsRetentionDays!: number;
   readonly webhookBatchWindowMs!: number;
   readonly webhookBatchMaxRows!: number;
   readonly webhookJobWindowMs!: number;
@@ -122,6 +127,7 @@ export class AppConfig {
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
       webhookRetentionDays: r.int('WEBHOOK_RETENTION_DAYS', { default: 30, min: 0, max: 3650 }),
+      eventsRetentionDays: r.int('EVENTS_RETENTION_DAYS', { default: 90, min: 0, max: 36500 }),
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
@@ -133,6 +139,10 @@ export class AppConfig {
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
     });
+    // The dedupe of Meta's redeliveries looks back at the events of the last EVENTS_DEDUPE_WINDOW_DAYS: they must still be there.
+    if (config.eventsRetentionDays !== 0 && config.eventsRetentionDays < EVENTS_DEDUPE_WINDOW_DAYS) {
+      r.problem(`EVENTS_RETENTION_DAYS must be 0 (keep forever) or at least ${EVENTS_DEDUPE_WINDOW_DAYS}: Meta redelivers for up to 7 days and redeliveries are recognised against the stored events`);
+    }
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
       exampleSecretProblems(config, keysVariable).forEach((problem) => r.problem(problem));

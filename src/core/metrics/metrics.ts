@@ -35,7 +35,7 @@ export class Metrics {
 
   readonly scheduledTasks = new Histogram({
     name: 'bmapi_scheduled_task_duration_seconds',
-    help: 'Runs of the workers\' periodic tasks (webhook-sweep, webhook-retention, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers',
+    help: 'Runs of the workers\' periodic tasks (webhook-sweep, storage-partitions, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers',
     labelNames: ['task', 'outcome'] as const,
     buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
     registers: [this.registry],
@@ -45,6 +45,27 @@ export class Metrics {
   readonly deliveriesProcessed = this.counter('bmapi_webhook_deliveries_processed_total', 'Webhook deliveries processed by the worker (a delivery re-run for waiting statuses counts again)');
   readonly deliveriesDeadLettered = this.counter('bmapi_webhook_deliveries_dead_lettered_total', 'Webhook deliveries that failed for good (dead letters, replayable from the console)');
   readonly eventsStored = this.counter('bmapi_webhook_events_stored_total', 'Events stored by the worker (each item of a delivery once)');
+
+  /** Set by each partition-maintenance pass (and kept when a pass fails, so an alert on `- time()` still works). */
+  readonly partitionsUntil = new Gauge({
+    name: 'bmapi_storage_partitions_until_timestamp_seconds',
+    help: 'Until when partitions exist for new rows, by table (events, webhook_deliveries), as last seen by the partition-maintenance task; alert when it comes within a week of now',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  readonly partitionsDropped = new Counter({
+    name: 'bmapi_storage_partitions_dropped_total',
+    help: 'Weekly partitions dropped by the retention, by table (events: EVENTS_RETENTION_DAYS, webhook_deliveries: WEBHOOK_RETENTION_DAYS)',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  readonly partitionMaintenanceFailures = new Counter({
+    name: 'bmapi_storage_partition_maintenance_failures_total',
+    help: 'Partition-maintenance passes that failed (PostgreSQL unreachable, a lock not had); the next pass runs again',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'bmapi_' });

@@ -20,6 +20,35 @@ function statementName(query: { sql: string; args: unknown[] }): string {
   return `bm_${createHash('sha1').update(query.sql).digest('base64url')}`;
 }
 
+/** PostgreSQL's `int8` (bigint): the ids of the tables that grow without bound, and `count(*)`. */
+const INT8_OID = 20;
+
+/**
+ * An `int8` (as PostgreSQL's text, or a bigint from Prisma's client) as a JavaScript number. Ids stay JSON numbers
+ * in the API (exact up to 2^53 - 1); a value beyond that throws rather than being silently rounded to another id.
+ */
+export function safeInteger(value: string | bigint): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} is beyond Number.MAX_SAFE_INTEGER (2^53 - 1): cannot be read as a number`);
+  return n;
+}
+
+/**
+ * A row of Prisma's client with its bigint id as a number, as repositories hand rows on: a bigint cannot go into
+ * JSON (a response, a log line, a queue job), and the API answers ids as numbers.
+ */
+export const withNumberId = <R extends { id: bigint }>(row: R): Omit<R, 'id'> & { id: number } => ({ ...row, id: safeInteger(row.id) });
+
+/**
+ * Our SQL on the pool reads `int8` as a number (node-postgres' default is a string). Prisma's adapter is not
+ * affected: it passes its own type parsers with every query (PgQueryable.performIO in @prisma/adapter-pg), so
+ * Prisma's client keeps returning BigInt fields as bigint.
+ */
+const poolTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? safeInteger : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
 /**
  * The pool behind Prisma. The pool and every connection get an 'error' listener for its whole life: pg-pool only listens
  * while a connection is idle, and a connection handed to a waiting caller in the same tick as PostgreSQL's
@@ -33,6 +62,7 @@ function createPool(config: AppConfig): pg.Pool {
     // Fail fast when PostgreSQL is down, so that callers (readiness, the webhook receiver) can answer 503.
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30000,
+    types: poolTypes,
   });
   pool.on('connect', (client) => client.on('error', () => undefined));
   // An idle connection that dies (a restart, pg_terminate_backend) is reported on the pool; without a listener

@@ -20,7 +20,8 @@ export class MessageDetails {
     const first = isRowId(id) ? await this.messages.findOne(account.businessAccountId, id) : null;
     if (!first) throw new NotFoundError(MESSAGE_NOT_FOUND);
     if (!first.upstreamMessageId) return toMessageDetailView(first, acceptance(first.acceptedAt));
-    const statuses = await this.events.statusHistory(account.wabaId, first.upstreamMessageId);
+    // No status of a message is stored before the message itself: the partitions older than it are skipped.
+    const statuses = await this.events.statusHistory(account.wabaId, first.upstreamMessageId, first.createdAt);
     // A status is stored in the transaction that applies it: read after its history, the message reflects
     // every status listed (read only before, a status committed in between would be listed but not applied).
     const message = statuses.length > 0 ? ((await this.messages.findOne(account.businessAccountId, id)) ?? first) : first;

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { Message } from '../../generated/prisma/client.js';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 
 import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
@@ -13,7 +12,7 @@ import type { SendPayload } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
-import { MessagesRepository } from '../messages.repository.js';
+import { MessagesRepository, type StoredMessage } from '../messages.repository.js';
 import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
@@ -87,7 +86,7 @@ export class SendMessageService {
       templateLanguage: dto.type === 'template' ? dto.templateLanguage! : null,
       content: contentOf(dto),
     };
-    let message: Message | null = null;
+    let message: StoredMessage | null = null;
     if (!keyed) message = await this.messages.insertPending(scope.businessAccountId, pending);
     else {
       for (let attempt = 0; attempt < 2 && !message; attempt++) {
@@ -107,7 +106,7 @@ export class SendMessageService {
       const now = new Date();
       // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
       // that was still pending is now exactly the stored one plus this write: no need to read it back.
-      const sent: Message = { ...message, status: 'sent', upstreamMessageId: result.wamid, acceptedAt: now, sentAt: now, updatedAt: now };
+      const sent: StoredMessage = { ...message, status: 'sent', upstreamMessageId: result.wamid, acceptedAt: now, sentAt: now, updatedAt: now };
       outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(sent) }), headers: {}, final: true };
       completed = keyed
         ? await this.messages.markSentCompletingKey(scope.businessAccountId, message.id, result.wamid, now, { apiKeyId: scope.apiKeyId, key: keyed.key, statusCode: 200, body: outcome.body })
@@ -152,7 +151,7 @@ export class SendMessageService {
   }
 
   /** How a synchronous upstream rejection is answered (the one error mapper); the stored (failed) message is in `data`. */
-  private rejected(message: Message, error: UpstreamError): SendOutcome {
+  private rejected(message: StoredMessage, error: UpstreamError): SendOutcome {
     this.logger.info({ messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus }, 'send rejected upstream');
     const answer = sendRejection(error);
     return { statusCode: answer.statusCode, body: envelope(answer.statusCode, answer.message, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { NotFoundError } from '../../core/http/api-error.js';
@@ -45,6 +45,7 @@ export class DeliveriesController {
   @Post(':id/replay')
   @HttpCode(200)
   @ApiOperation({ operationId: 'replayDelivery', summary: 'Process a delivery again (e.g. a dead letter after the cause is fixed); events already stored are not duplicated' })
+  @ApiRowIdParam('The delivery id')
   @ApiEnvelope(DeliveryView, { description: 'The delivery, back to `received`' })
   @ApiResponse({ status: 404, description: 'Delivery not found (or not concerning this organization)' })
   replay(

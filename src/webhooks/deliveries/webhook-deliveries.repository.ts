@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { skipTake } from '../../core/http/pagination.js';
+import { dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
@@ -37,8 +38,9 @@ export interface UnprocessedDelivery {
   batchId: string | null;
 }
 
+/** receivedAt: when Meta delivered it (original_received_at when the retention moved it to a newer partition). */
 const ROW_COLUMNS = `id, status, attempts, last_error AS "lastError", event_count AS "eventCount", waba_ids AS "wabaIds",
-  received_at AS "receivedAt", processed_at AS "processedAt"`;
+  COALESCE(original_received_at, received_at) AS "receivedAt", processed_at AS "processedAt"`;
 
 /** One statement per batch size (1…max rows), prepared once per connection: `($1,$2,$3::text[],$4), (…)`. */
 function storeMany(rows: number) {
@@ -50,14 +52,14 @@ const storeStatements = new Map<number, ReturnType<typeof storeMany>>();
 const findMany = statement(
   'find_deliveries',
   `SELECT id, status, raw_body AS "rawBody", received_at AS "receivedAt", event_count AS "eventCount"
-     FROM webhook_deliveries WHERE id = ANY($1::int[]) ORDER BY id`,
+     FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id`,
 );
 
 const markProcessed = statement(
   'mark_deliveries_processed',
   `UPDATE webhook_deliveries d
       SET status = 'processed', processed_at = now(), event_count = v.events, last_error = NULL, attempts = d.attempts + 1
-     FROM unnest($1::int[], $2::int[]) AS v(id, events)
+     FROM unnest($1::bigint[], $2::int[]) AS v(id, events)
     WHERE d.id = v.id AND d.status <> 'processed'`,
 );
 
@@ -65,19 +67,19 @@ const recordFailure = statement(
   'record_delivery_failure',
   `UPDATE webhook_deliveries
       SET attempts = attempts + 1, last_error = $2, status = CASE WHEN $3 THEN 'failed' ELSE status END
-    WHERE id = ANY($1::int[]) AND status = 'received'`,
+    WHERE id = ANY($1::bigint[]) AND status = 'received'`,
 );
 
 const markDeadLetter = statement(
   'mark_delivery_dead_letter',
-  `UPDATE webhook_deliveries SET status = 'failed', last_error = $2 WHERE id = ANY($1::int[]) AND status = 'received' RETURNING id`,
+  `UPDATE webhook_deliveries SET status = 'failed', last_error = $2 WHERE id = ANY($1::bigint[]) AND status = 'received' RETURNING id`,
 );
 
 /** Keyset over the (status, received_at) index. */
 const stillReceived = statement(
   'deliveries_still_received',
   `SELECT id, received_at AS "receivedAt", batch_id AS "batchId" FROM webhook_deliveries
-    WHERE status = 'received' AND received_at < $1 AND (received_at, id) > ($2::timestamptz, $3::int)
+    WHERE status = 'received' AND received_at < $1 AND (received_at, id) > ($2::timestamptz, $3::bigint)
     ORDER BY received_at, id LIMIT $4`,
 );
 
@@ -87,11 +89,15 @@ const oldestUnprocessed = statement(
   `SELECT min(received_at) AS at FROM webhook_deliveries WHERE status = 'received'`,
 );
 
-/** Oldest first, in batches (served by the (status, received_at) index); dead letters are never deleted. */
-const pruneProcessed = statement(
-  'retention_delete_deliveries',
-  `DELETE FROM webhook_deliveries WHERE id IN (
-     SELECT id FROM webhook_deliveries WHERE status = 'processed' AND received_at < $1 ORDER BY received_at LIMIT $2)`,
+/**
+ * Before a partition is dropped: its deliveries not processed (waiting, dead letters) move to the partition of now
+ * (an UPDATE of the partition key moves the row; its id stays), keeping when Meta delivered them. Served by the
+ * (status, received_at) index of the partition: only the few unfinished rows are read.
+ */
+const keepUnfinished = statement(
+  'retention_keep_unfinished_deliveries',
+  `UPDATE webhook_deliveries SET original_received_at = COALESCE(original_received_at, received_at), received_at = now()
+    WHERE status IN ('received', 'failed') AND received_at >= COALESCE($1, '-infinity'::timestamptz) AND received_at < $2`,
 );
 
 const listForAccounts = (withStatus: boolean) =>
@@ -107,7 +113,7 @@ const countForAccounts = (withStatus: boolean) =>
 const replay = statement(
   'replay_delivery',
   `UPDATE webhook_deliveries SET status = 'received', attempts = 0, last_error = NULL, processed_at = NULL
-    WHERE id = $1 AND waba_ids && $2::text[] RETURNING ${ROW_COLUMNS}`,
+    WHERE id = $1::bigint AND waba_ids && $2::text[] RETURNING ${ROW_COLUMNS}`,
 );
 
 /**
@@ -188,10 +194,33 @@ export class WebhookDeliveriesRepository {
     return rows[0]?.at ?? null;
   }
 
-  /** Deletes up to `limit` processed deliveries received before `before`; returns how many. */
-  async pruneProcessed(before: Date, limit: number): Promise<number> {
-    const { rowCount } = await this.prisma.pool.query(pruneProcessed([before, limit]));
-    return rowCount ?? 0;
+  /** Creates the weekly partitions missing from `from` through `through`; returns how many it made. */
+  ensurePartitions(from: Date, through: Date): Promise<number> {
+    return ensurePartitions(this.prisma.pool, 'webhook_deliveries', from, through);
+  }
+
+  partitions(): Promise<Partition[]> {
+    return partitionsOf(this.prisma.pool, 'webhook_deliveries');
+  }
+
+  /**
+   * Drops the partitions wholly older than `cutoff` (retention of processed payloads), one transaction each, after
+   * moving the deliveries in them that are not processed (waiting, dead letters) to the current week: those are
+   * never dropped. Returns the partitions dropped and how many deliveries were kept.
+   */
+  async dropPartitionsBefore(cutoff: Date): Promise<{ dropped: Partition[]; kept: number }> {
+    const dropped: Partition[] = [];
+    let kept = 0;
+    for (const p of expiredPartitions(await this.partitions(), cutoff)) {
+      let moved = 0;
+      const done = await dropPartition(this.prisma.pool, 'webhook_deliveries', p, async (client) => {
+        moved = (await client.query(keepUnfinished([p.lowerBound, p.upperBound]))).rowCount ?? 0;
+      });
+      if (!done) continue;
+      dropped.push(p);
+      kept += moved;
+    }
+    return { dropped, kept };
   }
 
   async listForAccounts(wabaIds: string[], query: { page: number; limit: number; status?: DeliveryStatus }): Promise<{ rows: DeliveryRow[]; total: number }> {

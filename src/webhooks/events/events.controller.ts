@@ -3,7 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { NotFoundError } from '../../core/http/api-error.js';
-import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ClientGone } from '../../core/http/client-gone.js';
 import type { Page } from '../../core/http/pagination.js';
 import { EventFeedView } from './dto/event-feed.view.js';
@@ -44,6 +44,7 @@ export class EventsController {
 
   @Get(':id')
   @ApiOperation({ operationId: 'getEvent', summary: 'One stored event, with the raw upstream item' })
+  @ApiRowIdParam('The event id')
   @ApiEnvelope(EventView)
   @ApiResponse({ status: 404, description: 'Event not found (or not of a business account of this organization)' })
   get(

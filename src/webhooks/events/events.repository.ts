@@ -1,10 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import type { Event } from '../../generated/prisma/client.js';
+import type { Event as PrismaEvent } from '../../generated/prisma/client.js';
+import { EVENTS_DEDUPE_WINDOW_DAYS } from '../../core/config/app-config.js';
 import { skipTake } from '../../core/http/pagination.js';
+import { dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import type { EventDraft, EventKind } from '../processing/classify.js';
 import type { FeedPosition } from './feed-cursor.js';
+
+/** An event row as this repository reads it: 64-bit ids as JS numbers (exact up to 2^53; pool's int8 parser). */
+export type Event = Omit<PrismaEvent, 'id' | 'deliveryId'> & { id: number; deliveryId: number };
 
 export interface EventFilter {
   kind?: EventKind;
@@ -37,19 +42,37 @@ export interface InsertedEvent {
 }
 
 /**
- * One statement per chunk; the unique dedupe_key makes it once-only across retries, redeliveries and workers
- * (the same key twice in one statement is stored once too). RETURNING names the rows this statement inserted,
- * not those stored before. Exported for bench/status-floor.ts, which measures this very statement alone.
+ * Dedupe across partitions, part 1: a transaction-level advisory lock per dedupe key, taken in one order (sorted
+ * hashes), so that two transactions storing the same item (a redelivery processed by two workers, a retry racing the
+ * original) run one after the other. A separate statement from the insert: under READ COMMITTED the insert's
+ * snapshot is taken after the locks are held, so it sees what the other transaction committed.
+ */
+export const LOCK_DEDUPE_KEYS_SQL = `SELECT count(pg_advisory_xact_lock(h))::int AS locked
+   FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY 1) AS keys`;
+const lockDedupeKeys = statement('lock_dedupe_keys', LOCK_DEDUPE_KEYS_SQL);
+
+/**
+ * Part 2: one statement per chunk; an item is stored unless its key is stored in the last EVENTS_DEDUPE_WINDOW_DAYS (8; in
+ * whichever weekly partitions those are: the window prunes the rest, the empty ones ahead included; a day ahead
+ * covers other hosts' clocks), and once if it comes twice in the chunk.
+ * That makes it once-only across retries, redeliveries and workers. created_at is $2 (the caller's clock; now()
+ * when null): it decides the partition. RETURNING names the rows this statement inserted, not those stored before.
+ * Exported for bench/status-floor.ts, which measures this very statement alone.
  */
 export const INSERT_EVENTS_SQL = `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id,
-                       upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts)
-   SELECT d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."userId", d."messageId",
+                       upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts, created_at)
+   SELECT DISTINCT ON (d."dedupeKey") d."deliveryId", d."wabaId", d."phoneNumberId", d."eventType", d.kind, d.title, d.status, d.recipient, d."userId", d."messageId",
           d."upstreamTimestamp", d."errorCode", d."errorTitle", d."errorDetail", d.raw, d.pricing, d."dedupeKey", d.processed,
-          CASE WHEN d.processed THEN now() END, d.attempts
-     FROM jsonb_to_recordset($1::jsonb) AS d("deliveryId" int, "wabaId" text, "phoneNumberId" text, "eventType" text, kind text,
+          CASE WHEN d.processed THEN now() END, d.attempts, COALESCE($2::timestamptz, now())
+     FROM jsonb_to_recordset($1::jsonb) AS d("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventType" text, kind text,
           title text, status text, recipient text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int,
           "errorTitle" text, "errorDetail" text, raw jsonb, pricing jsonb, "dedupeKey" text, processed boolean, attempts int)
-   ON CONFLICT (dedupe_key) DO NOTHING
+    WHERE d."dedupeKey" NOT IN (
+          SELECT s.dedupe_key FROM events s
+           WHERE s.dedupe_key = ANY($3::text[])
+             AND s.created_at >= COALESCE($2::timestamptz, now()) - interval '${EVENTS_DEDUPE_WINDOW_DAYS} days'
+             AND s.created_at < COALESCE($2::timestamptz, now()) + interval '1 day')
+    ORDER BY d."dedupeKey"
    RETURNING id, dedupe_key AS "dedupeKey", created_at AS "createdAt"`;
 const insertEvents = statement('insert_events', INSERT_EVENTS_SQL);
 
@@ -61,24 +84,33 @@ const STORED_EVENT_COLUMNS = `id, delivery_id AS "deliveryId", waba_id AS "wabaI
 const pendingEvents = statement(
   'pending_events',
   `SELECT ${STORED_EVENT_COLUMNS} FROM events
-    WHERE delivery_id = ANY($1::int[]) AND NOT processed AND created_at >= $2
+    WHERE delivery_id = ANY($1::bigint[]) AND NOT processed AND created_at >= $2
     ORDER BY id`,
 );
 
-/** The claim of stored events (processed false → true): a concurrent or later job finds them taken. */
+/**
+ * The claim of stored events (processed false → true): a concurrent or later job finds them taken. $2 (the oldest
+ * created_at among them) keeps the lookup to the partitions that can hold them.
+ */
 const claimEvents = statement(
   'claim_events',
-  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::int[]) AND processed = false RETURNING id`,
+  `UPDATE events SET processed = true, processed_at = now() WHERE id = ANY($1::bigint[]) AND created_at >= $2 AND processed = false RETURNING id`,
 );
 
-const countWait = statement('count_event_wait', `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::int[]) AND processed = false`);
+const countWait = statement(
+  'count_event_wait',
+  `UPDATE events SET attempts = attempts + 1 WHERE id = ANY($1::bigint[]) AND created_at >= $2 AND processed = false`,
+);
 
+/** $3: no status of a message is stored before the message (its creation, less a margin): older partitions are skipped. */
 const statusHistory = statement(
   'status_history',
   `SELECT status, upstream_timestamp AS "upstreamTimestamp", created_at AS "createdAt" FROM events
-    WHERE message_id = $2 AND waba_id = $1 AND kind = 'status_update'
+    WHERE message_id = $2 AND waba_id = $1 AND kind = 'status_update' AND created_at >= $3
     ORDER BY upstream_timestamp ASC NULLS LAST, id ASC`,
 );
+
+const findInAccounts = statement('find_event_in_accounts', `SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND waba_id = ANY($2::text[])`);
 
 const deliveriesWithWaitingStatuses = statement(
   'deliveries_with_waiting_statuses',
@@ -185,7 +217,7 @@ export class EventsRepository {
                FROM pg_snapshot_xmin(pg_current_snapshot()) AS h(horizon)
                LEFT JOIN LATERAL (
                  SELECT ${EVENT_COLUMNS}, xid FROM events
-                  WHERE ${where.sql} AND (xid, id) > ($${n + 1}::xid8, $${n + 2}::int) AND xid < h.horizon
+                  WHERE ${where.sql} AND (xid, id) > ($${n + 1}::xid8, $${n + 2}::bigint) AND xid < h.horizon
                   ORDER BY xid, id LIMIT $${n + 3}) e ON true
               ORDER BY e.xid, e.id`,
       values: [...where.values, after.xid.toString(), after.id, limit],
@@ -204,18 +236,24 @@ export class EventsRepository {
     return BigInt(rows[0]!.horizon);
   }
 
-  findInAccounts(wabaIds: string[], id: number): Promise<Event | null> {
-    if (wabaIds.length === 0) return Promise.resolve(null);
-    return this.prisma.event.findFirst({ where: { id, wabaId: { in: wabaIds } } });
+  async findInAccounts(wabaIds: string[], id: number): Promise<Event | null> {
+    if (wabaIds.length === 0) return null;
+    const { rows } = await this.prisma.pool.query<Event>(findInAccounts([id, wabaIds]));
+    return rows[0] ?? null;
   }
 
   /**
-   * Stores the rows not stored yet, in the caller's transaction, in dedupe-key order (so that two chunks
-   * carrying the same items never wait on each other in a cycle). Returns the rows inserted, by dedupe key.
+   * Stores the rows whose dedupe key is not stored yet (in the last EVENTS_DEDUPE_WINDOW_DAYS), in the caller's
+   * transaction: the keys' advisory locks first (held to the commit), then one insert. `at` is the stored time
+   * (created_at, which picks the partition): the database's clock unless given (tests cross a week boundary with
+   * it). Returns the rows inserted, by dedupe key.
    */
-  async insert(tx: Tx, rows: EventRow[]): Promise<Map<string, InsertedEvent>> {
-    const sorted = [...rows].sort((a, b) => (a.dedupeKey < b.dedupeKey ? -1 : a.dedupeKey > b.dedupeKey ? 1 : 0));
-    const { rows: inserted } = await connectionOf(tx).query<InsertedEvent>(insertEvents([JSON.stringify(sorted)]));
+  async insert(tx: Tx, rows: EventRow[], at?: Date): Promise<Map<string, InsertedEvent>> {
+    if (rows.length === 0) return new Map();
+    const connection = connectionOf(tx);
+    const keys = rows.map((r) => r.dedupeKey);
+    await connection.query(lockDedupeKeys([keys]));
+    const { rows: inserted } = await connection.query<InsertedEvent>(insertEvents([JSON.stringify(rows), at ?? null, keys]));
     return new Map(inserted.map((r) => [r.dedupeKey, r]));
   }
 
@@ -226,15 +264,15 @@ export class EventsRepository {
   }
 
   /** processed false → true in the caller's transaction; returns the ids this call took. */
-  async claim(tx: Tx, ids: number[]): Promise<Set<number>> {
-    if (ids.length === 0) return new Set();
-    const { rows } = await connectionOf(tx).query<{ id: number }>(claimEvents([ids]));
+  async claim(tx: Tx, events: StoredRef[]): Promise<Set<number>> {
+    if (events.length === 0) return new Set();
+    const { rows } = await connectionOf(tx).query<{ id: number }>(claimEvents([events.map((e) => e.id), oldest(events)]));
     return new Set(rows.map((r) => r.id));
   }
 
   /** One more try counted on events that still have to wait. */
-  async countWait(tx: Tx, ids: number[]): Promise<void> {
-    if (ids.length > 0) await connectionOf(tx).query(countWait([ids]));
+  async countWait(tx: Tx, events: StoredRef[]): Promise<void> {
+    if (events.length > 0) await connectionOf(tx).query(countWait([events.map((e) => e.id), oldest(events)]));
   }
 
   /** Deliveries holding statuses still unprocessed, created in (createdAfter, createdBefore), tried fewer than maxAttempts times. */
@@ -243,9 +281,51 @@ export class EventsRepository {
     return rows.map((r) => r.deliveryId);
   }
 
-  /** The status events stored for one message (by wamid) of the account, oldest first. */
-  async statusHistory(wabaId: string, wamid: string): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
-    const { rows } = await this.prisma.pool.query<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>>(statusHistory([wabaId, wamid]));
+  /**
+   * The status events stored for one message (by wamid) of the account, oldest first. `since`: when the message was
+   * created (no status of it is stored before; a margin covers clocks), which skips the older partitions.
+   */
+  async statusHistory(wabaId: string, wamid: string, since?: Date): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
+    const from = since ? new Date(since.getTime() - HISTORY_MARGIN_MS) : new Date(0);
+    const { rows } = await this.prisma.pool.query<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>>(statusHistory([wabaId, wamid, from]));
     return rows;
   }
+
+  /** Creates the weekly partitions missing from `from` through `through`; returns how many it made. */
+  ensurePartitions(from: Date, through: Date): Promise<number> {
+    return ensurePartitions(this.prisma.pool, 'events', from, through);
+  }
+
+  partitions(): Promise<Partition[]> {
+    return partitionsOf(this.prisma.pool, 'events');
+  }
+
+  /**
+   * Drops the partitions wholly older than `cutoff` (retention), one transaction each: its weeks' counts in
+   * `event_counts` go in the same transaction, so the totals match what is stored at every commit. Returns the
+   * partitions dropped (one whose lock was not had in time is left to the next pass).
+   */
+  async dropPartitionsBefore(cutoff: Date): Promise<Partition[]> {
+    const dropped: Partition[] = [];
+    for (const p of expiredPartitions(await this.partitions(), cutoff)) {
+      const done = await dropPartition(this.prisma.pool, 'events', p, (client) =>
+        client.query('DELETE FROM event_counts WHERE bucket >= COALESCE($1, \'-infinity\'::timestamptz) AND bucket < $2', [p.lowerBound, p.upperBound]).then(() => undefined),
+      );
+      if (done) dropped.push(p);
+    }
+    return dropped;
+  }
+}
+
+/** A stored event as claim and countWait need it: the id, and created_at for the partition. */
+export type StoredRef = Pick<StoredEvent, 'id' | 'createdAt'>;
+
+/**
+ * Statuses of a message may be stored a little before its created_at by another host's clock. A day: generous for
+ * clocks, and the bound only has to skip whole weeks.
+ */
+const HISTORY_MARGIN_MS = 24 * 3600_000;
+
+function oldest(events: StoredRef[]): Date {
+  return new Date(Math.min(...events.map((e) => e.createdAt.getTime())));
 }

@@ -13,6 +13,14 @@ describe('FeedCursorCodec', () => {
     expect(codec().decode(waba, '0')).toEqual(FEED_START);
   });
 
+  it('round-trips 64-bit event ids up to 2^53 - 1, and refuses a position beyond (even with a valid MAC)', () => {
+    for (const id of [3_000_000_000, 2 ** 32 + 7, Number.MAX_SAFE_INTEGER]) {
+      const p = { xid: 4_294_967_296n, id };
+      expect(codec().decode(waba, codec().encode(waba, p))).toEqual(p);
+    }
+    for (const id of [2 ** 53, 1e17]) expect(codec().decode(waba, codec().encode(waba, { xid: 1n, id }))).toBeUndefined();
+  });
+
   it('refuses a cursor of another account, of another server key, altered, or malformed', () => {
     const cursor = codec().encode(waba, { xid: 881234n, id: 1042 });
     const [body, mac] = cursor.split('.') as [string, string];

@@ -14,7 +14,8 @@ export const FEED_NOW = 'now';
 
 const VERSION = 'v1';
 const MAC_BYTES = 16;
-const POSITION = /^v1:(0|[1-9]\d{0,19}):(0|[1-9]\d{0,9})$/;
+/** xid8: up to 20 digits; the event id: a safe integer (at most 16 digits, checked again after parsing). */
+const POSITION = /^v1:(0|[1-9]\d{0,19}):(0|[1-9]\d{0,15})$/;
 
 /**
  * Cursors of the events feed: base64url("v1:<xid>:<id>") "." base64url(HMAC-SHA256(key, wabaId + position)),
@@ -49,7 +50,8 @@ export class FeedCursorCodec {
     const given = Buffer.from(mac, 'base64url');
     if (!match || Buffer.from(position, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES) return undefined;
     if (!this.keys.some((key) => timingSafeEqual(given, this.mac(key, wabaId, position)))) return undefined;
-    return { xid: BigInt(match[1]!), id: Number(match[2]) };
+    const id = Number(match[2]);
+    return Number.isSafeInteger(id) ? { xid: BigInt(match[1]!), id } : undefined;
   }
 
   private mac(key: Buffer, wabaId: string, position: string): Buffer {

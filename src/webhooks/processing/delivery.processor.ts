@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { isMissingPartition } from '../../core/prisma/partitions.js';
 import type { Tx } from '../../core/prisma/sql.js';
 import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
@@ -13,6 +14,7 @@ import type { EffectItem, EventEffect, PreparedEffect } from './effects/event-ef
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
+import { PartitionMaintenance } from '../storage/partition-maintenance.js';
 
 /** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
 const CLOCK_MARGIN_MS = 10 * 60 * 1000;
@@ -56,6 +58,7 @@ export class DeliveryProcessor {
     private readonly unitOfWork: SqlUnitOfWork,
     private readonly queue: DeliveryQueue,
     private readonly config: AppConfig,
+    private readonly partitions: PartitionMaintenance,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
@@ -102,7 +105,7 @@ export class DeliveryProcessor {
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
       const chunk = drafts.slice(i, i + size);
       const last = i + size >= drafts.length;
-      const outcome = await this.unitOfWork.run(async (tx) => {
+      const outcome = await this.storing(async (tx) => {
         const stored = await this.storeAndApply(tx, chunk);
         allNew &&= stored.inserted === chunk.length;
         if (last && allNew) {
@@ -136,6 +139,22 @@ export class DeliveryProcessor {
     }
     if (waitingIn.size > 0) await this.scheduleRerun([...waitingIn], rerun);
     return result;
+  }
+
+  /**
+   * A chunk's transaction. When its events find no partition (the maintenance task has not run for weeks), nothing
+   * of it was stored: the partitions are made and the chunk runs once more; should that fail too, the job fails
+   * and is retried like any other failure.
+   */
+  private async storing<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.unitOfWork.run(work);
+    } catch (err) {
+      if (!isMissingPartition(err)) throw err;
+      this.logger.error({ err }, 'no storage partition for the events being stored; creating the partitions and retrying the chunk');
+      await this.partitions.ensureAhead();
+      return this.unitOfWork.run(work);
+    }
   }
 
   /** A failed attempt; on the last one (or a permanent error) the deliveries become dead letters. */
@@ -175,15 +194,12 @@ export class DeliveryProcessor {
     const { prepared, waiting } = await this.prepare(tx, chunk);
     const claimed = await this.events.claim(
       tx,
-      chunk.filter((e) => !waiting.has(e)).map((e) => e.id),
+      chunk.filter((e) => !waiting.has(e)),
     );
     const owned = new Set(chunk.filter((e) => claimed.has(e.id)));
     await this.apply(prepared, owned);
     const waited = chunk.filter((e) => waiting.has(e));
-    await this.events.countWait(
-      tx,
-      waited.map((e) => e.id),
-    );
+    await this.events.countWait(tx, waited);
     return { applied: owned.size, waiting: waited };
   }
 

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiRowId } from '../../../core/http/openapi.js';
 import type { AuditEntry } from '../../../audit/audit.service.js';
 
 @ApiSchema({ name: 'AuditEntry' })
 export class AuditEntryDoc implements AuditEntry {
-  @ApiProperty({ example: 42 }) id!: number;
+  @ApiRowId(42) id!: number;
   @ApiProperty({ example: 'api_key.created' }) action!: string;
   @ApiProperty({ example: 'api_key' }) targetType!: string;
   @ApiProperty({ example: '8d2f4c1e-0a7b-4c61-9e53-3f0b2a9d1c77' }) targetId!: string;

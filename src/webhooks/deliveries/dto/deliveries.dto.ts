@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, Matches } from 'class-validator';
+import { ApiRowId } from '../../../core/http/openapi.js';
 import { PageQueryDto } from '../../../core/http/pagination.js';
 
 export const DELIVERY_STATUSES = ['received', 'processed', 'failed'] as const;
@@ -13,7 +14,7 @@ export class DeliveriesQueryDto extends PageQueryDto {
 }
 
 export class DeliveryView {
-  @ApiProperty({ example: 812 }) id: number;
+  @ApiRowId(812) id: number;
   @ApiProperty({ enum: DELIVERY_STATUSES }) status: string;
   @ApiProperty({ description: 'Processing attempts so far' }) attempts: number;
   @ApiProperty({ nullable: true, type: String, description: 'Why the last attempt failed' }) lastError: string | null;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { Event } from '../../../generated/prisma/client.js';
+import { ApiRowId } from '../../../core/http/openapi.js';
+import type { Event } from '../events.repository.js';
 import { EVENT_KINDS, inboundMediaOf, pricingOf } from '../../processing/classify.js';
 
 export class EventErrorView {
@@ -26,7 +27,7 @@ export class EventPricingView {
 }
 
 export class EventView {
-  @ApiProperty({ example: 1042 }) id: number;
+  @ApiRowId(1042) id: number;
   @ApiProperty({ example: 'messages', description: 'Upstream category: the webhook field' }) eventType: string;
   @ApiProperty({ enum: EVENT_KINDS }) kind: string;
   @ApiProperty({ example: 'Message delivered' }) title: string;

@@ -6,7 +6,7 @@ import { isRecord, pricingOf } from '../classify.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
 
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
-const CALLBACK_DATA = /^bm:(\d{1,10})$/;
+const CALLBACK_DATA = /^bm:([1-9]\d{0,15})$/;
 
 export type { LockedMessage };
 type Candidate = StatusCandidate;
@@ -147,5 +147,6 @@ export function statusChanges(
 function callbackMessageId(raw: unknown): number | null {
   const data = isRecord(raw) ? raw.biz_opaque_callback_data : undefined;
   const match = typeof data === 'string' ? CALLBACK_DATA.exec(data) : null;
-  return match ? Number(match[1]) : null;
+  const id = match ? Number(match[1]) : NaN;
+  return Number.isSafeInteger(id) ? id : null;
 }

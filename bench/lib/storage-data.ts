@@ -1,0 +1,214 @@
+// Synthetic rows for bench/storage.ts, generated inside PostgreSQL (INSERT … SELECT generate_series: no row crosses
+// the wire), in the shapes the service stores them. The same statements fill the schema before and after migration
+// storage_bigint_partitions (they name the columns both shapes have).
+//
+// Events: row i belongs to "group" g = i / 20 (a burst of one conversation: 5 outbound messages with their sent,
+// delivered and read statuses, 4 inbound messages, and every 10th group a template status, every 10th an account
+// update instead of the last inbound one). 2 % of the messages fail (their third status is `failed`, with Meta's
+// error). One recipient per group, so a recipient has ~20 events however many are stored (more traffic means more
+// customers, not more events per customer). The group's business account is one of the accounts, by a hash of g
+// through `slots` (1,000 slots shared out by weight: skew). created_at runs linearly from t0 to t0 + span over the
+// i of one load (a stage), so any stage is spread over the whole window and each partition is in time order within a
+// stage, as rows arriving in time order would be.
+import type pg from 'pg';
+
+export interface Accounts {
+  wabaIds: string[];
+  phoneNumberIds: string[];
+  /** 1,000 entries: slot → index into wabaIds (1-based, for SQL). */
+  slots: number[];
+  /** Share of the rows per account (same order as wabaIds). */
+  shares: number[];
+}
+
+/**
+ * `count` accounts with Zipf-like skew (weight 1 / rank^1.1): with 20 accounts the largest holds ~30 % of the rows,
+ * the smallest ~1 %.
+ */
+export function accounts(count: number, prefix = '3100'): Accounts {
+  const weights = Array.from({ length: count }, (_, k) => 1 / (k + 1) ** 1.1);
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const slots: number[] = [];
+  let acc = 0;
+  for (let k = 0; k < count; k++) {
+    acc += (weights[k]! / sum) * 1000;
+    while (slots.length < Math.round(acc)) slots.push(k + 1);
+  }
+  while (slots.length < 1000) slots.push(count);
+  const shares = Array.from({ length: count }, (_, k) => slots.filter((s) => s === k + 1).length / 1000);
+  return {
+    wabaIds: Array.from({ length: count }, (_, k) => `${prefix}${String(k + 1).padStart(11, '0')}`),
+    phoneNumberIds: Array.from({ length: count }, (_, k) => `4020${String(k + 1).padStart(11, '0')}`),
+    slots,
+    shares,
+  };
+}
+
+/**
+ * $1..$2: the i to insert; $3 t0, $4 the stage's first i, $5 the stage's row count, $6 span in seconds (row i is
+ * created at t0 + (i - $4) / $5 * span); $7 waba ids, $8 slots, $9 phone number ids; $10: only rows created before
+ * it (a refill of dropped weeks), 'infinity' otherwise.
+ */
+export const EVENTS_SQL = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, created_at)
+SELECT i / 4, w.waba, w.phone, v.event_type, v.kind, v.title, v.status, v.rcpt, v.wamid,
+       x.at - interval '2 seconds', v.error_code, v.error_title, v.error_detail, v.raw, v.pricing, v.dedupe_key, true, x.at, x.at
+  FROM generate_series($1::bigint, $2::bigint) AS i
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT i / 20 AS g, (i % 20)::int AS r, extract(epoch FROM x.at)::bigint::text AS ts) AS k
+ CROSS JOIN LATERAL (SELECT ($8::int[])[1 + (k.g * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
+ CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone,
+                            CASE WHEN k.r < 15 THEN 0 WHEN k.r < 19 OR k.g % 10 > 1 THEN 1 WHEN k.g % 10 = 0 THEN 2 ELSE 3 END AS kc,
+                            k.g * 5 + k.r / 3 AS m) AS w
+ CROSS JOIN LATERAL (SELECT CASE WHEN w.kc = 0 THEN 'wamid.HBgMNDQ3' || lpad(to_hex(w.m), 12, '0') || 'FQIAERgSQzA2RjI1QjQ0'
+                                 WHEN w.kc = 1 THEN 'wamid.HBgMNDQ3' || lpad(to_hex(i), 12, '0') || 'FQIAEhgUM0FBQ0RGMjY0' END AS wamid,
+                            CASE WHEN w.kc = 0 THEN CASE WHEN k.r % 3 = 2 AND w.m % 50 = 0 THEN 'failed' ELSE (ARRAY['sent','delivered','read'])[1 + k.r % 3] END END AS status,
+                            CASE WHEN w.kc <= 1 THEN (447000000000 + k.g)::text END AS rcpt) AS y
+ CROSS JOIN LATERAL (SELECT CASE WHEN w.kc <= 1 THEN 'messages' WHEN w.kc = 2 THEN 'message_template_status_update' ELSE 'account_update' END AS event_type,
+                            (ARRAY['status_update','inbound_message','template_status','account_update'])[1 + w.kc] AS kind,
+                            CASE w.kc WHEN 0 THEN CASE y.status WHEN 'sent' THEN 'Message sent' WHEN 'delivered' THEN 'Message delivered' WHEN 'read' THEN 'Message read'
+                                                                 ELSE 'Message failed: Re-engagement message (131047)' END
+                                      WHEN 1 THEN 'Inbound text from ' || y.rcpt
+                                      WHEN 2 THEN 'Template order_update (en_US): APPROVED'
+                                      ELSE 'Account update: VERIFIED_ACCOUNT' END AS title,
+                            y.status, y.rcpt, y.wamid,
+                            CASE WHEN y.status = 'failed' THEN 131047 END AS error_code,
+                            CASE WHEN y.status = 'failed' THEN 'Re-engagement message' END AS error_title,
+                            CASE WHEN y.status = 'failed' THEN 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' END AS error_detail,
+                            CASE w.kc
+                              WHEN 0 THEN jsonb_build_object('id', y.wamid, 'status', y.status, 'timestamp', k.ts, 'recipient_id', y.rcpt,
+                                            'pricing', jsonb_build_object('billable', true, 'pricing_model', 'PMP', 'category', 'utility', 'type', 'regular'),
+                                            'metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone))
+                                          || CASE WHEN y.status = 'failed' THEN jsonb_build_object('errors', jsonb_build_array(jsonb_build_object('code', 131047, 'title', 'Re-engagement message'))) ELSE '{}' END
+                              WHEN 1 THEN jsonb_build_object('id', y.wamid, 'from', y.rcpt, 'type', 'text', 'timestamp', k.ts,
+                                            'text', jsonb_build_object('body', 'Hello, is my parcel on its way? Order ' || (k.g % 100000)),
+                                            'contact', jsonb_build_object('wa_id', y.rcpt, 'profile', jsonb_build_object('name', 'Ana Pereira')),
+                                            'metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone))
+                              WHEN 2 THEN jsonb_build_object('event', 'APPROVED', 'message_template_id', 1234567890 + k.g % 1000, 'message_template_name', 'order_update',
+                                            'message_template_language', 'en_US', 'reason', 'NONE', 'message_template_category', 'UTILITY')
+                              ELSE jsonb_build_object('event', 'VERIFIED_ACCOUNT', 'phone_number', '15550001111', 'waba_info', jsonb_build_object('waba_id', w.waba))
+                            END AS raw,
+                            CASE WHEN w.kc = 0 AND y.status <> 'failed' THEN '{"type": "regular", "billable": true, "category": "utility", "pricing_model": "PMP"}'::jsonb END AS pricing,
+                            CASE w.kc WHEN 0 THEN 'status:' || y.wamid || ':' || y.status || ':' || k.ts
+                                      WHEN 1 THEN 'inbound:' || y.wamid
+                                      WHEN 2 THEN 'message_template_status_update:' || w.waba || ':' || k.ts || ':' || to_hex(i * 2654435761 % 4294967296)
+                                      ELSE 'account_update:' || w.waba || ':' || k.ts || ':' || to_hex(i * 2654435761 % 4294967296) END AS dedupe_key) AS v
+ WHERE x.at < $10::timestamptz`;
+
+export interface Stage {
+  /** The first and last i of the stage. */
+  from: number;
+  to: number;
+  t0: Date;
+  spanS: number;
+}
+
+/** The nine parameters every generator here shares ($1..$9). */
+export function baseValues(stage: Stage, from: number, to: number, a: Accounts): unknown[] {
+  return [from, to, stage.t0, stage.from, stage.to - stage.from + 1, stage.spanS, a.wabaIds, a.slots, a.phoneNumberIds];
+}
+
+/**
+ * Loads the stage's rows (or the i in `range`) with `sql` (EVENTS_SQL unless given; `extra` are its parameters after
+ * the nine shared ones: for EVENTS_SQL the "created before" bound, 'infinity' by default) in chunks of `chunk` rows,
+ * `parallel` statements at a time, each on its own connection with synchronous_commit off; prints a progress line
+ * every few seconds with the rows per second.
+ */
+export async function loadRows(
+  pool: pg.Pool,
+  stage: Stage,
+  a: Accounts,
+  o: { sql?: string; extra?: unknown[]; chunk?: number; parallel?: number; label?: string; log: (m: string) => void; range?: [number, number] },
+): Promise<{ rows: number; seconds: number }> {
+  const sql = o.sql ?? EVENTS_SQL;
+  const extra = o.extra ?? (sql === EVENTS_SQL ? ['infinity'] : []);
+  const chunk = o.chunk ?? 100_000;
+  const [first, last] = o.range ?? [stage.from, stage.to];
+  const jobs: [number, number][] = [];
+  for (let f = first; f <= last; f += chunk) jobs.push([f, Math.min(f + chunk - 1, last)]);
+  const t0 = Date.now();
+  let rows = 0;
+  let next = 0;
+  let done = 0;
+  let lastPrint = t0;
+  const runner = async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('SET synchronous_commit = off');
+      for (let j = next++; j < jobs.length; j = next++) {
+        const [f, t] = jobs[j]!;
+        const r = await client.query(sql, [...baseValues(stage, f, t, a), ...extra]);
+        rows += r.rowCount ?? 0;
+        done++;
+        const now = Date.now();
+        if (now - lastPrint > 5000 || done === jobs.length) {
+          lastPrint = now;
+          o.log(`${o.label ?? 'load'}: ${fmtInt(rows)} rows (${done}/${jobs.length} chunks) in ${((now - t0) / 1000).toFixed(0)} s · ${fmtInt(rows / ((now - t0) / 1000))} rows/s`);
+        }
+      }
+    } finally {
+      client.release();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(o.parallel ?? 2, jobs.length) }, runner));
+  return { rows, seconds: (Date.now() - t0) / 1000 };
+}
+
+export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** An organization and one business account per waba id (messages need them); returns the accounts' uuids. */
+export async function insertAccounts(db: pg.Pool | pg.Client, a: Accounts): Promise<string[]> {
+  const org = (await db.query<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'storage bench') RETURNING id`)).rows[0]!.id;
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
+     SELECT gen_random_uuid(), $1, w, 'Account ' || w, 'v1:x', now() FROM unnest($2::text[]) WITH ORDINALITY AS t(w, n) ORDER BY n RETURNING id`,
+    [org, a.wabaIds],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Outbound messages (template sends in their final statuses), with the parameters of EVENTS_SQL ($1..$9) and $10 the accounts' uuids. */
+export const MESSAGES_SQL = `
+INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, content, status, upstream_message_id,
+                      error_code, error_title, error_category, accepted_at, sent_at, delivered_at, read_at, failed_at,
+                      pricing_model, pricing_category, pricing_type, pricing_billable, created_at, updated_at)
+SELECT ($10::uuid[])[s.a], ($9::text[])[s.a], (447000000000 + i / 5)::text, 'template', 'order_update', 'en_US',
+       jsonb_build_object('components', jsonb_build_array(jsonb_build_object('type', 'body', 'parameters', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'A-' || i))))),
+       CASE WHEN i % 50 = 0 THEN 'failed' WHEN i % 4 = 0 THEN 'delivered' ELSE 'read' END,
+       'wamid.HBgMNDQ3' || lpad(to_hex(i), 12, '0') || 'FQIAERgSQzA2RjI1QjQ0',
+       CASE WHEN i % 50 = 0 THEN 131047 END, CASE WHEN i % 50 = 0 THEN 'Re-engagement message' END, CASE WHEN i % 50 = 0 THEN 'recipient' END,
+       x.at, x.at + interval '1 second', CASE WHEN i % 50 <> 0 THEN x.at + interval '3 seconds' END,
+       CASE WHEN i % 50 <> 0 AND i % 4 <> 0 THEN x.at + interval '60 seconds' END, CASE WHEN i % 50 = 0 THEN x.at + interval '2 seconds' END,
+       'PMP', 'utility', 'regular', true, x.at, x.at + interval '60 seconds'
+  FROM generate_series($1::bigint, $2::bigint) AS i
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 5) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
+ WHERE $7::text[] IS NOT NULL`;
+
+/**
+ * Webhook deliveries as the receiver stores them (a single-status body of ~700 bytes, signed), with the parameters
+ * of EVENTS_SQL ($1..$9): processed, 0.2 % dead letters (failed after 5 tries), 0.002 % still `received`.
+ */
+export const DELIVERIES_SQL = `
+INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id, status, attempts, last_error, event_count, received_at, processed_at)
+SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'entry', jsonb_build_array(jsonb_build_object(
+         'id', w.waba, 'changes', jsonb_build_array(jsonb_build_object('field', 'messages', 'value', jsonb_build_object(
+           'messaging_product', 'whatsapp',
+           'metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone),
+           'statuses', jsonb_build_array(jsonb_build_object(
+             'id', 'wamid.HBgMNDQ3' || lpad(to_hex(i / 3), 12, '0') || 'FQIAERgSQzA2RjI1QjQ0', 'status', (ARRAY['sent','delivered','read'])[1 + i % 3],
+             'timestamp', extract(epoch FROM x.at)::bigint::text, 'recipient_id', (447000000000 + i / 15)::text,
+             'conversation', jsonb_build_object('id', lpad(to_hex(i / 15), 32, 'c0ffee'), 'origin', jsonb_build_object('type', 'utility')),
+             'pricing', jsonb_build_object('billable', true, 'pricing_model', 'PMP', 'category', 'utility', 'type', 'regular')))))))))::text, 'UTF8'),
+       'sha256=' || lpad(to_hex(i * 2654435761 % 4294967296), 64, '0'),
+       ARRAY[w.waba], 'b' || (i / 20),
+       CASE WHEN i % 500 = 7 THEN 'failed' WHEN i % 50000 = 49999 THEN 'received' ELSE 'processed' END,
+       CASE WHEN i % 500 = 7 THEN 5 WHEN i % 50000 = 49999 THEN 0 ELSE 1 END,
+       CASE WHEN i % 500 = 7 THEN 'simulated dead letter: upstream lookup failed 5 times' END,
+       CASE WHEN i % 50000 = 49999 THEN NULL ELSE 1 END,
+       x.at, CASE WHEN i % 500 <> 7 AND i % 50000 <> 49999 THEN x.at + interval '40 milliseconds' END
+  FROM generate_series($1::bigint, $2::bigint) AS i
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 15) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
+ CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone) AS w`;

@@ -1,0 +1,1047 @@
+// Storage (issue 24): the partitioned schema of migration storage_bigint_partitions measured in PostgreSQL alone (no
+// API, worker or queue): what the events' reads cost as the table grows, what a retention drop costs and whom it
+// holds up, daily against weekly partitions, and how long the upgrade of an existing database takes.
+//
+//   npm run bench:storage
+//   BENCH_STORAGE_SIZES=1e6,1e7,5e7 BENCH_STORAGE_WIDTH_ROWS=2e6 BENCH_STORAGE_UPGRADE_ROWS=1e6 npm run bench:storage   (the recorded run)
+//
+// Parts (BENCH_STORAGE_PARTS, default all: upgrade,width,queries,drop):
+//   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
+//            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
+//            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
+//            BENCH_STORAGE_RUNS times (300, after 20 warm-up runs) on one connection, as named (prepared) statements
+//            exactly as EventsRepository builds them: the SQL is captured from the repository's own methods (page,
+//            count, feed), not copied. p50/p99 per stage, and whether the p99s stay within 20 % of each other.
+//   drop     at the stage of BENCH_STORAGE_DROP_AT rows (default: the largest stage of at most 1e7), the retention
+//            drop of the 5 oldest weekly partitions (EventsRepository.dropPartitionsBefore: one transaction per
+//            partition, lock_timeout 1 s, its weeks' event_counts deleted in it) while an inserter stores 10 events
+//            every 10 ms into the live partition through EventsRepository.insert (advisory locks + the NOT IN
+//            dedupe probe): its worst latency before, during and after. First with a reader holding `events` open
+//            for the whole pass (every detach waits its lock_timeout and gives up: what the inserter sees then),
+//            then unhindered. The dropped weeks are loaded again before the next stage.
+//   width    the same BENCH_STORAGE_WIDTH_ROWS (default 2e5) rows over 60 days in 60 daily partitions and in weekly
+//            ones (9 or 10): the dedupe probe (the NOT IN subquery of INSERT_EVENTS_SQL, 1 and 500 keys), a chunk
+//            insert, the page and feed, and a lookup that cannot prune (statusHistory without `since`: message_id
+//            over every partition), prepared and planned each time, with its planning time and relation locks.
+//   upgrade  a database of the previous shape (the migrations before storage_bigint_partitions, applied file by
+//            file), filled with BENCH_STORAGE_UPGRADE_ROWS (default 1e5) events and as many webhook deliveries and a
+//            fifth as many messages; then the new migration.sql, statement by statement in one transaction (what
+//            prisma/migrate.ts does with the whole script), with maintenance_work_mem at PostgreSQL's default
+//            (64MB). Seconds per million rows of each table.
+//
+// PostgreSQL: DATABASE_URL (any database on the server: the bench creates storage_* databases next to it and drops
+// them afterwards unless BENCH_STORAGE_KEEP=1) or, without it, a private one in BENCH_STORAGE_STATE_DIR
+// (.local/bench/storage-services), started at nice 10. On a shared machine start the server yourself at nice 10:
+//   nice -n 10 node --import tsx scripts/stack/cli.ts --state-dir /tmp/storagebench --db-name storagebench &
+//   DATABASE_URL=$(grep ^DATABASE_URL= /tmp/storagebench/services.env | cut -d= -f2-) npm run bench:storage
+// Disk: realistic rows take ~1.5 KB each with the 11 indexes; a stage that would take the databases past
+// BENCH_STORAGE_MAX_GB (40) is cut to what fits, and the cut is printed and recorded.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { migrate } from '../scripts/stack/app.js';
+import { startServices, stopStale, type Services } from '../scripts/stack/services.js';
+import type { PrismaService } from '../src/core/prisma/prisma.service.js';
+import { expiredPartitions, type Partition } from '../src/core/prisma/partitions.js';
+import { inTransaction, inTx } from '../src/core/prisma/sql.js';
+import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/webhooks/events/events.repository.js';
+import { FEED_START, type FeedPosition } from '../src/webhooks/events/feed-cursor.js';
+import { BENCH_LOCAL, log } from './lib/bench.js';
+import { CpuMeter, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
+import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
+import { fmt, machine, printMachine, writeResult } from './lib/report.js';
+import { DELIVERIES_SQL, EVENTS_SQL, MESSAGES_SQL, accounts, fmtInt, insertAccounts, loadRows, type Accounts, type Stage } from './lib/storage-data.js';
+
+const NEW_MIGRATION = '20261126090000_storage_bigint_partitions';
+const num = (v: string | undefined, d: number) => (v === undefined || v.trim() === '' ? d : Number(v));
+const SIZES = (process.env.BENCH_STORAGE_SIZES ?? '1e5,1e6').split(',').map((s) => Math.round(Number(s)));
+const RUNS = num(process.env.BENCH_STORAGE_RUNS, 300);
+const WARMUP = 20;
+const ROUNDS = num(process.env.BENCH_STORAGE_ROUNDS, 3);
+const DAYS = num(process.env.BENCH_STORAGE_DAYS, 42);
+const WIDTH_ROWS = Math.round(num(process.env.BENCH_STORAGE_WIDTH_ROWS, 2e5));
+const UPGRADE_ROWS = Math.round(num(process.env.BENCH_STORAGE_UPGRADE_ROWS, 1e5));
+const MAX_BYTES = num(process.env.BENCH_STORAGE_MAX_GB, 40) * 2 ** 30;
+const PARTS = new Set((process.env.BENCH_STORAGE_PARTS ?? 'upgrade,width,queries,drop,drop-split').split(','));
+const DROP_AT = process.env.BENCH_STORAGE_DROP_AT ? Math.round(Number(process.env.BENCH_STORAGE_DROP_AT)) : Math.max(...SIZES.filter((s) => s <= 1e7), 0);
+const KEEP = process.env.BENCH_STORAGE_KEEP === '1';
+const ACCOUNTS = accounts(20);
+const DAY_MS = 86_400_000;
+
+// ---------------------------------------------------------------------------------------------------------
+// the server
+
+let services: Services | undefined;
+let serverUrl = '';
+let postmasterPid = 0;
+const created = new Set<string>();
+
+function dbUrl(name: string): string {
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: dbUrl('postgres') });
+  await c.connect();
+  try {
+    return await work(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function createDb(name: string): Promise<string> {
+  await admin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${name}`);
+  });
+  created.add(name);
+  return dbUrl(name);
+}
+
+async function dropDb(name: string): Promise<void> {
+  if (KEEP) return void log(`kept database ${name} (BENCH_STORAGE_KEEP=1)`);
+  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  created.delete(name);
+}
+
+function procStat(pid: number): string[] | null {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** The postmaster of the server (the parent of our backend), when it runs on this machine. */
+async function findPostmaster(): Promise<number> {
+  const c = new pg.Client({ connectionString: serverUrl });
+  await c.connect();
+  const backend = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const f = procStat(backend); // while the backend is alive
+  await c.end();
+  return f ? Number(f[1]) : 0;
+}
+
+const niceOf = (pid: number) => (procStat(pid)?.[16] !== undefined ? Number(procStat(pid)![16]) : NaN);
+
+async function startServer(): Promise<void> {
+  if (process.env.DATABASE_URL) {
+    serverUrl = process.env.DATABASE_URL;
+    log(`using the PostgreSQL of DATABASE_URL (databases storage_* are created next to the given one)`);
+  } else {
+    const dir = process.env.BENCH_STORAGE_STATE_DIR ?? path.join(BENCH_LOCAL, 'storage-services');
+    await stopStale(dir, { supervisor: true });
+    services = await startServices({
+      dir,
+      dbName: 'storage',
+      env: { ...process.env, REDIS_URL: process.env.REDIS_URL || 'redis://unused' },
+      postgresSettings: (process.env.LOCAL_PG_SETTINGS ?? 'shared_buffers=1GB max_wal_size=4GB checkpoint_timeout=30min').split(/\s+/).filter(Boolean),
+      log,
+    });
+    serverUrl = services.databaseUrl;
+  }
+  postmasterPid = await findPostmaster();
+  if (services && postmasterPid) {
+    // Lower PostgreSQL's priority (and its children's: backends forked later inherit it) so that other people's
+    // work on a shared machine keeps the CPU it needs; the figures say so.
+    for (const pid of [postmasterPid, ...childrenOf(postmasterPid)]) {
+      try {
+        os.setPriority(pid, 10);
+      } catch {
+        /* gone */
+      }
+    }
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((p) => Number(procStat(p)?.[1]) === pid);
+}
+
+async function serverSettings(): Promise<Record<string, string>> {
+  const c = new pg.Client({ connectionString: serverUrl });
+  await c.connect();
+  const { rows } = await c.query<{ name: string; setting: string; unit: string | null }>(
+    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'work_mem', 'maintenance_work_mem', 'max_wal_size',
+       'checkpoint_timeout', 'synchronous_commit', 'fsync', 'effective_cache_size', 'random_page_cost', 'max_parallel_workers_per_gather', 'jit')`,
+  );
+  await c.end();
+  return Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} ${r.unit}` : r.setting]));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// measuring
+
+interface Stats {
+  runs: number;
+  p50: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
+  return { runs: s.length, p50: at(0.5), p99: at(0.99), max: s[s.length - 1] ?? NaN, mean: s.reduce((a, b) => a + b, 0) / (s.length || 1) };
+}
+
+const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+
+/** Runs the statement `runs` times (after WARMUP) on one connection and returns its latency (round trip, ms). */
+async function timeQuery(client: pg.ClientBase, q: pg.QueryConfig, runs = RUNS): Promise<Stats & { rows: number }> {
+  let rows = 0;
+  for (let i = 0; i < WARMUP; i++) rows = (await client.query(q)).rowCount ?? 0;
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    await client.query(q);
+    samples.push(ms(t0));
+  }
+  return { ...stats(samples), rows };
+}
+
+/**
+ * The statements run in turn, `rounds` times (each run RUNS / rounds times per round, after WARMUP runs in the first),
+ * so that a noisy moment of a shared machine spreads over all of them instead of spoiling one; before each round it
+ * waits (at most 15 s) for a second with at least one idle core. Returns the latencies (round trip, ms) per statement.
+ */
+async function timeInTurn(client: pg.ClientBase, qs: pg.QueryConfig[], rounds = ROUNDS): Promise<{ samples: number[]; rows: number }[]> {
+  const out = qs.map(() => ({ samples: [] as number[], rows: 0 }));
+  for (let r = 0; r < rounds; r++) {
+    await waitUntilQuiet(1, 15_000);
+    for (let k = 0; k < qs.length; k++) {
+      if (r === 0) for (let i = 0; i < WARMUP; i++) out[k]!.rows = (await client.query(qs[k]!)).rowCount ?? 0;
+      for (let i = 0; i < Math.ceil(RUNS / rounds); i++) {
+        const t0 = process.hrtime.bigint();
+        await client.query(qs[k]!);
+        out[k]!.samples.push(ms(t0));
+      }
+    }
+  }
+  return out;
+}
+
+interface PlanInfo {
+  /** Which plan the named statement ran with on this connection (pg_prepared_statements), or 'unnamed'. */
+  used: 'generic' | 'custom' | 'unnamed';
+  /** Shared buffers the used plan touched (hit + read) in one EXPLAIN (ANALYZE, BUFFERS) run, planning included. */
+  buffers: number;
+  planningMs: number;
+  executionMs: number;
+  custom: string;
+  generic: string;
+}
+
+function buffersOf(plan: string): number {
+  // The top node's line comes first (cumulative), the planning's after "Planning:".
+  const [exec, planning] = plan.split(/\nPlanning:/);
+  const sum = (text: string | undefined) => {
+    const m = /Buffers: shared((?: \w+=\d+)+)/.exec(text ?? '');
+    if (!m) return 0;
+    return [...m[1]!.matchAll(/(hit|read)=(\d+)/g)].reduce((a, x) => a + Number(x[2]), 0);
+  };
+  return sum(exec) + sum(planning);
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of the statement with its values, custom and generic plan, and which one the statement used. */
+async function planInfo(client: pg.ClientBase, q: pg.QueryConfig): Promise<PlanInfo> {
+  const run = async () =>
+    (await client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, values: q.values })).rows.map((r) => r['QUERY PLAN']).join('\n');
+  let used: PlanInfo['used'] = 'unnamed';
+  if (q.name) {
+    const ps = (await client.query<{ g: string; c: string }>(`SELECT generic_plans::text AS g, custom_plans::text AS c FROM pg_prepared_statements WHERE name = $1`, [q.name])).rows[0];
+    if (ps) used = Number(ps.g) >= Number(ps.c) ? 'generic' : 'custom';
+  }
+  const custom = await run();
+  await client.query('SET plan_cache_mode = force_generic_plan');
+  let generic: string;
+  try {
+    generic = await run();
+  } finally {
+    await client.query('RESET plan_cache_mode');
+  }
+  const chosen = used === 'generic' ? generic : custom;
+  const num = (re: RegExp) => Number(re.exec(chosen)?.[1] ?? NaN);
+  return { used, buffers: buffersOf(chosen), planningMs: num(/Planning Time: ([\d.]+)/), executionMs: num(/Execution Time: ([\d.]+)/), custom, generic };
+}
+
+/** The statements a repository method sends, captured (not run): the exact SQL text, name and values. */
+async function captured(call: (repo: EventsRepository) => Promise<unknown>): Promise<pg.QueryConfig[]> {
+  const configs: pg.QueryConfig[] = [];
+  const pool = {
+    query: async (cfg: pg.QueryConfig) => {
+      configs.push(cfg);
+      return { rows: [{ n: '0', horizon: '1', beyond: null, id: null }], rowCount: 0 };
+    },
+  };
+  await call(new EventsRepository({ pool } as unknown as PrismaService));
+  return configs;
+}
+
+function cpuMeter(): CpuMeter {
+  return new CpuMeter(() => new Map<number, string>([[process.pid, 'bench'], ...(postmasterPid ? ([[postmasterPid, 'postgres']] as [number, string][]) : [])]));
+}
+
+interface Conditions {
+  loadAvg: number[];
+  cpu: CpuUsage | null;
+}
+
+async function measured<T>(work: () => Promise<T>): Promise<{ value: T; conditions: Conditions }> {
+  const meter = cpuMeter();
+  meter.begin();
+  const value = await work();
+  return { value, conditions: { loadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100), cpu: meter.end() } };
+}
+
+const fmtConditions = (c: Conditions) =>
+  `load average ${c.loadAvg.join(' / ')}; CPU cores busy: ${c.cpu ? Object.entries(c.cpu.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') : 'n/a'}`;
+
+// ---------------------------------------------------------------------------------------------------------
+// schema helpers
+
+/** Replaces the migration's partitions of `events` (empty on a fresh database) by `layout`, run in one transaction. */
+async function relayout(db: pg.Pool, layout: (c: pg.PoolClient) => Promise<void>): Promise<void> {
+  const c = await db.connect();
+  try {
+    await c.query('BEGIN');
+    const parts = (await c.query<{ name: string }>(`SELECT name FROM storage_partitions('events')`)).rows;
+    for (const p of parts) {
+      await c.query(`ALTER TABLE events DETACH PARTITION "${p.name}"`);
+      await c.query(`DROP TABLE "${p.name}"`);
+    }
+    await layout(c);
+    await c.query('COMMIT');
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}
+
+/** Weekly partitions (storage_ensure_partitions) from the week of `from` through `through`, and a history partition below. */
+async function weeklyLayout(c: pg.ClientBase, from: Date, through: Date): Promise<void> {
+  await c.query(`SELECT storage_ensure_partitions('events', $1, $2)`, [from, through]);
+  if ((await c.query(`SELECT to_regclass('events_history') AS r`)).rows[0].r !== null) return;
+  const { rows } = await c.query<{ sql: string }>(`SELECT format('CREATE TABLE events_history PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', storage_period_start($1)) AS sql`, [from]);
+  await c.query(rows[0]!.sql);
+}
+
+async function partitionCount(db: pg.Pool): Promise<number> {
+  return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM storage_partitions('events')`)).rows[0]!.n);
+}
+
+async function settle(db: pg.Pool, what = 'events'): Promise<number> {
+  const t = Date.now();
+  await db.query(`VACUUM (ANALYZE) ${what}`);
+  await db.query('CHECKPOINT');
+  return (Date.now() - t) / 1000;
+}
+
+async function dbSize(db: pg.Pool): Promise<number> {
+  return Number((await db.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b')).rows[0]!.b);
+}
+
+const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+
+// ---------------------------------------------------------------------------------------------------------
+// the events' reads (part "queries")
+
+interface QueryResult extends Stats {
+  label: string;
+  rows: number;
+  sql: string;
+  plan?: PlanInfo;
+}
+
+/** The reads of the console's events list and of the feed, as EventsRepository sends them. */
+async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: string; q: pg.QueryConfig }[]> {
+  const top = a.wabaIds[0]!;
+  const small = a.wabaIds[a.wabaIds.length - 1]!;
+  const recipient = (await db.query<{ r: string }>(`SELECT recipient AS r FROM events WHERE waba_id = $1 AND recipient IS NOT NULL ORDER BY created_at DESC LIMIT 1 OFFSET 500`, [top])).rows[0]?.r;
+  const head = (await db.query<{ xid: string; id: string }>(`SELECT xid::text, id::text FROM events WHERE waba_id = $1 ORDER BY xid DESC, id DESC LIMIT 1 OFFSET 1000`, [top])).rows[0];
+  const nearHead: FeedPosition = head ? { xid: BigInt(head.xid), id: Number(head.id) } : FEED_START;
+  const page = (waba: string, filter: EventFilter, p = 1) => captured((r) => r.page(waba, filter, { page: p, limit: 50 }));
+  const out: { label: string; q: pg.QueryConfig }[] = [];
+  const add = (label: string, q: pg.QueryConfig | undefined) => q && out.push({ label, q });
+  const [p1, c1] = await page(top, {});
+  add('page: newest 50 (largest account)', p1);
+  add('page: OFFSET 1000', (await page(top, {}, 21))[0]);
+  add('page: newest 50 (smallest account)', (await page(small, {}))[0]);
+  const [ps, cs] = await page(top, { status: 'failed' });
+  add('list: status=failed', ps);
+  add('list: status=read', (await page(top, { status: 'read' }))[0]);
+  const [pk, ck] = await page(top, { kind: 'inbound_message' });
+  add('list: kind=inbound_message', pk);
+  const [pr, cr] = recipient ? await page(top, { recipient }) : [];
+  add('list: recipient', pr);
+  add('count: all (event_counts)', c1);
+  add('count: status=failed (event_counts)', cs);
+  add('count: kind=inbound_message (event_counts)', ck);
+  add('count: recipient (COUNT(*))', cr);
+  add('feed: from the start', (await captured((r) => r.feed(top, {}, FEED_START, 50)))[0]);
+  add('feed: 1,000 behind the head', (await captured((r) => r.feed(top, {}, nearHead, 50)))[0]);
+  return out;
+}
+
+async function measureReads(url: string, a: Accounts, withPlans: boolean): Promise<QueryResult[]> {
+  // A fresh connection per stage: prepared statements and their plans as a restarted service would have them.
+  const db = new pg.Pool({ connectionString: url, max: 1 });
+  const client = await db.connect();
+  try {
+    const queries = await readQueries(client, a);
+    const timed = await timeInTurn(client, queries.map((x) => x.q));
+    const out: QueryResult[] = [];
+    for (let k = 0; k < queries.length; k++) {
+      const { label, q } = queries[k]!;
+      const s = stats(timed[k]!.samples);
+      const r: QueryResult = { label, ...s, rows: timed[k]!.rows, sql: q.text };
+      if (withPlans) r.plan = await planInfo(client, q);
+      out.push(r);
+      log(
+        `  ${label.padEnd(44)} p50 ${fmt(s.p50, 2).padStart(7)} ms · p99 ${fmt(s.p99, 2).padStart(7)} ms · max ${fmt(s.max, 1).padStart(6)} ms · ${r.rows} rows` +
+          (r.plan ? ` · ${r.plan.used} plan, ${r.plan.buffers} buffers, planning ${fmt(r.plan.planningMs, 2)} ms, execution ${fmt(r.plan.executionMs, 2)} ms` : ''),
+      );
+    }
+    return out;
+  } finally {
+    client.release();
+    await db.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// the retention drop with an inserter (part "drop")
+
+const INSERTER_WABA = '319999999999999';
+
+class Inserter {
+  private running = false;
+  private done?: Promise<void>;
+  readonly samples: { at: number; ms: number }[] = [];
+  private k = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly repo: EventsRepository,
+    private readonly everyMs: number,
+    private readonly perTx: number,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.done = (async () => {
+      let due = performance.now();
+      while (this.running) {
+        const rows = Array.from({ length: this.perTx }, () => inserterRow(this.k++));
+        const t0 = performance.now();
+        await inTx(this.pool, (tx) => this.repo.insert(tx, rows));
+        this.samples.push({ at: t0, ms: performance.now() - t0 });
+        due += this.everyMs;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        else due = performance.now();
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+
+  between(from: number, to: number): Stats {
+    return stats(this.samples.filter((s) => s.at + s.ms >= from && s.at <= to).map((s) => s.ms));
+  }
+}
+
+/** One status event of the inserter's account, a new dedupe key each (k). */
+function inserterRow(k: number): EventRow {
+  const wamid = `wamid.HBgMNDQ3drop${process.pid}x${k}`;
+  const ts = String(Math.floor(Date.now() / 1000));
+  return {
+    deliveryId: k,
+    processed: true,
+    attempts: 0,
+    wabaId: INSERTER_WABA,
+    phoneNumberId: '402000000000999',
+    eventType: 'messages',
+    kind: 'status_update',
+    title: 'Message delivered',
+    status: 'delivered',
+    recipient: '447700900123',
+    userId: null,
+    messageId: wamid,
+    upstreamTimestamp: new Date(),
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    raw: { id: wamid, status: 'delivered', timestamp: ts, recipient_id: '447700900123', metadata: { display_phone_number: '15550001111', phone_number_id: '402000000000999' } },
+    pricing: { pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true },
+    dedupeKey: `status:${wamid}:delivered:${ts}`,
+  };
+}
+
+interface DropResult {
+  cutoff: Date;
+  rowsBefore: number;
+  rowsDropped: number;
+  partitions: string[];
+  blocked: { seconds: number; dropped: number; readerHeldS: number; inserts: Stats };
+  clean: { seconds: number; dropped: number; inserts: Stats };
+  baseline: Stats;
+  after: Stats;
+  countsConsistent: boolean;
+  conditions: Conditions;
+  /**
+   * The same partitions loaded again and dropped the way proposed in the report: the counts and the detach in one
+   * transaction (the parent's ACCESS EXCLUSIVE lock), the DROP TABLE of the then stand-alone table in the next (its
+   * files are unlinked at that commit, which no longer holds the parent's lock).
+   */
+  split?: { seconds: number; dropped: number; inserts: Stats; baseline: Stats; after: Stats; detachS: number; dropS: number; countsConsistent: boolean; conditions: Conditions };
+}
+
+/** Detach (with the weeks' counts) and drop in two transactions: the variant the report proposes. */
+async function dropSplit(pool: pg.Pool, partitions: Partition[]): Promise<{ dropped: number; detachS: number; dropS: number }> {
+  let dropped = 0;
+  let detachS = 0;
+  let dropS = 0;
+  for (const p of partitions) {
+    const t0 = performance.now();
+    const detached = await inTransaction(pool, async (client) => {
+      await client.query(`SET LOCAL lock_timeout = '1s'`);
+      // The same statement as EventsRepository.dropPartitionsBefore runs before its detach.
+      await client.query(`DELETE FROM event_counts WHERE bucket >= COALESCE($1, '-infinity'::timestamptz) AND bucket < $2`, [p.lowerBound, p.upperBound]);
+      await client.query(`ALTER TABLE events DETACH PARTITION "${p.name}"`);
+      return true;
+    }).catch((e: { code?: string }) => {
+      if (e.code === '55P03') return false;
+      throw e;
+    });
+    const t1 = performance.now();
+    detachS += (t1 - t0) / 1000;
+    if (!detached) continue;
+    await pool.query(`DROP TABLE "${p.name}"`);
+    dropS += (performance.now() - t1) / 1000;
+    dropped++;
+  }
+  return { dropped, detachS, dropS };
+}
+
+async function countsMatch(pool: pg.Pool): Promise<boolean> {
+  const counted = Number((await pool.query<{ n: string }>('SELECT COALESCE(sum(count), 0) AS n FROM event_counts')).rows[0]!.n);
+  const stored = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
+  log(`after the drop: ${fmtInt(stored)} rows stored, event_counts says ${fmtInt(counted)}`);
+  return counted === stored;
+}
+
+async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, oldestWeeklies = 5): Promise<DropResult> {
+  const pool = new pg.Pool({ connectionString: url, max: 6 });
+  const repo = new EventsRepository({ pool } as unknown as PrismaService);
+  try {
+    const parts = await repo.partitions();
+    const weeklies = parts.filter((p) => p.lowerBound !== null);
+    const cutoff = weeklies[oldestWeeklies - 1]!.upperBound;
+    const doomed = parts.filter((p) => p.upperBound.getTime() <= cutoff.getTime());
+    const rowsBefore = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
+    const rowsDropped = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE created_at < $1', [cutoff])).rows[0]!.n);
+    log(`drop: ${doomed.length} partitions before ${cutoff.toISOString()} (${doomed.map((p) => p.name).join(', ')}): ${fmtInt(rowsDropped)} of ${fmtInt(rowsBefore)} rows`);
+
+    const { value, conditions } = await measured(async () => {
+      const inserter = new Inserter(pool, repo, 10, 10);
+      inserter.start();
+      await new Promise((r) => setTimeout(r, 3000));
+      // 1. A reader holds `events` (an open transaction that has read it) for the whole pass: each detach waits
+      //    its lock_timeout, gives up and leaves the partition to the next pass.
+      const reader = await pool.connect();
+      await reader.query('BEGIN');
+      await reader.query(`SELECT id FROM events WHERE waba_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [ACCOUNTS.wabaIds[0]]);
+      const r0 = performance.now();
+      const b0 = performance.now();
+      const blockedDropped = await repo.dropPartitionsBefore(cutoff);
+      const b1 = performance.now();
+      await reader.query('COMMIT');
+      reader.release();
+      const readerHeldS = (performance.now() - r0) / 1000;
+      log(`drop with a reader holding events: ${blockedDropped.length} dropped in ${((b1 - b0) / 1000).toFixed(2)} s`);
+      await new Promise((r) => setTimeout(r, 2000));
+      // 2. Unhindered.
+      const c0 = performance.now();
+      const dropped = await repo.dropPartitionsBefore(cutoff);
+      const c1 = performance.now();
+      log(`drop: ${dropped.length} partitions dropped in ${((c1 - c0) / 1000).toFixed(3)} s`);
+      await new Promise((r) => setTimeout(r, 2000));
+      await inserter.stop();
+      const firstAt = inserter.samples[0]?.at ?? 0;
+      return {
+        blocked: { seconds: (b1 - b0) / 1000, dropped: blockedDropped.length, readerHeldS, inserts: inserter.between(b0, b1) },
+        clean: { seconds: (c1 - c0) / 1000, dropped: dropped.length, inserts: inserter.between(c0, c1) },
+        baseline: inserter.between(firstAt, b0 - 1),
+        after: inserter.between(c1 + 1, Number.MAX_SAFE_INTEGER),
+      };
+    });
+    const countsConsistent = await countsMatch(pool);
+    const result: DropResult = { cutoff, rowsBefore, rowsDropped, partitions: doomed.map((p) => p.name), ...value, countsConsistent, conditions };
+    if (PARTS.has('drop-split')) {
+      await refill(cutoff);
+      const again = expiredPartitions(await repo.partitions(), cutoff);
+      const split = await measured(async () => {
+        const inserter = new Inserter(pool, repo, 10, 10);
+        inserter.start();
+        await new Promise((r) => setTimeout(r, 3000));
+        const s0 = performance.now();
+        const r = await dropSplit(pool, again);
+        const s1 = performance.now();
+        log(`drop, detach and DROP TABLE in two transactions: ${r.dropped} partitions in ${((s1 - s0) / 1000).toFixed(3)} s (detach ${r.detachS.toFixed(3)} s, drop ${r.dropS.toFixed(3)} s)`);
+        await new Promise((r) => setTimeout(r, 2000));
+        await inserter.stop();
+        return { seconds: (s1 - s0) / 1000, ...r, inserts: inserter.between(s0, s1), baseline: inserter.between(inserter.samples[0]?.at ?? 0, s0 - 1), after: inserter.between(s1 + 1, Number.MAX_SAFE_INTEGER) };
+      });
+      result.split = { ...split.value, countsConsistent: await countsMatch(pool), conditions: split.conditions };
+    }
+    return result;
+  } finally {
+    await pool.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// part "queries" (+ "drop"): the stages
+
+interface StageResult {
+  target: number;
+  rows: number;
+  cut?: string;
+  load: { rows: number; seconds: number; rowsPerS: number; settleS: number };
+  bytes: number;
+  partitions: number;
+  reads: QueryResult[];
+  conditions: Conditions;
+  postgresNice: number;
+}
+
+async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult }> {
+  const name = 'storage_main';
+  const url = await createDb(name);
+  await migrate(url);
+  const db = new pg.Pool({ connectionString: url, max: 4 });
+  const stages: StageResult[] = [];
+  let drop: DropResult | undefined;
+  try {
+    const now = Date.now();
+    const windowStart = new Date(now - DAYS * DAY_MS);
+    await relayout(db, (c) => weeklyLayout(c, windowStart, new Date(now + 28 * DAY_MS)));
+    log(`events: ${await partitionCount(db)} partitions (history, weekly from ${windowStart.toISOString().slice(0, 10)} through 4 weeks ahead)`);
+    const loaded: Stage[] = [];
+    let rows = 0;
+    for (let s = 0; s < SIZES.length; s++) {
+      let target = SIZES[s]!;
+      let cut: string | undefined;
+      if (rows > 0) {
+        const perRow = (await dbSize(db)) / rows;
+        const fits = Math.floor(MAX_BYTES / (perRow * 1.08) / 1e6) * 1e6;
+        const free = fs.statfsSync('/');
+        const freeBytes = Number(free.bavail) * Number(free.bsize);
+        if (target > fits) {
+          cut = `${fmtInt(target)} rows would take ~${gib(target * perRow * 1.08)} (${fmtInt(perRow)} bytes per row measured): over BENCH_STORAGE_MAX_GB; loaded ${fmtInt(fits)} instead`;
+          log(`NOTE: ${cut}`);
+          target = fits;
+        }
+        if ((target - rows) * perRow * 1.1 > freeBytes - 10 * 2 ** 30) throw new Error(`not enough free disk for ${fmtInt(target)} rows (${gib(freeBytes)} free)`);
+      }
+      if (target <= rows) continue;
+      const stage: Stage = { from: rows, to: target - 1, t0: new Date(Date.now() - DAYS * DAY_MS), spanS: (DAYS * DAY_MS) / 1000 };
+      log(`stage ${s + 1}: loading ${fmtInt(target - rows)} events (to ${fmtInt(target)}) over the last ${DAYS} days…`);
+      const l = await loadRows(db, stage, ACCOUNTS, { log, label: `stage ${s + 1}` });
+      loaded.push(stage);
+      rows = target;
+      const settleS = await settle(db);
+      const bytes = await dbSize(db);
+      log(`stage ${s + 1}: ${fmtInt(l.rows)} rows in ${l.seconds.toFixed(0)} s (${fmtInt(l.rows / l.seconds)} rows/s); VACUUM ANALYZE + CHECKPOINT ${settleS.toFixed(0)} s; database ${gib(bytes)}`);
+      const { value: reads, conditions } = await measured(() => measureReads(url, ACCOUNTS, true));
+      log(`stage ${s + 1} measured: ${fmtConditions(conditions)}`);
+      stages.push({
+        target: SIZES[s]!,
+        rows,
+        cut,
+        load: { rows: l.rows, seconds: l.seconds, rowsPerS: l.rows / l.seconds, settleS },
+        bytes,
+        partitions: await partitionCount(db),
+        reads,
+        conditions,
+        postgresNice: niceOf(postmasterPid),
+      });
+      if (PARTS.has('drop') && !drop && rows >= DROP_AT) {
+        // Back to the same rows after a drop: the dropped weeks' partitions again, and their rows of every stage so far.
+        const refill = async (cutoff: Date) => {
+          const c = await db.connect();
+          try {
+            await weeklyLayout(c, windowStart, new Date(Date.now() + 28 * DAY_MS));
+          } finally {
+            c.release();
+          }
+          for (const st of loaded) {
+            const last = Math.min(st.to, st.from + Math.ceil(((cutoff.getTime() - st.t0.getTime()) / 1000 / st.spanS) * (st.to - st.from + 1)) + 1);
+            if (last >= st.from) await loadRows(db, st, ACCOUNTS, { log, label: 'refill', range: [st.from, last], extra: [cutoff] });
+          }
+          await settle(db);
+          const n = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE waba_id <> $1`, [INSERTER_WABA])).rows[0]!.n);
+          log(`refilled the dropped weeks: ${fmtInt(n)} rows stored again (of ${fmtInt(rows)})`);
+        };
+        drop = await dropMonth(url, refill);
+        if (s < SIZES.length - 1) await refill(drop.cutoff);
+      }
+    }
+    return { stages, drop };
+  } finally {
+    await db.end();
+    await dropDb(name);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// part "width": daily against weekly partitions
+
+interface WidthResult {
+  layout: string;
+  partitions: number;
+  rows: number;
+  reads: QueryResult[];
+  nonPruning: { planningMs: number; executionMs: number; relationLocks: number; plannedEachTime: Stats };
+  conditions: Conditions;
+}
+
+/** The dedupe probe of EventsRepository.insert: the NOT IN subquery of INSERT_EVENTS_SQL, on its own ($1 keys, $2 the time). */
+function dedupeProbeSql(): string {
+  const m = /NOT IN \(\s*(SELECT[\s\S]*?)\)\s*ORDER BY/.exec(INSERT_EVENTS_SQL);
+  if (!m) throw new Error('INSERT_EVENTS_SQL has no NOT IN (SELECT …) dedupe probe any more: update bench/storage.ts');
+  return m[1]!.replace(/\$3\b/g, '$1').trim();
+}
+
+async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
+  const name = `storage_width_${layout}`;
+  const url = await createDb(name);
+  await migrate(url);
+  const db = new pg.Pool({ connectionString: url, max: 4 });
+  try {
+    const now = Date.now();
+    const d0 = new Date(Math.floor(now / DAY_MS) * DAY_MS - 59 * DAY_MS);
+    await relayout(db, async (c) => {
+      if (layout === 'weekly') {
+        await c.query(`SELECT storage_ensure_partitions('events', $1, $2)`, [d0, new Date(now)]);
+      } else {
+        for (let d = 0; d < 60; d++) {
+          const lo = new Date(d0.getTime() + d * DAY_MS);
+          const hi = new Date(lo.getTime() + DAY_MS);
+          await c.query(`CREATE TABLE events_d${lo.toISOString().slice(0, 10).replace(/-/g, '')} PARTITION OF events FOR VALUES FROM ('${lo.toISOString()}') TO ('${hi.toISOString()}')`);
+        }
+      }
+    });
+    const partitions = await partitionCount(db);
+    const spanS = (now - d0.getTime()) / 1000 - 60;
+    const stage: Stage = { from: 0, to: WIDTH_ROWS - 1, t0: d0, spanS };
+    log(`width (${layout}): ${partitions} partitions; loading ${fmtInt(WIDTH_ROWS)} events over 60 days…`);
+    await loadRows(db, stage, ACCOUNTS, { log, label: `width ${layout}` });
+    await settle(db);
+
+    const top = ACCOUNTS.wabaIds[0]!;
+    const recentKeys = (await db.query<{ k: string }>(`SELECT dedupe_key AS k FROM events WHERE waba_id = $1 ORDER BY created_at DESC LIMIT 500`, [top])).rows.map((r) => r.k);
+    const wamid = (await db.query<{ m: string }>(`SELECT message_id AS m FROM events WHERE waba_id = $1 AND kind = 'status_update' ORDER BY created_at DESC LIMIT 1 OFFSET 5000`, [top])).rows[0]!.m;
+    const probe = dedupeProbeSql();
+    const absent = Array.from({ length: 500 }, (_, i) => `status:wamid.absent.${i}:delivered:1790000000`);
+    const { value, conditions } = await measured(async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const reads: QueryResult[] = [];
+        const run = async (label: string, q: pg.QueryConfig, withPlan = true) => {
+          const s = await timeQuery(client, q);
+          const plan = withPlan ? await planInfo(client, q) : undefined;
+          reads.push({ label, ...s, sql: q.text, plan });
+          log(
+            `  ${layout.padEnd(6)} ${label.padEnd(46)} p50 ${fmt(s.p50, 2).padStart(7)} ms · p99 ${fmt(s.p99, 2).padStart(7)} ms · ${s.rows} rows` +
+              (plan ? ` · ${plan.used} plan, ${plan.buffers} buffers, planning ${fmt(plan.planningMs, 2)} ms, execution ${fmt(plan.executionMs, 2)} ms` : ''),
+          );
+        };
+        await run('dedupe probe: 1 key, stored', { name: 'probe_1_stored', text: probe, values: [[recentKeys[0]], null] });
+        await run('dedupe probe: 1 key, new', { name: 'probe_1_new', text: probe, values: [[absent[0]], null] });
+        await run('dedupe probe: 500 keys (250 stored)', { name: 'probe_500', text: probe, values: [[...recentKeys.slice(0, 250), ...absent.slice(0, 250)], null] });
+        // The worker's chunk: EventsRepository.insert (locks, then the insert with its probe), rolled back.
+        const pool = new pg.Pool({ connectionString: url, max: 1 });
+        const repo = new EventsRepository({ pool } as unknown as PrismaService);
+        const samples: number[] = [];
+        const c2 = await pool.connect();
+        for (let i = 0; i < WARMUP + Math.min(RUNS, 200); i++) {
+          const rows = Array.from({ length: 100 }, (_, k) => inserterRow(1e9 + i * 100 + k));
+          await c2.query('BEGIN');
+          const t0 = process.hrtime.bigint();
+          await repo.insert(c2 as never, rows);
+          if (i >= WARMUP) samples.push(ms(t0));
+          await c2.query('ROLLBACK');
+        }
+        c2.release();
+        await pool.end();
+        const ins = stats(samples);
+        reads.push({ label: 'insert: 100 new events (repository, rolled back)', ...ins, rows: 100, sql: INSERT_EVENTS_SQL });
+        log(`  ${layout.padEnd(6)} ${'insert: 100 new events (rolled back)'.padEnd(46)} p50 ${fmt(ins.p50, 2).padStart(7)} ms · p99 ${fmt(ins.p99, 2).padStart(7)} ms`);
+        const [page] = await captured((r) => r.page(top, {}, { page: 1, limit: 50 }));
+        await run('page: newest 50', page!);
+        const head = (await client.query<{ xid: string; id: string }>(`SELECT xid::text, id::text FROM events WHERE waba_id = $1 ORDER BY xid DESC, id DESC LIMIT 1 OFFSET 1000`, [top])).rows[0]!;
+        const [feed] = await captured((r) => r.feed(top, {}, { xid: BigInt(head.xid), id: Number(head.id) }, 50));
+        await run('feed: 1,000 behind the head', feed!);
+        // A lookup that cannot prune: statusHistory without `since` (created_at >= 1970: every partition).
+        const [history] = await captured((r) => r.statusHistory(top, wamid));
+        await run('no pruning: statusHistory(wamid), prepared', history!);
+        const unnamed = { text: history!.text, values: history!.values };
+        const each = await timeQuery(client, unnamed);
+        reads.push({ label: 'no pruning: statusHistory(wamid), planned each time', ...each, sql: unnamed.text });
+        log(`  ${layout.padEnd(6)} ${'no pruning: planned each time'.padEnd(46)} p50 ${fmt(each.p50, 2).padStart(7)} ms · p99 ${fmt(each.p99, 2).padStart(7)} ms`);
+        const plan = (await client.query<{ 'QUERY PLAN': unknown }>({ text: `EXPLAIN (ANALYZE, SUMMARY, FORMAT JSON) ${unnamed.text}`, values: unnamed.values })).rows[0]!['QUERY PLAN'] as {
+          'Planning Time': number;
+          'Execution Time': number;
+        }[];
+        await client.query('BEGIN');
+        await client.query(unnamed);
+        const locks = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'`)).rows[0]!.n);
+        await client.query('ROLLBACK');
+        return { reads, nonPruning: { planningMs: plan[0]!['Planning Time'], executionMs: plan[0]!['Execution Time'], relationLocks: locks, plannedEachTime: each } };
+      } finally {
+        await client.end();
+      }
+    });
+    log(`width (${layout}) non-pruning lookup: planning ${fmt(value.nonPruning.planningMs, 2)} ms, execution ${fmt(value.nonPruning.executionMs, 2)} ms, ${value.nonPruning.relationLocks} relation locks`);
+    return { layout, partitions, rows: WIDTH_ROWS, ...value, conditions };
+  } finally {
+    await db.end();
+    await dropDb(name);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// part "upgrade"
+
+interface UpgradeResult {
+  rows: { events: number; deliveries: number; messages: number };
+  fillSeconds: number;
+  totalSeconds: number;
+  byTable: Record<string, number>;
+  statements: { label: string; seconds: number; table: string }[];
+  kept: boolean;
+  conditions: Conditions;
+}
+
+function tableOf(stmt: string): string {
+  const s = stmt.replace(/\s+/g, ' ');
+  if (/webhook_deliveries/.test(s)) return 'webhook_deliveries';
+  if (/\b(events|events_legacy|event_counts|events_id_seq|events_history)\b|"events(_legacy|_history)?"|"event_counts/.test(s)) return 'events';
+  if (/"messages"|messages_id_seq/.test(s)) return 'messages';
+  if (/audit_logs/.test(s)) return 'audit_logs';
+  return 'other';
+}
+
+async function upgradePart(): Promise<UpgradeResult> {
+  const name = 'storage_upgrade';
+  const url = await createDb(name);
+  const db = new pg.Pool({ connectionString: url, max: 3 });
+  try {
+    const c = await db.connect();
+    await applyMigrationFiles(c, migrationsBefore(NEW_MIGRATION));
+    c.release();
+    log(`upgrade: applied the ${migrationsBefore(NEW_MIGRATION).length} migrations before ${NEW_MIGRATION}; filling…`);
+    const t = Date.now();
+    const uuids = await insertAccounts(db, ACCOUNTS);
+    const span = 12 * 7 * DAY_MS;
+    const stage = (n: number): Stage => ({ from: 0, to: n - 1, t0: new Date(Date.now() - span), spanS: span / 1000 });
+    const messages = Math.round(UPGRADE_ROWS / 5);
+    await loadRows(db, stage(messages), ACCOUNTS, { sql: MESSAGES_SQL, extra: [uuids], log, label: 'upgrade messages' });
+    await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, { sql: DELIVERIES_SQL, log, label: 'upgrade deliveries' });
+    await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, { sql: EVENTS_SQL, log, label: 'upgrade events' });
+    await settle(db, '');
+    const fillSeconds = (Date.now() - t) / 1000;
+    const before = (await db.query<{ e: string; d: string; m: string; c: string }>(
+      `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
+    )).rows[0]!;
+    log(`upgrade: old shape holds ${fmtInt(+before.e)} events (event_counts ${fmtInt(+before.c)}), ${fmtInt(+before.d)} deliveries, ${fmtInt(+before.m)} messages (${gib(await dbSize(db))}); migrating…`);
+    const file = migrationFolders().find((m) => m.name === NEW_MIGRATION)!.file;
+    const statements = splitSql(fs.readFileSync(file, 'utf8'));
+    const { value, conditions } = await measured(async () => {
+      const client = await db.connect();
+      const timings: { label: string; seconds: number; table: string }[] = [];
+      const t0 = performance.now();
+      try {
+        await client.query(`SET maintenance_work_mem = '64MB'`);
+        await client.query('BEGIN');
+        for (const stmt of statements) {
+          const s0 = performance.now();
+          await client.query(stmt);
+          timings.push({ label: statementLabel(stmt), seconds: (performance.now() - s0) / 1000, table: tableOf(stmt) });
+        }
+        const s0 = performance.now();
+        await client.query('COMMIT');
+        timings.push({ label: 'COMMIT', seconds: (performance.now() - s0) / 1000, table: 'other' });
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        client.release();
+      }
+      return { timings, totalSeconds: (performance.now() - t0) / 1000 };
+    });
+    const after = (await db.query<{ e: string; d: string; m: string; c: string }>(
+      `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
+    )).rows[0]!;
+    const kept = after.e === before.e && after.d === before.d && after.m === before.m && after.c === before.c;
+    const byTable: Record<string, number> = {};
+    for (const s of value.timings) byTable[s.table] = (byTable[s.table] ?? 0) + s.seconds;
+    log(`upgrade: ${value.totalSeconds.toFixed(2)} s in all; by table: ${Object.entries(byTable).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}; rows kept: ${kept}`);
+    for (const s of [...value.timings].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) log(`  ${s.seconds.toFixed(2).padStart(7)} s  ${s.label}`);
+    return {
+      rows: { events: +before.e, deliveries: +before.d, messages: +before.m },
+      fillSeconds,
+      totalSeconds: value.totalSeconds,
+      byTable,
+      statements: value.timings,
+      kept,
+      conditions,
+    };
+  } finally {
+    await db.end();
+    await dropDb(name);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// the report
+
+const p = (s: Stats | undefined, d = 2) => (s ? `${fmt(s.p50, d)} / ${fmt(s.p99, d)}` : '–');
+const mn = (n: number) => (n >= 1e6 ? `${fmt(n / 1e6, n % 1e6 === 0 ? 0 : 1)} M` : `${fmt(n / 1e3, 0)} k`);
+
+function report(r: { stages: StageResult[]; drop?: DropResult; width: WidthResult[]; upgrade?: UpgradeResult }): string {
+  const out: string[] = [];
+  if (r.stages.length) {
+    out.push(`**Events list and feed, p50 / p99 ms over ${RUNS} runs** (one connection, prepared statements as the repository sends them; largest account ≈ ${Math.round(ACCOUNTS.shares[0]! * 100)} % of the rows)`);
+    out.push('');
+    out.push(`| Query | ${r.stages.map((s) => `${mn(s.rows)} events`).join(' | ')} | p99 spread | Flat (≤ 20 %) | Buffers per run (plan) |`);
+    out.push(`|---|${r.stages.map(() => '---').join('|')}|---|---|---|`);
+    for (const label of r.stages[0]!.reads.map((q) => q.label)) {
+      const row = r.stages.map((s) => s.reads.find((q) => q.label === label));
+      const p99s = row.filter((q): q is QueryResult => !!q).map((q) => q.p99);
+      const spread = Math.max(...p99s) / Math.min(...p99s) - 1;
+      const plans = row.map((q) => (q?.plan ? `${q.plan.buffers}` : '–')).join(' → ');
+      const used = [...new Set(row.map((q) => q?.plan?.used).filter(Boolean))].join('/');
+      out.push(`| ${label} | ${row.map((q) => p(q)).join(' | ')} | ${fmt(spread * 100, 0)} % | ${spread <= 0.2 ? 'yes' : '**no**'} | ${plans} (${used}) |`);
+    }
+    out.push('');
+    out.push(`| Stage | Rows | Partitions | Load (rows/s) | Database | Load avg (1/5/15) | CPU busy during the reads | PostgreSQL nice |`);
+    out.push(`|---|---|---|---|---|---|---|---|`);
+    for (const s of r.stages) {
+      const cpu = s.conditions.cpu ? Object.entries(s.conditions.cpu.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') : 'n/a';
+      out.push(`| ${mn(s.target)}${s.cut ? ' (cut: disk cap)' : ''} | ${fmtInt(s.rows)} | ${s.partitions} | ${fmtInt(s.load.rowsPerS)} | ${gib(s.bytes)} | ${s.conditions.loadAvg.join(' / ')} | ${cpu} | ${s.postgresNice} |`);
+    }
+  }
+  if (r.drop) {
+    const d = r.drop;
+    out.push('');
+    out.push(`**Retention drop at ${fmtInt(d.rowsBefore)} events**: ${d.partitions.length} partitions (${d.partitions.join(', ')}), ${fmtInt(d.rowsDropped)} rows; an inserter stores 10 events every 10 ms through EventsRepository.insert meanwhile (p50 / p99 / max ms)`);
+    out.push('');
+    out.push('| Pass | Dropped | Time | Inserts during it: p50 / p99 / max ms (n) |');
+    out.push('|---|---|---|---|');
+    out.push(`| before (inserter alone) | – | – | ${p(d.baseline)} / ${fmt(d.baseline.max, 1)} (${d.baseline.runs}) |`);
+    out.push(`| a reader holds events for the whole pass (${fmt(d.blocked.readerHeldS, 1)} s) | ${d.blocked.dropped} | ${fmt(d.blocked.seconds, 2)} s | ${p(d.blocked.inserts)} / ${fmt(d.blocked.inserts.max, 1)} (${d.blocked.inserts.runs}) |`);
+    out.push(`| unhindered | ${d.clean.dropped} | **${fmt(d.clean.seconds, 3)} s** | ${p(d.clean.inserts)} / **${fmt(d.clean.inserts.max, 1)}** (${d.clean.inserts.runs}) |`);
+    out.push(`| after | – | – | ${p(d.after)} / ${fmt(d.after.max, 1)} (${d.after.runs}) |`);
+    if (d.split) {
+      const x = d.split;
+      out.push(`| proposed: counts + detach, then DROP TABLE in a second transaction (same partitions, loaded again) | ${x.dropped} | **${fmt(x.seconds, 3)} s** (detach ${fmt(x.detachS, 3)} s, drop ${fmt(x.dropS, 3)} s) | ${p(x.inserts)} / **${fmt(x.inserts.max, 1)}** (${x.inserts.runs}); before ${p(x.baseline)} / ${fmt(x.baseline.max, 1)} |`);
+    }
+    out.push('');
+    out.push(`event_counts after the drop ${d.countsConsistent ? 'equals' : '**differs from**'} COUNT(*) of what is stored${d.split ? ` (after the proposed variant: ${d.split.countsConsistent ? 'equals' : '**differs**'})` : ''}. ${fmtConditions(d.conditions)}.`);
+  }
+  if (r.width.length) {
+    out.push('');
+    out.push(`**Partition width: the same ${mn(r.width[0]!.rows)} events over 60 days, p50 / p99 ms over ${RUNS} runs**`);
+    out.push('');
+    out.push(`| Query | ${r.width.map((w) => `${w.layout} (${w.partitions} partitions)`).join(' | ')} |`);
+    out.push(`|---|${r.width.map(() => '---').join('|')}|`);
+    for (const label of r.width[0]!.reads.map((q) => q.label)) {
+      out.push(
+        `| ${label} | ${r.width
+          .map((w) => {
+            const q = w.reads.find((x) => x.label === label);
+            return `${p(q)}${q?.plan ? ` (${q.plan.used} plan, ${q.plan.buffers} buffers, planning ${fmt(q.plan.planningMs, 2)} ms)` : ''}`;
+          })
+          .join(' | ')} |`,
+      );
+    }
+    out.push(`| no pruning: planning time (EXPLAIN) | ${r.width.map((w) => `${fmt(w.nonPruning.planningMs, 2)} ms`).join(' | ')} |`);
+    out.push(`| no pruning: relation locks held | ${r.width.map((w) => String(w.nonPruning.relationLocks)).join(' | ')} |`);
+    out.push('');
+    for (const w of r.width) out.push(`${w.layout}: ${fmtConditions(w.conditions)}.  `);
+  }
+  if (r.upgrade) {
+    const u = r.upgrade;
+    out.push('');
+    out.push(`**Upgrade** (migration ${NEW_MIGRATION} on a database of the previous shape; one transaction; maintenance_work_mem 64MB)`);
+    out.push('');
+    out.push('| Table | Rows | Seconds | Seconds per million rows |');
+    out.push('|---|---|---|---|');
+    const rowsOf: Record<string, number> = { events: u.rows.events, webhook_deliveries: u.rows.deliveries, messages: u.rows.messages };
+    for (const [t, s] of Object.entries(u.byTable).sort((a, b) => b[1] - a[1])) {
+      out.push(`| ${t} | ${rowsOf[t] !== undefined ? fmtInt(rowsOf[t]!) : '–'} | ${fmt(s, 2)} | ${rowsOf[t] ? fmt(s / (rowsOf[t]! / 1e6), 1) : '–'} |`);
+    }
+    out.push(`| **whole migration** | | **${fmt(u.totalSeconds, 2)}** | |`);
+    out.push('');
+    out.push(`Every row kept (counts of events, deliveries, messages and the event_counts total equal before and after): ${u.kept ? 'yes' : '**NO**'}. ${fmtConditions(u.conditions)}.`);
+  }
+  return out.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+let finishing = false;
+async function cleanup(): Promise<void> {
+  if (finishing) return;
+  finishing = true;
+  if (!KEEP) for (const name of created) await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => undefined);
+  await services?.stop();
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    console.error(`[bench] ${sig}: dropping the bench's databases and stopping`);
+    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  });
+}
+
+try {
+  const m = machine();
+  printMachine(m);
+  await startServer();
+  const settings = await serverSettings();
+  const nice = niceOf(postmasterPid);
+  log(`PostgreSQL ${settings.server_version} (postmaster pid ${postmasterPid || 'unknown'}, nice ${Number.isNaN(nice) ? 'unknown' : nice}); ${JSON.stringify(settings)}`);
+  log(`sizes ${SIZES.map(mn).join(', ')} · runs ${RUNS} · width ${mn(WIDTH_ROWS)} · upgrade ${mn(UPGRADE_ROWS)} · parts ${[...PARTS].join(',')} · drop at ${mn(DROP_AT)}`);
+  const result: { stages: StageResult[]; drop?: DropResult; width: WidthResult[]; upgrade?: UpgradeResult } = { stages: [], width: [] };
+  if (PARTS.has('upgrade')) result.upgrade = await upgradePart();
+  if (PARTS.has('width')) result.width = [await widthLayout('daily'), await widthLayout('weekly')];
+  if (PARTS.has('queries')) Object.assign(result, await queriesPart());
+  const table = report(result);
+  console.log(`\n${table}\n`);
+  writeResult('storage', { machine: m, finishedLoadAvg: os.loadavg(), postgres: { settings, nice }, config: { SIZES, RUNS, DAYS, WIDTH_ROWS, UPGRADE_ROWS, DROP_AT, shares: ACCOUNTS.shares }, ...result, summaryMarkdown: table });
+  await cleanup();
+  process.exit(0);
+} catch (e) {
+  console.error('[bench] failed:', e instanceof Error ? (e.stack ?? e.message) : e);
+  await cleanup();
+  process.exit(1);
+}

@@ -1,0 +1,240 @@
+import { AppConfig } from '../../src/core/config/app-config.js';
+import { Metrics } from '../../src/core/metrics/metrics.js';
+import { isMissingPartition, WEEK_MS } from '../../src/core/prisma/partitions.js';
+import { PrismaService } from '../../src/core/prisma/prisma.service.js';
+import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
+import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { PartitionMaintenance } from '../../src/webhooks/storage/partition-maintenance.js';
+import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.processor.js';
+import { eventRow, incomingDelivery, metaId, wamid } from '../utils/factories.js';
+import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
+import { testEnv } from '../utils/test-env.js';
+import { inboundPayload, randomDigits, startTestWorker } from '../utils/webhooks.js';
+
+const DAY_MS = 24 * 3600_000;
+/** Monday 00:00 UTC of the week holding `t` (the partitions' weeks). */
+const weekStart = (t: Date) => {
+  const monday = Date.UTC(2000, 0, 3);
+  return new Date(monday + Math.floor((t.getTime() - monday) / WEEK_MS) * WEEK_MS);
+};
+const partitionName = (week: Date) => `events_p${week.toISOString().slice(0, 10).replace(/-/g, '')}`;
+
+/**
+ * The weekly partitions of events and webhook_deliveries, on a database of their own (retention drops whole
+ * partitions: on the suite's shared database it would drop other tests' rows). The history partition the upgrade
+ * makes (empty on a fresh database) is replaced by weekly partitions of the past 20 weeks, as a service that has
+ * run that long has them.
+ */
+describe('Storage partitions (PostgreSQL)', () => {
+  let db: ScratchDatabase;
+  let prisma: PrismaService;
+  let events: EventsRepository;
+  let deliveries: WebhookDeliveriesRepository;
+  const logged: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
+  const logger = {
+    info: (obj: Record<string, unknown>, msg: string) => logged.push({ level: 'info', obj, msg }),
+    warn: (obj: Record<string, unknown>, msg: string) => logged.push({ level: 'warn', obj, msg }),
+    error: (obj: Record<string, unknown>, msg: string) => logged.push({ level: 'error', obj, msg }),
+  };
+  const now = new Date();
+  const thisWeek = weekStart(now);
+
+  beforeAll(async () => {
+    db = await scratchDatabase();
+    await db.client.query('DROP TABLE events_history; DROP TABLE webhook_deliveries_history');
+    prisma = new PrismaService(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
+    events = new EventsRepository(prisma);
+    deliveries = new WebhookDeliveriesRepository(prisma);
+    const from = new Date(thisWeek.getTime() - 20 * WEEK_MS);
+    await events.ensurePartitions(from, now);
+    await deliveries.ensurePartitions(from, now);
+  });
+  afterAll(async () => {
+    await prisma?.close();
+    await db?.drop();
+  });
+
+  const maintenance = (env: Record<string, string>, metrics = new Metrics()) =>
+    new PartitionMaintenance(events, deliveries, AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url, ...env })), metrics, logger as never);
+  const insertAt = (rows: EventRow[], at: Date) => new SqlUnitOfWork(prisma).run((tx) => events.insert(tx, rows, at));
+  const stored = async (wabaId: string) => (await events.page(wabaId, {}, { page: 1, limit: 100 })).rows;
+  const partitionOf = async (id: number) => (await db.client.query<{ p: string }>('SELECT tableoid::regclass::text AS p FROM events WHERE id = $1', [id])).rows[0]?.p;
+
+  it('makes weekly partitions ahead, once however often it is asked, and says until when', async () => {
+    const metrics = new Metrics();
+    // As if the migration had run weeks ago: nothing after this week yet.
+    for (const table of ['events', 'webhook_deliveries']) {
+      const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE lower_bound > $2', [table, thisWeek]);
+      for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
+    }
+    const first = await maintenance({}, metrics).ensureAhead(now);
+    const again = await maintenance({}, metrics).ensureAhead(now);
+    const fourWeeksOn = new Date(thisWeek.getTime() + 5 * WEEK_MS);
+    expect(first.until).toEqual({ events: fourWeeksOn, webhook_deliveries: fourWeeksOn });
+    expect(first.created).toEqual({ events: 4, webhook_deliveries: 4 });
+    expect(again.created).toEqual({ events: 0, webhook_deliveries: 0 });
+    const names = (await events.partitions()).map((p) => p.name);
+    expect(names.at(-1)).toBe(partitionName(new Date(fourWeeksOn.getTime() - WEEK_MS)));
+    expect(await metrics.registry.getSingleMetricAsString('bmapi_storage_partitions_until_timestamp_seconds')).toContain(`table="events"} ${fourWeeksOn.getTime() / 1000}`);
+  });
+
+  describe('dedupe across partitions', () => {
+    it('stores an item redelivered in the next week (7 days later) once, and again only past the 8-day window', async () => {
+      const wabaId = metaId();
+      const endOfWeek = new Date(thisWeek.getTime() - 3 * WEEK_MS - 1000); // Sunday 23:59:59, four weeks back
+      const item = eventRow(1, wabaId, { upstreamTimestamp: new Date(endOfWeek.getTime() - 40 * DAY_MS) });
+
+      const first = await insertAt([item], endOfWeek);
+      expect(first.size).toBe(1);
+      const redelivered = await insertAt([{ ...item, title: 'again' }], new Date(endOfWeek.getTime() + 7 * DAY_MS));
+      expect(redelivered.size).toBe(0);
+      expect(await stored(wabaId)).toHaveLength(1);
+      expect(await partitionOf(first.get(item.dedupeKey)!.id)).toBe(partitionName(weekStart(endOfWeek)));
+
+      // Past the window (Meta redelivers for 7 days), a key no longer keeps an item out.
+      const muchLater = await insertAt([item], new Date(endOfWeek.getTime() + 9 * DAY_MS));
+      expect(muchLater.size).toBe(1);
+    });
+
+    it('stores an item once when two transactions on either side of a week boundary store it at the same time', async () => {
+      const wabaId = metaId();
+      const boundary = new Date(thisWeek.getTime() - 2 * WEEK_MS);
+      const item = eventRow(1, wabaId);
+      const a = await prisma.pool.connect();
+      try {
+        await a.query('BEGIN');
+        const before = await events.insert(a as never, [item], new Date(boundary.getTime() - 500));
+        expect(before.size).toBe(1);
+        // The other transaction (the next week's partition) waits for the first one's key...
+        let settled = false;
+        const other = insertAt([item, eventRow(1, wabaId)], new Date(boundary.getTime() + 500)).finally(() => (settled = true));
+        await new Promise((r) => setTimeout(r, 300));
+        expect(settled).toBe(false);
+        await a.query('COMMIT');
+        // ...and then stores only what the first did not.
+        expect((await other).size).toBe(1);
+      } finally {
+        a.release();
+      }
+      const rows = await stored(wabaId);
+      expect(rows.filter((e) => e.dedupeKey === item.dedupeKey)).toHaveLength(1);
+      expect(rows).toHaveLength(2);
+    });
+
+    it('stores items timestamped in the far past or the future (clock skew) in the week they arrive, once', async () => {
+      const wabaId = metaId();
+      const old = eventRow(1, wabaId, { upstreamTimestamp: new Date('2019-05-01T00:00:00Z') });
+      const future = eventRow(1, wabaId, { upstreamTimestamp: new Date(now.getTime() + 3 * 365 * DAY_MS) });
+      const first = await insertAt([old, future], now);
+      expect(first.size).toBe(2);
+      expect((await insertAt([old, future], new Date(now.getTime() + 1000))).size).toBe(0);
+      for (const { id } of first.values()) expect(await partitionOf(id)).toBe(partitionName(thisWeek));
+    });
+  });
+
+  it('refuses loudly a row with no partition, and stores it once the partitions are made', async () => {
+    const farAhead = new Date(thisWeek.getTime() + 30 * WEEK_MS);
+    const item = eventRow(1, metaId());
+    const failure = await insertAt([item], farAhead).catch((e: unknown) => e);
+    expect(isMissingPartition(failure)).toBe(true);
+    await events.ensurePartitions(farAhead, farAhead);
+    expect((await insertAt([item], farAhead)).size).toBe(1);
+  });
+
+  it("the worker whose events find no partition makes the partitions and stores the chunk, nothing lost", async () => {
+    const worker = await startTestWorker(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
+    try {
+      // As if the maintenance task had not run for weeks: no partition for this week nor any later one.
+      const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE upper_bound > $2', ['events', now]);
+      for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
+      const wabaId = metaId();
+      const body = JSON.stringify(inboundPayload(wabaId, randomDigits('1555'), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
+      const [deliveryId] = await deliveries.storeBatch('b', [{ rawBody: Buffer.from(body), signature: 'sha256=x', wabaIds: [wabaId] }]);
+
+      const result = await worker.context.get(DeliveryProcessor).process([deliveryId!]);
+      expect(result).toMatchObject({ events: 1, inserted: 1, applied: 1 });
+      const [event] = await stored(wabaId);
+      expect(await partitionOf(event!.id)).toBe(partitionName(thisWeek));
+      expect((await deliveries.findForProcessing([deliveryId!]))[0]!.status).toBe('processed');
+    } finally {
+      await worker.close();
+    }
+  });
+
+  describe('retention', () => {
+    it('drops whole weeks of events past EVENTS_RETENTION_DAYS; totals and counts match what is left', async () => {
+      const wabaId = metaId();
+      const ages = [70, 45, 20, 1]; // days
+      for (const days of ages) {
+        const at = new Date(now.getTime() - days * DAY_MS);
+        await insertAt([eventRow(1, wabaId), eventRow(1, wabaId, { kind: 'inbound_message', status: null })], at);
+      }
+      expect((await events.page(wabaId, {}, { page: 1, limit: 50 })).total).toBe(8);
+
+      const pass = await maintenance({ EVENTS_RETENTION_DAYS: '30', WEBHOOK_RETENTION_DAYS: '0' }).pass(now);
+      const cutoff = now.getTime() - 30 * DAY_MS;
+      expect(pass.dropped.events.length).toBeGreaterThan(0);
+      for (const p of pass.dropped.events) expect(p.upperBound.getTime()).toBeLessThanOrEqual(cutoff);
+      expect((await events.partitions())[0]!.upperBound.getTime()).toBeGreaterThan(cutoff);
+
+      const left = await events.page(wabaId, {}, { page: 1, limit: 50 });
+      // 70 and 45 days old are in weeks wholly past 30 days; 20 and 1 are not.
+      expect(left.rows.map((e) => e.createdAt.getTime()).every((t) => t > cutoff - WEEK_MS)).toBe(true);
+      expect(left.total).toBe(4);
+      expect(left.rows).toHaveLength(4);
+      expect((await events.page(wabaId, { kind: 'inbound_message' }, { page: 1, limit: 50 })).total).toBe(2);
+      const orphanCounts = await db.client.query('SELECT count(*)::int AS n FROM event_counts WHERE bucket < $1', [(await events.partitions())[0]!.lowerBound]);
+      expect(orphanCounts.rows[0].n).toBe(0);
+      expect(logged.find((l) => l.msg === 'storage partitions maintained')?.obj).toMatchObject({ droppedEvents: pass.dropped.events.map((p) => p.name) });
+    });
+
+    it('drops weeks of processed deliveries past WEBHOOK_RETENTION_DAYS, keeping dead letters and waiting ones with their time', async () => {
+      const wabaId = metaId();
+      const old = new Date(now.getTime() - 50 * DAY_MS);
+      const make = async (status: 'processed' | 'failed' | 'received') => {
+        const [id] = await deliveries.storeBatch('b', [incomingDelivery({ wabaIds: [wabaId] })]);
+        await db.client.query('UPDATE webhook_deliveries SET status = $2, received_at = $3 WHERE id = $1', [id, status, old]);
+        return id!;
+      };
+      const [processed, dead, waiting] = [await make('processed'), await make('failed'), await make('received')];
+      const recent = (await deliveries.storeBatch('b', [incomingDelivery({ wabaIds: [wabaId] })]))[0]!;
+
+      const pass = await maintenance({ EVENTS_RETENTION_DAYS: '0', WEBHOOK_RETENTION_DAYS: '30' }).pass(now);
+      expect(pass.dropped.webhook_deliveries.length).toBeGreaterThan(0);
+      expect(pass.keptDeliveries).toBeGreaterThanOrEqual(2);
+
+      const listed = await deliveries.listForAccounts([wabaId], { page: 1, limit: 10 });
+      expect(listed.rows.map((d) => d.id).sort()).toEqual([dead, waiting, recent].sort());
+      expect(listed.total).toBe(3);
+      for (const id of [dead, waiting]) expect(listed.rows.find((d) => d.id === id)!.receivedAt).toEqual(old);
+      expect((await deliveries.findForProcessing([processed, dead])).map((d) => d.id)).toEqual([dead]);
+      // A dead letter kept this way can still be replayed.
+      expect(await deliveries.resetForReplay([wabaId], dead)).toMatchObject({ id: dead, status: 'received', receivedAt: old });
+    });
+
+    it('keeps everything with retention 0', async () => {
+      const before = (await events.partitions()).length;
+      const pass = await maintenance({ EVENTS_RETENTION_DAYS: '0', WEBHOOK_RETENTION_DAYS: '0' }).pass(now);
+      expect(pass.dropped).toEqual({ events: [], webhook_deliveries: [] });
+      expect((await events.partitions()).length).toBe(before);
+    });
+  });
+
+  it('a pass that fails (PostgreSQL unreachable) changes nothing, counts the failure and logs how far ahead partitions exist', async () => {
+    const broken = new PrismaService(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
+    const metrics = new Metrics();
+    const m = new PartitionMaintenance(new EventsRepository(broken), new WebhookDeliveriesRepository(broken), AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })), metrics, logger as never);
+    const { until } = await m.ensureAhead(now);
+    await broken.close(); // as good as PostgreSQL gone, for this process
+    const partitionsBefore = (await events.partitions()).map((p) => p.name);
+
+    await expect(m.pass(now)).rejects.toThrow();
+    expect(await metrics.registry.getSingleMetricAsString('bmapi_storage_partition_maintenance_failures_total')).toMatch(/ 1$/m);
+    expect(await metrics.registry.getSingleMetricAsString('bmapi_storage_partitions_until_timestamp_seconds')).toContain(`${until.events.getTime() / 1000}`);
+    expect(logged.at(-1)).toMatchObject({ level: 'error', obj: { eventsPartitionsUntil: until.events.toISOString() } });
+    expect((await events.partitions()).map((p) => p.name)).toEqual(partitionsBefore);
+    // The next pass, on a working connection, goes on where it was.
+    await expect(maintenance({}).pass(now)).resolves.toBeDefined();
+  });
+});
