@@ -52,6 +52,9 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       [b, 'received', null],
       [done.id, 'processed', 4],
     ]);
+    // One received weeks ago (another partition than this week's) is found too, with the recent ones.
+    const old = await insertDelivery(t.prisma, { wabaIds: [wabaId], receivedAt: new Date(Date.now() - 40 * 24 * 3600_000) });
+    expect((await t.repo.findForProcessing([a!, old.id])).map((d) => d.id)).toEqual([a, old.id].sort((x, y) => x! - y!));
   });
 
   it('marks deliveries processed with their event counts, leaving one processed before as it was', async () => {
@@ -61,10 +64,11 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     const before = new Date('2026-01-01T00:00:00.000Z');
     const earlier = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 7, processedAt: before });
 
+    const receivedAt = new Map((await t.repo.findForProcessing([a!, b!, earlier.id])).map((d) => [d.id, d.receivedAt]));
     await t.repo.markProcessed([
-      { id: a!, events: 3 },
-      { id: b!, events: 0 },
-      { id: earlier.id, events: 99 },
+      { id: a!, events: 3, receivedAt: receivedAt.get(a!)! },
+      { id: b!, events: 0, receivedAt: receivedAt.get(b!)! },
+      { id: earlier.id, events: 99, receivedAt: receivedAt.get(earlier.id)! },
     ]);
     const rows = new Map((await listed(wabaId)).map((d) => [d.id, d]));
     expect(rows.get(a!)).toMatchObject({ status: 'processed', eventCount: 3, attempts: 2, lastError: null });

@@ -49,18 +49,32 @@ function storeMany(rows: number) {
 }
 const storeStatements = new Map<number, ReturnType<typeof storeMany>>();
 
-const findMany = statement(
-  'find_deliveries',
-  `SELECT id, status, raw_body AS "rawBody", received_at AS "receivedAt", event_count AS "eventCount"
-     FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id`,
+const DELIVERY_COLUMNS = `id, status, raw_body AS "rawBody", received_at AS "receivedAt", event_count AS "eventCount"`;
+
+/**
+ * The worker's usual case: deliveries received in the last day, looked up in this week's partition (and last week's
+ * near a Monday) instead of every partition's primary key. The bounds are now()-relative, so the partitions are
+ * pruned when the statement starts (a generic plan keeps them as parameters of the run).
+ */
+const findRecent = statement(
+  'find_recent_deliveries',
+  `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+    WHERE id = ANY($1::bigint[]) AND received_at >= now() - interval '1 day' AND received_at <= now() + interval '1 hour' ORDER BY id`,
 );
 
+/** Any delivery, in whichever partition (a sweep, a replay, a re-run of an older one). */
+const findMany = statement(
+  'find_deliveries',
+  `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id`,
+);
+
+/** $3: the oldest received_at among them (as read by findForProcessing): the partitions before it are skipped. */
 const markProcessed = statement(
   'mark_deliveries_processed',
   `UPDATE webhook_deliveries d
       SET status = 'processed', processed_at = now(), event_count = v.events, last_error = NULL, attempts = d.attempts + 1
      FROM unnest($1::bigint[], $2::int[]) AS v(id, events)
-    WHERE d.id = v.id AND d.status <> 'processed'`,
+    WHERE d.id = v.id AND d.status <> 'processed' AND d.received_at >= $3`,
 );
 
 const recordFailure = statement(
@@ -159,14 +173,22 @@ export class WebhookDeliveriesRepository {
     return ids.map((r) => r.id);
   }
 
-  findForProcessing(ids: number[]): Promise<StoredDelivery[]> {
-    return this.prisma.pool.query<StoredDelivery>(findMany([ids])).then((r) => r.rows);
+  /** In id order; unknown ids are left out. */
+  async findForProcessing(ids: number[]): Promise<StoredDelivery[]> {
+    const { rows: recent } = await this.prisma.pool.query<StoredDelivery>(findRecent([ids]));
+    if (recent.length === new Set(ids).size) return recent;
+    const { rows } = await this.prisma.pool.query<StoredDelivery>(findMany([ids]));
+    return rows;
   }
 
-  /** `tx`: in the caller's transaction (the one that stored the deliveries' last events). */
-  async markProcessed(done: { id: number; events: number }[], tx?: Tx): Promise<void> {
+  /**
+   * `tx`: in the caller's transaction (the one that stored the deliveries' last events). `receivedAt`: as
+   * findForProcessing read them (it bounds the partitions looked at).
+   */
+  async markProcessed(done: { id: number; events: number; receivedAt: Date }[], tx?: Tx): Promise<void> {
     if (done.length === 0) return;
-    await (tx ? connectionOf(tx) : this.prisma.pool).query(markProcessed([done.map((d) => d.id), done.map((d) => d.events)]));
+    const since = new Date(Math.min(...done.map((d) => d.receivedAt.getTime())));
+    await (tx ? connectionOf(tx) : this.prisma.pool).query(markProcessed([done.map((d) => d.id), done.map((d) => d.events), since]));
   }
 
   /** A failed attempt of deliveries still `received`; `final` makes them dead letters (status failed). */

@@ -93,7 +93,7 @@ export class DeliveryProcessor {
 
     const waitingIn = new Set<number>();
     const tried = new Set<number>();
-    const done = fresh.map((d) => ({ id: d.id, events: counts.get(d.id)! }));
+    const done = fresh.map((d) => ({ id: d.id, events: counts.get(d.id)!, receivedAt: d.receivedAt }));
     // While every item this run stores is new, no earlier run stored any of these deliveries' items, so none
     // of theirs can be left unprocessed: the last chunk then marks the deliveries processed in its own
     // transaction and the pass over pending events is skipped.
