@@ -276,8 +276,8 @@ describe('WhatsApp Cloud API simulator', () => {
       }
       expect(pages.length).toBeGreaterThanOrEqual(3);
       const templates = pages.flatMap((p) => p.data);
-      expect(templates.length).toBe(9);
-      expect(new Set(templates.map((t) => t.id)).size).toBe(9);
+      expect(templates.length).toBe(11);
+      expect(new Set(templates.map((t) => t.id)).size).toBe(11);
       expect(templates.every((t) => typeof t.id === 'string' && Object.keys(t).length === 4)).toBe(true);
       expect(pages[0].paging.cursors).toEqual({ before: expect.any(String), after: expect.any(String) });
       expect(templates.filter((t) => t.name === 'parcel_update').map((t) => t.language)).toEqual(['en_GB', 'en_US']);
@@ -701,7 +701,7 @@ describe('WhatsApp Cloud API simulator', () => {
       const { status, body } = await control('POST', 'accounts', { name: 'Test Shop' });
       expect(status).toBe(201);
       expect(body).toMatchObject({ name: 'Test Shop', wabaId: expect.stringMatching(/^\d{15}$/) });
-      expect(body.templates).toHaveLength(9);
+      expect(body.templates).toHaveLength(11);
       const own = await graph(`/${body.wabaId}?fields=id,name`, body.accessToken);
       expect(await own.json()).toEqual({ id: body.wabaId, name: 'Test Shop' });
       expect((await graph('/310000000000001', body.accessToken)).status).toBe(400);

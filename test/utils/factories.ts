@@ -224,6 +224,8 @@ export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessa
   apiKeyId,
   phoneNumberId: metaId(),
   to: recipient(),
+  userId: null,
+  upstreamApi: 'cloud_api',
   type: 'text',
   templateName: null,
   templateLanguage: null,
