@@ -194,7 +194,7 @@ async function statuses(ctx: SimContext, body: Body) {
 }
 
 /**
- * A user stops or resumes marketing messages (`{wabaId, phoneNumberId, waId?, userId?, value: stop|resume, name?}`):
+ * A user stops or resumes marketing messages (`{wabaId, phoneNumberId, waId?, userId?, value: stop|resume, name?, webhook?}`):
  * remembered (a stopped user's marketing templates then fail with 131050) and posted as Meta's `user_preferences`
  * webhook, the item carrying `wa_id` and/or `user_id`.
  */
@@ -206,6 +206,8 @@ async function userPreferences(ctx: SimContext, body: Body) {
   const value = requireString(body, 'value');
   if (value !== 'stop' && value !== 'resume') throw new ControlError(400, 'value must be stop or resume');
   ctx.store.setMarketingPreference(account.id, [waId, userId].filter((u): u is string => u !== undefined), value);
+  // `webhook: false`: Meta knows, the service not (yet): its next marketing template fails with 131050.
+  if (body.webhook === false) return { delivery: null };
   const who = { ...(waId ? { wa_id: waId } : {}), ...(userId ? { user_id: userId } : {}) };
   const payload = {
     contacts: [{ ...who, profile: { name: optionalString(body, 'name') ?? 'Sim Customer' } }],

@@ -154,6 +154,7 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   const respond = (status: number, payload: unknown) => {
     ctx.store.record({
       phoneNumberId,
+      edge,
       wabaId: account?.id ?? null,
       body,
       response: { status, body: payload },

@@ -6,6 +6,8 @@ import { SubscribedApps } from './subscriptions.js';
 /** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
 export interface RecordedSend {
   phoneNumberId: string;
+  /** Which API took it: the Cloud API (`messages`) or the Marketing Messages API (`marketing_messages`). */
+  edge: 'messages' | 'marketing_messages';
   /** The business account of the bearer token, or null when the token was not recognised. */
   wabaId: string | null;
   body: unknown;

@@ -65,6 +65,8 @@ export interface UpstreamPhoneNumber {
 
 export interface UpstreamTemplateButton {
   type: string;
+  /** OTP buttons of authentication templates: COPY_CODE, ONE_TAP or ZERO_TAP. */
+  otp_type?: string;
   text: string;
   url?: string;
   phone_number?: string;
