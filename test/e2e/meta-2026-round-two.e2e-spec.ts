@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { connectAccount, createKey, helloWorld, onboard, recipient, signupAndLogin, syncAll, type Tenant } from '../utils/factories.js';
+import { connectAccount, createKey, helloWorld, onboard, recipient, signupAndLogin, simControl, syncAll, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
@@ -19,11 +19,7 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
     await stack?.close();
   });
 
-  const control = async (path: string, body: unknown) => {
-    const res = await fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (res.status !== 200) throw new Error(`simulator ${path}: ${res.status} ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
+  const control = (path: string, body: unknown) => simControl(stack, path, body);
   const send = (t: Tenant, body: Record<string, unknown>) => stack.http.post('/messages').set(t.key.headers).send(body);
   const consoleGet = (t: Tenant, path: string) => stack.http.get(`/business-accounts/${t.account.wabaId}${path}`).set('cookie', t.operator.cookie);
   const blockedUsers = (t: Tenant, phoneNumberId = t.account.phoneNumberId) => `/business-accounts/${t.account.wabaId}/phone-numbers/${phoneNumberId}/blocked-users`;
