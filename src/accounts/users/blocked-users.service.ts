@@ -66,8 +66,10 @@ export class BlockedUsersService {
     return { user, unblocked: true };
   }
 
+  /** The number's blocked users (a number synced once, even if removed since: its blocks are still its history). */
   async list(operator: ConsoleScope, wabaId: string, phoneNumberId: string, page: { page: number; limit: number }): Promise<Page<BlockedUserView>> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
+    if (!(await this.numbers.sendState(account.id, phoneNumberId))) throw new NotFound(PHONE_NUMBER_NOT_FOUND);
     const { rows, total } = await this.blocked.page(account.id, phoneNumberId, page);
     return toPage(rows.map(toBlockedUserView), total, page);
   }
