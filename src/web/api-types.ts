@@ -413,7 +413,7 @@ export interface paths {
         get: operations["listMessages"];
         put?: never;
         /**
-         * Send a message: a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window
+         * Send a message to a phone number (`to`) or a business-scoped user id (`userId`): a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window. MARKETING templates of an account onboarded to the Marketing Messages API go through it (`upstreamApi`)
          * @description Every attempt is stored. A synchronous upstream rejection answers with the stored `failed` message in `data` and the upstream error in `data.error`. With `Idempotency-Key`, the same key and body within 24 h replays the first answer (header `Idempotent-Replayed: true`) without a second send; 429 and 502 answers are not kept, so a retry with the same key sends again.
          */
         post: operations["sendMessage"];
@@ -4690,7 +4690,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error` */
+            /** @description Field Validation Failed (body, pre-send checks: phoneNumberId, templateName (incl. one-tap, zero-tap and copy-code authentication templates to a userId), templateLanguage, components (incl. a media header the template needs), to / userId (exactly one of them; a user id given as to; 24 h window for every type but template; the user is blocked on the number; a MARKETING template to a user who stopped marketing messages), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error` */
             422: {
                 headers: {
                     [name: string]: unknown;
