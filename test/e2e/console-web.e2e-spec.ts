@@ -400,7 +400,7 @@ describe('web console (headless Chromium)', () => {
     await blocked.getByText('Nobody is blocked on this number.').waitFor();
     const list = await stack.http.get(`/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/blocked-users`).set('cookie', t.operator.cookie);
     expect(list.body.data.total).toBe(0);
-  });
+  }, 60_000);
 
   it("shows each organization its own queue health, and Bull Board only to platform administrators", async () => {
     const t = await onboard(stack, 'Queues Org');
