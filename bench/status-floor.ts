@@ -37,6 +37,7 @@ import { classify } from '../src/webhooks/processing/classify.js';
 import { MessagesRepository } from '../src/messages/messages.repository.js';
 import type { Tx } from '../src/core/prisma/sql.js';
 import { StatusUpdateEffect } from '../src/webhooks/processing/effects/status-update.effect.js';
+import { MarketingPreferencesRepository } from '../src/accounts/users/marketing-preferences.repository.js';
 import { STATUSES, StatusPlan, statusPayload } from './lib/webhooks.js';
 import { machine, printMachine, writeResult } from './lib/report.js';
 import { CpuMeter } from './lib/cpu.js';
@@ -223,7 +224,7 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
  * decide, write each once: messages.repository.ts) around the events repository's insert.
  */
 async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
-  const effect = new StatusUpdateEffect(new MessagesRepository(undefined as never));
+  const effect = new StatusUpdateEffect(new MessagesRepository(undefined as never), new MarketingPreferencesRepository(undefined as never));
   const events = new EventsRepository(undefined as never);
   const tx = db as unknown as Tx;
   for (const chunk of chunks) {

@@ -76,6 +76,10 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
     }
     case 'POST /_sim/statuses':
       return sendJson(res, 200, await statuses(ctx, await readBody(req)));
+    case 'POST /_sim/user-preferences':
+      return sendJson(res, 200, await userPreferences(ctx, await readBody(req)));
+    case 'POST /_sim/marketing-messages':
+      return sendJson(res, 200, await marketingMessages(ctx, await readBody(req)));
     case 'POST /_sim/webhooks/raw': {
       const { payload } = await readBody(req);
       if (payload === undefined) throw new ControlError(400, 'payload is required');
@@ -144,6 +148,7 @@ async function inbound(ctx: SimContext, body: Body) {
     contacts: [{ profile: { name: optionalString(body, 'name') ?? 'Sim Customer' }, ...(from ? { wa_id: from } : {}), ...(userId ? { user_id: userId } : {}) }],
     messages: [message],
   };
+  ctx.store.recordInbound(phone.id, from, userId);
   return { wamid, mediaId, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
 }
 
@@ -186,6 +191,44 @@ async function statuses(ctx: SimContext, body: Body) {
   });
   const value = { ...(contacts.length > 0 ? { contacts } : {}), statuses: list };
   return { delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
+}
+
+/**
+ * A user stops or resumes marketing messages (`{wabaId, phoneNumberId, waId?, userId?, value: stop|resume, name?, webhook?}`):
+ * remembered (a stopped user's marketing templates then fail with 131050) and posted as Meta's `user_preferences`
+ * webhook, the item carrying `wa_id` and/or `user_id`.
+ */
+async function userPreferences(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  const waId = optionalString(body, 'waId')?.replace(/\D/g, '');
+  const userId = optionalString(body, 'userId');
+  if (!waId && !userId) throw new ControlError(400, 'waId or userId is required');
+  const value = requireString(body, 'value');
+  if (value !== 'stop' && value !== 'resume') throw new ControlError(400, 'value must be stop or resume');
+  ctx.store.setMarketingPreference(account.id, [waId, userId].filter((u): u is string => u !== undefined), value);
+  // `webhook: false`: Meta knows, the service not (yet): its next marketing template fails with 131050.
+  if (body.webhook === false) return { delivery: null };
+  const who = { ...(waId ? { wa_id: waId } : {}), ...(userId ? { user_id: userId } : {}) };
+  const payload = {
+    contacts: [{ ...who, profile: { name: optionalString(body, 'name') ?? 'Sim Customer' } }],
+    user_preferences: [
+      { ...who, detail: `User requested to ${value} marketing messages`, category: 'marketing_messages', value, timestamp: Number(body.timestamp ?? unixSeconds()) },
+    ],
+  };
+  return { delivery: await deliver(ctx, messagesWebhook(account.id, phone, payload, 'user_preferences')) };
+}
+
+/**
+ * The account's Marketing Messages API onboarding (`{wabaId, status, webhook?}`): `marketing_messages_onboarding_status`
+ * from now on; ONBOARDED also posts Meta's `account_update` MM_LITE_TERMS_SIGNED webhook unless `webhook` is false.
+ */
+async function marketingMessages(ctx: SimContext, body: Body) {
+  const account = accountOf(ctx, body.wabaId);
+  const status = requireString(body, 'status');
+  account.marketing_messages_onboarding_status = status;
+  if (status !== 'ONBOARDED' || body.webhook === false) return { wabaId: account.id, status };
+  const webhook = fieldWebhook(account.id, 'account_update', { event: 'MM_LITE_TERMS_SIGNED', waba_info: { waba_id: account.id, owner_business_id: '1099000000000001' } });
+  return { wabaId: account.id, status, delivery: await deliver(ctx, webhook) };
 }
 
 function deliver(ctx: SimContext, payload: unknown, retry = true) {

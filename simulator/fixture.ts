@@ -16,7 +16,9 @@ export interface SimPhoneNumber {
 }
 
 export interface SimTemplateButton {
-  type: 'URL' | 'QUICK_REPLY' | 'PHONE_NUMBER';
+  type: 'URL' | 'QUICK_REPLY' | 'PHONE_NUMBER' | 'OTP';
+  /** OTP buttons of authentication templates: COPY_CODE, ONE_TAP or ZERO_TAP. */
+  otp_type?: 'COPY_CODE' | 'ONE_TAP' | 'ZERO_TAP';
   text: string;
   url?: string;
   phone_number?: string;
@@ -44,6 +46,8 @@ export interface SimTemplate {
 export interface SimAccount {
   id: string;
   name: string;
+  /** Meta's marketing_messages_onboarding_status; absent until set (`POST /_sim/marketing-messages`). */
+  marketing_messages_onboarding_status?: string;
   accessToken: string;
   phoneNumbers: SimPhoneNumber[];
   templates: SimTemplate[];
@@ -206,6 +210,27 @@ function parcelCoTemplates(): SimTemplate[] {
       category: 'MARKETING',
       parameter_format: 'POSITIONAL',
       components: [{ type: 'BODY', text: 'Spring sale starts {{1}}.', example: { body_text: [['Monday']] } }],
+    },
+    {
+      id: '1203344556600010',
+      name: 'weekly_deals',
+      language: 'en_US',
+      status: 'APPROVED',
+      category: 'MARKETING',
+      parameter_format: 'POSITIONAL',
+      components: [{ type: 'BODY', text: 'This week only: 2 for 1 on next-day delivery.' }],
+    },
+    {
+      id: '1203344556600011',
+      name: 'login_code',
+      language: 'en_US',
+      status: 'APPROVED',
+      category: 'AUTHENTICATION',
+      parameter_format: 'POSITIONAL',
+      components: [
+        { type: 'BODY', text: '{{1}} is your verification code.', example: { body_text: [['123456']] } },
+        { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE', text: 'Copy code' }] },
+      ],
     },
   ];
 }

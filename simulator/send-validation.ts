@@ -2,7 +2,19 @@ import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
 import { type MetaError, metaErrors } from './meta-errors.js';
 
 type Json = Record<string, unknown>;
-type SendCheck = { ok: true; template?: SimTemplate } | { ok: false; error: MetaError };
+
+/**
+ * Who a send goes to: a phone number (`to`), a business-scoped user id (`recipient`, no `to`), or a BSUID put into
+ * `to`, which Meta reads as a phone number that is never delivered to (`dropped`: 200 and nothing else).
+ */
+export type SimRecipient = { kind: 'phone'; digits: string } | { kind: 'user'; userId: string } | { kind: 'dropped'; input: string };
+type MessageCheck = { ok: true; template?: SimTemplate } | { ok: false; error: MetaError };
+type SendCheck = { ok: true; template?: SimTemplate; recipient: SimRecipient } | { ok: false; error: MetaError };
+
+/** Meta's BSUID: country code, a dot, up to 128 alphanumerics; the parent form is `CC.ENT.<id>`. */
+export const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+/** Authentication templates Meta does not send to a BSUID (by their OTP button's otp_type). */
+const NOT_FOR_USER_IDS = new Set(['ONE_TAP', 'ZERO_TAP', 'COPY_CODE']);
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
 
@@ -12,7 +24,7 @@ function placeholders(text: string | undefined): string[] {
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const fail = (error: MetaError): SendCheck => ({ ok: false, error });
+const fail = (error: MetaError): { ok: false; error: MetaError } => ({ ok: false, error });
 
 /**
  * Validates a `POST /{phone-number-id}/messages` body the way Meta does, in Meta's order: envelope, sender
@@ -22,11 +34,40 @@ export function checkSend(body: unknown, account: SimAccount, phone: SimPhoneNum
   if (!isObject(body) || body.messaging_product !== 'whatsapp') {
     return fail(metaErrors.invalidParameter('The parameter messaging_product is required and must be whatsapp.'));
   }
-  if (typeof body.to !== 'string' || !/^\+?\d{6,15}$/.test(body.to.replace(/[\s-]/g, ''))) {
-    return fail(metaErrors.invalidParameter('The parameter to is required and must be a phone number.'));
-  }
+  const recipient = recipientOf(body);
+  if ('error' in recipient) return fail(recipient.error);
   if (phone.status !== 'CONNECTED') return fail(metaErrors.numberNotRegistered());
+  const checked = checkContent(body, account, mediaExists);
+  if (!checked.ok) return checked;
+  const otp = otpTypeOf(checked.template);
+  if (recipient.kind === 'user' && otp && NOT_FOR_USER_IDS.has(otp)) {
+    return fail(metaErrors.invalidParameter(`Authentication templates with ${otp} buttons cannot be sent to a business-scoped user id.`));
+  }
+  return { ...checked, recipient };
+}
 
+/** `to` wins when both are given (as Meta does); a BSUID in `to` is taken as a number and dropped. */
+function recipientOf(body: Json): SimRecipient | { error: MetaError } {
+  if (typeof body.to === 'string') {
+    const to = body.to.replace(/[\s-]/g, '');
+    if (/^\+?[A-Za-z]{2}\.[A-Za-z0-9.]+$/.test(to)) return { kind: 'dropped', input: body.to };
+    if (/^\+?\d{6,15}$/.test(to)) return { kind: 'phone', digits: to.replace(/\D/g, '') };
+    return { error: metaErrors.invalidParameter('The parameter to is required and must be a phone number.') };
+  }
+  if (body.to === undefined && body.recipient !== undefined) {
+    if (body.recipient_type !== undefined && body.recipient_type !== 'individual') return { error: metaErrors.invalidParameter('The parameter recipient_type must be individual.') };
+    if (typeof body.recipient !== 'string' || !BSUID.test(body.recipient)) return { error: metaErrors.invalidParameter('The parameter recipient must be a business-scoped user id (CC.<id>).') };
+    return { kind: 'user', userId: body.recipient };
+  }
+  return { error: metaErrors.invalidParameter('The parameter to is required and must be a phone number.') };
+}
+
+function otpTypeOf(template: SimTemplate | undefined): string | undefined {
+  return template?.components.flatMap((c) => c.buttons ?? []).find((b) => b.type === 'OTP')?.otp_type;
+}
+
+/** The message itself (type, content, template), once the recipient and the sender are known to be fine. */
+function checkContent(body: Json, account: SimAccount, mediaExists: (id: string) => boolean): MessageCheck {
   if (body.type === 'text') {
     const text = body.text;
     if (!isObject(text) || typeof text.body !== 'string' || text.body.length === 0) {
@@ -140,7 +181,7 @@ const CONTENT_CHECKS: Record<string, ContentCheck> = {
   },
 };
 
-function checkTemplate(request: unknown, account: SimAccount): SendCheck {
+function checkTemplate(request: unknown, account: SimAccount): MessageCheck {
   if (!isObject(request) || typeof request.name !== 'string' || !isObject(request.language)) {
     return fail(metaErrors.invalidParameter("The parameters template['name'] and template['language'] are required."));
   }
@@ -187,11 +228,12 @@ function checkBody(template: SimTemplate, components: Json[]): MetaError | undef
   return checkTextParams('body', placeholders(body?.text), paramsOf(components, 'body'), template.parameter_format);
 }
 
-/** Each URL button with a `{{1}}` in its URL takes exactly one parameter, addressed by its index. */
+/** Each URL button with a `{{1}}` in its URL, and each OTP button, takes exactly one parameter, addressed by its index. */
 function checkButtons(template: SimTemplate, components: Json[]): MetaError | undefined {
   const buttons = template.components.find((c) => c.type === 'BUTTONS')?.buttons ?? [];
   for (const [index, button] of buttons.entries()) {
-    const expected = button.type === 'URL' ? placeholders(button.url).length : 0;
+    // An authentication template's OTP button takes the code as its one parameter (as Meta requires).
+    const expected = button.type === 'URL' ? placeholders(button.url).length : button.type === 'OTP' ? 1 : 0;
     const given = paramsOf(components, 'button', String(index)).length;
     if (given !== expected) return metaErrors.paramCount(`buttons[${index}]`, given, expected);
   }

@@ -18,7 +18,10 @@ export interface AcceptedMessage {
   wabaId: string;
   phone: SimPhoneNumber;
   wamid: string;
-  recipientId: string;
+  /** The phone digits sent to; undefined for a send to a business-scoped user id. */
+  recipientId?: string;
+  /** The BSUID sent to (Meta's `recipient`): its statuses carry `recipient_user_id` and no `recipient_id`. */
+  recipientUserId?: string;
   /** Template category (lower case) for pricing; undefined for a free-form text in the service window. */
   templateCategory?: string;
   bizOpaqueCallbackData?: string;
@@ -46,17 +49,21 @@ export class StatusEmitter {
       // is the step order (retries of a refused webhook can still arrive later, as with Meta).
       const elapsed = await this.scheduler.sleep(acceptedAt + this.delays[step.postAt] - Date.now());
       if (!elapsed || !this.dispatcher.receiverUrl) return;
-      const status = statusObject(message, step, unixSeconds(acceptedAt) + step.offsetSeconds, this.userIds);
+      // A send to a BSUID: its statuses name the user by it alone, whatever the mode.
+      const mode = message.recipientUserId !== undefined ? 'only' : this.userIds;
+      const status = statusObject(message, step, unixSeconds(acceptedAt) + step.offsetSeconds, mode);
       // Meta adds the user's contact to BSUID-era statuses, except failed ones.
-      const contacts = this.userIds === 'off' || step.status === 'failed' ? undefined : [contactOf(message, this.userIds)];
+      const contacts = mode === 'off' || step.status === 'failed' ? undefined : [contactOf(message, mode)];
       await this.dispatcher.deliver(messagesWebhook(message.wabaId, message.phone, { ...(contacts ? { contacts } : {}), statuses: [status] }));
     }
   }
 }
 
 function contactOf(message: AcceptedMessage, mode: UserIdMode): Record<string, unknown> {
-  return { ...(mode === 'alongside' ? { wa_id: message.recipientId } : {}), user_id: userIdFor(message.recipientId) };
+  return { ...(mode === 'alongside' ? { wa_id: message.recipientId } : {}), user_id: userIdOf(message) };
 }
+
+const userIdOf = (message: AcceptedMessage): string => message.recipientUserId ?? userIdFor(message.recipientId!);
 
 function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: number, userIds: UserIdMode): Record<string, unknown> {
   const pricing = message.templateCategory
@@ -67,7 +74,7 @@ function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: num
     status: step.status,
     timestamp: String(timestamp),
     ...(userIds === 'only' ? {} : { recipient_id: message.recipientId }),
-    ...(userIds === 'off' ? {} : { recipient_user_id: userIdFor(message.recipientId) }),
+    ...(userIds === 'off' ? {} : { recipient_user_id: userIdOf(message) }),
     ...(step.pricing ? { pricing } : {}),
     ...(message.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: message.bizOpaqueCallbackData } : {}),
     ...(step.errors ? { errors: step.errors } : {}),

@@ -6,6 +6,8 @@ import { SubscribedApps } from './subscriptions.js';
 /** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
 export interface RecordedSend {
   phoneNumberId: string;
+  /** Which API took it: the Cloud API (`messages`) or the Marketing Messages API (`marketing_messages`). */
+  edge: 'messages' | 'marketing_messages';
   /** The business account of the bearer token, or null when the token was not recognised. */
   wabaId: string | null;
   body: unknown;
@@ -36,6 +38,14 @@ export class SimStore {
   private readonly revoked = new Set<string>();
   /** Each account's `subscribed_apps` and the faults set on it. */
   readonly subscriptions = new SubscribedApps();
+  /** Users (phone digits or BSUID) who stopped marketing messages, per business account. */
+  private readonly marketingStops = new Map<string, Set<string>>();
+  /** When each user (phone digits and BSUID) last wrote to a phone number: `<phone-number-id>:<user>` → ms. */
+  private readonly lastInbound = new Map<string, number>();
+  /** The phone digits Meta knows for a BSUID (learnt from inbound messages carrying both). */
+  private readonly phoneOfUser = new Map<string, string>();
+  /** Blocked users per phone number id, by wa_id, in blocking order. */
+  private readonly blocked = new Map<string, Map<string, { input: string; wa_id: string }>>();
 
   constructor(fixture: Fixture) {
     if (fixture.accounts.length === 0) throw new Error('the simulator fixture needs at least one account');
@@ -106,6 +116,52 @@ export class SimStore {
     return true;
   }
 
+  /** A user's marketing preference (user_preferences): a stopped user's marketing templates fail with 131050. */
+  setMarketingPreference(wabaId: string, users: string[], value: 'stop' | 'resume'): void {
+    const stops = this.marketingStops.get(wabaId) ?? new Set<string>();
+    for (const user of users) {
+      if (value === 'stop') stops.add(user);
+      else stops.delete(user);
+    }
+    this.marketingStops.set(wabaId, stops);
+  }
+
+  stoppedMarketing(wabaId: string, user: string): boolean {
+    return this.marketingStops.get(wabaId)?.has(user) ?? false;
+  }
+
+  /** A customer wrote to this number (opens Meta's 24 h block eligibility), by phone and/or BSUID. */
+  recordInbound(phoneNumberId: string, from: string | undefined, userId: string | undefined, at = Date.now()): void {
+    for (const user of [from, userId]) if (user) this.lastInbound.set(`${phoneNumberId}:${user}`, at);
+    if (from && userId) this.phoneOfUser.set(userId, from);
+  }
+
+  /** Blocks `user` on the number: its wa_id, or undefined when it did not write in the last 24 h (Meta's rule). */
+  block(phoneNumberId: string, user: string, now = Date.now()): string | undefined {
+    const digits = /^\+?\d+$/.test(user) ? user.replace(/\D/g, '') : undefined;
+    const last = this.lastInbound.get(`${phoneNumberId}:${digits ?? user}`);
+    if (last === undefined || last < now - 24 * 3600_000) return undefined;
+    const waId = digits ?? this.phoneOfUser.get(user) ?? user;
+    const list = this.blocked.get(phoneNumberId) ?? new Map<string, { input: string; wa_id: string }>();
+    list.set(waId, { input: user, wa_id: waId });
+    this.blocked.set(phoneNumberId, list);
+    return waId;
+  }
+
+  /** Unblocks `user` (by wa_id or as it was given): its wa_id, or undefined when it was not blocked. */
+  unblock(phoneNumberId: string, user: string): string | undefined {
+    const list = this.blocked.get(phoneNumberId);
+    const digits = /^\+?\d+$/.test(user) ? user.replace(/\D/g, '') : user;
+    const entry = list && [...list.values()].find((b) => b.wa_id === digits || b.input === user);
+    if (!entry) return undefined;
+    list!.delete(entry.wa_id);
+    return entry.wa_id;
+  }
+
+  blockedOn(phoneNumberId: string): { id: string; wa_id: string }[] {
+    return [...(this.blocked.get(phoneNumberId)?.values() ?? [])].map((b) => ({ id: b.wa_id, wa_id: b.wa_id }));
+  }
+
   addMedia(media: SimMedia): void {
     this.mediaById.set(media.id, media);
   }
@@ -126,9 +182,9 @@ export class SimStore {
     this.recorded.push(send);
   }
 
-  /** Recorded sends, oldest first; `to` filters on the recipient's digits. */
+  /** Recorded sends, oldest first; `to` filters on the recipient's digits (or on a BSUID `recipient`). */
   sends(to?: string): RecordedSend[] {
-    const digits = to?.replace(/\D/g, '');
+    const digits = to && /^[A-Z]{2}\./.test(to) ? to : to?.replace(/\D/g, '');
     return structuredClone(
       digits ? this.recorded.filter((s) => recipientDigits(s.body) === digits) : this.recorded,
     );
@@ -159,8 +215,9 @@ export class SimStore {
   }
 }
 
-/** The digits of a send body's `to`, whatever its shape (`+44…`, `44…`); '' when absent. */
+/** The digits of a send body's `to`, whatever its shape (`+44…`, `44…`), or its `recipient` (a BSUID); '' when absent. */
 export function recipientDigits(body: unknown): string {
-  const to = (body as { to?: unknown } | null)?.to;
-  return typeof to === 'string' ? to.replace(/\D/g, '') : '';
+  const { to, recipient } = (body ?? {}) as { to?: unknown; recipient?: unknown };
+  if (typeof to === 'string') return to.replace(/\D/g, '');
+  return typeof recipient === 'string' ? recipient : '';
 }

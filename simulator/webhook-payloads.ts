@@ -1,8 +1,11 @@
 import type { SimPhoneNumber, SimTemplate } from './fixture.js';
 import { unixSeconds } from './meta-json.js';
 
-/** Envelope for field `messages` (statuses, inbound messages): no `entry[].time`, as Meta sends it. */
-export function messagesWebhook(wabaId: string, phone: SimPhoneNumber, value: Record<string, unknown>): unknown {
+/**
+ * Envelope for field `messages` (statuses, inbound messages), or another field of a phone number's (`user_preferences`):
+ * no `entry[].time`, as Meta sends it.
+ */
+export function messagesWebhook(wabaId: string, phone: SimPhoneNumber, value: Record<string, unknown>, field = 'messages'): unknown {
   return {
     object: 'whatsapp_business_account',
     entry: [
@@ -10,7 +13,7 @@ export function messagesWebhook(wabaId: string, phone: SimPhoneNumber, value: Re
         id: wabaId,
         changes: [
           {
-            field: 'messages',
+            field,
             value: {
               messaging_product: 'whatsapp',
               // Webhooks carry the display number as digits only, unlike the phone_numbers API.

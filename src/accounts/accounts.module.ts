@@ -14,6 +14,10 @@ import { PhoneNumbersRepository } from './phone-numbers/phone-numbers.repository
 import { PhoneNumbersService } from './phone-numbers/phone-numbers.service.js';
 import { TemplatesRepository } from './templates/templates.repository.js';
 import { TemplatesService } from './templates/templates.service.js';
+import { BlockedUsersRepository } from './users/blocked-users.repository.js';
+import { BlockedUsersService } from './users/blocked-users.service.js';
+import { MarketingPreferencesRepository } from './users/marketing-preferences.repository.js';
+import { MarketingPreferencesService } from './users/marketing-preferences.service.js';
 
 /** The upstream tokens' sealing key ring (ENCRYPTION_KEYS). */
 export const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] };
@@ -36,9 +40,13 @@ export const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppC
     CredentialRotation,
     CredentialChecks,
     WebhookSubscription,
+    BlockedUsersRepository,
+    BlockedUsersService,
+    MarketingPreferencesRepository,
+    MarketingPreferencesService,
     secretBoxProvider,
   ],
-  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials, CredentialRotation, CredentialChecks, WebhookSubscription],
+  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BlockedUsersRepository, BlockedUsersService, MarketingPreferencesRepository, MarketingPreferencesService, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials, CredentialRotation, CredentialChecks, WebhookSubscription],
 })
 export class AccountsModule {}
 

@@ -11,6 +11,8 @@ export type AuditAction =
   | 'business_account.webhooks_subscribed'
   | 'business_account.credentials_checked'
   | 'phone_numbers.synced'
+  | 'blocked_users.blocked'
+  | 'blocked_users.unblocked'
   | 'templates.synced'
   | 'api_key.created'
   | 'api_key.revoked'

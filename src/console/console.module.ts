@@ -17,6 +17,7 @@ import { PasswordHasher } from './operators/password-hasher.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller.js';
 import { TemplatesController } from './templates/templates.controller.js';
+import { UsersController } from './users/users.controller.js';
 
 /**
  * The console's HTTP API (an audience): operators, their organizations and invitations, API keys, and thin controllers
@@ -24,7 +25,7 @@ import { TemplatesController } from './templates/templates.controller.js';
  */
 @Module({
   imports: [AccountsModule, AuditModule],
-  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, ApiKeysController, AuditController, InvitationsController],
+  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, UsersController, ApiKeysController, AuditController, InvitationsController],
   providers: [
     OrganizationsRepository,
     OperatorsRepository,

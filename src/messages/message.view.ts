@@ -15,7 +15,15 @@ export class MessageView {
   @ApiRowId(1) id: number;
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgM…' }) upstreamMessageId: string | null;
   @ApiProperty({ example: '402000000000011' }) phoneNumberId: string;
-  @ApiProperty({ example: '447700900123' }) to: string;
+  @ApiProperty({ type: String, nullable: true, example: '447700900123', description: 'The recipient’s phone number; null when sent to a userId' }) to: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number' })
+  userId: string | null;
+  @ApiProperty({
+    enum: ['cloud_api', 'marketing_messages'],
+    example: 'cloud_api',
+    description: 'Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)',
+  })
+  upstreamApi: string;
   @ApiProperty({ enum: MESSAGE_TYPES }) type: string;
   @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed'], example: 'sent' }) status: string;
   @ApiProperty({ nullable: true, type: String, example: 'parcel_update', description: 'Template messages only' }) templateName: string | null;
@@ -71,6 +79,8 @@ export function toMessageView(m: StoredMessage): MessageView {
     upstreamMessageId: m.upstreamMessageId,
     phoneNumberId: m.phoneNumberId,
     to: m.to,
+    userId: m.userId,
+    upstreamApi: m.upstreamApi,
     type: m.type,
     status: m.status,
     templateName: m.templateName,

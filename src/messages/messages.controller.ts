@@ -41,7 +41,8 @@ export class MessagesController {
   @RawResponse()
   @ApiOperation({
     operationId: 'sendMessage',
-    summary: 'Send a message: a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window',
+    summary:
+      'Send a message to a phone number (`to`) or a business-scoped user id (`userId`): a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window. MARKETING templates of an account onboarded to the Marketing Messages API go through it (`upstreamApi`)',
     description:
       'Every attempt is stored. A synchronous upstream rejection answers with the stored `failed` message in `data` and the upstream error in `data.error`. ' +
       'With `Idempotency-Key`, the same key and body within 24 h replays the first answer (header `Idempotent-Replayed: true`) without a second send; ' +
@@ -55,7 +56,7 @@ export class MessagesController {
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
   @ApiErrors(
     {
-      422: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error`',
+      422: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName (incl. one-tap, zero-tap and copy-code authentication templates to a userId), templateLanguage, components (incl. a media header the template needs), to / userId (exactly one of them; a user id given as to; 24 h window for every type but template; the user is blocked on the number; a MARKETING template to a user who stopped marketing messages), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error`',
       424: "The business account cannot send, answered before anything is stored or sent (no `data`): Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send: the stored `failed` message in `data`. The message names the reason",
       429: 'Rate limit of the key pair exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform\'s rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one',
       502: 'Upstream platform unavailable or timed out: the failed attempt in `data` (on a timeout the outcome is unknown: a later status webhook can still move it forward)',

@@ -34,10 +34,8 @@ export class MessagesRepository {
   }
 
   private async insertPendingBatch(items: { businessAccountId: string; m: PendingMessage }[]): Promise<StoredMessage[]> {
-    const columns: unknown[][] = [[], [], [], [], [], [], [], []];
-    for (const { businessAccountId, m } of items) {
-      [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)].forEach((v, i) => columns[i]!.push(v));
-    }
+    const columns: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    for (const { businessAccountId, m } of items) pendingValues(businessAccountId, m).forEach((v, i) => columns[i]!.push(v));
     const { rows } = await this.prisma.pool.query<InsertedRow>(insertPendingBatch(columns));
     // Ids are drawn in the order the rows are inserted, which is the order of the arrays (ORDER BY ord).
     rows.sort((a, b) => a.id - b.id);
@@ -50,7 +48,7 @@ export class MessagesRepository {
    * or held by an abandoned in-flight claim of the same body; otherwise nothing is stored and null comes back.
    */
   async insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<StoredMessage | null> {
-    const values = [businessAccountId, m.apiKeyId, m.phoneNumberId, m.to, m.type, m.templateName, m.templateLanguage, JSON.stringify(m.content)];
+    const values = pendingValues(businessAccountId, m);
     const { rows } = await this.prisma.pool.query<InsertedRow>(insertPendingClaimingKey([...values, claim.key, claim.requestHash, claim.now, claim.lockedUntil, claim.expiresAt]));
     return rows[0] ? pendingRow(businessAccountId, m, rows[0]) : null;
   }
@@ -124,6 +122,7 @@ export class MessagesRepository {
       businessAccountId,
       status: query.status,
       to: query.to,
+      userId: query.userId,
       phoneNumberId: query.phoneNumberId,
       templateName: query.templateName,
       type: query.type,
@@ -226,7 +225,21 @@ export interface StatusCandidate extends LockedMessage {
   pricingBillable: boolean | null;
 }
 
-export type PendingMessage = Pick<Message, 'apiKeyId' | 'phoneNumberId' | 'to' | 'type' | 'templateName' | 'templateLanguage'> & { content: unknown };
+export type PendingMessage = Pick<Message, 'apiKeyId' | 'phoneNumberId' | 'to' | 'userId' | 'upstreamApi' | 'type' | 'templateName' | 'templateLanguage'> & { content: unknown };
+
+/** A pending message's columns, in the order of the two insert statements' parameters ($1 … $10). */
+const pendingValues = (businessAccountId: string, m: PendingMessage): unknown[] => [
+  businessAccountId,
+  m.apiKeyId,
+  m.phoneNumberId,
+  m.to,
+  m.type,
+  m.templateName,
+  m.templateLanguage,
+  JSON.stringify(m.content),
+  m.userId,
+  m.upstreamApi,
+];
 
 interface SentMark {
   businessAccountId: string;
@@ -300,7 +313,7 @@ export interface MessageAggregates {
 }
 
 const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key_id AS "apiKeyId", phone_number_id AS "phoneNumberId",
-  "to", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
+  "to", user_id AS "userId", upstream_api AS "upstreamApi", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
   upstream_message_id AS "upstreamMessageId", error_code AS "errorCode", error_title AS "errorTitle",
   error_detail AS "errorDetail", error_category AS "errorCategory", accepted_at AS "acceptedAt", sent_at AS "sentAt",
   delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", pricing_model AS "pricingModel",
@@ -337,6 +350,8 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
     apiKeyId: m.apiKeyId,
     phoneNumberId: m.phoneNumberId,
     to: m.to,
+    userId: m.userId,
+    upstreamApi: m.upstreamApi,
     type: m.type,
     templateName: m.templateName,
     templateLanguage: m.templateLanguage,
@@ -365,10 +380,10 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
 const insertPendingBatch = statement(
   'insert_pending_messages',
   `INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
-                         content, status, updated_at)
-   SELECT b, k, p, t, ty, tn, tl, c, 'pending', now()
-     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[])
-          WITH ORDINALITY AS u(b, k, p, t, ty, tn, tl, c, ord)
+                         content, user_id, upstream_api, status, updated_at)
+   SELECT b, k, p, t, ty, tn, tl, c, ui, ua, 'pending', now()
+     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[], $9::text[], $10::text[])
+          WITH ORDINALITY AS u(b, k, p, t, ty, tn, tl, c, ui, ua, ord)
     ORDER BY ord
    RETURNING ${INSERTED_COLUMNS}`,
 );
@@ -410,11 +425,11 @@ const markFailed = statement(
 const insertPendingClaimingKey = statement(
   'insert_pending_message_claiming_key',
   `WITH claim AS (
-     ${claimKeySql({ apiKeyId: '$2', key: '$9', requestHash: '$10', now: '$11', lockedUntil: '$12', expiresAt: '$13' })}
+     ${claimKeySql({ apiKeyId: '$2', key: '$11', requestHash: '$12', now: '$13', lockedUntil: '$14', expiresAt: '$15' })}
    )
    INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
-                         content, status, updated_at)
-   SELECT $1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8::jsonb, 'pending', now() FROM claim
+                         content, user_id, upstream_api, status, updated_at)
+   SELECT $1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, 'pending', now() FROM claim
    RETURNING ${INSERTED_COLUMNS}`,
 );
 

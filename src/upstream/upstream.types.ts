@@ -3,9 +3,40 @@
  * client's own call shapes. See docs/whatsapp-cloud-api.md.
  */
 
+/**
+ * Meta's business-scoped user id (BSUID): an ISO country code, a dot, up to 128 alphanumerics; the parent form
+ * (business portfolio level) is `CC.ENT.<id>`.
+ */
+export const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
 export interface UpstreamBusinessAccount {
   id: string;
   name: string;
+  /** `ONBOARDED` once the business may use the Marketing Messages API; other values (`INELIGIBLE_*`, …) mean not. */
+  marketing_messages_onboarding_status?: string;
+}
+
+/** `POST|DELETE /{phone-number-id}/block_users` answers. */
+export interface BlockUsersResponse {
+  messaging_product: 'whatsapp';
+  block_users: {
+    added_users?: { input: string; wa_id: string }[];
+    removed_users?: { input: string; wa_id: string }[];
+    failed_users?: { input: string; wa_id?: string; errors?: { code: number; message?: string; error_data?: { details?: string } }[] }[];
+  };
+}
+
+/** One user of `GET /{phone-number-id}/block_users`. */
+export interface UpstreamBlockedUser {
+  messaging_product?: 'whatsapp';
+  wa_id: string;
+}
+
+/** What a block or unblock did per user: done (with Meta's wa_id) or refused with Meta's reason. */
+export interface BlockOutcome {
+  input: string;
+  waId: string | null;
+  error: { code: number | null; message: string } | null;
 }
 
 /** One entry of `GET /{waba-id}/subscribed_apps`: an app that receives the account's webhooks. */
@@ -34,6 +65,8 @@ export interface UpstreamPhoneNumber {
 
 export interface UpstreamTemplateButton {
   type: string;
+  /** OTP buttons of authentication templates: COPY_CODE, ONE_TAP or ZERO_TAP. */
+  otp_type?: string;
   text: string;
   url?: string;
   phone_number?: string;
@@ -93,8 +126,10 @@ export interface TemplateComponentValues {
 }
 
 interface SendBase {
-  /** E.164 digits, with or without a leading `+`; always sent upstream as `+<digits>`. */
-  to: string;
+  /** E.164 digits, with or without a leading `+`; always sent upstream as `+<digits>`. Exactly one of `to` and `recipient`. */
+  to?: string;
+  /** A business-scoped user id (BSUID), sent as Meta's `recipient` (and no `to`). */
+  recipient?: string;
   /** Echoed by Meta in this message's status webhooks. */
   bizOpaqueCallbackData?: string;
   /** A reply: WhatsApp quotes this message (its wamid). */

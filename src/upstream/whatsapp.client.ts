@@ -7,13 +7,17 @@ import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { Metrics } from '../core/metrics/metrics.js';
 import { ConnectTimeoutHttpAgent, ConnectTimeoutHttpsAgent } from './connect-timeout.agent.js';
 import { UpstreamError } from './upstream.error.js';
+import { BSUID } from './upstream.types.js';
 import type {
+  BlockOutcome,
+  BlockUsersResponse,
   GraphPage,
   MediaInfo,
   UploadMediaResponse,
   SendMessageResponse,
   SendPayload,
   SendResult,
+  TemplateSend,
   UpstreamBusinessAccount,
   UpstreamPhoneNumber,
   UpstreamSubscribedApp,
@@ -83,11 +87,14 @@ export class WhatsAppClient implements OnModuleDestroy {
     });
   }
 
-  /** The business account itself; also the cheapest check that a token works for it. */
+  /**
+   * The business account itself, with its Marketing Messages API onboarding status; also the cheapest check
+   * that a token works for it.
+   */
   async getBusinessAccount(token: string, wabaId: string): Promise<UpstreamBusinessAccount> {
     const operation = 'getBusinessAccount';
     const url = `/${idSegment(operation, wabaId)}`;
-    return this.call(operation, token, { method: 'GET', url, params: { fields: 'id,name' } });
+    return this.call(operation, token, { method: 'GET', url, params: { fields: 'id,name,marketing_messages_onboarding_status' } });
   }
 
   /** `POST /{waba-id}/subscribed_apps`: subscribes the token's app to the account's webhooks (`{ success: true }`). */
@@ -119,11 +126,51 @@ export class WhatsAppClient implements OnModuleDestroy {
     });
   }
 
-  async sendMessage(token: string, phoneNumberId: string, payload: SendPayload): Promise<SendResult> {
-    const operation = 'sendMessage';
+  /** `POST /{phone-number-id}/messages`: the Cloud API. */
+  sendMessage(token: string, phoneNumberId: string, payload: SendPayload): Promise<SendResult> {
+    return this.postSend('sendMessage', 'messages', token, phoneNumberId, payload);
+  }
+
+  /**
+   * `POST /{phone-number-id}/marketing_messages`: the Marketing Messages API (marketing templates of onboarded
+   * businesses); the same body and answer as a Cloud API template send.
+   */
+  sendMarketingMessage(token: string, phoneNumberId: string, payload: TemplateSend): Promise<SendResult> {
+    return this.postSend('sendMarketingMessage', 'marketing_messages', token, phoneNumberId, payload);
+  }
+
+  /** `POST /{phone-number-id}/block_users`: per user, added (with Meta's wa_id) or failed with Meta's reason. */
+  async blockUsers(token: string, phoneNumberId: string, users: string[]): Promise<BlockOutcome[]> {
+    return this.blockCall('blockUsers', 'POST', token, phoneNumberId, users);
+  }
+
+  /** `DELETE /{phone-number-id}/block_users` with the same body: per user, removed or failed. */
+  async unblockUsers(token: string, phoneNumberId: string, users: string[]): Promise<BlockOutcome[]> {
+    return this.blockCall('unblockUsers', 'DELETE', token, phoneNumberId, users);
+  }
+
+  private async blockCall(operation: string, method: 'POST' | 'DELETE', token: string, phoneNumberId: string, users: string[]): Promise<BlockOutcome[]> {
+    const body = await this.call<BlockUsersResponse>(operation, token, {
+      method,
+      url: `/${idSegment(operation, phoneNumberId)}/block_users`,
+      data: { messaging_product: 'whatsapp', block_users: users.map((user) => ({ user })) },
+    });
+    const result = body?.block_users;
+    if (!result || typeof result !== 'object') throw new UpstreamError({ operation, title: 'block_users answered without block_users', errorClass: 'permanent', httpStatus: 200 });
+    const done = (method === 'POST' ? result.added_users : result.removed_users) ?? [];
+    return [
+      ...done.map((u) => ({ input: u.input, waId: u.wa_id ?? null, error: null })),
+      ...(result.failed_users ?? []).map((u) => {
+        const e = u.errors?.[0];
+        return { input: u.input, waId: u.wa_id ?? null, error: { code: e?.code ?? null, message: e?.error_data?.details ?? e?.message ?? 'refused by the upstream platform' } };
+      }),
+    ];
+  }
+
+  private async postSend(operation: string, edge: string, token: string, phoneNumberId: string, payload: SendPayload): Promise<SendResult> {
     const body = await this.call<SendMessageResponse>(operation, token, {
       method: 'POST',
-      url: `/${idSegment(operation, phoneNumberId)}/messages`,
+      url: `/${idSegment(operation, phoneNumberId)}/${edge}`,
       data: metaSendBody(operation, payload),
     });
     const message = body?.messages?.[0];
@@ -278,6 +325,19 @@ export class WhatsAppClient implements OnModuleDestroy {
   }
 }
 
+function recipientOf(operation: string, payload: SendPayload): { to: string } | { recipient: string } {
+  if (payload.recipient !== undefined && payload.to === undefined) {
+    if (!BSUID.test(payload.recipient)) throw new UpstreamError({ operation, title: 'Recipient is not a business-scoped user id', errorClass: 'permanent' });
+    return { recipient: payload.recipient };
+  }
+  const to = payload.to ?? '';
+  const digits = to.startsWith('+') ? to.slice(1) : to;
+  if (payload.recipient !== undefined || !/^\d{6,15}$/.test(digits)) {
+    throw new UpstreamError({ operation, title: 'Recipient is not E.164 digits', errorClass: 'permanent' });
+  }
+  return { to: `+${digits}` };
+}
+
 /** Meta ids are numeric strings; anything else would let a caller rewrite the request path. */
 function idSegment(operation: string, id: string): string {
   if (!/^\d+$/.test(id)) throw new UpstreamError({ operation, title: 'Not a Meta object id', errorClass: 'permanent' });
@@ -295,16 +355,16 @@ async function* multipartBody(boundary: string, file: { stream: Readable; mimeTy
   yield Buffer.from(`\r\n--${boundary}--\r\n`);
 }
 
-/** Meta's send body. `to` always gets its `+`: without it Meta may prepend the sender's country code. */
+/**
+ * Meta's send body. `to` always gets its `+`: without it Meta may prepend the sender's country code. A
+ * business-scoped user id goes as `recipient` with no `to` (Meta lets `to` win when both are given, and reads a
+ * BSUID in `to` as a phone number that it never delivers to).
+ */
 function metaSendBody(operation: string, payload: SendPayload): Record<string, unknown> {
-  const digits = payload.to.startsWith('+') ? payload.to.slice(1) : payload.to;
-  if (!/^\d{6,15}$/.test(digits)) {
-    throw new UpstreamError({ operation, title: 'Recipient is not E.164 digits', errorClass: 'permanent' });
-  }
   const common = {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
-    to: `+${digits}`,
+    ...recipientOf(operation, payload),
     ...(payload.bizOpaqueCallbackData !== undefined ? { biz_opaque_callback_data: payload.bizOpaqueCallbackData } : {}),
     ...(payload.context !== undefined ? { context: { message_id: payload.context.message_id } } : {}),
   };

@@ -187,7 +187,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Check the stored access token now (GET /{waba-id}?fields=id,name with it): a rejection marks `credentialsValid: false` with the reason (sends then answer 424); acceptance marks it valid */
+        /** Check the stored access token now (GET /{waba-id}?fields=id,name,marketing_messages_onboarding_status with it; also refreshes the Marketing Messages API state): a rejection marks `credentialsValid: false` with the reason (sends then answer 424); acceptance marks it valid */
         post: operations["checkCredentials"];
         delete?: never;
         options?: never;
@@ -255,6 +255,58 @@ export interface paths {
         };
         /** Synced templates, optionally filtered by status (e.g. APPROVED) or name */
         get: operations["listTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/blocked-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Users blocked on a phone number, newest first */
+        get: operations["listBlockedUsers"];
+        put?: never;
+        /** Block users on a phone number (the upstream platform's POST /{phone-number-id}/block_users): sends to them are then refused with 422. Only users who wrote to the number in the last 24 hours can be blocked; the others are listed in `failed` with the upstream platform's reason */
+        post: operations["blockUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/blocked-users/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Unblock a user (the upstream platform's DELETE /{phone-number-id}/block_users) */
+        delete: operations["unblockUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/marketing-preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Users' marketing preferences (Meta's user_preferences webhook, or its 131050 failure): MARKETING templates to a user whose latest preference is stop are refused with 422; newest first */
+        get: operations["listMarketingPreferences"];
         put?: never;
         post?: never;
         delete?: never;
@@ -361,7 +413,7 @@ export interface paths {
         get: operations["listMessages"];
         put?: never;
         /**
-         * Send a message: a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window
+         * Send a message to a phone number (`to`) or a business-scoped user id (`userId`): a template at any time; text, media, location, contacts, interactive or a reaction inside the 24 h customer service window. MARKETING templates of an account onboarded to the Marketing Messages API go through it (`upstreamApi`)
          * @description Every attempt is stored. A synchronous upstream rejection answers with the stored `failed` message in `data` and the upstream error in `data.error`. With `Idempotency-Key`, the same key and body within 24 h replays the first answer (header `Idempotent-Replayed: true`) without a second send; 429 and 502 answers are not kept, so a retry with the same key sends again.
          */
         post: operations["sendMessage"];
@@ -746,6 +798,17 @@ export interface components {
             /** @description Meta's time of the last ban, restriction or violation update */
             updatedAt: string | null;
         };
+        MarketingMessagesView: {
+            /** @description True when onboarded (status ONBOARDED): MARKETING templates are sent through POST /{phone-number-id}/marketing_messages */
+            onboarded: boolean;
+            /**
+             * @description Meta's marketing_messages_onboarding_status (ONBOARDED, INELIGIBLE_*, …); null while unknown
+             * @example ONBOARDED
+             */
+            status: string | null;
+            /** @description When it was last learnt (connect, credential check, or the MM_LITE_TERMS_SIGNED webhook) */
+            updatedAt: string | null;
+        };
         BusinessAccountView: {
             /** Format: uuid */
             id: string;
@@ -773,6 +836,8 @@ export interface components {
             disconnectedAt: string | null;
             /** @description Meta's ban state, restrictions, pricing tiers and alerts (account-level webhooks) */
             standing: components["schemas"]["AccountStandingView"];
+            /** @description Marketing Messages API onboarding: where MARKETING templates are sent */
+            marketingMessages: components["schemas"]["MarketingMessagesView"];
         };
         ConnectBusinessAccountDto: {
             /**
@@ -920,6 +985,94 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        BlockedUserView: {
+            /**
+             * @description The user as blocked: phone number (E.164 digits) or business-scoped user id
+             * @example 16505551234
+             */
+            user: string;
+            /**
+             * @description The user's WhatsApp id as the upstream platform resolved it
+             * @example 16505551234
+             */
+            waId: string | null;
+            /** @example 402000000000011 */
+            phoneNumberId: string;
+            /**
+             * Format: uuid
+             * @description The operator who blocked the user
+             */
+            blockedById: string | null;
+            /** @example 2026-11-26T09:00:00.000Z */
+            createdAt: string;
+        };
+        BlockFailureView: {
+            /** @example 16505550000 */
+            user: string;
+            /** @example 139100 */
+            code: number | null;
+            /** @example Only users who have messaged the business in the last 24 hours can be blocked. */
+            message: string;
+        };
+        BlockUsersResultView: {
+            blocked: components["schemas"]["BlockedUserView"][];
+            /** @description Users the upstream platform did not block, each with its reason */
+            failed: components["schemas"]["BlockFailureView"][];
+        };
+        BlockUsersDto: {
+            /**
+             * @description Phone numbers (E.164 digits) or business-scoped user ids; 1 to 100
+             * @example [
+             *       "16505551234",
+             *       "US.13491208655302741918"
+             *     ]
+             */
+            users: string[];
+        };
+        PageInfo: {
+            /** @example 1 */
+            page: number;
+            /** @example 20 */
+            limit: number;
+            /**
+             * @description Items matching the filters
+             * @example 1
+             */
+            total: number;
+            /** @example 1 */
+            totalPages: number;
+        };
+        UnblockedUserView: {
+            /** @example 16505551234 */
+            user: string;
+            /** @enum {boolean} */
+            unblocked: true;
+        };
+        MarketingPreferenceView: {
+            /**
+             * @description Phone number (E.164 digits) or business-scoped user id
+             * @example 16505551234
+             */
+            user: string;
+            /**
+             * @description stop: MARKETING templates to this user are refused (422); resume: allowed again
+             * @example stop
+             * @enum {string}
+             */
+            value: "stop" | "resume";
+            /**
+             * @description Meta's user_preferences webhook, or its 131050 failure of a marketing message
+             * @enum {string}
+             */
+            source: "user_preferences" | "error_131050";
+            /** @example User requested to stop marketing messages */
+            detail: string | null;
+            /**
+             * @description When the user chose it (Meta's time)
+             * @example 2026-11-26T09:00:00.000Z
+             */
+            updatedAt: string;
+        };
         CreatedApiKeyView: {
             /** Format: uuid */
             id: string;
@@ -954,19 +1107,6 @@ export interface components {
             /** @description Updated within about 30 s of use */
             lastUsedAt: string | null;
             revokedAt: string | null;
-        };
-        PageInfo: {
-            /** @example 1 */
-            page: number;
-            /** @example 20 */
-            limit: number;
-            /**
-             * @description Items matching the filters
-             * @example 1
-             */
-            total: number;
-            /** @example 1 */
-            totalPages: number;
         };
         AuditEntry: {
             /**
@@ -1105,10 +1245,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1144,10 +1289,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1179,10 +1329,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1214,10 +1369,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1247,10 +1407,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1284,10 +1449,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1317,10 +1487,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1348,10 +1523,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1369,10 +1549,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1425,10 +1610,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1458,10 +1648,15 @@ export interface components {
              */
             phoneNumberId: string;
             /**
-             * @description E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)
+             * @description The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.
              * @example 447700900123
              */
-            to: string;
+            to?: string;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.
+             * @example US.13491208655302741918
+             */
+            userId?: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1541,8 +1736,22 @@ export interface components {
             upstreamMessageId: string | null;
             /** @example 402000000000011 */
             phoneNumberId: string;
-            /** @example 447700900123 */
-            to: string;
+            /**
+             * @description The recipient’s phone number; null when sent to a userId
+             * @example 447700900123
+             */
+            to: string | null;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number
+             * @example null
+             */
+            userId: string | null;
+            /**
+             * @description Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)
+             * @example cloud_api
+             * @enum {string}
+             */
+            upstreamApi: "cloud_api" | "marketing_messages";
             /** @enum {string} */
             type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
             /**
@@ -1589,8 +1798,22 @@ export interface components {
             upstreamMessageId: string | null;
             /** @example 402000000000011 */
             phoneNumberId: string;
-            /** @example 447700900123 */
-            to: string;
+            /**
+             * @description The recipient’s phone number; null when sent to a userId
+             * @example 447700900123
+             */
+            to: string | null;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number
+             * @example null
+             */
+            userId: string | null;
+            /**
+             * @description Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)
+             * @example cloud_api
+             * @enum {string}
+             */
+            upstreamApi: "cloud_api" | "marketing_messages";
             /** @enum {string} */
             type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
             /**
@@ -1747,8 +1970,22 @@ export interface components {
             upstreamMessageId: string | null;
             /** @example 402000000000011 */
             phoneNumberId: string;
-            /** @example 447700900123 */
-            to: string;
+            /**
+             * @description The recipient’s phone number; null when sent to a userId
+             * @example 447700900123
+             */
+            to: string | null;
+            /**
+             * @description The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number
+             * @example null
+             */
+            userId: string | null;
+            /**
+             * @description Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)
+             * @example cloud_api
+             * @enum {string}
+             */
+            upstreamApi: "cloud_api" | "marketing_messages";
             /** @enum {string} */
             type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
             /**
@@ -1960,6 +2197,7 @@ export type RestrictionView = components['schemas']['RestrictionView'];
 export type PricingTierView = components['schemas']['PricingTierView'];
 export type AccountAlertView = components['schemas']['AccountAlertView'];
 export type AccountStandingView = components['schemas']['AccountStandingView'];
+export type MarketingMessagesView = components['schemas']['MarketingMessagesView'];
 export type BusinessAccountView = components['schemas']['BusinessAccountView'];
 export type ConnectBusinessAccountDto = components['schemas']['ConnectBusinessAccountDto'];
 export type ReplaceAccessTokenDto = components['schemas']['ReplaceAccessTokenDto'];
@@ -1970,10 +2208,16 @@ export type TemplateSyncCounts = components['schemas']['TemplateSyncCounts'];
 export type TemplateSyncResult = components['schemas']['TemplateSyncResult'];
 export type TemplateParameterCounts = components['schemas']['TemplateParameterCounts'];
 export type Template = components['schemas']['Template'];
+export type BlockedUserView = components['schemas']['BlockedUserView'];
+export type BlockFailureView = components['schemas']['BlockFailureView'];
+export type BlockUsersResultView = components['schemas']['BlockUsersResultView'];
+export type BlockUsersDto = components['schemas']['BlockUsersDto'];
+export type PageInfo = components['schemas']['PageInfo'];
+export type UnblockedUserView = components['schemas']['UnblockedUserView'];
+export type MarketingPreferenceView = components['schemas']['MarketingPreferenceView'];
 export type CreatedApiKeyView = components['schemas']['CreatedApiKeyView'];
 export type CreateApiKeyDto = components['schemas']['CreateApiKeyDto'];
 export type ApiKeyView = components['schemas']['ApiKeyView'];
-export type PageInfo = components['schemas']['PageInfo'];
 export type AuditEntry = components['schemas']['AuditEntry'];
 export type CreatedInvitationView = components['schemas']['CreatedInvitationView'];
 export type CreateInvitationDto = components['schemas']['CreateInvitationDto'];
@@ -3370,6 +3614,379 @@ export interface operations {
             };
         };
     };
+    listBlockedUsers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                wabaId: string;
+                phoneNumberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["BlockedUserView"][];
+                        };
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or phone number not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    blockUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                phoneNumberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockUsersDto"];
+            };
+        };
+        responses: {
+            /** @description At least one user blocked; `failed` lists the users the upstream platform refused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["BlockUsersResultView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or phone number not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed: `users` empty or malformed, or every user refused by the upstream platform (`users.<i>` with its reason) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The upstream platform rejected the stored token: reconnect the business account */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (console or upstream platform): wait Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable; nothing was blocked */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    unblockUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                phoneNumberId: string;
+                /** @description The user as blocked (or its wa_id): phone number or business-scoped user id */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unblocked: sends to the user go again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["UnblockedUserView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or phone number not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed: `user` is not a phone number or business-scoped user id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMarketingPreferences: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+                value?: "stop" | "resume";
+                /** @description One user: phone number or business-scoped user id */
+                user?: string;
+            };
+            header?: never;
+            path: {
+                wabaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["MarketingPreferenceView"][];
+                        };
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or phone number not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (value, user, page, limit) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -3945,6 +4562,8 @@ export interface operations {
                 status?: "pending" | "sent" | "delivered" | "read" | "failed";
                 /** @description Recipient, E.164 digits */
                 to?: string;
+                /** @description Recipient business-scoped user id (messages sent with userId) */
+                userId?: string;
             };
             header?: never;
             path?: never;
@@ -4071,7 +4690,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (body, pre-send checks: phoneNumberId, templateName, templateLanguage, components (incl. a media header the template needs), to (24 h window for every type but template), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error` */
+            /** @description Field Validation Failed (body, pre-send checks: phoneNumberId, templateName (incl. one-tap, zero-tap and copy-code authentication templates to a userId), templateLanguage, components (incl. a media header the template needs), to / userId (exactly one of them; a user id given as to; 24 h window for every type but template; the user is blocked on the number; a MARKETING template to a user who stopped marketing messages), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4308,6 +4927,8 @@ export interface operations {
                 status?: "pending" | "sent" | "delivered" | "read" | "failed";
                 /** @description Recipient, E.164 digits */
                 to?: string;
+                /** @description Recipient business-scoped user id (messages sent with userId) */
+                userId?: string;
             };
             header?: never;
             path: {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { PhoneNumbersRepository } from '../accounts/phone-numbers/phone-numbers.repository.js';
 import { TemplatesRepository } from '../accounts/templates/templates.repository.js';
+import { MarketingPreferencesRepository } from '../accounts/users/marketing-preferences.repository.js';
 import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
 import { MessagesRepository } from '../messages/messages.repository.js';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository.js';
@@ -19,11 +20,13 @@ import { PartitionMaintenance } from './storage/partition-maintenance.js';
 /** Worker side of webhooks: the delivery consumer, its effects, the sweeper and the storage partitions (creation ahead, retention). */
 @Module({
   // The worker needs only repositories of the accounts domain (no upstream client, no console): templates, phone
-  // numbers and business accounts (their quality, limits and standing from account-level webhooks).
+  // numbers and business accounts (their quality, limits and standing from account-level webhooks), and the users'
+  // marketing preferences (user_preferences webhooks, 131050 failures).
   providers: [
     TemplatesRepository,
     PhoneNumbersRepository,
     BusinessAccountsRepository,
+    MarketingPreferencesRepository,
     DeliveryQueue,
     DeliveryProcessor,
     WebhookDeliveriesRepository,

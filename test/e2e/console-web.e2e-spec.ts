@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
-import { PASSWORD, eventually, helloWorld, onboard, recipient, signupAndLogin, uniqueEmail, type Tenant } from '../utils/factories.js';
+import { PASSWORD, eventually, helloWorld, onboard, recipient, signupAndLogin, simControl, uniqueEmail, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -365,6 +365,42 @@ describe('web console (headless Chromium)', () => {
     await template.getByText('RED').waitFor();
     await screenshot(page, '16-account-standing');
   });
+
+  it("shows the Marketing Messages API state, the users' marketing preferences, and blocks and unblocks a user who wrote", async () => {
+    const t = await onboard(stack, 'Users Browser Org');
+    const stopped = recipient();
+    const writer = recipient();
+    await simControl(stack, 'marketing-messages', { wabaId: t.account.wabaId, status: 'ONBOARDED' });
+    await simControl(stack, 'user-preferences', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, waId: stopped, value: 'stop' });
+    await simControl(stack, 'inbound', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, from: writer, text: 'Hello' });
+    const applied = await eventually(async () => {
+      const account = await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie);
+      const prefs = await stack.http.get(`/business-accounts/${t.account.wabaId}/marketing-preferences`).set('cookie', t.operator.cookie);
+      return account.body.data.marketingMessages.onboarded && prefs.body.data.total === 1;
+    });
+    expect(applied).toBe(true);
+
+    const { page } = await open({ cookie: t.operator.cookie });
+    await page.goto(`/console/accounts/${t.account.wabaId}`);
+    const mm = page.getByTestId('marketing-messages');
+    await mm.getByText(/Onboarded: MARKETING templates are sent through the Marketing Messages API/).waitFor();
+    await mm.getByText('ONBOARDED', { exact: true }).waitFor();
+    await page.getByTestId('marketing-preferences').getByRole('row').filter({ hasText: stopped }).getByText('stop', { exact: true }).waitFor();
+
+    const blocked = page.getByTestId('blocked-users');
+    await blocked.getByText('Nobody is blocked on this number.').waitFor();
+    await blocked.getByLabel('Users to block').fill(`${writer}, ${stopped}`);
+    await blocked.getByRole('button', { name: 'Block' }).click();
+    await blocked.getByText(`Blocked: ${writer}`).waitFor();
+    await blocked.getByText(new RegExp(`Not blocked: ${stopped} \\(Only users who have messaged`)).waitFor();
+    const row = blocked.getByRole('row').filter({ hasText: writer });
+    await row.waitFor();
+    await screenshot(page, '17-account-users');
+    await row.getByRole('button', { name: 'Unblock' }).click();
+    await blocked.getByText('Nobody is blocked on this number.').waitFor();
+    const list = await stack.http.get(`/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/blocked-users`).set('cookie', t.operator.cookie);
+    expect(list.body.data.total).toBe(0);
+  }, 60_000);
 
   it("shows each organization its own queue health, and Bull Board only to platform administrators", async () => {
     const t = await onboard(stack, 'Queues Org');

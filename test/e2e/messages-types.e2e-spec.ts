@@ -134,7 +134,9 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
       const name = body.schema.discriminator.mapping[type]!.split('/').pop()!;
       const schema = doc.components.schemas[name]!;
       expect(schema.properties.type).toMatchObject({ enum: [type] });
-      if (type !== 'template') expect(schema.required).toEqual(expect.arrayContaining(['phoneNumberId', 'to', 'type', type]));
+      if (type !== 'template') expect(schema.required).toEqual(expect.arrayContaining(['phoneNumberId', 'type', type]));
+      // The recipient: exactly one of to (phone number) and userId (business-scoped user id).
+      expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['to', 'userId']));
       expect(Object.values(body.examples).some((e) => e.value.type === type)).toBe(true);
     }
     for (const ref of JSON.stringify(doc).match(/#\/components\/schemas\/\w+/g) ?? []) expect(doc.components.schemas[ref.split('/').pop()!]).toBeDefined();

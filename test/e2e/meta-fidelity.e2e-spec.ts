@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { userIdFor } from '../../simulator/webhook-payloads.js';
-import { helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { helloWorld, onboard, recipient, simControl, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
@@ -22,11 +22,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     await stack?.close();
   });
 
-  const control = async (path: string, body: unknown) => {
-    const res = await fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (res.status !== 200) throw new Error(`simulator ${path}: ${res.status} ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
+  const control = (path: string, body: unknown) => simControl(stack, path, body);
   const events = (t: Tenant, query: Record<string, string | number>) =>
     stack.http.get('/webhooks/events').set('cookie', t.operator.cookie).query({ wabaId: t.account.wabaId, ...query });
   const console = (t: Tenant, path: string) => stack.http.get(`/business-accounts/${t.account.wabaId}${path}`).set('cookie', t.operator.cookie);

@@ -108,6 +108,111 @@ describe('WhatsApp Cloud API simulator', () => {
       .flatMap((c: Json) => c.value.statuses ?? [])
       .filter((s: { id: string }) => s.id === wamid);
 
+  describe("Meta 2026, second round: recipient sends, marketing stops, the Marketing Messages API, block_users", () => {
+    const changesOf = (wabaId: string, field: string) =>
+      receiver.received.filter((r) => r.json.entry[0].id === wabaId).flatMap((r) => r.json.entry[0].changes).filter((c: Json) => c.field === field);
+    const post = async (path: string, token: string, body: unknown, method = 'POST') => {
+      const res = await graph(path, token, { method, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    const bsuid = 'US.13491208655302741918';
+
+    it("sends to a business-scoped user id given as recipient (no to): its statuses name the user by recipient_user_id only", async () => {
+      const account = sim.createAccount();
+      const res = await send(account.accessToken, account.phoneNumbers[0].id, { recipient: bsuid, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } });
+      expect(res.status).toBe(200);
+      expect(res.body.contacts).toEqual([{ input: bsuid, user_id: bsuid }]);
+      const statuses = await waitFor(() => (statusesFor(res.body.messages[0].id).length === 3 ? statusesFor(res.body.messages[0].id) : undefined), 'three statuses');
+      for (const status of statuses) {
+        expect(status).toMatchObject({ recipient_user_id: bsuid });
+        expect(status).not.toHaveProperty('recipient_id');
+      }
+    });
+
+    it('accepts a BSUID put into to and never delivers it (a silent drop), and refuses a malformed recipient or recipient_type', async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0].id;
+      const dropped = await send(account.accessToken, phone, hello(bsuid));
+      expect(dropped.status).toBe(200);
+      expect(dropped.body.messages[0].id).toMatch(/^wamid\./);
+      await new Promise((r) => setTimeout(r, 150)); // past every status delay
+      expect(statusesFor(dropped.body.messages[0].id)).toEqual([]);
+      expect((await send(account.accessToken, phone, { recipient: 'not-a-bsuid', type: 'text', text: { body: 'x' } })).body.error.code).toBe(100);
+      expect((await send(account.accessToken, phone, { recipient: bsuid, recipient_type: 'group', type: 'text', text: { body: 'x' } })).body.error.code).toBe(100);
+    });
+
+    it('refuses a copy-code authentication template to a BSUID, and sends it to the phone number', async () => {
+      const account = sim.createAccount();
+      const login = (extra: Record<string, unknown>) => ({
+        type: 'template',
+        template: { name: 'login_code', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '123456' }] }, { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: '123456' }] }] },
+        ...extra,
+      });
+      const refused = await send(account.accessToken, account.phoneNumbers[0].id, login({ recipient: bsuid }));
+      expect([refused.status, refused.body.error.error_data.details]).toEqual([400, expect.stringMatching(/COPY_CODE buttons cannot be sent to a business-scoped user id/)]);
+      expect((await send(account.accessToken, account.phoneNumbers[0].id, login({ to: '447700900123' }))).status).toBe(200);
+    });
+
+    it('takes marketing templates on /marketing_messages once onboarded (the MM_LITE_TERMS_SIGNED webhook), and nothing else there', async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0].id;
+      const deals = { messaging_product: 'whatsapp', to: '447700900123', type: 'template', template: { name: 'weekly_deals', language: { code: 'en_US' } } };
+      expect((await post(`/${phone}/marketing_messages`, account.accessToken, deals)).body.error.code).toBe(131055);
+      expect((await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then((r) => r.json()))).toEqual({ id: account.wabaId });
+
+      expect((await control('POST', 'marketing-messages', { wabaId: account.wabaId, status: 'ONBOARDED' })).status).toBe(200);
+      const [signed] = await waitFor(() => (changesOf(account.wabaId, 'account_update').length > 0 ? changesOf(account.wabaId, 'account_update') : undefined), 'MM_LITE_TERMS_SIGNED');
+      expect(signed.value).toEqual({ event: 'MM_LITE_TERMS_SIGNED', waba_info: { waba_id: account.wabaId, owner_business_id: expect.any(String) } });
+      expect(await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then((r) => r.json())).toEqual({ id: account.wabaId, marketing_messages_onboarding_status: 'ONBOARDED' });
+
+      const sent = await post(`/${phone}/marketing_messages`, account.accessToken, deals);
+      expect(sent.status).toBe(200);
+      expect(sent.body.messages[0]).toMatchObject({ id: expect.any(String), message_status: 'accepted' });
+      const mine = sim.sends({ to: '447700900123' }).filter((x) => x.phoneNumberId === phone);
+      expect(mine.map((x) => [x.edge, x.response.status])).toEqual([
+        ['marketing_messages', 400],
+        ['marketing_messages', 200],
+      ]);
+      const utility = await post(`/${phone}/marketing_messages`, account.accessToken, { ...deals, template: { name: 'hello_world', language: { code: 'en_US' } } });
+      expect([utility.status, utility.body.error.code]).toEqual([400, 131009]);
+    });
+
+    it("posts user_preferences on request, and fails a stopped user's marketing templates with 131050 (utility still delivered)", async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0];
+      const to = '447700900321';
+      expect((await control('POST', 'user-preferences', { wabaId: account.wabaId, phoneNumberId: phone.id, waId: to, userId: bsuid, value: 'stop' })).status).toBe(200);
+      const [change] = await waitFor(() => (changesOf(account.wabaId, 'user_preferences').length > 0 ? changesOf(account.wabaId, 'user_preferences') : undefined), 'user_preferences');
+      expect(change.value).toMatchObject({
+        messaging_product: 'whatsapp',
+        metadata: { phone_number_id: phone.id },
+        user_preferences: [{ wa_id: to, user_id: bsuid, category: 'marketing_messages', value: 'stop', detail: 'User requested to stop marketing messages', timestamp: expect.any(Number) }],
+      });
+      const marketing = await send(account.accessToken, phone.id, templateTo(to, 'weekly_deals', 'en_US'));
+      expect(marketing.status).toBe(200);
+      const [failed] = await waitFor(() => (statusesFor(marketing.body.messages[0].id).length > 0 ? statusesFor(marketing.body.messages[0].id) : undefined), 'the failed status');
+      expect(failed).toMatchObject({ status: 'failed', errors: [{ code: 131050 }] });
+      const utility = await send(account.accessToken, phone.id, hello(to));
+      await waitFor(() => (statusesFor(utility.body.messages[0].id).some((x: Json) => x.status === 'read') ? true : undefined), 'the utility template read');
+    });
+
+    it('blocks only users who wrote in the last 24 h (139100 otherwise), lists them paged, and unblocks them', async () => {
+      const account = sim.createAccount();
+      const phone = account.phoneNumbers[0].id;
+      const [writer, stranger] = ['447700900555', '447700900556'];
+      const refused = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: stranger }] });
+      expect(refused.body).toEqual({ messaging_product: 'whatsapp', block_users: { added_users: [], failed_users: [{ input: stranger, errors: [expect.objectContaining({ code: 139100 })] }] } });
+      await control('POST', 'inbound', { wabaId: account.wabaId, phoneNumberId: phone, from: writer, text: 'hi' });
+      const added = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: `+${writer}` }] });
+      expect(added.body).toEqual({ messaging_product: 'whatsapp', block_users: { added_users: [{ input: `+${writer}`, wa_id: writer }] } });
+      const listed = await graph(`/${phone}/block_users?limit=10`, account.accessToken).then((r) => r.json());
+      expect(listed).toEqual({ data: [{ messaging_product: 'whatsapp', wa_id: writer }], paging: { cursors: { before: expect.any(String), after: expect.any(String) } } });
+      const removed = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: writer }] }, 'DELETE');
+      expect(removed.body).toEqual({ messaging_product: 'whatsapp', block_users: { removed_users: [{ input: writer, wa_id: writer }] } });
+      expect((await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [] })).body.error.code).toBe(100);
+    });
+  });
+
   describe('message types', () => {
     const errorOf = (body: Json) => ({ code: body.error.code, details: body.error.error_data?.details as string });
 
@@ -276,8 +381,8 @@ describe('WhatsApp Cloud API simulator', () => {
       }
       expect(pages.length).toBeGreaterThanOrEqual(3);
       const templates = pages.flatMap((p) => p.data);
-      expect(templates.length).toBe(9);
-      expect(new Set(templates.map((t) => t.id)).size).toBe(9);
+      expect(templates.length).toBe(11);
+      expect(new Set(templates.map((t) => t.id)).size).toBe(11);
       expect(templates.every((t) => typeof t.id === 'string' && Object.keys(t).length === 4)).toBe(true);
       expect(pages[0].paging.cursors).toEqual({ before: expect.any(String), after: expect.any(String) });
       expect(templates.filter((t) => t.name === 'parcel_update').map((t) => t.language)).toEqual(['en_GB', 'en_US']);
@@ -554,6 +659,7 @@ describe('WhatsApp Cloud API simulator', () => {
       expect(body.data).toEqual([
         {
           phoneNumberId: account.phoneNumbers[0].id,
+          edge: 'messages',
           wabaId: account.wabaId,
           body: expect.objectContaining({ to: '+447700900999', type: 'template' }),
           response: { status: 200, body: expect.objectContaining({ messaging_product: 'whatsapp' }) },
@@ -701,7 +807,7 @@ describe('WhatsApp Cloud API simulator', () => {
       const { status, body } = await control('POST', 'accounts', { name: 'Test Shop' });
       expect(status).toBe(201);
       expect(body).toMatchObject({ name: 'Test Shop', wabaId: expect.stringMatching(/^\d{15}$/) });
-      expect(body.templates).toHaveLength(9);
+      expect(body.templates).toHaveLength(11);
       const own = await graph(`/${body.wabaId}?fields=id,name`, body.accessToken);
       expect(await own.json()).toEqual({ id: body.wabaId, name: 'Test Shop' });
       expect((await graph('/310000000000001', body.accessToken)).status).toBe(400);

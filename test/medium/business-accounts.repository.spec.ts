@@ -131,7 +131,7 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   it("locks the standings of the named accounts, writes them back once, and serves a send the ban state and restrictions", async () => {
     const org = await insertOrganization(t.prisma);
     const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
-    expect(await t.repo.sendState(a.id)).toEqual({ credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [] });
+    expect(await t.repo.sendState(a.id)).toEqual({ credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [], marketingMessagesStatus: null });
 
     const at = new Date('2026-11-24T12:00:00.000Z');
     await new SqlUnitOfWork(t.prisma).run(async (tx) => {
@@ -151,5 +151,26 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(await t.repo.sendState(a.id)).toMatchObject({ banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }] });
     expect(await t.repo.sendState(b.id)).toMatchObject({ banState: null, banDate: null, restrictions: [] });
     expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({ standingUpdatedAt: at, standingTimes: { ban: at.toISOString() } });
+  });
+
+  it('records the Marketing Messages API onboarding: read with a credential check, or signed (webhook, newest by Meta’s time wins)', async () => {
+    const org = await insertOrganization(t.prisma);
+    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+    const checkedAt = new Date('2026-11-26T08:00:00.000Z');
+    await t.repo.recordCredentialCheck(org.organizationId, a.id, a.accessTokenEncrypted, { valid: true, marketingMessagesStatus: 'INELIGIBLE_COUNTRY' }, checkedAt);
+    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({ marketingMessagesStatus: 'INELIGIBLE_COUNTRY', marketingMessagesUpdatedAt: checkedAt });
+    // A check whose answer did not carry the field leaves what is known.
+    await t.repo.recordCredentialCheck(org.organizationId, a.id, a.accessTokenEncrypted, { valid: true }, new Date('2026-11-26T08:30:00.000Z'));
+    expect(await t.repo.sendState(a.id)).toMatchObject({ marketingMessagesStatus: 'INELIGIBLE_COUNTRY' });
+
+    const signedAt = new Date('2026-11-26T09:00:00.000Z');
+    await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: a.wabaId, at: signedAt }, { wabaId: 'not-an-account', at: signedAt }]));
+    expect(await t.repo.sendState(a.id)).toMatchObject({ marketingMessagesStatus: 'ONBOARDED' });
+    expect(await t.repo.sendState(b.id)).toMatchObject({ marketingMessagesStatus: null });
+
+    // A check read before the signature (an older time) does not undo it; the webhook delivered late does not either.
+    await t.repo.recordCredentialCheck(org.organizationId, b.id, b.accessTokenEncrypted, { valid: true, marketingMessagesStatus: 'ONBOARDED' }, signedAt);
+    await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: b.wabaId, at: checkedAt }]));
+    expect(await t.repo.getOwned(org.organizationId, b.wabaId)).toMatchObject({ marketingMessagesStatus: 'ONBOARDED', marketingMessagesUpdatedAt: signedAt });
   });
 });

@@ -280,7 +280,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(await ids({ ...inRange, status: 'failed' })).toEqual([rows.unknownOutcome.id, rows.failedAfterSent.id, rows.rejected.id]);
       expect(await ids({ ...inRange, templateName: 'hello', phoneNumberId: number })).toEqual([rows.unknownOutcome.id, rows.rejected.id, rows.read.id]);
       expect(await ids({ ...inRange, type: 'text' })).toEqual([rows.pending.id, rows.delivered.id]);
-      expect(await ids({ to: rows.read.to })).toEqual([rows.read.id]);
+      expect(await ids({ to: rows.read.to! })).toEqual([rows.read.id]);
       expect(await ids({ since: '2026-03-01T00:00:00.000Z', until: '2026-03-03T00:00:00.000Z' })).toEqual([rows.rejected.id, rows.read.id]);
       expect((await t.repo.list(scope.businessAccountId, query())).total).toBe(9);
       expect((await t.repo.list(other.businessAccountId, query())).total).toBe(1);

@@ -38,11 +38,26 @@ describe('TemplatesRepository (PostgreSQL)', () => {
         parameterCounts: { header: 0, body: 2, buttons: { 0: 1 }, names: { header: [], body: ['customer', 'order'] } },
       });
       const paused = { ...named, language: 'de_DE', status: 'PAUSED' };
-      const promo = syncedTemplate({ name: 'promo' });
-      await t.repo.replaceAll(account.id, [named, paused, promo], new Date(), new Date());
+      const promo = syncedTemplate({ name: 'promo', category: 'MARKETING' });
+      const login = syncedTemplate({
+        name: 'login_code',
+        category: 'AUTHENTICATION',
+        components: [{ type: 'BODY', text: '{{1}} is your code.' }, { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'ONE_TAP', text: 'Autofill' }] }],
+      });
+      await t.repo.replaceAll(account.id, [named, paused, promo, login], new Date(), new Date());
       await t.repo.replaceAll(other.id, [{ ...named, language: 'fr_FR' }], new Date(), new Date());
 
-      expect(await t.repo.sendState(account.id, 'order_ready', 'en_US')).toEqual({ status: 'APPROVED', removedAt: null, parameterFormat: 'NAMED', parameterCounts: named.parameterCounts });
+      expect(await t.repo.sendState(account.id, 'order_ready', 'en_US')).toEqual({
+        status: 'APPROVED',
+        removedAt: null,
+        parameterFormat: 'NAMED',
+        parameterCounts: named.parameterCounts,
+        category: named.category,
+        otpType: null,
+      });
+      // What the send path needs for marketing stops, the Marketing Messages API and sends to user ids.
+      expect(await t.repo.sendState(account.id, 'promo', 'en_US')).toMatchObject({ category: 'MARKETING', otpType: null });
+      expect(await t.repo.sendState(account.id, 'login_code', 'en_US')).toMatchObject({ category: 'AUTHENTICATION', otpType: 'ONE_TAP' });
       expect(await t.repo.sendState(account.id, 'order_ready', 'de_DE')).toMatchObject({ status: 'PAUSED', removedAt: null });
       expect(await t.repo.sendState(account.id, 'order_ready', 'fr_FR')).toBeNull();
       expect(await t.repo.sendState(other.id, 'order_ready', 'en_US')).toBeNull();

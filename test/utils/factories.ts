@@ -102,6 +102,13 @@ export const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown>
   ...extra,
 });
 
+/** POST to one of the simulator's control routes (`/_sim/<path>`); anything but 200 throws with the answer. */
+export async function simControl(stack: Stack, path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 200) throw new Error(`simulator ${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
 /** Has the simulator post one signed status webhook, in Meta's format, carrying these statuses in order. */
 export async function postSimStatuses(stack: Stack, t: Tenant, statuses: Record<string, unknown>[]): Promise<void> {
   const res = await fetch(`${stack.sim.url}/_sim/statuses`, {
@@ -224,6 +231,8 @@ export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessa
   apiKeyId,
   phoneNumberId: metaId(),
   to: recipient(),
+  userId: null,
+  upstreamApi: 'cloud_api',
   type: 'text',
   templateName: null,
   templateLanguage: null,

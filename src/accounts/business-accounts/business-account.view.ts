@@ -1,6 +1,16 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { AccountStandingView, toAccountStandingView, type StandingRow } from '../standing/account-standing.view.js';
 
+/** The account's Marketing Messages API onboarding, as Meta last told us. */
+export class MarketingMessagesView {
+  @ApiProperty({ description: 'True when onboarded (status ONBOARDED): MARKETING templates are sent through POST /{phone-number-id}/marketing_messages' })
+  onboarded: boolean;
+  @ApiProperty({ nullable: true, type: String, example: 'ONBOARDED', description: "Meta's marketing_messages_onboarding_status (ONBOARDED, INELIGIBLE_*, …); null while unknown" })
+  status: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'When it was last learnt (connect, credential check, or the MM_LITE_TERMS_SIGNED webhook)' })
+  updatedAt: string | null;
+}
+
 export class BusinessAccountView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: '310000000000001' }) wabaId: string;
@@ -20,6 +30,7 @@ export class BusinessAccountView {
   @ApiProperty() createdAt: string;
   @ApiProperty({ nullable: true, type: String }) disconnectedAt: string | null;
   @ApiProperty({ type: AccountStandingView, description: "Meta's ban state, restrictions, pricing tiers and alerts (account-level webhooks)" }) standing: AccountStandingView;
+  @ApiProperty({ type: MarketingMessagesView, description: 'Marketing Messages API onboarding: where MARKETING templates are sent' }) marketingMessages: MarketingMessagesView;
 }
 
 export function toBusinessAccountView(row: {
@@ -35,6 +46,8 @@ export function toBusinessAccountView(row: {
   credentialsError: string | null;
   createdAt: Date;
   disconnectedAt: Date | null;
+  marketingMessagesStatus: string | null;
+  marketingMessagesUpdatedAt: Date | null;
 } & StandingRow): BusinessAccountView {
   return {
     id: row.id,
@@ -51,5 +64,10 @@ export function toBusinessAccountView(row: {
     createdAt: row.createdAt.toISOString(),
     disconnectedAt: row.disconnectedAt?.toISOString() ?? null,
     standing: toAccountStandingView(row),
+    marketingMessages: {
+      onboarded: row.marketingMessagesStatus === 'ONBOARDED',
+      status: row.marketingMessagesStatus,
+      updatedAt: row.marketingMessagesUpdatedAt?.toISOString() ?? null,
+    },
   };
 }

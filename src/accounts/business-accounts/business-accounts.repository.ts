@@ -20,10 +20,15 @@ export interface VerifiedCredential {
   accessTokenEncrypted: string;
   /** When the token was checked and the subscription made. */
   checkedAt: Date;
+  /** Meta's marketing_messages_onboarding_status as the check read it (absent: not in the answer). */
+  marketingMessagesStatus?: string;
 }
 
-/** What a credential check found: accepted, or rejected with the upstream platform's reason. */
-export type CredentialVerdict = { valid: true } | { valid: false; error: string };
+/**
+ * What a credential check found: accepted (with the Marketing Messages API onboarding status the same read gave),
+ * or rejected with the upstream platform's reason.
+ */
+export type CredentialVerdict = { valid: true; marketingMessagesStatus?: string } | { valid: false; error: string };
 
 /** An account whose token is due for its scheduled check. */
 export interface CredentialCheckDue extends StoredCredential {
@@ -34,7 +39,7 @@ export interface CredentialCheckDue extends StoredCredential {
 const sendState = statement(
   'business_account_send_state',
   `SELECT credentials_valid AS "credentialsValid", credentials_error AS "credentialsError",
-          ban_state AS "banState", ban_date AS "banDate", restrictions
+          ban_state AS "banState", ban_date AS "banDate", restrictions, marketing_messages_status AS "marketingMessagesStatus"
      FROM business_accounts WHERE id = $1::uuid`,
 );
 
@@ -56,6 +61,14 @@ const writeStandings = planned(
      FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, "banState" text, "banDate" text, restrictions jsonb, "violationType" text,
           "pricingTiers" jsonb, alerts jsonb, "updatedAt" timestamptz, times jsonb)
     WHERE b.id = v.id`,
+);
+
+/** Onboarded to the Marketing Messages API by Meta's webhook, unless something newer was learnt already. */
+const markMarketingMessagesOnboarded = planned(
+  `UPDATE business_accounts b
+      SET marketing_messages_status = 'ONBOARDED', marketing_messages_updated_at = v.at, updated_at = now()
+     FROM unnest($1::text[], $2::timestamptz[]) AS v(waba, at)
+    WHERE b.waba_id = v.waba AND (b.marketing_messages_updated_at IS NULL OR b.marketing_messages_updated_at <= v.at)`,
 );
 
 /** Owns `business_accounts`. Every read and write names the organization it acts for, but the few noted. */
@@ -143,7 +156,12 @@ export class BusinessAccountsRepository {
    * replacement meanwhile was verified itself and wins); the updated account, or null when it was replaced.
    */
   async recordCredentialCheck(organizationId: string, id: string, checkedCiphertext: string, verdict: CredentialVerdict, at: Date): Promise<BusinessAccount | null> {
-    const data = { credentialsValid: verdict.valid, credentialsError: verdict.valid ? null : verdict.error, credentialsCheckedAt: at };
+    const data = {
+      credentialsValid: verdict.valid,
+      credentialsError: verdict.valid ? null : verdict.error,
+      credentialsCheckedAt: at,
+      ...(verdict.valid && verdict.marketingMessagesStatus !== undefined ? { marketingMessagesStatus: verdict.marketingMessagesStatus, marketingMessagesUpdatedAt: at } : {}),
+    };
     const { count } = await clientOf(this.prisma).businessAccount.updateMany({ where: { id, organizationId, accessTokenEncrypted: checkedCiphertext }, data });
     return count === 1 ? clientOf(this.prisma).businessAccount.findFirst({ where: { id, organizationId } }) : null;
   }
@@ -190,6 +208,14 @@ export class BusinessAccountsRepository {
     return rows;
   }
 
+  /** The worker's MM_LITE_TERMS_SIGNED webhooks, in its transaction (one per account: the newest). */
+  async markMarketingMessagesOnboarded(tx: Tx, onboarded: { wabaId: string; at: Date }[]): Promise<void> {
+    const newest = new Map<string, Date>();
+    for (const o of onboarded) if (!newest.has(o.wabaId) || o.at > newest.get(o.wabaId)!) newest.set(o.wabaId, o.at);
+    if (newest.size === 0) return;
+    await connectionOf(tx).query(markMarketingMessagesOnboarded([[...newest.keys()], [...newest.values()]]));
+  }
+
   /** Writes back standings locked by lockStandings, each once, in one statement. */
   async writeStandings(tx: Tx, standings: LockedStanding[]): Promise<void> {
     if (standings.length === 0) return;
@@ -205,5 +231,6 @@ function verified(credential: VerifiedCredential) {
     credentialsValid: true,
     credentialsError: null,
     credentialsCheckedAt: credential.checkedAt,
+    ...(credential.marketingMessagesStatus !== undefined ? { marketingMessagesStatus: credential.marketingMessagesStatus, marketingMessagesUpdatedAt: credential.checkedAt } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { Conflict, InvalidInput } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import { upstreamFailure } from '../../upstream/upstream-failure.js';
+import type { UpstreamBusinessAccount } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountCredentials } from '../credentials/account-credentials.js';
 import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
@@ -41,7 +42,7 @@ export class BusinessAccountsService {
     const existing = await this.accounts.findAnyByWabaId(request.wabaId);
     if (existing && (existing.organizationId !== operator.organizationId || !existing.disconnectedAt)) throw alreadyConnected();
     const upstreamAccount = await this.verifyCredential(request);
-    const credential = await this.verifiedAndSubscribed(request.wabaId, request.accessToken);
+    const credential = await this.verifiedAndSubscribed(request.wabaId, request.accessToken, upstreamAccount.marketing_messages_onboarding_status);
     const name = request.name ?? upstreamAccount.name ?? request.wabaId;
     const account = await this.uow.run(async () => {
       const saved = existing
@@ -61,8 +62,8 @@ export class BusinessAccountsService {
    */
   async reconnect(operator: ConsoleScope, wabaId: string, accessToken: string): Promise<BusinessAccountView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    await this.verifyCredential({ wabaId, accessToken });
-    const credential = await this.verifiedAndSubscribed(account.wabaId, accessToken);
+    const upstreamAccount = await this.verifyCredential({ wabaId, accessToken });
+    const credential = await this.verifiedAndSubscribed(account.wabaId, accessToken, upstreamAccount.marketing_messages_onboarding_status);
     const updated = await this.uow.run(async () => {
       await this.audit.record(operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
       return this.accounts.reconnect(operator.organizationId, account.id, credential);
@@ -92,14 +93,14 @@ export class BusinessAccountsService {
     return toBusinessAccountView(updated);
   }
 
-  /** After verifyCredential: subscribes the app with the token, and what is stored for it. */
-  private async verifiedAndSubscribed(wabaId: string, accessToken: string): Promise<VerifiedCredential> {
+  /** After verifyCredential: subscribes the app with the token, and what is stored for it (with the onboarding status the check read). */
+  private async verifiedAndSubscribed(wabaId: string, accessToken: string, marketingMessagesStatus: string | undefined): Promise<VerifiedCredential> {
     await this.subscription.subscribe(accessToken, wabaId);
-    return { accessTokenEncrypted: this.credentials.seal(accessToken, wabaId), checkedAt: new Date() };
+    return { accessTokenEncrypted: this.credentials.seal(accessToken, wabaId), checkedAt: new Date(), marketingMessagesStatus };
   }
 
   /** A token the upstream refuses is the operator's input error (422 on the field), not a reconnect case. */
-  private async verifyCredential(request: { wabaId: string; accessToken: string }): Promise<{ id: string; name?: string }> {
+  private async verifyCredential(request: { wabaId: string; accessToken: string }): Promise<UpstreamBusinessAccount> {
     try {
       return await this.upstream.getBusinessAccount(request.accessToken, request.wabaId);
     } catch (error) {

@@ -24,7 +24,8 @@ export interface CredentialPass {
 
 /**
  * Whether the upstream platform still accepts each business account's stored token. The check is the cheapest
- * Graph call with the token, `GET /{waba-id}?fields=id,name` (the one connect makes). Only a credential-class
+ * Graph call with the token, `GET /{waba-id}?fields=id,name,marketing_messages_onboarding_status` (the one connect
+ * makes), which also refreshes the account's Marketing Messages API onboarding state. Only a credential-class
  * answer (Meta's catalogue: 0, 190, 3, 10, 200–299, or a bare 401) marks the token rejected, with Meta's
  * reason; an accepted answer marks it valid. Anything else (Meta down, rate limited, the account blocked) is
  * no verdict and changes nothing. Every write is conditional on the stored token still being the one checked,
@@ -111,8 +112,9 @@ export class CredentialChecks {
   /** Accepted, or rejected with Meta's reason; any other failure is thrown (no verdict). */
   private async verdictOf(token: string, wabaId: string): Promise<CredentialVerdict> {
     try {
-      await this.upstream.getBusinessAccount(token, wabaId);
-      return { valid: true };
+      const account = await this.upstream.getBusinessAccount(token, wabaId);
+      // The same read says whether the account is onboarded to the Marketing Messages API.
+      return { valid: true, marketingMessagesStatus: account?.marketing_messages_onboarding_status };
     } catch (error) {
       if (error instanceof UpstreamError && error.errorClass === 'credential') return { valid: false, error: error.reason };
       throw error;

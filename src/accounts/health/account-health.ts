@@ -12,10 +12,12 @@ export interface AccountSendState {
   banDate: string | null;
   /** Restrictions Meta reported (ACCOUNT_RESTRICTION), with their expirations. */
   restrictions: Restriction[];
+  /** Meta's marketing_messages_onboarding_status: ONBOARDED sends MARKETING templates through the Marketing Messages API. */
+  marketingMessagesStatus: string | null;
 }
 
 /** A sending account nothing is known against (no row read: the key lookup vouches for the account). */
-export const UNRESTRICTED_ACCOUNT: AccountSendState = { credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [] };
+export const UNRESTRICTED_ACCOUNT: AccountSendState = { credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [], marketingMessagesStatus: null };
 
 /** What it knows of the sending number: Meta's status as last synced (or set by a webhook). */
 export interface NumberHealth {

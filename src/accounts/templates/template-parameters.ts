@@ -17,7 +17,8 @@ export interface UpstreamTemplateComponent {
   type?: string;
   format?: string;
   text?: string;
-  buttons?: Array<{ type?: string; url?: string; text?: string }>;
+  /** `otp_type` on an authentication template's OTP button: COPY_CODE, ONE_TAP or ZERO_TAP. */
+  buttons?: Array<{ type?: string; url?: string; text?: string; otp_type?: string }>;
 }
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;

@@ -24,11 +24,18 @@ export interface TemplateSendState {
   removedAt: Date | null;
   parameterCounts: unknown;
   parameterFormat: string;
+  category: string | null;
+  /** The OTP button's otp_type of an authentication template (ONE_TAP, ZERO_TAP, COPY_CODE); null otherwise. */
+  otpType: string | null;
 }
 
 const sendState = statement(
   'template_send_state',
-  `SELECT status, removed_at AS "removedAt", parameter_counts AS "parameterCounts", parameter_format AS "parameterFormat"
+  `SELECT status, removed_at AS "removedAt", parameter_counts AS "parameterCounts", parameter_format AS "parameterFormat", category,
+          (SELECT b->>'otp_type'
+             FROM jsonb_array_elements(CASE jsonb_typeof(components) WHEN 'array' THEN components ELSE '[]' END) c,
+                  jsonb_array_elements(CASE jsonb_typeof(c->'buttons') WHEN 'array' THEN c->'buttons' ELSE '[]' END) b
+            WHERE b->>'type' = 'OTP' LIMIT 1) AS "otpType"
      FROM templates WHERE business_account_id = $1::uuid AND name = $2 AND language = $3`,
 );
 const languages = statement(

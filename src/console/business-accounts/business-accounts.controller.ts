@@ -81,7 +81,7 @@ export class BusinessAccountsController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'checkCredentials',
-    summary: 'Check the stored access token now (GET /{waba-id}?fields=id,name with it): a rejection marks `credentialsValid: false` with the reason (sends then answer 424); acceptance marks it valid',
+    summary: 'Check the stored access token now (GET /{waba-id}?fields=id,name,marketing_messages_onboarding_status with it; also refreshes the Marketing Messages API state): a rejection marks `credentialsValid: false` with the reason (sends then answer 424); acceptance marks it valid',
   })
   @ApiEnvelope(BusinessAccountView, { description: 'The business account with the verdict: `credentialsValid`, `credentialsError`, `credentialsCheckedAt`' })
   @ApiResponse({ status: 404, description: 'Business account not found, not of this organization, or disconnected' })

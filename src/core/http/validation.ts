@@ -1,7 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from './api-error.js';
 
-const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'isArray', 'isInt', 'isIn', 'arrayMaxSize'];
+const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'notWithTo', 'notBsuid', 'isArray', 'isInt', 'isIn', 'arrayMaxSize'];
 
 /**
  * Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. A

@@ -2,7 +2,7 @@ import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../core/http/pagination.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
-import { E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
+import { BSUID, E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
 
 /** Filters shared by the message list and analytics: sending number, template, type, createdAt range. */
 export class MessageScopeFilters {
@@ -44,6 +44,11 @@ export class ListMessagesQuery extends IntersectionType(PageQueryDto, MessageSco
   @IsOptional()
   @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces' })
   to?: string;
+
+  @ApiPropertyOptional({ description: 'Recipient business-scoped user id (messages sent with userId)', example: 'US.13491208655302741918' })
+  @IsOptional()
+  @Matches(BSUID, { message: 'userId must be a business-scoped user id: CC.<id> or CC.ENT.<id>' })
+  userId?: string;
 }
 
 /** Analytics: the shared filters (since defaults to 7 days before until, until to now) and a bucket size. */

@@ -14,9 +14,11 @@ import {
   Length,
   Matches,
   MaxLength,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { BSUID } from '../../upstream/upstream.types.js';
 import {
   apply,
   AudioContentDto,
@@ -32,6 +34,9 @@ import {
 } from './message-content.dto.js';
 
 export const E164_DIGITS = /^[1-9]\d{7,14}$/;
+export { BSUID };
+/** Something that is a BSUID rather than a phone number, however it is spelled (`us.123…`, `+US.123…`). */
+const LOOKS_LIKE_BSUID = /^\+?[A-Za-z]{2}\.[A-Za-z0-9.]+$/;
 export const LANGUAGE_CODE = /^[a-z]{2,3}_[A-Z]{2}$/;
 export const MESSAGE_TYPES = ['template', 'text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
@@ -118,11 +123,29 @@ export class SendMessageDto {
   @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
   phoneNumberId: string;
 
-  @ApiProperty({ example: '447700900123', description: 'E.164 digits, no plus sign or spaces (8–15 digits, no leading 0)' })
+  @ApiPropertyOptional({
+    example: '447700900123',
+    description: 'The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.',
+  })
+  @ValidateIf((m: SendMessageDto) => m.userId === undefined || m.to !== undefined)
+  @IsDefined({ message: 'to (or userId) is required' })
   @IsString({ message: 'to must be a string' })
   @IsNotEmpty({ message: 'to must not be empty' })
+  // Meta reads a BSUID in `to` as a phone number, answers 200 and never delivers it: refused here instead.
+  @ValidateBy({ name: 'notBsuid', validator: { validate: (v: unknown) => typeof v !== 'string' || !LOOKS_LIKE_BSUID.test(v) } }, { message: 'to is a business-scoped user id, not a phone number: send it as userId' })
   @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces (8-15 digits, no leading 0)' })
-  to: string;
+  to?: string;
+
+  @ApiPropertyOptional({
+    example: 'US.13491208655302741918',
+    description:
+      'The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.',
+  })
+  @ValidateIf((m: SendMessageDto) => m.userId !== undefined)
+  @ValidateBy({ name: 'notWithTo', validator: { validate: (_v: unknown, args) => (args?.object as SendMessageDto).to === undefined } }, { message: 'give either to or userId, not both' })
+  @IsString({ message: 'userId must be a string' })
+  @Matches(BSUID, { message: 'userId must be a business-scoped user id: CC.<id> or CC.ENT.<id> (up to 128 letters and digits)' })
+  userId?: string;
 
   @ApiProperty({ enum: MESSAGE_TYPES, example: 'template' })
   @IsIn(MESSAGE_TYPES, { message: `type must be one of ${MESSAGE_TYPES.join(', ')}` })

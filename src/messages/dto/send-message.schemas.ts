@@ -26,7 +26,7 @@ const schemaName = (type: string) => `Send${type.replace(/(^|_)(\w)/g, (_m, _u, 
 
 function schemaFor(type: MessageType): Type<unknown> {
   const fields = FIELDS[type];
-  class Schema extends PickType(SendMessageDto, ['phoneNumberId', 'to', 'type', 'context', ...fields] as const) {}
+  class Schema extends PickType(SendMessageDto, ['phoneNumberId', 'to', 'userId', 'type', 'context', ...fields] as const) {}
   Object.defineProperty(Schema, 'name', { value: schemaName(type) });
   ApiProperty({ enum: [type], example: type })(Schema.prototype, 'type');
   for (const field of type === 'template' ? (REQUIRED.template ?? []) : fields) ApiProperty({ required: true })(Schema.prototype, field);
@@ -61,6 +61,10 @@ export const SEND_MESSAGE_EXAMPLES: Record<string, { summary: string; value: obj
     value: { ...base, type: 'interactive', interactive: { type: 'cta_url', body: { text: 'Track your parcel' }, action: { name: 'cta_url', parameters: { display_text: 'Track', url: 'https://parcel.example.com/t/ORD-7781' } } } },
   },
   reaction: { summary: 'Reaction (empty emoji removes it)', value: { ...base, type: 'reaction', reaction: { message_id: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=', emoji: '👍' } } },
+  user_id: {
+    summary: 'To a business-scoped user id (a username user), instead of to',
+    value: { phoneNumberId: base.phoneNumberId, userId: 'US.13491208655302741918', type: 'text', text: { body: 'Thanks, your order is on its way.' } },
+  },
   reply: { summary: 'Any type as a reply (context)', value: { ...base, type: 'text', text: { body: 'Yes, that works.' }, context: { message_id: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=' } } },
 };
 

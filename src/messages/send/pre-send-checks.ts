@@ -7,6 +7,21 @@ import type { ParameterCounts } from '../../accounts/templates/template-paramete
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;
+/** Authentication templates Meta does not send to a business-scoped user id (by their OTP button's otp_type). */
+const NOT_FOR_USER_IDS = new Set(['ONE_TAP', 'ZERO_TAP', 'COPY_CODE']);
+
+/** Which Meta API carries a message: the Cloud API, or the Marketing Messages API (MARKETING templates of onboarded accounts). */
+export type UpstreamApi = 'cloud_api' | 'marketing_messages';
+
+/** What the checks decided besides "sendable". */
+export interface SendPlan {
+  upstreamApi: UpstreamApi;
+}
+
+/** The field that names the recipient in the request (`to` or `userId`) and its value. */
+export function recipientOf(dto: Pick<SendMessageDto, 'to' | 'userId'>): { field: 'to' | 'userId'; value: string } {
+  return dto.userId !== undefined ? { field: 'userId', value: dto.userId } : { field: 'to', value: dto.to! };
+}
 
 /**
  * Checks made before the upstream platform is called, each answered as a 422 naming the field (or a 424 when
@@ -23,15 +38,18 @@ export class PreSendChecks {
   /**
    * One read for account, number, template and window (usually from the per-process cache); checked in the
    * order account health (AccountHealth: Meta's standing, the number's FLAGGED/RESTRICTED status, the token;
-   * 424) → number synced → number CONNECTED → template → window.
+   * 424) → number synced → number CONNECTED → recipient blocked → template (and the recipient's marketing stop) →
+   * window. Answers which API carries the message.
    */
-  async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<void> {
+  async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<SendPlan> {
     const template = dto.type === 'template';
+    const recipient = recipientOf(dto);
     const ctx = await this.contexts.get(businessAccountId, {
       phoneNumberId: dto.phoneNumberId,
       templateName: template ? dto.templateName! : null,
       templateLanguage: template ? dto.templateLanguage! : null,
-      to: template ? null : dto.to,
+      recipient: recipient.value,
+      window: !template,
     });
     // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
     // token): 424 with the reason, the operator or Meta must act.
@@ -43,8 +61,25 @@ export class PreSendChecks {
     if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
       throw FieldValidationError.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
     }
-    if (template) await this.assertTemplate(businessAccountId, dto, ctx);
-    else this.assertWindowOpen(ctx);
+    if (ctx.recipient.blocked) {
+      throw FieldValidationError.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
+    }
+    if (!template) {
+      this.assertWindowOpen(ctx, recipient.field);
+      return { upstreamApi: 'cloud_api' };
+    }
+    await this.assertTemplate(businessAccountId, dto, ctx);
+    const marketing = ctx.templateCategory === 'MARKETING';
+    if (marketing && ctx.recipient.marketing === 'stop') {
+      throw FieldValidationError.of(
+        recipient.field,
+        `the user stopped marketing messages from this business: MARKETING template ${dto.templateName} was not sent (utility and authentication templates still are; the user can resume them in WhatsApp)`,
+      );
+    }
+    if (recipient.field === 'userId' && ctx.templateOtpType !== null && NOT_FOR_USER_IDS.has(ctx.templateOtpType)) {
+      throw FieldValidationError.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
+    }
+    return { upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api' };
   }
 
   private async assertTemplate(businessAccountId: string, dto: SendMessageDto, template: SendContext): Promise<void> {
@@ -64,9 +99,9 @@ export class PreSendChecks {
     if (problems.length > 0) throw new FieldValidationError(problems);
   }
 
-  private assertWindowOpen(ctx: SendContext): void {
+  private assertWindowOpen(ctx: SendContext, field: 'to' | 'userId'): void {
     if (!ctx.lastInboundAt || ctx.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
-      throw FieldValidationError.of('to', 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
+      throw FieldValidationError.of(field, 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
     }
   }
 }

@@ -13,16 +13,32 @@ const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendC
   templateRemovedAt: null,
   parameterCounts: { header: 0, body: 0, buttons: {} },
   parameterFormat: 'POSITIONAL',
+  templateCategory: 'UTILITY',
+  templateOtpType: null,
+  recipient: { blocked: false, marketing: null },
   lastInboundAt,
 });
-const template: SendContextQuery = { phoneNumberId: '402', templateName: 'hello_world', templateLanguage: 'en_US', to: null };
-const text = (to: string): SendContextQuery => ({ phoneNumberId: '402', templateName: null, templateLanguage: null, to });
+const template: SendContextQuery = { phoneNumberId: '402', templateName: 'hello_world', templateLanguage: 'en_US', recipient: '447700900001', window: false };
+const text = (to: string): SendContextQuery => ({ phoneNumberId: '402', templateName: null, templateLanguage: null, recipient: to, window: true });
 
 function setup() {
   let subscriber: ChannelSubscriber | undefined;
   const reads: Array<{ account: string; resolve: (c: SendContext) => void }> = [];
+  /** What the reader was asked: the whole context, or only a recipient's part (`recipient`). */
+  const asked: string[] = [];
+  // One pending read per get(): the parts and the recipient's part resolve together from the same SendContext.
+  let current: Promise<SendContext> | undefined;
+  const next = (account: string) => (current ??= new Promise<SendContext>((resolve) => reads.push({ account, resolve })).finally(() => (current = undefined)));
   const repository = {
-    read: (account: string) => new Promise<SendContext>((resolve) => reads.push({ account, resolve })),
+    readParts: (account: string) => {
+      asked.push('parts');
+      return next(account);
+    },
+    readRecipient: async (account: string, _q: SendContextQuery, opts: { marketing: boolean }) => {
+      asked.push(opts.marketing ? 'recipient+marketing' : 'recipient');
+      const c = await next(account);
+      return { recipient: c.recipient, lastInboundAt: c.lastInboundAt };
+    },
   } as unknown as SendContextReader;
   const listener = { subscribe: (_: string, s: ChannelSubscriber) => (subscriber = s) } as unknown as PgListener;
   const cache = new SendContextCache(repository, listener);
@@ -35,7 +51,7 @@ function setup() {
     reads.shift()?.resolve(value);
     return pending;
   };
-  return { cache, reads, subscriber: subscriber!, get };
+  return { cache, reads, asked, subscriber: subscriber!, get };
 }
 
 describe('SendContextCache', () => {
@@ -70,6 +86,22 @@ describe('SendContextCache', () => {
     await get('acc-a', template, approved());
     void cache.get('acc-a', template);
     expect(reads).toHaveLength(1);
+  });
+
+  it('reads only the recipient’s part for a new recipient of a cached template, and the marketing preference only for MARKETING templates', async () => {
+    const { cache, reads, asked, get } = setup();
+    await get('acc-a', template, approved());
+    expect(asked.splice(0)).toEqual(['parts', 'recipient+marketing']); // category unknown yet: read with the preference
+    const other = { ...template, recipient: '447700900002' };
+    expect((await get('acc-a', other, { ...approved(), recipient: { blocked: true, marketing: null } })).recipient.blocked).toBe(true);
+    expect(asked.splice(0)).toEqual(['recipient']); // UTILITY: no preference read
+    expect((await cache.get('acc-a', other)).recipient.blocked).toBe(true); // cached until notified
+    expect(reads).toHaveLength(0);
+    const marketing = { ...template, templateName: 'weekly_deals' };
+    await get('acc-a', marketing, { ...approved(), templateCategory: 'MARKETING' });
+    await get('acc-a', { ...marketing, recipient: '447700900003' }, { ...approved(), templateCategory: 'MARKETING', recipient: { blocked: false, marketing: 'stop' } });
+    expect(asked.splice(0)).toEqual(['parts', 'recipient+marketing', 'recipient+marketing']);
+    expect((await cache.get('acc-a', { ...marketing, recipient: '447700900003' })).recipient.marketing).toBe('stop');
   });
 
   it('keeps open windows only, until they close', async () => {

@@ -1,13 +1,13 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { PgListener } from '../../core/prisma/pg-listener.js';
-import { SEND_CONTEXT_CHANNEL, SendContextReader, type SendContext, type SendContextQuery } from './send-context.reader.js';
+import { SEND_CONTEXT_CHANNEL, SendContextReader, type RecipientState, type SendContext, type SendContextQuery } from './send-context.reader.js';
 
 /** Safety net only: a change normally reaches every API process within milliseconds through NOTIFY. */
 export const SEND_CONTEXT_TTL_MS = 5_000;
 const WINDOW_MS = 24 * 3600 * 1000;
 const MAX_ENTRIES = 10_000;
 
-type NumberAndTemplate = Omit<SendContext, 'lastInboundAt'>;
+type NumberAndTemplate = Omit<SendContext, 'lastInboundAt' | 'recipient'>;
 
 interface Entry<T> {
   value: T;
@@ -19,6 +19,8 @@ interface AccountEntries {
   parts: Map<string, Entry<NumberAndTemplate>>;
   /** (number, recipient) → last inbound time; only OPEN windows are kept (see below). */
   windows: Map<string, Entry<Date>>;
+  /** (number, recipient, with or without template) → blocked, and the marketing preference when a template was asked. */
+  recipients: Map<string, Entry<RecipientState>>;
 }
 
 /**
@@ -31,6 +33,9 @@ interface AccountEntries {
  * one connection (PgListener) and drops that account's entries. While that connection is down nothing is
  * cached (and everything is dropped when it comes back), so a lost notification cannot leave a stale entry;
  * the TTL is a second safety net. A read that was in flight when an invalidation arrived is not cached.
+ *
+ * The recipient's state (blocked on the number, marketing preference) is invalidated like the rest: triggers on
+ * `blocked_users` and `marketing_preferences` NOTIFY the same channel.
  *
  * The 24 h window: only an open window is cached, until it closes (or the TTL). Windows only ever move
  * forward (the worker keeps the latest inbound time), so an open window cannot close early; a closed or
@@ -64,17 +69,26 @@ export class SendContextCache implements OnModuleInit {
     const now = Date.now();
     const account = this.accounts.get(businessAccountId);
     const partKey = `${q.phoneNumberId}\u0000${q.templateName ?? ''}\u0000${q.templateLanguage ?? ''}`;
-    const windowKey = q.to === null ? null : `${q.phoneNumberId}\u0000${q.to}`;
-    const part = account?.parts.get(partKey);
-    if (part && part.expiresAt > now) {
-      if (windowKey === null) return { ...part.value, lastInboundAt: null };
-      const window = account!.windows.get(windowKey);
-      if (window && window.expiresAt > now) return { ...part.value, lastInboundAt: window.value };
-    }
+    const windowKey = q.window ? `${q.phoneNumberId}\u0000${q.recipient}` : null;
+    const fresh = <T>(entry: Entry<T> | undefined) => (entry && entry.expiresAt > now ? entry : undefined);
+    const part = fresh(account?.parts.get(partKey));
+    // The marketing preference is read only for a MARKETING template: the recipient's entry says whether it holds one.
+    const marketing = q.templateName !== null && (part === undefined || part.value.templateCategory === 'MARKETING');
+    const recipientKeyOf = (withMarketing: boolean) => `${q.phoneNumberId}\u0000${q.recipient}\u0000${withMarketing ? 'm' : ''}`;
+    const recipient = fresh(account?.recipients.get(recipientKeyOf(marketing)));
+    const window = windowKey === null ? undefined : fresh(account?.windows.get(windowKey));
+    if (part && recipient && (windowKey === null || window)) return { ...part.value, recipient: recipient.value, lastInboundAt: window?.value ?? null };
 
     const generation = this.generation;
-    const context = await this.repository.read(businessAccountId, q);
-    if (this.listening && generation === this.generation) this.store(businessAccountId, partKey, windowKey, context, Date.now());
+    // A new recipient of a cached number and template reads only its own part.
+    const [parts, own] = await Promise.all([
+      part ? part.value : this.repository.readParts(businessAccountId, q),
+      this.repository.readRecipient(businessAccountId, q, { marketing }),
+    ]);
+    const context: SendContext = { ...parts, ...own };
+    // Kept under the key the next send of this template will look for (read with the preference or not).
+    const recipientKey = recipientKeyOf(q.templateName !== null && context.templateCategory === 'MARKETING');
+    if (this.listening && generation === this.generation) this.store(businessAccountId, { partKey, windowKey, recipientKey }, context, Date.now());
     return context;
   }
 
@@ -83,7 +97,7 @@ export class SendContextCache implements OnModuleInit {
     this.generation++;
     const account = this.accounts.get(businessAccountId);
     if (!account) return;
-    this.size -= account.parts.size + account.windows.size;
+    this.size -= account.parts.size + account.windows.size + account.recipients.size;
     this.accounts.delete(businessAccountId);
   }
 
@@ -93,16 +107,19 @@ export class SendContextCache implements OnModuleInit {
     this.size = 0;
   }
 
-  private store(businessAccountId: string, partKey: string, windowKey: string | null, context: SendContext, now: number): void {
+  private store(businessAccountId: string, keys: { partKey: string; windowKey: string | null; recipientKey: string }, context: SendContext, now: number): void {
     if (this.size >= MAX_ENTRIES) this.clear();
     let account = this.accounts.get(businessAccountId);
     if (!account) {
-      account = { parts: new Map(), windows: new Map() };
+      account = { parts: new Map(), windows: new Map(), recipients: new Map() };
       this.accounts.set(businessAccountId, account);
     }
-    const { lastInboundAt, ...part } = context;
+    const { lastInboundAt, recipient, ...part } = context;
+    const { partKey, windowKey, recipientKey } = keys;
     if (!account.parts.has(partKey)) this.size++;
     account.parts.set(partKey, { value: part, expiresAt: now + SEND_CONTEXT_TTL_MS });
+    if (!account.recipients.has(recipientKey)) this.size++;
+    account.recipients.set(recipientKey, { value: recipient, expiresAt: now + SEND_CONTEXT_TTL_MS });
     if (windowKey !== null && lastInboundAt) {
       const closesAt = lastInboundAt.getTime() + WINDOW_MS;
       if (closesAt > now) {

@@ -17,7 +17,7 @@ import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService } from './idempotency.service.js';
-import { PreSendChecks } from './pre-send-checks.js';
+import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
 
 /** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
 export interface SendOutcome {
@@ -56,13 +56,11 @@ export class SendMessageService {
   }
 
   private async attempt(scope: ApiKeyScope, dto: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
-    if (!idempotencyKey) {
-      await this.checks.assertSendable(scope.businessAccountId, dto);
-      return this.deliver(scope, dto);
-    }
+    if (!idempotencyKey) return this.deliver(scope, dto, await this.checks.assertSendable(scope.businessAccountId, dto));
     const requestHash = IdempotencyService.fingerprint(dto);
+    let plan: SendPlan;
     try {
-      await this.checks.assertSendable(scope.businessAccountId, dto);
+      plan = await this.checks.assertSendable(scope.businessAccountId, dto);
     } catch (error) {
       // The checks run before the key is looked at (they are usually answered from memory); a refusal must still
       // give way to what an earlier request with this key decided: its replay, 422 for another body, or 409.
@@ -72,15 +70,17 @@ export class SendMessageService {
       }
       throw error;
     }
-    return this.deliver(scope, dto, { key: idempotencyKey, requestHash });
+    return this.deliver(scope, dto, plan, { key: idempotencyKey, requestHash });
   }
 
-  private async deliver(scope: ApiKeyScope, dto: SendMessageDto, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
+  private async deliver(scope: ApiKeyScope, dto: SendMessageDto, plan: SendPlan, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
     const pending = {
       apiKeyId: scope.apiKeyId,
       phoneNumberId: dto.phoneNumberId,
-      to: dto.to,
+      to: dto.to ?? null,
+      userId: dto.userId ?? null,
+      upstreamApi: plan.upstreamApi,
       type: dto.type,
       templateName: dto.type === 'template' ? dto.templateName! : null,
       templateLanguage: dto.type === 'template' ? dto.templateLanguage! : null,
@@ -102,7 +102,12 @@ export class SendMessageService {
     let outcome: SendOutcome | undefined;
     let completed = false;
     try {
-      const result = await this.upstream.sendMessage(token, dto.phoneNumberId, payloadOf(dto, message.id));
+      const payload = payloadOf(dto, message.id);
+      // MARKETING templates of an account onboarded to the Marketing Messages API go through it (PreSendChecks decides).
+      const result =
+        plan.upstreamApi === 'marketing_messages' && payload.type === 'template'
+          ? await this.upstream.sendMarketingMessage(token, dto.phoneNumberId, payload)
+          : await this.upstream.sendMessage(token, dto.phoneNumberId, payload);
       const now = new Date();
       // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
       // that was still pending is now exactly the stored one plus this write: no need to read it back.
@@ -172,7 +177,7 @@ function replayOf(earlier: { statusCode: number; body: unknown }): SendOutcome {
 }
 
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
-  const common = { to: dto.to, bizOpaqueCallbackData: callbackDataFor(messageId), ...(dto.context ? { context: { message_id: dto.context.message_id } } : {}) };
+  const common = { ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }), bizOpaqueCallbackData: callbackDataFor(messageId), ...(dto.context ? { context: { message_id: dto.context.message_id } } : {}) };
   switch (dto.type) {
     case 'template':
       return { ...common, type: 'template', template: { name: dto.templateName!, language: { code: dto.templateLanguage! }, components: dto.components as never } };

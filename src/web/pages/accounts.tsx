@@ -6,6 +6,7 @@ import { Link, navigate } from '../router';
 import { useAccount } from './account-layout';
 import { AccountHealthPanel } from './account-health';
 import { AccountStandingSection } from './account-standing';
+import { BlockedUsersSection, MarketingMessagesSection, MarketingPreferencesSection } from './account-users';
 
 export function AccountsPage() {
   const accounts = useLoad(() => api.get<BusinessAccount[]>('/business-accounts'), []);
@@ -114,6 +115,8 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
 
       <AccountStandingSection standing={account.standing} />
 
+      <MarketingMessagesSection state={account.marketingMessages} />
+
       <SyncSection
         id="numbers"
         title="Phone numbers"
@@ -209,6 +212,9 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
           </TableRegion>
         )}
       </SyncSection>
+
+      <BlockedUsersSection wabaId={wabaId} numbers={live} disabled={account.status === 'disconnected'} />
+      <MarketingPreferencesSection wabaId={wabaId} />
     </>
   );
 }

@@ -112,7 +112,7 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
                     <td>
                       <DateTime iso={m.createdAt} />
                     </td>
-                    <td className="mono">{m.to}</td>
+                    <td className="mono">{m.to ?? m.userId}</td>
                     <td>{contentSummary(m)}</td>
                     <td>
                       <StatusBadge status={m.status} />
@@ -155,7 +155,11 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
             </div>
             <div>
               <dt>Recipient</dt>
-              <dd className="mono">{m.to}</dd>
+              <dd className="mono">{m.to ?? m.userId}</dd>
+            </div>
+            <div>
+              <dt>Sent through</dt>
+              <dd>{m.upstreamApi === 'marketing_messages' ? 'Marketing Messages API' : 'Cloud API'}</dd>
             </div>
             <div>
               <dt>From number</dt>

@@ -405,3 +405,38 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
     expect(category).toMatchObject({ kind: 'template_status', eventType: 'template_category_update', title: 'Template parcel_update (en_GB) category: UTILITY → MARKETING' });
   });
 });
+
+describe('classify: user_preferences (marketing stops)', () => {
+  const preferences = (items: unknown[]) =>
+    payload({ id: WABA, changes: [{ field: 'user_preferences', value: { messaging_product: 'whatsapp', metadata, contacts: [{ wa_id: '16505551234', profile: { name: 'Ana' } }], user_preferences: items } }] });
+
+  it("turns each item into an account_update of the user, by wa_id and/or user_id, at Meta's time", () => {
+    const { drafts, anomalies } = classify(
+      preferences([
+        { wa_id: '16505551234', detail: 'User requested to stop marketing messages', category: 'marketing_messages', value: 'stop', timestamp: 1731705721 },
+        { user_id: 'US.13491208655302741918', category: 'marketing_messages', value: 'resume', timestamp: 1731705800 },
+      ]),
+    );
+    expect(anomalies).toEqual([]);
+    expect(drafts).toHaveLength(2);
+    expect(drafts[0]).toMatchObject({
+      wabaId: WABA,
+      phoneNumberId: PHONE,
+      eventType: 'user_preferences',
+      kind: 'account_update',
+      title: 'Marketing messages: stop (16505551234)',
+      recipient: '16505551234',
+      userId: null,
+      upstreamTimestamp: new Date(1731705721_000),
+      raw: { wa_id: '16505551234', value: 'stop', metadata },
+    });
+    expect(drafts[1]).toMatchObject({ title: 'Marketing messages: resume (US.13491208655302741918)', recipient: null, userId: 'US.13491208655302741918' });
+    expect(drafts[0]!.dedupeKey).not.toBe(drafts[1]!.dedupeKey);
+    // Meta's redelivery: the same keys.
+    expect(classify(preferences([{ wa_id: '16505551234', category: 'marketing_messages', value: 'stop', timestamp: 1731705721 }])).drafts[0]!.dedupeKey).toBe(drafts[0]!.dedupeKey);
+  });
+
+  it('keeps a user_preferences change without items as one event', () => {
+    expect(only(preferences([]))).toMatchObject({ eventType: 'user_preferences', kind: 'account_update', title: 'User preferences update' });
+  });
+});

@@ -103,6 +103,11 @@ function classifyEntry(entry: unknown, e: number, out: Classification): void {
     const statuses = Array.isArray(value.statuses) ? value.statuses : [];
     const messages = Array.isArray(value.messages) ? value.messages : [];
 
+    const preferences = field === 'user_preferences' && Array.isArray(value.user_preferences) ? value.user_preferences : [];
+    if (preferences.length > 0) {
+      for (const item of preferences) out.drafts.push(preferenceDraft(wabaId, phoneNumberId, item, metadata, entryTime));
+      return;
+    }
     if (statuses.length === 0 && messages.length === 0) {
       out.drafts.push(changeDraft(wabaId, entry.time, entryTime, field, change.value, phoneNumberId));
       if (field !== 'messages' && !TEMPLATE_FIELDS.has(field) && !ACCOUNT_TITLES[field]) out.anomalies.push(`unknown webhook field ${field}`);
@@ -248,6 +253,37 @@ function inboundTitleDetail(type: string, m: JsonRecord): string {
   return detail ? `: ${detail.slice(0, 80)}` : '';
 }
 
+/**
+ * One item of a `user_preferences` change: a user stopped or resumed a category of messages (`marketing_messages`),
+ * named by `wa_id` and/or `user_id` (BSUID). An account-level update of the user's preference: kind account_update.
+ */
+function preferenceDraft(wabaId: string, phoneNumberId: string | null, item: unknown, metadata: JsonRecord | undefined, entryTime: Date | null): EventDraft {
+  const p = isRecord(item) ? item : { item };
+  const recipient = str(p.wa_id) ?? null;
+  const userId = str(p.user_id) ?? null;
+  const value = str(p.value) ?? 'unknown';
+  const category = str(p.category) ?? 'unknown';
+  const who = recipient ?? userId ?? 'unknown user';
+  return {
+    wabaId,
+    phoneNumberId,
+    eventType: 'user_preferences',
+    kind: 'account_update',
+    title: `${category === 'marketing_messages' ? 'Marketing messages' : humanise(category)}: ${value} (${who})`,
+    status: null,
+    recipient,
+    userId,
+    messageId: null,
+    upstreamTimestamp: unixTime(p.timestamp) ?? entryTime,
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    raw: metadata ? { ...p, metadata } : p,
+    pricing: null,
+    dedupeKey: `user_preferences:${wabaId}:${recipient ?? ''}:${userId ?? ''}:${category}:${value}:${timeKey(p.timestamp)}`,
+  };
+}
+
 /** A change that is not a batch of statuses or messages: one event for the whole change. */
 function changeDraft(wabaId: string, time: unknown, entryTime: Date | null, field: string, value: unknown, phoneNumberId: string | null): EventDraft {
   const v = isRecord(value) ? value : {};
@@ -328,6 +364,7 @@ const ACCOUNT_TITLES: Record<string, (v: JsonRecord) => string> = {
     `Phone number name update: ${str(v.decision) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}${str(v.requested_verified_name) ? `: ${str(v.requested_verified_name)}` : ''}`,
   account_review_update: (v) => `Account review: ${str(v.decision) ?? 'unknown'}`,
   business_capability_update: () => 'Business capability update',
+  user_preferences: () => 'User preferences update',
   account_alerts: (v) => `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}${str(v.alert_status) ? ` (${str(v.alert_status)})` : ''}`,
 };
 

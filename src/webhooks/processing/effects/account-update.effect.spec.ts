@@ -1,4 +1,4 @@
-import { foldQualityUpdates, newestNameDecisions, standingChangesOf } from './account-update.effect.js';
+import { foldQualityUpdates, marketingOnboardingsOf, newestNameDecisions, preferenceChangesOf, standingChangesOf } from './account-update.effect.js';
 import type { EffectItem } from './event-effect.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
@@ -60,5 +60,24 @@ describe('account-level webhooks → changes', () => {
         item('phone_number_name_update', { display_phone_number: '447700900011', decision: 'APPROVED', requested_verified_name: 'Parcel Co' }, 2),
       ]),
     ).toEqual([{ wabaId: '310', displayDigits: '447700900011', nameStatus: 'APPROVED', verifiedName: 'Parcel Co', at: at(2) }]);
+  });
+});
+
+describe('user_preferences and Marketing Messages API webhooks → changes', () => {
+  it('records a marketing stop or resume once per address of the user, and nothing for other categories or values', () => {
+    const stop = { ...item('user_preferences', { category: 'marketing_messages', value: 'stop', detail: 'User requested to stop marketing messages' }, 5), recipient: '16505551234', userId: 'US.1349' };
+    expect(preferenceChangesOf(stop)).toEqual([
+      { wabaId: '310', user: '16505551234', value: 'stop', source: 'user_preferences', detail: 'User requested to stop marketing messages', at: at(5) },
+      { wabaId: '310', user: 'US.1349', value: 'stop', source: 'user_preferences', detail: 'User requested to stop marketing messages', at: at(5) },
+    ]);
+    expect(preferenceChangesOf({ ...stop, raw: { category: 'marketing_messages', value: 'resume' } }).map((c) => c.value)).toEqual(['resume', 'resume']);
+    expect(preferenceChangesOf({ ...stop, raw: { category: 'other_messages', value: 'stop' } })).toEqual([]);
+    expect(preferenceChangesOf({ ...stop, raw: { category: 'marketing_messages', value: 'pause' } })).toEqual([]);
+    expect(preferenceChangesOf({ ...stop, eventType: 'account_update' })).toEqual([]);
+  });
+
+  it("onboards the webhook's own account on MM_LITE_TERMS_SIGNED (never the payload's waba_info.waba_id)", () => {
+    const signed = item('account_update', { event: 'MM_LITE_TERMS_SIGNED', waba_info: { waba_id: '999', owner_business_id: '1' } }, 7);
+    expect(marketingOnboardingsOf([signed, item('account_update', { event: 'ACCOUNT_UPDATE' })])).toEqual([{ wabaId: '310', at: at(7) }]);
   });
 });

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BusinessAccountsRepository, type LockedStanding } from '../../../accounts/business-accounts/business-accounts.repository.js';
 import { PhoneNumbersRepository, type NumberNameDecision, type NumberQualityUpdate } from '../../../accounts/phone-numbers/phone-numbers.repository.js';
 import { standingAfter, type Restriction, type StandingChange } from '../../../accounts/standing/account-standing.js';
+import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../../accounts/users/marketing-preferences.repository.js';
 import { APP_LOGGER, type AppLogger } from '../../../core/logging/app-logger.js';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { isRecord, type JsonRecord } from '../classify.js';
@@ -17,6 +18,10 @@ const STANDING_FIELDS = new Set(['account_update', 'account_alerts']);
  *   account written once. A DISABLE ban or a restriction in force refuses sends before any upstream call.
  * - `phone_number_quality_update`: the number's messaging limit, FLAGGED/UNFLAGGED status and quality rating.
  * - `phone_number_name_update`: the number's name status (and verified name once approved).
+ * - `user_preferences`: the user's marketing preference (stop/resume), per business account, by phone and by user id.
+ * - `account_update` MM_LITE_TERMS_SIGNED: the account is onboarded to the Marketing Messages API (its MARKETING
+ *   templates go to /marketing_messages from now on). The account is the webhook's own (entry id), never the
+ *   `waba_info.waba_id` of the payload, so a payload cannot name another tenant's account.
  * Numbers are named by their display number in these webhooks. Everything else (account reviews, capability
  * updates, unknown fields) is stored and logged only. Every one is also logged, so operators see them in the
  * worker's log as well as in the console.
@@ -26,6 +31,7 @@ export class AccountUpdateEffect implements EventEffect {
   constructor(
     private readonly accounts: BusinessAccountsRepository,
     private readonly numbers: PhoneNumbersRepository,
+    private readonly preferences: MarketingPreferencesRepository,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
@@ -62,6 +68,8 @@ export class AccountUpdateEffect implements EventEffect {
     await this.accounts.writeStandings(tx, [...changed]);
     await this.numbers.applyQualityUpdates(tx, foldQualityUpdates(inOrder));
     await this.numbers.applyNameDecisions(tx, newestNameDecisions(inOrder));
+    await this.preferences.record(tx, inOrder.flatMap(preferenceChangesOf));
+    await this.accounts.markMarketingMessagesOnboarded(tx, marketingOnboardingsOf(inOrder));
   }
 }
 
@@ -75,6 +83,24 @@ function* numberItems(items: EffectItem[], eventType: string): Generator<{ item:
     const displayDigits = (text(v.display_phone_number) ?? '').replace(/\D/g, '');
     if (displayDigits) yield { item, v, displayDigits };
   }
+}
+
+/** A user_preferences item's marketing preference, once per address it names (phone digits, BSUID); none for other categories. */
+export function preferenceChangesOf(item: Pick<EffectItem, 'eventType' | 'wabaId' | 'recipient' | 'userId' | 'raw' | 'upstreamTimestamp' | 'createdAt'>): MarketingPreferenceChange[] {
+  if (item.eventType !== 'user_preferences') return [];
+  const v = isRecord(item.raw) ? item.raw : {};
+  const value = text(v.value);
+  if (text(v.category) !== 'marketing_messages' || (value !== 'stop' && value !== 'resume')) return [];
+  return [item.recipient, item.userId]
+    .filter((u): u is string => u !== null)
+    .map((user) => ({ wabaId: item.wabaId, user, value, source: 'user_preferences' as const, detail: text(v.detail), at: timeOf(item) }));
+}
+
+/** The accounts that signed the Marketing Messages API terms (account_update MM_LITE_TERMS_SIGNED), with Meta's time. */
+export function marketingOnboardingsOf(items: EffectItem[]): { wabaId: string; at: Date }[] {
+  return items
+    .filter((i) => i.eventType === 'account_update' && isRecord(i.raw) && i.raw.event === 'MM_LITE_TERMS_SIGNED')
+    .map((i) => ({ wabaId: i.wabaId, at: timeOf(i) }));
 }
 
 /** What an account_update or account_alerts webhook changes in the account's standing (Meta's shapes). */

@@ -1,25 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../../../core/prisma/sql.js';
-import { ConversationWindowsRepository } from '../../../messages/conversation-windows.repository.js';
+import { ConversationWindowsRepository, type InboundContact } from '../../../messages/conversation-windows.repository.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
-/** A customer's message opens (or renews) the 24 h customer service window of (business number, customer). */
+/**
+ * A customer's message opens (or renews) the 24 h customer service window of (business number, customer), for
+ * each way the customer can be addressed: the phone number (`from`) and the business-scoped user id (`user_id`),
+ * so a reply may go to either (`to` or `userId`). A user with a username may come with the user id only.
+ */
 @Injectable()
 export class InboundMessageEffect implements EventEffect {
   constructor(private readonly windows: ConversationWindowsRepository) {}
 
   appliesTo(item: EffectItem): boolean {
-    return item.kind === 'inbound_message' && item.phoneNumberId !== null && item.recipient !== null;
+    return item.kind === 'inbound_message' && item.phoneNumberId !== null && (item.recipient !== null || item.userId !== null);
   }
 
   prepare<T extends EffectItem>(tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
-    return Promise.resolve(
-      readyAll((owned) =>
-        this.windows.openOrRenew(
-          tx,
-          owned.map((e) => ({ phoneNumberId: e.phoneNumberId!, recipient: e.recipient!, wabaId: e.wabaId, at: e.upstreamTimestamp ?? e.createdAt ?? new Date() })),
-        ),
-      ),
-    );
+    return Promise.resolve(readyAll((owned) => this.windows.openOrRenew(tx, owned.flatMap(windowsOf))));
   }
+}
+
+/** The windows an inbound message opens: one per address of its sender. */
+export function windowsOf(e: Pick<EffectItem, 'phoneNumberId' | 'recipient' | 'userId' | 'wabaId' | 'upstreamTimestamp' | 'createdAt'>): InboundContact[] {
+  const at = e.upstreamTimestamp ?? e.createdAt ?? new Date();
+  return [e.recipient, e.userId].filter((r): r is string => r !== null).map((recipient) => ({ phoneNumberId: e.phoneNumberId!, recipient, wabaId: e.wabaId, at }));
 }

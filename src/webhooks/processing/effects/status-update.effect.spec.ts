@@ -1,4 +1,4 @@
-import { statusChanges, type LockedMessage } from './status-update.effect.js';
+import { marketingStopsOf, statusChanges, type LockedMessage } from './status-update.effect.js';
 
 const t = (s: number) => new Date(1767182400_000 + s * 1000);
 const message = (over: Partial<LockedMessage> = {}): LockedMessage => ({
@@ -77,5 +77,21 @@ describe('statusChanges', () => {
     expect(statusChanges(message(), { ...event('sent', 0), pricing })).toEqual({ pricingModel: 'PMP', pricingCategory: 'marketing', pricingType: 'regular', pricingBillable: true });
     const priced = message({ status: 'read', readAt: t(2), deliveredAt: t(1) });
     expect(statusChanges({ ...priced, pricingCategory: 'marketing', pricingType: 'regular', pricingModel: 'PMP' }, { ...event('delivered', 1), pricing: { ...pricing, category: 'utility' } })).toEqual({});
+  });
+});
+
+describe('marketingStopsOf', () => {
+  const failedStatus = (code: number) => ({ ...event('failed', 3, { code, title: 'This recipient has chosen to stop receiving marketing messages', detail: 'stopped' }), wabaId: '310', recipient: '447700900123', userId: 'US.1349' });
+
+  it("records Meta's 131050 failure as a stop of the user, by phone and by user id, at the status's time", () => {
+    expect(marketingStopsOf(failedStatus(131050))).toEqual([
+      { wabaId: '310', user: '447700900123', value: 'stop', source: 'error_131050', detail: 'This recipient has chosen to stop receiving marketing messages', at: t(3) },
+      { wabaId: '310', user: 'US.1349', value: 'stop', source: 'error_131050', detail: 'This recipient has chosen to stop receiving marketing messages', at: t(3) },
+    ]);
+  });
+
+  it('ignores other failures and other statuses', () => {
+    expect(marketingStopsOf(failedStatus(131047))).toEqual([]);
+    expect(marketingStopsOf({ ...failedStatus(131050), status: 'delivered' })).toEqual([]);
   });
 });

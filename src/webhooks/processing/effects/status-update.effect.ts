@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../../accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
@@ -35,7 +36,10 @@ export interface StatusPlan<T extends StatusItem> {
  */
 @Injectable()
 export class StatusUpdateEffect implements EventEffect {
-  constructor(private readonly messages: MessagesRepository) {}
+  constructor(
+    private readonly messages: MessagesRepository,
+    private readonly preferences: MarketingPreferencesRepository,
+  ) {}
 
   appliesTo(item: Pick<EffectItem, 'kind' | 'messageId' | 'status'>): boolean {
     return item.kind === 'status_update' && item.messageId !== null && item.status !== null && isDeliveryStatus(item.status);
@@ -82,6 +86,8 @@ export class StatusUpdateEffect implements EventEffect {
 
   /** Applies `owned` (statuses of the plan this transaction owns), in order, and writes each changed message once. */
   private async writeStatuses<T extends StatusItem>(tx: Tx, plan: StatusPlan<T>, owned: T[]): Promise<void> {
+    // Meta's 131050: the user stopped marketing messages; the next marketing templates are refused before Meta.
+    await this.preferences.record(tx, owned.flatMap(marketingStopsOf));
     const changed = new Set<Candidate>();
     for (const item of owned) {
       const message = plan.target.get(item)!;
@@ -142,6 +148,18 @@ export function statusChanges(
     }
   }
   return data;
+}
+
+/** Meta's code for a marketing message the user stopped (a failed status). */
+export const MARKETING_STOPPED = 131050;
+
+/** A 131050 failure records the user's stop, once per address the status names (phone digits, BSUID). */
+export function marketingStopsOf(item: Pick<StatusItem, 'status' | 'errorCode' | 'errorTitle' | 'wabaId' | 'recipient' | 'userId' | 'upstreamTimestamp' | 'createdAt'>): MarketingPreferenceChange[] {
+  if (item.status !== 'failed' || item.errorCode !== MARKETING_STOPPED) return [];
+  const at = item.upstreamTimestamp ?? item.createdAt ?? new Date();
+  return [item.recipient, item.userId]
+    .filter((u): u is string => u !== null)
+    .map((user) => ({ wabaId: item.wabaId, user, value: 'stop' as const, source: 'error_131050' as const, detail: item.errorTitle, at }));
 }
 
 function callbackMessageId(raw: unknown): number | null {
