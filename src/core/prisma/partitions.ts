@@ -11,8 +11,11 @@ export type PartitionedTable = 'events' | 'webhook_deliveries';
 export const WEEK_MS = 7 * 24 * 3600_000;
 /** How far ahead partitions are kept (the maintenance task runs hourly, so weeks of slack if it stops). */
 export const PARTITION_WEEKS_AHEAD = 4;
-/** A detach waits at most this long for the parent's lock; past it the drop is left to the next pass. */
-const DROP_LOCK_TIMEOUT = '1s';
+/**
+ * A detach waits at most this long for the parent's lock; past it the drop is left to the next pass. While it waits,
+ * the inserts and reads that come after it wait behind it (PostgreSQL's lock queue): this bounds that stall.
+ */
+const DROP_LOCK_TIMEOUT = '200ms';
 
 export interface Partition {
   name: string;
@@ -51,7 +54,7 @@ export async function partitionsOf(db: pg.Pool | pg.PoolClient, table: Partition
  * Detaches and drops one partition in one transaction, after `before` (in the same transaction) has dealt with its
  * rows (counts, rows to keep). No scan of the dropped rows, no DELETE: the catalogue changes and the files go. The
  * detach needs the parent's ACCESS EXCLUSIVE lock for a moment; it waits at most DROP_LOCK_TIMEOUT for it (a long
- * reader holding the parent), so the live partition is never held up for longer. Returns false when the lock was
+ * reader holding the parent), so the live partition is never held up for longer than that. Returns false when the lock was
  * not had in time (the next pass tries again).
  */
 export async function dropPartition(pool: pg.Pool, table: PartitionedTable, partition: Partition, before: (client: pg.PoolClient) => Promise<void>): Promise<boolean> {
