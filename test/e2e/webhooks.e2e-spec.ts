@@ -728,7 +728,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     });
     const now = unixNow();
     // Meta's maximum: 1000 updates in one POST.
-    const statuses = messages.flatMap((m) => [status(m.upstreamMessageId!, 'delivered', now + 1, m.to), status(m.upstreamMessageId!, 'read', now + 2, m.to)]);
+    const statuses = messages.flatMap((m) => [status(m.upstreamMessageId!, 'delivered', now + 1, m.to!), status(m.upstreamMessageId!, 'read', now + 2, m.to!)]);
 
     // Statuses are applied in chunks, each in its own transaction. Holding a lock on a message of the third
     // chunk stops the worker there, deterministically part-way: two chunks committed, the third in progress.
