@@ -10,6 +10,7 @@ import { MessageDetails } from './query/message-details.service.js';
 import { EventsRepository } from '../webhooks/events/events.repository.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { EventsFeedModule } from '../webhooks/events/events-feed.module.js';
+import { FeedActivity } from './feed/feed-activity.js';
 import { MessagesFeedCursors } from './feed/messages-feed-cursors.js';
 import { InboundMediaController } from './inbound-media/inbound-media.controller.js';
 import { InboundMediaDownloads } from './inbound-media/inbound-media-downloads.js';
@@ -44,6 +45,7 @@ import { SendMessageService } from './send/send-message.service.js';
     RateLimitGuard,
     MessagesList,
     MessagesFeedCursors,
+    FeedActivity,
     InboundMediaLinks,
     InboundMediaDownloads,
   ],

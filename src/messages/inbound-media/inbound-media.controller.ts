@@ -4,7 +4,6 @@ import type { Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { Public } from '../../auth/auth.decorators.js';
 import { RawResponse } from '../../core/http/envelope.interceptor.js';
-import { ApiErrors } from '../../core/http/openapi.js';
 import { INBOUND_MEDIA_PATH } from './inbound-media-links.js';
 import { InboundMediaDownloads } from './inbound-media-downloads.js';
 
@@ -28,13 +27,11 @@ export class InboundMediaController {
   @ApiParam({ name: 'token', description: 'The signed part of `media.url`' })
   @ApiProduces('application/octet-stream')
   @ApiOkResponse({ description: 'The file (not in the envelope), with its content type; Content-Length when the upstream gives it', schema: { type: 'string', format: 'binary' } })
-  @ApiErrors({
-    404: 'Media link not found (malformed, altered or forged; or the message is gone), or the upstream platform no longer has the media (the message names it)',
-    410: 'Media link expired: read the message again for a fresh link',
-    429: "Too many downloads of the business account at once (Retry-After)",
-    424: "The upstream platform rejected the business account's credential or blocked the account",
-    502: 'Upstream platform unavailable or timed out',
-  })
+  @ApiResponse({ status: 404, description: 'Media link not found (malformed, altered or forged; or the message is gone), or the upstream platform no longer has the media (the message names it)' })
+  @ApiResponse({ status: 410, description: 'Media link expired: read the message again for a fresh link' })
+  @ApiResponse({ status: 429, description: 'Too many downloads of the business account at once (Retry-After)' })
+  @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account" })
+  @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out' })
   async download(@Param('token') token: string, @Res() res: Response): Promise<void> {
     const file = await this.downloads.open(token);
     res.status(200).setHeader('Content-Type', file.contentType);

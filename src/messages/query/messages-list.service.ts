@@ -5,6 +5,7 @@ import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.j
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { FeedWaiters } from '../../webhooks/events/feed-waiters.js';
 import type { ListMessagesQuery } from '../dto/list-messages.query.js';
+import { FeedActivity } from '../feed/feed-activity.js';
 import { MessagesFeedCursors } from '../feed/messages-feed-cursors.js';
 import type { MessagesFeedView } from '../feed/messages-feed.view.js';
 import { InboundMediaLinks } from '../inbound-media/inbound-media-links.js';
@@ -22,7 +23,8 @@ export interface ListScope {
  * the feed (oldest first by the transaction that created or last changed each message, `nextCursor`, optional
  * long poll). Long polls wait in the process's FeedWaiters (woken by `events_feed` notifications, keyed by the
  * wabaId), behind a per-account share of MESSAGES_FEED_WAITERS_PER_ACCOUNT slots: one account cannot take every
- * waiting slot of the process.
+ * waiting slot of the process. FeedWaiters' once-a-second safety recheck reads nothing while the account has had no
+ * notification since its last empty read (FeedActivity).
  */
 @Injectable()
 export class MessagesList {
@@ -33,6 +35,7 @@ export class MessagesList {
     private readonly cursors: MessagesFeedCursors,
     private readonly waiters: FeedWaiters,
     private readonly links: InboundMediaLinks,
+    private readonly activity: FeedActivity,
     config: AppConfig,
   ) {
     this.slots = new PerKeySlots(config.messagesFeedWaitersPerAccount);
@@ -59,9 +62,14 @@ export class MessagesList {
       const release = this.slots.take(scope.businessAccountId);
       if (!release) throw new TooManyAttempts(`Too many long polls of this business account are waiting (at most ${this.slots.limit} per server); try again shortly`, 1);
       page = { rows: [], beyond: undefined };
+      // The account's activity mark when the last empty, final read began: unchanged means nothing to read.
+      let quietSince: string | undefined;
       try {
         await this.waiters.wait(scope.wabaId, query.wait * 1000, gone, async () => {
+          const mark = this.activity.mark(scope.wabaId);
+          if (mark !== undefined && mark === quietSince) return { found: false };
           page = await read();
+          quietSince = page.rows.length === 0 && page.beyond === undefined ? mark : undefined;
           return { found: page.rows.length > 0, beyond: page.beyond };
         });
       } finally {
