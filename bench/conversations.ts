@@ -10,6 +10,8 @@
 // 3. ingest: single-status deliveries at saturation (the `npm run bench` ingest row's shape) with the messages
 //    triggers of this issue on and off (same run, same machine, alternating), and customers' messages at
 //    saturation (each stored as an event and an inbound message row).
+// 4. triggers: the row trigger's cost in PostgreSQL alone, one UPDATE of 20,000 messages on and off
+//    (BENCH_CONV_ONLY=triggers runs this alone).
 //
 //   npm run bench:conversations   (env above, BENCH_CONV_INGEST=6000 deliveries per ingest phase)
 import http from 'node:http';
@@ -208,6 +210,40 @@ async function setTriggers(stack: Stack, on: boolean): Promise<void> {
   for (const t of TRIGGERS) await stack.db.query(`ALTER TABLE messages ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${t}`);
 }
 
+/**
+ * The row trigger's own cost on the status write, in PostgreSQL alone: one UPDATE of ROWS messages' status and
+ * pricing (every row's followed columns change, so the trigger fires for each), triggers on and off in turn.
+ */
+async function triggerCost(stack: Stack, t: Tenant) {
+  const ROWS = 20_000;
+  const tag = `convtc${stack.runId}`;
+  await stack.db.query(
+    `INSERT INTO messages (business_account_id, phone_number_id, "to", type, status, upstream_message_id, updated_at)
+     SELECT $1::uuid, $2, '4477' || lpad(i::text, 8, '0'), 'text', 'sent', $3 || i, now() FROM generate_series(1, $4::int) AS i`,
+    [t.businessAccountId, t.phoneNumberId, `wamid.${tag}.`, ROWS],
+  );
+  const ms: Record<'on' | 'off', number[]> = { on: [], off: [] };
+  let status = 'delivered';
+  for (let round = 0; round < 6; round++) {
+    const on = round % 2 === 0;
+    await setTriggers(stack, on);
+    status = status === 'delivered' ? 'read' : 'delivered';
+    const t0 = performance.now();
+    await stack.db.query(`UPDATE messages SET status = $2, pricing_category = $3, updated_at = now() WHERE business_account_id = $1 AND upstream_message_id LIKE $4`, [
+      t.businessAccountId,
+      status,
+      `c${round}`,
+      `wamid.${tag}.%`,
+    ]);
+    ms[on ? 'on' : 'off'].push(performance.now() - t0);
+  }
+  await setTriggers(stack, true);
+  const best = { on: Math.min(...ms.on), off: Math.min(...ms.off) };
+  const perRowUs = ((best.on - best.off) * 1000) / ROWS;
+  log(`trigger cost: UPDATE of ${ROWS} rows best of 3: ${fmt(best.on)} ms with the triggers, ${fmt(best.off)} ms without: ${fmt(perRowUs, 2)} µs per row`);
+  return { rows: ROWS, ms, best, perRowUs };
+}
+
 async function inboundIngest(stack: Stack, t: Tenant) {
   const tag = `convii${stack.runId}`;
   const { deliveries } = inboundDeliveries(stack, t, tag, INGEST);
@@ -231,20 +267,26 @@ await runBench({ name: 'conversations', apis: 1, limitMs: 900_000 }, async (stac
   const m = machine();
   printMachine(m);
   const tenants: Tenant[] = [];
-  for (let i = 0; i < Math.max(2, ACCOUNTS); i++) tenants.push(await stack.onboard(`-${i}`));
+  const accounts = process.env.BENCH_CONV_ONLY === 'triggers' ? 1 : Math.max(2, ACCOUNTS);
+  for (let i = 0; i < accounts; i++) tenants.push(await stack.onboard(`-${i}`));
   log(`${tenants.length} accounts onboarded`);
 
+  if (process.env.BENCH_CONV_ONLY === 'triggers') {
+    writeResult('conversations-triggers', { machine: m, triggers: await triggerCost(stack, tenants[0]!) });
+    return;
+  }
   const wake = await wakePhase(stack, tenants[0]!, tenants[1]!);
   const idle = await idlePhase(stack, tenants);
 
   const ingest: Record<string, { ackedPerSecond: number; processedPerSecond: number | null; exact: boolean }[]> = { on: [], off: [] };
-  for (const on of [true, false, true, false]) {
+  for (const [round, on] of [true, false, true, false].entries()) {
     await setTriggers(stack, on);
-    const r = await ingestPhase(stack, tenants[2 % tenants.length]!, { label: `statuses triggers ${on ? 'on' : 'off'}`, deliveries: INGEST, perDelivery: 1, connections: 64, urls: stack.apiUrls, processLimitMs: 120_000 });
+    const r = await ingestPhase(stack, tenants[2 % tenants.length]!, { label: `statuses triggers ${on ? 'on' : 'off'} ${round + 1}`, deliveries: INGEST, perDelivery: 1, connections: 64, urls: stack.apiUrls, processLimitMs: 120_000 });
     ingest[on ? 'on' : 'off']!.push({ ackedPerSecond: r.ackedPerSecond, processedPerSecond: r.processedPerSecond, exact: r.exact });
   }
   await setTriggers(stack, true);
   const inbound = await inboundIngest(stack, tenants[3 % tenants.length]!);
+  const triggers = await triggerCost(stack, tenants[4 % tenants.length]!);
 
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const acked = { on: mean(ingest.on!.map((r) => r.ackedPerSecond)), off: mean(ingest.off!.map((r) => r.ackedPerSecond)) };
@@ -259,5 +301,5 @@ await runBench({ name: 'conversations', apis: 1, limitMs: 900_000 }, async (stac
     check('status ingest with the messages triggers vs without (acked/s, same run)', '≥ 90 %', `${fmt(acked.on, 0)} vs ${fmt(acked.off, 0)} (${fmt((100 * acked.on) / acked.off)} %)`, acked.on >= 0.9 * acked.off),
     check('status ingest processed end to end, triggers on vs off', '≥ 90 %', `${fmt(processed.on, 0)} vs ${fmt(processed.off, 0)} events/s (${fmt((100 * processed.on) / processed.off)} %)`, processed.on >= 0.9 * processed.off),
   ];
-  writeResult('conversations', { machine: m, config: { RATE, INBOUND_RATE, LOAD_S, POLLERS, IDLE_POLLS, ACCOUNTS, IDLE_S, INGEST }, wake, idle, ingest, inbound, checks });
+  writeResult('conversations', { machine: m, config: { RATE, INBOUND_RATE, LOAD_S, POLLERS, IDLE_POLLS, ACCOUNTS, IDLE_S, INGEST }, wake, idle, ingest, inbound, triggers, checks });
 });

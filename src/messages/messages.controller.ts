@@ -83,7 +83,10 @@ export class MessagesController {
       'Pages (`page`, `limit`, filters): newest first, with a total counted in the same snapshot. Feed (`after`, `limit`, optional `wait`): every message created ' +
       'or changed (status, error, pricing) after the cursor, oldest first, each in its current state, with `nextCursor`; start with `after=0` and pass each ' +
       '`nextCursor` back: nothing is skipped and nothing repeats, even under concurrent writers. With `wait` (seconds, up to 30) an empty feed waits for ' +
-      'the next change (a new inbound message, a status). Filters apply to both forms. Inbound media messages carry `media.url`, a signed link to the bytes.',
+      'the next change (a new inbound message, a status). Filters apply to both forms. Inbound media messages carry `media.url`, a signed link to the bytes.\n\n' +
+      'Following the feed:\n\n' +
+      '```\ncurl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=0&limit=100"\n' +
+      'curl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=$NEXT_CURSOR&wait=25"\n```',
   })
   @ApiPage(MessageListItemView, {
     or: MessagesFeedView,

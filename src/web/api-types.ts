@@ -360,6 +360,13 @@ export interface paths {
         /**
          * Messages of the key's business account, sent and received: pages newest first, or the feed (after=cursor) oldest first
          * @description Pages (`page`, `limit`, filters): newest first, with a total counted in the same snapshot. Feed (`after`, `limit`, optional `wait`): every message created or changed (status, error, pricing) after the cursor, oldest first, each in its current state, with `nextCursor`; start with `after=0` and pass each `nextCursor` back: nothing is skipped and nothing repeats, even under concurrent writers. With `wait` (seconds, up to 30) an empty feed waits for the next change (a new inbound message, a status). Filters apply to both forms. Inbound media messages carry `media.url`, a signed link to the bytes.
+         *
+         *     Following the feed:
+         *
+         *     ```
+         *     curl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=0&limit=100"
+         *     curl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=$NEXT_CURSOR&wait=25"
+         *     ```
          */
         get: operations["listMessages"];
         put?: never;
@@ -469,6 +476,11 @@ export interface paths {
         /**
          * The file of an inbound media message, by the signed link in the message's `media.url` (no key headers)
          * @description Streamed from the upstream platform; its token and URL never reach the caller. The link expires minutes after it was given (MEDIA_LINK_TTL_SECONDS).
+         *
+         *     ```
+         *     URL=$(curl -s -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" https://api.example.com/messages/4294967311 | jq -r .data.media.url)
+         *     curl -o photo.jpg "$URL"
+         *     ```
          */
         get: operations["downloadInboundMedia"];
         put?: never;

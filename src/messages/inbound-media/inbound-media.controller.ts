@@ -22,7 +22,10 @@ export class InboundMediaController {
   @ApiOperation({
     operationId: 'downloadInboundMedia',
     summary: "The file of an inbound media message, by the signed link in the message's `media.url` (no key headers)",
-    description: 'Streamed from the upstream platform; its token and URL never reach the caller. The link expires minutes after it was given (MEDIA_LINK_TTL_SECONDS).',
+    description:
+      'Streamed from the upstream platform; its token and URL never reach the caller. The link expires minutes after it was given (MEDIA_LINK_TTL_SECONDS).\n\n' +
+      '```\nURL=$(curl -s -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" https://api.example.com/messages/4294967311 | jq -r .data.media.url)\n' +
+      'curl -o photo.jpg "$URL"\n```',
   })
   @ApiParam({ name: 'token', description: 'The signed part of `media.url`' })
   @ApiProduces('application/octet-stream')
