@@ -24,7 +24,12 @@ export class MessageView {
   @ApiProperty({ nullable: true, type: String, example: null, description: "Inbound: the customer's number (E.164 digits), or null when Meta gives only the business-scoped user id (a user with a username)" })
   from: string | null;
   @ApiProperty({ nullable: true, type: String, example: null, description: "Inbound: the customer's business-scoped user id (BSUID), when Meta gives one" }) userId: string | null;
-  @ApiProperty({ enum: MESSAGE_TYPES }) type: string;
+  @ApiProperty({
+    type: String,
+    example: 'template',
+    description: `Outbound: one of ${MESSAGE_TYPES.join(', ')}. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …`,
+  })
+  type: string;
   @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed', 'received'], example: 'sent', description: '`received` for inbound messages' }) status: string;
   @ApiProperty({ nullable: true, type: String, example: 'parcel_update', description: 'Template messages only' }) templateName: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'en_GB', description: 'Template messages only' }) templateLanguage: string | null;

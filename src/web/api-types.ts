@@ -1600,8 +1600,11 @@ export interface components {
              * @example null
              */
             userId: string | null;
-            /** @enum {string} */
-            type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
+            /**
+             * @description Outbound: one of template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …
+             * @example template
+             */
+            type: string;
             /**
              * @description `received` for inbound messages
              * @example sent
@@ -1692,8 +1695,11 @@ export interface components {
              * @example null
              */
             userId: string | null;
-            /** @enum {string} */
-            type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
+            /**
+             * @description Outbound: one of template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …
+             * @example template
+             */
+            type: string;
             /**
              * @description `received` for inbound messages
              * @example sent
@@ -1894,8 +1900,11 @@ export interface components {
              * @example null
              */
             userId: string | null;
-            /** @enum {string} */
-            type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
+            /**
+             * @description Outbound: one of template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …
+             * @example template
+             */
+            type: string;
             /**
              * @description `received` for inbound messages
              * @example sent
