@@ -3,7 +3,8 @@ import pg from 'pg';
 import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
 import type { FeedPosition } from '../../src/webhooks/events/feed-cursor.js';
 import { MessagesRepository, type InboundMessageRow, type StatusCandidate } from '../../src/messages/messages.repository.js';
-import { eventually, insertSendScope, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
+import { EventsRepository } from '../../src/webhooks/events/events.repository.js';
+import { eventRow, eventually, insertDelivery, insertSendScope, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 jest.setTimeout(120_000);
 
@@ -155,6 +156,34 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     for (const [id, status] of finals) expect(stored.get(id)).toBe(status);
     const keys = order.map((k) => k.split(':').map(BigInt) as [bigint, bigint]);
     for (let i = 1; i < keys.length; i++) expect(keys[i]![0] > keys[i - 1]![0] || (keys[i]![0] === keys[i - 1]![0] && keys[i]![1] > keys[i - 1]![1])).toBe(true);
+  });
+
+  it('reads a message and its status history in one snapshot: a status committed between the two reads shows in neither', async () => {
+    const scope = await insertSendScope(t.prisma);
+    const events = new EventsRepository(t.prisma);
+    const sent = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
+    const w = wamid();
+    await t.repo.markSent(scope.businessAccountId, sent.id, w, new Date());
+    const deliveryId = (await insertDelivery(t.prisma, { wabaIds: [scope.wabaId] })).id;
+    // The worker's transaction: the `delivered` event and the message's new status together.
+    const deliver = () =>
+      uow().run(async (tx) => {
+        await events.insert(tx, [eventRow(deliveryId, scope.wabaId, { messageId: w, processed: true })]);
+        const [locked] = await t.repo.lockForStatuses(tx, [w], []);
+        await t.repo.writeStatuses(tx, [{ ...locked!, status: 'delivered', deliveredAt: new Date() }]);
+      });
+    const read = await uow().snapshot(async (tx) => {
+      const message = await t.repo.findOne(scope.businessAccountId, sent.id, tx);
+      await deliver(); // commits between the two reads
+      const history = await events.statusHistory(scope.wabaId, w, message!.createdAt, tx);
+      return { status: message!.status, history: history.map((h) => h.status) };
+    });
+    expect(read).toEqual({ status: 'sent', history: [] });
+    const after = await uow().snapshot(async (tx) => ({
+      status: (await t.repo.findOne(scope.businessAccountId, sent.id, tx))!.status,
+      history: (await events.statusHistory(scope.wabaId, w, undefined, tx)).map((h) => h.status),
+    }));
+    expect(after).toEqual({ status: 'delivered', history: ['delivered'] });
   });
 
   it('reads a page and its total in one snapshot, and finds a message only in its own account', async () => {
