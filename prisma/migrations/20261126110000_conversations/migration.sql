@@ -1,6 +1,8 @@
 -- Conversations for customer backends (issue 26): inbound messages are messages, and a feed over messages.
--- Idempotent (IF NOT EXISTS, DROP NOT NULL): issue 28 (sending to user ids) adds `user_id` and makes `to`
--- nullable too; whichever migration runs second finds them there.
+-- Idempotent (IF NOT EXISTS, DROP NOT NULL): issue 28 (20261126100000_meta_2026_round_two: sends to user ids) adds
+-- `user_id` and makes `to` nullable too, with a plain ADD COLUMN; this one is named after it so that it runs second
+-- and finds them there (`user_id` is the customer's business-scoped user id either way: the recipient of a send,
+-- the sender of an inbound message).
 
 -- Inbound rows: direction 'inbound', status 'received', the sender in `from` (null when Meta gives only the
 -- business-scoped user id) and `user_id`; they have no `to`.
@@ -8,6 +10,11 @@ ALTER TABLE "messages" ADD COLUMN IF NOT EXISTS "direction" TEXT NOT NULL DEFAUL
 ALTER TABLE "messages" ADD COLUMN IF NOT EXISTS "from" TEXT;
 ALTER TABLE "messages" ADD COLUMN IF NOT EXISTS "user_id" TEXT;
 ALTER TABLE "messages" ALTER COLUMN "to" DROP NOT NULL;
+
+-- Issue 28's "exactly one recipient" (`to` or `user_id`) is a rule of sends: an inbound message has no `to`, and a
+-- `user_id` only when Meta gives one. Replaced (or made, when issue 28's migration is absent) for outbound rows only.
+ALTER TABLE "messages" DROP CONSTRAINT IF EXISTS "messages_one_recipient";
+ALTER TABLE "messages" ADD CONSTRAINT "messages_one_recipient" CHECK ("direction" = 'inbound' OR (("to" IS NULL) <> ("user_id" IS NULL)));
 
 CREATE INDEX IF NOT EXISTS "messages_business_account_id_direction_created_at_idx"
   ON "messages" ("business_account_id", "direction", "created_at" DESC);
