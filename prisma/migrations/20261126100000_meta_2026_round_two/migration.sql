@@ -1,14 +1,13 @@
 -- Meta 2026, second round (issue 28): sends to business-scoped user ids, marketing stops, the Marketing Messages
 -- API, blocked users.
 
--- An outbound message goes to a phone number (`to`) or to a business-scoped user id (`user_id`, Meta's `recipient`),
--- never both; an inbound one (migration conversations) has no `to` and the sender's user id when Meta gives one.
--- Which API carried it (`cloud_api`: POST /{phone-number-id}/messages, `marketing_messages`: POST
--- /{phone-number-id}/marketing_messages). Idempotent where the conversations migration did the same.
+-- A message goes to a phone number (`to`) or to a business-scoped user id (`user_id`, Meta's `recipient`), never
+-- both; which API carried it (`cloud_api`: POST /{phone-number-id}/messages, `marketing_messages`: POST
+-- /{phone-number-id}/marketing_messages).
 ALTER TABLE "messages" ALTER COLUMN "to" DROP NOT NULL;
-ALTER TABLE "messages" ADD COLUMN IF NOT EXISTS "user_id" TEXT;
+ALTER TABLE "messages" ADD COLUMN "user_id" TEXT;
 ALTER TABLE "messages" ADD COLUMN "upstream_api" TEXT NOT NULL DEFAULT 'cloud_api';
-ALTER TABLE "messages" ADD CONSTRAINT "messages_one_recipient" CHECK ("direction" = 'inbound' OR (("to" IS NULL) <> ("user_id" IS NULL)));
+ALTER TABLE "messages" ADD CONSTRAINT "messages_one_recipient" CHECK (("to" IS NULL) <> ("user_id" IS NULL));
 CREATE INDEX "messages_business_account_id_user_id_created_at_idx" ON "messages" ("business_account_id", "user_id", "created_at" DESC)
   WHERE "user_id" IS NOT NULL;
 
