@@ -37,6 +37,8 @@ load_env_file .env
 # A PORT given in the environment is used as it is; otherwise .env's (3000), or a free one if that is taken.
 if [ -n "$GIVEN_PORT" ]; then PORT="$GIVEN_PORT"; else PORT="$(free_port "${PORT:-3000}")"; fi
 export PORT
+# Inbound media links (GET /messages/:id → media.url) point at this API unless told otherwise.
+export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}"
 # The worker's metrics and health port (GET /metrics, /health): the given one, else 9464 or the next free one.
 WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$(free_port 9464)}"
 export WORKER_METRICS_PORT

@@ -274,16 +274,17 @@ export class Stack {
   // -------------------------------------------------------------------------------------------------------
   // tenant set-up through the console API, as an operator would do it
 
-  async onboard(): Promise<Tenant> {
+  /** A fresh organization with one connected account and a key pair; `suffix` tells several of one run apart. */
+  async onboard(suffix = ''): Promise<Tenant> {
     const api = this.apiUrl;
-    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId}` })) as {
+    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId}${suffix}` })) as {
       wabaId: string;
       accessToken: string;
       phoneNumbers: { id: string; status: string }[];
     };
-    const email = `bench-${this.runId}@example.test`;
+    const email = `bench-${this.runId}${suffix}@example.test`;
     const password = `bench-password-${this.runId}`;
-    await postJson(`${api}/auth/signup`, { email, password, organizationName: `Bench ${this.runId}` }, 201);
+    await postJson(`${api}/auth/signup`, { email, password, organizationName: `Bench ${this.runId}${suffix}` }, 201);
     const login = await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
     if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
     const cookie = login.headers

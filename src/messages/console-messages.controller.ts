@@ -5,12 +5,14 @@ import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { FieldValidationError } from '../core/http/api-error.js';
-import { toPage, type Page } from '../core/http/pagination.js';
+import type { Page } from '../core/http/pagination.js';
+import { ClientGone } from '../core/http/client-gone.js';
 import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
-import { MessageDetailView, MessageListItemView, MessageView, toMessageListItem } from './message.view.js';
+import { MessageDetailView, MessageListItemView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
-import { MessagesRepository } from './messages.repository.js';
+import { MessagesFeedView } from './feed/messages-feed.view.js';
+import { MessagesList } from './query/messages-list.service.js';
 import { MessageDetails } from './query/message-details.service.js';
 
 
@@ -26,19 +28,23 @@ import { MessageDetails } from './query/message-details.service.js';
 export class ConsoleMessagesController {
   constructor(
     private readonly accounts: BusinessAccountsRepository,
-    private readonly messages: MessagesRepository,
+    private readonly listing: MessagesList,
     private readonly analytics: AnalyticsService,
     private readonly details: MessageDetails,
   ) {}
 
   @Get('messages')
   @ApiOperation({ operationId: 'listAccountMessages', summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)' })
-  @ApiPage(MessageListItemView)
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
-  async list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
+  @ApiPage(MessageListItemView, { or: MessagesFeedView, description: 'As GET /messages: pages, or the feed with `after`' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, direction, page, limit 1–100, after, wait)' })
+  async list(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Query() query: ListMessagesQuery,
+    @ClientGone() gone: AbortSignal,
+  ): Promise<Page<MessageListItemView> | MessagesFeedView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    const { rows, total } = await this.messages.list(account.id, query);
-    return toPage(rows.map(toMessageListItem), total, query);
+    return this.listing.list({ businessAccountId: account.id, wabaId: account.wabaId }, query, gone);
   }
 
   @Get('messages/:id')

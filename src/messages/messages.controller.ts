@@ -6,15 +6,17 @@ import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
 import { FieldValidationError } from '../core/http/api-error.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
-import { toPage, type Page } from '../core/http/pagination.js';
+import type { Page } from '../core/http/pagination.js';
+import { ClientGone } from '../core/http/client-gone.js';
 import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
 import { ButtonActionDto, CtaUrlActionDto, ListActionDto } from './dto/message-content.dto.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
 import { SEND_MESSAGE_BODY, SEND_MESSAGE_SCHEMAS } from './dto/send-message.schemas.js';
-import { MessageDetailView, MessageListItemView, MessageView, toMessageListItem } from './message.view.js';
+import { MessageDetailView, MessageListItemView, MessageView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
-import { MessagesRepository } from './messages.repository.js';
+import { MessagesFeedView } from './feed/messages-feed.view.js';
+import { MessagesList } from './query/messages-list.service.js';
 import { MessageDetails } from './query/message-details.service.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
@@ -26,12 +28,12 @@ import { SendMessageService } from './send/send-message.service.js';
 @ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ButtonActionDto, ListActionDto, CtaUrlActionDto)
 @UseGuards(RateLimitGuard)
 @ApiResponse({ status: 401, description: '`API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
-@ApiResponse({ status: 429, description: 'Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers' })
+@ApiResponse({ status: 429, description: 'Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers' })
 @Controller('messages')
 export class MessagesController {
   constructor(
     private readonly sender: SendMessageService,
-    private readonly messages: MessagesRepository,
+    private readonly listing: MessagesList,
     private readonly analytics: AnalyticsService,
     private readonly details: MessageDetails,
   ) {}
@@ -75,12 +77,29 @@ export class MessagesController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listMessages', summary: 'List messages of the key’s business account, newest first' })
-  @ApiPage(MessageListItemView)
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, page, limit 1–100)' })
-  async list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery): Promise<Page<MessageListItemView>> {
-    const { rows, total } = await this.messages.list(scope.businessAccountId, query);
-    return toPage(rows.map(toMessageListItem), total, query);
+  @ApiOperation({
+    operationId: 'listMessages',
+    summary: "Messages of the key's business account, sent and received: pages newest first, or the feed (after=cursor) oldest first",
+    description:
+      'Pages (`page`, `limit`, filters): newest first, with a total counted in the same snapshot. Feed (`after`, `limit`, optional `wait`): every message created ' +
+      'or changed (status, error, pricing) after the cursor, oldest first, each in its current state, with `nextCursor`; start with `after=0` and pass each ' +
+      '`nextCursor` back: nothing is skipped and nothing repeats, even under concurrent writers. With `wait` (seconds, up to 30) an empty feed waits for ' +
+      'the next change (a new inbound message, a status). Filters apply to both forms. Inbound media messages carry `media.url`, a signed link to the bytes.\n\n' +
+      'Following the feed:\n\n' +
+      '```\ncurl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=0&limit=100"\n' +
+      'curl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=$NEXT_CURSOR&wait=25"\n```',
+  })
+  @ApiPage(MessageListItemView, {
+    or: MessagesFeedView,
+    description: 'Pages: `data: {items: Message[], page, limit, total, totalPages}`. Feed (`after` given): `data: {items: Message[], nextCursor, limit}`',
+  })
+  @ApiResponse({
+    status: 422,
+    description:
+      'Field Validation Failed (filters, unknown direction, page, limit 1–100, `after` malformed or a cursor of another business account, `after` with `page`, `wait` out of 0–30 or without `after`)',
+  })
+  list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery, @ClientGone() gone: AbortSignal): Promise<Page<MessageListItemView> | MessagesFeedView> {
+    return this.listing.list(scope, query, gone);
   }
 
   @Get('analytics')
@@ -92,7 +111,10 @@ export class MessagesController {
   }
 
   @Get(':id')
-  @ApiOperation({ operationId: 'getMessage', summary: 'One message with its status history and failure reason' })
+  @ApiOperation({
+    operationId: 'getMessage',
+    summary: 'One message, sent or received, with its status history and failure reason (read in one snapshot); inbound media with a signed link to its bytes',
+  })
   @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
   @ApiResponse({ status: 404, description: 'Message not found (or not of this business account)' })

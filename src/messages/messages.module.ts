@@ -9,6 +9,13 @@ import { MessagesRepository } from './messages.repository.js';
 import { MessageDetails } from './query/message-details.service.js';
 import { EventsRepository } from '../webhooks/events/events.repository.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
+import { EventsFeedModule } from '../webhooks/events/events-feed.module.js';
+import { FeedActivity } from './feed/feed-activity.js';
+import { MessagesFeedCursors } from './feed/messages-feed-cursors.js';
+import { InboundMediaController } from './inbound-media/inbound-media.controller.js';
+import { InboundMediaDownloads } from './inbound-media/inbound-media-downloads.js';
+import { InboundMediaLinks } from './inbound-media/inbound-media-links.js';
+import { MessagesList } from './query/messages-list.service.js';
 import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
 import { IdempotencyService } from './send/idempotency.service.js';
 import { PreSendChecks } from './send/pre-send-checks.js';
@@ -16,10 +23,13 @@ import { SendContextCache } from './send/send-context.cache.js';
 import { SendContextReader } from './send/send-context.reader.js';
 import { SendMessageService } from './send/send-message.service.js';
 
-/** Messages: the API-key routes (send, list, get, analytics) and the console's read-only views of them. */
+/**
+ * Messages: the API-key routes (send, list and feed, get, analytics), the inbound-media links they hand out, and
+ * the console's read-only views of them.
+ */
 @Module({
-  imports: [UpstreamModule, AccountsModule],
-  controllers: [MessagesController, ConsoleMessagesController],
+  imports: [UpstreamModule, AccountsModule, EventsFeedModule],
+  controllers: [MessagesController, ConsoleMessagesController, InboundMediaController],
   providers: [
     SendMessageService,
     PreSendChecks,
@@ -33,6 +43,11 @@ import { SendMessageService } from './send/send-message.service.js';
     EventsRepository,
     AnalyticsService,
     RateLimitGuard,
+    MessagesList,
+    MessagesFeedCursors,
+    FeedActivity,
+    InboundMediaLinks,
+    InboundMediaDownloads,
   ],
 })
 export class MessagesModule {}

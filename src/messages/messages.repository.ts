@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, type Message } from '../generated/prisma/client.js';
 import { GroupCommit } from '../core/async/group-commit.js';
 import { skipTake } from '../core/http/pagination.js';
-import { PrismaService, withNumberId } from '../core/prisma/prisma.service.js';
-import { connectionOf, planned, statement, type Tx } from '../core/prisma/sql.js';
-import type { ListMessagesQuery } from './dto/list-messages.query.js';
+import { PrismaService } from '../core/prisma/prisma.service.js';
+import { connectionOf, inSnapshot, planned, statement, type Tx } from '../core/prisma/sql.js';
+import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../core/prisma/sql-filter.js';
+import type { FeedPosition } from '../webhooks/events/feed-cursor.js';
 import { claimKeySql, completeKeySql } from './send/idempotency-keys.repository.js';
 
 /**
@@ -115,29 +116,68 @@ export class MessagesRepository {
     await connectionOf(tx).query(writeStatuses([JSON.stringify(changed), changed.map((m) => m.id)]));
   }
 
-  // ---- Reads -----------------------------------------------------------------------------------------------
+  // ---- Inbound messages (the worker, in its transaction) ------------------------------------------------------
 
-  async list(businessAccountId: string, query: ListMessagesQuery): Promise<{ rows: StoredMessage[]; total: number }> {
-    const where: Prisma.MessageWhereInput = {
-      businessAccountId,
-      status: query.status,
-      to: query.to,
-      userId: query.userId,
-      phoneNumberId: query.phoneNumberId,
-      templateName: query.templateName,
-      type: query.type,
-      createdAt: query.since || query.until ? { gte: query.since ? new Date(query.since) : undefined, lt: query.until ? new Date(query.until) : undefined } : undefined,
-    };
-    const [rows, total] = await Promise.all([
-      this.prisma.message.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
-      this.prisma.message.count({ where }),
-    ]);
-    return { rows: rows.map(withNumberId), total };
+  /**
+   * Stores customers' messages as inbound messages of the business account that received them, in the caller's
+   * transaction (the one that stores their events). Once per wamid: a redelivery, a retried chunk or a second
+   * worker inserts nothing (the unique upstream_message_id). Returns how many rows this call inserted.
+   */
+  async insertInbound(tx: Tx, rows: InboundMessageRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const { rowCount } = await connectionOf(tx).query(insertInbound([JSON.stringify(rows)]));
+    return rowCount ?? 0;
   }
 
-  async findOne(businessAccountId: string, id: number): Promise<StoredMessage | null> {
-    const row = await this.prisma.message.findFirst({ where: { id, businessAccountId } });
-    return row && withNumberId(row);
+  // ---- Reads -----------------------------------------------------------------------------------------------
+
+  /**
+   * A page, newest first, and the total, read in one snapshot (a read-only REPEATABLE READ transaction): the
+   * total always counts the rows the page was cut from.
+   */
+  list(businessAccountId: string, filter: MessageFilter, page: { page: number; limit: number }): Promise<{ rows: StoredMessage[]; total: number }> {
+    const where = whereOf(businessAccountId, filter);
+    const { skip, take } = skipTake(page);
+    const n = where.values.length;
+    return inSnapshot(this.prisma.pool, async (tx) => {
+      const connection = connectionOf(tx);
+      const { rows } = await connection.query<StoredMessage>({
+        name: `sql_messages_page_${where.shape}`,
+        text: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
+        values: [...where.values, take, skip],
+      });
+      const { rows: counted } = await connection.query<{ n: string }>({
+        name: `sql_messages_count_${where.shape}`,
+        text: `SELECT count(*)::text AS n FROM messages WHERE ${where.sql}`,
+        values: where.values,
+      });
+      return { rows, total: Number(counted[0]!.n) };
+    });
+  }
+
+  /** The account's message, read through `tx` when given (a snapshot shared with other reads). */
+  async findOne(businessAccountId: string, id: number, tx?: Tx): Promise<StoredMessage | null> {
+    const query = findOne([id, businessAccountId]);
+    const { rows } = tx ? await connectionOf(tx).query<StoredMessage>(query) : await this.prisma.pool.query<StoredMessage>(query);
+    return rows[0] ?? null;
+  }
+
+  /**
+   * The messages feed after `after`, oldest first by (changed_xid, id): every message created, or whose status,
+   * error, pricing or wamid changed, in a transaction below the horizon (the statement snapshot's xmin), each in
+   * its current state. One statement, one snapshot: horizon, rows and `beyond` agree. A row changed again later
+   * moves to its new position, so a poller sees its latest state once more. Served by
+   * (business_account_id, changed_xid, id).
+   */
+  async feed(businessAccountId: string, filter: MessageFilter, after: FeedPosition, limit: number): Promise<MessagesFeedPage> {
+    const where = whereOf(businessAccountId, filter);
+    const { rows } = await this.prisma.pool.query<FeedStatementRow>({
+      name: `sql_messages_feed_${where.shape}`,
+      text: feedSql({ table: 'messages', xidColumn: 'changed_xid', columns: MESSAGE_COLUMNS, scope: 'business_account_id = $1::uuid', where }),
+      values: [...where.values, after.xid.toString(), after.id, limit],
+    });
+    const { rows: page, beyond } = feedRows<StoredMessage & { xid: string }>(rows);
+    return { rows: page, beyond };
   }
 
   /**
@@ -150,7 +190,9 @@ export class MessagesRepository {
     if (f.phoneNumberId) filters.push(Prisma.sql`phone_number_id = ${f.phoneNumberId}`);
     if (f.templateName) filters.push(Prisma.sql`template_name = ${f.templateName}`);
     if (f.type) filters.push(Prisma.sql`type = ${f.type}`);
-    const where = Prisma.join(filters, ' AND ');
+    // The figures are of sends; customers' messages are counted apart (`inbound`), in total and per bucket.
+    const inboundWhere = Prisma.join([...filters, Prisma.sql`direction = 'inbound'`], ' AND ');
+    const where = Prisma.join([...filters, Prisma.sql`direction = 'outbound'`], ' AND ');
     const counts = Prisma.sql`
       count(*)::int AS total,
       count(*) FILTER (WHERE upstream_message_id IS NOT NULL)::int AS sent,
@@ -161,7 +203,7 @@ export class MessagesRepository {
     const step = Prisma.raw(`'1 ${f.granularity}'::interval`);
     const { since, until } = f;
 
-    const [totalsRows, series, failureReasons, templates, pricing] = await Promise.all([
+    const [totalsRows, series, failureReasons, templates, pricing, inbound] = await Promise.all([
       this.prisma.$queryRaw<MessageCounts[]>`SELECT ${counts} FROM messages WHERE ${where}`,
       this.prisma.$queryRaw<Array<{ bucket: Date } & Omit<MessageCounts, 'total'>>>`
         WITH buckets AS (
@@ -189,8 +231,11 @@ export class MessagesRepository {
         SELECT date_trunc(${unit}, created_at AT TIME ZONE 'UTC') AS bucket, pricing_category AS category, pricing_type AS type, count(*)::int AS count
         FROM messages WHERE ${where} AND (pricing_category IS NOT NULL OR pricing_type IS NOT NULL)
         GROUP BY 1, 2, 3 ORDER BY 1`,
+      this.prisma.$queryRaw<Array<{ bucket: Date; count: number }>>`
+        SELECT date_trunc(${unit}, created_at AT TIME ZONE 'UTC') AS bucket, count(*)::int AS count
+        FROM messages WHERE ${inboundWhere} GROUP BY 1 ORDER BY 1`,
     ]);
-    return { totals: totalsRows[0] ?? { total: 0, sent: 0, delivered: 0, read: 0, failed: 0 }, series, failureReasons, templates, pricing };
+    return { totals: totalsRows[0] ?? { total: 0, sent: 0, delivered: 0, read: 0, failed: 0 }, series, failureReasons, templates, pricing, inbound };
   }
 }
 
@@ -310,10 +355,57 @@ export interface MessageAggregates {
   templates: Array<{ templateName: string; total: number; delivered: number; read: number; failed: number }>;
   /** Messages with a pricing object, per bucket (as series), category and type. */
   pricing: Array<{ bucket: Date; category: string | null; type: string | null; count: number }>;
+  /** Inbound messages (customers' messages) per bucket that has any. */
+  inbound: Array<{ bucket: Date; count: number }>;
+}
+
+/** List and feed filters; the business account is always the first condition. */
+export interface MessageFilter {
+  direction?: string;
+  status?: string;
+  to?: string;
+  userId?: string;
+  phoneNumberId?: string;
+  templateName?: string;
+  type?: string;
+  since?: Date;
+  until?: Date;
+}
+
+/** The filters as SQL on `messages` ($1 is the business account), and a name per shape for prepared statements. */
+function whereOf(businessAccountId: string, filter: MessageFilter): SqlFilter {
+  return sqlFilter({ sql: 'business_account_id = $1::uuid', value: businessAccountId }, [
+    ['direction', '=', filter.direction, 'd'],
+    ['status', '=', filter.status, 's'],
+    ['"to"', '=', filter.to, 'r'],
+    ['user_id', '=', filter.userId, 'i'],
+    ['phone_number_id', '=', filter.phoneNumberId, 'p'],
+    ['template_name', '=', filter.templateName, 'n'],
+    ['type', '=', filter.type, 't'],
+    ['created_at', '>=', filter.since, 'f'],
+    ['created_at', '<', filter.until, 'u'],
+  ]);
+}
+
+/** A customer's message as the worker stores it (content in the shapes of outbound content). */
+export interface InboundMessageRow {
+  wabaId: string;
+  phoneNumberId: string;
+  from: string | null;
+  userId: string | null;
+  type: string;
+  content: unknown;
+  wamid: string | null;
+}
+
+/** A page of the messages feed; `beyond`: the smallest changed_xid of the account not in the feed yet, if any. */
+export interface MessagesFeedPage {
+  rows: (StoredMessage & { xid: string })[];
+  beyond: bigint | undefined;
 }
 
 const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key_id AS "apiKeyId", phone_number_id AS "phoneNumberId",
-  "to", user_id AS "userId", upstream_api AS "upstreamApi", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
+  "to", direction, "from", user_id AS "userId", upstream_api AS "upstreamApi", type, template_name AS "templateName", template_language AS "templateLanguage", content, status,
   upstream_message_id AS "upstreamMessageId", error_code AS "errorCode", error_title AS "errorTitle",
   error_detail AS "errorDetail", error_category AS "errorCategory", accepted_at AS "acceptedAt", sent_at AS "sentAt",
   delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", pricing_model AS "pricingModel",
@@ -350,6 +442,8 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
     apiKeyId: m.apiKeyId,
     phoneNumberId: m.phoneNumberId,
     to: m.to,
+    direction: 'outbound',
+    from: null,
     userId: m.userId,
     upstreamApi: m.upstreamApi,
     type: m.type,
@@ -375,6 +469,20 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
     updatedAt: r.updatedAt,
   };
 }
+
+const findOne = statement('find_message', `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 AND ${SAME_ACCOUNT}`);
+
+/**
+ * Customers' messages, each in the business account that owns the receiving WABA (an event of an account not
+ * connected here stores no message). Once per wamid (unique): redeliveries and retried chunks insert nothing.
+ */
+const insertInbound = planned(
+  `INSERT INTO messages (business_account_id, phone_number_id, direction, "from", user_id, type, content, status, upstream_message_id, updated_at)
+   SELECT b.id, d."phoneNumberId", 'inbound', d."from", d."userId", d.type, d.content, 'received', d.wamid, now()
+     FROM jsonb_to_recordset($1::jsonb) AS d("wabaId" text, "phoneNumberId" text, "from" text, "userId" text, type text, content jsonb, wamid text)
+     JOIN business_accounts b ON b.waba_id = d."wabaId"
+   ON CONFLICT (upstream_message_id) DO NOTHING`,
+);
 
 /** Pending messages of concurrent sends, one array per column, in one statement. */
 const insertPendingBatch = statement(

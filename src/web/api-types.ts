@@ -409,7 +409,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List messages of the key’s business account, newest first */
+        /**
+         * Messages of the key's business account, sent and received: pages newest first, or the feed (after=cursor) oldest first
+         * @description Pages (`page`, `limit`, filters): newest first, with a total counted in the same snapshot. Feed (`after`, `limit`, optional `wait`): every message created or changed (status, error, pricing) after the cursor, oldest first, each in its current state, with `nextCursor`; start with `after=0` and pass each `nextCursor` back: nothing is skipped and nothing repeats, even under concurrent writers. With `wait` (seconds, up to 30) an empty feed waits for the next change (a new inbound message, a status). Filters apply to both forms. Inbound media messages carry `media.url`, a signed link to the bytes.
+         *
+         *     Following the feed:
+         *
+         *     ```
+         *     curl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=0&limit=100"
+         *     curl -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" "https://api.example.com/messages?after=$NEXT_CURSOR&wait=25"
+         *     ```
+         */
         get: operations["listMessages"];
         put?: never;
         /**
@@ -447,7 +457,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One message with its status history and failure reason */
+        /** One message, sent or received, with its status history and failure reason (read in one snapshot); inbound media with a signed link to its bytes */
         get: operations["getMessage"];
         put?: never;
         post?: never;
@@ -500,6 +510,31 @@ export interface paths {
         };
         /** Delivery, read and failure figures of the business account (same as GET /messages/analytics) */
         get: operations["getAccountMessageAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/media/inbound/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The file of an inbound media message, by the signed link in the message's `media.url` (no key headers)
+         * @description Streamed from the upstream platform; its token and URL never reach the caller. The link expires minutes after it was given (MEDIA_LINK_TTL_SECONDS).
+         *
+         *     ```
+         *     URL=$(curl -s -H "x-access-key: $ACCESS_KEY" -H "x-secret-key: $SECRET_KEY" https://api.example.com/messages/4294967311 | jq -r .data.media.url)
+         *     curl -o photo.jpg "$URL"
+         *     ```
+         */
+        get: operations["downloadInboundMedia"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1732,17 +1767,31 @@ export interface components {
              * @example 1
              */
             id: number;
+            /**
+             * @description `outbound`: sent with a key pair; `inbound`: a customer wrote to the business
+             * @example outbound
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
             /** @example wamid.HBgM… */
             upstreamMessageId: string | null;
-            /** @example 402000000000011 */
+            /**
+             * @description The sending number (outbound) or the number that received the message (inbound)
+             * @example 402000000000011
+             */
             phoneNumberId: string;
             /**
-             * @description The recipient’s phone number; null when sent to a userId
+             * @description Recipient, E.164 digits (outbound); null when sent to a userId, and for inbound messages
              * @example 447700900123
              */
             to: string | null;
             /**
-             * @description The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number
+             * @description Inbound: the customer's number (E.164 digits), or null when Meta gives only the business-scoped user id (a user with a username)
+             * @example null
+             */
+            from: string | null;
+            /**
+             * @description The customer's business-scoped user id (BSUID): the recipient of a send to a userId, or the sender of an inbound message when Meta gives one
              * @example null
              */
             userId: string | null;
@@ -1752,13 +1801,17 @@ export interface components {
              * @enum {string}
              */
             upstreamApi: "cloud_api" | "marketing_messages";
-            /** @enum {string} */
-            type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
             /**
+             * @description Outbound: one of template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …
+             * @example template
+             */
+            type: string;
+            /**
+             * @description `received` for inbound messages
              * @example sent
              * @enum {string}
              */
-            status: "pending" | "sent" | "delivered" | "read" | "failed";
+            status: "pending" | "sent" | "delivered" | "read" | "failed" | "received";
             /**
              * @description Template messages only
              * @example parcel_update
@@ -1787,6 +1840,27 @@ export interface components {
             /** @description Deprecated by Meta in favour of type */
             billable: boolean | null;
         };
+        InboundMediaView: {
+            /** @example image/jpeg */
+            mimeType: string | null;
+            /**
+             * @description Bytes, when Meta gave the size (the download answers Content-Length)
+             * @example null
+             */
+            size: number | null;
+            /** @description Meta's SHA-256 of the file */
+            sha256: string | null;
+            caption: string | null;
+            /** @description Documents */
+            filename: string | null;
+            /**
+             * @description GET it without key headers (hand it to a storage job): the bytes, streamed from Meta. Signed, bound to this message, expires at `expiresAt` (minutes); read the message again for a fresh one. Tampered → 404, expired → 410, Meta no longer has the media (about 7 days) → 404 naming it, too many downloads of the account at once → 429.
+             * @example https://api.example.com/media/inbound/djE6…​.q2-7wAAAAAAAAAAAAAAAA
+             */
+            url: string;
+            /** @example 2026-11-26T10:05:00.000Z */
+            expiresAt: string;
+        };
         MessageListItemView: {
             /**
              * Format: int64
@@ -1794,17 +1868,31 @@ export interface components {
              * @example 1
              */
             id: number;
+            /**
+             * @description `outbound`: sent with a key pair; `inbound`: a customer wrote to the business
+             * @example outbound
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
             /** @example wamid.HBgM… */
             upstreamMessageId: string | null;
-            /** @example 402000000000011 */
+            /**
+             * @description The sending number (outbound) or the number that received the message (inbound)
+             * @example 402000000000011
+             */
             phoneNumberId: string;
             /**
-             * @description The recipient’s phone number; null when sent to a userId
+             * @description Recipient, E.164 digits (outbound); null when sent to a userId, and for inbound messages
              * @example 447700900123
              */
             to: string | null;
             /**
-             * @description The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number
+             * @description Inbound: the customer's number (E.164 digits), or null when Meta gives only the business-scoped user id (a user with a username)
+             * @example null
+             */
+            from: string | null;
+            /**
+             * @description The customer's business-scoped user id (BSUID): the recipient of a send to a userId, or the sender of an inbound message when Meta gives one
              * @example null
              */
             userId: string | null;
@@ -1814,13 +1902,17 @@ export interface components {
              * @enum {string}
              */
             upstreamApi: "cloud_api" | "marketing_messages";
-            /** @enum {string} */
-            type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
             /**
+             * @description Outbound: one of template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …
+             * @example template
+             */
+            type: string;
+            /**
+             * @description `received` for inbound messages
              * @example sent
              * @enum {string}
              */
-            status: "pending" | "sent" | "delivered" | "read" | "failed";
+            status: "pending" | "sent" | "delivered" | "read" | "failed" | "received";
             /**
              * @description Template messages only
              * @example parcel_update
@@ -1835,12 +1927,25 @@ export interface components {
             createdAt: string;
             /** @description Why it failed (upstream error), when it did */
             error: components["schemas"]["MessageErrorView"] | null;
-            /** @description What was sent, in the shape it was sent: `{components}` for templates, `{text}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context` for replies */
+            /** @description What was sent (or received), in the shape it is sent: `{components}` for templates, `{text: {body}}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context: {message_id}` for replies. Inbound: Meta's object under the type (`{image: {id, mime_type, sha256, caption}}`, `{interactive: {type: 'button_reply', button_reply: {id, title}}}`, `{location: {…}}`, `{reaction: {message_id, emoji}}`, …) */
             content: {
                 [key: string]: unknown;
             } | null;
             /** @description Null until a status webhook with a pricing object arrived */
             pricing: components["schemas"]["MessagePricingView"] | null;
+            /** @description Inbound media messages only */
+            media: components["schemas"]["InboundMediaView"] | null;
+        };
+        MessagesFeedView: {
+            /** @description Oldest first, in the order messages were created or changed; each in its current state. Empty when nothing is newer than `after` (after `wait`, if given) */
+            items: components["schemas"]["MessageListItemView"][];
+            /**
+             * @description Pass as `after` to get what comes next. The same as `after` when `items` is empty. Opaque; bound to the business account.
+             * @example djE6ODgxMjM0OjEwNDI.3q2-7wAAAAAAAAAAAAAAAA
+             */
+            nextCursor: string;
+            /** @example 20 */
+            limit: number;
         };
         MessageCounts: {
             /**
@@ -1915,6 +2020,8 @@ export interface components {
             delivered: number;
             read: number;
             failed: number;
+            /** @description Inbound messages (customers wrote) received in the bucket */
+            inbound: number;
             pricing: components["schemas"]["AnalyticsPricing"];
         };
         AnalyticsFailureReason: {
@@ -1940,7 +2047,13 @@ export interface components {
             until: string;
             /** @enum {string} */
             granularity: "day" | "hour";
+            /** @description Sent messages (outbound) only */
             totals: components["schemas"]["MessageCounts"];
+            /**
+             * @description Inbound messages (customers wrote) received in the period, counted apart from the sends in totals and rates
+             * @example 37
+             */
+            inbound: number;
             rates: components["schemas"]["AnalyticsRates"];
             series: components["schemas"]["AnalyticsBucket"][];
             /** @description Over the whole period; each series bucket has its own */
@@ -1966,17 +2079,31 @@ export interface components {
              * @example 1
              */
             id: number;
+            /**
+             * @description `outbound`: sent with a key pair; `inbound`: a customer wrote to the business
+             * @example outbound
+             * @enum {string}
+             */
+            direction: "outbound" | "inbound";
             /** @example wamid.HBgM… */
             upstreamMessageId: string | null;
-            /** @example 402000000000011 */
+            /**
+             * @description The sending number (outbound) or the number that received the message (inbound)
+             * @example 402000000000011
+             */
             phoneNumberId: string;
             /**
-             * @description The recipient’s phone number; null when sent to a userId
+             * @description Recipient, E.164 digits (outbound); null when sent to a userId, and for inbound messages
              * @example 447700900123
              */
             to: string | null;
             /**
-             * @description The recipient’s business-scoped user id (BSUID) when sent to one; null when sent to a phone number
+             * @description Inbound: the customer's number (E.164 digits), or null when Meta gives only the business-scoped user id (a user with a username)
+             * @example null
+             */
+            from: string | null;
+            /**
+             * @description The customer's business-scoped user id (BSUID): the recipient of a send to a userId, or the sender of an inbound message when Meta gives one
              * @example null
              */
             userId: string | null;
@@ -1986,13 +2113,17 @@ export interface components {
              * @enum {string}
              */
             upstreamApi: "cloud_api" | "marketing_messages";
-            /** @enum {string} */
-            type: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
             /**
+             * @description Outbound: one of template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …
+             * @example template
+             */
+            type: string;
+            /**
+             * @description `received` for inbound messages
              * @example sent
              * @enum {string}
              */
-            status: "pending" | "sent" | "delivered" | "read" | "failed";
+            status: "pending" | "sent" | "delivered" | "read" | "failed" | "received";
             /**
              * @description Template messages only
              * @example parcel_update
@@ -2007,12 +2138,14 @@ export interface components {
             createdAt: string;
             /** @description Why it failed (upstream error), when it did */
             error: components["schemas"]["MessageErrorView"] | null;
-            /** @description What was sent, in the shape it was sent: `{components}` for templates, `{text}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context` for replies */
+            /** @description What was sent (or received), in the shape it is sent: `{components}` for templates, `{text: {body}}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context: {message_id}` for replies. Inbound: Meta's object under the type (`{image: {id, mime_type, sha256, caption}}`, `{interactive: {type: 'button_reply', button_reply: {id, title}}}`, `{location: {…}}`, `{reaction: {message_id, emoji}}`, …) */
             content: {
                 [key: string]: unknown;
             } | null;
             /** @description Null until a status webhook with a pricing object arrived */
             pricing: components["schemas"]["MessagePricingView"] | null;
+            /** @description Inbound media messages only */
+            media: components["schemas"]["InboundMediaView"] | null;
             sentAt: string | null;
             deliveredAt: string | null;
             readAt: string | null;
@@ -2259,7 +2392,9 @@ export type CtaUrlActionDto = components['schemas']['CtaUrlActionDto'];
 export type MessageErrorView = components['schemas']['MessageErrorView'];
 export type MessageView = components['schemas']['MessageView'];
 export type MessagePricingView = components['schemas']['MessagePricingView'];
+export type InboundMediaView = components['schemas']['InboundMediaView'];
 export type MessageListItemView = components['schemas']['MessageListItemView'];
+export type MessagesFeedView = components['schemas']['MessagesFeedView'];
 export type MessageCounts = components['schemas']['MessageCounts'];
 export type AnalyticsRates = components['schemas']['AnalyticsRates'];
 export type AnalyticsPricing = components['schemas']['AnalyticsPricing'];
@@ -4550,8 +4685,6 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description 1-based; page * limit at most 10000 */
-                page?: number;
                 phoneNumberId?: string;
                 templateName?: string;
                 type?: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
@@ -4559,7 +4692,16 @@ export interface operations {
                 since?: string;
                 /** @description createdAt < until (ISO 8601) */
                 until?: string;
-                status?: "pending" | "sent" | "delivered" | "read" | "failed";
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+                /** @description `received`: inbound messages */
+                status?: "pending" | "sent" | "delivered" | "read" | "failed" | "received";
+                /** @description `inbound`: what customers sent; `outbound`: what was sent with key pairs */
+                direction?: "outbound" | "inbound";
+                /** @description Feed form: `0` (or empty) for the beginning, then the previous answer's `nextCursor`. Items oldest first in the order they were created or changed (status, error, pricing), each in its current state: following `nextCursor` yields every change once. Opaque, bound to the key's business account, never expires. Not with `page`. */
+                after?: string;
+                /** @description Feed form only: when nothing is newer than `after`, wait up to this many seconds (long poll); at the deadline the answer is an empty page with the same cursor. */
+                wait?: number;
                 /** @description Recipient, E.164 digits */
                 to?: string;
                 /** @description Recipient business-scoped user id (messages sent with userId) */
@@ -4571,7 +4713,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page, newest first */
+            /** @description Pages: `data: {items: Message[], page, limit, total, totalPages}`. Feed (`after` given): `data: {items: Message[], nextCursor, limit}` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4582,9 +4724,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["PageInfo"] & {
+                        data: (components["schemas"]["PageInfo"] & {
                             items: components["schemas"]["MessageListItemView"][];
-                        };
+                        }) | components["schemas"]["MessagesFeedView"];
                     };
                 };
             };
@@ -4603,7 +4745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (filters, page, limit 1–100) */
+            /** @description Field Validation Failed (filters, unknown direction, page, limit 1–100, `after` malformed or a cursor of another business account, `after` with `page`, `wait` out of 0–30 or without `after`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4612,7 +4754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4811,7 +4953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4894,7 +5036,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4915,8 +5057,6 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description 1-based; page * limit at most 10000 */
-                page?: number;
                 phoneNumberId?: string;
                 templateName?: string;
                 type?: "template" | "text" | "image" | "video" | "audio" | "document" | "sticker" | "location" | "contacts" | "interactive" | "reaction";
@@ -4924,7 +5064,16 @@ export interface operations {
                 since?: string;
                 /** @description createdAt < until (ISO 8601) */
                 until?: string;
-                status?: "pending" | "sent" | "delivered" | "read" | "failed";
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+                /** @description `received`: inbound messages */
+                status?: "pending" | "sent" | "delivered" | "read" | "failed" | "received";
+                /** @description `inbound`: what customers sent; `outbound`: what was sent with key pairs */
+                direction?: "outbound" | "inbound";
+                /** @description Feed form: `0` (or empty) for the beginning, then the previous answer's `nextCursor`. Items oldest first in the order they were created or changed (status, error, pricing), each in its current state: following `nextCursor` yields every change once. Opaque, bound to the key's business account, never expires. Not with `page`. */
+                after?: string;
+                /** @description Feed form only: when nothing is newer than `after`, wait up to this many seconds (long poll); at the deadline the answer is an empty page with the same cursor. */
+                wait?: number;
                 /** @description Recipient, E.164 digits */
                 to?: string;
                 /** @description Recipient business-scoped user id (messages sent with userId) */
@@ -4938,7 +5087,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page, newest first */
+            /** @description As GET /messages: pages, or the feed with `after` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4949,9 +5098,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["PageInfo"] & {
+                        data: (components["schemas"]["PageInfo"] & {
                             items: components["schemas"]["MessageListItemView"][];
-                        };
+                        }) | components["schemas"]["MessagesFeedView"];
                     };
                 };
             };
@@ -4985,7 +5134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (filters, page, limit 1–100) */
+            /** @description Field Validation Failed (filters, direction, page, limit 1–100, after, wait) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5179,6 +5328,104 @@ export interface operations {
                      * @example {
                      *       "statusCode": 429,
                      *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    downloadInboundMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed part of `media.url` */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file (not in the envelope), with its content type; Content-Length when the upstream gives it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Media link not found (malformed, altered or forged; or the message is gone), or the upstream platform no longer has the media (the message names it) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Media link expired: read the message again for a fresh link */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "message": "Gone"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The upstream platform rejected the business account's credential or blocked the account */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many downloads of the business account at once (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable or timed out */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -5562,7 +5809,7 @@ export interface operations {
                 page?: number;
                 /** @description Feed form: `0` for the oldest retained event (or `now` for only what comes next), then the previous answer's `nextCursor`. Items oldest first in the order they became visible; following `nextCursor` yields every event of the account exactly once. Opaque, bound to `wabaId`, valid as long as events are kept. Not with `page`. */
                 after?: string;
-                /** @description Feed form only: when nothing is newer than `after`, wait up to this many seconds for an event (long poll); at the deadline the answer is an empty page with the same cursor. */
+                /** @description Feed form only: when nothing is newer than `after`, wait up to this many seconds (long poll); at the deadline the answer is an empty page with the same cursor. */
                 wait?: number;
                 /** @description Business account whose events are listed (one of your organization) */
                 wabaId: string;

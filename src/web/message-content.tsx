@@ -25,8 +25,14 @@ export function contentSummary(m: { type: string; templateName: string | null; t
       return `location: ${text(body.name) ?? `${String(body.latitude)}, ${String(body.longitude)}`}`;
     case 'contacts':
       return `contacts: ${list(content.contacts).map((c) => text(obj(c.name).formatted_name) ?? '?').join(', ')}`;
-    case 'interactive':
+    case 'interactive': {
+      // A customer's reply to buttons or a list carries what was chosen.
+      const reply = obj(body.button_reply ?? body.list_reply);
+      if (text(reply.title)) return `reply: ${clip(text(reply.title)!)}`;
       return `interactive ${String(body.type ?? '')}: ${clip(text(obj(body.body).text) ?? '')}`;
+    }
+    case 'button':
+      return `button: ${clip(text(body.text) ?? text(body.payload) ?? '')}`;
     case 'reaction':
       return body.emoji === '' ? 'reaction removed' : `reaction ${String(body.emoji ?? '')}`;
     default:

@@ -7,8 +7,7 @@ import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.rep
 import { DeliveryQueue } from './delivery-queue.js';
 import { EventsController } from './events/events.controller.js';
 import { EventsRepository } from './events/events.repository.js';
-import { FeedCursorCodec } from './events/feed-cursor.js';
-import { FeedWaiters } from './events/feed-waiters.js';
+import { EventsFeedModule } from './events/events-feed.module.js';
 import { EventsService } from './events/events.service.js';
 import { WebhookReceiverController } from './receiver/webhook-receiver.controller.js';
 import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
@@ -16,8 +15,8 @@ import { PartitionMaintenance } from './storage/partition-maintenance.js';
 
 /** API side of webhooks: Meta's receiver, the events API and the console's deliveries (dead letters, replay). */
 @Module({
-  imports: [AccountsModule],
+  imports: [AccountsModule, EventsFeedModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
-  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, FeedCursorCodec, FeedWaiters, DeliveriesService, DeliveryMetrics, PartitionMaintenance],
+  providers: [DeliveryQueue, WebhookDeliveriesRepository, WebhookReceiverService, EventsRepository, EventsService, DeliveriesService, DeliveryMetrics, PartitionMaintenance],
 })
 export class WebhooksModule {}

@@ -106,8 +106,8 @@ describe('Console routes in the OpenAPI document', () => {
   });
 
   it('gives every operation an operation id a person would write and one success answer typed as the envelope', () => {
-    // Not JSON: Meta's handshake answers the challenge as text/plain, the media route streams the file.
-    const raw: Record<string, string> = { verifyWebhookSubscription: 'text/plain', downloadMedia: 'application/octet-stream' };
+    // Not JSON: Meta's handshake answers the challenge as text/plain, the media routes stream the file.
+    const raw: Record<string, string> = { verifyWebhookSubscription: 'text/plain', downloadMedia: 'application/octet-stream', downloadInboundMedia: 'application/octet-stream' };
     const gaps: string[] = [];
     const ids = new Set<string>();
     for (const [path, ops] of Object.entries(doc.paths)) {

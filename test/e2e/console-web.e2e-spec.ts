@@ -243,6 +243,20 @@ describe('web console (headless Chromium)', () => {
     const bytes = await page.evaluate(async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())), href);
     expect(Buffer.from(bytes).equals(png)).toBe(true);
     await screenshot(page, '12c-events-media');
+
+    // The same image in the messages page: received, from the customer, previewed through its signed link.
+    await page.goto(`${base}/messages?direction=inbound`);
+    const row = page.getByRole('row').filter({ hasText: 'image: “Damaged box”' });
+    await row.waitFor({ timeout: 15_000 });
+    expect(await row.getByRole('cell', { name: 'Received', exact: true }).count()).toBe(1);
+    expect(await row.getByRole('cell', { name: to }).count()).toBe(1);
+    const preview = row.getByRole('img', { name: 'Damaged box' });
+    await eventually(async () => (await preview.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) === 1);
+    const previewed = await row.getByRole('link', { name: /Download the image of message/ }).getAttribute('href');
+    expect(previewed).toMatch(/\/media\/inbound\//);
+    const previewBytes = await page.evaluate(async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())), previewed);
+    expect(Buffer.from(previewBytes).equals(png)).toBe(true);
+    await screenshot(page, '12d-messages-inbound');
   }, 60_000);
 
   it("shows the account's health: subscribes to webhooks again, finds the token rejected, and replaces it", async () => {

@@ -31,6 +31,7 @@ interface Bucket {
   delivered: number;
   read: number;
   failed: number;
+  inbound: number;
 }
 
 /**
@@ -99,6 +100,21 @@ describe('GET /messages/analytics', () => {
     const all = [delivered, read, sentOnly, asyncFailed, undeliverable1, undeliverable2, restricted].map((m) => m.id);
     await stack.prisma.message.updateMany({ where: { id: { in: all } }, data: { createdAt: new Date(anchor) } });
     await stack.prisma.message.update({ where: { id: readParcel.id }, data: { createdAt: new Date(anchor - 2 * DAY) } });
+    // Two customers wrote in: counted apart (inbound), never in the sends' totals or rates.
+    const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
+    await stack.prisma.message.createMany({
+      data: [1, 2].map((n) => ({
+        businessAccountId: account.id,
+        phoneNumberId: t.account.phoneNumberId,
+        direction: 'inbound',
+        from: recipient(),
+        to: null,
+        type: 'text',
+        status: 'received',
+        content: { text: { body: `question ${n}` } },
+        createdAt: new Date(anchor),
+      })),
+    });
 
     // Another account's traffic must not show up.
     const res = await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, '15550000001'));
@@ -122,6 +138,7 @@ describe('GET /messages/analytics', () => {
 
     // 8 messages: 5 accepted upstream (sent), delivered 3 (read counts as delivered), read 2, failed 4.
     expect(data.totals).toEqual({ total: 8, sent: 5, delivered: 3, read: 2, failed: 4 });
+    expect(data.inbound).toBe(2);
     expect(data.rates).toEqual({ delivery: 0.375, read: 0.25, failure: 0.5 });
     expect(data.failureReasons).toEqual([
       { code: 131026, title: 'Message undeliverable', count: 2 },
@@ -139,11 +156,11 @@ describe('GET /messages/analytics', () => {
       Array.from({ length: series.length }, (_, i) => iso(startOfDay(Date.parse(data.since)) + i * DAY)),
     );
     expect(series.length).toBe(8);
-    expect(series.find((b) => b.bucket === iso(startOfDay(anchor)))).toEqual({ bucket: iso(startOfDay(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, pricing: noPricing });
-    expect(series.find((b) => b.bucket === iso(startOfDay(anchor - 2 * DAY)))).toEqual({ bucket: iso(startOfDay(anchor - 2 * DAY)), sent: 1, delivered: 1, read: 1, failed: 0, pricing: noPricing });
+    expect(series.find((b) => b.bucket === iso(startOfDay(anchor)))).toEqual({ bucket: iso(startOfDay(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, inbound: 2, pricing: noPricing });
+    expect(series.find((b) => b.bucket === iso(startOfDay(anchor - 2 * DAY)))).toEqual({ bucket: iso(startOfDay(anchor - 2 * DAY)), sent: 1, delivered: 1, read: 1, failed: 0, inbound: 0, pricing: noPricing });
     expect(data.pricing).toEqual(noPricing);
     const sum = (k: keyof Omit<Bucket, 'bucket'>) => series.reduce((n, b) => n + b[k], 0);
-    expect({ sent: sum('sent'), delivered: sum('delivered'), read: sum('read'), failed: sum('failed') }).toEqual({ sent: 5, delivered: 3, read: 2, failed: 4 });
+    expect({ sent: sum('sent'), delivered: sum('delivered'), read: sum('read'), failed: sum('failed'), inbound: sum('inbound') }).toEqual({ sent: 5, delivered: 3, read: 2, failed: 4, inbound: 2 });
   });
 
   it('buckets by hour over an explicit range', async () => {
@@ -153,11 +170,12 @@ describe('GET /messages/analytics', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ since: iso(since), until: iso(until), granularity: 'hour' });
     expect(res.body.data.series).toEqual([
-      { bucket: iso(since), sent: 0, delivered: 0, read: 0, failed: 0, pricing: noPricing },
-      { bucket: iso(startOfHour(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, pricing: noPricing },
+      { bucket: iso(since), sent: 0, delivered: 0, read: 0, failed: 0, inbound: 0, pricing: noPricing },
+      { bucket: iso(startOfHour(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, inbound: 2, pricing: noPricing },
     ]);
     // The parcel message read two days earlier is outside the range.
     expect(res.body.data.totals).toEqual({ total: 7, sent: 4, delivered: 2, read: 1, failed: 4 });
+    expect(res.body.data.inbound).toBe(2);
     expect(res.body.data.rates).toEqual({ delivery: 0.2857, read: 0.1429, failure: 0.5714 });
   });
 

@@ -33,7 +33,7 @@ const sent = await client.POST('/messages', {
 if (!sent.data) throw new Error('send failed: ' + sent.response.status + ' ' + sent.error?.message);
 const message: MessageView = sent.data.data;
 const id: number = message.id;
-const status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' = message.status;
+const status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'received' = message.status;
 const wamid: string | null = message.upstreamMessageId;
 // @ts-expect-error the generated types know MessageView's fields: a misspelt one does not compile
 void message.upstreamMesageId;
@@ -45,6 +45,8 @@ const history: string[] = read.data.data.statusHistory.map((h) => h.status);
 const listed = await client.GET('/messages', { headers: keys, params: { query: { to: env('TO'), limit: 10 } } });
 if (!listed.data) throw new Error('list failed: ' + listed.response.status);
 const page = listed.data.data;
+// GET /messages answers pages, or the feed when asked with after: the generated type is either.
+if (!('total' in page)) throw new Error('a list without after answered the feed form');
 const total: number = page.total;
 
 // Console routes take the session cookie; the worker turns the simulator's status webhooks into events.
@@ -75,7 +77,7 @@ const refused = await client.POST('/messages', {
 });
 if (!refused.error) throw new Error('a refused send was answered as a success');
 const failed: MessageView | undefined = 'data' in refused.error ? refused.error.data : undefined;
-const failedStatus: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | undefined = failed?.status;
+const failedStatus: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'received' | undefined = failed?.status;
 const failedCode: number | null | undefined = failed?.error?.code;
 
 console.log(JSON.stringify({

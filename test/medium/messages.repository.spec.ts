@@ -132,7 +132,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     const t0 = at('2026-03-01T10:00:00.000Z');
     const secondsAfter = (s: number) => new Date(t0.getTime() + s * 1000);
     const claimAt = (key: string, body: string, s: number) => IdempotencyService.claim(key, IdempotencyService.fingerprint({ body }), secondsAfter(s));
-    const messagesOf = async (businessAccountId: string) => (await t.repo.list(businessAccountId, { page: 1, limit: 100 } as ListMessagesQuery)).rows.map((m) => m.id);
+    const messagesOf = async (businessAccountId: string) => (await t.repo.list(businessAccountId, {}, { page: 1, limit: 100 })).rows.map((m) => m.id);
 
     it('stores the claim and the message together, and nothing while the key is held, answered or another body waits', async () => {
       const scope = await insertSendScope(t.prisma);
@@ -264,26 +264,32 @@ describe('MessagesRepository (PostgreSQL)', () => {
       return { scope, other, number, rows };
     }
     const query = (filters: Partial<ListMessagesQuery> = {}) => ({ page: 1, limit: 100, ...filters }) as ListMessagesQuery;
+    const list = (businessAccountId: string, q: ListMessagesQuery) =>
+      t.repo.list(
+        businessAccountId,
+        { ...q, since: q.since ? new Date(q.since) : undefined, until: q.until ? new Date(q.until) : undefined },
+        { page: q.page ?? 1, limit: q.limit },
+      );
 
     it("lists one account's messages newest first, with exact totals under every filter", async () => {
       const { scope, other, number, rows } = await history();
       const ids = async (filters: Partial<ListMessagesQuery>) => {
-        const { rows: listed, total } = await t.repo.list(scope.businessAccountId, query(filters));
+        const { rows: listed, total } = await list(scope.businessAccountId, query(filters));
         expect(total).toBe(listed.length);
         return listed.map((m) => m.id);
       };
       const inRange = { since: range.since.toISOString(), until: range.until.toISOString() };
 
       expect(await ids(inRange)).toEqual([rows.otherNumber, rows.pending, rows.unknownOutcome, rows.failedAfterSent, rows.delivered, rows.rejected, rows.read].map((m) => m.id));
-      const page2 = await t.repo.list(scope.businessAccountId, query({ ...inRange, page: 2, limit: 3 }));
+      const page2 = await list(scope.businessAccountId, query({ ...inRange, page: 2, limit: 3 }));
       expect([page2.total, page2.rows.map((m) => m.id)]).toEqual([7, [rows.failedAfterSent.id, rows.delivered.id, rows.rejected.id]]);
       expect(await ids({ ...inRange, status: 'failed' })).toEqual([rows.unknownOutcome.id, rows.failedAfterSent.id, rows.rejected.id]);
       expect(await ids({ ...inRange, templateName: 'hello', phoneNumberId: number })).toEqual([rows.unknownOutcome.id, rows.rejected.id, rows.read.id]);
       expect(await ids({ ...inRange, type: 'text' })).toEqual([rows.pending.id, rows.delivered.id]);
       expect(await ids({ to: rows.read.to! })).toEqual([rows.read.id]);
       expect(await ids({ since: '2026-03-01T00:00:00.000Z', until: '2026-03-03T00:00:00.000Z' })).toEqual([rows.rejected.id, rows.read.id]);
-      expect((await t.repo.list(scope.businessAccountId, query())).total).toBe(9);
-      expect((await t.repo.list(other.businessAccountId, query())).total).toBe(1);
+      expect((await list(scope.businessAccountId, query())).total).toBe(9);
+      expect((await list(other.businessAccountId, query())).total).toBe(1);
       expect(await t.repo.findOne(other.businessAccountId, rows.read.id)).toBeNull();
       expect(await t.repo.findOne(scope.businessAccountId, rows.read.id)).toEqual(rows.read);
     });

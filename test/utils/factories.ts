@@ -290,3 +290,18 @@ export const eventRow = (deliveryId: number, wabaId: string, overrides: Partial<
     ...overrides,
   };
 };
+
+/**
+ * Has the simulator post a customer's message to the tenant's number (`/_sim/inbound`: `from` or only `userId`,
+ * `text`, or `type` with the type's object; media types take `media: {base64, mimeType}`). Returns the wamid and,
+ * for media, Meta's media id.
+ */
+export async function simInbound(stack: Stack, t: Tenant, body: Record<string, unknown>): Promise<{ wamid: string; mediaId?: string }> {
+  const res = await fetch(`${stack.sim.url}/_sim/inbound`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, ...body }),
+  });
+  if (res.status !== 200) throw new Error(`the simulator refused the inbound message: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { wamid: string; mediaId?: string };
+}

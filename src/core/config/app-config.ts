@@ -77,6 +77,11 @@ export class AppConfig {
   readonly workerMetricsPort!: number;
   readonly purgeIntervalSeconds!: number;
   readonly credentialCheckIntervalSeconds!: number;
+  /** Where clients reach this API (scheme://host[:port][/prefix]); absolute media links start with it. */
+  readonly publicBaseUrl!: string;
+  readonly mediaLinkTtlSeconds!: number;
+  readonly mediaDownloadsPerAccount!: number;
+  readonly messagesFeedWaitersPerAccount!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -138,6 +143,10 @@ export class AppConfig {
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
+      publicBaseUrl: r.string('PUBLIC_BASE_URL', { default: '', pattern: /^(https?:\/\/[^\s?#]+)?$/ }).replace(/\/+$/, ''),
+      mediaLinkTtlSeconds: r.int('MEDIA_LINK_TTL_SECONDS', { default: 300, min: 10, max: 3600 }),
+      mediaDownloadsPerAccount: r.int('MEDIA_DOWNLOADS_PER_ACCOUNT', { default: 4, min: 1, max: 1000 }),
+      messagesFeedWaitersPerAccount: r.int('MESSAGES_FEED_WAITERS_PER_ACCOUNT', { default: 50, min: 1, max: 1000 }),
     });
     // The dedupe of Meta's redeliveries looks back at the events of the last EVENTS_DEDUPE_WINDOW_DAYS: they must still be there.
     if (config.eventsRetentionDays !== 0 && config.eventsRetentionDays < EVENTS_DEDUPE_WINDOW_DAYS) {

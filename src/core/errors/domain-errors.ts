@@ -9,6 +9,7 @@ export interface FieldError {
 
 export type DomainErrorKind =
   | 'not_found'
+  | 'gone'
   | 'conflict'
   | 'invalid_input'
   | 'too_large'
@@ -39,6 +40,11 @@ export abstract class DomainError extends Error {
 
 export class NotFound extends DomainError {
   readonly kind = 'not_found';
+}
+
+/** It existed, and is no more (a signed link past its expiry): asking again will not help. */
+export class Gone extends DomainError {
+  readonly kind = 'gone';
 }
 
 /** The request collides with existing state (a unique name or id already taken). */

@@ -13,6 +13,7 @@ export interface HttpErrorAnswer {
 /** The one table from what went wrong to the status code that says so. */
 const STATUS: Record<DomainErrorKind, number> = {
   not_found: 404,
+  gone: 410,
   conflict: 409,
   invalid_input: 422,
   too_large: 413,

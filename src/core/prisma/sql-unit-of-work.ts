@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from './prisma.service.js';
-import { inTx, type Tx } from './sql.js';
+import { inSnapshot, inTx, type Tx } from './sql.js';
 
 /**
  * One transaction on node-postgres for a unit of work of the hot paths that spans several SQL repositories
@@ -14,5 +14,10 @@ export class SqlUnitOfWork {
 
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return inTx(this.prisma.pool, work);
+  }
+
+  /** Reads of several repositories in one snapshot (read-only REPEATABLE READ): they see the same commits. */
+  snapshot<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return inSnapshot(this.prisma.pool, work);
   }
 }

@@ -21,10 +21,10 @@ export function planned(text: string): (values: unknown[]) => pg.QueryConfig {
  * BEGIN … COMMIT on one connection of the pool. Any error rolls back by dropping the connection (the
  * server aborts its transaction), which is also right when the connection itself is what failed.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await work(client);
     await client.query('COMMIT');
     client.release();
@@ -53,4 +53,12 @@ export function connectionOf(tx: Tx): pg.PoolClient {
 /** BEGIN … COMMIT with the work handed an opaque Tx (see inTransaction for the rollback rules). */
 export function inTx<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
   return inTransaction(pool, (client) => work(client as unknown as Tx));
+}
+
+/**
+ * A read-only REPEATABLE READ transaction: every statement of `work` reads the same snapshot (taken by its first
+ * statement), so reads of several tables (a message and its status history, a page and its count) agree.
+ */
+export function inSnapshot<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return inTransaction(pool, (client) => work(client as unknown as Tx), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 }

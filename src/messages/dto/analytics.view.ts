@@ -45,6 +45,7 @@ class AnalyticsBucketDoc {
   @ApiProperty() delivered!: number;
   @ApiProperty() read!: number;
   @ApiProperty() failed!: number;
+  @ApiProperty({ description: 'Inbound messages (customers wrote) received in the bucket' }) inbound!: number;
   @ApiProperty({ type: PricingCountsDoc }) pricing!: PricingCountsDoc;
 }
 
@@ -69,7 +70,8 @@ export class AnalyticsDoc implements Analytics {
   @ApiProperty({ format: 'date-time' }) since!: string;
   @ApiProperty({ format: 'date-time' }) until!: string;
   @ApiProperty({ enum: ['day', 'hour'] }) granularity!: 'day' | 'hour';
-  @ApiProperty({ type: MessageCountsDoc }) totals!: MessageCountsDoc;
+  @ApiProperty({ type: MessageCountsDoc, description: 'Sent messages (outbound) only' }) totals!: MessageCountsDoc;
+  @ApiProperty({ example: 37, description: 'Inbound messages (customers wrote) received in the period, counted apart from the sends in totals and rates' }) inbound!: number;
   @ApiProperty({ type: AnalyticsRatesDoc }) rates!: AnalyticsRatesDoc;
   @ApiProperty({ type: [AnalyticsBucketDoc] }) series!: AnalyticsBucketDoc[];
   @ApiProperty({ type: PricingCountsDoc, description: 'Over the whole period; each series bucket has its own' }) pricing!: PricingCountsDoc;

@@ -1,8 +1,13 @@
 import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { PageQueryDto } from '../../core/http/pagination.js';
+import { LimitQueryDto, PageNumber } from '../../core/http/pagination.js';
+import { FeedAfter, FeedWait } from '../../webhooks/events/dto/feed-query.decorators.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
+import { MESSAGE_DIRECTIONS, type MessageDirection } from '../message.view.js';
 import { BSUID, E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';
+
+/** Statuses a listed message may have: those of sends, and `received` (inbound). */
+const LISTED_STATUSES = [...MESSAGE_STATUSES, 'received'] as const;
 
 /** Filters shared by the message list and analytics: sending number, template, type, createdAt range. */
 export class MessageScopeFilters {
@@ -34,11 +39,33 @@ export class MessageScopeFilters {
   until?: string;
 }
 
-export class ListMessagesQuery extends IntersectionType(PageQueryDto, MessageScopeFilters) {
-  @ApiPropertyOptional({ enum: MESSAGE_STATUSES })
+/**
+ * Two forms on one route: pages (`page`, newest first) or the feed (`after`, oldest first, for pollers). `page`
+ * has no default here so that giving both is seen (and refused).
+ */
+export class ListMessagesQuery extends IntersectionType(LimitQueryDto, MessageScopeFilters) {
   @IsOptional()
-  @IsIn(MESSAGE_STATUSES, { message: `status must be one of ${MESSAGE_STATUSES.join(', ')}` })
+  @PageNumber()
+  page?: number;
+
+  @ApiPropertyOptional({ enum: LISTED_STATUSES, description: '`received`: inbound messages' })
+  @IsOptional()
+  @IsIn(LISTED_STATUSES, { message: `status must be one of ${LISTED_STATUSES.join(', ')}` })
   status?: string;
+
+  @ApiPropertyOptional({ enum: MESSAGE_DIRECTIONS, description: '`inbound`: what customers sent; `outbound`: what was sent with key pairs' })
+  @IsOptional()
+  @IsIn(MESSAGE_DIRECTIONS, { message: `direction must be one of ${MESSAGE_DIRECTIONS.join(', ')}` })
+  direction?: MessageDirection;
+
+  @FeedAfter(
+    "Feed form: `0` (or empty) for the beginning, then the previous answer's `nextCursor`. Items oldest first in the order they were created or changed " +
+      "(status, error, pricing), each in its current state: following `nextCursor` yields every change once. Opaque, bound to the key's business account, never expires. Not with `page`.",
+  )
+  after?: string;
+
+  @FeedWait()
+  wait?: number;
 
   @ApiPropertyOptional({ description: 'Recipient, E.164 digits' })
   @IsOptional()

@@ -22,9 +22,12 @@ export interface Analytics {
   since: string;
   until: string;
   granularity: 'day' | 'hour';
+  /** Sends only. */
   totals: MessageCounts;
+  /** Inbound messages in the range, counted apart. */
+  inbound: number;
   rates: { delivery: number; read: number; failure: number };
-  series: Array<{ bucket: string; pricing: PricingCounts } & Omit<MessageCounts, 'total'>>;
+  series: Array<{ bucket: string; inbound: number; pricing: PricingCounts } & Omit<MessageCounts, 'total'>>;
   /** Over the whole range; each series bucket has its own. */
   pricing: PricingCounts;
   failureReasons: Array<{ code: number | null; title: string | null; count: number }>;
@@ -35,7 +38,7 @@ export interface Analytics {
  * Messaging analytics computed by SQL aggregates over the key's business account (never by loading rows;
  * the aggregates are MessagesRepository.analytics).
  * sent = accepted by the upstream platform; delivered includes read (read implies delivered); rates are
- * fractions of all messages created in the range.
+ * fractions of all messages sent (outbound) in the range. Inbound messages are counted apart (`inbound`).
  */
 @Injectable()
 export class AnalyticsService {
@@ -50,7 +53,7 @@ export class AnalyticsService {
       throw FieldValidationError.of('since', `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`);
     }
 
-    const { totals, series, failureReasons, templates, pricing } = await this.messages.analytics(businessAccountId, {
+    const { totals, series, failureReasons, templates, pricing, inbound } = await this.messages.analytics(businessAccountId, {
       since,
       until,
       granularity,
@@ -65,12 +68,14 @@ export class AnalyticsService {
       if (!perBucket.has(key)) perBucket.set(key, emptyPricing());
       for (const counts of [overall, perBucket.get(key)!]) addPricing(counts, row);
     }
+    const inboundPerBucket = new Map(inbound.map((row) => [row.bucket.getTime(), row.count]));
     const rate = (n: number) => (totals.total === 0 ? 0 : Math.round((n / totals.total) * 10000) / 10000);
     return {
       since: since.toISOString(),
       until: until.toISOString(),
       granularity,
       totals,
+      inbound: inbound.reduce((sum, row) => sum + row.count, 0),
       rates: { delivery: rate(totals.delivered), read: rate(totals.read), failure: rate(totals.failed) },
       series: series.map((s) => ({
         bucket: s.bucket.toISOString(),
@@ -78,6 +83,7 @@ export class AnalyticsService {
         delivered: s.delivered,
         read: s.read,
         failed: s.failed,
+        inbound: inboundPerBucket.get(s.bucket.getTime()) ?? 0,
         pricing: perBucket.get(s.bucket.getTime()) ?? emptyPricing(),
       })),
       pricing: overall,

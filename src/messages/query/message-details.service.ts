@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
+import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
 import { EventsRepository } from '../../webhooks/events/events.repository.js';
+import { InboundMediaLinks } from '../inbound-media/inbound-media-links.js';
 import { toMessageDetailView, type MessageDetailView, type StatusHistoryItem } from '../message.view.js';
 import { MessagesRepository } from '../messages.repository.js';
 
@@ -13,23 +15,29 @@ export class MessageDetails {
   constructor(
     private readonly messages: MessagesRepository,
     private readonly events: EventsRepository,
+    private readonly unitOfWork: SqlUnitOfWork,
+    private readonly links: InboundMediaLinks,
   ) {}
 
-  /** The account's message `id` (404 otherwise), consistent with its history. */
+  /**
+   * The account's message `id` (404 otherwise) and its history, read in one snapshot: a status is stored in the
+   * transaction that applies it, so the message's status and the history listed always agree.
+   */
   async get(account: { businessAccountId: string; wabaId: string }, id: number): Promise<MessageDetailView> {
-    const first = isRowId(id) ? await this.messages.findOne(account.businessAccountId, id) : null;
-    if (!first) throw new NotFoundError(MESSAGE_NOT_FOUND);
-    if (!first.upstreamMessageId) return toMessageDetailView(first, acceptance(first.acceptedAt));
-    // No status of a message is stored before the message itself: the partitions older than it are skipped.
-    const statuses = await this.events.statusHistory(account.wabaId, first.upstreamMessageId, first.createdAt);
-    // A status is stored in the transaction that applies it: read after its history, the message reflects
-    // every status listed (read only before, a status committed in between would be listed but not applied).
-    const message = statuses.length > 0 ? ((await this.messages.findOne(account.businessAccountId, id)) ?? first) : first;
+    if (!isRowId(id)) throw new NotFoundError(MESSAGE_NOT_FOUND);
+    const found = await this.unitOfWork.snapshot(async (tx) => {
+      const message = await this.messages.findOne(account.businessAccountId, id, tx);
+      // No status of a message is stored before the message itself: the partitions older than it are skipped.
+      const statuses = message?.upstreamMessageId && message.direction === 'outbound' ? await this.events.statusHistory(account.wabaId, message.upstreamMessageId, message.createdAt, tx) : [];
+      return message && { message, statuses };
+    });
+    if (!found) throw new NotFoundError(MESSAGE_NOT_FOUND);
+    const { message, statuses } = found;
     const history = [
       ...acceptance(message.acceptedAt),
       ...statuses.map((e) => ({ status: e.status ?? 'unknown', timestamp: e.upstreamTimestamp?.toISOString() ?? null, receivedAt: e.createdAt.toISOString(), source: 'webhook' as const })),
     ];
-    return toMessageDetailView(message, history);
+    return toMessageDetailView(message, history, this.links.forMessage(message));
   }
 }
 

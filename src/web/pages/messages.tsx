@@ -6,10 +6,15 @@ import { useLoad } from '../hooks';
 import { Link, setQuery, useLocation } from '../router';
 import { useAccount } from './account-layout';
 
-const FILTERS = ['status', 'type', 'to', 'phoneNumberId', 'templateName', 'from', 'until'] as const;
+const FILTERS = ['direction', 'status', 'type', 'to', 'phoneNumberId', 'templateName', 'from', 'until'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
-const STATUS_OPTIONS = ['', 'pending', 'sent', 'delivered', 'read', 'failed'].map((s) => ({ value: s, label: s || 'Any status' }));
+const DIRECTION_OPTIONS = [
+  { value: '', label: 'Sent and received' },
+  { value: 'outbound', label: 'Sent (outbound)' },
+  { value: 'inbound', label: 'Received (inbound)' },
+];
+const STATUS_OPTIONS = ['', 'pending', 'sent', 'delivered', 'read', 'failed', 'received'].map((s) => ({ value: s, label: s || 'Any status' }));
 const TYPE_OPTIONS = ['', 'template', 'text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction'].map((s) => ({ value: s, label: s || 'Any type' }));
 
 /** A local calendar day as the API's ISO instants: from its start, until the start of the next day. */
@@ -32,6 +37,7 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
   const messages = useLoad(
     () =>
       api.get<Page<Message>>(`/business-accounts/${seg(wabaId)}/messages`, {
+        direction: applied.direction,
         status: applied.status,
         type: applied.type,
         to: applied.to.replace(/^\+/, ''),
@@ -60,6 +66,7 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
     <>
       <PageTitle title={`${account.name}: messages`}>Messages</PageTitle>
       <form onSubmit={apply} className="filters" aria-label="Message filters">
+        <SelectField label="Direction" name="direction" value={draft.direction} onChange={set('direction')} options={DIRECTION_OPTIONS} />
         <SelectField label="Status" name="status" value={draft.status} onChange={set('status')} options={STATUS_OPTIONS} />
         <SelectField label="Type" name="type" value={draft.type} onChange={set('type')} options={TYPE_OPTIONS} />
         <TextField label="Recipient" name="to" inputMode="tel" placeholder="447700900123" value={draft.to} onChange={set('to')} error={messages.error?.field('to')} />
@@ -95,7 +102,8 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
                 <tr>
                   <th scope="col">ID</th>
                   <th scope="col">Created</th>
-                  <th scope="col">Recipient</th>
+                  <th scope="col">Direction</th>
+                  <th scope="col">Customer</th>
                   <th scope="col">Content</th>
                   <th scope="col">Status</th>
                   <th scope="col">Failure reason</th>
@@ -112,8 +120,12 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
                     <td>
                       <DateTime iso={m.createdAt} />
                     </td>
-                    <td className="mono">{m.to ?? m.userId}</td>
-                    <td>{contentSummary(m)}</td>
+                    <td>{m.direction === 'inbound' ? 'Received' : 'Sent'}</td>
+                    <td className="mono">{customerOf(m)}</td>
+                    <td>
+                      {contentSummary(m)}
+                      {m.media && <MediaPreview media={m.media} type={m.type} messageId={m.id} thumbnail />}
+                    </td>
                     <td>
                       <StatusBadge status={m.status} />
                     </td>
@@ -127,6 +139,27 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
         </>
       )}
     </>
+  );
+}
+
+/** The customer of a message: its recipient (sent) or its sender (received; a username user by its user id). */
+function customerOf(m: Pick<Message, 'direction' | 'to' | 'from' | 'userId'>): string {
+  return (m.direction === 'inbound' ? (m.from ?? m.userId) : (m.to ?? m.userId)) ?? '—';
+}
+
+/**
+ * An inbound media message's file through its signed link (the same link a key-pair backend gets): images and
+ * stickers shown, everything else as a download link. Links expire in minutes: the page reloads them with the list.
+ */
+function MediaPreview({ media, type, messageId, thumbnail = false }: { media: NonNullable<Message['media']>; type: string; messageId: number; thumbnail?: boolean }) {
+  const label = `${type} of message ${messageId}${media.mimeType ? ` (${media.mimeType})` : ''}`;
+  return (
+    <div className={thumbnail ? 'media-thumb' : 'media-preview'}>
+      {(type === 'image' || type === 'sticker') && <img src={media.url} alt={media.caption ?? `The ${label}`} loading="lazy" />}
+      <a href={media.url} download={media.filename ?? true} aria-label={`Download the ${label}`}>
+        {thumbnail ? 'Download' : `Download ${media.filename ?? type}`}
+      </a>
+    </div>
   );
 }
 
@@ -154,15 +187,21 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
               </dd>
             </div>
             <div>
-              <dt>Recipient</dt>
-              <dd className="mono">{m.to ?? m.userId}</dd>
+              <dt>Direction</dt>
+              <dd>{m.direction === 'inbound' ? 'Received from a customer' : 'Sent'}</dd>
+            </div>
+            {m.direction === 'outbound' && (
+              <div>
+                <dt>Sent through</dt>
+                <dd>{m.upstreamApi === 'marketing_messages' ? 'Marketing Messages API' : 'Cloud API'}</dd>
+              </div>
+            )}
+            <div>
+              <dt>{m.direction === 'inbound' ? 'Sender' : 'Recipient'}</dt>
+              <dd className="mono">{customerOf(m)}</dd>
             </div>
             <div>
-              <dt>Sent through</dt>
-              <dd>{m.upstreamApi === 'marketing_messages' ? 'Marketing Messages API' : 'Cloud API'}</dd>
-            </div>
-            <div>
-              <dt>From number</dt>
+              <dt>{m.direction === 'inbound' ? 'To number' : 'From number'}</dt>
               <dd className="mono">{m.phoneNumberId}</dd>
             </div>
             <MessageContent type={m.type} templateName={m.templateName} templateLanguage={m.templateLanguage} content={m.content} />
@@ -177,6 +216,13 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
               <dd className="mono wrap">{m.upstreamMessageId ?? '—'}</dd>
             </div>
           </dl>
+
+          {m.media && (
+            <section aria-labelledby="media-heading">
+              <h2 id="media-heading">Media</h2>
+              <MediaPreview media={m.media} type={m.type} messageId={m.id} />
+            </section>
+          )}
 
           {m.error && (
             <section aria-labelledby="failure-heading" className="card card-error">
@@ -195,7 +241,7 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
           <section aria-labelledby="timeline-heading">
             <h2 id="timeline-heading">Status timeline</h2>
             {m.statusHistory.length === 0 ? (
-              <p>No status yet: the platform has not accepted this message.</p>
+              <p>{m.direction === 'inbound' ? 'Received from the customer: inbound messages have no delivery statuses.' : 'No status yet: the platform has not accepted this message.'}</p>
             ) : (
               <ol className="timeline">
                 {m.statusHistory.map((h, i) => (
@@ -217,7 +263,7 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
           </section>
 
           <details>
-            <summary>What was sent</summary>
+            <summary>{m.direction === 'inbound' ? 'What was received' : 'What was sent'}</summary>
             <pre className="raw">{JSON.stringify(m.content, null, 2)}</pre>
           </details>
         </>

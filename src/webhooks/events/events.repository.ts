@@ -5,6 +5,7 @@ import { skipTake } from '../../core/http/pagination.js';
 import { dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
+import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../../core/prisma/sql-filter.js';
 import type { EventDraft, EventKind } from '../processing/classify.js';
 import type { FeedPosition } from './feed-cursor.js';
 
@@ -120,24 +121,16 @@ const deliveriesWithWaitingStatuses = statement(
 );
 
 /** The filters as SQL on `events` ($1 is the business account), and a name per shape for prepared statements. */
-function whereOf(wabaId: string, filter: EventFilter): { sql: string; values: unknown[]; shape: string } {
-  const values: unknown[] = [wabaId];
-  const conditions = ['waba_id = $1'];
-  let shape = '';
-  const add = (column: string, op: string, value: unknown, letter: string) => {
-    if (value === undefined) return;
-    values.push(value);
-    conditions.push(`${column} ${op} $${values.length}`);
-    shape += letter;
-  };
-  add('kind', '=', filter.kind, 'k');
-  add('status', '=', filter.status, 's');
-  add('message_id', '=', filter.messageId, 'm');
-  add('recipient', '=', filter.recipient, 'r');
-  add('user_id', '=', filter.userId, 'i');
-  add('created_at', '>=', filter.since, 'f');
-  add('created_at', '<=', filter.until, 'u');
-  return { sql: conditions.join(' AND '), values, shape: shape || 'all' };
+function whereOf(wabaId: string, filter: EventFilter): SqlFilter {
+  return sqlFilter({ sql: 'waba_id = $1', value: wabaId }, [
+    ['kind', '=', filter.kind, 'k'],
+    ['status', '=', filter.status, 's'],
+    ['message_id', '=', filter.messageId, 'm'],
+    ['recipient', '=', filter.recipient, 'r'],
+    ['user_id', '=', filter.userId, 'i'],
+    ['created_at', '>=', filter.since, 'f'],
+    ['created_at', '<=', filter.until, 'u'],
+  ]);
 }
 
 /** A page of the feed, and what a long poll needs to know about what is not in it yet. */
@@ -183,7 +176,7 @@ export class EventsRepository {
    * userId, since/until) fall back to COUNT(*) on their indexes. `event_counts` keeps a NULL status as '', so an empty
    * status filter is counted the slow way too.
    */
-  private async count(wabaId: string, filter: EventFilter, where: ReturnType<typeof whereOf>): Promise<number> {
+  private async count(wabaId: string, filter: EventFilter, where: SqlFilter): Promise<number> {
     const maintained = filter.messageId === undefined && filter.recipient === undefined && filter.userId === undefined && !filter.since && !filter.until && filter.status !== '';
     const { rows } = maintained
       ? await this.prisma.pool.query<{ n: string }>({
@@ -208,26 +201,12 @@ export class EventsRepository {
    */
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const where = whereOf(wabaId, filter);
-    const n = where.values.length;
-    const { rows } = await this.prisma.pool.query<Partial<Event> & { xid: string | null; horizon: string; beyond: string | null }>({
+    const { rows } = await this.prisma.pool.query<FeedStatementRow>({
       name: `sql_events_feed_${where.shape}`,
-      text: `SELECT h.horizon::text AS horizon,
-                    (SELECT b.xid FROM events b WHERE b.waba_id = $1 AND b.xid >= h.horizon ORDER BY b.xid LIMIT 1)::text AS beyond,
-                    e.*
-               FROM pg_snapshot_xmin(pg_current_snapshot()) AS h(horizon)
-               LEFT JOIN LATERAL (
-                 SELECT ${EVENT_COLUMNS}, xid FROM events
-                  WHERE ${where.sql} AND (xid, id) > ($${n + 1}::xid8, $${n + 2}::bigint) AND xid < h.horizon
-                  ORDER BY xid, id LIMIT $${n + 3}) e ON true
-              ORDER BY e.xid, e.id`,
+      text: feedSql({ table: 'events', xidColumn: 'xid', columns: EVENT_COLUMNS, scope: 'waba_id = $1', where }),
       values: [...where.values, after.xid.toString(), after.id, limit],
     });
-    const first = rows[0]!;
-    return {
-      rows: rows.filter((r) => r.id !== null) as FeedPage['rows'],
-      horizon: BigInt(first.horizon),
-      beyond: first.beyond === null ? undefined : BigInt(first.beyond),
-    };
+    return feedRows<Event & { xid: string }>(rows);
   }
 
   /** The current horizon of the feed (see `feed`): a long poll re-reads once it has passed a notified xid. */
@@ -283,11 +262,13 @@ export class EventsRepository {
 
   /**
    * The status events stored for one message (by wamid) of the account, oldest first. `since`: when the message was
-   * created (no status of it is stored before; a margin covers clocks), which skips the older partitions.
+   * created (no status of it is stored before; a margin covers clocks), which skips the older partitions. `tx`: a
+   * snapshot shared with the read of the message (SqlUnitOfWork.snapshot), so the two agree.
    */
-  async statusHistory(wabaId: string, wamid: string, since?: Date): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
+  async statusHistory(wabaId: string, wamid: string, since?: Date, tx?: Tx): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
     const from = since ? new Date(since.getTime() - HISTORY_MARGIN_MS) : new Date(0);
-    const { rows } = await this.prisma.pool.query<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>>(statusHistory([wabaId, wamid, from]));
+    const query = statusHistory([wabaId, wamid, from]);
+    const { rows } = await (tx ? connectionOf(tx) : this.prisma.pool).query<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>>(query);
     return rows;
   }
 

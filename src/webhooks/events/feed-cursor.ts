@@ -26,13 +26,13 @@ const POSITION = /^v1:(0|[1-9]\d{0,19}):(0|[1-9]\d{0,15})$/;
  * valid until their key is retired). Positions never expire: xid8 does not wrap, and a position past
  * deleted rows still orders correctly.
  */
-@Injectable()
-export class FeedCursorCodec {
+export class HmacFeedCursors {
   /** Newest first, as the ring. */
   private readonly keys: Buffer[];
 
-  constructor(config: AppConfig) {
-    this.keys = config.encryptionKeys.map((k) => Buffer.from(hkdfSync('sha256', k.key, Buffer.alloc(0), 'events-feed-cursor', 32)));
+  /** `label` separates the feeds: a cursor of one feed (events, messages) is refused by another. */
+  constructor(config: AppConfig, label: string) {
+    this.keys = config.encryptionKeys.map((k) => Buffer.from(hkdfSync('sha256', k.key, Buffer.alloc(0), label, 32)));
   }
 
   encode(wabaId: string, p: FeedPosition): string {
@@ -56,5 +56,13 @@ export class FeedCursorCodec {
 
   private mac(key: Buffer, wabaId: string, position: string): Buffer {
     return createHmac('sha256', key).update(wabaId).update('\0').update(position).digest().subarray(0, MAC_BYTES);
+  }
+}
+
+/** Cursors of the events feed (GET /webhooks/events?after=…). */
+@Injectable()
+export class FeedCursorCodec extends HmacFeedCursors {
+  constructor(config: AppConfig) {
+    super(config, 'events-feed-cursor');
   }
 }

@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { LimitQueryDto, PageNumber } from '../../../core/http/pagination.js';
+import { FeedAfter, FeedWait } from './feed-query.decorators.js';
 import { EVENT_KINDS, type EventKind } from '../../processing/classify.js';
 
-export const MAX_FEED_WAIT_SECONDS = 30;
 
 /**
  * Two forms on one route: pages (`page`, newest first, for people browsing) or the feed (`after`, oldest
@@ -15,27 +14,12 @@ export class EventsQueryDto extends LimitQueryDto {
   @PageNumber()
   page?: number;
 
-  @ApiPropertyOptional({
-    example: '0',
-    description:
-      'Feed form: `0` for the oldest retained event (or `now` for only what comes next), then the previous answer\'s `nextCursor`. Items oldest first in the order they became visible; following `nextCursor` yields every event of the account exactly once. Opaque, bound to `wabaId`, valid as long as events are kept. Not with `page`.',
-  })
-  @IsOptional()
-  @IsString({ message: 'after must be a cursor string' })
-  @MaxLength(200, { message: 'after is not a cursor of this feed' })
+  @FeedAfter(
+    "Feed form: `0` for the oldest retained event (or `now` for only what comes next), then the previous answer's `nextCursor`. Items oldest first in the order they became visible; following `nextCursor` yields every event of the account exactly once. Opaque, bound to `wabaId`, valid as long as events are kept. Not with `page`.",
+  )
   after?: string;
 
-  @ApiPropertyOptional({
-    minimum: 0,
-    maximum: MAX_FEED_WAIT_SECONDS,
-    default: 0,
-    description: 'Feed form only: when nothing is newer than `after`, wait up to this many seconds for an event (long poll); at the deadline the answer is an empty page with the same cursor.',
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'wait must be an integer number of seconds' })
-  @Min(0, { message: 'wait must be at least 0' })
-  @Max(MAX_FEED_WAIT_SECONDS, { message: `wait must be at most ${MAX_FEED_WAIT_SECONDS}` })
+  @FeedWait()
   wait?: number;
 
   @ApiProperty({ example: '310987654321098', description: 'Business account whose events are listed (one of your organization)' })

@@ -1,23 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { ConversationWindowsRepository, type InboundContact } from '../../../messages/conversation-windows.repository.js';
+import { inboundMessageOf } from '../../../messages/inbound-message.js';
+import { MessagesRepository } from '../../../messages/messages.repository.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
 /**
- * A customer's message opens (or renews) the 24 h customer service window of (business number, customer), for
- * each way the customer can be addressed: the phone number (`from`) and the business-scoped user id (`user_id`),
- * so a reply may go to either (`to` or `userId`). A user with a username may come with the user id only.
+ * A customer's message is stored as an inbound message of its business account (once per wamid), and opens (or
+ * renews) the 24 h customer service window of (business number, customer) for each way the customer can be
+ * addressed: the phone number (`from`) and the business-scoped user id (`user_id`), so a reply may go to either
+ * (`to` or `userId`). A user with a username may come with the user id only.
  */
 @Injectable()
 export class InboundMessageEffect implements EventEffect {
-  constructor(private readonly windows: ConversationWindowsRepository) {}
+  constructor(
+    private readonly windows: ConversationWindowsRepository,
+    private readonly messages: MessagesRepository,
+  ) {}
 
   appliesTo(item: EffectItem): boolean {
-    return item.kind === 'inbound_message' && item.phoneNumberId !== null && (item.recipient !== null || item.userId !== null);
+    return item.kind === 'inbound_message' && item.phoneNumberId !== null;
   }
 
   prepare<T extends EffectItem>(tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
-    return Promise.resolve(readyAll((owned) => this.windows.openOrRenew(tx, owned.flatMap(windowsOf))));
+    return Promise.resolve(
+      readyAll(async (owned) => {
+        await this.messages.insertInbound(tx, owned.flatMap((e) => inboundMessageOf(e) ?? []));
+        await this.windows.openOrRenew(tx, owned.flatMap(windowsOf));
+      }),
+    );
   }
 }
 

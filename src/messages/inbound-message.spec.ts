@@ -1,0 +1,36 @@
+import { inboundMessageOf } from './inbound-message.js';
+
+describe('inboundMessageOf', () => {
+  const base = { wabaId: '310900000000001', phoneNumberId: '402000000000011', recipient: '447700900123', userId: 'US.1', messageId: 'wamid.A' };
+
+  it('stores the content under the type, in the shape of outbound content, with the reply context as {message_id}', () => {
+    const raw = { from: '447700900123', id: 'wamid.A', type: 'text', text: { body: 'Where is my parcel?' }, context: { from: '15550001111', id: 'wamid.ORIGINAL' }, metadata: {}, contact: {} };
+    expect(inboundMessageOf({ ...base, raw })).toEqual({
+      wabaId: base.wabaId,
+      phoneNumberId: base.phoneNumberId,
+      from: '447700900123',
+      userId: 'US.1',
+      type: 'text',
+      content: { text: { body: 'Where is my parcel?' }, context: { message_id: 'wamid.ORIGINAL' } },
+      wamid: 'wamid.A',
+    });
+  });
+
+  it("keeps Meta's object of every other type: media, location, interactive replies, reactions, contacts, buttons", () => {
+    const cases: Array<[string, unknown]> = [
+      ['image', { id: '1', mime_type: 'image/png', sha256: 'x', caption: 'Box' }],
+      ['location', { latitude: 51.5, longitude: -0.12, name: 'Depot' }],
+      ['interactive', { type: 'button_reply', button_reply: { id: 'yes', title: 'Yes' } }],
+      ['reaction', { message_id: 'wamid.B', emoji: '👍' }],
+      ['contacts', [{ name: { formatted_name: 'Ann' } }]],
+      ['button', { payload: 'STOP', text: 'Stop promotions' }],
+    ];
+    for (const [type, content] of cases) expect(inboundMessageOf({ ...base, raw: { type, [type]: content } })?.content).toEqual({ [type]: content });
+  });
+
+  it('files a username user (no phone number) under its user id, keeps forwarded flags, and why an item is unsupported', () => {
+    const row = inboundMessageOf({ ...base, recipient: null, raw: { type: 'unsupported', errors: [{ code: 131051 }], context: { forwarded: true } } });
+    expect(row).toMatchObject({ from: null, userId: 'US.1', type: 'unsupported', content: { unsupported: null, errors: [{ code: 131051 }], context: { forwarded: true } } });
+    expect(inboundMessageOf({ ...base, phoneNumberId: null, raw: { type: 'text' } })).toBeNull();
+  });
+});

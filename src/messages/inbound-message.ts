@@ -1,0 +1,35 @@
+import type { InboundMessageRow } from './messages.repository.js';
+
+type JsonRecord = Record<string, unknown>;
+const isRecord = (v: unknown): v is JsonRecord => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** An inbound event as the worker has it: Meta's message item (with `metadata` and `contact` added) in `raw`. */
+export interface InboundItem {
+  wabaId: string;
+  phoneNumberId: string | null;
+  recipient: string | null;
+  userId: string | null;
+  messageId: string | null;
+  raw: unknown;
+}
+
+/**
+ * A customer's message as a stored message: its content in the shapes of outbound content, `{[type]: Meta's
+ * object}` (`{text: {body}}`, `{image: {id, mime_type, sha256, caption}}`, `{location: {…}}`, `{interactive:
+ * {type, button_reply|list_reply}}`, `{reaction: {message_id, emoji}}`, `{contacts: […]}`, …) plus
+ * `context: {message_id}` for a reply (Meta's `context.id`; forwarded flags kept). Null for an item without the
+ * receiving number (nothing to file it under).
+ */
+export function inboundMessageOf(item: InboundItem): InboundMessageRow | null {
+  if (item.phoneNumberId === null) return null;
+  const raw = isRecord(item.raw) ? item.raw : {};
+  const type = typeof raw.type === 'string' && raw.type !== '' ? raw.type : 'unknown';
+  const content: JsonRecord = { [type]: raw[type] ?? null };
+  if (isRecord(raw.context)) {
+    const { id, from: _from, ...flags } = raw.context;
+    content.context = { ...(typeof id === 'string' ? { message_id: id } : {}), ...flags };
+  }
+  // Meta's reason for an unsupported message (errors[]), so that a reader sees why there is no content.
+  if (Array.isArray(raw.errors)) content.errors = raw.errors;
+  return { wabaId: item.wabaId, phoneNumberId: item.phoneNumberId, from: item.recipient, userId: item.userId, type, content, wamid: item.messageId };
+}
