@@ -77,6 +77,14 @@ export class AppConfig {
   readonly workerMetricsPort!: number;
   readonly purgeIntervalSeconds!: number;
   readonly credentialCheckIntervalSeconds!: number;
+  /** Media uploads and downloads held open at once per organization (per API process); more answer 429. */
+  readonly mediaMaxTransfersPerOrganization!: number;
+  /** Media transfers per API process for everyone; also the size of media's own upstream socket pool. */
+  readonly mediaMaxTransfers!: number;
+  /** An upload whose client sends nothing for this long is ended (408) and its upstream upload aborted. */
+  readonly mediaIdleTimeoutMs!: number;
+  /** The longest a media transfer may take, from the first byte to Meta's answer (or the last byte sent back). */
+  readonly mediaDeadlineMs!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -138,6 +146,10 @@ export class AppConfig {
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
+      mediaMaxTransfersPerOrganization: r.int('MEDIA_MAX_TRANSFERS_PER_ORGANIZATION', { default: 4, min: 1, max: 1000 }),
+      mediaMaxTransfers: r.int('MEDIA_MAX_TRANSFERS', { default: 32, min: 1, max: 1000 }),
+      mediaIdleTimeoutMs: r.int('MEDIA_IDLE_TIMEOUT_MS', { default: 15_000, min: 100, max: 600_000 }),
+      mediaDeadlineMs: r.int('MEDIA_DEADLINE_MS', { default: 120_000, min: 1000, max: 3_600_000 }),
     });
     // The dedupe of Meta's redeliveries looks back at the events of the last EVENTS_DEDUPE_WINDOW_DAYS: they must still be there.
     if (config.eventsRetentionDays !== 0 && config.eventsRetentionDays < EVENTS_DEDUPE_WINDOW_DAYS) {
