@@ -3800,7 +3800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An operator with this email already exists */
+            /** @description INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4629,7 +4629,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description file larger than Meta allows for its type (errors names file) */
+            /** @description The body stopped arriving for MEDIA_IDLE_TIMEOUT_MS, or the upload passed MEDIA_DEADLINE_MS; the upstream upload is aborted */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "message": "Request Timeout"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description file larger than Meta allows for its type, or the whole body larger than that file allows (errors names file); the rest of the body is not read */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4668,7 +4683,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /**
+             * @description Too many media transfers (uploads and downloads) open for this organization (MEDIA_MAX_TRANSFERS_PER_ORGANIZATION) or on this server (Retry-After)
+             *
+             *     Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4766,7 +4785,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /**
+             * @description Too many media transfers (uploads and downloads) open for this organization (MEDIA_MAX_TRANSFERS_PER_ORGANIZATION) or on this server (Retry-After)
+             *
+             *     Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer
+             */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,7 @@ import type { Session } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
-export type SessionWithOperator = Session & { operator: { id: string; organizationId: string; email: string } };
+export type SessionWithOperator = Session & { operator: { id: string; organizationId: string; email: string; platformAdmin: boolean } };
 
 /** Owns `sessions`. Sessions are found by the hash of their token only; the token itself is never stored. */
 @Injectable()
@@ -18,7 +18,7 @@ export class SessionsRepository {
   findByTokenHash(tokenHash: string): Promise<SessionWithOperator | null> {
     return clientOf(this.prisma).session.findUnique({
       where: { tokenHash },
-      include: { operator: { select: { id: true, organizationId: true, email: true } } },
+      include: { operator: { select: { id: true, organizationId: true, email: true, platformAdmin: true } } },
     });
   }
 

@@ -55,6 +55,7 @@ export class SessionsService {
       operatorId: session.operator.id,
       organizationId: session.operator.organizationId,
       email: session.operator.email,
+      platformAdmin: session.operator.platformAdmin,
     };
     return { scope, renewedForSeconds };
   }

@@ -81,7 +81,7 @@ export class OperatorsService {
       if (!(await this.invitations.claim(invitation.id, created.id, new Date()))) {
         throw InvalidInput.of('inviteToken', 'invitation has already been used');
       }
-      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '' };
+      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '', platformAdmin: false };
       await this.audit.record(scope, 'invitation.accepted', { type: 'invitation', id: invitation.id }, { email: created.email, role: created.role });
       return created;
     });

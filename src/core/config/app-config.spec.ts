@@ -30,18 +30,17 @@ describe('AppConfig', () => {
     expect(() => AppConfig.fromEnv({ ...valid, LOGIN_MAX_FAILURES: '5', LOGIN_EMAIL_MAX_FAILURES: '5' })).toThrow(/LOGIN_EMAIL_MAX_FAILURES must be >= 6/);
   });
 
-  it('has no platform administrators by default', () => {
-    const config = AppConfig.fromEnv(valid);
-    expect(config.adminEmails).toEqual([]);
+  it('refuses ADMIN_EMAILS (platform administrators are a stored flag now, never an email anyone can register)', () => {
+    expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: 'ops@example.com' })).toThrow(/ADMIN_EMAILS is no longer read .* npm run platform-admin -- grant <email>/);
+    expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: '' })).not.toThrow();
   });
 
-  it('reads a key ring (newest first) and admin emails case-insensitively', () => {
+  it('reads a key ring (newest first)', () => {
     const k2 = Buffer.alloc(32, 2).toString('base64');
-    const env = { ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `k2:${k2}, k1:${'b'.repeat(64)}`, ADMIN_EMAILS: ' Ops@Example.com ,root@example.com' };
+    const env = { ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `k2:${k2}, k1:${'b'.repeat(64)}` };
     const config = AppConfig.fromEnv(env);
     expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
     expect(config.encryptionKeys[0]!.key).toEqual(Buffer.alloc(32, 2));
-    expect(config.adminEmails).toEqual(['ops@example.com', 'root@example.com']);
     expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: `k1:${'b'.repeat(64)},k1:${'c'.repeat(64)}` })).toThrow(/ENCRYPTION_KEYS has the same key id twice/);
     expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: 'nokey' })).toThrow(/ENCRYPTION_KEYS must be a comma-separated list/);
     expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEY: 'a'.repeat(64) })).toThrow(/ENCRYPTION_KEYS and ENCRYPTION_KEY are both set/);

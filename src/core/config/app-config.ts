@@ -32,8 +32,6 @@ export class AppConfig {
   readonly whatsappAppId!: string;
   /** Keys of upstream-token encryption, newest first: new ciphertexts use the first, any may decrypt. */
   readonly encryptionKeys!: EncryptionKey[];
-  /** Platform administrators (lower-cased emails): the only operators who see the shared queues. */
-  readonly adminEmails!: string[];
   readonly logLevel!: LogLevel;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs; never "trust everything". */
   readonly trustProxy!: TrustProxy;
@@ -50,6 +48,8 @@ export class AppConfig {
   readonly signupMaxPerAddress!: number;
   readonly signupWindowSeconds!: number;
   readonly invitationTtlSeconds!: number;
+  /** Invitations of one organization pending at once (not used, revoked or expired); more are refused (409). */
+  readonly invitationsMaxPending!: number;
   /** log2 of scrypt's N for new password hashes (17 → N = 131072). */
   readonly passwordHashCost!: number;
   readonly apiKeyCacheTtlMs!: number;
@@ -106,7 +106,6 @@ export class AppConfig {
       whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
       whatsappAppId: r.string('WHATSAPP_APP_ID', { default: '', pattern: /^(\d{1,32})?$/ }),
       encryptionKeys: r.keyRing('ENCRYPTION_KEYS', 'ENCRYPTION_KEY'),
-      adminEmails: r.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
       trustProxy: r.parsed('TRUST_PROXY', false, parseTrustProxy),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
@@ -122,6 +121,7 @@ export class AppConfig {
       signupMaxPerAddress: r.int('SIGNUP_MAX_PER_ADDRESS', { default: 5, min: 1 }),
       signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
       invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
+      invitationsMaxPending: r.int('INVITATIONS_MAX_PENDING', { default: 20, min: 1, max: 10_000 }),
       passwordHashCost: r.int('PASSWORD_HASH_COST', { default: 17, min: 10, max: 20 }),
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
@@ -154,6 +154,11 @@ export class AppConfig {
     // The dedupe of Meta's redeliveries looks back at the events of the last EVENTS_DEDUPE_WINDOW_DAYS: they must still be there.
     if (config.eventsRetentionDays !== 0 && config.eventsRetentionDays < EVENTS_DEDUPE_WINDOW_DAYS) {
       r.problem(`EVENTS_RETENTION_DAYS must be 0 (keep forever) or at least ${EVENTS_DEDUPE_WINDOW_DAYS}: Meta redelivers for up to 7 days and redeliveries are recognised against the stored events`);
+    }
+    // Platform administrators used to be whoever registered with one of these emails (never verified): refuse the
+    // variable rather than silently drop it, so an operator upgrading learns how administrators are granted now.
+    if (r.list('ADMIN_EMAILS').length > 0) {
+      r.problem('ADMIN_EMAILS is no longer read (an email anyone can register is no proof): unset it and grant platform administrators with npm run platform-admin -- grant <email>');
     }
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
