@@ -5044,7 +5044,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many long polls waiting on this server (Retry-After) */
+            /** @description Too many long polls waiting for this organization (LONG_POLLS_PER_ORGANIZATION), this session (LONG_POLLS_PER_SESSION) or on this server (Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -77,6 +77,10 @@ export class AppConfig {
   readonly workerMetricsPort!: number;
   readonly purgeIntervalSeconds!: number;
   readonly credentialCheckIntervalSeconds!: number;
+  /** Long polls (feeds with `wait`) one organization may have waiting at once per API process; more answer 429. */
+  readonly longPollsPerOrganization!: number;
+  /** Long polls one console session (or key pair) may have waiting at once per API process. */
+  readonly longPollsPerSession!: number;
   /** Media uploads and downloads held open at once per organization (per API process); more answer 429. */
   readonly mediaMaxTransfersPerOrganization!: number;
   /** Media transfers per API process for everyone; also the size of media's own upstream socket pool. */
@@ -146,6 +150,8 @@ export class AppConfig {
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
+      longPollsPerOrganization: r.int('LONG_POLLS_PER_ORGANIZATION', { default: 100, min: 1, max: 1000 }),
+      longPollsPerSession: r.int('LONG_POLLS_PER_SESSION', { default: 10, min: 1, max: 1000 }),
       mediaMaxTransfersPerOrganization: r.int('MEDIA_MAX_TRANSFERS_PER_ORGANIZATION', { default: 4, min: 1, max: 1000 }),
       mediaMaxTransfers: r.int('MEDIA_MAX_TRANSFERS', { default: 32, min: 1, max: 1000 }),
       mediaIdleTimeoutMs: r.int('MEDIA_IDLE_TIMEOUT_MS', { default: 15_000, min: 100, max: 600_000 }),
