@@ -3501,6 +3501,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The business account already has API_KEYS_MAX_PER_ACCOUNT active key pairs: revoke one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (wabaId, name) */
             422: {
                 headers: {
@@ -3993,7 +4008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair, or of its business account over all its key pairs, exceeded; see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4099,7 +4114,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Rate limit of the key pair exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one */
+            /** @description Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4192,7 +4207,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair, or of its business account over all its key pairs, exceeded; see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4275,7 +4290,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair, or of its business account over all its key pairs, exceeded; see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;

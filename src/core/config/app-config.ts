@@ -55,6 +55,11 @@ export class AppConfig {
   readonly apiKeyCacheTtlMs!: number;
   readonly rateLimitPerSecond!: number;
   readonly rateLimitBurst!: number;
+  /** The bucket of a business account, over all its key pairs. */
+  readonly accountRateLimitPerSecond!: number;
+  readonly accountRateLimitBurst!: number;
+  /** Active (not revoked) key pairs one business account may have; creating more is refused (409). */
+  readonly apiKeysMaxPerAccount!: number;
   readonly consoleRateLimitPerSecond!: number;
   readonly consoleRateLimitBurst!: number;
   readonly consoleAddressRateLimitPerSecond!: number;
@@ -130,6 +135,9 @@ export class AppConfig {
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
       rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      accountRateLimitPerSecond: r.int('ACCOUNT_RATE_LIMIT_PER_SECOND', { default: 200, min: 1 }),
+      accountRateLimitBurst: r.int('ACCOUNT_RATE_LIMIT_BURST', { default: 400, min: 1 }),
+      apiKeysMaxPerAccount: r.int('API_KEYS_MAX_PER_ACCOUNT', { default: 10, min: 1, max: 1000 }),
       consoleRateLimitPerSecond: r.int('CONSOLE_RATE_LIMIT_PER_SECOND', { default: 20, min: 1 }),
       consoleRateLimitBurst: r.int('CONSOLE_RATE_LIMIT_BURST', { default: 200, min: 1 }),
       consoleAddressRateLimitPerSecond: r.int('CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND', { default: 50, min: 1 }),
