@@ -10,6 +10,9 @@ const valid = {
   ENCRYPTION_KEY: 'a'.repeat(64),
 };
 
+/** What production accepts for the shared secrets (32+ random characters) and the required metrics token. */
+const strong = () => ({ WHATSAPP_APP_SECRET: randomBytes(24).toString('base64url'), WHATSAPP_VERIFY_TOKEN: randomBytes(24).toString('base64url'), METRICS_TOKEN: randomBytes(24).toString('base64url') });
+
 describe('AppConfig', () => {
   it('applies defaults and normalises values', () => {
     const config = AppConfig.fromEnv(valid);
@@ -22,7 +25,7 @@ describe('AppConfig', () => {
     expect(config.trustProxy).toBe(false);
     expect(config.signupMode).toBe('open');
     expect(config.loginEmailMaxFailures).toBe(20);
-    expect(AppConfig.fromEnv({ ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
+    expect(AppConfig.fromEnv({ ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
   });
 
   it('refuses TRUST_PROXY=true and a per-email login budget not above the per-pair one', () => {
@@ -47,7 +50,7 @@ describe('AppConfig', () => {
   });
 
   it('turns Swagger off by default in production', () => {
-    const production = { ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    const production = { ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
     expect(AppConfig.fromEnv(production).swaggerEnabled).toBe(false);
     expect(AppConfig.fromEnv({ ...production, SWAGGER_ENABLED: 'true' }).swaggerEnabled).toBe(true);
   });
@@ -68,10 +71,37 @@ describe('AppConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY']);
-    expect(() => AppConfig.fromEnv({ ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY', 'METRICS_TOKEN']);
+    expect(() => AppConfig.fromEnv({ ...valid, ...strong(), ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
       /ENCRYPTION_KEYS \(key "old"\) is the example value/,
     );
+  });
+
+  it('in production wants METRICS_TOKEN and shared secrets of 32+ random characters, refusing weak ones (issue 29, finding 7)', () => {
+    const production = { ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    expect(() => AppConfig.fromEnv(production)).not.toThrow();
+    const problemsOf = (env: Record<string, string | undefined>) => {
+      try {
+        AppConfig.fromEnv(env);
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+    };
+    expect(problemsOf({ ...production, METRICS_TOKEN: '' })).toEqual([expect.stringMatching(/^METRICS_TOKEN is required in production/)]);
+    for (const weak of ['password', 'app-secret-123', 'a'.repeat(40), `password${randomBytes(24).toString('hex')}`, 'abcdefgh12345678abcdefgh1234567']) {
+      expect(problemsOf({ ...production, WHATSAPP_APP_SECRET: weak })).toEqual([expect.stringMatching(/^WHATSAPP_APP_SECRET is too weak for production: use at least 32 random characters/)]);
+    }
+    expect(problemsOf({ ...production, WHATSAPP_VERIFY_TOKEN: 'verify', METRICS_TOKEN: 'metrics' }).map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_VERIFY_TOKEN', 'METRICS_TOKEN']);
+    // Outside production the local defaults stay usable.
+    expect(() => AppConfig.fromEnv({ ...valid, WHATSAPP_APP_SECRET: 'password' })).not.toThrow();
+  });
+
+  it('listens on loopback unless asked (HOST), everywhere in production; the worker’s metrics on loopback (WORKER_METRICS_HOST)', () => {
+    expect(AppConfig.fromEnv(valid)).toMatchObject({ host: '127.0.0.1', workerMetricsHost: '127.0.0.1' });
+    expect(AppConfig.fromEnv({ ...valid, HOST: '0.0.0.0', WORKER_METRICS_HOST: '::' })).toMatchObject({ host: '0.0.0.0', workerMetricsHost: '::' });
+    expect(AppConfig.fromEnv({ ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).host).toBe('0.0.0.0');
+    expect(() => AppConfig.fromEnv({ ...valid, HOST: 'evil host' })).toThrow(/HOST must match/);
   });
 
   it('names every missing or malformed variable at once', () => {

@@ -1,6 +1,6 @@
 import { ConfigError, EnvReader } from './env-reader.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
-import { exampleSecretProblems } from './example-secrets.js';
+import { exampleSecretProblems, weakSecretProblems } from './example-secrets.js';
 
 /** Webhook items per worker transaction unless WEBHOOK_EVENT_CHUNK says otherwise (bench:floor measures with it too). */
 export const DEFAULT_WEBHOOK_EVENT_CHUNK = 500;
@@ -18,6 +18,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export class AppConfig {
   readonly nodeEnv!: 'development' | 'test' | 'production';
   readonly port!: number;
+  /** Address the API listens on: loopback unless asked (HOST), every interface in production (containers). */
+  readonly host!: string;
   readonly databaseUrl!: string;
   readonly databasePoolSize!: number;
   readonly redisUrl!: string;
@@ -80,6 +82,8 @@ export class AppConfig {
   readonly shutdownDrainMs!: number;
   readonly metricsToken!: string;
   readonly workerMetricsPort!: number;
+  /** Address of the worker's metrics port: loopback unless asked (a scraper elsewhere needs WORKER_METRICS_HOST=0.0.0.0). */
+  readonly workerMetricsHost!: string;
   readonly purgeIntervalSeconds!: number;
   readonly credentialCheckIntervalSeconds!: number;
   /** Long polls (feeds with `wait`) one organization may have waiting at once per API process; more answer 429. */
@@ -102,6 +106,7 @@ export class AppConfig {
     const config: AppConfig = Object.assign(new AppConfig(), {
       nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
+      host: r.string('HOST', { default: nodeEnv === 'production' ? '0.0.0.0' : '127.0.0.1', pattern: /^[0-9a-fA-F.:]+$|^localhost$/ }),
       databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
@@ -155,6 +160,7 @@ export class AppConfig {
       shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
       metricsToken: r.string('METRICS_TOKEN', { default: '' }),
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
+      workerMetricsHost: r.string('WORKER_METRICS_HOST', { default: '127.0.0.1', pattern: /^[0-9a-fA-F.:]+$|^localhost$/ }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
@@ -177,6 +183,7 @@ export class AppConfig {
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
       exampleSecretProblems(config, keysVariable).forEach((problem) => r.problem(problem));
+      weakSecretProblems(config).forEach((problem) => r.problem(problem));
     }
     r.throwIfInvalid();
     return config;
