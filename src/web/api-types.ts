@@ -91,6 +91,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the signed-in operator's password; every other session of the operator ends at once (this one stays signed in) */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign out everywhere: every session of the signed-in operator ends, this one included */
+        post: operations["logoutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/me": {
         parameters: {
             query?: never;
@@ -686,6 +720,28 @@ export interface components {
             message: string;
             /** @description One item per failing field (422), dotted paths for nested fields */
             errors?: components["schemas"]["FieldError"][];
+        };
+        SessionsEndedView: {
+            /**
+             * @description How many sessions of the operator this ended
+             * @example 2
+             */
+            sessionsEnded: number;
+        };
+        ChangePasswordDto: {
+            /** @description The password the operator signs in with now */
+            currentPassword: string;
+            /** @example a longer passphrase than before */
+            newPassword: string;
+        };
+        SignedOutEverywhereView: {
+            /**
+             * @description How many sessions of the operator this ended
+             * @example 2
+             */
+            sessionsEnded: number;
+            /** @enum {boolean} */
+            loggedOut: true;
         };
         RestrictionView: {
             /**
@@ -1956,6 +2012,9 @@ export type LoginDto = components['schemas']['LoginDto'];
 export type LoggedOutView = components['schemas']['LoggedOutView'];
 export type FieldError = components['schemas']['FieldError'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type SessionsEndedView = components['schemas']['SessionsEndedView'];
+export type ChangePasswordDto = components['schemas']['ChangePasswordDto'];
+export type SignedOutEverywhereView = components['schemas']['SignedOutEverywhereView'];
 export type RestrictionView = components['schemas']['RestrictionView'];
 export type PricingTierView = components['schemas']['PricingTierView'];
 export type AccountAlertView = components['schemas']['AccountAlertView'];
@@ -2277,6 +2336,135 @@ export interface operations {
                         /** @example Success */
                         message: string;
                         data: components["schemas"]["LoggedOutView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["SessionsEndedView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (currentPassword not the current password, newPassword ≥ 10 characters and not the current one) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many wrong current passwords (counted like failed logins); see Retry-After
+             *
+             *     Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    logoutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["SignedOutEverywhereView"];
                     };
                 };
             };

@@ -30,6 +30,15 @@ export class SessionsRepository {
     await clientOf(this.prisma).session.update({ where: { id }, data: { lastSeenAt: at } });
   }
 
+  /** Revokes every live session of the operator, but `except` (the caller's own); how many it ended. */
+  async revokeAllOf(operatorId: string, at: Date, except?: string): Promise<number> {
+    const { count } = await clientOf(this.prisma).session.updateMany({
+      where: { operatorId, revokedAt: null, ...(except ? { NOT: { id: except } } : {}) },
+      data: { revokedAt: at },
+    });
+    return count;
+  }
+
   async revoke(id: string, at: Date): Promise<void> {
     await clientOf(this.prisma).session.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
   }

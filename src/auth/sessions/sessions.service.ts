@@ -60,6 +60,11 @@ export class SessionsService {
     return { scope, renewedForSeconds };
   }
 
+  /** Ends every session of the operator at once (but `except`, the caller's own, when given); how many ended. */
+  revokeAllOf(operatorId: string, except?: string): Promise<number> {
+    return this.sessions.revokeAllOf(operatorId, new Date(), except);
+  }
+
   async revoke(sessionId: string): Promise<void> {
     await this.sessions.revoke(sessionId, new Date());
   }

@@ -46,6 +46,12 @@ export class OperatorsRepository {
     return rows.map((r) => r.email);
   }
 
+  /** Sets a new password hash, unless the hash changed since it was read (false then). */
+  async replacePasswordHash(id: string, from: string, to: string): Promise<boolean> {
+    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });
+    return count === 1;
+  }
+
   /** Replaces a password hash with a stronger one of the same password, unless it changed in the meantime. */
   async upgradePasswordHash(id: string, from: string, to: string): Promise<void> {
     await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });
