@@ -44,6 +44,8 @@ export async function handleGraph(
     const sender = ctx.store.phone(id);
     if (!sender || sender.account !== account) return sendError(res, metaErrors.unsupportedRequest('post', id));
     ctx.store.countUpload(id);
+    ctx.store.uploadsOpen++;
+    res.once('close', () => ctx.store.uploadsOpen--);
     return handleUpload(ctx, req, res, account);
   }
   if (req.method === 'GET' && edge === undefined && ctx.store.media(id)) return handleMediaInfo(ctx, res, account, id);

@@ -51,6 +51,8 @@ export interface SimulatorHandle {
   createAccount(opts?: { name?: string }): CreatedAccount;
   /** `POST /{phone-number-id}/media` requests received (stored or refused), per sender number. */
   uploadAttempts(phoneNumberId: string): number;
+  /** Upload requests still open (their body arriving or their answer not sent): sockets a client holds here. */
+  uploadsOpen(): number;
   /** A stored media object's bytes (uploads and inbound media), for tests. */
   mediaBytes(mediaId: string): Buffer | undefined;
   /** The apps subscribed to the account's webhooks (`POST /{waba-id}/subscribed_apps`). */
@@ -124,6 +126,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorH
     setWebhookUrl: (url) => dispatcher.setUrl(url),
     createAccount: (o) => store.createAccount(o?.name),
     uploadAttempts: (phoneNumberId) => store.uploadAttempts(phoneNumberId),
+    uploadsOpen: () => store.uploadsOpen,
     mediaBytes: (mediaId) => store.media(mediaId)?.bytes,
     subscribedApps: (wabaId) => store.subscriptions.list(wabaId),
     setSubscriptionFault: (wabaId, method, fault) => void store.subscriptions.setFault(wabaId, method, fault),

@@ -166,6 +166,9 @@ export class SimStore {
     this.mediaById.set(media.id, media);
   }
 
+  /** Upload requests whose connection is still open (the body still arriving, or the answer not sent). */
+  uploadsOpen = 0;
+
   countUpload(phoneNumberId: string): void {
     this.uploads.set(phoneNumberId, this.uploadAttempts(phoneNumberId) + 1);
   }

@@ -11,7 +11,7 @@ async function bootstrap(): Promise<void> {
   loadEnvFile();
   const config = loadConfigOrExit();
   const app = await createApp(config);
-  await app.listen(config.port, '0.0.0.0');
+  await app.listen(config.port, config.host);
   const logger = app.get<Logger>(APP_LOGGER);
   const url = `http://127.0.0.1:${config.port}`;
   logger.info({ url, swagger: config.swaggerEnabled ? `${url}/${SWAGGER_PATH}` : null }, 'API listening');

@@ -18,7 +18,7 @@ async function bootstrap(): Promise<void> {
   app.useLogger(new PinoNestLogger(logger));
   app.enableShutdownHooks();
   await app.init();
-  const metricsPort = config.workerMetricsPort >= 0 ? portOf(await startMetricsServer(app.get(Metrics), { port: config.workerMetricsPort, token: config.metricsToken })) : null;
+  const metricsPort = config.workerMetricsPort >= 0 ? portOf(await startMetricsServer(app.get(Metrics), { port: config.workerMetricsPort, host: config.workerMetricsHost, token: config.metricsToken })) : null;
   logger.info({ concurrency: config.workerConcurrency, queuePrefix: config.queuePrefix, metricsPort }, 'worker started');
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 // The service's own processes from a build (dist/, or a private build directory): the simulator, the API and
 // the worker, each a Child (scripts/stack/process.ts) with its log file; plus the build and the migrations.
 import { spawn } from 'node:child_process';
@@ -90,7 +91,9 @@ export function appEnv(o: AppEnvOptions): NodeJS.ProcessEnv {
     QUEUE_PREFIX: o.queuePrefix,
     UPSTREAM_BASE_URL: o.upstreamBaseUrl,
     WHATSAPP_APP_SECRET: o.appSecret,
-    WHATSAPP_VERIFY_TOKEN: o.verifyToken ?? 'stack-verify-token',
+    // Production wants random-looking shared secrets of 32+ characters, and a metrics token.
+    WHATSAPP_VERIFY_TOKEN: o.verifyToken ?? randomBytes(24).toString('base64url'),
+    METRICS_TOKEN: randomBytes(24).toString('base64url'),
     ENCRYPTION_KEY: o.encryptionKey,
   };
 }

@@ -18,7 +18,9 @@ export type AuditAction =
   | 'api_key.revoked'
   | 'invitation.created'
   | 'invitation.revoked'
-  | 'invitation.accepted';
+  | 'invitation.accepted'
+  | 'operator.password_changed'
+  | 'operator.signed_out_everywhere';
 
 export interface AuditEntry {
   id: number;

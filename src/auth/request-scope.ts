@@ -20,6 +20,8 @@ export interface ConsoleScope {
   organizationId: string;
   email: string;
   sessionId: string;
+  /** Runs the platform (the stored flag, granted out of band with npm run platform-admin; never from an email). */
+  platformAdmin: boolean;
 }
 
 declare module 'express-serve-static-core' {

@@ -13,17 +13,17 @@ import { sendEnvelope } from '../core/http/envelope.js';
 
 /**
  * Bull Board is an express app, outside Nest's router, so the global AuthGuard never sees it: this is the
- * console-session check in middleware form, restricted to platform administrators (ADMIN_EMAILS). The
+ * console-session check in middleware form, restricted to platform administrators (the operators' stored flag). The
  * queues carry every tenant's deliveries, so anyone else, signed in or not, gets the very 404 an unknown
  * route gets: the board's existence is not revealed. Tenants see their own backlog through
  * GET /webhooks/deliveries/health.
  */
-export function requirePlatformAdmin(sessions: SessionsService, config: Pick<AppConfig, 'adminEmails' | 'consoleAllowedOrigins'>, cookieName: string): RequestHandler {
+export function requirePlatformAdmin(sessions: SessionsService, config: Pick<AppConfig, 'consoleAllowedOrigins'>, cookieName: string): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const notFound = () => sendEnvelope(res, 404, `Route ${req.method} ${req.originalUrl.split('?')[0]} not found`);
     const token = readCookie(req, cookieName);
     (token ? sessions.authenticate(token) : Promise.resolve(null)).then((operator) => {
-      if (!operator || !isPlatformAdmin(config, operator)) return notFound();
+      if (!operator || !isPlatformAdmin(operator)) return notFound();
       try {
         assertSameOrigin(req, config.consoleAllowedOrigins);
       } catch (error) {

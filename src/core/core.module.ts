@@ -1,3 +1,4 @@
+import { LongPollShares } from './async/long-poll-shares.js';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { AppConfig } from './config/app-config.js';
@@ -35,8 +36,9 @@ export class CoreModule {
         QueueService,
         Metrics,
         RateLimiterService,
+        LongPollShares,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService, Metrics, RateLimiterService],
+      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService, Metrics, RateLimiterService, LongPollShares],
     };
   }
 }

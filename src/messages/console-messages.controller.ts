@@ -44,7 +44,8 @@ export class ConsoleMessagesController {
     @ClientGone() gone: AbortSignal,
   ): Promise<Page<MessageListItemView> | MessagesFeedView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    return this.listing.list({ businessAccountId: account.id, wabaId: account.wabaId }, query, gone);
+    const owner = { organization: operator.organizationId, session: operator.sessionId };
+    return this.listing.list({ businessAccountId: account.id, wabaId: account.wabaId, owner }, query, gone);
   }
 
   @Get('messages/:id')

@@ -28,7 +28,10 @@ import { SendMessageService } from './send/send-message.service.js';
 @ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ButtonActionDto, ListActionDto, CtaUrlActionDto)
 @UseGuards(RateLimitGuard)
 @ApiResponse({ status: 401, description: '`API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
-@ApiResponse({ status: 429, description: 'Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers' })
+@ApiResponse({
+  status: 429,
+  description: 'Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers',
+})
 @Controller('messages')
 export class MessagesController {
   constructor(
@@ -60,7 +63,7 @@ export class MessagesController {
     {
       422: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName (incl. one-tap, zero-tap and copy-code authentication templates to a userId), templateLanguage, components (incl. a media header the template needs), to / userId (exactly one of them; a user id given as to; 24 h window for every type but template; the user is blocked on the number; a MARKETING template to a user who stopped marketing messages), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error`',
       424: "The business account cannot send, answered before anything is stored or sent (no `data`): Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send: the stored `failed` message in `data`. The message names the reason",
-      429: 'Rate limit of the key pair exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform\'s rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one',
+      429: 'Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform\'s rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one',
       502: 'Upstream platform unavailable or timed out: the failed attempt in `data` (on a timeout the outcome is unknown: a later status webhook can still move it forward)',
     },
     { data: MessageView },
@@ -99,7 +102,7 @@ export class MessagesController {
       'Field Validation Failed (filters, unknown direction, page, limit 1–100, `after` malformed or a cursor of another business account, `after` with `page`, `wait` out of 0–30 or without `after`)',
   })
   list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery, @ClientGone() gone: AbortSignal): Promise<Page<MessageListItemView> | MessagesFeedView> {
-    return this.listing.list(scope, query, gone);
+    return this.listing.list({ ...scope, owner: { organization: scope.organizationId, session: `key:${scope.apiKeyId}` } }, query, gone);
   }
 
   @Get('analytics')

@@ -38,8 +38,6 @@ const PHONE_NUMBER_FIELDS = [
 ].join(',');
 const TEMPLATE_FIELDS = 'id,name,language,status,category,parameter_format,components';
 const DEFAULT_PAGE_SIZE = 100;
-/** Uploads and downloads of up to 100 MB are not held to the send timeout. */
-const MEDIA_TIMEOUT_MS = 120_000;
 /** Where Meta serves media URLs from (besides the configured upstream itself, e.g. the simulator). */
 const META_MEDIA_HOST = /(^|\.)(fbsbx\.com|fbcdn\.net|whatsapp\.net)$/;
 /** A sync that needs more pages than this is a paging bug (ours or Meta's), not a big account. */
@@ -54,6 +52,10 @@ export class WhatsAppClient implements OnModuleDestroy {
   private readonly http: AxiosInstance;
   private readonly httpAgent: ConnectTimeoutHttpAgent;
   private readonly httpsAgent: ConnectTimeoutHttpsAgent;
+  /** Media's own pools: a slow or stuck transfer can never hold a socket sends and syncs need. */
+  private readonly mediaHttpAgent: ConnectTimeoutHttpAgent;
+  private readonly mediaHttpsAgent: ConnectTimeoutHttpsAgent;
+  private readonly mediaDeadlineMs: number;
   private readonly origin: string;
   private readonly timeoutMs: number;
 
@@ -70,6 +72,11 @@ export class WhatsAppClient implements OnModuleDestroy {
     const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256, scheduling: 'lifo' as const };
     this.httpAgent = new ConnectTimeoutHttpAgent(agentOptions, config.upstreamConnectTimeoutMs);
     this.httpsAgent = new ConnectTimeoutHttpsAgent(agentOptions, config.upstreamConnectTimeoutMs);
+    // As many sockets as media transfers the process admits (MediaService's quota), so none ever waits for one.
+    const mediaOptions = { keepAlive: true, maxSockets: config.mediaMaxTransfers, maxFreeSockets: 4, scheduling: 'lifo' as const };
+    this.mediaHttpAgent = new ConnectTimeoutHttpAgent(mediaOptions, config.upstreamConnectTimeoutMs);
+    this.mediaHttpsAgent = new ConnectTimeoutHttpsAgent(mediaOptions, config.upstreamConnectTimeoutMs);
+    this.mediaDeadlineMs = config.mediaDeadlineMs;
     this.origin = new URL(config.upstreamBaseUrl).origin;
     this.timeoutMs = config.upstreamTimeoutMs;
     this.http = axios.create({
@@ -183,10 +190,10 @@ export class WhatsAppClient implements OnModuleDestroy {
   }
 
   /**
-   * `POST /{phone-number-id}/media`: the file is streamed through as the multipart body (never buffered); an
-   * error from `file` (the caller's size limit) aborts the upload.
+   * `POST /{phone-number-id}/media`: the file is streamed through as the multipart body (never buffered) on
+   * media's own sockets; `signal` (the caller went away, stalled, or passed a limit) aborts it and frees the socket.
    */
-  async uploadMedia(token: string, phoneNumberId: string, file: { stream: Readable; mimeType: string; filename: string }): Promise<string> {
+  async uploadMedia(token: string, phoneNumberId: string, file: { stream: Readable; mimeType: string; filename: string }, signal: AbortSignal): Promise<string> {
     const operation = 'uploadMedia';
     const boundary = `----bm${randomBytes(12).toString('hex')}`;
     const body = await this.call<UploadMediaResponse>(operation, token, {
@@ -195,7 +202,10 @@ export class WhatsAppClient implements OnModuleDestroy {
       data: Readable.from(multipartBody(boundary, file)),
       headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
       maxBodyLength: Infinity,
-      timeout: MEDIA_TIMEOUT_MS,
+      timeout: this.mediaDeadlineMs,
+      signal,
+      httpAgent: this.mediaHttpAgent,
+      httpsAgent: this.mediaHttpsAgent,
     });
     if (typeof body?.id !== 'string') throw new UpstreamError({ operation, title: 'Upload answered without a media id', errorClass: 'permanent', httpStatus: 200 });
     return body.id;
@@ -211,7 +221,7 @@ export class WhatsAppClient implements OnModuleDestroy {
    * Opens Meta's media URL with the token. The token goes only to Meta's media hosts (https) or to the
    * configured upstream's own origin; redirects are not followed.
    */
-  async downloadMedia(token: string, mediaUrl: string): Promise<{ stream: Readable; contentType: string; contentLength?: number }> {
+  async downloadMedia(token: string, mediaUrl: string, signal: AbortSignal): Promise<{ stream: Readable; contentType: string; contentLength?: number }> {
     const operation = 'downloadMedia';
     let url: URL;
     try {
@@ -223,9 +233,12 @@ export class WhatsAppClient implements OnModuleDestroy {
     if (!meta && url.origin !== this.origin) throw new UpstreamError({ operation, title: 'Media URL points outside Meta', errorClass: 'permanent' });
     let response: AxiosResponse<Readable>;
     try {
-      response = await this.http.request<Readable>({ method: 'GET', url: url.toString(), baseURL: undefined, responseType: 'stream', maxContentLength: -1, timeout: MEDIA_TIMEOUT_MS, headers: { Authorization: `Bearer ${token}`, Accept: '*/*' } });
+      response = await this.http.request<Readable>({
+        method: 'GET', url: url.toString(), baseURL: undefined, responseType: 'stream', maxContentLength: -1, timeout: this.mediaDeadlineMs, signal,
+        httpAgent: this.mediaHttpAgent, httpsAgent: this.mediaHttpsAgent, headers: { Authorization: `Bearer ${token}`, Accept: '*/*' },
+      });
     } catch (err) {
-      throw UpstreamError.fromTransport(operation, err, MEDIA_TIMEOUT_MS);
+      throw UpstreamError.fromTransport(operation, err, this.mediaDeadlineMs);
     }
     if (response.status < 200 || response.status >= 300) {
       response.data.resume();
@@ -235,9 +248,15 @@ export class WhatsAppClient implements OnModuleDestroy {
     return { stream: response.data, contentType: String(response.headers['content-type'] ?? 'application/octet-stream'), contentLength: Number.isFinite(length) ? length : undefined };
   }
 
+  /** Sockets media transfers hold open to the upstream now (in use, not idle in the pool). */
+  get mediaSocketsInUse(): number {
+    let n = 0;
+    for (const agent of [this.mediaHttpAgent, this.mediaHttpsAgent]) for (const list of Object.values(agent.sockets)) n += list?.length ?? 0;
+    return n;
+  }
+
   onModuleDestroy(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    for (const agent of [this.httpAgent, this.httpsAgent, this.mediaHttpAgent, this.mediaHttpsAgent]) agent.destroy();
   }
 
   /** Follows `paging.next` until it is absent, refusing loops and links that leave the upstream's origin. */

@@ -91,6 +91,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the signed-in operator's password; every other session of the operator ends at once (this one stays signed in) */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/logout-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign out everywhere: every session of the signed-in operator ends, this one included */
+        post: operations["logoutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/me": {
         parameters: {
             query?: never;
@@ -773,6 +807,28 @@ export interface components {
             message: string;
             /** @description One item per failing field (422), dotted paths for nested fields */
             errors?: components["schemas"]["FieldError"][];
+        };
+        SessionsEndedView: {
+            /**
+             * @description How many sessions of the operator this ended
+             * @example 2
+             */
+            sessionsEnded: number;
+        };
+        ChangePasswordDto: {
+            /** @description The password the operator signs in with now */
+            currentPassword: string;
+            /** @example a longer passphrase than before */
+            newPassword: string;
+        };
+        SignedOutEverywhereView: {
+            /**
+             * @description How many sessions of the operator this ended
+             * @example 2
+             */
+            sessionsEnded: number;
+            /** @enum {boolean} */
+            loggedOut: true;
         };
         RestrictionView: {
             /**
@@ -2326,6 +2382,9 @@ export type LoginDto = components['schemas']['LoginDto'];
 export type LoggedOutView = components['schemas']['LoggedOutView'];
 export type FieldError = components['schemas']['FieldError'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type SessionsEndedView = components['schemas']['SessionsEndedView'];
+export type ChangePasswordDto = components['schemas']['ChangePasswordDto'];
+export type SignedOutEverywhereView = components['schemas']['SignedOutEverywhereView'];
 export type RestrictionView = components['schemas']['RestrictionView'];
 export type PricingTierView = components['schemas']['PricingTierView'];
 export type AccountAlertView = components['schemas']['AccountAlertView'];
@@ -2656,6 +2715,135 @@ export interface operations {
                         /** @example Success */
                         message: string;
                         data: components["schemas"]["LoggedOutView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["SessionsEndedView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (currentPassword not the current password, newPassword ≥ 10 characters and not the current one) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Too many wrong current passwords (counted like failed logins); see Retry-After
+             *
+             *     Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer
+             */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    logoutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["SignedOutEverywhereView"];
                     };
                 };
             };
@@ -4253,6 +4441,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The business account already has API_KEYS_MAX_PER_ACCOUNT active key pairs: revoke one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (wabaId, name) */
             422: {
                 headers: {
@@ -4552,7 +4755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An operator with this email already exists */
+            /** @description INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4754,7 +4957,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4860,7 +5063,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Rate limit of the key pair exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one */
+            /** @description Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4953,7 +5156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5036,7 +5239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit of the key pair exceeded, or (feed) too many long polls of the business account waiting; see Retry-After and RateLimit-* headers */
+            /** @description Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5497,7 +5700,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description file larger than Meta allows for its type (errors names file) */
+            /** @description The body stopped arriving for MEDIA_IDLE_TIMEOUT_MS, or the upload passed MEDIA_DEADLINE_MS; the upstream upload is aborted */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 408,
+                     *       "message": "Request Timeout"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description file larger than Meta allows for its type, or the whole body larger than that file allows (errors names file); the rest of the body is not read */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5536,7 +5754,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /**
+             * @description Too many media transfers (uploads and downloads) open for this organization (MEDIA_MAX_TRANSFERS_PER_ORGANIZATION) or on this server (Retry-After)
+             *
+             *     Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5634,7 +5856,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /**
+             * @description Too many media transfers (uploads and downloads) open for this organization (MEDIA_MAX_TRANSFERS_PER_ORGANIZATION) or on this server (Retry-After)
+             *
+             *     Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5889,7 +6115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many long polls waiting on this server (Retry-After) */
+            /** @description Too many long polls waiting for this organization (LONG_POLLS_PER_ORGANIZATION), this session (LONG_POLLS_PER_SESSION) or on this server (Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;

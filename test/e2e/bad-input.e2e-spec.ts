@@ -266,11 +266,14 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     // The email exists: 409 (or 422 for a bad field), never a new organization.
     'POST /auth/signup': [{ body: { email: tenant.operator.email, password: 'correct horse battery staple', organizationName: 'Sweep Org' } }],
     'POST /auth/login': [{ body: { email: `nobody-${marker}@example.test`, password: 'wrong password 123' } }],
+    // A wrong current password: 422 naming currentPassword, nothing changed.
+    'POST /auth/password': [{ body: { currentPassword: 'not the sweep password', newPassword: 'a sweep passphrase 123' } }],
     // Unknown WABA: the token goes to the upstream check, which refuses it.
     'POST /business-accounts': [{ body: { wabaId: UNKNOWN_WABA, accessToken: 'sweep-not-a-token', name: 'Sweep WABA' } }],
     'PUT /business-accounts/{wabaId}/access-token': [{ body: { accessToken: 'sweep-not-a-token' } }],
-    // An operator already has this email: 409 before an invitation is stored.
-    'POST /invitations': [{ body: { email: tenant.operator.email, role: 'member' } }],
+    // The organization already has its INVITATIONS_MAX_PENDING (1) pending invitation: 409 before another is stored.
+    // (An already registered email is no refusal any more: the answer must not tell whether it is registered.)
+    'POST /invitations': [{ body: { email: `sweep-${marker}@example.test`, role: 'member' } }],
     // Unknown WABA: 404 before anything is stored.
     'POST /api-keys': [{ body: { wabaId: UNKNOWN_WABA, name: 'Sweep key' } }],
     // A template that is not synced, or text outside the 24 h window: 422 before any upstream call or row.
@@ -567,9 +570,12 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
         CONSOLE_RATE_LIMIT_BURST: unlimited,
         CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: unlimited,
         CONSOLE_ADDRESS_RATE_LIMIT_BURST: unlimited,
+        INVITATIONS_MAX_PENDING: '1',
       },
     });
     tenant = await onboard(stack, 'Bad Input Sweep');
+    // The one pending invitation the organization may have: every invitation the sweep tries is refused (409).
+    expect((await stack.http.post('/invitations').set('cookie', tenant.operator.cookie).send({ email: `pending-${marker}@example.test` })).status).toBe(201);
     // One message, so that a filter an injection widened would return it.
     const sent = await stack.http
       .post('/messages')

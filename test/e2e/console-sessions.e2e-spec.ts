@@ -1,6 +1,7 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { PASSWORD, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { productionSecrets } from '../utils/test-env.js';
 
 const setCookies = (res: { headers: Record<string, unknown> }) => ([] as string[]).concat((res.headers['set-cookie'] as string[] | undefined) ?? []);
 const attributesOf = (cookie: string) => cookie.split(';').slice(1).map((a) => a.trim().toLowerCase());
@@ -18,7 +19,7 @@ describe('Console session cookie', () => {
   describe('in production (NODE_ENV=production, plain http behind no proxy)', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await startTestApp({ NODE_ENV: 'production', SIGNUP_MODE: 'open', SWAGGER_ENABLED: 'true', SESSION_IDLE_TTL_SECONDS: '1800' });
+      t = await startTestApp({ ...productionSecrets(), NODE_ENV: 'production', SIGNUP_MODE: 'open', SWAGGER_ENABLED: 'true', SESSION_IDLE_TTL_SECONDS: '1800' });
     });
     afterAll(async () => {
       await t?.close();

@@ -47,7 +47,7 @@ describe('Console signup', () => {
 
     beforeAll(async () => {
       // The same database and Redis; the open one only to create the inviting organization.
-      t = await startTestApp({ SIGNUP_MODE: 'invite' });
+      t = await startTestApp({ SIGNUP_MODE: 'invite', INVITATIONS_MAX_PENDING: '5' });
       open = await startTestApp({ SIGNUP_MODE: 'open', QUEUE_PREFIX: t.config.queuePrefix });
       owner = await signupAndLogin(open, 'Inviting Org');
     });
@@ -176,9 +176,30 @@ describe('Console signup', () => {
       expect((await invite(coOwner, { email: uniqueEmail() })).status).toBe(201);
     });
 
-    it('refuses inviting an email already registered (409) and a role other than owner or member (422)', async () => {
-      const taken = await invite(owner, { email: owner.email });
-      expect(taken.status).toBe(409);
+    it('answers an invitation of an email already registered as any other (nothing told); it just cannot be accepted (issue 29, finding 2)', async () => {
+      const registered = await signupAndLogin(open, 'Someone Else Org');
+      const taken = await invite(owner, { email: registered.email });
+      const fresh = await invite(owner, { email: uniqueEmail() });
+      expect(taken.status).toBe(201);
+      expect(Object.keys(taken.body.data).sort()).toEqual(Object.keys(fresh.body.data).sort());
+      expect(taken.body.message).toBe(fresh.body.message);
+      const accepted = await accept({ email: registered.email, inviteToken: (taken.body.data as { token: string }).token });
+      expect(accepted.status).toBe(409);
+      for (const id of [taken.body.data.id, fresh.body.data.id] as string[]) await t.http.delete(`/invitations/${id}`).set('cookie', owner.cookie);
+    });
+
+    it('caps pending invitations per organization (INVITATIONS_MAX_PENDING=5): 409 past it, room again once one is revoked', async () => {
+      const capped = await signupAndLogin(open, 'Capped Org');
+      const made = await Promise.all(Array.from({ length: 7 }, () => invite(capped, { email: uniqueEmail() })));
+      expect(made.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 201, 409, 409]);
+      const refused = made.find((r) => r.status === 409)!;
+      expect(refused.body).toEqual({ statusCode: 409, message: expect.stringMatching(/At most 5 invitations may be pending at once/) });
+      const first = made.find((r) => r.status === 201)!;
+      expect((await t.http.delete(`/invitations/${first.body.data.id as string}`).set('cookie', capped.cookie)).status).toBe(200);
+      expect((await invite(capped, { email: uniqueEmail() })).status).toBe(201);
+    });
+
+    it('refuses a role other than owner or member (422)', async () => {
       const role = await invite(owner, { email: uniqueEmail(), role: 'admin' });
       expect(role.body).toEqual(invalid('role', 'role must be one of owner, member'));
     });

@@ -10,7 +10,7 @@ import { startStack, type Stack } from '../utils/stack.js';
  * test-results/screenshots/.
  */
 
-/** A platform administrator (ADMIN_EMAILS) of this run. */
+/** A platform administrator (the stored flag, set as npm run platform-admin does) of this run. */
 const ADMIN_EMAIL = uniqueEmail();
 
 /** Simulator: accepted, then `sent` and `failed` with 131047 (Re-engagement message) by webhook. */
@@ -32,8 +32,9 @@ describe('web console (headless Chromium)', () => {
 
   beforeAll(async () => {
     if (!existsSync('dist/web/index.html')) throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
-    [stack, browser] = await Promise.all([startStack({ worker: true, env: { ADMIN_EMAILS: ADMIN_EMAIL } }), launchChromium()]);
+    [stack, browser] = await Promise.all([startStack({ worker: true }), launchChromium()]);
     await signupAndLogin(stack, 'Platform Org', ADMIN_EMAIL);
+    await stack.prisma.operator.update({ where: { email: ADMIN_EMAIL }, data: { platformAdmin: true } });
   });
 
   afterEach(async () => {
@@ -430,7 +431,7 @@ describe('web console (headless Chromium)', () => {
     await page.getByRole('cell', { name: t.account.wabaId }).waitFor();
     await screenshot(page, '14-queue-health');
 
-    // A platform administrator (ADMIN_EMAILS): logs in, then opens the board.
+    // A platform administrator: logs in, then opens the board.
     const admin = await open();
     await admin.page.goto(`/console/login?next=${encodeURIComponent('/console/queues')}`);
     await admin.page.getByLabel('Email').fill(ADMIN_EMAIL);

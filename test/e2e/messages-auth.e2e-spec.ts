@@ -243,3 +243,48 @@ describe('Rate limit per key pair', () => {
     expect((await stack.http.get('/messages').set(a.key.headers)).status).toBe(200);
   });
 });
+
+describe('Rate limit per business account, and a cap on key pairs per account (issue 29, finding 6)', () => {
+  let stack: Stack;
+  let a: Tenant;
+  let other: Tenant;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '5', ACCOUNT_RATE_LIMIT_PER_SECOND: '1', ACCOUNT_RATE_LIMIT_BURST: '8', API_KEYS_MAX_PER_ACCOUNT: '3' } });
+    [a, other] = await Promise.all([onboard(stack, 'Many Keys Org'), onboard(stack, 'Neighbour Org')]);
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('caps active key pairs per business account (409), with room again once one is revoked', async () => {
+    const created = await Promise.all([1, 2, 3].map((n) => stack.http.post('/api-keys').set('cookie', a.operator.cookie).send({ wabaId: a.account.wabaId, name: `pair ${n}` })));
+    // The onboarding pair is the first of three.
+    expect(created.map((r) => r.status).sort()).toEqual([201, 201, 409]);
+    const refused = created.find((r) => r.status === 409)!;
+    expect(refused.body).toEqual({ statusCode: 409, message: 'At most 3 active key pairs per business account (API_KEYS_MAX_PER_ACCOUNT); revoke one first' });
+    const one = created.find((r) => r.status === 201)!.body.data as { id: string };
+    expect((await stack.http.delete(`/api-keys/${one.id}`).set('cookie', a.operator.cookie)).status).toBe(200);
+    expect((await createKey(stack, a.operator, a.account.wabaId, 'after revoking')).accessKey).toMatch(/^ak_/);
+  });
+
+  it('evaluates the account’s bucket beside each pair’s: more pairs do not add up to more requests; other accounts are not affected', async () => {
+    // Back to the onboarding pair alone (the test above made others), then two more pairs of the same account.
+    await stack.prisma.apiKey.updateMany({ where: { businessAccount: { wabaId: a.account.wabaId }, revokedAt: null, NOT: { accessKey: a.key.accessKey } }, data: { revokedAt: new Date() } });
+    const k2 = await createKey(stack, a.operator, a.account.wabaId, 'second pair');
+    const k3 = await createKey(stack, a.operator, a.account.wabaId, 'third pair');
+    // 5 on the first pair (its whole bucket), then 3 on the second: the account's 8.
+    const first = await Promise.all(Array.from({ length: 5 }, () => stack.http.get('/messages').set(a.key.headers)));
+    expect(first.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const second = [];
+    for (let i = 0; i < 4; i++) second.push(await stack.http.get('/messages').set(k2.headers));
+    expect(second.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    const refused = second[3]!;
+    expect(refused.body).toEqual({ statusCode: 429, message: 'Rate limit exceeded' });
+    expect(refused.headers['ratelimit-limit']).toBe('8');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // A third pair of the same account is refused too; another account's pair is not.
+    expect((await stack.http.post('/messages').set(k3.headers).send(helloWorld(a, recipient()))).status).toBe(429);
+    expect((await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, recipient()))).status).toBe(200);
+  });
+});

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import type http from 'node:http';
+import http from 'node:http';
 import { portOf, startMetricsServer } from '../../src/core/metrics/metrics-endpoint.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
 import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
@@ -32,6 +32,21 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
 
   const scrapeApi = () => stack.http.get('/metrics').set('authorization', 'Bearer scrape-token-123');
   const scrapeWorker = async () => (await fetch(`http://127.0.0.1:${portOf(workerMetrics)}/metrics`, { headers: { authorization: 'Bearer scrape-token-123' } })).text();
+
+  it('counts a made-up HTTP method as other, so callers cannot mint series (issue 29, finding 7)', async () => {
+    const url = new URL(stack.url);
+    await new Promise<void>((resolve) => {
+      const req = http.request({ host: url.hostname, port: url.port, method: 'PROPFIND', path: '/messages', agent: false }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', () => resolve());
+      req.end();
+    });
+    const text = (await scrapeApi()).text;
+    expect(text).not.toMatch(/method="PROPFIND"/);
+    expect(text).toMatch(/bmapi_http_request_duration_seconds_count\{method="other"/);
+  });
 
   it('needs the bearer token when METRICS_TOKEN is set', async () => {
     expect((await stack.http.get('/metrics')).status).toBe(401);

@@ -4,6 +4,8 @@ import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.j
 import { connectAccount, createKey, eventually, insertDelivery, onboard, signupAndLogin, uniqueEmail } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp } from '../utils/test-app.js';
+import { runBuilt } from '../utils/run-built.js';
+import { testEnv } from '../utils/test-env.js';
 
 /**
  * Issue 12, findings 2, 5 and 6 on the console and API side: the shared queues only for platform
@@ -15,8 +17,7 @@ describe('Security: console and API', () => {
   const adminEmail = uniqueEmail();
 
   beforeAll(async () => {
-    // Upper case on purpose: ADMIN_EMAILS is compared case-insensitively.
-    stack = await startStack({ env: { ADMIN_EMAILS: `nobody@example.test, ${adminEmail.toUpperCase()}` } });
+    stack = await startStack();
   });
   afterAll(async () => {
     await stack?.close();
@@ -42,15 +43,28 @@ describe('Security: console and API', () => {
       expect(unknown.body).toEqual({ statusCode: 404, message: 'Route GET /no-such-route not found' });
     });
 
-    it('works for a platform administrator (ADMIN_EMAILS)', async () => {
+    it('is granted only out of band (npm run platform-admin), never by an email: registered, 404; granted, the board; revoked, 404 again (issue 29, finding 2)', async () => {
       const admin = await signupAndLogin(stack, 'Platform Org', adminEmail);
+      const board = () => stack.http.get('/console/queues/api/queues').set('cookie', admin.cookie);
+      expect((await board()).status).toBe(404);
+      const cli = (...args: string[]) => runBuilt('dist/src/console/operators/platform-admin.cli.js', testEnv({ QUEUE_PREFIX: stack.config.queuePrefix }), 60_000, args);
+
+      // Upper case on purpose: emails are compared as stored (lower case).
+      expect(await cli('grant', adminEmail.toUpperCase())).toMatchObject({ code: 0, stdout: `${adminEmail}: platform administrator granted\n` });
+      expect((await cli('list')).stdout).toContain(adminEmail);
+      expect(await cli('grant', 'nobody-signed-up@example.test')).toMatchObject({ code: 1, stderr: expect.stringMatching(/no operator with the email/) });
+      expect((await cli('promote', adminEmail)).code).toBe(2);
+
       const page = await stack.http.get('/console/queues').set('cookie', admin.cookie).set('accept', 'text/html');
       expect(page.status).toBe(200);
       expect(page.text).toContain('Queue health');
       const api = await stack.http.get('/console/queues/api/queues').set('cookie', admin.cookie);
       expect(api.status).toBe(200);
       expect(api.body.queues.map((q: { name: string }) => q.name)).toContain('webhook-deliveries');
-    });
+
+      expect((await cli('revoke', adminEmail)).code).toBe(0);
+      expect((await board()).status).toBe(404);
+    }, 120_000);
   });
 
   describe("a tenant's own backlog (GET /webhooks/deliveries/health)", () => {

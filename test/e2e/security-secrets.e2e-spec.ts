@@ -1,44 +1,17 @@
-import { spawn } from 'node:child_process';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { WorkerPurges } from '../../src/worker.purges.js';
 import { connectAccount, insertOrganization, insertSendScope, signupAndLogin, type ConnectedAccount, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
+import { runBuilt as run } from '../utils/run-built.js';
 
 /**
  * Issue 12, finding 6 (secrets) and finding 5 (purges): production refuses the example secrets, upstream
  * tokens rotate to a new key and are bound to their account, and the worker purges what has expired.
  */
-
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a built entry point (./scripts/test.sh builds dist/ before the tests) with exactly `env`. */
-function run(entry: string, env: Record<string, string>, timeoutMs = 20_000): Promise<Exit> {
-  if (!existsSync(entry)) throw new Error(`${entry} is not built: run npm run build (./scripts/test.sh does)`);
-  return new Promise((resolve, reject) => {
-    // ENV_FILE=none: no .env of the working copy fills in anything.
-    const child = spawn(process.execPath, [entry], { env: { PATH: process.env.PATH ?? '', ENV_FILE: 'none', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${entry} did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** The values .env.example ships with. */
 function exampleValues(): Record<string, string> {

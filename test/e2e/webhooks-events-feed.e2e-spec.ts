@@ -299,6 +299,35 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('gives each session and organization a share of the waiting slots: the greedy one gets 429, another tenant still long-polls (issue 29, finding 4)', async () => {
+    const shared = await startTestApp({ ...unlimited, LONG_POLLS_PER_ORGANIZATION: '3', LONG_POLLS_PER_SESSION: '2' });
+    try {
+      const [greedy, polite] = [await createTenant(shared), await createTenant(shared)];
+      const waiters = shared.app.get(FeedWaiters);
+      const held = [0, 1].map(() => {
+        const req = http.get(new URL(`${shared.url}/webhooks/events?wabaId=${greedy.wabaId}&after=0&wait=20`), { headers: { cookie: greedy.cookie }, agent: false });
+        req.on('error', () => undefined);
+        return req;
+      });
+      const deadline = Date.now() + 5000;
+      while (waiters.waiting < 2 && Date.now() < deadline) await sleep(20);
+      expect(waiters.waiting).toBe(2);
+
+      const refused = await shared.http.get('/webhooks/events').query({ wabaId: greedy.wabaId, after: '0', wait: 20 }).set('cookie', greedy.cookie);
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/Too many long polls open for this session \(at most 2/) });
+      // Without wait the feed still answers the greedy one; and another organization's long poll is not refused.
+      expect((await feed(shared, greedy, { after: '0' })).items).toEqual([]);
+      expect(await feed(shared, polite, { after: '0', wait: 1 })).toEqual({ items: [], nextCursor: '0', limit: 20 });
+      for (const req of held) req.destroy();
+      while (waiters.waiting > 0 && Date.now() < deadline) await sleep(20);
+      expect(waiters.waiting).toBe(0);
+    } finally {
+      await shared.close();
+    }
+  });
+
   it('documents the feed in the OpenAPI document: after and wait, and nextCursor in the answer', async () => {
     const doc = (await t.http.get('/swagger/docs-json')).body;
     const params = (doc.paths['/webhooks/events'].get.parameters as { name: string; in: string; description?: string }[]).filter((p) => p.in === 'query');

@@ -20,7 +20,7 @@ import { stopAll, tail } from '../../scripts/stack/process.js';
 import { Redis as RedisServer } from '../../scripts/stack/redis.js';
 import { Db, ackedNotStored, createTenant, progress, storedByHash, verdict, type FaultTenant, type Verdict } from './db.js';
 import { buildWorkload, rebatch, send, steady, type Scheduled, type SendStats, type Workload, type WorkloadOptions } from './load.js';
-const SECRET = 'fault-suite-app-secret';
+const SECRET = 'fault-suite-9f3c2a7b1e6d4c8a0b5f2e7d9c1a3b6e';
 /** How long processing may take after the load ends (worker takeover of a killed worker's jobs needs ~15 s). */
 const SETTLE_MS = 40_000;
 /** The sender stops retrying after this (each scenario's load itself takes about 10 s). */

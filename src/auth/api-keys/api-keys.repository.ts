@@ -33,6 +33,16 @@ export class ApiKeysRepository {
     await clientOf(this.prisma).apiKey.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] }, data: { lastUsedAt: at } });
   }
 
+  /**
+   * Active (not revoked) key pairs of a business account, counted under a transaction-scoped lock of the
+   * account's keys, so concurrent creations cannot both see room for one more (call inside a unit of work).
+   */
+  async countActiveLocked(businessAccountId: string): Promise<number> {
+    const client = clientOf(this.prisma);
+    await client.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`api_keys:${businessAccountId}`}))::text`;
+    return client.apiKey.count({ where: { businessAccountId, revokedAt: null } });
+  }
+
   create(
     organizationId: string,
     key: { businessAccountId: string; name: string; accessKey: string; secretHash: string; createdById: string | null },

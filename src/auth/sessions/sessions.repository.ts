@@ -3,7 +3,7 @@ import type { Session } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
-export type SessionWithOperator = Session & { operator: { id: string; organizationId: string; email: string } };
+export type SessionWithOperator = Session & { operator: { id: string; organizationId: string; email: string; platformAdmin: boolean } };
 
 /** Owns `sessions`. Sessions are found by the hash of their token only; the token itself is never stored. */
 @Injectable()
@@ -18,7 +18,7 @@ export class SessionsRepository {
   findByTokenHash(tokenHash: string): Promise<SessionWithOperator | null> {
     return clientOf(this.prisma).session.findUnique({
       where: { tokenHash },
-      include: { operator: { select: { id: true, organizationId: true, email: true } } },
+      include: { operator: { select: { id: true, organizationId: true, email: true, platformAdmin: true } } },
     });
   }
 
@@ -28,6 +28,15 @@ export class SessionsRepository {
 
   async touch(id: string, at: Date): Promise<void> {
     await clientOf(this.prisma).session.update({ where: { id }, data: { lastSeenAt: at } });
+  }
+
+  /** Revokes every live session of the operator, but `except` (the caller's own); how many it ended. */
+  async revokeAllOf(operatorId: string, at: Date, except?: string): Promise<number> {
+    const { count } = await clientOf(this.prisma).session.updateMany({
+      where: { operatorId, revokedAt: null, ...(except ? { NOT: { id: except } } : {}) },
+      data: { revokedAt: at },
+    });
+    return count;
   }
 
   async revoke(id: string, at: Date): Promise<void> {

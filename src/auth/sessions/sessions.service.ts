@@ -55,8 +55,14 @@ export class SessionsService {
       operatorId: session.operator.id,
       organizationId: session.operator.organizationId,
       email: session.operator.email,
+      platformAdmin: session.operator.platformAdmin,
     };
     return { scope, renewedForSeconds };
+  }
+
+  /** Ends every session of the operator at once (but `except`, the caller's own, when given); how many ended. */
+  revokeAllOf(operatorId: string, except?: string): Promise<number> {
+    return this.sessions.revokeAllOf(operatorId, new Date(), except);
   }
 
   async revoke(sessionId: string): Promise<void> {

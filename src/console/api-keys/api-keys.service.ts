@@ -5,7 +5,8 @@ import { ApiKeysRepository, type ApiKeyRow } from '../../auth/api-keys/api-keys.
 import { AuditService } from '../../audit/audit.service.js';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
-import { NotFound } from '../../core/errors/domain-errors.js';
+import { AppConfig } from '../../core/config/app-config.js';
+import { Conflict, NotFound } from '../../core/errors/domain-errors.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import type { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';
@@ -21,6 +22,7 @@ export class ApiKeysService {
     private readonly accounts: BusinessAccountsRepository,
     private readonly audit: AuditService,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly config: AppConfig,
   ) {}
 
   /** Issues a pair; the secret exists only in this response (we keep its SHA-256). */
@@ -29,6 +31,10 @@ export class ApiKeysService {
     const accessKey = randomToken(KEY_BYTES, 'ak_');
     const secretKey = randomToken(KEY_BYTES, 'sk_');
     const key = await this.uow.run(async () => {
+      // More pairs must not mean more throughput or more secrets to leak: the account's bucket is shared anyway.
+      if ((await this.keys.countActiveLocked(account.id)) >= this.config.apiKeysMaxPerAccount) {
+        throw new Conflict(`At most ${this.config.apiKeysMaxPerAccount} active key pairs per business account (API_KEYS_MAX_PER_ACCOUNT); revoke one first`);
+      }
       const created = await this.keys.create(operator.organizationId, {
         businessAccountId: account.id,
         name: name.trim(),

@@ -21,7 +21,7 @@ export class InvitationsController {
     summary: 'Invite an operator into this organization (owners only). The one-time token and link are shown once; they expire after INVITATION_TTL_SECONDS (7 days).',
   })
   @ApiEnvelope(CreatedInvitationView, { status: 201, description: 'The invitation with its one-time token and link path, shown this once' })
-  @ApiResponse({ status: 409, description: 'An operator with this email already exists' })
+  @ApiResponse({ status: 409, description: 'INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (email, role)' })
   create(@CurrentOperator() operator: ConsoleScope, @Body() dto: CreateInvitationDto): Promise<CreatedInvitationView> {
     return this.invitations.create(operator, dto.email, dto.role ?? 'member');

@@ -49,6 +49,16 @@ export class InvitationsRepository {
     });
   }
 
+  /**
+   * Pending invitations of the organization, counted under a transaction-scoped lock of its invitations, so two
+   * concurrent creations cannot both see room for one more (call inside a unit of work).
+   */
+  async countPendingLocked(organizationId: string, now: Date): Promise<number> {
+    const client = clientOf(this.prisma);
+    await client.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`invitations:${organizationId}`}))::text`;
+    return client.invitation.count({ where: { organizationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } } });
+  }
+
   findOwned(organizationId: string, id: string): Promise<InvitationRow | null> {
     return clientOf(this.prisma).invitation.findFirst({ where: { id, organizationId }, include: WITH_INVITER });
   }

@@ -5,7 +5,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, Forbidden, NotFound } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
-import { EMAIL_TAKEN, SIGNUP_CLOSED } from '../operators/operators.service.js';
+import { SIGNUP_CLOSED } from '../operators/operators.service.js';
 import { OperatorsRepository, type OperatorRole } from '../operators/operators.repository.js';
 import type { CreatedInvitationView, InvitationView } from './dto/invitation.dto.js';
 import { InvitationsRepository, type InvitationRow } from './invitations.repository.js';
@@ -32,9 +32,14 @@ export class InvitationsService {
   async create(operator: ConsoleScope, email: string, role: OperatorRole): Promise<CreatedInvitationView> {
     await this.assertOwner(operator);
     if (this.config.signupMode === 'closed') throw new Forbidden(SIGNUP_CLOSED);
-    if (await this.operators.findByEmail(email)) throw new Conflict(EMAIL_TAKEN, [{ field: 'email', message: 'email is already registered' }]);
+    // Whether the email is registered is not told: the answer is the same (the invitation cannot be accepted
+    // by an email that is taken, as signup refuses it). Owners see their own operators in GET /organization/members.
     const token = randomToken(TOKEN_BYTES);
     const invitation = await this.uow.run(async () => {
+      const pending = await this.invitations.countPendingLocked(operator.organizationId, new Date());
+      if (pending >= this.config.invitationsMaxPending) {
+        throw new Conflict(`At most ${this.config.invitationsMaxPending} invitations may be pending at once; revoke some (DELETE /invitations/{id}) or wait until they are used or expire`);
+      }
       const created = await this.invitations.create(operator.organizationId, {
         email,
         role,

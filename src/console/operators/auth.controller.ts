@@ -8,8 +8,8 @@ import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js'
 import { SessionsService } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { clientAddress } from '../../core/http/client-address.js';
-import { LoginDto, SignupDto } from './dto/signup.dto.js';
-import { LoggedOutView, OperatorView, SessionView } from './dto/operator.response.js';
+import { ChangePasswordDto, LoginDto, SignupDto } from './dto/signup.dto.js';
+import { LoggedOutView, OperatorView, SessionsEndedView, SessionView, SignedOutEverywhereView } from './dto/operator.response.js';
 import { OperatorsService } from './operators.service.js';
 
 @ApiTags('console: auth')
@@ -72,6 +72,33 @@ export class AuthController {
     await this.sessions.revoke(operator.sessionId);
     clearSessionCookie(req, res, this.config);
     return { loggedOut: true };
+  }
+
+  @Post('password')
+  @HttpCode(200)
+  @ConsoleAuth()
+  @ApiOperation({
+    operationId: 'changePassword',
+    summary: "Change the signed-in operator's password; every other session of the operator ends at once (this one stays signed in)",
+  })
+  @ApiEnvelope(SessionsEndedView)
+  @ApiResponse({ status: 401, description: 'No or expired console session' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (currentPassword not the current password, newPassword ≥ 10 characters and not the current one)' })
+  @ApiResponse({ status: 429, description: 'Too many wrong current passwords (counted like failed logins); see Retry-After' })
+  changePassword(@CurrentOperator() operator: ConsoleScope, @Body() dto: ChangePasswordDto, @Req() req: Request): Promise<SessionsEndedView> {
+    return this.operators.changePassword(operator, dto.currentPassword, dto.newPassword, clientAddress(req));
+  }
+
+  @Post('logout-everywhere')
+  @HttpCode(200)
+  @ConsoleAuth()
+  @ApiOperation({ operationId: 'logoutEverywhere', summary: 'Sign out everywhere: every session of the signed-in operator ends, this one included' })
+  @ApiEnvelope(SignedOutEverywhereView)
+  @ApiResponse({ status: 401, description: 'No or expired console session' })
+  async logoutEverywhere(@CurrentOperator() operator: ConsoleScope, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SignedOutEverywhereView> {
+    const { sessionsEnded } = await this.operators.signOutEverywhere(operator);
+    clearSessionCookie(req, res, this.config);
+    return { loggedOut: true, sessionsEnded };
   }
 
   @Get('me')

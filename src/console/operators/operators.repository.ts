@@ -34,6 +34,24 @@ export class OperatorsRepository {
     return clientOf(this.prisma).operator.findUnique({ where: { id }, include: WITH_ORGANIZATION });
   }
 
+  /** Sets or clears the platform-administrator flag of the operator with this email; false when there is none. */
+  async setPlatformAdmin(email: string, platformAdmin: boolean): Promise<boolean> {
+    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { email }, data: { platformAdmin } });
+    return count > 0;
+  }
+
+  /** The platform administrators' emails, sorted. */
+  async listPlatformAdmins(): Promise<string[]> {
+    const rows = await clientOf(this.prisma).operator.findMany({ where: { platformAdmin: true }, select: { email: true }, orderBy: { email: 'asc' } });
+    return rows.map((r) => r.email);
+  }
+
+  /** Sets a new password hash, unless the hash changed since it was read (false then). */
+  async replacePasswordHash(id: string, from: string, to: string): Promise<boolean> {
+    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });
+    return count === 1;
+  }
+
   /** Replaces a password hash with a stronger one of the same password, unless it changed in the meantime. */
   async upgradePasswordHash(id: string, from: string, to: string): Promise<void> {
     await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });

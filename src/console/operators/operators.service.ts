@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AuditService } from '../../audit/audit.service.js';
+import type { ConsoleScope } from '../../auth/request-scope.js';
 import { SessionsService, type IssuedSession } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { sha256Hex } from '../../core/crypto/tokens.js';
@@ -81,7 +82,7 @@ export class OperatorsService {
       if (!(await this.invitations.claim(invitation.id, created.id, new Date()))) {
         throw InvalidInput.of('inviteToken', 'invitation has already been used');
       }
-      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '' };
+      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '', platformAdmin: false };
       await this.audit.record(scope, 'invitation.accepted', { type: 'invitation', id: invitation.id }, { email: created.email, role: created.role });
       return created;
     });
@@ -123,6 +124,36 @@ export class OperatorsService {
       await this.operators.upgradePasswordHash(operator.id, operator.passwordHash, await this.passwords.hash(dto.password));
     }
     return { operator: toView(operator), session: await this.sessions.issue(operator.id) };
+  }
+
+  /**
+   * The signed-in operator changes its password: the current one is verified (counted by the login throttle like a
+   * login, so a stolen session cannot guess it faster than a login could), and every other session of the operator
+   * ends at once; the caller's own stays signed in.
+   */
+  async changePassword(scope: ConsoleScope, currentPassword: string, newPassword: string, address: string): Promise<{ sessionsEnded: number }> {
+    const attempt = await this.throttle.begin(scope.email, address);
+    const operator = await this.operators.findById(scope.operatorId);
+    const { valid } = await this.passwords.verify(currentPassword, operator?.passwordHash);
+    if (!operator || !valid) throw InvalidInput.of('currentPassword', 'currentPassword is not the current password');
+    await attempt.succeeded();
+    if (newPassword === currentPassword) throw InvalidInput.of('newPassword', 'newPassword must differ from the current password');
+    const hash = await this.passwords.hash(newPassword);
+    return this.uow.run(async () => {
+      if (!(await this.operators.replacePasswordHash(operator.id, operator.passwordHash, hash))) throw new Conflict('The password was changed meanwhile; sign in again');
+      const sessionsEnded = await this.sessions.revokeAllOf(operator.id, scope.sessionId);
+      await this.audit.record(scope, 'operator.password_changed', { type: 'operator', id: operator.id }, { sessionsEnded });
+      return { sessionsEnded };
+    });
+  }
+
+  /** "Sign out everywhere": every session of the operator ends, the caller's own included. */
+  async signOutEverywhere(scope: ConsoleScope): Promise<{ sessionsEnded: number }> {
+    return this.uow.run(async () => {
+      const sessionsEnded = await this.sessions.revokeAllOf(scope.operatorId);
+      await this.audit.record(scope, 'operator.signed_out_everywhere', { type: 'operator', id: scope.operatorId }, { sessionsEnded });
+      return { sessionsEnded };
+    });
   }
 
   async me(operatorId: string): Promise<OperatorView> {

@@ -10,6 +10,9 @@ const valid = {
   ENCRYPTION_KEY: 'a'.repeat(64),
 };
 
+/** What production accepts for the shared secrets (32+ random characters) and the required metrics token. */
+const strong = () => ({ WHATSAPP_APP_SECRET: randomBytes(24).toString('base64url'), WHATSAPP_VERIFY_TOKEN: randomBytes(24).toString('base64url'), METRICS_TOKEN: randomBytes(24).toString('base64url') });
+
 describe('AppConfig', () => {
   it('applies defaults and normalises values', () => {
     const config = AppConfig.fromEnv(valid);
@@ -22,7 +25,7 @@ describe('AppConfig', () => {
     expect(config.trustProxy).toBe(false);
     expect(config.signupMode).toBe('open');
     expect(config.loginEmailMaxFailures).toBe(20);
-    expect(AppConfig.fromEnv({ ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
+    expect(AppConfig.fromEnv({ ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
   });
 
   it('refuses TRUST_PROXY=true and a per-email login budget not above the per-pair one', () => {
@@ -30,25 +33,24 @@ describe('AppConfig', () => {
     expect(() => AppConfig.fromEnv({ ...valid, LOGIN_MAX_FAILURES: '5', LOGIN_EMAIL_MAX_FAILURES: '5' })).toThrow(/LOGIN_EMAIL_MAX_FAILURES must be >= 6/);
   });
 
-  it('has no platform administrators by default', () => {
-    const config = AppConfig.fromEnv(valid);
-    expect(config.adminEmails).toEqual([]);
+  it('refuses ADMIN_EMAILS (platform administrators are a stored flag now, never an email anyone can register)', () => {
+    expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: 'ops@example.com' })).toThrow(/ADMIN_EMAILS is no longer read .* npm run platform-admin -- grant <email>/);
+    expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: '' })).not.toThrow();
   });
 
-  it('reads a key ring (newest first) and admin emails case-insensitively', () => {
+  it('reads a key ring (newest first)', () => {
     const k2 = Buffer.alloc(32, 2).toString('base64');
-    const env = { ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `k2:${k2}, k1:${'b'.repeat(64)}`, ADMIN_EMAILS: ' Ops@Example.com ,root@example.com' };
+    const env = { ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `k2:${k2}, k1:${'b'.repeat(64)}` };
     const config = AppConfig.fromEnv(env);
     expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
     expect(config.encryptionKeys[0]!.key).toEqual(Buffer.alloc(32, 2));
-    expect(config.adminEmails).toEqual(['ops@example.com', 'root@example.com']);
     expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: `k1:${'b'.repeat(64)},k1:${'c'.repeat(64)}` })).toThrow(/ENCRYPTION_KEYS has the same key id twice/);
     expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: 'nokey' })).toThrow(/ENCRYPTION_KEYS must be a comma-separated list/);
     expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEY: 'a'.repeat(64) })).toThrow(/ENCRYPTION_KEYS and ENCRYPTION_KEY are both set/);
   });
 
   it('turns Swagger off by default in production', () => {
-    const production = { ...valid, NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    const production = { ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
     expect(AppConfig.fromEnv(production).swaggerEnabled).toBe(false);
     expect(AppConfig.fromEnv({ ...production, SWAGGER_ENABLED: 'true' }).swaggerEnabled).toBe(true);
   });
@@ -69,10 +71,37 @@ describe('AppConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY']);
-    expect(() => AppConfig.fromEnv({ ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY', 'METRICS_TOKEN']);
+    expect(() => AppConfig.fromEnv({ ...valid, ...strong(), ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
       /ENCRYPTION_KEYS \(key "old"\) is the example value/,
     );
+  });
+
+  it('in production wants METRICS_TOKEN and shared secrets of 32+ random characters, refusing weak ones (issue 29, finding 7)', () => {
+    const production = { ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    expect(() => AppConfig.fromEnv(production)).not.toThrow();
+    const problemsOf = (env: Record<string, string | undefined>) => {
+      try {
+        AppConfig.fromEnv(env);
+        return [];
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+    };
+    expect(problemsOf({ ...production, METRICS_TOKEN: '' })).toEqual([expect.stringMatching(/^METRICS_TOKEN is required in production/)]);
+    for (const weak of ['password', 'app-secret-123', 'a'.repeat(40), `password${randomBytes(24).toString('hex')}`, 'abcdefgh12345678abcdefgh1234567']) {
+      expect(problemsOf({ ...production, WHATSAPP_APP_SECRET: weak })).toEqual([expect.stringMatching(/^WHATSAPP_APP_SECRET is too weak for production: use at least 32 random characters/)]);
+    }
+    expect(problemsOf({ ...production, WHATSAPP_VERIFY_TOKEN: 'verify', METRICS_TOKEN: 'metrics' }).map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_VERIFY_TOKEN', 'METRICS_TOKEN']);
+    // Outside production the local defaults stay usable.
+    expect(() => AppConfig.fromEnv({ ...valid, WHATSAPP_APP_SECRET: 'password' })).not.toThrow();
+  });
+
+  it('listens on loopback unless asked (HOST), everywhere in production; the worker’s metrics on loopback (WORKER_METRICS_HOST)', () => {
+    expect(AppConfig.fromEnv(valid)).toMatchObject({ host: '127.0.0.1', workerMetricsHost: '127.0.0.1' });
+    expect(AppConfig.fromEnv({ ...valid, HOST: '0.0.0.0', WORKER_METRICS_HOST: '::' })).toMatchObject({ host: '0.0.0.0', workerMetricsHost: '::' });
+    expect(AppConfig.fromEnv({ ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).host).toBe('0.0.0.0');
+    expect(() => AppConfig.fromEnv({ ...valid, HOST: 'evil host' })).toThrow(/HOST must match/);
   });
 
   it('names every missing or malformed variable at once', () => {

@@ -1,6 +1,6 @@
 import { ConfigError, EnvReader } from './env-reader.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
-import { exampleSecretProblems } from './example-secrets.js';
+import { exampleSecretProblems, weakSecretProblems } from './example-secrets.js';
 
 /** Webhook items per worker transaction unless WEBHOOK_EVENT_CHUNK says otherwise (bench:floor measures with it too). */
 export const DEFAULT_WEBHOOK_EVENT_CHUNK = 500;
@@ -18,6 +18,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export class AppConfig {
   readonly nodeEnv!: 'development' | 'test' | 'production';
   readonly port!: number;
+  /** Address the API listens on: loopback unless asked (HOST), every interface in production (containers). */
+  readonly host!: string;
   readonly databaseUrl!: string;
   readonly databasePoolSize!: number;
   readonly redisUrl!: string;
@@ -32,8 +34,6 @@ export class AppConfig {
   readonly whatsappAppId!: string;
   /** Keys of upstream-token encryption, newest first: new ciphertexts use the first, any may decrypt. */
   readonly encryptionKeys!: EncryptionKey[];
-  /** Platform administrators (lower-cased emails): the only operators who see the shared queues. */
-  readonly adminEmails!: string[];
   readonly logLevel!: LogLevel;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs; never "trust everything". */
   readonly trustProxy!: TrustProxy;
@@ -50,11 +50,18 @@ export class AppConfig {
   readonly signupMaxPerAddress!: number;
   readonly signupWindowSeconds!: number;
   readonly invitationTtlSeconds!: number;
+  /** Invitations of one organization pending at once (not used, revoked or expired); more are refused (409). */
+  readonly invitationsMaxPending!: number;
   /** log2 of scrypt's N for new password hashes (17 → N = 131072). */
   readonly passwordHashCost!: number;
   readonly apiKeyCacheTtlMs!: number;
   readonly rateLimitPerSecond!: number;
   readonly rateLimitBurst!: number;
+  /** The bucket of a business account, over all its key pairs. */
+  readonly accountRateLimitPerSecond!: number;
+  readonly accountRateLimitBurst!: number;
+  /** Active (not revoked) key pairs one business account may have; creating more is refused (409). */
+  readonly apiKeysMaxPerAccount!: number;
   readonly consoleRateLimitPerSecond!: number;
   readonly consoleRateLimitBurst!: number;
   readonly consoleAddressRateLimitPerSecond!: number;
@@ -75,6 +82,8 @@ export class AppConfig {
   readonly shutdownDrainMs!: number;
   readonly metricsToken!: string;
   readonly workerMetricsPort!: number;
+  /** Address of the worker's metrics port: loopback unless asked (a scraper elsewhere needs WORKER_METRICS_HOST=0.0.0.0). */
+  readonly workerMetricsHost!: string;
   readonly purgeIntervalSeconds!: number;
   readonly credentialCheckIntervalSeconds!: number;
   /** Where clients reach this API (scheme://host[:port][/prefix]); absolute media links start with it. */
@@ -82,6 +91,18 @@ export class AppConfig {
   readonly mediaLinkTtlSeconds!: number;
   readonly mediaDownloadsPerAccount!: number;
   readonly messagesFeedWaitersPerAccount!: number;
+  /** Long polls (feeds with `wait`) one organization may have waiting at once per API process; more answer 429. */
+  readonly longPollsPerOrganization!: number;
+  /** Long polls one console session (or key pair) may have waiting at once per API process. */
+  readonly longPollsPerSession!: number;
+  /** Media uploads and downloads held open at once per organization (per API process); more answer 429. */
+  readonly mediaMaxTransfersPerOrganization!: number;
+  /** Media transfers per API process for everyone; also the size of media's own upstream socket pool. */
+  readonly mediaMaxTransfers!: number;
+  /** An upload whose client sends nothing for this long is ended (408) and its upstream upload aborted. */
+  readonly mediaIdleTimeoutMs!: number;
+  /** The longest a media transfer may take, from the first byte to Meta's answer (or the last byte sent back). */
+  readonly mediaDeadlineMs!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -90,6 +111,7 @@ export class AppConfig {
     const config: AppConfig = Object.assign(new AppConfig(), {
       nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
+      host: r.string('HOST', { default: nodeEnv === 'production' ? '0.0.0.0' : '127.0.0.1', pattern: /^[0-9a-fA-F.:]+$|^localhost$/ }),
       databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
@@ -103,7 +125,6 @@ export class AppConfig {
       whatsappVerifyToken: r.string('WHATSAPP_VERIFY_TOKEN', { minLength: 8 }),
       whatsappAppId: r.string('WHATSAPP_APP_ID', { default: '', pattern: /^(\d{1,32})?$/ }),
       encryptionKeys: r.keyRing('ENCRYPTION_KEYS', 'ENCRYPTION_KEY'),
-      adminEmails: r.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
       trustProxy: r.parsed('TRUST_PROXY', false, parseTrustProxy),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
@@ -119,10 +140,14 @@ export class AppConfig {
       signupMaxPerAddress: r.int('SIGNUP_MAX_PER_ADDRESS', { default: 5, min: 1 }),
       signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
       invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
+      invitationsMaxPending: r.int('INVITATIONS_MAX_PENDING', { default: 20, min: 1, max: 10_000 }),
       passwordHashCost: r.int('PASSWORD_HASH_COST', { default: 17, min: 10, max: 20 }),
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
       rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),
+      accountRateLimitPerSecond: r.int('ACCOUNT_RATE_LIMIT_PER_SECOND', { default: 200, min: 1 }),
+      accountRateLimitBurst: r.int('ACCOUNT_RATE_LIMIT_BURST', { default: 400, min: 1 }),
+      apiKeysMaxPerAccount: r.int('API_KEYS_MAX_PER_ACCOUNT', { default: 10, min: 1, max: 1000 }),
       consoleRateLimitPerSecond: r.int('CONSOLE_RATE_LIMIT_PER_SECOND', { default: 20, min: 1 }),
       consoleRateLimitBurst: r.int('CONSOLE_RATE_LIMIT_BURST', { default: 200, min: 1 }),
       consoleAddressRateLimitPerSecond: r.int('CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND', { default: 50, min: 1 }),
@@ -140,6 +165,7 @@ export class AppConfig {
       shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
       metricsToken: r.string('METRICS_TOKEN', { default: '' }),
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
+      workerMetricsHost: r.string('WORKER_METRICS_HOST', { default: '127.0.0.1', pattern: /^[0-9a-fA-F.:]+$|^localhost$/ }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
@@ -147,14 +173,26 @@ export class AppConfig {
       mediaLinkTtlSeconds: r.int('MEDIA_LINK_TTL_SECONDS', { default: 300, min: 10, max: 3600 }),
       mediaDownloadsPerAccount: r.int('MEDIA_DOWNLOADS_PER_ACCOUNT', { default: 4, min: 1, max: 1000 }),
       messagesFeedWaitersPerAccount: r.int('MESSAGES_FEED_WAITERS_PER_ACCOUNT', { default: 50, min: 1, max: 1000 }),
+      longPollsPerOrganization: r.int('LONG_POLLS_PER_ORGANIZATION', { default: 100, min: 1, max: 1000 }),
+      longPollsPerSession: r.int('LONG_POLLS_PER_SESSION', { default: 10, min: 1, max: 1000 }),
+      mediaMaxTransfersPerOrganization: r.int('MEDIA_MAX_TRANSFERS_PER_ORGANIZATION', { default: 4, min: 1, max: 1000 }),
+      mediaMaxTransfers: r.int('MEDIA_MAX_TRANSFERS', { default: 32, min: 1, max: 1000 }),
+      mediaIdleTimeoutMs: r.int('MEDIA_IDLE_TIMEOUT_MS', { default: 15_000, min: 100, max: 600_000 }),
+      mediaDeadlineMs: r.int('MEDIA_DEADLINE_MS', { default: 120_000, min: 1000, max: 3_600_000 }),
     });
     // The dedupe of Meta's redeliveries looks back at the events of the last EVENTS_DEDUPE_WINDOW_DAYS: they must still be there.
     if (config.eventsRetentionDays !== 0 && config.eventsRetentionDays < EVENTS_DEDUPE_WINDOW_DAYS) {
       r.problem(`EVENTS_RETENTION_DAYS must be 0 (keep forever) or at least ${EVENTS_DEDUPE_WINDOW_DAYS}: Meta redelivers for up to 7 days and redeliveries are recognised against the stored events`);
     }
+    // Platform administrators used to be whoever registered with one of these emails (never verified): refuse the
+    // variable rather than silently drop it, so an operator upgrading learns how administrators are granted now.
+    if (r.list('ADMIN_EMAILS').length > 0) {
+      r.problem('ADMIN_EMAILS is no longer read (an email anyone can register is no proof): unset it and grant platform administrators with npm run platform-admin -- grant <email>');
+    }
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';
       exampleSecretProblems(config, keysVariable).forEach((problem) => r.problem(problem));
+      weakSecretProblems(config).forEach((problem) => r.problem(problem));
     }
     r.throwIfInvalid();
     return config;

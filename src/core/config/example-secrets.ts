@@ -29,3 +29,25 @@ export function exampleSecretProblems(config: SecretsToCheck, keysVariable: stri
   }
   return problems;
 }
+
+/** The shortest shared secret production accepts: 32 random characters (Meta's app secrets are 32 hex digits). */
+export const MIN_SECRET_LENGTH = 32;
+/** Words a human picks: a secret containing one is not random, whatever its length. */
+const WEAK_WORDS = /password|passwd|secret|changeme|letmein|qwerty|admin|token|12345|example|default|test/i;
+
+/**
+ * Production only: the shared secrets (webhook HMAC key, verify token, metrics token) must look random: at least
+ * MIN_SECRET_LENGTH characters, several distinct ones, and no common word. METRICS_TOKEN is required, so that
+ * /metrics is never open on a production deployment. Values are never printed.
+ */
+export function weakSecretProblems(config: { whatsappAppSecret: string; whatsappVerifyToken: string; metricsToken: string }): string[] {
+  const problems: string[] = [];
+  if (config.metricsToken === '') problems.push(`METRICS_TOKEN is required in production (GET /metrics would be open to anyone): set ${MIN_SECRET_LENGTH}+ random characters`);
+  for (const [name, value] of [['WHATSAPP_APP_SECRET', config.whatsappAppSecret], ['WHATSAPP_VERIFY_TOKEN', config.whatsappVerifyToken], ['METRICS_TOKEN', config.metricsToken]] as const) {
+    if (value === '' || PLACEHOLDER.test(value)) continue;
+    if (value.length < MIN_SECRET_LENGTH || new Set(value).size < 8 || WEAK_WORDS.test(value)) {
+      problems.push(`${name} is too weak for production: use at least ${MIN_SECRET_LENGTH} random characters (e.g. node -e "console.log(require('crypto').randomBytes(24).toString('base64url'))")`);
+    }
+  }
+  return problems;
+}

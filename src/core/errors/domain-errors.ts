@@ -13,6 +13,7 @@ export type DomainErrorKind =
   | 'conflict'
   | 'invalid_input'
   | 'too_large'
+  | 'timed_out'
   | 'unauthenticated'
   | 'forbidden'
   | 'too_many_attempts'
@@ -74,6 +75,11 @@ export class TooLarge extends DomainError {
   constructor(field: string, message: string) {
     super('Payload Too Large', [{ field, message }]);
   }
+}
+
+/** The caller stopped sending a body (or took longer than allowed): what was received is dropped. */
+export class TimedOut extends DomainError {
+  readonly kind = 'timed_out';
 }
 
 export class Unauthenticated extends DomainError {

@@ -17,6 +17,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   conflict: 409,
   invalid_input: 422,
   too_large: 413,
+  timed_out: 408,
   unauthenticated: 401,
   forbidden: 403,
   too_many_attempts: 429,

@@ -20,6 +20,10 @@ export function requestIdOf(given: string | string[] | undefined): string {
   return typeof given === 'string' && WELL_FORMED_ID.test(given) ? given : randomUUID();
 }
 
+/** The methods the API answers; anything else (made-up verbs) is counted as `other`, so callers cannot mint series. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+export const methodLabel = (method: string | undefined): string => (method && KNOWN_METHODS.has(method) ? method : 'other');
+
 /**
  * Echoes the id on the response, logs one structured line when the response has gone out, and counts it in
  * the request histogram by route pattern (Express's matched route, or the fast path's own; never the raw
@@ -30,7 +34,7 @@ export function trackRequest(logger: Logger, metrics: Metrics, req: IncomingMess
   res.on('finish', () => {
     const latencyMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
     const pattern = route ?? (req as Partial<Request>).route?.path;
-    metrics.httpRequests.observe({ method: req.method, route: typeof pattern === 'string' ? pattern : 'unmatched', status: res.statusCode }, latencyMs / 1000);
+    metrics.httpRequests.observe({ method: methodLabel(req.method), route: typeof pattern === 'string' ? pattern : 'unmatched', status: res.statusCode }, latencyMs / 1000);
     const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
     logger[level](
       { reqId: id, method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },

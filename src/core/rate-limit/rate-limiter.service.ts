@@ -32,6 +32,39 @@ redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
 return { allowed, tostring(tokens) }
 `;
 
+/**
+ * Several buckets at once (a key pair and its business account): a token is taken from every one of them or
+ * from none, so a request refused by one bucket does not spend the others. ARGV: rate and burst per key, in
+ * KEYS order. Returns per key: allowed (this bucket had a token) and the tokens left.
+ */
+const TOKEN_BUCKETS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tokens = {}
+local all = 1
+for i, key in ipairs(KEYS) do
+  local rate = tonumber(ARGV[2 * i - 1])
+  local burst = tonumber(ARGV[2 * i])
+  local state = redis.call('HMGET', key, 'tokens', 'ts')
+  local n = tonumber(state[1]) or burst
+  local ts = tonumber(state[2]) or now
+  tokens[i] = math.min(burst, n + math.max(0, now - ts) * rate / 1000)
+  if tokens[i] < 1 then all = 0 end
+end
+local out = {}
+for i, key in ipairs(KEYS) do
+  local rate = tonumber(ARGV[2 * i - 1])
+  local burst = tonumber(ARGV[2 * i])
+  local allowed = tokens[i] >= 1 and 1 or 0
+  if all == 1 then tokens[i] = tokens[i] - 1 end
+  redis.call('HSET', key, 'tokens', tostring(tokens[i]), 'ts', tostring(now))
+  redis.call('PEXPIRE', key, math.ceil(burst / rate * 1000) + 1000)
+  out[2 * i - 1] = allowed
+  out[2 * i] = tostring(tokens[i])
+end
+return out
+`;
+
 /** A bucket's refill rate and size. */
 export interface RateLimitRule {
   perSecond: number;
@@ -60,6 +93,23 @@ export class RateLimiterService {
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {
     this.redis.client.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
+    this.redis.client.defineCommand('tokenBuckets', { lua: TOKEN_BUCKETS });
+  }
+
+  /**
+   * One token from each bucket, or from none when any is empty (all evaluated in one Lua call). A decision per
+   * bucket, in order; null when Redis is unreachable (fail open, as take()).
+   */
+  async takeAll(buckets: { bucket: string; rule: RateLimitRule }[]): Promise<(RateLimitDecision | null)[]> {
+    try {
+      const client = this.redis.client as unknown as { tokenBuckets(count: number, ...args: (string | number)[]): Promise<(number | string)[]> };
+      const keys = buckets.map((b) => `${this.config.queuePrefix}:rate:${b.bucket}`);
+      const out = await client.tokenBuckets(keys.length, ...keys, ...buckets.flatMap((b) => [b.rule.perSecond, b.rule.burst]));
+      return buckets.map(({ rule }, i) => decision(rule, Number(out[2 * i]) === 1, Number(out[2 * i + 1])));
+    } catch (error) {
+      this.logger.warn({ err: error }, 'rate limiter unavailable; allowing the request');
+      return buckets.map(() => null);
+    }
   }
 
   /** null when Redis is unreachable: the limiter fails open rather than refusing all traffic. */
@@ -68,19 +118,22 @@ export class RateLimiterService {
     try {
       const client = this.redis.client as unknown as { tokenBucket(key: string, rate: number, burst: number): Promise<[number, string]> };
       const [allowed, tokensText] = await client.tokenBucket(`${this.config.queuePrefix}:rate:${bucket}`, rate, burst);
-      const tokens = Number(tokensText);
-      return {
-        allowed: allowed === 1,
-        limit: burst,
-        remaining: Math.max(0, Math.floor(tokens)),
-        resetSeconds: Math.ceil((burst - tokens) / rate),
-        retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rate)),
-      };
+      return decision(rule, allowed === 1, Number(tokensText));
     } catch (error) {
       this.logger.warn({ err: error }, 'rate limiter unavailable; allowing the request');
       return null;
     }
   }
+}
+
+function decision(rule: RateLimitRule, allowed: boolean, tokens: number): RateLimitDecision {
+  return {
+    allowed,
+    limit: rule.burst,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: Math.ceil((rule.burst - tokens) / rule.perSecond),
+    retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rule.perSecond)),
+  };
 }
 
 /**

@@ -45,7 +45,7 @@ export class InboundMediaDownloads {
     this.slots = new PerKeySlots(config.mediaDownloadsPerAccount);
   }
 
-  async open(token: string): Promise<InboundMediaFile> {
+  async open(token: string, signal: AbortSignal = new AbortController().signal): Promise<InboundMediaFile> {
     const check = this.links.verify(token);
     if (!check.ok) throw check.reason === 'expired' ? new Gone('Media link expired: read the message again (GET /messages/:id) for a fresh link') : new NotFound(MEDIA_LINK_NOT_FOUND);
     const { businessAccountId, messageId } = check.target;
@@ -57,7 +57,7 @@ export class InboundMediaDownloads {
       const credential = media ? await this.accounts.findCredential(businessAccountId) : null;
       if (!media || !credential) throw new NotFound(MEDIA_LINK_NOT_FOUND);
       const accessToken = this.credentials.open(credential);
-      const file = await this.fetch(accessToken, media.id, messageId);
+      const file = await this.fetch(accessToken, media.id, messageId, signal);
       file.stream.once('close', release);
       return { ...file, contentType: media.mimeType ?? file.contentType, filename: media.filename, done: release };
     } catch (err) {
@@ -66,10 +66,10 @@ export class InboundMediaDownloads {
     }
   }
 
-  private async fetch(accessToken: string, mediaId: string, messageId: number) {
+  private async fetch(accessToken: string, mediaId: string, messageId: number, signal: AbortSignal) {
     try {
       const info = await this.upstream.getMedia(accessToken, mediaId);
-      return await this.upstream.downloadMedia(accessToken, info.url);
+      return await this.upstream.downloadMedia(accessToken, info.url, signal);
     } catch (error) {
       // Meta answers an unknown or expired media id with 100 (object does not exist) or a 404.
       if (error instanceof UpstreamError && (error.code === 100 || error.httpStatus === 404)) {

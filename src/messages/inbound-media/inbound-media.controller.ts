@@ -1,3 +1,4 @@
+import { ClientGone } from '../../core/http/client-gone.js';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -35,8 +36,9 @@ export class InboundMediaController {
   @ApiResponse({ status: 429, description: 'Too many downloads of the business account at once (Retry-After)' })
   @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account" })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out' })
-  async download(@Param('token') token: string, @Res() res: Response): Promise<void> {
-    const file = await this.downloads.open(token);
+  async download(@Param('token') token: string, @Res() res: Response, @ClientGone() gone: AbortSignal): Promise<void> {
+    // A caller that goes away aborts the upstream call too (issue 29: no upstream socket held for a dropped client).
+    const file = await this.downloads.open(token, gone);
     res.status(200).setHeader('Content-Type', file.contentType);
     if (file.contentLength !== undefined) res.setHeader('Content-Length', String(file.contentLength));
     res.setHeader('Cache-Control', 'private, no-store');

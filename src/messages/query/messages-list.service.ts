@@ -1,3 +1,4 @@
+import type { LongPollOwner } from '../../core/async/long-poll-shares.js';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { PerKeySlots } from '../../core/async/per-key-slots.js';
@@ -16,6 +17,8 @@ import { MessagesRepository, type MessageFilter, type MessagesFeedPage, type Sto
 export interface ListScope {
   businessAccountId: string;
   wabaId: string;
+  /** Who waits, for the long-poll shares of the organization and of the session or key pair (LongPollShares). */
+  owner: LongPollOwner;
 }
 
 /**
@@ -65,7 +68,7 @@ export class MessagesList {
       // The account's activity mark when the last empty, final read began: unchanged means nothing to read.
       let quietSince: string | undefined;
       try {
-        await this.waiters.wait(scope.wabaId, query.wait * 1000, gone, async () => {
+        await this.waiters.wait(scope.owner, scope.wabaId, query.wait * 1000, gone, async () => {
           const mark = this.activity.mark(scope.wabaId);
           if (mark !== undefined && mark === quietSince) return { found: false };
           page = await read();

@@ -37,9 +37,9 @@ export class EventsController {
     description:
       'Field Validation Failed (wabaId missing, page/limit out of range, unknown kind, malformed since/until, userId over 160 characters, `after` malformed or not a cursor of this wabaId, `after` with `page`, `wait` out of 0–30 or without `after`)',
   })
-  @ApiResponse({ status: 429, description: 'Too many long polls waiting on this server (Retry-After)' })
+  @ApiResponse({ status: 429, description: 'Too many long polls waiting for this organization (LONG_POLLS_PER_ORGANIZATION), this session (LONG_POLLS_PER_SESSION) or on this server (Retry-After)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: EventsQueryDto, @ClientGone() gone: AbortSignal): Promise<Page<EventView> | EventFeedView> {
-    return this.events.list(operator.organizationId, query, gone);
+    return this.events.list(operator, query, gone);
   }
 
   @Get(':id')

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { ConsoleScope } from '../../auth/request-scope.js';
+import type { LongPollOwner } from '../../core/async/long-poll-shares.js';
 import { InvalidInput } from '../../core/errors/domain-errors.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
@@ -23,8 +25,9 @@ export class EventsService {
   ) {}
 
   /** Pages (newest first) or, with `after`, the feed (oldest first, with a cursor). */
-  async list(organizationId: string, query: EventsQueryDto, gone?: AbortSignal): Promise<Page<EventView> | EventFeedView> {
-    if (query.after !== undefined) return this.feed(organizationId, query, gone);
+  async list(operator: ConsoleScope, query: EventsQueryDto, gone?: AbortSignal): Promise<Page<EventView> | EventFeedView> {
+    const organizationId = operator.organizationId;
+    if (query.after !== undefined) return this.feed({ organization: organizationId, session: operator.sessionId }, query, gone);
     if (query.wait !== undefined) throw InvalidInput.of('wait', 'wait only applies to the feed (with after)');
     return this.page(organizationId, query);
   }
@@ -40,7 +43,8 @@ export class EventsService {
    * The feed after the cursor; with `wait`, a long poll: an empty answer only once `wait` seconds have passed
    * (or the client left, or the server is stopping), with the cursor unchanged.
    */
-  private async feed(organizationId: string, query: EventsQueryDto, gone?: AbortSignal): Promise<EventFeedView> {
+  private async feed(owner: LongPollOwner, query: EventsQueryDto, gone?: AbortSignal): Promise<EventFeedView> {
+    const organizationId = owner.organization;
     const after = query.after!;
     if (query.page !== undefined) throw InvalidInput.of('after', 'after and page exclude each other: follow the feed with after, or browse pages with page');
     const account = await this.accounts.getOwned(organizationId, query.wabaId);
@@ -54,7 +58,7 @@ export class EventsService {
     let page: FeedPage;
     if (query.wait) {
       page = { rows: [], horizon: 0n, beyond: undefined };
-      await this.waiters.wait(account.wabaId, query.wait * 1000, gone, async () => {
+      await this.waiters.wait(owner, account.wabaId, query.wait * 1000, gone, async () => {
         page = await read();
         return { found: page.rows.length > 0, beyond: page.beyond };
       });

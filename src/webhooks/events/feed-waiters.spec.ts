@@ -3,9 +3,12 @@ import pino from 'pino';
 import { TooManyAttempts } from '../../core/errors/domain-errors.js';
 import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
 import type { EventsRepository } from './events.repository.js';
-import { EVENTS_FEED_CHANNEL, FeedWaiters, MAX_FEED_WAITERS, type FeedCheck } from './feed-waiters.js';
+import { LongPollShares } from '../../core/async/long-poll-shares.js';
+import type { AppConfig } from '../../core/config/app-config.js';
+import { EVENTS_FEED_CHANNEL, FeedWaiters, type FeedCheck } from './feed-waiters.js';
 
 describe('FeedWaiters', () => {
+  const me = { organization: 'org-1', session: 's-1' };
   let horizon = 100n;
   let subscriber!: ChannelSubscriber;
   let waiters: FeedWaiters;
@@ -13,7 +16,7 @@ describe('FeedWaiters', () => {
     horizon = 100n;
     const listener = { subscribe: (channel: string, s: ChannelSubscriber) => channel === EVENTS_FEED_CHANNEL && (subscriber = s) } as unknown as PgListener;
     const events = { feedHorizon: () => Promise.resolve(horizon) } as unknown as EventsRepository;
-    waiters = new FeedWaiters(events, listener, pino({ level: 'silent' }));
+    waiters = new FeedWaiters(events, listener, pino({ level: 'silent' }), new LongPollShares({ longPollsPerOrganization: 3, longPollsPerSession: 2 } as AppConfig));
     waiters.onModuleInit();
     subscriber.listening(true);
   });
@@ -32,7 +35,7 @@ describe('FeedWaiters', () => {
   it('re-reads when a notified transaction of its account has passed the horizon, not before', async () => {
     const { state, check } = feed();
     const started = Date.now();
-    const done = waiters.wait('w1', 10_000, undefined, check);
+    const done = waiters.wait(me, 'w1', 10_000, undefined, check);
     await sleep(20);
     expect(state.reads).toBe(1);
     horizon = 120n;
@@ -49,7 +52,7 @@ describe('FeedWaiters', () => {
 
   it('waits for the horizon to pass an event a read saw committed but not in the feed yet', async () => {
     const { state, check } = feed(150n);
-    const done = waiters.wait('w1', 10_000, undefined, check);
+    const done = waiters.wait(me, 'w1', 10_000, undefined, check);
     await sleep(40);
     expect(state.reads).toBe(1);
     state.ready = true;
@@ -58,21 +61,27 @@ describe('FeedWaiters', () => {
     expect(state.reads).toBe(2);
   });
 
-  it('ends at the deadline, when the client goes away, and on shutdown; refuses waiters beyond the cap', async () => {
+  it('ends at the deadline, when the client goes away, and on shutdown; refuses the owner past its organization’s or session’s share', async () => {
     const started = Date.now();
-    await waiters.wait('w1', 100, undefined, feed().check);
+    await waiters.wait(me, 'w1', 100, undefined, feed().check);
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
 
     const gone = new AbortController();
-    const aborted = waiters.wait('w1', 10_000, gone.signal, feed().check);
+    const aborted = waiters.wait(me, 'w1', 10_000, gone.signal, feed().check);
     await sleep(10);
     expect(waiters.waiting).toBe(1);
     gone.abort();
     await aborted;
     expect(waiters.waiting).toBe(0);
 
-    const many = Array.from({ length: MAX_FEED_WAITERS }, () => waiters.wait('w1', 10_000, undefined, feed().check));
-    expect(() => waiters.wait('w1', 10_000, undefined, feed().check)).toThrow(TooManyAttempts);
+    // Shares (issue 29, finding 4): 2 per session, 3 per organization here; the greedy one is refused, not the others.
+    const many = [waiters.wait(me, 'w1', 10_000, undefined, feed().check), waiters.wait(me, 'w1', 10_000, undefined, feed().check)];
+    expect(() => waiters.wait(me, 'w1', 10_000, undefined, feed().check)).toThrow(/Too many long polls open for this session \(at most 2/);
+    many.push(waiters.wait({ ...me, session: 's-2' }, 'w1', 10_000, undefined, feed().check));
+    expect(() => waiters.wait({ ...me, session: 's-3' }, 'w1', 10_000, undefined, feed().check)).toThrow(TooManyAttempts);
+    expect(() => waiters.wait({ ...me, session: 's-3' }, 'w1', 10_000, undefined, feed().check)).toThrow(/this organization \(at most 3/);
+    many.push(waiters.wait({ organization: 'org-2', session: 's-4' }, 'w2', 10_000, undefined, feed().check));
+    expect(waiters.waiting).toBe(4);
     waiters.onModuleDestroy();
     await Promise.all(many);
     expect(waiters.waiting).toBe(0);
@@ -81,7 +90,7 @@ describe('FeedWaiters', () => {
   it('looks again every 150 ms while its notification connection is down', async () => {
     subscriber.listening(false);
     const { state, check } = feed();
-    const done = waiters.wait('w1', 10_000, undefined, check);
+    const done = waiters.wait(me, 'w1', 10_000, undefined, check);
     await sleep(400);
     expect(state.reads).toBeGreaterThanOrEqual(3);
     state.ready = true;

@@ -1,13 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { TooManyAttempts } from '../../core/errors/domain-errors.js';
+import { LongPollShares, type LongPollOwner } from '../../core/async/long-poll-shares.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { PgListener } from '../../core/prisma/pg-listener.js';
 import { EventsRepository } from './events.repository.js';
 
 /** NOTIFYed by the statement trigger on `events` at commit, payload '<waba_id> <xid>' (migration events_feed). */
 export const EVENTS_FEED_CHANNEL = 'events_feed';
-/** Long polls waiting at once in one API process; more are refused (429) rather than queued. */
-export const MAX_FEED_WAITERS = 1000;
 /** While a notified event is not in the feed yet (an older transaction is still open): how often the horizon is read. */
 const HORIZON_POLL_MS = 10;
 const HORIZON_STUCK_POLL_MS = 50;
@@ -60,6 +58,7 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
     private readonly events: EventsRepository,
     private readonly listener: PgListener,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    private readonly shares: LongPollShares,
   ) {}
 
   /** Long polls waiting in this process now. */
@@ -86,11 +85,12 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Until `check` finds something, `ms` pass, the signal aborts or the process stops. Resolves either way
-   * (the caller reads what `check` last saw); rejects if a check fails.
+   * (the caller reads what `check` last saw); rejects if a check fails. Takes one of the owner's long-poll slots
+   * for the wait (LongPollShares: 429 past the organization's or the session's share) and gives it back at the end.
    */
-  wait(wabaId: string, ms: number, signal: AbortSignal | undefined, check: () => Promise<FeedCheck>): Promise<void> {
+  wait(owner: LongPollOwner, wabaId: string, ms: number, signal: AbortSignal | undefined, check: () => Promise<FeedCheck>): Promise<void> {
     if (this.stopped || signal?.aborted) return Promise.resolve();
-    if (this.size >= MAX_FEED_WAITERS) throw new TooManyAttempts('Too many long polls waiting on this server; try again shortly', 1);
+    const release = this.shares.acquire(owner);
     return new Promise<void>((resolve, reject) => {
       const safety = setInterval(() => {
         if (!this.listening || Date.now() - w.lastCheck >= RECHECK_LISTENING_MS) this.run(w);
@@ -112,6 +112,7 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
           clearTimeout(deadline);
           signal?.removeEventListener('abort', aborted);
           this.remove(w);
+          release();
           if (err === undefined) resolve();
           else reject(err instanceof Error ? err : new Error(String(err)));
         },

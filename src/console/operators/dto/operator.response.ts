@@ -22,3 +22,11 @@ export class SessionView {
 export class LoggedOutView {
   @ApiProperty({ enum: [true] }) loggedOut: true;
 }
+
+export class SessionsEndedView {
+  @ApiProperty({ example: 2, description: 'How many sessions of the operator this ended' }) sessionsEnded: number;
+}
+
+export class SignedOutEverywhereView extends SessionsEndedView {
+  @ApiProperty({ enum: [true] }) loggedOut: true;
+}

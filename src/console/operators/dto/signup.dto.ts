@@ -53,3 +53,17 @@ export class LoginDto {
   @MaxLength(200)
   password: string;
 }
+
+export class ChangePasswordDto {
+  @ApiProperty({ description: 'The password the operator signs in with now' })
+  @IsString()
+  @IsNotEmpty({ message: 'currentPassword must not be empty' })
+  @MaxLength(200)
+  currentPassword: string;
+
+  @ApiProperty({ minLength: 10, maxLength: 200, example: 'a longer passphrase than before' })
+  @IsString()
+  @MinLength(10, { message: 'newPassword must be at least 10 characters' })
+  @MaxLength(200)
+  newPassword: string;
+}
