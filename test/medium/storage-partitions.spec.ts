@@ -213,6 +213,12 @@ describe('Storage partitions (PostgreSQL)', () => {
       expect(await deliveries.resetForReplay([wabaId], dead)).toMatchObject({ id: dead, status: 'received', receivedAt: old });
     });
 
+    it('drops a partition left detached by a pass that stopped between its detach and its DROP TABLE', async () => {
+      await db.client.query('CREATE TABLE events_p20010101 (LIKE events)');
+      await maintenance({ EVENTS_RETENTION_DAYS: '3650', WEBHOOK_RETENTION_DAYS: '0' }).pass(now);
+      expect((await db.client.query(`SELECT to_regclass('events_p20010101') AS t`)).rows[0].t).toBeNull();
+    });
+
     it('keeps everything with retention 0', async () => {
       const before = (await events.partitions()).length;
       const pass = await maintenance({ EVENTS_RETENTION_DAYS: '0', WEBHOOK_RETENTION_DAYS: '0' }).pass(now);

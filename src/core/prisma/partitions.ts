@@ -51,11 +51,12 @@ export async function partitionsOf(db: pg.Pool | pg.PoolClient, table: Partition
 }
 
 /**
- * Detaches and drops one partition in one transaction, after `before` (in the same transaction) has dealt with its
- * rows (counts, rows to keep). No scan of the dropped rows, no DELETE: the catalogue changes and the files go. The
- * detach needs the parent's ACCESS EXCLUSIVE lock for a moment; it waits at most DROP_LOCK_TIMEOUT for it (a long
- * reader holding the parent), so the live partition is never held up for longer than that. Returns false when the lock was
- * not had in time (the next pass tries again).
+ * Takes one partition out of its table, in one short transaction: `before` (in the same transaction) deals with its
+ * rows (counts, rows to keep), then DETACH: the catalogue changes, no scan of the rows, no DELETE. The detach needs
+ * the parent's ACCESS EXCLUSIVE lock for a moment; it waits at most DROP_LOCK_TIMEOUT for it (a long reader holding
+ * the parent), so the live partition is never held up for longer than that. The files go afterwards, in a
+ * transaction of their own (DROP TABLE of the detached table: seconds for gigabytes of files, while nothing waits
+ * on it). Returns false when the lock was not had in time (the next pass tries again).
  */
 export async function dropPartition(pool: pg.Pool, table: PartitionedTable, partition: Partition, before: (client: pg.PoolClient) => Promise<void>): Promise<boolean> {
   try {
@@ -63,13 +64,28 @@ export async function dropPartition(pool: pg.Pool, table: PartitionedTable, part
       await client.query(`SET LOCAL lock_timeout = '${DROP_LOCK_TIMEOUT}'`);
       await before(client);
       await client.query(`ALTER TABLE ${quoteIdent(table)} DETACH PARTITION ${quoteIdent(partition.name)}`);
-      await client.query(`DROP TABLE ${quoteIdent(partition.name)}`);
     });
-    return true;
   } catch (err) {
     if ((err as { code?: unknown }).code === '55P03') return false; // lock_not_available
     throw err;
   }
+  await pool.query(`DROP TABLE IF EXISTS ${quoteIdent(partition.name)}`);
+  return true;
+}
+
+/**
+ * Tables of `table`'s partition names that are no longer attached: a drop whose DROP TABLE did not happen (the process
+ * stopped between the detach and the drop). The next pass drops them.
+ */
+export async function dropDetachedLeftovers(pool: pg.Pool, table: PartitionedTable): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>({
+    name: 'sql_storage_detached_leftovers',
+    text: `SELECT c.relname::text AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = current_schema() AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ ('^' || $1 || '_(p[0-9]{8}|history)$')`,
+    values: [table],
+  });
+  for (const { name } of rows) await pool.query(`DROP TABLE IF EXISTS ${quoteIdent(name)}`);
+  return rows.map((r) => r.name);
 }
 
 /** The partitions wholly before `cutoff` (every row in them is older): the ones a retention may drop. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { skipTake } from '../../core/http/pagination.js';
-import { dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
+import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
@@ -233,6 +233,7 @@ export class WebhookDeliveriesRepository {
   async dropPartitionsBefore(cutoff: Date): Promise<{ dropped: Partition[]; kept: number }> {
     const dropped: Partition[] = [];
     let kept = 0;
+    await dropDetachedLeftovers(this.prisma.pool, 'webhook_deliveries');
     for (const p of expiredPartitions(await this.partitions(), cutoff)) {
       let moved = 0;
       const done = await dropPartition(this.prisma.pool, 'webhook_deliveries', p, async (client) => {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Event as PrismaEvent } from '../../generated/prisma/client.js';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../../core/config/app-config.js';
 import { skipTake } from '../../core/http/pagination.js';
-import { dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
+import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../../core/prisma/sql-filter.js';
@@ -288,6 +288,7 @@ export class EventsRepository {
    */
   async dropPartitionsBefore(cutoff: Date): Promise<Partition[]> {
     const dropped: Partition[] = [];
+    await dropDetachedLeftovers(this.prisma.pool, 'events');
     for (const p of expiredPartitions(await this.partitions(), cutoff)) {
       const done = await dropPartition(this.prisma.pool, 'events', p, (client) =>
         client.query('DELETE FROM event_counts WHERE bucket >= COALESCE($1, \'-infinity\'::timestamptz) AND bucket < $2', [p.lowerBound, p.upperBound]).then(() => undefined),
