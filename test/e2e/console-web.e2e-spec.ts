@@ -404,9 +404,13 @@ describe('web console (headless Chromium)', () => {
 
     const blocked = page.getByTestId('blocked-users');
     await blocked.getByText('Nobody is blocked on this number.').waitFor();
+    // The account has several numbers (in no set order): block on the one the user wrote to.
+    await blocked.getByLabel('Phone number').selectOption(t.account.phoneNumberId);
     await blocked.getByLabel('Users to block').fill(`${writer}, ${stopped}`);
     await blocked.getByRole('button', { name: 'Block' }).click();
-    await blocked.getByText(`Blocked: ${writer}`).waitFor();
+    await blocked.getByText(`Blocked: ${writer}`).waitFor().catch(async (e: unknown) => {
+      throw new Error(`${String(e)}\nthe section shows: ${await blocked.innerText()}`);
+    });
     await blocked.getByText(new RegExp(`Not blocked: ${stopped} \\(Only users who have messaged`)).waitFor();
     const row = blocked.getByRole('row').filter({ hasText: writer });
     await row.waitFor();

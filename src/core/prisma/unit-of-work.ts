@@ -6,6 +6,13 @@ import { PrismaService } from './prisma.service.js';
 const current = new AsyncLocalStorage<Prisma.TransactionClient>();
 
 /**
+ * Prisma's defaults (2 s to get a connection, 5 s for the whole transaction) turned a busy moment into a 500 (a signup,
+ * a template sync of hundreds of rows on a loaded host): the work is bounded by the statements' own timeouts, so these
+ * only catch a transaction that is truly stuck.
+ */
+const TRANSACTION_LIMITS = { maxWait: 10_000, timeout: 30_000 };
+
+/**
  * For services: several repository calls as one transaction (a change and its audit entry commit together),
  * without a transaction handle in sight. Inside `run`, every repository statement uses the same transaction;
  * a nested `run` joins it. Anything thrown rolls the whole unit back.
@@ -16,7 +23,7 @@ export class UnitOfWork {
 
   run<T>(work: () => Promise<T>): Promise<T> {
     if (current.getStore()) return work();
-    return this.prisma.$transaction((tx) => current.run(tx, work));
+    return this.prisma.$transaction((tx) => current.run(tx, work), TRANSACTION_LIMITS);
   }
 }
 
