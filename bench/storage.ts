@@ -5,7 +5,7 @@
 //   npm run bench:storage
 //   BENCH_STORAGE_SIZES=1e6,1e7,5e7 BENCH_STORAGE_WIDTH_ROWS=2e6 BENCH_STORAGE_UPGRADE_ROWS=1e6 npm run bench:storage   (the recorded run)
 //
-// Parts (BENCH_STORAGE_PARTS, default all: upgrade,width,queries,drop):
+// Parts (BENCH_STORAGE_PARTS, default all: upgrade,width,queries,drop,drop-split):
 //   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
 //            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
 //            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
@@ -19,6 +19,8 @@
 //            dedupe probe): its worst latency before, during and after. First with a reader holding `events` open
 //            for the whole pass (every detach waits its lock_timeout and gives up: what the inserter sees then),
 //            then unhindered. The dropped weeks are loaded again before the next stage.
+//   drop-split  after "drop": the same partitions loaded again and dropped with the counts and the detach in one
+//            transaction and the DROP TABLE in the next (the variant bench/RESULTS.md proposes), with the inserter.
 //   width    the same BENCH_STORAGE_WIDTH_ROWS (default 2e5) rows over 60 days in 60 daily partitions and in weekly
 //            ones (9 or 10): the dedupe probe (the NOT IN subquery of INSERT_EVENTS_SQL, 1 and 500 keys), a chunk
 //            insert, the page and feed, and a lookup that cannot prune (statusHistory without `since`: message_id
@@ -29,7 +31,7 @@
 //            prisma/migrate.ts does with the whole script), with maintenance_work_mem at PostgreSQL's default
 //            (64MB). Seconds per million rows of each table.
 //
-// PostgreSQL: DATABASE_URL (any database on the server: the bench creates storage_* databases next to it and drops
+// PostgreSQL: DATABASE_URL (any database on the server: the bench creates storage_<pid>_* databases next to it and drops
 // them afterwards unless BENCH_STORAGE_KEEP=1) or, without it, a private one in BENCH_STORAGE_STATE_DIR
 // (.local/bench/storage-services), started at nice 10. On a shared machine start the server yourself at nice 10:
 //   nice -n 10 node --import tsx scripts/stack/cli.ts --state-dir /tmp/storagebench --db-name storagebench &
@@ -59,6 +61,7 @@ const SIZES = (process.env.BENCH_STORAGE_SIZES ?? '1e5,1e6').split(',').map((s) 
 const RUNS = num(process.env.BENCH_STORAGE_RUNS, 300);
 const WARMUP = 20;
 const ROUNDS = num(process.env.BENCH_STORAGE_ROUNDS, 3);
+const PASSES = num(process.env.BENCH_STORAGE_PASSES, 1);
 const DAYS = num(process.env.BENCH_STORAGE_DAYS, 42);
 const WIDTH_ROWS = Math.round(num(process.env.BENCH_STORAGE_WIDTH_ROWS, 2e5));
 const UPGRADE_ROWS = Math.round(num(process.env.BENCH_STORAGE_UPGRADE_ROWS, 1e5));
@@ -66,6 +69,8 @@ const MAX_BYTES = num(process.env.BENCH_STORAGE_MAX_GB, 40) * 2 ** 30;
 const PARTS = new Set((process.env.BENCH_STORAGE_PARTS ?? 'upgrade,width,queries,drop,drop-split').split(','));
 const DROP_AT = process.env.BENCH_STORAGE_DROP_AT ? Math.round(Number(process.env.BENCH_STORAGE_DROP_AT)) : Math.max(...SIZES.filter((s) => s <= 1e7), 0);
 const KEEP = process.env.BENCH_STORAGE_KEEP === '1';
+/** The bench's databases are named <prefix>main, <prefix>width_daily, …: one run never drops another's. */
+const DB_PREFIX = process.env.BENCH_STORAGE_DB_PREFIX ?? `storage_${process.pid}_`;
 const ACCOUNTS = accounts(20);
 const DAY_MS = 86_400_000;
 
@@ -132,7 +137,7 @@ const niceOf = (pid: number) => (procStat(pid)?.[16] !== undefined ? Number(proc
 async function startServer(): Promise<void> {
   if (process.env.DATABASE_URL) {
     serverUrl = process.env.DATABASE_URL;
-    log(`using the PostgreSQL of DATABASE_URL (databases storage_* are created next to the given one)`);
+    log(`using the PostgreSQL of DATABASE_URL (databases ${DB_PREFIX}* are created next to the given one)`);
   } else {
     const dir = process.env.BENCH_STORAGE_STATE_DIR ?? path.join(BENCH_LOCAL, 'storage-services');
     await stopStale(dir, { supervisor: true });
@@ -215,20 +220,38 @@ async function timeQuery(client: pg.ClientBase, q: pg.QueryConfig, runs = RUNS):
  * so that a noisy moment of a shared machine spreads over all of them instead of spoiling one; before each round it
  * waits (at most 15 s) for a second with at least one idle core. Returns the latencies (round trip, ms) per statement.
  */
-async function timeInTurn(client: pg.ClientBase, qs: pg.QueryConfig[], rounds = ROUNDS): Promise<{ samples: number[]; rows: number }[]> {
-  const out = qs.map(() => ({ samples: [] as number[], rows: 0 }));
+async function timeInTurn(client: pg.ClientBase, qs: pg.QueryConfig[], rounds = ROUNDS): Promise<{ samples: number[]; rows: number; cpuNs: number; waitNs: number }[]> {
+  const out = qs.map(() => ({ samples: [] as number[], rows: 0, cpuNs: 0, waitNs: 0 }));
+  const backend = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   for (let r = 0; r < rounds; r++) {
     await waitUntilQuiet(1, 15_000);
     for (let k = 0; k < qs.length; k++) {
       if (r === 0) for (let i = 0; i < WARMUP; i++) out[k]!.rows = (await client.query(qs[k]!)).rowCount ?? 0;
+      const before = schedstat(backend);
       for (let i = 0; i < Math.ceil(RUNS / rounds); i++) {
         const t0 = process.hrtime.bigint();
         await client.query(qs[k]!);
         out[k]!.samples.push(ms(t0));
       }
+      const after = schedstat(backend);
+      out[k]!.cpuNs += after.cpuNs - before.cpuNs;
+      out[k]!.waitNs += after.waitNs - before.waitNs;
     }
   }
   return out;
+}
+
+/**
+ * The CPU time a process has had and the time it waited for a CPU while runnable (/proc/<pid>/schedstat, ns): the
+ * backend's own work per statement, apart from the time other processes of a busy machine kept it off the CPU.
+ */
+function schedstat(pid: number): { cpuNs: number; waitNs: number } {
+  try {
+    const [cpu, wait] = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { cpuNs: cpu ?? NaN, waitNs: wait ?? NaN };
+  } catch {
+    return { cpuNs: NaN, waitNs: NaN };
+  }
 }
 
 interface PlanInfo {
@@ -363,6 +386,9 @@ interface QueryResult extends Stats {
   rows: number;
   sql: string;
   plan?: PlanInfo;
+  /** Mean CPU time of the PostgreSQL backend per run, and mean time it waited for a CPU per run (schedstat), µs. */
+  cpuUs?: number;
+  waitUs?: number;
 }
 
 /** The reads of the console's events list and of the feed, as EventsRepository sends them. */
@@ -391,8 +417,25 @@ async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: str
   add('count: kind=inbound_message (event_counts)', ck);
   add('count: recipient (COUNT(*))', cr);
   add('feed: from the start', (await captured((r) => r.feed(top, {}, FEED_START, 50)))[0]);
-  add('feed: 1,000 behind the head', (await captured((r) => r.feed(top, {}, nearHead, 50)))[0]);
+  const [feed] = await captured((r) => r.feed(top, {}, nearHead, 50));
+  add('feed: 1,000 behind the head', feed);
+  const once = feed && beyondOnce(feed.text);
+  if (once) add('feed, proposed: `beyond` computed once', { ...feed, name: `${feed.name}_once`, text: once });
   return out;
+}
+
+/**
+ * The feed with its `beyond` subquery evaluated once per statement instead of once per row returned (a MATERIALIZED
+ * CTE holds the horizon and `beyond`): the variant bench/RESULTS.md proposes. Undefined when the feed's SQL no longer
+ * has the shape this rewrite expects.
+ */
+function beyondOnce(text: string): string | undefined {
+  const m = /^\s*SELECT h\.horizon::text AS horizon,\s*\((SELECT b\.xid FROM events b WHERE [\s\S]*?LIMIT 1)\)::text AS beyond,\s*e\.\*\s*FROM pg_snapshot_xmin\(pg_current_snapshot\(\)\) AS h\(horizon\)\s*(LEFT JOIN LATERAL[\s\S]*)$/.exec(text);
+  if (!m) return undefined;
+  const beyond = m[1]!.replace(/h\.horizon/g, 'x.horizon');
+  return `WITH h AS MATERIALIZED (SELECT x.horizon, (${beyond}) AS beyond FROM pg_snapshot_xmin(pg_current_snapshot()) AS x(horizon))
+             SELECT h.horizon::text AS horizon, h.beyond::text AS beyond, e.* FROM h
+             ${m[2]}`;
 }
 
 async function measureReads(url: string, a: Accounts, withPlans: boolean): Promise<QueryResult[]> {
@@ -406,11 +449,12 @@ async function measureReads(url: string, a: Accounts, withPlans: boolean): Promi
     for (let k = 0; k < queries.length; k++) {
       const { label, q } = queries[k]!;
       const s = stats(timed[k]!.samples);
-      const r: QueryResult = { label, ...s, rows: timed[k]!.rows, sql: q.text };
+      const n = timed[k]!.samples.length;
+      const r: QueryResult = { label, ...s, rows: timed[k]!.rows, sql: q.text, cpuUs: timed[k]!.cpuNs / n / 1000, waitUs: timed[k]!.waitNs / n / 1000 };
       if (withPlans) r.plan = await planInfo(client, q);
       out.push(r);
       log(
-        `  ${label.padEnd(44)} p50 ${fmt(s.p50, 2).padStart(7)} ms · p99 ${fmt(s.p99, 2).padStart(7)} ms · max ${fmt(s.max, 1).padStart(6)} ms · ${r.rows} rows` +
+        `  ${label.padEnd(44)} p50 ${fmt(s.p50, 2).padStart(7)} ms · p99 ${fmt(s.p99, 2).padStart(7)} ms · max ${fmt(s.max, 1).padStart(6)} ms · ${r.rows} rows · backend CPU ${fmt(r.cpuUs!, 0)} µs/run, waited for a CPU ${fmt(r.waitUs!, 0)} µs/run` +
           (r.plan ? ` · ${r.plan.used} plan, ${r.plan.buffers} buffers, planning ${fmt(r.plan.planningMs, 2)} ms, execution ${fmt(r.plan.executionMs, 2)} ms` : ''),
       );
     }
@@ -628,11 +672,13 @@ interface StageResult {
   partitions: number;
   reads: QueryResult[];
   conditions: Conditions;
+  /** The same reads measured again (BENCH_STORAGE_PASSES - 1 more passes). */
+  again: { reads: QueryResult[]; conditions: Conditions }[];
   postgresNice: number;
 }
 
 async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult }> {
-  const name = 'storage_main';
+  const name = `${DB_PREFIX}main`;
   const url = await createDb(name);
   await migrate(url);
   const db = new pg.Pool({ connectionString: url, max: 4 });
@@ -671,6 +717,14 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
       log(`stage ${s + 1}: ${fmtInt(l.rows)} rows in ${l.seconds.toFixed(0)} s (${fmtInt(l.rows / l.seconds)} rows/s); VACUUM ANALYZE + CHECKPOINT ${settleS.toFixed(0)} s; database ${gib(bytes)}`);
       const { value: reads, conditions } = await measured(() => measureReads(url, ACCOUNTS, true));
       log(`stage ${s + 1} measured: ${fmtConditions(conditions)}`);
+      // More passes over the same rows, a minute apart: how far the p99 moves with nothing changed but the machine.
+      const again: { reads: QueryResult[]; conditions: Conditions }[] = [];
+      for (let pass = 1; pass < PASSES; pass++) {
+        await new Promise((r) => setTimeout(r, 60_000));
+        const m = await measured(() => measureReads(url, ACCOUNTS, false));
+        log(`stage ${s + 1} pass ${pass + 1} measured: ${fmtConditions(m.conditions)}`);
+        again.push({ reads: m.value, conditions: m.conditions });
+      }
       stages.push({
         target: SIZES[s]!,
         rows,
@@ -680,6 +734,7 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
         partitions: await partitionCount(db),
         reads,
         conditions,
+        again,
         postgresNice: niceOf(postmasterPid),
       });
       if (PARTS.has('drop') && !drop && rows >= DROP_AT) {
@@ -730,7 +785,7 @@ function dedupeProbeSql(): string {
 }
 
 async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
-  const name = `storage_width_${layout}`;
+  const name = `${DB_PREFIX}width_${layout}`;
   const url = await createDb(name);
   await migrate(url);
   const db = new pg.Pool({ connectionString: url, max: 4 });
@@ -851,7 +906,7 @@ function tableOf(stmt: string): string {
 }
 
 async function upgradePart(): Promise<UpgradeResult> {
-  const name = 'storage_upgrade';
+  const name = `${DB_PREFIX}upgrade`;
   const url = await createDb(name);
   const db = new pg.Pool({ connectionString: url, max: 3 });
   try {
@@ -932,22 +987,33 @@ function report(r: { stages: StageResult[]; drop?: DropResult; width: WidthResul
   if (r.stages.length) {
     out.push(`**Events list and feed, p50 / p99 ms over ${RUNS} runs** (one connection, prepared statements as the repository sends them; largest account ≈ ${Math.round(ACCOUNTS.shares[0]! * 100)} % of the rows)`);
     out.push('');
-    out.push(`| Query | ${r.stages.map((s) => `${mn(s.rows)} events`).join(' | ')} | p99 spread | Flat (≤ 20 %) | Buffers per run (plan) |`);
-    out.push(`|---|${r.stages.map(() => '---').join('|')}|---|---|---|`);
+    const passes = r.stages.some((s) => s.again.length > 0);
+    out.push(`| Query | ${r.stages.map((s) => `${mn(s.rows)} events`).join(' | ')} | p99 spread | Flat (≤ 20 %) | Backend CPU µs per run | Buffers per run (plan) |${passes ? ' Same rows, another pass: p99 spread |' : ''}`);
+    out.push(`|---|${r.stages.map(() => '---').join('|')}|---|---|---|---|${passes ? '---|' : ''}`);
     for (const label of r.stages[0]!.reads.map((q) => q.label)) {
       const row = r.stages.map((s) => s.reads.find((q) => q.label === label));
       const p99s = row.filter((q): q is QueryResult => !!q).map((q) => q.p99);
       const spread = Math.max(...p99s) / Math.min(...p99s) - 1;
       const plans = row.map((q) => (q?.plan ? `${q.plan.buffers}` : '–')).join(' → ');
       const used = [...new Set(row.map((q) => q?.plan?.used).filter(Boolean))].join('/');
-      out.push(`| ${label} | ${row.map((q) => p(q)).join(' | ')} | ${fmt(spread * 100, 0)} % | ${spread <= 0.2 ? 'yes' : '**no**'} | ${plans} (${used}) |`);
+      const noise = r.stages.map((s) => {
+        const all = [s.reads, ...s.again.map((a) => a.reads)].map((rs) => rs.find((q) => q.label === label)?.p99).filter((x): x is number => x !== undefined);
+        return all.length > 1 ? `${fmt((Math.max(...all) / Math.min(...all) - 1) * 100, 0)} %` : '–';
+      });
+      const cpus = row.map((q) => q?.cpuUs ?? NaN);
+      const cpu = cpus.map((c) => (Number.isFinite(c) ? fmt(c, 0) : '–')).join(' → ');
+      const cpuSpread = cpus.every(Number.isFinite) ? Math.max(...cpus) / Math.min(...cpus) - 1 : NaN;
+      const verdict = `p99 ${spread <= 0.2 ? 'yes' : '**no**'}${Number.isFinite(cpuSpread) ? ` · CPU ${cpuSpread <= 0.2 ? 'yes' : '**no**'} (${fmt(cpuSpread * 100, 0)} %)` : ''}`;
+      out.push(`| ${label} | ${row.map((q) => p(q)).join(' | ')} | ${fmt(spread * 100, 0)} % | ${verdict} | ${cpu} | ${plans} (${used}) |${passes ? ` ${noise.join(' · ')} |` : ''}`);
     }
     out.push('');
-    out.push(`| Stage | Rows | Partitions | Load (rows/s) | Database | Load avg (1/5/15) | CPU busy during the reads | PostgreSQL nice |`);
-    out.push(`|---|---|---|---|---|---|---|---|`);
+    out.push(`| Stage | Rows | Partitions | Load (rows/s) | Database | Load avg (1/5/15) | CPU busy during the reads | Backend waited for a CPU, mean per run | PostgreSQL nice |`);
+    out.push(`|---|---|---|---|---|---|---|---|---|`);
     for (const s of r.stages) {
       const cpu = s.conditions.cpu ? Object.entries(s.conditions.cpu.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') : 'n/a';
-      out.push(`| ${mn(s.target)}${s.cut ? ' (cut: disk cap)' : ''} | ${fmtInt(s.rows)} | ${s.partitions} | ${fmtInt(s.load.rowsPerS)} | ${gib(s.bytes)} | ${s.conditions.loadAvg.join(' / ')} | ${cpu} | ${s.postgresNice} |`);
+      const waits = s.reads.map((q) => q.waitUs ?? NaN).filter(Number.isFinite);
+      const wait = waits.length ? `${fmt(waits.reduce((a, b) => a + b, 0) / waits.length, 0)} µs` : '–';
+      out.push(`| ${mn(s.target)}${s.cut ? ' (cut: disk cap)' : ''} | ${fmtInt(s.rows)} | ${s.partitions} | ${fmtInt(s.load.rowsPerS)} | ${gib(s.bytes)} | ${s.conditions.loadAvg.join(' / ')} | ${cpu} | ${wait} | ${s.postgresNice} |`);
     }
   }
   if (r.drop) {
