@@ -20,7 +20,8 @@
 //            for the whole pass (every detach waits its lock_timeout and gives up: what the inserter sees then),
 //            then unhindered. The dropped weeks are loaded again before the next stage.
 //   drop-split  after "drop": the same partitions loaded again and dropped with the counts and the detach in one
-//            transaction and the DROP TABLE in the next (the variant bench/RESULTS.md proposes), with the inserter.
+//            transaction and the DROP TABLE in the next, timed apart (detach / files), with the inserter. (Since
+//            060d68f the repository drops this way itself; the part still shows where the time goes.)
 //   width    the same BENCH_STORAGE_WIDTH_ROWS (default 2e5) rows over 60 days in 60 daily partitions and in weekly
 //            ones (9 or 10): the dedupe probe (the NOT IN subquery of INSERT_EVENTS_SQL, 1 and 500 keys), a chunk
 //            insert, the page and feed, and a lookup that cannot prune (statusHistory without `since`: message_id
@@ -430,12 +431,15 @@ async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: str
  * has the shape this rewrite expects.
  */
 function beyondOnce(text: string): string | undefined {
-  const m = /^\s*SELECT h\.horizon::text AS horizon,\s*\((SELECT b\.xid FROM events b WHERE [\s\S]*?LIMIT 1)\)::text AS beyond,\s*e\.\*\s*FROM pg_snapshot_xmin\(pg_current_snapshot\(\)\) AS h\(horizon\)\s*(LEFT JOIN LATERAL[\s\S]*)$/.exec(text);
+  const m =
+    /^\s*SELECT h\.horizon::text AS horizon,\s*\((SELECT b\.\w+ FROM \w+ b WHERE [\s\S]*?LIMIT 1)\)::text AS beyond,\s*(\w+)\.\*\s*FROM pg_snapshot_xmin\(pg_current_snapshot\(\)\) AS h\(horizon\)\s*(LEFT JOIN LATERAL[\s\S]*)$/.exec(
+      text,
+    );
   if (!m) return undefined;
   const beyond = m[1]!.replace(/h\.horizon/g, 'x.horizon');
   return `WITH h AS MATERIALIZED (SELECT x.horizon, (${beyond}) AS beyond FROM pg_snapshot_xmin(pg_current_snapshot()) AS x(horizon))
-             SELECT h.horizon::text AS horizon, h.beyond::text AS beyond, e.* FROM h
-             ${m[2]}`;
+             SELECT h.horizon::text AS horizon, h.beyond::text AS beyond, ${m[2]}.* FROM h
+             ${m[3]}`;
 }
 
 async function measureReads(url: string, a: Accounts, withPlans: boolean): Promise<QueryResult[]> {

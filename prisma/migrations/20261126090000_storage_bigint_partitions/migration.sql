@@ -16,9 +16,10 @@ ALTER TABLE "audit_logs" ALTER COLUMN "id" TYPE BIGINT;
 ALTER SEQUENCE "audit_logs_id_seq" AS BIGINT;
 
 -- 2. The partition period: weeks starting Monday 00:00 UTC. One function decides it for the partitions, the
---    event_counts buckets and the maintenance task (src/webhooks/storage/partitions.repository.ts).
+--    event_counts buckets and the maintenance task (src/core/prisma/partitions.ts). date_bin is immutable, so the
+--    function is inlined into the counts triggers (an extract(epoch …) body is not: 17× slower per row).
 CREATE FUNCTION "storage_period_start"(ts TIMESTAMPTZ) RETURNS TIMESTAMPTZ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT to_timestamp(floor((extract(epoch FROM ts) - 946857600) / 604800) * 604800 + 946857600)
+  SELECT date_bin('7 days', ts, TIMESTAMPTZ '2000-01-03 00:00:00+00')
 $$;
 
 -- Creates the missing weekly partitions of `parent` covering [from_ts, through], each as a plain table attached

@@ -32,10 +32,14 @@ export function sqlFilter(scope: { sql: string; value: unknown }, conditions: Ar
  */
 export function feedSql(q: { table: string; xidColumn: string; columns: string; scope: string; where: SqlFilter }): string {
   const n = q.where.values.length;
-  return `SELECT h.horizon::text AS horizon,
-                 (SELECT b.${q.xidColumn} FROM ${q.table} b WHERE b.${q.scope} AND b.${q.xidColumn} >= h.horizon ORDER BY b.${q.xidColumn} LIMIT 1)::text AS beyond,
-                 r.*
-            FROM pg_snapshot_xmin(pg_current_snapshot()) AS h(horizon)
+  // The horizon and `beyond` once per statement (a materialized CTE): as a scalar subquery of the select list it ran
+  // once per row returned, across every partition each time (bench/RESULTS.md, "Storage").
+  return `WITH h AS MATERIALIZED (
+            SELECT x.horizon,
+                   (SELECT b.${q.xidColumn} FROM ${q.table} b WHERE b.${q.scope} AND b.${q.xidColumn} >= x.horizon ORDER BY b.${q.xidColumn} LIMIT 1) AS beyond
+              FROM pg_snapshot_xmin(pg_current_snapshot()) AS x(horizon))
+          SELECT h.horizon::text AS horizon, h.beyond::text AS beyond, r.*
+            FROM h
             LEFT JOIN LATERAL (
               SELECT ${q.columns}, ${q.xidColumn} AS xid FROM ${q.table}
                WHERE ${q.where.sql} AND (${q.xidColumn}, id) > ($${n + 1}::xid8, $${n + 2}::bigint) AND ${q.xidColumn} < h.horizon

@@ -239,7 +239,8 @@ export class WebhookDeliveriesRepository {
       const done = await dropPartition(this.prisma.pool, 'webhook_deliveries', p, async (client) => {
         moved = (await client.query(keepUnfinished([p.lowerBound, p.upperBound]))).rowCount ?? 0;
       });
-      if (!done) continue;
+      // A long reader holds the table: the next partitions would only wait for it too (and stall writes meanwhile).
+      if (!done) break;
       dropped.push(p);
       kept += moved;
     }

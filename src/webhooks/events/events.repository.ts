@@ -293,7 +293,9 @@ export class EventsRepository {
       const done = await dropPartition(this.prisma.pool, 'events', p, (client) =>
         client.query('DELETE FROM event_counts WHERE bucket >= COALESCE($1, \'-infinity\'::timestamptz) AND bucket < $2', [p.lowerBound, p.upperBound]).then(() => undefined),
       );
-      if (done) dropped.push(p);
+      // A long reader holds the table: the next partitions would only wait for it too (and stall writes meanwhile).
+      if (!done) break;
+      dropped.push(p);
     }
     return dropped;
   }
