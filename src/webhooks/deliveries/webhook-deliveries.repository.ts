@@ -119,7 +119,7 @@ const listForAccounts = (withStatus: boolean) =>
     `list_deliveries_${withStatus ? 'status' : 'all'}`,
     `SELECT ${ROW_COLUMNS} FROM webhook_deliveries
       WHERE waba_ids && $1::text[] ${withStatus ? 'AND status = $4' : ''}
-      ORDER BY received_at DESC, id DESC OFFSET $2 LIMIT $3`,
+      ORDER BY COALESCE(original_received_at, received_at) DESC, id DESC OFFSET $2 LIMIT $3`,
   );
 const countForAccounts = (withStatus: boolean) =>
   statement(`count_deliveries_${withStatus ? 'status' : 'all'}`, `SELECT count(*)::int AS n FROM webhook_deliveries WHERE waba_ids && $1::text[] ${withStatus ? 'AND status = $2' : ''}`);
