@@ -69,12 +69,18 @@ const findMany = statement(
 );
 
 /** $3: the oldest received_at among them (as read by findForProcessing): the partitions before it are skipped. */
+/**
+ * `d.id = ANY($1)` beside the join: an index condition the planner uses whatever the partition's statistics say.
+ * Without it, a plan made for its values on a week's partition that autovacuum had not analysed yet joined a
+ * sequential scan of the whole partition by hash (measured: 12 ms instead of 0.5 ms per chunk of 32, the largest
+ * PostgreSQL cost of single-status ingest after partitioning).
+ */
 const markProcessed = statement(
   'mark_deliveries_processed',
   `UPDATE webhook_deliveries d
       SET status = 'processed', processed_at = now(), event_count = v.events, last_error = NULL, attempts = d.attempts + 1
      FROM unnest($1::bigint[], $2::int[]) AS v(id, events)
-    WHERE d.id = v.id AND d.status <> 'processed' AND d.received_at >= $3`,
+    WHERE d.id = v.id AND d.id = ANY($1::bigint[]) AND d.status <> 'processed' AND d.received_at >= $3`,
 );
 
 const recordFailure = statement(
