@@ -15,7 +15,7 @@ const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 const AUDIT_SQL = `
-CREATE TABLE IF NOT EXISTS bench_claims (event_id int NOT NULL, backend_pid int NOT NULL DEFAULT pg_backend_pid(), at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE TABLE IF NOT EXISTS bench_claims (event_id bigint NOT NULL, backend_pid int NOT NULL DEFAULT pg_backend_pid(), at timestamptz NOT NULL DEFAULT clock_timestamp());
 CREATE OR REPLACE FUNCTION bench_claim_audit() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO bench_claims (event_id) VALUES (NEW.id);
