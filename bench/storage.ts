@@ -308,7 +308,7 @@ async function captured(call: (repo: EventsRepository) => Promise<unknown>): Pro
       return { rows: [{ n: '0', horizon: '1', beyond: null, id: null }], rowCount: 0 };
     },
   };
-  await call(new EventsRepository({ pool } as unknown as PrismaService));
+  await call(new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService));
   return configs;
 }
 
@@ -444,7 +444,10 @@ function beyondOnce(text: string): string | undefined {
 
 async function measureReads(url: string, a: Accounts, withPlans: boolean): Promise<QueryResult[]> {
   // A fresh connection per stage: prepared statements and their plans as a restarted service would have them.
-  const db = new pg.Pool({ connectionString: url, max: 1 });
+  // The service's read pool plans them generically (PrismaService.partitionReads); BENCH_STORAGE_PLAN_CACHE_MODE=auto
+  // measures PostgreSQL's own choice instead (custom plans, planned on every run).
+  const mode = process.env.BENCH_STORAGE_PLAN_CACHE_MODE || 'force_generic_plan';
+  const db = new pg.Pool({ connectionString: url, max: 1, ...(mode ? { options: `-c plan_cache_mode=${mode}` } : {}) });
   const client = await db.connect();
   try {
     const queries = await readQueries(client, a);
@@ -596,7 +599,7 @@ async function countsMatch(pool: pg.Pool): Promise<boolean> {
 
 async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, oldestWeeklies = 5): Promise<DropResult> {
   const pool = new pg.Pool({ connectionString: url, max: 6 });
-  const repo = new EventsRepository({ pool } as unknown as PrismaService);
+  const repo = new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService);
   try {
     const parts = await repo.partitions();
     const weeklies = parts.filter((p) => p.lowerBound !== null);
@@ -838,7 +841,7 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
         await run('dedupe probe: 500 keys (250 stored)', { name: 'probe_500', text: probe, values: [[...recentKeys.slice(0, 250), ...absent.slice(0, 250)], null] });
         // The worker's chunk: EventsRepository.insert (locks, then the insert with its probe), rolled back.
         const pool = new pg.Pool({ connectionString: url, max: 1 });
-        const repo = new EventsRepository({ pool } as unknown as PrismaService);
+        const repo = new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService);
         const samples: number[] = [];
         const c2 = await pool.connect();
         for (let i = 0; i < WARMUP + Math.min(RUNS, 200); i++) {

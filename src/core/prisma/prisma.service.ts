@@ -55,10 +55,11 @@ const poolTypes: pg.CustomTypesConfig = {
  * "terminating connection" (a restart, a failover) would otherwise emit an unhandled 'error' and crash the
  * process (node-postgres #2762). The query using it fails on its own and the pool drops the connection.
  */
-function createPool(config: AppConfig): pg.Pool {
+function createPool(config: AppConfig, extra: Pick<pg.PoolConfig, 'max' | 'options'> = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: config.databaseUrl,
     max: config.databasePoolSize,
+    ...extra,
     // Fail fast when PostgreSQL is down, so that callers (readiness, the webhook receiver) can answer 503.
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30000,
@@ -80,7 +81,9 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
    */
   readonly pool: pg.Pool;
 
-  constructor(config: AppConfig) {
+  private readsPool?: pg.Pool;
+
+  constructor(private readonly config: AppConfig) {
     const pool = createPool(config);
     super({
       // The service ends the pool itself (close): Prisma's adapter would only end it if Prisma's own client had
@@ -88,6 +91,24 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       adapter: new PrismaPg(pool, { statementNameGenerator: statementName }),
     });
     this.pool = pool;
+  }
+
+  /**
+   * A second, smaller pool for the reads of the partitioned `events` table (page, filtered list, count, feed), whose
+   * connections plan every named statement once, generically (`plan_cache_mode = force_generic_plan`). Left to
+   * itself PostgreSQL keeps planning these statements for their values on every run (a generic plan's estimate counts
+   * every partition): ≈ 1 ms of planning for 0.1–0.7 ms of execution. The generic plans read the same buffers (the
+   * partitions are pruned at run time; the newest week is read first through an ordered append) at a quarter of the
+   * backend CPU (bench/history/2026-11-26-storage-and-conversations-reruns.md). Not for statements written to be
+   * planned for their values (`planned` in sql.ts): those stay on `pool`. Opened on first use (the worker never
+   * reads these), half the size of `pool`.
+   */
+  get partitionReads(): pg.Pool {
+    this.readsPool ??= createPool(this.config, {
+      max: Math.max(2, Math.ceil(this.config.databasePoolSize / 2)),
+      options: '-c plan_cache_mode=force_generic_plan',
+    });
+    return this.readsPool;
   }
 
   /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
@@ -99,6 +120,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   async close(): Promise<void> {
     await this.$disconnect();
     if (!this.pool.ended) await this.pool.end();
+    if (this.readsPool && !this.readsPool.ended) await this.readsPool.end();
   }
 
   async onModuleDestroy(): Promise<void> {

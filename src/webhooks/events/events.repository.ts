@@ -154,13 +154,16 @@ const horizonNow = statement('events_feed_horizon', `SELECT pg_snapshot_xmin(pg_
 export class EventsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. */
+  /**
+   * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. Page, count
+   * and feed run on `partitionReads` (generic plans, see PrismaService).
+   */
   async page(wabaId: string, filter: EventFilter, page: { page: number; limit: number }): Promise<{ rows: Event[]; total: number }> {
     const where = whereOf(wabaId, filter);
     const { skip, take } = skipTake(page);
     const n = where.values.length;
     const [{ rows }, total] = await Promise.all([
-      this.prisma.pool.query<Event>({
+      this.prisma.partitionReads.query<Event>({
         name: `sql_events_page_${where.shape}`,
         text: `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.sql} ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
         values: [...where.values, take, skip],
@@ -179,12 +182,12 @@ export class EventsRepository {
   private async count(wabaId: string, filter: EventFilter, where: SqlFilter): Promise<number> {
     const maintained = filter.messageId === undefined && filter.recipient === undefined && filter.userId === undefined && !filter.since && !filter.until && filter.status !== '';
     const { rows } = maintained
-      ? await this.prisma.pool.query<{ n: string }>({
+      ? await this.prisma.partitionReads.query<{ n: string }>({
           name: `sql_event_counts_${where.shape}`,
           text: `SELECT COALESCE(sum(count), 0)::text AS n FROM event_counts WHERE ${where.sql}`,
           values: where.values,
         })
-      : await this.prisma.pool.query<{ n: string }>({
+      : await this.prisma.partitionReads.query<{ n: string }>({
           name: `sql_events_count_${where.shape}`,
           text: `SELECT count(*)::text AS n FROM events WHERE ${where.sql}`,
           values: where.values,
@@ -201,7 +204,7 @@ export class EventsRepository {
    */
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const where = whereOf(wabaId, filter);
-    const { rows } = await this.prisma.pool.query<FeedStatementRow>({
+    const { rows } = await this.prisma.partitionReads.query<FeedStatementRow>({
       name: `sql_events_feed_${where.shape}`,
       text: feedSql({ table: 'events', xidColumn: 'xid', columns: EVENT_COLUMNS, scope: 'waba_id = $1', where }),
       values: [...where.values, after.xid.toString(), after.id, limit],
