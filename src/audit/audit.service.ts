@@ -20,7 +20,13 @@ export type AuditAction =
   | 'invitation.revoked'
   | 'invitation.accepted'
   | 'operator.password_changed'
-  | 'operator.signed_out_everywhere';
+  | 'operator.signed_out_everywhere'
+  | 'operator.role_changed'
+  | 'operator.removed'
+  | 'operator.password_reset_issued'
+  | 'operator.password_reset'
+  | 'business_account.taken_over'
+  | 'business_account.lost_to_takeover';
 
 export interface AuditEntry {
   id: number;

@@ -1,5 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import type { OperatorRole } from './roles.js';
 
 /** Who is calling through an API key pair: the key's one business account is the whole scope. */
 export interface ApiKeyScope {
@@ -20,6 +21,8 @@ export interface ConsoleScope {
   organizationId: string;
   email: string;
   sessionId: string;
+  /** The operator's role in its organization, read with the session on every request (a change applies at once). */
+  role: OperatorRole;
   /** Runs the platform (the stored flag, granted out of band with npm run platform-admin; never from an email). */
   platformAdmin: boolean;
 }

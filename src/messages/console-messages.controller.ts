@@ -1,3 +1,4 @@
+import { Roles } from '../auth/roles.js';
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
@@ -22,6 +23,7 @@ import { MessageDetails } from './query/message-details.service.js';
  */
 @ApiTags('console: messages')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session (an API key pair is not accepted here)' })
 @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId')

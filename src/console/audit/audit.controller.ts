@@ -1,3 +1,4 @@
+import { Roles } from '../../auth/roles.js';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiPage } from '../../core/http/openapi.js';
@@ -9,6 +10,7 @@ import { AuditService, type AuditEntry } from '../../audit/audit.service.js';
 
 @ApiTags('console: audit log')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('audit-log')
 export class AuditController {

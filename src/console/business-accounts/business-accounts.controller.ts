@@ -1,3 +1,4 @@
+import { Roles } from '../../auth/roles.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
@@ -11,6 +12,7 @@ import { BusinessAccountView } from '../../accounts/business-accounts/business-a
 
 @ApiTags('console: business accounts')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('business-accounts')
 export class BusinessAccountsController {
@@ -21,6 +23,7 @@ export class BusinessAccountsController {
   ) {}
 
   @Post()
+  @Roles('admin')
   @ApiOperation({
     operationId: 'connectBusinessAccount',
     summary: "Connect a business account: the token is checked against the upstream platform, the app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), then the token is stored encrypted. Nothing is stored when any step fails.",
@@ -51,6 +54,7 @@ export class BusinessAccountsController {
   }
 
   @Put(':wabaId/access-token')
+  @Roles('admin')
   @ApiOperation({
     operationId: 'replaceAccessToken',
     summary: 'Reconnect: replace the stored access token (checked and subscribed like a connect first); keys stay valid, credentials are valid again',
@@ -66,6 +70,7 @@ export class BusinessAccountsController {
   }
 
   @Post(':wabaId/subscription')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'subscribeWebhooks', summary: "Subscribe the app to the account's webhooks again (POST, then GET /{waba-id}/subscribed_apps with the stored token)" })
   @ApiEnvelope(BusinessAccountView, { description: 'The business account, `webhooksSubscribed: true` and a new `webhooksCheckedAt`' })
@@ -78,6 +83,7 @@ export class BusinessAccountsController {
   }
 
   @Post(':wabaId/credentials/check')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({
     operationId: 'checkCredentials',
@@ -93,6 +99,7 @@ export class BusinessAccountsController {
   }
 
   @Delete(':wabaId')
+  @Roles('admin')
   @ApiOperation({ operationId: 'disconnectBusinessAccount', summary: 'Disconnect: revokes its API keys, keeps its messages and events' })
   @ApiEnvelope(BusinessAccountView, { description: 'The disconnected business account' })
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })

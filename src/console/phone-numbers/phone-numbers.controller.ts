@@ -1,3 +1,4 @@
+import { Roles } from '../../auth/roles.js';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
@@ -8,6 +9,7 @@ import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView }
 
 @ApiTags('console: phone numbers')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId/phone-numbers')
@@ -15,6 +17,7 @@ export class PhoneNumbersController {
   constructor(private readonly phoneNumbers: PhoneNumbersService) {}
 
   @Post('sync')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
   @ApiEnvelope(PhoneNumberSyncResultDoc)

@@ -1,3 +1,4 @@
+import { Roles } from '../../auth/roles.js';
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
@@ -24,6 +25,7 @@ export class TemplateQueryDto {
 
 @ApiTags('console: templates')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId/templates')
@@ -31,6 +33,7 @@ export class TemplatesController {
   constructor(private readonly templates: TemplatesService) {}
 
   @Post('sync')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'syncTemplates', summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
   @ApiEnvelope(TemplateSyncResultDoc)

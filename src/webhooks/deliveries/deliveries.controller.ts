@@ -1,3 +1,4 @@
+import { Roles } from '../../auth/roles.js';
 import { Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
@@ -10,6 +11,7 @@ import { AccountDeliveryHealthView, DeliveriesHealthQueryDto, DeliveriesQueryDto
 
 @ApiTags('webhooks: deliveries')
 @ConsoleAuth()
+@Roles('member')
 @ApiExtraModels(DeliveryView, AccountDeliveryHealthView)
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('webhooks/deliveries')
@@ -43,6 +45,7 @@ export class DeliveriesController {
   }
 
   @Post(':id/replay')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'replayDelivery', summary: 'Process a delivery again (e.g. a dead letter after the cause is fixed); events already stored are not duplicated' })
   @ApiRowIdParam('The delivery id')

@@ -1,3 +1,4 @@
+import { Roles } from '../../auth/roles.js';
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
@@ -13,6 +14,7 @@ import { EVENT_NOT_FOUND, EventsService } from './events.service.js';
 
 @ApiTags('webhooks: events')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session (an API key pair is not accepted here)' })
 @Controller('webhooks/events')
 export class EventsController {
