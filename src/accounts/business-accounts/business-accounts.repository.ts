@@ -121,6 +121,16 @@ export class BusinessAccountsRepository {
     });
   }
 
+  /** Accounts whose token is still sealed in the retired v1 format, by id, after `afterId`. */
+  legacyCredentialsAfter(afterId: string | undefined, limit: number): Promise<(StoredCredential & { id: string })[]> {
+    return clientOf(this.prisma).businessAccount.findMany({
+      where: { accessTokenEncrypted: { startsWith: 'v1.' }, ...(afterId ? { id: { gt: afterId } } : {}) },
+      select: { id: true, wabaId: true, accessTokenEncrypted: true },
+      orderBy: { id: 'asc' },
+      take: limit,
+    });
+  }
+
   countAll(): Promise<number> {
     return clientOf(this.prisma).businessAccount.count();
   }
