@@ -55,6 +55,11 @@ export class AuditService {
     });
   }
 
+  /** An entry of an organization none of whose operators acted (another organization took its business account over). */
+  recordForOrganization(organizationId: string, action: AuditAction, target: { type: string; id: string }, details?: Prisma.InputJsonValue): Promise<void> {
+    return this.logs.append(organizationId, { operatorId: null, operatorEmail: null, action, targetType: target.type, targetId: target.id, details });
+  }
+
   async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<AuditEntry>> {
     const { rows, total } = await this.logs.page(organizationId, query);
     return toPage(

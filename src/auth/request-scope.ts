@@ -1,5 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import type { ReadWindow } from '../accounts/business-accounts/read-window.js';
 import type { OperatorRole } from './roles.js';
 
 /** Who is calling through an API key pair: the key's one business account is the whole scope. */
@@ -13,6 +14,8 @@ export interface ApiKeyScope {
    * per-process token caches follow a reconnect as fast as the key lookup itself.
    */
   credentialVersion: string;
+  /** What of the account's history the key pair's organization may read (a cut-off once its credentials failed). */
+  window: ReadWindow;
 }
 
 /** Who is calling through the console: an operator of one organization. */

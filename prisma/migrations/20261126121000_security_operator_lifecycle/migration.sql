@@ -28,3 +28,12 @@ CREATE INDEX "password_resets_operator_id_idx" ON "password_resets"("operator_id
 ALTER TABLE "password_resets" ADD CONSTRAINT "password_resets_organization_id_fkey" FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 ALTER TABLE "password_resets" ADD CONSTRAINT "password_resets_operator_id_fkey" FOREIGN KEY ("operator_id") REFERENCES "operators"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 ALTER TABLE "password_resets" ADD CONSTRAINT "password_resets_issued_by_id_fkey" FOREIGN KEY ("issued_by_id") REFERENCES "operators"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
+
+-- Business-account ownership (finding 5). held_since: when the organization holding the account took it over from
+-- another one (null: held since it was connected); the holder reads nothing stored before it (the previous
+-- holder's messages, events and deliveries). readable_until: the holder's credentials failed their check, or it
+-- disconnected the account: it reads nothing stored after that until it proves a token again (null: no cut-off).
+ALTER TABLE "business_accounts" ADD COLUMN "held_since" TIMESTAMPTZ(3);
+ALTER TABLE "business_accounts" ADD COLUMN "readable_until" TIMESTAMPTZ(3);
+-- Accounts already disconnected or with rejected credentials get their cut-off now (what arrived before stays readable).
+UPDATE "business_accounts" SET "readable_until" = COALESCE("disconnected_at", now()) WHERE "disconnected_at" IS NOT NULL OR "credentials_valid" = false;
