@@ -177,7 +177,7 @@ export class BusinessAccountsRepository {
     if (count !== 1) return null;
     // A rejection starts the holder's read cut-off (kept from the first rejection); an acceptance proves the token again.
     await db.businessAccount.updateMany({
-      where: { id, organizationId, accessTokenEncrypted: checkedCiphertext, ...(verdict.valid ? {} : { readableUntil: null }) },
+      where: { id, organizationId, accessTokenEncrypted: checkedCiphertext, readableUntil: verdict.valid ? { not: null } : null },
       data: { readableUntil: verdict.valid ? null : at },
     });
     return db.businessAccount.findFirst({ where: { id, organizationId } });
