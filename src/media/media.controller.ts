@@ -1,4 +1,3 @@
-import { Roles } from '../auth/roles.js';
 import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -6,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
+import { Roles } from '../auth/roles.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { ApiEnvelope } from '../core/http/openapi.js';
 import { SUPPORTED_MEDIA } from './media-limits.js';

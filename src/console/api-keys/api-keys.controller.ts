@@ -1,8 +1,8 @@
-import { Roles } from '../../auth/roles.js';
 import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
 import type { Page } from '../../core/http/pagination.js';

@@ -1,10 +1,10 @@
-import { Roles } from '../../auth/roles.js';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiPage } from '../../core/http/openapi.js';
 import { AuditEntryDoc } from './dto/audit-entry.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { AuditService, type AuditEntry } from '../../audit/audit.service.js';
 

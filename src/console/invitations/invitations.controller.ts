@@ -1,9 +1,9 @@
-import { Roles } from '../../auth/roles.js';
 import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { CreatedInvitationView, CreateInvitationDto, InvitationView } from './dto/invitation.dto.js';
 import { INVITATION_NOT_FOUND, InvitationsService, OWNERS_ONLY } from './invitations.service.js';

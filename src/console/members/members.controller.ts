@@ -13,14 +13,13 @@ const memberId = () => new ParseUUIDPipe({ exceptionFactory: () => new NotFound(
 
 @ApiTags('console: organization members')
 @ConsoleAuth()
-@Roles('owner')
+@Roles('member')
 @ApiErrors({ 401: 'No or expired console session' })
 @Controller('organization/members')
 export class MembersController {
   constructor(private readonly members: MembersService) {}
 
   @Get()
-  @Roles('member')
   @ApiOperation({ operationId: 'listMembers', summary: "The organization's operators (email, role, last sign-in), oldest first; removed operators are left out" })
   @ApiPage(MemberView)
   @ApiErrors({ 422: 'Field Validation Failed (page, limit 1–100)' })
@@ -29,6 +28,7 @@ export class MembersController {
   }
 
   @Patch(':id')
+  @Roles('owner')
   @ApiOperation({ operationId: 'changeMemberRole', summary: "Change an operator's role (owners only); it applies from the operator's next request" })
   @ApiEnvelope(MemberView)
   @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)', 409: LAST_OWNER, 422: 'Field Validation Failed (role)' })
@@ -37,6 +37,7 @@ export class MembersController {
   }
 
   @Delete(':id')
+  @Roles('owner')
   @ApiOperation({
     operationId: 'removeMember',
     summary: 'Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it',
@@ -48,6 +49,7 @@ export class MembersController {
   }
 
   @Post(':id/password-reset')
+  @Roles('owner')
   @HttpCode(201)
   @ApiOperation({
     operationId: 'issuePasswordReset',

@@ -1,4 +1,3 @@
-import { Roles } from '../../auth/roles.js';
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
@@ -7,6 +6,7 @@ import { ConsoleAuth, Public, SameOriginOnly, SESSION_COOKIE } from '../../auth/
 import { clearSessionCookie, setSessionCookie } from '../../auth/cookies.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { SessionsService } from '../../auth/sessions/sessions.service.js';
+import { Roles } from '../../auth/roles.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { clientAddress } from '../../core/http/client-address.js';
 import { ChangePasswordDto, LoginDto, SignupDto } from './dto/signup.dto.js';

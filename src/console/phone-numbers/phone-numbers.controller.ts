@@ -1,10 +1,10 @@
-import { Roles } from '../../auth/roles.js';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
 import { PhoneNumberDoc, PhoneNumberSyncResultDoc } from './dto/phone-number.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from '../../accounts/phone-numbers/phone-numbers.service.js';
 
 @ApiTags('console: phone numbers')

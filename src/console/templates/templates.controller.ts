@@ -1,4 +1,3 @@
-import { Roles } from '../../auth/roles.js';
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
@@ -6,6 +5,7 @@ import { TemplateDoc, TemplateSyncResultDoc } from './dto/template.view.js';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { TemplatesService, type TemplateSyncResult, type TemplateView } from '../../accounts/templates/templates.service.js';
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];

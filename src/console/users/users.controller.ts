@@ -1,8 +1,8 @@
-import { Roles } from '../../auth/roles.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { BlockedUsersService } from '../../accounts/users/blocked-users.service.js';

@@ -1,9 +1,9 @@
-import { Roles } from '../../auth/roles.js';
 import { Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import type { Page } from '../../core/http/pagination.js';
 import { DELIVERY_NOT_FOUND, DeliveriesService } from './deliveries.service.js';

@@ -1,8 +1,8 @@
-import { Roles } from '../../auth/roles.js';
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ClientGone } from '../../core/http/client-gone.js';
