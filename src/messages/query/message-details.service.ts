@@ -36,7 +36,7 @@ export class MessageDetails {
     const { message, statuses } = found;
     const history = [
       ...acceptance(message.acceptedAt),
-      ...statuses.map((e) => ({ status: e.status ?? 'unknown', timestamp: e.upstreamTimestamp?.toISOString() ?? null, receivedAt: e.createdAt.toISOString(), source: 'webhook' as const })),
+      ...statuses.filter((e) => inWindow(e.createdAt, account.window)).map((e) => ({ status: e.status ?? 'unknown', timestamp: e.upstreamTimestamp?.toISOString() ?? null, receivedAt: e.createdAt.toISOString(), source: 'webhook' as const })),
     ];
     return toMessageDetailView(message, history, this.links.forMessage(message));
   }
