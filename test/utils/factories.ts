@@ -28,10 +28,7 @@ export const uniqueEmail = () => `op-${randomBytes(6).toString('hex')}@example.t
 export async function signupAndLogin(t: TestApp, organizationName = 'Test Org', email = uniqueEmail()): Promise<Operator> {
   const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
-  const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
-  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
-  const setCookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []);
-  const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
+  const { cookie } = await loginAs(t, email);
   return { email, cookie, organizationId: signup.body.data.organization.id, operatorId: signup.body.data.id };
 }
 
