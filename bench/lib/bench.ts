@@ -185,6 +185,8 @@ export class Stack {
       CONSOLE_RATE_LIMIT_BURST: '1000000',
       CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: '1000000',
       CONSOLE_ADDRESS_RATE_LIMIT_BURST: '1000000',
+      UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1000000',
+      UNAUTHENTICATED_RATE_LIMIT_BURST: '1000000',
     };
     for (const k of PASS_THROUGH) if (process.env[k]) env[k] = process.env[k];
     return { ...env, ...this.opts.env };

@@ -10,6 +10,7 @@ import { WebhookSubscription } from './business-accounts/webhook-subscription.js
 import { AccountCredentials } from './credentials/account-credentials.js';
 import { CredentialChecks } from './credentials/credential-checks.js';
 import { CredentialRotation } from './credentials/credential-rotation.js';
+import { LegacyCredentialsOnStart } from './credentials/legacy-credentials-on-start.js';
 import { PhoneNumbersRepository } from './phone-numbers/phone-numbers.repository.js';
 import { PhoneNumbersService } from './phone-numbers/phone-numbers.service.js';
 import { TemplatesRepository } from './templates/templates.repository.js';
@@ -38,6 +39,7 @@ export const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppC
     TemplatesService,
     AccountCredentials,
     CredentialRotation,
+    LegacyCredentialsOnStart,
     CredentialChecks,
     WebhookSubscription,
     BlockedUsersRepository,
@@ -56,7 +58,7 @@ export class AccountsModule {}
  */
 @Module({
   imports: [UpstreamModule, AuditModule],
-  providers: [BusinessAccountsRepository, AccountCredentials, CredentialChecks, secretBoxProvider],
+  providers: [BusinessAccountsRepository, AccountCredentials, CredentialChecks, CredentialRotation, LegacyCredentialsOnStart, secretBoxProvider],
   exports: [CredentialChecks],
 })
 export class AccountsWorkerModule {}

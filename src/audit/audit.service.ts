@@ -20,7 +20,13 @@ export type AuditAction =
   | 'invitation.revoked'
   | 'invitation.accepted'
   | 'operator.password_changed'
-  | 'operator.signed_out_everywhere';
+  | 'operator.signed_out_everywhere'
+  | 'operator.role_changed'
+  | 'operator.removed'
+  | 'operator.password_reset_issued'
+  | 'operator.password_reset'
+  | 'business_account.taken_over'
+  | 'business_account.lost_to_takeover';
 
 export interface AuditEntry {
   id: number;
@@ -47,6 +53,11 @@ export class AuditService {
       targetId: target.id,
       details,
     });
+  }
+
+  /** An entry of an organization none of whose operators acted (another organization took its business account over). */
+  recordForOrganization(organizationId: string, action: AuditAction, target: { type: string; id: string }, details?: Prisma.InputJsonValue): Promise<void> {
+    return this.logs.append(organizationId, { operatorId: null, operatorEmail: null, action, targetType: target.type, targetId: target.id, details });
   }
 
   async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<AuditEntry>> {

@@ -7,6 +7,8 @@ import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { AUTH_KIND, SAME_ORIGIN_ONLY, type AuthKind } from './auth.decorators.js';
 import { readSessionCookie, setSessionCookie } from './cookies.js';
 import { assertSameOrigin } from './same-origin.js';
+import type { ConsoleScope } from './request-scope.js';
+import { hasRole, MINIMUM_ROLE, ROLE_MESSAGE, roleRefusal, type OperatorRole } from './roles.js';
 import { SessionsService } from './sessions/sessions.service.js';
 
 export const AUTHENTICATION_REQUIRED = 'Authentication required';
@@ -45,6 +47,7 @@ export class AuthGuard implements CanActivate {
         const session = await this.sessions.authenticateSliding(token);
         if (!session) throw new ApiError(401, SESSION_INVALID);
         req.operator = session.scope;
+        this.assertRole(context, session.scope);
         if (session.renewedForSeconds !== undefined) {
           setSessionCookie(req, context.switchToHttp().getResponse<Response>(), this.config, token, session.renewedForSeconds);
         }
@@ -53,5 +56,13 @@ export class AuthGuard implements CanActivate {
       default:
         throw new ApiError(401, AUTHENTICATION_REQUIRED);
     }
+  }
+
+  /** The route's @Roles minimum; a console route without one is a programming error and is refused (secure by default). */
+  private assertRole(context: ExecutionContext, scope: ConsoleScope): void {
+    const targets = [context.getHandler(), context.getClass()];
+    const minimum = this.reflector.getAllAndOverride<OperatorRole | undefined>(MINIMUM_ROLE, targets);
+    if (!minimum) throw new Error(`console route ${context.getClass().name}.${context.getHandler().name} has no @Roles(...)`);
+    if (!hasRole(scope.role, minimum)) throw new ApiError(403, this.reflector.getAllAndOverride<string>(ROLE_MESSAGE, targets) ?? roleRefusal(minimum));
   }
 }

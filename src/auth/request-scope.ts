@@ -1,5 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
+import type { ReadWindow } from '../accounts/business-accounts/read-window.js';
+import type { OperatorRole } from './roles.js';
 
 /** Who is calling through an API key pair: the key's one business account is the whole scope. */
 export interface ApiKeyScope {
@@ -12,6 +14,8 @@ export interface ApiKeyScope {
    * per-process token caches follow a reconnect as fast as the key lookup itself.
    */
   credentialVersion: string;
+  /** What of the account's history the key pair's organization may read (a cut-off once its credentials failed). */
+  window: ReadWindow;
 }
 
 /** Who is calling through the console: an operator of one organization. */
@@ -20,6 +24,8 @@ export interface ConsoleScope {
   organizationId: string;
   email: string;
   sessionId: string;
+  /** The operator's role in its organization, read with the session on every request (a change applies at once). */
+  role: OperatorRole;
   /** Runs the platform (the stored flag, granted out of band with npm run platform-admin; never from an email). */
   platformAdmin: boolean;
 }

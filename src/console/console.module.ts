@@ -9,6 +9,9 @@ import { BusinessAccountsController } from './business-accounts/business-account
 import { InvitationsController } from './invitations/invitations.controller.js';
 import { InvitationsRepository } from './invitations/invitations.repository.js';
 import { InvitationsService } from './invitations/invitations.service.js';
+import { MembersController } from './members/members.controller.js';
+import { MembersService } from './members/members.service.js';
+import { PasswordResetsRepository } from './members/password-resets.repository.js';
 import { AuthController } from './operators/auth.controller.js';
 import { LoginThrottle } from './operators/login-throttle.js';
 import { OperatorsRepository } from './operators/operators.repository.js';
@@ -25,7 +28,7 @@ import { UsersController } from './users/users.controller.js';
  */
 @Module({
   imports: [AccountsModule, AuditModule],
-  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, UsersController, ApiKeysController, AuditController, InvitationsController],
+  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, UsersController, ApiKeysController, AuditController, InvitationsController, MembersController],
   providers: [
     OrganizationsRepository,
     OperatorsRepository,
@@ -36,6 +39,8 @@ import { UsersController } from './users/users.controller.js';
     InvitationsRepository,
     InvitationsService,
     ApiKeysService,
+    MembersService,
+    PasswordResetsRepository,
   ],
 })
 export class ConsoleModule {}

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
+import { Roles } from '../auth/roles.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { ApiEnvelope } from '../core/http/openapi.js';
 import { SUPPORTED_MEDIA } from './media-limits.js';
@@ -18,6 +19,7 @@ export class UploadedMediaView {
 
 @ApiTags('console: media')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account (or phone number, or media) not found, or not of this organization' })
 @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })

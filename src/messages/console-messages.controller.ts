@@ -1,3 +1,5 @@
+import { readWindowOf } from '../accounts/business-accounts/read-window.js';
+import { Roles } from '../auth/roles.js';
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
@@ -22,6 +24,7 @@ import { MessageDetails } from './query/message-details.service.js';
  */
 @ApiTags('console: messages')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session (an API key pair is not accepted here)' })
 @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId')
@@ -45,7 +48,7 @@ export class ConsoleMessagesController {
   ): Promise<Page<MessageListItemView> | MessagesFeedView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     const owner = { organization: operator.organizationId, session: operator.sessionId };
-    return this.listing.list({ businessAccountId: account.id, wabaId: account.wabaId, owner }, query, gone);
+    return this.listing.list({ businessAccountId: account.id, wabaId: account.wabaId, owner, window: readWindowOf(account) }, query, gone);
   }
 
   @Get('messages/:id')
@@ -60,7 +63,7 @@ export class ConsoleMessagesController {
     @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
   ): Promise<MessageDetailView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    return this.details.get({ businessAccountId: account.id, wabaId: account.wabaId }, id);
+    return this.details.get({ businessAccountId: account.id, wabaId: account.wabaId, window: readWindowOf(account) }, id);
   }
 
   @Get('messages-analytics')

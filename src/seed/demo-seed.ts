@@ -36,7 +36,7 @@ async function seed(): Promise<void> {
       await app.get(OperatorsService).createOrganization({ email, password, organizationName: 'Demo Org' });
     }
     const operator = (await operators.findByEmail(email))!;
-    const scope: ConsoleScope = { operatorId: operator.id, organizationId: operator.organizationId, email, sessionId: 'seed', platformAdmin: false };
+    const scope: ConsoleScope = { operatorId: operator.id, organizationId: operator.organizationId, email, sessionId: 'seed', role: 'owner', platformAdmin: false };
     const result: Record<string, unknown> = { consoleLogin: { email, password } };
 
     const wabaId = env.SEED_WABA_ID;

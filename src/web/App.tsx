@@ -4,7 +4,7 @@ import { PageTitle } from './components';
 import { AccountLayout } from './pages/account-layout';
 import { AccountOverviewPage, AccountsPage } from './pages/accounts';
 import { AnalyticsPage } from './pages/analytics';
-import { LoginPage, SignupPage } from './pages/auth';
+import { LoginPage, ResetPasswordPage, SignupPage } from './pages/auth';
 import { EventsPage } from './pages/events';
 import { KeysPage } from './pages/keys';
 import { MessageDetailPage, MessagesPage } from './pages/messages';
@@ -12,7 +12,7 @@ import { QueueHealthPage } from './pages/queue-health';
 import { TeamPage } from './pages/team';
 import { Link, match, navigate, useLocation } from './router';
 
-const PUBLIC_PATHS = new Set(['/login', '/signup']);
+const PUBLIC_PATHS = new Set(['/login', '/signup', '/reset-password']);
 
 /** `undefined` while the session is being checked, `null` when signed out. */
 type SessionState = Session | null | undefined;
@@ -44,7 +44,8 @@ export function App() {
   }
   if (!session) {
     if (!isPublic) return null;
-    return <AuthLayout>{path === '/signup' ? <SignupPage /> : <LoginPage onLogin={setSession} />}</AuthLayout>;
+    const page = path === '/signup' ? <SignupPage /> : path === '/reset-password' ? <ResetPasswordPage /> : <LoginPage onLogin={setSession} />;
+    return <AuthLayout>{page}</AuthLayout>;
   }
   return (
     <Shell session={session} onLogout={() => setSession(null)} path={path}>

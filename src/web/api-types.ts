@@ -108,6 +108,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a new password with a one-time password-reset link an owner issued (POST /organization/members/{id}/password-reset); every session of the operator ends */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/logout-everywhere": {
         parameters: {
             query?: never;
@@ -152,7 +169,10 @@ export interface paths {
         /** The organization's business accounts */
         get: operations["listBusinessAccounts"];
         put?: never;
-        /** Connect a business account: the token is checked against the upstream platform, the app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), then the token is stored encrypted. Nothing is stored when any step fails. */
+        /**
+         * Connect a business account: the token is checked against the upstream platform, the app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), then the token is stored encrypted. Nothing is stored when any step fails.
+         * @description Another organization's account whose credentials failed their check, or that it disconnected, is taken over: it moves to this organization (which reads only what arrives from now on), the other organization's key pairs are revoked, and both audit logs record it (docs/security.md). The token is verified before any 409, so a bad token gets the answer of any bad token.
+         */
         post: operations["connectBusinessAccount"];
         delete?: never;
         options?: never;
@@ -431,6 +451,58 @@ export interface paths {
         post?: never;
         /** Revoke an invitation: its link stops working */
         delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organization/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's operators (email, role, last sign-in), oldest first; removed operators are left out */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organization/members/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /** Change an operator's role (owners only); it applies from the operator's next request */
+        patch: operations["changeMemberRole"];
+        trace?: never;
+    };
+    "/organization/members/{id}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time password-reset link for an operator (owners only), shown once; it expires after PASSWORD_RESET_TTL_SECONDS (24 h) and replaces earlier unused links of that operator */
+        post: operations["issuePasswordReset"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -760,10 +832,10 @@ export interface components {
             id: string;
             email: string;
             /**
-             * @description Owners may invite operators
+             * @description owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
              * @enum {string}
              */
-            role: "owner" | "member";
+            role: "owner" | "admin" | "member";
             organization: components["schemas"]["OrganizationView"];
             createdAt: string;
         };
@@ -819,6 +891,12 @@ export interface components {
             /** @description The password the operator signs in with now */
             currentPassword: string;
             /** @example a longer passphrase than before */
+            newPassword: string;
+        };
+        ResetPasswordDto: {
+            /** @description The token of the password-reset link */
+            token: string;
+            /** @example a passphrase of my own */
             newPassword: string;
         };
         SignedOutEverywhereView: {
@@ -1198,6 +1276,8 @@ export interface components {
             /** @description Updated within about 30 s of use */
             lastUsedAt: string | null;
             revokedAt: string | null;
+            /** @description Email of the operator who issued it (still shown after that operator is removed); null for keys made before this was recorded */
+            createdBy: string | null;
         };
         AuditEntry: {
             /**
@@ -1228,7 +1308,7 @@ export interface components {
             id: string;
             email: string;
             /** @enum {string} */
-            role: "owner" | "member";
+            role: "owner" | "admin" | "member";
             /** @description Email of the owner who invited */
             invitedBy: string;
             expiresAt: string;
@@ -1248,22 +1328,76 @@ export interface components {
              */
             email: string;
             /**
-             * @description owner: may invite operators too
+             * @description owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
              * @default member
              * @enum {string}
              */
-            role: "owner" | "member";
+            role: "owner" | "admin" | "member";
         };
         InvitationView: {
             /** Format: uuid */
             id: string;
             email: string;
             /** @enum {string} */
-            role: "owner" | "member";
+            role: "owner" | "admin" | "member";
             /** @description Email of the owner who invited */
             invitedBy: string;
             expiresAt: string;
             createdAt: string;
+        };
+        MemberView: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            /**
+             * @description owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description The last successful sign-in; null when never signed in */
+            lastSignInAt: string | null;
+            createdAt: string;
+        };
+        UpdateMemberDto: {
+            /**
+             * @description owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+        };
+        RemovedMemberView: {
+            /** Format: uuid */
+            id: string;
+            email: string;
+            /**
+             * @description owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description The last successful sign-in; null when never signed in */
+            lastSignInAt: string | null;
+            createdAt: string;
+            removedAt: string;
+            /**
+             * @description How many sessions of the operator this ended
+             * @example 2
+             */
+            sessionsEnded: number;
+        };
+        PasswordResetLinkView: {
+            /**
+             * Format: uuid
+             * @description The operator whose password the link resets
+             */
+            operatorId: string;
+            /** @description The one-time token, shown in this response only */
+            token: string;
+            /**
+             * @description The link path to hand to the operator (POST /auth/password-reset with the token)
+             * @example /console/reset-password?token=…
+             */
+            path: string;
+            expiresAt: string;
         };
         TemplateParameterDto: {
             /**
@@ -2384,6 +2518,7 @@ export type FieldError = components['schemas']['FieldError'];
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 export type SessionsEndedView = components['schemas']['SessionsEndedView'];
 export type ChangePasswordDto = components['schemas']['ChangePasswordDto'];
+export type ResetPasswordDto = components['schemas']['ResetPasswordDto'];
 export type SignedOutEverywhereView = components['schemas']['SignedOutEverywhereView'];
 export type RestrictionView = components['schemas']['RestrictionView'];
 export type PricingTierView = components['schemas']['PricingTierView'];
@@ -2414,6 +2549,10 @@ export type AuditEntry = components['schemas']['AuditEntry'];
 export type CreatedInvitationView = components['schemas']['CreatedInvitationView'];
 export type CreateInvitationDto = components['schemas']['CreateInvitationDto'];
 export type InvitationView = components['schemas']['InvitationView'];
+export type MemberView = components['schemas']['MemberView'];
+export type UpdateMemberDto = components['schemas']['UpdateMemberDto'];
+export type RemovedMemberView = components['schemas']['RemovedMemberView'];
+export type PasswordResetLinkView = components['schemas']['PasswordResetLinkView'];
 export type TemplateParameterDto = components['schemas']['TemplateParameterDto'];
 export type TemplateComponentDto = components['schemas']['TemplateComponentDto'];
 export type ContextDto = components['schemas']['ContextDto'];
@@ -2823,6 +2962,60 @@ export interface operations {
             };
         };
     };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["SessionsEndedView"];
+                    };
+                };
+            };
+            /** @description Field Validation Failed (token unknown, used, revoked or expired; newPassword ≥ 10 characters) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this address; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     logoutEverywhere: {
         parameters: {
             query?: never;
@@ -3034,7 +3227,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description This wabaId is already connected */
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description This wabaId is already connected (by this organization, or by another whose credentials are valid and which has not disconnected it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3219,6 +3427,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Business account not found (or not of this organization) */
             404: {
                 headers: {
@@ -3291,6 +3514,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3408,6 +3646,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Business account not found, not of this organization, or disconnected */
             404: {
                 headers: {
@@ -3511,6 +3764,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Business account not found, not of this organization, or disconnected */
             404: {
                 headers: {
@@ -3609,6 +3877,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3785,6 +4068,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4063,6 +4361,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Business account or phone number not found (or not of this organization) */
             404: {
                 headers: {
@@ -4173,6 +4486,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4426,6 +4754,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Business account not found, disconnected, or not of this organization */
             404: {
                 headers: {
@@ -4518,6 +4861,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4864,6 +5222,393 @@ export interface operations {
                      *       "message": "Not Found"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["MemberView"][];
+                        };
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (page, limit 1–100) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The removed operator */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["RemovedMemberView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Operator not found (or not of this organization, or already removed) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An organization keeps at least one owner: make another operator owner first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    changeMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["MemberView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Operator not found (or not of this organization, or removed) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description An organization keeps at least one owner: make another operator owner first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (role) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    issuePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link, its token shown this once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 201 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["PasswordResetLinkView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Operator not found (or not of this organization, or removed) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (id: your own password is changed with POST /auth/password) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -6399,6 +7144,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];

@@ -52,6 +52,10 @@ export type SignupBody = BodyOf<'signup'>;
 export type ConnectBody = BodyOf<'connectBusinessAccount'>;
 export type CreateApiKeyBody = BodyOf<'createApiKey'>;
 export type InviteBody = BodyOf<'createInvitation'>;
+export type Role = Operator['role'];
+export type Member = Schemas['MemberView'];
+export type PasswordResetLink = DataOf<'issuePasswordReset'>;
+export type ResetPasswordBody = BodyOf<'resetPassword'>;
 
 export class ApiFailure extends Error {
   constructor(
@@ -107,6 +111,7 @@ export const api = {
   get: <T,>(path: string, query?: Query) => request<T>('GET', withQuery(path, query)),
   post: <T,>(path: string, body: unknown = {}) => request<T>('POST', path, body),
   put: <T,>(path: string, body: unknown) => request<T>('PUT', path, body),
+  patch: <T,>(path: string, body: unknown) => request<T>('PATCH', path, body),
   delete: <T,>(path: string) => request<T>('DELETE', path),
 };
 

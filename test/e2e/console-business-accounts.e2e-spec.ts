@@ -86,11 +86,12 @@ describe('Console business accounts', () => {
       const owned = await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie);
       expect(owned.body.data).toMatchObject({ wabaId: account.wabaId, status: 'connected', name: ownerBefore.accounts[0]!.name });
 
-      // Still refused to the other organization once the owner has disconnected it.
+      // Once the owner has disconnected it, a caller whose token Meta accepts for it takes it over (issue 29, finding 5).
       expect((await stack.http.delete(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie)).status).toBe(200);
       const afterDisconnect = await stack.http.post('/business-accounts').set('cookie', rival.cookie).send({ wabaId: account.wabaId, accessToken: account.accessToken });
-      expect(afterDisconnect.status).toBe(409);
-      expect((await stateOf(rival)).accounts).toEqual([]);
+      expect(afterDisconnect.status).toBe(201);
+      expect((await stateOf(rival)).accounts.map((a: { wabaId: string }) => a.wabaId)).toEqual([account.wabaId]);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie)).status).toBe(404);
     });
   });
 

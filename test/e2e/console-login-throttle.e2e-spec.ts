@@ -75,6 +75,22 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
     expect((await login(email, PASSWORD, address())).status).toBe(429);
   });
 
+  it('failures from four addresses do not lock the operator out of an address it signed in from before (issue 29, finding 7); a new address is still refused', async () => {
+    const email = await operator();
+    const office = address();
+    expect((await login(email, PASSWORD, office)).status).toBe(200);
+    const attackers = [address(), address(), address(), address()];
+    const failures = await Promise.all(attackers.flatMap((from) => Array.from({ length: t.config.loginMaxFailures }, (_, i) => login(email, `botnet ${i}`, from))));
+    expect(tally(failures)).toEqual({ verified: t.config.loginEmailMaxFailures, refused: 0, other: 0 });
+    expect((await login(email, PASSWORD, address())).status).toBe(429);
+
+    const owner = await login(email, PASSWORD, office);
+    expect(owner.status).toBe(200);
+    // The known address keeps its own (email, address) budget: guessing from it still stops after LOGIN_MAX_FAILURES.
+    const guesses = await Promise.all(Array.from({ length: 10 }, (_, i) => login(email, `from the office ${i}`, office)));
+    expect(tally(guesses)).toEqual({ verified: t.config.loginMaxFailures, refused: 10 - t.config.loginMaxFailures, other: 0 });
+  });
+
   it('verifies at most LOGIN_ADDRESS_MAX_FAILURES wrong passwords from one address over many emails', async () => {
     const attacker = address();
     const burst = await Promise.all(Array.from({ length: BURST }, () => login(uniqueEmail(), 'credential stuffing', attacker)));

@@ -199,9 +199,9 @@ describe('Console signup', () => {
       expect((await invite(capped, { email: uniqueEmail() })).status).toBe(201);
     });
 
-    it('refuses a role other than owner or member (422)', async () => {
-      const role = await invite(owner, { email: uniqueEmail(), role: 'admin' });
-      expect(role.body).toEqual(invalid('role', 'role must be one of owner, member'));
+    it('refuses a role other than owner, admin or member (422)', async () => {
+      const role = await invite(owner, { email: uniqueEmail(), role: 'superuser' });
+      expect(role.body).toEqual(invalid('role', 'role must be one of owner, admin, member'));
     });
   });
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
-import { PASSWORD, eventually, helloWorld, onboard, recipient, signupAndLogin, simControl, uniqueEmail, type Tenant } from '../utils/factories.js';
+import { PASSWORD, eventually, helloWorld, joinOrganization, onboard, recipient, signupAndLogin, simControl, uniqueEmail, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -345,6 +345,31 @@ describe('web console (headless Chromium)', () => {
     // A member sees that only owners invite.
     await invitee.page.goto('/console/team');
     await visible(invitee.page, /Only owners of “Team Org” can invite operators/);
+  }, 60_000);
+
+  it('lists the operators on the Team page; an owner changes a role and hands out a password-reset link the operator uses once (issue 29, finding 3)', async () => {
+    const t = await onboard(stack, 'Operators Org');
+    const colleague = await joinOrganization(stack, t.operator, 'member');
+    const owner = await open({ cookie: t.operator.cookie });
+    await owner.page.goto('/console/team');
+    await owner.page.getByRole('cell', { name: colleague.email, exact: true }).waitFor();
+    await owner.page.getByLabel(`Role of ${colleague.email}`).selectOption('admin');
+    expect(await eventually(async () => (await stack.prisma.operator.findUniqueOrThrow({ where: { id: colleague.operatorId } })).role === 'admin')).toBe(true);
+
+    await owner.page.getByRole('button', { name: `Password-reset link for ${colleague.email}` }).click();
+    const panel = owner.page.getByTestId('new-reset-link');
+    await panel.getByText('It is shown only this once').waitFor();
+    const link = await panel.getByLabel('Password-reset link').inputValue();
+    expect(link).toMatch(new RegExp(`^${stack.url}/console/reset-password\\?token=[A-Za-z0-9_-]{43}$`));
+
+    const reader = await open();
+    await reader.page.goto(link);
+    await reader.page.getByRole('heading', { name: 'Set a new password' }).waitFor();
+    await reader.page.getByLabel('New password').fill('a password of my own choosing');
+    await reader.page.getByRole('button', { name: 'Set password' }).click();
+    await visible(reader.page, /Your new password is set/);
+    expect((await stack.http.get('/auth/me').set('cookie', colleague.cookie)).status).toBe(401);
+    expect((await stack.http.post('/auth/login').send({ email: colleague.email, password: 'a password of my own choosing' })).status).toBe(200);
   }, 60_000);
 
   it("shows the account's standing with Meta, each number's quality and limit, and each template's quality, as Meta's webhooks report them", async () => {

@@ -97,6 +97,52 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(await t.repo.sendState(account.id)).toMatchObject({ credentialsValid: true, credentialsError: null });
   });
 
+  it('starts the read cut-off at the first rejection (kept by later ones) and at a disconnect; an accepted check or a reconnect lifts it (issue 29, finding 5)', async () => {
+    const mine = await insertOrganization(t.prisma);
+    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const at = (s: number) => new Date(Date.UTC(2026, 1, 3, 4, 5, s));
+    const rejected = { valid: false as const, error: 'Error validating access token (190)' };
+    const cutOff = async () => (await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).readableUntil;
+
+    await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at(1));
+    await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at(2));
+    expect(await cutOff()).toEqual(at(1));
+    await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: true }, at(3));
+    expect(await cutOff()).toBeNull();
+    await t.repo.disconnect(mine.organizationId, account.id, at(4));
+    expect(await cutOff()).toEqual(at(4));
+    await t.repo.reconnect(mine.organizationId, account.id, { accessTokenEncrypted: 'v2.k.new', checkedAt: at(5) });
+    expect(await cutOff()).toBeNull();
+  });
+
+  it('hands an account over to another organization only while its holder is disconnected or rejected, with the token read', async () => {
+    const [holder, claimant] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const account = await insertBusinessAccount(t.prisma, holder.organizationId);
+    const at = new Date('2026-02-04T00:00:00.000Z');
+    const credential = { accessTokenEncrypted: 'v2.k.claimant', checkedAt: at };
+
+    // Credentials valid and connected: it stays.
+    expect(await t.repo.takeOver(claimant.organizationId, account, credential, 'Claimed', at)).toBeNull();
+    await t.repo.recordCredentialCheck(holder.organizationId, account.id, account.accessTokenEncrypted, { valid: false, error: 'rejected (190)' }, at);
+    // The holder replaced its token since it was read: it stays.
+    expect(await t.repo.takeOver(claimant.organizationId, { ...account, accessTokenEncrypted: 'v2.k.older' }, credential, 'Claimed', at)).toBeNull();
+
+    const taken = await t.repo.takeOver(claimant.organizationId, account, credential, 'Claimed', at);
+    expect(taken).toMatchObject({ id: account.id, organizationId: claimant.organizationId, name: 'Claimed', accessTokenEncrypted: 'v2.k.claimant', credentialsValid: true, heldSince: at, readableUntil: null });
+    await expect(t.repo.getOwned(holder.organizationId, account.wabaId)).rejects.toBeInstanceOf(NotFound);
+  });
+
+  it('finds the tokens still sealed in the v1 format, in id order', async () => {
+    const org = await insertOrganization(t.prisma);
+    const legacy = await insertBusinessAccount(t.prisma, org.organizationId);
+    const current = await insertBusinessAccount(t.prisma, org.organizationId);
+    await t.prisma.businessAccount.update({ where: { id: current.id }, data: { accessTokenEncrypted: 'v2.k0.a.b.c' } });
+    const found: string[] = [];
+    for (let after: string | undefined, batch; (batch = await t.repo.legacyCredentialsAfter(after, 500)).length > 0; after = batch.at(-1)!.id) found.push(...batch.map((b) => b.id));
+    expect(found).toContain(legacy.id);
+    expect(found).not.toContain(current.id);
+  });
+
   it('marks the webhook subscription only within its organization', async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
     const account = await insertBusinessAccount(t.prisma, mine.organizationId);

@@ -204,13 +204,13 @@ describe('Storage partitions (PostgreSQL)', () => {
       expect(pass.dropped.webhook_deliveries.length).toBeGreaterThan(0);
       expect(pass.keptDeliveries).toBeGreaterThanOrEqual(2);
 
-      const listed = await deliveries.listForAccounts([wabaId], { page: 1, limit: 10 });
+      const listed = await deliveries.listForAccounts([{ wabaId }], { page: 1, limit: 10 });
       expect(listed.rows.map((d) => d.id).sort()).toEqual([dead, waiting, recent].sort());
       expect(listed.total).toBe(3);
       for (const id of [dead, waiting]) expect(listed.rows.find((d) => d.id === id)!.receivedAt).toEqual(old);
       expect((await deliveries.findForProcessing([processed, dead])).map((d) => d.id)).toEqual([dead]);
       // A dead letter kept this way can still be replayed.
-      expect(await deliveries.resetForReplay([wabaId], dead)).toMatchObject({ id: dead, status: 'received', receivedAt: old });
+      expect(await deliveries.resetForReplay([{ wabaId }], dead)).toMatchObject({ id: dead, status: 'received', receivedAt: old });
     });
 
     it('drops a partition left detached by a pass that stopped between its detach and its DROP TABLE', async () => {

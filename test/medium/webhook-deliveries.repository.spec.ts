@@ -8,7 +8,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
 
   /** A business account's deliveries as the console lists them. */
   async function listed(wabaId: string) {
-    return (await t.repo.listForAccounts([wabaId], { page: 1, limit: 100 })).rows;
+    return (await t.repo.listForAccounts([{ wabaId }], { page: 1, limit: 100 })).rows;
   }
 
   describe('storeBatch', () => {
@@ -207,21 +207,43 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     const theirsOnly = await insertDelivery(t.prisma, { wabaIds: [b], status: 'failed', lastError: 'bad payload', receivedAt: at(2) });
     const shared = await insertDelivery(t.prisma, { wabaIds: [b, a], status: 'processed', receivedAt: at(3) });
 
-    const all = await t.repo.listForAccounts([a], { page: 1, limit: 10 });
+    const all = await t.repo.listForAccounts([{ wabaId: a }], { page: 1, limit: 10 });
     expect([all.total, all.rows.map((d) => d.id)]).toEqual([2, [shared.id, ours.id]]);
     expect(all.rows[1]).toMatchObject({ status: 'failed', lastError: 'bad payload', wabaIds: [a], receivedAt: at(1) });
-    const page2 = await t.repo.listForAccounts([a], { page: 2, limit: 1 });
+    const page2 = await t.repo.listForAccounts([{ wabaId: a }], { page: 2, limit: 1 });
     expect([page2.total, page2.rows.map((d) => d.id)]).toEqual([2, [ours.id]]);
-    const deadLetters = await t.repo.listForAccounts([a], { page: 1, limit: 10, status: 'failed' });
+    const deadLetters = await t.repo.listForAccounts([{ wabaId: a }], { page: 1, limit: 10, status: 'failed' });
     expect([deadLetters.total, deadLetters.rows.map((d) => d.id)]).toEqual([1, [ours.id]]);
     expect(await t.repo.listForAccounts([], { page: 1, limit: 10 })).toEqual({ rows: [], total: 0 });
 
-    expect(await t.repo.resetForReplay([a], theirsOnly.id)).toBeNull();
-    expect(await t.repo.resetForReplay([b], ours.id)).toBeNull();
+    expect(await t.repo.resetForReplay([{ wabaId: a }], theirsOnly.id)).toBeNull();
+    expect(await t.repo.resetForReplay([{ wabaId: b }], ours.id)).toBeNull();
     expect((await t.repo.findForProcessing([theirsOnly.id, ours.id])).map((d) => d.status)).toEqual(['failed', 'failed']);
 
-    expect(await t.repo.resetForReplay([a], ours.id)).toMatchObject({ id: ours.id, status: 'received', attempts: 0, lastError: null, processedAt: null });
-    expect(await t.repo.resetForReplay([b], shared.id)).toMatchObject({ id: shared.id, status: 'received' });
+    expect(await t.repo.resetForReplay([{ wabaId: a }], ours.id)).toMatchObject({ id: ours.id, status: 'received', attempts: 0, lastError: null, processedAt: null });
+    expect(await t.repo.resetForReplay([{ wabaId: b }], shared.id)).toMatchObject({ id: shared.id, status: 'received' });
+  });
+
+  it("lists and replays only what arrived inside the reader's window of the account (taken over, credentials failed: issue 29, finding 5)", async () => {
+    const mine = await insertOrganization(t.prisma);
+    const a = (await insertBusinessAccount(t.prisma, mine.organizationId)).wabaId;
+    const at = (minute: number) => new Date(Date.UTC(2026, 2, 2, 10, minute));
+    const [early, middle, late] = [
+      await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(1) }),
+      await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(2) }),
+      await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(3) }),
+    ];
+    const ids = async (window: { since?: Date; until?: Date }) => {
+      const listed = await t.repo.listForAccounts([{ wabaId: a, ...window }], { page: 1, limit: 10 });
+      return [listed.total, listed.rows.map((d) => d.id)];
+    };
+    expect(await ids({})).toEqual([3, [late.id, middle.id, early.id]]);
+    expect(await ids({ since: at(2) })).toEqual([2, [late.id, middle.id]]);
+    expect(await ids({ until: at(2) })).toEqual([2, [middle.id, early.id]]);
+    expect(await ids({ since: at(2), until: at(2) })).toEqual([1, [middle.id]]);
+    expect(await t.repo.resetForReplay([{ wabaId: a, until: at(2) }], late.id)).toBeNull();
+    expect(await t.repo.resetForReplay([{ wabaId: a, since: at(2) }], early.id)).toBeNull();
+    expect(await t.repo.resetForReplay([{ wabaId: a, since: at(2), until: at(2) }], middle.id)).toMatchObject({ id: middle.id, status: 'received' });
   });
 
   it("counts each business account's waiting deliveries, dead letters and oldest waiting one, for the asked accounts only", async () => {

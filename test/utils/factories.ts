@@ -28,11 +28,24 @@ export const uniqueEmail = () => `op-${randomBytes(6).toString('hex')}@example.t
 export async function signupAndLogin(t: TestApp, organizationName = 'Test Org', email = uniqueEmail()): Promise<Operator> {
   const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
-  const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
-  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
-  const setCookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []);
-  const cookie = setCookie.map((c) => c.split(';')[0]).join('; ');
+  const { cookie } = await loginAs(t, email);
   return { email, cookie, organizationId: signup.body.data.organization.id, operatorId: signup.body.data.id };
+}
+
+/** Another operator of `owner`'s organization with `role`: invited by the owner, signed up with the link, logged in. */
+export async function joinOrganization(t: TestApp, owner: Operator, role: 'owner' | 'admin' | 'member', email = uniqueEmail()): Promise<Operator> {
+  const invitation = await t.http.post('/invitations').set('cookie', owner.cookie).send({ email, role });
+  if (invitation.status !== 201) throw new Error(`invitation failed: ${invitation.status} ${JSON.stringify(invitation.body)}`);
+  const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, inviteToken: invitation.body.data.token });
+  if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
+  return { ...(await loginAs(t, email)), organizationId: owner.organizationId, operatorId: signup.body.data.id };
+}
+
+/** A new session of an existing operator (another device). */
+export async function loginAs(t: TestApp, email: string, password = PASSWORD): Promise<Pick<Operator, 'email' | 'cookie'>> {
+  const login = await t.http.post('/auth/login').send({ email, password });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  return { email, cookie: ([] as string[]).concat(login.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ') };
 }
 
 export interface ConnectedAccount {

@@ -29,6 +29,9 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     PASSWORD_HASH_COST: '10',
     // Every test file signs up many organizations from 127.0.0.1; the signup limit has its own test.
     SIGNUP_MAX_PER_ADDRESS: '100000',
+    // Likewise the per-address bucket ahead of body parsing (its own test sets it low).
+    UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '100000',
+    UNAUTHENTICATED_RATE_LIMIT_BURST: '100000',
     ...overrides,
   };
 }

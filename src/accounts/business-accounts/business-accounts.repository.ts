@@ -121,6 +121,16 @@ export class BusinessAccountsRepository {
     });
   }
 
+  /** Accounts whose token is still sealed in the retired v1 format, by id, after `afterId`. */
+  legacyCredentialsAfter(afterId: string | undefined, limit: number): Promise<(StoredCredential & { id: string })[]> {
+    return clientOf(this.prisma).businessAccount.findMany({
+      where: { accessTokenEncrypted: { startsWith: 'v1.' }, ...(afterId ? { id: { gt: afterId } } : {}) },
+      select: { id: true, wabaId: true, accessTokenEncrypted: true },
+      orderBy: { id: 'asc' },
+      take: limit,
+    });
+  }
+
   countAll(): Promise<number> {
     return clientOf(this.prisma).businessAccount.count();
   }
@@ -162,8 +172,15 @@ export class BusinessAccountsRepository {
       credentialsCheckedAt: at,
       ...(verdict.valid && verdict.marketingMessagesStatus !== undefined ? { marketingMessagesStatus: verdict.marketingMessagesStatus, marketingMessagesUpdatedAt: at } : {}),
     };
-    const { count } = await clientOf(this.prisma).businessAccount.updateMany({ where: { id, organizationId, accessTokenEncrypted: checkedCiphertext }, data });
-    return count === 1 ? clientOf(this.prisma).businessAccount.findFirst({ where: { id, organizationId } }) : null;
+    const db = clientOf(this.prisma);
+    const { count } = await db.businessAccount.updateMany({ where: { id, organizationId, accessTokenEncrypted: checkedCiphertext }, data });
+    if (count !== 1) return null;
+    // A rejection starts the holder's read cut-off (kept from the first rejection); an acceptance proves the token again.
+    await db.businessAccount.updateMany({
+      where: { id, organizationId, accessTokenEncrypted: checkedCiphertext, readableUntil: verdict.valid ? { not: null } : null },
+      data: { readableUntil: verdict.valid ? null : at },
+    });
+    return db.businessAccount.findFirst({ where: { id, organizationId } });
   }
 
   /**
@@ -189,8 +206,31 @@ export class BusinessAccountsRepository {
     return rows[0] ?? null;
   }
 
-  disconnect(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
-    return clientOf(this.prisma).businessAccount.update({ where: { id, organizationId }, data: { disconnectedAt: at } });
+  /** Disconnected at `at`: also the holder's read cut-off (what arrives later is not its to read), unless one started earlier. */
+  async disconnect(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
+    const db = clientOf(this.prisma);
+    await db.businessAccount.updateMany({ where: { id, organizationId, readableUntil: null }, data: { readableUntil: at } });
+    return db.businessAccount.update({ where: { id, organizationId }, data: { disconnectedAt: at } });
+  }
+
+  /**
+   * Across organizations on purpose: the account moves to `organizationId`, which proved a token Meta accepts for it,
+   * only if it is still as `from` was read (same holder and token, still disconnected or with rejected credentials):
+   * an old holder that reconnected meanwhile keeps it (null). The new holder reads from `at` on.
+   */
+  async takeOver(
+    organizationId: string,
+    from: { id: string; organizationId: string; accessTokenEncrypted: string },
+    credential: VerifiedCredential,
+    name: string,
+    at: Date,
+  ): Promise<BusinessAccount | null> {
+    const db = clientOf(this.prisma);
+    const { count } = await db.businessAccount.updateMany({
+      where: { id: from.id, organizationId: from.organizationId, accessTokenEncrypted: from.accessTokenEncrypted, OR: [{ disconnectedAt: { not: null } }, { credentialsValid: false }] },
+      data: { organizationId, ...verified(credential), name, disconnectedAt: null, heldSince: at },
+    });
+    return count === 1 ? db.businessAccount.findFirst({ where: { id: from.id, organizationId } }) : null;
   }
 
   async markSynced(organizationId: string, id: string, what: 'phoneNumbers' | 'templates', at: Date): Promise<void> {
@@ -231,6 +271,7 @@ function verified(credential: VerifiedCredential) {
     credentialsValid: true,
     credentialsError: null,
     credentialsCheckedAt: credential.checkedAt,
+    readableUntil: null,
     ...(credential.marketingMessagesStatus !== undefined ? { marketingMessagesStatus: credential.marketingMessagesStatus, marketingMessagesUpdatedAt: credential.checkedAt } : {}),
   };
 }

@@ -37,14 +37,38 @@ export class BusinessAccountsService {
    * encrypted). A failing subscription fails the connect with its cause: an account connected without it
    * would silently never receive a webhook. A WABA belongs to one organization; the same organization may
    * reconnect one it disconnected.
+   *
+   * Takeover (audit 2, finding 5): another organization's account whose credentials failed their check, or that it
+   * disconnected, goes to a caller whose token Meta accepts for that WABA now. The token is verified before any
+   * 409, so a caller with a bad token gets the answer of any bad token and learns nothing about who holds the WABA.
+   * The old holder's key pairs are revoked and it loses the account (what it stored stays out of the new holder's
+   * reads: `heldSince`); both organizations' audit logs record it.
    */
   async connect(operator: ConsoleScope, request: { wabaId: string; accessToken: string; name?: string }): Promise<BusinessAccountView> {
     const existing = await this.accounts.findAnyByWabaId(request.wabaId);
-    if (existing && (existing.organizationId !== operator.organizationId || !existing.disconnectedAt)) throw alreadyConnected();
+    const ours = existing?.organizationId === operator.organizationId;
+    if (existing && ours && !existing.disconnectedAt) throw alreadyConnected();
     const upstreamAccount = await this.verifyCredential(request);
+    if (existing && !ours && !existing.disconnectedAt && existing.credentialsValid) throw alreadyConnected();
     const credential = await this.verifiedAndSubscribed(request.wabaId, request.accessToken, upstreamAccount.marketing_messages_onboarding_status);
     const name = request.name ?? upstreamAccount.name ?? request.wabaId;
+    const revokedKeys: string[] = [];
     const account = await this.uow.run(async () => {
+      if (existing && !ours) {
+        const at = new Date();
+        const taken = await this.accounts.takeOver(operator.organizationId, existing, credential, name, at);
+        // The holder reconnected (or another caller took it) meanwhile: it keeps it.
+        if (!taken) throw alreadyConnected();
+        revokedKeys.push(...(await this.keys.revokeAllOf(existing.id, at)));
+        const reason = existing.disconnectedAt ? 'disconnected' : 'credentials_rejected';
+        await this.audit.record(operator, 'business_account.taken_over', { type: 'business_account', id: request.wabaId }, { name, previousHolder: reason });
+        await this.audit.recordForOrganization(existing.organizationId, 'business_account.lost_to_takeover', { type: 'business_account', id: request.wabaId }, {
+          reason,
+          revokedKeys: revokedKeys.length,
+          detail: 'another organization connected it with a token the upstream platform accepts for this business account',
+        });
+        return taken;
+      }
       const saved = existing
         ? await this.accounts.reconnect(operator.organizationId, existing.id, credential, name)
         : await this.accounts.create(operator.organizationId, { wabaId: request.wabaId, name }, credential);
@@ -53,6 +77,8 @@ export class BusinessAccountsService {
       await this.audit.record(operator, existing ? 'business_account.reconnected' : 'business_account.connected', { type: 'business_account', id: request.wabaId }, { name });
       return saved;
     });
+    // Refused at once by this process; the others follow within API_KEY_CACHE_TTL_MS.
+    for (const accessKey of revokedKeys) this.authenticator.invalidate(accessKey);
     return toBusinessAccountView(account);
   }
 

@@ -39,20 +39,44 @@ export class CredentialRotation {
       for (const account of batch) {
         progress.seen++;
         if (this.secrets.isCurrent(account.accessTokenEncrypted)) continue;
-        let token: string;
-        try {
-          token = this.secrets.open(account.accessTokenEncrypted, account.wabaId);
-        } catch {
-          progress.failed.push(account.wabaId);
-          continue;
-        }
-        const replaced = await this.accounts.replaceCredentialIf(account.id, account.accessTokenEncrypted, this.secrets.seal(token, account.wabaId));
-        if (replaced) progress.rotated++;
-        else progress.skipped++;
+        const outcome = await this.reseal(account);
+        if (outcome === 'failed') progress.failed.push(account.wabaId);
+        else progress[outcome]++;
       }
       after = batch[batch.length - 1]!.id;
       onProgress({ ...progress, failed: [...progress.failed] });
     }
     return progress;
+  }
+
+  /**
+   * Re-seals every token still in the retired v1 format (which `SecretBox.open` refuses) under the newest key.
+   * The API and the worker run it when they start, so an upgrade needs no step of its own; `keys:rotate` covers
+   * them too. Conditional writes: several processes starting at once re-seal each token once.
+   */
+  async resealLegacy(): Promise<{ rotated: number; skipped: number; failed: string[] }> {
+    const result = { rotated: 0, skipped: 0, failed: [] as string[] };
+    let after: string | undefined;
+    for (;;) {
+      const batch = await this.accounts.legacyCredentialsAfter(after, BATCH);
+      if (batch.length === 0) break;
+      for (const account of batch) {
+        const outcome = await this.reseal(account);
+        if (outcome === 'failed') result.failed.push(account.wabaId);
+        else result[outcome]++;
+      }
+      after = batch[batch.length - 1]!.id;
+    }
+    return result;
+  }
+
+  private async reseal(account: { id: string; wabaId: string; accessTokenEncrypted: string }): Promise<'rotated' | 'skipped' | 'failed'> {
+    let resealed: string;
+    try {
+      resealed = this.secrets.reseal(account.accessTokenEncrypted, account.wabaId);
+    } catch {
+      return 'failed';
+    }
+    return (await this.accounts.replaceCredentialIf(account.id, account.accessTokenEncrypted, resealed)) ? 'rotated' : 'skipped';
   }
 }

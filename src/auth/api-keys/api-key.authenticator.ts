@@ -6,6 +6,7 @@ import { Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import type { ApiKeyScope } from '../request-scope.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
+import { readWindowOf } from '../../accounts/business-accounts/read-window.js';
 import { credentialVersionOf } from '../../accounts/credentials/credential-version.js';
 
 export const API_KEY_HEADERS_MISSING = 'API key headers missing';
@@ -109,6 +110,7 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
         businessAccountId: key.businessAccount.id,
         wabaId: key.businessAccount.wabaId,
         credentialVersion: credentialVersionOf(key.businessAccount.accessTokenEncrypted),
+        window: readWindowOf(key.businessAccount),
       },
     };
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();

@@ -8,7 +8,9 @@ import { clientOf } from '../../core/prisma/unit-of-work.js';
 export type ApiKeyRow = ApiKey & { businessAccount: { wabaId: string } };
 
 /** What authenticating a key needs: the key and the state of its business account. */
-export type ApiKeyWithAccount = ApiKey & { businessAccount: { id: string; wabaId: string; disconnectedAt: Date | null; accessTokenEncrypted: string } };
+export type ApiKeyWithAccount = ApiKey & {
+  businessAccount: { id: string; wabaId: string; disconnectedAt: Date | null; accessTokenEncrypted: string; heldSince: Date | null; readableUntil: Date | null };
+};
 
 const WITH_WABA_ID = { businessAccount: { select: { wabaId: true } } } as const;
 
@@ -24,7 +26,7 @@ export class ApiKeysRepository {
   findForAuthentication(accessKey: string): Promise<ApiKeyWithAccount | null> {
     return clientOf(this.prisma).apiKey.findUnique({
       where: { accessKey },
-      include: { businessAccount: { select: { id: true, wabaId: true, disconnectedAt: true, accessTokenEncrypted: true } } },
+      include: { businessAccount: { select: { id: true, wabaId: true, disconnectedAt: true, accessTokenEncrypted: true, heldSince: true, readableUntil: true } } },
     });
   }
 

@@ -3,7 +3,9 @@ import type { Session } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
-export type SessionWithOperator = Session & { operator: { id: string; organizationId: string; email: string; platformAdmin: boolean } };
+export type SessionWithOperator = Session & {
+  operator: { id: string; organizationId: string; email: string; role: string; platformAdmin: boolean; removedAt: Date | null };
+};
 
 /** Owns `sessions`. Sessions are found by the hash of their token only; the token itself is never stored. */
 @Injectable()
@@ -18,7 +20,7 @@ export class SessionsRepository {
   findByTokenHash(tokenHash: string): Promise<SessionWithOperator | null> {
     return clientOf(this.prisma).session.findUnique({
       where: { tokenHash },
-      include: { operator: { select: { id: true, organizationId: true, email: true, platformAdmin: true } } },
+      include: { operator: { select: { id: true, organizationId: true, email: true, role: true, platformAdmin: true, removedAt: true } } },
     });
   }
 

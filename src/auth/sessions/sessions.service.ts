@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import type { ConsoleScope } from '../request-scope.js';
+import type { OperatorRole } from '../roles.js';
 import { SessionsRepository } from './sessions.repository.js';
 
 /** lastSeenAt is refreshed at most this often, so a busy console does not write on every request. */
@@ -43,7 +44,8 @@ export class SessionsService {
   async authenticateSliding(token: string): Promise<{ scope: ConsoleScope; renewedForSeconds?: number } | null> {
     const session = await this.sessions.findByTokenHash(sha256Hex(token));
     const now = Date.now();
-    if (!session || session.revokedAt || session.expiresAt.getTime() <= now) return null;
+    // A removed operator's sessions are revoked with its removal; its row is checked too, in case one was in flight.
+    if (!session || session.revokedAt || session.operator.removedAt || session.expiresAt.getTime() <= now) return null;
     if (session.lastSeenAt.getTime() + this.config.sessionIdleTtlSeconds * 1000 <= now) return null;
     let renewedForSeconds: number | undefined;
     if (now - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) {
@@ -55,6 +57,7 @@ export class SessionsService {
       operatorId: session.operator.id,
       organizationId: session.operator.organizationId,
       email: session.operator.email,
+      role: session.operator.role as OperatorRole,
       platformAdmin: session.operator.platformAdmin,
     };
     return { scope, renewedForSeconds };

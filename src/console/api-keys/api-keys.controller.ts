@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Query } from
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
 import type { Page } from '../../core/http/pagination.js';
@@ -11,12 +12,14 @@ import { ApiKeyQueryDto, CreateApiKeyDto } from './dto/create-api-key.dto.js';
 
 @ApiTags('console: API keys')
 @ConsoleAuth()
+@Roles('member')
 @ApiErrors({ 401: 'No or expired console session' })
 @Controller('api-keys')
 export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
   @Post()
+  @Roles('admin')
   @ApiOperation({ operationId: 'createApiKey', summary: 'Create an API key pair scoped to one business account. The secret is shown once.' })
   @ApiEnvelope(CreatedApiKeyView, { status: 201, description: 'The new key pair, its secret shown this once' })
   @ApiErrors({ 404: 'Business account not found, disconnected, or not of this organization', 409: 'The business account already has API_KEYS_MAX_PER_ACCOUNT active key pairs: revoke one first', 422: 'Field Validation Failed (wabaId, name)' })
@@ -33,6 +36,7 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @Roles('admin')
   @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke a key pair (refused from its next request on)' })
   @ApiEnvelope(ApiKeyView, { description: 'The revoked key pair' })
   @ApiErrors({ 404: 'API key not found (or not of this organization)' })

@@ -9,6 +9,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { Conflict, NotFound } from '../../core/errors/domain-errors.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { OperatorsRepository } from '../operators/operators.repository.js';
 import type { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';
 
 export const API_KEY_NOT_FOUND = 'API key not found';
@@ -22,6 +23,7 @@ export class ApiKeysService {
     private readonly accounts: BusinessAccountsRepository,
     private readonly audit: AuditService,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly operators: OperatorsRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -50,25 +52,31 @@ export class ApiKeysService {
 
   async list(organizationId: string, query: { page: number; limit: number; wabaId?: string }): Promise<Page<ApiKeyView>> {
     const { rows, total } = await this.keys.page(organizationId, query);
-    return toPage(rows.map(toView), total, query);
+    const issuers = await this.operators.emailsOf(organizationId, [...new Set(rows.flatMap((k) => (k.createdById ? [k.createdById] : [])))]);
+    return toPage(
+      rows.map((k) => toView(k, issuers)),
+      total,
+      query,
+    );
   }
 
   /** Revokes a pair: refused from its next request on (every API process within API_KEY_CACHE_TTL_MS). */
   async revoke(operator: ConsoleScope, id: string): Promise<ApiKeyView> {
     const key = await this.keys.findOwned(operator.organizationId, id);
     if (!key) throw new NotFound(API_KEY_NOT_FOUND);
-    if (key.revokedAt) return toView(key);
+    const issuers = await this.operators.emailsOf(operator.organizationId, key.createdById ? [key.createdById] : []);
+    if (key.revokedAt) return toView(key, issuers);
     const revoked = await this.uow.run(async () => {
       const updated = await this.keys.revoke(operator.organizationId, key.id, new Date());
       await this.audit.record(operator, 'api_key.revoked', { type: 'api_key', id: key.id }, { name: key.name, accessKey: key.accessKey });
       return updated;
     });
     this.authenticator.invalidate(key.accessKey);
-    return toView(revoked);
+    return toView(revoked, issuers);
   }
 }
 
-function toView(k: ApiKeyRow): ApiKeyView {
+function toView(k: ApiKeyRow, issuers: Map<string, string>): ApiKeyView {
   return {
     id: k.id,
     name: k.name,
@@ -77,5 +85,6 @@ function toView(k: ApiKeyRow): ApiKeyView {
     createdAt: k.createdAt.toISOString(),
     lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
     revokedAt: k.revokedAt?.toISOString() ?? null,
+    createdBy: (k.createdById && issuers.get(k.createdById)) ?? null,
   };
 }

@@ -4,11 +4,13 @@ import { ApiPage } from '../../core/http/openapi.js';
 import { AuditEntryDoc } from './dto/audit-entry.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { AuditService, type AuditEntry } from '../../audit/audit.service.js';
 
 @ApiTags('console: audit log')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('audit-log')
 export class AuditController {

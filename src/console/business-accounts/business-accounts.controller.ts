@@ -3,6 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { BusinessAccountsService } from '../../accounts/business-accounts/business-accounts.service.js';
 import { WebhookSubscription } from '../../accounts/business-accounts/webhook-subscription.js';
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
@@ -11,6 +12,7 @@ import { BusinessAccountView } from '../../accounts/business-accounts/business-a
 
 @ApiTags('console: business accounts')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('business-accounts')
 export class BusinessAccountsController {
@@ -21,12 +23,15 @@ export class BusinessAccountsController {
   ) {}
 
   @Post()
+  @Roles('admin')
   @ApiOperation({
     operationId: 'connectBusinessAccount',
     summary: "Connect a business account: the token is checked against the upstream platform, the app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), then the token is stored encrypted. Nothing is stored when any step fails.",
+    description:
+      "Another organization's account whose credentials failed their check, or that it disconnected, is taken over: it moves to this organization (which reads only what arrives from now on), the other organization's key pairs are revoked, and both audit logs record it (docs/security.md). The token is verified before any 409, so a bad token gets the answer of any bad token.",
   })
   @ApiEnvelope(BusinessAccountView, { status: 201, description: 'The connected business account (`webhooksSubscribed: true`, `credentialsValid: true`)' })
-  @ApiResponse({ status: 409, description: 'This wabaId is already connected' })
+  @ApiResponse({ status: 409, description: 'This wabaId is already connected (by this organization, or by another whose credentials are valid and which has not disconnected it)' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed; `accessToken` rejected by the upstream platform, with its reason' })
   @ApiResponse({ status: 424, description: 'The webhook subscription was refused for a credential reason (e.g. the token lacks a permission), named in the message' })
   @ApiResponse({ status: 429, description: 'Rate limited: the console (per session or address), or the upstream platform on the webhook subscription; wait `Retry-After` seconds' })
@@ -51,6 +56,7 @@ export class BusinessAccountsController {
   }
 
   @Put(':wabaId/access-token')
+  @Roles('admin')
   @ApiOperation({
     operationId: 'replaceAccessToken',
     summary: 'Reconnect: replace the stored access token (checked and subscribed like a connect first); keys stay valid, credentials are valid again',
@@ -66,6 +72,7 @@ export class BusinessAccountsController {
   }
 
   @Post(':wabaId/subscription')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'subscribeWebhooks', summary: "Subscribe the app to the account's webhooks again (POST, then GET /{waba-id}/subscribed_apps with the stored token)" })
   @ApiEnvelope(BusinessAccountView, { description: 'The business account, `webhooksSubscribed: true` and a new `webhooksCheckedAt`' })
@@ -78,6 +85,7 @@ export class BusinessAccountsController {
   }
 
   @Post(':wabaId/credentials/check')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({
     operationId: 'checkCredentials',
@@ -93,6 +101,7 @@ export class BusinessAccountsController {
   }
 
   @Delete(':wabaId')
+  @Roles('admin')
   @ApiOperation({ operationId: 'disconnectBusinessAccount', summary: 'Disconnect: revokes its API keys, keeps its messages and events' })
   @ApiEnvelope(BusinessAccountView, { description: 'The disconnected business account' })
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })

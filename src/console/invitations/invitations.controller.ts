@@ -3,14 +3,15 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { CreatedInvitationView, CreateInvitationDto, InvitationView } from './dto/invitation.dto.js';
-import { INVITATION_NOT_FOUND, InvitationsService } from './invitations.service.js';
+import { INVITATION_NOT_FOUND, InvitationsService, OWNERS_ONLY } from './invitations.service.js';
 
 @ApiTags('console: invitations')
 @ConsoleAuth()
+@Roles('owner', OWNERS_ONLY)
 @ApiResponse({ status: 401, description: 'No or expired console session' })
-@ApiResponse({ status: 403, description: 'Only owners of the organization can manage invitations' })
 @Controller('invitations')
 export class InvitationsController {
   constructor(private readonly invitations: InvitationsService) {}

@@ -6,7 +6,7 @@ import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, Forbidden, NotFound } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
 import { SIGNUP_CLOSED } from '../operators/operators.service.js';
-import { OperatorsRepository, type OperatorRole } from '../operators/operators.repository.js';
+import type { OperatorRole } from '../operators/operators.repository.js';
 import type { CreatedInvitationView, InvitationView } from './dto/invitation.dto.js';
 import { InvitationsRepository, type InvitationRow } from './invitations.repository.js';
 
@@ -16,7 +16,7 @@ export const SIGNUP_PATH = '/console/signup';
 const TOKEN_BYTES = 32;
 
 /**
- * Owners invite operators into their organization with a one-time link: the token is shown once, only its
+ * Owners (the controller's @Roles('owner')) invite operators into their organization with a one-time link: the token is shown once, only its
  * SHA-256 is kept, it expires after INVITATION_TTL_SECONDS and is used up by the signup that accepts it.
  */
 @Injectable()
@@ -24,13 +24,11 @@ export class InvitationsService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly invitations: InvitationsRepository,
-    private readonly operators: OperatorsRepository,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
   ) {}
 
   async create(operator: ConsoleScope, email: string, role: OperatorRole): Promise<CreatedInvitationView> {
-    await this.assertOwner(operator);
     if (this.config.signupMode === 'closed') throw new Forbidden(SIGNUP_CLOSED);
     // Whether the email is registered is not told: the answer is the same (the invitation cannot be accepted
     // by an email that is taken, as signup refuses it). Owners see their own operators in GET /organization/members.
@@ -54,12 +52,10 @@ export class InvitationsService {
   }
 
   async listPending(operator: ConsoleScope): Promise<InvitationView[]> {
-    await this.assertOwner(operator);
     return (await this.invitations.listPending(operator.organizationId, new Date())).map(toView);
   }
 
   async revoke(operator: ConsoleScope, id: string): Promise<InvitationView> {
-    await this.assertOwner(operator);
     const invitation = await this.invitations.findOwned(operator.organizationId, id);
     if (!invitation) throw new NotFound(INVITATION_NOT_FOUND);
     await this.uow.run(async () => {
@@ -68,12 +64,6 @@ export class InvitationsService {
       }
     });
     return toView(invitation);
-  }
-
-  /** The role is read from the operator's row on each call, so a change of role applies at once. */
-  private async assertOwner(operator: ConsoleScope): Promise<void> {
-    const row = await this.operators.findById(operator.operatorId);
-    if (row?.role !== 'owner' || row.organizationId !== operator.organizationId) throw new Forbidden(OWNERS_ONLY);
   }
 }
 

@@ -6,10 +6,13 @@ import { ConsoleAuth, Public, SameOriginOnly, SESSION_COOKIE } from '../../auth/
 import { clearSessionCookie, setSessionCookie } from '../../auth/cookies.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { SessionsService } from '../../auth/sessions/sessions.service.js';
+import { Roles } from '../../auth/roles.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { clientAddress } from '../../core/http/client-address.js';
 import { ChangePasswordDto, LoginDto, SignupDto } from './dto/signup.dto.js';
 import { LoggedOutView, OperatorView, SessionsEndedView, SessionView, SignedOutEverywhereView } from './dto/operator.response.js';
+import { ResetPasswordDto } from '../members/dto/members.dto.js';
+import { MembersService } from '../members/members.service.js';
 import { OperatorsService } from './operators.service.js';
 
 @ApiTags('console: auth')
@@ -18,6 +21,7 @@ export class AuthController {
   constructor(
     private readonly operators: OperatorsService,
     private readonly sessions: SessionsService,
+    private readonly members: MembersService,
     private readonly config: AppConfig,
   ) {}
 
@@ -65,6 +69,7 @@ export class AuthController {
   @Post('logout')
   @HttpCode(200)
   @ConsoleAuth()
+  @Roles('member')
   @ApiOperation({ operationId: 'logout', summary: 'Revoke the current session' })
   @ApiEnvelope(LoggedOutView)
   @ApiResponse({ status: 401, description: 'No or expired console session' })
@@ -77,6 +82,7 @@ export class AuthController {
   @Post('password')
   @HttpCode(200)
   @ConsoleAuth()
+  @Roles('member')
   @ApiOperation({
     operationId: 'changePassword',
     summary: "Change the signed-in operator's password; every other session of the operator ends at once (this one stays signed in)",
@@ -89,9 +95,25 @@ export class AuthController {
     return this.operators.changePassword(operator, dto.currentPassword, dto.newPassword, clientAddress(req));
   }
 
+  @Post('password-reset')
+  @HttpCode(200)
+  @Public()
+  @SameOriginOnly()
+  @ApiOperation({
+    operationId: 'resetPassword',
+    summary: "Set a new password with a one-time password-reset link an owner issued (POST /organization/members/{id}/password-reset); every session of the operator ends",
+  })
+  @ApiEnvelope(SessionsEndedView)
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (token unknown, used, revoked or expired; newPassword ≥ 10 characters)' })
+  @ApiResponse({ status: 429, description: 'Too many requests from this address; see Retry-After' })
+  resetPassword(@Body() dto: ResetPasswordDto): Promise<SessionsEndedView> {
+    return this.members.resetPassword(dto.token, dto.newPassword);
+  }
+
   @Post('logout-everywhere')
   @HttpCode(200)
   @ConsoleAuth()
+  @Roles('member')
   @ApiOperation({ operationId: 'logoutEverywhere', summary: 'Sign out everywhere: every session of the signed-in operator ends, this one included' })
   @ApiEnvelope(SignedOutEverywhereView)
   @ApiResponse({ status: 401, description: 'No or expired console session' })
@@ -103,6 +125,7 @@ export class AuthController {
 
   @Get('me')
   @ConsoleAuth()
+  @Roles('member')
   @ApiOperation({ operationId: 'getSession', summary: 'The signed-in operator and the session expiry' })
   @ApiEnvelope(SessionView)
   @ApiResponse({ status: 401, description: 'No or expired console session' })

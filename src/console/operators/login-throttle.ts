@@ -26,6 +26,11 @@ export interface LoginAttempt {
  *
  * A successful login gives its own unit back to all three, so only failures (and attempts still in flight)
  * count; failures are never forgiven early (not even by a success), so no request can reopen a spent budget.
+ *
+ * Known addresses (audit 2, finding 7): an address an operator signed in from successfully within
+ * LOGIN_KNOWN_ADDRESS_TTL_SECONDS (30 days; each success renews it) is exempt from the per-email budget, so
+ * attackers spending it from four or more addresses no longer lock the operator out of the addresses it uses;
+ * the (email, address) and address budgets still apply there. A new address still meets the per-email cap.
  * If Redis is unreachable the throttle fails closed (503 + Retry-After): an uncounted attempt is exactly
  * what this class exists to prevent. Console logins pause during a Redis outage; the message API does not.
  */
@@ -40,13 +45,15 @@ export class LoginThrottle {
   /** Counts the attempt, or throws TooManyAttempts when one of its budgets is spent. */
   async begin(email: string, address: string): Promise<LoginAttempt> {
     const prefix = `${this.config.queuePrefix}:login`;
-    const budgets = [
-      { key: `${prefix}:pair:${address}:${email}`, limit: this.config.loginMaxFailures },
-      { key: `${prefix}:email:${email}`, limit: this.config.loginEmailMaxFailures },
-      { key: `${prefix}:ip:${address}`, limit: this.config.loginAddressMaxFailures },
-    ];
+    const knownKey = `${prefix}:known:${address}:${email}`;
+    const pair = { key: `${prefix}:pair:${address}:${email}`, limit: this.config.loginMaxFailures };
+    const perEmail = { key: `${prefix}:email:${email}`, limit: this.config.loginEmailMaxFailures };
+    const perAddress = { key: `${prefix}:ip:${address}`, limit: this.config.loginAddressMaxFailures };
     let result;
+    let budgets;
     try {
+      const known = this.config.loginKnownAddressTtlSeconds > 0 && (await this.budget.isMarked(knownKey));
+      budgets = known ? [pair, perAddress] : [pair, perEmail, perAddress];
       result = await this.budget.take(budgets, this.config.loginWindowSeconds);
     } catch (error) {
       this.logger.warn({ err: error }, 'login throttle unavailable; refusing the login');
@@ -55,8 +62,9 @@ export class LoginThrottle {
     if (!result.taken) throw new TooManyAttempts(TOO_MANY_LOGINS, result.retryAfterSeconds);
     return {
       succeeded: async () => {
-        await this.budget.giveBack(budgets.map((b) => b.key)).catch((error: unknown) =>
-          this.logger.warn({ err: error }, 'login throttle unavailable; a successful login stays counted'),
+        const ttl = this.config.loginKnownAddressTtlSeconds;
+        await Promise.all([this.budget.giveBack(budgets.map((b) => b.key)), ttl > 0 ? this.budget.mark(knownKey, ttl) : undefined]).catch(
+          (error: unknown) => this.logger.warn({ err: error }, 'login throttle unavailable; a successful login stays counted'),
         );
       },
     };

@@ -82,7 +82,7 @@ export class OperatorsService {
       if (!(await this.invitations.claim(invitation.id, created.id, new Date()))) {
         throw InvalidInput.of('inviteToken', 'invitation has already been used');
       }
-      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '', platformAdmin: false };
+      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '', role: created.role as OperatorRole, platformAdmin: false };
       await this.audit.record(scope, 'invitation.accepted', { type: 'invitation', id: invitation.id }, { email: created.email, role: created.role });
       return created;
     });
@@ -116,10 +116,13 @@ export class OperatorsService {
    */
   async login(dto: LoginDto, address: string): Promise<{ operator: OperatorView; session: IssuedSession }> {
     const attempt = await this.throttle.begin(dto.email, address);
-    const operator = await this.operators.findByEmail(dto.email);
+    const found = await this.operators.findByEmail(dto.email);
+    // A removed operator is an unknown email: verified against the dummy hash, same answer, same time.
+    const operator = found && !found.removedAt ? found : null;
     const { valid, needsRehash } = await this.passwords.verify(dto.password, operator?.passwordHash);
     if (!operator || !valid) throw new Unauthenticated(INVALID_CREDENTIALS);
     await attempt.succeeded();
+    await this.operators.recordLogin(operator.id, new Date());
     if (needsRehash) {
       await this.operators.upgradePasswordHash(operator.id, operator.passwordHash, await this.passwords.hash(dto.password));
     }

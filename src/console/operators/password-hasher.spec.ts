@@ -2,7 +2,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import type { AppConfig } from '../../core/config/app-config.js';
 import { parseHash, PasswordHasher } from './password-hasher.js';
 
-const hasher = (cost: number) => new PasswordHasher({ passwordHashCost: cost } as AppConfig);
+const hasher = (cost: number, scryptConcurrency = 2) => new PasswordHasher({ passwordHashCost: cost, scryptConcurrency } as AppConfig);
 const hashWith = (password: string, N: number) => {
   const salt = randomBytes(16);
   return ['scrypt', N, 8, 1, salt.toString('base64url'), scryptSync(password, salt, 64, { N, r: 8, p: 1 }).toString('base64url')].join('$');
@@ -31,5 +31,15 @@ describe('PasswordHasher', () => {
     }
     // No stored hash (unknown email): a dummy of the same cost is computed, and it never matches.
     expect(await h.verify('', undefined)).toEqual({ valid: false, needsRehash: false });
+  });
+
+  it('runs at most SCRYPT_CONCURRENCY derivations at once (each holds 128·N·r bytes); the rest wait, and all complete', async () => {
+    const h = hasher(12, 2);
+    let most = 0;
+    const sampler = setInterval(() => (most = Math.max(most, h.running)), 1);
+    const hashes = await Promise.all(Array.from({ length: 8 }, (_, i) => h.hash(`password ${i}`)));
+    clearInterval(sampler);
+    expect(most).toBe(2);
+    expect(await Promise.all(hashes.map((stored, i) => h.verify(`password ${i}`, stored)))).toEqual(hashes.map(() => ({ valid: true, needsRehash: false })));
   });
 });

@@ -4,10 +4,12 @@ import { ApiEnvelope } from '../../core/http/openapi.js';
 import { PhoneNumberDoc, PhoneNumberSyncResultDoc } from './dto/phone-number.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from '../../accounts/phone-numbers/phone-numbers.service.js';
 
 @ApiTags('console: phone numbers')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId/phone-numbers')
@@ -15,6 +17,7 @@ export class PhoneNumbersController {
   constructor(private readonly phoneNumbers: PhoneNumbersService) {}
 
   @Post('sync')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
   @ApiEnvelope(PhoneNumberSyncResultDoc)

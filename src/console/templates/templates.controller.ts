@@ -5,6 +5,7 @@ import { TemplateDoc, TemplateSyncResultDoc } from './dto/template.view.js';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { TemplatesService, type TemplateSyncResult, type TemplateView } from '../../accounts/templates/templates.service.js';
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];
@@ -24,6 +25,7 @@ export class TemplateQueryDto {
 
 @ApiTags('console: templates')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId/templates')
@@ -31,6 +33,7 @@ export class TemplatesController {
   constructor(private readonly templates: TemplatesService) {}
 
   @Post('sync')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'syncTemplates', summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
   @ApiEnvelope(TemplateSyncResultDoc)

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { BlockedUsersService } from '../../accounts/users/blocked-users.service.js';
@@ -11,6 +12,7 @@ import { BlockedUserParams, BlockUsersDto, ListMarketingPreferencesQuery } from 
 
 @ApiTags('console: users (blocked users, marketing preferences)')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({ status: 404, description: 'Business account or phone number not found (or not of this organization)' })
 @Controller('business-accounts/:wabaId')
@@ -21,6 +23,7 @@ export class UsersController {
   ) {}
 
   @Post('phone-numbers/:phoneNumberId/blocked-users')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({
     operationId: 'blockUsers',
@@ -44,6 +47,7 @@ export class UsersController {
   }
 
   @Delete('phone-numbers/:phoneNumberId/blocked-users/:user')
+  @Roles('admin')
   @ApiOperation({ operationId: 'unblockUser', summary: "Unblock a user (the upstream platform's DELETE /{phone-number-id}/block_users)" })
   @ApiEnvelope(UnblockedUserView, { description: 'Unblocked: sends to the user go again' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed: `user` is not a phone number or business-scoped user id' })

@@ -46,14 +46,23 @@ export class AppConfig {
   readonly loginEmailMaxFailures!: number;
   readonly loginAddressMaxFailures!: number;
   readonly loginWindowSeconds!: number;
+  /** How long an (email, address) pair that signed in successfully stays exempt from the per-email login budget. */
+  readonly loginKnownAddressTtlSeconds!: number;
   readonly signupMode!: SignupMode;
   readonly signupMaxPerAddress!: number;
   readonly signupWindowSeconds!: number;
   readonly invitationTtlSeconds!: number;
   /** Invitations of one organization pending at once (not used, revoked or expired); more are refused (409). */
   readonly invitationsMaxPending!: number;
+  /** The per-address bucket taken before the body is parsed, for requests nobody is signed in for (auth/unauthenticated-rate-limit.ts). */
+  readonly unauthenticatedRateLimitPerSecond!: number;
+  readonly unauthenticatedRateLimitBurst!: number;
+  /** How long a password-reset link an owner issues stays valid. */
+  readonly passwordResetTtlSeconds!: number;
   /** log2 of scrypt's N for new password hashes (17 → N = 131072). */
   readonly passwordHashCost!: number;
+  /** scrypt computations at once per process (each holds 128 × N × r bytes: 128 MiB at the default cost); the rest wait. */
+  readonly scryptConcurrency!: number;
   readonly apiKeyCacheTtlMs!: number;
   readonly rateLimitPerSecond!: number;
   readonly rateLimitBurst!: number;
@@ -136,12 +145,17 @@ export class AppConfig {
       loginEmailMaxFailures: r.int('LOGIN_EMAIL_MAX_FAILURES', { default: loginMaxFailures * 4, min: loginMaxFailures + 1 }),
       loginAddressMaxFailures: r.int('LOGIN_ADDRESS_MAX_FAILURES', { default: loginMaxFailures * 4, min: 1 }),
       loginWindowSeconds: r.int('LOGIN_WINDOW_SECONDS', { default: 900, min: 1 }),
+      loginKnownAddressTtlSeconds: r.int('LOGIN_KNOWN_ADDRESS_TTL_SECONDS', { default: 30 * 24 * 3600, min: 0 }),
       signupMode: r.oneOf('SIGNUP_MODE', ['open', 'invite', 'closed'] as const, nodeEnv === 'production' ? 'invite' : 'open'),
       signupMaxPerAddress: r.int('SIGNUP_MAX_PER_ADDRESS', { default: 5, min: 1 }),
       signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
       invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
       invitationsMaxPending: r.int('INVITATIONS_MAX_PENDING', { default: 20, min: 1, max: 10_000 }),
+      unauthenticatedRateLimitPerSecond: r.int('UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', { default: 2, min: 1 }),
+      unauthenticatedRateLimitBurst: r.int('UNAUTHENTICATED_RATE_LIMIT_BURST', { default: 30, min: 1 }),
+      passwordResetTtlSeconds: r.int('PASSWORD_RESET_TTL_SECONDS', { default: 24 * 3600, min: 60 }),
       passwordHashCost: r.int('PASSWORD_HASH_COST', { default: 17, min: 10, max: 20 }),
+      scryptConcurrency: r.int('SCRYPT_CONCURRENCY', { default: 2, min: 1, max: 64 }),
       apiKeyCacheTtlMs: r.int('API_KEY_CACHE_TTL_MS', { default: 1000, min: 0, max: 60000 }),
       rateLimitPerSecond: r.int('RATE_LIMIT_PER_SECOND', { default: 100, min: 1 }),
       rateLimitBurst: r.int('RATE_LIMIT_BURST', { default: 200, min: 1 }),

@@ -46,11 +46,17 @@ describe('SecretBox', () => {
     expect(() => box.open(after, 'waba-1')).toThrow(/not in the key ring/);
   });
 
-  it('still opens ciphertexts of the old format, with whichever key of the ring sealed them', () => {
+  it('refuses to open ciphertexts of the old v1 format (any key opened them, on any account); only re-sealing still reads them (issue 29, finding 7)', () => {
     const legacy = legacySeal(oldKey.key, 'legacy-token');
-    expect(new SecretBox([newKey, oldKey]).open(legacy, 'any-account')).toBe('legacy-token');
-    expect(new SecretBox(oldKey.key).open(legacy, 'any-account')).toBe('legacy-token');
-    expect(() => new SecretBox([newKey]).open(legacy, 'any-account')).toThrow();
+    const ring = new SecretBox([newKey, oldKey]);
+    expect(() => ring.open(legacy, 'any-account')).toThrow(/retired v1 format/);
+    expect(ring.isLegacy(legacy)).toBe(true);
+    const resealed = ring.reseal(legacy, 'waba-9');
+    expect(ring.isCurrent(resealed)).toBe(true);
+    expect(ring.open(resealed, 'waba-9')).toBe('legacy-token');
+    expect(() => ring.open(resealed, 'waba-10')).toThrow();
+    expect(new SecretBox(oldKey.key).reseal(legacy, 'waba-9')).toMatch(/^v2\.k0\./);
+    expect(() => new SecretBox([newKey]).reseal(legacy, 'waba-9')).toThrow('No key of the ring opens this sealed secret');
   });
 });
 

@@ -17,7 +17,9 @@ const CURRENT = 'v2';
  * authenticated data, so a ciphertext copied onto another account does not open there. New ciphertexts use
  * the first (newest) key; older keys still open what they sealed until `npm run keys:rotate` has re-sealed it.
  *
- * `v1.<iv>.<tag>.<ciphertext>` (before key ids, no context) is still opened, with any key of the ring.
+ * `v1.<iv>.<tag>.<ciphertext>` (before key ids, no context: any key of the ring opened it, on any account) is
+ * refused by `open` since audit 2 (finding 7); only `reseal` still opens it, to write it again as v2. The processes
+ * re-seal every stored v1 token when they start, and `npm run keys:rotate` does too.
  */
 export class SecretBox {
   private readonly keys: SecretKey[];
@@ -41,7 +43,10 @@ export class SecretBox {
     return [CURRENT, id, ...[iv, cipher.getAuthTag(), ciphertext].map((p) => p.toString('base64url'))].join('.');
   }
 
-  /** Throws when no key of the ring opens it, it was tampered with, or it was sealed for another context. */
+  /**
+   * Throws when no key of the ring opens it, it was tampered with, it was sealed for another context, or it is of
+   * the retired v1 format.
+   */
   open(sealed: string, context: string): string {
     const parts = sealed.split('.');
     if (parts[0] === CURRENT && parts.length === 5) {
@@ -50,7 +55,26 @@ export class SecretBox {
       if (!entry) throw new Error(`Sealed secret uses key "${id}", which is not in the key ring`);
       return decrypt(entry.key, iv, tag, ciphertext, additionalData(id, context));
     }
-    if (parts[0] === LEGACY && parts.length === 4) {
+    if (parts[0] === LEGACY) throw new Error('Sealed secret is in the retired v1 format: re-seal it (the processes do at start; npm run keys:rotate)');
+    throw new Error('Unrecognised sealed secret');
+  }
+
+  /** Whether it is of the retired v1 format (re-sealed at start and by keys:rotate). */
+  isLegacy(sealed: string): boolean {
+    return sealed.startsWith(`${LEGACY}.`);
+  }
+
+  /**
+   * The same secret sealed under the newest key, bound to `context`: opened with the ring (a v1 ciphertext with
+   * whichever key sealed it, a v2 one as `open` does). Throws when no key opens it.
+   */
+  reseal(sealed: string, context: string): string {
+    return this.seal(this.isLegacy(sealed) ? this.openLegacy(sealed) : this.open(sealed, context), context);
+  }
+
+  private openLegacy(sealed: string): string {
+    const parts = sealed.split('.');
+    if (parts.length === 4) {
       const [, iv, tag, ciphertext] = parts as [string, string, string, string];
       for (const { key } of this.keys) {
         try {

@@ -81,4 +81,15 @@ export class AttemptBudget {
   async giveBack(keys: string[]): Promise<void> {
     await this.commands.attemptGiveBack(keys.length, ...keys);
   }
+
+  /** Whether `key` was marked (and its mark has not expired). Rejects when Redis is unreachable, like `take`. */
+  async isMarked(key: string): Promise<boolean> {
+    await this.connected();
+    return (await this.redis.client.exists(key)) === 1;
+  }
+
+  /** Marks `key` for `ttlSeconds` (a later mark renews it). */
+  async mark(key: string, ttlSeconds: number): Promise<void> {
+    await this.redis.client.set(key, '1', 'EX', ttlSeconds);
+  }
 }

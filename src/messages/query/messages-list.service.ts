@@ -1,5 +1,6 @@
 import type { LongPollOwner } from '../../core/async/long-poll-shares.js';
 import { Injectable } from '@nestjs/common';
+import { withinWindow, type ReadWindow } from '../../accounts/business-accounts/read-window.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { PerKeySlots } from '../../core/async/per-key-slots.js';
 import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.js';
@@ -19,6 +20,8 @@ export interface ListScope {
   wabaId: string;
   /** Who waits, for the long-poll shares of the organization and of the session or key pair (LongPollShares). */
   owner: LongPollOwner;
+  /** What of the account's history the caller's organization may read (accounts/business-accounts/read-window.ts). */
+  window?: ReadWindow;
 }
 
 /**
@@ -48,7 +51,7 @@ export class MessagesList {
     if (query.after !== undefined) return this.feed(scope, query, gone);
     if (query.wait !== undefined) throw InvalidInput.of('wait', 'wait only applies to the feed (with after)');
     const paging = { page: query.page ?? 1, limit: query.limit };
-    const { rows, total } = await this.messages.list(scope.businessAccountId, filterOf(query), paging);
+    const { rows, total } = await this.messages.list(scope.businessAccountId, withinWindow(filterOf(query), scope.window), paging);
     return toPage(this.items(rows), total, paging);
   }
 
@@ -57,7 +60,7 @@ export class MessagesList {
     const after = query.after === '' ? '0' : query.after!;
     const position = this.cursors.decode(scope.businessAccountId, after);
     if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0 or a nextCursor given for this business account');
-    const filter = filterOf(query);
+    const filter = withinWindow(filterOf(query), scope.window);
     const read = () => this.messages.feed(scope.businessAccountId, filter, position, query.limit);
 
     let page: MessagesFeedPage;

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { api, type LoginBody, type Operator, type Session, type SignupBody } from '../api';
+import { api, type LoginBody, type Operator, type ResetPasswordBody, type Session, type SignupBody } from '../api';
 import { ErrorMessage, Notice, PageTitle, TextField } from '../components';
 import { useAction } from '../hooks';
 import { BASE, Link, navigate, useLocation } from '../router';
@@ -77,18 +77,7 @@ export function SignupPage() {
           <TextField label="Organization name" name="organizationName" autoComplete="organization" required value={organizationName} onChange={(e) => setOrganizationName(e.target.value)} error={signup.error?.field('organizationName')} />
         )}
         <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={signup.error?.field('email')} />
-        <TextField
-          label="Password"
-          type="password"
-          name="password"
-          autoComplete="new-password"
-          required
-          minLength={10}
-          hint="At least 10 characters."
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-          error={signup.error?.field('password')}
-        />
+        <NewPasswordField label="Password" name="password" value={password} onChange={setPassword} error={signup.error?.field('password')} />
         <ErrorMessage error={signup.error} fields={fields} />
         <button type="submit" disabled={signup.pending}>
           {signup.pending ? 'Creating…' : 'Sign up'}
@@ -98,5 +87,52 @@ export function SignupPage() {
         Already have an account? <Link to="/login">Log in</Link>
       </p>
     </>
+  );
+}
+
+/** A one-time password-reset link an owner issued (`/console/reset-password?token=…`): the operator sets a new password. */
+export function ResetPasswordPage() {
+  const token = useLocation().search.get('token') ?? '';
+  const [newPassword, setNewPassword] = useState('');
+  const reset = useAction((body: ResetPasswordBody) => api.post<{ sessionsEnded: number }>('/auth/password-reset', body));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!(await reset.run({ token, newPassword }))) return;
+    navigate('/login', { state: { notice: 'Your new password is set, and every session you had was ended. Log in with it.' } });
+  };
+
+  return (
+    <>
+      <PageTitle title="Set a new password">Set a new password</PageTitle>
+      <p className="muted">This link works once. An owner of your organization can issue a new one.</p>
+      <form onSubmit={submit} noValidate>
+        <NewPasswordField label="New password" name="newPassword" value={newPassword} onChange={setNewPassword} error={reset.error?.field('newPassword')} />
+        <ErrorMessage error={reset.error} fields={['newPassword']} />
+        <button type="submit" disabled={reset.pending}>
+          {reset.pending ? 'Saving…' : 'Set password'}
+        </button>
+      </form>
+      <p className="alt-action">
+        <Link to="/login">Log in</Link>
+      </p>
+    </>
+  );
+}
+
+function NewPasswordField({ label, name, value, onChange, error }: { label: string; name: string; value: string; onChange: (value: string) => void; error: string | undefined }) {
+  return (
+    <TextField
+      label={label}
+      type="password"
+      name={name}
+      autoComplete="new-password"
+      required
+      minLength={10}
+      hint="At least 10 characters."
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
+      error={error}
+    />
   );
 }

@@ -1,9 +1,12 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, seg, type CreatedInvitation, type Invitation, type InviteBody, type Operator } from '../api';
+import { api, seg, type CreatedInvitation, type Invitation, type InviteBody, type Member, type Operator, type Page, type PasswordResetLink, type Role } from '../api';
 import { CopyButton, DateTime, ErrorMessage, PageTitle, SelectField, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
 
-/** The organization's team: owners invite operators by one-time link and see the pending invitations. */
+/**
+ * The organization's team: everyone sees its operators (role, last sign-in); owners invite operators by one-time link,
+ * see the pending invitations, change roles, remove operators and issue password-reset links.
+ */
 export function TeamPage({ operator }: { operator: Operator }) {
   const [created, setCreated] = useState<CreatedInvitation>();
   if (operator.role !== 'owner') {
@@ -11,6 +14,7 @@ export function TeamPage({ operator }: { operator: Operator }) {
       <>
         <PageTitle title="Team">Team</PageTitle>
         <p>Only owners of “{operator.organization.name}” can invite operators. Ask an owner for an invitation link for your colleague.</p>
+        <Members operator={operator} />
       </>
     );
   }
@@ -20,13 +24,95 @@ export function TeamPage({ operator }: { operator: Operator }) {
       <p className="muted">Invite a colleague into “{operator.organization.name}”: they get a one-time link, valid for 7 days, to sign up with their own password.</p>
       {created ? <NewInvitation invitation={created} onDone={() => setCreated(undefined)} /> : <InviteForm onCreated={setCreated} />}
       <PendingInvitations key={created?.id ?? 'list'} />
+      <Members operator={operator} />
     </>
+  );
+}
+
+const ROLE_OPTIONS: { value: Role; label: string }[] = [
+  { value: 'member', label: 'Member (reads, sends)' },
+  { value: 'admin', label: 'Admin (accounts, keys, campaigns, blocked users)' },
+  { value: 'owner', label: 'Owner (everything, operators included)' },
+];
+
+function Members({ operator }: { operator: Operator }) {
+  const members = useLoad(() => api.get<Page<Member>>('/organization/members', { limit: 100 }), []);
+  const [link, setLink] = useState<{ email: string; reset: PasswordResetLink }>();
+  const owner = operator.role === 'owner';
+  return (
+    <section aria-labelledby="members-heading">
+      <h2 id="members-heading">Operators</h2>
+      {link && <NewResetLink email={link.email} reset={link.reset} onDone={() => setLink(undefined)} />}
+      <ErrorMessage error={members.error} />
+      {members.data && (
+        <TableRegion label="Operators">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Last sign-in</th>
+                {owner && <th scope="col">Action</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {members.data.items.map((m) => (
+                <MemberRow key={m.id} member={m} self={m.id === operator.id} owner={owner} onChanged={members.reload} onLink={(reset) => setLink({ email: m.email, reset })} />
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      )}
+    </section>
+  );
+}
+
+function MemberRow({ member, self, owner, onChanged, onLink }: { member: Member; self: boolean; owner: boolean; onChanged: () => void; onLink: (reset: PasswordResetLink) => void }) {
+  const change = useAction((role: Role) => api.patch<Member>(`/organization/members/${seg(member.id)}`, { role }));
+  const remove = useAction(() => api.delete<Member>(`/organization/members/${seg(member.id)}`));
+  const reset = useAction(() => api.post<PasswordResetLink>(`/organization/members/${seg(member.id)}/password-reset`));
+  return (
+    <tr>
+      <td>{member.email}</td>
+      <td>
+        {owner ? (
+          <SelectField
+            label={`Role of ${member.email}`}
+            name="role"
+            value={member.role}
+            disabled={change.pending}
+            onChange={async (e) => (await change.run(e.target.value as Role)) !== undefined && onChanged()}
+            options={ROLE_OPTIONS}
+            error={change.error?.message}
+          />
+        ) : (
+          member.role
+        )}
+      </td>
+      <td>{member.lastSignInAt ? <DateTime iso={member.lastSignInAt} /> : 'never'}</td>
+      {owner && (
+        <td>
+          {!self && (
+            <button type="button" className="secondary" aria-label={`Password-reset link for ${member.email}`} disabled={reset.pending} onClick={async () => {
+              const link = await reset.run();
+              if (link) onLink(link);
+            }}>
+              Reset link
+            </button>
+          )}
+          <button type="button" className="secondary" aria-label={`Remove ${member.email}`} disabled={remove.pending} onClick={async () => (await remove.run()) !== undefined && onChanged()}>
+            Remove
+          </button>
+          <ErrorMessage error={remove.error ?? reset.error} />
+        </td>
+      )}
+    </tr>
   );
 }
 
 function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) => void }) {
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<'member' | 'owner'>('member');
+  const [role, setRole] = useState<Role>('member');
   const invite = useAction((body: InviteBody) => api.post<CreatedInvitation>('/invitations', body));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -45,11 +131,8 @@ function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) 
           label="Role"
           name="role"
           value={role}
-          onChange={(e) => setRole(e.target.value as 'member' | 'owner')}
-          options={[
-            { value: 'member', label: 'Member' },
-            { value: 'owner', label: 'Owner (may invite others)' },
-          ]}
+          onChange={(e) => setRole(e.target.value as Role)}
+          options={ROLE_OPTIONS}
           error={invite.error?.field('role')}
         />
         <ErrorMessage error={invite.error} fields={['email', 'role']} />
@@ -65,20 +148,31 @@ function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) 
 
 /** The link exists only in this component's state: the service keeps a hash of its token. */
 function NewInvitation({ invitation, onDone }: { invitation: CreatedInvitation; onDone: () => void }) {
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
-  const link = `${window.location.origin}${invitation.path}`;
   return (
-    <section aria-labelledby="new-invitation-heading" className="card card-warning" data-testid="new-invitation">
-      <h2 id="new-invitation-heading" ref={heading} tabIndex={-1}>
-        Invitation for {invitation.email} created
+    <OneTimeLink id="new-invitation" heading={`Invitation for ${invitation.email} created`} label="Invitation link" recipient={invitation.email} path={invitation.path} expiresAt={invitation.expiresAt} onDone={onDone} />
+  );
+}
+
+function NewResetLink({ email, reset, onDone }: { email: string; reset: PasswordResetLink; onDone: () => void }) {
+  return <OneTimeLink id="new-reset-link" heading={`Password-reset link for ${email}`} label="Password-reset link" recipient={email} path={reset.path} expiresAt={reset.expiresAt} onDone={onDone} />;
+}
+
+/** A one-time link, shown once: it exists only in this component's state (the service keeps a hash of its token). */
+function OneTimeLink({ id, heading, label, recipient, path, expiresAt, onDone }: { id: string; heading: string; label: string; recipient: string; path: string; expiresAt: string; onDone: () => void }) {
+  const title = useRef<HTMLHeadingElement>(null);
+  useEffect(() => title.current?.focus(), []);
+  const link = `${window.location.origin}${path}`;
+  return (
+    <section aria-labelledby={`${id}-heading`} className="card card-warning" data-testid={id}>
+      <h2 id={`${id}-heading`} ref={title} tabIndex={-1}>
+        {heading}
       </h2>
       <p className="warning-text">
-        <strong>Copy the link now and send it to {invitation.email}. It is shown only this once</strong> and works once, until <DateTime iso={invitation.expiresAt} />.
+        <strong>Copy the link now and send it to {recipient}. It is shown only this once</strong> and works once, until <DateTime iso={expiresAt} />.
       </p>
       <div className="secret-row">
-        <TextField id="new-invitation-link" label="Invitation link" readOnly value={link} className="mono-input" />
-        <CopyButton value={link} label="Copy invitation link" fieldId="new-invitation-link" />
+        <TextField id={`${id}-link`} label={label} readOnly value={link} className="mono-input" />
+        <CopyButton value={link} label={`Copy ${label.toLowerCase()}`} fieldId={`${id}-link`} />
       </div>
       <button type="button" onClick={onDone}>
         Done

@@ -3,6 +3,7 @@ import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swag
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import type { Page } from '../../core/http/pagination.js';
 import { DELIVERY_NOT_FOUND, DeliveriesService } from './deliveries.service.js';
@@ -10,6 +11,7 @@ import { AccountDeliveryHealthView, DeliveriesHealthQueryDto, DeliveriesQueryDto
 
 @ApiTags('webhooks: deliveries')
 @ConsoleAuth()
+@Roles('member')
 @ApiExtraModels(DeliveryView, AccountDeliveryHealthView)
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('webhooks/deliveries')
@@ -43,6 +45,7 @@ export class DeliveriesController {
   }
 
   @Post(':id/replay')
+  @Roles('admin')
   @HttpCode(200)
   @ApiOperation({ operationId: 'replayDelivery', summary: 'Process a delivery again (e.g. a dead letter after the cause is fixed); events already stored are not duplicated' })
   @ApiRowIdParam('The delivery id')

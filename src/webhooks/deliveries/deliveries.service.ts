@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { readWindowOf } from '../../accounts/business-accounts/read-window.js';
 import { BUSINESS_ACCOUNT_NOT_FOUND, BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
-import { WebhookDeliveriesRepository, type DeliveryRow } from './webhook-deliveries.repository.js';
+import { WebhookDeliveriesRepository, type AccountWindow, type DeliveryRow } from './webhook-deliveries.repository.js';
 import type { AccountDeliveryHealthView, DeliveriesQueryDto, DeliveryView } from './dto/deliveries.dto.js';
 
 export const DELIVERY_NOT_FOUND = 'Delivery not found';
@@ -24,9 +25,10 @@ export class DeliveriesService {
   ) {}
 
   async list(organizationId: string, query: DeliveriesQueryDto): Promise<Page<DeliveryView>> {
-    const own = await this.ownWabaIds(organizationId);
+    const accounts = await this.ownAccounts(organizationId);
+    const own = accounts.map((a) => a.wabaId);
     if (own.length === 0) return toPage([], 0, query);
-    const { rows, total } = await this.deliveries.listForAccounts(own, query);
+    const { rows, total } = await this.deliveries.listForAccounts(accounts, query);
     return toPage(
       rows.map((r) => toView(r, own)),
       total,
@@ -59,9 +61,10 @@ export class DeliveriesService {
 
   /** Back to `received` with a fresh job; processing is idempotent, so only what is missing gets done. */
   async replay(organizationId: string, id: number): Promise<DeliveryView> {
-    const own = await this.ownWabaIds(organizationId);
+    const accounts = await this.ownAccounts(organizationId);
+    const own = accounts.map((a) => a.wabaId);
     if (own.length === 0 || !isRowId(id)) throw new NotFoundError(DELIVERY_NOT_FOUND);
-    const row = await this.deliveries.resetForReplay(own, id);
+    const row = await this.deliveries.resetForReplay(accounts, id);
     if (!row) throw new NotFoundError(DELIVERY_NOT_FOUND);
     try {
       await this.queue.enqueue({ deliveryIds: [id] }, deliveryJobIds.replay(id));
@@ -74,6 +77,11 @@ export class DeliveriesService {
 
   private async ownWabaIds(organizationId: string): Promise<string[]> {
     return (await this.accounts.list(organizationId)).map((a) => a.wabaId);
+  }
+
+  /** The organization's accounts, each with the window of its history the organization may read. */
+  private async ownAccounts(organizationId: string): Promise<AccountWindow[]> {
+    return (await this.accounts.list(organizationId)).map((a) => ({ wabaId: a.wabaId, ...readWindowOf(a) }));
   }
 }
 

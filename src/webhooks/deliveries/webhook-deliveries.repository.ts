@@ -120,20 +120,30 @@ const keepUnfinished = statement(
     WHERE status IN ('received', 'failed') AND received_at >= COALESCE($1, '-infinity'::timestamptz) AND received_at < $2`,
 );
 
+/**
+ * The organization's accounts as $1 (wabaIds) with, per account, the window its holder may read ($2 since, $3 until;
+ * null: open): a delivery is listed when it concerns one of them and arrived inside that account's window.
+ */
+const IN_WINDOWS = `waba_ids && $1::text[] AND EXISTS (
+        SELECT 1 FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS a(waba, since, until)
+         WHERE a.waba = ANY(waba_ids)
+           AND COALESCE(original_received_at, received_at) >= COALESCE(a.since, '-infinity'::timestamptz)
+           AND COALESCE(original_received_at, received_at) <= COALESCE(a.until, 'infinity'::timestamptz))`;
+
 const listForAccounts = (withStatus: boolean) =>
   statement(
     `list_deliveries_${withStatus ? 'status' : 'all'}`,
     `SELECT ${ROW_COLUMNS} FROM webhook_deliveries
-      WHERE waba_ids && $1::text[] ${withStatus ? 'AND status = $4' : ''}
-      ORDER BY COALESCE(original_received_at, received_at) DESC, id DESC OFFSET $2 LIMIT $3`,
+      WHERE ${IN_WINDOWS} ${withStatus ? 'AND status = $6' : ''}
+      ORDER BY COALESCE(original_received_at, received_at) DESC, id DESC OFFSET $4 LIMIT $5`,
   );
 const countForAccounts = (withStatus: boolean) =>
-  statement(`count_deliveries_${withStatus ? 'status' : 'all'}`, `SELECT count(*)::int AS n FROM webhook_deliveries WHERE waba_ids && $1::text[] ${withStatus ? 'AND status = $2' : ''}`);
+  statement(`count_deliveries_${withStatus ? 'status' : 'all'}`, `SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${IN_WINDOWS} ${withStatus ? 'AND status = $4' : ''}`);
 
 const replay = statement(
   'replay_delivery',
   `UPDATE webhook_deliveries SET status = 'received', attempts = 0, last_error = NULL, processed_at = NULL
-    WHERE id = $1::bigint AND waba_ids && $2::text[] RETURNING ${ROW_COLUMNS}`,
+    WHERE ${IN_WINDOWS} AND id = $4::bigint RETURNING ${ROW_COLUMNS}`,
 );
 
 /**
@@ -253,19 +263,20 @@ export class WebhookDeliveriesRepository {
     return { dropped, kept };
   }
 
-  async listForAccounts(wabaIds: string[], query: { page: number; limit: number; status?: DeliveryStatus }): Promise<{ rows: DeliveryRow[]; total: number }> {
+  async listForAccounts(accounts: AccountWindow[], query: { page: number; limit: number; status?: DeliveryStatus }): Promise<{ rows: DeliveryRow[]; total: number }> {
     const withStatus = query.status !== undefined;
     const { skip, take } = skipTake(query);
+    const windows = windowsOf(accounts);
     const [rows, count] = await Promise.all([
-      this.prisma.pool.query<DeliveryRow>(listForAccounts(withStatus)([wabaIds, skip, take, ...(withStatus ? [query.status] : [])])),
-      this.prisma.pool.query<{ n: number }>(countForAccounts(withStatus)([wabaIds, ...(withStatus ? [query.status] : [])])),
+      this.prisma.pool.query<DeliveryRow>(listForAccounts(withStatus)([...windows, skip, take, ...(withStatus ? [query.status] : [])])),
+      this.prisma.pool.query<{ n: number }>(countForAccounts(withStatus)([...windows, ...(withStatus ? [query.status] : [])])),
     ]);
     return { rows: rows.rows, total: count.rows[0]!.n };
   }
 
-  /** Back to `received` (attempts and error cleared) if it concerns one of `wabaIds`; null otherwise. */
-  async resetForReplay(wabaIds: string[], id: number): Promise<DeliveryRow | null> {
-    const { rows } = await this.prisma.pool.query<DeliveryRow>(replay([id, wabaIds]));
+  /** Back to `received` (attempts and error cleared) if it concerns one of the accounts, inside its window; null otherwise. */
+  async resetForReplay(accounts: AccountWindow[], id: number): Promise<DeliveryRow | null> {
+    const { rows } = await this.prisma.pool.query<DeliveryRow>(replay([...windowsOf(accounts), id]));
     return rows[0] ?? null;
   }
 
@@ -274,4 +285,15 @@ export class WebhookDeliveriesRepository {
     const { rows } = await this.prisma.pool.query<AccountBacklog>(backlogForAccounts([wabaIds]));
     return rows;
   }
+}
+
+/** A business account of the reader and the window of its history the reader may see (accounts/business-accounts/read-window.ts). */
+export interface AccountWindow {
+  wabaId: string;
+  since?: Date;
+  until?: Date;
+}
+
+function windowsOf(accounts: AccountWindow[]): [string[], (Date | null)[], (Date | null)[]] {
+  return [accounts.map((a) => a.wabaId), accounts.map((a) => a.since ?? null), accounts.map((a) => a.until ?? null)];
 }

@@ -2,6 +2,7 @@ import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ClientGone } from '../../core/http/client-gone.js';
@@ -13,6 +14,7 @@ import { EVENT_NOT_FOUND, EventsService } from './events.service.js';
 
 @ApiTags('webhooks: events')
 @ConsoleAuth()
+@Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session (an API key pair is not accepted here)' })
 @Controller('webhooks/events')
 export class EventsController {

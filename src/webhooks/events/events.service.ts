@@ -5,6 +5,7 @@ import { InvalidInput } from '../../core/errors/domain-errors.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
+import { inWindow, readWindowOf, withinWindow } from '../../accounts/business-accounts/read-window.js';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import type { EventsQueryDto } from './dto/events-query.dto.js';
 import type { EventFeedView } from './dto/event-feed.view.js';
@@ -35,7 +36,7 @@ export class EventsService {
   private async page(organizationId: string, query: EventsQueryDto): Promise<Page<EventView>> {
     const account = await this.accounts.getOwned(organizationId, query.wabaId);
     const paging = { page: query.page ?? 1, limit: query.limit };
-    const { rows, total } = await this.events.page(account.wabaId, filterOf(query), paging);
+    const { rows, total } = await this.events.page(account.wabaId, withinWindow(filterOf(query), readWindowOf(account)), paging);
     return toPage(rows.map(toEventView), total, paging);
   }
 
@@ -52,7 +53,7 @@ export class EventsService {
     // shows the newest page first and follows from there).
     const position = after === FEED_NOW ? { xid: await this.events.feedHorizon(), id: 0 } : this.cursors.decode(account.wabaId, after);
     if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0, now or a nextCursor given for this wabaId');
-    const filter = filterOf(query);
+    const filter = withinWindow(filterOf(query), readWindowOf(account));
     const read = () => this.events.feed(account.wabaId, filter, position, query.limit);
 
     let page: FeedPage;
@@ -74,9 +75,13 @@ export class EventsService {
 
   async get(organizationId: string, id: number): Promise<EventView> {
     if (!isRowId(id)) throw new NotFoundError(EVENT_NOT_FOUND);
-    const wabaIds = (await this.accounts.list(organizationId)).map((a) => a.wabaId);
-    const event = await this.events.findInAccounts(wabaIds, id);
-    if (!event) throw new NotFoundError(EVENT_NOT_FOUND);
+    const accounts = await this.accounts.list(organizationId);
+    const event = await this.events.findInAccounts(
+      accounts.map((a) => a.wabaId),
+      id,
+    );
+    const account = event && accounts.find((a) => a.wabaId === event.wabaId);
+    if (!event || !account || !inWindow(event.createdAt, readWindowOf(account))) throw new NotFoundError(EVENT_NOT_FOUND);
     return toEventView(event);
   }
 }

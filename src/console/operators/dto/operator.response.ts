@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { OPERATOR_ROLES, type OperatorRole } from '../../../auth/roles.js';
 
 export class OrganizationView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -8,7 +9,8 @@ export class OrganizationView {
 export class OperatorView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() email: string;
-  @ApiProperty({ enum: ['owner', 'member'], description: 'Owners may invite operators' }) role: 'owner' | 'member';
+  @ApiProperty({ enum: OPERATOR_ROLES, description: 'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")' })
+  role: OperatorRole;
   @ApiProperty({ type: OrganizationView }) organization: OrganizationView;
   @ApiProperty() createdAt: string;
 }

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
@@ -54,6 +55,15 @@ export class LoginDto {
   password: string;
 }
 
+/** `newPassword` of a change or a reset: 10 to 200 characters. */
+export const NewPassword = (example: string) =>
+  applyDecorators(
+    ApiProperty({ minLength: 10, maxLength: 200, example }),
+    IsString(),
+    MinLength(10, { message: 'newPassword must be at least 10 characters' }),
+    MaxLength(200),
+  );
+
 export class ChangePasswordDto {
   @ApiProperty({ description: 'The password the operator signs in with now' })
   @IsString()
@@ -61,9 +71,6 @@ export class ChangePasswordDto {
   @MaxLength(200)
   currentPassword: string;
 
-  @ApiProperty({ minLength: 10, maxLength: 200, example: 'a longer passphrase than before' })
-  @IsString()
-  @MinLength(10, { message: 'newPassword must be at least 10 characters' })
-  @MaxLength(200)
+  @NewPassword('a longer passphrase than before')
   newPassword: string;
 }

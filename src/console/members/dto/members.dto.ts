@@ -1,0 +1,44 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsIn, IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { OPERATOR_ROLES, type OperatorRole } from '../../../auth/roles.js';
+import { NewPassword } from '../../operators/dto/signup.dto.js';
+
+const ROLES_DESCRIPTION = 'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")';
+
+export class MemberView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() email: string;
+  @ApiProperty({ enum: OPERATOR_ROLES, description: ROLES_DESCRIPTION }) role: OperatorRole;
+  @ApiProperty({ nullable: true, type: String, description: 'The last successful sign-in; null when never signed in' }) lastSignInAt: string | null;
+  @ApiProperty() createdAt: string;
+}
+
+export class RemovedMemberView extends MemberView {
+  @ApiProperty() removedAt: string;
+  @ApiProperty({ example: 2, description: 'How many sessions of the operator this ended' }) sessionsEnded: number;
+}
+
+export class UpdateMemberDto {
+  @ApiProperty({ enum: OPERATOR_ROLES, description: ROLES_DESCRIPTION })
+  @IsIn(OPERATOR_ROLES, { message: `role must be one of ${OPERATOR_ROLES.join(', ')}` })
+  role: OperatorRole;
+}
+
+export class PasswordResetLinkView {
+  @ApiProperty({ format: 'uuid', description: 'The operator whose password the link resets' }) operatorId: string;
+  @ApiProperty({ description: 'The one-time token, shown in this response only' }) token: string;
+  @ApiProperty({ example: '/console/reset-password?token=…', description: 'The link path to hand to the operator (POST /auth/password-reset with the token)' })
+  path: string;
+  @ApiProperty() expiresAt: string;
+}
+
+export class ResetPasswordDto {
+  @ApiProperty({ description: 'The token of the password-reset link' })
+  @IsString()
+  @IsNotEmpty({ message: 'token must not be empty' })
+  @MaxLength(200)
+  token: string;
+
+  @NewPassword('a passphrase of my own')
+  newPassword: string;
+}

@@ -1,0 +1,64 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ConsoleAuth } from '../../auth/auth.decorators.js';
+import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
+import { Roles } from '../../auth/roles.js';
+import { NotFound } from '../../core/errors/domain-errors.js';
+import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
+import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { MemberView, PasswordResetLinkView, RemovedMemberView, UpdateMemberDto } from './dto/members.dto.js';
+import { LAST_OWNER, MEMBER_NOT_FOUND, MembersService } from './members.service.js';
+
+const memberId = () => new ParseUUIDPipe({ exceptionFactory: () => new NotFound(MEMBER_NOT_FOUND) });
+
+@ApiTags('console: organization members')
+@ConsoleAuth()
+@Roles('member')
+@ApiErrors({ 401: 'No or expired console session' })
+@Controller('organization/members')
+export class MembersController {
+  constructor(private readonly members: MembersService) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listMembers', summary: "The organization's operators (email, role, last sign-in), oldest first; removed operators are left out" })
+  @ApiPage(MemberView)
+  @ApiErrors({ 422: 'Field Validation Failed (page, limit 1–100)' })
+  list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<MemberView>> {
+    return this.members.list(operator.organizationId, query);
+  }
+
+  @Patch(':id')
+  @Roles('owner')
+  @ApiOperation({ operationId: 'changeMemberRole', summary: "Change an operator's role (owners only); it applies from the operator's next request" })
+  @ApiEnvelope(MemberView)
+  @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)', 409: LAST_OWNER, 422: 'Field Validation Failed (role)' })
+  changeRole(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string, @Body() dto: UpdateMemberDto): Promise<MemberView> {
+    return this.members.changeRole(operator, id, dto.role);
+  }
+
+  @Delete(':id')
+  @Roles('owner')
+  @ApiOperation({
+    operationId: 'removeMember',
+    summary: 'Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it',
+  })
+  @ApiEnvelope(RemovedMemberView, { description: 'The removed operator' })
+  @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or already removed)', 409: LAST_OWNER })
+  remove(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string): Promise<RemovedMemberView> {
+    return this.members.remove(operator, id);
+  }
+
+  @Post(':id/password-reset')
+  @Roles('owner')
+  @HttpCode(201)
+  @ApiOperation({
+    operationId: 'issuePasswordReset',
+    summary:
+      'A one-time password-reset link for an operator (owners only), shown once; it expires after PASSWORD_RESET_TTL_SECONDS (24 h) and replaces earlier unused links of that operator',
+  })
+  @ApiEnvelope(PasswordResetLinkView, { status: 201, description: 'The link, its token shown this once' })
+  @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)', 422: 'Field Validation Failed (id: your own password is changed with POST /auth/password)' })
+  issuePasswordReset(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string): Promise<PasswordResetLinkView> {
+    return this.members.issuePasswordReset(operator, id);
+  }
+}

@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import type { Operator } from '../../generated/prisma/client.js';
+import { AuditService } from '../../audit/audit.service.js';
+import type { ConsoleScope } from '../../auth/request-scope.js';
+import type { OperatorRole } from '../../auth/roles.js';
+import { SessionsService } from '../../auth/sessions/sessions.service.js';
+import { AppConfig } from '../../core/config/app-config.js';
+import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
+import { Conflict, InvalidInput, NotFound } from '../../core/errors/domain-errors.js';
+import { toPage, type Page } from '../../core/http/pagination.js';
+import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { OperatorsRepository } from '../operators/operators.repository.js';
+import { PasswordHasher } from '../operators/password-hasher.js';
+import type { MemberView, PasswordResetLinkView, RemovedMemberView } from './dto/members.dto.js';
+import { PasswordResetsRepository } from './password-resets.repository.js';
+
+export const MEMBER_NOT_FOUND = 'Operator not found';
+export const LAST_OWNER = 'An organization keeps at least one owner: make another operator owner first';
+export const RESET_PATH = '/console/reset-password';
+const TOKEN_BYTES = 32;
+const INVALID_LINK = 'password-reset link is not valid (unknown, used, revoked or expired); ask an owner for a new one';
+
+/**
+ * The operator lifecycle of an organization (audit 2, finding 3): who is in it, their roles, removal, and the
+ * one-time password-reset links owners issue. Who may call what is the controllers' @Roles; the last-owner rule
+ * is here, counted under a lock of the organization's operators so two owners cannot demote each other at once.
+ */
+@Injectable()
+export class MembersService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly operators: OperatorsRepository,
+    private readonly resets: PasswordResetsRepository,
+    private readonly sessions: SessionsService,
+    private readonly passwords: PasswordHasher,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+  ) {}
+
+  async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<MemberView>> {
+    const { rows, total } = await this.operators.pageMembers(organizationId, query);
+    return toPage(rows.map(toView), total, query);
+  }
+
+  async changeRole(scope: ConsoleScope, id: string, role: OperatorRole): Promise<MemberView> {
+    return this.uow.run(async () => {
+      const member = await this.getMember(scope.organizationId, id);
+      if (member.role === role) return toView(member);
+      if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1) throw new Conflict(LAST_OWNER);
+      const updated = await this.operators.setRole(scope.organizationId, id, role);
+      if (!updated) throw new NotFound(MEMBER_NOT_FOUND);
+      await this.audit.record(scope, 'operator.role_changed', { type: 'operator', id }, { email: member.email, from: member.role, to: role });
+      return toView(updated);
+    });
+  }
+
+  /** Removes the operator: every session of it ends at once, its unused reset links too; key pairs it issued stay. */
+  async remove(scope: ConsoleScope, id: string): Promise<RemovedMemberView> {
+    return this.uow.run(async () => {
+      const member = await this.getMember(scope.organizationId, id);
+      if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1) throw new Conflict(LAST_OWNER);
+      const at = new Date();
+      if (!(await this.operators.markRemoved(scope.organizationId, id, at))) throw new NotFound(MEMBER_NOT_FOUND);
+      const sessionsEnded = await this.sessions.revokeAllOf(id);
+      await this.resets.revokeAllOf(scope.organizationId, id, at);
+      await this.audit.record(scope, 'operator.removed', { type: 'operator', id }, { email: member.email, role: member.role, sessionsEnded });
+      return { ...toView(member), removedAt: at.toISOString(), sessionsEnded };
+    });
+  }
+
+  /** A one-time link that sets a new password for the operator; earlier unused links of it stop working. */
+  async issuePasswordReset(scope: ConsoleScope, id: string): Promise<PasswordResetLinkView> {
+    if (id === scope.operatorId) throw InvalidInput.of('id', 'use POST /auth/password to change your own password');
+    const token = randomToken(TOKEN_BYTES);
+    const expiresAt = new Date(Date.now() + this.config.passwordResetTtlSeconds * 1000);
+    await this.uow.run(async () => {
+      const member = await this.getMember(scope.organizationId, id);
+      await this.resets.revokeAllOf(scope.organizationId, id, new Date());
+      const reset = await this.resets.create(scope.organizationId, { operatorId: id, tokenHash: sha256Hex(token), issuedById: scope.operatorId, expiresAt });
+      await this.audit.record(scope, 'operator.password_reset_issued', { type: 'operator', id }, { email: member.email, resetId: reset.id, expiresAt: expiresAt.toISOString() });
+    });
+    return { operatorId: id, token, path: `${RESET_PATH}?token=${encodeURIComponent(token)}`, expiresAt: expiresAt.toISOString() };
+  }
+
+  /**
+   * Consumes a reset link (no session: the token is the credential): sets the new password and ends every session
+   * of the operator. The claim is conditional, so of two uses racing with one token one commits.
+   */
+  async resetPassword(token: string, newPassword: string): Promise<{ sessionsEnded: number }> {
+    const reset = await this.resets.findByTokenHash(sha256Hex(token));
+    if (!reset || reset.usedAt || reset.revokedAt || reset.expiresAt <= new Date()) throw InvalidInput.of('token', INVALID_LINK);
+    const passwordHash = await this.passwords.hash(newPassword);
+    return this.uow.run(async () => {
+      if (!(await this.resets.claim(reset.id, new Date()))) throw InvalidInput.of('token', INVALID_LINK);
+      const member = await this.operators.findMember(reset.organizationId, reset.operatorId);
+      if (!member) throw InvalidInput.of('token', INVALID_LINK);
+      await this.operators.setPasswordHash(member.id, passwordHash);
+      const sessionsEnded = await this.sessions.revokeAllOf(member.id);
+      const actor = { operatorId: member.id, organizationId: member.organizationId, email: member.email, sessionId: '', role: member.role as OperatorRole, platformAdmin: false };
+      await this.audit.record(actor, 'operator.password_reset', { type: 'operator', id: member.id }, { resetId: reset.id, sessionsEnded });
+      return { sessionsEnded };
+    });
+  }
+
+  private async getMember(organizationId: string, id: string): Promise<Operator> {
+    const member = await this.operators.findMember(organizationId, id);
+    if (!member) throw new NotFound(MEMBER_NOT_FOUND);
+    return member;
+  }
+}
+
+function toView(operator: Operator): MemberView {
+  return {
+    id: operator.id,
+    email: operator.email,
+    role: operator.role as OperatorRole,
+    lastSignInAt: operator.lastLoginAt?.toISOString() ?? null,
+    createdAt: operator.createdAt.toISOString(),
+  };
+}
