@@ -13,7 +13,8 @@ describe('read windows (issue 29, finding 5)', () => {
 
   it("narrows a list's since/until to the window, never widens it", () => {
     const window = { since: at(10), until: at(20) };
-    expect(withinWindow({ kind: 'x' }, window)).toEqual({ kind: 'x', since: at(10), until: at(20) });
+    const filter: { kind: string; since?: Date; until?: Date } = { kind: 'x' };
+    expect(withinWindow(filter, window)).toEqual({ kind: 'x', since: at(10), until: at(20) });
     expect(withinWindow({ since: at(15), until: at(30) }, window)).toEqual({ since: at(15), until: at(20) });
     expect(withinWindow({ since: at(0), until: at(12) }, window)).toEqual({ since: at(10), until: at(12) });
     expect(withinWindow({ since: at(5) }, {})).toEqual({ since: at(5), until: undefined });
