@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../core/config/app-config.js';
 import { ApiError } from '../core/http/api-error.js';
-import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
+import { API_KEY_HEADERS_MISSING, ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { AUTH_KIND, SAME_ORIGIN_ONLY, type AuthKind } from './auth.decorators.js';
 import { readSessionCookie, setSessionCookie } from './cookies.js';
 import { assertSameOrigin } from './same-origin.js';
@@ -11,6 +11,22 @@ import { SessionsService } from './sessions/sessions.service.js';
 
 export const AUTHENTICATION_REQUIRED = 'Authentication required';
 export const SESSION_INVALID = 'Session expired or invalid';
+
+export const KEY_HEADERS = ['x-access-key', 'x-secret-key'] as const;
+
+/**
+ * Both key headers, or 401 naming the missing ones (in `errors`) and, for a caller who tried
+ * `Authorization: Bearer` (what most APIs want), saying that this one does not take it.
+ */
+function assertKeyHeaders(req: Request): void {
+  const missing = KEY_HEADERS.filter((h) => typeof req.headers[h] !== 'string' || req.headers[h] === '');
+  if (missing.length === 0) return;
+  const bearer = /^bearer\s/i.test(req.headers.authorization ?? '');
+  const message = bearer
+    ? `${API_KEY_HEADERS_MISSING}: Authorization: Bearer is not used here; send x-access-key and x-secret-key`
+    : `${API_KEY_HEADERS_MISSING}: send x-access-key and x-secret-key`;
+  throw new ApiError(401, message, { errors: missing.map((field) => ({ field, message: `${field} header is required` })) });
+}
 
 /**
  * Secure by default: every route must say how it is authenticated (@Public, @ApiKeyAuth, @ConsoleAuth).
@@ -37,6 +53,7 @@ export class AuthGuard implements CanActivate {
       case 'public':
         return true;
       case 'apiKey':
+        assertKeyHeaders(req);
         req.apiKey = await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
         return true;
       case 'console': {

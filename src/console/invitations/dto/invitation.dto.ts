@@ -13,7 +13,7 @@ export class CreateInvitationDto {
   @MaxLength(254, { message: `${EMAIL_MESSAGE} of at most 254 characters` })
   email: string;
 
-  @ApiPropertyOptional({ enum: OPERATOR_ROLES, default: 'member', description: 'owner: may invite operators too' })
+  @ApiPropertyOptional({ enum: OPERATOR_ROLES, description: 'member when absent; owner: may invite operators too' })
   @ValidateIf((dto: CreateInvitationDto) => dto.role !== undefined)
   @IsIn(OPERATOR_ROLES, { message: `role must be one of ${OPERATOR_ROLES.join(', ')}` })
   role?: OperatorRole;
