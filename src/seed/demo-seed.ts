@@ -53,7 +53,8 @@ async function seed(): Promise<void> {
       if (!existing || existing.disconnectedAt) await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
       // An account connected before webhook subscriptions were made on connect (an older local database).
       else if (!existing.webhooksSubscribed) await app.get(WebhookSubscription).resubscribe(scope, wabaId);
-      const numbers = await app.get(PhoneNumbersService).sync(scope, wabaId);
+      await app.get(PhoneNumbersService).sync(scope, wabaId);
+      const numbers = await app.get(PhoneNumbersService).list(scope.organizationId, wabaId, { page: 1, limit: 100 });
       const templates = await app.get(TemplatesService).sync(scope, wabaId);
       result.businessAccount = { wabaId, phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`), templates: templates.counts };
       result.apiKey = await demoKey(app.get(ApiKeysService), app.get(ApiKeysRepository), scope, wabaId, env.SEED_KEY_FILE);
