@@ -122,7 +122,7 @@ cat <<INFO
   Upstream       $UPSTREAM_BASE_URL
   Demo data      $(echo "$SEED_OUT" | sed '2,$s/^/                 /')
 
-  Walk-through:  README.md "First hour" (paste it top to bottom). With these values:
+  Walk-through:  README.md "The first hour" (paste it top to bottom), after this line:
     export API=$API ACCESS_KEY=$DEMO_ACCESS_KEY SECRET_KEY=$DEMO_SECRET_KEY
     export SIM=${SEED_SIMULATOR_URL:-<no simulator: UPSTREAM_BASE_URL is given>}
 

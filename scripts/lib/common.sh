@@ -131,6 +131,16 @@ build_web() {
   npm run --silent build:web
 }
 
+# The README's walk-through (test/e2e/first-hour.e2e-spec.ts runs it as printed) reads answers with jq.
+ensure_jq() {
+  command -v jq >/dev/null && return 0
+  [ "$(id -u)" -eq 0 ] || die "the README walk-through test needs jq; install it with: sudo apt-get install -y jq"
+  say "installing jq for the README walk-through test (one-time)"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq jq \
+    || { apt-get -o DPkg::Lock::Timeout=120 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq jq; }
+  command -v jq >/dev/null || die "apt-get install jq did not provide jq"
+}
+
 # The browser tests drive Debian's Chromium (Playwright cannot download browsers on these machines).
 ensure_chromium() {
   [ -x /usr/bin/chromium ] && return 0

@@ -15,17 +15,15 @@ export const SESSION_INVALID = 'Session expired or invalid';
 export const KEY_HEADERS = ['x-access-key', 'x-secret-key'] as const;
 
 /**
- * Both key headers, or 401 naming the missing ones (in `errors`) and, for a caller who tried
- * `Authorization: Bearer` (what most APIs want), saying that this one does not take it.
+ * Both key headers, or the contract's 401 `API key headers missing` with `errors` naming each missing header; a
+ * caller who sent `Authorization: Bearer` (what most APIs want) is told that this one does not take it.
  */
 function assertKeyHeaders(req: Request): void {
   const missing = KEY_HEADERS.filter((h) => typeof req.headers[h] !== 'string' || req.headers[h] === '');
   if (missing.length === 0) return;
   const bearer = /^bearer\s/i.test(req.headers.authorization ?? '');
-  const message = bearer
-    ? `${API_KEY_HEADERS_MISSING}: Authorization: Bearer is not used here; send x-access-key and x-secret-key`
-    : `${API_KEY_HEADERS_MISSING}: send x-access-key and x-secret-key`;
-  throw new ApiError(401, message, { errors: missing.map((field) => ({ field, message: `${field} header is required` })) });
+  const why = bearer ? 'header is required (Authorization: Bearer is not used; send x-access-key and x-secret-key)' : 'header is required';
+  throw new ApiError(401, API_KEY_HEADERS_MISSING, { errors: missing.map((field) => ({ field, message: `${field} ${why}` })) });
 }
 
 /**

@@ -36,7 +36,7 @@ function hasBody(req: Request): boolean {
  * held it). `undefined` when the body may be read as JSON (or is the upload route's multipart).
  */
 export function contentTypeRefusal(req: Request): { message: string; errors: Array<{ field: string; message: string }> } | undefined {
-  if (!hasBody(req) || req.is('application/json', '+json')) return undefined;
+  if (!hasBody(req) || req.is(['application/json', '+json'])) return undefined;
   if (req.method === 'POST' && MULTIPART_ROUTE.test(req.path) && req.is('multipart/form-data')) return undefined;
   const given = req.headers['content-type'];
   const message = given ? `Content-Type ${given.split(';')[0]!.trim()} is not supported: send application/json` : 'Content-Type missing: send Content-Type: application/json';
