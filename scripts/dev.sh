@@ -54,9 +54,12 @@ export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}"
 start_services
 apply_migrations
 # The web console is built beside the TypeScript build, so the API starts with it ready (no 503, no warning).
+# (Stopped with the rest if the TypeScript build fails meanwhile.)
 build_web & WEB_BUILD_PID=$!
+CHILD_PIDS=("$WEB_BUILD_PID")
 build
 wait "$WEB_BUILD_PID" || die "building the web console failed; see above"
+CHILD_PIDS=()
 
 pretty() { node_modules/.bin/pino-pretty --colorize --singleLine --translateTime 'HH:MM:ss.l' --ignore 'pid,hostname,service' | sed -u "s/^/[$1] /"; }
 

@@ -151,3 +151,45 @@ describe('Foundation: graceful shutdown of the API process', () => {
     }
   });
 });
+
+describe('Foundation: a quiet start', () => {
+  /** Starts a built entry point at the default log level until it logs `ready`, then stops it: its log lines. */
+  async function startupLines(entry: string, ready: string, env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+    const child = spawn(process.execPath, [entry], { env: { ...testEnv({ LOG_LEVEL: 'info', ...env }), PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      for (let i = 0; i < 200 && !out.includes(ready); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain(ready);
+      // What else it says while it settles (scheduled tasks, listeners) counts too.
+      await new Promise((r) => setTimeout(r, 500));
+      child.kill('SIGTERM');
+      await exited;
+    } finally {
+      child.kill('SIGKILL');
+    }
+    return out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  const frameworkNarration = (lines: Array<Record<string, unknown>>) =>
+    lines.filter((l) => ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'].includes(String(l.context)));
+  const warnings = (lines: Array<Record<string, unknown>>) => lines.filter((l) => Number(l.level) >= 40).map((l) => l.msg);
+
+  it('the API says it listens, without a line per module and route and without a warning (the console is built)', async () => {
+    expect(existsSync('dist/web/index.html')).toBe(true);
+    const lines = await startupLines('dist/src/main.js', 'API listening', { PORT: String(await freePort()) });
+    expect(frameworkNarration(lines)).toEqual([]);
+    expect(warnings(lines)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('API listening');
+    expect(lines.length).toBeLessThanOrEqual(10); // 74 lines of framework narration before
+  });
+
+  it('the worker says it started, without framework chatter or a warning', async () => {
+    const lines = await startupLines('dist/src/worker.js', 'worker started', { WORKER_METRICS_PORT: '0' });
+    expect(frameworkNarration(lines)).toEqual([]);
+    expect(warnings(lines)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('worker started');
+  });
+});
