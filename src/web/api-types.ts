@@ -149,7 +149,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's business accounts */
+        /** The organization's business accounts, oldest connected first */
         get: operations["listBusinessAccounts"];
         put?: never;
         /** Connect a business account: the token is checked against the upstream platform, the app is subscribed to the account's webhooks (POST, then GET /{waba-id}/subscribed_apps), then the token is stored encrypted. Nothing is stored when any step fails. */
@@ -238,7 +238,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sync phone numbers from the upstream platform (all pages, all or nothing) */
+        /** Sync phone numbers from the upstream platform (all pages, all or nothing): what changed and when; GET lists them */
         post: operations["syncPhoneNumbers"];
         delete?: never;
         options?: never;
@@ -272,7 +272,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sync message templates from the upstream platform (all pages, all or nothing) */
+        /** Sync message templates from the upstream platform (all pages, all or nothing): what changed and when; GET lists them */
         post: operations["syncTemplates"];
         delete?: never;
         options?: never;
@@ -941,9 +941,36 @@ export interface components {
             /** @description Display name; defaults to the name the upstream platform reports */
             name?: string;
         };
+        PageInfo: {
+            /** @example 1 */
+            page: number;
+            /** @example 20 */
+            limit: number;
+            /**
+             * @description Items matching the filters
+             * @example 1
+             */
+            total: number;
+            /** @example 1 */
+            totalPages: number;
+        };
         ReplaceAccessTokenDto: {
             /** @description A new system-user access token; checked against the upstream platform, stored encrypted */
             accessToken: string;
+        };
+        SyncCounts: {
+            added: number;
+            updated: number;
+            removed: number;
+            total: number;
+        };
+        PhoneNumberSyncResult: {
+            counts: components["schemas"]["SyncCounts"];
+            /**
+             * Format: date-time
+             * @description When this sync wrote (the account view shows it as phoneNumbersSyncedAt)
+             */
+            syncedAt: string;
         };
         PhoneNumber: {
             /**
@@ -985,19 +1012,6 @@ export interface components {
             /** Format: date-time */
             syncedAt: string;
         };
-        SyncCounts: {
-            added: number;
-            updated: number;
-            removed: number;
-            total: number;
-        };
-        PhoneNumberSyncResult: {
-            /** @description Every number of the account after the sync */
-            items: components["schemas"]["PhoneNumber"][];
-            counts: components["schemas"]["SyncCounts"];
-            /** Format: date-time */
-            syncedAt: string;
-        };
         TemplateSyncCounts: {
             added: number;
             updated: number;
@@ -1007,8 +1021,11 @@ export interface components {
         };
         TemplateSyncResult: {
             counts: components["schemas"]["TemplateSyncCounts"];
-            /** Format: date-time */
-            lastSyncedAt: string;
+            /**
+             * Format: date-time
+             * @description When this sync wrote (the account view shows it as templatesSyncedAt)
+             */
+            syncedAt: string;
         };
         TemplateParameterCounts: {
             /** @example 0 */
@@ -1119,19 +1136,6 @@ export interface components {
              *     ]
              */
             users: string[];
-        };
-        PageInfo: {
-            /** @example 1 */
-            page: number;
-            /** @example 20 */
-            limit: number;
-            /**
-             * @description Items matching the filters
-             * @example 1
-             */
-            total: number;
-            /** @example 1 */
-            totalPages: number;
         };
         UnblockedUserView: {
             /** @example 16505551234 */
@@ -1248,11 +1252,10 @@ export interface components {
              */
             email: string;
             /**
-             * @description owner: may invite operators too
-             * @default member
+             * @description member when absent; owner: may invite operators too
              * @enum {string}
              */
-            role: "owner" | "member";
+            role?: "owner" | "member";
         };
         InvitationView: {
             /** Format: uuid */
@@ -1368,8 +1371,8 @@ export interface components {
         TextContentDto: {
             /** @example Your parcel is ready for pickup. */
             body: string;
-            /** @default false */
-            previewUrl: boolean;
+            /** @description Show a preview of the first URL in the body; false when absent */
+            previewUrl?: boolean;
             /** @description Meta's spelling of previewUrl */
             preview_url?: boolean;
         };
@@ -2392,10 +2395,11 @@ export type AccountStandingView = components['schemas']['AccountStandingView'];
 export type MarketingMessagesView = components['schemas']['MarketingMessagesView'];
 export type BusinessAccountView = components['schemas']['BusinessAccountView'];
 export type ConnectBusinessAccountDto = components['schemas']['ConnectBusinessAccountDto'];
+export type PageInfo = components['schemas']['PageInfo'];
 export type ReplaceAccessTokenDto = components['schemas']['ReplaceAccessTokenDto'];
-export type PhoneNumber = components['schemas']['PhoneNumber'];
 export type SyncCounts = components['schemas']['SyncCounts'];
 export type PhoneNumberSyncResult = components['schemas']['PhoneNumberSyncResult'];
+export type PhoneNumber = components['schemas']['PhoneNumber'];
 export type TemplateSyncCounts = components['schemas']['TemplateSyncCounts'];
 export type TemplateSyncResult = components['schemas']['TemplateSyncResult'];
 export type TemplateParameterCounts = components['schemas']['TemplateParameterCounts'];
@@ -2404,7 +2408,6 @@ export type BlockedUserView = components['schemas']['BlockedUserView'];
 export type BlockFailureView = components['schemas']['BlockFailureView'];
 export type BlockUsersResultView = components['schemas']['BlockUsersResultView'];
 export type BlockUsersDto = components['schemas']['BlockUsersDto'];
-export type PageInfo = components['schemas']['PageInfo'];
 export type UnblockedUserView = components['schemas']['UnblockedUserView'];
 export type MarketingPreferenceView = components['schemas']['MarketingPreferenceView'];
 export type CreatedApiKeyView = components['schemas']['CreatedApiKeyView'];
@@ -2599,6 +2602,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (email, password ≥ 10 characters, organizationName; inviteToken unknown, used, revoked or expired; email not the invited one) */
             422: {
                 headers: {
@@ -2663,6 +2681,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -2788,6 +2821,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -2937,14 +2985,18 @@ export interface operations {
     };
     listBusinessAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description One page (default 20, at most 100), oldest connected first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2955,7 +3007,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["BusinessAccountView"][];
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["BusinessAccountView"][];
+                        };
                     };
                 };
             };
@@ -2971,6 +3025,15 @@ export interface operations {
                      *       "message": "Unauthorized"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (page, limit) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -3044,6 +3107,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3306,6 +3384,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3678,7 +3771,11 @@ export interface operations {
     };
     listPhoneNumbers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
             header?: never;
             path: {
                 wabaId: string;
@@ -3687,7 +3784,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description One page (default 20, at most 100): current numbers first, by display number */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3698,7 +3795,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["PhoneNumber"][];
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["PhoneNumber"][];
+                        };
                     };
                 };
             };
@@ -3729,6 +3828,15 @@ export interface operations {
                      *       "message": "Not Found"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (page, limit) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -3855,6 +3963,9 @@ export interface operations {
     listTemplates: {
         parameters: {
             query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
                 status?: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED" | "IN_APPEAL" | "LIMIT_EXCEEDED" | "LOCKED" | "ARCHIVED" | "DELETED" | "PENDING_DELETION" | "FLAGGED";
                 name?: string;
             };
@@ -3866,7 +3977,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description One page (default 20, at most 100), by name then language */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3877,7 +3988,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["Template"][];
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["Template"][];
+                        };
                     };
                 };
             };
@@ -3911,7 +4024,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (status) */
+            /** @description Field Validation Failed (status, page, limit) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4073,6 +4186,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4456,6 +4584,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (wabaId, name) */
             422: {
                 headers: {
@@ -4770,6 +4913,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (email, role) */
             422: {
                 headers: {
@@ -4933,7 +5091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5005,7 +5163,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5030,6 +5188,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -5132,7 +5305,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5200,7 +5373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6005,6 +6178,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "message": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
