@@ -37,6 +37,26 @@ describe('Foundation: envelope, errors, request ids, docs, health', () => {
     expect(res.body).toEqual({ statusCode: 400, message: 'Malformed JSON body' });
   });
 
+  it("answers a body not sent as JSON with 415 naming content-type (curl's default form type, or none), before reading it as an empty object", async () => {
+    const body = JSON.stringify({ email: 'someone@example.com', password: 'not the password' });
+    const raw = (headers: Record<string, string>) => fetch(`${t.url}/auth/login`, { method: 'POST', headers, body });
+    const form = await raw({ 'content-type': 'application/x-www-form-urlencoded' });
+    expect([form.status, await form.json()]).toEqual([415, {
+      statusCode: 415,
+      message: 'Content-Type application/x-www-form-urlencoded is not supported: send application/json',
+      errors: [{ field: 'content-type', message: 'must be application/json' }],
+    }]);
+    // fetch sets text/plain for a string body; a blob without a type leaves the header out.
+    const none = await fetch(`${t.url}/auth/login`, { method: 'POST', body: new Blob([body]) });
+    expect([none.status, await none.json()]).toEqual([415, {
+      statusCode: 415,
+      message: 'Content-Type missing: send Content-Type: application/json',
+      errors: [{ field: 'content-type', message: 'must be application/json' }],
+    }]);
+    // The same body as JSON reaches the route (a wrong password: 401).
+    expect((await raw({ 'content-type': 'application/json; charset=utf-8' })).status).toBe(401);
+  });
+
   it('answers a body over the limit with a 413 envelope', async () => {
     const big = JSON.stringify({ pad: 'x'.repeat(t.config.bodyLimitBytes + 10) });
     const res = await t.http.post('/auth/login').set('content-type', 'application/json').send(big);

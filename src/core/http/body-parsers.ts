@@ -84,8 +84,11 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
       const e = err as { type?: string; status?: number };
       if (e.type === 'entity.too.large') return sendEnvelope(res, 413, 'Payload Too Large');
       if (e.type === 'entity.parse.failed') return sendEnvelope(res, 400, 'Malformed JSON body');
-      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-        return sendEnvelope(res, 415, 'Unsupported body encoding');
+      if (e.type === 'encoding.unsupported') {
+        return sendEnvelope(res, 415, 'Unsupported body encoding', { errors: [{ field: 'content-encoding', message: 'must be identity, gzip, deflate or br' }] });
+      }
+      if (e.type === 'charset.unsupported') {
+        return sendEnvelope(res, 415, 'Unsupported body encoding', { errors: [{ field: 'content-type', message: 'charset must be utf-8' }] });
       }
       return sendEnvelope(res, e.status && e.status < 500 ? e.status : 400, 'Invalid request body');
     });
