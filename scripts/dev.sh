@@ -42,9 +42,10 @@ pick_port() { # <variable> <default>
   if [ -n "$given" ]; then chosen="$given"
   elif [ "$wanted" -le 0 ] 2>/dev/null; then chosen="$wanted" # 0 = any free port, -1 = none (the worker's metrics)
   else
-    chosen="$(free_port "$wanted")"
+    chosen="$(claim_port "$wanted")"
     [ "$chosen" = "$wanted" ] || say "$name $wanted is taken (another clone?); using $chosen"
   fi
+  [ -n "$chosen" ] || die "could not pick a port for $name"
   export "$name=$chosen"
 }
 pick_port PORT 3000
@@ -103,6 +104,9 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 curl -sf "$API/health/ready" >/dev/null || die "the API did not become ready within 60 s"
+# Ready was answered by this script's API, not by something else on that port: every process still runs.
+sleep 0.5
+for pid in "${CHILD_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a process exited during start-up; see its output above"; done
 
 say "seeding demo data…"
 SEED_OUT="$(env "${SEED_ARGS[@]}" SEED_KEY_FILE="$STATE_DIR/demo-key.json" node dist/src/seed/demo-seed.js)" || die "seeding failed"
