@@ -16,6 +16,10 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,
+    // One bundle (≈ 540 kB, 150 kB gzipped: React and the generated API types), cached immutably under a hashed
+    // name and only ever loaded from this origin: splitting it would buy an operator console nothing. The default
+    // 500 kB limit warned on every cold start although nothing was wrong.
+    chunkSizeWarningLimit: 1024,
   },
   server: {
     // `npx vite` for UI work: API calls go to a running ./scripts/dev.sh (API_URL, default port 3000).

@@ -427,7 +427,7 @@ async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: str
 
 /**
  * The feed with its `beyond` subquery evaluated once per statement instead of once per row returned (a MATERIALIZED
- * CTE holds the horizon and `beyond`): the variant bench/RESULTS.md proposes. Undefined when the feed's SQL no longer
+ * CTE holds the horizon and `beyond`): the variant bench/history/2026-11-22-to-26.md ("Storage") proposes. Undefined when the feed's SQL no longer
  * has the shape this rewrite expects.
  */
 function beyondOnce(text: string): string | undefined {

@@ -31,20 +31,36 @@ if [ ! -f .env ]; then
       .replace(/^WHATSAPP_VERIFY_TOKEN=.*$/m, "WHATSAPP_VERIFY_TOKEN=" + c.randomBytes(16).toString("hex"));
     fs.writeFileSync(".env", text, { mode: 0o600 });'
 fi
-GIVEN_PORT="${PORT:-}"
+# Ports: a value set in the environment always wins, as it is. Otherwise .env's value (or the default) when it is
+# free, else any free port: a second clone started beside the first comes up on ports of its own.
+declare -A GIVEN_PORTS=()
+for name in PORT WORKER_METRICS_PORT SIMULATOR_PORT; do GIVEN_PORTS[$name]="${!name:-}"; done
 load_env_file .env
-
-# A PORT given in the environment is used as it is; otherwise .env's (3000), or a free one if that is taken.
-if [ -n "$GIVEN_PORT" ]; then PORT="$GIVEN_PORT"; else PORT="$(free_port "${PORT:-3000}")"; fi
-export PORT
+pick_port() { # <variable> <default>
+  local name="$1" given="${GIVEN_PORTS[$1]}" wanted chosen
+  wanted="${!name:-$2}"
+  if [ -n "$given" ]; then chosen="$given"
+  elif [ "$wanted" -le 0 ] 2>/dev/null; then chosen="$wanted" # 0 = any free port, -1 = none (the worker's metrics)
+  else
+    chosen="$(claim_port "$wanted")"
+    [ "$chosen" = "$wanted" ] || say "$name $wanted is taken (another clone?); using $chosen"
+  fi
+  [ -n "$chosen" ] || die "could not pick a port for $name"
+  export "$name=$chosen"
+}
+pick_port PORT 3000
+pick_port WORKER_METRICS_PORT 9464
 # Inbound media links (GET /messages/:id → media.url) point at this API unless told otherwise.
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}"
-# The worker's metrics and health port (GET /metrics, /health): the given one, else 9464 or the next free one.
-WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$(free_port 9464)}"
-export WORKER_METRICS_PORT
 start_services
 apply_migrations
+# The web console is built beside the TypeScript build, so the API starts with it ready (no 503, no warning).
+# (Stopped with the rest if the TypeScript build fails meanwhile.)
+build_web & WEB_BUILD_PID=$!
+CHILD_PIDS=("$WEB_BUILD_PID")
 build
+wait "$WEB_BUILD_PID" || die "building the web console failed; see above"
+CHILD_PIDS=()
 
 pretty() { node_modules/.bin/pino-pretty --colorize --singleLine --translateTime 'HH:MM:ss.l' --ignore 'pid,hostname,service' | sed -u "s/^/[$1] /"; }
 
@@ -55,7 +71,7 @@ export PARENT_GUARD_PID=$$
 # The simulator stands in for Meta unless UPSTREAM_BASE_URL points somewhere real.
 SEED_ARGS=()
 if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
-  SIMULATOR_PORT="${SIMULATOR_PORT:-$(free_port 4010)}"
+  pick_port SIMULATOR_PORT 4010
   say "starting the WhatsApp Cloud API simulator on port $SIMULATOR_PORT…"
   SIMULATOR_PORT="$SIMULATOR_PORT" SIMULATOR_WEBHOOK_URL="${SIMULATOR_WEBHOOK_URL:-http://127.0.0.1:$PORT/webhooks/whatsapp}" \
     node --import tsx --import ./scripts/stack/parent-guard.mjs simulator/main.ts > >(sed -u 's/^/[simulator] /') 2>&1 &
@@ -63,7 +79,9 @@ if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
   export UPSTREAM_BASE_URL="http://127.0.0.1:$SIMULATOR_PORT/v23.0"
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null && break; sleep 0.2; done
   curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null || die "the simulator did not start"
-  SEED_ARGS=(SEED_WABA_ID="${SEED_WABA_ID:-310000000000001}" SEED_ACCESS_TOKEN="${SEED_ACCESS_TOKEN:-sim-token-waba-1}")
+  SEED_SIMULATOR_URL="http://127.0.0.1:$SIMULATOR_PORT"
+  SEED_ARGS=(SEED_WABA_ID="${SEED_WABA_ID:-310000000000001}" SEED_ACCESS_TOKEN="${SEED_ACCESS_TOKEN:-sim-token-waba-1}"
+    SEED_SIMULATOR_URL="$SEED_SIMULATOR_URL")
 fi
 
 NODE_ARGS=(--import ./scripts/stack/parent-guard.mjs)
@@ -86,9 +104,9 @@ for _ in $(seq 1 300); do
   sleep 0.2
 done
 curl -sf "$API/health/ready" >/dev/null || die "the API did not become ready within 60 s"
-
-# The web console is built while nothing waits on it: the API is already answering (/console says 503 until then).
-build_web
+# Ready was answered by this script's API, not by something else on that port: every process still runs.
+sleep 0.5
+for pid in "${CHILD_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a process exited during start-up; see its output above"; done
 
 say "seeding demo data…"
 SEED_OUT="$(env "${SEED_ARGS[@]}" SEED_KEY_FILE="$STATE_DIR/demo-key.json" node dist/src/seed/demo-seed.js)" || die "seeding failed"
@@ -98,20 +116,25 @@ read -r DEMO_ACCESS_KEY DEMO_SECRET_KEY < <(node -e '
   console.log(k ? `${k.accessKey} ${k.secretKey}` : "<your-access-key> <your-secret-key>")' <<<"$SEED_OUT")
 CONSOLE_LOGIN="$(node -e 'const l = JSON.parse(require("fs").readFileSync(0, "utf8")).consoleLogin; console.log(`${l.email} / ${l.password}`)' <<<"$SEED_OUT")"
 
+WORKER_METRICS="http://127.0.0.1:$WORKER_METRICS_PORT/metrics"
+[ "$WORKER_METRICS_PORT" -gt 0 ] 2>/dev/null || WORKER_METRICS="(WORKER_METRICS_PORT=$WORKER_METRICS_PORT: see the worker's log)"
 cat <<INFO
 
   API            $API
-  Web console    $API/console   (queue health: $API/console/queues)
+  Web console    $API/console
   Console login  $CONSOLE_LOGIN
-  Swagger UI     $API/swagger/docs
+  Swagger UI     $API/swagger/docs   (Authorize with the key pair below; every example works as given)
   Health         $API/health/ready
-  Metrics        $API/metrics   (worker: http://127.0.0.1:$WORKER_METRICS_PORT/metrics)
+  Metrics        $API/metrics   (worker: $WORKER_METRICS)
   Upstream       $UPSTREAM_BASE_URL
   Demo data      $(echo "$SEED_OUT" | sed '2,$s/^/                 /')
 
-  Try:  curl -s -X POST $API/messages -H 'content-type: application/json' \\
-          -H "x-access-key: $DEMO_ACCESS_KEY" -H "x-secret-key: $DEMO_SECRET_KEY" \\
-          -d '{"phoneNumberId":"402000000000011","to":"447700900123","type":"template","templateName":"hello_world","templateLanguage":"en_US"}'
+  Walk-through:  README.md "The first hour" (paste it top to bottom), after this line:
+    export API=$API ACCESS_KEY=$DEMO_ACCESS_KEY SECRET_KEY=$DEMO_SECRET_KEY
+    export SIM=${SEED_SIMULATOR_URL:-<no simulator: UPSTREAM_BASE_URL is given>}
+
+  The queue board ($API/console/queues) is for platform administrators only; to make the demo login one:
+    DATABASE_URL=$DATABASE_URL REDIS_URL=$REDIS_URL npm run platform-admin -- grant ${CONSOLE_LOGIN%% /*}
 
   Ctrl-C stops everything this script started.
 INFO

@@ -16,6 +16,7 @@ move_ids_above_int32
 build
 build_web
 ensure_chromium
+ensure_jq
 
 # The fault suite (test/faults, `npm run test:faults`, about 2 minutes) starts its own PostgreSQL, Redis, API
 # and worker processes and breaks them on purpose. Full runs only (no jest arguments; SKIP_FAULTS=1 skips it),

@@ -29,7 +29,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
           'Send WhatsApp template and text messages through the WhatsApp Business Cloud platform and read back',
           'their lifecycle. Every response uses one envelope: `{statusCode, message, data}` on success (message',
           '`Success`), `{statusCode, message, errors?}` on failure, with one `{field, message}` per failing field on',
-          '422 `Field Validation Failed`. Every response carries `x-request-id`.',
+          '422 `Field Validation Failed`. Every response carries `x-request-id`. A request body is JSON: one sent',
+          'without `Content-Type: application/json` is refused with 415 naming `content-type`.',
           '',
           'Message routes use an API key pair (`x-access-key` + `x-secret-key`); console routes use the session',
           `cookie \`${cookie}\` set by \`POST /auth/login\`.`,
@@ -69,6 +70,9 @@ function packageVersion(): string {
 function withErrorEnvelopes(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
     for (const op of [item.get, item.post, item.put, item.patch, item.delete]) {
+      if (op?.requestBody && 'content' in op.requestBody && op.requestBody.content['application/json']) {
+        op.responses['415'] ??= { description: 'The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type`' };
+      }
       for (const [status, response] of Object.entries(op?.responses ?? {})) {
         const code = Number(status);
         if (code < 400 || !response || !('description' in response)) continue;

@@ -22,6 +22,7 @@ cleanup() {
     kill -TERM "$SERVICES_PID" 2>/dev/null || true
     wait "$SERVICES_PID" 2>/dev/null || true
   fi
+  release_ports
   exit "$code"
 }
 trap cleanup EXIT
@@ -131,6 +132,16 @@ build_web() {
   npm run --silent build:web
 }
 
+# The README's walk-through (test/e2e/first-hour.e2e-spec.ts runs it as printed) reads answers with jq.
+ensure_jq() {
+  command -v jq >/dev/null && return 0
+  [ "$(id -u)" -eq 0 ] || die "the README walk-through test needs jq; install it with: sudo apt-get install -y jq"
+  say "installing jq for the README walk-through test (one-time)"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq jq \
+    || { apt-get -o DPkg::Lock::Timeout=120 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq jq; }
+  command -v jq >/dev/null || die "apt-get install jq did not provide jq"
+}
+
 # The browser tests drive Debian's Chromium (Playwright cannot download browsers on these machines).
 ensure_chromium() {
   [ -x /usr/bin/chromium ] && return 0
@@ -143,6 +154,36 @@ ensure_chromium() {
     DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq chromium
   fi
   [ -x /usr/bin/chromium ] || die "apt-get install chromium did not provide /usr/bin/chromium"
+}
+
+# Ports dev.sh picks are claimed until it exits (one directory per port under PORT_CLAIMS, holding the claimer's pid),
+# so two clones started together never both pick a port that neither process has bound yet (the builds take a
+# minute between the pick and the bind). A claim whose process is gone is stale and taken over.
+PORT_CLAIMS="${TMPDIR:-/tmp}/bmapi-dev-port-claims"
+
+# A free port nobody else claimed: $1 when it is, else any; claimed for this script.
+claim_port() {
+  local port owner tries=0
+  mkdir -p "$PORT_CLAIMS"
+  port="$(free_port "${1:-0}")"
+  until mkdir "$PORT_CLAIMS/$port" 2>/dev/null; do
+    owner="$(cat "$PORT_CLAIMS/$port/pid" 2>/dev/null || true)"
+    if [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null; then rm -rf "$PORT_CLAIMS/$port"; continue; fi
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] || die "could not claim a free port under $PORT_CLAIMS"
+    port="$(free_port 0)"
+  done
+  echo $$ > "$PORT_CLAIMS/$port/pid"
+  echo "$port"
+}
+
+# This script's claims (cleanup calls it).
+release_ports() {
+  local claim
+  for claim in "$PORT_CLAIMS"/*/; do
+    [ "$(cat "$claim/pid" 2>/dev/null)" = "$$" ] && rm -rf "$claim"
+  done
+  return 0
 }
 
 free_port() {

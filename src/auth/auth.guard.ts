@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../core/config/app-config.js';
 import { ApiError } from '../core/http/api-error.js';
-import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
+import { API_KEY_HEADERS_MISSING, ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { AUTH_KIND, SAME_ORIGIN_ONLY, type AuthKind } from './auth.decorators.js';
 import { readSessionCookie, setSessionCookie } from './cookies.js';
 import { assertSameOrigin } from './same-origin.js';
@@ -13,6 +13,20 @@ import { SessionsService } from './sessions/sessions.service.js';
 
 export const AUTHENTICATION_REQUIRED = 'Authentication required';
 export const SESSION_INVALID = 'Session expired or invalid';
+
+export const KEY_HEADERS = ['x-access-key', 'x-secret-key'] as const;
+
+/**
+ * Both key headers, or the contract's 401 `API key headers missing` with `errors` naming each missing header; a
+ * caller who sent `Authorization: Bearer` (what most APIs want) is told that this one does not take it.
+ */
+function assertKeyHeaders(req: Request): void {
+  const missing = KEY_HEADERS.filter((h) => typeof req.headers[h] !== 'string' || req.headers[h] === '');
+  if (missing.length === 0) return;
+  const bearer = /^bearer\s/i.test(req.headers.authorization ?? '');
+  const why = bearer ? 'header is required (Authorization: Bearer is not used; send x-access-key and x-secret-key)' : 'header is required';
+  throw new ApiError(401, API_KEY_HEADERS_MISSING, { errors: missing.map((field) => ({ field, message: `${field} ${why}` })) });
+}
 
 /**
  * Secure by default: every route must say how it is authenticated (@Public, @ApiKeyAuth, @ConsoleAuth).
@@ -39,6 +53,7 @@ export class AuthGuard implements CanActivate {
       case 'public':
         return true;
       case 'apiKey':
+        assertKeyHeaders(req);
         req.apiKey = await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
         return true;
       case 'console': {

@@ -8,7 +8,7 @@ import { metricsAnswer } from '../core/metrics/metrics-endpoint.js';
 import { Metrics } from '../core/metrics/metrics.js';
 
 /**
- * Prometheus' scrape target (text exposition format, README "Metrics"): an operations endpoint, not part of
+ * Prometheus' scrape target (text exposition format, docs/operations-and-scaling.md "Metrics"): an operations endpoint, not part of
  * the API's OpenAPI document. Open unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>`.
  */
 @ApiExcludeController()

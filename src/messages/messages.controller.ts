@@ -27,7 +27,7 @@ import { SendMessageService } from './send/send-message.service.js';
 @ApiKeyAuth()
 @ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ButtonActionDto, ListActionDto, CtaUrlActionDto)
 @UseGuards(RateLimitGuard)
-@ApiResponse({ status: 401, description: '`API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
+@ApiResponse({ status: 401, description: '`API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
 @ApiResponse({
   status: 429,
   description: 'Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers',

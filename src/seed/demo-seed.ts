@@ -14,6 +14,7 @@ import { ApiKeysService } from '../console/api-keys/api-keys.service.js';
 import { OperatorsRepository } from '../console/operators/operators.repository.js';
 import { OperatorsService } from '../console/operators/operators.service.js';
 import { loadConfigOrExit } from '../core/config/load-config.js';
+import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
 
 /**
  * Demo data for local development (`npm run db:seed`, run by ./scripts/dev.sh): a demo operator, and when
@@ -21,8 +22,14 @@ import { loadConfigOrExit } from '../core/config/load-config.js';
  * account connected, its numbers and templates synced, and an API key pair. Idempotent: a second run reuses
  * what exists. Goes through the same services as the console, so the data is exactly what a user would make.
  *
+ * With the simulator (SEED_SIMULATOR_URL, given by dev.sh), the example customer also writes to the demo
+ * number (an inbound message through the simulator, the worker and the webhook path, as Meta would), which
+ * opens the 24 h customer service window that every session-message example of Swagger and the README needs;
+ * renewed on every run when it is older than an hour. Needs the API and the worker running.
+ *
  * Seed-only settings (read here, not by the service): SEED_EMAIL, SEED_PASSWORD, SEED_WABA_ID,
- * SEED_ACCESS_TOKEN, SEED_KEY_FILE (where the demo key pair is kept so later runs can show it again).
+ * SEED_ACCESS_TOKEN, SEED_KEY_FILE (where the demo key pair is kept so later runs can show it again),
+ * SEED_SIMULATOR_URL (the simulator's control endpoints, `http://127.0.0.1:4010`).
  */
 async function seed(): Promise<void> {
   const config = loadConfigOrExit();
@@ -46,15 +53,47 @@ async function seed(): Promise<void> {
       if (!existing || existing.disconnectedAt) await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
       // An account connected before webhook subscriptions were made on connect (an older local database).
       else if (!existing.webhooksSubscribed) await app.get(WebhookSubscription).resubscribe(scope, wabaId);
-      const numbers = await app.get(PhoneNumbersService).sync(scope, wabaId);
+      await app.get(PhoneNumbersService).sync(scope, wabaId);
+      const numbers = await app.get(PhoneNumbersService).list(scope.organizationId, wabaId, { page: 1, limit: 100 });
       const templates = await app.get(TemplatesService).sync(scope, wabaId);
       result.businessAccount = { wabaId, phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`), templates: templates.counts };
       result.apiKey = await demoKey(app.get(ApiKeysService), app.get(ApiKeysRepository), scope, wabaId, env.SEED_KEY_FILE);
+      const number = numbers.items.find((n) => n.status === 'CONNECTED');
+      if (env.SEED_SIMULATOR_URL && number) {
+        result.customerWindow = await openExampleWindow(app.get(ConversationWindowsRepository), env.SEED_SIMULATOR_URL, wabaId, number.phoneNumberId);
+      }
     }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await app.close();
   }
+}
+
+/** The customer of every example (`to` and `userId` of Swagger's POST /messages examples and the README). */
+const EXAMPLE_CUSTOMER = { phone: '447700900123', userId: 'US.13491208655302741918' };
+const WINDOW_RENEWED_AFTER_MS = 60 * 60 * 1000;
+
+/** The example customer writes to the number (through the simulator), unless it did within the hour; waits for the worker. */
+async function openExampleWindow(windows: ConversationWindowsRepository, simulatorUrl: string, wabaId: string, phoneNumberId: string): Promise<string> {
+  const opened = async () => {
+    const at = await Promise.all([windows.lastInboundAt(phoneNumberId, EXAMPLE_CUSTOMER.phone), windows.lastInboundAt(phoneNumberId, EXAMPLE_CUSTOMER.userId)]);
+    return at.every((d) => d && Date.now() - d.getTime() < WINDOW_RENEWED_AFTER_MS) ? new Date(Math.min(...at.map((d) => d!.getTime()))) : null;
+  };
+  let since = await opened();
+  if (!since) {
+    const res = await fetch(`${simulatorUrl}/_sim/inbound`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ wabaId, phoneNumberId, from: EXAMPLE_CUSTOMER.phone, userId: EXAMPLE_CUSTOMER.userId, name: 'Priya Shah', text: 'Hi! Where is my parcel?' }),
+    });
+    if (!res.ok) throw new Error(`the simulator refused the example customer's message: ${res.status} ${await res.text()}`);
+    for (let i = 0; i < 100 && !since; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      since = await opened();
+    }
+  }
+  if (!since) return `not open: the worker did not store ${EXAMPLE_CUSTOMER.phone}'s message within 15 s (is it running?)`;
+  return `${EXAMPLE_CUSTOMER.phone} / ${EXAMPLE_CUSTOMER.userId} may get any message type until ${new Date(since.getTime() + 24 * 3600 * 1000).toISOString()}`;
 }
 
 async function demoKey(keys: ApiKeysService, stored: ApiKeysRepository, scope: ConsoleScope, wabaId: string, file?: string) {

@@ -166,7 +166,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's business accounts */
+        /** The organization's business accounts, oldest connected first */
         get: operations["listBusinessAccounts"];
         put?: never;
         /**
@@ -258,7 +258,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sync phone numbers from the upstream platform (all pages, all or nothing) */
+        /** Sync phone numbers from the upstream platform (all pages, all or nothing): what changed and when; GET lists them */
         post: operations["syncPhoneNumbers"];
         delete?: never;
         options?: never;
@@ -292,7 +292,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sync message templates from the upstream platform (all pages, all or nothing) */
+        /** Sync message templates from the upstream platform (all pages, all or nothing): what changed and when; GET lists them */
         post: operations["syncTemplates"];
         delete?: never;
         options?: never;
@@ -1019,9 +1019,36 @@ export interface components {
             /** @description Display name; defaults to the name the upstream platform reports */
             name?: string;
         };
+        PageInfo: {
+            /** @example 1 */
+            page: number;
+            /** @example 20 */
+            limit: number;
+            /**
+             * @description Items matching the filters
+             * @example 1
+             */
+            total: number;
+            /** @example 1 */
+            totalPages: number;
+        };
         ReplaceAccessTokenDto: {
             /** @description A new system-user access token; checked against the upstream platform, stored encrypted */
             accessToken: string;
+        };
+        SyncCounts: {
+            added: number;
+            updated: number;
+            removed: number;
+            total: number;
+        };
+        PhoneNumberSyncResult: {
+            counts: components["schemas"]["SyncCounts"];
+            /**
+             * Format: date-time
+             * @description When this sync wrote (the account view shows it as phoneNumbersSyncedAt)
+             */
+            syncedAt: string;
         };
         PhoneNumber: {
             /**
@@ -1063,19 +1090,6 @@ export interface components {
             /** Format: date-time */
             syncedAt: string;
         };
-        SyncCounts: {
-            added: number;
-            updated: number;
-            removed: number;
-            total: number;
-        };
-        PhoneNumberSyncResult: {
-            /** @description Every number of the account after the sync */
-            items: components["schemas"]["PhoneNumber"][];
-            counts: components["schemas"]["SyncCounts"];
-            /** Format: date-time */
-            syncedAt: string;
-        };
         TemplateSyncCounts: {
             added: number;
             updated: number;
@@ -1085,8 +1099,11 @@ export interface components {
         };
         TemplateSyncResult: {
             counts: components["schemas"]["TemplateSyncCounts"];
-            /** Format: date-time */
-            lastSyncedAt: string;
+            /**
+             * Format: date-time
+             * @description When this sync wrote (the account view shows it as templatesSyncedAt)
+             */
+            syncedAt: string;
         };
         TemplateParameterCounts: {
             /** @example 0 */
@@ -1197,19 +1214,6 @@ export interface components {
              *     ]
              */
             users: string[];
-        };
-        PageInfo: {
-            /** @example 1 */
-            page: number;
-            /** @example 20 */
-            limit: number;
-            /**
-             * @description Items matching the filters
-             * @example 1
-             */
-            total: number;
-            /** @example 1 */
-            totalPages: number;
         };
         UnblockedUserView: {
             /** @example 16505551234 */
@@ -1328,11 +1332,10 @@ export interface components {
              */
             email: string;
             /**
-             * @description owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
-             * @default member
+             * @description member when absent; owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")
              * @enum {string}
              */
-            role: "owner" | "admin" | "member";
+            role?: "owner" | "admin" | "member";
         };
         InvitationView: {
             /** Format: uuid */
@@ -1502,8 +1505,8 @@ export interface components {
         TextContentDto: {
             /** @example Your parcel is ready for pickup. */
             body: string;
-            /** @default false */
-            previewUrl: boolean;
+            /** @description Show a preview of the first URL in the body; false when absent */
+            previewUrl?: boolean;
             /** @description Meta's spelling of previewUrl */
             preview_url?: boolean;
         };
@@ -2527,10 +2530,11 @@ export type AccountStandingView = components['schemas']['AccountStandingView'];
 export type MarketingMessagesView = components['schemas']['MarketingMessagesView'];
 export type BusinessAccountView = components['schemas']['BusinessAccountView'];
 export type ConnectBusinessAccountDto = components['schemas']['ConnectBusinessAccountDto'];
+export type PageInfo = components['schemas']['PageInfo'];
 export type ReplaceAccessTokenDto = components['schemas']['ReplaceAccessTokenDto'];
-export type PhoneNumber = components['schemas']['PhoneNumber'];
 export type SyncCounts = components['schemas']['SyncCounts'];
 export type PhoneNumberSyncResult = components['schemas']['PhoneNumberSyncResult'];
+export type PhoneNumber = components['schemas']['PhoneNumber'];
 export type TemplateSyncCounts = components['schemas']['TemplateSyncCounts'];
 export type TemplateSyncResult = components['schemas']['TemplateSyncResult'];
 export type TemplateParameterCounts = components['schemas']['TemplateParameterCounts'];
@@ -2539,7 +2543,6 @@ export type BlockedUserView = components['schemas']['BlockedUserView'];
 export type BlockFailureView = components['schemas']['BlockFailureView'];
 export type BlockUsersResultView = components['schemas']['BlockUsersResultView'];
 export type BlockUsersDto = components['schemas']['BlockUsersDto'];
-export type PageInfo = components['schemas']['PageInfo'];
 export type UnblockedUserView = components['schemas']['UnblockedUserView'];
 export type MarketingPreferenceView = components['schemas']['MarketingPreferenceView'];
 export type CreatedApiKeyView = components['schemas']['CreatedApiKeyView'];
@@ -2738,6 +2741,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (email, password ≥ 10 characters, organizationName; inviteToken unknown, used, revoked or expired; email not the invited one) */
             422: {
                 headers: {
@@ -2802,6 +2820,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 401,
                      *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -2932,6 +2965,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (currentPassword not the current password, newPassword ≥ 10 characters and not the current one) */
             422: {
                 headers: {
@@ -2988,6 +3036,21 @@ export interface operations {
                         message: string;
                         data: components["schemas"]["SessionsEndedView"];
                     };
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Field Validation Failed (token unknown, used, revoked or expired; newPassword ≥ 10 characters) */
@@ -3130,14 +3193,18 @@ export interface operations {
     };
     listBusinessAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description One page (default 20, at most 100), oldest connected first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3148,7 +3215,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["BusinessAccountView"][];
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["BusinessAccountView"][];
+                        };
                     };
                 };
             };
@@ -3164,6 +3233,15 @@ export interface operations {
                      *       "message": "Unauthorized"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (page, limit) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -3252,6 +3330,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3544,6 +3637,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3961,7 +4069,11 @@ export interface operations {
     };
     listPhoneNumbers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
             header?: never;
             path: {
                 wabaId: string;
@@ -3970,7 +4082,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description One page (default 20, at most 100): current numbers first, by display number */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3981,7 +4093,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["PhoneNumber"][];
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["PhoneNumber"][];
+                        };
                     };
                 };
             };
@@ -4012,6 +4126,15 @@ export interface operations {
                      *       "message": "Not Found"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (page, limit) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -4153,6 +4276,9 @@ export interface operations {
     listTemplates: {
         parameters: {
             query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
                 status?: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED" | "IN_APPEAL" | "LIMIT_EXCEEDED" | "LOCKED" | "ARCHIVED" | "DELETED" | "PENDING_DELETION" | "FLAGGED";
                 name?: string;
             };
@@ -4164,7 +4290,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description One page (default 20, at most 100), by name then language */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4175,7 +4301,9 @@ export interface operations {
                         statusCode: number;
                         /** @example Success */
                         message: string;
-                        data: components["schemas"]["Template"][];
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["Template"][];
+                        };
                     };
                 };
             };
@@ -4209,7 +4337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Field Validation Failed (status) */
+            /** @description Field Validation Failed (status, page, limit) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4386,6 +4514,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 404,
                      *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4799,6 +4942,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (wabaId, name) */
             422: {
                 headers: {
@@ -5123,6 +5281,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -5506,6 +5679,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Field Validation Failed (role) */
             422: {
                 headers: {
@@ -5678,7 +5866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5750,7 +5938,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5775,6 +5963,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -5877,7 +6080,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5945,7 +6148,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `API key headers missing`, or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
+            /** @description `API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -6750,6 +6953,21 @@ export interface operations {
                      * @example {
                      *       "statusCode": 413,
                      *       "message": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];

@@ -8,6 +8,8 @@ const time = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
 export const formatDateTime = (iso: string) => dateTime.format(new Date(iso));
 export const formatTime = (date: Date) => time.format(date);
 export const percent = (fraction: number) => `${(fraction * 100).toFixed(1)}%`;
+/** A rate of `total` messages: "—" when there is nothing to rate (0 of 0 is no 0.0 %). */
+export const rateOf = (fraction: number, total: number) => (total === 0 ? '—' : percent(fraction));
 
 export function DateTime({ iso, fallback = '—' }: { iso: string | null | undefined; fallback?: string }) {
   if (!iso) return <>{fallback}</>;

@@ -67,7 +67,7 @@ describe('Business account health: webhook subscription and credentials', () => 
       expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
       expect(await stack.prisma.phoneNumber.count({ where: { phoneNumberId: { in: upstream.phoneNumbers.map((p) => p.id) } } })).toBe(0);
       expect(await auditActions(operator)).toEqual([]);
-      expect((await stack.http.get('/business-accounts').set('cookie', operator.cookie)).body.data).toEqual([]);
+      expect((await stack.http.get('/business-accounts').set('cookie', operator.cookie)).body.data.items).toEqual([]);
 
       // Once Meta subscribes the app again, the same connect succeeds.
       stack.sim.setSubscriptionFault(upstream.wabaId, method, null);

@@ -53,7 +53,7 @@ describe('Console business accounts', () => {
       expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
       expect((await stateOf(operator)).audit).toEqual([]);
       const list = await stack.http.get('/business-accounts').set('cookie', operator.cookie);
-      expect(list.body.data).toEqual([]);
+      expect(list.body.data).toEqual({ items: [], page: 1, limit: 20, total: 0, totalPages: 0 });
     });
 
     it('rejects the token of another business account with 422 naming wabaId', async () => {
@@ -109,8 +109,8 @@ describe('Console business accounts', () => {
       expect(sync.status).toBe(200);
       expect(sync.body.data.counts).toEqual({ added: 0, updated: 3, removed: 1, total: 3 });
       const list = await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie);
-      expect(list.body.data).toHaveLength(4);
-      expect(list.body.data.filter((p: { removed: boolean }) => p.removed).map((p: { phoneNumberId: string }) => p.phoneNumberId)).toEqual([ghost]);
+      expect(list.body.data.total).toBe(4);
+      expect(list.body.data.items.filter((p: { removed: boolean }) => p.removed).map((p: { phoneNumberId: string }) => p.phoneNumberId)).toEqual([ghost]);
 
       const again = await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
       expect(again.body.data.counts).toEqual({ added: 0, updated: 3, removed: 0, total: 3 });
@@ -143,9 +143,9 @@ describe('Console business accounts', () => {
       expect(one.body.data).toMatchObject({ wabaId: account.wabaId, status: 'disconnected', disconnectedAt: res.body.data.disconnectedAt });
       expect(one.body.data.phoneNumbersSyncedAt).not.toBeNull();
       const list = await stack.http.get('/business-accounts').set('cookie', operator.cookie);
-      expect(list.body.data).toEqual([expect.objectContaining({ wabaId: account.wabaId, status: 'disconnected' })]);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body.data).toHaveLength(3);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body.data).toHaveLength(account.sim.templates.length);
+      expect(list.body.data.items).toEqual([expect.objectContaining({ wabaId: account.wabaId, status: 'disconnected' })]);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body.data.items).toHaveLength(3);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body.data.total).toBe(account.sim.templates.length);
       const keys = await stack.http.get('/api-keys').set('cookie', operator.cookie);
       expect(keys.body.data.items).toHaveLength(2);
       expect(keys.body.data.items.every((k: { revokedAt: string | null }) => k.revokedAt !== null)).toBe(true);
@@ -217,8 +217,8 @@ describe('Console business accounts', () => {
       }
       const one = await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', operator.cookie);
       expect(one.body.data).toMatchObject({ phoneNumbersSyncedAt: null, templatesSyncedAt: null });
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body.data).toEqual([]);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body.data).toEqual([]);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body.data.items).toEqual([]);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body.data.items).toEqual([]);
       const audit = await stack.http.get('/audit-log').set('cookie', operator.cookie);
       expect(audit.body.data.items.map((e: { action: string }) => e.action)).toEqual(['business_account.connected']);
     });

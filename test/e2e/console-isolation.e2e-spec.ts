@@ -80,7 +80,7 @@ describe('Console isolation between organizations', () => {
 
     const accounts = await stack.http.get('/business-accounts').set('cookie', b.operator.cookie);
     expect(accounts.status).toBe(200);
-    expect(accounts.body.data.map((x: { wabaId: string }) => x.wabaId)).toEqual([b.account.wabaId]);
+    expect(accounts.body.data.items.map((x: { wabaId: string }) => x.wabaId)).toEqual([b.account.wabaId]);
     expect(leaks(accounts.body)).toEqual([]);
 
     const keys = await stack.http.get('/api-keys').set('cookie', b.operator.cookie);

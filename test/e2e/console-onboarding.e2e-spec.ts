@@ -152,27 +152,29 @@ describe('Console onboarding, end to end', () => {
       expect(column).not.toContain(form);
     }
     const listed = await t.http.get('/business-accounts').set('cookie', cookie);
-    expect(listed.body.data.map((a: { wabaId: string }) => a.wabaId)).toEqual([upstream.wabaId]);
+    // Every list answers the same page shape as /api-keys.
+    expect(listed.body.data).toEqual({ items: [expect.objectContaining({ wabaId: upstream.wabaId })], page: 1, limit: 20, total: 1, totalPages: 1 });
 
     // --- phone numbers: first sync adds, second updates (no duplicates) -------------------------------
     const base = `/business-accounts/${upstream.wabaId}`;
     const expectedNumbers = upstream.phoneNumbers.map((p) => p.id).sort();
     const firstNumbers = await t.http.post(`${base}/phone-numbers/sync`).set('cookie', cookie);
     expect(firstNumbers.status).toBe(200);
-    expect(firstNumbers.body.data.counts).toEqual({ added: 3, updated: 0, removed: 0, total: 3 });
-    expect(firstNumbers.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(expectedNumbers);
+    // A sync answers what changed and when, in the same shape for numbers and templates.
+    expect(firstNumbers.body.data).toEqual({ counts: { added: 3, updated: 0, removed: 0, total: 3 }, syncedAt: expect.any(String) });
     const numbers = await t.http.get(`${base}/phone-numbers`).set('cookie', cookie);
     expect(numbers.status).toBe(200);
-    expect(numbers.body.data).toHaveLength(3);
+    expect(numbers.body.data).toMatchObject({ page: 1, limit: 20, total: 3, totalPages: 1 });
+    expect(numbers.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(expectedNumbers);
     const connectedNumber = upstream.phoneNumbers.find((p) => p.status === 'CONNECTED')!;
-    expect(numbers.body.data).toContainEqual(
+    expect(numbers.body.data.items).toContainEqual(
       expect.objectContaining({ phoneNumberId: connectedNumber.id, displayPhoneNumber: connectedNumber.display_phone_number, status: 'CONNECTED', qualityRating: 'GREEN', removed: false }),
     );
     const secondNumbers = await t.http.post(`${base}/phone-numbers/sync`).set('cookie', cookie);
     expect(secondNumbers.status).toBe(200);
     expect(secondNumbers.body.data.counts).toEqual({ added: 0, updated: 3, removed: 0, total: 3 });
     const afterResync = await t.http.get(`${base}/phone-numbers`).set('cookie', cookie);
-    expect(afterResync.body.data.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(expectedNumbers);
+    expect(afterResync.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(expectedNumbers);
     const account = await t.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: upstream.wabaId } });
     expect(await t.prisma.phoneNumber.count({ where: { businessAccountId: account.id } })).toBe(3);
 
@@ -182,31 +184,40 @@ describe('Console onboarding, end to end', () => {
     const approved = upstream.templates.filter((tpl) => tpl.status === 'APPROVED');
     const templateSync = await t.http.post(`${base}/templates/sync`).set('cookie', cookie);
     expect(templateSync.status).toBe(200);
-    expect(templateSync.body.data.counts).toEqual({ added: upstream.templates.length, updated: 0, removed: 0, total: upstream.templates.length, approved: approved.length });
+    expect(templateSync.body.data).toEqual({
+      counts: { added: upstream.templates.length, updated: 0, removed: 0, total: upstream.templates.length, approved: approved.length },
+      syncedAt: expect.any(String),
+    });
     const pageRequests = proxy.requests.filter((r) => r.path.startsWith(templatePath)).slice(pagesBefore);
     expect(pageRequests.length).toBeGreaterThanOrEqual(3);
     expect(pageRequests.slice(1).every((r) => new URL(r.path, 'http://x').searchParams.has('after'))).toBe(true);
 
-    const onlyApproved = await t.http.get(`${base}/templates?status=APPROVED`).set('cookie', cookie);
+    const onlyApproved = await t.http.get(`${base}/templates?status=APPROVED&limit=100`).set('cookie', cookie);
     expect(onlyApproved.status).toBe(200);
-    expect(onlyApproved.body.data).toHaveLength(approved.length);
-    expect(onlyApproved.body.data.every((tpl: { status: string; sendable: boolean }) => tpl.status === 'APPROVED' && tpl.sendable)).toBe(true);
-    const approvedKeys = onlyApproved.body.data.map((tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`);
+    expect(onlyApproved.body.data.total).toBe(approved.length);
+    expect(onlyApproved.body.data.items).toHaveLength(approved.length);
+    expect(onlyApproved.body.data.items.every((tpl: { status: string; sendable: boolean }) => tpl.status === 'APPROVED' && tpl.sendable)).toBe(true);
+    const approvedKeys = onlyApproved.body.data.items.map((tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`);
     expect(approvedKeys).not.toContain('summer_sale/en_GB');
     expect(approvedKeys).not.toContain('spring_sale/en_US');
     expect(approvedKeys).toContain('filler_000/en_US');
     const all = await t.http.get(`${base}/templates`).set('cookie', cookie);
-    expect(all.body.data).toHaveLength(upstream.templates.length);
+    expect(all.body.data).toMatchObject({ page: 1, limit: 20, total: upstream.templates.length, totalPages: Math.ceil(upstream.templates.length / 20) });
+    expect(all.body.data.items).toHaveLength(Math.min(20, upstream.templates.length));
+    // The pages together are every template once.
+    const pages = await Promise.all(Array.from({ length: all.body.data.totalPages }, (_, i) => t.http.get(`${base}/templates?page=${i + 1}`).set('cookie', cookie)));
+    const everyTemplate = pages.flatMap((p) => p.body.data.items.map((tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`));
+    expect(new Set(everyTemplate).size).toBe(upstream.templates.length);
 
     // parcel_update (last page): text header {{1}}, body {{1}} {{2}}, URL button {{1}} then a quick reply.
-    const parcel = onlyApproved.body.data.find((tpl: { name: string; language: string }) => tpl.name === 'parcel_update' && tpl.language === 'en_GB');
+    const parcel = onlyApproved.body.data.items.find((tpl: { name: string; language: string }) => tpl.name === 'parcel_update' && tpl.language === 'en_GB');
     expect(parcel).toBeDefined();
     expect(parcel.parameterCounts).toEqual({ header: 1, body: 2, buttons: { '0': 1 }, names: { header: ['1'], body: ['1', '2'] } });
-    const photo = onlyApproved.body.data.find((tpl: { name: string }) => tpl.name === 'delivery_photo');
+    const photo = onlyApproved.body.data.items.find((tpl: { name: string }) => tpl.name === 'delivery_photo');
     expect(photo.parameterCounts).toMatchObject({ header: 1, body: 1, buttons: {} });
-    const named = onlyApproved.body.data.find((tpl: { name: string }) => tpl.name === 'welcome_named');
+    const named = onlyApproved.body.data.items.find((tpl: { name: string }) => tpl.name === 'welcome_named');
     expect(named).toMatchObject({ parameterFormat: 'NAMED', parameterCounts: { header: 0, body: 2, names: { body: ['first_name', 'company'] } } });
-    const hello = onlyApproved.body.data.find((tpl: { name: string }) => tpl.name === 'hello_world');
+    const hello = onlyApproved.body.data.items.find((tpl: { name: string }) => tpl.name === 'hello_world');
     expect(hello.parameterCounts).toMatchObject({ header: 0, body: 0, buttons: {} });
 
     // A template deleted upstream is marked removed on the next sync; the rest are updated, not duplicated.
@@ -221,7 +232,7 @@ describe('Console onboarding, end to end', () => {
     expect(resync.body.data.counts).toEqual({ added: 0, updated: upstream.templates.length - 1, removed: 1, total: upstream.templates.length - 1, approved: approved.length - 1 });
     expect(await t.prisma.template.count({ where: { businessAccountId: account.id } })).toBe(upstream.templates.length);
     const helloAfter = await t.http.get(`${base}/templates?name=hello_world`).set('cookie', cookie);
-    expect(helloAfter.body.data).toEqual([expect.objectContaining({ name: 'hello_world', removed: true, sendable: false })]);
+    expect(helloAfter.body.data.items).toEqual([expect.objectContaining({ name: 'hello_world', removed: true, sendable: false })]);
 
     // --- API key pair: prefixes, entropy, the secret only in the creation response -------------------
     const created = await t.http.post('/api-keys').set('cookie', cookie).send({ wabaId: upstream.wabaId, name: 'orders-service' });

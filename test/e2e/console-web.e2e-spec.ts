@@ -81,7 +81,8 @@ describe('web console (headless Chromium)', () => {
 
     await page.getByRole('heading', { name: 'Business accounts', level: 1 }).waitFor();
     await visible(page, email);
-    await visible(page, 'No business account is connected yet');
+    // Empty states say what to do next, here with the simulator's spare account to connect.
+    await visible(page, 'No business account is connected yet. Next: enter its WABA ID and a system-user access token below');
 
     await page.getByLabel('WABA ID').fill(sim.wabaId);
     await page.getByLabel('Access token').fill('sim-token-wrong');
@@ -145,7 +146,7 @@ describe('web console (headless Chromium)', () => {
 
     // The events table is open before anything happens: new events must appear by themselves (polling).
     await page.goto(`${base}/events`);
-    await visible(page, 'No events match yet');
+    await visible(page, 'No events yet. WhatsApp reports on every message sent');
     const to = recipient();
     const sent = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, to));
     expect(sent.status).toBe(200);
@@ -292,6 +293,27 @@ describe('web console (headless Chromium)', () => {
     await screenshot(page, '14c-account-health-restored');
   });
 
+  it('says what to do next on an account with nothing yet, and rates nothing ("—", not 0.0 %) when nothing was sent', async () => {
+    const t = await onboard(stack, 'Quiet Org');
+    const { page } = await open({ cookie: t.operator.cookie });
+    const base = `/console/accounts/${t.account.wabaId}`;
+
+    await page.goto(`${base}/messages`);
+    await visible(page, 'No messages yet. Send one with a key pair of this account');
+    await page.goto(`${base}/analytics`);
+    const rates = page.getByRole('list', { name: 'Rates' });
+    await rates.waitFor();
+    expect(await rates.getByText('—', { exact: true }).count()).toBe(3);
+    expect(await rates.textContent()).not.toContain('%');
+    await visible(page, 'Nothing sent in this period, so there is nothing to rate yet');
+
+    // Once something was sent, the rates are figures again.
+    expect((await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, recipient()))).status).toBe(200);
+    await page.reload();
+    await rates.getByText('0.0%').first().waitFor();
+    expect(await rates.getByText('—', { exact: true }).count()).toBe(0);
+  });
+
   it('revokes a key in the browser, after which the API refuses it', async () => {
     const t = await onboard(stack, 'Revoke Org');
     expect((await stack.http.get('/messages').set(t.key.headers)).status).toBe(200);
@@ -386,7 +408,7 @@ describe('web console (headless Chromium)', () => {
       const account = await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie);
       const templates = await stack.http.get(`/business-accounts/${t.account.wabaId}/templates`).set('cookie', t.operator.cookie);
       const standing = account.body.data.standing;
-      const quality = templates.body.data.find((x: { name: string; language: string }) => x.name === 'hello_world' && x.language === 'en_US')?.qualityScore;
+      const quality = templates.body.data.items.find((x: { name: string; language: string }) => x.name === 'hello_world' && x.language === 'en_US')?.qualityScore;
       return standing.banned && standing.restrictions.length === 1 && quality === 'RED';
     });
     expect(applied).toBe(true);

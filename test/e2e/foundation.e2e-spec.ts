@@ -5,10 +5,10 @@ import { freePort } from '../utils/net.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
 
-/** Polls until `probe` returns `expected` (or 5 s pass) and returns the last value seen. */
-async function eventually<T>(probe: () => Promise<T>, expected: T): Promise<T> {
+/** Polls until `probe` returns `expected` (or `tries` × 100 ms pass, 5 s by default) and returns the last value seen. */
+async function eventually<T>(probe: () => Promise<T>, expected: T, tries = 50): Promise<T> {
   let value = await probe();
-  for (let i = 0; i < 50 && value !== expected; i++) {
+  for (let i = 0; i < tries && value !== expected; i++) {
     await new Promise((r) => setTimeout(r, 100));
     value = await probe();
   }
@@ -35,6 +35,26 @@ describe('Foundation: envelope, errors, request ids, docs, health', () => {
     const res = await t.http.post('/auth/login').set('content-type', 'application/json').send('{"email": ');
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ statusCode: 400, message: 'Malformed JSON body' });
+  });
+
+  it("answers a body not sent as JSON with 415 naming content-type (curl's default form type, or none), before reading it as an empty object", async () => {
+    const body = JSON.stringify({ email: 'someone@example.com', password: 'not the password' });
+    const raw = (headers: Record<string, string>) => fetch(`${t.url}/auth/login`, { method: 'POST', headers, body });
+    const form = await raw({ 'content-type': 'application/x-www-form-urlencoded' });
+    expect([form.status, await form.json()]).toEqual([415, {
+      statusCode: 415,
+      message: 'Content-Type application/x-www-form-urlencoded is not supported: send application/json',
+      errors: [{ field: 'content-type', message: 'must be application/json' }],
+    }]);
+    // fetch sets text/plain for a string body; a blob without a type leaves the header out.
+    const none = await fetch(`${t.url}/auth/login`, { method: 'POST', body: new Blob([body]) });
+    expect([none.status, await none.json()]).toEqual([415, {
+      statusCode: 415,
+      message: 'Content-Type missing: send Content-Type: application/json',
+      errors: [{ field: 'content-type', message: 'must be application/json' }],
+    }]);
+    // The same body as JSON reaches the route (a wrong password: 401).
+    expect((await raw({ 'content-type': 'application/json; charset=utf-8' })).status).toBe(401);
   });
 
   it('answers a body over the limit with a 413 envelope', async () => {
@@ -138,7 +158,8 @@ describe('Foundation: graceful shutdown of the API process', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       const status = (path: string) => fetch(`${url}${path}`).then((r) => r.status, () => 0);
-      expect(await eventually(() => status('/health/ready'), 200)).toBe(200);
+      // Booting the process may take many seconds on a busy host (the whole suite on 2 cores); the drain is what is timed.
+      expect(await eventually(() => status('/health/ready'), 200, 300)).toBe(200);
       child.kill('SIGTERM');
       const ready = await eventually(() => status('/health/ready'), 503);
       expect(ready).toBe(503);
@@ -149,5 +170,48 @@ describe('Foundation: graceful shutdown of the API process', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  });
+  }, 60_000);
+});
+
+describe('Foundation: a quiet start', () => {
+  /** Starts a built entry point at the default log level until it logs `ready`, then stops it: its log lines. */
+  async function startupLines(entry: string, ready: string, env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+    const child = spawn(process.execPath, [entry], { env: { ...testEnv({ LOG_LEVEL: 'info', ...env }), PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      // A busy host (the whole suite on 2 cores) can take many seconds to boot Nest.
+      for (let i = 0; i < 450 && !out.includes(ready); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain(ready);
+      // What else it says while it settles (scheduled tasks, listeners) counts too.
+      await new Promise((r) => setTimeout(r, 500));
+      child.kill('SIGTERM');
+      await exited;
+    } finally {
+      child.kill('SIGKILL');
+    }
+    return out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  const frameworkNarration = (lines: Array<Record<string, unknown>>) =>
+    lines.filter((l) => ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'].includes(String(l.context)));
+  const warnings = (lines: Array<Record<string, unknown>>) => lines.filter((l) => Number(l.level) >= 40).map((l) => l.msg);
+
+  it('the API says it listens, without a line per module and route and without a warning (the console is built)', async () => {
+    expect(existsSync('dist/web/index.html')).toBe(true);
+    const lines = await startupLines('dist/src/main.js', 'API listening', { PORT: String(await freePort()) });
+    expect(frameworkNarration(lines)).toEqual([]);
+    expect(warnings(lines)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('API listening');
+    expect(lines.length).toBeLessThanOrEqual(10); // 74 lines of framework narration before
+  }, 60_000);
+
+  it('the worker says it started, without framework chatter or a warning', async () => {
+    const lines = await startupLines('dist/src/worker.js', 'worker started', { WORKER_METRICS_PORT: '0' });
+    expect(frameworkNarration(lines)).toEqual([]);
+    expect(warnings(lines)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toContain('worker started');
+  }, 60_000);
 });

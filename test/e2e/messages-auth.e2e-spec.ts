@@ -5,7 +5,13 @@ import { createKey, eventually, helloWorld, onboard, recipient, type KeyPair, ty
 
 const upstreamSends = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
 
-const HEADERS_MISSING = { statusCode: 401, message: 'API key headers missing' };
+/** The contract's 401 (message `API key headers missing`), with `errors` naming each missing header. */
+const headersMissing = (...missing: Array<'x-access-key' | 'x-secret-key'>) => ({
+  statusCode: 401,
+  message: 'API key headers missing',
+  errors: missing.map((field) => ({ field, message: `${field} header is required` })),
+});
+const HEADERS_MISSING = headersMissing('x-access-key', 'x-secret-key');
 const INVALID_KEY = { statusCode: 401, message: 'Invalid API key' };
 
 describe('API key pair authentication on /messages', () => {
@@ -45,11 +51,25 @@ describe('API key pair authentication on /messages', () => {
     expect(analytics.status).toBe(200);
   });
 
-  it('answers 401 "API key headers missing" when either header (or both) is missing', async () => {
+  it('answers 401 "API key headers missing", errors naming the missing header(s), when either header (or both) is missing', async () => {
     await expectAll401({}, HEADERS_MISSING);
-    await expectAll401({ 'x-access-key': t.key.accessKey }, HEADERS_MISSING);
-    await expectAll401({ 'x-secret-key': t.key.secretKey }, HEADERS_MISSING);
-    await expectAll401({ 'x-access-key': '', 'x-secret-key': t.key.secretKey }, HEADERS_MISSING);
+    await expectAll401({ 'x-access-key': t.key.accessKey }, headersMissing('x-secret-key'));
+    await expectAll401({ 'x-secret-key': t.key.secretKey }, headersMissing('x-access-key'));
+    await expectAll401({ 'x-access-key': '', 'x-secret-key': t.key.secretKey }, headersMissing('x-access-key'));
+  });
+
+  it('answers an Authorization: Bearer header (what most APIs take) with 401 naming x-access-key and x-secret-key, and saying Bearer is not used', async () => {
+    const why = 'header is required (Authorization: Bearer is not used; send x-access-key and x-secret-key)';
+    for (const token of [t.key.secretKey, `${t.key.accessKey}:${t.key.secretKey}`]) {
+      await expectAll401({ authorization: `Bearer ${token}` }, {
+        statusCode: 401,
+        message: 'API key headers missing',
+        errors: [
+          { field: 'x-access-key', message: `x-access-key ${why}` },
+          { field: 'x-secret-key', message: `x-secret-key ${why}` },
+        ],
+      });
+    }
   });
 
   it('answers 401 "Invalid API key" for an unknown access key or a wrong secret', async () => {

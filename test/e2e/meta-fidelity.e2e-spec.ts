@@ -158,7 +158,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     beforeAll(async () => {
       t = await onboard(stack, 'Quality Org');
     });
-    const number = async () => ((await console(t, '/phone-numbers')).body.data as Array<Record<string, unknown>>).find((n) => n.phoneNumberId === t.account.phoneNumberId)!;
+    const number = async () => ((await console(t, '/phone-numbers')).body.data.items as Array<Record<string, unknown>>).find((n) => n.phoneNumberId === t.account.phoneNumberId)!;
 
     it('applies phone_number_quality_update FLAGGED (status, RED rating, limit) and refuses sends from the number with 424 before any upstream call', async () => {
       await control('phone-number-quality', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, event: 'FLAGGED', limit: 'TIER_2K' });
@@ -200,7 +200,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
     beforeAll(async () => {
       t = await onboard(stack, 'Template Health Org');
     });
-    const template = async () => ((await console(t, '/templates')).body.data as Array<Record<string, unknown>>).find((x) => x.name === 'hello_world' && x.language === 'en_US')!;
+    const template = async () => ((await console(t, '/templates')).body.data.items as Array<Record<string, unknown>>).find((x) => x.name === 'hello_world' && x.language === 'en_US')!;
 
     it('applies message_template_quality_update (qualityScore) and template_category_update (category) as template_status events', async () => {
       expect(await template()).toMatchObject({ qualityScore: null, category: 'UTILITY' });

@@ -378,7 +378,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       const list = async () => {
         const res = await t.http.get(`/business-accounts/${tenant.wabaId}/templates`).set('cookie', tenant.cookie);
         expect(res.status).toBe(200);
-        return Object.fromEntries((res.body.data as { language: string; status: string; statusReason: string | null; sendable: boolean }[]).map((x) => [x.language, x]));
+        return Object.fromEntries((res.body.data.items as { language: string; status: string; statusReason: string | null; sendable: boolean }[]).map((x) => [x.language, x]));
       };
       const templates = await list();
       expect(templates.en_GB).toMatchObject({ status: 'REJECTED', statusReason: 'INVALID_FORMAT', sendable: false });

@@ -17,6 +17,9 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     await expect(t.repo.getConnected(mine.organizationId, gone.wabaId)).rejects.toBeInstanceOf(NotFound);
     expect((await t.repo.list(mine.organizationId)).map((a) => a.id)).toEqual([account.id, gone.id]);
     expect(await t.repo.list(theirs.organizationId)).toEqual([]);
+    // The console's pages: the same order, the organization's count.
+    expect(await t.repo.page(mine.organizationId, { page: 2, limit: 1 })).toEqual({ rows: [expect.objectContaining({ id: gone.id })], total: 2 });
+    expect(await t.repo.page(theirs.organizationId, { page: 1, limit: 20 })).toEqual({ rows: [], total: 0 });
   });
 
   it('creates an account, and answers null (writing nothing) for a wabaId taken by any organization', async () => {

@@ -6,6 +6,9 @@ import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedP
 describe('PhoneNumbersRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((prisma) => new PhoneNumbersRepository(prisma));
 
+  /** Every number of the account: one page as large as a page may be. */
+  const list = async (businessAccountId: string) => (await t.repo.page(businessAccountId, { page: 1, limit: 100 })).rows;
+
   async function twoAccounts() {
     const org = await insertOrganization(t.prisma);
     return [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
@@ -19,17 +22,20 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
 
     const later = new Date(Date.now() + 1000);
     expect(await t.repo.replaceAll(account!.id, [{ ...b, qualityRating: 'RED' }], later)).toEqual({ added: 0, updated: 1, removed: 1 });
-    const rows = await t.repo.list(account!.id);
+    const rows = await list(account!.id);
     // Current numbers first, then removed ones.
     expect(rows.map((p) => [p.phoneNumberId, p.qualityRating, p.removedAt?.getTime() ?? null])).toEqual([
       [b.phoneNumberId, 'RED', null],
       [a.phoneNumberId, 'GREEN', later.getTime()],
     ]);
-    expect((await t.repo.list(other!.id)).map((p) => [p.phoneNumberId, p.removedAt])).toEqual([[c.phoneNumberId, null]]);
+    expect((await list(other!.id)).map((p) => [p.phoneNumberId, p.removedAt])).toEqual([[c.phoneNumberId, null]]);
 
     // Listed again: back, not removed any more.
     expect(await t.repo.replaceAll(account!.id, [a, b], new Date())).toEqual({ added: 0, updated: 2, removed: 0 });
-    expect((await t.repo.list(account!.id)).every((p) => p.removedAt === null)).toBe(true);
+    expect((await list(account!.id)).every((p) => p.removedAt === null)).toBe(true);
+    // Pages: in the same order, with the account's count.
+    const second = await t.repo.page(account!.id, { page: 2, limit: 1 });
+    expect({ ids: second.rows.map((p) => p.phoneNumberId), total: second.total }).toEqual({ ids: [(await list(account!.id))[1]!.phoneNumberId], total: 2 });
   });
 
   it("answers a send with the number's status in its own account only, and whether a sync removed it", async () => {
@@ -59,7 +65,7 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
         throw new Error('the audit entry could not be written');
       }),
     ).rejects.toThrow('audit');
-    expect(await t.repo.list(account!.id)).toEqual([]);
+    expect(await list(account!.id)).toEqual([]);
   });
 
   it("applies Meta's quality and name webhooks by display number, in the named business account only, and never an older one over a newer", async () => {
@@ -76,14 +82,14 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'FLAGGED', removedAt: null });
     // Older: nothing changes.
     await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'UNFLAGGED', qualityRating: null, at: at(1) }]));
-    const [row] = await t.repo.list(account!.id);
+    const [row] = await list(account!.id);
     expect(row).toMatchObject({ status: 'FLAGGED', qualityRating: 'RED', messagingLimit: 'TIER_2K', qualityUpdatedAt: at(2) });
     await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, at: at(3) }]));
-    expect((await t.repo.list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K' });
+    expect((await list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K' });
 
     await run((tx) => t.repo.applyNameDecisions(tx, [{ wabaId, displayDigits: '447700900011', nameStatus: 'APPROVED', verifiedName: 'Renamed Co', at: at(4) }]));
-    expect((await t.repo.list(account!.id))[0]).toMatchObject({ nameStatus: 'APPROVED', verifiedName: 'Renamed Co' });
+    expect((await list(account!.id))[0]).toMatchObject({ nameStatus: 'APPROVED', verifiedName: 'Renamed Co' });
     // The other account's number with the same display number is untouched.
-    expect((await t.repo.list(other!.id))[0]).toMatchObject({ status: 'CONNECTED', messagingLimit: null, verifiedName: 'Medium Co', nameStatus: null });
+    expect((await list(other!.id))[0]).toMatchObject({ status: 'CONNECTED', messagingLimit: null, verifiedName: 'Medium Co', nameStatus: null });
   });
 });

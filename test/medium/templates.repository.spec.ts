@@ -4,6 +4,8 @@ import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedT
 
 describe('TemplatesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((prisma) => new TemplatesRepository(prisma));
+  /** Every matching template: one page as large as a page may be. */
+  const list = async (businessAccountId: string, filter: { name?: string; status?: string } = {}) => (await t.repo.page(businessAccountId, { page: 1, limit: 100, ...filter })).rows;
 
   it('keys templates by name and language, marks unlisted ones removed, and touches no other account', async () => {
     const org = await insertOrganization(t.prisma);
@@ -17,15 +19,17 @@ describe('TemplatesRepository (PostgreSQL)', () => {
     expect(await t.repo.replaceAll(account.id, [hello, helloFr, promo], new Date(), readAt)).toEqual({ added: 3, updated: 0, removed: 0 });
     expect(await t.repo.replaceAll(account.id, [{ ...helloFr, status: 'APPROVED' }, hello], new Date(), readAt)).toEqual({ added: 0, updated: 2, removed: 1 });
 
-    const rows = await t.repo.list(account.id);
+    const rows = await list(account.id);
     expect(rows.map((t) => [t.name, t.language, t.status, t.removedAt !== null])).toEqual([
       ['hello', 'en_US', 'APPROVED', false],
       ['hello', 'fr_FR', 'APPROVED', false],
       ['promo', 'en_US', 'APPROVED', true],
     ]);
     expect(rows[0]).toMatchObject({ statusUpdatedAt: readAt, parameterCounts: hello.parameterCounts, components: hello.components });
-    expect((await t.repo.list(account.id, { name: 'hello', status: 'APPROVED' })).length).toBe(2);
-    expect((await t.repo.list(other.id)).map((t) => [t.name, t.removedAt])).toEqual([['hello', null]]);
+    expect((await list(account.id, { name: 'hello', status: 'APPROVED' })).length).toBe(2);
+    expect((await list(other.id)).map((t) => [t.name, t.removedAt])).toEqual([['hello', null]]);
+    const page = await t.repo.page(account.id, { page: 2, limit: 2 });
+    expect({ names: page.rows.map((row) => `${row.name}/${row.language}`), total: page.total }).toEqual({ names: ['promo/en_US'], total: 3 });
   });
 
   describe("the send path's reads", () => {
@@ -95,7 +99,7 @@ describe('TemplatesRepository (PostgreSQL)', () => {
       return account;
     }
     const stateOf = async (businessAccountId: string) =>
-      (await t.repo.list(businessAccountId)).map((row) => [row.name, row.language, row.status, row.statusReason, row.category, row.statusUpdatedAt]);
+      (await list(businessAccountId)).map((row) => [row.name, row.language, row.status, row.statusReason, row.category, row.statusUpdatedAt]);
 
     it("applies a decision to the template of that account, name and language only", async () => {
       const hello = syncedTemplate({ name: 'hello' });
@@ -144,7 +148,7 @@ describe('TemplatesRepository (PostgreSQL)', () => {
       // Meta moved the template to MARKETING at +10 min and back to UTILITY at +20; the deliveries arrive in reverse.
       await apply([{ ...decision, at: minutesAfterRead(20), category: 'UTILITY' }]);
       await apply([{ ...decision, at: minutesAfterRead(10), category: 'MARKETING' }]);
-      expect((await t.repo.list(account.id)).map((row) => row.category)).toEqual(['UTILITY']);
+      expect((await list(account.id)).map((row) => row.category)).toEqual(['UTILITY']);
     });
   });
 });

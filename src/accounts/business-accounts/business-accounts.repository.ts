@@ -4,6 +4,7 @@ import { NotFound } from '../../core/errors/domain-errors.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, planned, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
+import { skipTake } from '../../core/http/pagination.js';
 import type { AccountSendState } from '../health/account-health.js';
 import type { AccountStanding } from '../standing/account-standing.js';
 
@@ -88,6 +89,16 @@ export class BusinessAccountsRepository {
     const account = await this.getOwned(organizationId, wabaId);
     if (account.disconnectedAt) throw new NotFound(BUSINESS_ACCOUNT_NOT_FOUND);
     return account;
+  }
+
+  /** One page of the organization's accounts, oldest connected first, and how many there are. */
+  async page(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: BusinessAccount[]; total: number }> {
+    const db = clientOf(this.prisma);
+    const [rows, total] = await Promise.all([
+      db.businessAccount.findMany({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], ...skipTake(query) }),
+      db.businessAccount.count({ where: { organizationId } }),
+    ]);
+    return { rows, total };
   }
 
   list(organizationId: string): Promise<BusinessAccount[]> {

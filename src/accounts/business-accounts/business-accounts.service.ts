@@ -13,6 +13,7 @@ import { AccountCredentials } from '../credentials/account-credentials.js';
 import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
 import { WebhookSubscription } from './webhook-subscription.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
+import { toPage, type Page } from '../../core/http/pagination.js';
 
 export const ALREADY_CONNECTED = 'This business account is already connected';
 
@@ -97,8 +98,9 @@ export class BusinessAccountsService {
     return toBusinessAccountView(updated);
   }
 
-  async list(organizationId: string): Promise<BusinessAccountView[]> {
-    return (await this.accounts.list(organizationId)).map(toBusinessAccountView);
+  async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<BusinessAccountView>> {
+    const { rows, total } = await this.accounts.page(organizationId, query);
+    return toPage(rows.map(toBusinessAccountView), total, query);
   }
 
   async get(organizationId: string, wabaId: string): Promise<BusinessAccountView> {

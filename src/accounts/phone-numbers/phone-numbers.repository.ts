@@ -3,6 +3,7 @@ import type { PhoneNumber } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, planned, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { skipTake } from '../../core/http/pagination.js';
 
 /** A number as the upstream platform lists it, in our column names. */
 export type SyncedPhoneNumber = Pick<
@@ -95,12 +96,18 @@ const applyNames = updateByDisplayNumber(
 export class PhoneNumbersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Current numbers first, then removed ones; by display number. */
-  list(businessAccountId: string): Promise<PhoneNumber[]> {
-    return clientOf(this.prisma).phoneNumber.findMany({
-      where: { businessAccountId },
-      orderBy: [{ removedAt: { sort: 'desc', nulls: 'first' } }, { displayPhoneNumber: 'asc' }],
-    });
+  /** One page of the account's numbers, current ones first, then removed ones; by display number. And how many there are. */
+  async page(businessAccountId: string, query: { page: number; limit: number }): Promise<{ rows: PhoneNumber[]; total: number }> {
+    const db = clientOf(this.prisma);
+    const [rows, total] = await Promise.all([
+      db.phoneNumber.findMany({
+        where: { businessAccountId },
+        orderBy: [{ removedAt: { sort: 'desc', nulls: 'first' } }, { displayPhoneNumber: 'asc' }, { id: 'asc' }],
+        ...skipTake(query),
+      }),
+      db.phoneNumber.count({ where: { businessAccountId } }),
+    ]);
+    return { rows, total };
   }
 
   /**

@@ -6,6 +6,7 @@ import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { PhoneNumbersRepository, type SyncedPhoneNumber } from './phone-numbers.repository.js';
+import { toPage, type Page } from '../../core/http/pagination.js';
 
 export interface PhoneNumberView {
   phoneNumberId: string;
@@ -25,8 +26,8 @@ export interface PhoneNumberView {
   syncedAt: string;
 }
 
+/** What a sync answers, the same shape for numbers and templates: what changed, and when (then GET the list). */
 export interface PhoneNumberSyncResult {
-  items: PhoneNumberView[];
   counts: { added: number; updated: number; removed: number; total: number };
   syncedAt: string;
 }
@@ -42,19 +43,20 @@ export class PhoneNumbersService {
 
   /** All or nothing: the numbers listed are upserted, the ones gone upstream marked removed. */
   async sync(operator: ConsoleScope, wabaId: string): Promise<PhoneNumberSyncResult> {
-    const { account, counts, syncedAt } = await this.syncs.run(
+    const { counts, syncedAt } = await this.syncs.run(
       operator,
       wabaId,
       'phoneNumbers',
       (token) => this.upstream.listPhoneNumbers(token, wabaId),
       async (account, fetched, syncedAt) => ({ ...(await this.phoneNumbers.replaceAll(account.id, fetched.map(fromUpstream), syncedAt)), total: fetched.length }),
     );
-    return { items: (await this.phoneNumbers.list(account.id)).map(toView), counts, syncedAt: syncedAt.toISOString() };
+    return { counts, syncedAt: syncedAt.toISOString() };
   }
 
-  async list(organizationId: string, wabaId: string): Promise<PhoneNumberView[]> {
+  async list(organizationId: string, wabaId: string, query: { page: number; limit: number }): Promise<Page<PhoneNumberView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
-    return (await this.phoneNumbers.list(account.id)).map(toView);
+    const { rows, total } = await this.phoneNumbers.page(account.id, query);
+    return toPage(rows.map(toView), total, query);
   }
 }
 

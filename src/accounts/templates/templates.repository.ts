@@ -3,6 +3,7 @@ import type { Prisma, Template } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { skipTake } from '../../core/http/pagination.js';
 import type { SyncCounts } from '../phone-numbers/phone-numbers.repository.js';
 import type { ParameterCounts, UpstreamTemplateComponent } from './template-parameters.js';
 
@@ -84,11 +85,15 @@ const requalify = setByWebhook('template_quality', 'quality_score', 'quality_upd
 export class TemplatesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  list(businessAccountId: string, filter: { status?: string; name?: string } = {}): Promise<Template[]> {
-    return clientOf(this.prisma).template.findMany({
-      where: { businessAccountId, status: filter.status, name: filter.name },
-      orderBy: [{ name: 'asc' }, { language: 'asc' }],
-    });
+  /** One page of the account's templates (by name, then language) and how many match. */
+  async page(businessAccountId: string, query: { page: number; limit: number; status?: string; name?: string }): Promise<{ rows: Template[]; total: number }> {
+    const where = { businessAccountId, status: query.status, name: query.name };
+    const db = clientOf(this.prisma);
+    const [rows, total] = await Promise.all([
+      db.template.findMany({ where, orderBy: [{ name: 'asc' }, { language: 'asc' }, { id: 'asc' }], ...skipTake(query) }),
+      db.template.count({ where }),
+    ]);
+    return { rows, total };
   }
 
   /**

@@ -7,6 +7,7 @@ import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { countParameters, type ParameterCounts, type UpstreamTemplateComponent } from './template-parameters.js';
 import { TemplatesRepository, type SyncedTemplate } from './templates.repository.js';
+import { toPage, type Page } from '../../core/http/pagination.js';
 
 export interface TemplateView {
   id: string;
@@ -27,9 +28,10 @@ export interface TemplateView {
   updatedAt: string;
 }
 
+/** What a sync answers, the same shape for numbers and templates: what changed, and when (then GET the list). */
 export interface TemplateSyncResult {
   counts: { added: number; updated: number; removed: number; total: number; approved: number };
-  lastSyncedAt: string;
+  syncedAt: string;
 }
 
 @Injectable()
@@ -57,12 +59,13 @@ export class TemplatesService {
         return { ...changed, total: listed.length, approved: fetched.filter((t) => t.status === 'APPROVED').length };
       },
     );
-    return { counts, lastSyncedAt: syncedAt.toISOString() };
+    return { counts, syncedAt: syncedAt.toISOString() };
   }
 
-  async list(organizationId: string, wabaId: string, filter: { status?: string; name?: string }): Promise<TemplateView[]> {
+  async list(organizationId: string, wabaId: string, query: { page: number; limit: number; status?: string; name?: string }): Promise<Page<TemplateView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
-    return (await this.templates.list(account.id, filter)).map(toView);
+    const { rows, total } = await this.templates.page(account.id, query);
+    return toPage(rows.map(toView), total, query);
   }
 }
 

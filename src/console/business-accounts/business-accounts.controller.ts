@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
@@ -41,10 +42,11 @@ export class BusinessAccountsController {
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listBusinessAccounts', summary: "The organization's business accounts" })
-  @ApiEnvelope(BusinessAccountView, { isArray: true })
-  list(@CurrentOperator() operator: ConsoleScope): Promise<BusinessAccountView[]> {
-    return this.accounts.list(operator.organizationId);
+  @ApiOperation({ operationId: 'listBusinessAccounts', summary: "The organization's business accounts, oldest connected first" })
+  @ApiPage(BusinessAccountView, { description: 'One page (default 20, at most 100), oldest connected first' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit)' })
+  list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<BusinessAccountView>> {
+    return this.accounts.list(operator.organizationId, query);
   }
 
   @Get(':wabaId')

@@ -1,6 +1,7 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { PhoneNumberDoc, PhoneNumberSyncResultDoc } from './dto/phone-number.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
@@ -19,7 +20,7 @@ export class PhoneNumbersController {
   @Post('sync')
   @Roles('admin')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing)' })
+  @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing): what changed and when; GET lists them' })
   @ApiEnvelope(PhoneNumberSyncResultDoc)
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
   @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
@@ -30,8 +31,9 @@ export class PhoneNumbersController {
 
   @Get()
   @ApiOperation({ operationId: 'listPhoneNumbers', summary: 'Synced phone numbers of the business account' })
-  @ApiEnvelope(PhoneNumberDoc, { isArray: true })
-  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberView[]> {
-    return this.phoneNumbers.list(operator.organizationId, wabaId);
+  @ApiPage(PhoneNumberDoc, { description: 'One page (default 20, at most 100): current numbers first, by display number' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit)' })
+  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: PageQueryDto): Promise<Page<PhoneNumberView>> {
+    return this.phoneNumbers.list(operator.organizationId, wabaId, query);
   }
 }

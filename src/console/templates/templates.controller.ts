@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { TemplateDoc, TemplateSyncResultDoc } from './dto/template.view.js';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
@@ -10,7 +11,7 @@ import { TemplatesService, type TemplateSyncResult, type TemplateView } from '..
 
 export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];
 
-export class TemplateQueryDto {
+export class TemplateQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: TEMPLATE_STATUSES })
   @IsOptional()
   @IsIn(TEMPLATE_STATUSES, { message: `status must be one of ${TEMPLATE_STATUSES.join(', ')}` })
@@ -35,7 +36,7 @@ export class TemplatesController {
   @Post('sync')
   @Roles('admin')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'syncTemplates', summary: 'Sync message templates from the upstream platform (all pages, all or nothing)' })
+  @ApiOperation({ operationId: 'syncTemplates', summary: 'Sync message templates from the upstream platform (all pages, all or nothing): what changed and when; GET lists them' })
   @ApiEnvelope(TemplateSyncResultDoc)
   @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
   @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
@@ -46,9 +47,9 @@ export class TemplatesController {
 
   @Get()
   @ApiOperation({ operationId: 'listTemplates', summary: 'Synced templates, optionally filtered by status (e.g. APPROVED) or name' })
-  @ApiEnvelope(TemplateDoc, { isArray: true })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (status)' })
-  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: TemplateQueryDto): Promise<TemplateView[]> {
+  @ApiPage(TemplateDoc, { description: 'One page (default 20, at most 100), by name then language' })
+  @ApiResponse({ status: 422, description: 'Field Validation Failed (status, page, limit)' })
+  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: TemplateQueryDto): Promise<Page<TemplateView>> {
     return this.templates.list(operator.organizationId, wabaId, query);
   }
 }

@@ -21,6 +21,28 @@ export function nestingDepth(value: unknown, limit: number): number {
   return max;
 }
 
+/** The one multipart route: a media upload (`POST /business-accounts/:wabaId/phone-numbers/:phoneNumberId/media`). */
+const MULTIPART_ROUTE = /^\/business-accounts\/[^/]+\/phone-numbers\/[^/]+\/media\/?$/;
+
+/** Whether the request carries a body (a length above 0, or chunked), whatever its headers say it is. */
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * A body that is not JSON (no Content-Type, text/plain, curl's default form encoding…) is refused with 415 naming
+ * the header, instead of reaching validation as an empty object ("phoneNumberId is required" for a body that
+ * held it). `undefined` when the body may be read as JSON (or is the upload route's multipart).
+ */
+export function contentTypeRefusal(req: Request): { message: string; errors: Array<{ field: string; message: string }> } | undefined {
+  if (!hasBody(req) || req.is(['application/json', '+json'])) return undefined;
+  if (req.method === 'POST' && MULTIPART_ROUTE.test(req.path) && req.is('multipart/form-data')) return undefined;
+  const given = req.headers['content-type'];
+  const message = given ? `Content-Type ${given.split(';')[0]!.trim()} is not supported: send application/json` : 'Content-Type missing: send Content-Type: application/json';
+  return { message, errors: [{ field: 'content-type', message: 'must be application/json' }] };
+}
+
 /**
  * Routes whose handlers need the exact raw bytes (signature checks), each with a check of its headers made
  * before the body is read (a refusal is answered at once, and the connection closed rather than drained).
@@ -44,6 +66,10 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
       res.setHeader('connection', 'close');
       return sendEnvelope(res, refusal.getStatus(), refusal.message);
     }
+    if (!gate) {
+      const wrongType = contentTypeRefusal(req);
+      if (wrongType) return sendEnvelope(res, 415, wrongType.message, { errors: wrongType.errors });
+    }
     const parser = gate ? raw : json;
     parser(req, res, (err?: unknown) => {
       if (!err) {
@@ -58,8 +84,11 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
       const e = err as { type?: string; status?: number };
       if (e.type === 'entity.too.large') return sendEnvelope(res, 413, 'Payload Too Large');
       if (e.type === 'entity.parse.failed') return sendEnvelope(res, 400, 'Malformed JSON body');
-      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-        return sendEnvelope(res, 415, 'Unsupported body encoding');
+      if (e.type === 'encoding.unsupported') {
+        return sendEnvelope(res, 415, 'Unsupported body encoding', { errors: [{ field: 'content-encoding', message: 'must be identity, gzip, deflate or br' }] });
+      }
+      if (e.type === 'charset.unsupported') {
+        return sendEnvelope(res, 415, 'Unsupported body encoding', { errors: [{ field: 'content-type', message: 'charset must be utf-8' }] });
       }
       return sendEnvelope(res, e.status && e.status < 500 ? e.status : 400, 'Invalid request body');
     });

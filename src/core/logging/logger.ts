@@ -35,12 +35,19 @@ export function createLogger(level: LogLevel, name: string, destination?: Destin
   return destination ? pino(options, destination) : pino(options);
 }
 
+/**
+ * Nest's own start-up narration (one line per module, controller and route: 74 lines on every start and watch
+ * restart) says nothing an operator acts on; it is kept at debug. Warnings and errors from these contexts stay.
+ */
+export const FRAMEWORK_BOOT_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestApplicationContext']);
+
 /** Nest's logger interface on top of pino, so framework messages are structured JSON too. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    if (context !== undefined && FRAMEWORK_BOOT_CONTEXTS.has(context)) this.logger.debug({ context }, String(message));
+    else this.logger.info({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));

@@ -33,7 +33,7 @@ export function sqlFilter(scope: { sql: string; value: unknown }, conditions: Ar
 export function feedSql(q: { table: string; xidColumn: string; columns: string; scope: string; where: SqlFilter }): string {
   const n = q.where.values.length;
   // The horizon and `beyond` once per statement (a materialized CTE): as a scalar subquery of the select list it ran
-  // once per row returned, across every partition each time (bench/RESULTS.md, "Storage").
+  // once per row returned, across every partition each time (bench/history/2026-11-22-to-26.md, "Storage").
   return `WITH h AS MATERIALIZED (
             SELECT x.horizon,
                    (SELECT b.${q.xidColumn} FROM ${q.table} b WHERE b.${q.scope} AND b.${q.xidColumn} >= x.horizon ORDER BY b.${q.xidColumn} LIMIT 1) AS beyond

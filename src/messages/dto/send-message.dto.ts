@@ -106,7 +106,9 @@ export class TextContentDto {
   @Length(1, 4096, { message: 'body must be 1 to 4096 characters' })
   body: string;
 
-  @ApiPropertyOptional({ default: false })
+  // The default is said in words, not as `default`: generators (openapi-typescript) make a field with a schema
+  // default required, and a client could not send a text without it.
+  @ApiPropertyOptional({ description: 'Show a preview of the first URL in the body; false when absent' })
   @IsOptional()
   @IsBoolean({ message: 'previewUrl must be a boolean' })
   previewUrl?: boolean;

@@ -37,15 +37,32 @@ export const SEND_MESSAGE_SCHEMAS = MESSAGE_TYPES.map(schemaFor);
 
 const base = { phoneNumberId: '402000000000011', to: '447700900123' };
 
-/** One example per type, as `examples` of the request body. */
+/**
+ * One example per type, as `examples` of the request body. Each succeeds as given against what dev.sh seeds
+ * (the simulator's first account, its synced templates, and a customer service window opened by an inbound
+ * message from `447700900123` / `US.13491208655302741918`): test/e2e/swagger-examples.e2e-spec.ts sends each.
+ */
 export const SEND_MESSAGE_EXAMPLES: Record<string, { summary: string; value: object }> = {
-  template: { summary: 'Template (any time)', value: { ...base, type: 'template', templateName: 'parcel_update', templateLanguage: 'en_GB', components: [{ type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] }] } },
+  template: {
+    summary: 'Template (any time): header, body and URL button parameters, as the synced template has them',
+    value: {
+      ...base,
+      type: 'template',
+      templateName: 'parcel_update',
+      templateLanguage: 'en_GB',
+      components: [
+        { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
+        { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+        { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
+      ],
+    },
+  },
   text: { summary: 'Text (24 h window)', value: { ...base, type: 'text', text: { body: 'Your parcel is ready for pickup.' } } },
   image: { summary: 'Image by link', value: { ...base, type: 'image', image: { link: 'https://cdn.example.com/p.jpg', caption: 'Your parcel' } } },
-  video: { summary: 'Video by uploaded id', value: { ...base, type: 'video', video: { id: '1037543291543636', caption: 'How to fit it' } } },
+  video: { summary: 'Video by link (or `id` of an upload: POST …/phone-numbers/{id}/media)', value: { ...base, type: 'video', video: { link: 'https://cdn.example.com/how-to-fit.mp4', caption: 'How to fit it' } } },
   audio: { summary: 'Audio', value: { ...base, type: 'audio', audio: { link: 'https://cdn.example.com/voice.ogg' } } },
   document: { summary: 'Document with file name', value: { ...base, type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf', caption: 'Invoice', filename: 'invoice-7781.pdf' } } },
-  sticker: { summary: 'Sticker', value: { ...base, type: 'sticker', sticker: { id: '1037543291543637' } } },
+  sticker: { summary: 'Sticker', value: { ...base, type: 'sticker', sticker: { link: 'https://cdn.example.com/thumbs-up.webp' } } },
   location: { summary: 'Location', value: { ...base, type: 'location', location: { latitude: 51.5072, longitude: -0.1276, name: 'Depot', address: '1 Example Street, London' } } },
   contacts: { summary: 'Contacts', value: { ...base, type: 'contacts', contacts: [{ name: { formatted_name: 'Priya Shah', first_name: 'Priya' }, phones: [{ phone: '+44 7700 900123', type: 'CELL' }] }] } },
   interactive_button: {

@@ -1,22 +1,29 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { api, seg, type BusinessAccount, type ConnectBody, type PhoneNumber, type PhoneNumberSync, type SyncCounts, type Template, type TemplateSync } from '../api';
-import { DateTime, ErrorMessage, Notice, PageTitle, StatusBadge, TableRegion, TextField } from '../components';
+import { api, seg, type BusinessAccount, type ConnectBody, type Page, type PhoneNumber, type PhoneNumberSync, type SyncCounts, type Template, type TemplateSync } from '../api';
+import { DateTime, ErrorMessage, Notice, PageTitle, Pagination, StatusBadge, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
-import { Link, navigate } from '../router';
+import { Link, navigate, setQuery, useLocation } from '../router';
 import { useAccount } from './account-layout';
 import { AccountHealthPanel } from './account-health';
 import { AccountStandingSection } from './account-standing';
 import { BlockedUsersSection, MarketingMessagesSection, MarketingPreferencesSection } from './account-users';
 
 export function AccountsPage() {
-  const accounts = useLoad(() => api.get<BusinessAccount[]>('/business-accounts'), []);
+  const { search } = useLocation();
+  const page = Number(search.get('page')) || 1;
+  const accounts = useLoad(() => api.get<Page<BusinessAccount>>('/business-accounts', { page, limit: 20 }), [page]);
   return (
     <>
       <PageTitle title="Business accounts">Business accounts</PageTitle>
       <ErrorMessage error={accounts.error} />
       {!accounts.data && accounts.loading && <p role="status">Loading…</p>}
-      {accounts.data && accounts.data.length === 0 && <p>No business account is connected yet. Connect one below to sync its numbers and templates.</p>}
-      {accounts.data && accounts.data.length > 0 && (
+      {accounts.data && accounts.data.total === 0 && (
+        <p className="empty-state">
+          No business account is connected yet. Next: enter its WABA ID and a system-user access token below (with the local simulator: <span className="mono">310000000000002</span> and{' '}
+          <span className="mono">sim-token-waba-2</span>), then sync its numbers and templates and create a key pair.
+        </p>
+      )}
+      {accounts.data && accounts.data.items.length > 0 && (
         <TableRegion label="Business accounts">
           <table>
             <caption className="visually-hidden">Business accounts of your organization</caption>
@@ -30,7 +37,7 @@ export function AccountsPage() {
               </tr>
             </thead>
             <tbody>
-              {accounts.data.map((a) => (
+              {accounts.data.items.map((a) => (
                 <tr key={a.id}>
                   <td>
                     <Link to={`/accounts/${seg(a.wabaId)}`}>{a.name}</Link>
@@ -49,6 +56,7 @@ export function AccountsPage() {
               ))}
             </tbody>
           </table>
+          <Pagination label="Business accounts" page={accounts.data.page} totalPages={accounts.data.totalPages} total={accounts.data.total} onPage={(p) => setQuery('/', { page: p })} />
         </TableRegion>
       )}
       <ConnectAccountForm />
@@ -90,10 +98,13 @@ function ConnectAccountForm() {
 export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
   const { account, reload } = useAccount();
   const base = `/business-accounts/${seg(wabaId)}`;
-  const numbers = useLoad(() => api.get<PhoneNumber[]>(`${base}/phone-numbers`), [wabaId]);
-  const templates = useLoad(() => api.get<Template[]>(`${base}/templates`), [wabaId]);
-  const live = numbers.data?.filter((n) => !n.removed) ?? [];
-  const liveTemplates = templates.data?.filter((t) => !t.removed) ?? [];
+  const [templatePage, setTemplatePage] = useState(1);
+  // Numbers: an account has a handful; the first 100 (current ones first) are all there is in practice.
+  const numbers = useLoad(() => api.get<Page<PhoneNumber>>(`${base}/phone-numbers`, { page: 1, limit: 100 }), [wabaId]);
+  const templates = useLoad(() => api.get<Page<Template>>(`${base}/templates`, { page: templatePage, limit: 20 }), [wabaId, templatePage]);
+  const approved = useLoad(() => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 1 }), [wabaId]);
+  const live = numbers.data?.items.filter((n) => !n.removed) ?? [];
+  const neverSynced = (syncedAt: string | null) => (syncedAt ? '' : ' Press “Sync now” to fetch them from WhatsApp.');
 
   return (
     <>
@@ -130,6 +141,9 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         }}
       >
         <ErrorMessage error={numbers.error} />
+        {numbers.data && live.length === 0 && (
+          <p className="empty-state">No phone numbers{account.phoneNumbersSyncedAt ? ' at the last sync' : ' yet'}.{neverSynced(account.phoneNumbersSyncedAt)} A connected number is what you send from (its ID is the phoneNumberId of POST /messages).</p>
+        )}
         {live.length > 0 && (
           <TableRegion label="Phone numbers">
             <table>
@@ -171,16 +185,20 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         id="templates"
         title="Message templates"
         syncedAt={account.templatesSyncedAt}
-        summary={templates.data ? `${liveTemplates.length} ${liveTemplates.length === 1 ? 'template' : 'templates'}, ${liveTemplates.filter((t) => t.sendable).length} approved` : 'Loading…'}
+        summary={templates.data && approved.data ? `${templates.data.total} ${templates.data.total === 1 ? 'template' : 'templates'}, ${approved.data.total} approved` : 'Loading…'}
         disabled={account.status === 'disconnected'}
         sync={() => api.post<TemplateSync>(`${base}/templates/sync`).then((r) => r.counts)}
         onSynced={() => {
           reload();
           templates.reload();
+          approved.reload();
         }}
       >
         <ErrorMessage error={templates.error} />
-        {liveTemplates.length > 0 && (
+        {templates.data && templates.data.total === 0 && (
+          <p className="empty-state">No message templates{account.templatesSyncedAt ? ' at the last sync' : ' yet'}.{neverSynced(account.templatesSyncedAt)} An APPROVED template is what you may send to anyone, any time.</p>
+        )}
+        {templates.data && templates.data.items.length > 0 && (
           <TableRegion label="Message templates">
             <table>
               <caption className="visually-hidden">Synced message templates</caption>
@@ -194,9 +212,12 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                 </tr>
               </thead>
               <tbody>
-                {liveTemplates.map((t) => (
+                {templates.data.items.map((t) => (
                   <tr key={t.id}>
-                    <td className="mono">{t.name}</td>
+                    <td className="mono">
+                      {t.name}
+                      {t.removed && <span className="muted"> (removed upstream)</span>}
+                    </td>
                     <td>{t.language}</td>
                     <td>
                       <StatusBadge status={t.status} />
@@ -209,6 +230,7 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                 ))}
               </tbody>
             </table>
+            <Pagination label="Message templates" page={templates.data.page} totalPages={templates.data.totalPages} total={templates.data.total} onPage={setTemplatePage} />
           </TableRegion>
         )}
       </SyncSection>

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import { api, seg, type Analytics, type Counts } from '../api';
-import { DateTime, ErrorMessage, PageTitle, percent, SelectField, TableRegion } from '../components';
+import { DateTime, ErrorMessage, PageTitle, rateOf, SelectField, TableRegion } from '../components';
 import { useLoad } from '../hooks';
 import { useAccount } from './account-layout';
 
@@ -45,20 +45,23 @@ export function AnalyticsPage({ wabaId }: { wabaId: string }) {
             </li>
             <li>
               <span className="stat-label">Delivery rate</span>
-              <span className="stat-value">{percent(a.rates.delivery)}</span>
+              <span className="stat-value">{rateOf(a.rates.delivery, a.totals.total)}</span>
               <span className="muted">{a.totals.delivered} delivered</span>
             </li>
             <li>
               <span className="stat-label">Read rate</span>
-              <span className="stat-value">{percent(a.rates.read)}</span>
+              <span className="stat-value">{rateOf(a.rates.read, a.totals.total)}</span>
               <span className="muted">{a.totals.read} read</span>
             </li>
             <li>
               <span className="stat-label">Failure rate</span>
-              <span className="stat-value">{percent(a.rates.failure)}</span>
+              <span className="stat-value">{rateOf(a.rates.failure, a.totals.total)}</span>
               <span className="muted">{a.totals.failed} failed</span>
             </li>
           </ul>
+          {a.totals.total === 0 && (
+            <p className="empty-state">Nothing sent in this period, so there is nothing to rate yet: send a message with a key pair of this account, or pick a longer period.</p>
+          )}
           <section aria-labelledby="chart-heading" className="card">
             <h2 id="chart-heading">{a.granularity === 'day' ? 'Daily' : 'Hourly'} messages</h2>
             <BarChart analytics={a} />

@@ -102,7 +102,15 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
       )}
       <p className="muted updated">{events.updatedAt ? `Updated at ${formatTime(events.updatedAt)}` : 'Loading…'}</p>
       <ErrorMessage error={events.error} />
-      {events.data && shown.length === 0 && <p>No events match yet. They appear here as the platform reports them.</p>}
+      {events.data && shown.length === 0 &&
+        (filters.kind || filters.status || filters.messageId ? (
+          <p className="empty-state">No events match these filters yet. They appear here as the platform reports them; clear the filters to see every event.</p>
+        ) : (
+          <p className="empty-state">
+            No events yet. WhatsApp reports on every message sent (sent, delivered, read, failed) and on every customer message: send one with a key pair of this account and its
+            events appear here within seconds.
+          </p>
+        ))}
       {events.data && shown.length > 0 && (
         <>
           <TableRegion label="Webhook events">

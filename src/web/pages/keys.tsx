@@ -2,12 +2,13 @@ import { useRef, useState, useEffect, type FormEvent } from 'react';
 import { api, seg, type ApiKey, type BusinessAccount, type CreateApiKeyBody, type CreatedApiKey, type Page } from '../api';
 import { CopyButton, DateTime, ErrorMessage, PageTitle, Pagination, SelectField, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
-import { setQuery, useLocation } from '../router';
+import { Link, setQuery, useLocation } from '../router';
 
 export function KeysPage() {
   const { search } = useLocation();
   const page = Number(search.get('page')) || 1;
-  const accounts = useLoad(() => api.get<BusinessAccount[]>('/business-accounts'), []);
+  // The accounts a key can be made for: the first 100 of the organization (a page as large as the API gives).
+  const accounts = useLoad(() => api.get<Page<BusinessAccount>>('/business-accounts', { page: 1, limit: 100 }), []);
   const keys = useLoad(() => api.get<Page<ApiKey>>('/api-keys', { page, limit: 20 }), [page]);
   const [created, setCreated] = useState<CreatedApiKey>();
 
@@ -21,7 +22,7 @@ export function KeysPage() {
         <NewKey apiKey={created} onDone={() => setCreated(undefined)} />
       ) : (
         <CreateKeyForm
-          accounts={accounts.data?.filter((a) => a.status === 'connected') ?? []}
+          accounts={accounts.data?.items.filter((a) => a.status === 'connected') ?? []}
           onCreated={(key) => {
             setCreated(key);
             keys.reload();
@@ -32,7 +33,9 @@ export function KeysPage() {
         <h2 id="keys-heading">Key pairs</h2>
         <ErrorMessage error={keys.error} />
         {!keys.data && keys.loading && <p role="status">Loading…</p>}
-        {keys.data && keys.data.total === 0 && <p>No key pairs yet.</p>}
+        {keys.data && keys.data.total === 0 && (
+          <p className="empty-state">No key pairs yet. Create one above for a business account: its secret is shown once, and the pair is what POST /messages takes (x-access-key, x-secret-key).</p>
+        )}
         {keys.data && keys.data.total > 0 && (
           <>
             <TableRegion label="Key pairs">
@@ -82,7 +85,9 @@ function CreateKeyForm({ accounts, onCreated }: { accounts: BusinessAccount[]; o
     <section aria-labelledby="create-key-heading" className="card">
       <h2 id="create-key-heading">Create a key pair</h2>
       {accounts.length === 0 ? (
-        <p>Connect a business account first: a key pair belongs to exactly one.</p>
+        <p className="empty-state">
+          Connect a business account first (<Link to="/">Business accounts</Link>): a key pair belongs to exactly one.
+        </p>
       ) : (
         <form onSubmit={submit} noValidate className="form-grid">
           <SelectField

@@ -33,7 +33,7 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
   const [draft, setDraft] = useState<Filters>(applied);
   // Back and forward change the applied filters: the form follows.
   useEffect(() => setDraft(applied), [search.toString()]);
-  const numbers = useLoad(() => api.get<PhoneNumber[]>(`/business-accounts/${seg(wabaId)}/phone-numbers`), [wabaId]);
+  const numbers = useLoad(() => api.get<Page<PhoneNumber>>(`/business-accounts/${seg(wabaId)}/phone-numbers`, { page: 1, limit: 100 }), [wabaId]);
   const messages = useLoad(
     () =>
       api.get<Page<Message>>(`/business-accounts/${seg(wabaId)}/messages`, {
@@ -75,7 +75,7 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
           name="phoneNumberId"
           value={draft.phoneNumberId}
           onChange={set('phoneNumberId')}
-          options={[{ value: '', label: 'Any number' }, ...(numbers.data ?? []).map((n) => ({ value: n.phoneNumberId, label: n.displayPhoneNumber }))]}
+          options={[{ value: '', label: 'Any number' }, ...(numbers.data?.items ?? []).map((n) => ({ value: n.phoneNumberId, label: n.displayPhoneNumber }))]}
         />
         <TextField label="Template" name="templateName" value={draft.templateName} onChange={set('templateName')} />
         <TextField label="Created from" name="from" type="date" value={draft.from} onChange={set('from')} error={messages.error?.field('since')} />
@@ -92,7 +92,15 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
       </form>
       <ErrorMessage error={messages.error} fields={['to', 'since', 'until']} />
       {!messages.data && messages.loading && <p role="status">Loading…</p>}
-      {messages.data && messages.data.total === 0 && <p>No messages match.</p>}
+      {messages.data && messages.data.total === 0 &&
+        (Object.values(applied).some((v) => v !== '') ? (
+          <p className="empty-state">No messages match these filters. Widen them, or press Reset to see every message.</p>
+        ) : (
+          <p className="empty-state">
+            No messages yet. Send one with a key pair of this account (<Link to="/keys">create one</Link>, then POST /messages as in the README's walk-through), or wait for a customer to write
+            to one of its numbers: both directions are listed here.
+          </p>
+        ))}
       {messages.data && messages.data.total > 0 && (
         <>
           <TableRegion label="Messages">

@@ -187,7 +187,7 @@ function PendingInvitations() {
     <section aria-labelledby="invitations-heading">
       <h2 id="invitations-heading">Pending invitations</h2>
       <ErrorMessage error={invitations.error} />
-      {invitations.data?.length === 0 && <p>No pending invitations.</p>}
+      {invitations.data?.length === 0 && <p className="empty-state">No pending invitations. Invite a colleague above: they get a one-time link to sign up into this organization.</p>}
       {invitations.data && invitations.data.length > 0 && (
         <TableRegion label="Pending invitations">
           <table>

@@ -13,7 +13,7 @@ export class CreateInvitationDto {
   @MaxLength(254, { message: `${EMAIL_MESSAGE} of at most 254 characters` })
   email: string;
 
-  @ApiPropertyOptional({ enum: OPERATOR_ROLES, default: 'member', description: 'owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")' })
+  @ApiPropertyOptional({ enum: OPERATOR_ROLES, description: 'member when absent; owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")' })
   @ValidateIf((dto: CreateInvitationDto) => dto.role !== undefined)
   @IsIn(OPERATOR_ROLES, { message: `role must be one of ${OPERATOR_ROLES.join(', ')}` })
   role?: OperatorRole;

@@ -28,9 +28,9 @@ export class SyncCountsDoc {
   @ApiProperty() total!: number;
 }
 
+/** A sync's answer, the same shape for numbers and templates: what changed and when; the list is GET's. */
 @ApiSchema({ name: 'PhoneNumberSyncResult' })
 export class PhoneNumberSyncResultDoc implements PhoneNumberSyncResult {
-  @ApiProperty({ type: [PhoneNumberDoc], description: 'Every number of the account after the sync' }) items!: PhoneNumberDoc[];
   @ApiProperty({ type: SyncCountsDoc }) counts!: SyncCountsDoc;
-  @ApiProperty({ format: 'date-time' }) syncedAt!: string;
+  @ApiProperty({ format: 'date-time', description: 'When this sync wrote (the account view shows it as phoneNumbersSyncedAt)' }) syncedAt!: string;
 }

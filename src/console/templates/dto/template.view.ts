@@ -48,5 +48,5 @@ class TemplateSyncCountsDoc extends SyncCountsDoc {
 @ApiSchema({ name: 'TemplateSyncResult' })
 export class TemplateSyncResultDoc implements TemplateSyncResult {
   @ApiProperty({ type: TemplateSyncCountsDoc }) counts!: TemplateSyncCountsDoc;
-  @ApiProperty({ format: 'date-time' }) lastSyncedAt!: string;
+  @ApiProperty({ format: 'date-time', description: 'When this sync wrote (the account view shows it as templatesSyncedAt)' }) syncedAt!: string;
 }
