@@ -10,7 +10,7 @@ export class MessageErrorView {
   @ApiProperty({ type: Number, nullable: true, example: 131047 }) code: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'Re-engagement message' }) title: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'More than 24 hours have passed since the customer last replied.' }) detail: string | null;
-  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential'], nullable: true }) category: string | null;
+  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential', 'throughput', 'pair_rate_limit'], nullable: true }) category: string | null;
 }
 
 /** The spec's fuller Message form, plus the failure reason when there is one. */

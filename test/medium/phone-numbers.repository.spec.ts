@@ -72,14 +72,16 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     const run = (work: (tx: Parameters<Parameters<SqlUnitOfWork['run']>[0]>[0]) => Promise<void>) => new SqlUnitOfWork(t.prisma).run(work);
     const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
 
-    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_2K', flag: 'FLAGGED', qualityRating: 'RED', at: at(2) }]));
-    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'FLAGGED', removedAt: null });
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_2K', flag: 'FLAGGED', qualityRating: 'RED', throughputLevel: null, at: at(2) }]));
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toMatchObject({ status: 'FLAGGED', removedAt: null });
     // Older: nothing changes.
-    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'UNFLAGGED', qualityRating: null, at: at(1) }]));
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'UNFLAGGED', qualityRating: null, throughputLevel: null, at: at(1) }]));
     const [row] = await t.repo.list(account!.id);
     expect(row).toMatchObject({ status: 'FLAGGED', qualityRating: 'RED', messagingLimit: 'TIER_2K', qualityUpdatedAt: at(2) });
-    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, at: at(3) }]));
-    expect((await t.repo.list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K' });
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, throughputLevel: 'HIGH', at: at(3) }]));
+    expect((await t.repo.list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K', throughputLevel: 'HIGH' });
+    // The pacer reads the level with the send state.
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null, throughputLevel: 'HIGH' });
 
     await run((tx) => t.repo.applyNameDecisions(tx, [{ wabaId, displayDigits: '447700900011', nameStatus: 'APPROVED', verifiedName: 'Renamed Co', at: at(4) }]));
     expect((await t.repo.list(account!.id))[0]).toMatchObject({ nameStatus: 'APPROVED', verifiedName: 'Renamed Co' });
