@@ -20,7 +20,12 @@ export type AuditAction =
   | 'invitation.revoked'
   | 'invitation.accepted'
   | 'operator.password_changed'
-  | 'operator.signed_out_everywhere';
+  | 'operator.signed_out_everywhere'
+  | 'campaign.started'
+  | 'campaign.paused'
+  | 'campaign.resumed'
+  | 'campaign.cancelled'
+  | 'campaign.retried';
 
 export interface AuditEntry {
   id: number;

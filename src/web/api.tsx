@@ -52,6 +52,9 @@ export type SignupBody = BodyOf<'signup'>;
 export type ConnectBody = BodyOf<'connectBusinessAccount'>;
 export type CreateApiKeyBody = BodyOf<'createApiKey'>;
 export type InviteBody = BodyOf<'createInvitation'>;
+export type Campaign = DataOf<'getCampaign'>;
+export type CampaignRecipient = Schemas['CampaignRecipientView'];
+export type CreateCampaignBody = BodyOf<'createCampaign'>;
 
 export class ApiFailure extends Error {
   constructor(

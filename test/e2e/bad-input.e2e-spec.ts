@@ -276,6 +276,10 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     'POST /invitations': [{ body: { email: `sweep-${marker}@example.test`, role: 'member' } }],
     // Unknown WABA: 404 before anything is stored.
     'POST /api-keys': [{ body: { wabaId: UNKNOWN_WABA, name: 'Sweep key' } }],
+    // A template that is not synced: 422 naming templateName, no campaign stored, nothing sent.
+    'POST /business-accounts/{wabaId}/campaigns': [
+      { body: { name: 'Sweep campaign', phoneNumberId: tenant.account.phoneNumberId, templateName: 'sweep_not_synced', templateLanguage: 'en_GB', recipients: [{ to: '447700900123' }] } },
+    ],
     // A template that is not synced, or text outside the 24 h window: 422 before any upstream call or row.
     'POST /messages': [
       {

@@ -104,6 +104,8 @@ export class AppConfig {
   /** The longest a media transfer may take, from the first byte to Meta's answer (or the last byte sent back). */
   readonly mediaDeadlineMs!: number;
 
+  /** Per-number pacing on (the default); off only to measure its cost, or while Redis is known to be broken. */
+  readonly pacingEnabled!: boolean;
   /** How long a send over its number's pace waits for a slot before the 429 (messages/pacing). */
   readonly pacingMaxWaitMs!: number;
   /** The pacer's window: a number's tier of sends per this many ms (a little over 1 s, against network jitter). */
@@ -116,6 +118,8 @@ export class AppConfig {
   readonly campaignLeaseMs!: number;
   /** A claimed recipient whose message is still pending this long after its runner died is failed as unconfirmed (never resent by itself). */
   readonly campaignUnconfirmedAfterMs!: number;
+  /** The body limit of POST /business-accounts/{wabaId}/campaigns (up to 100,000 recipients). */
+  readonly campaignBodyLimitBytes!: number;
   /** Campaigns one worker process runs at once. */
   readonly campaignConcurrency!: number;
 
@@ -168,12 +172,14 @@ export class AppConfig {
       consoleAddressRateLimitPerSecond: r.int('CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND', { default: 50, min: 1 }),
       consoleAddressRateLimitBurst: r.int('CONSOLE_ADDRESS_RATE_LIMIT_BURST', { default: 500, min: 1 }),
       apiKeyNegativeCacheTtlMs: r.int('API_KEY_NEGATIVE_CACHE_TTL_MS', { default: 30_000, min: 0, max: 600_000 }),
+      pacingEnabled: r.bool('PACING_ENABLED', true),
       pacingMaxWaitMs: r.int('PACING_MAX_WAIT_MS', { default: 2000, min: 0, max: 30_000 }),
       pacingWindowMs: r.int('PACING_WINDOW_MS', { default: 1050, min: 1000, max: 10_000 }),
       campaignChunkSize: r.int('CAMPAIGN_CHUNK_SIZE', { default: 250, min: 1, max: 5000 }),
       campaignMaxInFlight: r.int('CAMPAIGN_MAX_IN_FLIGHT', { default: 256, min: 1, max: 5000 }),
       campaignLeaseMs: r.int('CAMPAIGN_LEASE_MS', { default: 15_000, min: 1000, max: 600_000 }),
       campaignUnconfirmedAfterMs: r.int('CAMPAIGN_UNCONFIRMED_AFTER_MS', { default: 60_000, min: 0, max: 86_400_000 }),
+      campaignBodyLimitBytes: r.int('CAMPAIGN_BODY_LIMIT_BYTES', { default: 32 * 1024 * 1024, min: 1024 }),
       campaignConcurrency: r.int('CAMPAIGN_CONCURRENCY', { default: 4, min: 1, max: 100 }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
