@@ -6,6 +6,7 @@ import { PhoneNumbersRepository } from '../accounts/phone-numbers/phone-numbers.
 import { BlockedUsersRepository } from '../accounts/users/blocked-users.repository.js';
 import { MarketingPreferencesRepository } from '../accounts/users/marketing-preferences.repository.js';
 import { AppConfig } from '../core/config/app-config.js';
+import { DomainError } from '../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { SqlUnitOfWork } from '../core/prisma/sql-unit-of-work.js';
 import { errorCategoryOf } from '../messages/message-status.js';
@@ -79,7 +80,15 @@ export class CampaignRunner {
     const state: RunState = { campaign: leased, owner, token: '', perSecond: 0, stop: null, inFlight: 0 };
     const heartbeat = setInterval(() => void this.renew(state), Math.max(200, Math.floor(this.config.campaignLeaseMs / 3)));
     try {
-      await this.refresh(state);
+      try {
+        await this.refresh(state);
+      } catch (err) {
+        // The stored token cannot be used (rejected by Meta before, or not decryptable here): nothing can be sent.
+        if (!(err instanceof DomainError) || err.kind !== 'credential_rejected') throw err;
+        await this.campaigns.pauseByRunner(campaignId, owner, `paused by the service: ${err.message}`);
+        this.logger.warn({ campaignId, err }, 'campaign paused: its business account has no usable token');
+        return 'stopped';
+      }
       if (leased.previousOwner && leased.previousOwner !== owner) this.logger.warn({ campaignId, previousOwner: leased.previousOwner }, 'campaign taken over from a runner that stopped renewing its lease');
       for (;;) {
         await this.sendAll(state, signal);
@@ -172,19 +181,14 @@ export class CampaignRunner {
    */
   private async claim(state: RunState, size: number): Promise<Sendable[] | null> {
     const { campaign } = state;
-    return this.sql.run(async (tx) => {
-      if (!(await this.campaigns.lockRunning(tx, campaign.id, state.owner, campaign.run))) {
-        const now = await this.campaigns.renewLease(campaign.id, state.owner, this.config.campaignLeaseMs).catch(() => null);
-        state.stop ??= { status: now === null ? 'lease_lost' : now.status === 'running' ? 'paused' : now.status };
-        return null;
-      }
+    const claimed = await this.sql.run(async (tx) => {
+      if (!(await this.campaigns.lockRunning(tx, campaign.id, state.owner, campaign.run))) return null;
       const claimed = await this.recipients.claim(tx, campaign.id, state.owner, size);
       if (claimed.length === 0) return [];
       const addresses = claimed.map(addressOf);
-      const [stopped, blocked] = await Promise.all([
-        campaign.templateCategory === 'MARKETING' ? this.preferences.stoppedAmong(campaign.businessAccountId, addresses) : new Set<string>(),
-        this.blocked.blockedAmong(campaign.businessAccountId, campaign.phoneNumberId, addresses),
-      ]);
+      // In the claim's transaction, on its connection: a claim never waits for a second connection of the pool.
+      const stopped = campaign.templateCategory === 'MARKETING' ? await this.preferences.stoppedAmong(tx, campaign.businessAccountId, addresses) : new Set<string>();
+      const blocked = await this.blocked.blockedAmong(tx, campaign.businessAccountId, campaign.phoneNumberId, addresses);
       const skipped: { id: number; reason: string }[] = [];
       const sendable: ClaimedRecipient[] = [];
       for (const r of claimed) {
@@ -213,6 +217,12 @@ export class CampaignRunner {
       await this.recipients.attachMessages(tx, sendable.map((r) => r.id), ids);
       return sendable.map((recipient, i) => ({ recipient, messageId: ids[i]! }));
     });
+    if (claimed === null) {
+      // Why not (after the transaction: never a second connection while holding one).
+      const now = await this.campaigns.renewLease(campaign.id, state.owner, this.config.campaignLeaseMs).catch(() => null);
+      state.stop ??= { status: now === null ? 'lease_lost' : now.status === 'running' ? 'paused' : now.status };
+    }
+    return claimed;
   }
 
   /** The chunk's sends at the number's pace (slots taken just before each call), then its results in bulk. */

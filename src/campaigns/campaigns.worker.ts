@@ -14,6 +14,8 @@ import { CampaignsRepository } from './campaigns.repository.js';
 const LOCK_DURATION_MS = 30_000;
 const STALLED_INTERVAL_MS = 10_000;
 const MAX_STALLED_COUNT = 1000;
+/** A graceful stop waits this long for running campaigns to write what is in flight. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * The BullMQ consumer of campaign runs (worker process only), and a sweep of running campaigns no runner holds
@@ -69,7 +71,16 @@ export class CampaignsWorker implements OnApplicationBootstrap, OnModuleDestroy 
     if (this.sweeper) clearInterval(this.sweeper);
     // Running campaigns stop claiming at once; their in-flight sends are written; the lease is released for the next worker.
     this.abort.abort();
-    await this.worker?.close().catch(() => undefined);
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) {
+      const closed = worker.close().then(() => true, () => true);
+      const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS).unref());
+      if (!(await Promise.race([closed, timedOut]))) {
+        this.logger.warn('campaign runs still going at shutdown; leaving them (their leases expire and another worker takes over)');
+        await worker.close(true).catch(() => undefined);
+      }
+    }
     this.connection?.disconnect();
   }
 }

@@ -39,8 +39,8 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     await t.repo.replaceAll(account!.id, [number, pendingReview], new Date());
     await t.repo.replaceAll(other!.id, [elsewhere], new Date());
 
-    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null });
-    expect(await t.repo.sendState(account!.id, pendingReview.phoneNumberId)).toEqual({ status: 'PENDING', removedAt: null });
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null, throughputLevel: 'STANDARD' });
+    expect(await t.repo.sendState(account!.id, pendingReview.phoneNumberId)).toEqual({ status: 'PENDING', removedAt: null, throughputLevel: 'STANDARD' });
     // Another account's number, or one never synced: nothing to send from.
     expect(await t.repo.sendState(account!.id, elsewhere.phoneNumberId)).toBeNull();
     expect(await t.repo.sendState(other!.id, number.phoneNumberId)).toBeNull();

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { skipTake } from '../../core/http/pagination.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
 export interface StoredBlockedUser {
@@ -36,10 +36,10 @@ export class BlockedUsersRepository {
     return rows[0]?.blocked ?? false;
   }
 
-  /** Which of these users are blocked on the number (as given or as Meta resolved them): a campaign chunk's one read. */
-  async blockedAmong(businessAccountId: string, phoneNumberId: string, users: string[]): Promise<Set<string>> {
+  /** Which of these users are blocked on the number (as given or as Meta resolved them): a campaign chunk's one read, in its transaction. */
+  async blockedAmong(tx: Tx, businessAccountId: string, phoneNumberId: string, users: string[]): Promise<Set<string>> {
     if (users.length === 0) return new Set();
-    const { rows } = await this.prisma.pool.query<{ user: string; waId: string | null }>(blockedAmong([businessAccountId, phoneNumberId, users]));
+    const { rows } = await connectionOf(tx).query<{ user: string; waId: string | null }>(blockedAmong([businessAccountId, phoneNumberId, users]));
     return new Set(rows.flatMap((r) => (r.waId ? [r.user, r.waId] : [r.user])));
   }
 

@@ -82,10 +82,10 @@ export class MarketingPreferencesRepository {
     return rows[0]?.value ?? null;
   }
 
-  /** Which of these users (phone digits or BSUIDs) stopped marketing messages: a campaign chunk's one read. */
-  async stoppedAmong(businessAccountId: string, users: string[]): Promise<Set<string>> {
+  /** Which of these users (phone digits or BSUIDs) stopped marketing messages: a campaign chunk's one read, in its transaction. */
+  async stoppedAmong(tx: Tx, businessAccountId: string, users: string[]): Promise<Set<string>> {
     if (users.length === 0) return new Set();
-    const { rows } = await this.prisma.pool.query<{ user: string }>(stoppedAmong([businessAccountId, users]));
+    const { rows } = await connectionOf(tx).query<{ user: string }>(stoppedAmong([businessAccountId, users]));
     return new Set(rows.map((r) => r.user));
   }
 

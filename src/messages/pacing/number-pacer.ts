@@ -14,8 +14,11 @@ export function throughputOf(level: string | null | undefined): { level: string;
 
 /**
  * A sliding window per phone number (a sorted set of grant times, Redis's own clock): up to ARGV[3] slots are granted
- * now while the number's last window holds fewer than its tier (ARGV[1]); none while a back-off (KEYS[2]) is on.
- * Returns {granted, waitMs: when the next slot frees (0 when granted), held: 1 during a back-off}.
+ * now while the number's last window (ARGV[2] ms) holds fewer than its tier (ARGV[1]) and its last tenth of a window
+ * fewer than a tenth of the tier (so the slots of a second are spread over it: a burst of a whole second's sends
+ * would reach Meta spread by the network and the queues on the way, and crowd Meta's next second); none while a
+ * back-off (KEYS[2]) is on. Returns {granted, waitMs: when the next slot frees (0 when granted), held: 1 during a
+ * back-off}.
  */
 const TAKE_SLOTS = `
 local t = redis.call('TIME')
@@ -25,14 +28,22 @@ if hold > 0 then return {0, hold, 1} end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
+local slice = math.floor(window / 10)
+local sliceLimit = math.max(1, math.ceil(limit / 10))
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local used = redis.call('ZCARD', KEYS[1])
-local grant = math.min(want, limit - used)
+local usedSlice = redis.call('ZCOUNT', KEYS[1], '(' .. (now - slice), '+inf')
+local grant = math.min(want, limit - used, sliceLimit - usedSlice)
 if grant <= 0 then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   local wait = window
-  if oldest[2] then wait = tonumber(oldest[2]) + window - now end
-  return {0, math.max(1, wait), 0}
+  if used >= limit then
+    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    if oldest[2] then wait = tonumber(oldest[2]) + window - now end
+  else
+    local first = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - slice), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if first[2] then wait = tonumber(first[2]) + slice - now end
+  end
+  return {0, math.max(1, math.ceil(wait)), 0}
 end
 local args = {}
 for i = 1, grant do

@@ -156,7 +156,7 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
   );
 }
 
-const COUNT_LABELS: Array<[keyof Campaign['counts'] & string, string]> = [
+const COUNT_LABELS: Array<[keyof NonNullable<Campaign['counts']> & string, string]> = [
   ['pending', 'Pending'],
   ['sending', 'Sending'],
   ['sent', 'Sent'],
