@@ -143,10 +143,10 @@ export class CampaignRunner {
   /** Claims and sends until nothing is pending or the campaign stops; returns once every chunk's results are written. */
   private async sendAll(state: RunState, signal: AbortSignal): Promise<void> {
     const running = new Set<Promise<void>>();
-    // Chunks of about a quarter second of the number's pace, and about half a second claimed ahead at most: few
-    // recipients wait for a slot once claimed (a pause stops them; a killed runner leaves few in doubt).
-    const chunkSize = Math.max(1, Math.min(this.config.campaignChunkSize, Math.ceil(state.perSecond / 4)));
-    const ahead = Math.min(this.config.campaignMaxInFlight, Math.max(chunkSize, Math.ceil(state.perSecond / 2)));
+    // Chunks of a tenth of the number's second (the pacer's slice), and about a quarter second claimed ahead at most:
+    // few recipients wait for a slot once claimed (a pause stops them; a killed runner leaves few in doubt).
+    const chunkSize = Math.max(1, Math.min(this.config.campaignChunkSize, Math.ceil(state.perSecond / 10)));
+    const ahead = Math.min(this.config.campaignMaxInFlight, Math.max(chunkSize, Math.ceil(state.perSecond / 4)));
     while (!state.stop && !signal.aborted) {
       while (state.inFlight >= ahead && running.size > 0) await Promise.race(running);
       let chunk: Sendable[] | null;

