@@ -174,7 +174,7 @@ export class AppConfig {
       apiKeyNegativeCacheTtlMs: r.int('API_KEY_NEGATIVE_CACHE_TTL_MS', { default: 30_000, min: 0, max: 600_000 }),
       pacingEnabled: r.bool('PACING_ENABLED', true),
       pacingMaxWaitMs: r.int('PACING_MAX_WAIT_MS', { default: 2000, min: 0, max: 30_000 }),
-      pacingWindowMs: r.int('PACING_WINDOW_MS', { default: 1050, min: 1000, max: 10_000 }),
+      pacingWindowMs: r.int('PACING_WINDOW_MS', { default: 1040, min: 1000, max: 10_000 }),
       campaignChunkSize: r.int('CAMPAIGN_CHUNK_SIZE', { default: 250, min: 1, max: 5000 }),
       campaignMaxInFlight: r.int('CAMPAIGN_MAX_IN_FLIGHT', { default: 256, min: 1, max: 5000 }),
       campaignLeaseMs: r.int('CAMPAIGN_LEASE_MS', { default: 15_000, min: 1000, max: 600_000 }),

@@ -78,6 +78,10 @@ export class SendMessageService {
 
   private async deliver(scope: ApiKeyScope, dto: SendMessageDto, plan: SendPlan, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
+    // The number's pace, asked for while the message is stored (its Redis round trip hidden behind the insert); a
+    // slot taken for a send that ends up not sent (an idempotent replay) is one slot of one second, not more.
+    const pacing = this.pace(dto.phoneNumberId, plan.throughputLevel);
+    pacing.catch(() => undefined);
     const pending = {
       apiKeyId: scope.apiKeyId,
       phoneNumberId: dto.phoneNumberId,
@@ -105,8 +109,8 @@ export class SendMessageService {
     let outcome: SendOutcome | undefined;
     let completed = false;
     try {
-      // The number's pace, taken just before the call (the stored message first: every attempt leaves one).
-      const held = await this.pace(dto.phoneNumberId, plan.throughputLevel);
+      // Over the number's pace: the stored attempt fails with the reason, and Meta is not called.
+      const held = await pacing;
       if (held) {
         const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: held.message, detail: null, category: 'throughput' });
         outcome = { statusCode: 429, body: envelope(429, held.message, { data: toMessageView(stored) }), headers: { 'Retry-After': String(held.retryAfterSeconds) }, final: false };
