@@ -83,8 +83,9 @@ export class CampaignRunner {
       try {
         await this.refresh(state);
       } catch (err) {
-        // The stored token cannot be used (rejected by Meta before, or not decryptable here): nothing can be sent.
-        if (!(err instanceof DomainError) || err.kind !== 'credential_rejected') throw err;
+        // The account cannot send (its token rejected or not decryptable here, the account disconnected): nothing can
+        // be sent, and a run tried again by every sweep would only spin. Paused with the reason; resume once fixed.
+        if (!(err instanceof DomainError)) throw err;
         await this.campaigns.pauseByRunner(campaignId, owner, `paused by the service: ${err.message}`);
         this.logger.warn({ campaignId, err }, 'campaign paused: its business account has no usable token');
         return 'stopped';

@@ -26,7 +26,8 @@ import { signatureOf } from '../utils/webhooks.js';
  * message).
  */
 
-jest.setTimeout(120_000);
+// Every route of the document, each with dozens of cases (the campaign routes added nine): minutes on a busy host.
+jest.setTimeout(300_000);
 
 // ---------------------------------------------------------------------------------------------------------
 // hostile values

@@ -47,7 +47,7 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
 
     const removedAt = new Date('2026-03-01T10:00:00.000Z');
     await t.repo.replaceAll(account!.id, [pendingReview], removedAt);
-    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt });
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt, throughputLevel: 'STANDARD' });
   });
 
   it('writes nothing when the unit of work it runs in fails', async () => {
