@@ -33,7 +33,8 @@ describe('campaigns (console session, worker, simulator)', () => {
   }
 
   beforeAll(async () => {
-    stack = await startStack({ worker: true, env: { CAMPAIGN_LEASE_MS: '2000', CAMPAIGN_UNCONFIRMED_AFTER_MS: '10000' } });
+    // A wider pacing window: API, worker and simulator share this host with other suites (see pacing.e2e-spec.ts).
+    stack = await startStack({ worker: true, env: { CAMPAIGN_LEASE_MS: '2000', CAMPAIGN_UNCONFIRMED_AFTER_MS: '10000', PACING_WINDOW_MS: '1300' } });
     t = await onboard(stack, 'Campaigns Org');
   }, 60_000);
   afterAll(async () => {
