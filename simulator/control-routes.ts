@@ -3,6 +3,7 @@ import type { SimContext } from './context.js';
 import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
 import { readJson, sendJson } from './http-util.js';
 import { storeMedia } from './media.js';
+import { perSecondOf, THROUGHPUT_PER_SECOND } from './throughput.js';
 import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
 import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscriptions.js';
@@ -73,6 +74,19 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
       requireString(body, 'event');
       const webhook = fieldWebhook(account.id, 'account_update', { event, ...extra });
       return sendJson(res, 200, { delivery: await deliver(ctx, webhook) });
+    }
+    case 'POST /_sim/throughput': {
+      // {wabaId, phoneNumberId, level: STANDARD|HIGH|COEXISTENCE}: the number's tier from now on (listing and sends), no webhook.
+      const body = await readBody(req);
+      const { phone } = phoneOf(ctx, body);
+      const level = requireString(body, 'level');
+      if (!(level in THROUGHPUT_PER_SECOND)) throw new ControlError(400, `level must be one of ${Object.keys(THROUGHPUT_PER_SECOND).join(', ')}`);
+      phone.throughput = { level };
+      return sendJson(res, 200, { phoneNumberId: phone.id, level, perSecond: perSecondOf(level) });
+    }
+    case 'GET /_sim/throughput': {
+      const { phone } = phoneOf(ctx, { wabaId: url.searchParams.get('wabaId'), phoneNumberId: url.searchParams.get('phoneNumberId') });
+      return sendJson(res, 200, { phoneNumberId: phone.id, level: phone.throughput.level, perSecond: perSecondOf(phone.throughput.level), refused: ctx.store.throughput.refused(phone.id) });
     }
     case 'POST /_sim/statuses':
       return sendJson(res, 200, await statuses(ctx, await readBody(req)));

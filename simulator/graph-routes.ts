@@ -8,6 +8,7 @@ import { handleMediaInfo, handleUpload } from './media.js';
 import { checkSend } from './send-validation.js';
 import { handleSubscribedApps } from './subscriptions.js';
 import { recipientDigits } from './store.js';
+import { perSecondOf } from './throughput.js';
 
 const DEFAULT_LIMIT = 25;
 const MAX_LIMIT = 1000;
@@ -169,6 +170,8 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   if (!account) return reject(unknownToken(ctx, bearerToken(req)));
   const sender = ctx.store.phone(phoneNumberId);
   if (!sender || sender.account !== account) return reject(metaErrors.unsupportedRequest('post', phoneNumberId));
+  // Meta counts every message request on the number against its tier, whatever becomes of it afterwards.
+  if (!ctx.store.throughput.take(phoneNumberId, perSecondOf(sender.phone.throughput.level))) return reject(metaErrors.throughputReached());
   const check = checkSend(body, account, sender.phone, (mediaId) => ctx.store.media(mediaId)?.wabaId === account.id);
   if (!check.ok) return reject(check.error);
   if (edge === 'marketing_messages') {

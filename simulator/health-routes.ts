@@ -31,6 +31,8 @@ export async function handleHealthControl(ctx: SimContext, route: string, req: I
       const event = h.requireString(body, 'event');
       if (event === 'FLAGGED') Object.assign(phone, { status: 'FLAGGED', quality_rating: 'RED' });
       if (event === 'UNFLAGGED' && phone.status === 'FLAGGED') Object.assign(phone, { status: 'CONNECTED', quality_rating: 'YELLOW' });
+      // Meta's automatic upgrade to 1,000 messages per second.
+      if (event === 'THROUGHPUT_UPGRADE') phone.throughput = { level: 'HIGH' };
       const value = qualityUpdateValue(phone, event, h.optionalString(body, 'limit'), h.optionalString(body, 'oldLimit'));
       return { delivery: await h.deliver(ctx, fieldWebhook(account.id, 'phone_number_quality_update', value)) };
     }

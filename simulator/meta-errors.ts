@@ -106,6 +106,18 @@ export const metaErrors = {
   mediaNotFound: (id: string) =>
     graphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 }),
 
+  /**
+   * The number's throughput (messages per second of its tier) was reached: Meta's 130429. Meta's docs do not pin its
+   * HTTP status; 429 is our choice. Clients must key on `code`.
+   */
+  throughputReached: () =>
+    whatsappError(
+      429,
+      130429,
+      'Rate limit hit',
+      'Message failed to send because there were too many messages sent from this phone number in a short period of time.',
+    ),
+
   numberNotRegistered: () =>
     whatsappError(
       400,

@@ -62,15 +62,7 @@ const OUTCOMES: Record<string, RecipientOutcome> = {
   },
   '15550000003': {
     kind: 'reject',
-    // Meta's docs do not pin the HTTP status of 130429; 429 is our choice. Clients must key on `code`.
-    error: () =>
-      whatsappError(
-        429,
-        130429,
-        'Rate limit hit',
-        'Message failed to send because there were too many messages sent from this phone number in a short ' +
-          'period of time.',
-      ),
+    error: () => metaErrors.throughputReached(),
   },
   '15550000004': { kind: 'accept', steps: [sent, { ...read, pricing: true }] },
   '15550000005': {

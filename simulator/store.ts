@@ -2,6 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { Fixture, SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
 import type { SimMedia } from './media.js';
 import { SubscribedApps } from './subscriptions.js';
+import { ThroughputWindows } from './throughput.js';
 
 /** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
 export interface RecordedSend {
@@ -36,6 +37,8 @@ export class SimStore {
   private readonly model: SimAccount;
   /** Tokens replaced by `rotateToken`: Meta answers them 190 (session invalidated), not "cannot parse". */
   private readonly revoked = new Set<string>();
+  /** Each number's sends in the last second (Meta's per-number throughput, 130429 over it). */
+  readonly throughput = new ThroughputWindows();
   /** Each account's `subscribed_apps` and the faults set on it. */
   readonly subscriptions = new SubscribedApps();
   /** Users (phone digits or BSUID) who stopped marketing messages, per business account. */

@@ -8,6 +8,7 @@ import { IdempotencyKeysRepository } from './messages/send/idempotency-keys.repo
 import { WorkerCredentialChecks } from './worker.credential-checks.js';
 import { WorkerPurges } from './worker.purges.js';
 import { WorkerSchedules } from './worker.schedules.js';
+import { CampaignsWorkerModule } from './campaigns/campaigns.module.js';
 
 /** The worker process: queue consumers and scheduled tasks (sweeper, retention, purges, credential checks), no HTTP. */
 @Module({})
@@ -15,7 +16,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, core: CoreOptions = {}): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot(config, 'worker', core), WebhooksWorkerModule, AccountsWorkerModule],
+      imports: [CoreModule.forRoot(config, 'worker', core), WebhooksWorkerModule, AccountsWorkerModule, CampaignsWorkerModule],
       // Rows that outlive their use: expired console sessions, Idempotency-Keys past their 24 h. And the
       // scheduled check of every account's upstream token.
       providers: [SessionsRepository, IdempotencyKeysRepository, WorkerPurges, WorkerCredentialChecks, WorkerSchedules],

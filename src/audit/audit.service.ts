@@ -26,7 +26,12 @@ export type AuditAction =
   | 'operator.password_reset_issued'
   | 'operator.password_reset'
   | 'business_account.taken_over'
-  | 'business_account.lost_to_takeover';
+  | 'business_account.lost_to_takeover'
+  | 'campaign.started'
+  | 'campaign.paused'
+  | 'campaign.resumed'
+  | 'campaign.cancelled'
+  | 'campaign.retried';
 
 export interface AuditEntry {
   id: number;

@@ -21,14 +21,16 @@ import { OrganizationsRepository } from './organizations/organizations.repositor
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller.js';
 import { TemplatesController } from './templates/templates.controller.js';
 import { UsersController } from './users/users.controller.js';
+import { CampaignsController } from './campaigns/campaigns.controller.js';
+import { CampaignsModule } from '../campaigns/campaigns.module.js';
 
 /**
  * The console's HTTP API (an audience): operators, their organizations and invitations, API keys, and thin controllers
  * over the accounts domain (business accounts, phone numbers, templates) and the audit log.
  */
 @Module({
-  imports: [AccountsModule, AuditModule],
-  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, UsersController, ApiKeysController, AuditController, InvitationsController, MembersController],
+  imports: [AccountsModule, AuditModule, CampaignsModule],
+  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, UsersController, CampaignsController, ApiKeysController, AuditController, InvitationsController, MembersController],
   providers: [
     OrganizationsRepository,
     OperatorsRepository,

@@ -41,7 +41,8 @@ describe('errorCategoryOf', () => {
     expect(errorCategoryOf(131047)).toBe('window');
     expect(errorCategoryOf(190)).toBe('credential');
     expect(errorCategoryOf(131050)).toBe('policy');
-    expect(errorCategoryOf(130429)).toBe('retryable');
+    expect(errorCategoryOf(130429)).toBe('throughput');
+    expect(errorCategoryOf(131056)).toBe('pair_rate_limit');
     expect(errorCategoryOf(131026)).toBe('permanent');
     expect(errorCategoryOf(undefined, 'retryable')).toBe('retryable');
   });

@@ -10,7 +10,7 @@ export class MessageErrorView {
   @ApiProperty({ type: Number, nullable: true, example: 131047 }) code: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'Re-engagement message' }) title: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'More than 24 hours have passed since the customer last replied.' }) detail: string | null;
-  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential'], nullable: true }) category: string | null;
+  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential', 'throughput', 'pair_rate_limit'], nullable: true }) category: string | null;
 }
 
 /** The spec's fuller Message form, plus the failure reason when there is one. */
@@ -46,6 +46,8 @@ export class MessageView {
   @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed', 'received'], example: 'sent', description: '`received` for inbound messages' }) status: string;
   @ApiProperty({ nullable: true, type: String, example: 'parcel_update', description: 'Template messages only' }) templateName: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'en_GB', description: 'Template messages only' }) templateLanguage: string | null;
+  @ApiProperty({ type: Number, nullable: true, example: null, description: 'The campaign that sent it (GET /business-accounts/{wabaId}/campaigns/{id}); null for POST /messages and inbound messages' })
+  campaignId: number | null;
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) createdAt: string;
   @ApiProperty({ type: MessageErrorView, nullable: true, description: 'Why it failed (upstream error), when it did' }) error: MessageErrorView | null;
 }
@@ -129,6 +131,7 @@ export function toMessageView(m: StoredMessage): MessageView {
     status: m.status,
     templateName: m.templateName,
     templateLanguage: m.templateLanguage,
+    campaignId: m.campaignId,
     createdAt: m.createdAt.toISOString(),
     error:
       m.errorCode !== null || m.errorTitle !== null

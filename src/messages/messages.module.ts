@@ -22,6 +22,7 @@ import { PreSendChecks } from './send/pre-send-checks.js';
 import { SendContextCache } from './send/send-context.cache.js';
 import { SendContextReader } from './send/send-context.reader.js';
 import { SendMessageService } from './send/send-message.service.js';
+import { NumberPacer } from './pacing/number-pacer.js';
 
 /**
  * Messages: the API-key routes (send, list and feed, get, analytics), the inbound-media links they hand out, and
@@ -32,6 +33,7 @@ import { SendMessageService } from './send/send-message.service.js';
   controllers: [MessagesController, ConsoleMessagesController, InboundMediaController],
   providers: [
     SendMessageService,
+    NumberPacer,
     PreSendChecks,
     SendContextReader,
     ConversationWindowsRepository,

@@ -97,6 +97,48 @@ export class MessagesRepository {
     return found(rows[0], messageId);
   }
 
+  // ---- Campaigns (the worker's runner) --------------------------------------------------------------------------
+
+  /**
+   * A campaign chunk's pending messages, in the caller's transaction (the one that claims their recipients): one
+   * statement, ids in the order given.
+   */
+  async insertCampaignMessages(tx: Tx, businessAccountId: string, campaignId: number, items: PendingMessage[]): Promise<number[]> {
+    if (items.length === 0) return [];
+    const columns: unknown[][] = [[], [], [], [], [], [], [], [], [], []];
+    for (const m of items) pendingValues(businessAccountId, m).forEach((v, i) => columns[i]!.push(v));
+    const { rows } = await connectionOf(tx).query<{ id: number }>(insertCampaignMessages([...columns, campaignId]));
+    return rows.map((r) => r.id).sort((a, b) => a - b);
+  }
+
+  /** pending → sent for a chunk of a campaign's answers (one statement); the ids it moved. */
+  async markSentMany(businessAccountId: string, marks: { messageId: number; wamid: string; at: Date }[]): Promise<Set<number>> {
+    if (marks.length === 0) return new Set();
+    const sorted = [...marks].sort((a, b) => a.messageId - b.messageId);
+    const values = [sorted.map((s) => s.messageId), sorted.map(() => businessAccountId), sorted.map((s) => s.wamid), sorted.map((s) => s.at)];
+    const { rows } = await retryOnDeadlock(() => this.prisma.pool.query<{ id: number }>(markSentBatch(values)));
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** pending → failed for a chunk of a campaign's answers (one statement); a message moved on by a status meanwhile keeps it. */
+  async markFailedMany(businessAccountId: string, failures: { messageId: number; error: MessageFailure }[], at = new Date()): Promise<void> {
+    if (failures.length === 0) return;
+    const sorted = [...failures].sort((a, b) => a.messageId - b.messageId);
+    await retryOnDeadlock(() =>
+      this.prisma.pool.query(
+        markFailedBatch([
+          sorted.map((f) => f.messageId),
+          businessAccountId,
+          at,
+          sorted.map((f) => f.error.code),
+          sorted.map((f) => f.error.title),
+          sorted.map((f) => f.error.detail),
+          sorted.map((f) => f.error.category),
+        ]),
+      ),
+    );
+  }
+
   // ---- Status webhooks (the worker, in its transaction) ------------------------------------------------------
 
   /**
@@ -244,7 +286,7 @@ export class MessagesRepository {
  * Prisma's client reads the bigint id as a bigint, which JSON cannot hold: reads through it convert here
  * (withNumberId); SQL on the pool reads int8 as a number already (PrismaService).
  */
-export type StoredMessage = Omit<Message, 'id'> & { id: number };
+export type StoredMessage = Omit<Message, 'id' | 'campaignId'> & { id: number; campaignId: number | null };
 
 /** What the status rules (messages/message-status.ts) need to know of a message. */
 export interface LockedMessage {
@@ -368,6 +410,7 @@ export interface MessageFilter {
   phoneNumberId?: string;
   templateName?: string;
   type?: string;
+  campaignId?: number;
   since?: Date;
   until?: Date;
 }
@@ -382,6 +425,7 @@ function whereOf(businessAccountId: string, filter: MessageFilter): SqlFilter {
     ['phone_number_id', '=', filter.phoneNumberId, 'p'],
     ['template_name', '=', filter.templateName, 'n'],
     ['type', '=', filter.type, 't'],
+    ['campaign_id', '=', filter.campaignId, 'c'],
     ['created_at', '>=', filter.since, 'f'],
     ['created_at', '<', filter.until, 'u'],
   ]);
@@ -410,7 +454,7 @@ const MESSAGE_COLUMNS = `id, business_account_id AS "businessAccountId", api_key
   error_detail AS "errorDetail", error_category AS "errorCategory", accepted_at AS "acceptedAt", sent_at AS "sentAt",
   delivered_at AS "deliveredAt", read_at AS "readAt", failed_at AS "failedAt", pricing_model AS "pricingModel",
   pricing_category AS "pricingCategory", pricing_type AS "pricingType", pricing_billable AS "pricingBillable",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  campaign_id AS "campaignId", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
  * The tenant check of the statements that find a message by id ($1) for its business account ($2). Written so
@@ -465,6 +509,7 @@ function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow
     pricingCategory: null,
     pricingType: null,
     pricingBillable: null,
+    campaignId: null,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
@@ -494,6 +539,26 @@ const insertPendingBatch = statement(
           WITH ORDINALITY AS u(b, k, p, t, ty, tn, tl, c, ui, ua, ord)
     ORDER BY ord
    RETURNING ${INSERTED_COLUMNS}`,
+);
+
+/** A campaign chunk's pending messages (as insertPendingBatch, with the campaign; no key pair). */
+const insertCampaignMessages = statement(
+  'insert_campaign_messages',
+  `INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language,
+                         content, user_id, upstream_api, campaign_id, status, updated_at)
+   SELECT b, k, p, t, ty, tn, tl, c, ui, ua, $11::bigint, 'pending', now()
+     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[], $9::text[], $10::text[])
+          WITH ORDINALITY AS u(b, k, p, t, ty, tn, tl, c, ui, ua, ord)
+    ORDER BY ord
+   RETURNING id`,
+);
+
+/** pending → failed for many messages of one account (only from pending, as markFailed). */
+const markFailedBatch = planned(
+  `UPDATE messages m SET status = 'failed', failed_at = $3, error_code = u.code, error_title = u.title, error_detail = u.detail,
+                         error_category = u.category, updated_at = $3
+     FROM unnest($1::bigint[], $4::int[], $5::text[], $6::text[], $7::text[]) AS u(id, code, title, detail, category)
+    WHERE m.id = u.id AND (m.status = 'pending' AND m.business_account_id = $2::uuid) IS TRUE`,
 );
 
 /**

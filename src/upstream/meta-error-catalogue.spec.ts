@@ -30,7 +30,8 @@ describe('the Meta error catalogue', () => {
     [299, undefined, 'credential'],
     [131050, 'retryable', 'policy'],
     [368, undefined, 'policy'],
-    [130429, undefined, 'retryable'],
+    [130429, undefined, 'throughput'],
+    [131056, undefined, 'pair_rate_limit'],
     [131026, undefined, 'permanent'],
     [undefined, 'retryable', 'retryable'],
     [undefined, 'credential', 'credential'],
@@ -52,7 +53,8 @@ describe('the Meta error catalogue', () => {
     for (const code of [0, 1, 2, 3, 4, 10, 190, 368, 80007, 130429, 130497, 131000, 131016, 131031, 131042, 131047, 131048, 131049, 131050, 131056, 131057, 133004]) {
       const entry = metaErrorOf(code)!;
       expect(entry).toBeDefined();
-      if (entry.errorClass === 'retryable') expect(entry.category).toBe('retryable');
+      if (entry.errorClass === 'retryable') expect(['retryable', 'throughput', 'pair_rate_limit']).toContain(entry.category);
+      if (entry.category === 'throughput' || entry.category === 'pair_rate_limit') expect(entry.rateLimit).toBe(true);
       if (entry.errorClass === 'credential') expect(entry.category).toBe('credential');
       if (entry.rateLimit) expect(entry.errorClass).toBe('retryable');
     }

@@ -14,7 +14,11 @@
 export type UpstreamErrorClass = 'retryable' | 'permanent' | 'credential' | 'account_blocked';
 
 /** The category shown with a failed message's error. */
-export type ErrorCategory = 'retryable' | 'permanent' | 'policy' | 'window' | 'credential';
+/**
+ * `throughput`: Meta refused the number's pace (130429) or the pacer held the send (nothing reached Meta);
+ * `pair_rate_limit`: too many messages to the same user in a short time (131056). Both are worth retrying later.
+ */
+export type ErrorCategory = 'retryable' | 'permanent' | 'policy' | 'window' | 'credential' | 'throughput' | 'pair_rate_limit';
 
 export interface MetaErrorEntry {
   /** Undefined: the code alone does not decide, the HTTP status does (a 5xx is still worth retrying). */
@@ -25,7 +29,7 @@ export interface MetaErrorEntry {
   retryAfterSeconds?: number;
 }
 
-const retryable = (rateLimit = false, retryAfterSeconds?: number): MetaErrorEntry => ({ errorClass: 'retryable', category: 'retryable', rateLimit, retryAfterSeconds });
+const retryable = (rateLimit = false, retryAfterSeconds?: number, category: ErrorCategory = 'retryable'): MetaErrorEntry => ({ errorClass: 'retryable', category, rateLimit, retryAfterSeconds });
 const credential: MetaErrorEntry = { errorClass: 'credential', category: 'credential', rateLimit: false };
 const blocked: MetaErrorEntry = { errorClass: 'account_blocked', category: 'policy', rateLimit: false };
 const policy: MetaErrorEntry = { category: 'policy', rateLimit: false };
@@ -41,8 +45,8 @@ const CATALOGUE: ReadonlyMap<number, MetaErrorEntry> = new Map<number, MetaError
   // Rate limits.
   [4, retryable(true, 1)], // application request limit
   [80007, retryable(true, 1)], // WABA rate limit
-  [130429, retryable(true, 1)], // cloud API throughput
-  [131056, retryable(true, 60)], // (business, consumer) pair rate limit: Meta asks for about a minute
+  [130429, retryable(true, 1, 'throughput')], // cloud API throughput
+  [131056, retryable(true, 60, 'pair_rate_limit')], // (business, consumer) pair rate limit: Meta asks for about a minute
   // The token: invalid, expired or lacking permission (200–299 are permission codes, see credentialRange).
   [0, credential], // AuthException
   [3, credential], // API method / capability

@@ -4,6 +4,7 @@ import { PageTitle } from './components';
 import { AccountLayout } from './pages/account-layout';
 import { AccountOverviewPage, AccountsPage } from './pages/accounts';
 import { AnalyticsPage } from './pages/analytics';
+import { CampaignDetailPage, CampaignsPage } from './pages/campaigns';
 import { LoginPage, ResetPasswordPage, SignupPage } from './pages/auth';
 import { EventsPage } from './pages/events';
 import { KeysPage } from './pages/keys';
@@ -64,6 +65,8 @@ function route(path: string): ReactNode {
     ['/accounts/:wabaId/messages/:id', (wabaId, p) => <MessageDetailPage wabaId={wabaId} id={p.id!} />],
     ['/accounts/:wabaId/events', (wabaId) => <EventsPage wabaId={wabaId} />],
     ['/accounts/:wabaId/analytics', (wabaId) => <AnalyticsPage wabaId={wabaId} />],
+    ['/accounts/:wabaId/campaigns', (wabaId) => <CampaignsPage wabaId={wabaId} />],
+    ['/accounts/:wabaId/campaigns/:id', (wabaId, p) => <CampaignDetailPage wabaId={wabaId} id={p.id!} />],
   ];
   for (const [pattern, render] of accountPages) {
     const params = match(pattern, path);

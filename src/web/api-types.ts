@@ -369,6 +369,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/business-accounts/{wabaId}/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The business account's campaigns, newest first (counts: read one campaign) */
+        get: operations["listCampaigns"];
+        put?: never;
+        /** Send one APPROVED template to up to 100,000 recipients, each once, at the phone number's throughput (shared with POST /messages). Every recipient is checked first: a refused campaign stores and sends nothing. The worker runs it; poll GET …/campaigns/{id} for counts */
+        post: operations["createCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A campaign with its status (running, paused, cancelled, completed), live counts per recipient status and progress */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/campaigns/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A campaign's recipients in the order given: status, message id, and Meta's error or the skip reason */
+        get: operations["listCampaignRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/campaigns/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause: nothing more is sent once this answers, beyond sends already in flight */
+        post: operations["pauseCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/campaigns/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused campaign where it stopped (nobody is sent twice) */
+        post: operations["resumeCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel: recipients not sent yet are cancelled; sends already in flight complete */
+        post: operations["cancelCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/campaigns/{id}/retry-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send again to the recipients whose latest message failed (a new message each); a completed campaign runs again, a paused one keeps them until resumed */
+        post: operations["retryFailedCampaignRecipients"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -1246,6 +1366,240 @@ export interface components {
              */
             updatedAt: string;
         };
+        CampaignCountsView: {
+            /**
+             * @description Not claimed yet
+             * @example 0
+             */
+            pending: number;
+            /**
+             * @description Claimed: its message is on its way (pending upstream)
+             * @example 12
+             */
+            sending: number;
+            /** @example 400 */
+            sent: number;
+            /** @example 9000 */
+            delivered: number;
+            /** @example 500 */
+            read: number;
+            /**
+             * @description Its latest message failed (Meta's error in the recipients list); retry-failed sends them again
+             * @example 3
+             */
+            failed: number;
+            /**
+             * @description Never sent, with the reason (stopped marketing messages, blocked on the number)
+             * @example 1
+             */
+            skipped: number;
+            /**
+             * @description Not sent: the campaign was cancelled first
+             * @example 0
+             */
+            cancelled: number;
+        };
+        CampaignView: {
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 3000000001
+             */
+            id: number;
+            /** @example 310000000000001 */
+            wabaId: string;
+            /** @example November parcel notice */
+            name: string;
+            /** @example 402000000000011 */
+            phoneNumberId: string;
+            /** @example parcel_update */
+            templateName: string;
+            /** @example en_GB */
+            templateLanguage: string;
+            /** @example UTILITY */
+            templateCategory: string | null;
+            /**
+             * @example cloud_api
+             * @enum {string}
+             */
+            upstreamApi: "cloud_api" | "marketing_messages";
+            /**
+             * @example running
+             * @enum {string}
+             */
+            status: "running" | "paused" | "cancelled" | "completed";
+            /**
+             * @description Why the service paused it by itself (the upstream token rejected, …)
+             * @example null
+             */
+            statusReason: string | null;
+            /** @example 10000 */
+            total: number;
+            /** @description Live counts per recipient status (null in lists: read one campaign for them) */
+            counts: components["schemas"]["CampaignCountsView"] | null;
+            /**
+             * @description Fraction of recipients done (sent, delivered, read, failed, skipped or cancelled); null in lists
+             * @example 0.9912
+             */
+            progress: number | null;
+            /** @example 2026-11-26T12:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-26T12:00:05.000Z */
+            updatedAt: string;
+            /** @example null */
+            completedAt: string | null;
+        };
+        CampaignRecipientDto: {
+            /**
+             * @description E.164 digits without plus or spaces; exactly one of to and userId
+             * @example 447700900123
+             */
+            to?: string;
+            /**
+             * @description A business-scoped user id instead of to
+             * @example US.13491208655302741918
+             */
+            userId?: string;
+            /**
+             * @description This recipient's template parameters, in Meta's components shape (as POST /messages); checked against the synced template
+             * @example [
+             *       {
+             *         "type": "body",
+             *         "parameters": [
+             *           {
+             *             "type": "text",
+             *             "text": "Priya"
+             *           },
+             *           {
+             *             "type": "text",
+             *             "text": "ORD-7781"
+             *           }
+             *         ]
+             *       }
+             *     ]
+             */
+            components?: {
+                [key: string]: unknown;
+            }[];
+        };
+        CreateCampaignDto: {
+            /** @example November parcel notice */
+            name: string;
+            /**
+             * @description The sending number (synced, CONNECTED): the campaign runs at its throughput
+             * @example 402000000000011
+             */
+            phoneNumberId: string;
+            /**
+             * @description An APPROVED template of the business account
+             * @example parcel_update
+             */
+            templateName: string;
+            /** @example en_GB */
+            templateLanguage: string;
+            /** @description 1 to 100,000 recipients, each once; every one is checked before anything is stored (422 naming recipients.<i>.<field>) */
+            recipients: components["schemas"]["CampaignRecipientDto"][];
+        };
+        MessageErrorView: {
+            /** @example 131047 */
+            code: number | null;
+            /** @example Re-engagement message */
+            title: string | null;
+            /** @example More than 24 hours have passed since the customer last replied. */
+            detail: string | null;
+            /** @enum {string|null} */
+            category: "retryable" | "permanent" | "policy" | "window" | "credential" | "throughput" | "pair_rate_limit" | null;
+        };
+        CampaignRecipientView: {
+            /**
+             * @description Position in the list given at creation (0-based)
+             * @example 0
+             */
+            position: number;
+            /** @example 447700900123 */
+            to: string | null;
+            /** @example null */
+            userId: string | null;
+            /**
+             * @example delivered
+             * @enum {string}
+             */
+            status: "pending" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped" | "cancelled";
+            /**
+             * @description Attempts so far (a 130429 or a transient error sends again)
+             * @example 1
+             */
+            attempts: number;
+            /**
+             * @description Its latest message (GET /messages/{id}), null until claimed
+             * @example 3000000123
+             */
+            messageId: number | null;
+            /** @example wamid.HBgM… */
+            upstreamMessageId: string | null;
+            /**
+             * @description Why it was skipped
+             * @example null
+             */
+            skipReason: string | null;
+            /** @description Meta's error of its latest message, when it failed */
+            error: components["schemas"]["MessageErrorView"] | null;
+        };
+        RetryFailedView: {
+            /**
+             * Format: int64
+             * @description 64-bit id: a JSON number, exact up to 2^53 - 1
+             * @example 3000000001
+             */
+            id: number;
+            /** @example 310000000000001 */
+            wabaId: string;
+            /** @example November parcel notice */
+            name: string;
+            /** @example 402000000000011 */
+            phoneNumberId: string;
+            /** @example parcel_update */
+            templateName: string;
+            /** @example en_GB */
+            templateLanguage: string;
+            /** @example UTILITY */
+            templateCategory: string | null;
+            /**
+             * @example cloud_api
+             * @enum {string}
+             */
+            upstreamApi: "cloud_api" | "marketing_messages";
+            /**
+             * @example running
+             * @enum {string}
+             */
+            status: "running" | "paused" | "cancelled" | "completed";
+            /**
+             * @description Why the service paused it by itself (the upstream token rejected, …)
+             * @example null
+             */
+            statusReason: string | null;
+            /** @example 10000 */
+            total: number;
+            /** @description Live counts per recipient status (null in lists: read one campaign for them) */
+            counts: components["schemas"]["CampaignCountsView"] | null;
+            /**
+             * @description Fraction of recipients done (sent, delivered, read, failed, skipped or cancelled); null in lists
+             * @example 0.9912
+             */
+            progress: number | null;
+            /** @example 2026-11-26T12:00:00.000Z */
+            createdAt: string;
+            /** @example 2026-11-26T12:00:05.000Z */
+            updatedAt: string;
+            /** @example null */
+            completedAt: string | null;
+            /**
+             * @description Failed recipients sent back to pending
+             * @example 3
+             */
+            requeued: number;
+        };
         CreatedApiKeyView: {
             /** Format: uuid */
             id: string;
@@ -1943,16 +2297,6 @@ export interface components {
             name: "cta_url";
             parameters: components["schemas"]["CtaUrlParametersDto"];
         };
-        MessageErrorView: {
-            /** @example 131047 */
-            code: number | null;
-            /** @example Re-engagement message */
-            title: string | null;
-            /** @example More than 24 hours have passed since the customer last replied. */
-            detail: string | null;
-            /** @enum {string|null} */
-            category: "retryable" | "permanent" | "policy" | "window" | "credential" | null;
-        };
         MessageView: {
             /**
              * Format: int64
@@ -2015,6 +2359,11 @@ export interface components {
              * @example en_GB
              */
             templateLanguage: string | null;
+            /**
+             * @description The campaign that sent it (GET /business-accounts/{wabaId}/campaigns/{id}); null for POST /messages and inbound messages
+             * @example null
+             */
+            campaignId: number | null;
             /** @example 2026-11-22T10:00:00.000Z */
             createdAt: string;
             /** @description Why it failed (upstream error), when it did */
@@ -2116,6 +2465,11 @@ export interface components {
              * @example en_GB
              */
             templateLanguage: string | null;
+            /**
+             * @description The campaign that sent it (GET /business-accounts/{wabaId}/campaigns/{id}); null for POST /messages and inbound messages
+             * @example null
+             */
+            campaignId: number | null;
             /** @example 2026-11-22T10:00:00.000Z */
             createdAt: string;
             /** @description Why it failed (upstream error), when it did */
@@ -2327,6 +2681,11 @@ export interface components {
              * @example en_GB
              */
             templateLanguage: string | null;
+            /**
+             * @description The campaign that sent it (GET /business-accounts/{wabaId}/campaigns/{id}); null for POST /messages and inbound messages
+             * @example null
+             */
+            campaignId: number | null;
             /** @example 2026-11-22T10:00:00.000Z */
             createdAt: string;
             /** @description Why it failed (upstream error), when it did */
@@ -2545,6 +2904,13 @@ export type BlockUsersResultView = components['schemas']['BlockUsersResultView']
 export type BlockUsersDto = components['schemas']['BlockUsersDto'];
 export type UnblockedUserView = components['schemas']['UnblockedUserView'];
 export type MarketingPreferenceView = components['schemas']['MarketingPreferenceView'];
+export type CampaignCountsView = components['schemas']['CampaignCountsView'];
+export type CampaignView = components['schemas']['CampaignView'];
+export type CampaignRecipientDto = components['schemas']['CampaignRecipientDto'];
+export type CreateCampaignDto = components['schemas']['CreateCampaignDto'];
+export type MessageErrorView = components['schemas']['MessageErrorView'];
+export type CampaignRecipientView = components['schemas']['CampaignRecipientView'];
+export type RetryFailedView = components['schemas']['RetryFailedView'];
 export type CreatedApiKeyView = components['schemas']['CreatedApiKeyView'];
 export type CreateApiKeyDto = components['schemas']['CreateApiKeyDto'];
 export type ApiKeyView = components['schemas']['ApiKeyView'];
@@ -2590,7 +2956,6 @@ export type ListSectionDto = components['schemas']['ListSectionDto'];
 export type ListActionDto = components['schemas']['ListActionDto'];
 export type CtaUrlParametersDto = components['schemas']['CtaUrlParametersDto'];
 export type CtaUrlActionDto = components['schemas']['CtaUrlActionDto'];
-export type MessageErrorView = components['schemas']['MessageErrorView'];
 export type MessageView = components['schemas']['MessageView'];
 export type MessagePricingView = components['schemas']['MessagePricingView'];
 export type InboundMediaView = components['schemas']['InboundMediaView'];
@@ -4781,6 +5146,827 @@ export interface operations {
             };
         };
     };
+    listCampaigns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                wabaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["CampaignView"][];
+                        };
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (page, limit 1–100) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCampaignDto"];
+            };
+        };
+        responses: {
+            /** @description Created and running */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 201 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["CampaignView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Body over CAMPAIGN_BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 413,
+                     *       "message": "Payload Too Large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed: name, phoneNumberId (not synced or not CONNECTED), templateName (not synced or not APPROVED), templateLanguage, recipients (none, over 100,000), recipients.<i>.to / .userId / .components (the first 100 problems) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Meta's standing of the account or number forbids sending (disabled, restricted, flagged), or the stored token was rejected */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                /** @description The campaign id (64-bit id: a JSON number, exact up to 2^53 - 1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["CampaignView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCampaignRecipients: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description 1-based; page * limit at most 10000 */
+                page?: number;
+                /** @description Only recipients showing this status (`failed`: with the upstream error) */
+                status?: "pending" | "sending" | "sent" | "delivered" | "read" | "failed" | "skipped" | "cancelled";
+            };
+            header?: never;
+            path: {
+                wabaId: string;
+                /** @description The campaign id (64-bit id: a JSON number, exact up to 2^53 - 1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, in the order given */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["PageInfo"] & {
+                            items: components["schemas"]["CampaignRecipientView"][];
+                        };
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (status, page, limit 1–100) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    pauseCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                /** @description The campaign id (64-bit id: a JSON number, exact up to 2^53 - 1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paused */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["CampaignView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Campaign is not running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resumeCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                /** @description The campaign id (64-bit id: a JSON number, exact up to 2^53 - 1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Running again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["CampaignView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Campaign is not paused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                /** @description The campaign id (64-bit id: a JSON number, exact up to 2^53 - 1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["CampaignView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Campaign is already completed or cancelled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retryFailedCampaignRecipients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                /** @description The campaign id (64-bit id: a JSON number, exact up to 2^53 - 1) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Failed recipients sent back to pending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["RetryFailedView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account or campaign not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Campaign is cancelled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -5840,6 +7026,8 @@ export interface operations {
                 wait?: number;
                 /** @description Recipient, E.164 digits */
                 to?: string;
+                /** @description Messages a campaign sent (its id) */
+                campaignId?: number;
                 /** @description Recipient business-scoped user id (messages sent with userId) */
                 userId?: string;
             };
@@ -6011,7 +7199,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one */
+            /** @description Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one; or the phone number is at its throughput (STANDARD 80/s, HIGH 1,000/s, counted with campaigns) after waiting PACING_MAX_WAIT_MS for a slot, or held back after Meta's 130429: `failed` with category `throughput`, nothing sent upstream, Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6227,6 +7415,8 @@ export interface operations {
                 wait?: number;
                 /** @description Recipient, E.164 digits */
                 to?: string;
+                /** @description Messages a campaign sent (its id) */
+                campaignId?: number;
                 /** @description Recipient business-scoped user id (messages sent with userId) */
                 userId?: string;
             };

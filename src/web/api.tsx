@@ -56,6 +56,9 @@ export type Role = Operator['role'];
 export type Member = Schemas['MemberView'];
 export type PasswordResetLink = DataOf<'issuePasswordReset'>;
 export type ResetPasswordBody = BodyOf<'resetPassword'>;
+export type Campaign = DataOf<'getCampaign'>;
+export type CampaignRecipient = Schemas['CampaignRecipientView'];
+export type CreateCampaignBody = BodyOf<'createCampaign'>;
 
 export class ApiFailure extends Error {
   constructor(

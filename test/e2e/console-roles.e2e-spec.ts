@@ -11,7 +11,7 @@ const UUID = '00000000-0000-4000-8000-000000000000';
 /**
  * docs/security.md, "Roles", as a table: every console route and the least role that may call it. The requests
  * point at things that do not exist (or carry an empty body), so an allowed call ends in 404/422 (past the guard,
- * changing nothing) and a refused one in 403. Campaign routes (another branch) are admin and above: add their rows.
+ * changing nothing) and a refused one in 403. Campaigns: reads for every role, changes admin and above.
  */
 const ROUTES: { method: Method; path: string; swagger: string; role: Role; body?: object; fresh?: boolean }[] = [
   { method: 'get', path: '/auth/me', swagger: '/auth/me', role: 'member' },
@@ -47,6 +47,14 @@ const ROUTES: { method: Method; path: string; swagger: string; role: Role; body?
   { method: 'get', path: `/business-accounts/${WABA}/messages`, swagger: '/business-accounts/{wabaId}/messages', role: 'member' },
   { method: 'get', path: `/business-accounts/${WABA}/messages/1`, swagger: '/business-accounts/{wabaId}/messages/{id}', role: 'member' },
   { method: 'get', path: `/business-accounts/${WABA}/messages-analytics`, swagger: '/business-accounts/{wabaId}/messages-analytics', role: 'member' },
+  { method: 'post', path: `/business-accounts/${WABA}/campaigns`, swagger: '/business-accounts/{wabaId}/campaigns', role: 'admin', body: {} },
+  { method: 'get', path: `/business-accounts/${WABA}/campaigns`, swagger: '/business-accounts/{wabaId}/campaigns', role: 'member' },
+  { method: 'get', path: `/business-accounts/${WABA}/campaigns/1`, swagger: '/business-accounts/{wabaId}/campaigns/{id}', role: 'member' },
+  { method: 'get', path: `/business-accounts/${WABA}/campaigns/1/recipients`, swagger: '/business-accounts/{wabaId}/campaigns/{id}/recipients', role: 'member' },
+  { method: 'post', path: `/business-accounts/${WABA}/campaigns/1/pause`, swagger: '/business-accounts/{wabaId}/campaigns/{id}/pause', role: 'admin' },
+  { method: 'post', path: `/business-accounts/${WABA}/campaigns/1/resume`, swagger: '/business-accounts/{wabaId}/campaigns/{id}/resume', role: 'admin' },
+  { method: 'post', path: `/business-accounts/${WABA}/campaigns/1/cancel`, swagger: '/business-accounts/{wabaId}/campaigns/{id}/cancel', role: 'admin' },
+  { method: 'post', path: `/business-accounts/${WABA}/campaigns/1/retry-failed`, swagger: '/business-accounts/{wabaId}/campaigns/{id}/retry-failed', role: 'admin' },
   { method: 'post', path: '/api-keys', swagger: '/api-keys', role: 'admin', body: {} },
   { method: 'get', path: '/api-keys', swagger: '/api-keys', role: 'member' },
   { method: 'delete', path: `/api-keys/${UUID}`, swagger: '/api-keys/{id}', role: 'admin' },

@@ -325,7 +325,7 @@ describe('POST /messages (simulator + real API)', () => {
     });
 
     it('answers a throughput limit (130429) with 429 and Retry-After', async () => {
-      const res = await expectFailed('15550000003', 429, { code: 130429, title: 'Rate limit hit', category: 'retryable' }, /130429/);
+      const res = await expectFailed('15550000003', 429, { code: 130429, title: 'Rate limit hit', category: 'throughput' }, /130429/);
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     });
 

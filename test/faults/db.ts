@@ -1,8 +1,11 @@
 // The suite's own view of the database: tenant set-up, audit triggers that record every processing claim
 // and every message status change (so "processed once" is measured, not assumed), and the counts.
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { migrate } from '../../scripts/stack/app.js';
+import { Postgres } from '../../scripts/stack/postgres.js';
+import { Redis as RedisServer } from '../../scripts/stack/redis.js';
 
 export class Db {
   readonly pool: pg.Pool;
@@ -269,4 +272,20 @@ export function ackedNotStored(acked: Map<string, number>, stored: Map<string, n
   let missing = 0;
   for (const [h, n] of acked) missing += Math.max(0, n - (stored.get(h) ?? 0));
   return missing;
+}
+
+/**
+ * The suite's own PostgreSQL (a throw-away cluster: no OS crash to survive; commits stay synchronous, so a fast
+ * shutdown loses nothing) and Redis in `dir`, the schema migrated. The postgres OS user (when we are root) must reach
+ * the data dir: `dir` is made world-readable.
+ */
+export async function startDataServices(dir: string): Promise<{ pgServer: Postgres; redis: RedisServer; databaseUrl: string }> {
+  chmodSync(dir, 0o755);
+  const pgServer = new Postgres({ dir, settings: ['fsync=off', 'full_page_writes=off'] });
+  const redis = new RedisServer({ dir });
+  await Promise.all([pgServer.start(), redis.start()]);
+  await pgServer.ensureDatabases(['bmapi']);
+  const databaseUrl = pgServer.url('bmapi');
+  await migrate(databaseUrl);
+  return { pgServer, redis, databaseUrl };
 }

@@ -14,11 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { appEnv, build, httpStatus, migrate, startApi, startWorker, type NodeProcessOptions, type Served } from '../../scripts/stack/app.js';
-import { Postgres } from '../../scripts/stack/postgres.js';
+import { appEnv, build, httpStatus, startApi, startWorker, type NodeProcessOptions, type Served } from '../../scripts/stack/app.js';
+import type { Postgres } from '../../scripts/stack/postgres.js';
 import { stopAll, tail } from '../../scripts/stack/process.js';
-import { Redis as RedisServer } from '../../scripts/stack/redis.js';
-import { Db, ackedNotStored, createTenant, progress, storedByHash, verdict, type FaultTenant, type Verdict } from './db.js';
+import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
+import { Db, ackedNotStored, createTenant, progress, startDataServices, storedByHash, verdict, type FaultTenant, type Verdict } from './db.js';
 import { buildWorkload, rebatch, send, steady, type Scheduled, type SendStats, type Workload, type WorkloadOptions } from './load.js';
 const SECRET = 'fault-suite-9f3c2a7b1e6d4c8a0b5f2e7d9c1a3b6e';
 /** How long processing may take after the load ends (worker takeover of a killed worker's jobs needs ~15 s). */
@@ -56,15 +56,9 @@ beforeAll(async () => {
 async function startStack(): Promise<void> {
   const t = Date.now();
   const built = await build();
-  // The run's directory is a private mkdtemp one: the postgres OS user (when we are root) must reach its data dir.
-  fs.chmodSync(dir, 0o755);
-  // A throw-away cluster: no OS crash to survive. Commits stay synchronous (a fast shutdown loses nothing).
-  pgServer = new Postgres({ dir, settings: ['fsync=off', 'full_page_writes=off'] });
-  redis = new RedisServer({ dir });
-  await Promise.all([pgServer.start(), redis.start()]);
-  await pgServer.ensureDatabases(['bmapi']);
-  const databaseUrl = pgServer.url('bmapi');
-  await migrate(databaseUrl);
+  const data = await startDataServices(dir);
+  ({ pgServer, redis } = data);
+  const databaseUrl = data.databaseUrl;
   db = new Db(databaseUrl);
   // Ids above 2^31, as in the main suite: a 32-bit id anywhere on the webhook path fails a scenario.
   await db.moveIdsAboveInt32();

@@ -21,6 +21,11 @@ describe('MarketingPreferencesRepository (PostgreSQL)', () => {
     expect(await t.repo.valueOf(a.id, bsuid)).toBe('stop');
     expect(await t.repo.valueOf(b.id, phone)).toBeNull(); // per business account
 
+    // A campaign chunk asks for many users at once, in its transaction.
+    const other = recipient();
+    expect(await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.stoppedAmong(tx, a.id, [phone, bsuid, other]))).toEqual(new Set([phone, bsuid]));
+    expect(await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.stoppedAmong(tx, b.id, [phone, bsuid]))).toEqual(new Set());
+
     await record([change(a.wabaId, phone, 'resume', 30)]);
     expect(await t.repo.valueOf(a.id, phone)).toBe('resume');
     // A late redelivery of an older stop changes nothing.

@@ -45,15 +45,15 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     await t.repo.replaceAll(account!.id, [number, pendingReview], new Date());
     await t.repo.replaceAll(other!.id, [elsewhere], new Date());
 
-    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null });
-    expect(await t.repo.sendState(account!.id, pendingReview.phoneNumberId)).toEqual({ status: 'PENDING', removedAt: null });
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null, throughputLevel: 'STANDARD' });
+    expect(await t.repo.sendState(account!.id, pendingReview.phoneNumberId)).toEqual({ status: 'PENDING', removedAt: null, throughputLevel: 'STANDARD' });
     // Another account's number, or one never synced: nothing to send from.
     expect(await t.repo.sendState(account!.id, elsewhere.phoneNumberId)).toBeNull();
     expect(await t.repo.sendState(other!.id, number.phoneNumberId)).toBeNull();
 
     const removedAt = new Date('2026-03-01T10:00:00.000Z');
     await t.repo.replaceAll(account!.id, [pendingReview], removedAt);
-    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt });
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt, throughputLevel: 'STANDARD' });
   });
 
   it('writes nothing when the unit of work it runs in fails', async () => {
@@ -78,14 +78,16 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     const run = (work: (tx: Parameters<Parameters<SqlUnitOfWork['run']>[0]>[0]) => Promise<void>) => new SqlUnitOfWork(t.prisma).run(work);
     const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
 
-    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_2K', flag: 'FLAGGED', qualityRating: 'RED', at: at(2) }]));
-    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'FLAGGED', removedAt: null });
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_2K', flag: 'FLAGGED', qualityRating: 'RED', throughputLevel: null, at: at(2) }]));
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toMatchObject({ status: 'FLAGGED', removedAt: null });
     // Older: nothing changes.
-    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'UNFLAGGED', qualityRating: null, at: at(1) }]));
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'UNFLAGGED', qualityRating: null, throughputLevel: null, at: at(1) }]));
     const [row] = await list(account!.id);
     expect(row).toMatchObject({ status: 'FLAGGED', qualityRating: 'RED', messagingLimit: 'TIER_2K', qualityUpdatedAt: at(2) });
-    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, at: at(3) }]));
-    expect((await list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K' });
+    await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, throughputLevel: 'HIGH', at: at(3) }]));
+    expect((await list(account!.id))[0]).toMatchObject({ status: 'CONNECTED', qualityRating: 'RED', messagingLimit: 'TIER_2K', throughputLevel: 'HIGH' });
+    // The pacer reads the level with the send state.
+    expect(await t.repo.sendState(account!.id, number.phoneNumberId)).toEqual({ status: 'CONNECTED', removedAt: null, throughputLevel: 'HIGH' });
 
     await run((tx) => t.repo.applyNameDecisions(tx, [{ wabaId, displayDigits: '447700900011', nameStatus: 'APPROVED', verifiedName: 'Renamed Co', at: at(4) }]));
     expect((await list(account!.id))[0]).toMatchObject({ nameStatus: 'APPROVED', verifiedName: 'Renamed Co' });

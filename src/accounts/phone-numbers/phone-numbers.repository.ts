@@ -21,11 +21,13 @@ export interface SyncCounts {
 export interface NumberSendState {
   status: string | null;
   removedAt: Date | null;
+  /** Meta's throughput.level (STANDARD, HIGH, …): the number's pace (messages/pacing). */
+  throughputLevel: string | null;
 }
 
 const sendState = statement(
   'phone_number_send_state',
-  `SELECT status, removed_at AS "removedAt" FROM phone_numbers WHERE business_account_id = $1::uuid AND phone_number_id = $2`,
+  `SELECT status, removed_at AS "removedAt", throughput_level AS "throughputLevel" FROM phone_numbers WHERE business_account_id = $1::uuid AND phone_number_id = $2`,
 );
 
 /**
@@ -41,6 +43,8 @@ export interface NumberQualityUpdate {
   flag: 'FLAGGED' | 'UNFLAGGED' | null;
   /** null leaves the stored rating. */
   qualityRating: string | null;
+  /** HIGH after a THROUGHPUT_UPGRADE event; null leaves the stored level (a sync refreshes it too). */
+  throughputLevel: string | null;
   at: Date;
 }
 
@@ -76,13 +80,14 @@ function updateByDisplayNumber(columns: string, guard: string, set: string) {
 }
 
 const applyQuality = updateByDisplayNumber(
-  `"messagingLimit" text, flag text, "qualityRating" text`,
+  `"messagingLimit" text, flag text, "qualityRating" text, "throughputLevel" text`,
   'quality_updated_at',
   `messaging_limit = coalesce(l."messagingLimit", p.messaging_limit),
    status = CASE l.flag WHEN 'FLAGGED' THEN 'FLAGGED'
                         WHEN 'UNFLAGGED' THEN CASE WHEN p.status = 'FLAGGED' THEN 'CONNECTED' ELSE p.status END
                         ELSE p.status END,
-   quality_rating = coalesce(l."qualityRating", p.quality_rating)`,
+   quality_rating = coalesce(l."qualityRating", p.quality_rating),
+   throughput_level = coalesce(l."throughputLevel", p.throughput_level)`,
 );
 
 const applyNames = updateByDisplayNumber(

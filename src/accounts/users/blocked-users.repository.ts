@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { skipTake } from '../../core/http/pagination.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { statement } from '../../core/prisma/sql.js';
+import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
 import { clientOf } from '../../core/prisma/unit-of-work.js';
 
 export interface StoredBlockedUser {
@@ -17,6 +17,11 @@ const isBlocked = statement(
   `SELECT EXISTS (SELECT 1 FROM blocked_users WHERE business_account_id = $1::uuid AND phone_number_id = $2 AND ("user" = $3 OR wa_id = $3)) AS blocked`,
 );
 
+const blockedAmong = statement(
+  'blocked_users_among',
+  `SELECT "user", wa_id AS "waId" FROM blocked_users WHERE business_account_id = $1::uuid AND phone_number_id = $2 AND ("user" = ANY($3::text[]) OR wa_id = ANY($3::text[]))`,
+);
+
 /**
  * The one owner of `blocked_users`: the users blocked on each phone number (Meta's block_users), as blocked through
  * the console. Read by the send path (a send to a blocked user is refused before Meta) and the console.
@@ -29,6 +34,13 @@ export class BlockedUsersRepository {
   async isBlocked(businessAccountId: string, phoneNumberId: string, user: string): Promise<boolean> {
     const { rows } = await this.prisma.pool.query<{ blocked: boolean }>(isBlocked([businessAccountId, phoneNumberId, user]));
     return rows[0]?.blocked ?? false;
+  }
+
+  /** Which of these users are blocked on the number (as given or as Meta resolved them): a campaign chunk's one read, in its transaction. */
+  async blockedAmong(tx: Tx, businessAccountId: string, phoneNumberId: string, users: string[]): Promise<Set<string>> {
+    if (users.length === 0) return new Set();
+    const { rows } = await connectionOf(tx).query<{ user: string; waId: string | null }>(blockedAmong([businessAccountId, phoneNumberId, users]));
+    return new Set(rows.flatMap((r) => (r.waId ? [r.user, r.waId] : [r.user])));
   }
 
   /** Records blocks Meta confirmed (a block again keeps the first time). In the caller's unit of work. */

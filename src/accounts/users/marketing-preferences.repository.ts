@@ -48,6 +48,11 @@ const valueOf = statement(
   `SELECT value FROM marketing_preferences WHERE business_account_id = $1::uuid AND "user" = $2`,
 );
 
+const stoppedAmong = statement(
+  'marketing_stopped_among',
+  `SELECT "user" FROM marketing_preferences WHERE business_account_id = $1::uuid AND "user" = ANY($2::text[]) AND value = 'stop'`,
+);
+
 /**
  * The one owner of `marketing_preferences`: the latest marketing preference (stop or resume) of each user of a
  * business account. Written by the worker (user_preferences webhooks, 131050 failures), read by the send path
@@ -75,6 +80,13 @@ export class MarketingPreferencesRepository {
   async valueOf(businessAccountId: string, user: string): Promise<MarketingPreferenceValue | null> {
     const { rows } = await this.prisma.pool.query<{ value: MarketingPreferenceValue }>(valueOf([businessAccountId, user]));
     return rows[0]?.value ?? null;
+  }
+
+  /** Which of these users (phone digits or BSUIDs) stopped marketing messages: a campaign chunk's one read, in its transaction. */
+  async stoppedAmong(tx: Tx, businessAccountId: string, users: string[]): Promise<Set<string>> {
+    if (users.length === 0) return new Set();
+    const { rows } = await connectionOf(tx).query<{ user: string }>(stoppedAmong([businessAccountId, users]));
+    return new Set(rows.map((r) => r.user));
   }
 
   /** The account's preferences, newest first; `value` filters. */

@@ -113,6 +113,25 @@ export class AppConfig {
   /** The longest a media transfer may take, from the first byte to Meta's answer (or the last byte sent back). */
   readonly mediaDeadlineMs!: number;
 
+  /** Per-number pacing on (the default); off only to measure its cost, or while Redis is known to be broken. */
+  readonly pacingEnabled!: boolean;
+  /** How long a send over its number's pace waits for a slot before the 429 (messages/pacing). */
+  readonly pacingMaxWaitMs!: number;
+  /** The pacer's window: a number's tier of sends per this many ms (a little over 1 s, against network jitter). */
+  readonly pacingWindowMs!: number;
+  /** Recipients a campaign runner claims (and stores messages for) per statement. */
+  readonly campaignChunkSize!: number;
+  /** Upstream calls one campaign runner keeps in flight at most. */
+  readonly campaignMaxInFlight!: number;
+  /** A campaign's lease: a runner that stops renewing it for this long (killed) is replaced. */
+  readonly campaignLeaseMs!: number;
+  /** A claimed recipient whose message is still pending this long after its runner died is failed as unconfirmed (never resent by itself). */
+  readonly campaignUnconfirmedAfterMs!: number;
+  /** The body limit of POST /business-accounts/{wabaId}/campaigns (up to 100,000 recipients). */
+  readonly campaignBodyLimitBytes!: number;
+  /** Campaigns one worker process runs at once. */
+  readonly campaignConcurrency!: number;
+
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
     const nodeEnv = r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development');
@@ -167,6 +186,15 @@ export class AppConfig {
       consoleAddressRateLimitPerSecond: r.int('CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND', { default: 50, min: 1 }),
       consoleAddressRateLimitBurst: r.int('CONSOLE_ADDRESS_RATE_LIMIT_BURST', { default: 500, min: 1 }),
       apiKeyNegativeCacheTtlMs: r.int('API_KEY_NEGATIVE_CACHE_TTL_MS', { default: 30_000, min: 0, max: 600_000 }),
+      pacingEnabled: r.bool('PACING_ENABLED', true),
+      pacingMaxWaitMs: r.int('PACING_MAX_WAIT_MS', { default: 2000, min: 0, max: 30_000 }),
+      pacingWindowMs: r.int('PACING_WINDOW_MS', { default: 1040, min: 1000, max: 10_000 }),
+      campaignChunkSize: r.int('CAMPAIGN_CHUNK_SIZE', { default: 250, min: 1, max: 5000 }),
+      campaignMaxInFlight: r.int('CAMPAIGN_MAX_IN_FLIGHT', { default: 256, min: 1, max: 5000 }),
+      campaignLeaseMs: r.int('CAMPAIGN_LEASE_MS', { default: 15_000, min: 1000, max: 600_000 }),
+      campaignUnconfirmedAfterMs: r.int('CAMPAIGN_UNCONFIRMED_AFTER_MS', { default: 60_000, min: 0, max: 86_400_000 }),
+      campaignBodyLimitBytes: r.int('CAMPAIGN_BODY_LIMIT_BYTES', { default: 32 * 1024 * 1024, min: 1024 }),
+      campaignConcurrency: r.int('CAMPAIGN_CONCURRENCY', { default: 4, min: 1, max: 100 }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),

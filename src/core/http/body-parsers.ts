@@ -43,6 +43,9 @@ export function contentTypeRefusal(req: Request): { message: string; errors: Arr
   return { message, errors: [{ field: 'content-type', message: 'must be application/json' }] };
 }
 
+/** POST /business-accounts/{wabaId}/campaigns: the one route whose body may exceed BODY_LIMIT_BYTES. */
+const CAMPAIGN_CREATION = /^\/business-accounts\/[^/]+\/campaigns\/?$/;
+
 /**
  * Routes whose handlers need the exact raw bytes (signature checks), each with a check of its headers made
  * before the body is read (a refusal is answered at once, and the connection closed rather than drained).
@@ -57,6 +60,8 @@ export type RawBodyRoutes = Record<string, (req: Request) => ApiError | undefine
  */
 export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
   const json = express.json({ limit: config.bodyLimitBytes, strict: true });
+  // A campaign carries up to 100,000 recipients (docs/campaigns.md): its creation alone may be this large.
+  const campaignJson = express.json({ limit: config.campaignBodyLimitBytes, strict: true });
   const raw = express.raw({ type: () => true, limit: config.webhookBodyLimitBytes });
 
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -70,7 +75,7 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
       const wrongType = contentTypeRefusal(req);
       if (wrongType) return sendEnvelope(res, 415, wrongType.message, { errors: wrongType.errors });
     }
-    const parser = gate ? raw : json;
+    const parser = gate ? raw : req.method === 'POST' && CAMPAIGN_CREATION.test(req.path) ? campaignJson : json;
     parser(req, res, (err?: unknown) => {
       if (!err) {
         if (Buffer.isBuffer(req.body)) {

@@ -10,6 +10,8 @@ export interface LogContext {
   readonly deliveryIds?: readonly number[];
   /** A scheduled task's run (core/scheduling): which task. */
   readonly task?: string;
+  /** A campaign run (campaigns/campaigns.worker.ts): which campaign. */
+  readonly campaignId?: number;
 }
 
 const storage = new AsyncLocalStorage<LogContext>();

@@ -3,11 +3,19 @@ export const QUEUES = {
   webhookDeliveries: 'webhook-deliveries',
   /** The worker's periodic work, one BullMQ job scheduler per task (core/scheduling/task-scheduler.ts). */
   scheduledTasks: 'scheduled-tasks',
+  /** One job per campaign run (start, resume, retry-failed, or a sweep of a campaign whose runner is gone). */
+  campaigns: 'campaigns',
 } as const;
 
 export const JOBS = {
   processDelivery: 'process-delivery',
+  runCampaign: 'run-campaign',
 } as const;
+
+/** Runs a campaign until it is done, paused or cancelled (the campaign's lease decides who runs it). */
+export interface RunCampaignJob {
+  campaignId: number;
+}
 
 /** Webhook deliveries to process together (one receiver batch, or what the sweeper found). */
 export interface ProcessDeliveryJob {
@@ -19,4 +27,6 @@ export interface ProcessDeliveryJob {
 /** Deterministic job ids make re-enqueueing (sweeper, replays, Meta retries) idempotent. */
 export const jobIds = {
   delivery: (deliveryId: number, generation = 0) => `delivery-${deliveryId}-${generation}`,
+  /** One job per run of a campaign; a sweep adds `sweep` and its time slot (a duplicate run finds the lease taken). */
+  campaign: (campaignId: number, run: number, sweep?: number) => `campaign-${campaignId}-${run}${sweep === undefined ? '' : `-sweep-${sweep}`}`,
 };

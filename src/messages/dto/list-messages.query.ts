@@ -1,5 +1,6 @@
 import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { LimitQueryDto, PageNumber } from '../../core/http/pagination.js';
 import { FeedAfter, FeedWait } from '../../webhooks/events/dto/feed-query.decorators.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
@@ -71,6 +72,14 @@ export class ListMessagesQuery extends IntersectionType(LimitQueryDto, MessageSc
   @IsOptional()
   @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces' })
   to?: string;
+
+  @ApiPropertyOptional({ type: Number, description: 'Messages a campaign sent (its id)', example: 3000000001 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'campaignId must be a campaign id (a positive integer)' })
+  @Min(1, { message: 'campaignId must be a campaign id (a positive integer)' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'campaignId must be a campaign id (a positive integer)' })
+  campaignId?: number;
 
   @ApiPropertyOptional({ description: 'Recipient business-scoped user id (messages sent with userId)', example: 'US.13491208655302741918' })
   @IsOptional()

@@ -44,7 +44,7 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 export type ContentType = Exclude<MessageType, 'template' | 'text'>;
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 
-const PARAMETER_TYPES = ['text', 'currency', 'date_time', 'image', 'document', 'video', 'location', 'payload', 'coupon_code', 'action'];
+export const PARAMETER_TYPES = ['text', 'currency', 'date_time', 'image', 'document', 'video', 'location', 'payload', 'coupon_code', 'action'];
 
 /** One template parameter, in Meta's format. Media and structured values are passed through as given. */
 export class TemplateParameterDto {

@@ -106,6 +106,7 @@ function filterOf(query: ListMessagesQuery): MessageFilter {
     phoneNumberId: query.phoneNumberId,
     templateName: query.templateName,
     type: query.type,
+    campaignId: query.campaignId,
     since: query.since ? new Date(query.since) : undefined,
     until: query.until ? new Date(query.until) : undefined,
   };

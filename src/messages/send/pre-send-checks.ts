@@ -16,6 +16,8 @@ export type UpstreamApi = 'cloud_api' | 'marketing_messages';
 /** What the checks decided besides "sendable". */
 export interface SendPlan {
   upstreamApi: UpstreamApi;
+  /** The number's Meta throughput.level as synced (its pace; STANDARD when unknown). */
+  throughputLevel: string | null;
 }
 
 /** The field that names the recipient in the request (`to` or `userId`) and its value. */
@@ -66,7 +68,7 @@ export class PreSendChecks {
     }
     if (!template) {
       this.assertWindowOpen(ctx, recipient.field);
-      return { upstreamApi: 'cloud_api' };
+      return { upstreamApi: 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
     }
     await this.assertTemplate(businessAccountId, dto, ctx);
     const marketing = ctx.templateCategory === 'MARKETING';
@@ -79,7 +81,7 @@ export class PreSendChecks {
     if (recipient.field === 'userId' && ctx.templateOtpType !== null && NOT_FOR_USER_IDS.has(ctx.templateOtpType)) {
       throw FieldValidationError.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
     }
-    return { upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api' };
+    return { upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
   }
 
   private async assertTemplate(businessAccountId: string, dto: SendMessageDto, template: SendContext): Promise<void> {

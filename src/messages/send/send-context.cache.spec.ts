@@ -8,6 +8,7 @@ const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendC
   numberExists: true,
   numberStatus: 'CONNECTED',
   numberRemovedAt: null,
+  numberThroughputLevel: 'STANDARD',
   templateExists: true,
   templateStatus: status,
   templateRemovedAt: null,

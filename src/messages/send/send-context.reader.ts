@@ -14,6 +14,8 @@ export interface SendContext {
   numberExists: boolean;
   numberStatus: string | null;
   numberRemovedAt: Date | null;
+  /** Meta's throughput.level of the number (STANDARD, HIGH, …): its pace. */
+  numberThroughputLevel: string | null;
   templateExists: boolean;
   templateStatus: string | null;
   templateRemovedAt: Date | null;
@@ -84,6 +86,7 @@ export class SendContextReader {
       numberExists: number !== null,
       numberStatus: number?.status ?? null,
       numberRemovedAt: number?.removedAt ?? null,
+      numberThroughputLevel: number?.throughputLevel ?? null,
       templateExists: template !== null,
       templateStatus: template?.status ?? null,
       templateRemovedAt: template?.removedAt ?? null,

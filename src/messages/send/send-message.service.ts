@@ -18,6 +18,8 @@ import { AccountCredentials } from '../../accounts/credentials/account-credentia
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
+import { defaultRetryAfterSeconds } from '../../upstream/meta-error-catalogue.js';
+import { NumberPacer, PacerUnavailable, throughputOf } from '../pacing/number-pacer.js';
 
 /** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
 export interface SendOutcome {
@@ -45,6 +47,7 @@ export class SendMessageService {
     private readonly credentials: AccountCredentials,
     private readonly credentialChecks: CredentialChecks,
     private readonly upstream: WhatsAppClient,
+    private readonly pacer: NumberPacer,
     private readonly metrics: Metrics,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {}
@@ -75,6 +78,10 @@ export class SendMessageService {
 
   private async deliver(scope: ApiKeyScope, dto: SendMessageDto, plan: SendPlan, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
+    // The number's pace, asked for while the message is stored (its Redis round trip hidden behind the insert); a
+    // slot taken for a send that ends up not sent (an idempotent replay) is one slot of one second, not more.
+    const pacing = this.pace(dto.phoneNumberId, plan.throughputLevel);
+    pacing.catch(() => undefined);
     const pending = {
       apiKeyId: scope.apiKeyId,
       phoneNumberId: dto.phoneNumberId,
@@ -102,6 +109,13 @@ export class SendMessageService {
     let outcome: SendOutcome | undefined;
     let completed = false;
     try {
+      // Over the number's pace: the stored attempt fails with the reason, and Meta is not called.
+      const held = await pacing;
+      if (held) {
+        const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: held.message, detail: null, category: 'throughput' });
+        outcome = { statusCode: 429, body: envelope(429, held.message, { data: toMessageView(stored) }), headers: { 'Retry-After': String(held.retryAfterSeconds) }, final: false };
+        return outcome;
+      }
       const payload = payloadOf(dto, message.id);
       // MARKETING templates of an account onboarded to the Marketing Messages API go through it (PreSendChecks decides).
       const result =
@@ -131,12 +145,13 @@ export class SendMessageService {
       const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
       // Meta rejected the token itself: the account's next sends are refused before any upstream call.
       if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
+      const heldFor = error.code === 130429 ? await this.holdBack(dto.phoneNumberId, error) : undefined;
       if (stored.status !== 'failed') {
         // While the call was failing (a timeout), a status for this very message arrived (found by its callback
         // data): the upstream platform accepted it. That is the outcome; the failed call is not.
         outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
       } else {
-        outcome = this.rejected(stored, error);
+        outcome = this.rejected(stored, error, heldFor !== undefined ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)` : undefined);
       }
       return outcome;
     } finally {
@@ -145,6 +160,34 @@ export class SendMessageService {
         else await this.idempotency.release(scope.apiKeyId, keyed.key);
       }
     }
+  }
+
+  /**
+   * Waits (up to PACING_MAX_WAIT_MS) for a slot of the number's throughput; undefined once it has one, or why not and
+   * when to come back. Redis unreachable: the send goes unpaced (as the rate limiter fails open) rather than refused.
+   */
+  private async pace(phoneNumberId: string, level: string | null): Promise<{ message: string; retryAfterSeconds: number } | undefined> {
+    const tier = throughputOf(level);
+    try {
+      const slot = await this.pacer.acquire(phoneNumberId, tier.perSecond);
+      if (slot.ok) return undefined;
+      const retryAfterSeconds = Math.max(1, Math.ceil(slot.retryAfterMs / 1000));
+      const message = slot.held
+        ? `Phone number ${phoneNumberId} is held back for ${retryAfterSeconds} s: Meta refused a send over its throughput (130429); nothing was sent`
+        : `Phone number ${phoneNumberId} is at its throughput (${tier.level}: ${tier.perSecond} messages/s); nothing was sent: retry after ${retryAfterSeconds} s`;
+      return { message, retryAfterSeconds };
+    } catch (err) {
+      if (!(err instanceof PacerUnavailable)) throw err;
+      this.logger.warn({ err, phoneNumberId }, 'pacer unavailable (Redis); sending unpaced');
+      return undefined;
+    }
+  }
+
+  /** Meta answered 130429: no slot on the number for the time it implies (Retry-After, else the catalogue's). The seconds held. */
+  private async holdBack(phoneNumberId: string, error: UpstreamError): Promise<number> {
+    const seconds = error.retryAfterSeconds ?? defaultRetryAfterSeconds(error.code);
+    await this.pacer.holdBack(phoneNumberId, seconds * 1000).catch((err: unknown) => this.logger.warn({ err, phoneNumberId }, 'could not hold the number back (Redis)'));
+    return seconds;
   }
 
   private async recordCredentialRejection(scope: ApiKeyScope, error: UpstreamError): Promise<void> {
@@ -156,10 +199,11 @@ export class SendMessageService {
   }
 
   /** How a synchronous upstream rejection is answered (the one error mapper); the stored (failed) message is in `data`. */
-  private rejected(message: StoredMessage, error: UpstreamError): SendOutcome {
+  private rejected(message: StoredMessage, error: UpstreamError, note?: string): SendOutcome {
     this.logger.info({ messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus }, 'send rejected upstream');
     const answer = sendRejection(error);
-    return { statusCode: answer.statusCode, body: envelope(answer.statusCode, answer.message, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };
+    const said = note ? `${answer.message}; ${note}` : answer.message;
+    return { statusCode: answer.statusCode, body: envelope(answer.statusCode, said, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };
   }
 }
 

@@ -18,6 +18,7 @@ const TABS = [
   { to: '/messages', label: 'Messages' },
   { to: '/events', label: 'Events' },
   { to: '/analytics', label: 'Analytics' },
+  { to: '/campaigns', label: 'Campaigns' },
 ];
 
 /** Header and tabs shared by the pages of one business account. */

@@ -46,10 +46,12 @@ describe('account-level webhooks → changes', () => {
       item('phone_number_quality_update', { display_phone_number: '+44 7700 900011', event: 'FLAGGED', current_limit: 'TIER_2K' }, 1),
       item('phone_number_quality_update', { display_phone_number: '447700900011', event: 'DOWNGRADE', old_limit: 'TIER_2K', max_daily_conversations_per_business: 'TIER_250', current_limit: 'TIER_250' }, 2),
       item('phone_number_quality_update', { display_phone_number: '447700900012', event: 'UNFLAGGED' }, 3),
+      item('phone_number_quality_update', { display_phone_number: '447700900013', event: 'THROUGHPUT_UPGRADE' }, 4),
     ]);
     expect(folded).toEqual([
-      { wabaId: '310', displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'FLAGGED', qualityRating: 'RED', at: at(2) },
-      { wabaId: '310', displayDigits: '447700900012', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, at: at(3) },
+      { wabaId: '310', displayDigits: '447700900011', messagingLimit: 'TIER_250', flag: 'FLAGGED', qualityRating: 'RED', throughputLevel: null, at: at(2) },
+      { wabaId: '310', displayDigits: '447700900012', messagingLimit: null, flag: 'UNFLAGGED', qualityRating: null, throughputLevel: null, at: at(3) },
+      { wabaId: '310', displayDigits: '447700900013', messagingLimit: null, flag: null, qualityRating: null, throughputLevel: 'HIGH', at: at(4) },
     ]);
   });
 

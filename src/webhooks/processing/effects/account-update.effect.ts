@@ -161,6 +161,8 @@ export function foldQualityUpdates(items: EffectItem[]): NumberQualityUpdate[] {
       messagingLimit: text(v.max_daily_conversations_per_business) ?? text(v.current_limit),
       flag,
       qualityRating,
+      // Meta's automatic upgrade to 1,000 messages per second (the pacer follows the stored level).
+      throughputLevel: event === 'THROUGHPUT_UPGRADE' ? 'HIGH' : null,
       at: timeOf(item),
     };
     const key = `${item.wabaId}\u0000${displayDigits}`;
@@ -173,6 +175,7 @@ export function foldQualityUpdates(items: EffectItem[]): NumberQualityUpdate[] {
             messagingLimit: update.messagingLimit ?? before.messagingLimit,
             flag: update.flag ?? before.flag,
             qualityRating: update.qualityRating ?? before.qualityRating,
+            throughputLevel: update.throughputLevel ?? before.throughputLevel,
             at: update.at > before.at ? update.at : before.at,
           }
         : update,
