@@ -72,6 +72,6 @@ export class ConsoleMessagesController {
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   async stats(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: AnalyticsQuery): Promise<Analytics> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    return this.analytics.compute(account.id, query);
+    return this.analytics.compute(account.id, query, readWindowOf(account));
   }
 }

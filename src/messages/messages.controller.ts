@@ -110,7 +110,7 @@ export class MessagesController {
   @ApiEnvelope(AnalyticsDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   stats(@CurrentApiKey() scope: ApiKeyScope, @Query() query: AnalyticsQuery): Promise<Analytics> {
-    return this.analytics.compute(scope.businessAccountId, query);
+    return this.analytics.compute(scope.businessAccountId, query, scope.window);
   }
 
   @Get(':id')

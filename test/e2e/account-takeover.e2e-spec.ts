@@ -64,6 +64,9 @@ describe('Business-account takeover and read cut-offs', () => {
     await new Promise((r) => setTimeout(r, stack.config.apiKeyCacheTtlMs + 100));
     const byKey = await stack.http.get('/messages?direction=inbound').set(holder.key.headers);
     expect(byKey.body.data.items.map((m: { content: { text: { body: string } } }) => m.content.text.body)).toEqual(['before the failure']);
+    // Nor counted in its analytics, console or key pair.
+    expect((await stack.http.get(`/business-accounts/${wabaId}/messages-analytics`).set('cookie', holder.operator.cookie)).body.data.inbound).toBe(1);
+    expect((await stack.http.get('/messages/analytics').set(holder.key.headers)).body.data.inbound).toBe(1);
 
     const taken = await connect(claimant, wabaId, newToken);
     expect(taken.status).toBe(201);

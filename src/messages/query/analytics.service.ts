@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { FieldValidationError } from '../../core/http/api-error.js';
+import { withinWindow, type ReadWindow } from '../../accounts/business-accounts/read-window.js';
 import type { AnalyticsQuery } from '../dto/list-messages.query.js';
 import { MessagesRepository, type MessageCounts } from '../messages.repository.js';
 
@@ -44,7 +45,8 @@ export interface Analytics {
 export class AnalyticsService {
   constructor(private readonly messages: MessagesRepository) {}
 
-  async compute(businessAccountId: string, query: AnalyticsQuery): Promise<Analytics> {
+  /** `window`: what the caller may read of the account (docs/security.md, takeover): nothing outside it is counted. */
+  async compute(businessAccountId: string, query: AnalyticsQuery, window?: ReadWindow): Promise<Analytics> {
     const granularity = query.granularity ?? 'day';
     const until = query.until ? new Date(query.until) : new Date();
     const since = query.since ? new Date(query.since) : new Date(until.getTime() - 7 * DAY_MS);
@@ -53,9 +55,12 @@ export class AnalyticsService {
       throw FieldValidationError.of('since', `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`);
     }
 
+    // The range asked, narrowed to the readable window (an empty range when they do not meet).
+    const readable = withinWindow({ since, until }, window);
+    const counted = { since: readable.since!, until: readable.until! < readable.since! ? readable.since! : readable.until! };
     const { totals, series, failureReasons, templates, pricing, inbound } = await this.messages.analytics(businessAccountId, {
-      since,
-      until,
+      since: counted.since,
+      until: counted.until,
       granularity,
       phoneNumberId: query.phoneNumberId,
       templateName: query.templateName,
