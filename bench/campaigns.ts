@@ -126,7 +126,7 @@ await runBench(
     console.log(formatCpu(bigCpu));
 
     // 2. STANDARD (80/s).
-    const standard = await stack.onboard('-standard');
+    const standard = await stack.onboard('-standard', 'STANDARD');
     await waitUntilQuiet(1.2, 30_000);
     const slow = await runCampaign(stack, standard, 'STANDARD campaign', STANDARD_SIZE, '4476');
 

@@ -178,6 +178,9 @@ export class Stack {
       // The per-key and console limiters are not what these benches measure.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
+      // The per-account bucket (security audit 2, finding 6): 200/s by default, which capped the send benches.
+      ACCOUNT_RATE_LIMIT_PER_SECOND: '1000000',
+      ACCOUNT_RATE_LIMIT_BURST: '1000000',
       // The bench signs its tenants up itself (production defaults to invite-only, 5 signups per address).
       SIGNUP_MODE: 'open',
       SIGNUP_MAX_PER_ADDRESS: '100000',
@@ -276,8 +279,20 @@ export class Stack {
   // -------------------------------------------------------------------------------------------------------
   // tenant set-up through the console API, as an operator would do it
 
-  /** A fresh organization with one connected account and a key pair; `suffix` tells several of one run apart. */
-  async onboard(suffix = ''): Promise<Tenant> {
+  /**
+   * A simulator account's CONNECTED number at a throughput tier (Meta's `throughput.level`), before the service syncs
+   * it: since issue 27 every send is paced to its number's tier, and a STANDARD number (80/s) would cap a send bench.
+   */
+  private async setThroughput(sim: { wabaId: string; phoneNumbers: { id: string; status: string }[] }, level: 'HIGH' | 'STANDARD'): Promise<void> {
+    const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
+    if (phone) await postJson(`${this.simUrl}/_sim/throughput`, { wabaId: sim.wabaId, phoneNumberId: phone.id, level }, 200);
+  }
+
+  /**
+   * A fresh organization with one connected account and a key pair; `suffix` tells several of one run apart. Its
+   * number is HIGH (1,000 sends/s) unless `level` says otherwise.
+   */
+  async onboard(suffix = '', level: 'HIGH' | 'STANDARD' = 'HIGH'): Promise<Tenant> {
     const api = this.apiUrl;
     const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId}${suffix}` })) as {
       wabaId: string;
@@ -294,6 +309,7 @@ export class Stack {
       .map((c) => c.split(';')[0])
       .join('; ');
     await postJson(`${api}/business-accounts`, { wabaId: sim.wabaId, accessToken: sim.accessToken }, 201, cookie);
+    await this.setThroughput(sim, level);
     await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, cookie);
     await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, cookie);
     const key = (await postJson(`${api}/api-keys`, { wabaId: sim.wabaId, name: 'bench' }, 201, cookie)) as { data: { accessKey: string; secretKey: string } };
@@ -316,6 +332,7 @@ export class Stack {
     const api = this.apiUrl;
     const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId} extra` })) as { wabaId: string; accessToken: string; phoneNumbers: { id: string; status: string }[] };
     await postJson(`${api}/business-accounts`, { wabaId: sim.wabaId, accessToken: sim.accessToken }, 201, tenant.cookie);
+    await this.setThroughput(sim, 'HIGH');
     await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, tenant.cookie);
     await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, tenant.cookie);
     const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [sim.wabaId]);
