@@ -154,6 +154,8 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
     body = undefined;
   }
   const account = ctx.store.accountByToken(bearerToken(req));
+  /** When the send took its throughput slot: the time it is recorded at, so a record's second is the window's. */
+  let takenAt: Date | undefined;
   const respond = (status: number, payload: unknown) => {
     ctx.store.record({
       phoneNumberId,
@@ -161,7 +163,7 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
       wabaId: account?.id ?? null,
       body,
       response: { status, body: payload },
-      at: new Date().toISOString(),
+      at: (takenAt ?? new Date()).toISOString(),
     });
     sendMeta(res, status, payload);
   };
@@ -171,7 +173,8 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   const sender = ctx.store.phone(phoneNumberId);
   if (!sender || sender.account !== account) return reject(metaErrors.unsupportedRequest('post', phoneNumberId));
   // Meta counts every message request on the number against its tier, whatever becomes of it afterwards.
-  if (!ctx.store.throughput.take(phoneNumberId, perSecondOf(sender.phone.throughput.level))) return reject(metaErrors.throughputReached());
+  takenAt = new Date();
+  if (!ctx.store.throughput.take(phoneNumberId, perSecondOf(sender.phone.throughput.level), takenAt.getTime())) return reject(metaErrors.throughputReached());
   const check = checkSend(body, account, sender.phone, (mediaId) => ctx.store.media(mediaId)?.wabaId === account.id);
   if (!check.ok) return reject(check.error);
   if (edge === 'marketing_messages') {

@@ -17,8 +17,11 @@ export class ThroughputWindows {
   /** 130429s answered, per number (for tests and the bench: GET /_sim/throughput). */
   private readonly refusedCount = new Map<string, number>();
 
-  /** Takes a slot for a send on the number now; false when its last second already holds `limit` sends. */
-  take(phoneNumberId: string, limit: number, now = performance.now()): boolean {
+  /**
+   * Takes a slot for a send on the number at `now` (ms, the wall clock the simulator records sends with); false when its
+   * last second already holds `limit` sends.
+   */
+  take(phoneNumberId: string, limit: number, now = Date.now()): boolean {
     let w = this.windows.get(phoneNumberId);
     if (!w) this.windows.set(phoneNumberId, (w = { times: [], head: 0 }));
     while (w.head < w.times.length && w.times[w.head]! <= now - WINDOW_MS) w.head++;
