@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { AppConfig } from '../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { logContext } from '../core/logging/log-context.js';
+import { closeWorker } from '../core/queue/close-worker.js';
 import { QUEUES, type RunCampaignJob } from '../core/queue/queue.constants.js';
 import { createRedisConnection } from '../core/redis/redis.service.js';
 import { CampaignQueue } from './campaign-queue.js';
@@ -74,12 +75,10 @@ export class CampaignsWorker implements OnApplicationBootstrap, OnModuleDestroy 
     const worker = this.worker;
     this.worker = undefined;
     if (worker) {
-      const closed = worker.close().then(() => true, () => true);
-      const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS).unref());
-      if (!(await Promise.race([closed, timedOut]))) {
-        this.logger.warn('campaign runs still going at shutdown; leaving them (their leases expire and another worker takes over)');
-        await worker.close(true).catch(() => undefined);
-      }
+      await closeWorker(worker, {
+        graceMs: SHUTDOWN_GRACE_MS,
+        beforeForce: () => this.logger.warn('campaign runs still going at shutdown; leaving them (their leases expire and another worker takes over)'),
+      });
     }
     this.connection?.disconnect();
   }

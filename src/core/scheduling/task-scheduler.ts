@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { AppLogger } from '../logging/app-logger.js';
 import { logContext } from '../logging/log-context.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { closeWorker } from '../queue/close-worker.js';
 import { QUEUES } from '../queue/queue.constants.js';
 import { createRedisConnection } from '../redis/redis.service.js';
 
@@ -76,11 +77,7 @@ export class TaskScheduler {
   async stop(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
-    if (worker) {
-      const closed = worker.close().then(() => true);
-      const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS).unref());
-      if (!(await Promise.race([closed, timedOut]))) await worker.close(true).catch(() => undefined);
-    }
+    if (worker) await closeWorker(worker, { graceMs: SHUTDOWN_GRACE_MS });
     await this.upserting?.catch(() => undefined);
     await this.queue?.close().catch(() => undefined);
     this.connection?.disconnect();

@@ -5,6 +5,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { logContext } from '../../core/logging/log-context.js';
 import { Metrics } from '../../core/metrics/metrics.js';
+import { closeWorker } from '../../core/queue/close-worker.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
 import { createRedisConnection } from '../../core/redis/redis.service.js';
 import { deliveriesOf, type DeliveryJobData } from '../delivery-queue.js';
@@ -61,23 +62,16 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
-    if (!opts.force) {
-      const graceful = worker.close().then(
-        () => true,
-        (err: unknown) => {
-          this.logger.warn({ err }, 'webhook worker did not close cleanly');
-          return true;
-        },
-      );
-      const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS).unref());
-      if (await Promise.race([graceful, timedOut])) {
-        this.connection?.disconnect();
-        return;
-      }
+    const warnAndAbort = () => {
       this.logger.warn('webhook jobs still running at shutdown; leaving them to be retried by another worker');
+      this.abort.abort();
+    };
+    if (opts.force) {
+      this.abort.abort();
+      await worker.close(true).catch(() => undefined);
+    } else {
+      await closeWorker(worker, { graceMs: SHUTDOWN_GRACE_MS, beforeForce: warnAndAbort, onError: (err) => this.logger.warn({ err }, 'webhook worker did not close cleanly') });
     }
-    this.abort.abort();
-    await worker.close(true).catch(() => undefined);
     this.connection?.disconnect();
   }
 
