@@ -35,7 +35,7 @@ import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
 import { EventsRepository, INSERT_EVENTS_SQL, LOCK_DEDUPE_KEYS_SQL } from '../src/webhooks/events/events.repository.js';
 import { classify } from '../src/webhooks/processing/classify.js';
 import { MessagesRepository } from '../src/messages/messages.repository.js';
-import type { Tx } from '../src/core/prisma/sql.js';
+import { txOn } from '../src/core/db/db.js';
 import { StatusUpdateEffect } from '../src/webhooks/processing/effects/status-update.effect.js';
 import { MarketingPreferencesRepository } from '../src/accounts/users/marketing-preferences.repository.js';
 import { STATUSES, StatusPlan, statusPayload } from './lib/webhooks.js';
@@ -226,7 +226,7 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
 async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
   const effect = new StatusUpdateEffect(new MessagesRepository(undefined as never), new MarketingPreferencesRepository(undefined as never));
   const events = new EventsRepository(undefined as never);
-  const tx = db as unknown as Tx;
+  const tx = txOn(db);
   for (const chunk of chunks) {
     await db.query('BEGIN');
     const drafts = eventObjects(chunk);

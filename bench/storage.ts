@@ -47,7 +47,8 @@ import { migrate } from '../scripts/stack/app.js';
 import { startServices, stopStale, type Services } from '../scripts/stack/services.js';
 import type { PrismaService } from '../src/core/prisma/prisma.service.js';
 import { expiredPartitions, type Partition } from '../src/core/prisma/partitions.js';
-import { inTransaction, inTx } from '../src/core/prisma/sql.js';
+import { Db } from '../src/core/db/db.js';
+import { inTransaction } from '../src/core/prisma/sql.js';
 import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/webhooks/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/webhooks/events/feed-cursor.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
@@ -482,13 +483,16 @@ class Inserter {
   private done?: Promise<void>;
   readonly samples: { at: number; ms: number }[] = [];
   private k = 0;
+  private readonly db: Db;
 
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly repo: EventsRepository,
     private readonly everyMs: number,
     private readonly perTx: number,
-  ) {}
+  ) {
+    this.db = Db.over(pool);
+  }
 
   start(): void {
     this.running = true;
@@ -497,7 +501,7 @@ class Inserter {
       while (this.running) {
         const rows = Array.from({ length: this.perTx }, () => inserterRow(this.k++));
         const t0 = performance.now();
-        await inTx(this.pool, (tx) => this.repo.insert(tx, rows));
+        await this.db.transaction((tx) => this.repo.insert(tx, rows));
         this.samples.push({ at: t0, ms: performance.now() - t0 });
         due += this.everyMs;
         const wait = due - performance.now();

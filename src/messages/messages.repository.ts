@@ -3,7 +3,7 @@ import { Prisma, type Message } from '../generated/prisma/client.js';
 import { GroupCommit } from '../core/async/group-commit.js';
 import { skipTake } from '../core/http/pagination.js';
 import { PrismaService } from '../core/prisma/prisma.service.js';
-import { connectionOf, inSnapshot, planned, statement, type Tx } from '../core/prisma/sql.js';
+import { connectionOf, planned, statement, type Tx } from '../core/prisma/sql.js';
 import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../core/prisma/sql-filter.js';
 import type { FeedPosition } from '../webhooks/events/feed-cursor.js';
 import { claimKeySql, completeKeySql } from './send/idempotency-keys.repository.js';
@@ -181,7 +181,7 @@ export class MessagesRepository {
     const where = whereOf(businessAccountId, filter);
     const { skip, take } = skipTake(page);
     const n = where.values.length;
-    return inSnapshot(this.prisma.pool, async (tx) => {
+    return this.prisma.db.snapshot(async (tx) => {
       const connection = connectionOf(tx);
       const { rows } = await connection.query<StoredMessage>({
         name: `sql_messages_page_${where.shape}`,

@@ -1,7 +1,7 @@
 import { CampaignRecipientsRepository } from '../../src/campaigns/campaign-recipients.repository.js';
 import { CampaignsRepository } from '../../src/campaigns/campaigns.repository.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { UnitOfWork as PrismaUnitOfWork } from '../../src/core/prisma/unit-of-work.js';
 import { MessagesRepository } from '../../src/messages/messages.repository.js';
 import { insertBusinessAccount, insertOrganization, metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
@@ -10,8 +10,8 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
     campaigns: new CampaignsRepository(prisma),
     recipients: new CampaignRecipientsRepository(prisma),
     messages: new MessagesRepository(prisma),
-    sql: new SqlUnitOfWork(prisma),
-    uow: new UnitOfWork(prisma),
+    sql: new UnitOfWork(prisma.db),
+    uow: new PrismaUnitOfWork(prisma),
   }));
 
   async function campaignOf(n: number) {

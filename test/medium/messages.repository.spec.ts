@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type pg from 'pg';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import type { Tx } from '../../src/core/prisma/sql.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { txOn } from '../../src/core/db/db.js';
 import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.query.js';
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
 import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
@@ -336,7 +336,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
   });
 
   describe('status webhooks (the worker)', () => {
-    const unitOfWork = () => new SqlUnitOfWork(t.prisma);
+    const unitOfWork = () => new UnitOfWork(t.db);
     const lock = (wamids: string[], callbackIds: number[]) => unitOfWork().run((tx) => t.repo.lockForStatuses(tx, wamids, callbackIds));
     const statusColumns = ({ id, status, upstreamMessageId, errorCode, errorTitle, errorDetail, errorCategory, sentAt, deliveredAt, readAt, failedAt }: StatusCandidate) => ({
       id,
@@ -509,7 +509,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it("lockForStatuses (the worker's batches)", async () => {
       let statement: pg.QueryConfig | undefined;
       // Only to capture the statement the repository sends; it is then planned on the real PostgreSQL below.
-      const capturing = { query: async (config: pg.QueryConfig) => ((statement = config), { rows: [] }) } as unknown as Tx;
+      const capturing = txOn({ query: async (config: pg.QueryConfig) => ((statement = config), { rows: [], rowCount: 0 }) } as unknown as pg.ClientBase);
       await t.repo.lockForStatuses(capturing, Array.from({ length: 100 }, wamid), [1, 2, 3]);
       expect(statement!.name).toBeUndefined();
       const scans = await scansOfMessages(statement!, 20_000);

@@ -266,7 +266,7 @@ export class EventsRepository {
   /**
    * The status events stored for one message (by wamid) of the account, oldest first. `since`: when the message was
    * created (no status of it is stored before; a margin covers clocks), which skips the older partitions. `tx`: a
-   * snapshot shared with the read of the message (SqlUnitOfWork.snapshot), so the two agree.
+   * snapshot shared with the read of the message (UnitOfWork.snapshot), so the two agree.
    */
   async statusHistory(wabaId: string, wamid: string, since?: Date, tx?: Tx): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
     const from = since ? new Date(since.getTime() - HISTORY_MARGIN_MS) : new Date(0);

@@ -4,7 +4,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { isMissingPartition } from '../../core/prisma/partitions.js';
 import type { Tx } from '../../core/prisma/sql.js';
-import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
 import { EventsRepository, type EventRow, type StoredEvent } from '../events/events.repository.js';
@@ -55,7 +55,7 @@ export class DeliveryProcessor {
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly events: EventsRepository,
-    private readonly unitOfWork: SqlUnitOfWork,
+    private readonly unitOfWork: UnitOfWork,
     private readonly queue: DeliveryQueue,
     private readonly config: AppConfig,
     private readonly partitions: PartitionMaintenance,
