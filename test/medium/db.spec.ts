@@ -49,14 +49,15 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
     await expect(db.on().selectNoFrom((eb) => eb.cast<number>(eb.val('9007199254740993'), 'bigint').as('id')).execute()).rejects.toThrow(RangeError);
   });
 
-  it('commits every statement of a unit of work together, those given the Tx and those joining it alike', async () => {
+  it('commits every statement of a unit of work together, those given the Tx and Kysely statements joining it alike', async () => {
     const [a, b] = [contact(), contact()];
     await uow.run(async (tx) => {
       await db.exec(openWindow, { ...a, at }, tx);
       await db.on().insertInto('conversation_windows').values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at }).execute();
-      // Not visible outside before the commit.
-      const outside = await db.pool.query('SELECT 1 FROM conversation_windows WHERE phone_number_id = $1', [a.phoneNumberId]);
-      expect(outside.rowCount).toBe(0);
+      // Not visible outside before the commit: a prepared statement not given the Tx runs on the pool (the send path's
+      // group commits must never run inside the transaction of whichever caller started a batch).
+      expect((await db.exec(windowOf, a)).rows).toEqual([]);
+      expect((await db.exec(windowOf, a, tx)).rows).toHaveLength(1);
     });
     expect((await db.exec(windowOf, a)).rows).toEqual([{ recipient: a.recipient, lastInboundAt: at }]);
     expect((await db.exec(windowOf, b)).rows).toEqual([{ recipient: b.recipient, lastInboundAt: at }]);
@@ -85,13 +86,17 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
       const before = await db.exec(windowOf, a, tx);
       // Committed by another connection meanwhile: not in the snapshot.
       await db.pool.query(openWindow.query({ ...a, at }));
-      const after = await db.exec(windowOf, a);
+      const after = await db.exec(windowOf, a, tx);
       return [before.rows.length, after.rows.length];
     });
     expect(counts).toEqual([0, 0]);
     expect((await db.exec(windowOf, a)).rows).toHaveLength(1);
-    // A write inside joins the snapshot, which is read-only.
-    await expect(uow.snapshot(() => db.exec(openWindow, { ...contact(), at }))).rejects.toMatchObject({ code: '25006' });
+    // A write given the Tx, or built with Kysely inside (it joins), runs in the snapshot, which is read-only.
+    const b = contact();
+    await expect(uow.snapshot((tx) => db.exec(openWindow, { ...b, at }, tx))).rejects.toMatchObject({ code: '25006' });
+    const write = () => db.on().insertInto('conversation_windows').values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at }).execute();
+    await expect(uow.snapshot(write)).rejects.toMatchObject({ code: '25006' });
+    expect((await db.exec(windowOf, b)).rows).toEqual([]);
   });
 
   it('refuses Kysely transactions: the unit of work is the one way to a transaction', async () => {

@@ -16,7 +16,7 @@ type Scope = Awaited<ReturnType<typeof insertSendScope>>;
  * horizon over (changed_xid, id) with the trigger that moves a changed message, and the one-snapshot list.
  */
 describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new MessagesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
   const uow = () => new UnitOfWork(t.db);
   const START: FeedPosition = { xid: 0n, id: 0 };
   const inbound = (scope: Scope, overrides: Partial<InboundMessageRow> = {}): InboundMessageRow => ({
@@ -161,7 +161,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
 
   it('reads a message and its status history in one snapshot: a status committed between the two reads shows in neither', async () => {
     const scope = await insertSendScope(t.prisma);
-    const events = new EventsRepository(t.prisma);
+    const events = new EventsRepository(t.db);
     const sent = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
     const w = wamid();
     await t.repo.markSent(scope.businessAccountId, sent.id, w, new Date());

@@ -53,8 +53,9 @@ export type Reads = 'pool' | 'partitionReads';
 /**
  * The data access of the process: the node-postgres pools, Kysely on them typed by the schema (database.ts, generated
  * from prisma/schema.prisma), and the transactions of the unit of work. For repositories only; services use
- * UnitOfWork. A statement runs on the transaction given, else on the unit of work's in progress (a repository call
- * inside `UnitOfWork.run` joins it), else on the pool.
+ * UnitOfWork. Kysely's `on(tx)` runs on the transaction given, else on the unit of work's in progress (a repository
+ * call inside `UnitOfWork.run` joins it), else on the pool; prepared statements (`exec`, `run`) run on the transaction
+ * given, else on the pool.
  */
 @Injectable()
 export class Db implements OnModuleDestroy {
@@ -107,7 +108,7 @@ export class Db implements OnModuleDestroy {
     return (this.readsKysely ??= kyselyOn(this.partitionReads));
   }
 
-  /** Runs a prepared statement (statement.ts) with `params`: on `tx`, else the unit of work's, else the pool (or `reads`). */
+  /** Runs a prepared statement (statement.ts) with `params`: on `tx`, else on the pool (or `reads`); see `send`. */
   async exec<P extends object, R>(statement: Prepared<P, R>, params: P, tx?: Tx, reads: Reads = 'pool'): Promise<Result<R>> {
     return this.send<R>(statement.query(params), tx, reads);
   }
@@ -122,8 +123,13 @@ export class Db implements OnModuleDestroy {
     return this.send<R>(options.name ? { name: `sql_${options.name}`, ...text } : text, options.tx, options.reads);
   }
 
+  /**
+   * Prepared and per-shape statements run where they are told: on `tx`, else on the pool. They do not join a unit of
+   * work in progress on their own: the send path's group commits (GroupCommit) run one caller's statement for many
+   * callers, and must never run inside whichever caller's transaction happened to start the batch.
+   */
   private async send<R>(query: pg.QueryConfig, tx: Tx | undefined, reads: Reads = 'pool'): Promise<Result<R>> {
-    const on = transactionOf(tx)?.client ?? (reads === 'pool' ? this.pool : this.partitionReads);
+    const on = tx ? (tx as unknown as Transaction).client : reads === 'pool' ? this.pool : this.partitionReads;
     const { rows, rowCount } = await on.query<R & pg.QueryResultRow>(query);
     return { rows, rowCount: rowCount ?? 0 };
   }

@@ -3,15 +3,18 @@ import type { Database } from './database.js';
 
 type Eb<TB extends keyof Database> = ExpressionBuilder<Database, TB>;
 
-/** One condition of a list filter, present when its value was given. */
+/** One condition of a list filter, in the statement when its value is given. */
 export interface Condition<TB extends keyof Database> {
   letter: string;
   where: ((eb: Eb<TB>) => Expression<SqlBool>) | undefined;
 }
 
-/** A condition on `value`, left out when it is undefined; `letter` stands for it in the statement's name. */
-export function when<TB extends keyof Database, V>(letter: string, value: V | undefined, where: (eb: Eb<TB>, value: V) => Expression<SqlBool>): Condition<TB> {
-  return { letter, where: value === undefined ? undefined : (eb) => where(eb, value) };
+/**
+ * A condition that is in the statement when `given` is defined; `letter` stands for it in the statement's name.
+ * `where` takes its value from the statement's parameters (a placeholder of `preparedByShape`), not from `given`.
+ */
+export function when<TB extends keyof Database>(letter: string, given: unknown, where: (eb: Eb<TB>) => Expression<SqlBool>): Condition<TB> {
+  return { letter, where: given === undefined ? undefined : where };
 }
 
 /** The WHERE of a list or feed, and a name per shape (the filters present) for its prepared statements. */

@@ -69,5 +69,26 @@ export function prepared<P extends object, R>(name: string, build: (db: Kysely<D
   return new Prepared(name, build, options);
 }
 
+/**
+ * A statement whose shape depends on which of its parameters are given (a list's optional filters): one prepared
+ * statement per shape (`<name>_<shape>`), each built and compiled on its first run. `build` gets `p` (placeholders, as
+ * in Prepared) for the values and `given` (the first run's parameters of that shape) to decide what the statement
+ * holds; `shape(given)` must name everything `build` decides from `given`.
+ */
+export function preparedByShape<P extends object, R>(
+  name: string,
+  shape: (given: P) => string,
+  build: (db: Kysely<Database>, p: Required<P>, given: P) => Compilable<R>,
+  options?: PreparedOptions,
+): (given: P) => Prepared<P, R> {
+  const byShape = new Map<string, Prepared<P, R>>();
+  return (given) => {
+    const s = shape(given);
+    let statement = byShape.get(s);
+    if (!statement) byShape.set(s, (statement = new Prepared<P, R>(`${name}_${s}`, (db, p) => build(db, p as Required<P>, given), options)));
+    return statement;
+  };
+}
+
 /** The row type of a prepared statement's results. */
-export type RowOf<S> = S extends Prepared<infer _P, infer R> ? R : never;
+export type RowOf<S> = S extends Prepared<infer _P, infer R> ? R : S extends (given: never) => Prepared<infer _Q, infer T> ? T : never;

@@ -4,8 +4,9 @@ import { Db, type Tx } from './db.js';
 /**
  * For services: several repository calls as one transaction (a chunk of webhook events and the messages, windows and
  * templates they change; a change and its audit entry). The work receives a Tx to pass to repository methods that
- * take one; a repository call inside the work joins the transaction whether or not it is given the Tx. A nested
- * `run` joins the outer one. Anything thrown rolls the whole unit back.
+ * take one; a statement a repository builds with `db.on()` inside the work joins the transaction even without the Tx
+ * (prepared statements run where they are told: pass the Tx). A nested `run` joins the outer one. Anything thrown
+ * rolls the whole unit back.
  */
 @Injectable()
 export class UnitOfWork {
