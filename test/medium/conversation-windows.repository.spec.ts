@@ -3,7 +3,7 @@ import { ConversationWindowsRepository, type InboundContact } from '../../src/me
 import { metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('ConversationWindowsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new ConversationWindowsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new ConversationWindowsRepository(db));
   const openOrRenew = (contacts: InboundContact[]) => new UnitOfWork(t.db).run((tx) => t.repo.openOrRenew(tx, contacts));
   /** When the customer last wrote to this business number, as the send path reads it (null: no window). */
   const lastInbound = (phoneNumberId: string, customer: string) => t.repo.lastInboundAt(phoneNumberId, customer);
