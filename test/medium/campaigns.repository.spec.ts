@@ -9,7 +9,7 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
   const t = repositoryUnderTest((prisma) => ({
     campaigns: new CampaignsRepository(prisma),
     recipients: new CampaignRecipientsRepository(prisma),
-    messages: new MessagesRepository(prisma),
+    messages: new MessagesRepository(prisma.db),
     sql: new UnitOfWork(prisma.db),
     uow: new PrismaUnitOfWork(prisma),
   }));

@@ -9,7 +9,7 @@ import { IdempotencyService } from '../../src/messages/send/idempotency.service.
 import { insertMessage, insertSendScope, metaId, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 describe('MessagesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new MessagesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
   const at = (iso: string) => new Date(iso);
   const failure = { code: 131026, title: 'Message undeliverable', detail: 'Unable to deliver the message', category: 'permanent' };
   /** A pending message of a fresh send scope, and another account (of another organization) that must never see it. */
@@ -128,7 +128,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
   });
 
   describe('Idempotency-Key claims (stored with the pending message)', () => {
-    const keys = () => new IdempotencyKeysRepository(t.prisma);
+    const keys = () => new IdempotencyKeysRepository(t.db);
     const t0 = at('2026-03-01T10:00:00.000Z');
     const secondsAfter = (s: number) => new Date(t0.getTime() + s * 1000);
     const claimAt = (key: string, body: string, s: number) => IdempotencyService.claim(key, IdempotencyService.fingerprint({ body }), secondsAfter(s));
