@@ -4,7 +4,7 @@ import { EventsRepository, type EventRow } from '../../src/webhooks/events/event
 import { eventRow, eventually, insertDelivery, metaId, momentIn, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 describe('EventsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new EventsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new EventsRepository(db));
   const unitOfWork = () => new UnitOfWork(t.db);
   const insert = (rows: EventRow[]) => unitOfWork().run((tx) => t.repo.insert(tx, rows));
   /** A delivery of `wabaId` and that many of its events, stored; the events' ids in the order given. */

@@ -1,6 +1,6 @@
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
-import { isMissingPartition, WEEK_MS } from '../../src/core/prisma/partitions.js';
+import { isMissingPartition, WEEK_MS } from '../../src/core/db/partitions.js';
 import { Db, txOn } from '../../src/core/db/db.js';
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
@@ -45,8 +45,8 @@ describe('Storage partitions (PostgreSQL)', () => {
     db = await scratchDatabase();
     await db.client.query('DROP TABLE events_history; DROP TABLE webhook_deliveries_history');
     prisma = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
-    events = new EventsRepository(prisma);
-    deliveries = new WebhookDeliveriesRepository(prisma);
+    events = new EventsRepository(prisma.db);
+    deliveries = new WebhookDeliveriesRepository(prisma.db);
     const from = new Date(thisWeek.getTime() - 20 * WEEK_MS);
     await events.ensurePartitions(from, now);
     await deliveries.ensurePartitions(from, now);
@@ -231,7 +231,7 @@ describe('Storage partitions (PostgreSQL)', () => {
   it('a pass that fails (PostgreSQL unreachable) changes nothing, counts the failure and logs how far ahead partitions exist', async () => {
     const broken = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
     const metrics = new Metrics();
-    const m = new PartitionMaintenance(new EventsRepository(broken), new WebhookDeliveriesRepository(broken), AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })), metrics, logger as never);
+    const m = new PartitionMaintenance(new EventsRepository(broken.db), new WebhookDeliveriesRepository(broken.db), AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })), metrics, logger as never);
     const { until } = await m.ensureAhead(now);
     await broken.close(); // as good as PostgreSQL gone, for this process
     const partitionsBefore = (await events.partitions()).map((p) => p.name);

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { isMissingPartition } from '../../core/prisma/partitions.js';
+import { isMissingPartition } from '../../core/db/partitions.js';
 import type { Tx } from '../../core/prisma/sql.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
