@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import {
   CompiledQuery,
   Kysely,
@@ -58,7 +58,7 @@ export type Reads = 'pool' | 'partitionReads';
  * given, else on the pool.
  */
 @Injectable()
-export class Db implements OnModuleDestroy {
+export class Db implements OnApplicationShutdown {
   /** The pool (Prisma's client runs on it too, until the last repository leaves it). */
   readonly pool: pg.Pool;
   /** Kysely to build a statement with, to run through `run` (it has no connection: `.execute()` is `on(tx)`'s). */
@@ -66,6 +66,7 @@ export class Db implements OnModuleDestroy {
   private readonly kysely: Kysely<Database>;
   private readsPool?: pg.Pool;
   private readsKysely?: Kysely<Database>;
+  private closing?: Promise<void>;
 
   constructor(private readonly config: AppConfig) {
     this.pool = createPool(config);
@@ -174,16 +175,22 @@ export class Db implements OnModuleDestroy {
 
   /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
   async ping(timeoutMs = 2000): Promise<void> {
-    await withTimeout(this.pool.query('SELECT 1'), timeoutMs, 'PostgreSQL ping timed out');
+    await withTimeout(this.kysely.selectNoFrom((eb) => eb.lit(1).as('one')).execute(), timeoutMs, 'PostgreSQL ping timed out');
   }
 
   /** Ends the pools (once; later calls do nothing). */
-  async close(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
-    if (this.readsPool && !this.readsPool.ended) await this.readsPool.end();
+  close(): Promise<void> {
+    // Prisma's adapter ends the pool itself when its client had connected (its $disconnect).
+    const end = (pool: pg.Pool) => ((pool as pg.Pool & { ending?: boolean }).ending ? Promise.resolve() : pool.end());
+    this.closing ??= Promise.all([end(this.pool), this.readsPool && end(this.readsPool)]).then(() => undefined);
+    return this.closing;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * The pools end last, once every provider's onModuleDestroy is done (the receiver's last batch, the workers' last
+   * jobs and Prisma's client are still using them until then).
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
 }
