@@ -28,6 +28,13 @@ import type { MemoryDatabase, MemoryDelivery, MemoryEvent, MemoryMessage } from 
 
 const key = (...parts: string[]) => parts.join('\u0000');
 
+/** A copy of a row without some of its columns (what a statement that does not select them returns). */
+function without<T extends object, K extends keyof T>(row: T, ...columns: K[]): Omit<T, K> {
+  const copy = structuredClone(row);
+  for (const c of columns) delete copy[c];
+  return copy;
+}
+
 /** webhook_deliveries. */
 export class MemoryDeliveries implements ProcessingDeliveries {
   constructor(private readonly db: MemoryDatabase) {}
@@ -198,10 +205,7 @@ export class MemoryMessages implements StatusMessages, InboundMessages {
     const rows = [...state.messages.values()]
       .filter((m) => (m.upstreamMessageId !== null && byWamid.has(m.upstreamMessageId)) || (m.upstreamMessageId === null && byId.has(m.id)))
       .sort((a, b) => a.id - b.id)
-      .map((m): StatusCandidate => {
-        const { direction: _d, phoneNumberId: _p, from: _f, userId: _u, type: _t, content: _c, ...candidate } = m;
-        return structuredClone(candidate);
-      });
+      .map((m): StatusCandidate => without(m, 'direction', 'phoneNumberId', 'from', 'userId', 'type', 'content'));
     return Promise.resolve(rows);
   }
 
@@ -354,7 +358,7 @@ export class MemoryAccounts implements AccountStandings {
     const rows = wabaIds
       .flatMap((w) => state.accounts.get(w) ?? [])
       .sort((a, b) => (a.id < b.id ? -1 : 1))
-      .map(({ marketingMessagesOnboardedAt: _m, ...standing }) => structuredClone(standing));
+      .map((a): LockedStanding => without(a, 'marketingMessagesOnboardedAt'));
     return Promise.resolve(rows);
   }
 
