@@ -55,10 +55,10 @@ export interface TenantAccount {
   phoneNumberId: string;
 }
 
-/** A simulator business account connected in the console. */
+/** A simulator business account connected in the console (phoneNumberId: its CONNECTED number). */
 export interface ConnectedAccount extends TenantAccount {
   accessToken: string;
-  /** phoneNumberId: its CONNECTED number. */
+  /** The simulator's own record of the account (its numbers and templates). */
   sim: CreatedAccount;
 }
 
