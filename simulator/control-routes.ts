@@ -7,7 +7,7 @@ import { perSecondOf, THROUGHPUT_PER_SECOND } from './throughput.js';
 import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
 import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscriptions.js';
-import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
+import { fieldWebhook, messagesWebhook, templateStatusValue } from './payloads/webhooks.js';
 
 /** A refused control request: answered as `{ error: { message } }` with this status. */
 export class ControlError extends Error {

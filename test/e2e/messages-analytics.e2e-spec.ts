@@ -1,10 +1,10 @@
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, helloWorld, onboard, postSimStatuses, recipient, type Tenant } from '../utils/factories.js';
+import { eventually, helloWorld, onboard, postSimStatuses, recipient, type OnboardedTenant } from '../utils/factories.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
-const parcelUpdate = (t: Tenant, to: string) => ({
+const parcelUpdate = (t: OnboardedTenant, to: string) => ({
   ...helloWorld(t, to),
   templateName: 'parcel_update',
   templateLanguage: 'en_GB',
@@ -40,12 +40,12 @@ interface Bucket {
  */
 describe('GET /messages/analytics', () => {
   let stack: Stack;
-  let t: Tenant;
-  let other: Tenant;
+  let t: OnboardedTenant;
+  let other: OnboardedTenant;
   /** Where most messages were (re)dated: ten minutes into the hour before the current one. */
   let anchor: number;
 
-  const analytics = (query: Record<string, string> = {}, tenant: Tenant = t) => stack.http.get('/messages/analytics').query(query).set(tenant.key.headers);
+  const analytics = (query: Record<string, string> = {}, tenant: OnboardedTenant = t) => stack.http.get('/messages/analytics').query(query).set(tenant.key.headers);
 
   async function send(body: Record<string, unknown>, status = 200): Promise<{ id: number; upstreamMessageId: string | null; to: string }> {
     const res = await stack.http.post('/messages').set(t.key.headers).send(body);

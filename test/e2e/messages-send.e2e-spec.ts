@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { createKey, eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { createKey, eventually, helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -20,16 +20,16 @@ const parcelComponents = () => [
 ];
 
 /** What the simulator received from this tenant's business account. */
-const upstreamSends = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
+const upstreamSends = (stack: Stack, t: OnboardedTenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
 
 const fieldsOf = (body: { errors?: Array<{ field: string }> }) => (body.errors ?? []).map((e) => e.field).sort();
 
 describe('POST /messages (simulator + real API)', () => {
   let stack: Stack;
-  let t: Tenant;
-  let other: Tenant;
+  let t: OnboardedTenant;
+  let other: OnboardedTenant;
 
-  const send = (body: unknown, tenant: Tenant = t) => stack.http.post('/messages').set(tenant.key.headers).send(body as object);
+  const send = (body: unknown, tenant: OnboardedTenant = t) => stack.http.post('/messages').set(tenant.key.headers).send(body as object);
 
   beforeAll(async () => {
     stack = await startStack();
@@ -296,7 +296,7 @@ describe('POST /messages (simulator + real API)', () => {
   });
 
   describe('upstream outcomes: a stored failed message with the upstream error', () => {
-    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp, tenant: Tenant = t) {
+    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp, tenant: OnboardedTenant = t) {
       const res = await send(helloWorld(tenant, to), tenant);
       expect(res.status).toBe(status);
       expect(res.body.statusCode).toBe(status);
@@ -382,9 +382,9 @@ describe('POST /messages (simulator + real API)', () => {
 
   describe('Idempotency-Key', () => {
     const idem = () => `idem-${randomBytes(8).toString('hex')}`;
-    const sendWithKey = (key: string, body: unknown, tenant: Tenant = t) =>
+    const sendWithKey = (key: string, body: unknown, tenant: OnboardedTenant = t) =>
       stack.http.post('/messages').set(tenant.key.headers).set('Idempotency-Key', key).send(body as object);
-    const sendsTo = (to: string, tenant: Tenant = t) => stack.sim.sends({ to }).filter((s) => s.wabaId === tenant.account.wabaId);
+    const sendsTo = (to: string, tenant: OnboardedTenant = t) => stack.sim.sends({ to }).filter((s) => s.wabaId === tenant.account.wabaId);
 
     it('replays the first answer exactly for the same key and body, with one upstream send', async () => {
       const key = idem();
@@ -505,7 +505,7 @@ describe('POST /messages (simulator + real API)', () => {
 
 describe('POST /messages when the upstream platform does not answer in time', () => {
   let stack: Stack;
-  let t: Tenant;
+  let t: OnboardedTenant;
   const HANG = '15550000010';
 
   beforeAll(async () => {
@@ -549,7 +549,7 @@ describe('POST /messages when the upstream platform does not answer in time', ()
   });
 });
 
-async function accountId(stack: Stack, t: Tenant): Promise<string> {
+async function accountId(stack: Stack, t: OnboardedTenant): Promise<string> {
   const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
   return account.id;
 }

@@ -10,7 +10,8 @@ import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.proces
 import { eventRow, incomingDelivery, metaId, wamid } from '../utils/factories.js';
 import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { testEnv } from '../utils/test-env.js';
-import { inboundPayload, randomDigits, startTestWorker } from '../utils/webhooks.js';
+import { startTestWorker } from '../utils/webhooks.js';
+import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Monday 00:00 UTC of the week holding `t` (the partitions' weeks). */
@@ -149,7 +150,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE upper_bound > $2', ['events', now]);
       for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
       const wabaId = metaId();
-      const body = JSON.stringify(inboundPayload(wabaId, randomDigits('1555'), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
+      const body = JSON.stringify(inboundWebhook(wabaId, metaId(), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
       const [deliveryId] = await deliveries.storeBatch('b', [{ rawBody: Buffer.from(body), signature: 'sha256=x', wabaIds: [wabaId] }]);
 
       const result = await worker.context.get(DeliveryProcessor).process([deliveryId!]);

@@ -15,6 +15,7 @@ import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
+import type { PartitionsAhead, ProcessingConfig, ProcessingDeliveries, ProcessingEvents, ProcessingUnitOfWork, RerunQueue } from './processing.ports.js';
 
 /** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
 const CLOCK_MARGIN_MS = 10 * 60 * 1000;
@@ -53,12 +54,12 @@ export class DeliveryProcessor {
   private readonly effects: EventEffect[];
 
   constructor(
-    private readonly deliveries: WebhookDeliveriesRepository,
-    private readonly events: EventsRepository,
-    private readonly unitOfWork: SqlUnitOfWork,
-    private readonly queue: DeliveryQueue,
-    private readonly config: AppConfig,
-    private readonly partitions: PartitionMaintenance,
+    @Inject(WebhookDeliveriesRepository) private readonly deliveries: ProcessingDeliveries,
+    @Inject(EventsRepository) private readonly events: ProcessingEvents,
+    @Inject(SqlUnitOfWork) private readonly unitOfWork: ProcessingUnitOfWork,
+    @Inject(DeliveryQueue) private readonly queue: RerunQueue,
+    @Inject(AppConfig) private readonly config: ProcessingConfig,
+    @Inject(PartitionMaintenance) private readonly partitions: PartitionsAhead,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
