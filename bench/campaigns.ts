@@ -140,6 +140,7 @@ await runBench(
     stack.opts.env = { ...stack.opts.env, PACING_ENABLED: 'false' };
     await stack.startApis(1);
     const [paced, unpaced] = stack.apiUrls;
+    if (!paced || !unpaced) throw new Error('the campaigns bench needs two API processes');
     let n = 0;
     const requests: RequestSpec[] = [
       {

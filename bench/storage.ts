@@ -48,8 +48,8 @@ import { startServices, stopStale, type Services } from '../scripts/stack/servic
 import type { PrismaService } from '../src/core/prisma/prisma.service.js';
 import { expiredPartitions, type Partition } from '../src/core/prisma/partitions.js';
 import { inTransaction, inTx } from '../src/core/prisma/sql.js';
-import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/webhooks/events/events.repository.js';
-import { FEED_START, type FeedPosition } from '../src/webhooks/events/feed-cursor.js';
+import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/events/events.repository.js';
+import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
 import { CpuMeter, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';

@@ -6,7 +6,7 @@ import { storeMedia } from './media.js';
 import { perSecondOf, THROUGHPUT_PER_SECOND } from './throughput.js';
 import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
-import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscriptions.js';
+import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscribed-apps.js';
 import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
 
 /** A refused control request: answered as `{ error: { message } }` with this status. */

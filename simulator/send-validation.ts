@@ -20,7 +20,7 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
 
 /** Distinct placeholder names in order of appearance (`1`, `2` or `first_name`, …). */
 function placeholders(text: string | undefined): string[] {
-  return [...new Set([...(text ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]))];
+  return [...new Set([...(text ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -215,8 +215,8 @@ function checkHeader(template: SimTemplate, components: Json[]): MetaError | und
   if (header && header.format && header.format !== 'TEXT') {
     const format = header.format.toLowerCase();
     if (given.length !== 1) return metaErrors.paramCount('header', given.length, 1);
-    if (given[0].type !== format) {
-      return metaErrors.paramFormat('header', header.format, String(given[0].type ?? 'UNKNOWN').toUpperCase());
+    if (given[0]!.type !== format) {
+      return metaErrors.paramFormat('header', header.format, String(given[0]!.type ?? 'UNKNOWN').toUpperCase());
     }
     return undefined;
   }

@@ -187,7 +187,7 @@ describe('GET /messages/analytics', () => {
 
     const own = await analytics({ phoneNumberId: t.account.phoneNumberId });
     expect(own.body.data.totals.total).toBe(8);
-    const otherNumber = await analytics({ phoneNumberId: t.account.sim.phoneNumbers[1].id });
+    const otherNumber = await analytics({ phoneNumberId: t.account.sim.phoneNumbers[1]!.id });
     expect(otherNumber.body.data.totals).toEqual({ total: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
     expect(otherNumber.body.data.rates).toEqual({ delivery: 0, read: 0, failure: 0 });
     expect(otherNumber.body.data.failureReasons).toEqual([]);

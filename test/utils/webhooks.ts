@@ -7,7 +7,7 @@ import type { AppConfig } from '../../src/core/config/app-config.js';
 import type { CoreOptions } from '../../src/core/core.module.js';
 import { DeliverySweeper } from '../../src/webhooks/processing/delivery.sweeper.js';
 import { DeliveryWorker } from '../../src/webhooks/processing/delivery.worker.js';
-import { WorkerModule } from '../../src/worker.module.js';
+import { WorkerModule } from '../../src/worker/worker.module.js';
 import type { TestApp } from './test-app.js';
 
 /** The worker process (WorkerModule) started in-process, with the API's config: same database, same queue prefix. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { FieldValidationError } from '../../core/http/api-error.js';
-import { withinWindow, type ReadWindow } from '../../accounts/business-accounts/read-window.js';
+import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
 import type { AnalyticsQuery } from '../dto/list-messages.query.js';
 import { MessagesRepository, type MessageCounts } from '../messages.repository.js';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TemplatesRepository, type TemplateDecision } from '../../../accounts/templates/templates.repository.js';
 import type { Tx } from '../../../core/prisma/sql.js';
-import { isRecord } from '../classify.js';
+import { isRecord } from '../../../events/classify.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
 /** Status of a template after Meta's event; null keeps the current status (FLAGGED is a warning only). */
