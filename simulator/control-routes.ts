@@ -197,7 +197,7 @@ async function statuses(ctx: SimContext, body: Body) {
     return {
       id,
       status,
-      timestamp: String(timestamp ?? unixSeconds()),
+      timestamp: typeof timestamp === 'string' || typeof timestamp === 'number' ? String(timestamp) : String(unixSeconds()),
       ...(typeof recipient_id === 'string' ? { recipient_id } : {}),
       ...(typeof recipient_user_id === 'string' ? { recipient_user_id } : {}),
       ...rest,

@@ -164,8 +164,8 @@ export class SimStore {
     const list = this.blocked.get(phoneNumberId);
     const digits = /^\+?\d+$/.test(user) ? user.replace(/\D/g, '') : user;
     const entry = list && [...list.values()].find((b) => b.wa_id === digits || b.input === user);
-    if (!entry) return undefined;
-    list!.delete(entry.wa_id);
+    if (!list || !entry) return undefined;
+    list.delete(entry.wa_id);
     return entry.wa_id;
   }
 

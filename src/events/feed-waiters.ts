@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { LongPollShares, type LongPollOwner } from '../core/async/long-poll-shares.js';
 import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
@@ -114,7 +115,7 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
           this.remove(w);
           release();
           if (err === undefined) resolve();
-          else reject(err instanceof Error ? err : new Error(String(err)));
+          else reject(err instanceof Error ? err : new Error(inspect(err)));
         },
       };
       signal?.addEventListener('abort', aborted, { once: true });

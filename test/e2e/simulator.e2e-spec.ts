@@ -6,6 +6,7 @@ import { type SimulatorHandle, startSimulator } from '../../simulator/simulator.
 const APP_SECRET = 'sim-app-secret-123';
 
 /** Bodies are asserted structurally with toEqual; typing them fully would restate the simulator. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Meta's JSON, read by assertions as supertest's bodies are.
 type Json = any;
 
 interface Received {
@@ -26,7 +27,7 @@ async function startReceiver() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const json = JSON.parse(raw.toString('utf8')) as Json;
+      const json: Json = JSON.parse(raw.toString('utf8'));
       received.push({ headers: req.headers, raw, json });
       res.writeHead(scripted.get(json.entry?.[0]?.id)?.shift() ?? 200).end();
     });

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -157,7 +158,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${inspect(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

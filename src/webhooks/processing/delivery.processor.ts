@@ -269,10 +269,11 @@ export class UnprocessablePayload extends UnrecoverableError {
   }
 }
 
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** Lone surrogates (not valid Unicode); NUL is replaced on its own (a control character in a pattern reads as a typo). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function storable(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
   if (Array.isArray(value)) return value.map(storable);
   if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));
   return value;

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
@@ -89,7 +90,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
       }
       this.logger.warn({ err }, 'webhook batch failed; processing its deliveries one by one');
     }
-    let retry: unknown;
+    let retry: Error | undefined;
     for (const id of ids) {
       // Its own lines name this delivery only.
       await logContext.run({ jobId: job.id, deliveryIds: [id] }, async () => {
@@ -97,7 +98,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
           this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal));
         } catch (err) {
           if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
-          if (!(await this.recordFailure(job, [id], err))) retry = err;
+          if (!(await this.recordFailure(job, [id], err))) retry = err instanceof Error ? err : new Error(inspect(err));
         }
       });
     }
