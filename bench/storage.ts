@@ -49,8 +49,8 @@ import { startServices, stopStale, type Services } from '../scripts/stack/servic
 import type { PrismaService } from '../src/core/prisma/prisma.service.js';
 import { expiredPartitions, type Partition } from '../src/core/prisma/partitions.js';
 import { inTransaction, inTx } from '../src/core/prisma/sql.js';
-import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/webhooks/events/events.repository.js';
-import { FEED_START, type FeedPosition } from '../src/webhooks/events/feed-cursor.js';
+import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/events/events.repository.js';
+import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
 import { CpuMeter, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
@@ -323,9 +323,9 @@ async function planInfo(client: pg.ClientBase, q: pg.QueryConfig): Promise<PlanI
 async function captured(call: (repo: EventsRepository) => Promise<unknown>): Promise<pg.QueryConfig[]> {
   const configs: pg.QueryConfig[] = [];
   const pool = {
-    query: async (cfg: pg.QueryConfig) => {
+    query: (cfg: pg.QueryConfig) => {
       configs.push(cfg);
-      return { rows: [{ n: '0', horizon: '1', beyond: null, id: null }], rowCount: 0 };
+      return Promise.resolve({ rows: [{ n: '0', horizon: '1', beyond: null, id: null }], rowCount: 0 });
     },
   };
   await call(new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService));
@@ -377,7 +377,7 @@ async function relayout(db: pg.Pool, layout: (c: pg.PoolClient) => Promise<void>
 /** Weekly partitions (storage_ensure_partitions) from the week of `from` through `through`, and a history partition below. */
 async function weeklyLayout(c: pg.ClientBase, from: Date, through: Date): Promise<void> {
   await c.query(`SELECT storage_ensure_partitions('events', $1, $2)`, [from, through]);
-  if ((await c.query(`SELECT to_regclass('events_history') AS r`)).rows[0].r !== null) return;
+  if ((await c.query<{ r: string | null }>(`SELECT to_regclass('events_history') AS r`)).rows[0]!.r !== null) return;
   const { rows } = await c.query<{ sql: string }>(`SELECT format('CREATE TABLE events_history PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', storage_period_start($1)) AS sql`, [from]);
   await c.query(rows[0]!.sql);
 }
@@ -1124,7 +1124,7 @@ function report(r: { stages: StageResult[]; drop?: DropResult; width: WidthResul
     out.push('|---|---|---|---|');
     const rowsOf: Record<string, number> = { events: u.rows.events, webhook_deliveries: u.rows.deliveries, messages: u.rows.messages };
     for (const [t, s] of Object.entries(u.byTable).sort((a, b) => b[1] - a[1])) {
-      out.push(`| ${t} | ${rowsOf[t] !== undefined ? fmtInt(rowsOf[t]!) : '–'} | ${fmt(s, 2)} | ${rowsOf[t] ? fmt(s / (rowsOf[t]! / 1e6), 1) : '–'} |`);
+      out.push(`| ${t} | ${rowsOf[t] !== undefined ? fmtInt(rowsOf[t]) : '–'} | ${fmt(s, 2)} | ${rowsOf[t] ? fmt(s / (rowsOf[t] / 1e6), 1) : '–'} |`);
     }
     out.push(`| **whole migration** | | **${fmt(u.totalSeconds, 2)}** | |`);
     out.push('');

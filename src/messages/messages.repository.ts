@@ -5,7 +5,7 @@ import { skipTake } from '../core/http/pagination.js';
 import { PrismaService } from '../core/prisma/prisma.service.js';
 import { connectionOf, inSnapshot, planned, statement, type Tx } from '../core/prisma/sql.js';
 import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../core/prisma/sql-filter.js';
-import type { FeedPosition } from '../webhooks/events/feed-cursor.js';
+import type { FeedPosition } from '../events/feed-cursor.js';
 import { claimKeySql, completeKeySql } from './send/idempotency-keys.repository.js';
 
 /**

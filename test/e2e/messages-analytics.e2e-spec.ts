@@ -187,7 +187,7 @@ describe('GET /messages/analytics', () => {
 
     const own = await analytics({ phoneNumberId: t.account.phoneNumberId });
     expect(own.body.data.totals.total).toBe(8);
-    const otherNumber = await analytics({ phoneNumberId: t.account.sim.phoneNumbers[1].id });
+    const otherNumber = await analytics({ phoneNumberId: t.account.sim.phoneNumbers[1]!.id });
     expect(otherNumber.body.data.totals).toEqual({ total: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
     expect(otherNumber.body.data.rates).toEqual({ delivery: 0, read: 0, failure: 0 });
     expect(otherNumber.body.data.failureReasons).toEqual([]);
@@ -212,7 +212,7 @@ describe('GET /messages/analytics', () => {
     [{ phoneNumberId: 'abc' }, 'phoneNumberId'],
     [{ status: 'read' }, 'status'],
   ])('refuses %j with 422 naming %s', async (query, field) => {
-    const res = await analytics(query as Record<string, string>);
+    const res = await analytics(query);
     expect(res.status).toBe(422);
     expect(res.body.message).toBe('Field Validation Failed');
     expect(res.body.errors).toEqual([{ field, message: expect.any(String) }]);

@@ -102,7 +102,7 @@ describe('POST /messages (simulator + real API)', () => {
 
     it('refuses an unknown field, naming it', async () => {
       const errors = await expectInvalid(helloWorld(t, recipient(), { priority: 'high' }), ['priority']);
-      expect(errors[0].message).toBe('priority is not allowed');
+      expect(errors[0]!.message).toBe('priority is not allowed');
     });
 
     it('names nested component errors by dotted path', async () => {
@@ -122,7 +122,7 @@ describe('POST /messages (simulator + real API)', () => {
 
     it('says a component without parameters is missing them', async () => {
       const errors = await expectInvalid(helloWorld(t, recipient(), { components: [{ type: 'body' }] }), ['components.0.parameters']);
-      expect(errors[0].message).toBe('parameters is required (an empty array for none)');
+      expect(errors[0]!.message).toBe('parameters is required (an empty array for none)');
     });
   });
 
@@ -223,7 +223,7 @@ describe('POST /messages (simulator + real API)', () => {
       expect(res.body.data).toMatchObject({ to, type: 'text', status: 'sent', templateName: null });
       const sends = stack.sim.sends({ to });
       expect(sends).toHaveLength(1);
-      expect(sends[0].body).toMatchObject({ to: `+${to}`, type: 'text', text: { body } });
+      expect(sends[0]!.body).toMatchObject({ to: `+${to}`, type: 'text', text: { body } });
     });
   });
 
@@ -254,14 +254,14 @@ describe('POST /messages (simulator + real API)', () => {
 
       const sends = upstreamSends(stack, t).filter((s) => (s.body as { to: string }).to === `+${to}`);
       expect(sends).toHaveLength(1);
-      expect(sends[0].phoneNumberId).toBe(t.account.phoneNumberId);
-      expect(sends[0].body).toMatchObject({
+      expect(sends[0]!.phoneNumberId).toBe(t.account.phoneNumberId);
+      expect(sends[0]!.body).toMatchObject({
         messaging_product: 'whatsapp',
         to: `+${to}`,
         type: 'template',
         template: { name: 'parcel_update', language: { code: 'en_GB' }, components },
       });
-      expect((sends[0].response.body as { messages: Array<{ id: string }> }).messages[0].id).toBe(data.upstreamMessageId);
+      expect((sends[0]!.response.body as { messages: Array<{ id: string }> }).messages[0]!.id).toBe(data.upstreamMessageId);
 
       const row = await stack.prisma.message.findUnique({ where: { id: data.id } });
       expect(row).toMatchObject({ upstreamMessageId: data.upstreamMessageId, status: 'sent', to, templateName: 'parcel_update' });
@@ -280,8 +280,8 @@ describe('POST /messages (simulator + real API)', () => {
         expect(res.body.data).toMatchObject({ status: 'sent', templateName });
         const sends = stack.sim.sends({ to });
         expect(sends).toHaveLength(1);
-        expect(sends[0].response.status).toBe(200);
-        expect(sends[0].body).toMatchObject({ template: { name: templateName, components } });
+        expect(sends[0]!.response.status).toBe(200);
+        expect(sends[0]!.body).toMatchObject({ template: { name: templateName, components } });
       }
     });
 
@@ -291,7 +291,7 @@ describe('POST /messages (simulator + real API)', () => {
       const res = await send(helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components }));
       expect(res.status).toBe(200);
       const [sent] = stack.sim.sends({ to });
-      expect((sent.body as { template: { components: Array<{ type: string; index?: unknown }> } }).template.components[2].index).toBe('0');
+      expect((sent!.body as { template: { components: Array<{ type: string; index?: unknown }> } }).template.components[2]!.index).toBe('0');
     });
   });
 

@@ -2,8 +2,8 @@ import { jest } from '@jest/globals';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
-import { FeedWaiters } from '../../src/webhooks/events/feed-waiters.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
+import { FeedWaiters } from '../../src/events/feed-waiters.js';
 import { createTenant, eventRow, insertDelivery, type Tenant } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 

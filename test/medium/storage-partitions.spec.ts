@@ -4,7 +4,7 @@ import { isMissingPartition, WEEK_MS } from '../../src/core/prisma/partitions.js
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { PartitionMaintenance } from '../../src/webhooks/storage/partition-maintenance.js';
 import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.processor.js';
 import { eventRow, incomingDelivery, metaId, wamid } from '../utils/factories.js';

@@ -4,7 +4,7 @@ import type { SyncedPhoneNumber } from '../../src/accounts/phone-numbers/phone-n
 import type { SyncedTemplate } from '../../src/accounts/templates/templates.repository.js';
 import type { DeliveryStatus } from '../../src/webhooks/deliveries/dto/deliveries.dto.js';
 import type { IncomingDelivery } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import type { EventRow } from '../../src/webhooks/events/events.repository.js';
+import type { EventRow } from '../../src/events/events.repository.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';

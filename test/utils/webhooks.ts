@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Response } from 'supertest';
@@ -7,7 +8,7 @@ import type { AppConfig } from '../../src/core/config/app-config.js';
 import type { CoreOptions } from '../../src/core/core.module.js';
 import { DeliverySweeper } from '../../src/webhooks/processing/delivery.sweeper.js';
 import { DeliveryWorker } from '../../src/webhooks/processing/delivery.worker.js';
-import { WorkerModule } from '../../src/worker.module.js';
+import { WorkerModule } from '../../src/worker/worker.module.js';
 import type { TestApp } from './test-app.js';
 
 /** The worker process (WorkerModule) started in-process, with the API's config: same database, same queue prefix. */
@@ -66,7 +67,7 @@ export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undef
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${inspect(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { BusinessAccount, Prisma } from '../../generated/prisma/client.js';
+import type { BusinessAccount } from '../../generated/prisma/client.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
@@ -36,7 +36,7 @@ export class AccountSync {
     const counts = await this.uow.run(async () => {
       const result = await write(account, fetched, syncedAt);
       await this.accounts.markSynced(operator.organizationId, account.id, what, syncedAt);
-      await this.audit.record(operator, AUDIT_ACTION[what], { type: 'business_account', id: wabaId }, result as Prisma.InputJsonObject);
+      await this.audit.record(operator, AUDIT_ACTION[what], { type: 'business_account', id: wabaId }, result);
       return result;
     });
     return { account, counts, syncedAt };

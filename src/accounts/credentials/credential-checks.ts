@@ -10,7 +10,7 @@ import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { BusinessAccountsRepository, type CredentialVerdict } from '../business-accounts/business-accounts.repository.js';
 import { toBusinessAccountView, type BusinessAccountView } from '../business-accounts/business-account.view.js';
 import { AccountCredentials } from './account-credentials.js';
-import { credentialVersionOf } from './credential-version.js';
+import { credentialVersionOf } from '../../auth/api-keys/credential-version.js';
 
 const BATCH = 100;
 

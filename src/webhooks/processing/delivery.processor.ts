@@ -7,8 +7,8 @@ import type { Tx } from '../../core/prisma/sql.js';
 import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
-import { EventsRepository, type EventRow, type StoredEvent } from '../events/events.repository.js';
-import { classify, isRecord, type EventDraft } from './classify.js';
+import { EventsRepository, type EventRow, type StoredEvent } from '../../events/events.repository.js';
+import { classify, isRecord, type EventDraft } from '../../events/classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
 import type { EffectItem, EventEffect, PreparedEffect } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
@@ -270,10 +270,11 @@ export class UnprocessablePayload extends UnrecoverableError {
   }
 }
 
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** Lone surrogates (not valid Unicode); NUL is replaced on its own (a control character in a pattern reads as a typo). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function storable(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
   if (Array.isArray(value)) return value.map(storable);
   if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));
   return value;

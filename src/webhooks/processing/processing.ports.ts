@@ -8,7 +8,7 @@ import type { ConversationWindowsRepository } from '../../messages/conversation-
 import type { MessagesRepository } from '../../messages/messages.repository.js';
 import type { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 import type { DeliveryQueue } from '../delivery-queue.js';
-import type { EventsRepository } from '../events/events.repository.js';
+import type { EventsRepository } from '../../events/events.repository.js';
 import type { PartitionMaintenance } from '../storage/partition-maintenance.js';
 
 /*

@@ -3,7 +3,7 @@ import type { MarketingPreferenceChange } from '../../../src/accounts/users/mark
 import type { Tx } from '../../../src/core/prisma/sql.js';
 import type { StatusCandidate } from '../../../src/messages/messages.repository.js';
 import type { ProcessingUnitOfWork } from '../../../src/webhooks/processing/processing.ports.js';
-import type { EventRow } from '../../../src/webhooks/events/events.repository.js';
+import type { EventRow } from '../../../src/events/events.repository.js';
 
 export interface MemoryDelivery {
   id: number;

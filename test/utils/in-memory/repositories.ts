@@ -6,7 +6,7 @@ import type { Tx } from '../../../src/core/prisma/sql.js';
 import type { InboundContact } from '../../../src/messages/conversation-windows.repository.js';
 import type { InboundMessageRow, StatusCandidate } from '../../../src/messages/messages.repository.js';
 import type { StoredDelivery } from '../../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import type { EventRow, InsertedEvent, StoredEvent, StoredRef } from '../../../src/webhooks/events/events.repository.js';
+import type { EventRow, InsertedEvent, StoredEvent, StoredRef } from '../../../src/events/events.repository.js';
 import type {
   AccountStandings,
   InboundMessages,

@@ -3,7 +3,7 @@ import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '
 import type { Tx } from '../../../core/prisma/sql.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
-import { isRecord, pricingOf } from '../classify.js';
+import { isRecord, pricingOf } from '../../../events/classify.js';
 import type { PreferenceChanges, StatusMessages } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TemplatesRepository, type TemplateDecision } from '../../../accounts/templates/templates.repository.js';
 import type { Tx } from '../../../core/prisma/sql.js';
-import { isRecord } from '../classify.js';
+import { isRecord } from '../../../events/classify.js';
 import type { TemplateDecisions } from '../processing.ports.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 

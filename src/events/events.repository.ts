@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { Event as PrismaEvent } from '../../generated/prisma/client.js';
-import { EVENTS_DEDUPE_WINDOW_DAYS } from '../../core/config/app-config.js';
-import { skipTake } from '../../core/http/pagination.js';
-import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
-import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../../core/prisma/sql-filter.js';
-import type { EventDraft, EventKind } from '../processing/classify.js';
+import type { Event as PrismaEvent } from '../generated/prisma/client.js';
+import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
+import { skipTake } from '../core/http/pagination.js';
+import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../core/prisma/partitions.js';
+import { PrismaService } from '../core/prisma/prisma.service.js';
+import { connectionOf, statement, type Tx } from '../core/prisma/sql.js';
+import { feedRows, feedSql, sqlFilter, type FeedStatementRow, type SqlFilter } from '../core/prisma/sql-filter.js';
+import type { EventDraft, EventKind } from './classify.js';
 import type { FeedPosition } from './feed-cursor.js';
 
 /** An event row as this repository reads it: 64-bit ids as JS numbers (exact up to 2^53; pool's int8 parser). */
