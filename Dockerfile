@@ -16,10 +16,12 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json prisma.config.ts vite.config.ts ./
 COPY prisma ./prisma
+COPY scripts/db-types.ts ./scripts/
 COPY src ./src
 COPY simulator ./simulator
 # API + worker (tsc) and the web console (vite → dist/web, served under /console)
-RUN node_modules/.bin/prisma generate && npm run build
+# (and the check that the committed Kysely types match the schema)
+RUN node_modules/.bin/prisma generate && node_modules/.bin/tsx scripts/db-types.ts --check && npm run build
 
 FROM build AS migrate
 CMD ["node_modules/.bin/tsx", "prisma/migrate.ts", "deploy"]

@@ -23,7 +23,7 @@
 //            transaction and the DROP TABLE in the next, timed apart (detach / files), with the inserter. (Since
 //            060d68f the repository drops this way itself; the part still shows where the time goes.)
 //   width    the same BENCH_STORAGE_WIDTH_ROWS (default 2e5) rows over 60 days in 60 daily partitions and in weekly
-//            ones (9 or 10): the dedupe probe (the NOT IN subquery of INSERT_EVENTS_SQL, 1 and 500 keys), a chunk
+//            ones (9 or 10): the dedupe probe (the NOT IN subquery of EventsRepository's insert, 1 and 500 keys), a chunk
 //            insert, the page and feed, and a lookup that cannot prune (statusHistory without `since`: message_id
 //            over every partition), prepared and planned each time, with its planning time and relation locks.
 //   upgrade  a database of the previous shape (the migrations before storage_bigint_partitions, applied file by
@@ -46,10 +46,10 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { startServices, stopStale, type Services } from '../scripts/stack/services.js';
-import type { PrismaService } from '../src/core/prisma/prisma.service.js';
-import { expiredPartitions, type Partition } from '../src/core/prisma/partitions.js';
-import { inTransaction, inTx } from '../src/core/prisma/sql.js';
-import { EventsRepository, INSERT_EVENTS_SQL, type EventFilter, type EventRow } from '../src/events/events.repository.js';
+import { expiredPartitions, type Partition } from '../src/core/db/partitions.js';
+import { Db, txOn } from '../src/core/db/db.js';
+import { inTransaction } from '../src/core/prisma/sql.js';
+import { EventsRepository, insertEvents, storedKeys, type EventFilter, type EventRow } from '../src/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
 import { CpuMeter, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
@@ -328,7 +328,7 @@ async function captured(call: (repo: EventsRepository) => Promise<unknown>): Pro
       return Promise.resolve({ rows: [{ n: '0', horizon: '1', beyond: null, id: null }], rowCount: 0 });
     },
   };
-  await call(new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService));
+  await call(new EventsRepository(Db.over(pool as unknown as pg.Pool)));
   return configs;
 }
 
@@ -533,13 +533,16 @@ class Inserter {
   private done?: Promise<void>;
   readonly samples: { at: number; ms: number }[] = [];
   private k = 0;
+  private readonly db: Db;
 
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly repo: EventsRepository,
     private readonly everyMs: number,
     private readonly perTx: number,
-  ) {}
+  ) {
+    this.db = Db.over(pool);
+  }
 
   start(): void {
     this.running = true;
@@ -548,7 +551,7 @@ class Inserter {
       while (this.running) {
         const rows = Array.from({ length: this.perTx }, () => inserterRow(this.k++));
         const t0 = performance.now();
-        await inTx(this.pool, (tx) => this.repo.insert(tx, rows));
+        await this.db.transaction((tx) => this.repo.insert(tx, rows));
         this.samples.push({ at: t0, ms: performance.now() - t0 });
         due += this.everyMs;
         const wait = due - performance.now();
@@ -650,7 +653,7 @@ async function countsMatch(pool: pg.Pool): Promise<boolean> {
 
 async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, oldestWeeklies = 5): Promise<DropResult> {
   const pool = new pg.Pool({ connectionString: url, max: 6 });
-  const repo = new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService);
+  const repo = new EventsRepository(Db.over(pool));
   try {
     const parts = await repo.partitions();
     const weeklies = parts.filter((p) => p.lowerBound !== null);
@@ -835,13 +838,6 @@ interface WidthResult {
   conditions: Conditions;
 }
 
-/** The dedupe probe of EventsRepository.insert: the NOT IN subquery of INSERT_EVENTS_SQL, on its own ($1 keys, $2 the time). */
-function dedupeProbeSql(): string {
-  const m = /NOT IN \(\s*(SELECT[\s\S]*?)\)\s*ORDER BY/.exec(INSERT_EVENTS_SQL);
-  if (!m) throw new Error('INSERT_EVENTS_SQL has no NOT IN (SELECT …) dedupe probe any more: update bench/storage.ts');
-  return m[1]!.replace(/\$3\b/g, '$1').trim();
-}
-
 async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
   const name = `${DB_PREFIX}width_${layout}`;
   const url = await createDb(name);
@@ -871,7 +867,6 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
     const top = ACCOUNTS.wabaIds[0]!;
     const recentKeys = (await db.query<{ k: string }>(`SELECT dedupe_key AS k FROM events WHERE waba_id = $1 ORDER BY created_at DESC LIMIT 500`, [top])).rows.map((r) => r.k);
     const wamid = (await db.query<{ m: string }>(`SELECT message_id AS m FROM events WHERE waba_id = $1 AND kind = 'status_update' ORDER BY created_at DESC LIMIT 1 OFFSET 5000`, [top])).rows[0]!.m;
-    const probe = dedupeProbeSql();
     const absent = Array.from({ length: 500 }, (_, i) => `status:wamid.absent.${i}:delivered:1790000000`);
     const { value, conditions } = await measured(async () => {
       const client = new pg.Client({ connectionString: url });
@@ -887,26 +882,28 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
               (plan ? ` · ${plan.used} plan, ${plan.buffers} buffers, planning ${fmt(plan.planningMs, 2)} ms, execution ${fmt(plan.executionMs, 2)} ms` : ''),
           );
         };
-        await run('dedupe probe: 1 key, stored', { name: 'probe_1_stored', text: probe, values: [[recentKeys[0]], null] });
-        await run('dedupe probe: 1 key, new', { name: 'probe_1_new', text: probe, values: [[absent[0]], null] });
-        await run('dedupe probe: 500 keys (250 stored)', { name: 'probe_500', text: probe, values: [[...recentKeys.slice(0, 250), ...absent.slice(0, 250)], null] });
+        // The dedupe probe of EventsRepository.insert (its NOT IN subquery), on its own.
+        const probe = (name: string, keys: string[]) => ({ ...storedKeys.query({ keys, at: null }), name });
+        await run('dedupe probe: 1 key, stored', probe('probe_1_stored', [recentKeys[0]!]));
+        await run('dedupe probe: 1 key, new', probe('probe_1_new', [absent[0]!]));
+        await run('dedupe probe: 500 keys (250 stored)', probe('probe_500', [...recentKeys.slice(0, 250), ...absent.slice(0, 250)]));
         // The worker's chunk: EventsRepository.insert (locks, then the insert with its probe), rolled back.
         const pool = new pg.Pool({ connectionString: url, max: 1 });
-        const repo = new EventsRepository({ pool, partitionReads: pool } as unknown as PrismaService);
+        const repo = new EventsRepository(Db.over(pool));
         const samples: number[] = [];
         const c2 = await pool.connect();
         for (let i = 0; i < WARMUP + Math.min(RUNS, 200); i++) {
           const rows = Array.from({ length: 100 }, (_, k) => inserterRow(1e9 + i * 100 + k));
           await c2.query('BEGIN');
           const t0 = process.hrtime.bigint();
-          await repo.insert(c2 as never, rows);
+          await repo.insert(txOn(c2), rows);
           if (i >= WARMUP) samples.push(ms(t0));
           await c2.query('ROLLBACK');
         }
         c2.release();
         await pool.end();
         const ins = stats(samples);
-        reads.push({ label: 'insert: 100 new events (repository, rolled back)', ...ins, rows: 100, sql: INSERT_EVENTS_SQL });
+        reads.push({ label: 'insert: 100 new events (repository, rolled back)', ...ins, rows: 100, sql: insertEvents.text });
         log(`  ${layout.padEnd(6)} ${'insert: 100 new events (rolled back)'.padEnd(46)} p50 ${fmt(ins.p50, 2).padStart(7)} ms · p99 ${fmt(ins.p99, 2).padStart(7)} ms`);
         const [page] = await captured((r) => r.page(top, {}, { page: 1, limit: 50 }));
         await run('page: newest 50', page!);

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { FeedWaiters } from '../../src/events/feed-waiters.js';
 import { createTenant, eventRow, insertDelivery, type Tenant } from '../utils/factories.js';
@@ -31,18 +31,18 @@ interface Feed {
 
 /**
  * GET /webhooks/events?after=<cursor>: the feed a poller follows. Events are written through the worker's
- * own insert (EventsRepository.insert in a SqlUnitOfWork transaction), in transactions the tests control.
+ * own insert (EventsRepository.insert in a UnitOfWork transaction), in transactions the tests control.
  */
 describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
   let t: TestApp;
   let repo: EventsRepository;
-  let unitOfWork: SqlUnitOfWork;
+  let unitOfWork: UnitOfWork;
 
   beforeAll(async () => {
     // A poller following 10,000 events makes a few hundred requests in seconds: the console limits are not under test.
     t = await startTestApp(unlimited);
     repo = t.app.get(EventsRepository);
-    unitOfWork = t.app.get(SqlUnitOfWork);
+    unitOfWork = t.app.get(UnitOfWork);
   });
   afterAll(async () => {
     await t?.close();

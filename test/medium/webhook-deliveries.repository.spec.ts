@@ -4,7 +4,7 @@ import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webho
 import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new WebhookDeliveriesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new WebhookDeliveriesRepository(db));
 
   /** A business account's deliveries as the console lists them. */
   async function listed(wabaId: string) {

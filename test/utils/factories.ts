@@ -8,6 +8,7 @@ import type { EventRow } from '../../src/events/events.repository.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
+import { Db } from '../../src/core/db/db.js';
 import { PrismaService, withNumberId } from '../../src/core/prisma/prisma.service.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
@@ -173,11 +174,12 @@ export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000
  * For a repository test file: the real PostgreSQL of the run (./scripts/test.sh provides DATABASE_URL)
  * without the rest of the app, and the repository on it; set before the file's tests, closed after them.
  */
-export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { prisma: PrismaService; repo: R } {
-  const t = {} as { prisma: PrismaService; repo: R };
+export function repositoryUnderTest<R>(make: (prisma: PrismaService, db: Db) => R): { prisma: PrismaService; db: Db; repo: R } {
+  const t = {} as { prisma: PrismaService; db: Db; repo: R };
   beforeAll(() => {
-    t.prisma = new PrismaService(AppConfig.fromEnv(testEnv()));
-    t.repo = make(t.prisma);
+    t.db = new Db(AppConfig.fromEnv(testEnv()));
+    t.prisma = new PrismaService(t.db);
+    t.repo = make(t.prisma, t.db);
   });
   afterAll(() => t.prisma.close());
   return t;

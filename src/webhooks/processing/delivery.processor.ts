@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { isMissingPartition } from '../../core/prisma/partitions.js';
+import { isMissingPartition } from '../../core/db/partitions.js';
 import type { Tx } from '../../core/prisma/sql.js';
-import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
 import { EventsRepository, type EventRow, type StoredEvent } from '../../events/events.repository.js';
@@ -56,7 +56,7 @@ export class DeliveryProcessor {
   constructor(
     @Inject(WebhookDeliveriesRepository) private readonly deliveries: ProcessingDeliveries,
     @Inject(EventsRepository) private readonly events: ProcessingEvents,
-    @Inject(SqlUnitOfWork) private readonly unitOfWork: ProcessingUnitOfWork,
+    @Inject(UnitOfWork) private readonly unitOfWork: ProcessingUnitOfWork,
     @Inject(DeliveryQueue) private readonly queue: RerunQueue,
     @Inject(AppConfig) private readonly config: ProcessingConfig,
     @Inject(PartitionMaintenance) private readonly partitions: PartitionsAhead,

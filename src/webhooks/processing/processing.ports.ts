@@ -3,7 +3,7 @@ import type { PhoneNumbersRepository } from '../../accounts/phone-numbers/phone-
 import type { TemplatesRepository } from '../../accounts/templates/templates.repository.js';
 import type { MarketingPreferencesRepository } from '../../accounts/users/marketing-preferences.repository.js';
 import type { AppConfig } from '../../core/config/app-config.js';
-import type { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
+import type { UnitOfWork } from '../../core/db/unit-of-work.js';
 import type { ConversationWindowsRepository } from '../../messages/conversation-windows.repository.js';
 import type { MessagesRepository } from '../../messages/messages.repository.js';
 import type { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
@@ -20,7 +20,7 @@ import type { PartitionMaintenance } from '../storage/partition-maintenance.js';
 
 export type ProcessingDeliveries = Pick<WebhookDeliveriesRepository, 'findForProcessing' | 'markProcessed' | 'recordFailure' | 'markDeadLetter'>;
 export type ProcessingEvents = Pick<EventsRepository, 'insert' | 'pendingOf' | 'claim' | 'countWait'>;
-export type ProcessingUnitOfWork = Pick<SqlUnitOfWork, 'run'>;
+export type ProcessingUnitOfWork = Pick<UnitOfWork, 'run'>;
 export type RerunQueue = Pick<DeliveryQueue, 'enqueue'>;
 export type PartitionsAhead = Pick<PartitionMaintenance, 'ensureAhead'>;
 export type ProcessingConfig = Pick<AppConfig, 'webhookEventChunk'>;

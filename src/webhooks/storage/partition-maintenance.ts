@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { Metrics } from '../../core/metrics/metrics.js';
-import { PARTITION_WEEKS_AHEAD, WEEK_MS, type Partition, type PartitionedTable } from '../../core/prisma/partitions.js';
+import { PARTITION_WEEKS_AHEAD, WEEK_MS, type Partition, type PartitionedTable } from '../../core/db/partitions.js';
 import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 import { EventsRepository } from '../../events/events.repository.js';
 

@@ -105,7 +105,7 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.open) throw new Error('MemoryDatabase: a transaction is already open (the processor runs its chunks one after another)');
     const before = structuredClone(this.state);
-    // An opaque token, as SqlUnitOfWork hands out a connection the services cannot query on.
+    // An opaque token, as UnitOfWork hands out a connection the services cannot query on.
     const tx = Object.freeze({ transaction: this.transactions.committed + this.transactions.rolledBack + 1 }) as unknown as Tx;
     this.open = tx;
     try {
