@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image for both processes: `node dist/src/main.js` (API) or `node dist/src/worker.js` (worker).
+# One image for both processes: `node dist/src/main.js` (API) or `node dist/src/worker/main.js` (worker).
 # The `migrate` target keeps the dev tooling and applies prisma/migrations (our offline-capable entry point;
 # with network access `npx prisma migrate deploy` applies the same files).
 # Not built on the development machines (no Docker engine there); kept correct by reading.

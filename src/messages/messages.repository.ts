@@ -8,7 +8,7 @@ import { filterOf, when, type Filter } from '../core/db/filter.js';
 import { jsonRecords, now, snapshotHorizon, typed, unnest, utcBucket, utcBuckets } from '../core/db/pg.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/http/pagination.js';
-import type { FeedPosition } from '../webhooks/events/feed-cursor.js';
+import type { FeedPosition } from '../events/feed-cursor.js';
 import { claimKey, completeKey } from './send/idempotency-keys.repository.js';
 
 type Eb = ExpressionBuilder<Database, 'messages'>;

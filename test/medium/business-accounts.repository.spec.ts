@@ -4,7 +4,7 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new BusinessAccountsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new BusinessAccountsRepository(db));
 
   it("finds an organization's account only for that organization, and a disconnected one only when asked", async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];

@@ -1,6 +1,6 @@
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { inTransaction } from '../../src/core/prisma/sql.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { eventRow, eventually, insertDelivery, metaId, momentIn, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 describe('EventsRepository (PostgreSQL)', () => {

@@ -2,9 +2,9 @@ import { jest } from '@jest/globals';
 import pg from 'pg';
 import { Db } from '../../src/core/db/db.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
-import type { FeedPosition } from '../../src/webhooks/events/feed-cursor.js';
+import type { FeedPosition } from '../../src/events/feed-cursor.js';
 import { MessagesRepository, type InboundMessageRow, type StatusCandidate } from '../../src/messages/messages.repository.js';
-import { EventsRepository } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository } from '../../src/events/events.repository.js';
 import { eventRow, eventually, insertDelivery, insertSendScope, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 jest.setTimeout(120_000);

@@ -1,10 +1,9 @@
 import { PhoneNumbersRepository } from '../../src/accounts/phone-numbers/phone-numbers.repository.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
-import { UnitOfWork as PrismaUnitOfWork } from '../../src/core/prisma/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedPhoneNumber } from '../utils/factories.js';
 
 describe('PhoneNumbersRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new PhoneNumbersRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new PhoneNumbersRepository(db));
 
   /** Every number of the account: one page as large as a page may be. */
   const list = async (businessAccountId: string) => (await t.repo.page(businessAccountId, { page: 1, limit: 100 })).rows;
@@ -58,7 +57,7 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
 
   it('writes nothing when the unit of work it runs in fails', async () => {
     const [account] = await twoAccounts();
-    const uow = new PrismaUnitOfWork(t.prisma);
+    const uow = new UnitOfWork(t.db);
     await expect(
       uow.run(async () => {
         await t.repo.replaceAll(account!.id, [syncedPhoneNumber()], new Date());

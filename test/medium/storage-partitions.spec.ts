@@ -5,13 +5,14 @@ import { Db, txOn } from '../../src/core/db/db.js';
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { PartitionMaintenance } from '../../src/webhooks/storage/partition-maintenance.js';
 import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.processor.js';
 import { eventRow, incomingDelivery, metaId, wamid } from '../utils/factories.js';
 import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { testEnv } from '../utils/test-env.js';
-import { inboundPayload, randomDigits, startTestWorker } from '../utils/webhooks.js';
+import { startTestWorker } from '../utils/webhooks.js';
+import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Monday 00:00 UTC of the week holding `t` (the partitions' weeks). */
@@ -150,7 +151,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE upper_bound > $2', ['events', now]);
       for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
       const wabaId = metaId();
-      const body = JSON.stringify(inboundPayload(wabaId, randomDigits('1555'), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
+      const body = JSON.stringify(inboundWebhook(wabaId, metaId(), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
       const [deliveryId] = await deliveries.storeBatch('b', [{ rawBody: Buffer.from(body), signature: 'sha256=x', wabaIds: [wabaId] }]);
 
       const result = await worker.context.get(DeliveryProcessor).process([deliveryId!]);

@@ -3,7 +3,7 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedTemplate } from '../utils/factories.js';
 
 describe('TemplatesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new TemplatesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new TemplatesRepository(db));
   /** Every matching template: one page as large as a page may be. */
   const list = async (businessAccountId: string, filter: { name?: string; status?: string } = {}) => (await t.repo.page(businessAccountId, { page: 1, limit: 100, ...filter })).rows;
 

@@ -110,7 +110,12 @@ export class Db implements OnApplicationShutdown {
   }
 
   /** Runs a prepared statement (statement.ts) with `params`: on `tx`, else on the pool (or `reads`); see `send`. */
-  async exec<P extends object, R>(statement: Prepared<P, R>, params: P, tx?: Tx, reads: Reads = 'pool'): Promise<Result<R>> {
+  async exec<P extends object, R>(
+    statement: Prepared<P, R>,
+    params: P,
+    tx?: Tx,
+    reads: Reads = 'pool',
+  ): Promise<Result<R>> {
     return this.send<R>(statement.query(params), tx, reads);
   }
 
@@ -175,7 +180,11 @@ export class Db implements OnApplicationShutdown {
 
   /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
   async ping(timeoutMs = 2000): Promise<void> {
-    await withTimeout(this.kysely.selectNoFrom((eb) => eb.lit(1).as('one')).execute(), timeoutMs, 'PostgreSQL ping timed out');
+    await withTimeout(
+      this.kysely.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
+      timeoutMs,
+      'PostgreSQL ping timed out',
+    );
   }
 
   /** Ends the pools (once; later calls do nothing). */
@@ -223,8 +232,7 @@ class PgConnection implements DatabaseConnection {
     return { rows: result.rows, ...(changed ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
   }
 
-  // eslint-disable-next-line require-yield
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported: page the query');
   }
 }
@@ -242,25 +250,30 @@ class PgDriver implements Driver {
 
   async init(): Promise<void> {}
 
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return this.connection;
+  acquireConnection(): Promise<DatabaseConnection> {
+    return Promise.resolve(this.connection);
   }
 
-  async beginTransaction(): Promise<void> {
-    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  beginTransaction(): Promise<void> {
+    return notHere();
   }
 
-  async commitTransaction(): Promise<void> {
-    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  commitTransaction(): Promise<void> {
+    return notHere();
   }
 
-  async rollbackTransaction(): Promise<void> {
-    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  rollbackTransaction(): Promise<void> {
+    return notHere();
   }
 
   async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {}
+}
+
+/** Kysely's own transactions are refused: transactions are the unit of work's. */
+function notHere(): Promise<void> {
+  return Promise.reject(new Error('transactions are the unit of work’s: UnitOfWork.run'));
 }
 
 function kyselyOn(on: pg.Pool | pg.ClientBase): Kysely<Database> {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiRowId } from '../../../core/http/openapi.js';
+import { ApiRowId } from '../../core/http/openapi.js';
 import type { Event } from '../events.repository.js';
-import { EVENT_KINDS, inboundMediaOf, pricingOf } from '../../processing/classify.js';
+import { EVENT_KINDS, inboundMediaOf, pricingOf } from '../classify.js';
 
 export class EventErrorView {
   @ApiProperty({ nullable: true, type: Number, example: 131047 }) code: number | null;

@@ -1,4 +1,4 @@
-import { AppConfig } from '../../core/config/app-config.js';
+import { AppConfig } from '../core/config/app-config.js';
 import { FEED_START, FeedCursorCodec } from './feed-cursor.js';
 
 describe('FeedCursorCodec', () => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { AppConfig } from '../../core/config/app-config.js';
+import { AppConfig } from '../core/config/app-config.js';
 
 /** A position in an account's feed: after the event (xid, id); (0, 0) is before everything. */
 export interface FeedPosition {

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { Kysely } from 'kysely';
-import { EVENTS_DEDUPE_WINDOW_DAYS } from '../../core/config/app-config.js';
-import { columns, type Database } from '../../core/db/database.js';
-import { Db, type Tx } from '../../core/db/db.js';
-import { feedRows, type FeedStatementRow } from '../../core/db/feed.js';
-import { filterOf, when, type Filter } from '../../core/db/filter.js';
-import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/db/partitions.js';
-import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../../core/db/pg.js';
-import { prepared, preparedByShape, type RowOf } from '../../core/db/statement.js';
-import { skipTake } from '../../core/http/pagination.js';
-import type { EventDraft, EventKind } from '../processing/classify.js';
+import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
+import { columns, type Database } from '../core/db/database.js';
+import { Db, type Tx } from '../core/db/db.js';
+import { feedRows, type FeedStatementRow } from '../core/db/feed.js';
+import { filterOf, when, type Filter } from '../core/db/filter.js';
+import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../core/db/partitions.js';
+import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
+import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
+import { skipTake } from '../core/http/pagination.js';
+import type { EventDraft, EventKind } from './classify.js';
 import type { FeedPosition } from './feed-cursor.js';
 
 export interface EventFilter {

@@ -1,14 +1,14 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { SessionsRepository } from './auth/sessions/sessions.repository.js';
-import { AppConfig } from './core/config/app-config.js';
-import { APP_LOGGER, type AppLogger } from './core/logging/app-logger.js';
-import { PeriodicPurge } from './core/scheduling/periodic-purge.js';
-import { IdempotencyKeysRepository } from './messages/send/idempotency-keys.repository.js';
+import { SessionsRepository } from '../auth/sessions/sessions.repository.js';
+import { AppConfig } from '../core/config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
+import { PeriodicPurge } from '../core/scheduling/periodic-purge.js';
+import { IdempotencyKeysRepository } from '../messages/send/idempotency-keys.repository.js';
 
 /**
  * The worker's purges of rows nobody can use any more, each through the repository that owns its table: console
  * sessions that ended (expired, idle past the limit, logged out) and Idempotency-Keys past their 24 h. They run
- * every PURGE_INTERVAL_SECONDS as scheduled tasks (worker.schedules.ts). (Processed webhook payloads and events have their
+ * every PURGE_INTERVAL_SECONDS as scheduled tasks (worker/worker-schedules.ts). (Processed webhook payloads and events have their
  * own retention: storage partitions dropped whole, webhooks/storage/partition-maintenance.ts.)
  */
 @Injectable()

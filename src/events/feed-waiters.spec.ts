@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
-import { TooManyAttempts } from '../../core/errors/domain-errors.js';
-import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
+import { TooManyAttempts } from '../core/errors/domain-errors.js';
+import type { ChannelSubscriber, PgListener } from '../core/prisma/pg-listener.js';
 import type { EventsRepository } from './events.repository.js';
-import { LongPollShares } from '../../core/async/long-poll-shares.js';
-import type { AppConfig } from '../../core/config/app-config.js';
+import { LongPollShares } from '../core/async/long-poll-shares.js';
+import type { AppConfig } from '../core/config/app-config.js';
 import { EVENTS_FEED_CHANNEL, FeedWaiters, type FeedCheck } from './feed-waiters.js';
 
 describe('FeedWaiters', () => {

@@ -1,7 +1,8 @@
+import { inspect } from 'node:util';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { LongPollShares, type LongPollOwner } from '../../core/async/long-poll-shares.js';
-import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { PgListener } from '../../core/prisma/pg-listener.js';
+import { LongPollShares, type LongPollOwner } from '../core/async/long-poll-shares.js';
+import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
+import { PgListener } from '../core/prisma/pg-listener.js';
 import { EventsRepository } from './events.repository.js';
 
 /** NOTIFYed by the statement trigger on `events` at commit, payload '<waba_id> <xid>' (migration events_feed). */
@@ -114,7 +115,7 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
           this.remove(w);
           release();
           if (err === undefined) resolve();
-          else reject(err instanceof Error ? err : new Error(String(err)));
+          else reject(err instanceof Error ? err : new Error(inspect(err)));
         },
       };
       signal?.addEventListener('abort', aborted, { once: true });

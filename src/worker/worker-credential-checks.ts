@@ -1,14 +1,14 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { CredentialChecks } from './accounts/credentials/credential-checks.js';
-import { AppConfig } from './core/config/app-config.js';
-import { APP_LOGGER, type AppLogger } from './core/logging/app-logger.js';
+import { CredentialChecks } from '../accounts/credentials/credential-checks.js';
+import { AppConfig } from '../core/config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 
 /** Like the purges' first pass, but never later than one interval (a short interval is checked soon after start). */
 export const CREDENTIAL_CHECK_FIRST_AFTER_MS = 60_000;
 
 /**
  * The workers' scheduled credential check (the `credential-check` scheduled task, once every
- * CREDENTIAL_CHECK_INTERVAL_SECONDS across all workers, see worker.schedules.ts): every connected business
+ * CREDENTIAL_CHECK_INTERVAL_SECONDS across all workers, see worker/worker-schedules.ts): every connected business
  * account whose token was not checked within the interval is checked with the upstream platform (see
  * CredentialChecks). A token Meta rejects is marked `credentialsValid: false`, and the API processes refuse its
  * sends with 424 from their next send (the change NOTIFYs their send-context caches). Should two passes overlap,

@@ -142,7 +142,7 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
   const contact = contactOf(contacts, recipient, ownUserId);
   const wamid = str(s.id) ?? null;
   const status = str(s.status) ?? null;
-  const timestamp = s.timestamp === undefined || s.timestamp === null ? '' : String(s.timestamp);
+  const timestamp = timeKey(s.timestamp);
   const error = firstError(s.errors);
   let title = status ? (STATUS_TITLES[status] ?? `Message status: ${status}`) : 'Message status update';
   if (status === 'failed') title = error ? `Message failed: ${error.title ?? 'Unknown error'}${error.code !== null ? ` (${error.code})` : ''}` : 'Message failed';
@@ -416,8 +416,10 @@ export function unixTime(value: unknown): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
+/** A payload's timestamp as text for a dedupe key: Meta sends a string (a number is taken as its digits); nothing gives ''. */
 function timeKey(time: unknown): string {
-  return time === undefined || time === null ? '' : String(time);
+  if (time === undefined || time === null) return '';
+  return typeof time === 'string' || typeof time === 'number' ? String(time) : JSON.stringify(time);
 }
 
 function hashOf(value: unknown): string {

@@ -1,12 +1,12 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from './core/config/app-config.js';
-import { APP_LOGGER, type AppLogger } from './core/logging/app-logger.js';
-import { Metrics } from './core/metrics/metrics.js';
-import { TaskScheduler, type ScheduledTask } from './core/scheduling/task-scheduler.js';
-import { DeliverySweeper } from './webhooks/processing/delivery.sweeper.js';
-import { PARTITION_MAINTENANCE_INTERVAL_MS, PartitionMaintenance } from './webhooks/storage/partition-maintenance.js';
-import { CREDENTIAL_CHECK_FIRST_AFTER_MS, WorkerCredentialChecks } from './worker.credential-checks.js';
-import { WorkerPurges } from './worker.purges.js';
+import { AppConfig } from '../core/config/app-config.js';
+import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
+import { Metrics } from '../core/metrics/metrics.js';
+import { TaskScheduler, type ScheduledTask } from '../core/scheduling/task-scheduler.js';
+import { DeliverySweeper } from '../webhooks/processing/delivery.sweeper.js';
+import { PARTITION_MAINTENANCE_INTERVAL_MS, PartitionMaintenance } from '../webhooks/storage/partition-maintenance.js';
+import { CREDENTIAL_CHECK_FIRST_AFTER_MS, WorkerCredentialChecks } from './worker-credential-checks.js';
+import { WorkerPurges } from './worker-purges.js';
 
 /** Retention and purges wait this long after their schedule is created: a restarting fleet gets to its jobs first. */
 export const HOUSEKEEPING_FIRST_AFTER_MS = 60_000;
