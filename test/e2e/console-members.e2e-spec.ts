@@ -75,7 +75,12 @@ describe('Console: organization members', () => {
 
     const second = await joinOrganization(t, owner, 'owner');
     const answers = await Promise.all([setRole(owner, second.operatorId, 'member'), setRole(second, owner.operatorId, 'member')]);
-    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    // One demotion wins. The other is refused either by the last-owner rule (409: it passed the role check before the
+    // winner committed, then counted the owners under the lock) or by the role check itself (403: its caller was
+    // already a member when it arrived); which one depends on timing, never on a second owner being demoted.
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect([403, 409]).toContain(statuses[1]);
     expect(await t.prisma.operator.count({ where: { organizationId: owner.organizationId, role: 'owner' } })).toBe(1);
   });
 
