@@ -1,0 +1,162 @@
+import { AppConfig } from '../../src/core/config/app-config.js';
+import { Metrics } from '../../src/core/metrics/metrics.js';
+import { RedisService } from '../../src/core/redis/redis.service.js';
+import { NumberPacer, PacerUnavailable, type PaceSlot } from '../../src/messages/pacing/number-pacer.js';
+import { testEnv } from '../utils/test-env.js';
+
+/** A pacer as a process of its own would have it: its own config, Redis connection and metrics. */
+function processWith(env: Record<string, string> = {}) {
+  const config = AppConfig.fromEnv(testEnv({ QUEUE_PREFIX: prefix, ...env }));
+  const redis = new RedisService(config);
+  const metrics = new Metrics();
+  return { pacer: new NumberPacer(redis, config, metrics), redis, metrics };
+}
+
+/**
+ * When each send leaves, as the service's callers do it: at its slot, or, when the process was late for the slot, at a
+ * new one (on this process's clock).
+ */
+async function leave(pacer: NumberPacer, id: string, perSecond: number, slots: PaceSlot[]): Promise<number[]> {
+  const times = await Promise.all(
+    slots.map(async (first) => {
+      for (let slot = first; ; ) {
+        if (await pacer.until(slot)) return performance.now();
+        const again = await pacer.acquire(id, perSecond, 10_000);
+        if (!again.ok) throw new Error('no new slot within 10 s');
+        slot = again.slot;
+      }
+    }),
+  );
+  return times.sort((a, b) => a - b);
+}
+
+/** The most sends in any window of `spanMs` (as Meta counts them over its second). */
+function busiest(times: number[], spanMs: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; j < times.length; j++) {
+    while (times[j]! - times[i]! >= spanMs) i++;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}
+
+let prefix = '';
+let n = 0;
+/** A fresh phone number id per test: its keys are its own. */
+const numberId = () => `4020000${String(++n).padStart(5, '0')}`;
+
+describe('NumberPacer (Redis)', () => {
+  const opened: RedisService[] = [];
+  const open = (env: Record<string, string> = {}) => {
+    const p = processWith(env);
+    opened.push(p.redis);
+    return p;
+  };
+  beforeAll(() => {
+    prefix = `pace${Date.now().toString(36)}`;
+  });
+  afterAll(async () => {
+    await Promise.all(opened.map((r) => r.onModuleDestroy()));
+  });
+
+  it("spaces a number's slots evenly (PACING_WINDOW_MS / tier apart), from now, never in a burst", async () => {
+    const { pacer } = open({ PACING_WINDOW_MS: '1000' });
+    const id = numberId();
+    const before = performance.now();
+    const grant = await pacer.reserve(id, 80, 30, 2000);
+    expect(grant).toMatchObject({ waitMs: 0, held: false });
+    expect(grant.slots).toHaveLength(30);
+    expect(grant.slots[0]!.notBefore - before).toBeLessThan(50);
+    const gaps = grant.slots.slice(1).map((s, i) => s.notBefore - grant.slots[i]!.notBefore);
+    for (const gap of gaps) expect(gap).toBeCloseTo(12.5, 3);
+    // The next reservation continues the schedule where this one ended.
+    const next = await pacer.reserve(id, 80, 1, 2000);
+    expect(next.slots[0]!.notBefore - grant.slots[29]!.notBefore).toBeGreaterThanOrEqual(12.5 - 2);
+  });
+
+  it('reserves no further ahead than the horizon, and says when to ask again', async () => {
+    const { pacer } = open({ PACING_WINDOW_MS: '1000' });
+    const id = numberId();
+    // HIGH: one slot per ms; 50 ms ahead holds 51 (now, and 50 after it).
+    const first = await pacer.reserve(id, 1000, 500, 50);
+    expect(first.slots.length).toBeGreaterThanOrEqual(50);
+    expect(first.slots.length).toBeLessThanOrEqual(52);
+    const last = first.slots.at(-1)!.notBefore;
+    // A 20/s number (50 ms apart) asked for 3 slots within 60 ms: two now, the third is 100 ms out, 40 past the horizon.
+    const slow = numberId();
+    const two = await pacer.reserve(slow, 20, 3, 60);
+    expect(two.slots).toHaveLength(2);
+    const none = await pacer.reserve(slow, 20, 1, 0);
+    expect(none.slots).toHaveLength(0);
+    expect(none.waitMs).toBeGreaterThan(80);
+    expect(none.waitMs).toBeLessThanOrEqual(101);
+    expect(none.held).toBe(false);
+    // The HIGH number's schedule went on from where the first reservation ended.
+    const more = await pacer.reserve(id, 1000, 1, 1000);
+    expect(more.slots[0]!.notBefore).toBeGreaterThan(last);
+  });
+
+  it('keeps a number at its tier across processes: concurrent sends of two processes leave at most 20 in any second of a 20/s number', async () => {
+    const a = open();
+    const b = open();
+    const id = numberId();
+    // 45 sends asked for at once, by two processes, each waiting up to 3 s: about 2.3 s of the number's pace.
+    const asks = Array.from({ length: 45 }, (_, i) => (i % 2 ? a : b).pacer.acquire(id, 20, 3000));
+    const answers = await Promise.all(asks);
+    const granted = answers.filter((x): x is { ok: true; slot: PaceSlot } => x.ok);
+    expect(granted).toHaveLength(45);
+    const times = await leave(a.pacer, id, 20, granted.map((g) => g.slot));
+    expect(times).toHaveLength(45);
+    expect(busiest(times, 1000)).toBeLessThanOrEqual(20);
+    // 45 slots 52 ms apart: 2.3 s between the first and the last, whichever process reserved them.
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(2000);
+  });
+
+  it('refuses past the wait with when to come back; a slot the process was late for is forfeited, never sent in a bunch', async () => {
+    const { pacer, metrics } = open({ PACING_LATE_MS: '10' });
+    const id = numberId();
+    const first = await pacer.acquire(id, 20, 0);
+    expect(first.ok).toBe(true);
+    const refused = await pacer.acquire(id, 20, 0);
+    expect(refused).toMatchObject({ ok: false, held: false });
+    expect(refused.ok === false && refused.retryAfterMs).toBeGreaterThan(0);
+
+    const grant = await pacer.reserve(id, 20, 2, 1000);
+    const [onTime, late] = grant.slots as [PaceSlot, PaceSlot];
+    expect(await pacer.until(onTime)).toBe(true);
+    expect(performance.now()).toBeGreaterThanOrEqual(onTime.notBefore);
+    // The event loop is blocked past the second slot and its 10 ms of grace.
+    const busyUntil = late.notBefore + 40;
+    while (performance.now() < busyUntil) {
+      /* busy */
+    }
+    expect(await pacer.until(late)).toBe(false);
+    const text = await metrics.registry.getSingleMetricAsString('bmapi_pacing_send_lateness_seconds');
+    expect(text).toMatch(/bmapi_pacing_send_lateness_seconds_count\{outcome="sent"\} 1/);
+    expect(text).toMatch(/bmapi_pacing_send_lateness_seconds_count\{outcome="forfeited"\} 1/);
+  });
+
+  it('holds a number back after a 130429: no slot until the hold ends, for every process', async () => {
+    const a = open();
+    const b = open();
+    const id = numberId();
+    await a.pacer.holdBack(id, 300);
+    const held = await b.pacer.reserve(id, 1000, 10, 1000);
+    expect(held.slots).toHaveLength(0);
+    expect(held.held).toBe(true);
+    expect(held.waitMs).toBeGreaterThan(200);
+    expect(held.waitMs).toBeLessThanOrEqual(300);
+    await new Promise((r) => setTimeout(r, held.waitMs + 20));
+    expect((await b.pacer.reserve(id, 1000, 10, 1000)).slots).toHaveLength(10);
+  });
+
+  it('with pacing off, grants what is asked at once without Redis; with Redis away, says so (PacerUnavailable)', async () => {
+    const off = open({ PACING_ENABLED: 'false', REDIS_URL: 'redis://127.0.0.1:9' });
+    const all = await off.pacer.reserve(numberId(), 20, 100, 0);
+    expect(all.slots).toHaveLength(100);
+    expect(await off.pacer.until(all.slots[99]!)).toBe(true);
+    const away = open({ REDIS_URL: 'redis://127.0.0.1:9' });
+    await expect(away.pacer.reserve(numberId(), 20, 1, 0)).rejects.toBeInstanceOf(PacerUnavailable);
+    await expect(away.pacer.holdBack(numberId(), 1000)).rejects.toBeInstanceOf(PacerUnavailable);
+  });
+});
