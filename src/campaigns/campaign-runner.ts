@@ -342,10 +342,16 @@ export class CampaignRunner {
         failed.push({ messageId, error: { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' } });
         continue;
       }
-      failed.push({ messageId, error: { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) } });
+      // No answer once the request was on its way (a reset, a timeout): Meta may have it. Not sent again (a duplicate
+      // reaches a person and is billed); Meta's status for it, found by its callback data, settles it (docs/campaigns.md).
+      const unknown = error.httpStatus === undefined && !error.neverSent;
+      const title = unknown ? `Outcome unknown: ${error.title} before Meta answered; not sent again (a status from Meta settles it; retry-failed resends it)` : error.title;
+      failed.push({ messageId, error: { code: error.code ?? null, title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) } });
       if (error.code === 130429) {
         holdMs = Math.max(holdMs, (error.retryAfterSeconds ?? defaultRetryAfterSeconds(error.code)) * 1000);
         again.push(recipient.id); // Meta refused it: nothing was sent
+      } else if (error.neverSent && recipient.attempts < MAX_ATTEMPTS) {
+        again.push(recipient.id); // no connection was made: Meta cannot have it
       } else if (error.errorClass === 'retryable' && !error.isTimeout && error.httpStatus !== undefined && TRANSIENT_CODES.has(error.code ?? -1) && recipient.attempts < MAX_ATTEMPTS) {
         again.push(recipient.id);
       } else if (error.errorClass === 'credential' || error.errorClass === 'account_blocked') {
