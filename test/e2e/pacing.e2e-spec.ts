@@ -94,7 +94,9 @@ describe("per-number pacing (Meta's throughput)", () => {
     let stack: Stack;
     let t: Tenant;
     beforeAll(async () => {
-      stack = await startStack({ env: { PACING_MAX_WAIT_MS: '0' } });
+      // No wait at all: a send its process was late for (PACING_LATE_MS) would find the number's next slot taken and be
+      // refused; 200 ms of grace, as API and simulator share this test's event loop on a busy host.
+      stack = await startStack({ env: { PACING_MAX_WAIT_MS: '0', PACING_LATE_MS: '200' } });
       t = await onboard(stack, 'Pacing Refusal Org');
       await coexistence(stack, t);
     }, 60_000);

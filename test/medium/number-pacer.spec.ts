@@ -4,10 +4,12 @@ import { RedisService } from '../../src/core/redis/redis.service.js';
 import { NumberPacer, PacerUnavailable, type PaceSlot } from '../../src/messages/pacing/number-pacer.js';
 import { testEnv } from '../utils/test-env.js';
 
-/** A pacer as a process of its own would have it: its own config, Redis connection and metrics. */
-function processWith(env: Record<string, string> = {}) {
+/** A pacer as a process of its own would have it: its own config, Redis connection (connected) and metrics. */
+async function processWith(env: Record<string, string> = {}, connected = true) {
   const config = AppConfig.fromEnv(testEnv({ QUEUE_PREFIX: prefix, ...env }));
   const redis = new RedisService(config);
+  // The service's client fails fast (no offline queue): a process starts sending once it is connected.
+  if (connected && redis.client.status !== 'ready') await new Promise((resolve) => redis.client.once('ready', resolve));
   const metrics = new Metrics();
   return { pacer: new NumberPacer(redis, config, metrics), redis, metrics };
 }
@@ -47,8 +49,8 @@ const numberId = () => `4020000${String(++n).padStart(5, '0')}`;
 
 describe('NumberPacer (Redis)', () => {
   const opened: RedisService[] = [];
-  const open = (env: Record<string, string> = {}) => {
-    const p = processWith(env);
+  const open = async (env: Record<string, string> = {}, connected = true) => {
+    const p = await processWith(env, connected);
     opened.push(p.redis);
     return p;
   };
@@ -60,27 +62,31 @@ describe('NumberPacer (Redis)', () => {
   });
 
   it("spaces a number's slots evenly (PACING_WINDOW_MS / tier apart), from now, never in a burst", async () => {
-    const { pacer } = open({ PACING_WINDOW_MS: '1000' });
+    const { pacer } = await open({ PACING_WINDOW_MS: '1000' });
     const id = numberId();
-    const before = performance.now();
+    const asked = performance.now();
     const grant = await pacer.reserve(id, 80, 30, 2000);
+    // How far this process may later correct its reading of Redis's clock (at most this round trip).
+    const rtt = performance.now() - asked;
     expect(grant).toMatchObject({ waitMs: 0, held: false });
     expect(grant.slots).toHaveLength(30);
-    expect(grant.slots[0]!.notBefore - before).toBeLessThan(50);
+    // The first slot is due as soon as the answer is there (a number nobody sent on).
+    expect(grant.slots[0]!.notBefore).toBeLessThanOrEqual(performance.now() + 1);
     const gaps = grant.slots.slice(1).map((s, i) => s.notBefore - grant.slots[i]!.notBefore);
     for (const gap of gaps) expect(gap).toBeCloseTo(12.5, 3);
     // The next reservation continues the schedule where this one ended.
     const next = await pacer.reserve(id, 80, 1, 2000);
-    expect(next.slots[0]!.notBefore - grant.slots[29]!.notBefore).toBeGreaterThanOrEqual(12.5 - 2);
+    expect(next.slots[0]!.notBefore - grant.slots[29]!.notBefore).toBeGreaterThanOrEqual(12.5 - rtt - 0.01);
   });
 
   it('reserves no further ahead than the horizon, and says when to ask again', async () => {
-    const { pacer } = open({ PACING_WINDOW_MS: '1000' });
+    const { pacer } = await open({ PACING_WINDOW_MS: '1000' });
     const id = numberId();
     // HIGH: one slot per ms; 50 ms ahead holds 51 (now, and 50 after it).
+    const asked = performance.now();
     const first = await pacer.reserve(id, 1000, 500, 50);
-    expect(first.slots.length).toBeGreaterThanOrEqual(50);
-    expect(first.slots.length).toBeLessThanOrEqual(52);
+    const rtt = performance.now() - asked;
+    expect(first.slots).toHaveLength(51);
     const last = first.slots.at(-1)!.notBefore;
     // A 20/s number (50 ms apart) asked for 3 slots within 60 ms: two now, the third is 100 ms out, 40 past the horizon.
     const slow = numberId();
@@ -88,17 +94,16 @@ describe('NumberPacer (Redis)', () => {
     expect(two.slots).toHaveLength(2);
     const none = await pacer.reserve(slow, 20, 1, 0);
     expect(none.slots).toHaveLength(0);
-    expect(none.waitMs).toBeGreaterThan(80);
+    expect(none.waitMs).toBeGreaterThan(0);
     expect(none.waitMs).toBeLessThanOrEqual(101);
     expect(none.held).toBe(false);
     // The HIGH number's schedule went on from where the first reservation ended.
     const more = await pacer.reserve(id, 1000, 1, 1000);
-    expect(more.slots[0]!.notBefore).toBeGreaterThan(last);
+    expect(more.slots[0]!.notBefore).toBeGreaterThanOrEqual(last + 1 - rtt - 0.01);
   });
 
   it('keeps a number at its tier across processes: concurrent sends of two processes leave at most 20 in any second of a 20/s number', async () => {
-    const a = open();
-    const b = open();
+    const [a, b] = await Promise.all([open(), open()]);
     const id = numberId();
     // 45 sends asked for at once, by two processes, each waiting up to 3 s: about 2.3 s of the number's pace.
     const asks = Array.from({ length: 45 }, (_, i) => (i % 2 ? a : b).pacer.acquire(id, 20, 3000));
@@ -113,7 +118,8 @@ describe('NumberPacer (Redis)', () => {
   });
 
   it('refuses past the wait with when to come back; a slot the process was late for is forfeited, never sent in a bunch', async () => {
-    const { pacer, metrics } = open({ PACING_LATE_MS: '10' });
+    // 200 ms of grace: a timer on a busy test host may fire tens of ms late, which must not count here.
+    const { pacer, metrics } = await open({ PACING_LATE_MS: '200' });
     const id = numberId();
     const first = await pacer.acquire(id, 20, 0);
     expect(first.ok).toBe(true);
@@ -125,8 +131,8 @@ describe('NumberPacer (Redis)', () => {
     const [onTime, late] = grant.slots as [PaceSlot, PaceSlot];
     expect(await pacer.until(onTime)).toBe(true);
     expect(performance.now()).toBeGreaterThanOrEqual(onTime.notBefore);
-    // The event loop is blocked past the second slot and its 10 ms of grace.
-    const busyUntil = late.notBefore + 40;
+    // The event loop is blocked past the second slot and its 200 ms of grace.
+    const busyUntil = late.notBefore + 250;
     while (performance.now() < busyUntil) {
       /* busy */
     }
@@ -137,25 +143,24 @@ describe('NumberPacer (Redis)', () => {
   });
 
   it('holds a number back after a 130429: no slot until the hold ends, for every process', async () => {
-    const a = open();
-    const b = open();
+    const [a, b] = await Promise.all([open(), open()]);
     const id = numberId();
     await a.pacer.holdBack(id, 300);
     const held = await b.pacer.reserve(id, 1000, 10, 1000);
     expect(held.slots).toHaveLength(0);
     expect(held.held).toBe(true);
-    expect(held.waitMs).toBeGreaterThan(200);
+    expect(held.waitMs).toBeGreaterThan(0);
     expect(held.waitMs).toBeLessThanOrEqual(300);
     await new Promise((r) => setTimeout(r, held.waitMs + 20));
     expect((await b.pacer.reserve(id, 1000, 10, 1000)).slots).toHaveLength(10);
   });
 
   it('with pacing off, grants what is asked at once without Redis; with Redis away, says so (PacerUnavailable)', async () => {
-    const off = open({ PACING_ENABLED: 'false', REDIS_URL: 'redis://127.0.0.1:9' });
+    const off = await open({ PACING_ENABLED: 'false', REDIS_URL: 'redis://127.0.0.1:9' }, false);
     const all = await off.pacer.reserve(numberId(), 20, 100, 0);
     expect(all.slots).toHaveLength(100);
     expect(await off.pacer.until(all.slots[99]!)).toBe(true);
-    const away = open({ REDIS_URL: 'redis://127.0.0.1:9' });
+    const away = await open({ REDIS_URL: 'redis://127.0.0.1:9' }, false);
     await expect(away.pacer.reserve(numberId(), 20, 1, 0)).rejects.toBeInstanceOf(PacerUnavailable);
     await expect(away.pacer.holdBack(numberId(), 1000)).rejects.toBeInstanceOf(PacerUnavailable);
   });

@@ -18,25 +18,60 @@ export function throughputOf(level: string | null | undefined): { level: string;
  * after the previous one, never earlier than now, so the sends of a second are spread evenly over it and no burst
  * reaches Meta at the start of a window. Up to ARGV[3] slots are reserved whose times fall within the next ARGV[2] ms
  * (the horizon: how far ahead a caller will wait); none while a back-off (KEYS[2]) is on. Returns {granted, the first
- * slot's delay from now in µs, waitMs (when nothing was granted: until the next slot is within the horizon, or the
- * back-off's end), held: 1 during a back-off}.
+ * slot's time (µs, Redis's clock), waitMs (when nothing was granted: until the next slot is within the horizon, or the
+ * back-off's end), held: 1 during a back-off, Redis's time now (µs)}.
  */
 const RESERVE_SLOTS = `
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now = nowUs / 1000
 local hold = redis.call('PTTL', KEYS[2])
-if hold > 0 then return {0, 0, hold, 1} end
+if hold > 0 then return {0, 0, hold, 1, nowUs} end
 local interval = tonumber(ARGV[1])
 local horizon = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
 local start = math.max(now, tonumber(redis.call('GET', KEYS[1]) or '0'))
 local room = math.floor((now + horizon - start) / interval) + 1
-if room < 1 then return {0, 0, math.max(1, math.ceil(start - horizon - now)), 0} end
+if room < 1 then return {0, 0, math.max(1, math.ceil(start - horizon - now)), 0, nowUs} end
 local granted = math.min(want, room)
 local after = start + granted * interval
 redis.call('SET', KEYS[1], string.format('%.3f', after), 'PX', math.ceil(after - now) + 1000)
-return {granted, math.floor((start - now) * 1000), 0, 0}
+return {granted, math.floor(start * 1000), 0, 0, nowUs}
 `;
+
+/**
+ * Redis's clock against this process's (performance.now()): each answer bounds their difference (Redis read its clock
+ * between our call and its answer), and the tightest bounds seen (the quickest round trips) place a Redis time on our
+ * clock within a fraction of a millisecond, however slow the current call was. Learnt again every 10 s, and at once if
+ * the bounds contradict each other (a clock was set), so drift cannot accumulate.
+ */
+class ClockOffset {
+  /** Bounds on (Redis ms − local ms). */
+  private lo = -Infinity;
+  private hi = Infinity;
+  private since = -Infinity;
+
+  learn(redisMs: number, asked: number, answered: number): void {
+    const lo = redisMs - answered;
+    const hi = redisMs - asked;
+    if (answered - this.since > 10_000 || lo > this.hi || hi < this.lo) {
+      [this.lo, this.hi, this.since] = [lo, hi, answered];
+      return;
+    }
+    this.lo = Math.max(this.lo, lo);
+    this.hi = Math.min(this.hi, hi);
+  }
+
+  /** The latest local instant a Redis time can be (never leave before it). */
+  latest(redisMs: number): number {
+    return redisMs - this.lo;
+  }
+
+  /** The earliest local instant a Redis time can be (lateness is counted from it). */
+  earliest(redisMs: number): number {
+    return redisMs - this.hi;
+  }
+}
 
 /**
  * One reserved slot, on this process's monotonic clock (performance.now()). The send must not leave before
@@ -68,6 +103,8 @@ export class PacerUnavailable extends Error {}
  */
 @Injectable()
 export class NumberPacer {
+  private readonly clock = new ClockOffset();
+
   constructor(
     private readonly redis: RedisService,
     private readonly config: AppConfig,
@@ -85,24 +122,22 @@ export class NumberPacer {
       const now = performance.now();
       return { slots: Array.from({ length: Math.max(1, want) }, () => ({ notBefore: now, lateAfter: Infinity })), waitMs: 0, held: false };
     }
-    const client = this.redis.client as unknown as { paceReserve(k1: string, k2: string, interval: string, horizon: number, want: number): Promise<[number, number, number, number]> };
+    const client = this.redis.client as unknown as { paceReserve(k1: string, k2: string, interval: string, horizon: number, want: number): Promise<number[]> };
     const key = this.keyOf(phoneNumberId);
     const interval = this.config.pacingWindowMs / perSecond;
-    // The Lua ran somewhere between these two instants: never leave before the later one's idea of a slot, and count
-    // lateness from the earlier one's (Redis's clock may be another host's; only durations cross over).
     const asked = performance.now();
-    let answer: [number, number, number, number];
+    let answer: number[];
     try {
       answer = await client.paceReserve(`${key}:next`, `${key}:hold`, interval.toFixed(3), Math.max(0, Math.floor(horizonMs)), Math.max(1, want));
     } catch (err) {
       throw new PacerUnavailable(err instanceof Error ? err.message : String(err));
     }
-    const answered = performance.now();
-    const [granted, firstDelayUs, waitMs, held] = answer.map(Number) as [number, number, number, number];
+    const [granted, startUs, waitMs, held, nowUs] = answer.map(Number) as [number, number, number, number, number];
+    this.clock.learn(nowUs / 1000, asked, performance.now());
     const late = this.config.pacingLateMs;
     const slots = Array.from({ length: granted }, (_, i) => {
-      const delay = firstDelayUs / 1000 + i * interval;
-      return { notBefore: answered + delay, lateAfter: asked + delay + late };
+      const at = startUs / 1000 + i * interval;
+      return { notBefore: this.clock.latest(at), lateAfter: this.clock.earliest(at) + late };
     });
     return { slots, waitMs, held: held === 1 };
   }
