@@ -17,22 +17,26 @@ export function throughputOf(level: string | null | undefined): { level: string;
  * slot time (ms, microsecond precision); each slot is one emission interval (ARGV[1] ms: PACING_WINDOW_MS / tier)
  * after the previous one, never earlier than now, so the sends of a second are spread evenly over it and no burst
  * reaches Meta at the start of a window. Up to ARGV[3] slots are reserved whose times fall within the next ARGV[2] ms
- * (the horizon: how far ahead a caller will wait); none while a back-off (KEYS[2]) is on. Returns {granted, the first
- * slot's time (µs, Redis's clock), waitMs (when nothing was granted: until the next slot is within the horizon, or the
- * back-off's end), held: 1 during a back-off, Redis's time now (µs)}.
+ * (the horizon: how far ahead a caller will wait); none before a back-off (KEYS[2], after Meta's 130429) ends. Returns
+ * {granted, the first slot's time (µs, Redis's clock), waitMs (when nothing was granted: until the next slot is within
+ * the horizon), held: 1 when the back-off is what pushed the slot out, Redis's time now (µs)}.
  */
 const RESERVE_SLOTS = `
 local t = redis.call('TIME')
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local now = nowUs / 1000
-local hold = redis.call('PTTL', KEYS[2])
-if hold > 0 then return {0, 0, hold, 1, nowUs} end
 local interval = tonumber(ARGV[1])
 local horizon = tonumber(ARGV[2])
 local want = tonumber(ARGV[3])
 local start = math.max(now, tonumber(redis.call('GET', KEYS[1]) or '0'))
+local held = 0
+local hold = redis.call('PTTL', KEYS[2])
+if hold > 0 and now + hold > start then
+  start = now + hold
+  held = 1
+end
 local room = math.floor((now + horizon - start) / interval) + 1
-if room < 1 then return {0, 0, math.max(1, math.ceil(start - horizon - now)), 0, nowUs} end
+if room < 1 then return {0, 0, math.max(1, math.ceil(start - horizon - now)), held, nowUs} end
 local granted = math.min(want, room)
 local after = start + granted * interval
 redis.call('SET', KEYS[1], string.format('%.3f', after), 'PX', math.ceil(after - now) + 1000)
