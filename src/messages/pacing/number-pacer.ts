@@ -161,8 +161,9 @@ export class NumberPacer {
    * loop), false when this process was late for it (the slot is forfeited: take another).
    */
   async until(slot: PaceSlot): Promise<boolean> {
-    // A timer may fire early by the time the current turn of the event loop has run: wait again for what is left.
-    for (let left = slot.notBefore - performance.now(); left > 0.5; left = slot.notBefore - performance.now()) await sleep(left);
+    // A timer may fire early by the time the current turn of the event loop has run: wait again for what is left (a
+    // fraction of a ms waits a whole one: late by less than PACING_LATE_MS rather than early).
+    for (let left = slot.notBefore - performance.now(); left > 0; left = slot.notBefore - performance.now()) await sleep(Math.max(1, left));
     const now = performance.now();
     const onTime = now <= slot.lateAfter;
     this.metrics.pacedSends.observe({ outcome: onTime ? 'sent' : 'forfeited' }, Math.max(0, now - slot.notBefore) / 1000);
