@@ -20,7 +20,7 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
 
 /** Distinct placeholder names in order of appearance (`1`, `2` or `first_name`, …). */
 function placeholders(text: string | undefined): string[] {
-  return [...new Set([...(text ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]))];
+  return [...new Set([...(text ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -100,7 +100,7 @@ function media(type: string, extra: string[]): ContentCheck {
     if (unknown) return metaErrors.invalidParameter(`Param ${type}['${unknown}'] is not a valid parameter.`);
     if ((value.link === undefined) === (value.id === undefined)) return metaErrors.invalidParameter(`Param ${type} must have exactly one of link or id.`);
     if (value.link !== undefined && (typeof value.link !== 'string' || !HTTPS.test(value.link))) return bad(`${type}['link'] must be an https URL.`);
-    if (value.id !== undefined && (typeof value.id !== 'string' || !known(value.id))) return bad(`${type}['id'] (${String(value.id)}) is not a valid media id.`);
+    if (value.id !== undefined && (typeof value.id !== 'string' || !known(value.id))) return bad(`${type}['id'] (${JSON.stringify(value.id)}) is not a valid media id.`);
     if (value.caption !== undefined && !str(value.caption, 1, 1024)) return bad(`${type}['caption'] must be 1 to 1024 characters.`);
     if (value.filename !== undefined && !str(value.filename, 1, 240)) return bad(`${type}['filename'] must be 1 to 240 characters.`);
     return undefined;
@@ -130,7 +130,7 @@ function checkInteractive(value: unknown): MetaError | undefined {
       if (!str(action.button, 1, 20)) return bad("interactive['action']['button'] must be 1 to 20 characters.");
       const sections = action.sections;
       if (!Array.isArray(sections) || sections.length < 1 || sections.length > 10) return bad("interactive['action']['sections'] must have 1 to 10 sections.");
-      const rows = sections.flatMap((s) => (isObject(s) && Array.isArray(s.rows) ? s.rows : []));
+      const rows = sections.flatMap((s): unknown[] => (isObject(s) && Array.isArray(s.rows) ? (s.rows as unknown[]) : []));
       if (rows.length < 1 || rows.length > 10) return bad('Total row count exceeded: a list has 1 to 10 rows.');
       const ids = new Set<unknown>();
       for (const r of rows) {
@@ -186,7 +186,8 @@ function checkTemplate(request: unknown, account: SimAccount): MessageCheck {
     return fail(metaErrors.invalidParameter("The parameters template['name'] and template['language'] are required."));
   }
   const name = request.name;
-  const language = String(request.language.code ?? '');
+  const code = request.language.code;
+  const language = typeof code === 'string' ? code : code === undefined || code === null ? '' : JSON.stringify(code);
   // language.code must match the approved locale exactly: en_GB does not fall back to en or en_US.
   const template = account.templates.find((t) => t.name === name && t.language === language);
   if (!template) return fail(metaErrors.templateMissing(name, language));
@@ -215,8 +216,8 @@ function checkHeader(template: SimTemplate, components: Json[]): MetaError | und
   if (header && header.format && header.format !== 'TEXT') {
     const format = header.format.toLowerCase();
     if (given.length !== 1) return metaErrors.paramCount('header', given.length, 1);
-    if (given[0].type !== format) {
-      return metaErrors.paramFormat('header', header.format, String(given[0].type ?? 'UNKNOWN').toUpperCase());
+    if (given[0]!.type !== format) {
+      return metaErrors.paramFormat('header', header.format, (typeof given[0]!.type === 'string' ? given[0]!.type : 'UNKNOWN').toUpperCase());
     }
     return undefined;
   }

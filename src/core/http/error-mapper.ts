@@ -1,6 +1,4 @@
-import { DomainError, type DomainErrorKind, type FieldError } from '../errors/domain-errors.js';
-import { UpstreamError } from '../../upstream/upstream.error.js';
-import { upstreamFailure } from '../../upstream/upstream-failure.js';
+import { DomainError, isTranslatableError, type DomainErrorKind, type FieldError } from '../errors/domain-errors.js';
 
 /** Everything an error answer needs besides its `data`: status, envelope message, field errors, headers. */
 export interface HttpErrorAnswer {
@@ -30,10 +28,13 @@ const STATUS: Record<DomainErrorKind, number> = {
   upstream_rejected: 422,
 };
 
-/** A domain error, or an upstream error not translated by its caller, as an HTTP answer; undefined for anything else. */
+/** A domain error, or a client's error not translated by its caller (an upstream error), as an HTTP answer; undefined for anything else. */
 export function httpAnswerOf(error: unknown): HttpErrorAnswer | undefined {
-  const domain = error instanceof UpstreamError ? upstreamFailure(error) : error;
-  if (!(domain instanceof DomainError)) return undefined;
+  const domain = isTranslatableError(error) ? error.toDomainError() : error;
+  return domain instanceof DomainError ? answerOf(domain) : undefined;
+}
+
+function answerOf(domain: DomainError): HttpErrorAnswer {
   const headers: Record<string, string> = domain.retryAfterSeconds !== undefined ? { 'Retry-After': String(domain.retryAfterSeconds) } : {};
   return { statusCode: STATUS[domain.kind], message: domain.message, errors: domain.fields, headers };
 }
@@ -45,11 +46,10 @@ export interface SendRejection extends HttpErrorAnswer {
 }
 
 /**
- * For POST /messages, in place of the send service's own switch: 424 credential or blocked account, 429 +
- * Retry-After rate limit, 502 unavailable or timed out (outcome unknown), 422 rejected as sent.
+ * For POST /messages, in place of the send service's own switch, given the upstream failure's domain error: 424
+ * credential or blocked account, 429 + Retry-After rate limit, 502 unavailable or timed out (outcome unknown), 422
+ * rejected as sent.
  */
-export function sendRejection(error: UpstreamError): SendRejection {
-  const failure = upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown, the message stays failed unless a status arrives' });
-  const answer = httpAnswerOf(failure)!;
-  return { ...answer, final: failure.kind !== 'upstream_rate_limited' && failure.kind !== 'upstream_unavailable' };
+export function sendRejection(failure: DomainError): SendRejection {
+  return { ...answerOf(failure), final: failure.kind !== 'upstream_rate_limited' && failure.kind !== 'upstream_unavailable' };
 }

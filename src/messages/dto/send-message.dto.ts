@@ -87,7 +87,7 @@ export class TemplateComponentDto {
 
   @ApiPropertyOptional({ example: '0', description: "Required for buttons: the button's position in the template" })
   @ValidateIf((c: TemplateComponentDto) => c.type === 'button')
-  @Transform(({ value }) => (typeof value === 'number' ? String(value) : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value))
   @Matches(/^\d{1,2}$/, { message: 'index must be the button position (0-99)' })
   index?: string;
 
@@ -234,6 +234,6 @@ function contentOf(type: ContentType, cls: new () => object, note?: string): Pro
     IsDefined({ message: `${type} is required for ${type} messages` }),
     IsObject({ message: `${type} must be an object` }),
     ValidateNested(),
-    Type(() => cls) as PropertyDecorator,
+    Type(() => cls),
   ]);
 }

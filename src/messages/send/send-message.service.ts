@@ -218,7 +218,7 @@ export class SendMessageService {
   /** How a synchronous upstream rejection is answered (the one error mapper); the stored (failed) message is in `data`. */
   private rejected(message: StoredMessage, error: UpstreamError, note?: string): SendOutcome {
     this.logger.info({ messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus }, 'send rejected upstream');
-    const answer = sendRejection(error);
+    const answer = sendRejection(error.toDomainError({ outcomeUnknownNote: 'the outcome is unknown, the message stays failed unless a status arrives' }));
     const said = note ? `${answer.message}; ${note}` : answer.message;
     return { statusCode: answer.statusCode, body: envelope(answer.statusCode, said, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };
   }

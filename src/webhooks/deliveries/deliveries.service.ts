@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { readWindowOf } from '../../accounts/business-accounts/read-window.js';
+import { readWindowOf } from '../../auth/read-window.js';
 import { BUSINESS_ACCOUNT_NOT_FOUND, BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFoundError } from '../../core/http/api-error.js';
 import { isRowId } from '../../core/http/row-id.js';
