@@ -8,6 +8,7 @@
 //
 //   npm run bench:campaigns    (env: BENCH_CAMPAIGN_SIZE=100000 BENCH_STANDARD_SIZE=1200 BENCH_NUMBERS=8 BENCH_DURATION=12 BENCH_CONNECTIONS=64)
 import type { RequestSpec } from 'autocannon';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { CpuMeter, formatCpu, waitUntilQuiet } from './lib/cpu.js';
 import { check, fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
@@ -20,6 +21,53 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 12);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 const load1 = () => os.loadavg()[0]!.toFixed(2);
+const METRICS_TOKEN = randomBytes(16).toString('hex');
+
+/**
+ * The workers' pacing histogram (bmapi_pacing_send_lateness_seconds: how long after its slot each paced send was
+ * ready to leave, sent or forfeited), summed over the workers: cumulative counts per bucket bound and outcome.
+ */
+async function pacingHistogram(stack: Stack): Promise<Map<string, number>> {
+  const sums = new Map<string, number>();
+  for (const url of stack.workerUrls) {
+    const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    for (const line of (await res.text()).split('\n')) {
+      const m = /^bmapi_pacing_send_lateness_seconds_(bucket|count)\{(.*)\} (\S+)$/.exec(line);
+      if (!m) continue;
+      const outcome = /outcome="([^"]+)"/.exec(m[2]!)?.[1] ?? '';
+      const le = m[1] === 'count' ? 'count' : (/le="([^"]+)"/.exec(m[2]!)?.[1] ?? '');
+      sums.set(`${outcome} ${le}`, (sums.get(`${outcome} ${le}`) ?? 0) + Number(m[3]));
+    }
+  }
+  return sums;
+}
+
+/** What the pacing histogram says for one run (after − before): sends on time, slots forfeited, lateness quantiles. */
+function pacingSummary(before: Map<string, number>, after: Map<string, number>) {
+  const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+  const sent = delta('sent count');
+  const bounds = [...after.keys()].filter((k) => k.startsWith('sent ') && k !== 'sent count' && k !== 'sent +Inf').map((k) => Number(k.slice(5))).sort((a, b) => a - b);
+  /** The smallest bucket bound holding at least this share of the on-time sends (ms). */
+  const within = (share: number) => {
+    for (const b of bounds) if (delta(`sent ${b}`) >= share * sent) return b * 1000;
+    return Infinity;
+  };
+  return { sent, forfeited: delta('forfeited count'), lateP50Ms: within(0.5), lateP99Ms: within(0.99), lateP999Ms: within(0.999) };
+}
+
+/** The simulator's arrivals for one number (its clock): the most in any 1 s (Meta's count) and in any 100 ms (bunching). */
+function arrivals(times: number[]): { busiestSecond: number; busiest100ms: number } {
+  const sorted = [...times].sort((a, b) => a - b);
+  const busiest = (span: number) => {
+    let most = 0;
+    for (let i = 0, j = 0; j < sorted.length; j++) {
+      while (sorted[j]! - sorted[i]! >= span) i++;
+      most = Math.max(most, j - i + 1);
+    }
+    return most;
+  };
+  return { busiestSecond: busiest(1000), busiest100ms: busiest(100) };
+}
 
 /** What the console answers about a campaign (the fields this bench reads). */
 interface CampaignView {
@@ -54,6 +102,11 @@ interface CampaignRun {
   upstreamTwice: number;
   upstream130429: number;
   storedMessages: number;
+  /** The simulator's arrivals on the number: the most in any 1 s (over 1,000 at HIGH is a 130429) and any 100 ms. */
+  busiestSecond: number;
+  busiest100ms: number;
+  /** The workers' slot timing (bmapi_pacing_send_lateness_seconds) during the run; null against a build without it. */
+  pacing: ReturnType<typeof pacingSummary> | null;
   loadAvgStart: string;
   loadAvgEnd: string;
 }
@@ -61,6 +114,7 @@ interface CampaignRun {
 async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, prefix: string): Promise<CampaignRun> {
   const tos = Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(6, '0')}`);
   const loadAvgStart = load1();
+  const pacingBefore = await pacingHistogram(stack);
   const t0 = Date.now();
   const created = await call<{ data: CampaignView }>('POST', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns`, { name: label, phoneNumberId: t.phoneNumberId, templateName: 'hello_world', templateLanguage: 'en_US', recipients: tos.map((to) => ({ to })) }, t.cookie);
   if (created.status !== 201) throw new Error(`campaign: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
@@ -82,7 +136,8 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
   );
   const s = span.rows[0]!;
   const sendSpanS = (s.last.getTime() - s.first.getTime()) / 1000;
-  const { data } = (await call('GET', `${stack.simUrl}/_sim/sends`)).body as { data: { phoneNumberId: string; body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[] };
+  const pacingAfter = await pacingHistogram(stack);
+  const { data } = (await call('GET', `${stack.simUrl}/_sim/sends`)).body as { data: { phoneNumberId: string; at: string; body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[] };
   const mine = data.filter((d) => d.phoneNumberId === t.phoneNumberId);
   const accepted = new Map<string, number>();
   let refused = 0;
@@ -93,6 +148,7 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
   const wanted = new Set(tos.map((to) => `+${to}`));
   const upstreamAccepted = [...accepted.keys()].filter((to) => wanted.has(to)).length;
   const upstreamTwice = [...accepted.entries()].filter(([to, c]) => wanted.has(to) && c > 1).length;
+  const arrived = arrivals(mine.map((d) => Date.parse(d.at)));
   const run: CampaignRun = {
     recipients: n,
     createMs,
@@ -104,10 +160,13 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
     upstreamTwice,
     upstream130429: refused,
     storedMessages: Number(s.n),
+    ...arrived,
+    pacing: pacingAfter.size > 0 ? pacingSummary(pacingBefore, pacingAfter) : null,
     loadAvgStart,
     loadAvgEnd,
   };
   log(`${label}: completed ${(runMs / 1000).toFixed(1)} s after creation; sends over ${sendSpanS.toFixed(1)} s = ${fmt(run.ratePerSecond)}/s; Meta accepted ${upstreamAccepted} recipients (twice: ${upstreamTwice}), 130429: ${refused}; counts ${JSON.stringify(view.counts)}; load ${loadAvgStart} → ${loadAvgEnd}`);
+  log(`${label}: at the simulator, busiest 1 s ${arrived.busiestSecond} sends, busiest 100 ms ${arrived.busiest100ms}; worker slots ${run.pacing ? JSON.stringify(run.pacing) : 'n/a (build without the pacing histogram)'}`);
   return run;
 }
 
@@ -116,7 +175,7 @@ await runBench(
     name: 'campaigns',
     simulatorWebhooks: false,
     limitMs: 1_200_000,
-    env: { ACCOUNT_RATE_LIMIT_PER_SECOND: '1000000', ACCOUNT_RATE_LIMIT_BURST: '1000000', DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20' },
+    env: { ACCOUNT_RATE_LIMIT_PER_SECOND: '1000000', ACCOUNT_RATE_LIMIT_BURST: '1000000', DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20', METRICS_TOKEN },
   },
   async (stack) => {
     const m = machine();
@@ -177,7 +236,7 @@ await runBench(
     }
     const on = (sends[0]!.s.okPerSecond + sends[2]!.s.okPerSecond) / 2;
     const off = sends[1]!.s.okPerSecond;
-    const refused = await stack.db.query<{ n: string }>(`SELECT count(*) AS n FROM messages WHERE error_code = 130429`);
+    const refused = await stack.db.query<{ n: string }>(`SELECT count(*) AS n FROM messages WHERE error_code = 130429 AND campaign_id IS NULL`);
     stack.assertAlive();
 
     console.log('\nTargets');

@@ -98,6 +98,8 @@ export class Stack {
   db!: pg.Pool;
   readonly apis: Child[] = [];
   readonly workers: Child[] = [];
+  /** Each worker's own small port (GET /metrics, GET /health), in the order of `workers`. */
+  readonly workerUrls: string[] = [];
   private services?: Services;
   private simulator?: Child;
   private readonly extra: Child[] = [];
@@ -192,6 +194,8 @@ export class Stack {
       UNAUTHENTICATED_RATE_LIMIT_BURST: '1000000',
     };
     for (const k of PASS_THROUGH) if (process.env[k]) env[k] = process.env[k];
+    // The pacer's and the campaign runner's knobs, for experiments (issue 27): every PACING_* and CAMPAIGN_* set.
+    for (const [k, v] of Object.entries(process.env)) if (v && /^(PACING|CAMPAIGN)_/.test(k)) env[k] = v;
     return { ...env, ...this.opts.env };
   }
 
@@ -225,6 +229,7 @@ export class Stack {
       Array.from({ length: n }, (_, i) => startWorker(this.node(`worker${first + i + 1}`, this.serviceEnv(), this.profileArgs('worker')))),
     );
     this.workers.push(...started.map((s) => watch(s.proc)));
+    this.workerUrls.push(...started.map((s) => s.url));
     this.workersStartedAt = Date.now();
     log(`${n} worker process(es) ready`);
   }

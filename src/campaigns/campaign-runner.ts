@@ -11,7 +11,7 @@ import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { UnitOfWork } from '../core/db/unit-of-work.js';
 import { errorCategoryOf } from '../messages/message-status.js';
 import { MessagesRepository, type MessageFailure } from '../messages/messages.repository.js';
-import { NumberPacer, PacerUnavailable, sleep, throughputOf } from '../messages/pacing/number-pacer.js';
+import { NumberPacer, PacerUnavailable, sleep, throughputOf, type PaceSlot } from '../messages/pacing/number-pacer.js';
 import { callbackDataFor } from '../messages/send/send-message.service.js';
 import { defaultRetryAfterSeconds } from '../upstream/meta-error-catalogue.js';
 import { UpstreamError } from '../upstream/upstream.error.js';
@@ -23,6 +23,12 @@ import { CampaignsRepository, type CampaignRow, type CampaignStatus } from './ca
 /** Transient refusals (Meta answered, so nothing was sent) a recipient is sent again for, up to this many attempts. */
 const MAX_ATTEMPTS = 3;
 const TRANSIENT_CODES = new Set([1, 2, 131000, 131016, 131057, 133004]);
+/**
+ * How far ahead a runner reserves its number's slots (at HIGH, about 50 sends): enough that a slot is never missed for
+ * want of a reservation, short enough that a pause stops the sends within it and POST /messages on the same number
+ * waits little behind the campaign.
+ */
+const RESERVE_AHEAD_MS = 50;
 /** How long a write of results keeps trying while PostgreSQL is away (its results are known only here). */
 const WRITE_RETRY_MS = 120_000;
 
@@ -34,7 +40,8 @@ interface Sendable {
   messageId: number;
 }
 
-type CallResult = { sendable: Sendable } & ({ ok: true; wamid: string; at: Date } | { ok: false; error: unknown });
+/** A send's end: Meta's answer, the call's error, or not sent (the campaign stopped before its slot). */
+type CallResult = { sendable: Sendable } & ({ kind: 'sent'; wamid: string; at: Date } | { kind: 'error'; error: unknown } | { kind: 'unsent' });
 
 /** What one run knows about its campaign while it runs. */
 interface RunState {
@@ -46,6 +53,8 @@ interface RunState {
   stop: { status: CampaignStatus | 'lease_lost' } | null;
   /** Claimed recipients whose results are not written yet. */
   inFlight: number;
+  /** Settles once the last chunk to start has reserved all its slots (the next chunk reserves after it). */
+  reserving: Promise<void>;
 }
 
 /**
@@ -77,7 +86,7 @@ export class CampaignRunner {
     const owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
     const leased = await this.lease(campaignId, owner, signal);
     if (typeof leased === 'string') return leased;
-    const state: RunState = { campaign: leased, owner, token: '', perSecond: 0, stop: null, inFlight: 0 };
+    const state: RunState = { campaign: leased, owner, token: '', perSecond: 0, stop: null, inFlight: 0, reserving: Promise.resolve() };
     const heartbeat = setInterval(() => void this.renew(state), Math.max(200, Math.floor(this.config.campaignLeaseMs / 3)));
     try {
       try {
@@ -226,30 +235,62 @@ export class CampaignRunner {
     return claimed;
   }
 
-  /** The chunk's sends at the number's pace (slots taken just before each call), then its results in bulk. */
+  /**
+   * The chunk's sends at the number's pace: slots reserved a short horizon ahead, each send leaving at its slot (a
+   * send the process was late for takes a new slot), then the chunk's results in bulk.
+   */
   private async sendChunk(state: RunState, chunk: Sendable[], signal: AbortSignal): Promise<void> {
     const calls: Promise<CallResult>[] = [];
     let next = 0;
-    while (next < chunk.length) {
-      if (state.stop || signal.aborted) break; // paused or cancelled: what has no slot yet is not sent
-      let granted: number;
-      let waitMs: number;
+    // Chunks reserve their slots one after the other: the first claimed is the first sent and written, and the next
+    // claim is ready while the chunks after it are still being sent (the number's pace never waits for a claim).
+    const before = state.reserving;
+    let reserved: () => void = () => undefined;
+    state.reserving = new Promise<void>((resolve) => (reserved = resolve));
+    try {
+      await before;
+      while (next < chunk.length) {
+        const slots = await this.slots(state, chunk.length - next, signal);
+        if (slots.length === 0) break; // paused or cancelled: what has no slot yet is not sent
+        for (const [i, slot] of slots.entries()) calls.push(this.sendAt(state, chunk[next + i]!, slot, signal));
+        next += slots.length;
+        // The next slots are reserved once these are about to be used, so reservations stay a horizon ahead.
+        if (next < chunk.length) await sleep(RESERVE_AHEAD_MS / 2);
+      }
+    } finally {
+      reserved();
+    }
+    const results = await Promise.all(calls);
+    results.push(...chunk.slice(next).map((sendable) => ({ sendable, kind: 'unsent' as const })));
+    await this.record(state, results, signal);
+  }
+
+  /** Up to `want` slots on the campaign's number, waiting for them (and for Redis); none once the campaign stops. */
+  private async slots(state: RunState, want: number, signal: AbortSignal): Promise<PaceSlot[]> {
+    while (!state.stop && !signal.aborted) {
       try {
-        ({ granted, waitMs } = await this.pacer.take(state.campaign.phoneNumberId, state.perSecond, chunk.length - next));
+        const grant = await this.pacer.reserve(state.campaign.phoneNumberId, state.perSecond, want, RESERVE_AHEAD_MS);
+        if (grant.slots.length > 0) return grant.slots;
+        await sleep(Math.max(1, grant.waitMs));
       } catch (err) {
         if (!(err instanceof PacerUnavailable)) throw err;
         // Redis away: no pace, no send. The campaign waits (its lease is in PostgreSQL) and goes on when Redis is back.
         this.logger.warn({ campaignId: state.campaign.id }, 'pacer unavailable (Redis); campaign waiting');
         await sleep(1000);
-        continue;
       }
-      for (const sendable of chunk.slice(next, next + granted)) calls.push(this.call(state, sendable));
-      next += granted;
-      if (next < chunk.length && granted === 0) await sleep(Math.max(1, waitMs));
     }
-    const results = await Promise.all(calls);
-    const unsent = chunk.slice(next);
-    await this.record(state, results, unsent, signal);
+    return [];
+  }
+
+  /** One send at its slot; a slot the process was late for is replaced by a new one. Not sent once the campaign stops. */
+  private async sendAt(state: RunState, sendable: Sendable, slot: PaceSlot, signal: AbortSignal): Promise<CallResult> {
+    for (let current: PaceSlot | undefined = slot; current; [current] = await this.slots(state, 1, signal)) {
+      const onTime = await this.pacer.until(current);
+      if (state.stop || signal.aborted) break;
+      // Called in the same turn of the event loop as the check: nothing runs between the slot and the request.
+      if (onTime) return this.call(state, sendable);
+    }
+    return { sendable, kind: 'unsent' };
   }
 
   private async call(state: RunState, sendable: Sendable): Promise<CallResult> {
@@ -266,9 +307,9 @@ export class CampaignRunner {
         campaign.upstreamApi === 'marketing_messages'
           ? await this.upstream.sendMarketingMessage(state.token, campaign.phoneNumberId, payload)
           : await this.upstream.sendMessage(state.token, campaign.phoneNumberId, payload);
-      return { sendable, ok: true, wamid: result.wamid, at: new Date() };
+      return { sendable, kind: 'sent', wamid: result.wamid, at: new Date() };
     } catch (error) {
-      return { sendable, ok: false, error };
+      return { sendable, kind: 'error', error };
     }
   }
 
@@ -277,17 +318,22 @@ export class CampaignRunner {
    * the pace or failed transiently: nothing was sent, so sending again is no duplicate). Recipients the runner did
    * not get to (paused or cancelled meanwhile) go back to pending, or are cancelled, and their messages say why.
    */
-  private async record(state: RunState, results: CallResult[], unsent: Sendable[], signal: AbortSignal): Promise<void> {
+  private async record(state: RunState, results: CallResult[], signal: AbortSignal): Promise<void> {
     const { campaign } = state;
     const sent: { messageId: number; wamid: string; at: Date }[] = [];
     const failed: { messageId: number; error: MessageFailure }[] = [];
     const again: number[] = [];
+    const unsent: Sendable[] = [];
     let holdMs = 0;
     let pauseReason: string | undefined;
     for (const result of results) {
       const { messageId, recipient } = result.sendable;
-      if (result.ok) {
+      if (result.kind === 'sent') {
         sent.push({ messageId, wamid: result.wamid, at: result.at });
+        continue;
+      }
+      if (result.kind === 'unsent') {
+        unsent.push(result.sendable);
         continue;
       }
       const error = result.error;
@@ -296,10 +342,16 @@ export class CampaignRunner {
         failed.push({ messageId, error: { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' } });
         continue;
       }
-      failed.push({ messageId, error: { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) } });
+      // No answer once the request was on its way (a reset, a timeout): Meta may have it. Not sent again (a duplicate
+      // reaches a person and is billed); Meta's status for it, found by its callback data, settles it (docs/campaigns.md).
+      const unknown = error.httpStatus === undefined && !error.neverSent;
+      const title = unknown ? `Outcome unknown: ${error.title} before Meta answered; not sent again (a status from Meta settles it; retry-failed resends it)` : error.title;
+      failed.push({ messageId, error: { code: error.code ?? null, title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) } });
       if (error.code === 130429) {
         holdMs = Math.max(holdMs, (error.retryAfterSeconds ?? defaultRetryAfterSeconds(error.code)) * 1000);
         again.push(recipient.id); // Meta refused it: nothing was sent
+      } else if (error.neverSent && recipient.attempts < MAX_ATTEMPTS) {
+        again.push(recipient.id); // no connection was made: Meta cannot have it
       } else if (error.errorClass === 'retryable' && !error.isTimeout && error.httpStatus !== undefined && TRANSIENT_CODES.has(error.code ?? -1) && recipient.attempts < MAX_ATTEMPTS) {
         again.push(recipient.id);
       } else if (error.errorClass === 'credential' || error.errorClass === 'account_blocked') {

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { UpstreamError, parseRetryAfter } from './upstream.error.js';
+import { CONNECT_TIMEOUT_CODE } from './connect-timeout.agent.js';
 
 describe('parseRetryAfter', () => {
   it('reads delta-seconds and HTTP dates, ignores garbage', () => {
@@ -66,5 +67,12 @@ describe('UpstreamError.fromTransport', () => {
       isNetwork: true,
       title: 'Network error (ECONNREFUSED)',
     });
+  });
+
+  it('tells a request that never left (no connection) from one whose outcome is unknown (reset or timed out once connected)', () => {
+    const neverSent = (code: string) => UpstreamError.fromTransport('sendMessage', { code }, 500).neverSent;
+    expect(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', CONNECT_TIMEOUT_CODE].filter(neverSent)).toHaveLength(6);
+    expect(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'ERR_SOCKET_CLOSED'].filter(neverSent)).toEqual([]);
+    expect(UpstreamError.fromTransport('sendMessage', {}, 500).neverSent).toBe(false);
   });
 });

@@ -38,6 +38,7 @@ export interface UpstreamErrorInit {
   retryAfterSeconds?: number;
   isTimeout?: boolean;
   isNetwork?: boolean;
+  neverSent?: boolean;
 }
 
 export interface UpstreamFailureOptions {
@@ -51,6 +52,13 @@ export interface UpstreamFailureOptions {
   /** What was being done, put before the upstream's reason ("webhook subscription: Permissions error (200)"). */
   during?: string;
 }
+
+/**
+ * Transport failures before the request could be written (no connection: refused, unreachable, not resolved, not
+ * connected in time): Meta cannot have received it. Any other failure without an answer (a reset or a timeout once
+ * connected) leaves a send's outcome unknown.
+ */
+const BEFORE_CONNECTION = new Set([CONNECT_TIMEOUT_CODE, 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
  * A failed call to Meta, built from plain values only. The client never keeps or rethrows an axios error:
@@ -71,6 +79,8 @@ export class UpstreamError extends Error implements TranslatableError {
   readonly isTimeout: boolean;
   /** The connection failed (refused, reset, DNS, connect timeout) before any answer arrived. */
   readonly isNetwork: boolean;
+  /** No connection was made, so nothing was written: Meta cannot have received the request (sending it again is no duplicate). */
+  readonly neverSent: boolean;
 
   constructor(init: UpstreamErrorInit) {
     const codePart = [
@@ -91,6 +101,7 @@ export class UpstreamError extends Error implements TranslatableError {
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.isTimeout = init.isTimeout ?? false;
     this.isNetwork = init.isNetwork ?? false;
+    this.neverSent = init.neverSent ?? false;
   }
 
   /** From a non-2xx answer; `body` is Meta's `{ error: {...} }` when there is one. */
@@ -127,6 +138,7 @@ export class UpstreamError extends Error implements TranslatableError {
         errorClass: 'retryable',
         isTimeout: true,
         isNetwork: true,
+        neverSent: true,
       });
     }
     if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') {
@@ -142,6 +154,7 @@ export class UpstreamError extends Error implements TranslatableError {
       title: `Network error${code ? ` (${code})` : ''}`,
       errorClass: 'retryable',
       isNetwork: true,
+      neverSent: code !== undefined && BEFORE_CONNECTION.has(code),
     });
   }
 

@@ -34,7 +34,8 @@ describe('campaigns (console session, worker, simulator)', () => {
 
   beforeAll(async () => {
     // A wider pacing window: API, worker and simulator share this host with other suites (see pacing.e2e-spec.ts).
-    stack = await startStack({ worker: true, env: { CAMPAIGN_LEASE_MS: '2000', CAMPAIGN_UNCONFIRMED_AFTER_MS: '10000', PACING_WINDOW_MS: '1300' } });
+    // A send to 15550000010 gets no answer for 3 s (the API gives up after UPSTREAM_TIMEOUT_MS, 2 s), then Meta accepts it.
+    stack = await startStack({ worker: true, env: { CAMPAIGN_LEASE_MS: '2000', CAMPAIGN_UNCONFIRMED_AFTER_MS: '10000', PACING_WINDOW_MS: '1300', PACING_LATE_MS: '100' }, sim: { hangMs: 3000 } });
     t = await onboard(stack, 'Campaigns Org');
   }, 60_000);
   afterAll(async () => {
@@ -114,6 +115,29 @@ describe('campaigns (console session, worker, simulator)', () => {
     for (const to of tos) expect(accepted(to)).toHaveLength(1);
     const again = await recipientsOf(id, { status: 'failed' });
     expect(again.body.data.items.find((r: { to: string }) => r.to === undeliverable)).toMatchObject({ attempts: 1, error: { code: 131026 } });
+  });
+
+  it('does not send again a recipient whose call got no answer (Meta may have it): failed as outcome unknown, then settled by Meta\'s status, sent once', async () => {
+    const hanging = '15550000010';
+    const others = [recipient(), recipient()];
+    const res = await create(hello([hanging, ...others].map((to) => ({ to })), { name: 'No answer' }));
+    expect(res.status).toBe(201);
+    const id = res.body.data.id as number;
+    const done = await finished(id);
+    expect(done.counts.failed).toBe(1);
+    const failed = (await recipientsOf(id, { status: 'failed' })).body.data.items;
+    expect(failed).toEqual([
+      expect.objectContaining({ to: hanging, attempts: 1, error: expect.objectContaining({ code: null, category: 'retryable', title: expect.stringMatching(/^Outcome unknown: No answer from the upstream within 2000 ms before Meta answered; not sent again/) }) }),
+    ]);
+    // Meta accepted it after all (its answer came after the timeout): its status, found by the callback data, wins.
+    const settled = await eventually(async () => {
+      const r = (await recipientsOf(id)).body.data.items.find((x: { to: string }) => x.to === hanging);
+      return ['sent', 'delivered', 'read'].includes(r.status) ? r : null;
+    }, { timeoutMs: 20_000, intervalMs: 200 });
+    expect(settled).toMatchObject({ to: hanging, error: null });
+    expect(sendsTo(hanging)).toHaveLength(1);
+    expect((await get(id)).body.data.counts.failed).toBe(0);
+    for (const to of others) expect(accepted(to)).toHaveLength(1);
   });
 
   it('skips recipients who stopped marketing messages (a MARKETING template), each with its reason', async () => {

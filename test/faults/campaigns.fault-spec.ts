@@ -1,7 +1,8 @@
 // Fault suite, campaigns (issue 27): the real API, two worker processes and the simulator as node processes on this
 // suite's own PostgreSQL and Redis. A campaign at 1,000 messages/s (a HIGH number) while (a) a worker is SIGKILLed
-// mid-run and another takes over, (b) runs are queued several times over on two workers. Afterwards Meta (the
-// simulator) must have received no recipient twice, and every recipient shows what happened to it.
+// mid-run and another takes over, (b) runs are queued several times over on two workers, (c) Redis is stopped mid-run
+// and comes back empty, (d) PostgreSQL is restarted mid-run. Afterwards Meta (the simulator) must have received no
+// recipient twice, and every recipient shows what happened to it.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -63,6 +64,8 @@ beforeAll(async () => {
     ({ pgServer, redis } = data);
     const databaseUrl = data.databaseUrl;
     pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    // Scenario d stops PostgreSQL: the suite's idle connections end with it, which must not fail the suite.
+    pool.on('error', () => undefined);
     await pool.query(fs.readFileSync(new URL('../../scripts/lib/ids-above-int32.sql', import.meta.url), 'utf8'));
     const [simPort, apiPort] = [await freePort(), await freePort()];
     sim = await startSimulator({
@@ -117,24 +120,40 @@ async function startCampaign(label: string, n: number): Promise<{ id: number; to
 }
 
 /** What the simulator received per recipient of this list: accepted (200) answers and all attempts. */
-async function upstreamOf(tos: string[]): Promise<{ accepted: Map<string, number>; attempts: Map<string, number>; refused130429: number }> {
+async function upstreamOf(tos: string[]): Promise<{ accepted: Map<string, number>; attempts: Map<string, number>; refused130429: number; times: number[] }> {
   const wanted = new Set(tos);
-  const { data } = (await call('GET', `${sim.url}/_sim/sends`)).body as { data: { body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[] };
+  const { data } = (await call('GET', `${sim.url}/_sim/sends`)).body as { data: { at: string; body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[] };
   const accepted = new Map<string, number>();
   const attempts = new Map<string, number>();
+  const times: number[] = [];
   let refused130429 = 0;
   for (const s of data) {
     const to = (s.body?.to ?? '').replace(/\D/g, '');
     if (!wanted.has(to)) continue;
     attempts.set(to, (attempts.get(to) ?? 0) + 1);
+    times.push(Date.parse(s.at));
     if (s.response.status === 200) accepted.set(to, (accepted.get(to) ?? 0) + 1);
     if (s.response.body?.error?.code === 130429) refused130429++;
   }
-  return { accepted, attempts, refused130429 };
+  return { accepted, attempts, refused130429, times };
 }
 
+/** Sends of these recipients that reached the simulator between two instants (its clock is this host's). */
+async function sendsBetween(tos: string[], from: number, to: number): Promise<number> {
+  return (await upstreamOf(tos)).times.filter((t) => t >= from && t < to).length;
+}
+
+/** Recipients accepted by Meta so far (sent, delivered or read). */
+const sentOf = (c: { counts: Record<string, number> }) => c.counts.sent! + c.counts.delivered! + c.counts.read!;
+
+/** The campaign as the console shows it (waiting out an API that is still reconnecting to PostgreSQL). */
 async function campaign(id: number): Promise<Json> {
-  return (await call('GET', `${api.url}/business-accounts/${wabaId}/campaigns/${id}`)).body.data;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await call('GET', `${api.url}/business-accounts/${wabaId}/campaigns/${id}`).catch(() => null);
+    if (res?.status === 200 || Date.now() > deadline) return res?.body?.data;
+    await sleep(250);
+  }
 }
 
 async function until(id: number, done: (c: Json) => boolean, timeoutMs: number): Promise<Json> {
@@ -219,5 +238,47 @@ describe('campaigns under faults', () => {
       // Nothing was killed here: only a connection reset before any answer can leave a recipient in doubt.
       expect(r.unconfirmed).toBeLessThanOrEqual(20);
       expect(done.counts.sent + done.counts.delivered + done.counts.read).toBe(r.accepted);
+    }));
+
+  it('c. Redis stopped mid-campaign (it comes back empty: the pacer, the hold and the queued run gone): no send while it is away, the campaign goes on by itself, each recipient once', () =>
+    guard(async () => {
+      const { id, tos } = await startCampaign('redis stopped', 5000);
+      await until(id, (c) => sentOf(c) >= 1200, 30_000);
+      await redis.stop();
+      const downAt = Date.now();
+      await sleep(4000);
+      const atRestart = await campaign(id);
+      const upAt = Date.now();
+      await redis.start();
+      const done = await until(id, (c) => c.status === 'completed', 90_000);
+      expect(done.status).toBe('completed');
+      // No pace, no send: past the slots reserved before the stop (50 ms ahead) and the calls then in flight, nothing.
+      const whileDown = await sendsBetween(tos, downAt + 500, upAt);
+      const r = await expectEachOnce(id, tos, 'c. Redis stopped', `Redis down ${((upAt - downAt) / 1000).toFixed(1)} s, ${whileDown} sends reached Meta while it was down (after its first 0.5 s); counts at its restart ${JSON.stringify(atRestart.counts)}; final ${JSON.stringify(done.counts)}`);
+      expect(whileDown).toBe(0);
+      expect(atRestart.status).toBe('running');
+      expect(atRestart.counts.pending).toBeGreaterThan(0);
+      expect(r.unconfirmed).toBeLessThanOrEqual(20);
+      expect(sentOf(done)).toBe(r.accepted);
+    }));
+
+  it('d. PostgreSQL restarted mid-campaign: claims wait for it (no more than was claimed goes out meanwhile), results are written once it is back, each recipient once', () =>
+    guard(async () => {
+      const { id, tos } = await startCampaign('postgres restarted', 5000);
+      await until(id, (c) => sentOf(c) >= 1200, 30_000);
+      const stoppingAt = Date.now();
+      await pgServer.stop();
+      const downFrom = Date.now();
+      await sleep(3000);
+      const downTo = Date.now();
+      await pgServer.start();
+      const done = await until(id, (c) => c.status === 'completed', 120_000);
+      expect(done.status).toBe('completed');
+      // At 1,000/s, 3 s would be 3,000 sends: only recipients claimed before the stop (a quarter second ahead) may go.
+      const whileDown = await sendsBetween(tos, downFrom, downTo);
+      const r = await expectEachOnce(id, tos, 'd. PostgreSQL restarted', `PostgreSQL down ${((downTo - stoppingAt) / 1000).toFixed(1)} s (stop included), ${whileDown} sends reached Meta while it was stopped; final ${JSON.stringify(done.counts)}`);
+      expect(whileDown).toBeLessThanOrEqual(600);
+      expect(r.unconfirmed).toBeLessThanOrEqual(20);
+      expect(sentOf(done)).toBe(r.accepted);
     }));
 });

@@ -119,8 +119,10 @@ export class AppConfig {
   readonly pacingEnabled!: boolean;
   /** How long a send over its number's pace waits for a slot before the 429 (messages/pacing). */
   readonly pacingMaxWaitMs!: number;
-  /** The pacer's window: a number's tier of sends per this many ms (a little over 1 s, against network jitter). */
+  /** A number's tier of sends per this many ms (one slot every PACING_WINDOW_MS / tier; a little over 1 s: a margin for jitter on the way to Meta). */
   readonly pacingWindowMs!: number;
+  /** A paced send that would leave more than this after its slot (the process was busy) takes a new slot instead. */
+  readonly pacingLateMs!: number;
   /** Recipients a campaign runner claims (and stores messages for) per statement. */
   readonly campaignChunkSize!: number;
   /** Upstream calls one campaign runner keeps in flight at most. */
@@ -191,6 +193,7 @@ export class AppConfig {
       pacingEnabled: r.bool('PACING_ENABLED', true),
       pacingMaxWaitMs: r.int('PACING_MAX_WAIT_MS', { default: 2000, min: 0, max: 30_000 }),
       pacingWindowMs: r.int('PACING_WINDOW_MS', { default: 1040, min: 1000, max: 10_000 }),
+      pacingLateMs: r.int('PACING_LATE_MS', { default: 10, min: 1, max: 10_000 }),
       campaignChunkSize: r.int('CAMPAIGN_CHUNK_SIZE', { default: 250, min: 1, max: 5000 }),
       campaignMaxInFlight: r.int('CAMPAIGN_MAX_IN_FLIGHT', { default: 256, min: 1, max: 5000 }),
       campaignLeaseMs: r.int('CAMPAIGN_LEASE_MS', { default: 15_000, min: 1000, max: 600_000 }),

@@ -33,6 +33,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly pacedSends = new Histogram({
+    name: 'bmapi_pacing_send_lateness_seconds',
+    help: "How long after its pacer slot a paced send was ready to leave, by outcome: sent (within PACING_LATE_MS), forfeited (later: it took a new slot, as it would have bunched with the next sends at Meta)",
+    labelNames: ['outcome'] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+
   readonly scheduledTasks = new Histogram({
     name: 'bmapi_scheduled_task_duration_seconds',
     help: 'Runs of the workers\' periodic tasks (webhook-sweep, storage-partitions, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers',

@@ -19,7 +19,7 @@ import { CredentialChecks } from '../../accounts/credentials/credential-checks.j
 import { IdempotencyService } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
 import { defaultRetryAfterSeconds } from '../../upstream/meta-error-catalogue.js';
-import { NumberPacer, PacerUnavailable, throughputOf } from '../pacing/number-pacer.js';
+import { NumberPacer, PacerUnavailable, throughputOf, type PaceSlot } from '../pacing/number-pacer.js';
 
 /** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
 export interface SendOutcome {
@@ -28,6 +28,12 @@ export interface SendOutcome {
   headers: Record<string, string>;
   /** Whether the outcome may be replayed for the same Idempotency-Key (retryable ones may not). */
   final: boolean;
+}
+
+/** What the pacer said for a send: its slot, a refusal (over the pace past the wait, or held back), or nothing (Redis away: unpaced). */
+interface Paced {
+  slot?: PaceSlot;
+  refused?: { message: string; retryAfterSeconds: number };
 }
 
 /** Correlation echoed by Meta in status webhooks: lets a status find its message before we know the wamid. */
@@ -78,8 +84,8 @@ export class SendMessageService {
 
   private async deliver(scope: ApiKeyScope, dto: SendMessageDto, plan: SendPlan, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
-    // The number's pace, asked for while the message is stored (its Redis round trip hidden behind the insert); a
-    // slot taken for a send that ends up not sent (an idempotent replay) is one slot of one second, not more.
+    // The number's slot, reserved while the message is stored (its Redis round trip hidden behind the insert); a slot
+    // taken for a send that ends up not sent (an idempotent replay) is one slot of the number's second, not more.
     const pacing = this.pace(dto.phoneNumberId, plan.throughputLevel);
     pacing.catch(() => undefined);
     const pending = {
@@ -110,7 +116,7 @@ export class SendMessageService {
     let completed = false;
     try {
       // Over the number's pace: the stored attempt fails with the reason, and Meta is not called.
-      const held = await pacing;
+      const held = await this.atSlot(await pacing, dto.phoneNumberId, plan.throughputLevel);
       if (held) {
         const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: held.message, detail: null, category: 'throughput' });
         outcome = { statusCode: 429, body: envelope(429, held.message, { data: toMessageView(stored) }), headers: { 'Retry-After': String(held.retryAfterSeconds) }, final: false };
@@ -163,23 +169,34 @@ export class SendMessageService {
   }
 
   /**
-   * Waits (up to PACING_MAX_WAIT_MS) for a slot of the number's throughput; undefined once it has one, or why not and
-   * when to come back. Redis unreachable: the send goes unpaced (as the rate limiter fails open) rather than refused.
+   * A slot of the number's throughput within PACING_MAX_WAIT_MS, or why not and when to come back. Redis unreachable:
+   * the send goes unpaced (as the rate limiter fails open) rather than refused.
    */
-  private async pace(phoneNumberId: string, level: string | null): Promise<{ message: string; retryAfterSeconds: number } | undefined> {
+  private async pace(phoneNumberId: string, level: string | null): Promise<Paced> {
     const tier = throughputOf(level);
     try {
       const slot = await this.pacer.acquire(phoneNumberId, tier.perSecond);
-      if (slot.ok) return undefined;
+      if (slot.ok) return { slot: slot.slot };
       const retryAfterSeconds = Math.max(1, Math.ceil(slot.retryAfterMs / 1000));
       const message = slot.held
         ? `Phone number ${phoneNumberId} is held back for ${retryAfterSeconds} s: Meta refused a send over its throughput (130429); nothing was sent`
         : `Phone number ${phoneNumberId} is at its throughput (${tier.level}: ${tier.perSecond} messages/s); nothing was sent: retry after ${retryAfterSeconds} s`;
-      return { message, retryAfterSeconds };
+      return { refused: { message, retryAfterSeconds } };
     } catch (err) {
       if (!(err instanceof PacerUnavailable)) throw err;
       this.logger.warn({ err, phoneNumberId }, 'pacer unavailable (Redis); sending unpaced');
-      return undefined;
+      return {};
+    }
+  }
+
+  /**
+   * Waits for the send's slot; undefined when the upstream may be called now (in the same turn of the event loop), or
+   * the refusal. A slot that passed while the message was stored (the process was busy) is replaced by a new one.
+   */
+  private async atSlot(paced: Paced, phoneNumberId: string, level: string | null): Promise<{ message: string; retryAfterSeconds: number } | undefined> {
+    for (let p = paced; ; p = await this.pace(phoneNumberId, level)) {
+      if (p.refused || !p.slot) return p.refused;
+      if (await this.pacer.until(p.slot)) return undefined;
     }
   }
 

@@ -85,16 +85,17 @@ export function CampaignsPage({ wabaId }: { wabaId: string }) {
 
 function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Campaign) => void }) {
   const base = `/business-accounts/${seg(wabaId)}`;
-  const numbers = useLoad(() => api.get<PhoneNumber[]>(`${base}/phone-numbers`), [wabaId]);
-  const templates = useLoad(() => api.get<Template[]>(`${base}/templates`, { status: 'APPROVED' }), [wabaId]);
+  // Both lists are pages (as on the account page): the first 100 numbers and APPROVED templates.
+  const numbers = useLoad(() => api.get<Page<PhoneNumber>>(`${base}/phone-numbers`, { page: 1, limit: 100 }), [wabaId]);
+  const templates = useLoad(() => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 100 }), [wabaId]);
   const [name, setName] = useState('');
   const [phoneNumberId, setPhoneNumberId] = useState('');
   const [template, setTemplate] = useState('');
   const [recipients, setRecipients] = useState<CreateCampaignBody['recipients']>([]);
   const [fileNote, setFileNote] = useState<string>();
   const create = useAction((body: CreateCampaignBody) => api.post<Campaign>(`${base}/campaigns`, body));
-  const connected = (numbers.data ?? []).filter((n) => n.status === 'CONNECTED');
-  const approved = templates.data ?? [];
+  const connected = (numbers.data?.items ?? []).filter((n) => n.status === 'CONNECTED');
+  const approved = templates.data?.items ?? [];
   const number = phoneNumberId || connected[0]?.phoneNumberId || '';
   const chosen = approved.find((t) => `${t.name}|${t.language}` === template) ?? approved[0];
 
