@@ -68,10 +68,10 @@ export class MessagesRepository {
     return marks.map((s) => moved.has(s.messageId));
   }
 
-  /** markSent that also completes the send's Idempotency-Key with its answer, in the same statement (only if it moved the message). */
+  /** markSent that also completes the send's Idempotency-Key with its outcome, in the same statement (only if it moved the message). */
   async markSentCompletingKey(businessAccountId: string, messageId: number, wamid: string, at: Date, completion: KeyCompletion): Promise<boolean> {
     const { rows } = await this.prisma.pool.query<{ sent: number }>(
-      markSentCompletingKey([messageId, businessAccountId, wamid, at, completion.apiKeyId, completion.key, completion.statusCode, JSON.stringify(completion.body)]),
+      markSentCompletingKey([messageId, businessAccountId, wamid, at, completion.apiKeyId, completion.key, JSON.stringify(completion.outcome)]),
     );
     return rows[0]!.sent === 1;
   }
@@ -361,8 +361,8 @@ export interface KeyClaim {
 export interface KeyCompletion {
   apiKeyId: string;
   key: string;
-  statusCode: number;
-  body: unknown;
+  /** The send's outcome as JSON (messages/send/send-outcome.ts). */
+  outcome: unknown;
 }
 
 export interface MessageFailure {
@@ -471,7 +471,8 @@ function found(row: StoredMessage | undefined, messageId: number): StoredMessage
 }
 
 /** What the database decides on insert; the rest of a pending row is what was inserted (see pendingRow). */
-interface InsertedRow {
+/** What the database fills in when a message is inserted. */
+export interface InsertedRow {
   id: number;
   createdAt: Date;
   updatedAt: Date;
@@ -479,7 +480,8 @@ interface InsertedRow {
 const INSERTED_COLUMNS = `id, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /** A freshly inserted pending message, without reading back columns whose values we just sent. */
-function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): StoredMessage {
+/** A just-inserted pending message as stored, from what was inserted and what the database filled in. */
+export function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): StoredMessage {
   return {
     id: r.id,
     businessAccountId,
@@ -606,7 +608,7 @@ const insertPendingClaimingKey = statement(
    RETURNING ${INSERTED_COLUMNS}`,
 );
 
-/** pending → sent, and the key completed with its answer (idempotency-keys.repository.ts) only if this moved it. */
+/** pending → sent, and the key completed with its outcome (idempotency-keys.repository.ts) only if this moved it. */
 const markSentCompletingKey = statement(
   'mark_message_sent_completing_key',
   `WITH sent AS (
@@ -614,7 +616,7 @@ const markSentCompletingKey = statement(
       WHERE id = $1 AND status = 'pending' AND ${SAME_ACCOUNT}
      RETURNING id
    ), completed AS (
-     ${completeKeySql({ apiKeyId: '$5', key: '$6', statusCode: '$7', body: '$8', guard: 'EXISTS (SELECT 1 FROM sent)' })}
+     ${completeKeySql({ apiKeyId: '$5', key: '$6', outcome: '$7', guard: 'EXISTS (SELECT 1 FROM sent)' })}
    )
    SELECT count(*)::int AS sent FROM sent`,
 );

@@ -1,7 +1,7 @@
 import { Conflict, InvalidInput, NotFound, TooManyAttempts } from '../errors/domain-errors.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import { upstreamFailure, SYNC_FAILURE } from '../../upstream/upstream-failure.js';
-import { httpAnswerOf, sendRejection } from './error-mapper.js';
+import { httpAnswerOf, httpAnswerOfKind } from './error-mapper.js';
 
 const upstream = (code: number | undefined, httpStatus: number, extra: { retryAfterSeconds?: number; isTimeout?: boolean } = {}) =>
   UpstreamError.fromResponse('sendMessage', httpStatus, code === undefined ? {} : { error: { code, message: `(#${code}) Meta says no` } }, extra.retryAfterSeconds === undefined ? undefined : String(extra.retryAfterSeconds), []);
@@ -37,28 +37,30 @@ describe('httpAnswerOf', () => {
   });
 });
 
-describe('sendRejection (the send route’s answer to an upstream rejection)', () => {
+describe('httpAnswerOfKind (how a rejected send is answered: an upstream rejection by its kind)', () => {
+  const answerTo = (error: UpstreamError) => httpAnswerOfKind(upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown' }));
+
   it.each([
-    [190, 401, 424, /reconnect/, true],
-    [368, 400, 424, /blocked/, true],
-    [131026, 400, 422, /^Upstream rejected the message: Meta says no \(131026\)$/, true],
-    [1, 500, 502, /^Upstream platform unavailable/, false],
-    [130429, 429, 429, /^Upstream rate limit/, false],
-  ] as const)('code %s (HTTP %s) → %s', (code, httpStatus, statusCode, message, final) => {
-    const answer = sendRejection(upstream(code, httpStatus));
-    expect([answer.statusCode, answer.final]).toEqual([statusCode, final]);
+    [190, 401, 424, /reconnect/],
+    [368, 400, 424, /blocked/],
+    [131026, 400, 422, /^Upstream rejected the message: Meta says no \(131026\)$/],
+    [1, 500, 502, /^Upstream platform unavailable/],
+    [130429, 429, 429, /^Upstream rate limit/],
+  ] as const)('code %s (HTTP %s) → %s', (code, httpStatus, statusCode, message) => {
+    const answer = answerTo(upstream(code, httpStatus));
+    expect(answer.statusCode).toBe(statusCode);
     expect(answer.message).toMatch(message);
   });
 
   it('waits as the upstream says, else as the catalogue says', () => {
-    expect(sendRejection(upstream(130429, 429, { retryAfterSeconds: 7 })).headers).toEqual({ 'Retry-After': '7' });
-    expect(sendRejection(upstream(131056, 400)).headers).toEqual({ 'Retry-After': '60' });
-    expect(sendRejection(upstream(80007, 400)).headers).toEqual({ 'Retry-After': '1' });
-    expect(sendRejection(upstream(1, 500)).headers).toEqual({});
+    expect(answerTo(upstream(130429, 429, { retryAfterSeconds: 7 })).headers).toEqual({ 'Retry-After': '7' });
+    expect(answerTo(upstream(131056, 400)).headers).toEqual({ 'Retry-After': '60' });
+    expect(answerTo(upstream(80007, 400)).headers).toEqual({ 'Retry-After': '1' });
+    expect(answerTo(upstream(1, 500)).headers).toEqual({});
   });
 
   it('says a timed-out send’s outcome is unknown', () => {
     const timeout = UpstreamError.fromTransport('sendMessage', { code: 'ECONNABORTED' }, 2000);
-    expect(sendRejection(timeout)).toMatchObject({ statusCode: 502, final: false, message: expect.stringContaining('the outcome is unknown') });
+    expect(answerTo(timeout)).toMatchObject({ statusCode: 502, message: expect.stringContaining('the outcome is unknown') });
   });
 });

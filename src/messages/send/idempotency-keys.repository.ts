@@ -2,12 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { IdempotencyKey, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../core/prisma/prisma.service.js';
 
-/** An Idempotency-Key's answer as kept for replays. */
-export interface StoredResponse {
-  statusCode: number;
-  body: unknown;
-}
-
 /** Where a composed statement keeps each value of a claim: its placeholders (`$2`, …). */
 export interface ClaimParams {
   apiKeyId: string;
@@ -35,16 +29,18 @@ export const claimKeySql = (p: ClaimParams) => `INSERT INTO idempotency_keys AS 
      RETURNING 1`;
 
 /**
- * The completion of a key with its answer, as the body of a CTE that runs only when `guard` (an SQL condition
+ * The completion of a key with its outcome, as the body of a CTE that runs only when `guard` (an SQL condition
  * of the composing statement) holds: MessagesRepository completes it in the statement that moves the message
  * `pending → sent`, and only if that statement moved it.
  */
-export const completeKeySql = (p: { apiKeyId: string; key: string; statusCode: string; body: string; guard: string }) =>
-  `UPDATE idempotency_keys SET state = 'completed', response_status = ${p.statusCode}, response_body = ${p.body}::jsonb
+export const completeKeySql = (p: { apiKeyId: string; key: string; outcome: string; guard: string }) =>
+  `UPDATE idempotency_keys SET state = 'completed', response_status = NULL, response_body = ${p.outcome}::jsonb
       WHERE api_key_id = ${p.apiKeyId}::uuid AND key = ${p.key} AND ${p.guard}`;
 
 /**
- * `idempotency_keys`, scoped to the key pair (its id is the first argument). Every statement that writes this
+ * `idempotency_keys`, scoped to the key pair (its id is the first argument). A completed key keeps the send's
+ * outcome (JSON, see messages/send/send-outcome.ts) in `response_body`; `response_status` is set only on records
+ * completed before outcomes were kept (an HTTP answer), read as such until they expire. Every statement that writes this
  * table is in this file: the claim and the completion that ride on a message's own writes are the SQL above,
  * composed into MessagesRepository's statements (insertPendingClaimingKey, markSentCompletingKey).
  */
@@ -56,10 +52,10 @@ export class IdempotencyKeysRepository {
     return this.prisma.idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key } } });
   }
 
-  async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
+  async complete(apiKeyId: string, key: string, outcome: unknown): Promise<void> {
     await this.prisma.idempotencyKey.updateMany({
       where: { apiKeyId, key },
-      data: { state: 'completed', responseStatus: response.statusCode, responseBody: response.body as Prisma.InputJsonValue },
+      data: { state: 'completed', responseStatus: null, responseBody: outcome as Prisma.InputJsonValue },
     });
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
+import { InvalidInput, type FieldError } from '../../core/errors/domain-errors.js';
 import { SendContextCache } from './send-context.cache.js';
 import { SendContextReader, type SendContext } from './send-context.reader.js';
 import { AccountHealth } from '../../accounts/health/account-health.js';
@@ -26,8 +26,8 @@ export function recipientOf(dto: Pick<SendMessageDto, 'to' | 'userId'>): { field
 }
 
 /**
- * Checks made before the upstream platform is called, each answered as a 422 naming the field (or a 424 when
- * Meta's own state of the account or number forbids the send), so that a send that cannot succeed is refused
+ * Checks made before the upstream platform is called, each refused as InvalidInput naming the field (or
+ * SendingRefused when Meta's own state of the account or number forbids the send), so that a send that cannot succeed is refused
  * at once and with a reason instead of failing upstream.
  */
 @Injectable()
@@ -58,13 +58,13 @@ export class PreSendChecks {
     const synced = ctx.numberExists && !ctx.numberRemovedAt;
     AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: template });
     if (!synced) {
-      throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
+      throw InvalidInput.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }
     if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
-      throw FieldValidationError.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
+      throw InvalidInput.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
     }
     if (ctx.recipient.blocked) {
-      throw FieldValidationError.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
+      throw InvalidInput.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
     }
     if (!template) {
       this.assertWindowOpen(ctx, recipient.field);
@@ -73,13 +73,13 @@ export class PreSendChecks {
     await this.assertTemplate(businessAccountId, dto, ctx);
     const marketing = ctx.templateCategory === 'MARKETING';
     if (marketing && ctx.recipient.marketing === 'stop') {
-      throw FieldValidationError.of(
+      throw InvalidInput.of(
         recipient.field,
         `the user stopped marketing messages from this business: MARKETING template ${dto.templateName} was not sent (utility and authentication templates still are; the user can resume them in WhatsApp)`,
       );
     }
     if (recipient.field === 'userId' && ctx.templateOtpType !== null && NOT_FOR_USER_IDS.has(ctx.templateOtpType)) {
-      throw FieldValidationError.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
+      throw InvalidInput.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
     }
     return { upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
   }
@@ -90,20 +90,20 @@ export class PreSendChecks {
     if (!template.templateExists || template.templateRemovedAt) {
       const other = await this.repository.languagesOf(businessAccountId, name);
       if (other.length > 0) {
-        throw FieldValidationError.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.join(', ')})`);
+        throw InvalidInput.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.join(', ')})`);
       }
-      throw FieldValidationError.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
+      throw InvalidInput.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
     }
     if (template.templateStatus !== 'APPROVED') {
-      throw FieldValidationError.of('templateName', `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`);
+      throw InvalidInput.of('templateName', `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`);
     }
     const problems = parameterProblems(template.parameterCounts as ParameterCounts, template.parameterFormat!, dto.components ?? []);
-    if (problems.length > 0) throw new FieldValidationError(problems);
+    if (problems.length > 0) throw new InvalidInput(problems);
   }
 
   private assertWindowOpen(ctx: SendContext, field: 'to' | 'userId'): void {
     if (!ctx.lastInboundAt || ctx.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
-      throw FieldValidationError.of(field, 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
+      throw InvalidInput.of(field, 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
     }
   }
 }
