@@ -1,3 +1,5 @@
+import type { ContentType } from '../messages/types/catalogue.js';
+
 /**
  * Wire types of Meta's WhatsApp Cloud API as this client uses them (snake_case, as sent by Meta), plus the
  * client's own call shapes. See docs/whatsapp-cloud-api.md.
@@ -146,9 +148,12 @@ export interface TextSend extends SendBase {
   text: { body: string; preview_url?: boolean };
 }
 
-/** Every other type: its content object (array for contacts) goes, in Meta's shape, under the key named after the type. */
+/**
+ * Every other type of the message-type catalogue (messages/types/): its content object (array for contacts) goes, in
+ * Meta's shape, under the key named after the type. A type-only import: the client needs the names, not the catalogue.
+ */
 export interface ContentSend extends SendBase {
-  type: 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'location' | 'contacts' | 'interactive' | 'reaction';
+  type: ContentType;
   content: object;
 }
 

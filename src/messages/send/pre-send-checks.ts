@@ -5,6 +5,7 @@ import { SendContextReader, type SendContext } from './send-context.reader.js';
 import { AccountHealth } from '../../accounts/health/account-health.js';
 import type { ParameterCounts } from '../../accounts/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
+import { messageType } from '../types/catalogue.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;
 /** Authentication templates Meta does not send to a business-scoped user id (by their OTP button's otp_type). */
@@ -45,18 +46,20 @@ export class PreSendChecks {
    */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<SendPlan> {
     const template = dto.type === 'template';
+    // The type's window rule (its catalogue file): templates any time (business-initiated), the others within 24 h.
+    const windowed = messageType(dto.type).window === 'service_window';
     const recipient = recipientOf(dto);
     const ctx = await this.contexts.get(businessAccountId, {
       phoneNumberId: dto.phoneNumberId,
       templateName: template ? dto.templateName! : null,
       templateLanguage: template ? dto.templateLanguage! : null,
       recipient: recipient.value,
-      window: !template,
+      window: windowed,
     });
     // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
     // token): 424 with the reason, the operator or Meta must act.
     const synced = ctx.numberExists && !ctx.numberRemovedAt;
-    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: template });
+    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: !windowed });
     if (!synced) {
       throw InvalidInput.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }
@@ -66,10 +69,8 @@ export class PreSendChecks {
     if (ctx.recipient.blocked) {
       throw InvalidInput.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
     }
-    if (!template) {
-      this.assertWindowOpen(ctx, recipient.field);
-      return { upstreamApi: 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
-    }
+    if (windowed) this.assertWindowOpen(ctx, recipient.field);
+    if (!template) return { upstreamApi: 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
     await this.assertTemplate(businessAccountId, dto, ctx);
     const marketing = ctx.templateCategory === 'MARKETING';
     if (marketing && ctx.recipient.marketing === 'stop') {

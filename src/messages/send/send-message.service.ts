@@ -19,6 +19,7 @@ import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
 import { defaultRetryAfterSeconds } from '../../upstream/meta-error-catalogue.js';
 import { NumberPacer, PacerUnavailable, throughputOf } from '../pacing/number-pacer.js';
 import { isFinal, outcomeLabel, rejectionOf, type FinalOutcome, type SendOutcome } from './send-outcome.js';
+import { messageType } from '../types/catalogue.js';
 
 /** Correlation echoed by Meta in status webhooks: lets a status find its message before we know the wamid. */
 export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
@@ -197,29 +198,15 @@ export class SendMessageService {
   }
 }
 
+/** Meta's body: the recipient, the callback data and the reply context, then the type's own part (its catalogue file). */
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
-  const common = { ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }), bizOpaqueCallbackData: callbackDataFor(messageId), ...(dto.context ? { context: { message_id: dto.context.message_id } } : {}) };
-  switch (dto.type) {
-    case 'template':
-      return { ...common, type: 'template', template: { name: dto.templateName!, language: { code: dto.templateLanguage! }, components: dto.components as never } };
-    case 'text':
-      return { ...common, type: 'text', text: { body: dto.text!.body, preview_url: previewOf(dto) } };
-    default:
-      return { ...common, type: dto.type, content: dto[dto.type]! };
-  }
+  const common = { ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }), bizOpaqueCallbackData: callbackDataFor(messageId), ...replyOf(dto) };
+  return { ...common, ...messageType(dto.type).upstream(dto) };
 }
 
-const previewOf = (dto: SendMessageDto) => dto.text!.previewUrl ?? dto.text!.preview_url ?? false;
-
-/** What is stored (and shown as `content`): the type's content as sent, plus the message replied to. */
+/** What is stored (and shown as `content`): the type's content as its catalogue file says, plus the message replied to. */
 function contentOf(dto: SendMessageDto): unknown {
-  const context = dto.context ? { context: { message_id: dto.context.message_id } } : {};
-  switch (dto.type) {
-    case 'template':
-      return { components: dto.components ?? [], ...context };
-    case 'text':
-      return { text: { body: dto.text!.body, previewUrl: previewOf(dto) }, ...context };
-    default:
-      return { [dto.type]: dto[dto.type], ...context };
-  }
+  return { ...messageType(dto.type).stored(dto), ...replyOf(dto) };
 }
+
+const replyOf = (dto: SendMessageDto) => (dto.context ? { context: { message_id: dto.context.message_id } } : {});
