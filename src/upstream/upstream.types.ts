@@ -1,5 +1,3 @@
-import type { ContentType } from '../messages/types/catalogue.js';
-
 /**
  * Wire types of Meta's WhatsApp Cloud API as this client uses them (snake_case, as sent by Meta), plus the
  * client's own call shapes. See docs/whatsapp-cloud-api.md.
@@ -150,10 +148,12 @@ export interface TextSend extends SendBase {
 
 /**
  * Every other type of the message-type catalogue (messages/types/): its content object (array for contacts) goes, in
- * Meta's shape, under the key named after the type. A type-only import: the client needs the names, not the catalogue.
+ * Meta's shape, under the key named after the type. The catalogue checks this list against its own at compile time
+ * (messages/types/catalogue.ts: a type it gains fails there until named here); the client sits below it and does not
+ * import it.
  */
 export interface ContentSend extends SendBase {
-  type: ContentType;
+  type: 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'location' | 'contacts' | 'interactive' | 'reaction';
   content: object;
 }
 

@@ -1,3 +1,4 @@
+import type { ContentSend } from '../../upstream/upstream.types.js';
 import { audio } from './audio.js';
 import { contacts } from './contacts.js';
 import { document } from './document.js';
@@ -21,6 +22,12 @@ type Definition = (typeof MESSAGE_TYPE_CATALOGUE)[number];
 export type MessageType = Definition['type'];
 /** The types whose content goes upstream as an object (or array) in Meta's shape under the key named after the type. */
 export type ContentType = Exclude<MessageType, 'template' | 'text'>;
+
+/** Holds only for `true`: a type the compiler must find true. */
+type Holds<T extends true> = T;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The upstream client's content types (upstream.types.ts, a layer below) are exactly the catalogue's. */
+export type UpstreamNamesEveryContentType = Holds<Same<ContentType, ContentSend['type']>>;
 
 export const MESSAGE_TYPES: readonly MessageType[] = MESSAGE_TYPE_CATALOGUE.map((d) => d.type);
 
