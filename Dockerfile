@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image for both processes: `node dist/src/main.js` (API) or `node dist/src/worker.js` (worker).
+# One image for both processes: `node dist/src/main.js` (API) or `node dist/src/worker/main.js` (worker).
 # The `migrate` target keeps the dev tooling and applies prisma/migrations (our offline-capable entry point;
 # with network access `npx prisma migrate deploy` applies the same files).
 # Not built on the development machines (no Docker engine there); kept correct by reading.
@@ -16,10 +16,12 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json prisma.config.ts vite.config.ts ./
 COPY prisma ./prisma
+COPY scripts/db-types.ts ./scripts/
 COPY src ./src
 COPY simulator ./simulator
 # API + worker (tsc) and the web console (vite → dist/web, served under /console)
-RUN node_modules/.bin/prisma generate && npm run build
+# (and the check that the committed Kysely types match the schema)
+RUN node_modules/.bin/prisma generate && node_modules/.bin/tsx scripts/db-types.ts --check && npm run build
 
 FROM build AS migrate
 CMD ["node_modules/.bin/tsx", "prisma/migrate.ts", "deploy"]

@@ -28,8 +28,8 @@ import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CREDENTIAL_CHECK_FIRST_AFTER_MS } from '../src/worker.credential-checks.js';
-import { HOUSEKEEPING_FIRST_AFTER_MS } from '../src/worker.schedules.js';
+import { CREDENTIAL_CHECK_FIRST_AFTER_MS } from '../src/worker/worker-credential-checks.js';
+import { HOUSEKEEPING_FIRST_AFTER_MS } from '../src/worker/worker-schedules.js';
 import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
@@ -424,7 +424,7 @@ export function summaryTable(rows: Row[]): string {
       `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}${r.written ? ` (from the write: ${fmt(r.written.p50, 0)} / ${fmt(r.written.p99, 0)})` : ''}`,
       r.processedAfterS === undefined ? '–' : r.processedAfterS === null ? '**not within the limit**' : `${fmt(r.processedAfterS, 2)} s`,
       r.lost === undefined ? '–' : `${r.lost} / ${r.duplicated ?? '–'}${r.exact === false ? ` **NOT EXACT**: ${r.countsNote ?? ''}` : ''}`,
-      ...GROUPS.map((g) => (r.cpuMsPerOp[g] === undefined ? '–' : ms(r.cpuMsPerOp[g]!))),
+      ...GROUPS.map((g) => (r.cpuMsPerOp[g] === undefined ? '–' : ms(r.cpuMsPerOp[g]))),
       fmt(r.otherCores, 2),
       fmt(r.loadAvg1, 2),
     ];

@@ -21,10 +21,17 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
 const load1 = () => os.loadavg()[0]!.toFixed(2);
 
-async function call(method: string, url: string, body?: unknown, cookie?: string): Promise<{ status: number; body: any }> {
+/** What the console answers about a campaign (the fields this bench reads). */
+interface CampaignView {
+  id: number;
+  status: string;
+  counts: Record<string, number>;
+}
+
+async function call<T = unknown>(method: string, url: string, body?: unknown, cookie?: string): Promise<{ status: number; body: T }> {
   const res = await fetch(url, { method, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
 async function setLevel(stack: Stack, t: Tenant, level: 'HIGH' | 'STANDARD'): Promise<void> {
@@ -55,15 +62,15 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
   const tos = Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(6, '0')}`);
   const loadAvgStart = load1();
   const t0 = Date.now();
-  const created = await call('POST', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns`, { name: label, phoneNumberId: t.phoneNumberId, templateName: 'hello_world', templateLanguage: 'en_US', recipients: tos.map((to) => ({ to })) }, t.cookie);
+  const created = await call<{ data: CampaignView }>('POST', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns`, { name: label, phoneNumberId: t.phoneNumberId, templateName: 'hello_world', templateLanguage: 'en_US', recipients: tos.map((to) => ({ to })) }, t.cookie);
   if (created.status !== 201) throw new Error(`campaign: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
   const createMs = Date.now() - t0;
-  const id = created.body.data.id as number;
+  const id = created.body.data.id;
   log(`${label}: ${n} recipients, created in ${createMs} ms (campaign ${id}); running…`);
   let view = created.body.data;
   for (let polls = 0; view.status === 'running'; polls++) {
     await new Promise((r) => setTimeout(r, 1000));
-    view = (await call('GET', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns/${id}`, undefined, t.cookie)).body.data;
+    view = (await call<{ data: CampaignView }>('GET', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns/${id}`, undefined, t.cookie)).body.data;
     if (polls % 10 === 9) log(`  ${label}: ${JSON.stringify(view.counts)} after ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${load1()})`);
     if (Date.now() - t0 > 600_000) throw new Error(`${label} still running after 600 s`);
   }
@@ -140,6 +147,7 @@ await runBench(
     stack.opts.env = { ...stack.opts.env, PACING_ENABLED: 'false' };
     await stack.startApis(1);
     const [paced, unpaced] = stack.apiUrls;
+    if (!paced || !unpaced) throw new Error('the campaigns bench needs two API processes');
     let n = 0;
     const requests: RequestSpec[] = [
       {
@@ -165,7 +173,7 @@ await runBench(
     ] as const) {
       await waitUntilQuiet(1.2, 30_000);
       const loadAvg = load1();
-      sends.push({ label, s: await load(`POST /messages over ${NUMBERS} HIGH numbers, ${label}`, { url: url!, connections: CONNECTIONS, duration: DURATION_S, requests }), loadAvg });
+      sends.push({ label, s: await load(`POST /messages over ${NUMBERS} HIGH numbers, ${label}`, { url, connections: CONNECTIONS, duration: DURATION_S, requests }), loadAvg });
     }
     const on = (sends[0]!.s.okPerSecond + sends[2]!.s.okPerSecond) / 2;
     const off = sends[1]!.s.okPerSecond;

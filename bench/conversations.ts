@@ -16,13 +16,13 @@
 //   npm run bench:conversations   (env above, BENCH_CONV_INGEST=6000 deliveries per ingest phase)
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { SimPhoneNumber } from '../simulator/fixture.js';
-import { messagesWebhook } from '../simulator/webhook-payloads.js';
+import { signedDelivery } from '../simulator/payloads/signature.js';
+import { inboundWebhook } from '../simulator/payloads/webhooks.js';
 import { CpuMeter, formatCpu, waitUntilQuiet } from './lib/cpu.js';
 import { ingestPhase } from './lib/ingest.js';
 import { check, fmt, load, machine, printMachine, writeResult, type Check } from './lib/report.js';
 import { log, runBench, sleep, type Stack, type Tenant } from './lib/bench.js';
-import { deliveryRequests, sign, StatusPlan, type Delivery } from './lib/webhooks.js';
+import { benchPhone, deliveryRequests, StatusPlan, type Delivery } from './lib/webhooks.js';
 
 const RATE = Number(process.env.BENCH_CONV_RATE ?? 300);
 const INBOUND_RATE = Number(process.env.BENCH_CONV_INBOUND_RATE ?? 20);
@@ -61,16 +61,13 @@ async function endOf(url: string, t: Tenant): Promise<string> {
 
 /** Customers' text messages to the tenant's number, one signed delivery each (distinct wamids). */
 function inboundDeliveries(stack: Stack, t: Tenant, tag: string, n: number): { deliveries: Delivery[]; wamids: string[] } {
-  const phone = { id: t.phoneNumberId, display_phone_number: '15550001111' } as SimPhoneNumber;
+  const phone = benchPhone(t.phoneNumberId);
   const wamids: string[] = [];
   const deliveries = Array.from({ length: n }, (_, i) => {
     const from = `4479${String(i).padStart(8, '0')}`;
     const wamid = `wamid.${tag}.${i}`;
     wamids.push(wamid);
-    const body = Buffer.from(
-      JSON.stringify(messagesWebhook(t.wabaId, phone, { contacts: [{ profile: { name: 'Bench' }, wa_id: from }], messages: [{ from, id: wamid, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `question ${i}` } }] })),
-    );
-    return { body, signature: sign(body, stack.appSecret) };
+    return signedDelivery(inboundWebhook(t.wabaId, phone, { from, id: wamid, timestamp: Math.floor(Date.now() / 1000), text: `question ${i}`, name: 'Bench' }), stack.appSecret);
   });
   return { deliveries, wamids };
 }

@@ -32,10 +32,10 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
-import { EventsRepository, INSERT_EVENTS_SQL, LOCK_DEDUPE_KEYS_SQL } from '../src/webhooks/events/events.repository.js';
-import { classify } from '../src/webhooks/processing/classify.js';
+import { EventsRepository, insertEvents, lockDedupeKeys } from '../src/events/events.repository.js';
+import { classify } from '../src/events/classify.js';
 import { MessagesRepository } from '../src/messages/messages.repository.js';
-import type { Tx } from '../src/core/prisma/sql.js';
+import { Db, txOn } from '../src/core/db/db.js';
 import { StatusUpdateEffect } from '../src/webhooks/processing/effects/status-update.effect.js';
 import { MarketingPreferencesRepository } from '../src/accounts/users/marketing-preferences.repository.js';
 import { STATUSES, StatusPlan, statusPayload } from './lib/webhooks.js';
@@ -179,8 +179,6 @@ const INSERT_EVENTS_UNNEST = `INSERT INTO events (delivery_id, waba_id, phone_nu
  WHERE d.dk NOT IN (SELECT e.dedupe_key FROM events e WHERE e.dedupe_key = ANY($17::text[]) AND e.created_at >= now() - interval '8 days')
  RETURNING id, dedupe_key, created_at`;
 
-/** The worker's own statement (events.repository.ts), so that the reference measures exactly what it runs. */
-const INSERT_EVENTS = INSERT_EVENTS_SQL;
 
 const INSERT_NARROW = `INSERT INTO status_rows (message_id, status, at, dedupe_key)
  SELECT * FROM unnest($1::int[], $2::smallint[], $3::timestamptz[], $4::text[]) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;
@@ -200,12 +198,13 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
     if (design === 'narrow' || design === 'append') {
       await db.query(INSERT_NARROW, [chunk.map((r) => r.message + 1), chunk.map((r) => STATUSES.indexOf(r.status)), chunk.map((r) => r.at), chunk.map((r) => r.key)]);
     } else if (design === 'unnest') {
-      await db.query(LOCK_DEDUPE_KEYS_SQL, [chunk.map((r) => r.key)]);
+      await db.query(lockDedupeKeys.query({ keys: chunk.map((r) => r.key) }));
       await db.query(INSERT_EVENTS_UNNEST, eventArrays(chunk));
     } else {
       // The worker's two statements: the keys' advisory locks, then the insert (dedupe across partitions).
-      await db.query(LOCK_DEDUPE_KEYS_SQL, [chunk.map((r) => r.key)]);
-      await db.query(INSERT_EVENTS, [eventRows(chunk, design !== 'noraw' && design !== 'lean'), null, chunk.map((r) => r.key)]);
+      // (the worker's own statements, events.repository.ts, so that the reference measures exactly what it runs)
+      await db.query(lockDedupeKeys.query({ keys: chunk.map((r) => r.key) }));
+      await db.query(insertEvents.query({ rows: eventRows(chunk, design !== 'noraw' && design !== 'lean'), at: null, keys: chunk.map((r) => r.key) }));
     }
     if (design !== 'append') {
       await db.query(
@@ -224,9 +223,11 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
  * decide, write each once: messages.repository.ts) around the events repository's insert.
  */
 async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
-  const effect = new StatusUpdateEffect(new MessagesRepository(undefined as never), new MarketingPreferencesRepository(undefined as never));
-  const events = new EventsRepository(undefined as never);
-  const tx = db as unknown as Tx;
+  // Every statement of a chunk runs on `tx` (this client), so the repositories need no pool of their own.
+  const noPool = Db.over(undefined as unknown as pg.Pool);
+  const effect = new StatusUpdateEffect(new MessagesRepository(noPool), new MarketingPreferencesRepository(undefined as never));
+  const events = new EventsRepository(noPool);
+  const tx = txOn(db);
   for (const chunk of chunks) {
     await db.query('BEGIN');
     const drafts = eventObjects(chunk);

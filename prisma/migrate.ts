@@ -273,7 +273,7 @@ process.on('uncaughtException', (error) => {
   void closeAll().finally(() => process.exit(1));
 });
 
-main()
+void main()
   .catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)))
   .then(async (code) => {
     await closeAll();

@@ -94,7 +94,7 @@ fi
 say "starting the API on port $PORT and the worker…"
 node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/main.js > >(pretty api) 2>&1 &
 CHILD_PIDS+=($!)
-node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/worker.js > >(pretty worker) 2>&1 &
+node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/worker/main.js > >(pretty worker) 2>&1 &
 CHILD_PIDS+=($!)
 
 API="http://127.0.0.1:$PORT"

@@ -6,8 +6,8 @@ import { storeMedia } from './media.js';
 import { perSecondOf, THROUGHPUT_PER_SECOND } from './throughput.js';
 import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
-import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscriptions.js';
-import { fieldWebhook, messagesWebhook, templateStatusValue } from './webhook-payloads.js';
+import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscribed-apps.js';
+import { fieldWebhook, messagesWebhook, templateStatusValue } from './payloads/webhooks.js';
 
 /** A refused control request: answered as `{ error: { message } }` with this status. */
 export class ControlError extends Error {
@@ -197,7 +197,7 @@ async function statuses(ctx: SimContext, body: Body) {
     return {
       id,
       status,
-      timestamp: String(timestamp ?? unixSeconds()),
+      timestamp: typeof timestamp === 'string' || typeof timestamp === 'number' ? String(timestamp) : String(unixSeconds()),
       ...(typeof recipient_id === 'string' ? { recipient_id } : {}),
       ...(typeof recipient_user_id === 'string' ? { recipient_user_id } : {}),
       ...rest,

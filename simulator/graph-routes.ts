@@ -101,12 +101,12 @@ function sendList<T extends { id: string }>(ctx: SimContext, res: ServerResponse
   if (page.length === 0) return sendMeta(res, 200, { data: [] });
 
   const paging: Record<string, unknown> = {
-    cursors: { before: cursorOf(page[0].id), after: cursorOf(page[page.length - 1].id) },
+    cursors: { before: cursorOf(page[0]!.id), after: cursorOf(page[page.length - 1]!.id) },
   };
   if (start + limit < items.length) {
     const next = new URL(url.pathname + url.search, ctx.origin());
     next.searchParams.set('limit', String(limit));
-    next.searchParams.set('after', cursorOf(page[page.length - 1].id));
+    next.searchParams.set('after', cursorOf(page[page.length - 1]!.id));
     paging.next = next.toString();
   }
   sendMeta(res, 200, { data: page.map(shape), paging });

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { SimContext } from './context.js';
 import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
-import { fieldWebhook, messagesWebhook, nameUpdateValue, qualityUpdateValue, templateCategoryValue, templateQualityValue } from './webhook-payloads.js';
+import { fieldWebhook, messagesWebhook, nameUpdateValue, qualityUpdateValue, templateCategoryValue, templateQualityValue } from './payloads/webhooks.js';
 
 /**
  * Control endpoints for Meta's account-health webhooks (issue 14): each posts one signed webhook in Meta's

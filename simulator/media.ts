@@ -6,15 +6,7 @@ import type { SimAccount } from './fixture.js';
 import { sendMeta } from './http-util.js';
 import { type MetaError, metaErrors, whatsappError } from './meta-errors.js';
 import { newMediaId } from './meta-json.js';
-
-/** A media object as Meta keeps it: the bytes, readable only with the owning account's token. */
-export interface SimMedia {
-  id: string;
-  wabaId: string;
-  bytes: Buffer;
-  mimeType: string;
-  sha256: string;
-}
+import type { SimMedia } from './store.js';
 
 const MB = 1024 * 1024;
 /** Meta's upload limits by MIME type (see shared/reference/whatsapp-cloud-api.md §6). */

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 
 /**
  * Serialises JSON the way Meta's servers do: every non-ASCII UTF-16 unit as `\uXXXX` and `/` as `\/`.
@@ -9,11 +9,6 @@ export function metaJson(value: unknown): string {
   return JSON.stringify(value)
     .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     .replace(/\//g, '\\/');
-}
-
-/** The `X-Hub-Signature-256` header value for these exact body bytes. */
-export function signatureHeader(body: Buffer, appSecret: string): string {
-  return `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
 }
 
 /** Opaque trace id in the style of Meta's `fbtrace_id`. */

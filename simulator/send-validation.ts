@@ -1,7 +1,5 @@
 import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
-import { MESSAGE_TYPE_CATALOGUE } from '../src/messages/types/catalogue.js';
-import type { MetaCheck, MetaRefusal } from '../src/messages/types/message-type.js';
-import { text } from '../src/messages/types/text.js';
+import { checkText, CONTENT_CHECKS } from './content-checks.js';
 import { type MetaError, metaErrors } from './meta-errors.js';
 
 type Json = Record<string, unknown>;
@@ -23,7 +21,7 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
 
 /** Distinct placeholder names in order of appearance (`1`, `2` or `first_name`, …). */
 function placeholders(text: string | undefined): string[] {
-  return [...new Set([...(text ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]))];
+  return [...new Set([...(text ?? '').matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -72,8 +70,8 @@ function otpTypeOf(template: SimTemplate | undefined): string | undefined {
 /** The message itself (type, content, template), once the recipient and the sender are known to be fine. */
 function checkContent(body: Json, account: SimAccount, mediaExists: (id: string) => boolean): MessageCheck {
   if (body.type === 'text') {
-    const refusal = TEXT_CHECK(body.text, mediaExists);
-    return refusal ? fail(metaError(refusal)) : { ok: true };
+    const error = checkText(body.text, mediaExists);
+    return error ? fail(error) : { ok: true };
   }
   if (body.context !== undefined && (!isObject(body.context) || typeof body.context.message_id !== 'string')) {
     return fail(metaErrors.invalidParameter("The parameter context['message_id'] is required."));
@@ -81,30 +79,22 @@ function checkContent(body: Json, account: SimAccount, mediaExists: (id: string)
   if (body.type === 'template') return checkTemplate(body.template, account);
   const type = typeof body.type === 'string' ? body.type : '';
   const check = CONTENT_CHECKS[type];
-  if (!check) return fail(metaErrors.invalidParameter(`Param type must be one of {${Object.keys(CONTENT_CHECKS).join(', ').toUpperCase()}, TEMPLATE, TEXT}.`));
+  if (!check) return fail(metaErrors.invalidParameter(`Param type must be one of {${NOT_TEXT.join(', ').toUpperCase()}, TEMPLATE, TEXT}.`));
   if (body[type] === undefined) return fail(metaErrors.invalidParameter(`The parameter ${type} is required.`));
-  const refusal = check(body[type], mediaExists);
-  return refusal ? fail(metaError(refusal)) : { ok: true };
+  const error = check(body[type], mediaExists);
+  return error ? fail(error) : { ok: true };
 }
 
-/**
- * Meta's check of each type's content, from the message-type catalogue (src/messages/types/: one file per type, in
- * Meta's words): every type but template (checked against the stored template below) and text (checked first).
- */
-const CONTENT_CHECKS: Record<string, MetaCheck> = Object.fromEntries(
-  MESSAGE_TYPE_CATALOGUE.flatMap((t) => (t.type !== 'text' && t.meta ? [[t.type, t.meta] as const] : [])),
-);
-const TEXT_CHECK: MetaCheck = text.meta ?? (() => undefined);
-
-/** A refusal of the catalogue's check, as Meta's error object. */
-const metaError = (refusal: MetaRefusal): MetaError => (refusal.error === 'invalid_value' ? metaErrors.invalidValue(refusal.details) : metaErrors.invalidParameter(refusal.details));
+/** Meta's list of types in its error: the content types, then template and text. */
+const NOT_TEXT = Object.keys(CONTENT_CHECKS).filter((t) => t !== 'text');
 
 function checkTemplate(request: unknown, account: SimAccount): MessageCheck {
   if (!isObject(request) || typeof request.name !== 'string' || !isObject(request.language)) {
     return fail(metaErrors.invalidParameter("The parameters template['name'] and template['language'] are required."));
   }
   const name = request.name;
-  const language = String(request.language.code ?? '');
+  const code = request.language.code;
+  const language = typeof code === 'string' ? code : code === undefined || code === null ? '' : JSON.stringify(code);
   // language.code must match the approved locale exactly: en_GB does not fall back to en or en_US.
   const template = account.templates.find((t) => t.name === name && t.language === language);
   if (!template) return fail(metaErrors.templateMissing(name, language));
@@ -133,8 +123,8 @@ function checkHeader(template: SimTemplate, components: Json[]): MetaError | und
   if (header && header.format && header.format !== 'TEXT') {
     const format = header.format.toLowerCase();
     if (given.length !== 1) return metaErrors.paramCount('header', given.length, 1);
-    if (given[0].type !== format) {
-      return metaErrors.paramFormat('header', header.format, String(given[0].type ?? 'UNKNOWN').toUpperCase());
+    if (given[0]!.type !== format) {
+      return metaErrors.paramFormat('header', header.format, (typeof given[0]!.type === 'string' ? given[0]!.type : 'UNKNOWN').toUpperCase());
     }
     return undefined;
   }

@@ -10,7 +10,7 @@ import { metaErrors } from './meta-errors.js';
 import { Scheduler } from './scheduler.js';
 import { type StatusDelays, StatusEmitter, type UserIdMode } from './status-emitter.js';
 import { type CreatedAccount, type RecordedSend, SimStore } from './store.js';
-import type { SubscribedApp, SubscriptionFault, SubscriptionMethod } from './subscriptions.js';
+import type { SubscribedApp, SubscriptionFault, SubscriptionMethod } from './subscribed-apps.js';
 import { WebhookDispatcher, type WebhookRetry } from './webhook-dispatcher.js';
 
 export interface SimulatorOptions {
@@ -142,8 +142,8 @@ async function handle(ctx: SimContext, req: IncomingMessage, res: ServerResponse
   const url = new URL(req.url ?? '/', ctx.origin());
   if (url.pathname.startsWith('/_sim/')) return handleControl(ctx, req, res, url);
   const download = /^\/_media\/(\d+)$/.exec(url.pathname);
-  if (download && req.method === 'GET') return handleDownload(ctx, req, res, download[1]);
+  if (download && req.method === 'GET') return handleDownload(ctx, req, res, download[1]!);
   const match = /^\/v\d+\.\d+\/(.+)$/.exec(url.pathname);
   if (!match) return sendMeta(res, 404, metaErrors.unknownPath(url.pathname.slice(1)).body);
-  return handleGraph(ctx, req, res, match[1].split('/'), url);
+  return handleGraph(ctx, req, res, match[1]!.split('/'), url);
 }

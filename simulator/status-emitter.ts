@@ -3,7 +3,7 @@ import { unixSeconds } from './meta-json.js';
 import type { StatusStep } from './outcomes.js';
 import type { Scheduler } from './scheduler.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
-import { messagesWebhook, userIdFor } from './webhook-payloads.js';
+import { messagesWebhook, userIdFor } from './payloads/webhooks.js';
 
 /** Business-scoped user ids on automatic statuses (SimulatorOptions.userIds). */
 export type UserIdMode = 'off' | 'alongside' | 'only';

@@ -1,8 +1,16 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Fixture, SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
-import type { SimMedia } from './media.js';
-import { SubscribedApps } from './subscriptions.js';
+import { SubscribedApps } from './subscribed-apps.js';
 import { ThroughputWindows } from './throughput.js';
+
+/** A media object as Meta keeps it: the bytes, readable only with the owning account's token. */
+export interface SimMedia {
+  id: string;
+  wabaId: string;
+  bytes: Buffer;
+  mimeType: string;
+  sha256: string;
+}
 
 /** One recorded `POST /{phone-number-id}/messages`, kept for tests (`GET /_sim/sends`). */
 export interface RecordedSend {
@@ -53,7 +61,7 @@ export class SimStore {
   constructor(fixture: Fixture) {
     if (fixture.accounts.length === 0) throw new Error('the simulator fixture needs at least one account');
     fixture.accounts.forEach((account) => this.add(structuredClone(account)));
-    this.model = structuredClone(fixture.accounts[0]);
+    this.model = structuredClone(fixture.accounts[0]!);
   }
 
   accountByToken(token: string | undefined): SimAccount | undefined {
@@ -156,8 +164,8 @@ export class SimStore {
     const list = this.blocked.get(phoneNumberId);
     const digits = /^\+?\d+$/.test(user) ? user.replace(/\D/g, '') : user;
     const entry = list && [...list.values()].find((b) => b.wa_id === digits || b.input === user);
-    if (!entry) return undefined;
-    list!.delete(entry.wa_id);
+    if (!list || !entry) return undefined;
+    list.delete(entry.wa_id);
     return entry.wa_id;
   }
 

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { metaJson, signatureHeader } from './meta-json.js';
+import { metaJson } from './meta-json.js';
+import { signatureHeader } from './payloads/signature.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface WebhookRetry {

@@ -12,8 +12,8 @@ import { AuthModule } from './auth/auth.module.js';
 import { ConsoleModule } from './console/console.module.js';
 import { ConsoleWebModule } from './console-web/console-web.module.js';
 import { MediaModule } from './media/media.module.js';
-import { MessagesModule } from './messages/messages.module.js';
-import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { MessagesApiModule } from './messages/messages-api.module.js';
+import { WebhooksApiModule } from './webhooks/webhooks-api.module.js';
 
 /** The HTTP API process. Global pipe, filter, guard and envelope are providers so test apps get them too. */
 @Module({})
@@ -21,7 +21,16 @@ export class AppModule {
   static forRoot(config: AppConfig, core: CoreOptions = {}): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config, 'api', core), AuthModule, HealthModule, ConsoleModule, MessagesModule, MediaModule, WebhooksModule, ConsoleWebModule],
+      imports: [
+        CoreModule.forRoot(config, 'api', core),
+        AuthModule,
+        HealthModule,
+        ConsoleModule,
+        MessagesApiModule,
+        MediaModule,
+        WebhooksApiModule,
+        ConsoleWebModule,
+      ],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

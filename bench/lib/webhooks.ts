@@ -2,26 +2,21 @@
 // distinct event), the messages they refer to (so that every status applies and the worker can finish), the
 // polling that tells when everything is processed, and the exact counts afterwards.
 import type { RequestSpec } from 'autocannon';
-import { createHmac } from 'node:crypto';
-import type { SimPhoneNumber } from '../../simulator/fixture.js';
-import { messagesWebhook } from '../../simulator/webhook-payloads.js';
+import { signedDelivery, type SignedDelivery } from '../../simulator/payloads/signature.js';
+import { phoneOf, statusItem, statusesWebhook, type StatusItem, type WebhookPhone } from '../../simulator/payloads/webhooks.js';
 import type pg from 'pg';
 
 export const STATUSES = ['sent', 'delivered', 'read'] as const;
 
-export interface Delivery {
-  body: Buffer;
-  signature: string;
-}
+/** A signed POST, pre-generated. */
+export type Delivery = SignedDelivery;
 
-export function sign(body: Buffer, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-}
+/** The bench tenant's number as its webhooks name it. */
+export const benchPhone = (phoneNumberId: string): WebhookPhone => phoneOf(phoneNumberId, '15550001111');
 
 /** The envelope Meta posts for field `messages` (the simulator's own builder), with these statuses. */
-export function statusPayload(wabaId: string, phoneNumberId: string, statuses: Record<string, unknown>[]): Buffer {
-  const phone = { id: phoneNumberId, display_phone_number: '15550001111' } as SimPhoneNumber;
-  return Buffer.from(JSON.stringify(messagesWebhook(wabaId, phone, { statuses })));
+export function statusPayload(wabaId: string, phoneNumberId: string, statuses: StatusItem[]): Buffer {
+  return Buffer.from(JSON.stringify(statusesWebhook(wabaId, benchPhone(phoneNumberId), statuses)));
 }
 
 /**
@@ -44,27 +39,21 @@ export class StatusPlan {
     return `wamid.${this.tag}.${i}`;
   }
 
-  item(j: number): Record<string, unknown> {
+  item(j: number): StatusItem {
     const msg = j % this.messages;
     const s = Math.floor(j / this.messages);
     const status = STATUSES[s]!;
-    return {
-      id: this.wamid(msg),
-      status,
-      timestamp: String(this.baseTs + s),
-      recipient_id: `4477${String(msg).padStart(8, '0')}`,
-      ...(status !== 'read' ? { pricing: { billable: true, pricing_model: 'PMP', category: 'utility' } } : {}),
-    };
+    const pricing = status !== 'read' ? { pricing: { billable: true, pricing_model: 'PMP', category: 'utility' } } : {};
+    return statusItem(this.wamid(msg), status, this.baseTs + s, `4477${String(msg).padStart(8, '0')}`, pricing);
   }
 
   /** Pre-generated deliveries of `perDelivery` statuses each. */
   deliveries(wabaId: string, phoneNumberId: string, perDelivery: number, secret: string): Delivery[] {
     const out: Delivery[] = [];
     for (let j = 0; j < this.events; j += perDelivery) {
-      const items: Record<string, unknown>[] = [];
+      const items: StatusItem[] = [];
       for (let k = j; k < Math.min(j + perDelivery, this.events); k++) items.push(this.item(k));
-      const body = statusPayload(wabaId, phoneNumberId, items);
-      out.push({ body, signature: sign(body, secret) });
+      out.push(signedDelivery(statusesWebhook(wabaId, benchPhone(phoneNumberId), items), secret));
     }
     return out;
   }

@@ -64,6 +64,17 @@ ensure_prisma_client() {
     say "generating the Prisma client…"
     node_modules/.bin/prisma generate >/dev/null
   fi
+  ensure_db_types
+}
+
+# The Kysely types of the database (src/core/db/database.ts, committed, generated from prisma/schema.prisma by
+# scripts/db-types.ts): the dev script rewrites them; the test script (CI) fails when they do not match the schema.
+ensure_db_types() {
+  if [ "${SCRIPT_NAME:-}" = test ]; then
+    node_modules/.bin/tsx scripts/db-types.ts --check || die "src/core/db/database.ts is out of date: npm run db:generate, then commit it"
+  else
+    node_modules/.bin/tsx scripts/db-types.ts
+  fi
 }
 
 # Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run by the

@@ -43,7 +43,7 @@ const mtime = (p: string) => (fs.existsSync(p) ? fs.statSync(p).mtimeMs : 0);
 export async function build(outDir = path.join(ROOT, 'dist'), o: { force?: boolean } = {}): Promise<{ built: boolean; ms: number }> {
   const t = Date.now();
   const info = path.join(outDir, '.tsbuildinfo');
-  const outputs = ['src/main.js', 'src/worker.js', 'simulator/main.js'].map((p) => mtime(path.join(outDir, p)));
+  const outputs = ['src/main.js', 'src/worker/main.js', 'simulator/main.js'].map((p) => mtime(path.join(outDir, p)));
   const sources = Math.max(newestTs(path.join(ROOT, 'src')), newestTs(path.join(ROOT, 'simulator')));
   if (!o.force && Math.min(...outputs) > 0 && mtime(info) > sources) return { built: false, ms: 0 };
   fs.mkdirSync(outDir, { recursive: true });
@@ -155,5 +155,5 @@ export async function startApi(o: NodeProcessOptions & { port?: number }): Promi
 export async function startWorker(o: NodeProcessOptions): Promise<Served> {
   const given = Number(o.env.WORKER_METRICS_PORT);
   const port = given > 0 ? given : await freePort();
-  return startNode(o, 'src/worker.js', { ...o.env, WORKER_METRICS_PORT: String(port) }, port, '/health');
+  return startNode(o, 'src/worker/main.js', { ...o.env, WORKER_METRICS_PORT: String(port) }, port, '/health');
 }

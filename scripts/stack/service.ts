@@ -66,7 +66,7 @@ export abstract class PrivateService {
    * retried, on a fixed port it is PortInUseError. `recover` says whether another failure is worth another
    * attempt (it has fixed something); otherwise the failure is thrown with the log's last lines.
    */
-  protected async attempts(attempt: (port: number) => Promise<Launch>, recover: (text: string) => Promise<boolean> = async () => false): Promise<void> {
+  protected async attempts(attempt: (port: number) => Promise<Launch>, recover: (text: string) => Promise<boolean> = () => Promise.resolve(false)): Promise<void> {
     for (let i = 1; i <= 6; i++) {
       if (stopping()) throw new Aborted();
       const fixed = this.port !== 0;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { AuthModule } from '../auth/auth.module.js';
 import { AppConfig } from '../core/config/app-config.js';
 import { SecretBox } from '../core/crypto/secret-box.js';
 import { UpstreamModule } from '../upstream/upstream.module.js';
@@ -21,14 +22,16 @@ import { MarketingPreferencesRepository } from './users/marketing-preferences.re
 import { MarketingPreferencesService } from './users/marketing-preferences.service.js';
 
 /** The upstream tokens' sealing key ring (ENCRYPTION_KEYS). */
-export const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] };
+const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] };
 
 /**
  * The accounts domain: business accounts, their phone numbers and templates, and their upstream credentials
- * (encrypted at rest). Audiences (the console, the key-pair API, webhooks) import it; it imports none of them.
+ * (encrypted at rest). Its repositories and services are provided here once; audiences (the console, the key-pair
+ * API, webhooks, campaigns) and the worker (credential checks, webhook effects, campaign runs) import it; it imports
+ * none of them. Disconnecting an account drops its API keys, hence auth.
  */
 @Module({
-  imports: [UpstreamModule, AuditModule],
+  imports: [UpstreamModule, AuditModule, AuthModule],
   providers: [
     BusinessAccountsRepository,
     PhoneNumbersRepository,
@@ -48,17 +51,21 @@ export const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppC
     MarketingPreferencesService,
     secretBoxProvider,
   ],
-  exports: [BusinessAccountsRepository, PhoneNumbersRepository, TemplatesRepository, BlockedUsersRepository, BlockedUsersService, MarketingPreferencesRepository, MarketingPreferencesService, BusinessAccountsService, PhoneNumbersService, TemplatesService, AccountCredentials, CredentialRotation, CredentialChecks, WebhookSubscription],
+  exports: [
+    BusinessAccountsRepository,
+    PhoneNumbersRepository,
+    TemplatesRepository,
+    BlockedUsersRepository,
+    MarketingPreferencesRepository,
+    BlockedUsersService,
+    MarketingPreferencesService,
+    BusinessAccountsService,
+    PhoneNumbersService,
+    TemplatesService,
+    AccountCredentials,
+    CredentialRotation,
+    CredentialChecks,
+    WebhookSubscription,
+  ],
 })
 export class AccountsModule {}
-
-/**
- * What the worker needs of the accounts domain: the scheduled credential check (no console services, hence no
- * auth module).
- */
-@Module({
-  imports: [UpstreamModule, AuditModule],
-  providers: [BusinessAccountsRepository, AccountCredentials, CredentialChecks, CredentialRotation, LegacyCredentialsOnStart, secretBoxProvider],
-  exports: [CredentialChecks],
-})
-export class AccountsWorkerModule {}

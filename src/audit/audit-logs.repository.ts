@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { AuditLog, Prisma } from '../generated/prisma/client.js';
-import { skipTake } from '../core/http/pagination.js';
-import { PrismaService, withNumberId } from '../core/prisma/prisma.service.js';
-import { clientOf } from '../core/prisma/unit-of-work.js';
+import { columns, type JsonValue } from '../core/db/database.js';
+import { Db } from '../core/db/db.js';
+import type { Row } from '../core/db/rows.js';
+import { skipTake } from '../core/rows/page.js';
 
 export interface AuditLogEntry {
   operatorId: string | null;
@@ -10,29 +10,41 @@ export interface AuditLogEntry {
   action: string;
   targetType: string;
   targetId: string;
-  details?: Prisma.InputJsonValue;
+  details?: JsonValue;
 }
 
-/** An audit entry as stored, with its bigint id read as a number (what the console's JSON answers). */
-export type StoredAuditLog = Omit<AuditLog, 'id'> & { id: number };
+/** An audit entry as stored (its 64-bit id read as a number: what the console's JSON answers). */
+export type StoredAuditLog = Row<'audit_logs'>;
 
 /** Owns `audit_logs`. Writes join the caller's unit of work, so an entry commits with the change it records. */
 @Injectable()
 export class AuditLogsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   async append(organizationId: string, entry: AuditLogEntry): Promise<void> {
-    await clientOf(this.prisma).auditLog.create({ data: { organizationId, ...entry } });
+    await this.db
+      .on()
+      .insertInto('audit_logs')
+      .values({
+        organization_id: organizationId,
+        operator_id: entry.operatorId,
+        operator_email: entry.operatorEmail,
+        action: entry.action,
+        target_type: entry.targetType,
+        target_id: entry.targetId,
+        details: entry.details === undefined ? null : JSON.stringify(entry.details),
+      })
+      .execute();
   }
 
   /** Newest first. */
   async page(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: StoredAuditLog[]; total: number }> {
-    const where = { organizationId };
-    const db = clientOf(this.prisma);
-    const [rows, total] = await Promise.all([
-      db.auditLog.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
-      db.auditLog.count({ where }),
+    const entries = this.db.on().selectFrom('audit_logs').where('organization_id', '=', organizationId);
+    const { skip, take } = skipTake(query);
+    const [rows, counted] = await Promise.all([
+      entries.select(columns.audit_logs).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).offset(skip).execute(),
+      entries.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows: rows.map(withNumberId), total };
+    return { rows, total: counted.n };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Prisma } from '../generated/prisma/client.js';
 import type { ConsoleScope } from '../auth/request-scope.js';
+import type { JsonValue } from '../core/db/database.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { AuditLogsRepository } from './audit-logs.repository.js';
 
@@ -49,7 +49,7 @@ export interface AuditEntry {
 export class AuditService {
   constructor(private readonly logs: AuditLogsRepository) {}
 
-  record(operator: ConsoleScope, action: AuditAction, target: { type: string; id: string }, details?: Prisma.InputJsonValue): Promise<void> {
+  record(operator: ConsoleScope, action: AuditAction, target: { type: string; id: string }, details?: JsonValue): Promise<void> {
     return this.logs.append(operator.organizationId, {
       operatorId: operator.operatorId,
       operatorEmail: operator.email,
@@ -61,7 +61,7 @@ export class AuditService {
   }
 
   /** An entry of an organization none of whose operators acted (another organization took its business account over). */
-  recordForOrganization(organizationId: string, action: AuditAction, target: { type: string; id: string }, details?: Prisma.InputJsonValue): Promise<void> {
+  recordForOrganization(organizationId: string, action: AuditAction, target: { type: string; id: string }, details?: JsonValue): Promise<void> {
     return this.logs.append(organizationId, { operatorId: null, operatorEmail: null, action, targetType: target.type, targetId: target.id, details });
   }
 

@@ -5,9 +5,10 @@ import { AuthGuard } from './auth.guard.js';
 import { SessionsRepository } from './sessions/sessions.repository.js';
 import { SessionsService } from './sessions/sessions.service.js';
 
+/** API keys and console sessions: who is calling. Global, since every audience module's routes are guarded by it. */
 @Global()
 @Module({
   providers: [ApiKeysRepository, ApiKeyAuthenticator, SessionsRepository, SessionsService, AuthGuard],
-  exports: [ApiKeysRepository, ApiKeyAuthenticator, SessionsService, AuthGuard],
+  exports: [ApiKeysRepository, ApiKeyAuthenticator, SessionsRepository, SessionsService, AuthGuard],
 })
 export class AuthModule {}

@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { ReadWindow } from '../accounts/business-accounts/read-window.js';
+import type { ReadWindow } from './read-window.js';
 import type { OperatorRole } from './roles.js';
 
 /** Who is calling through an API key pair: the key's one business account is the whole scope. */

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService, safeInteger } from '../core/prisma/prisma.service.js';
-import { connectionOf, planned, statement, type Tx } from '../core/prisma/sql.js';
-import { clientOf } from '../core/prisma/unit-of-work.js';
+import { expressionBuilder } from 'kysely';
+import type { Database } from '../core/db/database.js';
+import { Db, type Tx } from '../core/db/db.js';
+import { now, typed, unnest } from '../core/db/pg.js';
+import { prepared } from '../core/db/statement.js';
+import { skipTake } from '../core/rows/page.js';
 
 /** A recipient as given at creation: a phone number (`to`) or a business-scoped user id, and its template parameters. */
 export interface NewRecipient {
@@ -51,81 +54,152 @@ export interface UnsettledRecipient {
 }
 
 /**
- * The status a recipient shows, as SQL over `r` (campaign_recipients) and `m` (its message, LEFT JOINed): the one
- * place where a recipient's state and its message's status are combined (counts, list, filter).
+ * The status a recipient shows, over `r` (campaign_recipients) and `m` (its message, LEFT JOINed): the one place
+ * where a recipient's state and its message's status are combined (counts, list, filter).
  */
-const STATUS_SQL = `CASE WHEN r.state <> 'claimed' THEN r.state WHEN m.status IS NULL OR m.status = 'pending' THEN 'sending' ELSE m.status END`;
+const shown = expressionBuilder<{ r: Database['campaign_recipients']; m: Database['messages'] }, 'r' | 'm'>();
+const STATUS = shown
+  .case()
+  .when('r.state', '<>', 'claimed')
+  .then(shown.ref('r.state'))
+  .when(shown.or([shown('m.status', 'is', null), shown('m.status', '=', 'pending')]))
+  .then('sending')
+  .else(shown.ref('m.status'))
+  .end()
+  .$castTo<RecipientStatus>();
 
 /**
  * The oldest pending recipients, claimed for this runner (attempts + 1): SKIP LOCKED, so two runners (or a runner and a
  * cancel) never take the same row, and a row is claimed once per attempt.
  */
-const claim = statement(
-  'campaign_recipients_claim',
-  `UPDATE campaign_recipients r SET state = 'claimed', claimed_by = $2, claimed_at = now(), attempts = r.attempts + 1
-     FROM (SELECT id FROM campaign_recipients WHERE campaign_id = $1 AND state = 'pending' ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED) c
-    WHERE r.id = c.id
-   RETURNING r.id::text AS id, r."to", r.user_id AS "userId", r.components, r.attempts`,
+const claim = prepared('campaign_recipients_claim', (db, p: { campaignId: number; owner: string; limit: number }) =>
+  db
+    .updateTable('campaign_recipients as r')
+    .from(
+      db
+        .selectFrom('campaign_recipients')
+        .select('id')
+        .where('campaign_id', '=', p.campaignId)
+        .where('state', '=', 'pending')
+        .orderBy('id')
+        .limit(p.limit)
+        .forUpdate()
+        .skipLocked()
+        .as('c'),
+    )
+    .set((eb) => ({ state: 'claimed', claimed_by: p.owner, claimed_at: now(), attempts: eb('r.attempts', '+', 1) }))
+    .whereRef('r.id', '=', 'c.id')
+    .returning(['r.id', 'r.to', 'r.user_id as userId', 'r.components', 'r.attempts'])
+    .$castTo<ClaimedRecipient>(),
 );
 
-const attachMessages = planned(
-  `UPDATE campaign_recipients r SET message_id = u.message_id
-     FROM unnest($1::bigint[], $2::bigint[]) AS u(id, message_id)
-    WHERE r.id = u.id`,
+const attachMessages = prepared(
+  'campaign_recipients_attach_messages',
+  (db, p: { id: number[]; messageId: number[] }) =>
+    db
+      .updateTable('campaign_recipients as r')
+      .from(unnest('u', { id: 'bigint', messageId: 'bigint' }, p))
+      .set((eb) => ({ message_id: eb.ref('u.messageId') }))
+      .whereRef('r.id', '=', 'u.id'),
+  { planned: true },
 );
 
-const skip = planned(
-  `UPDATE campaign_recipients r SET state = 'skipped', skip_reason = u.reason
-     FROM unnest($1::bigint[], $2::text[]) AS u(id, reason)
-    WHERE r.id = u.id AND r.state = 'claimed'`,
+const skip = prepared(
+  'campaign_recipients_skip',
+  (db, p: { id: number[]; reason: string[] }) =>
+    db
+      .updateTable('campaign_recipients as r')
+      .from(unnest('u', { id: 'bigint', reason: 'text' }, p))
+      .set((eb) => ({ state: 'skipped', skip_reason: eb.ref('u.reason') }))
+      .whereRef('r.id', '=', 'u.id')
+      .where('r.state', '=', 'claimed'),
+  { planned: true },
 );
 
 /**
  * Back to pending (Meta refused the pace, a transient error, a pause before their turn), or cancelled when the
  * campaign was: only rows still claimed by this runner.
  */
-const requeue = statement(
-  'campaign_recipients_requeue',
-  `UPDATE campaign_recipients SET state = $3, claimed_by = NULL, claimed_at = NULL
-    WHERE id = ANY($1::bigint[]) AND state = 'claimed' AND claimed_by = $2`,
+const requeue = prepared('campaign_recipients_requeue', (db, p: { ids: number[]; owner: string; to: 'pending' | 'cancelled' }) =>
+  db
+    .updateTable('campaign_recipients')
+    .set({ state: p.to, claimed_by: null, claimed_at: null })
+    .where((eb) => eb('id', '=', eb.fn.any(eb.val(p.ids))))
+    .where('state', '=', 'claimed')
+    .where('claimed_by', '=', p.owner),
 );
 
-const hasPending = statement('campaign_recipients_has_pending', `SELECT EXISTS (SELECT 1 FROM campaign_recipients WHERE campaign_id = $1 AND state = 'pending') AS pending`);
+const hasPending = prepared('campaign_recipients_has_pending', (db, p: { campaignId: number }) =>
+  db.selectNoFrom((eb) =>
+    eb
+      .exists(eb.selectFrom('campaign_recipients').select(eb.lit(1).as('one')).where('campaign_id', '=', p.campaignId).where('state', '=', 'pending'))
+      .$castTo<boolean>()
+      .as('pending'),
+  ),
+);
 
 /** Claimed recipients whose message is still pending: the runner's own in flight, or those of a runner that died. */
-const unsettled = statement(
-  'campaign_recipients_unsettled',
-  `SELECT r.id::text AS id, r.message_id::text AS "messageId", r.claimed_by AS "claimedBy", r.claimed_at AS "claimedAt"
-     FROM campaign_recipients r JOIN messages m ON m.id = r.message_id
-    WHERE r.campaign_id = $1 AND r.state = 'claimed' AND m.status = 'pending'
-    ORDER BY r.id LIMIT $2`,
+const unsettled = prepared('campaign_recipients_unsettled', (db, p: { campaignId: number; limit: number }) =>
+  db
+    .selectFrom('campaign_recipients as r')
+    .innerJoin('messages as m', 'm.id', 'r.message_id')
+    .select(['r.id', 'r.message_id as messageId', 'r.claimed_by as claimedBy', 'r.claimed_at as claimedAt'])
+    .where('r.campaign_id', '=', p.campaignId)
+    .where('r.state', '=', 'claimed')
+    .where('m.status', '=', 'pending')
+    .orderBy('r.id')
+    .limit(p.limit)
+    .$castTo<UnsettledRecipient>(),
 );
 
 /**
- * The one owner of `campaign_recipients`. Creation, cancel and retry-failed run on Prisma's client (the console's
- * unit of work, with the audit entry); the runner's claims are SQL on the pool, in its transaction. The list and
- * counts read each recipient's message status (`messages`, by primary key) beside it: see STATUS_SQL.
+ * The one owner of `campaign_recipients`. Creation, cancel and retry-failed join the console's unit of work (with the
+ * audit entry); the runner's claims are named prepared statements, in its transaction. The list and counts read each
+ * recipient's message status (`messages`, by primary key) beside it: see STATUS.
  */
 @Injectable()
 export class CampaignRecipientsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   // ---- Console (in the caller's unit of work) -----------------------------------------------------------------
 
   /** Every recipient of a new campaign in one statement, positions in the order given. */
   async insertAll(campaignId: number, recipients: NewRecipient[]): Promise<void> {
-    await clientOf(this.prisma).$executeRawUnsafe(
-      `INSERT INTO campaign_recipients (campaign_id, position, "to", user_id, components)
-       SELECT $1::bigint, r.ord - 1, r.v->>'to', r.v->>'userId', r.v->'components'
-         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS r(v, ord)`,
-      String(campaignId),
-      JSON.stringify(recipients),
-    );
+    if (recipients.length === 0) return;
+    const db = this.db.on();
+    await db
+      .insertInto('campaign_recipients')
+      .columns(['campaign_id', 'position', 'to', 'user_id', 'components'])
+      .expression(
+        db
+          .selectFrom(
+            unnest(
+              'r',
+              { to: 'text', userId: 'text', components: 'jsonb' },
+              {
+                to: recipients.map((r) => r.to),
+                userId: recipients.map((r) => r.userId),
+                // Each as JSON text (node-postgres would read a nested array as more dimensions of the jsonb[]).
+                components: recipients.map((r) => (r.components === null ? null : JSON.stringify(r.components))),
+              },
+              'ord',
+            ),
+          )
+          .select((eb) => [typed(campaignId, 'bigint').as('campaign_id'), eb('r.ord', '-', 1).as('position'), 'r.to', 'r.userId', 'r.components']),
+      )
+      .execute();
   }
 
   /** A cancel: every recipient not claimed yet will never be sent. */
   async cancelPending(campaignId: number): Promise<number> {
-    return clientOf(this.prisma).$executeRawUnsafe(`UPDATE campaign_recipients SET state = 'cancelled' WHERE campaign_id = $1::bigint AND state = 'pending'`, String(campaignId));
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('campaign_recipients')
+      .set({ state: 'cancelled' })
+      .where('campaign_id', '=', campaignId)
+      .where('state', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(numUpdatedRows);
   }
 
   /**
@@ -133,77 +207,95 @@ export class CampaignRecipientsRepository {
    * a fresh attempt budget; their failed messages stay as they are (every attempt leaves a message).
    */
   async requeueFailed(campaignId: number): Promise<number> {
-    return clientOf(this.prisma).$executeRawUnsafe(
-      `UPDATE campaign_recipients r SET state = 'pending', claimed_by = NULL, claimed_at = NULL, attempts = 0
-         FROM messages m
-        WHERE r.campaign_id = $1::bigint AND r.state = 'claimed' AND m.id = r.message_id AND m.status = 'failed'`,
-      String(campaignId),
-    );
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('campaign_recipients as r')
+      .from('messages as m')
+      .set({ state: 'pending', claimed_by: null, claimed_at: null, attempts: 0 })
+      .where('r.campaign_id', '=', campaignId)
+      .where('r.state', '=', 'claimed')
+      .whereRef('m.id', '=', 'r.message_id')
+      .where('m.status', '=', 'failed')
+      .executeTakeFirstOrThrow();
+    return Number(numUpdatedRows);
   }
 
   /** How many recipients show each status (RECIPIENT_STATUSES), zeros included. */
   async counts(campaignId: number): Promise<Record<RecipientStatus, number>> {
-    const rows = await clientOf(this.prisma).$queryRawUnsafe<{ status: RecipientStatus; n: number }[]>(
-      `SELECT ${STATUS_SQL} AS status, count(*)::int AS n
-         FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
-        WHERE r.campaign_id = $1::bigint GROUP BY 1`,
-      String(campaignId),
-    );
+    // Grouped by the column of a subquery: the CASE's constants are parameters, so GROUP BY could not name it again.
+    const rows = await this.db
+      .on()
+      .selectFrom(this.withMessages(campaignId).select(STATUS.as('status')).as('s'))
+      .select((eb) => ['s.status', eb.fn.countAll<number>().as('n')])
+      .groupBy('s.status')
+      .execute();
     const counts = Object.fromEntries(RECIPIENT_STATUSES.map((s) => [s, 0])) as Record<RecipientStatus, number>;
-    for (const r of rows) counts[r.status] = Number(r.n);
+    for (const r of rows) counts[r.status] = r.n;
     return counts;
   }
 
   /** A page in the order given, optionally only those showing `status`, and the total. */
   async page(campaignId: number, status: RecipientStatus | undefined, page: { page: number; limit: number }): Promise<{ rows: RecipientRow[]; total: number }> {
-    const db = clientOf(this.prisma);
-    const where = `r.campaign_id = $1::bigint${status ? ` AND ${STATUS_SQL} = $2::text` : ''}`;
-    const filter = status ? [status] : [];
-    const n = filter.length + 1;
+    let recipients = this.withMessages(campaignId);
+    if (status) recipients = recipients.where(STATUS, '=', status);
+    const { skip, take } = skipTake(page);
     const [rows, counted] = await Promise.all([
-      db.$queryRawUnsafe<(Omit<RecipientRow, 'id' | 'messageId'> & { id: string; messageId: string | null })[]>(
-        `SELECT r.id::text AS id, r.position, r."to", r.user_id AS "userId", ${STATUS_SQL} AS status, r.attempts, r.skip_reason AS "skipReason",
-                r.message_id::text AS "messageId", m.upstream_message_id AS "upstreamMessageId", m.error_code AS "errorCode",
-                m.error_title AS "errorTitle", m.error_detail AS "errorDetail", m.error_category AS "errorCategory"
-           FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id
-          WHERE ${where} ORDER BY r.position LIMIT $${n + 1} OFFSET $${n + 2}`,
-        String(campaignId), ...filter, page.limit, (page.page - 1) * page.limit,
-      ),
-      db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM campaign_recipients r LEFT JOIN messages m ON m.id = r.message_id WHERE ${where}`, String(campaignId), ...filter),
+      recipients
+        .select([
+          'r.id',
+          'r.position',
+          'r.to',
+          'r.user_id as userId',
+          STATUS.as('status'),
+          'r.attempts',
+          'r.skip_reason as skipReason',
+          'r.message_id as messageId',
+          'm.upstream_message_id as upstreamMessageId',
+          'm.error_code as errorCode',
+          'm.error_title as errorTitle',
+          'm.error_detail as errorDetail',
+          'm.error_category as errorCategory',
+        ])
+        .orderBy('r.position')
+        .limit(take)
+        .offset(skip)
+        .execute(),
+      recipients.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return {
-      rows: rows.map((r) => ({ ...r, id: safeInteger(r.id), messageId: r.messageId === null ? null : safeInteger(r.messageId) })),
-      total: Number(counted[0]?.n ?? 0),
-    };
+    return { rows, total: counted.n };
   }
 
   // ---- The runner (worker) ------------------------------------------------------------------------------------
 
   async claim(tx: Tx, campaignId: number, owner: string, limit: number): Promise<ClaimedRecipient[]> {
-    const { rows } = await connectionOf(tx).query<Omit<ClaimedRecipient, 'id'> & { id: string }>(claim([campaignId, owner, limit]));
-    return rows.map((r) => ({ ...r, id: safeInteger(r.id) })).sort((a, b) => a.id - b.id);
+    const { rows } = await this.db.exec(claim, { campaignId, owner, limit }, tx);
+    return rows.sort((a, b) => a.id - b.id);
   }
 
   async attachMessages(tx: Tx, recipientIds: number[], messageIds: number[]): Promise<void> {
-    if (recipientIds.length > 0) await connectionOf(tx).query(attachMessages([recipientIds, messageIds]));
+    if (recipientIds.length > 0) await this.db.exec(attachMessages, { id: recipientIds, messageId: messageIds }, tx);
   }
 
   async skip(tx: Tx, recipientIds: number[], reasons: string[]): Promise<void> {
-    if (recipientIds.length > 0) await connectionOf(tx).query(skip([recipientIds, reasons]));
+    if (recipientIds.length > 0) await this.db.exec(skip, { id: recipientIds, reason: reasons }, tx);
   }
 
   async requeue(tx: Tx, recipientIds: number[], owner: string, to: 'pending' | 'cancelled'): Promise<void> {
-    if (recipientIds.length > 0) await connectionOf(tx).query(requeue([recipientIds, owner, to]));
+    if (recipientIds.length > 0) await this.db.exec(requeue, { ids: recipientIds, owner, to }, tx);
   }
 
   async hasPending(campaignId: number): Promise<boolean> {
-    const { rows } = await this.prisma.pool.query<{ pending: boolean }>(hasPending([campaignId]));
+    const { rows } = await this.db.exec(hasPending, { campaignId });
     return rows[0]?.pending ?? false;
   }
 
   async unsettled(campaignId: number, limit = 5000): Promise<UnsettledRecipient[]> {
-    const { rows } = await this.prisma.pool.query<{ id: string; messageId: string; claimedBy: string | null; claimedAt: Date }>(unsettled([campaignId, limit]));
-    return rows.map((r) => ({ ...r, id: safeInteger(r.id), messageId: safeInteger(r.messageId) }));
+    const { rows } = await this.db.exec(unsettled, { campaignId, limit });
+    return rows;
   }
 
+  /** The campaign's recipients (`r`) with their messages (`m`, when they have one). */
+  private withMessages(campaignId: number) {
+    return this.db.on().selectFrom('campaign_recipients as r').leftJoin('messages as m', 'm.id', 'r.message_id').where('r.campaign_id', '=', campaignId);
+  }
 }

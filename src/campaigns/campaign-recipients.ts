@@ -40,7 +40,7 @@ export function checkRecipients(items: unknown[]): { recipients: NewRecipient[];
     const first = seen.get(address);
     if (first !== undefined) return fail(`${at}.${to !== undefined ? 'to' : 'userId'}`, `${at} repeats recipients.${first}: a campaign sends to each recipient once`);
     seen.set(address, i);
-    recipients.push({ to: (to as string | undefined) ?? null, userId: (userId as string | undefined) ?? null, components: (components as unknown[] | undefined) ?? null });
+    recipients.push({ to: to ?? null, userId: userId ?? null, components: (components as unknown[] | undefined) ?? null });
   });
   return { recipients, errors };
 }

@@ -8,7 +8,7 @@ import { MarketingPreferencesRepository } from '../accounts/users/marketing-pref
 import { AppConfig } from '../core/config/app-config.js';
 import { DomainError } from '../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
-import { SqlUnitOfWork } from '../core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../core/db/unit-of-work.js';
 import { errorCategoryOf } from '../messages/message-status.js';
 import { MessagesRepository, type MessageFailure } from '../messages/messages.repository.js';
 import { NumberPacer, PacerUnavailable, sleep, throughputOf } from '../messages/pacing/number-pacer.js';
@@ -66,7 +66,7 @@ export class CampaignRunner {
     private readonly preferences: MarketingPreferencesRepository,
     private readonly blocked: BlockedUsersRepository,
     private readonly credentials: AccountCredentials,
-    private readonly sql: SqlUnitOfWork,
+    private readonly sql: UnitOfWork,
     private readonly pacer: NumberPacer,
     private readonly upstream: WhatsAppClient,
     private readonly config: AppConfig,

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService, safeInteger } from '../core/prisma/prisma.service.js';
-import { connectionOf, statement, type Tx } from '../core/prisma/sql.js';
-import { clientOf } from '../core/prisma/unit-of-work.js';
+import { expressionBuilder } from 'kysely';
+import type { Database } from '../core/db/database.js';
+import { Db, type Tx } from '../core/db/db.js';
+import { now } from '../core/db/pg.js';
+import { qualified } from '../core/db/rows.js';
+import { prepared } from '../core/db/statement.js';
+import { skipTake } from '../core/rows/page.js';
 
 export const CAMPAIGN_STATUSES = ['running', 'paused', 'cancelled', 'completed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -29,116 +33,166 @@ export interface CampaignRow {
 
 export type NewCampaign = Pick<CampaignRow, 'name' | 'phoneNumberId' | 'templateName' | 'templateLanguage' | 'templateCategory' | 'upstreamApi' | 'total' | 'createdById'>;
 
-/** The columns of a CampaignRow, of the table under alias `t` (or unqualified). */
-const columnsOf = (t = '') => {
-  const c = (name: string) => `${t ? `${t}.` : ''}${name}`;
-  return `${c('id')}::text AS id, ${c('business_account_id')} AS "businessAccountId", ${c('name')} AS name, ${c('phone_number_id')} AS "phoneNumberId",
-  ${c('template_name')} AS "templateName", ${c('template_language')} AS "templateLanguage", ${c('template_category')} AS "templateCategory",
-  ${c('upstream_api')} AS "upstreamApi", ${c('status')} AS status, ${c('status_reason')} AS "statusReason", ${c('total')} AS total, ${c('created_by_id')} AS "createdById",
-  ${c('created_at')} AS "createdAt", ${c('updated_at')} AS "updatedAt", ${c('completed_at')} AS "completedAt", ${c('run')} AS run`;
-};
-const COLUMNS = columnsOf();
+/** The columns of a CampaignRow (the lease is the runner's business, not the row's). */
+const COLUMNS = [
+  'id',
+  'business_account_id as businessAccountId',
+  'name',
+  'phone_number_id as phoneNumberId',
+  'template_name as templateName',
+  'template_language as templateLanguage',
+  'template_category as templateCategory',
+  'upstream_api as upstreamApi',
+  'status',
+  'status_reason as statusReason',
+  'total',
+  'created_by_id as createdById',
+  'created_at as createdAt',
+  'updated_at as updatedAt',
+  'completed_at as completedAt',
+  'run',
+] as const;
 
-const rowOf = (r: Omit<CampaignRow, 'id'> & { id: string | number }): CampaignRow => ({ ...r, id: safeInteger(String(r.id)) });
+const eb = expressionBuilder<Database, never>();
+
+/**
+ * now() plus or minus `seconds` (a parameter; PostgreSQL 16's date_add, date_subtract): on the database's clock, the one
+ * every runner's lease is compared with.
+ */
+const fromNow = (op: 'date_add' | 'date_subtract', seconds: number) =>
+  eb.fn<Date>(op, [now(), eb.fn<string>('make_interval', [eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.val(seconds)])]);
 
 /**
  * A lease: the runner that holds the campaign (its token) until lease_until, renewed while it runs. Taken when free,
  * expired (the holder died), or already this runner's. `previousOwner`: who held it before (a dead runner's claims
  * are then looked at).
  */
-const acquireLease = statement(
-  'campaign_acquire_lease',
-  `WITH old AS (SELECT id, lease_owner FROM campaigns WHERE id = $1 FOR UPDATE)
-   UPDATE campaigns c SET lease_owner = $2, lease_until = now() + make_interval(secs => $3::float8 / 1000)
-     FROM old
-    WHERE c.id = old.id AND c.status = 'running' AND (c.lease_owner IS NULL OR c.lease_owner = $2 OR c.lease_until < now())
-   RETURNING ${columnsOf('c')}, old.lease_owner AS "previousOwner"`,
+const acquireLease = prepared('campaign_acquire_lease', (db, p: { id: number; owner: string; seconds: number }) =>
+  db
+    .with('old', (w) => w.selectFrom('campaigns').select(['id', 'lease_owner']).where('id', '=', p.id).forUpdate())
+    .updateTable('campaigns as c')
+    .from('old')
+    .set({ lease_owner: p.owner, lease_until: fromNow('date_add', p.seconds) })
+    .whereRef('c.id', '=', 'old.id')
+    .where('c.status', '=', 'running')
+    .where((w) => w.or([w('c.lease_owner', 'is', null), w('c.lease_owner', '=', p.owner), w('c.lease_until', '<', now())]))
+    .returning(qualified('c', COLUMNS))
+    .returning('old.lease_owner as previousOwner')
+    .$narrowType<{ status: CampaignStatus }>(),
 );
 
 /** The runner keeps its lease; what the campaign's status is now (null: the lease is someone else's). */
-const renewLease = statement(
-  'campaign_renew_lease',
-  `UPDATE campaigns SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
-    WHERE id = $1 AND lease_owner = $2
-   RETURNING status, run`,
+const renewLease = prepared('campaign_renew_lease', (db, p: { id: number; owner: string; seconds: number }) =>
+  db
+    .updateTable('campaigns')
+    .set({ lease_until: fromNow('date_add', p.seconds) })
+    .where('id', '=', p.id)
+    .where('lease_owner', '=', p.owner)
+    .returning(['status', 'run'])
+    .$narrowType<{ status: CampaignStatus }>(),
 );
 
 /**
  * Taken by every claim, in the claim's transaction: a pause or cancel (which updates the row) waits for a claim in
  * progress and every later claim sees it, so nothing is claimed (or sent) after a pause or cancel has committed.
  */
-const lockRunning = statement(
-  'campaign_lock_running',
-  `SELECT id FROM campaigns WHERE id = $1 AND status = 'running' AND lease_owner = $2 AND run = $3 FOR SHARE`,
+const lockRunning = prepared('campaign_lock_running', (db, p: { id: number; owner: string; run: number }) =>
+  db.selectFrom('campaigns').select('id').where('id', '=', p.id).where('status', '=', 'running').where('lease_owner', '=', p.owner).where('run', '=', p.run).forShare(),
 );
 
 /** Completed only by the runner of the current run: a retry-failed meanwhile (run + 1) keeps it running. */
-const complete = statement(
-  'campaign_complete',
-  `UPDATE campaigns SET status = 'completed', completed_at = now(), updated_at = now(), lease_owner = NULL, lease_until = NULL
-    WHERE id = $1 AND status = 'running' AND lease_owner = $2 AND run = $3
-   RETURNING id`,
+const complete = prepared('campaign_complete', (db, p: { id: number; owner: string; run: number }) =>
+  db
+    .updateTable('campaigns')
+    .set({ status: 'completed', completed_at: now(), updated_at: now(), lease_owner: null, lease_until: null })
+    .where('id', '=', p.id)
+    .where('status', '=', 'running')
+    .where('lease_owner', '=', p.owner)
+    .where('run', '=', p.run)
+    .returning('id'),
 );
 
-const pauseByRunner = statement(
-  'campaign_pause_by_runner',
-  `UPDATE campaigns SET status = 'paused', status_reason = $3, updated_at = now()
-    WHERE id = $1 AND status = 'running' AND lease_owner = $2`,
+const pauseByRunner = prepared('campaign_pause_by_runner', (db, p: { id: number; owner: string; reason: string }) =>
+  db
+    .updateTable('campaigns')
+    .set({ status: 'paused', status_reason: p.reason, updated_at: now() })
+    .where('id', '=', p.id)
+    .where('status', '=', 'running')
+    .where('lease_owner', '=', p.owner),
 );
 
-const statusOf = statement('campaign_status', `SELECT status FROM campaigns WHERE id = $1`);
-const statusForShare = statement('campaign_status_for_share', `SELECT status FROM campaigns WHERE id = $1 FOR SHARE`);
+const statusOf = prepared('campaign_status', (db, p: { id: number }) =>
+  db.selectFrom('campaigns').select('status').where('id', '=', p.id).$narrowType<{ status: CampaignStatus }>(),
+);
+const statusForShare = prepared('campaign_status_for_share', (db, p: { id: number }) =>
+  db.selectFrom('campaigns').select('status').where('id', '=', p.id).forShare().$narrowType<{ status: CampaignStatus }>(),
+);
 
-const releaseLease = statement('campaign_release_lease', `UPDATE campaigns SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`);
+const releaseLease = prepared('campaign_release_lease', (db, p: { id: number; owner: string }) =>
+  db.updateTable('campaigns').set({ lease_owner: null, lease_until: null }).where('id', '=', p.id).where('lease_owner', '=', p.owner),
+);
 
 /**
  * Running campaigns no runner holds: their runner died (lease expired), or none took them for a whole lease (their
  * job was never queued, or lost with Redis). A campaign just started or resumed is left to its own job.
  */
-const orphaned = statement(
-  'campaigns_orphaned',
-  `SELECT id::text AS id, run FROM campaigns
-    WHERE status = 'running' AND (lease_until < now() OR (lease_until IS NULL AND updated_at < now() - make_interval(secs => $2::float8 / 1000)))
-    ORDER BY id LIMIT $1`,
+const orphaned = prepared('campaigns_orphaned', (db, p: { limit: number; seconds: number }) =>
+  db
+    .selectFrom('campaigns')
+    .select(['id', 'run'])
+    .where('status', '=', 'running')
+    .where((w) => w.or([w('lease_until', '<', now()), w.and([w('lease_until', 'is', null), w('updated_at', '<', fromNow('date_subtract', p.seconds))])]))
+    .orderBy('id')
+    .limit(p.limit),
 );
 
 /**
- * The one owner of `campaigns`. The console's statements (create, list, transitions) run on Prisma's client so that
- * they join the unit of work of their audit entry; the runner's (lease, claim lock, completion) are SQL on the pool.
+ * The one owner of `campaigns`. The console's statements (create, list, transitions) join the unit of work of their
+ * audit entry; the runner's (lease, claim lock, completion) are named prepared statements.
  * Tenant scope: the console's methods take the business account first; the runner's work on a campaign it leased.
  */
 @Injectable()
 export class CampaignsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   // ---- Console (in the caller's unit of work) -----------------------------------------------------------------
 
-  async create(businessAccountId: string, c: NewCampaign): Promise<CampaignRow> {
-    const rows = await clientOf(this.prisma).$queryRawUnsafe<CampaignRow[]>(
-      `INSERT INTO campaigns (business_account_id, name, phone_number_id, template_name, template_language, template_category, upstream_api, total, created_by_id, run)
-       VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9::uuid, 1)
-       RETURNING ${COLUMNS}`,
-      businessAccountId, c.name, c.phoneNumberId, c.templateName, c.templateLanguage, c.templateCategory, c.upstreamApi, c.total, c.createdById,
-    );
-    return rowOf(rows[0]!);
+  create(businessAccountId: string, c: NewCampaign): Promise<CampaignRow> {
+    return this.db
+      .on()
+      .insertInto('campaigns')
+      .values({
+        business_account_id: businessAccountId,
+        name: c.name,
+        phone_number_id: c.phoneNumberId,
+        template_name: c.templateName,
+        template_language: c.templateLanguage,
+        template_category: c.templateCategory,
+        upstream_api: c.upstreamApi,
+        total: c.total,
+        created_by_id: c.createdById,
+        run: 1,
+      })
+      .returning(COLUMNS)
+      .$narrowType<{ status: CampaignStatus }>()
+      .executeTakeFirstOrThrow();
   }
 
   async find(businessAccountId: string, id: number): Promise<CampaignRow | null> {
-    const rows = await clientOf(this.prisma).$queryRawUnsafe<CampaignRow[]>(`SELECT ${COLUMNS} FROM campaigns WHERE id = $1::bigint AND business_account_id = $2::uuid`, String(id), businessAccountId);
-    return rows[0] ? rowOf(rows[0]) : null;
+    const row = await this.campaigns(businessAccountId).select(COLUMNS).where('id', '=', id).$narrowType<{ status: CampaignStatus }>().executeTakeFirst();
+    return row ?? null;
   }
 
   /** Newest first, and the total. */
   async page(businessAccountId: string, page: { page: number; limit: number }): Promise<{ rows: CampaignRow[]; total: number }> {
-    const db = clientOf(this.prisma);
+    const { skip, take } = skipTake(page);
     const [rows, counted] = await Promise.all([
-      db.$queryRawUnsafe<CampaignRow[]>(
-        `SELECT ${COLUMNS} FROM campaigns WHERE business_account_id = $1::uuid ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
-        businessAccountId, page.limit, (page.page - 1) * page.limit,
-      ),
-      db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM campaigns WHERE business_account_id = $1::uuid`, businessAccountId),
+      this.campaigns(businessAccountId).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).offset(skip).$narrowType<{ status: CampaignStatus }>().execute(),
+      this.campaigns(businessAccountId)
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
-    return { rows: rows.map(rowOf), total: Number(counted[0]?.n ?? 0) };
+    return { rows, total: counted.n };
   }
 
   /**
@@ -146,63 +200,77 @@ export class CampaignsRepository {
    * running bumps `run` (a new queue job). Null when the campaign is in none of the `from` statuses.
    */
   async transition(businessAccountId: string, id: number, from: readonly CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
-    const rows = await clientOf(this.prisma).$queryRawUnsafe<CampaignRow[]>(
-      `UPDATE campaigns SET status = $3::text, status_reason = NULL, updated_at = now(),
-              run = CASE WHEN $3::text = 'running' THEN run + 1 ELSE run END,
-              completed_at = CASE WHEN $3::text IN ('completed', 'cancelled') THEN now() ELSE NULL END
-        WHERE id = $1::bigint AND business_account_id = $2::uuid AND status = ANY($4::text[])
-       RETURNING ${COLUMNS}`,
-      String(id), businessAccountId, to, [...from],
-    );
-    return rows[0] ? rowOf(rows[0]) : null;
+    const row = await this.db
+      .on()
+      .updateTable('campaigns')
+      .set((e) => ({
+        status: to,
+        status_reason: null,
+        updated_at: now(),
+        run: to === 'running' ? e('run', '+', 1) : e.ref('run'),
+        completed_at: to === 'completed' || to === 'cancelled' ? now() : null,
+      }))
+      .where('id', '=', id)
+      .where('business_account_id', '=', businessAccountId)
+      .where((e) => e('status', '=', e.fn.any(e.val([...from]))))
+      .returning(COLUMNS)
+      .$narrowType<{ status: CampaignStatus }>()
+      .executeTakeFirst();
+    return row ?? null;
   }
 
   // ---- The runner (worker) ------------------------------------------------------------------------------------
 
   async acquireLease(id: number, owner: string, leaseMs: number): Promise<(CampaignRow & { previousOwner: string | null }) | null> {
-    const { rows } = await this.prisma.pool.query<CampaignRow & { previousOwner: string | null }>(acquireLease([id, owner, leaseMs]));
-    return rows[0] ? { ...rowOf(rows[0]), previousOwner: rows[0].previousOwner } : null;
+    const { rows } = await this.db.exec(acquireLease, { id, owner, seconds: leaseMs / 1000 });
+    return rows[0] ?? null;
   }
 
   /** The campaign's status and run while the lease is still this runner's; null once it is not. */
   async renewLease(id: number, owner: string, leaseMs: number): Promise<{ status: CampaignStatus; run: number } | null> {
-    const { rows } = await this.prisma.pool.query<{ status: CampaignStatus; run: number }>(renewLease([id, owner, leaseMs]));
+    const { rows } = await this.db.exec(renewLease, { id, owner, seconds: leaseMs / 1000 });
     return rows[0] ?? null;
   }
 
   /** In the claim's transaction: whether this runner may still claim (running, its lease, its run). */
   async lockRunning(tx: Tx, id: number, owner: string, run: number): Promise<boolean> {
-    const { rows } = await connectionOf(tx).query(lockRunning([id, owner, run]));
+    const { rows } = await this.db.exec(lockRunning, { id, owner, run }, tx);
     return rows.length > 0;
   }
 
   async complete(id: number, owner: string, run: number): Promise<boolean> {
-    const { rows } = await this.prisma.pool.query(complete([id, owner, run]));
+    const { rows } = await this.db.exec(complete, { id, owner, run });
     return rows.length > 0;
   }
 
   /** The service pauses a campaign that cannot go on (the token rejected, the account blocked), with the reason. */
   async pauseByRunner(id: number, owner: string, reason: string): Promise<void> {
-    await this.prisma.pool.query(pauseByRunner([id, owner, reason]));
+    await this.db.exec(pauseByRunner, { id, owner, reason });
   }
 
   async statusOf(id: number): Promise<CampaignStatus | null> {
-    const { rows } = await this.prisma.pool.query<{ status: CampaignStatus }>(statusOf([id]));
+    const { rows } = await this.db.exec(statusOf, { id });
     return rows[0]?.status ?? null;
   }
 
   /** In the caller's transaction, holding the row (shared) so that no transition commits meanwhile. */
   async statusForShare(tx: Tx, id: number): Promise<CampaignStatus | null> {
-    const { rows } = await connectionOf(tx).query<{ status: CampaignStatus }>(statusForShare([id]));
+    const { rows } = await this.db.exec(statusForShare, { id }, tx);
     return rows[0]?.status ?? null;
   }
 
   async releaseLease(id: number, owner: string): Promise<void> {
-    await this.prisma.pool.query(releaseLease([id, owner]));
+    await this.db.exec(releaseLease, { id, owner });
   }
 
   async orphaned(leaseMs: number, limit = 100): Promise<{ id: number; run: number }[]> {
-    const { rows } = await this.prisma.pool.query<{ id: string; run: number }>(orphaned([limit, leaseMs]));
-    return rows.map((r) => ({ id: safeInteger(r.id), run: r.run }));
+    const { rows } = await this.db.exec(orphaned, { limit, seconds: leaseMs / 1000 });
+    return rows;
+  }
+
+  /** The business account's campaigns. */
+  private campaigns(businessAccountId: string) {
+    return this.db.on().selectFrom('campaigns').where('business_account_id', '=', businessAccountId);
   }
 }
+

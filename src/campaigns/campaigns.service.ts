@@ -8,7 +8,7 @@ import { Conflict, NotFound, type FieldError } from '../core/errors/domain-error
 import { FieldValidationError } from '../core/http/api-error.js';
 import { toPage, type Page } from '../core/http/pagination.js';
 import { isRowId } from '../core/http/row-id.js';
-import { UnitOfWork } from '../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../core/db/unit-of-work.js';
 import type { TemplateComponentDto } from '../messages/dto/send-message.dto.js';
 import { parameterProblems } from '../messages/send/pre-send-checks.js';
 import { SendContextReader } from '../messages/send/send-context.reader.js';

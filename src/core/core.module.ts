@@ -6,9 +6,10 @@ import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { PgListener } from './prisma/pg-listener.js';
+import { Db } from './db/db.js';
+import { UnitOfWork } from './db/unit-of-work.js';
 import { PrismaService } from './prisma/prisma.service.js';
-import { SqlUnitOfWork } from './prisma/sql-unit-of-work.js';
-import { UnitOfWork } from './prisma/unit-of-work.js';
+import { UnitOfWork as PrismaUnitOfWork } from './prisma/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { RedisService } from './redis/redis.service.js';
@@ -18,7 +19,10 @@ export interface CoreOptions {
   logDestination?: DestinationStream;
 }
 
-/** Shared by the API and the worker: validated config, logging, Prisma (and its unit of work), Redis, queue producers, metrics. */
+/**
+ * Shared by the API and the worker: validated config, logging, the database (Db and its unit of work; Prisma's client and
+ * its unit of work for the repositories not yet on Kysely), Redis, queue producers, metrics.
+ */
 @Global()
 @Module({})
 export class CoreModule {
@@ -28,17 +32,18 @@ export class CoreModule {
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`, opts.logDestination) },
-        PrismaService,
-        PgListener,
-        SqlUnitOfWork,
+        Db,
         UnitOfWork,
+        PrismaService,
+        PrismaUnitOfWork,
+        PgListener,
         RedisService,
         QueueService,
         Metrics,
         RateLimiterService,
         LongPollShares,
       ],
-      exports: [AppConfig, APP_LOGGER, PrismaService, PgListener, SqlUnitOfWork, UnitOfWork, RedisService, QueueService, Metrics, RateLimiterService, LongPollShares],
+      exports: [AppConfig, APP_LOGGER, Db, UnitOfWork, PrismaService, PrismaUnitOfWork, PgListener, RedisService, QueueService, Metrics, RateLimiterService, LongPollShares],
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../core/http/api-error.js';
-import { PrismaService } from '../core/prisma/prisma.service.js';
+import { Db } from '../core/db/db.js';
 import { RedisService } from '../core/redis/redis.service.js';
 
 export interface Readiness {
@@ -13,7 +13,7 @@ export class HealthService {
   private shuttingDown = false;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly db: Db,
     private readonly redis: RedisService,
   ) {}
 
@@ -27,7 +27,7 @@ export class HealthService {
       throw new ApiError(503, 'Service Unavailable: shutting down', { errors: [{ field: 'process', message: 'The process is shutting down' }] });
     }
     const [postgres, redis] = await Promise.allSettled([
-      this.prisma.ping(2000),
+      this.db.ping(2000),
       this.redis.ping(1000),
     ]);
     const errors = [];

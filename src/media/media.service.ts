@@ -186,7 +186,8 @@ export class MediaService {
       });
       parser.on('error', () => stop(InvalidInput.of('file', 'the multipart body could not be read')));
       parser.on('close', () => {
-        if (refusal) return void settle(() => reject(refusal));
+        const refused = refusal;
+        if (refused) return void settle(() => reject(refused));
         if (!upload) return void settle(() => reject(InvalidInput.of('file', 'file is required (multipart field file)')));
         // The body is read: from here only Meta's answer (bounded by the deadline) is awaited.
         clearTimeout(idle);

@@ -1,4 +1,4 @@
-import { readWindowOf } from '../accounts/business-accounts/read-window.js';
+import { readWindowOf } from '../auth/read-window.js';
 import { Roles } from '../auth/roles.js';
 import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';

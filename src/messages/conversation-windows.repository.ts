@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '../core/prisma/prisma.service.js';
-import { connectionOf, statement, type Tx } from '../core/prisma/sql.js';
+import { Db, type Tx } from '../core/db/db.js';
+import { unnest } from '../core/db/pg.js';
+import { prepared } from '../core/db/statement.js';
 
 export interface InboundContact {
   phoneNumberId: string;
@@ -10,17 +11,25 @@ export interface InboundContact {
 }
 
 /** GREATEST: a late redelivery of an older message never shortens the window. */
-const openWindows = statement(
-  'open_conversation_windows',
-  `INSERT INTO conversation_windows (phone_number_id, recipient, waba_id, last_inbound_at)
-   SELECT w.p, w.r, w.b, w.t FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS w(p, r, b, t)
-   ON CONFLICT (phone_number_id, recipient) DO UPDATE
-     SET last_inbound_at = GREATEST(conversation_windows.last_inbound_at, EXCLUDED.last_inbound_at), waba_id = EXCLUDED.waba_id`,
+const openWindows = prepared('open_conversation_windows', (db, p: { phoneNumberIds: string[]; recipients: string[]; wabaIds: string[]; ats: Date[] }) =>
+  db
+    .insertInto('conversation_windows')
+    .columns(['phone_number_id', 'recipient', 'waba_id', 'last_inbound_at'])
+    .expression(
+      db
+        .selectFrom(unnest('w', { p: 'text', r: 'text', b: 'text', t: 'timestamptz' }, { p: p.phoneNumberIds, r: p.recipients, b: p.wabaIds, t: p.ats }))
+        .select(['w.p', 'w.r', 'w.b', 'w.t']),
+    )
+    .onConflict((oc) =>
+      oc.columns(['phone_number_id', 'recipient']).doUpdateSet((eb) => ({
+        last_inbound_at: eb.fn<Date>('greatest', ['conversation_windows.last_inbound_at', 'excluded.last_inbound_at']),
+        waba_id: eb.ref('excluded.waba_id'),
+      })),
+    ),
 );
 
-const lastInbound = statement(
-  'conversation_window_last_inbound',
-  `SELECT last_inbound_at AS "lastInboundAt" FROM conversation_windows WHERE phone_number_id = $1 AND recipient = $2`,
+const lastInbound = prepared('conversation_window_last_inbound', (db, p: { phoneNumberId: string; recipient: string }) =>
+  db.selectFrom('conversation_windows').select('last_inbound_at as lastInboundAt').where('phone_number_id', '=', p.phoneNumberId).where('recipient', '=', p.recipient),
 );
 
 /**
@@ -29,11 +38,11 @@ const lastInbound = statement(
  */
 @Injectable()
 export class ConversationWindowsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** When the customer last wrote to this number; null when never. */
   async lastInboundAt(phoneNumberId: string, recipient: string): Promise<Date | null> {
-    const { rows } = await this.prisma.pool.query<{ lastInboundAt: Date }>(lastInbound([phoneNumberId, recipient]));
+    const { rows } = await this.db.exec(lastInbound, { phoneNumberId, recipient });
     return rows[0]?.lastInboundAt ?? null;
   }
 
@@ -49,6 +58,10 @@ export class ConversationWindowsRepository {
     }
     if (latest.size === 0) return;
     const rows = [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
-    await connectionOf(tx).query(openWindows([rows.map((r) => r.phoneNumberId), rows.map((r) => r.recipient), rows.map((r) => r.wabaId), rows.map((r) => r.at)]));
+    await this.db.exec(
+      openWindows,
+      { phoneNumberIds: rows.map((r) => r.phoneNumberId), recipients: rows.map((r) => r.recipient), wabaIds: rows.map((r) => r.wabaId), ats: rows.map((r) => r.at) },
+      tx,
+    );
   }
 }

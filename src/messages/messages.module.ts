@@ -1,55 +1,19 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module.js';
-import { UpstreamModule } from '../upstream/upstream.module.js';
-import { ConsoleMessagesController } from './console-messages.controller.js';
-import { MessagesController } from './messages.controller.js';
-import { AnalyticsService } from './query/analytics.service.js';
 import { ConversationWindowsRepository } from './conversation-windows.repository.js';
 import { MessagesRepository } from './messages.repository.js';
-import { MessageDetails } from './query/message-details.service.js';
-import { EventsRepository } from '../webhooks/events/events.repository.js';
-import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
-import { EventsFeedModule } from '../webhooks/events/events-feed.module.js';
-import { FeedActivity } from './feed/feed-activity.js';
-import { MessagesFeedCursors } from './feed/messages-feed-cursors.js';
-import { InboundMediaController } from './inbound-media/inbound-media.controller.js';
-import { InboundMediaDownloads } from './inbound-media/inbound-media-downloads.js';
-import { InboundMediaLinks } from './inbound-media/inbound-media-links.js';
-import { MessagesList } from './query/messages-list.service.js';
-import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
-import { IdempotencyService } from './send/idempotency.service.js';
-import { PreSendChecks } from './send/pre-send-checks.js';
-import { SendContextCache } from './send/send-context.cache.js';
-import { SendContextReader } from './send/send-context.reader.js';
-import { SendMessageService } from './send/send-message.service.js';
 import { NumberPacer } from './pacing/number-pacer.js';
+import { IdempotencyKeysRepository } from './send/idempotency-keys.repository.js';
+import { SendContextReader } from './send/send-context.reader.js';
 
 /**
- * Messages: the API-key routes (send, list and feed, get, analytics), the inbound-media links they hand out, and
- * the console's read-only views of them.
+ * The messages domain: its tables' repositories (messages, conversation windows, Idempotency-Keys) and what every
+ * sender shares (a number's pacing, the send context read from the accounts domain), provided here once. The API
+ * (MessagesApiModule), the webhook effects, campaign runs and the worker's purges import it.
  */
 @Module({
-  imports: [UpstreamModule, AccountsModule, EventsFeedModule],
-  controllers: [MessagesController, ConsoleMessagesController, InboundMediaController],
-  providers: [
-    SendMessageService,
-    NumberPacer,
-    PreSendChecks,
-    SendContextReader,
-    ConversationWindowsRepository,
-    SendContextCache,
-    IdempotencyService,
-    IdempotencyKeysRepository,
-    MessagesRepository,
-    MessageDetails,
-    EventsRepository,
-    AnalyticsService,
-    RateLimitGuard,
-    MessagesList,
-    MessagesFeedCursors,
-    FeedActivity,
-    InboundMediaLinks,
-    InboundMediaDownloads,
-  ],
+  imports: [AccountsModule],
+  providers: [MessagesRepository, ConversationWindowsRepository, IdempotencyKeysRepository, NumberPacer, SendContextReader],
+  exports: [MessagesRepository, ConversationWindowsRepository, IdempotencyKeysRepository, NumberPacer, SendContextReader],
 })
 export class MessagesModule {}

@@ -1,5 +1,6 @@
+import { AccountBlocked, CredentialRejected, UpstreamRateLimited, UpstreamRejected, UpstreamUnavailable, type DomainError, type TranslatableError } from '../core/errors/domain-errors.js';
 import { CONNECT_TIMEOUT_CODE } from './connect-timeout.agent.js';
-import { classifyUpstreamError, type UpstreamErrorClass } from './meta-error-catalogue.js';
+import { classifyUpstreamError, defaultRetryAfterSeconds, isRateLimit, type UpstreamErrorClass } from './meta-error-catalogue.js';
 
 export type { UpstreamErrorClass };
 
@@ -39,11 +40,23 @@ export interface UpstreamErrorInit {
   isNetwork?: boolean;
 }
 
+export interface UpstreamFailureOptions {
+  /**
+   * What a permanent upstream error means for this call: the caller's request was wrong (a send: 422), or the
+   * upstream misbehaved on a call that cannot be wrong (a sync's listing: 502). Default: rejected.
+   */
+  permanent?: 'rejected' | 'unavailable';
+  /** Said with an unavailable upstream whose outcome is unknown (a send that timed out). */
+  outcomeUnknownNote?: string;
+  /** What was being done, put before the upstream's reason ("webhook subscription: Permissions error (200)"). */
+  during?: string;
+}
+
 /**
  * A failed call to Meta, built from plain values only. The client never keeps or rethrows an axios error:
  * those carry the request config, Authorization header included, into logs and inspect output.
  */
-export class UpstreamError extends Error {
+export class UpstreamError extends Error implements TranslatableError {
   readonly operation: string;
   readonly title: string;
   readonly errorClass: UpstreamErrorClass;
@@ -135,6 +148,22 @@ export class UpstreamError extends Error {
   /** What to tell a user: Meta's title and code, never the token (the title is already redacted). */
   get reason(): string {
     return `${this.title}${this.code !== undefined ? ` (${this.code})` : ''}`;
+  }
+
+  /** The domain error this failure stands for, read from its class and the Meta error catalogue. */
+  toDomainError(options: UpstreamFailureOptions = {}): DomainError {
+    const reason = options.during ? `${options.during}: ${this.reason}` : this.reason;
+    switch (this.errorClass) {
+      case 'credential':
+        return new CredentialRejected(reason);
+      case 'account_blocked':
+        return new AccountBlocked(reason);
+      case 'retryable':
+        if (isRateLimit(this.code)) return new UpstreamRateLimited(reason, this.retryAfterSeconds ?? defaultRetryAfterSeconds(this.code));
+        return new UpstreamUnavailable(reason, this.isTimeout ? options.outcomeUnknownNote : undefined);
+      case 'permanent':
+        return options.permanent === 'unavailable' ? new UpstreamUnavailable(reason) : new UpstreamRejected(reason);
+    }
   }
 
   /** Plain, token-free fields for structured logs. */

@@ -316,7 +316,7 @@ export class WhatsAppClient implements OnModuleDestroy {
     const ok = response.status >= 200 && response.status < 300;
     const seconds = timer({ outcome: ok ? 'ok' : 'error' });
     if (ok) return response.data as T;
-    const retryAfter = response.headers['retry-after'];
+    const retryAfter: unknown = response.headers['retry-after'];
     throw this.failed(UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]), seconds);
   }
 

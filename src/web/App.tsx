@@ -143,7 +143,7 @@ function Shell({ session, onLogout, path, children }: { session: Session; onLogo
               {session.operator.email}
               <span className="org"> · {session.operator.organization.name}</span>
             </span>
-            <button type="button" className="secondary" onClick={logout} disabled={loggingOut}>
+            <button type="button" className="secondary" onClick={() => void logout()} disabled={loggingOut}>
               Log out
             </button>
           </div>

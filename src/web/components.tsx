@@ -158,7 +158,7 @@ export function CopyButton({ value, label, fieldId }: { value: string; label: st
   };
   return (
     <>
-      <button type="button" className="secondary" onClick={copy}>
+      <button type="button" className="secondary" onClick={() => void copy()}>
         {label}
       </button>
       <span className="copy-state" role="status">

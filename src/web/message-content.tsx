@@ -29,12 +29,12 @@ export function contentSummary(m: { type: string; templateName: string | null; t
       // A customer's reply to buttons or a list carries what was chosen.
       const reply = obj(body.button_reply ?? body.list_reply);
       if (text(reply.title)) return `reply: ${clip(text(reply.title)!)}`;
-      return `interactive ${String(body.type ?? '')}: ${clip(text(obj(body.body).text) ?? '')}`;
+      return `interactive ${text(body.type) ?? ''}: ${clip(text(obj(body.body).text) ?? '')}`;
     }
     case 'button':
       return `button: ${clip(text(body.text) ?? text(body.payload) ?? '')}`;
     case 'reaction':
-      return body.emoji === '' ? 'reaction removed' : `reaction ${String(body.emoji ?? '')}`;
+      return body.emoji === '' ? 'reaction removed' : `reaction ${text(body.emoji) ?? ''}`;
     default:
       if (MEDIA.has(m.type)) return [m.type, text(body.filename), text(body.caption) && `“${clip(text(body.caption)!)}”`].filter(Boolean).join(': ');
       return m.type;
@@ -89,7 +89,7 @@ export function MessageContent({ type, templateName, templateLanguage, content }
   } else if (type === 'interactive') {
     const action = obj(body.action);
     const header = obj(body.header);
-    add('Kind', String(body.type ?? ''));
+    add('Kind', text(body.type) ?? '');
     add('Header', text(header.text) ?? (text(header.type) && `${String(header.type)} attachment`));
     add('Body', <span className="wrap">{text(obj(body.body).text)}</span>);
     add('Footer', text(obj(body.footer).text));
@@ -128,7 +128,7 @@ export function MessageContent({ type, templateName, templateLanguage, content }
       add('Button', <>{text(p.display_text)} → <span className="wrap">{text(p.url)}</span></>);
     }
   } else if (type === 'reaction') {
-    add('Reaction', body.emoji === '' ? 'removed' : String(body.emoji ?? ''));
+    add('Reaction', body.emoji === '' ? 'removed' : (text(body.emoji) ?? ''));
     add('To message', <span className="mono wrap">{text(body.message_id)}</span>);
   }
   add('Reply to', replyTo && <span className="mono wrap">{replyTo}</span>);

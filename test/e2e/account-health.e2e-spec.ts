@@ -1,4 +1,5 @@
-import { SIMULATOR_APP, type SubscriptionFault, type SubscriptionMethod } from '../../simulator/subscriptions.js';
+import type { SubscriptionFault, SubscriptionMethod } from '../../simulator/subscribed-apps.js';
+import { SIMULATOR_APP } from '../../simulator/subscriptions.js';
 import { eventually, helloWorld, onboard, recipient, signupAndLogin, type Operator, type Tenant } from '../utils/factories.js';
 import { freePort } from '../utils/net.js';
 import { startStack, type Stack } from '../utils/stack.js';

@@ -1,4 +1,4 @@
-import { eventually, onboard, signupAndLogin, simInbound, type Operator, type Tenant } from '../utils/factories.js';
+import { eventually, onboard, signupAndLogin, simInbound, type OnboardedTenant, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -25,8 +25,8 @@ describe('Business-account takeover and read cut-offs', () => {
     return res.status === 200 ? (res.body.data.items as { content: { text?: { body: string } } }[]).map((m) => m.content.text?.body).sort() : res.status;
   };
   /** Has the simulator post a customer's text and waits until the worker stored it as an event. */
-  const inbound = async (t: Pick<Tenant, 'account'>, text: string) => {
-    const { wamid } = await simInbound(stack, t as Tenant, { from: '447700900123', text });
+  const inbound = async (t: Pick<OnboardedTenant, 'account'>, text: string) => {
+    const { wamid } = await simInbound(stack, t, { from: '447700900123', text });
     expect(await eventually(async () => (await stack.prisma.event.count({ where: { wabaId: t.account.wabaId, messageId: wamid } })) > 0)).toBe(true);
   };
   const audit = async (op: Operator) =>

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { eventually, onboard, type Tenant } from '../utils/factories.js';
 import { rawRequest, type RawRequest, type RawResponse } from '../utils/raw-http.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { signatureOf } from '../utils/webhooks.js';
+import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 /**
  * Bad-input sweep: malformed and hostile input to every route the Swagger document lists (read at test time,
@@ -448,14 +448,14 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     const cases: Case[] = [];
     const add = (label: string, body: string | Buffer, headers: Record<string, string | string[]>, extra: Partial<Case> = {}) =>
       cases.push({ route, label, req: { method: 'POST', path: '/webhooks/whatsapp', headers, body }, ...extra });
-    const signed = (body: string | Buffer) => ({ 'content-type': 'application/json', 'x-hub-signature-256': signatureOf(body, secret) });
+    const signed = (body: string | Buffer) => ({ 'content-type': 'application/json', 'x-hub-signature-256': signatureHeader(body, secret) });
 
     add('no signature', valid, { 'content-type': 'application/json' }, { status: 401 });
     add('wrong signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, { status: 401 });
-    add('signature of another body', valid, { 'content-type': 'application/json', 'x-hub-signature-256': signatureOf(`${valid} `, secret) }, { status: 401 });
+    add('signature of another body', valid, { 'content-type': 'application/json', 'x-hub-signature-256': signatureHeader(`${valid} `, secret) }, { status: 401 });
     add('sha1 signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha1=${'0'.repeat(40)}` }, { status: 401 });
     add('non-hex signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'z'.repeat(64)}` }, { status: 401 });
-    add('duplicate signature headers', valid, { 'content-type': 'application/json', 'x-hub-signature-256': [signatureOf(valid, secret), `sha256=${'0'.repeat(64)}`] }, { status: 401 });
+    add('duplicate signature headers', valid, { 'content-type': 'application/json', 'x-hub-signature-256': [signatureHeader(valid, secret), `sha256=${'0'.repeat(64)}`] }, { status: 401 });
     add('8 kB signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'a'.repeat(8 * KB)}` }, { status: 401 });
     add('signature with sql injection', valid, { 'content-type': 'application/json', 'x-hub-signature-256': "sha256=' OR 1=1 --" }, { status: 401 });
     add('unsigned, no content-type', valid, {}, { status: 401 });

@@ -5,7 +5,6 @@ import { startStack, type Stack } from '../utils/stack.js';
 import { freePort } from '../utils/net.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 
-const NOT_FOUND = { statusCode: 404, message: 'Business account not found' };
 const ALREADY_CONNECTED = {
   statusCode: 409,
   message: 'This business account is already connected',

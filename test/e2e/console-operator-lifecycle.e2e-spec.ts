@@ -13,7 +13,7 @@ describe('Console: an operator’s own sessions and password', () => {
 
   const loginAgain = async (email: string, password = PASSWORD) => {
     const res = await t.http.post('/auth/login').send({ email, password });
-    return { status: res.status as number, cookie: ([] as string[]).concat(res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ') };
+    return { status: res.status, cookie: ([] as string[]).concat(res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ') };
   };
   const me = (cookie: string) => t.http.get('/auth/me').set('cookie', cookie);
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
-import { PASSWORD, eventually, helloWorld, joinOrganization, onboard, recipient, signupAndLogin, simControl, uniqueEmail, type Tenant } from '../utils/factories.js';
+import { PASSWORD, eventually, helloWorld, joinOrganization, onboard, recipient, signupAndLogin, simControl, uniqueEmail } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**

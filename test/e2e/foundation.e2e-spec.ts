@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { startAppWithOwnRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
+import { startAppWithOwnRedis, startDisposableRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
 import { freePort } from '../utils/net.js';
 import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -174,6 +174,36 @@ describe('Foundation: graceful shutdown of the API process', () => {
   }, 60_000);
 });
 
+describe('Foundation: shutdown of a worker whose Redis is gone', () => {
+  it('exits within WORKER_SHUTDOWN_TIMEOUT_MS of SIGTERM instead of waiting on connections that never come back', async () => {
+    const redis = await startDisposableRedis();
+    const child = spawn(process.execPath, ['dist/src/worker/main.js'], {
+      env: { ...testEnv({ LOG_LEVEL: 'info', REDIS_URL: redis.url, WORKER_METRICS_PORT: '-1', WORKER_SHUTDOWN_TIMEOUT_MS: '2000' }), PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      // A busy host (the whole suite on 2 cores) can take many seconds to boot Nest.
+      for (let i = 0; i < 450 && !out.includes('worker started'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain('worker started');
+      redis.kill();
+      await new Promise((r) => setTimeout(r, 500));
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      const code = await exited;
+      // Without the deadline: 27 s and more (seen over 90 s on a busy host), each consumer's close waiting on a dead Redis.
+      expect(Date.now() - signalled).toBeLessThan(2000 + 3000);
+      const timedOut = out.includes('worker shutdown timed out');
+      expect({ code, timedOut }).toEqual(timedOut ? { code: 1, timedOut: true } : { code: 0, timedOut: false });
+    } finally {
+      child.kill('SIGKILL');
+      redis.kill();
+    }
+  }, 90_000);
+});
+
 describe('Foundation: a quiet start', () => {
   // A database of its own, as on a first start: the suite's database holds rows other tests left on purpose (v1
   // ciphertexts no key opens, which the processes rightly warn about at start).
@@ -220,7 +250,7 @@ describe('Foundation: a quiet start', () => {
   }, 60_000);
 
   it('the worker says it started, without framework chatter or a warning', async () => {
-    const lines = await startupLines('dist/src/worker.js', 'worker started', { WORKER_METRICS_PORT: '0' });
+    const lines = await startupLines('dist/src/worker/main.js', 'worker started', { WORKER_METRICS_PORT: '0' });
     expect(frameworkNarration(lines)).toEqual([]);
     expect(warnings(lines)).toEqual([]);
     expect(lines.map((l) => l.msg)).toContain('worker started');

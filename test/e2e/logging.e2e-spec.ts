@@ -4,32 +4,23 @@ import pg from 'pg';
 import request from 'supertest';
 import { metaJson } from '../../simulator/meta-json.js';
 import { DeliveryQueue, deliveryJobIds } from '../../src/webhooks/delivery-queue.js';
-import { helloWorld, onboard, type Tenant } from '../utils/factories.js';
+import { createTenant, helloWorld, onboard, wamid, type Tenant } from '../utils/factories.js';
 import { LogCapture } from '../utils/log-capture.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import {
-  createTenant,
-  fieldPayload,
-  inboundPayload,
-  signatureOf,
-  startTestWorker,
-  unixNow,
-  waitFor,
-  wamid,
-  type Tenant as WebhookTenant,
-  type TestWorker,
-} from '../utils/webhooks.js';
+import { startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
+import { fieldWebhook, inboundWebhook } from '../../simulator/payloads/webhooks.js';
+import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 jest.setTimeout(60_000);
 
 const newId = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
 
 /** Signed inbound-message deliveries for the tenant, one per text, each with a request id of its own. */
-function webhookPosts(tenant: WebhookTenant, texts: string[]): { id: string; body: string }[] {
+function webhookPosts(tenant: Tenant, texts: string[]): { id: string; body: string }[] {
   return texts.map((text) => ({
     id: newId('hook'),
-    body: metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text })),
+    body: metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text })),
   }));
 }
 
@@ -41,7 +32,7 @@ function postAll(t: TestApp, posts: { id: string; body: string }[]) {
         .post('/webhooks/whatsapp')
         .set('content-type', 'application/json')
         .set('x-request-id', p.id)
-        .set('x-hub-signature-256', signatureOf(p.body, t.config.whatsappAppSecret))
+        .set('x-hub-signature-256', signatureHeader(p.body, t.config.whatsappAppSecret))
         .send(p.body),
     ),
   );
@@ -109,8 +100,8 @@ describe('Logging: every line of a request carries its request id, every line of
 
     it('logs "could not be stored" once per request, each with its own id', async () => {
       const tenant = await createTenant(t);
-      const poison = `poison-${tenant.wabaId}`;
-      const trigger = `test_log_poison_${tenant.wabaId}`;
+      const poison = `poison-${tenant.account.wabaId}`;
+      const trigger = `test_log_poison_${tenant.account.wabaId}`;
       // One poisoned row makes the batch's INSERT fail for every request in it (as a lost connection would).
       await admin.query(`
         CREATE OR REPLACE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -147,7 +138,7 @@ describe('Logging: every line of a request carries its request id, every line of
         const posts = webhookPosts(tenant, ['hi', 'hello']);
         const answers = await postAll(noRedis, posts);
         expect(answers.map((a) => a.status)).toEqual([200, 200]);
-        const stored = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
+        const stored = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } }, orderBy: { id: 'asc' } });
         expect(stored).toHaveLength(2);
         const notEnqueued = await waitFor(() => shared.where('msg', 'webhook deliveries stored but not enqueued; the sweeper will enqueue them')[0], 'the enqueue to time out');
         // One job for both requests' deliveries: it belongs to neither request.
@@ -178,15 +169,15 @@ describe('Logging: every line of a request carries its request id, every line of
     it('tags the lines of a job (worker, processor, effects) with its job id and the deliveries they concern', async () => {
       const tenant = await createTenant(t);
       const bodies = [
-        metaJson(fieldPayload(tenant.wabaId, 'account_update', { event: 'ACCOUNT_RESTRICTION' })),
+        metaJson(fieldWebhook(tenant.account.wabaId, 'account_update', { event: 'ACCOUNT_RESTRICTION' })),
         'this is not json',
-        metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' })),
+        metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' })),
       ];
       // One batch job of three deliveries, one of which cannot be parsed. Stored just now: younger than the sweeper's
       // 5 s, so only this file's worker (whose queue gets the job) processes them.
-      const batchId = `log-${tenant.wabaId}`;
+      const batchId = `log-${tenant.account.wabaId}`;
       await t.prisma.webhookDelivery.createMany({
-        data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureOf(b, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], batchId })),
+        data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureHeader(b, t.config.whatsappAppSecret), wabaIds: [tenant.account.wabaId], batchId })),
       });
       const [account, broken, inbound] = (await t.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: { id: 'asc' } })).map((d) => Number(d.id));
       const ids = [account!, broken!, inbound!];
@@ -202,7 +193,7 @@ describe('Logging: every line of a request carries its request id, every line of
       expect(ofJob.find((l) => l.msg === 'webhook batch failed; processing its deliveries one by one')).toMatchObject({ deliveryIds: ids });
       expect(ofJob.find((l) => l.msg === 'webhook delivery processing failed')).toMatchObject({ deliveryIds: [broken], final: true });
       expect(ofJob.find((l) => l.msg === 'webhook deliveries dead-lettered')).toMatchObject({ deliveryIds: [broken] });
-      expect(ofJob.find((l) => l.msg === 'account-level webhook event' && l.wabaId === tenant.wabaId)).toMatchObject({ deliveryIds: [account] });
+      expect(ofJob.find((l) => l.msg === 'account-level webhook event' && l.wabaId === tenant.account.wabaId)).toMatchObject({ deliveryIds: [account] });
       // Every line about these deliveries carries the job's id.
       const aboutThem = workerLogs.lines.filter((l) => Array.isArray(l.deliveryIds) && (l.deliveryIds as number[]).some((id) => ids.includes(id)));
       expect(aboutThem.length).toBeGreaterThanOrEqual(4);

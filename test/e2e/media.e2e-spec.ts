@@ -72,7 +72,7 @@ describe('Media: upload, send by id, inbound media, download (simulator + real A
     expect(bytes.status).toBe(200);
     expect(bytes.headers['content-type']).toBe('image/png');
     expect(Number(bytes.headers['content-length'])).toBe(file.length);
-    expect(Buffer.isBuffer(bytes.body) && (bytes.body as Buffer).equals(file)).toBe(true);
+    expect(Buffer.isBuffer(bytes.body) && bytes.body.equals(file)).toBe(true);
     // Neither the token nor Meta's URL reach the caller.
     expect(JSON.stringify(bytes.headers)).not.toMatch(/_media|sim-token|Bearer/);
   });

@@ -1,10 +1,10 @@
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, helloWorld, onboard, postSimStatuses, recipient, type Tenant } from '../utils/factories.js';
+import { eventually, helloWorld, onboard, postSimStatuses, recipient, type OnboardedTenant } from '../utils/factories.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
-const parcelUpdate = (t: Tenant, to: string) => ({
+const parcelUpdate = (t: OnboardedTenant, to: string) => ({
   ...helloWorld(t, to),
   templateName: 'parcel_update',
   templateLanguage: 'en_GB',
@@ -40,12 +40,12 @@ interface Bucket {
  */
 describe('GET /messages/analytics', () => {
   let stack: Stack;
-  let t: Tenant;
-  let other: Tenant;
+  let t: OnboardedTenant;
+  let other: OnboardedTenant;
   /** Where most messages were (re)dated: ten minutes into the hour before the current one. */
   let anchor: number;
 
-  const analytics = (query: Record<string, string> = {}, tenant: Tenant = t) => stack.http.get('/messages/analytics').query(query).set(tenant.key.headers);
+  const analytics = (query: Record<string, string> = {}, tenant: OnboardedTenant = t) => stack.http.get('/messages/analytics').query(query).set(tenant.key.headers);
 
   async function send(body: Record<string, unknown>, status = 200): Promise<{ id: number; upstreamMessageId: string | null; to: string }> {
     const res = await stack.http.post('/messages').set(t.key.headers).send(body);
@@ -187,7 +187,7 @@ describe('GET /messages/analytics', () => {
 
     const own = await analytics({ phoneNumberId: t.account.phoneNumberId });
     expect(own.body.data.totals.total).toBe(8);
-    const otherNumber = await analytics({ phoneNumberId: t.account.sim.phoneNumbers[1].id });
+    const otherNumber = await analytics({ phoneNumberId: t.account.sim.phoneNumbers[1]!.id });
     expect(otherNumber.body.data.totals).toEqual({ total: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
     expect(otherNumber.body.data.rates).toEqual({ delivery: 0, read: 0, failure: 0 });
     expect(otherNumber.body.data.failureReasons).toEqual([]);
@@ -212,7 +212,7 @@ describe('GET /messages/analytics', () => {
     [{ phoneNumberId: 'abc' }, 'phoneNumberId'],
     [{ status: 'read' }, 'status'],
   ])('refuses %j with 422 naming %s', async (query, field) => {
-    const res = await analytics(query as Record<string, string>);
+    const res = await analytics(query);
     expect(res.status).toBe(422);
     expect(res.body.message).toBe('Field Validation Failed');
     expect(res.body.errors).toEqual([{ field, message: expect.any(String) }]);

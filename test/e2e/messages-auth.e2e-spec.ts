@@ -24,7 +24,7 @@ describe('API key pair authentication on /messages', () => {
     stack.http.get('/messages').set(headers),
     stack.http.get('/messages/1').set(headers),
     stack.http.get('/messages/analytics').set(headers),
-  ];
+  ] as const;
 
   async function expectAll401(headers: Record<string, string>, body: object, tenant: Tenant = t) {
     const before = upstreamSends(stack, tenant).length;

@@ -76,8 +76,8 @@ describe('Message lifecycle with the worker running', () => {
       ['read', 'webhook'],
     ]);
     for (const h of d.statusHistory) expect(h.receivedAt).toMatch(ISO_MS);
-    expect(d.statusHistory[2].timestamp).toBe(d.deliveredAt);
-    expect(d.statusHistory[3].timestamp).toBe(d.readAt);
+    expect(d.statusHistory[2]!.timestamp).toBe(d.deliveredAt);
+    expect(d.statusHistory[3]!.timestamp).toBe(d.readAt);
 
     const listed = await stack.http.get('/messages').query({ status: 'read' }).set(t.key.headers);
     expect(listed.body.data.items.map((m: { id: number }) => m.id)).toContain(sent.id);

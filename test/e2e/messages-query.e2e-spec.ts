@@ -1,5 +1,5 @@
 import { startStack, type Stack } from '../utils/stack.js';
-import { helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3600_000;
@@ -11,7 +11,7 @@ const PARCEL_COMPONENTS = [
   { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
 ];
 
-const parcelUpdate = (t: Tenant, to: string) =>
+const parcelUpdate = (t: OnboardedTenant, to: string) =>
   helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components: PARCEL_COMPONENTS });
 
 interface Item {
@@ -25,13 +25,13 @@ interface Item {
 
 describe('GET /messages and GET /messages/:id', () => {
   let stack: Stack;
-  let t: Tenant;
-  let other: Tenant;
+  let t: OnboardedTenant;
+  let other: OnboardedTenant;
   /** Sent messages by name, oldest first. */
   const m: Record<'hello' | 'parcel' | 'text' | 'failed' | 'old' | 'twinA' | 'twinB', { id: number; to: string }> = {} as never;
   let otherMessageId: number;
 
-  const list = (query: Record<string, string | number> = {}, tenant: Tenant = t) => stack.http.get('/messages').query(query).set(tenant.key.headers);
+  const list = (query: Record<string, string | number> = {}, tenant: OnboardedTenant = t) => stack.http.get('/messages').query(query).set(tenant.key.headers);
   const ids = (res: { body: { data: { items: Item[] } } }) => res.body.data.items.map((i) => i.id);
 
   async function sendOk(name: keyof typeof m, body: Record<string, unknown>, status = 200) {
@@ -141,7 +141,7 @@ describe('GET /messages and GET /messages/:id', () => {
       [{ templateName: '' }, 'templateName'],
       [{ color: 'red' }, 'color'],
     ])('refuses %j with 422 naming %s', async (query, field) => {
-      const res = await list(query as Record<string, string | number>);
+      const res = await list(query);
       expect(res.status).toBe(422);
       expect(res.body.message).toBe('Field Validation Failed');
       expect(res.body.errors).toEqual([{ field, message: expect.any(String) }]);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { createKey, eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { createKey, eventually, helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -20,16 +20,16 @@ const parcelComponents = () => [
 ];
 
 /** What the simulator received from this tenant's business account. */
-const upstreamSends = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
+const upstreamSends = (stack: Stack, t: OnboardedTenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
 
 const fieldsOf = (body: { errors?: Array<{ field: string }> }) => (body.errors ?? []).map((e) => e.field).sort();
 
 describe('POST /messages (simulator + real API)', () => {
   let stack: Stack;
-  let t: Tenant;
-  let other: Tenant;
+  let t: OnboardedTenant;
+  let other: OnboardedTenant;
 
-  const send = (body: unknown, tenant: Tenant = t) => stack.http.post('/messages').set(tenant.key.headers).send(body as object);
+  const send = (body: unknown, tenant: OnboardedTenant = t) => stack.http.post('/messages').set(tenant.key.headers).send(body as object);
 
   beforeAll(async () => {
     stack = await startStack();
@@ -102,7 +102,7 @@ describe('POST /messages (simulator + real API)', () => {
 
     it('refuses an unknown field, naming it', async () => {
       const errors = await expectInvalid(helloWorld(t, recipient(), { priority: 'high' }), ['priority']);
-      expect(errors[0].message).toBe('priority is not allowed');
+      expect(errors[0]!.message).toBe('priority is not allowed');
     });
 
     it('names nested component errors by dotted path', async () => {
@@ -122,7 +122,7 @@ describe('POST /messages (simulator + real API)', () => {
 
     it('says a component without parameters is missing them', async () => {
       const errors = await expectInvalid(helloWorld(t, recipient(), { components: [{ type: 'body' }] }), ['components.0.parameters']);
-      expect(errors[0].message).toBe('parameters is required (an empty array for none)');
+      expect(errors[0]!.message).toBe('parameters is required (an empty array for none)');
     });
   });
 
@@ -223,7 +223,7 @@ describe('POST /messages (simulator + real API)', () => {
       expect(res.body.data).toMatchObject({ to, type: 'text', status: 'sent', templateName: null });
       const sends = stack.sim.sends({ to });
       expect(sends).toHaveLength(1);
-      expect(sends[0].body).toMatchObject({ to: `+${to}`, type: 'text', text: { body } });
+      expect(sends[0]!.body).toMatchObject({ to: `+${to}`, type: 'text', text: { body } });
     });
   });
 
@@ -254,14 +254,14 @@ describe('POST /messages (simulator + real API)', () => {
 
       const sends = upstreamSends(stack, t).filter((s) => (s.body as { to: string }).to === `+${to}`);
       expect(sends).toHaveLength(1);
-      expect(sends[0].phoneNumberId).toBe(t.account.phoneNumberId);
-      expect(sends[0].body).toMatchObject({
+      expect(sends[0]!.phoneNumberId).toBe(t.account.phoneNumberId);
+      expect(sends[0]!.body).toMatchObject({
         messaging_product: 'whatsapp',
         to: `+${to}`,
         type: 'template',
         template: { name: 'parcel_update', language: { code: 'en_GB' }, components },
       });
-      expect((sends[0].response.body as { messages: Array<{ id: string }> }).messages[0].id).toBe(data.upstreamMessageId);
+      expect((sends[0]!.response.body as { messages: Array<{ id: string }> }).messages[0]!.id).toBe(data.upstreamMessageId);
 
       const row = await stack.prisma.message.findUnique({ where: { id: data.id } });
       expect(row).toMatchObject({ upstreamMessageId: data.upstreamMessageId, status: 'sent', to, templateName: 'parcel_update' });
@@ -280,8 +280,8 @@ describe('POST /messages (simulator + real API)', () => {
         expect(res.body.data).toMatchObject({ status: 'sent', templateName });
         const sends = stack.sim.sends({ to });
         expect(sends).toHaveLength(1);
-        expect(sends[0].response.status).toBe(200);
-        expect(sends[0].body).toMatchObject({ template: { name: templateName, components } });
+        expect(sends[0]!.response.status).toBe(200);
+        expect(sends[0]!.body).toMatchObject({ template: { name: templateName, components } });
       }
     });
 
@@ -291,12 +291,12 @@ describe('POST /messages (simulator + real API)', () => {
       const res = await send(helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components }));
       expect(res.status).toBe(200);
       const [sent] = stack.sim.sends({ to });
-      expect((sent.body as { template: { components: Array<{ type: string; index?: unknown }> } }).template.components[2].index).toBe('0');
+      expect((sent!.body as { template: { components: Array<{ type: string; index?: unknown }> } }).template.components[2]!.index).toBe('0');
     });
   });
 
   describe('upstream outcomes: a stored failed message with the upstream error', () => {
-    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp, tenant: Tenant = t) {
+    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp, tenant: OnboardedTenant = t) {
       const res = await send(helloWorld(tenant, to), tenant);
       expect(res.status).toBe(status);
       expect(res.body.statusCode).toBe(status);
@@ -382,9 +382,9 @@ describe('POST /messages (simulator + real API)', () => {
 
   describe('Idempotency-Key', () => {
     const idem = () => `idem-${randomBytes(8).toString('hex')}`;
-    const sendWithKey = (key: string, body: unknown, tenant: Tenant = t) =>
+    const sendWithKey = (key: string, body: unknown, tenant: OnboardedTenant = t) =>
       stack.http.post('/messages').set(tenant.key.headers).set('Idempotency-Key', key).send(body as object);
-    const sendsTo = (to: string, tenant: Tenant = t) => stack.sim.sends({ to }).filter((s) => s.wabaId === tenant.account.wabaId);
+    const sendsTo = (to: string, tenant: OnboardedTenant = t) => stack.sim.sends({ to }).filter((s) => s.wabaId === tenant.account.wabaId);
 
     it('replays the first answer exactly for the same key and body, with one upstream send', async () => {
       const key = idem();
@@ -521,7 +521,7 @@ describe('POST /messages (simulator + real API)', () => {
 
 describe('POST /messages when the upstream platform does not answer in time', () => {
   let stack: Stack;
-  let t: Tenant;
+  let t: OnboardedTenant;
   const HANG = '15550000010';
 
   beforeAll(async () => {
@@ -565,7 +565,7 @@ describe('POST /messages when the upstream platform does not answer in time', ()
   });
 });
 
-async function accountId(stack: Stack, t: Tenant): Promise<string> {
+async function accountId(stack: Stack, t: OnboardedTenant): Promise<string> {
   const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
   return account.id;
 }

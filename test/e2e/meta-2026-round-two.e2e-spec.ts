@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { connectAccount, createKey, helloWorld, onboard, recipient, signupAndLogin, simControl, syncAll, type Tenant } from '../utils/factories.js';
+import { connectAccount, createKey, helloWorld, onboard, recipient, signupAndLogin, simControl, syncAll, type OnboardedTenant, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
@@ -219,7 +219,8 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       expect(connected.body.data.marketingMessages).toMatchObject({ onboarded: true, status: 'ONBOARDED' });
       await syncAll(stack, operator, sim.wabaId);
       const key = await createKey(stack, operator, sim.wabaId);
-      const t: Tenant = { operator, key, account: { wabaId: sim.wabaId, accessToken: sim.accessToken, phoneNumberId: sim.phoneNumbers.find((p) => p.status === 'CONNECTED')!.id, sim } };
+      const account = { wabaId: sim.wabaId, businessAccountId: connected.body.data.id, accessToken: sim.accessToken, phoneNumberId: sim.phoneNumbers.find((p) => p.status === 'CONNECTED')!.id, sim };
+      const t: OnboardedTenant = { operator, key, account };
 
       // Meta no longer lets the business use the API; the service learns it only at the next check.
       await control('marketing-messages', { wabaId: sim.wabaId, status: 'INELIGIBLE_RESTRICTED', webhook: false });

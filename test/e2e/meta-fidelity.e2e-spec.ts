@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { userIdFor } from '../../simulator/webhook-payloads.js';
+import { userIdFor } from '../../simulator/payloads/webhooks.js';
 import { helloWorld, onboard, recipient, simControl, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';

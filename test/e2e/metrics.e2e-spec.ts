@@ -21,7 +21,7 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
   beforeAll(async () => {
     stack = await startStack({ worker: false, env: { METRICS_TOKEN: 'scrape-token-123' } });
     await stack.startWorker();
-    // The worker process (src/worker.ts) serves its Metrics like this on WORKER_METRICS_PORT.
+    // The worker process (src/worker/main.ts) serves its Metrics like this on WORKER_METRICS_PORT.
     workerMetrics = await startMetricsServer(stack.worker!.get(Metrics), { port: 0, host: '127.0.0.1', token: stack.config.metricsToken });
     tenant = await onboard(stack);
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { API_TYPES_FILE, openApiTypes } from '../../src/openapi-types.cli.js';
-import { helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { onboard, recipient, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**

@@ -1,8 +1,8 @@
 import { startStack, type Stack } from '../utils/stack.js';
-import { helloWorld, onboard, recipient, simControl, type Tenant } from '../utils/factories.js';
+import { helloWorld, onboard, recipient, simControl, type OnboardedTenant } from '../utils/factories.js';
 
 /** A template send straight to the simulator (as another sender on the same number would: not through us). */
-async function sendDirect(stack: Stack, t: Tenant, to: string): Promise<{ status: number; code?: number }> {
+async function sendDirect(stack: Stack, t: OnboardedTenant, to: string): Promise<{ status: number; code?: number }> {
   const res = await fetch(`${stack.sim.baseUrl}/${t.account.phoneNumberId}/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${t.account.accessToken}` },
@@ -12,16 +12,16 @@ async function sendDirect(stack: Stack, t: Tenant, to: string): Promise<{ status
   return { status: res.status, code: body.error?.code };
 }
 
-const sendsOf = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
-const refusedUpstream = (stack: Stack, t: Tenant) => sendsOf(stack, t).filter((s) => (s.response.body as { error?: { code?: number } }).error?.code === 130429);
+const sendsOf = (stack: Stack, t: OnboardedTenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
+const refusedUpstream = (stack: Stack, t: OnboardedTenant) => sendsOf(stack, t).filter((s) => (s.response.body as { error?: { code?: number } }).error?.code === 130429);
 /** The most sends Meta accepted from the tenant's number in any one second of its clock. */
-const busiestSecond = (stack: Stack, t: Tenant, sends = sendsOf(stack, t)) => {
+const busiestSecond = (stack: Stack, t: OnboardedTenant, sends = sendsOf(stack, t)) => {
   const times = sends.filter((s) => s.response.status === 200).map((s) => Date.parse(s.at)).sort((a, b) => a - b);
   return Math.max(0, ...times.map((at, i) => times.slice(i).filter((x) => x < at + 1000).length));
 };
 
 /** The number shared with the WhatsApp Business app (20/s), as Meta lists it and the service synced it. */
-async function coexistence(stack: Stack, t: Tenant): Promise<void> {
+async function coexistence(stack: Stack, t: OnboardedTenant): Promise<void> {
   await simControl(stack, 'throughput', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, level: 'COEXISTENCE' });
   const sync = await stack.http.post(`/business-accounts/${t.account.wabaId}/phone-numbers/sync`).set('cookie', t.operator.cookie);
   expect(sync.status).toBe(200);
@@ -30,7 +30,7 @@ async function coexistence(stack: Stack, t: Tenant): Promise<void> {
 describe("per-number pacing (Meta's throughput)", () => {
   describe('the simulator enforces each number\'s throughput as Meta does', () => {
     let stack: Stack;
-    let t: Tenant;
+    let t: OnboardedTenant;
     beforeAll(async () => {
       stack = await startStack();
       t = await onboard(stack, 'Sim Throughput Org');
@@ -65,7 +65,7 @@ describe("per-number pacing (Meta's throughput)", () => {
 
   describe('POST /messages keeps each number at its tier, across concurrent sends', () => {
     let stack: Stack;
-    let t: Tenant;
+    let t: OnboardedTenant;
     beforeAll(async () => {
       // API, simulator and test client share one event loop here, on a host shared with other suites: a send can reach
       // the simulator a few hundred ms after its slot. A wider window keeps Meta's count exact whatever the host.
@@ -91,7 +91,7 @@ describe("per-number pacing (Meta's throughput)", () => {
 
   describe('past PACING_MAX_WAIT_MS, and after a 130429', () => {
     let stack: Stack;
-    let t: Tenant;
+    let t: OnboardedTenant;
     beforeAll(async () => {
       stack = await startStack({ env: { PACING_MAX_WAIT_MS: '0' } });
       t = await onboard(stack, 'Pacing Refusal Org');

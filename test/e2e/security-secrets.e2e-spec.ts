@@ -1,7 +1,7 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
-import { WorkerPurges } from '../../src/worker.purges.js';
+import { WorkerPurges } from '../../src/worker/worker-purges.js';
 import { connectAccount, insertOrganization, insertSendScope, signupAndLogin, type ConnectedAccount, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -44,7 +44,7 @@ describe('Security: secrets', () => {
         WHATSAPP_VERIFY_TOKEN: example.WHATSAPP_VERIFY_TOKEN!,
         ENCRYPTION_KEY: example.ENCRYPTION_KEY!,
       };
-      for (const entry of ['dist/src/main.js', 'dist/src/worker.js']) {
+      for (const entry of ['dist/src/main.js', 'dist/src/worker/main.js']) {
         const exit = await run(entry, env);
         expect([entry, exit.code]).toEqual([entry, 1]);
         for (const name of ['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY']) {

@@ -6,6 +6,7 @@ import { type SimulatorHandle, startSimulator } from '../../simulator/simulator.
 const APP_SECRET = 'sim-app-secret-123';
 
 /** Bodies are asserted structurally with toEqual; typing them fully would restate the simulator. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Meta's JSON, read by assertions as supertest's bodies are.
 type Json = any;
 
 interface Received {
@@ -26,7 +27,7 @@ async function startReceiver() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const json = JSON.parse(raw.toString('utf8')) as Json;
+      const json: Json = JSON.parse(raw.toString('utf8'));
       received.push({ headers: req.headers, raw, json });
       res.writeHead(scripted.get(json.entry?.[0]?.id)?.shift() ?? 200).end();
     });
@@ -119,7 +120,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it("sends to a business-scoped user id given as recipient (no to): its statuses name the user by recipient_user_id only", async () => {
       const account = sim.createAccount();
-      const res = await send(account.accessToken, account.phoneNumbers[0].id, { recipient: bsuid, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } });
+      const res = await send(account.accessToken, account.phoneNumbers[0]!.id, { recipient: bsuid, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } });
       expect(res.status).toBe(200);
       expect(res.body.contacts).toEqual([{ input: bsuid, user_id: bsuid }]);
       const statuses = await waitFor(() => (statusesFor(res.body.messages[0].id).length === 3 ? statusesFor(res.body.messages[0].id) : undefined), 'three statuses');
@@ -131,7 +132,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it('accepts a BSUID put into to and never delivers it (a silent drop), and refuses a malformed recipient or recipient_type', async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0].id;
+      const phone = account.phoneNumbers[0]!.id;
       const dropped = await send(account.accessToken, phone, hello(bsuid));
       expect(dropped.status).toBe(200);
       expect(dropped.body.messages[0].id).toMatch(/^wamid\./);
@@ -148,14 +149,14 @@ describe('WhatsApp Cloud API simulator', () => {
         template: { name: 'login_code', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '123456' }] }, { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: '123456' }] }] },
         ...extra,
       });
-      const refused = await send(account.accessToken, account.phoneNumbers[0].id, login({ recipient: bsuid }));
+      const refused = await send(account.accessToken, account.phoneNumbers[0]!.id, login({ recipient: bsuid }));
       expect([refused.status, refused.body.error.error_data.details]).toEqual([400, expect.stringMatching(/COPY_CODE buttons cannot be sent to a business-scoped user id/)]);
-      expect((await send(account.accessToken, account.phoneNumbers[0].id, login({ to: '447700900123' }))).status).toBe(200);
+      expect((await send(account.accessToken, account.phoneNumbers[0]!.id, login({ to: '447700900123' }))).status).toBe(200);
     });
 
     it('takes marketing templates on /marketing_messages once onboarded (the MM_LITE_TERMS_SIGNED webhook), and nothing else there', async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0].id;
+      const phone = account.phoneNumbers[0]!.id;
       const deals = { messaging_product: 'whatsapp', to: '447700900123', type: 'template', template: { name: 'weekly_deals', language: { code: 'en_US' } } };
       expect((await post(`/${phone}/marketing_messages`, account.accessToken, deals)).body.error.code).toBe(131055);
       expect((await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then((r) => r.json()))).toEqual({ id: account.wabaId });
@@ -179,7 +180,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it("posts user_preferences on request, and fails a stopped user's marketing templates with 131050 (utility still delivered)", async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0];
+      const phone = account.phoneNumbers[0]!;
       const to = '447700900321';
       expect((await control('POST', 'user-preferences', { wabaId: account.wabaId, phoneNumberId: phone.id, waId: to, userId: bsuid, value: 'stop' })).status).toBe(200);
       const [change] = await waitFor(() => (changesOf(account.wabaId, 'user_preferences').length > 0 ? changesOf(account.wabaId, 'user_preferences') : undefined), 'user_preferences');
@@ -198,7 +199,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it('blocks only users who wrote in the last 24 h (139100 otherwise), lists them paged, and unblocks them', async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0].id;
+      const phone = account.phoneNumbers[0]!.id;
       const [writer, stranger] = ['447700900555', '447700900556'];
       const refused = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: stranger }] });
       expect(refused.body).toEqual({ messaging_product: 'whatsapp', block_users: { added_users: [], failed_users: [{ input: stranger, errors: [expect.objectContaining({ code: 139100 })] }] } });
@@ -218,7 +219,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it('accepts every type in Meta’s shape (no message_status outside templates)', async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0].id;
+      const phone = account.phoneNumbers[0]!.id;
       const bodies: Record<string, unknown>[] = [
         { type: 'image', image: { link: 'https://cdn.example.com/p.jpg', caption: 'x' } },
         { type: 'document', document: { link: 'https://cdn.example.com/a.pdf', filename: 'a.pdf' } },
@@ -246,7 +247,7 @@ describe('WhatsApp Cloud API simulator', () => {
       ['an unknown type', { type: 'poll', poll: {} }, 100],
     ])('refuses %s with Meta’s error code and details', async (_label, body, code) => {
       const account = sim.createAccount();
-      const res = await send(account.accessToken, account.phoneNumbers[0].id, { to: '447700900123', ...body });
+      const res = await send(account.accessToken, account.phoneNumbers[0]!.id, { to: '447700900123', ...body });
       expect(res.status).toBe(400);
       expect(errorOf(res.body)).toEqual({ code, details: expect.any(String) });
     });
@@ -258,7 +259,7 @@ describe('WhatsApp Cloud API simulator', () => {
       form.append('messaging_product', 'whatsapp');
       form.append('type', 'image/png');
       form.append('file', new Blob([Buffer.from('png-bytes')], { type: 'image/png' }), 'p.png');
-      const uploaded = await fetch(`${sim.baseUrl}/${account.phoneNumbers[0].id}/media`, { method: 'POST', headers: { authorization: `Bearer ${account.accessToken}` }, body: form });
+      const uploaded = await fetch(`${sim.baseUrl}/${account.phoneNumbers[0]!.id}/media`, { method: 'POST', headers: { authorization: `Bearer ${account.accessToken}` }, body: form });
       expect(uploaded.status).toBe(200);
       const { id } = (await uploaded.json()) as { id: string };
 
@@ -270,7 +271,7 @@ describe('WhatsApp Cloud API simulator', () => {
       const bytes = await fetch(info.url, { headers: { authorization: `Bearer ${account.accessToken}` } });
       expect(Buffer.from(await bytes.arrayBuffer()).toString()).toBe('png-bytes');
 
-      const sent = await send(account.accessToken, account.phoneNumbers[0].id, { to: '447700900123', type: 'image', image: { id } });
+      const sent = await send(account.accessToken, account.phoneNumbers[0]!.id, { to: '447700900123', type: 'image', image: { id } });
       expect(sent.status).toBe(200);
     });
   });
@@ -278,7 +279,7 @@ describe('WhatsApp Cloud API simulator', () => {
   describe('webhook signing', () => {
     it('signs the exact body bytes, which Meta-style escaping makes differ from a re-serialisation', async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0];
+      const phone = account.phoneNumbers[0]!;
       const { status, body } = await control('POST', 'inbound', {
         wabaId: account.wabaId,
         phoneNumberId: phone.id,
@@ -350,7 +351,7 @@ describe('WhatsApp Cloud API simulator', () => {
       await new Promise((r) => setTimeout(r, 200)); // a 4th attempt would come 80 ms after the 3rd
       expect(mine()).toHaveLength(3);
       expect(new Set(attempts.map((a) => a.raw.toString())).size).toBe(1);
-      expect(attempts[0].json.entry[0]).toEqual({
+      expect(attempts[0]!.json.entry[0]).toEqual({
         id: account.wabaId,
         time: expect.any(Number),
         changes: [
@@ -515,7 +516,7 @@ describe('WhatsApp Cloud API simulator', () => {
   describe('sending', () => {
     it('accepts a template with message_status and a text without it', async () => {
       const account = sim.createAccount();
-      const phoneId = account.phoneNumbers[0].id;
+      const phoneId = account.phoneNumbers[0]!.id;
       const template = await send(account.accessToken, phoneId, {
         to: '+447700900123',
         type: 'template',
@@ -567,7 +568,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it("rejects invalid sends with Meta's codes and error shape", async () => {
       const account = sim.createAccount();
-      const [connected, pending] = account.phoneNumbers;
+      const [connected, pending] = [account.phoneNumbers[0]!, account.phoneNumbers[1]!];
       const token = account.accessToken;
       const cases: [Promise<{ status: number; body: Json }>, number, number, string][] = [
         [send(token, connected.id, hello('15550000001')), 400, 131026, 'Message undeliverable'],
@@ -644,7 +645,7 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it('fails the first send to 15550000006 with a 500 and accepts the next', async () => {
       const account = sim.createAccount();
-      const phoneId = account.phoneNumbers[0].id;
+      const phoneId = account.phoneNumbers[0]!.id;
       const first = await send(account.accessToken, phoneId, hello('15550000006'));
       expect(first.status).toBe(500);
       expect(first.body.error).toMatchObject({ code: 1, is_transient: true });
@@ -654,11 +655,11 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it('records sends for inspection, filterable by recipient, and clears them', async () => {
       const account = sim.createAccount();
-      await send(account.accessToken, account.phoneNumbers[0].id, hello('+447700900999'));
+      await send(account.accessToken, account.phoneNumbers[0]!.id, hello('+447700900999'));
       const { body } = await control('GET', 'sends?to=447700900999');
       expect(body.data).toEqual([
         {
-          phoneNumberId: account.phoneNumbers[0].id,
+          phoneNumberId: account.phoneNumbers[0]!.id,
           edge: 'messages',
           wabaId: account.wabaId,
           body: expect.objectContaining({ to: '+447700900999', type: 'template' }),
@@ -675,7 +676,7 @@ describe('WhatsApp Cloud API simulator', () => {
   describe('status webhooks', () => {
     async function sequenceFor(to: string, expectedCount: number) {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0];
+      const phone = account.phoneNumbers[0]!;
       const { body } = await send(account.accessToken, phone.id, hello(to, { biz_opaque_callback_data: 'job-5521' }));
       const wamid: string = body.messages[0].id;
       const statuses = await waitFor(() => {
@@ -734,7 +735,7 @@ describe('WhatsApp Cloud API simulator', () => {
       expect(statuses[3]).toEqual(statuses[1]);
       expect(statuses[4]).toEqual(statuses[0]);
       const [read, delivered, sent] = statuses.map((s: { timestamp: string }) => Number(s.timestamp));
-      expect(sent < delivered && delivered < read).toBe(true);
+      expect(sent! < delivered! && delivered! < read!).toBe(true);
     });
   });
 
@@ -769,13 +770,13 @@ describe('WhatsApp Cloud API simulator', () => {
           },
         ],
       });
-      const rejected = await send(account.accessToken, account.phoneNumbers[0].id, hello('447700900123'));
+      const rejected = await send(account.accessToken, account.phoneNumbers[0]!.id, hello('447700900123'));
       expect(rejected.body.error.code).toBe(132001);
     });
 
     it('posts crafted statuses in one webhook and raw batches, returning the receiver status', async () => {
       const account = sim.createAccount();
-      const phone = account.phoneNumbers[0];
+      const phone = account.phoneNumbers[0]!;
       const statuses = await control('POST', 'statuses', {
         wabaId: account.wabaId,
         phoneNumberId: phone.id,

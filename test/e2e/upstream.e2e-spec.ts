@@ -81,7 +81,7 @@ describe('WhatsAppClient against the simulator', () => {
       const listed = await client.listPhoneNumbers(accessToken, wabaId);
       expect(listed).toEqual(phoneNumbers);
       expect(listed.map((p) => p.status)).toEqual(['CONNECTED', 'PENDING', 'DISCONNECTED']);
-      expect(listed[0].display_phone_number).toMatch(/^\+44 7700 9\d{5}$/);
+      expect(listed[0]!.display_phone_number).toMatch(/^\+44 7700 9\d{5}$/);
     });
 
     it('follows paging.next over 6 pages of 2 templates', async () => {
@@ -144,7 +144,7 @@ describe('WhatsAppClient against the simulator', () => {
         messageStatus: 'accepted',
       });
       const [recorded] = sim.sends({ to: '447700900123' }).filter((s) => s.wabaId === wabaId);
-      expect(recorded.body).toEqual({
+      expect(recorded!.body).toEqual({
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
         to: '+447700900123',
@@ -163,7 +163,7 @@ describe('WhatsAppClient against the simulator', () => {
       });
       expect(result.messageStatus).toBeUndefined();
       const [recorded] = sim.sends({ to: '447700900124' }).filter((s) => s.wabaId === wabaId);
-      expect(recorded.body).toMatchObject({
+      expect(recorded!.body).toMatchObject({
         to: '+447700900124',
         type: 'text',
         text: { preview_url: false, body: 'Your parcel is ready for pickup.' },

@@ -1,12 +1,11 @@
 import { jest } from '@jest/globals';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
-import { FeedWaiters } from '../../src/webhooks/events/feed-waiters.js';
-import { eventRow, insertDelivery } from '../utils/factories.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
+import { FeedWaiters } from '../../src/events/feed-waiters.js';
+import { createTenant, eventRow, insertDelivery, type Tenant } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { createTenant, type Tenant } from '../utils/webhooks.js';
 
 jest.setTimeout(300_000);
 
@@ -32,31 +31,31 @@ interface Feed {
 
 /**
  * GET /webhooks/events?after=<cursor>: the feed a poller follows. Events are written through the worker's
- * own insert (EventsRepository.insert in a SqlUnitOfWork transaction), in transactions the tests control.
+ * own insert (EventsRepository.insert in a UnitOfWork transaction), in transactions the tests control.
  */
 describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
   let t: TestApp;
   let repo: EventsRepository;
-  let unitOfWork: SqlUnitOfWork;
+  let unitOfWork: UnitOfWork;
 
   beforeAll(async () => {
     // A poller following 10,000 events makes a few hundred requests in seconds: the console limits are not under test.
     t = await startTestApp(unlimited);
     repo = t.app.get(EventsRepository);
-    unitOfWork = t.app.get(SqlUnitOfWork);
+    unitOfWork = t.app.get(UnitOfWork);
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  const deliveryOf = async (tenant: Tenant) => (await insertDelivery(t.prisma, { wabaIds: [tenant.wabaId] })).id;
+  const deliveryOf = async (tenant: Tenant) => (await insertDelivery(t.prisma, { wabaIds: [tenant.account.wabaId] })).id;
   /** Stores the rows in one transaction; their ids in the order given. */
   const store = async (rows: EventRow[]) => {
     const inserted = await unitOfWork.run((tx) => repo.insert(tx, rows));
     return rows.map((r) => inserted.get(r.dedupeKey)!.id);
   };
   const feed = async (app: TestApp, tenant: Tenant, query: Record<string, string | number>) => {
-    const res = await app.http.get('/webhooks/events').query({ wabaId: tenant.wabaId, ...query }).set('cookie', tenant.cookie);
+    const res = await app.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId, ...query }).set('cookie', tenant.operator.cookie);
     expect(res.status).toBe(200);
     return res.body.data as Feed;
   };
@@ -76,7 +75,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     let heldOpen = true;
     let committedWhileHeld = 0;
     const heldTx = unitOfWork.run(async (tx) => {
-      const rows = Array.from({ length: 4 }, () => eventRow(deliveryId, tenant.wabaId));
+      const rows = Array.from({ length: 4 }, () => eventRow(deliveryId, tenant.account.wabaId));
       const inserted = await repo.insert(tx, rows);
       heldIds = rows.map((r) => inserted.get(r.dedupeKey)!.id);
       await held;
@@ -96,7 +95,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
         const holdMs = n % 3 === 0 ? n % 40 : 0;
         // Insert, then (sometimes) stay open while later transactions of the other writers commit.
         const ids = await unitOfWork.run(async (tx) => {
-          const rows = Array.from({ length: size }, () => eventRow(deliveryId, tenant.wabaId));
+          const rows = Array.from({ length: size }, () => eventRow(deliveryId, tenant.account.wabaId));
           const inserted = await repo.insert(tx, rows);
           if (holdMs) await sleep(holdMs);
           return [...inserted.values()].map((e) => e.id);
@@ -158,11 +157,11 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const deliveryId = await deliveryOf(tenant);
     const who = '447700900555';
     const first = await store([
-      eventRow(deliveryId, tenant.wabaId, { status: 'sent' }),
-      eventRow(deliveryId, tenant.wabaId, { status: 'read', recipient: who }),
-      eventRow(deliveryId, tenant.wabaId, { kind: 'inbound_message', status: null, title: 'Inbound message', recipient: who }),
+      eventRow(deliveryId, tenant.account.wabaId, { status: 'sent' }),
+      eventRow(deliveryId, tenant.account.wabaId, { status: 'read', recipient: who }),
+      eventRow(deliveryId, tenant.account.wabaId, { kind: 'inbound_message', status: null, title: 'Inbound message', recipient: who }),
     ]);
-    const second = await store([eventRow(deliveryId, tenant.wabaId, { status: 'read' }), eventRow(deliveryId, tenant.wabaId, { status: 'delivered', recipient: who })]);
+    const second = await store([eventRow(deliveryId, tenant.account.wabaId, { status: 'read' }), eventRow(deliveryId, tenant.account.wabaId, { status: 'delivered', recipient: who })]);
     // One statement stores its rows in dedupe-key order, so ids follow that within a transaction.
     const byId = (ids: number[]) => [...ids].sort((x, y) => x - y);
     const all = [...byId(first), ...byId(second)];
@@ -179,7 +178,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const end = await feed(t, tenant, { after: three.nextCursor, limit: 2 });
     expect(end).toEqual({ items: [], nextCursor: three.nextCursor, limit: 2 });
     // The browsing form is unchanged: newest first, with totals.
-    const browse = await t.http.get('/webhooks/events').query({ wabaId: tenant.wabaId }).set('cookie', tenant.cookie);
+    const browse = await t.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId }).set('cookie', tenant.operator.cookie);
     expect(browse.body.data).toMatchObject({ page: 1, limit: 20, total: 5, totalPages: 1 });
     expect(browse.body.data.items.map((e: FeedItem) => e.id)).toEqual([...all].reverse());
 
@@ -201,14 +200,14 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const now = await feed(t, tenant, { after: 'now' });
     expect(now.items).toEqual([]);
     expect(now.nextCursor).not.toBe('now');
-    const [later] = await store([eventRow(deliveryId, tenant.wabaId)]);
+    const [later] = await store([eventRow(deliveryId, tenant.account.wabaId)]);
     // A long poll, for the same reason as above.
     expect((await feed(t, tenant, { after: now.nextCursor, wait: 10 })).items.map((e) => e.id)).toEqual([later]);
   });
 
   it('refuses a malformed, forged or foreign cursor, and after with page, with 422 naming the field', async () => {
     const [a, b] = [await createTenant(t), await createTenant(t)];
-    await store([eventRow(await deliveryOf(a), a.wabaId)]);
+    await store([eventRow(await deliveryOf(a), a.account.wabaId)]);
     // A long poll: another test file's open transaction may hold the horizon back for a moment, and a cursor
     // taken before A's event is visible would be the start cursor '0', which any tenant may use.
     const ofA = (await feed(t, a, { after: '0', wait: 10 })).nextCursor;
@@ -227,7 +226,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       [a, { wait: 1 }, 'wait'],
     ];
     for (const [tenant, query, field] of cases) {
-      const res = await t.http.get('/webhooks/events').query({ wabaId: tenant.wabaId, ...query }).set('cookie', tenant.cookie);
+      const res = await t.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId, ...query }).set('cookie', tenant.operator.cookie);
       expect({ query, status: res.status }).toEqual({ query, status: 422 });
       expect(res.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
@@ -252,7 +251,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
         expect(answeredEarly).toBe(false);
         const committedAt = Date.now();
         committed = true;
-        const [id] = await store([eventRow(deliveryId, tenant.wabaId)]);
+        const [id] = await store([eventRow(deliveryId, tenant.account.wabaId)]);
         const page = await waiting;
         const answeredAt = Date.now();
         expect(answeredEarly).toBe(false);
@@ -277,8 +276,8 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const tenant = await createTenant(t);
     const waiters = t.app.get(FeedWaiters);
     const before = waiters.waiting;
-    const url = new URL(`${t.url}/webhooks/events?wabaId=${tenant.wabaId}&after=0&wait=20`);
-    const req = http.get(url, { headers: { cookie: tenant.cookie }, agent: false });
+    const url = new URL(`${t.url}/webhooks/events?wabaId=${tenant.account.wabaId}&after=0&wait=20`);
+    const req = http.get(url, { headers: { cookie: tenant.operator.cookie }, agent: false });
     req.on('error', () => undefined);
     const deadline = Date.now() + 5000;
     while (waiters.waiting === before && Date.now() < deadline) await sleep(20);
@@ -289,7 +288,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
 
     const other = await startTestApp(unlimited);
     const started = Date.now();
-    const waiting = other.http.get('/webhooks/events').query({ wabaId: tenant.wabaId, after: '0', wait: 20 }).set('cookie', tenant.cookie);
+    const waiting = other.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId, after: '0', wait: 20 }).set('cookie', tenant.operator.cookie);
     const answered = waiting.then((res) => res);
     await sleep(300);
     await other.close();
@@ -305,7 +304,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       const [greedy, polite] = [await createTenant(shared), await createTenant(shared)];
       const waiters = shared.app.get(FeedWaiters);
       const held = [0, 1].map(() => {
-        const req = http.get(new URL(`${shared.url}/webhooks/events?wabaId=${greedy.wabaId}&after=0&wait=20`), { headers: { cookie: greedy.cookie }, agent: false });
+        const req = http.get(new URL(`${shared.url}/webhooks/events?wabaId=${greedy.account.wabaId}&after=0&wait=20`), { headers: { cookie: greedy.operator.cookie }, agent: false });
         req.on('error', () => undefined);
         return req;
       });
@@ -313,7 +312,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       while (waiters.waiting < 2 && Date.now() < deadline) await sleep(20);
       expect(waiters.waiting).toBe(2);
 
-      const refused = await shared.http.get('/webhooks/events').query({ wabaId: greedy.wabaId, after: '0', wait: 20 }).set('cookie', greedy.cookie);
+      const refused = await shared.http.get('/webhooks/events').query({ wabaId: greedy.account.wabaId, after: '0', wait: 20 }).set('cookie', greedy.operator.cookie);
       expect(refused.status).toBe(429);
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/Too many long polls open for this session \(at most 2/) });

@@ -2,7 +2,10 @@ import { jest } from '@jest/globals';
 import net from 'node:net';
 import { metaJson } from '../../simulator/meta-json.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { createTenant, inboundPayload, signatureOf, unixNow, wamid } from '../utils/webhooks.js';
+import { unixNow } from '../utils/webhooks.js';
+import { createTenant, wamid } from '../utils/factories.js';
+import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
+import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 jest.setTimeout(60_000);
 
@@ -18,7 +21,7 @@ interface Probe {
 async function answer(t: TestApp, p: Probe) {
   let req = t.http.post(p.path ?? '/webhooks/whatsapp').set('content-type', 'application/json');
   for (const [k, v] of Object.entries(p.headers ?? {})) req = req.set(k, v);
-  if (p.signed !== false) req = req.set('x-hub-signature-256', signatureOf(p.body, t.config.whatsappAppSecret));
+  if (p.signed !== false) req = req.set('x-hub-signature-256', signatureHeader(p.body, t.config.whatsappAppSecret));
   const res = await req.send(p.body);
   const security = ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy'].map((h) => [h, res.headers[h]]);
   return { status: res.status, body: res.body as unknown, contentType: res.headers['content-type'], requestId: res.headers['x-request-id'], security };
@@ -39,7 +42,7 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
 
   it('gives the same status, envelope, content type, request id and security headers for good and bad deliveries', async () => {
     const tenant = await createTenant(fast);
-    const delivery = () => metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const delivery = () => metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
     const probes: Probe[] = [
       { name: 'a signed delivery', body: delivery(), headers: { 'x-request-id': 'meta-retry.1' } },
       { name: 'a query string', body: delivery(), path: '/webhooks/whatsapp?via=meta' },
@@ -68,7 +71,7 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
     }
     // Each side stored exactly what it acknowledged: the three signed deliveries on the exact path.
     expect(acknowledged).toBe(3);
-    expect(await fast.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.wabaId } } })).toBe(2 * acknowledged);
+    expect(await fast.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.account.wabaId } } })).toBe(2 * acknowledged);
   });
 
   it('leaves other methods and encoded bodies to the Nest route', async () => {

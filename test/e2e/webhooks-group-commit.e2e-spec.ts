@@ -3,7 +3,10 @@ import pg from 'pg';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { metaJson } from '../../simulator/meta-json.js';
-import { createTenant, inboundPayload, signatureOf, postWebhook, startTestWorker, unixNow, waitFor, wamid, type Tenant, type TestWorker } from '../utils/webhooks.js';
+import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
+import { createTenant, wamid, type Tenant } from '../utils/factories.js';
+import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
+import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 jest.setTimeout(60_000);
 
@@ -11,7 +14,7 @@ jest.setTimeout(60_000);
 function postConcurrently(t: TestApp, tenant: Tenant, n: number, text = 'hi'): { ids: string[]; answers: Promise<Response[]> } {
   const ids = Array.from({ length: n }, () => wamid());
   const answers = Promise.all(
-    ids.map((id) => postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id, timestamp: String(unixNow()), text }))),
+    ids.map((id) => postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id, timestamp: String(unixNow()), text }))),
   );
   return { ids, answers };
 }
@@ -47,15 +50,15 @@ describe('Webhook receiver: group commit', () => {
     const { answers } = postConcurrently(t, tenant, 12);
     const responses = await answers;
     expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
-    const rows = await storedFor(t, tenant.wabaId);
+    const rows = await storedFor(t, tenant.account.wabaId);
     expect(rows).toHaveLength(12);
     // One group commit (one INSERT, one transaction) and one queue job for all twelve rows.
     expect(new Set(rows.map((r) => r.xmin)).size).toBe(1);
     expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
     expect(rows[0]!.batchId).not.toBeNull();
     worker = await startTestWorker(t.config);
-    await waitFor(async () => ((await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } })) === 12 ? true : undefined), '12 processed events');
-    const deliveries = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } } });
+    await waitFor(async () => ((await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } })) === 12 ? true : undefined), '12 processed events');
+    const deliveries = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
     expect(deliveries.every((d) => d.status === 'processed' && d.eventCount === 1)).toBe(true);
   });
 
@@ -65,7 +68,7 @@ describe('Webhook receiver: group commit', () => {
       const tenant = await createTenant(small);
       const responses = await postConcurrently(small, tenant, 7).answers;
       expect(responses.map((r) => r.status)).toEqual(Array(7).fill(200));
-      const rows = await storedFor(small, tenant.wabaId);
+      const rows = await storedFor(small, tenant.account.wabaId);
       expect(rows).toHaveLength(7);
       const sizes = [...rows.reduce((m, r) => m.set(r.xmin, (m.get(r.xmin) ?? 0) + 1), new Map<string, number>()).values()];
       expect(Math.max(...sizes)).toBeLessThanOrEqual(3);
@@ -100,12 +103,12 @@ describe('Webhook receiver: group commit', () => {
     }
     const responses = await answers;
     expect(responses.map((r) => r.status)).toEqual(Array(5).fill(200));
-    expect(await storedFor(t, tenant.wabaId)).toHaveLength(5);
+    expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(5);
   });
 
   it('answers 503 to every request of a batch whose INSERT fails, and stores none of them', async () => {
     const tenant = await createTenant(t);
-    const poison = `poison-${tenant.wabaId}`;
+    const poison = `poison-${tenant.account.wabaId}`;
     // A row carrying the marker makes the whole statement fail, as a constraint or a lost connection would.
     await admin.query(`
       CREATE OR REPLACE FUNCTION test_reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -113,47 +116,47 @@ describe('Webhook receiver: group commit', () => {
         IF position('${poison}' in convert_from(NEW.raw_body, 'UTF8')) > 0 THEN RAISE EXCEPTION 'poisoned delivery'; END IF;
         RETURN NEW;
       END $$`);
-    await admin.query(`CREATE TRIGGER test_reject_poison_${tenant.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`);
+    await admin.query(`CREATE TRIGGER test_reject_poison_${tenant.account.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`);
     try {
       const good = postConcurrently(t, tenant, 4);
       const bad = postConcurrently(t, tenant, 1, poison);
       const responses = [...(await good.answers), ...(await bad.answers)];
       expect(responses.map((r) => r.status)).toEqual(Array(5).fill(503));
       for (const r of responses) expect(r.body).toMatchObject({ statusCode: 503, message: expect.stringContaining('could not be stored') });
-      expect(await storedFor(t, tenant.wabaId)).toHaveLength(0);
+      expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(0);
     } finally {
-      await admin.query(`DROP TRIGGER test_reject_poison_${tenant.wabaId} ON webhook_deliveries`);
+      await admin.query(`DROP TRIGGER test_reject_poison_${tenant.account.wabaId} ON webhook_deliveries`);
     }
     // Meta retries: the same deliveries, without the poisoned one, are then stored and acknowledged.
     const retried = await postConcurrently(t, tenant, 4).answers;
     expect(retried.map((r) => r.status)).toEqual(Array(4).fill(200));
-    expect(await storedFor(t, tenant.wabaId)).toHaveLength(4);
+    expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(4);
   });
 
   it('processes the good deliveries of a batch that holds a bad one, and dead-letters only the bad one', async () => {
     const tenant = await createTenant(t);
-    const inbound = () => metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const inbound = () => metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
     const bodies = [inbound(), 'this is not json', inbound()];
     // Stored as one group commit whose job was lost (Redis down at the time): the sweeper enqueues the batch.
-    const batchId = `test-${tenant.wabaId}`;
+    const batchId = `test-${tenant.account.wabaId}`;
     await t.prisma.webhookDelivery.createMany({
-      data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureOf(b, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], batchId, receivedAt: new Date(Date.now() - 10_000) })),
+      data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureHeader(b, t.config.whatsappAppSecret), wabaIds: [tenant.account.wabaId], batchId, receivedAt: new Date(Date.now() - 10_000) })),
     });
     const rows = await waitFor(async () => {
-      const all = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } });
+      const all = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } }, orderBy: { id: 'asc' } });
       return all.every((d) => d.status !== 'received') ? all : undefined;
     }, 'the batch to be processed');
     expect(rows.map((r) => r.status)).toEqual(['processed', 'failed', 'processed']);
     expect(rows[1]!.lastError).toContain('not valid JSON');
-    expect(await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } })).toBe(2);
+    expect(await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } })).toBe(2);
   });
 
   it('stores a delivery whose entry id holds NUL (never a real account) without failing the others of its batch', async () => {
     const tenant = await createTenant(t);
     const good = postConcurrently(t, tenant, 3);
-    const odd = postWebhook(t, inboundPayload(`${tenant.wabaId}\u0000x`, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const odd = postWebhook(t, inboundWebhook(`${tenant.account.wabaId}\u0000x`, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
     const responses = [...(await good.answers), await odd];
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    expect(await storedFor(t, tenant.wabaId)).toHaveLength(3);
+    expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(3);
   });
 });

@@ -2,7 +2,9 @@ import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { withNumberId } from '../../src/core/prisma/prisma.service.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { createTenant, messagesValue, postWebhook, startTestWorker, unixNow, waitFor, wamid, type Tenant, type TestWorker } from '../utils/webhooks.js';
+import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
+import { createTenant, wamid, type Tenant } from '../utils/factories.js';
+import { inboundTextValue, messagesValue, statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
 
 jest.setTimeout(60_000);
 
@@ -24,18 +26,14 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     await t?.close();
   });
 
-  const deliveriesOf = async (tenant: Tenant) => (await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } }, orderBy: { id: 'asc' } })).map(withNumberId);
+  const deliveriesOf = async (tenant: Tenant) => (await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } }, orderBy: { id: 'asc' } })).map(withNumberId);
   const listDeliveries = async (tenant: Tenant) => {
-    const res = await t.http.get('/webhooks/deliveries').set('cookie', tenant.cookie);
+    const res = await t.http.get('/webhooks/deliveries').set('cookie', tenant.operator.cookie);
     expect(res.status).toBe(200);
     return res.body.data.items as Array<{ id: number; status: string; lastError: string | null; wabaIds: string[] }>;
   };
-  const statusItem = (recipient: string, extra: Record<string, unknown> = {}) => ({ id: wamid(), status: 'delivered', timestamp: String(unixNow()), recipient_id: recipient, ...extra });
-  const inboundValue = (tenant: Tenant, from: string) =>
-    messagesValue(tenant.phoneNumberId, {
-      contacts: [{ profile: { name: 'Priya' }, wa_id: from }],
-      messages: [{ from, id: wamid(), timestamp: String(unixNow()), type: 'text', text: { body: 'hello' } }],
-    });
+  const delivered = (recipient: string) => statusItem(wamid(), 'delivered', unixNow(), recipient);
+  const inboundValue = (tenant: Tenant, from: string) => messagesValue(tenant.account.phoneNumberId, inboundTextValue({ from, id: wamid(), timestamp: unixNow(), text: 'hello', name: 'Priya' }));
 
   it("keeps a poisoned item of one account from blocking another's, shows its error only to its own account, and lets only it replay", async () => {
     const [a, b] = [await createTenant(t), await createTenant(t)];
@@ -48,8 +46,8 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
       const payload = {
         object: 'whatsapp_business_account',
         entry: [
-          { id: a.wabaId, changes: [{ field: 'messages', value: messagesValue(a.phoneNumberId, { statuses: [statusItem(marker)] }) }] },
-          { id: b.wabaId, changes: [{ field: 'messages', value: inboundValue(b, '447700900321') }] },
+          { id: a.account.wabaId, changes: [{ field: 'messages', value: messagesValue(a.account.phoneNumberId, { statuses: [delivered(marker)] }) }] },
+          { id: b.account.wabaId, changes: [{ field: 'messages', value: inboundValue(b, '447700900321') }] },
         ],
       };
       expect((await postWebhook(t, payload)).status).toBe(200);
@@ -63,29 +61,29 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
         const rows = await deliveriesOf(b);
         return rows.length === 1 && rows[0]!.status === 'processed' ? rows : undefined;
       }, "B's delivery to be processed");
-      expect(ofA!.wabaIds).toEqual([a.wabaId]);
-      expect(ofB!.wabaIds).toEqual([b.wabaId]);
+      expect(ofA!.wabaIds).toEqual([a.account.wabaId]);
+      expect(ofB!.wabaIds).toEqual([b.account.wabaId]);
       expect(ofA!.id).not.toBe(ofB!.id);
-      expect(JSON.parse(Buffer.from(ofB!.rawBody).toString()).entry.map((e: { id: string }) => e.id)).toEqual([b.wabaId]);
+      expect(JSON.parse(Buffer.from(ofB!.rawBody).toString()).entry.map((e: { id: string }) => e.id)).toEqual([b.account.wabaId]);
       expect(ofA!.lastError).toContain('poisoned item');
 
       // B's event is stored and applied; A's is not (yet).
-      const eventsOfB = await t.prisma.event.findMany({ where: { wabaId: b.wabaId } });
+      const eventsOfB = await t.prisma.event.findMany({ where: { wabaId: b.account.wabaId } });
       expect(eventsOfB).toHaveLength(1);
       expect(eventsOfB[0]).toMatchObject({ kind: 'inbound_message', processed: true });
-      expect(await t.prisma.event.count({ where: { wabaId: a.wabaId } })).toBe(0);
+      expect(await t.prisma.event.count({ where: { wabaId: a.account.wabaId } })).toBe(0);
 
       // Each organization sees its own delivery and its own error only.
       const seenByB = await listDeliveries(b);
       expect(seenByB.map((d) => d.id)).toEqual([ofB!.id]);
-      expect(seenByB[0]).toMatchObject({ status: 'processed', lastError: null, wabaIds: [b.wabaId] });
+      expect(seenByB[0]).toMatchObject({ status: 'processed', lastError: null, wabaIds: [b.account.wabaId] });
       const seenByA = await listDeliveries(a);
       expect(seenByA.map((d) => d.id)).toEqual([ofA!.id]);
       expect(seenByA[0]!.lastError).toContain('poisoned item');
 
       // B cannot replay A's delivery (nor its own into A's).
-      expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', b.cookie)).status).toBe(404);
-      expect((await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.cookie)).status).toBe(404);
+      expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', b.operator.cookie)).status).toBe(404);
+      expect((await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.operator.cookie)).status).toBe(404);
     } finally {
       await t.prisma.$executeRawUnsafe(`DROP TRIGGER IF EXISTS ${fn} ON events`);
       await t.prisma.$executeRawUnsafe(`DROP FUNCTION IF EXISTS ${fn}()`);
@@ -93,10 +91,10 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
 
     // Once the cause is gone, A replays its own delivery: its event is stored, B's is not stored twice.
     const [ofA] = await deliveriesOf(a);
-    expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', a.cookie)).status).toBe(200);
+    expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', a.operator.cookie)).status).toBe(200);
     await waitFor(async () => ((await deliveriesOf(a))[0]!.status === 'processed' ? true : undefined), "A's replay to be processed");
-    expect(await t.prisma.event.count({ where: { wabaId: a.wabaId, recipient: marker } })).toBe(1);
-    expect(await t.prisma.event.count({ where: { wabaId: b.wabaId } })).toBe(1);
+    expect(await t.prisma.event.count({ where: { wabaId: a.account.wabaId, recipient: marker } })).toBe(1);
+    expect(await t.prisma.event.count({ where: { wabaId: b.account.wabaId } })).toBe(1);
   });
 
   it('keeps a single-account delivery as the exact bytes received', async () => {
@@ -104,8 +102,8 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     const payload = {
       object: 'whatsapp_business_account',
       entry: [
-        { id: a.wabaId, changes: [{ field: 'messages', value: inboundValue(a, '447700900322') }] },
-        { id: a.wabaId, changes: [{ field: 'messages', value: inboundValue(a, '447700900323') }] },
+        { id: a.account.wabaId, changes: [{ field: 'messages', value: inboundValue(a, '447700900322') }] },
+        { id: a.account.wabaId, changes: [{ field: 'messages', value: inboundValue(a, '447700900323') }] },
       ],
     };
     const res = await postWebhook(t, payload);
@@ -120,18 +118,17 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
 
   it('stores an item whose numbers are out of range of the database columns, never failing on them', async () => {
     const a = await createTenant(t);
-    const item = statusItem('447700900324', {
-      status: 'failed',
+    const item = statusItem(wamid(), 'failed', unixNow(), '447700900324', {
       errors: [{ code: 99999999999, title: 'Something new', message: 'Something new', error_data: { details: 'A code past 2^31' } }],
     });
-    const payload = { object: 'whatsapp_business_account', entry: [{ id: a.wabaId, changes: [{ field: 'messages', value: messagesValue(a.phoneNumberId, { statuses: [item] }) }] }] };
+    const payload = statusesWebhook(a.account.wabaId, a.account.phoneNumberId, [item]);
     expect((await postWebhook(t, payload)).status).toBe(200);
     const [row] = await waitFor(async () => {
       const rows = await deliveriesOf(a);
       return rows.length === 1 && rows[0]!.status !== 'received' ? rows : undefined;
     }, 'the delivery to be processed');
     expect(row).toMatchObject({ status: 'processed', lastError: null, eventCount: 1 });
-    const [event] = await t.prisma.event.findMany({ where: { wabaId: a.wabaId } });
+    const [event] = await t.prisma.event.findMany({ where: { wabaId: a.account.wabaId } });
     // The column cannot hold it; the stored item keeps it as Meta sent it.
     expect(event).toMatchObject({ status: 'failed', errorCode: null, errorTitle: 'Something new' });
     expect((event!.raw as { errors: Array<{ code: number }> }).errors[0]!.code).toBe(99999999999);

@@ -4,26 +4,12 @@ import { metaJson } from '../../simulator/meta-json.js';
 import { withNumberId } from '../../src/core/prisma/prisma.service.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
-import { onboard, type Tenant as OnboardedTenant } from '../utils/factories.js';
+import { createTenant, digits, metaId, onboard, recipient, wamid, type OnboardedTenant, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import {
-  createTenant,
-  fieldPayload,
-  inboundPayload,
-  messagesValue,
-  postWebhook,
-  randomDigits,
-  signatureOf,
-  startTestWorker,
-  statusesPayload,
-  unixNow,
-  waitFor,
-  wamid,
-  type StatusItem,
-  type Tenant,
-  type TestWorker,
-} from '../utils/webhooks.js';
+import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
+import { fieldWebhook, inboundWebhook, messagesValue, statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
+import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 jest.setTimeout(60_000);
 
@@ -45,8 +31,8 @@ function harness(t: TestApp) {
     async createMessage(tenant: Tenant, data: { upstreamMessageId?: string | null; status?: string; to?: string }) {
       const message = await prisma.message.create({
         data: {
-          businessAccountId: tenant.businessAccountId,
-          phoneNumberId: tenant.phoneNumberId,
+          businessAccountId: tenant.account.businessAccountId,
+          phoneNumberId: tenant.account.phoneNumberId,
           to: data.to ?? '447700900123',
           type: 'template',
           templateName: 'parcel_update',
@@ -59,18 +45,11 @@ function harness(t: TestApp) {
       return withNumberId(message);
     },
     listEvents(tenant: Tenant, query: Record<string, string | number>) {
-      return t.http.get('/webhooks/events').set('cookie', tenant.cookie).query(query);
+      return t.http.get('/webhooks/events').set('cookie', tenant.operator.cookie).query(query);
     },
   };
 }
 
-const status = (id: string, s: string, timestamp: number, recipient = '447700900123', extra: Record<string, unknown> = {}): StatusItem => ({
-  id,
-  status: s,
-  timestamp: String(timestamp),
-  recipient_id: recipient,
-  ...extra,
-});
 
 const reEngagement = {
   code: 131047,
@@ -118,24 +97,24 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('acknowledges a signed delivery at once and stores the exact bytes it received', async () => {
       const tenant = await createTenant(t);
       // Non-ASCII and "/" make Meta's serialisation differ from JSON.stringify: the check must use the raw bytes.
-      const payload = inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá, 1/2 ✓', name: 'João' });
+      const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá, 1/2 ✓', name: 'João' });
       const res = await postWebhook(t, payload);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ statusCode: 200, message: 'Success', data: { received: true } });
-      const [row] = await h.processed(tenant.wabaId, 1);
+      const [row] = await h.processed(tenant.account.wabaId, 1);
       expect(Buffer.from(row!.rawBody).toString('utf8')).toBe(metaJson(payload));
-      expect(row!.wabaIds).toEqual([tenant.wabaId]);
-      expect(row!.signature).toBe(signatureOf(metaJson(payload), t.config.whatsappAppSecret));
+      expect(row!.wabaIds).toEqual([tenant.account.wabaId]);
+      expect(row!.signature).toBe(signatureHeader(metaJson(payload), t.config.whatsappAppSecret));
     });
 
     it('rejects a missing, wrong or re-serialised signature with 401 and stores nothing', async () => {
-      const wabaId = randomDigits('3108');
-      const payload = inboundPayload(wabaId, '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá/Hi', name: 'João' });
+      const wabaId = metaId();
+      const payload = inboundWebhook(wabaId, '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá/Hi', name: 'João' });
       const missing = await postWebhook(t, payload, { signature: null });
       expect(missing.status).toBe(401);
       expect(missing.body).toEqual({ statusCode: 401, message: 'Invalid or missing X-Hub-Signature-256' });
-      expect((await postWebhook(t, payload, { signature: signatureOf(metaJson(payload), 'some-other-secret') })).status).toBe(401);
-      expect((await postWebhook(t, payload, { signature: signatureOf(JSON.stringify(payload), t.config.whatsappAppSecret) })).status).toBe(401);
+      expect((await postWebhook(t, payload, { signature: signatureHeader(metaJson(payload), 'some-other-secret') })).status).toBe(401);
+      expect((await postWebhook(t, payload, { signature: signatureHeader(JSON.stringify(payload), t.config.whatsappAppSecret) })).status).toBe(401);
       expect((await postWebhook(t, payload, { signature: 'sha256=abc' })).status).toBe(401);
       expect(await t.prisma.webhookDelivery.count({ where: { wabaIds: { has: wabaId } } })).toBe(0);
     });
@@ -154,7 +133,7 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('answers 503 (so Meta retries) when the delivery cannot be stored', async () => {
       const noDb = await startTestApp({ DATABASE_URL: 'postgresql://postgres:postgres@127.0.0.1:9/none' });
       try {
-        const res = await postWebhook(noDb, inboundPayload('310000000000001', '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+        const res = await postWebhook(noDb, inboundWebhook('310000000000001', '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
         expect(res.status).toBe(503);
         expect(res.body).toMatchObject({ statusCode: 503 });
         expect(res.body.data).toBeUndefined();
@@ -179,21 +158,21 @@ describe('Webhooks: receiver, processing and events API', () => {
         object: 'whatsapp_business_account',
         entry: [
           {
-            id: tenant.wabaId,
+            id: tenant.account.wabaId,
             changes: [
-              { field: 'messages', value: messagesValue(tenant.phoneNumberId, { statuses: [status(ids[0]!, 'sent', now), status(ids[1]!, 'delivered', now)] }) },
+              { field: 'messages', value: messagesValue(tenant.account.phoneNumberId, { statuses: [statusItem(ids[0]!, 'sent', now), statusItem(ids[1]!, 'delivered', now)] }) },
               {
                 field: 'messages',
-                value: messagesValue(tenant.phoneNumberId, {
+                value: messagesValue(tenant.account.phoneNumberId, {
                   contacts: [{ profile: { name: 'Priya' }, wa_id: '447700900777' }],
                   messages: [{ from: '447700900777', id: ids[2], timestamp: String(now), type: 'text', text: { body: 'hi' } }],
-                  statuses: [status(ids[0]!, 'delivered', now + 1)],
+                  statuses: [statusItem(ids[0]!, 'delivered', now + 1)],
                 }),
               },
             ],
           },
           {
-            id: tenant.wabaId,
+            id: tenant.account.wabaId,
             time: now,
             changes: [
               { field: 'message_template_status_update', value: { event: 'APPROVED', message_template_id: 1, message_template_name: 'x', message_template_language: 'en_GB', reason: 'NONE' } },
@@ -204,9 +183,9 @@ describe('Webhooks: receiver, processing and events API', () => {
         ],
       };
       expect((await postWebhook(t, payload)).status).toBe(200);
-      const [delivery] = await h.processed(tenant.wabaId, 1);
+      const [delivery] = await h.processed(tenant.account.wabaId, 1);
       expect(delivery!.eventCount).toBe(7);
-      const events = await h.events(tenant.wabaId);
+      const events = await h.events(tenant.account.wabaId);
       expect(events.map((e) => [e.kind, e.eventType, e.title])).toEqual(
         expect.arrayContaining([
           ['status_update', 'messages', 'Message sent'],
@@ -224,11 +203,11 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('stores an item delivered three times once, and applies it once', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
-      const payload = statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'delivered', unixNow())]);
+      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(message.upstreamMessageId!, 'delivered', unixNow())]);
       for (let i = 0; i < 3; i++) expect((await postWebhook(t, payload)).status).toBe(200);
-      const deliveries = await h.processed(tenant.wabaId, 3);
+      const deliveries = await h.processed(tenant.account.wabaId, 3);
       expect(deliveries).toHaveLength(3);
-      const events = await h.events(tenant.wabaId);
+      const events = await h.events(tenant.account.wabaId);
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ processed: true, status: 'delivered', messageId: message.upstreamMessageId });
       const after = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
@@ -242,17 +221,17 @@ describe('Webhooks: receiver, processing and events API', () => {
       const t0 = unixNow(-60);
       const arrivals = [['read', t0 + 2], ['delivered', t0 + 1], ['sent', t0]] as const;
       for (const [i, [s, at]] of arrivals.entries()) {
-        expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(w, s, at)]))).status).toBe(200);
+        expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, s, at)]))).status).toBe(200);
         // One at a time, so that they are stored in this (Meta's worst-case) order.
-        await h.processed(tenant.wabaId, i + 1);
+        await h.processed(tenant.account.wabaId, i + 1);
       }
-      await h.processed(tenant.wabaId, 3);
+      await h.processed(tenant.account.wabaId, 3);
       const after = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
       expect(after.status).toBe('read');
       expect(after.readAt?.getTime()).toBe((t0 + 2) * 1000);
       expect(after.deliveredAt?.getTime()).toBe((t0 + 1) * 1000);
       expect(after.sentAt?.getTime()).toBe(t0 * 1000);
-      const events = await h.events(tenant.wabaId);
+      const events = await h.events(tenant.account.wabaId);
       expect(events.map((e) => [e.status, e.processed])).toEqual([
         ['read', true],
         ['delivered', true],
@@ -264,14 +243,14 @@ describe('Webhooks: receiver, processing and events API', () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: null });
       const w = wamid();
-      expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(w, 'delivered', unixNow())]))).status).toBe(200);
+      expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, 'delivered', unixNow())]))).status).toBe(200);
       // Stored and visible at once, waiting for its message; the delivery itself is done.
       const waiting = await waitFor(async () => {
-        const [e] = await h.events(tenant.wabaId);
+        const [e] = await h.events(tenant.account.wabaId);
         return e && e.attempts >= 1 ? e : undefined;
       }, 'the status to wait for its message');
       expect(waiting.processed).toBe(false);
-      await h.processed(tenant.wabaId, 1);
+      await h.processed(tenant.account.wabaId, 1);
 
       // The send response arrives late.
       await t.prisma.message.update({ where: { id: message.id }, data: { upstreamMessageId: w, status: 'sent', sentAt: new Date() } });
@@ -280,19 +259,19 @@ describe('Webhooks: receiver, processing and events API', () => {
         return m.status === 'delivered' ? m : undefined;
       }, 'the delayed re-run to apply the status', 20_000);
       expect(applied.deliveredAt).not.toBeNull();
-      const [event] = await h.events(tenant.wabaId);
+      const [event] = await h.events(tenant.account.wabaId);
       expect(event!.processed).toBe(true);
     });
 
     it('applies a status stranded after its delayed re-runs were lost (Redis wiped) at the next sweep', async () => {
       const tenant = await createTenant(t);
       const w = wamid();
-      expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(w, 'read', unixNow())]))).status).toBe(200);
-      const [delivery] = await h.processed(tenant.wabaId, 1);
+      expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, 'read', unixNow())]))).status).toBe(200);
+      const [delivery] = await h.processed(tenant.account.wabaId, 1);
       // Redis loses the delayed re-runs; the status has been waiting longer than they would have lasted.
       await t.app.get(QueueService).queue(QUEUES.webhookDeliveries).drain(true);
       await t.prisma.webhookDelivery.updateMany({ where: { id: delivery!.id }, data: { receivedAt: new Date(Date.now() - 11 * 60_000) } });
-      await t.prisma.event.updateMany({ where: { wabaId: tenant.wabaId }, data: { createdAt: new Date(Date.now() - 10 * 60_000) } });
+      await t.prisma.event.updateMany({ where: { wabaId: tenant.account.wabaId }, data: { createdAt: new Date(Date.now() - 10 * 60_000) } });
       const message = await h.createMessage(tenant, { status: 'sent', upstreamMessageId: w });
 
       expect(await worker.sweeper.sweep()).toBeGreaterThanOrEqual(1);
@@ -301,7 +280,7 @@ describe('Webhooks: receiver, processing and events API', () => {
         return m.status === 'read' ? m : undefined;
       }, 'the sweeper to re-run the delivery');
       expect(applied.readAt).not.toBeNull();
-      expect((await h.events(tenant.wabaId)).map((e) => e.processed)).toEqual([true]);
+      expect((await h.events(tenant.account.wabaId)).map((e) => e.processed)).toEqual([true]);
     });
 
     it('links a status to its message by our callback data when the wamid is not stored yet', async () => {
@@ -311,13 +290,13 @@ describe('Webhooks: receiver, processing and events API', () => {
       const foreign = await h.createMessage(other, { status: 'pending', upstreamMessageId: null });
       const w = wamid();
       const w2 = wamid();
-      const payload = statusesPayload(tenant.wabaId, tenant.phoneNumberId, [
-        status(w, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${message.id}` }),
+      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+        statusItem(w, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${message.id}` }),
         // Callback data naming another organization's message never links it.
-        status(w2, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${foreign.id}` }),
+        statusItem(w2, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${foreign.id}` }),
       ]);
       expect((await postWebhook(t, payload)).status).toBe(200);
-      await h.processed(tenant.wabaId, 1);
+      await h.processed(tenant.account.wabaId, 1);
       const linked = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
       expect(linked).toMatchObject({ upstreamMessageId: w, status: 'sent' });
       const untouched = await t.prisma.message.findUniqueOrThrow({ where: { id: foreign.id } });
@@ -327,9 +306,9 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('records an asynchronous 131047 failure on the message with code, title and detail', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
-      const payload = statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'failed', unixNow(), '447700900456', { errors: [reEngagement] })]);
+      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(message.upstreamMessageId!, 'failed', unixNow(), '447700900456', { errors: [reEngagement] })]);
       expect((await postWebhook(t, payload)).status).toBe(200);
-      await h.processed(tenant.wabaId, 1);
+      await h.processed(tenant.account.wabaId, 1);
       const failed = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
       expect(failed).toMatchObject({
         status: 'failed',
@@ -339,7 +318,7 @@ describe('Webhooks: receiver, processing and events API', () => {
         errorCategory: 'window',
       });
       expect(failed.failedAt).not.toBeNull();
-      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, status: 'failed' });
+      const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, status: 'failed' });
       expect(res.body.data.items).toHaveLength(1);
       expect(res.body.data.items[0]).toMatchObject({
         title: 'Message failed: Re-engagement message (131047)',
@@ -352,8 +331,8 @@ describe('Webhooks: receiver, processing and events API', () => {
     it("updates a synced template from Meta's decision: rejected or paused templates stop being sendable", async () => {
       const tenant = await createTenant(t);
       const template = (language: string) => ({
-        businessAccountId: tenant.businessAccountId,
-        upstreamId: randomDigits('1209', 16),
+        businessAccountId: tenant.account.businessAccountId,
+        upstreamId: digits(16),
         name: 'parcel_update',
         language,
         status: 'APPROVED',
@@ -363,8 +342,8 @@ describe('Webhooks: receiver, processing and events API', () => {
       });
       await t.prisma.template.createMany({ data: [template('en_GB'), template('en_US')] });
       const decision = (language: string, event: string, reason: string, time: number) =>
-        fieldPayload(
-          tenant.wabaId,
+        fieldWebhook(
+          tenant.account.wabaId,
           'message_template_status_update',
           { event, message_template_id: 1203344556677889, message_template_name: 'parcel_update', message_template_language: language, reason },
           time,
@@ -372,11 +351,11 @@ describe('Webhooks: receiver, processing and events API', () => {
       const now = unixNow();
       await postWebhook(t, decision('en_GB', 'REJECTED', 'INVALID_FORMAT', now));
       await postWebhook(t, decision('en_US', 'PAUSED', 'LOW_QUALITY', now));
-      await postWebhook(t, fieldPayload(tenant.wabaId, 'message_template_status_update', { event: 'APPROVED', message_template_name: 'never_synced', message_template_language: 'en_GB', reason: 'NONE' }, now));
-      await h.processed(tenant.wabaId, 3);
+      await postWebhook(t, fieldWebhook(tenant.account.wabaId, 'message_template_status_update', { event: 'APPROVED', message_template_name: 'never_synced', message_template_language: 'en_GB', reason: 'NONE' }, now));
+      await h.processed(tenant.account.wabaId, 3);
 
       const list = async () => {
-        const res = await t.http.get(`/business-accounts/${tenant.wabaId}/templates`).set('cookie', tenant.cookie);
+        const res = await t.http.get(`/business-accounts/${tenant.account.wabaId}/templates`).set('cookie', tenant.operator.cookie);
         expect(res.status).toBe(200);
         return Object.fromEntries((res.body.data.items as { language: string; status: string; statusReason: string | null; sendable: boolean }[]).map((x) => [x.language, x]));
       };
@@ -385,10 +364,10 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(templates.en_US).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', sendable: false });
 
       await postWebhook(t, decision('en_US', 'REINSTATED', 'NONE', now + 1));
-      await h.processed(tenant.wabaId, 4);
+      await h.processed(tenant.account.wabaId, 4);
       expect((await list()).en_US).toMatchObject({ status: 'APPROVED', statusReason: null, sendable: true });
 
-      const events = await h.events(tenant.wabaId);
+      const events = await h.events(tenant.account.wabaId);
       // The first three deliveries are processed concurrently, so they are stored in any order among themselves.
       const titles = events.map((e) => e.title);
       expect(titles.slice(0, 3).sort()).toEqual([
@@ -406,8 +385,8 @@ describe('Webhooks: receiver, processing and events API', () => {
       // As a sync 100 s ago left it.
       await t.prisma.template.create({
         data: {
-          businessAccountId: tenant.businessAccountId,
-          upstreamId: randomDigits('1209', 16),
+          businessAccountId: tenant.account.businessAccountId,
+          upstreamId: digits(16),
           name: 'order_ready',
           language: 'en_GB',
           status: 'APPROVED',
@@ -418,49 +397,49 @@ describe('Webhooks: receiver, processing and events API', () => {
         },
       });
       const decision = (event: string, reason: string, time: number) =>
-        fieldPayload(
-          tenant.wabaId,
+        fieldWebhook(
+          tenant.account.wabaId,
           'message_template_status_update',
           { event, message_template_id: 1203344556677001, message_template_name: 'order_ready', message_template_language: 'en_GB', reason },
           time,
         );
-      const status = async () => t.prisma.template.findFirstOrThrow({ where: { businessAccountId: tenant.businessAccountId, name: 'order_ready' } });
+      const status = async () => t.prisma.template.findFirstOrThrow({ where: { businessAccountId: tenant.account.businessAccountId, name: 'order_ready' } });
 
       // Decided before the sync read the template: the sync's state stands.
       await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 200));
-      await h.processed(tenant.wabaId, 1);
+      await h.processed(tenant.account.wabaId, 1);
       expect(await status()).toMatchObject({ status: 'APPROVED', statusReason: null });
 
       // Paused at now - 10, then the older rejection at now - 20 arrives late: it stays paused.
       await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 10));
-      await h.processed(tenant.wabaId, 2);
+      await h.processed(tenant.account.wabaId, 2);
       await postWebhook(t, decision('REJECTED', 'INVALID_FORMAT', now - 20));
-      await h.processed(tenant.wabaId, 3);
+      await h.processed(tenant.account.wabaId, 3);
       expect(await status()).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', statusUpdatedAt: new Date((now - 10) * 1000) });
 
       // A newer decision applies.
       await postWebhook(t, decision('REINSTATED', 'NONE', now));
-      await h.processed(tenant.wabaId, 4);
+      await h.processed(tenant.account.wabaId, 4);
       expect(await status()).toMatchObject({ status: 'APPROVED', statusReason: null, statusUpdatedAt: new Date(now * 1000) });
       // Every decision is still listed as an event.
-      expect((await h.events(tenant.wabaId)).filter((e) => e.processed)).toHaveLength(4);
+      expect((await h.events(tenant.account.wabaId)).filter((e) => e.processed)).toHaveLength(4);
     });
 
     it('opens the 24 h window on an inbound message, and an older redelivery never shortens it', async () => {
       const tenant = await createTenant(t);
-      const from = randomDigits('4477', 12);
+      const from = recipient();
       const at = unixNow(-30);
-      await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from, id: wamid(), timestamp: String(at), text: 'Can I change the delivery slot?' }));
-      await h.processed(tenant.wabaId, 1);
-      const window = await t.prisma.conversationWindow.findUnique({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.phoneNumberId, recipient: from } } });
-      expect(window).toMatchObject({ wabaId: tenant.wabaId });
+      await postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from, id: wamid(), timestamp: String(at), text: 'Can I change the delivery slot?' }));
+      await h.processed(tenant.account.wabaId, 1);
+      const window = await t.prisma.conversationWindow.findUnique({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } } });
+      expect(window).toMatchObject({ wabaId: tenant.account.wabaId });
       expect(window!.lastInboundAt.getTime()).toBe(at * 1000);
 
-      await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from, id: wamid(), timestamp: String(at - 3600), text: 'older' }));
-      await h.processed(tenant.wabaId, 2);
-      const still = await t.prisma.conversationWindow.findUniqueOrThrow({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.phoneNumberId, recipient: from } } });
+      await postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from, id: wamid(), timestamp: String(at - 3600), text: 'older' }));
+      await h.processed(tenant.account.wabaId, 2);
+      const still = await t.prisma.conversationWindow.findUniqueOrThrow({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } } });
       expect(still.lastInboundAt.getTime()).toBe(at * 1000);
-      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, kind: 'inbound_message' });
+      const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, kind: 'inbound_message' });
       expect(res.body.data.items.map((e: { title: string; recipient: string }) => [e.title, e.recipient])).toEqual([
         [`Inbound text from ${from}`, from],
         [`Inbound text from ${from}`, from],
@@ -469,12 +448,12 @@ describe('Webhooks: receiver, processing and events API', () => {
 
     it('stores and applies items whose text holds a NUL or a lone surrogate (JSON escapes PostgreSQL cannot store), as U+FFFD', async () => {
       const tenant = await createTenant(t);
-      const from = randomDigits('4477', 12);
-      const payload = inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from, id: wamid(), timestamp: String(unixNow()), text: 'a\u0000b\ud800c\udfffd 😀' });
+      const from = recipient();
+      const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from, id: wamid(), timestamp: String(unixNow()), text: 'a\u0000b\ud800c\udfffd 😀' });
       expect((await postWebhook(t, payload)).status).toBe(200);
-      const [delivery] = await h.processed(tenant.wabaId, 1);
+      const [delivery] = await h.processed(tenant.account.wabaId, 1);
       expect(delivery).toMatchObject({ status: 'processed', eventCount: 1 });
-      const [event] = await h.events(tenant.wabaId);
+      const [event] = await h.events(tenant.account.wabaId);
       expect(event).toMatchObject({ processed: true, kind: 'inbound_message', raw: { text: { body: 'a\uFFFDb\uFFFDc\uFFFDd 😀' } } });
     });
   });
@@ -486,16 +465,16 @@ describe('Webhooks: receiver, processing and events API', () => {
     beforeAll(async () => {
       tenant = await createTenant(t);
       const now = unixNow();
-      await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(ids.a, 'sent', now), status(ids.b, 'sent', now, '447700900456')]));
-      await h.processed(tenant.wabaId, 1);
-      await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(ids.a, 'delivered', now + 1), status(ids.c, 'failed', now + 1, '447700900789', { errors: [reEngagement] })]));
-      await h.processed(tenant.wabaId, 2);
-      await postWebhook(t, inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900456', id: wamid(), timestamp: String(now + 2), text: 'hello' }));
-      await h.processed(tenant.wabaId, 3);
+      await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(ids.a, 'sent', now), statusItem(ids.b, 'sent', now, '447700900456')]));
+      await h.processed(tenant.account.wabaId, 1);
+      await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(ids.a, 'delivered', now + 1), statusItem(ids.c, 'failed', now + 1, '447700900789', { errors: [reEngagement] })]));
+      await h.processed(tenant.account.wabaId, 2);
+      await postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900456', id: wamid(), timestamp: String(now + 2), text: 'hello' }));
+      await h.processed(tenant.account.wabaId, 3);
     });
 
     it('lists the events of a business account newest first, with every field', async () => {
-      const res = await h.listEvents(tenant, { wabaId: tenant.wabaId });
+      const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ statusCode: 200, message: 'Success' });
       const { items, page, limit, total, totalPages } = res.body.data;
@@ -517,8 +496,8 @@ describe('Webhooks: receiver, processing and events API', () => {
         userId: null,
         pricing: null,
         messageId: ids.a,
-        wabaId: tenant.wabaId,
-        phoneNumberId: tenant.phoneNumberId,
+        wabaId: tenant.account.wabaId,
+        phoneNumberId: tenant.account.phoneNumberId,
         error: null,
         processed: false,
         raw: expect.objectContaining({ id: ids.a, status: 'delivered' }),
@@ -528,16 +507,16 @@ describe('Webhooks: receiver, processing and events API', () => {
     });
 
     it('pages with page and limit', async () => {
-      const all = (await h.listEvents(tenant, { wabaId: tenant.wabaId })).body.data.items.map((e: { id: number }) => e.id);
-      const second = await h.listEvents(tenant, { wabaId: tenant.wabaId, page: 2, limit: 2 });
+      const all = (await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.items.map((e: { id: number }) => e.id);
+      const second = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, page: 2, limit: 2 });
       expect(second.body.data).toMatchObject({ page: 2, limit: 2, total: 5, totalPages: 3 });
       expect(second.body.data.items.map((e: { id: number }) => e.id)).toEqual(all.slice(2, 4));
-      const beyond = await h.listEvents(tenant, { wabaId: tenant.wabaId, page: 9, limit: 2 });
+      const beyond = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, page: 9, limit: 2 });
       expect(beyond.body.data).toMatchObject({ items: [], total: 5 });
     });
 
     it('filters by kind, status, messageId, recipient and time', async () => {
-      const q = async (extra: Record<string, string>) => (await h.listEvents(tenant, { wabaId: tenant.wabaId, ...extra })).body.data;
+      const q = async (extra: Record<string, string>) => (await h.listEvents(tenant, { wabaId: tenant.account.wabaId, ...extra })).body.data;
       expect((await q({ kind: 'status_update' })).total).toBe(4);
       expect((await q({ kind: 'inbound_message' })).total).toBe(1);
       expect((await q({ kind: 'template_status' })).total).toBe(0);
@@ -551,7 +530,7 @@ describe('Webhooks: receiver, processing and events API', () => {
     });
 
     it('answers 422 naming the field for a missing wabaId and malformed parameters', async () => {
-      const missing = await t.http.get('/webhooks/events').set('cookie', tenant.cookie);
+      const missing = await t.http.get('/webhooks/events').set('cookie', tenant.operator.cookie);
       expect(missing.status).toBe(422);
       expect(missing.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
       expect(missing.body.errors.map((e: { field: string }) => e.field)).toEqual(['wabaId']);
@@ -563,7 +542,7 @@ describe('Webhooks: receiver, processing and events API', () => {
         ['since', 'yesterday'],
         ['until', '2026-13-45'],
       ]) {
-        const res = await h.listEvents(tenant, { wabaId: tenant.wabaId, [field!]: value! });
+        const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, [field!]: value! });
         expect(res.status).toBe(422);
         expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
       }
@@ -571,38 +550,38 @@ describe('Webhooks: receiver, processing and events API', () => {
 
     it("answers 404 for another organization's business account and its events", async () => {
       const other = await createTenant(t);
-      const res = await h.listEvents(tenant, { wabaId: other.wabaId });
+      const res = await h.listEvents(tenant, { wabaId: other.account.wabaId });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ statusCode: 404, message: 'Business account not found' });
-      const mine = (await h.listEvents(tenant, { wabaId: tenant.wabaId })).body.data.items[0];
-      const one = await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', tenant.cookie);
+      const mine = (await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.items[0];
+      const one = await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', tenant.operator.cookie);
       expect(one.status).toBe(200);
       expect(one.body.data).toEqual(mine);
-      expect((await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', other.cookie)).status).toBe(404);
-      expect((await t.http.get('/webhooks/events/abc').set('cookie', tenant.cookie)).status).toBe(404);
+      expect((await t.http.get(`/webhooks/events/${mine.id}`).set('cookie', other.operator.cookie)).status).toBe(404);
+      expect((await t.http.get('/webhooks/events/abc').set('cookie', tenant.operator.cookie)).status).toBe(404);
       expect(mine.id).toBeGreaterThan(2 ** 31);
       for (const id of ['99999999999', '9007199254740993', '99999999999999999999']) {
-        expect({ id, status: (await t.http.get(`/webhooks/events/${id}`).set('cookie', tenant.cookie)).status }).toEqual({ id, status: 404 });
+        expect({ id, status: (await t.http.get(`/webhooks/events/${id}`).set('cookie', tenant.operator.cookie)).status }).toEqual({ id, status: 404 });
       }
     });
 
     it('keeps listing the events of a disconnected business account', async () => {
-      await t.prisma.businessAccount.update({ where: { id: tenant.businessAccountId }, data: { disconnectedAt: new Date() } });
+      await t.prisma.businessAccount.update({ where: { id: tenant.account.businessAccountId }, data: { disconnectedAt: new Date() } });
       try {
-        expect((await h.listEvents(tenant, { wabaId: tenant.wabaId })).body.data.total).toBe(5);
+        expect((await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.total).toBe(5);
       } finally {
-        await t.prisma.businessAccount.update({ where: { id: tenant.businessAccountId }, data: { disconnectedAt: null } });
+        await t.prisma.businessAccount.update({ where: { id: tenant.account.businessAccountId }, data: { disconnectedAt: null } });
       }
     });
 
     it('answers 401 without a console session, including for an API key pair', async () => {
-      const none = await t.http.get('/webhooks/events').query({ wabaId: tenant.wabaId });
+      const none = await t.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId });
       expect(none.status).toBe(401);
-      const created = await t.http.post('/api-keys').set('cookie', tenant.cookie).send({ wabaId: tenant.wabaId, name: 'events reader' });
+      const created = await t.http.post('/api-keys').set('cookie', tenant.operator.cookie).send({ wabaId: tenant.account.wabaId, name: 'events reader' });
       expect(created.status).toBe(201);
       const withKey = await t.http
         .get('/webhooks/events')
-        .query({ wabaId: tenant.wabaId })
+        .query({ wabaId: tenant.account.wabaId })
         .set('x-access-key', created.body.data.accessKey)
         .set('x-secret-key', created.body.data.secretKey);
       expect(withKey.status).toBe(401);
@@ -626,13 +605,13 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('processes a delivery that was stored but never enqueued (Redis was down when it arrived)', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
-      const body = metaJson(statusesPayload(tenant.wabaId, tenant.phoneNumberId, [status(message.upstreamMessageId!, 'read', unixNow())]));
+      const body = metaJson(statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(message.upstreamMessageId!, 'read', unixNow())]));
       const row = withNumberId(
         await t.prisma.webhookDelivery.create({
-          data: { rawBody: Buffer.from(body), signature: signatureOf(body, t.config.whatsappAppSecret), wabaIds: [tenant.wabaId], receivedAt: new Date(Date.now() - 10_000) },
+          data: { rawBody: Buffer.from(body), signature: signatureHeader(body, t.config.whatsappAppSecret), wabaIds: [tenant.account.wabaId], receivedAt: new Date(Date.now() - 10_000) },
         }),
       );
-      const [done] = await h.processed(tenant.wabaId, 1);
+      const [done] = await h.processed(tenant.account.wabaId, 1);
       expect(done!.id).toBe(row.id);
       expect(done!.eventCount).toBe(1);
       expect((await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('read');
@@ -642,13 +621,13 @@ describe('Webhooks: receiver, processing and events API', () => {
       const tenant = await createTenant(t);
       const noRedis = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:9' });
       try {
-        const payload = inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' });
+        const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' });
         const body = metaJson(payload);
         const started = Date.now();
         const res = await noRedis.http
           .post('/webhooks/whatsapp')
           .set('content-type', 'application/json')
-          .set('x-hub-signature-256', signatureOf(body, noRedis.config.whatsappAppSecret))
+          .set('x-hub-signature-256', signatureHeader(body, noRedis.config.whatsappAppSecret))
           .send(body);
         expect(res.status).toBe(200);
         expect(Date.now() - started).toBeLessThan(3000);
@@ -656,8 +635,8 @@ describe('Webhooks: receiver, processing and events API', () => {
         await noRedis.close();
       }
       // The stored delivery is picked up by the running worker's sweeper.
-      await h.processed(tenant.wabaId, 1);
-      expect(await h.events(tenant.wabaId)).toHaveLength(1);
+      await h.processed(tenant.account.wabaId, 1);
+      expect(await h.events(tenant.account.wabaId)).toHaveLength(1);
     });
 
     it('dead-letters a delivery that cannot be processed, lists it, and replays it once fixed', async () => {
@@ -665,7 +644,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       const other = await createTenant(t);
       const broken = withNumberId(
         await t.prisma.webhookDelivery.create({
-          data: { rawBody: Buffer.from('this is not json'), signature: 'sha256=00', wabaIds: [tenant.wabaId, '999999999999'], receivedAt: new Date(Date.now() - 10_000) },
+          data: { rawBody: Buffer.from('this is not json'), signature: 'sha256=00', wabaIds: [tenant.account.wabaId, '999999999999'], receivedAt: new Date(Date.now() - 10_000) },
         }),
       );
       const failed = await waitFor(async () => {
@@ -674,27 +653,27 @@ describe('Webhooks: receiver, processing and events API', () => {
       }, 'the delivery to be dead-lettered');
       expect(failed.lastError).toContain('not valid JSON');
 
-      const list = await t.http.get('/webhooks/deliveries').query({ status: 'failed' }).set('cookie', tenant.cookie);
+      const list = await t.http.get('/webhooks/deliveries').query({ status: 'failed' }).set('cookie', tenant.operator.cookie);
       expect(list.status).toBe(200);
       const item = list.body.data.items.find((d: { id: number }) => d.id === broken.id);
-      expect(item).toMatchObject({ status: 'failed', wabaIds: [tenant.wabaId], eventCount: null, processedAt: null });
+      expect(item).toMatchObject({ status: 'failed', wabaIds: [tenant.account.wabaId], eventCount: null, processedAt: null });
       expect(item.lastError).toContain('not valid JSON');
-      const otherList = await t.http.get('/webhooks/deliveries').set('cookie', other.cookie);
+      const otherList = await t.http.get('/webhooks/deliveries').set('cookie', other.operator.cookie);
       expect(otherList.body.data.items.find((d: { id: number }) => d.id === broken.id)).toBeUndefined();
-      expect((await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', other.cookie)).status).toBe(404);
+      expect((await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', other.operator.cookie)).status).toBe(404);
       for (const id of ['9007199254740993', '99999999999999999999']) {
-        expect({ id, status: (await t.http.post(`/webhooks/deliveries/${id}/replay`).set('cookie', tenant.cookie)).status }).toEqual({ id, status: 404 });
+        expect({ id, status: (await t.http.post(`/webhooks/deliveries/${id}/replay`).set('cookie', tenant.operator.cookie)).status }).toEqual({ id, status: 404 });
       }
-      expect((await t.http.get('/webhooks/deliveries').query({ status: 'lost' }).set('cookie', tenant.cookie)).status).toBe(422);
+      expect((await t.http.get('/webhooks/deliveries').query({ status: 'lost' }).set('cookie', tenant.operator.cookie)).status).toBe(422);
 
-      const fixed = metaJson(inboundPayload(tenant.wabaId, tenant.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+      const fixed = metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
       await t.prisma.webhookDelivery.updateMany({ where: { id: broken.id }, data: { rawBody: Buffer.from(fixed) } });
-      const replay = await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', tenant.cookie);
+      const replay = await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', tenant.operator.cookie);
       expect(replay.status).toBe(200);
       expect(replay.body.data).toMatchObject({ id: broken.id, status: 'received', attempts: 0, lastError: null });
-      const [done] = await h.processed(tenant.wabaId, 1);
+      const [done] = await h.processed(tenant.account.wabaId, 1);
       expect(done).toMatchObject({ id: broken.id, eventCount: 1, lastError: null });
-      expect(await h.events(tenant.wabaId)).toHaveLength(1);
+      expect(await h.events(tenant.account.wabaId)).toHaveLength(1);
     });
   });
 });
@@ -718,8 +697,8 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     const count = 500;
     const messages = await t.prisma.message.createManyAndReturn({
       data: Array.from({ length: count }, (_, i) => ({
-        businessAccountId: tenant.businessAccountId,
-        phoneNumberId: tenant.phoneNumberId,
+        businessAccountId: tenant.account.businessAccountId,
+        phoneNumberId: tenant.account.phoneNumberId,
         to: `4477009${String(i).padStart(5, '0')}`,
         type: 'template',
         status: 'sent',
@@ -728,7 +707,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     });
     const now = unixNow();
     // Meta's maximum: 1000 updates in one POST.
-    const statuses = messages.flatMap((m) => [status(m.upstreamMessageId!, 'delivered', now + 1, m.to!), status(m.upstreamMessageId!, 'read', now + 2, m.to!)]);
+    const statuses = messages.flatMap((m) => [statusItem(m.upstreamMessageId!, 'delivered', now + 1, m.to!), statusItem(m.upstreamMessageId!, 'read', now + 2, m.to!)]);
 
     // Statuses are applied in chunks, each in its own transaction. Holding a lock on a message of the third
     // chunk stops the worker there, deterministically part-way: two chunks committed, the third in progress.
@@ -740,7 +719,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
 
     const first = await startTestWorker(t.config);
     workers.push(first);
-    expect((await postWebhook(t, statusesPayload(tenant.wabaId, tenant.phoneNumberId, statuses))).status).toBe(200);
+    expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, statuses))).status).toBe(200);
     const blockedPid = await waitFor(async () => {
       // Asked on another connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
       const rows = await t.prisma.$queryRaw<{ pid: number }[]>`
@@ -748,7 +727,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE OF m%'`;
       return rows[0]?.pid;
     }, 'the first worker to wait on the locked message', 60_000);
-    const progressed = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
+    const progressed = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });
     expect(progressed).toBe(2 * EVENT_CHUNK);
 
     // The crash: the worker stops, and its database connection dies in the middle of the third chunk.
@@ -757,28 +736,28 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     await crashing;
     await blocker.query('ROLLBACK');
     await blocker.end();
-    const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: true } });
+    const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });
     expect(atCrash).toBe(2 * EVENT_CHUNK);
-    const halfway = await t.prisma.message.count({ where: { businessAccountId: tenant.businessAccountId, status: 'read' } });
+    const halfway = await t.prisma.message.count({ where: { businessAccountId: tenant.account.businessAccountId, status: 'read' } });
     expect(halfway).toBe(EVENT_CHUNK);
 
     const second = await startTestWorker(t.config);
     workers.push(second);
     const [delivery] = await waitFor(async () => {
-      const rows = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.wabaId } } });
-      const pending = await t.prisma.event.count({ where: { wabaId: tenant.wabaId, processed: false } });
+      const rows = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
+      const pending = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: false } });
       return rows[0]?.status === 'processed' && pending === 0 ? rows : undefined;
       // A crashed worker's lock expires after 15 s; then the batch is finished (slower on a loaded machine).
     }, 'the restarted worker to finish the batch', 150_000);
     expect(delivery!.eventCount).toBe(2 * count);
 
-    const events = await t.prisma.event.findMany({ where: { wabaId: tenant.wabaId }, select: { dedupeKey: true, processed: true } });
+    const events = await t.prisma.event.findMany({ where: { wabaId: tenant.account.wabaId }, select: { dedupeKey: true, processed: true } });
     expect(events).toHaveLength(2 * count);
     expect(new Set(events.map((e) => e.dedupeKey)).size).toBe(2 * count);
-    const after = await t.prisma.message.groupBy({ by: ['status'], where: { businessAccountId: tenant.businessAccountId }, _count: true });
+    const after = await t.prisma.message.groupBy({ by: ['status'], where: { businessAccountId: tenant.account.businessAccountId }, _count: true });
     expect(after).toEqual([{ status: 'read', _count: count }]);
     const stamped = await t.prisma.message.count({
-      where: { businessAccountId: tenant.businessAccountId, deliveredAt: new Date((now + 1) * 1000), readAt: new Date((now + 2) * 1000) },
+      where: { businessAccountId: tenant.account.businessAccountId, deliveredAt: new Date((now + 1) * 1000), readAt: new Date((now + 2) * 1000) },
     });
     expect(stamped).toBe(count);
   }, 240_000);

@@ -4,7 +4,7 @@ import { AppConfig } from '../../src/core/config/app-config.js';
 import { createLogger } from '../../src/core/logging/logger.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
 import { TaskScheduler } from '../../src/core/scheduling/task-scheduler.js';
-import { WorkerSchedules } from '../../src/worker.schedules.js';
+import { WorkerSchedules } from '../../src/worker/worker-schedules.js';
 import { startDisposableRedis, type DisposableRedis } from '../utils/disposable-redis.js';
 import { LogCapture } from '../utils/log-capture.js';
 import { testEnv } from '../utils/test-env.js';
@@ -31,12 +31,17 @@ function sweepSlots(instance: Instance): number[] {
     });
 }
 
-/** bmapi_scheduled_task_duration_seconds_count of the sweep on this worker's /metrics. */
-async function sweepsCounted(instance: Instance): Promise<number> {
+/** A count of this worker's /metrics: the sample whose name and labels start the line. */
+async function counted(instance: Instance, sample: string): Promise<number> {
   const text = (await instance.worker.context.get(Metrics).exposition()).body;
-  const line = text.split('\n').find((l) => l.startsWith('bmapi_scheduled_task_duration_seconds_count{task="webhook-sweep",outcome="ok"}'));
+  const line = text.split('\n').find((l) => l.startsWith(sample));
   return line ? Number(line.split(' ').pop()) : 0;
 }
+
+/** bmapi_scheduled_task_duration_seconds_count of the sweep on this worker's /metrics. */
+const sweepsCounted = (instance: Instance) => counted(instance, 'bmapi_scheduled_task_duration_seconds_count{task="webhook-sweep",outcome="ok"}');
+/** Jobs of the scheduled-tasks queue its consumer ran (the managed worker's count, every task together). */
+const scheduledJobsCounted = (instance: Instance) => counted(instance, 'bmapi_queue_job_duration_seconds_count{queue="scheduled-tasks",outcome="ok"}');
 
 describe('Periodic work as BullMQ job schedulers: one run per interval across all workers', () => {
   let redis: DisposableRedis;
@@ -72,6 +77,8 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
     for (let i = 1; i < slots.length; i++) expect((slots[i]! - slots[i - 1]!) % EVERY_MS).toBe(0);
     // What an operator scrapes: the two workers' counts add up to the runs, not to twice as many.
     expect((await sweepsCounted(a)) + (await sweepsCounted(b))).toBe(slots.length);
+    // Each run is a job of the scheduled-tasks queue, counted by the consumer too (the purges have not run yet).
+    expect((await scheduledJobsCounted(a)) + (await scheduledJobsCounted(b))).toBeGreaterThanOrEqual(slots.length);
   });
 
   it('keeps running the sweep on the other worker when one stops', async () => {

@@ -46,7 +46,10 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the console's JSON, read by assertions as supertest's bodies are.
+type Json = any;
+
+async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Headers }> {
   const res = await fetch(url, { method, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
@@ -130,11 +133,11 @@ async function upstreamOf(tos: string[]): Promise<{ accepted: Map<string, number
   return { accepted, attempts, refused130429 };
 }
 
-async function campaign(id: number): Promise<any> {
+async function campaign(id: number): Promise<Json> {
   return (await call('GET', `${api.url}/business-accounts/${wabaId}/campaigns/${id}`)).body.data;
 }
 
-async function until(id: number, done: (c: any) => boolean, timeoutMs: number): Promise<any> {
+async function until(id: number, done: (c: Json) => boolean, timeoutMs: number): Promise<Json> {
   const deadline = Date.now() + timeoutMs;
   let c = await campaign(id);
   while (!done(c) && Date.now() < deadline) {

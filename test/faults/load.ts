@@ -1,8 +1,9 @@
 // Signed webhook deliveries in Meta's shapes, and a sender that posts them at a steady rate and, like Meta,
 // retries every answer other than 200 (same bytes, same signature) with growing delays.
-import { createHash, createHmac, randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import http from 'node:http';
-import { metaJson } from '../../simulator/meta-json.js';
+import { signedDelivery } from '../../simulator/payloads/signature.js';
+import { messagesValue, webhookOf } from '../../simulator/payloads/webhooks.js';
 import type { FaultTenant, ItemKey } from './db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,8 +16,10 @@ export interface Delivery {
   hash: string;
 }
 
-function delivery(body: Buffer, secret: string, items: number): Delivery {
-  return { body, signature: sign(body, secret), items, hash: createHash('sha256').update(body).digest('hex') };
+/** The changes signed as Meta posts them: Meta's escaping, signed over those bytes. */
+function delivery(tenant: FaultTenant, changes: { field: string; value: unknown }[], secret: string, items: number): Delivery {
+  const { body, signature } = signedDelivery(webhookOf(tenant.wabaId, changes), secret);
+  return { body, signature, items, hash: createHash('sha256').update(body).digest('hex') };
 }
 
 export interface Workload {
@@ -37,10 +40,6 @@ function shuffle<T>(a: T[]): T[] {
     [a[i], a[j]] = [a[j]!, a[i]!];
   }
   return a;
-}
-
-export function sign(body: Buffer, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
 export interface WorkloadOptions {
@@ -108,26 +107,18 @@ export function buildWorkload(tenant: FaultTenant, opts: WorkloadOptions): Workl
 }
 
 function toDelivery(tenant: FaultTenant, group: Item[], secret: string): Delivery {
-  const metadata = { display_phone_number: '447700900500', phone_number_id: tenant.phoneNumberId };
   const statuses = group.filter((g) => g.kind === 'status').map((g) => g.value);
   const inbound = group.filter((g): g is Extract<Item, { kind: 'inbound' }> => g.kind === 'inbound');
-  const changes: unknown[] = [];
-  if (statuses.length > 0) changes.push({ field: 'messages', value: { messaging_product: 'whatsapp', metadata, statuses } });
-  if (inbound.length > 0) {
-    changes.push({
-      field: 'messages',
-      value: { messaging_product: 'whatsapp', metadata, contacts: inbound.map((m) => m.contact), messages: inbound.map((m) => m.value) },
-    });
-  }
-  const body = Buffer.from(metaJson({ object: 'whatsapp_business_account', entry: [{ id: tenant.wabaId, changes }] }));
-  return delivery(body, secret, group.length);
+  const changes: { field: string; value: unknown }[] = [];
+  if (statuses.length > 0) changes.push({ field: 'messages', value: messagesValue(tenant.phoneNumberId, { statuses }) });
+  if (inbound.length > 0) changes.push({ field: 'messages', value: messagesValue(tenant.phoneNumberId, { contacts: inbound.map((m) => m.contact), messages: inbound.map((m) => m.value) }) });
+  return delivery(tenant, changes, secret, group.length);
 }
 
 /** A delivery that carries the given deliveries' items again (Meta may batch an item anew on a retry). */
 export function rebatch(tenant: FaultTenant, parts: Delivery[], secret: string): Delivery {
-  const changes = parts.flatMap((p) => (JSON.parse(p.body.toString('utf8')) as { entry: { changes: unknown[] }[] }).entry[0]!.changes);
-  const body = Buffer.from(metaJson({ object: 'whatsapp_business_account', entry: [{ id: tenant.wabaId, changes }] }));
-  return delivery(body, secret, parts.reduce((n, p) => n + p.items, 0));
+  const changes = parts.flatMap((p) => (JSON.parse(p.body.toString('utf8')) as { entry: { changes: { field: string; value: unknown }[] }[] }).entry[0]!.changes);
+  return delivery(tenant, changes, secret, parts.reduce((n, p) => n + p.items, 0));
 }
 
 export interface Scheduled {

@@ -2,7 +2,7 @@ import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.j
 import { repositoryUnderTest, insertApiKey, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('ApiKeysRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new ApiKeysRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new ApiKeysRepository(db));
 
   it("lists, finds and revokes an organization's keys only within it", async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];

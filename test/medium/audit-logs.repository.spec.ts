@@ -1,9 +1,9 @@
 import { AuditLogsRepository } from '../../src/audit/audit-logs.repository.js';
-import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 
 describe('AuditLogsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new AuditLogsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new AuditLogsRepository(db));
 
   const entry = (org: { operatorId: string; email: string }, targetId: string) => ({
     operatorId: org.operatorId,
@@ -29,7 +29,7 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
 
   it('commits an entry with the change it records, or neither', async () => {
     const org = await insertOrganization(t.prisma);
-    const uow = new UnitOfWork(t.prisma);
+    const uow = new UnitOfWork(t.db);
     await expect(
       uow.run(async () => {
         await t.repo.append(org.organizationId, entry(org, 'rolled-back'));

@@ -2,7 +2,7 @@ import { BlockedUsersRepository } from '../../src/accounts/users/blocked-users.r
 import { insertBusinessAccount, insertOrganization, metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('BlockedUsersRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new BlockedUsersRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new BlockedUsersRepository(db));
 
   it('blocks per phone number of a business account, by the user as given or as Meta resolved it, and forgets blocks', async () => {
     const org = await insertOrganization(t.prisma);

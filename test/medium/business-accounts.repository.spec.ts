@@ -1,10 +1,10 @@
 import { BusinessAccountsRepository } from '../../src/accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../src/core/errors/domain-errors.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new BusinessAccountsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new BusinessAccountsRepository(db));
 
   it("finds an organization's account only for that organization, and a disconnected one only when asked", async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
@@ -183,7 +183,7 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(await t.repo.sendState(a.id)).toEqual({ credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [], marketingMessagesStatus: null });
 
     const at = new Date('2026-11-24T12:00:00.000Z');
-    await new SqlUnitOfWork(t.prisma).run(async (tx) => {
+    await new UnitOfWork(t.db).run(async (tx) => {
       const locked = await t.repo.lockStandings(tx, [a.wabaId, b.wabaId, 'not-an-account']);
       expect(locked.map((l) => l.id)).toEqual([a.id, b.id].sort());
       const mine = locked.find((l) => l.id === a.id)!;
@@ -213,13 +213,13 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(await t.repo.sendState(a.id)).toMatchObject({ marketingMessagesStatus: 'INELIGIBLE_COUNTRY' });
 
     const signedAt = new Date('2026-11-26T09:00:00.000Z');
-    await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: a.wabaId, at: signedAt }, { wabaId: 'not-an-account', at: signedAt }]));
+    await new UnitOfWork(t.db).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: a.wabaId, at: signedAt }, { wabaId: 'not-an-account', at: signedAt }]));
     expect(await t.repo.sendState(a.id)).toMatchObject({ marketingMessagesStatus: 'ONBOARDED' });
     expect(await t.repo.sendState(b.id)).toMatchObject({ marketingMessagesStatus: null });
 
     // A check read before the signature (an older time) does not undo it; the webhook delivered late does not either.
     await t.repo.recordCredentialCheck(org.organizationId, b.id, b.accessTokenEncrypted, { valid: true, marketingMessagesStatus: 'ONBOARDED' }, signedAt);
-    await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: b.wabaId, at: checkedAt }]));
+    await new UnitOfWork(t.db).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: b.wabaId, at: checkedAt }]));
     expect(await t.repo.getOwned(org.organizationId, b.wabaId)).toMatchObject({ marketingMessagesStatus: 'ONBOARDED', marketingMessagesUpdatedAt: signedAt });
   });
 });

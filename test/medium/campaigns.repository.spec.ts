@@ -1,17 +1,16 @@
 import { CampaignRecipientsRepository } from '../../src/campaigns/campaign-recipients.repository.js';
 import { CampaignsRepository } from '../../src/campaigns/campaigns.repository.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { MessagesRepository } from '../../src/messages/messages.repository.js';
 import { insertBusinessAccount, insertOrganization, metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => ({
-    campaigns: new CampaignsRepository(prisma),
-    recipients: new CampaignRecipientsRepository(prisma),
-    messages: new MessagesRepository(prisma),
-    sql: new SqlUnitOfWork(prisma),
-    uow: new UnitOfWork(prisma),
+  const t = repositoryUnderTest((_prisma, db) => ({
+    campaigns: new CampaignsRepository(db),
+    recipients: new CampaignRecipientsRepository(db),
+    messages: new MessagesRepository(db),
+    sql: new UnitOfWork(db),
+    uow: new UnitOfWork(db),
   }));
 
   async function campaignOf(n: number) {

@@ -1,10 +1,10 @@
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { ConversationWindowsRepository, type InboundContact } from '../../src/messages/conversation-windows.repository.js';
 import { metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('ConversationWindowsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new ConversationWindowsRepository(prisma));
-  const openOrRenew = (contacts: InboundContact[]) => new SqlUnitOfWork(t.prisma).run((tx) => t.repo.openOrRenew(tx, contacts));
+  const t = repositoryUnderTest((_prisma, db) => new ConversationWindowsRepository(db));
+  const openOrRenew = (contacts: InboundContact[]) => new UnitOfWork(t.db).run((tx) => t.repo.openOrRenew(tx, contacts));
   /** When the customer last wrote to this business number, as the send path reads it (null: no window). */
   const lastInbound = (phoneNumberId: string, customer: string) => t.repo.lastInboundAt(phoneNumberId, customer);
   const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
@@ -50,7 +50,7 @@ describe('ConversationWindowsRepository (PostgreSQL)', () => {
   it('answers a send at once with the committed window while a webhook chunk renewing it is still open', async () => {
     const contact = { phoneNumberId: metaId(), recipient: recipient(), wabaId: metaId() };
     await openOrRenew([{ ...contact, at: at(10) }]);
-    const readDuringChunk = await new SqlUnitOfWork(t.prisma).run(async (tx) => {
+    const readDuringChunk = await new UnitOfWork(t.db).run(async (tx) => {
       await t.repo.openOrRenew(tx, [{ ...contact, at: at(40) }]);
       // The chunk holds the window's row lock: the send path neither waits for it nor sees its uncommitted renewal.
       const waited = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2000).unref());
@@ -63,7 +63,7 @@ describe('ConversationWindowsRepository (PostgreSQL)', () => {
   it('opens nothing when the unit of work it ran in fails', async () => {
     const contact = { phoneNumberId: metaId(), recipient: recipient(), wabaId: metaId(), at: at(0) };
     await expect(
-      new SqlUnitOfWork(t.prisma).run(async (tx) => {
+      new UnitOfWork(t.db).run(async (tx) => {
         await t.repo.openOrRenew(tx, [contact]);
         throw new Error('the event could not be stored');
       }),

@@ -1,11 +1,11 @@
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { inTransaction } from '../../src/core/prisma/sql.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { eventRow, eventually, insertDelivery, metaId, momentIn, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 describe('EventsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new EventsRepository(prisma));
-  const unitOfWork = () => new SqlUnitOfWork(t.prisma);
+  const t = repositoryUnderTest((_prisma, db) => new EventsRepository(db));
+  const unitOfWork = () => new UnitOfWork(t.db);
   const insert = (rows: EventRow[]) => unitOfWork().run((tx) => t.repo.insert(tx, rows));
   /** A delivery of `wabaId` and that many of its events, stored; the events' ids in the order given. */
   async function stored(wabaId: string, ...overrides: Partial<EventRow>[]) {

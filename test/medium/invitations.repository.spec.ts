@@ -3,7 +3,7 @@ import { InvitationsRepository } from '../../src/console/invitations/invitations
 import { insertOrganization, repositoryUnderTest, uniqueEmail } from '../utils/factories.js';
 
 describe('InvitationsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new InvitationsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new InvitationsRepository(db));
   const hour = 3600_000;
 
   async function invite(organizationId: string, invitedById: string, expiresAt = new Date(Date.now() + hour)) {

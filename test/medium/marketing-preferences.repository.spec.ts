@@ -1,10 +1,10 @@
 import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../src/accounts/users/marketing-preferences.repository.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { insertBusinessAccount, insertOrganization, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('MarketingPreferencesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new MarketingPreferencesRepository(prisma));
-  const record = (changes: MarketingPreferenceChange[]) => new SqlUnitOfWork(t.prisma).run((tx) => t.repo.record(tx, changes));
+  const t = repositoryUnderTest((_prisma, db) => new MarketingPreferencesRepository(db));
+  const record = (changes: MarketingPreferenceChange[]) => new UnitOfWork(t.db).run((tx) => t.repo.record(tx, changes));
   const at = (minute: number) => new Date(Date.UTC(2026, 5, 1, 10, minute));
   const account = async () => insertBusinessAccount(t.prisma, (await insertOrganization(t.prisma)).organizationId);
   const change = (wabaId: string, user: string, value: 'stop' | 'resume', minute: number): MarketingPreferenceChange => ({ wabaId, user, value, source: 'user_preferences', detail: `User requested to ${value} marketing messages`, at: at(minute) });
@@ -23,8 +23,8 @@ describe('MarketingPreferencesRepository (PostgreSQL)', () => {
 
     // A campaign chunk asks for many users at once, in its transaction.
     const other = recipient();
-    expect(await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.stoppedAmong(tx, a.id, [phone, bsuid, other]))).toEqual(new Set([phone, bsuid]));
-    expect(await new SqlUnitOfWork(t.prisma).run((tx) => t.repo.stoppedAmong(tx, b.id, [phone, bsuid]))).toEqual(new Set());
+    expect(await new UnitOfWork(t.db).run((tx) => t.repo.stoppedAmong(tx, a.id, [phone, bsuid, other]))).toEqual(new Set([phone, bsuid]));
+    expect(await new UnitOfWork(t.db).run((tx) => t.repo.stoppedAmong(tx, b.id, [phone, bsuid]))).toEqual(new Set());
 
     await record([change(a.wabaId, phone, 'resume', 30)]);
     expect(await t.repo.valueOf(a.id, phone)).toBe('resume');

@@ -1,9 +1,10 @@
 import { jest } from '@jest/globals';
 import pg from 'pg';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import type { FeedPosition } from '../../src/webhooks/events/feed-cursor.js';
+import { Db } from '../../src/core/db/db.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import type { FeedPosition } from '../../src/events/feed-cursor.js';
 import { MessagesRepository, type InboundMessageRow, type StatusCandidate } from '../../src/messages/messages.repository.js';
-import { EventsRepository } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository } from '../../src/events/events.repository.js';
 import { eventRow, eventually, insertDelivery, insertSendScope, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 jest.setTimeout(120_000);
@@ -15,8 +16,8 @@ type Scope = Awaited<ReturnType<typeof insertSendScope>>;
  * horizon over (changed_xid, id) with the trigger that moves a changed message, and the one-snapshot list.
  */
 describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new MessagesRepository(prisma));
-  const uow = () => new SqlUnitOfWork(t.prisma);
+  const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
+  const uow = () => new UnitOfWork(t.db);
   const START: FeedPosition = { xid: 0n, id: 0 };
   const inbound = (scope: Scope, overrides: Partial<InboundMessageRow> = {}): InboundMessageRow => ({
     wabaId: scope.wabaId,
@@ -160,7 +161,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
 
   it('reads a message and its status history in one snapshot: a status committed between the two reads shows in neither', async () => {
     const scope = await insertSendScope(t.prisma);
-    const events = new EventsRepository(t.prisma);
+    const events = new EventsRepository(t.db);
     const sent = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
     const w = wamid();
     await t.repo.markSent(scope.businessAccountId, sent.id, w, new Date());
@@ -174,7 +175,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
       });
     const read = await uow().snapshot(async (tx) => {
       const message = await t.repo.findOne(scope.businessAccountId, sent.id, tx);
-      await deliver(); // commits between the two reads
+      await Db.outside(deliver); // another transaction, committed between the two reads
       const history = await events.statusHistory(scope.wabaId, w, message!.createdAt, tx);
       return { status: message!.status, history: history.map((h) => h.status) };
     });

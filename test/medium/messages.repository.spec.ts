@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import type pg from 'pg';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import type { Tx } from '../../src/core/prisma/sql.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { txOn } from '../../src/core/db/db.js';
 import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.query.js';
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
 import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
@@ -9,7 +9,7 @@ import { IdempotencyService } from '../../src/messages/send/idempotency.service.
 import { insertMessage, insertSendScope, metaId, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
 
 describe('MessagesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new MessagesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
   const at = (iso: string) => new Date(iso);
   const failure = { code: 131026, title: 'Message undeliverable', detail: 'Unable to deliver the message', category: 'permanent' };
   /** A pending message of a fresh send scope, and another account (of another organization) that must never see it. */
@@ -128,7 +128,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
   });
 
   describe('Idempotency-Key claims (stored with the pending message)', () => {
-    const keys = () => new IdempotencyKeysRepository(t.prisma);
+    const keys = () => new IdempotencyKeysRepository(t.db);
     const t0 = at('2026-03-01T10:00:00.000Z');
     const secondsAfter = (s: number) => new Date(t0.getTime() + s * 1000);
     const claimAt = (key: string, body: string, s: number) => IdempotencyService.claim(key, IdempotencyService.fingerprint({ body }), secondsAfter(s));
@@ -336,7 +336,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
   });
 
   describe('status webhooks (the worker)', () => {
-    const unitOfWork = () => new SqlUnitOfWork(t.prisma);
+    const unitOfWork = () => new UnitOfWork(t.db);
     const lock = (wamids: string[], callbackIds: number[]) => unitOfWork().run((tx) => t.repo.lockForStatuses(tx, wamids, callbackIds));
     const statusColumns = ({ id, status, upstreamMessageId, errorCode, errorTitle, errorDetail, errorCategory, sentAt, deliveredAt, readAt, failedAt }: StatusCandidate) => ({
       id,
@@ -509,7 +509,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it("lockForStatuses (the worker's batches)", async () => {
       let statement: pg.QueryConfig | undefined;
       // Only to capture the statement the repository sends; it is then planned on the real PostgreSQL below.
-      const capturing = { query: async (config: pg.QueryConfig) => ((statement = config), { rows: [] }) } as unknown as Tx;
+      const capturing = txOn({ query: async (config: pg.QueryConfig) => ((statement = config), { rows: [], rowCount: 0 }) } as unknown as pg.ClientBase);
       await t.repo.lockForStatuses(capturing, Array.from({ length: 100 }, wamid), [1, 2, 3]);
       expect(statement!.name).toBeUndefined();
       const scans = await scansOfMessages(statement!, 20_000);

@@ -1,9 +1,9 @@
 import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
-import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertOrganization, uniqueEmail } from '../utils/factories.js';
 
 describe('OperatorsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new OperatorsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new OperatorsRepository(db));
 
   it('creates an operator with its organization, and answers null for an email already registered', async () => {
     const [org, other] = [await insertOrganization(t.prisma, 'Acme'), await insertOrganization(t.prisma)];
@@ -54,7 +54,7 @@ describe('OperatorsRepository (PostgreSQL)', () => {
       (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'owner' }))!,
     ];
     await t.prisma.operator.update({ where: { id: org.operatorId }, data: { role: 'member' } });
-    const uow = new UnitOfWork(t.prisma);
+    const uow = new UnitOfWork(t.db);
     const demote = (id: string) =>
       uow.run(async () => {
         const owners = await t.repo.countOwnersLocked(org.organizationId);

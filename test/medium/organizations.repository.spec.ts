@@ -1,10 +1,10 @@
-import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
 import { OrganizationsRepository } from '../../src/console/organizations/organizations.repository.js';
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 
 describe('OrganizationsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new OrganizationsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new OrganizationsRepository(db));
 
   it('creates an organization, and none when the signup it belongs to fails (same unit of work)', async () => {
     const created = await t.repo.create(`Org ${Date.now()}`);
@@ -14,9 +14,9 @@ describe('OrganizationsRepository (PostgreSQL)', () => {
     const taken = await insertOrganization(t.prisma);
     const name = `Doomed ${Date.now()}`;
     await expect(
-      new UnitOfWork(t.prisma).run(async () => {
+      new UnitOfWork(t.db).run(async () => {
         const organization = await t.repo.create(name);
-        if (!(await new OperatorsRepository(t.prisma).create(organization.id, { email: taken.email, passwordHash: 'h', role: 'owner' }))) throw new Error('email taken');
+        if (!(await new OperatorsRepository(t.db).create(organization.id, { email: taken.email, passwordHash: 'h', role: 'owner' }))) throw new Error('email taken');
       }),
     ).rejects.toThrow('email taken');
     expect(await t.prisma.organization.count({ where: { name } })).toBe(0);

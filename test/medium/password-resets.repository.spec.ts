@@ -3,7 +3,7 @@ import { PasswordResetsRepository } from '../../src/console/members/password-res
 import { insertOrganization, repositoryUnderTest } from '../utils/factories.js';
 
 describe('PasswordResetsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new PasswordResetsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new PasswordResetsRepository(db));
   const hour = 3600_000;
 
   async function issue(org: { organizationId: string; operatorId: string }, expiresAt = new Date(Date.now() + hour)) {

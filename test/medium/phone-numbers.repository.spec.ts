@@ -1,10 +1,9 @@
 import { PhoneNumbersRepository } from '../../src/accounts/phone-numbers/phone-numbers.repository.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
-import { UnitOfWork } from '../../src/core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedPhoneNumber } from '../utils/factories.js';
 
 describe('PhoneNumbersRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new PhoneNumbersRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new PhoneNumbersRepository(db));
 
   /** Every number of the account: one page as large as a page may be. */
   const list = async (businessAccountId: string) => (await t.repo.page(businessAccountId, { page: 1, limit: 100 })).rows;
@@ -58,7 +57,7 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
 
   it('writes nothing when the unit of work it runs in fails', async () => {
     const [account] = await twoAccounts();
-    const uow = new UnitOfWork(t.prisma);
+    const uow = new UnitOfWork(t.db);
     await expect(
       uow.run(async () => {
         await t.repo.replaceAll(account!.id, [syncedPhoneNumber()], new Date());
@@ -75,7 +74,7 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     await t.repo.replaceAll(account!.id, [number], new Date());
     await t.repo.replaceAll(other!.id, [sameDigitsElsewhere], new Date());
     const { wabaId } = (await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account!.id } }));
-    const run = (work: (tx: Parameters<Parameters<SqlUnitOfWork['run']>[0]>[0]) => Promise<void>) => new SqlUnitOfWork(t.prisma).run(work);
+    const run = (work: (tx: Parameters<Parameters<UnitOfWork['run']>[0]>[0]) => Promise<void>) => new UnitOfWork(t.db).run(work);
     const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));
 
     await run((tx) => t.repo.applyQualityUpdates(tx, [{ wabaId, displayDigits: '447700900011', messagingLimit: 'TIER_2K', flag: 'FLAGGED', qualityRating: 'RED', throughputLevel: null, at: at(2) }]));

@@ -1,4 +1,5 @@
 import { AppConfig } from '../../src/core/config/app-config.js';
+import { Db } from '../../src/core/db/db.js';
 import { PrismaService, safeInteger } from '../../src/core/prisma/prisma.service.js';
 import { testEnv } from '../utils/test-env.js';
 
@@ -7,7 +8,7 @@ import { testEnv } from '../utils/test-env.js';
  * holds the event loop for its idle timeout (30 s), whichever of Prisma's client or the SQL hot paths used it.
  */
 describe('PrismaService (PostgreSQL): close', () => {
-  const open = () => new PrismaService(AppConfig.fromEnv(testEnv()));
+  const open = () => new PrismaService(new Db(AppConfig.fromEnv(testEnv())));
 
   it('ends the pool after SQL on the pool alone, when Prisma\'s own client never connected', async () => {
     const prisma = open();
@@ -36,7 +37,7 @@ describe('PrismaService (PostgreSQL): close', () => {
 describe('PrismaService (PostgreSQL): int8', () => {
   let prisma: PrismaService;
   beforeAll(() => {
-    prisma = new PrismaService(AppConfig.fromEnv(testEnv()));
+    prisma = new PrismaService(new Db(AppConfig.fromEnv(testEnv())));
   });
   afterAll(() => prisma.close());
 

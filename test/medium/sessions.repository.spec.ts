@@ -3,7 +3,7 @@ import { SessionsRepository } from '../../src/auth/sessions/sessions.repository.
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 
 describe('SessionsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new SessionsRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new SessionsRepository(db));
 
   it('finds a session by its token hash with its operator, touches it, and revokes it once', async () => {
     const org = await insertOrganization(t.prisma);

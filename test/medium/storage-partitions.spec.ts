@@ -1,16 +1,18 @@
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
-import { isMissingPartition, WEEK_MS } from '../../src/core/prisma/partitions.js';
+import { isMissingPartition, WEEK_MS } from '../../src/core/db/partitions.js';
+import { Db, txOn } from '../../src/core/db/db.js';
 import { PrismaService } from '../../src/core/prisma/prisma.service.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import { EventsRepository, type EventRow } from '../../src/webhooks/events/events.repository.js';
+import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { PartitionMaintenance } from '../../src/webhooks/storage/partition-maintenance.js';
 import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.processor.js';
 import { eventRow, incomingDelivery, metaId, wamid } from '../utils/factories.js';
 import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { testEnv } from '../utils/test-env.js';
-import { inboundPayload, randomDigits, startTestWorker } from '../utils/webhooks.js';
+import { startTestWorker } from '../utils/webhooks.js';
+import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 
 const DAY_MS = 24 * 3600_000;
 /** Monday 00:00 UTC of the week holding `t` (the partitions' weeks). */
@@ -43,9 +45,9 @@ describe('Storage partitions (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await scratchDatabase();
     await db.client.query('DROP TABLE events_history; DROP TABLE webhook_deliveries_history');
-    prisma = new PrismaService(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
-    events = new EventsRepository(prisma);
-    deliveries = new WebhookDeliveriesRepository(prisma);
+    prisma = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
+    events = new EventsRepository(prisma.db);
+    deliveries = new WebhookDeliveriesRepository(prisma.db);
     const from = new Date(thisWeek.getTime() - 20 * WEEK_MS);
     await events.ensurePartitions(from, now);
     await deliveries.ensurePartitions(from, now);
@@ -57,7 +59,7 @@ describe('Storage partitions (PostgreSQL)', () => {
 
   const maintenance = (env: Record<string, string>, metrics = new Metrics()) =>
     new PartitionMaintenance(events, deliveries, AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url, ...env })), metrics, logger as never);
-  const insertAt = (rows: EventRow[], at: Date) => new SqlUnitOfWork(prisma).run((tx) => events.insert(tx, rows, at));
+  const insertAt = (rows: EventRow[], at: Date) => new UnitOfWork(prisma.db).run((tx) => events.insert(tx, rows, at));
   const stored = async (wabaId: string) => (await events.page(wabaId, {}, { page: 1, limit: 100 })).rows;
   const partitionOf = async (id: number) => (await db.client.query<{ p: string }>('SELECT tableoid::regclass::text AS p FROM events WHERE id = $1', [id])).rows[0]?.p;
 
@@ -104,7 +106,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       const a = await prisma.pool.connect();
       try {
         await a.query('BEGIN');
-        const before = await events.insert(a as never, [item], new Date(boundary.getTime() - 500));
+        const before = await events.insert(txOn(a), [item], new Date(boundary.getTime() - 500));
         expect(before.size).toBe(1);
         // The other transaction (the next week's partition) waits for the first one's key...
         let settled = false;
@@ -149,7 +151,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE upper_bound > $2', ['events', now]);
       for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
       const wabaId = metaId();
-      const body = JSON.stringify(inboundPayload(wabaId, randomDigits('1555'), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
+      const body = JSON.stringify(inboundWebhook(wabaId, metaId(), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
       const [deliveryId] = await deliveries.storeBatch('b', [{ rawBody: Buffer.from(body), signature: 'sha256=x', wabaIds: [wabaId] }]);
 
       const result = await worker.context.get(DeliveryProcessor).process([deliveryId!]);
@@ -228,9 +230,9 @@ describe('Storage partitions (PostgreSQL)', () => {
   });
 
   it('a pass that fails (PostgreSQL unreachable) changes nothing, counts the failure and logs how far ahead partitions exist', async () => {
-    const broken = new PrismaService(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
+    const broken = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
     const metrics = new Metrics();
-    const m = new PartitionMaintenance(new EventsRepository(broken), new WebhookDeliveriesRepository(broken), AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })), metrics, logger as never);
+    const m = new PartitionMaintenance(new EventsRepository(broken.db), new WebhookDeliveriesRepository(broken.db), AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })), metrics, logger as never);
     const { until } = await m.ensureAhead(now);
     await broken.close(); // as good as PostgreSQL gone, for this process
     const partitionsBefore = (await events.partitions()).map((p) => p.name);

@@ -106,7 +106,7 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
     await event(d3.id, wabaA, 10, 'status_update', 'failed', n++);
     await event(d3.id, wabaA, 24, 'template_status', null, n++);
     await event(d3.id, wabaB, 3, 'account_update', null, n++);
-    await event(d4.id, wabaA, 0, 'status_update', 'delivered', n++, { processed: false });
+    await event(d4.id, wabaA, 0, 'status_update', 'delivered', n, { processed: false });
 
     before.events = await snapshot('events');
     before.deliveries = await snapshot('webhook_deliveries');
@@ -174,7 +174,8 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
   it('keeps the old rows in the history partitions, with the weeks from this one on in weekly partitions', async () => {
     for (const e of before.events) {
       const expected = new Date(e.created_at as string) < thisWeek ? 'events_history' : weekName('events', thisWeek);
-      expect(`${e.id} ${await partitionOf('events', e.id as number)}`).toBe(`${e.id} ${expected}`);
+      const id = e.id as number;
+      expect(`${id} ${await partitionOf('events', id)}`).toBe(`${id} ${expected}`);
     }
     for (const d of before.deliveries) {
       const expected = new Date(d.received_at as string) < thisWeek ? 'webhook_deliveries_history' : weekName('webhook_deliveries', thisWeek);

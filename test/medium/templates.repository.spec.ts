@@ -1,9 +1,9 @@
 import { TemplatesRepository, type TemplateDecision } from '../../src/accounts/templates/templates.repository.js';
-import { SqlUnitOfWork } from '../../src/core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedTemplate } from '../utils/factories.js';
 
 describe('TemplatesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new TemplatesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new TemplatesRepository(db));
   /** Every matching template: one page as large as a page may be. */
   const list = async (businessAccountId: string, filter: { name?: string; status?: string } = {}) => (await t.repo.page(businessAccountId, { page: 1, limit: 100, ...filter })).rows;
 
@@ -90,7 +90,7 @@ describe('TemplatesRepository (PostgreSQL)', () => {
   describe('applyDecisions (Meta\'s template webhooks)', () => {
     const readAt = new Date('2026-03-01T10:00:00.000Z');
     const minutesAfterRead = (m: number) => new Date(readAt.getTime() + m * 60_000);
-    const apply = (decisions: TemplateDecision[]) => new SqlUnitOfWork(t.prisma).run((tx) => t.repo.applyDecisions(tx, decisions));
+    const apply = (decisions: TemplateDecision[]) => new UnitOfWork(t.db).run((tx) => t.repo.applyDecisions(tx, decisions));
     /** An account of a fresh organization with these templates synced at `readAt`. */
     async function syncedAccount(...templates: ReturnType<typeof syncedTemplate>[]) {
       const org = await insertOrganization(t.prisma);

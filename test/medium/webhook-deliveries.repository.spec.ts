@@ -4,7 +4,7 @@ import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webho
 import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((prisma) => new WebhookDeliveriesRepository(prisma));
+  const t = repositoryUnderTest((_prisma, db) => new WebhookDeliveriesRepository(db));
 
   /** A business account's deliveries as the console lists them. */
   async function listed(wabaId: string) {
@@ -188,12 +188,12 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       { id: first.id, receivedAt: at(0), batchId },
       { id: tied.id, receivedAt: at(1), batchId },
     ]);
-    const page2 = await t.repo.stillReceived(olderThan, page1[1]!, 2);
+    const page2 = await t.repo.stillReceived(olderThan, page1[1], 2);
     expect(page2).toEqual([
       { id: alone.id, receivedAt: at(1), batchId: null },
       { id: last.id, receivedAt: at(4), batchId: null },
     ]);
-    expect(await t.repo.stillReceived(olderThan, page2[1]!, 2)).toEqual([]);
+    expect(await t.repo.stillReceived(olderThan, page2[1], 2)).toEqual([]);
   });
 
   // The retention (whole weekly partitions dropped, dead letters and waiting deliveries kept) is tested on a database

@@ -4,10 +4,11 @@ import type { SyncedPhoneNumber } from '../../src/accounts/phone-numbers/phone-n
 import type { SyncedTemplate } from '../../src/accounts/templates/templates.repository.js';
 import type { DeliveryStatus } from '../../src/webhooks/deliveries/dto/deliveries.dto.js';
 import type { IncomingDelivery } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import type { EventRow } from '../../src/webhooks/events/events.repository.js';
+import type { EventRow } from '../../src/events/events.repository.js';
 import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
+import { Db } from '../../src/core/db/db.js';
 import { PrismaService, withNumberId } from '../../src/core/prisma/prisma.service.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
@@ -48,11 +49,17 @@ export async function loginAs(t: TestApp, email: string, password = PASSWORD): P
   return { email, cookie: ([] as string[]).concat(login.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ') };
 }
 
-export interface ConnectedAccount {
+/** A business account of a tenant: Meta's id, ours, and the number its messages go out from. */
+export interface TenantAccount {
   wabaId: string;
-  accessToken: string;
-  /** The CONNECTED number of the simulator account. */
+  businessAccountId: string;
   phoneNumberId: string;
+}
+
+/** A simulator business account connected in the console (phoneNumberId: its CONNECTED number). */
+export interface ConnectedAccount extends TenantAccount {
+  accessToken: string;
+  /** The simulator's own record of the account (its numbers and templates). */
   sim: CreatedAccount;
 }
 
@@ -63,7 +70,7 @@ export async function connectAccount(stack: Stack, operator: Operator): Promise<
   if (res.status !== 201) throw new Error(`connect failed: ${res.status} ${JSON.stringify(res.body)}`);
   const connected = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
   if (!connected) throw new Error('simulator account has no CONNECTED number');
-  return { wabaId: sim.wabaId, accessToken: sim.accessToken, phoneNumberId: connected.id, sim };
+  return { wabaId: sim.wabaId, businessAccountId: res.body.data.id, accessToken: sim.accessToken, phoneNumberId: connected.id, sim };
 }
 
 export async function syncAll(stack: Stack, operator: Operator, wabaId: string): Promise<void> {
@@ -87,19 +94,37 @@ export async function createKey(t: TestApp, operator: Operator, wabaId: string, 
   return { id, accessKey, secretKey, headers: { 'x-access-key': accessKey, 'x-secret-key': secretKey } };
 }
 
+/** A tenant, as every test sees one: an organization's logged-in operator, one business account of it, a key pair of that account. */
 export interface Tenant {
   operator: Operator;
-  account: ConnectedAccount;
+  account: TenantAccount;
   key: KeyPair;
 }
 
+/** A tenant onboarded against the simulator (onboard): its account is a simulator account. */
+export interface OnboardedTenant extends Tenant {
+  account: ConnectedAccount;
+}
+
 /** The spec's onboarding in one call: signup, login, connect, sync numbers and templates, create a key. */
-export async function onboard(stack: Stack, organizationName = 'Test Org'): Promise<Tenant> {
+export async function onboard(stack: Stack, organizationName = 'Test Org'): Promise<OnboardedTenant> {
   const operator = await signupAndLogin(stack, organizationName);
   const account = await connectAccount(stack, operator);
   await syncAll(stack, operator, account.wabaId);
   const key = await createKey(stack, operator, account.wabaId);
   return { operator, account, key };
+}
+
+/**
+ * A tenant without the simulator (webhook tests: Meta is the test itself): a real signup and login, a business account
+ * row (connected, with a token nobody can use) with a random number, and a key pair of it.
+ */
+export async function createTenant(t: TestApp, opts: { wabaId?: string } = {}): Promise<Tenant> {
+  const operator = await signupAndLogin(t, 'Webhook Test Co');
+  const wabaId = opts.wabaId ?? metaId();
+  const row = await t.prisma.businessAccount.create({ data: { organizationId: operator.organizationId, wabaId, name: `Test WABA ${wabaId}`, accessTokenEncrypted: 'not-a-real-token' } });
+  const key = await createKey(t, operator, wabaId);
+  return { operator, account: { wabaId, businessAccountId: row.id, phoneNumberId: metaId() }, key };
 }
 
 /** A UK mobile number the simulator treats as a normal recipient (accepted, then sent → delivered → read). */
@@ -149,18 +174,19 @@ export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000
  * For a repository test file: the real PostgreSQL of the run (./scripts/test.sh provides DATABASE_URL)
  * without the rest of the app, and the repository on it; set before the file's tests, closed after them.
  */
-export function repositoryUnderTest<R>(make: (prisma: PrismaService) => R): { prisma: PrismaService; repo: R } {
-  const t = {} as { prisma: PrismaService; repo: R };
+export function repositoryUnderTest<R>(make: (prisma: PrismaService, db: Db) => R): { prisma: PrismaService; db: Db; repo: R } {
+  const t = {} as { prisma: PrismaService; db: Db; repo: R };
   beforeAll(() => {
-    t.prisma = new PrismaService(AppConfig.fromEnv(testEnv()));
-    t.repo = make(t.prisma);
+    t.db = new Db(AppConfig.fromEnv(testEnv()));
+    t.prisma = new PrismaService(t.db);
+    t.repo = make(t.prisma, t.db);
   });
   afterAll(() => t.prisma.close());
   return t;
 }
 
 /** n random decimal digits, the first not 0 (Meta's ids are numbers). */
-const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
+export const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
 
 /** A random id in Meta's format (a wabaId, a phone number id), for rows that need no business account. */
 export const metaId = () => digits(15);
@@ -236,8 +262,8 @@ export async function insertSendScope(prisma: PrismaService) {
   return { organizationId: org.organizationId, businessAccountId: account.id, wabaId: account.wabaId, apiKeyId: key.id };
 }
 
-/** A message id as Meta returns it for an accepted send. */
-export const wamid = () => `wamid.${randomBytes(12).toString('hex')}`;
+/** A message id as Meta returns it (`wamid.` + base64, which may hold `/` and `+`, as Meta's do). */
+export const wamid = () => `wamid.${randomBytes(18).toString('base64')}`;
 
 /** A text message as the send path stores it before the upstream call (override any field). */
 export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessage> = {}): PendingMessage => ({
@@ -309,7 +335,7 @@ export const eventRow = (deliveryId: number, wabaId: string, overrides: Partial<
  * `text`, or `type` with the type's object; media types take `media: {base64, mimeType}`). Returns the wamid and,
  * for media, Meta's media id.
  */
-export async function simInbound(stack: Stack, t: Tenant, body: Record<string, unknown>): Promise<{ wamid: string; mediaId?: string }> {
+export async function simInbound(stack: Stack, t: Pick<Tenant, 'account'>, body: Record<string, unknown>): Promise<{ wamid: string; mediaId?: string }> {
   const res = await fetch(`${stack.sim.url}/_sim/inbound`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

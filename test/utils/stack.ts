@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../simulator/simulator.js';
 import type { CoreOptions } from '../../src/core/core.module.js';
-import { WorkerModule } from '../../src/worker.module.js';
+import { WorkerModule } from '../../src/worker/worker.module.js';
 import { startTestApp, type TestApp } from './test-app.js';
 
 export interface Stack extends TestApp {

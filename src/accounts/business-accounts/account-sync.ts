@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { BusinessAccount, Prisma } from '../../generated/prisma/client.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { asDomainFailure, SYNC_FAILURE } from '../../upstream/upstream-failure.js';
 import { AccountCredentials } from '../credentials/account-credentials.js';
-import { BusinessAccountsRepository } from './business-accounts.repository.js';
+import { BusinessAccountsRepository, type BusinessAccount } from './business-accounts.repository.js';
 
 const AUDIT_ACTION = { phoneNumbers: 'phone_numbers.synced', templates: 'templates.synced' } as const;
 
@@ -36,7 +35,7 @@ export class AccountSync {
     const counts = await this.uow.run(async () => {
       const result = await write(account, fetched, syncedAt);
       await this.accounts.markSynced(operator.organizationId, account.id, what, syncedAt);
-      await this.audit.record(operator, AUDIT_ACTION[what], { type: 'business_account', id: wabaId }, result as Prisma.InputJsonObject);
+      await this.audit.record(operator, AUDIT_ACTION[what], { type: 'business_account', id: wabaId }, result);
       return result;
     });
     return { account, counts, syncedAt };

@@ -4,7 +4,7 @@ import { ApiKeysRepository } from '../../auth/api-keys/api-keys.repository.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { Conflict, InvalidInput } from '../../core/errors/domain-errors.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import { upstreamFailure } from '../../upstream/upstream-failure.js';
 import type { UpstreamBusinessAccount } from '../../upstream/upstream.types.js';

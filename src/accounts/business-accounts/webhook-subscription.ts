@@ -3,7 +3,7 @@ import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { UpstreamUnavailable } from '../../core/errors/domain-errors.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { asDomainFailure, type UpstreamFailureOptions } from '../../upstream/upstream-failure.js';
 import type { UpstreamSubscribedApp } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';

@@ -4,7 +4,7 @@ import { SecretBox } from '../../core/crypto/secret-box.js';
 import { CredentialRejected, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
-import { credentialVersionOf } from './credential-version.js';
+import { credentialVersionOf } from '../../auth/api-keys/credential-version.js';
 
 /**
  * The business accounts' upstream tokens, the one place that seals and opens them (AES-256-GCM at rest).

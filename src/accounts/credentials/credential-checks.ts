@@ -3,14 +3,14 @@ import type { ApiKeyScope, ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { SecretBox } from '../../core/crypto/secret-box.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import { asDomainFailure, SYNC_FAILURE } from '../../upstream/upstream-failure.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { BusinessAccountsRepository, type CredentialVerdict } from '../business-accounts/business-accounts.repository.js';
 import { toBusinessAccountView, type BusinessAccountView } from '../business-accounts/business-account.view.js';
 import { AccountCredentials } from './account-credentials.js';
-import { credentialVersionOf } from './credential-version.js';
+import { credentialVersionOf } from '../../auth/api-keys/credential-version.js';
 
 const BATCH = 100;
 

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { PhoneNumber } from '../../generated/prisma/client.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { connectionOf, planned, statement, type Tx } from '../../core/prisma/sql.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { columns } from '../../core/db/database.js';
+import { Db, type Tx } from '../../core/db/db.js';
+import { jsonRecords } from '../../core/db/pg.js';
+import type { Row } from '../../core/db/rows.js';
+import { prepared } from '../../core/db/statement.js';
+import { skipTake } from '../../core/rows/page.js';
+
+export type PhoneNumber = Row<'phone_numbers'>;
 
 /** A number as the upstream platform lists it, in our column names. */
 export type SyncedPhoneNumber = Pick<
@@ -25,9 +29,12 @@ export interface NumberSendState {
   throughputLevel: string | null;
 }
 
-const sendState = statement(
-  'phone_number_send_state',
-  `SELECT status, removed_at AS "removedAt", throughput_level AS "throughputLevel" FROM phone_numbers WHERE business_account_id = $1::uuid AND phone_number_id = $2`,
+const sendState = prepared('phone_number_send_state', (db, p: { businessAccountId: string; phoneNumberId: string }) =>
+  db
+    .selectFrom('phone_numbers')
+    .select(['status', 'removed_at as removedAt', 'throughput_level as throughputLevel'])
+    .where('business_account_id', '=', p.businessAccountId)
+    .where('phone_number_id', '=', p.phoneNumberId),
 );
 
 /**
@@ -60,59 +67,94 @@ export interface NumberNameDecision {
 }
 
 /**
- * An update of numbers found by display number (digits) within a business account (wabaId), from a JSON array of
- * records (`columns`: their own fields). Locks the numbers first, in id order (a CTE with ORDER BY … FOR UPDATE),
- * so two chunks touching the same numbers never wait on each other in a cycle; an update older than the last one
- * applied (`guard`, set to the record's `at`) changes nothing.
+ * Webhook updates find the number `p` a record `v` names by its business account's wabaId and the digits of its display
+ * number, and lock the numbers first, in id order (a CTE with ORDER BY … FOR UPDATE), so two chunks touching the same
+ * numbers never wait on each other in a cycle; an update older than the last one applied (its time guard column)
+ * changes nothing.
  */
-function updateByDisplayNumber(columns: string, guard: string, set: string) {
-  return planned(
-    `WITH v AS (
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS v("wabaId" text, "displayDigits" text, ${columns}, at timestamptz)
-     ), locked AS (
-       SELECT p.id, v.* FROM phone_numbers p JOIN business_accounts b ON b.id = p.business_account_id
-         JOIN v ON v."wabaId" = b.waba_id AND regexp_replace(p.display_phone_number, '[^0-9]', '', 'g') = v."displayDigits"
-        WHERE p.${guard} IS NULL OR p.${guard} <= v.at
-        ORDER BY p.id FOR UPDATE OF p
-     )
-     UPDATE phone_numbers p SET ${set}, ${guard} = l.at FROM locked l WHERE p.id = l.id`,
-  );
-}
+const DIGITS = { pattern: '[^0-9]', flags: 'g' };
 
-const applyQuality = updateByDisplayNumber(
-  `"messagingLimit" text, flag text, "qualityRating" text, "throughputLevel" text`,
-  'quality_updated_at',
-  `messaging_limit = coalesce(l."messagingLimit", p.messaging_limit),
-   status = CASE l.flag WHEN 'FLAGGED' THEN 'FLAGGED'
-                        WHEN 'UNFLAGGED' THEN CASE WHEN p.status = 'FLAGGED' THEN 'CONNECTED' ELSE p.status END
-                        ELSE p.status END,
-   quality_rating = coalesce(l."qualityRating", p.quality_rating),
-   throughput_level = coalesce(l."throughputLevel", p.throughput_level)`,
+const applyQuality = prepared(
+  'phone_numbers_apply_quality',
+  (db, p: { updates: string }) =>
+    db
+      .with('locked', (w) =>
+        w
+          .selectFrom([
+            jsonRecords('v', { wabaId: 'text', displayDigits: 'text', messagingLimit: 'text', flag: 'text', qualityRating: 'text', throughputLevel: 'text', at: 'timestamptz' }, p.updates),
+            'phone_numbers as p',
+          ])
+          .innerJoin('business_accounts as b', 'b.id', 'p.business_account_id')
+          .whereRef('b.waba_id', '=', 'v.wabaId')
+          .where((eb) => eb(eb.fn<string>('regexp_replace', ['p.display_phone_number', eb.val(DIGITS.pattern), eb.val(''), eb.val(DIGITS.flags)]), '=', eb.ref('v.displayDigits')))
+          .where((eb) => eb.or([eb('p.quality_updated_at', 'is', null), eb('p.quality_updated_at', '<=', eb.ref('v.at'))]))
+          .select(['p.id', 'v.messagingLimit', 'v.flag', 'v.qualityRating', 'v.throughputLevel', 'v.at'])
+          .orderBy('p.id')
+          .forUpdate('p'),
+      )
+      .updateTable('phone_numbers as p')
+      .from('locked as l')
+      .set((eb) => ({
+        messaging_limit: eb.fn.coalesce('l.messagingLimit', 'p.messaging_limit'),
+        status: eb
+          .case('l.flag')
+          .when('FLAGGED')
+          .then('FLAGGED')
+          .when('UNFLAGGED')
+          .then(eb.case().when('p.status', '=', 'FLAGGED').then('CONNECTED').else(eb.ref('p.status')).end())
+          .else(eb.ref('p.status'))
+          .end(),
+        quality_rating: eb.fn.coalesce('l.qualityRating', 'p.quality_rating'),
+        throughput_level: eb.fn.coalesce('l.throughputLevel', 'p.throughput_level'),
+        quality_updated_at: eb.ref('l.at'),
+      }))
+      .whereRef('p.id', '=', 'l.id'),
+  { planned: true },
 );
 
-const applyNames = updateByDisplayNumber(
-  `"nameStatus" text, "verifiedName" text`,
-  'name_updated_at',
-  `name_status = l."nameStatus", verified_name = coalesce(l."verifiedName", p.verified_name)`,
+const applyNames = prepared(
+  'phone_numbers_apply_names',
+  (db, p: { decisions: string }) =>
+    db
+      .with('locked', (w) =>
+        w
+          .selectFrom([jsonRecords('v', { wabaId: 'text', displayDigits: 'text', nameStatus: 'text', verifiedName: 'text', at: 'timestamptz' }, p.decisions), 'phone_numbers as p'])
+          .innerJoin('business_accounts as b', 'b.id', 'p.business_account_id')
+          .whereRef('b.waba_id', '=', 'v.wabaId')
+          .where((eb) => eb(eb.fn<string>('regexp_replace', ['p.display_phone_number', eb.val(DIGITS.pattern), eb.val(''), eb.val(DIGITS.flags)]), '=', eb.ref('v.displayDigits')))
+          .where((eb) => eb.or([eb('p.name_updated_at', 'is', null), eb('p.name_updated_at', '<=', eb.ref('v.at'))]))
+          .select(['p.id', 'v.nameStatus', 'v.verifiedName', 'v.at'])
+          .orderBy('p.id')
+          .forUpdate('p'),
+      )
+      .updateTable('phone_numbers as p')
+      .from('locked as l')
+      .set((eb) => ({ name_status: eb.ref('l.nameStatus'), verified_name: eb.fn.coalesce('l.verifiedName', 'p.verified_name'), name_updated_at: eb.ref('l.at') }))
+      .whereRef('p.id', '=', 'l.id'),
+  { planned: true },
 );
 
 /** Owns `phone_numbers`. Every statement is scoped to one business account, its first argument. */
 @Injectable()
 export class PhoneNumbersRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** One page of the account's numbers, current ones first, then removed ones; by display number. And how many there are. */
   async page(businessAccountId: string, query: { page: number; limit: number }): Promise<{ rows: PhoneNumber[]; total: number }> {
-    const db = clientOf(this.prisma);
-    const [rows, total] = await Promise.all([
-      db.phoneNumber.findMany({
-        where: { businessAccountId },
-        orderBy: [{ removedAt: { sort: 'desc', nulls: 'first' } }, { displayPhoneNumber: 'asc' }, { id: 'asc' }],
-        ...skipTake(query),
-      }),
-      db.phoneNumber.count({ where: { businessAccountId } }),
+    const numbers = this.db.on().selectFrom('phone_numbers').where('business_account_id', '=', businessAccountId);
+    const { skip, take } = skipTake(query);
+    const [rows, counted] = await Promise.all([
+      numbers
+        .select(columns.phone_numbers)
+        .orderBy('removed_at', (o) => o.desc().nullsFirst())
+        .orderBy('display_phone_number')
+        .orderBy('id')
+        .limit(take)
+        .offset(skip)
+        .execute(),
+      numbers.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows, total };
+    return { rows, total: counted.n };
   }
 
   /**
@@ -120,26 +162,56 @@ export class PhoneNumbersRepository {
    * others marked removed (kept: messages refer to them). Run it inside a unit of work: all or nothing.
    */
   async replaceAll(businessAccountId: string, numbers: SyncedPhoneNumber[], syncedAt: Date): Promise<SyncCounts> {
-    const db = clientOf(this.prisma);
-    const existing = await db.phoneNumber.findMany({ where: { businessAccountId }, select: { id: true, phoneNumberId: true, removedAt: true } });
-    const known = new Map(existing.map((p) => [p.phoneNumberId, p.id]));
-    let added = 0;
-    for (const number of numbers) {
-      const id = known.get(number.phoneNumberId);
-      const data = { ...number, removedAt: null, syncedAt };
-      if (id) await db.phoneNumber.update({ where: { id }, data });
-      else await db.phoneNumber.create({ data: { ...data, businessAccountId } });
-      if (!id) added++;
+    const db = this.db.on();
+    const existing = await db.selectFrom('phone_numbers').select(['id', 'phone_number_id', 'removed_at']).where('business_account_id', '=', businessAccountId).execute();
+    const known = new Set(existing.map((p) => p.phone_number_id));
+    if (numbers.length > 0) {
+      await db
+        .insertInto('phone_numbers')
+        .values(
+          // One row per number (a statement may not change a row twice): the last listed wins, as it would one by one.
+          [...new Map(numbers.map((n) => [n.phoneNumberId, n])).values()].map((n) => ({
+            id: randomUUID(),
+            business_account_id: businessAccountId,
+            phone_number_id: n.phoneNumberId,
+            display_phone_number: n.displayPhoneNumber,
+            verified_name: n.verifiedName,
+            quality_rating: n.qualityRating,
+            status: n.status,
+            code_verification_status: n.codeVerificationStatus,
+            name_status: n.nameStatus,
+            platform_type: n.platformType,
+            throughput_level: n.throughputLevel,
+            removed_at: null,
+            synced_at: syncedAt,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['business_account_id', 'phone_number_id']).doUpdateSet((eb) => ({
+            display_phone_number: eb.ref('excluded.display_phone_number'),
+            verified_name: eb.ref('excluded.verified_name'),
+            quality_rating: eb.ref('excluded.quality_rating'),
+            status: eb.ref('excluded.status'),
+            code_verification_status: eb.ref('excluded.code_verification_status'),
+            name_status: eb.ref('excluded.name_status'),
+            platform_type: eb.ref('excluded.platform_type'),
+            throughput_level: eb.ref('excluded.throughput_level'),
+            removed_at: null,
+            synced_at: eb.ref('excluded.synced_at'),
+          })),
+        )
+        .execute();
     }
     const seen = new Set(numbers.map((n) => n.phoneNumberId));
-    const gone = existing.filter((p) => !seen.has(p.phoneNumberId) && !p.removedAt).map((p) => p.id);
-    if (gone.length) await db.phoneNumber.updateMany({ where: { businessAccountId, id: { in: gone } }, data: { removedAt: syncedAt } });
+    const gone = existing.filter((p) => !seen.has(p.phone_number_id) && !p.removed_at).map((p) => p.id);
+    if (gone.length) await db.updateTable('phone_numbers').set({ removed_at: syncedAt }).where('business_account_id', '=', businessAccountId).where('id', 'in', gone).execute();
+    const added = numbers.filter((n) => !known.has(n.phoneNumberId)).length;
     return { added, updated: numbers.length - added, removed: gone.length };
   }
 
-  /** The send path's read (SQL on the pool: it runs on every cache miss of a send); null when never synced. */
+  /** The send path's read (a named prepared statement: it runs on every cache miss of a send); null when never synced. */
   async sendState(businessAccountId: string, phoneNumberId: string): Promise<NumberSendState | null> {
-    const { rows } = await this.prisma.pool.query<NumberSendState>(sendState([businessAccountId, phoneNumberId]));
+    const { rows } = await this.db.exec(sendState, { businessAccountId, phoneNumberId });
     return rows[0] ?? null;
   }
 
@@ -148,11 +220,11 @@ export class PhoneNumbersRepository {
    * update per number: the caller folds a chunk's updates of a number in time order). Scoped by wabaId.
    */
   async applyQualityUpdates(tx: Tx, updates: NumberQualityUpdate[]): Promise<void> {
-    if (updates.length > 0) await connectionOf(tx).query(applyQuality([JSON.stringify(updates)]));
+    if (updates.length > 0) await this.db.exec(applyQuality, { updates: JSON.stringify(updates) }, tx);
   }
 
   /** The worker's phone_number_name_update webhooks (at most one per number: the newest of the chunk). */
   async applyNameDecisions(tx: Tx, decisions: NumberNameDecision[]): Promise<void> {
-    if (decisions.length > 0) await connectionOf(tx).query(applyNames([JSON.stringify(decisions)]));
+    if (decisions.length > 0) await this.db.exec(applyNames, { decisions: JSON.stringify(decisions) }, tx);
   }
 }

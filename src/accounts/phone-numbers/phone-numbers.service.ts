@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { PhoneNumber } from '../../generated/prisma/client.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import type { UpstreamPhoneNumber } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
-import { PhoneNumbersRepository, type SyncedPhoneNumber } from './phone-numbers.repository.js';
+import { PhoneNumbersRepository, type PhoneNumber, type SyncedPhoneNumber } from './phone-numbers.repository.js';
 import { toPage, type Page } from '../../core/rows/page.js';
 
 export interface PhoneNumberView {

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { BusinessAccount } from '../../generated/prisma/client.js';
+import type { BusinessAccount } from '../business-accounts/business-accounts.repository.js';
 import { activeRestrictions, type AccountAlert, type PricingTier, type Restriction } from './account-standing.js';
 
 export class RestrictionView {

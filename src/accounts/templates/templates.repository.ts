@@ -1,11 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Prisma, Template } from '../../generated/prisma/client.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
-import { skipTake } from '../../core/http/pagination.js';
+import type { Updateable } from 'kysely';
+import { columns, type Database, type JsonValue } from '../../core/db/database.js';
+import { Db, type Tx } from '../../core/db/db.js';
+import { now } from '../../core/db/pg.js';
+import type { Row } from '../../core/db/rows.js';
+import { prepared } from '../../core/db/statement.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { SyncCounts } from '../phone-numbers/phone-numbers.repository.js';
 import type { ParameterCounts, UpstreamTemplateComponent } from './template-parameters.js';
+
+export type Template = Row<'templates'>;
 
 /** A template as the upstream platform lists it, in our column names. Keyed by (name, language). */
 export interface SyncedTemplate {
@@ -30,18 +35,17 @@ export interface TemplateSendState {
   otpType: string | null;
 }
 
-const sendState = statement(
-  'template_send_state',
-  `SELECT status, removed_at AS "removedAt", parameter_counts AS "parameterCounts", parameter_format AS "parameterFormat", category,
-          (SELECT b->>'otp_type'
-             FROM jsonb_array_elements(CASE jsonb_typeof(components) WHEN 'array' THEN components ELSE '[]' END) c,
-                  jsonb_array_elements(CASE jsonb_typeof(c->'buttons') WHEN 'array' THEN c->'buttons' ELSE '[]' END) b
-            WHERE b->>'type' = 'OTP' LIMIT 1) AS "otpType"
-     FROM templates WHERE business_account_id = $1::uuid AND name = $2 AND language = $3`,
+const sendState = prepared('template_send_state', (db, p: { businessAccountId: string; name: string; language: string }) =>
+  db
+    .selectFrom('templates')
+    .select(['status', 'removed_at as removedAt', 'parameter_counts as parameterCounts', 'parameter_format as parameterFormat', 'category', 'components'])
+    .where('business_account_id', '=', p.businessAccountId)
+    .where('name', '=', p.name)
+    .where('language', '=', p.language),
 );
-const languages = statement(
-  'template_languages',
-  `SELECT language FROM templates WHERE business_account_id = $1::uuid AND name = $2 AND removed_at IS NULL ORDER BY language`,
+
+const languages = prepared('template_languages', (db, p: { businessAccountId: string; name: string }) =>
+  db.selectFrom('templates').select('language').where('business_account_id', '=', p.businessAccountId).where('name', '=', p.name).where('removed_at', 'is', null).orderBy('language'),
 );
 
 /** Meta's decision on a template, from a webhook (by business account wabaId, name and language). */
@@ -58,42 +62,63 @@ export interface TemplateDecision {
   qualityScore?: string;
 }
 
-const decide = statement(
-  'template_decision',
-  `UPDATE templates t SET status = $4, status_reason = $5, status_updated_at = $6, updated_at = now()
-     FROM business_accounts b
-    WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
-      AND (t.status_updated_at IS NULL OR t.status_updated_at <= $6)`,
-);
-/** One attribute of a template set from a webhook ($4) at Meta's time ($5), unless a newer one was set already. */
-const setByWebhook = (name: string, column: string, guard: string) =>
-  statement(
-    name,
-    `UPDATE templates t SET ${column} = $4, ${guard} = $5, updated_at = now()
-       FROM business_accounts b
-      WHERE b.id = t.business_account_id AND b.waba_id = $1 AND t.name = $2 AND t.language = $3
-        AND (t.${guard} IS NULL OR t.${guard} <= $5)`,
+/** The key of a decision's template: the account by its wabaId (the webhook's tenant), the template's name and language. */
+interface DecisionKey {
+  wabaId: string;
+  name: string;
+  language: string;
+  at: Date;
+}
+
+/**
+ * A decision's statement: the template it names (`t`, of the account `b` by wabaId), updated with `set`, unless an
+ * attribute was set from a newer decision already (`guard`: the time of the decision that set it).
+ */
+function decision<P extends object>(
+  name: string,
+  guard: 'status_updated_at' | 'category_updated_at' | 'quality_updated_at',
+  set: (p: DecisionKey & P) => Updateable<Database['templates']>,
+) {
+  return prepared(name, (db, p: DecisionKey & P) =>
+    db
+      .updateTable('templates as t')
+      .from('business_accounts as b')
+      .set({ ...set(p), updated_at: now() })
+      .whereRef('b.id', '=', 't.business_account_id')
+      .where('b.waba_id', '=', p.wabaId)
+      .where('t.name', '=', p.name)
+      .where('t.language', '=', p.language)
+      .where((eb) => eb.or([eb(`t.${guard}`, 'is', null), eb(`t.${guard}`, '<=', p.at)])),
   );
-const recategorise = setByWebhook('template_category', 'category', 'category_updated_at');
-const requalify = setByWebhook('template_quality', 'quality_score', 'quality_updated_at');
+}
+
+const decide = decision<{ status: string; reason: string | null }>('template_decision', 'status_updated_at', (p) => ({
+  status: p.status,
+  status_reason: p.reason,
+  status_updated_at: p.at,
+}));
+const recategorise = decision<{ category: string }>('template_category', 'category_updated_at', (p) => ({ category: p.category, category_updated_at: p.at }));
+const requalify = decision<{ qualityScore: string }>('template_quality', 'quality_updated_at', (p) => ({ quality_score: p.qualityScore, quality_updated_at: p.at }));
 
 /**
  * Owns `templates`. Every statement is scoped to one business account, its first argument (webhook decisions:
- * the account's wabaId, in the worker's transaction, on node-postgres).
+ * the account's wabaId, in the worker's transaction).
  */
 @Injectable()
 export class TemplatesRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** One page of the account's templates (by name, then language) and how many match. */
   async page(businessAccountId: string, query: { page: number; limit: number; status?: string; name?: string }): Promise<{ rows: Template[]; total: number }> {
-    const where = { businessAccountId, status: query.status, name: query.name };
-    const db = clientOf(this.prisma);
-    const [rows, total] = await Promise.all([
-      db.template.findMany({ where, orderBy: [{ name: 'asc' }, { language: 'asc' }, { id: 'asc' }], ...skipTake(query) }),
-      db.template.count({ where }),
+    let templates = this.db.on().selectFrom('templates').where('business_account_id', '=', businessAccountId);
+    if (query.status !== undefined) templates = templates.where('status', '=', query.status);
+    if (query.name !== undefined) templates = templates.where('name', '=', query.name);
+    const { skip, take } = skipTake(query);
+    const [rows, counted] = await Promise.all([
+      templates.select(columns.templates).orderBy('name').orderBy('language').orderBy('id').limit(take).offset(skip).execute(),
+      templates.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows, total };
+    return { rows, total: counted.n };
   }
 
   /**
@@ -102,30 +127,56 @@ export class TemplatesRepository {
    * of work: all or nothing.
    */
   async replaceAll(businessAccountId: string, templates: SyncedTemplate[], syncedAt: Date, statusReadAt: Date): Promise<SyncCounts> {
-    const db = clientOf(this.prisma);
-    const existing = await db.template.findMany({ where: { businessAccountId }, select: { id: true, name: true, language: true, removedAt: true } });
+    const db = this.db.on();
+    const existing = await db.selectFrom('templates').select(['id', 'name', 'language', 'removed_at']).where('business_account_id', '=', businessAccountId).execute();
     const keyOf = (t: { name: string; language: string }) => `${t.name}\u0000${t.language}`;
-    const known = new Map(existing.map((t) => [keyOf(t), t.id]));
-    let added = 0;
-    for (const template of templates) {
-      const id = known.get(keyOf(template));
-      const data = {
-        ...template,
-        components: template.components as unknown as Prisma.InputJsonValue,
-        parameterCounts: template.parameterCounts as unknown as Prisma.InputJsonValue,
-        statusReason: null,
-        statusUpdatedAt: statusReadAt,
-        categoryUpdatedAt: statusReadAt,
-        removedAt: null,
-        syncedAt,
-      };
-      if (id) await db.template.update({ where: { id }, data });
-      else await db.template.create({ data: { ...data, businessAccountId } });
-      if (!id) added++;
+    const known = new Set(existing.map(keyOf));
+    if (templates.length > 0) {
+      await db
+        .insertInto('templates')
+        .values(
+          // One row per key (a statement may not change a row twice): the last listed wins, as it would one by one.
+          [...new Map(templates.map((t) => [keyOf(t), t])).values()].map((t) => ({
+            id: randomUUID(),
+            business_account_id: businessAccountId,
+            upstream_id: t.upstreamId,
+            name: t.name,
+            language: t.language,
+            status: t.status,
+            category: t.category,
+            parameter_format: t.parameterFormat,
+            components: JSON.stringify(t.components),
+            parameter_counts: JSON.stringify(t.parameterCounts),
+            status_reason: null,
+            status_updated_at: statusReadAt,
+            category_updated_at: statusReadAt,
+            removed_at: null,
+            synced_at: syncedAt,
+            updated_at: now(),
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['business_account_id', 'name', 'language']).doUpdateSet((eb) => ({
+            upstream_id: eb.ref('excluded.upstream_id'),
+            status: eb.ref('excluded.status'),
+            category: eb.ref('excluded.category'),
+            parameter_format: eb.ref('excluded.parameter_format'),
+            components: eb.ref('excluded.components'),
+            parameter_counts: eb.ref('excluded.parameter_counts'),
+            status_reason: null,
+            status_updated_at: eb.ref('excluded.status_updated_at'),
+            category_updated_at: eb.ref('excluded.category_updated_at'),
+            removed_at: null,
+            synced_at: eb.ref('excluded.synced_at'),
+            updated_at: now(),
+          })),
+        )
+        .execute();
     }
     const seen = new Set(templates.map(keyOf));
-    const gone = existing.filter((t) => !seen.has(keyOf(t)) && !t.removedAt).map((t) => t.id);
-    if (gone.length) await db.template.updateMany({ where: { businessAccountId, id: { in: gone } }, data: { removedAt: syncedAt } });
+    const gone = existing.filter((t) => !seen.has(keyOf(t)) && !t.removed_at).map((t) => t.id);
+    if (gone.length) await db.updateTable('templates').set({ removed_at: syncedAt, updated_at: now() }).where('business_account_id', '=', businessAccountId).where('id', 'in', gone).execute();
+    const added = templates.filter((t) => !known.has(keyOf(t))).length;
     return { added, updated: templates.length - added, removed: gone.length };
   }
 
@@ -136,23 +187,41 @@ export class TemplatesRepository {
   async applyDecisions(tx: Tx, decisions: TemplateDecision[]): Promise<void> {
     const key = (d: TemplateDecision) => `${d.wabaId}\u0000${d.name}\u0000${d.language}`;
     const ordered = [...decisions].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.at.getTime() - b.at.getTime()));
-    const client = connectionOf(tx);
     for (const d of ordered) {
-      if (d.status !== undefined) await client.query(decide([d.wabaId, d.name, d.language, d.status, d.reason ?? null, d.at]));
-      else if (d.category !== undefined) await client.query(recategorise([d.wabaId, d.name, d.language, d.category, d.at]));
-      else if (d.qualityScore !== undefined) await client.query(requalify([d.wabaId, d.name, d.language, d.qualityScore, d.at]));
+      const template = { wabaId: d.wabaId, name: d.name, language: d.language, at: d.at };
+      if (d.status !== undefined) await this.db.exec(decide, { ...template, status: d.status, reason: d.reason ?? null }, tx);
+      else if (d.category !== undefined) await this.db.exec(recategorise, { ...template, category: d.category }, tx);
+      else if (d.qualityScore !== undefined) await this.db.exec(requalify, { ...template, qualityScore: d.qualityScore }, tx);
     }
   }
 
-  /** The send path's read (SQL on the pool: it runs on every cache miss of a send); null when never synced. */
+  /** The send path's read (a named prepared statement: it runs on every cache miss of a send); null when never synced. */
   async sendState(businessAccountId: string, name: string, language: string): Promise<TemplateSendState | null> {
-    const { rows } = await this.prisma.pool.query<TemplateSendState>(sendState([businessAccountId, name, language]));
-    return rows[0] ?? null;
+    const { rows } = await this.db.exec(sendState, { businessAccountId, name, language });
+    const row = rows[0];
+    if (!row) return null;
+    const { components, ...state } = row;
+    return { ...state, otpType: otpTypeOf(components) };
   }
 
   /** The languages a template is synced in (not removed). */
   async languagesOf(businessAccountId: string, name: string): Promise<string[]> {
-    const { rows } = await this.prisma.pool.query<{ language: string }>(languages([businessAccountId, name]));
+    const { rows } = await this.db.exec(languages, { businessAccountId, name });
     return rows.map((r) => r.language);
   }
+}
+
+/** The otp_type of the first OTP button of a template's components (an authentication template's), if any. */
+function otpTypeOf(components: JsonValue): string | null {
+  for (const component of Array.isArray(components) ? components : []) {
+    const buttons = isObject(component) ? component.buttons : undefined;
+    for (const button of Array.isArray(buttons) ? buttons : []) {
+      if (isObject(button) && button.type === 'OTP') return typeof button.otp_type === 'string' ? button.otp_type : null;
+    }
+  }
+  return null;
+}
+
+function isObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { Template } from '../../generated/prisma/client.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import type { UpstreamTemplate } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { countParameters, type ParameterCounts, type UpstreamTemplateComponent } from './template-parameters.js';
-import { TemplatesRepository, type SyncedTemplate } from './templates.repository.js';
+import { TemplatesRepository, type SyncedTemplate, type Template } from './templates.repository.js';
 import { toPage, type Page } from '../../core/rows/page.js';
 
 export interface TemplateView {

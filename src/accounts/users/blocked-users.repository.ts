@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { skipTake } from '../../core/http/pagination.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { Db, type Tx } from '../../core/db/db.js';
+import { prepared } from '../../core/db/statement.js';
+import { skipTake } from '../../core/rows/page.js';
 
 export interface StoredBlockedUser {
   phoneNumberId: string;
@@ -12,14 +11,30 @@ export interface StoredBlockedUser {
   createdAt: Date;
 }
 
-const isBlocked = statement(
-  'blocked_user_exists',
-  `SELECT EXISTS (SELECT 1 FROM blocked_users WHERE business_account_id = $1::uuid AND phone_number_id = $2 AND ("user" = $3 OR wa_id = $3)) AS blocked`,
+/** The send path's check (every send to a user not cached): a named prepared statement. */
+const isBlocked = prepared('blocked_user_exists', (db, p: { businessAccountId: string; phoneNumberId: string; user: string }) =>
+  db.selectNoFrom((eb) =>
+    eb
+      .exists(
+        eb
+          .selectFrom('blocked_users')
+          .select(eb.lit(1).as('one'))
+          .where('business_account_id', '=', p.businessAccountId)
+          .where('phone_number_id', '=', p.phoneNumberId)
+          .where((w) => w.or([w('user', '=', p.user), w('wa_id', '=', p.user)])),
+      )
+      .$castTo<boolean>()
+      .as('blocked'),
+  ),
 );
 
-const blockedAmong = statement(
-  'blocked_users_among',
-  `SELECT "user", wa_id AS "waId" FROM blocked_users WHERE business_account_id = $1::uuid AND phone_number_id = $2 AND ("user" = ANY($3::text[]) OR wa_id = ANY($3::text[]))`,
+const blockedAmong = prepared('blocked_users_among', (db, p: { businessAccountId: string; phoneNumberId: string; users: string[] }) =>
+  db
+    .selectFrom('blocked_users')
+    .select(['user', 'wa_id as waId'])
+    .where('business_account_id', '=', p.businessAccountId)
+    .where('phone_number_id', '=', p.phoneNumberId)
+    .where((eb) => eb.or([eb('user', '=', eb.fn.any(eb.val(p.users))), eb('wa_id', '=', eb.fn.any(eb.val(p.users)))])),
 );
 
 /**
@@ -28,42 +43,58 @@ const blockedAmong = statement(
  */
 @Injectable()
 export class BlockedUsersRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** Whether `user` (phone digits or BSUID, as given or as Meta resolved it) is blocked on this number. */
   async isBlocked(businessAccountId: string, phoneNumberId: string, user: string): Promise<boolean> {
-    const { rows } = await this.prisma.pool.query<{ blocked: boolean }>(isBlocked([businessAccountId, phoneNumberId, user]));
+    const { rows } = await this.db.exec(isBlocked, { businessAccountId, phoneNumberId, user });
     return rows[0]?.blocked ?? false;
   }
 
   /** Which of these users are blocked on the number (as given or as Meta resolved them): a campaign chunk's one read, in its transaction. */
   async blockedAmong(tx: Tx, businessAccountId: string, phoneNumberId: string, users: string[]): Promise<Set<string>> {
     if (users.length === 0) return new Set();
-    const { rows } = await connectionOf(tx).query<{ user: string; waId: string | null }>(blockedAmong([businessAccountId, phoneNumberId, users]));
+    const { rows } = await this.db.exec(blockedAmong, { businessAccountId, phoneNumberId, users }, tx);
     return new Set(rows.flatMap((r) => (r.waId ? [r.user, r.waId] : [r.user])));
   }
 
   /** Records blocks Meta confirmed (a block again keeps the first time). In the caller's unit of work. */
   async add(businessAccountId: string, phoneNumberId: string, users: { user: string; waId: string | null }[], blockedById: string | null): Promise<void> {
     if (users.length === 0) return;
-    await clientOf(this.prisma).blockedUser.createMany({
-      data: users.map((u) => ({ businessAccountId, phoneNumberId, user: u.user, waId: u.waId, blockedById })),
-      skipDuplicates: true,
-    });
+    await this.db
+      .on()
+      .insertInto('blocked_users')
+      .values(users.map((u) => ({ business_account_id: businessAccountId, phone_number_id: phoneNumberId, user: u.user, wa_id: u.waId, blocked_by_id: blockedById })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   /** Forgets a block (by the user as given or as Meta resolved it); how many rows it removed. */
   async remove(businessAccountId: string, phoneNumberId: string, user: string): Promise<number> {
-    const { count } = await clientOf(this.prisma).blockedUser.deleteMany({ where: { businessAccountId, phoneNumberId, OR: [{ user }, { waId: user }] } });
-    return count;
+    const { numDeletedRows } = await this.db
+      .on()
+      .deleteFrom('blocked_users')
+      .where('business_account_id', '=', businessAccountId)
+      .where('phone_number_id', '=', phoneNumberId)
+      .where((eb) => eb.or([eb('user', '=', user), eb('wa_id', '=', user)]))
+      .executeTakeFirstOrThrow();
+    return Number(numDeletedRows);
   }
 
   /** The number's blocked users, newest first. */
   async page(businessAccountId: string, phoneNumberId: string, page: { page: number; limit: number }): Promise<{ rows: StoredBlockedUser[]; total: number }> {
-    const where = { businessAccountId, phoneNumberId };
-    const select = { phoneNumberId: true, user: true, waId: true, blockedById: true, createdAt: true };
-    const db = clientOf(this.prisma).blockedUser;
-    const [rows, total] = await Promise.all([db.findMany({ where, select, orderBy: [{ createdAt: 'desc' }, { user: 'asc' }], ...skipTake(page) }), db.count({ where })]);
-    return { rows, total };
+    const blocked = this.db.on().selectFrom('blocked_users').where('business_account_id', '=', businessAccountId).where('phone_number_id', '=', phoneNumberId);
+    const { skip, take } = skipTake(page);
+    const [rows, counted] = await Promise.all([
+      blocked
+        .select(['phone_number_id as phoneNumberId', 'user', 'wa_id as waId', 'blocked_by_id as blockedById', 'created_at as createdAt'])
+        .orderBy('created_at', 'desc')
+        .orderBy('user')
+        .limit(take)
+        .offset(skip)
+        .execute(),
+      blocked.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: counted.n };
   }
 }

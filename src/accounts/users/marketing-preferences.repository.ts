@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { skipTake } from '../../core/http/pagination.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { connectionOf, planned, statement, type Tx } from '../../core/prisma/sql.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { Db, type Tx } from '../../core/db/db.js';
+import { unnest } from '../../core/db/pg.js';
+import { prepared } from '../../core/db/statement.js';
+import { skipTake } from '../../core/rows/page.js';
 
 export type MarketingPreferenceValue = 'stop' | 'resume';
 
@@ -32,25 +32,46 @@ export interface StoredMarketingPreference {
  * One row per (account, user), in key order (a statement may not touch a row twice; concurrent chunks lock in the
  * same order). The account is found by wabaId; an unknown wabaId stores nothing.
  */
-const record = planned(
-  `INSERT INTO marketing_preferences (business_account_id, "user", value, source, detail, updated_at)
-   SELECT b.id, u.usr, u.val, u.src, u.det, u.at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) AS u(waba, usr, val, src, det, at)
-     JOIN business_accounts b ON b.waba_id = u.waba
-    ORDER BY b.id, u.usr
-   ON CONFLICT (business_account_id, "user") DO UPDATE
-     SET value = EXCLUDED.value, source = EXCLUDED.source, detail = EXCLUDED.detail, updated_at = EXCLUDED.updated_at
-     WHERE marketing_preferences.updated_at <= EXCLUDED.updated_at`,
+const record = prepared(
+  'marketing_preferences_record',
+  (db, p: { waba: string[]; usr: string[]; val: string[]; src: string[]; det: (string | null)[]; at: Date[] }) =>
+    db
+      .insertInto('marketing_preferences')
+      .columns(['business_account_id', 'user', 'value', 'source', 'detail', 'updated_at'])
+      .expression(
+        db
+          .selectFrom(unnest('u', { waba: 'text', usr: 'text', val: 'text', src: 'text', det: 'text', at: 'timestamptz' }, p))
+          .innerJoin('business_accounts as b', 'b.waba_id', 'u.waba')
+          .select(['b.id', 'u.usr', 'u.val', 'u.src', 'u.det', 'u.at'])
+          .$narrowType<{ usr: string; val: string; src: string; at: Date }>()
+          .orderBy('b.id')
+          .orderBy('u.usr'),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['business_account_id', 'user'])
+          .doUpdateSet((eb) => ({
+            value: eb.ref('excluded.value'),
+            source: eb.ref('excluded.source'),
+            detail: eb.ref('excluded.detail'),
+            updated_at: eb.ref('excluded.updated_at'),
+          }))
+          .whereRef('marketing_preferences.updated_at', '<=', 'excluded.updated_at'),
+      ),
+  { planned: true },
 );
 
-const valueOf = statement(
-  'marketing_preference_of',
-  `SELECT value FROM marketing_preferences WHERE business_account_id = $1::uuid AND "user" = $2`,
+const valueOf = prepared('marketing_preference_of', (db, p: { businessAccountId: string; user: string }) =>
+  db.selectFrom('marketing_preferences').select('value').where('business_account_id', '=', p.businessAccountId).where('user', '=', p.user),
 );
 
-const stoppedAmong = statement(
-  'marketing_stopped_among',
-  `SELECT "user" FROM marketing_preferences WHERE business_account_id = $1::uuid AND "user" = ANY($2::text[]) AND value = 'stop'`,
+const stoppedAmong = prepared('marketing_stopped_among', (db, p: { businessAccountId: string; users: string[] }) =>
+  db
+    .selectFrom('marketing_preferences')
+    .select('user')
+    .where('business_account_id', '=', p.businessAccountId)
+    .where((eb) => eb('user', '=', eb.fn.any(eb.val(p.users))))
+    .where('value', '=', 'stop'),
 );
 
 /**
@@ -60,7 +81,7 @@ const stoppedAmong = statement(
  */
 @Injectable()
 export class MarketingPreferencesRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** Stores these changes in the caller's transaction, one statement; per user the newest by Meta's time wins. */
   async record(tx: Tx, changes: MarketingPreferenceChange[]): Promise<void> {
@@ -73,28 +94,32 @@ export class MarketingPreferencesRepository {
     if (newest.size === 0) return;
     const rows = [...newest.values()];
     const column = <K extends keyof MarketingPreferenceChange>(k: K) => rows.map((r) => r[k]);
-    await connectionOf(tx).query(record([column('wabaId'), column('user'), column('value'), column('source'), column('detail'), column('at')]));
+    await this.db.exec(record, { waba: column('wabaId'), usr: column('user'), val: column('value'), src: column('source'), det: column('detail'), at: column('at') }, tx);
   }
 
   /** The user's latest preference (`stop`, `resume`), or null when none is known. */
   async valueOf(businessAccountId: string, user: string): Promise<MarketingPreferenceValue | null> {
-    const { rows } = await this.prisma.pool.query<{ value: MarketingPreferenceValue }>(valueOf([businessAccountId, user]));
-    return rows[0]?.value ?? null;
+    const { rows } = await this.db.exec(valueOf, { businessAccountId, user });
+    return (rows[0]?.value as MarketingPreferenceValue | undefined) ?? null;
   }
 
   /** Which of these users (phone digits or BSUIDs) stopped marketing messages: a campaign chunk's one read, in its transaction. */
   async stoppedAmong(tx: Tx, businessAccountId: string, users: string[]): Promise<Set<string>> {
     if (users.length === 0) return new Set();
-    const { rows } = await connectionOf(tx).query<{ user: string }>(stoppedAmong([businessAccountId, users]));
+    const { rows } = await this.db.exec(stoppedAmong, { businessAccountId, users }, tx);
     return new Set(rows.map((r) => r.user));
   }
 
   /** The account's preferences, newest first; `value` filters. */
   async page(businessAccountId: string, filter: { value?: string; user?: string }, page: { page: number; limit: number }): Promise<{ rows: StoredMarketingPreference[]; total: number }> {
-    const where = { businessAccountId, value: filter.value, user: filter.user };
-    const select = { user: true, value: true, source: true, detail: true, updatedAt: true };
-    const db = clientOf(this.prisma).marketingPreference;
-    const [rows, total] = await Promise.all([db.findMany({ where, select, orderBy: [{ updatedAt: 'desc' }, { user: 'asc' }], ...skipTake(page) }), db.count({ where })]);
-    return { rows, total };
+    let preferences = this.db.on().selectFrom('marketing_preferences').where('business_account_id', '=', businessAccountId);
+    if (filter.value !== undefined) preferences = preferences.where('value', '=', filter.value);
+    if (filter.user !== undefined) preferences = preferences.where('user', '=', filter.user);
+    const { skip, take } = skipTake(page);
+    const [rows, counted] = await Promise.all([
+      preferences.select(['user', 'value', 'source', 'detail', 'updated_at as updatedAt']).orderBy('updated_at', 'desc').orderBy('user').limit(take).offset(skip).execute(),
+      preferences.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: counted.n };
   }
 }

@@ -6,8 +6,8 @@ import { Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import type { ApiKeyScope } from '../request-scope.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
-import { readWindowOf } from '../../accounts/business-accounts/read-window.js';
-import { credentialVersionOf } from '../../accounts/credentials/credential-version.js';
+import { readWindowOf } from '../read-window.js';
+import { credentialVersionOf } from './credential-version.js';
 
 export const API_KEY_HEADERS_MISSING = 'API key headers missing';
 export const INVALID_API_KEY = 'Invalid API key';

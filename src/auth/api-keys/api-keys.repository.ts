@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { ApiKey } from '../../generated/prisma/client.js';
-import { skipTake } from '../../core/http/pagination.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { Db } from '../../core/db/db.js';
+import { lockForTransaction } from '../../core/db/advisory-lock.js';
+import { columnsOf, type Row } from '../../core/db/rows.js';
+import { prepared } from '../../core/db/statement.js';
+import { skipTake } from '../../core/rows/page.js';
+
+export type ApiKey = Row<'api_keys'>;
 
 /** A key with the wabaId of its business account, as the console shows it. */
 export type ApiKeyRow = ApiKey & { businessAccount: { wabaId: string } };
@@ -12,7 +16,21 @@ export type ApiKeyWithAccount = ApiKey & {
   businessAccount: { id: string; wabaId: string; disconnectedAt: Date | null; accessTokenEncrypted: string; heldSince: Date | null; readableUntil: Date | null };
 };
 
-const WITH_WABA_ID = { businessAccount: { select: { wabaId: true } } } as const;
+/** Every request of a key pair not in the authenticator's cache reads it: a named prepared statement. */
+const forAuthentication = prepared('api_key_for_authentication', (db, p: { accessKey: string }) =>
+  db
+    .selectFrom('api_keys as k')
+    .innerJoin('business_accounts as b', 'b.id', 'k.business_account_id')
+    .select(columnsOf('api_keys', 'k'))
+    .select([
+      'b.waba_id as wabaId',
+      'b.disconnected_at as accountDisconnectedAt',
+      'b.access_token_encrypted as accountAccessTokenEncrypted',
+      'b.held_since as accountHeldSince',
+      'b.readable_until as accountReadableUntil',
+    ])
+    .where('k.access_key', '=', p.accessKey),
+);
 
 /**
  * Owns `api_keys`. Reads join the key's business account for its wabaId (and, for authentication, its state):
@@ -20,19 +38,36 @@ const WITH_WABA_ID = { businessAccount: { select: { wabaId: true } } } as const;
  */
 @Injectable()
 export class ApiKeysRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** Authentication: the key behind an access key, whatever its organization (the caller has no scope yet). */
-  findForAuthentication(accessKey: string): Promise<ApiKeyWithAccount | null> {
-    return clientOf(this.prisma).apiKey.findUnique({
-      where: { accessKey },
-      include: { businessAccount: { select: { id: true, wabaId: true, disconnectedAt: true, accessTokenEncrypted: true, heldSince: true, readableUntil: true } } },
-    });
+  async findForAuthentication(accessKey: string): Promise<ApiKeyWithAccount | null> {
+    const { rows } = await this.db.exec(forAuthentication, { accessKey });
+    const row = rows[0];
+    if (!row) return null;
+    const { wabaId, accountDisconnectedAt, accountAccessTokenEncrypted, accountHeldSince, accountReadableUntil, ...key } = row;
+    return {
+      ...key,
+      businessAccount: {
+        id: key.businessAccountId,
+        wabaId,
+        disconnectedAt: accountDisconnectedAt,
+        accessTokenEncrypted: accountAccessTokenEncrypted,
+        heldSince: accountHeldSince,
+        readableUntil: accountReadableUntil,
+      },
+    };
   }
 
   /** Moves lastUsedAt forward only (batched writes may arrive out of order). */
   async touchLastUsed(id: string, at: Date): Promise<void> {
-    await clientOf(this.prisma).apiKey.updateMany({ where: { id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: at } }] }, data: { lastUsedAt: at } });
+    await this.db
+      .on()
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
   }
 
   /**
@@ -40,42 +75,89 @@ export class ApiKeysRepository {
    * account's keys, so concurrent creations cannot both see room for one more (call inside a unit of work).
    */
   async countActiveLocked(businessAccountId: string): Promise<number> {
-    const client = clientOf(this.prisma);
-    await client.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`api_keys:${businessAccountId}`}))::text`;
-    return client.apiKey.count({ where: { businessAccountId, revokedAt: null } });
+    const db = this.db.on();
+    await lockForTransaction(db, `api_keys:${businessAccountId}`);
+    const { n } = await db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('business_account_id', '=', businessAccountId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return n;
   }
 
-  create(
+  async create(
     organizationId: string,
     key: { businessAccountId: string; name: string; accessKey: string; secretHash: string; createdById: string | null },
   ): Promise<ApiKeyRow> {
-    return clientOf(this.prisma).apiKey.create({ data: { organizationId, ...key }, include: WITH_WABA_ID });
+    const { id } = await this.db
+      .on()
+      .insertInto('api_keys')
+      .values({
+        id: randomUUID(),
+        organization_id: organizationId,
+        business_account_id: key.businessAccountId,
+        name: key.name,
+        access_key: key.accessKey,
+        secret_hash: key.secretHash,
+        created_by_id: key.createdById,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return this.getOwned(organizationId, id);
   }
 
   /** Newest first, optionally only one business account's. */
   async page(organizationId: string, query: { page: number; limit: number; wabaId?: string }): Promise<{ rows: ApiKeyRow[]; total: number }> {
-    const where = { organizationId, ...(query.wabaId ? { businessAccount: { wabaId: query.wabaId } } : {}) };
-    const db = clientOf(this.prisma);
-    const [rows, total] = await Promise.all([
-      db.apiKey.findMany({ where, include: WITH_WABA_ID, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], ...skipTake(query) }),
-      db.apiKey.count({ where }),
+    let keys = this.joined().where('k.organization_id', '=', organizationId);
+    if (query.wabaId) keys = keys.where('b.waba_id', '=', query.wabaId);
+    const { skip, take } = skipTake(query);
+    const [rows, counted] = await Promise.all([
+      keys.select(columnsOf('api_keys', 'k')).select('b.waba_id as wabaId').orderBy('k.created_at', 'desc').orderBy('k.id', 'desc').limit(take).offset(skip).execute(),
+      keys.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows, total };
+    return { rows: rows.map(withWabaId), total: counted.n };
   }
 
-  findOwned(organizationId: string, id: string): Promise<ApiKeyRow | null> {
-    return clientOf(this.prisma).apiKey.findFirst({ where: { organizationId, id }, include: WITH_WABA_ID });
+  async findOwned(organizationId: string, id: string): Promise<ApiKeyRow | null> {
+    const row = await this.selectWithWabaId().where('k.organization_id', '=', organizationId).where('k.id', '=', id).executeTakeFirst();
+    return row ? withWabaId(row) : null;
   }
 
-  revoke(organizationId: string, id: string, at: Date): Promise<ApiKeyRow> {
-    return clientOf(this.prisma).apiKey.update({ where: { id, organizationId }, data: { revokedAt: at }, include: WITH_WABA_ID });
+  /** Throws when the organization has no such key (as an update of a missing row does). */
+  async revoke(organizationId: string, id: string, at: Date): Promise<ApiKeyRow> {
+    await this.db.on().updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('organization_id', '=', organizationId).returning('id').executeTakeFirstOrThrow();
+    return this.getOwned(organizationId, id);
   }
 
   /** Revokes every live key of a business account; returns their access keys (to drop them from caches). */
   async revokeAllOf(businessAccountId: string, at: Date): Promise<string[]> {
-    const db = clientOf(this.prisma);
-    const keys = await db.apiKey.findMany({ where: { businessAccountId, revokedAt: null }, select: { id: true, accessKey: true } });
-    if (keys.length) await db.apiKey.updateMany({ where: { id: { in: keys.map((k) => k.id) }, revokedAt: null }, data: { revokedAt: at } });
-    return keys.map((k) => k.accessKey);
+    const rows = await this.db
+      .on()
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('business_account_id', '=', businessAccountId)
+      .where('revoked_at', 'is', null)
+      .returning('access_key')
+      .execute();
+    return rows.map((k) => k.access_key);
   }
+
+  private async getOwned(organizationId: string, id: string): Promise<ApiKeyRow> {
+    return withWabaId(await this.selectWithWabaId().where('k.organization_id', '=', organizationId).where('k.id', '=', id).executeTakeFirstOrThrow());
+  }
+
+  /** Keys (`k`) joined with their business accounts (`b`). */
+  private joined() {
+    return this.db.on().selectFrom('api_keys as k').innerJoin('business_accounts as b', 'b.id', 'k.business_account_id');
+  }
+
+  /** Whole keys with their business account's wabaId. */
+  private selectWithWabaId() {
+    return this.joined().select(columnsOf('api_keys', 'k')).select('b.waba_id as wabaId');
+  }
+}
+
+function withWabaId<R extends { wabaId: string }>({ wabaId, ...key }: R): Omit<R, 'wabaId'> & { businessAccount: { wabaId: string } } {
+  return { ...key, businessAccount: { wabaId } };
 }

@@ -8,7 +8,7 @@ import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Conflict, NotFound } from '../../core/errors/domain-errors.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { OperatorsRepository } from '../operators/operators.repository.js';
 import type { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';
 

@@ -1,12 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Invitation } from '../../generated/prisma/client.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { columns } from '../../core/db/database.js';
+import { Db } from '../../core/db/db.js';
+import { lockForTransaction } from '../../core/db/advisory-lock.js';
+import { columnsOf, type Row } from '../../core/db/rows.js';
 import type { OperatorRole } from '../operators/operators.repository.js';
 
+export type Invitation = Row<'invitations'>;
 export type InvitationRow = Invitation & { invitedBy: { email: string } };
 
-const WITH_INVITER = { invitedBy: { select: { email: true } } } as const;
 /** The console lists at most this many pending invitations (an organization invites a handful of people). */
 const LIST_LIMIT = 100;
 
@@ -16,37 +18,61 @@ const LIST_LIMIT = 100;
  */
 @Injectable()
 export class InvitationsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
-  create(
+  async create(
     organizationId: string,
     invitation: { email: string; role: OperatorRole; tokenHash: string; invitedById: string; expiresAt: Date },
   ): Promise<InvitationRow> {
-    return clientOf(this.prisma).invitation.create({ data: { organizationId, ...invitation }, include: WITH_INVITER });
+    const { id } = await this.db
+      .on()
+      .insertInto('invitations')
+      .values({
+        id: randomUUID(),
+        organization_id: organizationId,
+        email: invitation.email,
+        role: invitation.role,
+        token_hash: invitation.tokenHash,
+        invited_by_id: invitation.invitedById,
+        expires_at: invitation.expiresAt,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const created = await this.findOwned(organizationId, id);
+    if (!created) throw new Error(`invitation ${id} not found right after its insert`);
+    return created;
   }
 
   /** The invitation carrying this token, whichever organization it is of: the token is its own scope. */
-  findByTokenHash(tokenHash: string): Promise<Invitation | null> {
-    return clientOf(this.prisma).invitation.findUnique({ where: { tokenHash } });
+  async findByTokenHash(tokenHash: string): Promise<Invitation | null> {
+    return (await this.db.on().selectFrom('invitations').select(columns.invitations).where('token_hash', '=', tokenHash).executeTakeFirst()) ?? null;
   }
 
   /** Marks the invitation used by `operatorId`; false when it was used, revoked or expired meanwhile. */
   async claim(id: string, operatorId: string, at: Date): Promise<boolean> {
-    const { count } = await clientOf(this.prisma).invitation.updateMany({
-      where: { id, acceptedAt: null, revokedAt: null, expiresAt: { gt: at } },
-      data: { acceptedAt: at, acceptedById: operatorId },
-    });
-    return count === 1;
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('invitations')
+      .set({ accepted_at: at, accepted_by_id: operatorId })
+      .where('id', '=', id)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', at)
+      .executeTakeFirstOrThrow();
+    return numUpdatedRows === 1n;
   }
 
   /** Not used, not revoked, not expired; newest first. */
-  listPending(organizationId: string, now: Date): Promise<InvitationRow[]> {
-    return clientOf(this.prisma).invitation.findMany({
-      where: { organizationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
-      include: WITH_INVITER,
-      orderBy: { createdAt: 'desc' },
-      take: LIST_LIMIT,
-    });
+  async listPending(organizationId: string, now: Date): Promise<InvitationRow[]> {
+    const rows = await this.withInviter()
+      .where('i.organization_id', '=', organizationId)
+      .where('i.accepted_at', 'is', null)
+      .where('i.revoked_at', 'is', null)
+      .where('i.expires_at', '>', now)
+      .orderBy('i.created_at', 'desc')
+      .limit(LIST_LIMIT)
+      .execute();
+    return rows.map(withInviter);
   }
 
   /**
@@ -54,18 +80,44 @@ export class InvitationsRepository {
    * concurrent creations cannot both see room for one more (call inside a unit of work).
    */
   async countPendingLocked(organizationId: string, now: Date): Promise<number> {
-    const client = clientOf(this.prisma);
-    await client.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`invitations:${organizationId}`}))::text`;
-    return client.invitation.count({ where: { organizationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } } });
+    const db = this.db.on();
+    await lockForTransaction(db, `invitations:${organizationId}`);
+    const { n } = await db
+      .selectFrom('invitations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirstOrThrow();
+    return n;
   }
 
-  findOwned(organizationId: string, id: string): Promise<InvitationRow | null> {
-    return clientOf(this.prisma).invitation.findFirst({ where: { id, organizationId }, include: WITH_INVITER });
+  async findOwned(organizationId: string, id: string): Promise<InvitationRow | null> {
+    const row = await this.withInviter().where('i.id', '=', id).where('i.organization_id', '=', organizationId).executeTakeFirst();
+    return row ? withInviter(row) : null;
   }
 
   /** Revokes a pending invitation; false when it was already used or revoked. */
   async revoke(organizationId: string, id: string, at: Date): Promise<boolean> {
-    const { count } = await clientOf(this.prisma).invitation.updateMany({ where: { id, organizationId, acceptedAt: null, revokedAt: null }, data: { revokedAt: at } });
-    return count === 1;
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('invitations')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return numUpdatedRows === 1n;
   }
+
+  /** Invitations (`i`) with the email of who sent each. */
+  private withInviter() {
+    return this.db.on().selectFrom('invitations as i').innerJoin('operators as o', 'o.id', 'i.invited_by_id').select(columnsOf('invitations', 'i')).select('o.email as inviterEmail');
+  }
+}
+
+function withInviter<R extends { inviterEmail: string }>({ inviterEmail, ...invitation }: R): Omit<R, 'inviterEmail'> & { invitedBy: { email: string } } {
+  return { ...invitation, invitedBy: { email: inviterEmail } };
 }

@@ -4,7 +4,7 @@ import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, Forbidden, NotFound } from '../../core/errors/domain-errors.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { SIGNUP_CLOSED } from '../operators/operators.service.js';
 import type { OperatorRole } from '../operators/operators.repository.js';
 import type { CreatedInvitationView, InvitationView } from './dto/invitation.dto.js';

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Operator } from '../../generated/prisma/client.js';
 import { AuditService } from '../../audit/audit.service.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import type { OperatorRole } from '../../auth/roles.js';
@@ -8,8 +7,8 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, InvalidInput, NotFound } from '../../core/errors/domain-errors.js';
 import { toPage, type Page } from '../../core/http/pagination.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
-import { OperatorsRepository } from '../operators/operators.repository.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
+import { OperatorsRepository, type Operator } from '../operators/operators.repository.js';
 import { PasswordHasher } from '../operators/password-hasher.js';
 import type { MemberView, PasswordResetLinkView, RemovedMemberView } from './dto/members.dto.js';
 import { PasswordResetsRepository } from './password-resets.repository.js';

@@ -1,72 +1,92 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Operator } from '../../generated/prisma/client.js';
-import { skipTake } from '../../core/http/pagination.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { clientOf, isUniqueViolation } from '../../core/prisma/unit-of-work.js';
+import { columns } from '../../core/db/database.js';
+import { Db } from '../../core/db/db.js';
+import { lockForTransaction } from '../../core/db/advisory-lock.js';
+import { columnsOf, type Row } from '../../core/db/rows.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { OperatorRole } from '../../auth/roles.js';
 
 export { OPERATOR_ROLES, type OperatorRole } from '../../auth/roles.js';
 
+export type Operator = Row<'operators'>;
 export type OperatorWithOrganization = Operator & { organization: { id: string; name: string } };
-
-const WITH_ORGANIZATION = { organization: { select: { id: true, name: true } } } as const;
 
 /** Owns `operators`. Reads join the operator's organization for its name (one statement per login). */
 @Injectable()
 export class OperatorsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** Null when the email is already registered (the unique index decides between racing signups). */
   async create(organizationId: string, operator: { email: string; passwordHash: string; role: OperatorRole }): Promise<OperatorWithOrganization | null> {
-    try {
-      return await clientOf(this.prisma).operator.create({ data: { organizationId, ...operator }, include: WITH_ORGANIZATION });
-    } catch (error) {
-      if (isUniqueViolation(error)) return null;
-      throw error;
-    }
+    const created = await this.db
+      .on()
+      .insertInto('operators')
+      .values({ id: randomUUID(), organization_id: organizationId, email: operator.email, password_hash: operator.passwordHash, role: operator.role })
+      .onConflict((oc) => oc.column('email').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return created ? this.findById(created.id) : null;
   }
 
   /** Login: by email, across organizations (the email is what identifies an operator). */
-  findByEmail(email: string): Promise<OperatorWithOrganization | null> {
-    return clientOf(this.prisma).operator.findUnique({ where: { email }, include: WITH_ORGANIZATION });
+  async findByEmail(email: string): Promise<OperatorWithOrganization | null> {
+    const row = await this.withOrganization().where('o.email', '=', email).executeTakeFirst();
+    return row ? withOrganization(row) : null;
   }
 
-  findById(id: string): Promise<OperatorWithOrganization | null> {
-    return clientOf(this.prisma).operator.findUnique({ where: { id }, include: WITH_ORGANIZATION });
+  async findById(id: string): Promise<OperatorWithOrganization | null> {
+    const row = await this.withOrganization().where('o.id', '=', id).executeTakeFirst();
+    return row ? withOrganization(row) : null;
   }
 
   /** Sets or clears the platform-administrator flag of the operator with this email; false when there is none (or it was removed). */
   async setPlatformAdmin(email: string, platformAdmin: boolean): Promise<boolean> {
-    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { email, removedAt: null }, data: { platformAdmin } });
-    return count > 0;
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('operators')
+      .set({ platform_admin: platformAdmin })
+      .where('email', '=', email)
+      .where('removed_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return numUpdatedRows > 0n;
   }
 
   /** The platform administrators' emails, sorted. */
   async listPlatformAdmins(): Promise<string[]> {
-    const rows = await clientOf(this.prisma).operator.findMany({ where: { platformAdmin: true }, select: { email: true }, orderBy: { email: 'asc' } });
+    const rows = await this.db.on().selectFrom('operators').select('email').where('platform_admin', '=', true).orderBy('email').execute();
     return rows.map((r) => r.email);
   }
 
   /** The organization's operators (removed ones left out), oldest first, as GET /api-keys pages them. */
   async pageMembers(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: Operator[]; total: number }> {
-    const where = { organizationId, removedAt: null };
-    const db = clientOf(this.prisma);
-    const [rows, total] = await Promise.all([
-      db.operator.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], ...skipTake(query) }),
-      db.operator.count({ where }),
+    const db = this.db.on();
+    const members = db.selectFrom('operators').where('organization_id', '=', organizationId).where('removed_at', 'is', null);
+    const { skip, take } = skipTake(query);
+    const [rows, counted] = await Promise.all([
+      members.select(columns.operators).orderBy('created_at').orderBy('id').limit(take).offset(skip).execute(),
+      members.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { rows, total };
+    return { rows, total: counted.n };
   }
 
   /** An operator of the organization that has not been removed. */
-  findMember(organizationId: string, id: string): Promise<Operator | null> {
-    return clientOf(this.prisma).operator.findFirst({ where: { id, organizationId, removedAt: null } });
+  async findMember(organizationId: string, id: string): Promise<Operator | null> {
+    const row = await this.db
+      .on()
+      .selectFrom('operators')
+      .select(columns.operators)
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    return row ?? null;
   }
 
   /** Emails of these operators of the organization (removed ones included: what they made stays attributed). */
   async emailsOf(organizationId: string, ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
-    const rows = await clientOf(this.prisma).operator.findMany({ where: { organizationId, id: { in: ids } }, select: { id: true, email: true } });
+    const rows = await this.db.on().selectFrom('operators').select(['id', 'email']).where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
     return new Map(rows.map((r) => [r.id, r.email]));
   }
 
@@ -75,40 +95,71 @@ export class OperatorsRepository {
    * owners demoting or removing each other at once cannot both see another owner left (call inside a unit of work).
    */
   async countOwnersLocked(organizationId: string): Promise<number> {
-    const client = clientOf(this.prisma);
-    await client.$queryRaw`SELECT pg_advisory_xact_lock(hashtext(${`operators:${organizationId}`}))::text`;
-    return client.operator.count({ where: { organizationId, role: 'owner', removedAt: null } });
+    const db = this.db.on();
+    await lockForTransaction(db, `operators:${organizationId}`);
+    const { n } = await db
+      .selectFrom('operators')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('role', '=', 'owner')
+      .where('removed_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return n;
   }
 
   /** Sets the role of a (not removed) operator of the organization; null when there is none. */
   async setRole(organizationId: string, id: string, role: OperatorRole): Promise<Operator | null> {
-    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { id, organizationId, removedAt: null }, data: { role } });
-    return count ? this.findMember(organizationId, id) : null;
+    const row = await this.db
+      .on()
+      .updateTable('operators')
+      .set({ role })
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .where('removed_at', 'is', null)
+      .returning(columns.operators)
+      .executeTakeFirst();
+    return row ?? null;
   }
 
   /** Removes an operator from the organization (it can never sign in again; the row stays); false when already removed. */
   async markRemoved(organizationId: string, id: string, at: Date): Promise<boolean> {
-    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { id, organizationId, removedAt: null }, data: { removedAt: at } });
-    return count === 1;
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('operators')
+      .set({ removed_at: at })
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .where('removed_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return numUpdatedRows === 1n;
   }
 
   async recordLogin(id: string, at: Date): Promise<void> {
-    await clientOf(this.prisma).operator.update({ where: { id }, data: { lastLoginAt: at } });
+    await this.db.on().updateTable('operators').set({ last_login_at: at }).where('id', '=', id).returning('id').executeTakeFirstOrThrow();
   }
 
   /** Sets a new password hash, unless the hash changed since it was read (false then). */
   async replacePasswordHash(id: string, from: string, to: string): Promise<boolean> {
-    const { count } = await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });
-    return count === 1;
+    const { numUpdatedRows } = await this.db.on().updateTable('operators').set({ password_hash: to }).where('id', '=', id).where('password_hash', '=', from).executeTakeFirstOrThrow();
+    return numUpdatedRows === 1n;
   }
 
   /** Sets a new password hash whatever the current one (a password-reset link). */
   async setPasswordHash(id: string, passwordHash: string): Promise<void> {
-    await clientOf(this.prisma).operator.update({ where: { id }, data: { passwordHash } });
+    await this.db.on().updateTable('operators').set({ password_hash: passwordHash }).where('id', '=', id).returning('id').executeTakeFirstOrThrow();
   }
 
   /** Replaces a password hash with a stronger one of the same password, unless it changed in the meantime. */
   async upgradePasswordHash(id: string, from: string, to: string): Promise<void> {
-    await clientOf(this.prisma).operator.updateMany({ where: { id, passwordHash: from }, data: { passwordHash: to } });
+    await this.replacePasswordHash(id, from, to);
   }
+
+  /** Operators (`o`) with their organization's name. */
+  private withOrganization() {
+    return this.db.on().selectFrom('operators as o').innerJoin('organizations as g', 'g.id', 'o.organization_id').select(columnsOf('operators', 'o')).select('g.name as organizationName');
+  }
+}
+
+function withOrganization<R extends { organizationId: string; organizationName: string }>({ organizationName, ...operator }: R): Omit<R, 'organizationName'> & { organization: { id: string; name: string } } {
+  return { ...operator, organization: { id: operator.organizationId, name: organizationName } };
 }

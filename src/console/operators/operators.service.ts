@@ -7,7 +7,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, Forbidden, InvalidInput, NotFound, TemporarilyUnavailable, TooManyAttempts, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
-import { UnitOfWork } from '../../core/prisma/unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
 import { InvitationsRepository } from '../invitations/invitations.repository.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';

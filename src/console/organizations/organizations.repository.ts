@@ -1,14 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { Organization } from '../../generated/prisma/client.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { clientOf } from '../../core/prisma/unit-of-work.js';
+import { columns } from '../../core/db/database.js';
+import { Db } from '../../core/db/db.js';
+import type { Row } from '../../core/db/rows.js';
+
+export type Organization = Row<'organizations'>;
 
 /** Owns `organizations`. */
 @Injectable()
 export class OrganizationsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   create(name: string): Promise<Organization> {
-    return clientOf(this.prisma).organization.create({ data: { name } });
+    return this.db.on().insertInto('organizations').values({ id: randomUUID(), name }).returning(columns.organizations).executeTakeFirstOrThrow();
   }
 }

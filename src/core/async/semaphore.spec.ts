@@ -15,13 +15,13 @@ describe('Semaphore', () => {
     await new Promise((r) => setImmediate(r));
     expect(started).toEqual([0, 1]);
     expect([s.active, s.queued]).toEqual([2, 2]);
-    gates[1].resolve();
+    gates[1]!.resolve();
     await runs[1];
     await new Promise((r) => setImmediate(r));
     expect(started).toEqual([0, 1, 2]);
-    gates[0].resolve();
-    gates[2].resolve();
-    gates[3].resolve();
+    gates[0]!.resolve();
+    gates[2]!.resolve();
+    gates[3]!.resolve();
     expect(await Promise.all(runs)).toEqual([{ value: 0 }, { value: 1 }, { value: 2 }, { value: 3 }]);
     expect([s.active, s.queued]).toEqual([0, 0]);
   });

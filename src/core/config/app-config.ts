@@ -77,6 +77,8 @@ export class AppConfig {
   readonly consoleAddressRateLimitBurst!: number;
   readonly apiKeyNegativeCacheTtlMs!: number;
   readonly workerConcurrency!: number;
+  /** A worker told to stop (SIGTERM, SIGINT) exits after this long whatever is still closing. */
+  readonly workerShutdownTimeoutMs!: number;
   readonly webhookSweepIntervalMs!: number;
   readonly webhookMaxAttempts!: number;
   readonly webhookRetentionDays!: number;
@@ -196,6 +198,7 @@ export class AppConfig {
       campaignBodyLimitBytes: r.int('CAMPAIGN_BODY_LIMIT_BYTES', { default: 32 * 1024 * 1024, min: 1024 }),
       campaignConcurrency: r.int('CAMPAIGN_CONCURRENCY', { default: 4, min: 1, max: 100 }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
+      workerShutdownTimeoutMs: r.int('WORKER_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100, max: 600_000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
       webhookRetentionDays: r.int('WEBHOOK_RETENTION_DAYS', { default: 30, min: 0, max: 3650 }),

@@ -39,6 +39,18 @@ export abstract class DomainError extends Error {
   }
 }
 
+/**
+ * An error of a client below the domain (the upstream client's UpstreamError) that knows which domain error it stands
+ * for: the edge answers it by that, and core needs no import of the client.
+ */
+export interface TranslatableError {
+  toDomainError(): DomainError;
+}
+
+export function isTranslatableError(error: unknown): error is TranslatableError {
+  return error instanceof Error && typeof (error as Partial<TranslatableError>).toDomainError === 'function';
+}
+
 export class NotFound extends DomainError {
   readonly kind = 'not_found';
 }

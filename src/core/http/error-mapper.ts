@@ -1,6 +1,4 @@
-import { DomainError, type DomainErrorKind, type FieldError } from '../errors/domain-errors.js';
-import { UpstreamError } from '../../upstream/upstream.error.js';
-import { upstreamFailure } from '../../upstream/upstream-failure.js';
+import { DomainError, isTranslatableError, type DomainErrorKind, type FieldError } from '../errors/domain-errors.js';
 
 /** Everything an error answer needs besides its `data`: status, envelope message, field errors, headers. */
 export interface HttpErrorAnswer {
@@ -30,9 +28,9 @@ const STATUS: Record<DomainErrorKind, number> = {
   upstream_rejected: 422,
 };
 
-/** A domain error, or an upstream error not translated by its caller, as an HTTP answer; undefined for anything else. */
+/** A domain error, or a client's error not translated by its caller (an upstream error), as an HTTP answer; undefined for anything else. */
 export function httpAnswerOf(error: unknown): HttpErrorAnswer | undefined {
-  const domain = error instanceof UpstreamError ? upstreamFailure(error) : error;
+  const domain = isTranslatableError(error) ? error.toDomainError() : error;
   if (!(domain instanceof DomainError)) return undefined;
   return { ...httpAnswerOfKind(domain), errors: domain.fields };
 }

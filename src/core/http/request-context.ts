@@ -33,7 +33,9 @@ export function trackRequest(logger: Logger, metrics: Metrics, req: IncomingMess
   res.setHeader('x-request-id', id);
   res.on('finish', () => {
     const latencyMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
-    const pattern = route ?? (req as Partial<Request>).route?.path;
+    // Express's matched route (typed `any` by Express): its `path` is the route pattern.
+    const matched = (req as Partial<Request>).route as { path?: unknown } | undefined;
+    const pattern = route ?? matched?.path;
     metrics.httpRequests.observe({ method: methodLabel(req.method), route: typeof pattern === 'string' ? pattern : 'unmatched', status: res.statusCode }, latencyMs / 1000);
     const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
     logger[level](

@@ -33,7 +33,7 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
 /** `@Transform(trimString)`: surrounding spaces do not count, so `IsNotEmpty` refuses a blank name. */
 export const trimString = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
-const NUL = /\u0000/;
+const NUL = '\u0000';
 /** A UTF-16 surrogate without its other half: not Unicode text (validators throw on it, PostgreSQL would alter it). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -45,7 +45,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function unsafeStringErrors(value: unknown, root: string): FieldError[] {
   const errors: FieldError[] = [];
   const check = (text: string, field: string) => {
-    if (NUL.test(text)) errors.push({ field, message: `${field} must not contain NUL characters` });
+    if (text.includes(NUL)) errors.push({ field, message: `${field} must not contain NUL characters` });
     else if (LONE_SURROGATE.test(text)) errors.push({ field, message: `${field} must be valid Unicode text (no unpaired surrogates)` });
   };
   const stack: Array<[unknown, string]> = [[value, root]];

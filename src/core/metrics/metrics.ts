@@ -41,6 +41,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly queueJobs = new Histogram({
+    name: 'bmapi_queue_job_duration_seconds',
+    help: 'Jobs run by the worker\'s BullMQ consumers by queue (webhook-deliveries, campaigns, scheduled-tasks) and outcome (ok, failed: retried or failed for good as the queue says)',
+    labelNames: ['queue', 'outcome'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly deliveriesReceived = this.counter('bmapi_webhook_deliveries_received_total', 'Webhook deliveries stored and acknowledged by the receiver (one per business account of a POST)');
   readonly deliveriesProcessed = this.counter('bmapi_webhook_deliveries_processed_total', 'Webhook deliveries processed by the worker (a delivery re-run for waiting statuses counts again)');
   readonly deliveriesDeadLettered = this.counter('bmapi_webhook_deliveries_dead_lettered_total', 'Webhook deliveries that failed for good (dead letters, replayable from the console)');

@@ -35,30 +35,5 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   }
 }
 
-declare const txBrand: unique symbol;
-
-/**
- * A transaction in progress, as services see it: something to hand from a unit of work to repository
- * methods, with nothing to query on. Only repositories open it (`connectionOf`).
- */
-export interface Tx {
-  readonly [txBrand]: true;
-}
-
-/** For repositories: the connection a Tx stands for. */
-export function connectionOf(tx: Tx): pg.PoolClient {
-  return tx as unknown as pg.PoolClient;
-}
-
-/** BEGIN … COMMIT with the work handed an opaque Tx (see inTransaction for the rollback rules). */
-export function inTx<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return inTransaction(pool, (client) => work(client as unknown as Tx));
-}
-
-/**
- * A read-only REPEATABLE READ transaction: every statement of `work` reads the same snapshot (taken by its first
- * statement), so reads of several tables (a message and its status history, a page and its count) agree.
- */
-export function inSnapshot<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return inTransaction(pool, (client) => work(client as unknown as Tx), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-}
+// The one transaction type (Db's) and, for the repositories still on node-postgres, its connection.
+export { connectionOf, type Tx } from '../db/db.js';

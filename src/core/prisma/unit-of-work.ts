@@ -13,7 +13,8 @@ const current = new AsyncLocalStorage<Prisma.TransactionClient>();
 const TRANSACTION_LIMITS = { maxWait: 10_000, timeout: 30_000 };
 
 /**
- * For services: several repository calls as one transaction (a change and its audit entry commit together),
+ * The unit of work of the repositories still on Prisma's client (until they move to Kysely, src/core/db; then
+ * src/core/db/unit-of-work.ts is the only one). For services: several repository calls as one transaction (a change and its audit entry commit together),
  * without a transaction handle in sight. Inside `run`, every repository statement uses the same transaction;
  * a nested `run` joins it. Anything thrown rolls the whole unit back.
  */

@@ -19,7 +19,7 @@ export class RedisService implements OnModuleDestroy {
     await withTimeout(this.client.ping(), timeoutMs, 'Redis ping timed out');
   }
 
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): void {
     this.client.disconnect();
   }
 }

@@ -4,7 +4,7 @@ const BATCH = 1000;
 
 /**
  * One table's rows that have outlived their use, deleted in batches of 1000 (short statements, no long lock)
- * through the table's repository (`deleteBatch`); run periodically as a scheduled task (worker.schedules.ts).
+ * through the table's repository (`deleteBatch`); run periodically as a scheduled task (worker/worker-schedules.ts).
  * Should two passes overlap, a row deleted by one is simply not found by the other.
  */
 export class PeriodicPurge {

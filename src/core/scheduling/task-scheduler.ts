@@ -1,13 +1,10 @@
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { AppLogger } from '../logging/app-logger.js';
-import { logContext } from '../logging/log-context.js';
-import type { Metrics } from '../metrics/metrics.js';
-import { closeWorker } from '../queue/close-worker.js';
+import { ManagedWorker, type JobLocks, type WorkerRuntime } from '../queue/managed-worker.js';
 import { QUEUES } from '../queue/queue.constants.js';
 import { createRedisConnection } from '../redis/redis.service.js';
 
-/** Periodic work of the worker processes (see worker.schedules.ts). */
+/** Periodic work of the worker processes (see worker/worker-schedules.ts). */
 export interface ScheduledTask {
   /** The BullMQ job scheduler's id and its jobs' name: `webhook-sweep`. */
   readonly id: string;
@@ -22,9 +19,7 @@ export interface ScheduledTask {
 }
 
 /** A run whose worker died is taken over by another worker once its lock expires (renewed while it runs). */
-const LOCK_DURATION_MS = 30_000;
-const STALLED_INTERVAL_MS = 15_000;
-const SHUTDOWN_GRACE_MS = 10_000;
+const LOCKS: JobLocks = { lockDurationMs: 30_000, stalledIntervalMs: 15_000, maxStalledCount: 1, graceMs: 10_000 };
 /** Kept for Bull Board and for a look at the last runs; no run waits for another. */
 const KEEP = { count: 100 };
 
@@ -43,41 +38,35 @@ export class TaskScheduler {
   private readonly tasks: Map<string, ScheduledTask>;
   private connection?: Redis;
   private queue?: Queue;
-  private worker?: Worker;
+  private worker?: ManagedWorker<unknown, number>;
   private upserting?: Promise<void>;
   /** Tasks running in this process: a run that outlasts its interval is not joined by the next one here. */
   private readonly running = new Set<string>();
 
   constructor(
     tasks: ScheduledTask[],
-    private readonly opts: { redisUrl: string; prefix: string; logger: AppLogger; metrics: Metrics },
+    private readonly opts: WorkerRuntime,
   ) {
     this.tasks = new Map(tasks.map((t) => [t.id, t]));
   }
 
   start(): void {
-    const { redisUrl, prefix, logger } = this.opts;
+    const { redisUrl, prefix } = this.opts;
     this.connection = createRedisConnection(redisUrl, { failFast: false });
     this.queue = new Queue(QUEUES.scheduledTasks, { connection: this.connection, prefix });
     this.queue.on('error', () => undefined);
     this.connection.on('ready', () => void this.upsertAll());
-    this.worker = new Worker(QUEUES.scheduledTasks, (job) => this.runJob(job), {
-      connection: this.connection,
-      prefix,
-      // Every task at once: a long retention pass never holds up the sweeper.
-      concurrency: Math.max(1, this.tasks.size),
-      lockDuration: LOCK_DURATION_MS,
-      stalledInterval: STALLED_INTERVAL_MS,
-      maxStalledCount: 1,
-    });
-    this.worker.on('error', (err) => logger.warn({ err }, 'scheduled tasks: worker connection error'));
+    // Every task at once: a long retention pass never holds up the sweeper.
+    const spec = { queue: QUEUES.scheduledTasks, name: 'scheduled tasks', concurrency: Math.max(1, this.tasks.size), ...LOCKS, connection: this.connection, logContextOf: (job: Job) => ({ task: job.name }) };
+    this.worker = new ManagedWorker<unknown, number>(spec, this.opts, (job) => this.runJob(job));
+    this.worker.start();
   }
 
   /** Stops taking runs; a running one finishes first (up to a grace period), or is taken over by another worker. */
   async stop(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
-    if (worker) await closeWorker(worker, { graceMs: SHUTDOWN_GRACE_MS });
+    await worker?.close();
     await this.upserting?.catch(() => undefined);
     await this.queue?.close().catch(() => undefined);
     this.connection?.disconnect();
@@ -111,33 +100,31 @@ export class TaskScheduler {
     }
   }
 
-  private runJob(job: Job): Promise<number> {
+  private async runJob(job: Job): Promise<number> {
     const task = this.tasks.get(job.name);
     if (!task) {
       // A schedule of another build (a task renamed or removed); it stays until removed from Redis.
       this.opts.logger.warn({ jobId: job.id, task: job.name }, 'scheduled tasks: no such task in this build');
-      return Promise.reject(new UnrecoverableError(`no scheduled task ${job.name}`));
+      throw new UnrecoverableError(`no scheduled task ${job.name}`);
     }
-    return logContext.run({ jobId: job.id, task: task.id }, async () => {
-      const timer = this.opts.metrics.scheduledTasks.startTimer({ task: task.id });
-      if (this.running.has(task.id)) {
-        // The previous run (on this worker) outlasted its interval; the next interval's job runs as usual.
-        this.opts.logger.debug('scheduled task skipped: its previous run is still going');
-        timer({ outcome: 'skipped' });
-        return 0;
-      }
-      this.running.add(task.id);
-      try {
-        const done = await task.run();
-        this.opts.logger.debug({ done, ms: Math.round(timer({ outcome: 'ok' }) * 1000) }, 'scheduled task ran');
-        return done;
-      } catch (err) {
-        timer({ outcome: 'failed' });
-        this.opts.logger.warn({ err }, 'scheduled task failed; it runs again at its next interval');
-        throw err;
-      } finally {
-        this.running.delete(task.id);
-      }
-    });
+    const timer = this.opts.metrics.scheduledTasks.startTimer({ task: task.id });
+    if (this.running.has(task.id)) {
+      // The previous run (on this worker) outlasted its interval; the next interval's job runs as usual.
+      this.opts.logger.debug('scheduled task skipped: its previous run is still going');
+      timer({ outcome: 'skipped' });
+      return 0;
+    }
+    this.running.add(task.id);
+    try {
+      const done = await task.run();
+      this.opts.logger.debug({ done, ms: Math.round(timer({ outcome: 'ok' }) * 1000) }, 'scheduled task ran');
+      return done;
+    } catch (err) {
+      timer({ outcome: 'failed' });
+      this.opts.logger.warn({ err }, 'scheduled task failed; it runs again at its next interval');
+      throw err;
+    } finally {
+      this.running.delete(task.id);
+    }
   }
 }

@@ -2,7 +2,7 @@ import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { LimitQueryDto, PageNumber } from '../../core/http/pagination.js';
-import { FeedAfter, FeedWait } from '../../webhooks/events/dto/feed-query.decorators.js';
+import { FeedAfter, FeedWait } from '../../events/dto/feed-query.decorators.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
 import { MESSAGE_DIRECTIONS, type MessageDirection } from '../message.view.js';
 import { BSUID, E164_DIGITS, MESSAGE_TYPES } from './send-message.dto.js';

@@ -196,7 +196,7 @@ export class ContactOrgDto {
 }
 
 const nestedArray = (cls: () => new () => object, max = 20): PropertyDecorator =>
-  apply([IsOptional(), IsArray(), ArrayMaxSize(max), ValidateNested({ each: true }), Type(cls) as PropertyDecorator]);
+  apply([IsOptional(), IsArray(), ArrayMaxSize(max), ValidateNested({ each: true }), Type(cls)]);
 
 export class ContactDto {
   @ApiProperty({ type: ContactNameDto })
@@ -247,7 +247,7 @@ function headerMedia(kind: string, cls: new () => object): PropertyDecorator {
     ValidateIf((h: InteractiveHeaderDto) => h.type === kind || h[kind as keyof InteractiveHeaderDto] !== undefined),
     IsDefined({ message: `${kind} is required for a ${kind} header` }),
     ValidateNested(),
-    Type(() => cls) as PropertyDecorator,
+    Type(() => cls),
   ]);
 }
 

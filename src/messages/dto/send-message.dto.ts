@@ -66,5 +66,5 @@ stacked([
   IsOptional(),
   IsObject({ message: 'context must be an object' }),
   ValidateNested(),
-  Type(() => ContextDto) as PropertyDecorator,
+  Type(() => ContextDto),
 ])(SendMessageDto.prototype, 'context');

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { PgListener } from '../../core/prisma/pg-listener.js';
-import { EVENTS_FEED_CHANNEL } from '../../webhooks/events/feed-waiters.js';
+import { EVENTS_FEED_CHANNEL } from '../../events/feed-waiters.js';
 
 /**
  * What this process has heard on `events_feed` per business account (wabaId): a number that changes with every

@@ -1,5 +1,5 @@
 import type { AppConfig } from '../../core/config/app-config.js';
-import { FeedCursorCodec } from '../../webhooks/events/feed-cursor.js';
+import { FeedCursorCodec } from '../../events/feed-cursor.js';
 import { MessagesFeedCursors } from './messages-feed-cursors.js';
 
 describe('MessagesFeedCursors', () => {

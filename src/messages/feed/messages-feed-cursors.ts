@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
-import { HmacFeedCursors } from '../../webhooks/events/feed-cursor.js';
+import { HmacFeedCursors } from '../../events/feed-cursor.js';
 
 /**
  * Cursors of the messages feed (GET /messages?after=…): the events feed's format and keys' ring, under their own

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidInput } from '../../core/errors/domain-errors.js';
-import { withinWindow, type ReadWindow } from '../../accounts/business-accounts/read-window.js';
+import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
 import type { AnalyticsQuery } from '../dto/list-messages.query.js';
 import { MessagesRepository, type MessageCounts } from '../messages.repository.js';
 
@@ -57,7 +57,7 @@ export class AnalyticsService {
 
     // The range asked, narrowed to the readable window (an empty range when they do not meet).
     const readable = withinWindow({ since, until }, window);
-    const counted = { since: readable.since!, until: readable.until! < readable.since! ? readable.since! : readable.until! };
+    const counted = { since: readable.since, until: readable.until < readable.since ? readable.since : readable.until };
     const { totals, series, failureReasons, templates, pricing, inbound } = await this.messages.analytics(businessAccountId, {
       since: counted.since,
       until: counted.until,

@@ -1,9 +1,9 @@
-import { inWindow, type ReadWindow } from '../../accounts/business-accounts/read-window.js';
+import { inWindow, type ReadWindow } from '../../auth/read-window.js';
 import { Injectable } from '@nestjs/common';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { isRowId } from '../../core/rows/row-id.js';
-import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
-import { EventsRepository } from '../../webhooks/events/events.repository.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
+import { EventsRepository } from '../../events/events.repository.js';
 import { InboundMediaLinks } from '../inbound-media/inbound-media-links.js';
 import { toMessageDetailView, type MessageDetailView, type StatusHistoryItem } from '../message.view.js';
 import { MessagesRepository } from '../messages.repository.js';
@@ -16,7 +16,7 @@ export class MessageDetails {
   constructor(
     private readonly messages: MessagesRepository,
     private readonly events: EventsRepository,
-    private readonly unitOfWork: SqlUnitOfWork,
+    private readonly unitOfWork: UnitOfWork,
     private readonly links: InboundMediaLinks,
   ) {}
 

@@ -1,11 +1,11 @@
 import type { LongPollOwner } from '../../core/async/long-poll-shares.js';
 import { Injectable } from '@nestjs/common';
-import { withinWindow, type ReadWindow } from '../../accounts/business-accounts/read-window.js';
+import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { PerKeySlots } from '../../core/async/per-key-slots.js';
 import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { toPage, type Page } from '../../core/rows/page.js';
-import { FeedWaiters } from '../../webhooks/events/feed-waiters.js';
+import { FeedWaiters } from '../../events/feed-waiters.js';
 import type { ListMessagesQuery } from '../dto/list-messages.query.js';
 import { FeedActivity } from '../feed/feed-activity.js';
 import { MessagesFeedCursors } from '../feed/messages-feed-cursors.js';

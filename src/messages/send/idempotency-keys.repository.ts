@@ -1,15 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import type { IdempotencyKey, Prisma } from '../../generated/prisma/client.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
+import type { Expression, QueryCreator, SqlBool } from 'kysely';
+import { columns, type Database } from '../../core/db/database.js';
+import { Db } from '../../core/db/db.js';
+import { typed } from '../../core/db/pg.js';
+import { prepared, type RowOf } from '../../core/db/statement.js';
 
-/** Where a composed statement keeps each value of a claim: its placeholders (`$2`, …). */
+/** The values of a claim, in the statement that composes it (parameters of that statement). */
 export interface ClaimParams {
   apiKeyId: string;
   key: string;
   requestHash: string;
-  now: string;
-  lockedUntil: string;
-  expiresAt: string;
+  now: Date;
+  lockedUntil: Date;
+  expiresAt: Date;
 }
 
 /**
@@ -18,59 +21,114 @@ export interface ClaimParams {
  * crashed request). MessagesRepository puts it in front of the insert of the pending message, so that a claim
  * and its message commit together and a keyed send costs no round trip more than an unkeyed one.
  */
-export const claimKeySql = (p: ClaimParams) => `INSERT INTO idempotency_keys AS k (api_key_id, key, request_hash, state, locked_until, created_at, expires_at)
-     VALUES (${p.apiKeyId}::uuid, ${p.key}, ${p.requestHash}, 'in_flight', ${p.lockedUntil}, ${p.now}, ${p.expiresAt})
-     ON CONFLICT (api_key_id, key) DO UPDATE
-        SET request_hash = EXCLUDED.request_hash, state = 'in_flight', response_status = NULL, response_body = NULL,
-            locked_until = EXCLUDED.locked_until,
-            created_at = CASE WHEN k.expires_at <= ${p.now} THEN EXCLUDED.created_at ELSE k.created_at END,
-            expires_at = CASE WHEN k.expires_at <= ${p.now} THEN EXCLUDED.expires_at ELSE k.expires_at END
-      WHERE k.expires_at <= ${p.now} OR (k.state = 'in_flight' AND k.locked_until <= ${p.now} AND k.request_hash = EXCLUDED.request_hash)
-     RETURNING 1`;
+export const claimKey = (db: QueryCreator<Database>, p: ClaimParams) =>
+  db
+    .insertInto('idempotency_keys')
+    .values({
+      api_key_id: typed(p.apiKeyId, 'uuid'),
+      key: p.key,
+      request_hash: p.requestHash,
+      state: 'in_flight',
+      locked_until: p.lockedUntil,
+      created_at: p.now,
+      expires_at: p.expiresAt,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['api_key_id', 'key'])
+        .doUpdateSet((eb) => ({
+          request_hash: eb.ref('excluded.request_hash'),
+          state: 'in_flight',
+          response_status: null,
+          response_body: null,
+          locked_until: eb.ref('excluded.locked_until'),
+          created_at: eb.case().when('idempotency_keys.expires_at', '<=', p.now).then(eb.ref('excluded.created_at')).else(eb.ref('idempotency_keys.created_at')).end(),
+          expires_at: eb.case().when('idempotency_keys.expires_at', '<=', p.now).then(eb.ref('excluded.expires_at')).else(eb.ref('idempotency_keys.expires_at')).end(),
+        }))
+        .where((eb) =>
+          eb.or([
+            eb('idempotency_keys.expires_at', '<=', p.now),
+            eb.and([eb('idempotency_keys.state', '=', 'in_flight'), eb('idempotency_keys.locked_until', '<=', p.now), eb('idempotency_keys.request_hash', '=', eb.ref('excluded.request_hash'))]),
+          ]),
+        ),
+    )
+    .returning((eb) => eb.lit(1).as('claimed'));
+
+/** The values of a completion, in the statement that composes it. */
+export interface CompletionParams {
+  apiKeyId: string;
+  key: string;
+  /** The send's outcome (messages/send/send-outcome.ts) as JSON text. */
+  outcome: string;
+}
 
 /**
- * The completion of a key with its outcome, as the body of a CTE that runs only when `guard` (an SQL condition
- * of the composing statement) holds: MessagesRepository completes it in the statement that moves the message
+ * The completion of a key with its outcome, as the body of a CTE that runs only when `guard` (a condition of the
+ * composing statement) holds: MessagesRepository completes it in the statement that moves the message
  * `pending → sent`, and only if that statement moved it.
  */
-export const completeKeySql = (p: { apiKeyId: string; key: string; outcome: string; guard: string }) =>
-  `UPDATE idempotency_keys SET state = 'completed', response_status = NULL, response_body = ${p.outcome}::jsonb
-      WHERE api_key_id = ${p.apiKeyId}::uuid AND key = ${p.key} AND ${p.guard}`;
+export function completeKey(db: QueryCreator<Database>, p: CompletionParams, guard?: Expression<SqlBool>) {
+  const update = db
+    .updateTable('idempotency_keys')
+    .set({ state: 'completed', response_status: null, response_body: p.outcome })
+    .where('api_key_id', '=', typed(p.apiKeyId, 'uuid'))
+    .where('key', '=', p.key);
+  return guard ? update.where(guard) : update;
+}
+
+const find = prepared('idempotency_key', (db, p: { apiKeyId: string; key: string }) =>
+  db.selectFrom('idempotency_keys').select(columns.idempotency_keys).where('api_key_id', '=', p.apiKeyId).where('key', '=', p.key),
+);
+
+const complete = prepared('complete_idempotency_key', (db, p: CompletionParams) => completeKey(db, p));
+
+const release = prepared('release_idempotency_key', (db, p: { apiKeyId: string; key: string }) =>
+  db.deleteFrom('idempotency_keys').where('api_key_id', '=', p.apiKeyId).where('key', '=', p.key).where('state', '=', 'in_flight'),
+);
+
+const deleteExpired = prepared('delete_expired_idempotency_keys', (db, p: { now: Date; limit: number }) =>
+  db
+    .deleteFrom('idempotency_keys')
+    .where((eb) =>
+      eb(
+        eb.refTuple('api_key_id', 'key'),
+        'in',
+        eb.selectFrom('idempotency_keys').select(['api_key_id', 'key']).where('expires_at', '<=', p.now).orderBy('expires_at').limit(p.limit).$asTuple('api_key_id', 'key'),
+      ),
+    ),
+);
+
+/** A key's record as stored. */
+export type IdempotencyKey = RowOf<typeof find>;
 
 /**
  * `idempotency_keys`, scoped to the key pair (its id is the first argument). A completed key keeps the send's
  * outcome (JSON, see messages/send/send-outcome.ts) in `response_body`; `response_status` is set only on records
  * completed before outcomes were kept (an HTTP answer), read as such until they expire. Every statement that writes this
- * table is in this file: the claim and the completion that ride on a message's own writes are the SQL above,
+ * table is in this file: the claim and the completion that ride on a message's own writes are the builders above,
  * composed into MessagesRepository's statements (insertPendingClaimingKey, markSentCompletingKey).
  */
 @Injectable()
 export class IdempotencyKeysRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
-  find(apiKeyId: string, key: string): Promise<IdempotencyKey | null> {
-    return this.prisma.idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key } } });
+  async find(apiKeyId: string, key: string): Promise<IdempotencyKey | null> {
+    const { rows } = await this.db.exec(find, { apiKeyId, key });
+    return rows[0] ?? null;
   }
 
   async complete(apiKeyId: string, key: string, outcome: unknown): Promise<void> {
-    await this.prisma.idempotencyKey.updateMany({
-      where: { apiKeyId, key },
-      data: { state: 'completed', responseStatus: null, responseBody: outcome as Prisma.InputJsonValue },
-    });
+    await this.db.exec(complete, { apiKeyId, key, outcome: JSON.stringify(outcome) });
   }
 
   /** Forget a claim: retryable outcomes are not stored against the key. */
   async release(apiKeyId: string, key: string): Promise<void> {
-    await this.prisma.idempotencyKey.deleteMany({ where: { apiKeyId, key, state: 'in_flight' } });
+    await this.db.exec(release, { apiKeyId, key });
   }
 
   /** Deletes up to `limit` keys whose time is over (`expires_at` before `now`), oldest first; returns how many. */
   async deleteExpired(now: Date, limit: number): Promise<number> {
-    const { rowCount } = await this.prisma.pool.query(
-      `DELETE FROM idempotency_keys WHERE (api_key_id, key) IN (
-         SELECT api_key_id, key FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`,
-      [now, limit],
-    );
-    return rowCount ?? 0;
+    const { rowCount } = await this.db.exec(deleteExpired, { now, limit });
+    return rowCount;
   }
 }

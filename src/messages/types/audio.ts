@@ -6,6 +6,5 @@ export const audio = mediaType({
   type: 'audio',
   dto: AudioContentDto,
   note: 'aac/amr/mpeg/mp4/ogg (opus), ≤ 16 MB',
-  extra: [],
   examples: { audio: { summary: 'Audio', value: { type: 'audio', audio: { link: 'https://cdn.example.com/voice.ogg' } } } },
 });

@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, ValidateIf, ValidateNested } from 'class-validator';
 import { ContactDto } from '../dto/message-content.dto.js';
-import { apply, defineMessageType, given, invalidParameter, isObject, str } from './message-type.js';
+import { apply, defineMessageType, given } from './message-type.js';
 
 /** 1 to 10 contact cards in Meta's contact object (24 h window). */
 export const contacts = defineMessageType<'contacts', { contacts?: ContactDto[] }>({
@@ -16,7 +16,7 @@ export const contacts = defineMessageType<'contacts', { contacts?: ContactDto[] 
       ArrayMinSize(1, { message: 'contacts must have 1 to 10 contacts' }),
       ArrayMaxSize(10, { message: 'at most 10 contacts', context: { at: 10 } }),
       ValidateNested({ each: true }),
-      Type(() => ContactDto) as PropertyDecorator,
+      Type(() => ContactDto),
     ]),
   },
   examples: {
@@ -28,9 +28,4 @@ export const contacts = defineMessageType<'contacts', { contacts?: ContactDto[] 
   window: 'service_window',
   upstream: (request) => ({ type: 'contacts', content: given(request.contacts, 'contacts') }),
   stored: (request) => ({ contacts: request.contacts }),
-  meta: (value) => {
-    if (!Array.isArray(value) || value.length === 0) return invalidParameter('Param contacts must be a non-empty array.');
-    const i = value.findIndex((c) => !isObject(c) || !isObject(c.name) || !str(c.name.formatted_name, 1, 512));
-    return i >= 0 ? invalidParameter(`The parameter contacts[${i}]['name']['formatted_name'] is required.`) : undefined;
-  },
 });

@@ -6,7 +6,6 @@ export const document = mediaType({
   type: 'document',
   dto: DocumentContentDto,
   note: '≤ 100 MB',
-  extra: ['caption', 'filename'],
   examples: {
     document: {
       summary: 'Document with file name',

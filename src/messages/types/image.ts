@@ -6,6 +6,5 @@ export const image = mediaType({
   type: 'image',
   dto: ImageContentDto,
   note: 'jpeg/png, ≤ 5 MB',
-  extra: ['caption'],
   examples: { image: { summary: 'Image by link', value: { type: 'image', image: { link: 'https://cdn.example.com/p.jpg', caption: 'Your parcel' } } } },
 });

@@ -5,9 +5,10 @@ import type { TemplateSend, TextSend } from '../../upstream/upstream.types.js';
 
 /**
  * What one message type of POST /messages is, in one place: its request fields (shape, validation, Swagger), its
- * examples, its upstream body, what is stored of it, whether the 24 h window applies, and how Meta checks its part
- * of a send (the simulator's check). The send DTO, the Swagger schemas and examples, the send path, the pre-send
- * checks, the upstream union and the simulator derive from the catalogue (catalogue.ts), one file per type.
+ * examples, its upstream body, what is stored of it and whether the 24 h window applies. The send DTO, the Swagger
+ * schemas and examples, the send path, the pre-send checks and the upstream union derive from the catalogue
+ * (catalogue.ts), one file per type. Meta's own checks of a send are the simulator's (simulator/content-checks.ts),
+ * kept apart on purpose; test/contract checks the two agree on the types and the examples.
  */
 export interface MessageTypeDefinition<T extends string = string, R extends object = object> {
   readonly type: T;
@@ -23,11 +24,6 @@ export interface MessageTypeDefinition<T extends string = string, R extends obje
   upstream(request: R): UpstreamPart<T>;
   /** What is stored as the message's content (and shown as `content`), before the reply context is added. */
   stored(request: R): Record<string, unknown>;
-  /**
-   * Meta's check of the type's part of a send body, in Meta's words: the simulator's validation. None for templates,
-   * which the simulator checks against the templates it stores.
-   */
-  readonly meta?: MetaCheck;
 }
 
 export type WindowRule = 'any_time' | 'service_window';
@@ -37,18 +33,6 @@ export type WindowRule = 'any_time' | 'service_window';
  * contacts) in Meta's shape, which goes under the key named after the type (upstream.types.ts' ContentSend).
  */
 export type UpstreamPart<T extends string> = T extends 'template' ? Pick<TemplateSend, 'type' | 'template'> : T extends 'text' ? Pick<TextSend, 'type' | 'text'> : { type: T; content: object };
-
-/** How Meta refuses a send body: error 100 (Invalid parameter) or 131009 (Parameter value is not valid), with its details. */
-export interface MetaRefusal {
-  error: 'invalid_parameter' | 'invalid_value';
-  details: string;
-}
-
-/**
- * Meta's check of the value under the type's key (`body[type]`; the whole body for templates, which the simulator
- * checks against the stored template itself); `mediaExists` answers whether an uploaded media id is known.
- */
-export type MetaCheck = (value: unknown, mediaExists: (id: string) => boolean) => MetaRefusal | undefined;
 
 /** A definition, checked for its type and fields. */
 export const defineMessageType = <T extends string, R extends object>(definition: MessageTypeDefinition<T, R>): MessageTypeDefinition<T, R> => definition;
@@ -79,15 +63,6 @@ export function contentField(type: string, cls: new () => object, note?: string)
     IsDefined({ message: `${type} is required for ${type} messages` }),
     IsObject({ message: `${type} must be an object` }),
     ValidateNested(),
-    Type(() => cls) as PropertyDecorator,
+    Type(() => cls),
   ]);
 }
-
-// ---- Meta's side (the simulator) ---------------------------------------------------------------------------------
-
-export const HTTPS_URL = /^https:\/\/[^\s/]+/;
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** A string of `min` to `max` characters. */
-export const str = (v: unknown, min: number, max: number) => typeof v === 'string' && v.length >= min && v.length <= max;
-export const invalidParameter = (details: string): MetaRefusal => ({ error: 'invalid_parameter', details });
-export const invalidValue = (details: string): MetaRefusal => ({ error: 'invalid_value', details });

@@ -6,6 +6,5 @@ export const sticker = mediaType({
   type: 'sticker',
   dto: StickerContentDto,
   note: 'webp, ≤ 500 KB',
-  extra: [],
   examples: { sticker: { summary: 'Sticker', value: { type: 'sticker', sticker: { link: 'https://cdn.example.com/thumbs-up.webp' } } } },
 });

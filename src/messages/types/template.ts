@@ -48,7 +48,7 @@ export class TemplateComponentDto {
 
   @ApiPropertyOptional({ example: '0', description: "Required for buttons: the button's position in the template" })
   @ValidateIf((c: TemplateComponentDto) => c.type === 'button')
-  @Transform(({ value }) => (typeof value === 'number' ? String(value) : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value))
   @Matches(/^\d{1,2}$/, { message: 'index must be the button position (0-99)' })
   index?: string;
 
@@ -92,7 +92,7 @@ export const template = defineMessageType<'template', { templateName?: string; t
       IsArray({ message: 'components must be an array' }),
       ArrayMaxSize(20),
       ValidateNested({ each: true }),
-      Type(() => TemplateComponentDto) as PropertyDecorator,
+      Type(() => TemplateComponentDto),
     ]),
   },
   required: ['templateName', 'templateLanguage'],

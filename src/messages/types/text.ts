@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, ValidateIf, ValidateNested } from 'class-validator';
-import { defineMessageType, given, invalidParameter, isObject, stacked } from './message-type.js';
+import { defineMessageType, given, stacked } from './message-type.js';
 
 export class TextContentDto {
   @ApiProperty({ minLength: 1, maxLength: 4096, example: 'Your parcel is ready for pickup.' })
@@ -34,7 +34,7 @@ export const text = defineMessageType<'text', { text?: TextContentDto }>({
       IsDefined({ message: 'text is required for text messages' }),
       IsObject({ message: 'text must be an object' }),
       ValidateNested(),
-      Type(() => TextContentDto) as PropertyDecorator,
+      Type(() => TextContentDto),
     ]),
   },
   examples: { text: { summary: 'Text (24 h window)', value: { type: 'text', text: { body: 'Your parcel is ready for pickup.' } } } },
@@ -46,10 +46,5 @@ export const text = defineMessageType<'text', { text?: TextContentDto }>({
   stored: (request) => {
     const text = given(request.text, 'text');
     return { text: { body: text.body, previewUrl: previewOf(text) } };
-  },
-  meta: (value) => {
-    if (!isObject(value) || typeof value.body !== 'string' || value.body.length === 0) return invalidParameter("The parameter text['body'] is required.");
-    if (value.body.length > 4096) return invalidParameter("Param text['body'] is too long.");
-    return undefined;
   },
 });

@@ -6,7 +6,6 @@ export const video = mediaType({
   type: 'video',
   dto: VideoContentDto,
   note: 'mp4/3gpp, ≤ 16 MB',
-  extra: ['caption'],
   examples: {
     video: {
       summary: 'Video by link (or `id` of an upload: POST …/phone-numbers/{id}/media)',

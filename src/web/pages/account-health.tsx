@@ -12,8 +12,9 @@ export function AccountHealthPanel({ account, onChange }: { account: BusinessAcc
   const disconnected = account.status === 'disconnected';
   const subscribe = useAction(() => api.post<BusinessAccount>(`${base}/subscription`));
   const check = useAction(() => api.post<BusinessAccount>(`${base}/credentials/check`));
-  const run = (action: { run: () => Promise<BusinessAccount | undefined> }) => async () => {
-    if (await action.run()) onChange();
+  // useAction's run never rejects (it keeps the error for ErrorMessage).
+  const run = (action: { run: () => Promise<BusinessAccount | undefined> }) => () => {
+    void action.run().then((done) => done && onChange());
   };
 
   return (
@@ -66,7 +67,7 @@ function ReplaceTokenForm({ wabaId, onReplaced }: { wabaId: string; onReplaced: 
     }
   };
   return (
-    <form onSubmit={submit} noValidate className="form-grid" aria-label="Replace the access token">
+    <form onSubmit={(e) => void submit(e)} noValidate className="form-grid" aria-label="Replace the access token">
       <TextField label="New access token" name="accessToken" type="password" autoComplete="off" required value={accessToken} onChange={(e) => setAccessToken(e.target.value)} hint="Checked with the platform and subscribed to webhooks before it replaces the stored one; API keys stay valid." error={replace.error?.field('accessToken')} />
       <ErrorMessage error={replace.error} fields={['accessToken']} />
       {done && <Notice tone="success">Access token replaced.</Notice>}

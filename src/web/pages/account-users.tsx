@@ -109,7 +109,7 @@ export function BlockedUsersSection({ wabaId, numbers, disabled }: { wabaId: str
       {numbers.length > 1 && (
         <SelectField label="Phone number" value={phoneNumberId} onChange={(e) => setChosen(e.target.value)} options={numbers.map((n) => ({ value: n.phoneNumberId, label: `${n.displayPhoneNumber} (${n.phoneNumberId})` }))} />
       )}
-      <form onSubmit={submit} className="inline-form">
+      <form onSubmit={(e) => void submit(e)} className="inline-form">
         <TextField label="Users to block" hint="Phone numbers (digits) or user ids, separated by commas" value={users} onChange={(e) => setUsers(e.target.value)} error={block.error?.field('users')} required />
         <button type="submit" disabled={block.pending || disabled}>
           {block.pending ? 'Blocking…' : 'Block'}

@@ -80,7 +80,7 @@ function ConnectAccountForm() {
     <section aria-labelledby="connect-heading" className="card">
       <h2 id="connect-heading">Connect a business account</h2>
       <p className="muted">The access token (a system-user token of the WhatsApp Business Account) is checked with the platform, then stored encrypted. It is never shown again.</p>
-      <form onSubmit={submit} noValidate className="form-grid">
+      <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
         <TextField label="WABA ID" name="wabaId" inputMode="numeric" autoComplete="off" required value={wabaId} onChange={(e) => setWabaId(e.target.value)} error={connect.error?.field('wabaId')} />
         <TextField label="Access token" name="accessToken" type="password" autoComplete="off" required value={accessToken} onChange={(e) => setAccessToken(e.target.value)} error={connect.error?.field('accessToken')} />
         <TextField label="Display name (optional)" name="name" autoComplete="off" hint="Defaults to the name the platform reports." value={name} onChange={(e) => setName(e.target.value)} error={connect.error?.field('name')} />
@@ -272,7 +272,7 @@ function SyncSection(props: {
             Last synced: <DateTime iso={props.syncedAt} fallback="never" /> · <span className="sync-summary">{props.summary}</span>
           </p>
         </div>
-        <button type="button" onClick={run} disabled={action.pending || props.disabled} aria-describedby={headingId}>
+        <button type="button" onClick={() => void run()} disabled={action.pending || props.disabled} aria-describedby={headingId}>
           {action.pending ? 'Syncing…' : 'Sync now'}
         </button>
       </div>

@@ -35,7 +35,7 @@ export function LoginPage({ onLogin }: { onLogin: (session: Session) => void }) 
     <>
       <PageTitle title="Log in">Log in</PageTitle>
       {state.notice && <Notice tone="success">{state.notice}</Notice>}
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={login.error?.field('email')} />
         <TextField label="Password" type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={login.error?.field('password')} />
         <ErrorMessage error={login.error} fields={['email', 'password']} />
@@ -72,7 +72,7 @@ export function SignupPage() {
     <>
       <PageTitle title="Sign up">{inviteToken ? 'Join your team' : 'Create an organization'}</PageTitle>
       {inviteToken && <p className="muted">Sign up with the email address the invitation was sent to.</p>}
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         {!inviteToken && (
           <TextField label="Organization name" name="organizationName" autoComplete="organization" required value={organizationName} onChange={(e) => setOrganizationName(e.target.value)} error={signup.error?.field('organizationName')} />
         )}
@@ -106,7 +106,7 @@ export function ResetPasswordPage() {
     <>
       <PageTitle title="Set a new password">Set a new password</PageTitle>
       <p className="muted">This link works once. An owner of your organization can issue a new one.</p>
-      <form onSubmit={submit} noValidate>
+      <form onSubmit={(e) => void submit(e)} noValidate>
         <NewPasswordField label="New password" name="newPassword" value={newPassword} onChange={setNewPassword} error={reset.error?.field('newPassword')} />
         <ErrorMessage error={reset.error} fields={['newPassword']} />
         <button type="submit" disabled={reset.pending}>

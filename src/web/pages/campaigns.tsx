@@ -22,7 +22,7 @@ export function parseRecipientsCsv(text: string): CreateCampaignBody['recipients
   return body.map(([first, ...params]) => ({
     ...address(first!),
     ...(params.length > 0 ? { components: [{ type: 'body', parameters: params.map((text) => ({ type: 'text', text })) }] } : {}),
-  })) as CreateCampaignBody['recipients'];
+  }));
 }
 
 /** The account's campaigns, and a form to start one from a CSV file. */
@@ -118,7 +118,7 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
       {connected.length === 0 || approved.length === 0 ? (
         <p>Sync the account's phone numbers and templates first: a campaign needs a CONNECTED number and an APPROVED template.</p>
       ) : (
-        <form onSubmit={submit} noValidate className="form-grid">
+        <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
           <TextField label="Name" name="name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} error={create.error?.field('name')} />
           <SelectField
             label="Phone number"
@@ -156,7 +156,7 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
   );
 }
 
-const COUNT_LABELS: Array<[keyof NonNullable<Campaign['counts']> & string, string]> = [
+const COUNT_LABELS: Array<[keyof NonNullable<Campaign['counts']>, string]> = [
   ['pending', 'Pending'],
   ['sending', 'Sending'],
   ['sent', 'Sent'],

@@ -89,7 +89,7 @@ function CreateKeyForm({ accounts, onCreated }: { accounts: BusinessAccount[]; o
           Connect a business account first (<Link to="/">Business accounts</Link>): a key pair belongs to exactly one.
         </p>
       ) : (
-        <form onSubmit={submit} noValidate className="form-grid">
+        <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
           <SelectField
             label="Business account"
             name="wabaId"
@@ -166,7 +166,7 @@ function KeyRow({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }
         ) : confirming ? (
           <div className="confirm" role="group" aria-label={`Revoke ${apiKey.name}?`}>
             <span>Revoke? Requests with it are refused at once.</span>
-            <button type="button" className="danger" onClick={confirm} disabled={revoke.pending}>
+            <button type="button" className="danger" onClick={() => void confirm()} disabled={revoke.pending}>
               Yes, revoke
             </button>
             {/* Focus lands on the harmless choice when the question appears. */}

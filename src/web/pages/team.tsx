@@ -81,7 +81,7 @@ function MemberRow({ member, self, owner, onChanged, onLink }: { member: Member;
             name="role"
             value={member.role}
             disabled={change.pending}
-            onChange={async (e) => (await change.run(e.target.value as Role)) !== undefined && onChanged()}
+            onChange={(e) => void change.run(e.target.value as Role).then((done) => done !== undefined && onChanged())}
             options={ROLE_OPTIONS}
             error={change.error?.message}
           />
@@ -93,14 +93,11 @@ function MemberRow({ member, self, owner, onChanged, onLink }: { member: Member;
       {owner && (
         <td>
           {!self && (
-            <button type="button" className="secondary" aria-label={`Password-reset link for ${member.email}`} disabled={reset.pending} onClick={async () => {
-              const link = await reset.run();
-              if (link) onLink(link);
-            }}>
+            <button type="button" className="secondary" aria-label={`Password-reset link for ${member.email}`} disabled={reset.pending} onClick={() => void reset.run().then((link) => link && onLink(link))}>
               Reset link
             </button>
           )}
-          <button type="button" className="secondary" aria-label={`Remove ${member.email}`} disabled={remove.pending} onClick={async () => (await remove.run()) !== undefined && onChanged()}>
+          <button type="button" className="secondary" aria-label={`Remove ${member.email}`} disabled={remove.pending} onClick={() => void remove.run().then((done) => done !== undefined && onChanged())}>
             Remove
           </button>
           <ErrorMessage error={remove.error ?? reset.error} />
@@ -125,7 +122,7 @@ function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) 
   return (
     <section aria-labelledby="invite-heading" className="card">
       <h2 id="invite-heading">Invite an operator</h2>
-      <form onSubmit={submit} noValidate className="form-grid">
+      <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
         <TextField label="Email" type="email" name="email" autoComplete="off" required value={email} onChange={(e) => setEmail(e.target.value)} error={invite.error?.field('email')} />
         <SelectField
           label="Role"
@@ -223,7 +220,7 @@ function InvitationRow({ invitation, onRevoked }: { invitation: Invitation; onRe
         <DateTime iso={invitation.expiresAt} />
       </td>
       <td>
-        <button type="button" className="secondary" aria-label={`Revoke the invitation for ${invitation.email}`} disabled={revoke.pending} onClick={async () => (await revoke.run()) !== undefined && onRevoked()}>
+        <button type="button" className="secondary" aria-label={`Revoke the invitation for ${invitation.email}`} disabled={revoke.pending} onClick={() => void revoke.run().then((done) => done !== undefined && onRevoked())}>
           Revoke
         </button>
         <ErrorMessage error={revoke.error} />

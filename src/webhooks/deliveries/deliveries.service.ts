@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { readWindowOf } from '../../accounts/business-accounts/read-window.js';
+import { readWindowOf } from '../../auth/read-window.js';
 import { BUSINESS_ACCOUNT_NOT_FOUND, BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { isRowId } from '../../core/rows/row-id.js';

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { skipTake } from '../../core/http/pagination.js';
-import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/prisma/partitions.js';
-import { PrismaService } from '../../core/prisma/prisma.service.js';
-import { connectionOf, statement, type Tx } from '../../core/prisma/sql.js';
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { Database } from '../../core/db/database.js';
+import { Db, type Tx } from '../../core/db/db.js';
+import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/db/partitions.js';
+import { minus, now, plus, typed, unnest } from '../../core/db/pg.js';
+import { prepared } from '../../core/db/statement.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
 
 /** A signed POST as the receiver stores it: the bytes as received. */
@@ -38,75 +41,118 @@ export interface UnprocessedDelivery {
   batchId: string | null;
 }
 
-/** receivedAt: when Meta delivered it (original_received_at when the retention moved it to a newer partition). */
-const ROW_COLUMNS = `id, status, attempts, last_error AS "lastError", event_count AS "eventCount", waba_ids AS "wabaIds",
-  COALESCE(original_received_at, received_at) AS "receivedAt", processed_at AS "processedAt"`;
+type Eb = ExpressionBuilder<Database, 'webhook_deliveries'>;
 
-/** One statement per batch size (1…max rows), prepared once per connection: `($1,$2,$3::text[],$4), (…)`. */
+/** receivedAt: when Meta delivered it (original_received_at when the retention moved it to a newer partition). */
+const receivedAt = (eb: Eb) => eb.fn.coalesce('original_received_at', 'received_at');
+const rowColumns = (eb: Eb) =>
+  ['id', 'status', 'attempts', 'last_error as lastError', 'event_count as eventCount', 'waba_ids as wabaIds', receivedAt(eb).as('receivedAt'), 'processed_at as processedAt'] as const;
+
+/** One statement per batch size (1…max rows), prepared once per connection. */
 function storeMany(rows: number) {
-  const values = Array.from({ length: rows }, (_, i) => `($${i * 3 + 1}::bytea, $${i * 3 + 2}, $${i * 3 + 3}::text[], $${rows * 3 + 1})`);
-  return statement(`store_deliveries_${rows}`, `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id) VALUES ${values.join(', ')} RETURNING id`);
+  return prepared(`store_deliveries_${rows}`, (db, p: Record<string, unknown>) =>
+    db
+      .insertInto('webhook_deliveries')
+      .values(Array.from({ length: rows }, (_, i) => ({ raw_body: p[`r${i}`] as Buffer, signature: p[`s${i}`] as string, waba_ids: p[`w${i}`] as string[], batch_id: p.batchId as string })))
+      .returning('id'),
+  );
 }
 const storeStatements = new Map<number, ReturnType<typeof storeMany>>();
 
-const DELIVERY_COLUMNS = `id, status, raw_body AS "rawBody", received_at AS "receivedAt", event_count AS "eventCount"`;
+const DELIVERY_COLUMNS = ['id', 'status', 'raw_body as rawBody', 'received_at as receivedAt', 'event_count as eventCount'] as const;
 
 /**
  * The worker's usual case: deliveries received in the last day, looked up in this week's partition (and last week's
  * near a Monday) instead of every partition's primary key. The bounds are now()-relative, so the partitions are
  * pruned when the statement starts (a generic plan keeps them as parameters of the run).
  */
-const findRecent = statement(
-  'find_recent_deliveries',
-  `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-    WHERE id = ANY($1::bigint[]) AND received_at >= now() - interval '1 day' AND received_at <= now() + interval '1 hour' ORDER BY id`,
+const findRecent = prepared('find_recent_deliveries', (db, p: { ids: number[] }) =>
+  db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where((eb) =>
+      eb.and([
+        eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
+        eb('received_at', '>=', minus(now(), '1 day')),
+        eb('received_at', '<=', plus(now(), '1 hour')),
+      ]),
+    )
+    .orderBy('id'),
 );
 
 /** Any delivery, in whichever partition (a sweep, a replay, a re-run of an older one). */
-const findMany = statement(
-  'find_deliveries',
-  `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id`,
+const findMany = prepared('find_deliveries', (db, p: { ids: number[] }) =>
+  db
+    .selectFrom('webhook_deliveries')
+    .select(DELIVERY_COLUMNS)
+    .where((eb) => eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))))
+    .orderBy('id'),
 );
 
-/** $3: the oldest received_at among them (as read by findForProcessing): the partitions before it are skipped. */
 /**
- * `d.id = ANY($1)` beside the join: an index condition the planner uses whatever the partition's statistics say.
+ * `since`: the oldest received_at among them (as read by findForProcessing): the partitions before it are skipped.
+ * `d.id = ANY(ids)` beside the join: an index condition the planner uses whatever the partition's statistics say.
  * Without it, a plan made for its values on a week's partition that autovacuum had not analysed yet joined a
  * sequential scan of the whole partition by hash (measured: 12 ms instead of 0.5 ms per chunk of 32, the largest
  * PostgreSQL cost of single-status ingest after partitioning).
  */
-const markProcessed = statement(
-  'mark_deliveries_processed',
-  `UPDATE webhook_deliveries d
-      SET status = 'processed', processed_at = now(), event_count = v.events, last_error = NULL, attempts = d.attempts + 1
-     FROM unnest($1::bigint[], $2::int[]) AS v(id, events)
-    WHERE d.id = v.id AND d.id = ANY($1::bigint[]) AND d.status <> 'processed' AND d.received_at >= $3`,
+const markProcessed = prepared('mark_deliveries_processed', (db, p: { ids: number[]; events: number[]; since: Date }) =>
+  db
+    .updateTable('webhook_deliveries as d')
+    .from(unnest('v', { id: 'bigint', events: 'int' }, { id: p.ids, events: p.events }))
+    .set((eb) => ({ status: 'processed', processed_at: now(), event_count: eb.ref('v.events'), last_error: null, attempts: eb('d.attempts', '+', 1) }))
+    .where((eb) =>
+      eb.and([
+        eb('d.id', '=', eb.ref('v.id')),
+        eb('d.id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
+        eb('d.status', '<>', 'processed'),
+        eb('d.received_at', '>=', p.since),
+      ]),
+    ),
 );
 
-const recordFailure = statement(
-  'record_delivery_failure',
-  `UPDATE webhook_deliveries
-      SET attempts = attempts + 1, last_error = $2, status = CASE WHEN $3 THEN 'failed' ELSE status END
-    WHERE id = ANY($1::bigint[]) AND status = 'received'`,
+const recordFailure = prepared('record_delivery_failure', (db, p: { ids: number[]; error: string; final: boolean }) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      last_error: p.error,
+      status: eb.case().when(typed(p.final, 'boolean')).then('failed').else(eb.ref('status')).end(),
+    }))
+    .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('status', '=', 'received')])),
 );
 
-const markDeadLetter = statement(
-  'mark_delivery_dead_letter',
-  `UPDATE webhook_deliveries SET status = 'failed', last_error = $2 WHERE id = ANY($1::bigint[]) AND status = 'received' RETURNING id`,
+const markDeadLetter = prepared('mark_delivery_dead_letter', (db, p: { ids: number[]; error: string }) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', last_error: p.error })
+    .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('status', '=', 'received')]))
+    .returning('id'),
 );
 
 /** Keyset over the (status, received_at) index. */
-const stillReceived = statement(
-  'deliveries_still_received',
-  `SELECT id, received_at AS "receivedAt", batch_id AS "batchId" FROM webhook_deliveries
-    WHERE status = 'received' AND received_at < $1 AND (received_at, id) > ($2::timestamptz, $3::bigint)
-    ORDER BY received_at, id LIMIT $4`,
+const stillReceived = prepared('deliveries_still_received', (db, p: { olderThan: Date; afterReceivedAt: Date; afterId: number; limit: number }) =>
+  db
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'received_at as receivedAt', 'batch_id as batchId'])
+    .where((eb) =>
+      eb.and([
+        eb('status', '=', 'received'),
+        eb('received_at', '<', p.olderThan),
+        eb(eb.refTuple('received_at', 'id'), '>', eb.tuple(typed(p.afterReceivedAt, 'timestamptz'), typed(p.afterId, 'bigint'))),
+      ]),
+    )
+    .orderBy('received_at')
+    .orderBy('id')
+    .limit(p.limit),
 );
 
 /** Served by the (status, received_at) index: one index entry read. */
-const oldestUnprocessed = statement(
-  'deliveries_oldest_unprocessed',
-  `SELECT min(received_at) AS at FROM webhook_deliveries WHERE status = 'received'`,
+const oldestUnprocessed = prepared('deliveries_oldest_unprocessed', (db) =>
+  db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('received_at').as('at'))
+    .where('status', '=', 'received'),
 );
 
 /**
@@ -114,51 +160,96 @@ const oldestUnprocessed = statement(
  * (an UPDATE of the partition key moves the row; its id stays), keeping when Meta delivered them. Served by the
  * (status, received_at) index of the partition: only the few unfinished rows are read.
  */
-const keepUnfinished = statement(
-  'retention_keep_unfinished_deliveries',
-  `UPDATE webhook_deliveries SET original_received_at = COALESCE(original_received_at, received_at), received_at = now()
-    WHERE status IN ('received', 'failed') AND received_at >= COALESCE($1, '-infinity'::timestamptz) AND received_at < $2`,
+const keepUnfinished = prepared('retention_keep_unfinished_deliveries', (db, p: { from: Date | null; to: Date }) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ original_received_at: eb.fn.coalesce('original_received_at', 'received_at'), received_at: now() }))
+    .where((eb) =>
+      eb.and([
+        eb('status', 'in', ['received', 'failed']),
+        eb('received_at', '>=', eb.fn.coalesce(typed(p.from, 'timestamptz'), typed('-infinity', 'timestamptz'))),
+        eb('received_at', '<', p.to),
+      ]),
+    ),
 );
 
-/**
- * The organization's accounts as $1 (wabaIds) with, per account, the window its holder may read ($2 since, $3 until;
- * null: open): a delivery is listed when it concerns one of them and arrived inside that account's window.
- */
-const IN_WINDOWS = `waba_ids && $1::text[] AND EXISTS (
-        SELECT 1 FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS a(waba, since, until)
-         WHERE a.waba = ANY(waba_ids)
-           AND COALESCE(original_received_at, received_at) >= COALESCE(a.since, '-infinity'::timestamptz)
-           AND COALESCE(original_received_at, received_at) <= COALESCE(a.until, 'infinity'::timestamptz))`;
+/** The organization's accounts (wabaIds) with, per account, the window its holder may read (since, until; null: open). */
+interface Windows {
+  wabaIds: string[];
+  since: (Date | null)[];
+  until: (Date | null)[];
+}
 
-const listForAccounts = (withStatus: boolean) =>
-  statement(
-    `list_deliveries_${withStatus ? 'status' : 'all'}`,
-    `SELECT ${ROW_COLUMNS} FROM webhook_deliveries
-      WHERE ${IN_WINDOWS} ${withStatus ? 'AND status = $6' : ''}
-      ORDER BY COALESCE(original_received_at, received_at) DESC, id DESC OFFSET $4 LIMIT $5`,
+/** A delivery is listed when it concerns one of the accounts and arrived inside that account's window. */
+function inWindows(eb: Eb, p: Windows): Expression<SqlBool> {
+  return eb.and([
+    eb('waba_ids', '&&', typed(p.wabaIds, 'text[]')),
+    eb.exists(
+      eb
+        .selectFrom(unnest('a', { waba: 'text', since: 'timestamptz', until: 'timestamptz' }, { waba: p.wabaIds, since: p.since, until: p.until }))
+        .select((eb) => eb.lit(1).as('one'))
+        .where((eb) =>
+          eb.and([
+            eb('a.waba', '=', eb.fn.any('waba_ids')),
+            eb(eb.fn.coalesce('original_received_at', 'received_at'), '>=', eb.fn.coalesce('a.since', typed('-infinity', 'timestamptz'))),
+            eb(eb.fn.coalesce('original_received_at', 'received_at'), '<=', eb.fn.coalesce('a.until', typed('infinity', 'timestamptz'))),
+          ]),
+        ),
+    ),
+  ]);
+}
+
+type ListParams = Windows & { skip: number; take: number; status: string | undefined };
+
+function listStatement(withStatus: boolean) {
+  return prepared(`list_deliveries_${withStatus ? 'status' : 'all'}`, (db, p: ListParams) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select(rowColumns)
+      .where((eb) => eb.and([inWindows(eb, p), ...(withStatus ? [eb('status', '=', typed(p.status, 'text'))] : [])]))
+      .orderBy((eb) => receivedAt(eb), 'desc')
+      .orderBy('id', 'desc')
+      .offset(p.skip)
+      .limit(p.take),
   );
-const countForAccounts = (withStatus: boolean) =>
-  statement(`count_deliveries_${withStatus ? 'status' : 'all'}`, `SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${IN_WINDOWS} ${withStatus ? 'AND status = $4' : ''}`);
+}
+function countStatement(withStatus: boolean) {
+  return prepared(`count_deliveries_${withStatus ? 'status' : 'all'}`, (db, p: ListParams) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .where((eb) => eb.and([inWindows(eb, p), ...(withStatus ? [eb('status', '=', typed(p.status, 'text'))] : [])])),
+  );
+}
+const listForAccounts = { all: listStatement(false), status: listStatement(true) };
+const countForAccounts = { all: countStatement(false), status: countStatement(true) };
 
-const replay = statement(
-  'replay_delivery',
-  `UPDATE webhook_deliveries SET status = 'received', attempts = 0, last_error = NULL, processed_at = NULL
-    WHERE ${IN_WINDOWS} AND id = $4::bigint RETURNING ${ROW_COLUMNS}`,
+const replay = prepared('replay_delivery', (db, p: Windows & { id: number }) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'received', attempts: 0, last_error: null, processed_at: null })
+    .where((eb) => eb.and([inWindows(eb, p), eb('id', '=', typed(p.id, 'bigint'))]))
+    .returning(rowColumns),
 );
 
 /**
  * Backlog per business account: deliveries waiting (`received`), dead letters (`failed`) and the oldest
  * waiting one. Only unfinished rows are read (the (status, received_at) index), whatever the retention.
  */
-const backlogForAccounts = statement(
-  'deliveries_backlog_for_accounts',
-  `SELECT w AS "wabaId",
-          count(*) FILTER (WHERE d.status = 'received')::int AS pending,
-          count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
-          min(d.received_at) FILTER (WHERE d.status = 'received') AS "oldestPendingAt"
-     FROM webhook_deliveries d CROSS JOIN LATERAL unnest(d.waba_ids) AS w
-    WHERE d.status IN ('received', 'failed') AND d.waba_ids && $1::text[] AND w = ANY($1::text[])
-    GROUP BY w`,
+const backlogForAccounts = prepared('deliveries_backlog_for_accounts', (db, p: { wabaIds: string[] }) =>
+  db
+    .selectFrom('webhook_deliveries as d')
+    .crossJoinLateral((eb) => unnest('w', { waba: 'text' }, { waba: eb.ref('d.waba_ids') }))
+    .select((eb) => [
+      eb.ref('w.waba').$notNull().as('wabaId'),
+      eb.cast<number>(eb.fn.countAll().filterWhere('d.status', '=', 'received'), 'integer').as('pending'),
+      eb.cast<number>(eb.fn.countAll().filterWhere('d.status', '=', 'failed'), 'integer').as('failed'),
+      eb.fn.min('d.received_at').filterWhere('d.status', '=', 'received').as('oldestPendingAt'),
+    ])
+    .where((eb) =>
+      eb.and([eb('d.status', 'in', ['received', 'failed']), eb('d.waba_ids', '&&', typed(p.wabaIds, 'text[]')), eb('w.waba', '=', eb.fn.any(typed(p.wabaIds, 'text[]')))]),
+    )
+    .groupBy('w.waba'),
 );
 
 export interface AccountBacklog {
@@ -170,30 +261,33 @@ export interface AccountBacklog {
 
 /**
  * The one owner of `webhook_deliveries`: every statement that reads or writes it (receiver, worker, sweeper,
- * retention, console). SQL on node-postgres: the receiver's INSERT is the hottest write of the service.
+ * retention, console). The receiver's INSERT is the hottest write of the service.
  * Console reads are scoped by the organization's business accounts (`wabaIds`, first argument).
  */
 @Injectable()
 export class WebhookDeliveriesRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly db: Db) {}
 
   /** One INSERT (one commit) for the whole batch; ids in the order of `rows`. All or nothing. */
   async storeBatch(batchId: string, rows: IncomingDelivery[]): Promise<number[]> {
-    let build = storeStatements.get(rows.length);
-    if (!build) storeStatements.set(rows.length, (build = storeMany(rows.length)));
-    const values: unknown[] = [];
-    for (const r of rows) values.push(r.rawBody, r.signature, r.wabaIds);
-    values.push(batchId);
-    const { rows: ids } = await this.prisma.pool.query<{ id: number }>(build(values));
+    let statement = storeStatements.get(rows.length);
+    if (!statement) storeStatements.set(rows.length, (statement = storeMany(rows.length)));
+    const params: Record<string, unknown> = { batchId };
+    rows.forEach((r, i) => {
+      params[`r${i}`] = r.rawBody;
+      params[`s${i}`] = r.signature;
+      params[`w${i}`] = r.wabaIds;
+    });
+    const { rows: ids } = await this.db.exec(statement, params);
     // RETURNING follows the VALUES order for a plain multi-row INSERT.
     return ids.map((r) => r.id);
   }
 
   /** In id order; unknown ids are left out. */
   async findForProcessing(ids: number[]): Promise<StoredDelivery[]> {
-    const { rows: recent } = await this.prisma.pool.query<StoredDelivery>(findRecent([ids]));
+    const { rows: recent } = await this.db.exec(findRecent, { ids });
     if (recent.length === new Set(ids).size) return recent;
-    const { rows } = await this.prisma.pool.query<StoredDelivery>(findMany([ids]));
+    const { rows } = await this.db.exec(findMany, { ids });
     return rows;
   }
 
@@ -204,41 +298,41 @@ export class WebhookDeliveriesRepository {
   async markProcessed(done: { id: number; events: number; receivedAt: Date }[], tx?: Tx): Promise<void> {
     if (done.length === 0) return;
     const since = new Date(Math.min(...done.map((d) => d.receivedAt.getTime())));
-    await (tx ? connectionOf(tx) : this.prisma.pool).query(markProcessed([done.map((d) => d.id), done.map((d) => d.events), since]));
+    await this.db.exec(markProcessed, { ids: done.map((d) => d.id), events: done.map((d) => d.events), since }, tx);
   }
 
   /** A failed attempt of deliveries still `received`; `final` makes them dead letters (status failed). */
   async recordFailure(ids: number[], error: string, final: boolean): Promise<void> {
     if (ids.length === 0) return;
-    await this.prisma.pool.query(recordFailure([ids, error.slice(0, 2000), final]));
+    await this.db.exec(recordFailure, { ids, error: error.slice(0, 2000), final });
   }
 
   /** Dead letters for deliveries still `received`; returns the ids that changed. */
   async markDeadLetter(ids: number[], error: string): Promise<number[]> {
-    const { rows } = await this.prisma.pool.query<{ id: number }>(markDeadLetter([ids, error.slice(0, 2000)]));
+    const { rows } = await this.db.exec(markDeadLetter, { ids, error: error.slice(0, 2000) });
     return rows.map((r) => r.id);
   }
 
   /** Deliveries still `received` that arrived before `olderThan`, oldest first, after the keyset `after`. */
   async stillReceived(olderThan: Date, after: { receivedAt: Date; id: number } | undefined, limit: number): Promise<UnprocessedDelivery[]> {
     const from = after ?? { receivedAt: new Date(0), id: 0 };
-    const { rows } = await this.prisma.pool.query<UnprocessedDelivery>(stillReceived([olderThan, from.receivedAt, from.id, limit]));
+    const { rows } = await this.db.exec(stillReceived, { olderThan, afterReceivedAt: from.receivedAt, afterId: from.id, limit });
     return rows;
   }
 
   /** When the oldest delivery still waiting to be processed arrived (null when none waits), all accounts. */
   async oldestUnprocessedAt(): Promise<Date | null> {
-    const { rows } = await this.prisma.pool.query<{ at: Date | null }>(oldestUnprocessed([]));
+    const { rows } = await this.db.exec(oldestUnprocessed, {});
     return rows[0]?.at ?? null;
   }
 
   /** Creates the weekly partitions missing from `from` through `through`; returns how many it made. */
   ensurePartitions(from: Date, through: Date): Promise<number> {
-    return ensurePartitions(this.prisma.pool, 'webhook_deliveries', from, through);
+    return ensurePartitions(this.db, 'webhook_deliveries', from, through);
   }
 
   partitions(): Promise<Partition[]> {
-    return partitionsOf(this.prisma.pool, 'webhook_deliveries');
+    return partitionsOf(this.db, 'webhook_deliveries');
   }
 
   /**
@@ -249,11 +343,11 @@ export class WebhookDeliveriesRepository {
   async dropPartitionsBefore(cutoff: Date): Promise<{ dropped: Partition[]; kept: number }> {
     const dropped: Partition[] = [];
     let kept = 0;
-    await dropDetachedLeftovers(this.prisma.pool, 'webhook_deliveries');
+    await dropDetachedLeftovers(this.db, 'webhook_deliveries');
     for (const p of expiredPartitions(await this.partitions(), cutoff)) {
       let moved = 0;
-      const done = await dropPartition(this.prisma.pool, 'webhook_deliveries', p, async (client) => {
-        moved = (await client.query(keepUnfinished([p.lowerBound, p.upperBound]))).rowCount ?? 0;
+      const done = await dropPartition(this.db, 'webhook_deliveries', p, async (tx) => {
+        moved = (await this.db.exec(keepUnfinished, { from: p.lowerBound, to: p.upperBound }, tx)).rowCount;
       });
       // A long reader holds the table: the next partitions would only wait for it too (and stall writes meanwhile).
       if (!done) break;
@@ -264,25 +358,21 @@ export class WebhookDeliveriesRepository {
   }
 
   async listForAccounts(accounts: AccountWindow[], query: { page: number; limit: number; status?: DeliveryStatus }): Promise<{ rows: DeliveryRow[]; total: number }> {
-    const withStatus = query.status !== undefined;
-    const { skip, take } = skipTake(query);
-    const windows = windowsOf(accounts);
-    const [rows, count] = await Promise.all([
-      this.prisma.pool.query<DeliveryRow>(listForAccounts(withStatus)([...windows, skip, take, ...(withStatus ? [query.status] : [])])),
-      this.prisma.pool.query<{ n: number }>(countForAccounts(withStatus)([...windows, ...(withStatus ? [query.status] : [])])),
-    ]);
-    return { rows: rows.rows, total: count.rows[0]!.n };
+    const shape = query.status === undefined ? 'all' : 'status';
+    const params: ListParams = { ...windowsOf(accounts), ...skipTake(query), status: query.status };
+    const [rows, count] = await Promise.all([this.db.exec(listForAccounts[shape], params), this.db.exec(countForAccounts[shape], params)]);
+    return { rows: rows.rows, total: count.rows[0]?.n ?? 0 };
   }
 
   /** Back to `received` (attempts and error cleared) if it concerns one of the accounts, inside its window; null otherwise. */
   async resetForReplay(accounts: AccountWindow[], id: number): Promise<DeliveryRow | null> {
-    const { rows } = await this.prisma.pool.query<DeliveryRow>(replay([...windowsOf(accounts), id]));
+    const { rows } = await this.db.exec(replay, { ...windowsOf(accounts), id });
     return rows[0] ?? null;
   }
 
   /** Waiting and dead-lettered deliveries per business account of `wabaIds` (accounts with none are absent). */
   async backlogForAccounts(wabaIds: string[]): Promise<AccountBacklog[]> {
-    const { rows } = await this.prisma.pool.query<AccountBacklog>(backlogForAccounts([wabaIds]));
+    const { rows } = await this.db.exec(backlogForAccounts, { wabaIds });
     return rows;
   }
 }
@@ -294,6 +384,7 @@ export interface AccountWindow {
   until?: Date;
 }
 
-function windowsOf(accounts: AccountWindow[]): [string[], (Date | null)[], (Date | null)[]] {
-  return [accounts.map((a) => a.wabaId), accounts.map((a) => a.since ?? null), accounts.map((a) => a.until ?? null)];
+function windowsOf(accounts: AccountWindow[]): Windows {
+  return { wabaIds: accounts.map((a) => a.wabaId), since: accounts.map((a) => a.since ?? null), until: accounts.map((a) => a.until ?? null) };
 }
+

@@ -2,19 +2,20 @@ import { Inject, Injectable } from '@nestjs/common';
 import { UnrecoverableError } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { isMissingPartition } from '../../core/prisma/partitions.js';
+import { isMissingPartition } from '../../core/db/partitions.js';
 import type { Tx } from '../../core/prisma/sql.js';
-import { SqlUnitOfWork } from '../../core/prisma/sql-unit-of-work.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
-import { EventsRepository, type EventRow, type StoredEvent } from '../events/events.repository.js';
-import { classify, isRecord, type EventDraft } from './classify.js';
+import { EventsRepository, type EventRow, type StoredEvent } from '../../events/events.repository.js';
+import { classify, isRecord, type EventDraft } from '../../events/classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
 import type { EffectItem, EventEffect, PreparedEffect } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
+import type { PartitionsAhead, ProcessingConfig, ProcessingDeliveries, ProcessingEvents, ProcessingUnitOfWork, RerunQueue } from './processing.ports.js';
 
 /** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
 const CLOCK_MARGIN_MS = 10 * 60 * 1000;
@@ -53,12 +54,12 @@ export class DeliveryProcessor {
   private readonly effects: EventEffect[];
 
   constructor(
-    private readonly deliveries: WebhookDeliveriesRepository,
-    private readonly events: EventsRepository,
-    private readonly unitOfWork: SqlUnitOfWork,
-    private readonly queue: DeliveryQueue,
-    private readonly config: AppConfig,
-    private readonly partitions: PartitionMaintenance,
+    @Inject(WebhookDeliveriesRepository) private readonly deliveries: ProcessingDeliveries,
+    @Inject(EventsRepository) private readonly events: ProcessingEvents,
+    @Inject(UnitOfWork) private readonly unitOfWork: ProcessingUnitOfWork,
+    @Inject(DeliveryQueue) private readonly queue: RerunQueue,
+    @Inject(AppConfig) private readonly config: ProcessingConfig,
+    @Inject(PartitionMaintenance) private readonly partitions: PartitionsAhead,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     statuses: StatusUpdateEffect,
     inbound: InboundMessageEffect,
@@ -269,10 +270,11 @@ export class UnprocessablePayload extends UnrecoverableError {
   }
 }
 
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** Lone surrogates (not valid Unicode); NUL is replaced on its own (a control character in a pattern reads as a typo). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 function storable(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
   if (Array.isArray(value)) return value.map(storable);
   if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));
   return value;

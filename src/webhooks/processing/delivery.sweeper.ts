@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
-import { EventsRepository } from '../events/events.repository.js';
+import { EventsRepository } from '../../events/events.repository.js';
 
 /** A delivery younger than this is still in the receiver's hands (its job may be on its way). */
 const MIN_AGE_MS = 5_000;
@@ -20,7 +20,7 @@ const MAX_BATCHES_PER_SWEEP = 20;
  * (re-)enqueued under its deterministic job id: the receiver's batch job (`batch-<batchId>`, re-added with
  * the batch's deliveries still received), or the delivery's own. That recovers deliveries acknowledged while
  * Redis was down and jobs lost with Redis's data; for a delivery whose job is queued, running or retrying,
- * the add is a no-op. Run every WEBHOOK_SWEEP_INTERVAL_MS as the `webhook-sweep` scheduled task (worker.schedules.ts):
+ * the add is a no-op. Run every WEBHOOK_SWEEP_INTERVAL_MS as the `webhook-sweep` scheduled task (worker/worker-schedules.ts):
  * once per interval across all workers. Should two passes overlap (one outlasting its interval), the job ids make
  * that harmless.
  */

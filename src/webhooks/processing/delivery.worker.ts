@@ -1,29 +1,25 @@
+import { inspect } from 'node:util';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { logContext } from '../../core/logging/log-context.js';
 import { Metrics } from '../../core/metrics/metrics.js';
-import { closeWorker } from '../../core/queue/close-worker.js';
+import { ManagedWorker, type JobLocks } from '../../core/queue/managed-worker.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
-import { createRedisConnection } from '../../core/redis/redis.service.js';
 import { deliveriesOf, type DeliveryJobData } from '../delivery-queue.js';
 import { DeliveryProcessor, ProcessingAborted, type ProcessResult } from './delivery.processor.js';
 
-/** A job whose worker died is retried by another worker after its lock expires, checked this often. */
-const LOCK_DURATION_MS = 15_000;
-const STALLED_INTERVAL_MS = 5_000;
-/** How often a job may be taken back from a dead worker before it counts as failed. */
-const MAX_STALLED_COUNT = 3;
-/** Graceful stop waits this long for running jobs; after that they are left to be retried elsewhere. */
-const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * A job whose worker died is retried by another worker after its lock expires (15 s, checked every 5 s), at most 3
+ * times; a graceful stop waits 10 s for running jobs, after that they are left to be retried elsewhere.
+ */
+const LOCKS: JobLocks = { lockDurationMs: 15_000, stalledIntervalMs: 5_000, maxStalledCount: 3, graceMs: 10_000 };
 
 /** The BullMQ consumer of webhook deliveries (worker process only). */
 @Injectable()
 export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
-  private worker?: Worker<DeliveryJobData, ProcessResult | null>;
-  private connection?: Redis;
+  private worker?: ManagedWorker<DeliveryJobData, ProcessResult | null>;
   private readonly abort = new AbortController();
 
   constructor(
@@ -34,19 +30,19 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.connection = createRedisConnection(this.config.redisUrl, { failFast: false });
-    // Every line logged while a job runs (processor, effects, repositories) carries its job id and deliveries.
-    const processJob = (job: Job<DeliveryJobData>) => logContext.run({ jobId: job.id, deliveryIds: deliveriesOf(job.data) }, () => this.run(job));
-    this.worker = new Worker<DeliveryJobData, ProcessResult | null>(QUEUES.webhookDeliveries, processJob, {
-      connection: this.connection,
-      prefix: this.config.queuePrefix,
-      concurrency: this.config.workerConcurrency,
-      lockDuration: LOCK_DURATION_MS,
-      stalledInterval: STALLED_INTERVAL_MS,
-      maxStalledCount: MAX_STALLED_COUNT,
-    });
-    this.worker.on('error', (err) => this.logger.warn({ err }, 'webhook worker connection error'));
-    this.worker.on('failed', (job, err) => void this.onFailed(job, err));
+    this.worker = new ManagedWorker<DeliveryJobData, ProcessResult | null>(
+      {
+        queue: QUEUES.webhookDeliveries,
+        name: 'webhook worker',
+        concurrency: this.config.workerConcurrency,
+        ...LOCKS,
+        // Every line logged while a job runs (processor, effects, repositories) carries its job id and deliveries.
+        logContextOf: (job) => ({ deliveryIds: deliveriesOf(job.data) }),
+      },
+      { redisUrl: this.config.redisUrl, prefix: this.config.queuePrefix, logger: this.logger, metrics: this.metrics },
+      (job) => this.run(job),
+    );
+    this.worker.start().on('failed', (job, err) => void this.onFailed(job, err));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -62,17 +58,14 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
-    const warnAndAbort = () => {
-      this.logger.warn('webhook jobs still running at shutdown; leaving them to be retried by another worker');
-      this.abort.abort();
-    };
-    if (opts.force) {
-      this.abort.abort();
-      await worker.close(true).catch(() => undefined);
-    } else {
-      await closeWorker(worker, { graceMs: SHUTDOWN_GRACE_MS, beforeForce: warnAndAbort, onError: (err) => this.logger.warn({ err }, 'webhook worker did not close cleanly') });
-    }
-    this.connection?.disconnect();
+    if (opts.force) this.abort.abort();
+    await worker.close({
+      force: opts.force,
+      beforeForce: () => {
+        if (!opts.force) this.logger.warn('webhook jobs still running at shutdown; leaving them to be retried by another worker');
+        this.abort.abort();
+      },
+    });
   }
 
   /**
@@ -97,7 +90,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
       }
       this.logger.warn({ err }, 'webhook batch failed; processing its deliveries one by one');
     }
-    let retry: unknown;
+    let retry: Error | undefined;
     for (const id of ids) {
       // Its own lines name this delivery only.
       await logContext.run({ jobId: job.id, deliveryIds: [id] }, async () => {
@@ -105,7 +98,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
           this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal));
         } catch (err) {
           if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
-          if (!(await this.recordFailure(job, [id], err))) retry = err;
+          if (!(await this.recordFailure(job, [id], err))) retry = err instanceof Error ? err : new Error(inspect(err));
         }
       });
     }

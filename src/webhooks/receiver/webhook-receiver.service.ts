@@ -6,7 +6,7 @@ import { Metrics } from '../../core/metrics/metrics.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from '../../core/async/group-commit.js';
-import { isMissingPartition } from '../../core/prisma/partitions.js';
+import { isMissingPartition } from '../../core/db/partitions.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
 import { JobWindow } from './job-window.js';
 import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook-signature.js';

@@ -2,12 +2,12 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { Metrics } from '../../core/metrics/metrics.js';
-import { PARTITION_WEEKS_AHEAD, WEEK_MS, type Partition, type PartitionedTable } from '../../core/prisma/partitions.js';
+import { PARTITION_WEEKS_AHEAD, WEEK_MS, type Partition, type PartitionedTable } from '../../core/db/partitions.js';
 import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
-import { EventsRepository } from '../events/events.repository.js';
+import { EventsRepository } from '../../events/events.repository.js';
 
 const DAY_MS = 24 * 3600_000;
-/** Hourly, as the `storage-partitions` scheduled task (worker.schedules.ts). */
+/** Hourly, as the `storage-partitions` scheduled task (worker/worker-schedules.ts). */
 export const PARTITION_MAINTENANCE_INTERVAL_MS = 3600_000;
 
 export interface MaintenancePass {

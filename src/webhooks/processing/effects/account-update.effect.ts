@@ -5,7 +5,8 @@ import { standingAfter, type Restriction, type StandingChange } from '../../../a
 import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../../accounts/users/marketing-preferences.repository.js';
 import { APP_LOGGER, type AppLogger } from '../../../core/logging/app-logger.js';
 import type { Tx } from '../../../core/prisma/sql.js';
-import { isRecord, type JsonRecord } from '../classify.js';
+import { isRecord, type JsonRecord } from '../../../events/classify.js';
+import type { AccountStandings, NumberUpdates, PreferenceChanges } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect } from './event-effect.js';
 
 /** Fields whose effect is the account's standing (ban, restrictions, violation, pricing tiers, alerts). */
@@ -29,9 +30,9 @@ const STANDING_FIELDS = new Set(['account_update', 'account_alerts']);
 @Injectable()
 export class AccountUpdateEffect implements EventEffect {
   constructor(
-    private readonly accounts: BusinessAccountsRepository,
-    private readonly numbers: PhoneNumbersRepository,
-    private readonly preferences: MarketingPreferencesRepository,
+    @Inject(BusinessAccountsRepository) private readonly accounts: AccountStandings,
+    @Inject(PhoneNumbersRepository) private readonly numbers: NumberUpdates,
+    @Inject(MarketingPreferencesRepository) private readonly preferences: PreferenceChanges,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 

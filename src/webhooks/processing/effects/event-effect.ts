@@ -1,5 +1,5 @@
 import type { Tx } from '../../../core/prisma/sql.js';
-import type { StoredEvent } from '../../events/events.repository.js';
+import type { StoredEvent } from '../../../events/events.repository.js';
 
 export type { StoredEvent };
 

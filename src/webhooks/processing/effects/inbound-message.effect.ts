@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { ConversationWindowsRepository, type InboundContact } from '../../../messages/conversation-windows.repository.js';
 import { inboundMessageOf } from '../../../messages/inbound-message.js';
 import { MessagesRepository } from '../../../messages/messages.repository.js';
+import type { InboundMessages, InboundWindows } from '../processing.ports.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
 /**
@@ -14,8 +15,8 @@ import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from
 @Injectable()
 export class InboundMessageEffect implements EventEffect {
   constructor(
-    private readonly windows: ConversationWindowsRepository,
-    private readonly messages: MessagesRepository,
+    @Inject(ConversationWindowsRepository) private readonly windows: InboundWindows,
+    @Inject(MessagesRepository) private readonly messages: InboundMessages,
   ) {}
 
   appliesTo(item: EffectItem): boolean {

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../../accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
-import { isRecord, pricingOf } from '../classify.js';
+import { isRecord, pricingOf } from '../../../events/classify.js';
+import type { PreferenceChanges, StatusMessages } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
 
 /** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
@@ -37,8 +38,8 @@ export interface StatusPlan<T extends StatusItem> {
 @Injectable()
 export class StatusUpdateEffect implements EventEffect {
   constructor(
-    private readonly messages: MessagesRepository,
-    private readonly preferences: MarketingPreferencesRepository,
+    @Inject(MessagesRepository) private readonly messages: StatusMessages,
+    @Inject(MarketingPreferencesRepository) private readonly preferences: PreferenceChanges,
   ) {}
 
   appliesTo(item: Pick<EffectItem, 'kind' | 'messageId' | 'status'>): boolean {

@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { TemplatesRepository, type TemplateDecision } from '../../../accounts/templates/templates.repository.js';
 import type { Tx } from '../../../core/prisma/sql.js';
-import { isRecord } from '../classify.js';
+import { isRecord } from '../../../events/classify.js';
+import type { TemplateDecisions } from '../processing.ports.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
 
 /** Status of a template after Meta's event; null keeps the current status (FLAGGED is a warning only). */
@@ -29,7 +30,7 @@ const APPLIED_FIELDS = new Set(['message_template_status_update', 'template_cate
  */
 @Injectable()
 export class TemplateStatusEffect implements EventEffect {
-  constructor(private readonly templates: TemplatesRepository) {}
+  constructor(@Inject(TemplatesRepository) private readonly templates: TemplateDecisions) {}
 
   appliesTo(item: EffectItem): boolean {
     return item.kind === 'template_status' && APPLIED_FIELDS.has(item.eventType);

@@ -1,0 +1,268 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type Compilable,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
+import type pg from 'pg';
+import { withTimeout } from '../async/with-timeout.js';
+import { AppConfig } from '../config/app-config.js';
+import type { Database } from './database.js';
+import { createPool } from './pg-pool.js';
+import { builder, type Prepared } from './statement.js';
+
+declare const txBrand: unique symbol;
+
+/**
+ * A transaction in progress, as services see it: something the unit of work hands to repository methods, with
+ * nothing to query on. Repositories run statements on it through Db (`db.on(tx)`, `db.exec(…, tx)`).
+ */
+export interface Tx {
+  readonly [txBrand]: true;
+}
+
+/** What a Tx is inside: its connection, and Kysely on it (made on first use: the hot paths only run prepared statements). */
+class Transaction {
+  private kysely?: Kysely<Database>;
+
+  constructor(readonly client: pg.ClientBase) {}
+
+  get db(): Kysely<Database> {
+    return (this.kysely ??= kyselyOn(this.client));
+  }
+}
+
+const current = new AsyncLocalStorage<Transaction>();
+
+/** The rows of a statement and how many rows it changed (inserted, updated, deleted). */
+export interface Result<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+/** Where a statement runs outside a transaction: the pool, or the pool of the partitioned tables' reads. */
+export type Reads = 'pool' | 'partitionReads';
+
+/**
+ * The data access of the process: the node-postgres pools, Kysely on them typed by the schema (database.ts, generated
+ * from prisma/schema.prisma), and the transactions of the unit of work. For repositories only; services use
+ * UnitOfWork. Kysely's `on(tx)` runs on the transaction given, else on the unit of work's in progress (a repository
+ * call inside `UnitOfWork.run` joins it), else on the pool; prepared statements (`exec`, `run`) run on the transaction
+ * given, else on the pool.
+ */
+@Injectable()
+export class Db implements OnModuleDestroy {
+  /** The pool (Prisma's client runs on it too, until the last repository leaves it). */
+  readonly pool: pg.Pool;
+  /** Kysely to build a statement with, to run through `run` (it has no connection: `.execute()` is `on(tx)`'s). */
+  readonly build = builder;
+  private readonly kysely: Kysely<Database>;
+  private readsPool?: pg.Pool;
+  private readsKysely?: Kysely<Database>;
+
+  constructor(private readonly config: AppConfig) {
+    this.pool = createPool(config);
+    this.kysely = kyselyOn(this.pool);
+  }
+
+  /** Db over pools made elsewhere (benches); `close` ends them. */
+  static over(pool: pg.Pool, partitionReads: pg.Pool = pool): Db {
+    const db = Object.create(Db.prototype) as Db;
+    Object.assign(db, { build: builder, pool, kysely: kyselyOn(pool), readsPool: partitionReads });
+    return db;
+  }
+
+  /**
+   * A second, smaller pool for the reads of the partitioned `events` table (page, filtered list, count, feed), whose
+   * connections plan every named statement once, generically (`plan_cache_mode = force_generic_plan`). Left to
+   * itself PostgreSQL keeps planning these statements for their values on every run (a generic plan's estimate counts
+   * every partition): ≈ 1 ms of planning for 0.1–0.7 ms of execution. The generic plans read the same buffers (the
+   * partitions are pruned at run time; the newest week is read first through an ordered append) at a quarter of the
+   * backend CPU (bench/history/2026-11-26-storage-and-conversations-reruns.md). Not for statements written to be
+   * planned for their values (`planned`): those stay on `pool`. Opened on first use (the worker never reads these),
+   * half the size of `pool`.
+   */
+  get partitionReads(): pg.Pool {
+    this.readsPool ??= createPool(this.config, {
+      max: Math.max(2, Math.ceil(this.config.databasePoolSize / 2)),
+      options: '-c plan_cache_mode=force_generic_plan',
+    });
+    return this.readsPool;
+  }
+
+  /**
+   * Kysely for a statement built per call (`.execute()`): on `tx`, else on the unit of work's transaction in progress,
+   * else on the pool (`reads`: on `partitionReads` outside a transaction).
+   */
+  on(tx?: Tx, reads: Reads = 'pool'): Kysely<Database> {
+    const t = transactionOf(tx);
+    if (t) return t.db;
+    if (reads === 'pool') return this.kysely;
+    return (this.readsKysely ??= kyselyOn(this.partitionReads));
+  }
+
+  /** Runs a prepared statement (statement.ts) with `params`: on `tx`, else on the pool (or `reads`); see `send`. */
+  async exec<P extends object, R>(statement: Prepared<P, R>, params: P, tx?: Tx, reads: Reads = 'pool'): Promise<Result<R>> {
+    return this.send<R>(statement.query(params), tx, reads);
+  }
+
+  /**
+   * Runs a statement built per call, as a named prepared statement when `name` is given (`sql_<name>`: one name per
+   * shape of the statement, e.g. per set of filters) or planned for its values when not.
+   */
+  async run<R>(query: Compilable<R>, options: { name?: string; tx?: Tx; reads?: Reads } = {}): Promise<Result<R>> {
+    const { sql, parameters } = query.compile();
+    const text = { text: sql, values: parameters as unknown[] };
+    return this.send<R>(options.name ? { name: `sql_${options.name}`, ...text } : text, options.tx, options.reads);
+  }
+
+  /**
+   * Prepared and per-shape statements run where they are told: on `tx`, else on the pool. They do not join a unit of
+   * work in progress on their own: the send path's group commits (GroupCommit) run one caller's statement for many
+   * callers, and must never run inside whichever caller's transaction happened to start the batch.
+   */
+  private async send<R>(query: pg.QueryConfig, tx: Tx | undefined, reads: Reads = 'pool'): Promise<Result<R>> {
+    const on = tx ? (tx as unknown as Transaction).client : reads === 'pool' ? this.pool : this.partitionReads;
+    const { rows, rowCount } = await on.query<R & pg.QueryResultRow>(query);
+    return { rows, rowCount: rowCount ?? 0 };
+  }
+
+  /**
+   * BEGIN … COMMIT on one connection of the pool, `work` handed the Tx (and every repository call inside it joining
+   * it). A `transaction` inside another joins the outer one. Any error rolls back by dropping the connection (the
+   * server aborts its transaction), which is also right when the connection itself is what failed.
+   */
+  async transaction<T>(work: (tx: Tx) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+    const outer = current.getStore();
+    if (outer) return work(outer as unknown as Tx);
+    const client = await this.pool.connect();
+    try {
+      await client.query(begin);
+      const t = new Transaction(client);
+      const result = await current.run(t, () => work(t as unknown as Tx));
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (err) {
+      client.release(err instanceof Error ? err : new Error(String(err)));
+      throw err;
+    }
+  }
+
+  /**
+   * A read-only REPEATABLE READ transaction: every statement of `work` reads the same snapshot (taken by its first
+   * statement). Inside a transaction it joins that one.
+   */
+  snapshot<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.transaction(work, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  }
+
+  /**
+   * Runs `work` outside the unit of work in progress, if any: its statements take their own connections and its
+   * `UnitOfWork.run` its own transaction, as another process's would (tests that interleave two transactions).
+   */
+  static outside<T>(work: () => T): T {
+    return current.exit(work);
+  }
+
+  /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
+  async ping(timeoutMs = 2000): Promise<void> {
+    await withTimeout(this.pool.query('SELECT 1'), timeoutMs, 'PostgreSQL ping timed out');
+  }
+
+  /** Ends the pools (once; later calls do nothing). */
+  async close(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end();
+    if (this.readsPool && !this.readsPool.ended) await this.readsPool.end();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.close();
+  }
+}
+
+/** The transaction a Tx stands for, or the unit of work's in progress. */
+function transactionOf(tx: Tx | undefined): Transaction | undefined {
+  return (tx as unknown as Transaction | undefined) ?? current.getStore();
+}
+
+/**
+ * For the repositories still written on node-postgres directly (until they move to Kysely): the connection of a Tx.
+ * @deprecated build the statement with Kysely and run it through Db.
+ */
+export function connectionOf(tx: Tx): pg.PoolClient {
+  return (tx as unknown as Transaction).client as pg.PoolClient;
+}
+
+/** A Tx on a connection whose transaction the caller began itself (benches that drive one connection by hand). */
+export function txOn(client: pg.ClientBase): Tx {
+  return new Transaction(client) as unknown as Tx;
+}
+
+/** A connection of node-postgres as Kysely's: runs the compiled text as it is, on the pool or on one connection. */
+class PgConnection implements DatabaseConnection {
+  constructor(private readonly on: pg.Pool | pg.ClientBase) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.on.query<R & pg.QueryResultRow>(query.sql, query.parameters as unknown[]);
+    const changed = ['INSERT', 'UPDATE', 'DELETE', 'MERGE'].includes(result.command);
+    return { rows: result.rows, ...(changed ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported: page the query');
+  }
+}
+
+/**
+ * Kysely's driver over a pool (each statement on a connection of the pool, as pool.query does) or over the one
+ * connection of a transaction. Transactions are the unit of work's (Db.transaction), not Kysely's.
+ */
+class PgDriver implements Driver {
+  private readonly connection: PgConnection;
+
+  constructor(on: pg.Pool | pg.ClientBase) {
+    this.connection = new PgConnection(on);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return this.connection;
+  }
+
+  async beginTransaction(): Promise<void> {
+    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  }
+
+  async commitTransaction(): Promise<void> {
+    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  }
+
+  async rollbackTransaction(): Promise<void> {
+    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {}
+}
+
+function kyselyOn(on: pg.Pool | pg.ClientBase): Kysely<Database> {
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new PgDriver(on),
+      createIntrospector: (db) => new PostgresIntrospector(db),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+}

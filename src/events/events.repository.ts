@@ -1,0 +1,502 @@
+import { Injectable } from '@nestjs/common';
+import type { Kysely } from 'kysely';
+import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
+import { columns, type Database } from '../core/db/database.js';
+import { Db, type Tx } from '../core/db/db.js';
+import { feedRows, type FeedStatementRow } from '../core/db/feed.js';
+import { filterOf, when, type Filter } from '../core/db/filter.js';
+import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../core/db/partitions.js';
+import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
+import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
+import { skipTake } from '../core/rows/page.js';
+import type { EventDraft, EventKind } from './classify.js';
+import type { FeedPosition } from './feed-cursor.js';
+
+export interface EventFilter {
+  kind?: EventKind;
+  status?: string;
+  messageId?: string;
+  recipient?: string;
+  userId?: string;
+  since?: Date;
+  until?: Date;
+}
+
+/** The columns of an event the worker's effects read. */
+const STORED_EVENT_COLUMNS = [
+  'id',
+  'delivery_id as deliveryId',
+  'waba_id as wabaId',
+  'phone_number_id as phoneNumberId',
+  'event_type as eventType',
+  'kind',
+  'status',
+  'recipient',
+  'user_id as userId',
+  'message_id as messageId',
+  'upstream_timestamp as upstreamTimestamp',
+  'error_code as errorCode',
+  'error_title as errorTitle',
+  'error_detail as errorDetail',
+  'raw',
+  'pricing',
+  'created_at as createdAt',
+] as const;
+
+/** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
+export type EventRow = EventDraft & { deliveryId: number; processed: boolean; attempts: number };
+
+/**
+ * Dedupe across partitions, part 1: a transaction-level advisory lock per dedupe key, taken in one order (sorted
+ * hashes), so that two transactions storing the same item (a redelivery processed by two workers, a retry racing the
+ * original) run one after the other. A separate statement from the insert: under READ COMMITTED the insert's
+ * snapshot is taken after the locks are held, so it sees what the other transaction committed.
+ * Exported for bench/status-floor.ts, which measures these statements alone.
+ */
+export const lockDedupeKeys = prepared('lock_dedupe_keys', (db, p: { keys: string[] }) =>
+  db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom(unnest('u', { k: 'text' }, { k: p.keys }))
+        .select((eb) => eb.fn<string>('hashtextextended', ['u.k', eb.lit(0)]).as('h'))
+        .distinct()
+        .orderBy('h')
+        .as('keys'),
+    )
+    .select((eb) => eb.cast<number>(eb.fn.count(eb.fn('pg_advisory_xact_lock', ['keys.h'])), 'integer').as('locked')),
+);
+
+/** The dedupe probe: which of `keys` are stored in the window around `at` (now() when null). */
+const storedKeysQuery = (db: Kysely<Database>, p: { keys: string[]; at: Date | null }) =>
+  db
+    .selectFrom('events as s')
+    .select('s.dedupe_key')
+    .where((eb) =>
+      eb.and([
+        eb('s.dedupe_key', '=', eb.fn.any(typed(p.keys, 'text[]'))),
+        eb('s.created_at', '>=', minus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), `${EVENTS_DEDUPE_WINDOW_DAYS} days`)),
+        eb('s.created_at', '<', plus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), '1 day')),
+      ]),
+    );
+
+/** The dedupe probe on its own (bench/storage.ts measures it). */
+export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
+
+/**
+ * Part 2: one statement per chunk; an item is stored unless its key is stored in the last EVENTS_DEDUPE_WINDOW_DAYS (8; in
+ * whichever weekly partitions those are: the window prunes the rest, the empty ones ahead included; a day ahead
+ * covers other hosts' clocks), and once if it comes twice in the chunk.
+ * That makes it once-only across retries, redeliveries and workers. created_at is `at` (the caller's clock; now()
+ * when null): it decides the partition. RETURNING names the rows this statement inserted, not those stored before.
+ */
+export const insertEvents = prepared('insert_events', (db, p: { rows: string; at: Date | null; keys: string[] }) =>
+  db
+    .insertInto('events')
+    .columns([
+      'delivery_id',
+      'waba_id',
+      'phone_number_id',
+      'event_type',
+      'kind',
+      'title',
+      'status',
+      'recipient',
+      'user_id',
+      'message_id',
+      'upstream_timestamp',
+      'error_code',
+      'error_title',
+      'error_detail',
+      'raw',
+      'pricing',
+      'dedupe_key',
+      'processed',
+      'processed_at',
+      'attempts',
+      'created_at',
+    ])
+    .expression(
+      db
+        .selectFrom(
+          jsonRecords(
+            'd',
+            {
+              deliveryId: 'bigint',
+              wabaId: 'text',
+              phoneNumberId: 'text',
+              eventType: 'text',
+              kind: 'text',
+              title: 'text',
+              status: 'text',
+              recipient: 'text',
+              userId: 'text',
+              messageId: 'text',
+              upstreamTimestamp: 'timestamptz',
+              errorCode: 'int',
+              errorTitle: 'text',
+              errorDetail: 'text',
+              raw: 'jsonb',
+              pricing: 'jsonb',
+              dedupeKey: 'text',
+              processed: 'boolean',
+              attempts: 'int',
+            },
+            p.rows,
+          ),
+        )
+        .distinctOn('d.dedupeKey')
+        .select((eb) => [
+          'd.deliveryId',
+          'd.wabaId',
+          'd.phoneNumberId',
+          'd.eventType',
+          'd.kind',
+          'd.title',
+          'd.status',
+          'd.recipient',
+          'd.userId',
+          'd.messageId',
+          'd.upstreamTimestamp',
+          'd.errorCode',
+          'd.errorTitle',
+          'd.errorDetail',
+          'd.raw',
+          'd.pricing',
+          'd.dedupeKey',
+          'd.processed',
+          eb.case().when('d.processed', '=', true).then(now()).end().as('processedAt'),
+          'd.attempts',
+          eb.fn.coalesce(typed(p.at, 'timestamptz'), now()).as('createdAt'),
+        ])
+        .where((eb) => eb('d.dedupeKey', 'not in', storedKeysQuery(db, p)))
+        .orderBy('d.dedupeKey'),
+    )
+    .returning(['id', 'dedupe_key as dedupeKey', 'created_at as createdAt']),
+);
+
+/** Served by the partial index over unprocessed events (delivery_id) (its predicate is `NOT processed`); created_at bounds it in time. */
+const pendingEvents = prepared('pending_events', (db, p: { deliveryIds: number[]; since: Date }) =>
+  db
+    .selectFrom('events')
+    .select(STORED_EVENT_COLUMNS)
+    .where((eb) => eb.and([eb('delivery_id', '=', eb.fn.any(typed(p.deliveryIds, 'bigint[]'))), eb.not(eb.ref('processed')), eb('created_at', '>=', p.since)]))
+    .orderBy('id'),
+);
+
+/**
+ * The claim of stored events (processed false → true): a concurrent or later job finds them taken. `oldest` (the
+ * oldest created_at among them) keeps the lookup to the partitions that can hold them.
+ */
+const claimEvents = prepared('claim_events', (db, p: { ids: number[]; oldest: Date }) =>
+  db
+    .updateTable('events')
+    .set({ processed: true, processed_at: now() })
+    .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('created_at', '>=', p.oldest), eb.not(eb.ref('processed'))]))
+    .returning('id'),
+);
+
+const countWait = prepared('count_event_wait', (db, p: { ids: number[]; oldest: Date }) =>
+  db
+    .updateTable('events')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('created_at', '>=', p.oldest), eb.not(eb.ref('processed'))])),
+);
+
+/** `since`: no status of a message is stored before the message (its creation, less a margin): older partitions are skipped. */
+const statusHistory = prepared('status_history', (db, p: { wabaId: string; wamid: string; since: Date }) =>
+  db
+    .selectFrom('events')
+    .select(['status', 'upstream_timestamp as upstreamTimestamp', 'created_at as createdAt'])
+    .where('message_id', '=', p.wamid)
+    .where('waba_id', '=', p.wabaId)
+    .where('kind', '=', 'status_update')
+    .where('created_at', '>=', p.since)
+    .orderBy('upstream_timestamp', (o) => o.asc().nullsLast())
+    .orderBy('id', 'asc'),
+);
+
+const findInAccounts = prepared('find_event_in_accounts', (db, p: { id: number; wabaIds: string[] }) =>
+  db
+    .selectFrom('events')
+    .select(columns.events)
+    .where('id', '=', p.id)
+    .where((eb) => eb('waba_id', '=', eb.fn.any(typed(p.wabaIds, 'text[]')))),
+);
+
+/** An event row as this repository reads it: 64-bit ids as JS numbers (exact up to 2^53; the pool's int8 parser). */
+export type Event = RowOf<typeof findInAccounts>;
+
+/** An event as the worker's effects read it. */
+export type StoredEvent = RowOf<typeof pendingEvents>;
+
+export interface InsertedEvent {
+  id: number;
+  dedupeKey: string;
+  createdAt: Date;
+}
+
+const deliveriesWithWaitingStatuses = prepared(
+  'deliveries_with_waiting_statuses',
+  (db, p: { maxAttempts: number; createdBefore: Date; createdAfter: Date; limit: number }) =>
+    db
+      .selectFrom('events')
+      .select('delivery_id as deliveryId')
+      .distinct()
+      .where((eb) =>
+        eb.and([
+          eb.not(eb.ref('processed')),
+          eb('kind', '=', 'status_update'),
+          eb('attempts', '<', p.maxAttempts),
+          eb('created_at', '<', p.createdBefore),
+          eb('created_at', '>', p.createdAfter),
+        ]),
+      )
+      .limit(p.limit),
+);
+
+const horizonNow = prepared('events_feed_horizon', (db) => db.selectFrom(snapshotHorizon('x')).select((eb) => eb.cast<string>('x.horizon', 'text').as('horizon')));
+
+/** When a partition is dropped: its weeks' counts go with it. */
+const deleteCounts = prepared('retention_delete_event_counts', (db, p: { from: Date | null; to: Date }) =>
+  db
+    .deleteFrom('event_counts')
+    .where('bucket', '>=', (eb) => eb.fn.coalesce(typed(p.from, 'timestamptz'), typed('-infinity', 'timestamptz')))
+    .where('bucket', '<', p.to),
+);
+
+/** A filter of the events lists, with the account it is read for. */
+type Scoped = EventFilter & { wabaId: string };
+
+/** The filters on `events` (the business account first): values from `p`, which filters are present from `given`. */
+function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
+  return filterOf<'events'>((eb) => eb('waba_id', '=', p.wabaId), [
+    when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
+    when('s', given.status, (eb) => eb('status', '=', p.status)),
+    when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
+    when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
+    when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
+    when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
+    when('u', given.until, (eb) => eb('created_at', '<=', p.until)),
+  ]);
+}
+const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).shape;
+
+/** Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. */
+const pageOf = preparedByShape('events_page', shapeOf, (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
+  db.selectFrom('events').select(columns.events).where(whereOf(p, given).where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.take).offset(p.skip),
+);
+
+/** The totals that triggers keep in `event_counts` (account, kind and status only). */
+const maintainedCountOf = preparedByShape('event_counts', shapeOf, (db, p: Required<Scoped>, given) =>
+  db
+    .selectFrom('event_counts')
+    .select((eb) => eb.cast<string>(eb.fn.coalesce(eb.fn.sum<string>('count'), eb.lit(0)), 'text').as('n'))
+    .where((eb) =>
+      filterOf<'event_counts'>((eb) => eb('waba_id', '=', p.wabaId), [
+        when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
+        when('s', given.status, (eb) => eb('status', '=', p.status)),
+      ]).where(eb),
+    ),
+);
+
+const countOf = preparedByShape('events_count', shapeOf, (db, p: Required<Scoped>, given) =>
+  db
+    .selectFrom('events')
+    .select((eb) => eb.cast<string>(eb.fn.countAll(), 'text').as('n'))
+    .where(whereOf(p, given).where),
+);
+
+/**
+ * The feed after (afterXid, afterId), oldest first by (xid, id), below the horizon (see EventsRepository.feed). The
+ * horizon and `beyond` once per statement (a materialized CTE): as a scalar subquery of the select list it ran once
+ * per row returned, across every partition each time (bench/history/2026-11-22-to-26.md, "Storage").
+ */
+const feedOf = preparedByShape('events_feed', shapeOf, (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
+  db
+    .with(
+      (cte) => cte('h').materialized(),
+      (db) =>
+        db.selectFrom(snapshotHorizon('x')).select((eb) => [
+          'x.horizon',
+          eb.selectFrom('events as b').select('b.xid').where('b.waba_id', '=', p.wabaId).where('b.xid', '>=', eb.ref('x.horizon')).orderBy('b.xid').limit(1).as('beyond'),
+        ]),
+    )
+    .selectFrom('h')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('events')
+          .select([...columns.events, 'xid'])
+          .where(whereOf(p, given).where)
+          .where((eb) => eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))))
+          .where('xid', '<', eb.ref('h.horizon'))
+          .orderBy('xid')
+          .orderBy('id')
+          .limit(p.limit)
+          .as('r'),
+      (join) => join.onTrue(),
+    )
+    .select((eb) => [eb.cast<string>('h.horizon', 'text').as('horizon'), eb.cast<string | null>('h.beyond', 'text').as('beyond')])
+    .selectAll('r')
+    .orderBy('r.xid')
+    .orderBy('r.id'),
+);
+
+/** A page of the feed, and what a long poll needs to know about what is not in it yet. */
+export interface FeedPage {
+  rows: (Event & { xid: string })[];
+  /** The snapshot's xmin: every transaction below it has ended, so the feed below it is final. */
+  horizon: bigint;
+  /** The smallest xid of the account's committed events not in the feed yet (at or above the horizon), if any. */
+  beyond: bigint | undefined;
+}
+
+/**
+ * The one owner of `events` (and reader of `event_counts`, which triggers keep). Console reads take the
+ * business account (wabaId) first: the caller has checked it is the tenant's. The worker's statements take
+ * a Tx: storing events, claiming them and applying their effects commit together.
+ */
+@Injectable()
+export class EventsRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. Page, count
+   * and feed run on `partitionReads` (generic plans, see Db).
+   */
+  async page(wabaId: string, filter: EventFilter, page: { page: number; limit: number }): Promise<{ rows: Event[]; total: number }> {
+    const params = { ...filter, wabaId, ...skipTake(page) };
+    const [{ rows }, total] = await Promise.all([this.db.exec(pageOf(params), params, undefined, 'partitionReads'), this.count({ ...filter, wabaId })]);
+    return { rows, total };
+  }
+
+  /**
+   * Exact either way. Account, kind and status alone: the totals that triggers on `events` keep in
+   * `event_counts` (a sum over a few rows, however many events). The selective filters (messageId, recipient,
+   * userId, since/until) fall back to COUNT(*) on their indexes. `event_counts` keeps a NULL status as '', so an empty
+   * status filter is counted the slow way too.
+   */
+  private async count(filter: Scoped): Promise<number> {
+    const maintained = filter.messageId === undefined && filter.recipient === undefined && filter.userId === undefined && !filter.since && !filter.until && filter.status !== '';
+    const statement = maintained ? maintainedCountOf(filter) : countOf(filter);
+    const { rows } = await this.db.exec(statement, filter, undefined, 'partitionReads');
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * The feed after `after`, oldest first by (xid, id), limited to transactions below the horizon (the
+   * statement snapshot's xmin): every row there is final, so a cursor never passes a row that could still
+   * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (waba_id, xid, id).
+   * `xid` stays an xid8 in SQL (node-postgres hands it over as a string): ordered as text it would break where
+   * xids gain a digit (99999 < 100000 but '99999' > '100000'). The horizon and `beyond` once per statement (a
+   * materialized CTE): as a scalar subquery of the select list it ran once per row returned, across every partition
+   * each time (bench/history/2026-11-22-to-26.md, "Storage").
+   */
+  async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
+    const params = { ...filter, wabaId, afterXid: after.xid.toString(), afterId: after.id, limit };
+    const { rows } = await this.db.exec(feedOf(params), params, undefined, 'partitionReads');
+    return feedRows<Event & { xid: string }>(rows as unknown as FeedStatementRow[]);
+  }
+
+  /** The current horizon of the feed (see `feed`): a long poll re-reads once it has passed a notified xid. */
+  async feedHorizon(): Promise<bigint> {
+    const { rows } = await this.db.exec(horizonNow, {});
+    return BigInt(rows[0]?.horizon ?? 0);
+  }
+
+  async findInAccounts(wabaIds: string[], id: number): Promise<Event | null> {
+    if (wabaIds.length === 0) return null;
+    const { rows } = await this.db.exec(findInAccounts, { id, wabaIds });
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Stores the rows whose dedupe key is not stored yet (in the last EVENTS_DEDUPE_WINDOW_DAYS), in the caller's
+   * transaction: the keys' advisory locks first (held to the commit), then one insert. `at` is the stored time
+   * (created_at, which picks the partition): the database's clock unless given (tests cross a week boundary with
+   * it). Returns the rows inserted, by dedupe key.
+   */
+  async insert(tx: Tx, rows: EventRow[], at?: Date): Promise<Map<string, InsertedEvent>> {
+    if (rows.length === 0) return new Map();
+    const keys = rows.map((r) => r.dedupeKey);
+    await this.db.exec(lockDedupeKeys, { keys }, tx);
+    const { rows: inserted } = await this.db.exec(insertEvents, { rows: JSON.stringify(rows), at: at ?? null, keys }, tx);
+    return new Map(inserted.map((r) => [r.dedupeKey, r]));
+  }
+
+  /** These deliveries' events not processed yet, oldest first; `since` bounds the scan (their arrival, less a margin). */
+  async pendingOf(deliveryIds: number[], since: Date): Promise<StoredEvent[]> {
+    const { rows } = await this.db.exec(pendingEvents, { deliveryIds, since });
+    return rows;
+  }
+
+  /** processed false → true in the caller's transaction; returns the ids this call took. */
+  async claim(tx: Tx, events: StoredRef[]): Promise<Set<number>> {
+    if (events.length === 0) return new Set();
+    const { rows } = await this.db.exec(claimEvents, { ids: events.map((e) => e.id), oldest: oldest(events) }, tx);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** One more try counted on events that still have to wait. */
+  async countWait(tx: Tx, events: StoredRef[]): Promise<void> {
+    if (events.length > 0) await this.db.exec(countWait, { ids: events.map((e) => e.id), oldest: oldest(events) }, tx);
+  }
+
+  /** Deliveries holding statuses still unprocessed, created in (createdAfter, createdBefore), tried fewer than maxAttempts times. */
+  async deliveriesWithWaitingStatuses(q: { maxAttempts: number; createdBefore: Date; createdAfter: Date; limit: number }): Promise<number[]> {
+    const { rows } = await this.db.exec(deliveriesWithWaitingStatuses, q);
+    return rows.map((r) => r.deliveryId);
+  }
+
+  /**
+   * The status events stored for one message (by wamid) of the account, oldest first. `since`: when the message was
+   * created (no status of it is stored before; a margin covers clocks), which skips the older partitions. `tx`: a
+   * snapshot shared with the read of the message (UnitOfWork.snapshot), so the two agree.
+   */
+  async statusHistory(wabaId: string, wamid: string, since?: Date, tx?: Tx): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
+    const from = since ? new Date(since.getTime() - HISTORY_MARGIN_MS) : new Date(0);
+    const { rows } = await this.db.exec(statusHistory, { wabaId, wamid, since: from }, tx);
+    return rows;
+  }
+
+  /** Creates the weekly partitions missing from `from` through `through`; returns how many it made. */
+  ensurePartitions(from: Date, through: Date): Promise<number> {
+    return ensurePartitions(this.db, 'events', from, through);
+  }
+
+  partitions(): Promise<Partition[]> {
+    return partitionsOf(this.db, 'events');
+  }
+
+  /**
+   * Drops the partitions wholly older than `cutoff` (retention), one transaction each: its weeks' counts in
+   * `event_counts` go in the same transaction, so the totals match what is stored at every commit. Returns the
+   * partitions dropped (one whose lock was not had in time is left to the next pass).
+   */
+  async dropPartitionsBefore(cutoff: Date): Promise<Partition[]> {
+    const dropped: Partition[] = [];
+    await dropDetachedLeftovers(this.db, 'events');
+    for (const p of expiredPartitions(await this.partitions(), cutoff)) {
+      const done = await dropPartition(this.db, 'events', p, async (tx) => {
+        await this.db.exec(deleteCounts, { from: p.lowerBound, to: p.upperBound }, tx);
+      });
+      // A long reader holds the table: the next partitions would only wait for it too (and stall writes meanwhile).
+      if (!done) break;
+      dropped.push(p);
+    }
+    return dropped;
+  }
+}
+
+/** A stored event as claim and countWait need it: the id, and created_at for the partition. */
+export type StoredRef = Pick<StoredEvent, 'id' | 'createdAt'>;
+
+/**
+ * Statuses of a message may be stored a little before its created_at by another host's clock. A day: generous for
+ * clocks, and the bound only has to skip whole weeks.
+ */
+const HISTORY_MARGIN_MS = 24 * 3600_000;
+
+function oldest(events: StoredRef[]): Date {
+  return new Date(Math.min(...events.map((e) => e.createdAt.getTime())));
+}

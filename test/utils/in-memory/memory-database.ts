@@ -1,0 +1,158 @@
+import type { LockedStanding } from '../../../src/accounts/business-accounts/business-accounts.repository.js';
+import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
+import type { Tx } from '../../../src/core/prisma/sql.js';
+import type { StatusCandidate } from '../../../src/messages/messages.repository.js';
+import type { ProcessingUnitOfWork } from '../../../src/webhooks/processing/processing.ports.js';
+import type { EventRow } from '../../../src/events/events.repository.js';
+
+/** A composite key of a table kept in a Map (the columns of its unique key, in order). */
+export const key = (...parts: string[]) => parts.join('\u0000');
+
+/** PostgreSQL keeps JSON as jsonb: what comes back is what JSON.stringify made of it. */
+export const asJsonb = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+
+export interface MemoryDelivery {
+  id: number;
+  status: 'received' | 'processed' | 'failed';
+  rawBody: Uint8Array;
+  receivedAt: Date;
+  eventCount: number | null;
+  attempts: number;
+  lastError: string | null;
+  processedAt: Date | null;
+}
+
+export type MemoryEvent = EventRow & { id: number; createdAt: Date; processedAt: Date | null };
+
+/** A business account: its standing (as lockStandings reads it) and whether it is onboarded to marketing messages. */
+export type MemoryAccount = LockedStanding & { marketingMessagesOnboardedAt: Date | null };
+
+/** A message row: the columns statuses change, and those of an inbound message. */
+export type MemoryMessage = StatusCandidate & {
+  direction: 'outbound' | 'inbound';
+  phoneNumberId: string | null;
+  from: string | null;
+  userId: string | null;
+  type: string;
+  content: unknown;
+};
+
+export interface MemoryWindow {
+  phoneNumberId: string;
+  recipient: string;
+  wabaId: string;
+  lastInboundAt: Date;
+}
+
+export interface MemoryTemplate {
+  wabaId: string;
+  name: string;
+  language: string;
+  status: string;
+  statusReason: string | null;
+  statusUpdatedAt: Date | null;
+  category: string;
+  categoryUpdatedAt: Date | null;
+  qualityScore: string | null;
+  qualityUpdatedAt: Date | null;
+}
+
+export interface MemoryNumber {
+  wabaId: string;
+  displayDigits: string;
+  status: string;
+  messagingLimit: string | null;
+  qualityRating: string | null;
+  throughputLevel: string | null;
+  nameStatus: string | null;
+  verifiedName: string | null;
+  qualityUpdatedAt: Date | null;
+  nameUpdatedAt: Date | null;
+}
+
+/** Every table the webhook pipeline writes, as plain data (so that a transaction can copy it and put it back). */
+export interface MemoryState {
+  lastId: number;
+  deliveries: Map<number, MemoryDelivery>;
+  events: MemoryEvent[];
+  accounts: Map<string, MemoryAccount>;
+  messages: Map<number, MemoryMessage>;
+  windows: Map<string, MemoryWindow>;
+  templates: Map<string, MemoryTemplate>;
+  numbers: Map<string, MemoryNumber>;
+  preferences: Map<string, MarketingPreferenceChange>;
+}
+
+const emptyState = (): MemoryState => ({
+  lastId: 0,
+  deliveries: new Map(),
+  events: [],
+  accounts: new Map(),
+  messages: new Map(),
+  windows: new Map(),
+  templates: new Map(),
+  numbers: new Map(),
+  preferences: new Map(),
+});
+
+/**
+ * The in-memory database of the service tier: the rows of every in-memory repository, and transactions with
+ * PostgreSQL's all-or-nothing rule (a failed unit of work puts every table back as it was at BEGIN). The unit of
+ * work (`run`) hands out an opaque Tx; a repository given a Tx that is not the open one (used after its commit,
+ * or made up) throws, as a statement on a released connection would.
+ */
+export class MemoryDatabase implements ProcessingUnitOfWork {
+  state = emptyState();
+  private open: Tx | null = null;
+  private readonly faults = new Map<string, { calls: number; error: Error }>();
+  /** Transactions committed and rolled back so far. */
+  readonly transactions = { committed: 0, rolledBack: 0 };
+
+  async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.open) throw new Error('MemoryDatabase: a transaction is already open (the processor runs its chunks one after another)');
+    const before = structuredClone(this.state);
+    // An opaque token, as UnitOfWork hands out a connection the services cannot query on.
+    const tx = Object.freeze({ transaction: this.transactions.committed + this.transactions.rolledBack + 1 }) as unknown as Tx;
+    this.open = tx;
+    try {
+      const result = await work(tx);
+      this.transactions.committed++;
+      return result;
+    } catch (err) {
+      this.state = before;
+      this.transactions.rolledBack++;
+      throw err;
+    } finally {
+      this.open = null;
+    }
+  }
+
+  /** The tables, for a repository method that writes in the caller's transaction. */
+  within(tx: Tx, statement: string): MemoryState {
+    if (tx !== this.open) throw new Error(`MemoryDatabase: ${statement} was given a transaction that is not open`);
+    this.hit(statement);
+    return this.state;
+  }
+
+  /** The tables, for a statement outside any transaction (autocommit). */
+  autocommit(statement: string): MemoryState {
+    this.hit(statement);
+    return this.state;
+  }
+
+  nextId(): number {
+    return ++this.state.lastId;
+  }
+
+  /** The `nth` call from now of `statement` (e.g. 'messages.writeStatuses') throws `error`, as a statement PostgreSQL refused. */
+  failAt(statement: string, nth = 1, error: Error = new Error(`${statement} failed`)): void {
+    this.faults.set(statement, { calls: nth, error });
+  }
+
+  private hit(statement: string): void {
+    const fault = this.faults.get(statement);
+    if (!fault || --fault.calls > 0) return;
+    this.faults.delete(statement);
+    throw fault.error;
+  }
+}
