@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
-import { feedRows, type FeedStatementRow } from '../core/db/feed.js';
+import { feedRows } from '../core/db/feed.js';
 import { filterOf, when, type Filter } from '../core/db/filter.js';
 import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../core/db/partitions.js';
 import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
@@ -395,7 +395,7 @@ export class EventsRepository {
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const params = { ...filter, wabaId, afterXid: after.xid.toString(), afterId: after.id, limit };
     const { rows } = await this.db.exec(feedOf(params), params, undefined, 'partitionReads');
-    return feedRows<Event & { xid: string }>(rows as unknown as FeedStatementRow[]);
+    return feedRows<Event & { xid: string }>(rows);
   }
 
   /** The current horizon of the feed (see `feed`): a long poll re-reads once it has passed a notified xid. */

@@ -3,7 +3,7 @@ import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { GroupCommit } from '../core/async/group-commit.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
-import { feedRows, type FeedStatementRow } from '../core/db/feed.js';
+import { feedRows } from '../core/db/feed.js';
 import { filterOf, when, type Filter } from '../core/db/filter.js';
 import { jsonRecords, now, snapshotHorizon, typed, unnest, utcBucket, utcBuckets } from '../core/db/pg.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
@@ -521,7 +521,7 @@ export class MessagesRepository {
   async feed(businessAccountId: string, filter: MessageFilter, after: FeedPosition, limit: number): Promise<MessagesFeedPage> {
     const params = { ...filter, businessAccountId, afterXid: after.xid.toString(), afterId: after.id, limit };
     const { rows } = await this.db.exec(feedOf(params), params);
-    const { rows: page, beyond } = feedRows<StoredMessage & { xid: string }>(rows as unknown as FeedStatementRow[]);
+    const { rows: page, beyond } = feedRows<StoredMessage & { xid: string }>(rows);
     return { rows: page, beyond };
   }
 

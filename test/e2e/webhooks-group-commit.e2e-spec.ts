@@ -93,7 +93,7 @@ describe('Webhook receiver: group commit', () => {
         // Asked on another connection: inside the locking transaction pg_stat_activity is a frozen snapshot.
         const rows = await t.prisma.$queryRaw<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO webhook_deliveries%'`;
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_deliveries"%'`;
         return rows[0]!.n >= 1 ? true : undefined;
       }, 'the batch INSERT to wait on the lock');
       await new Promise((r) => setTimeout(r, 300));

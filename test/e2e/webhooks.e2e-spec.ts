@@ -724,7 +724,7 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
       // Asked on another connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
       const rows = await t.prisma.$queryRaw<{ pid: number }[]>`
         SELECT pid FROM pg_stat_activity
-         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE OF m%'`;
+         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%for update of "m"%'`;
       return rows[0]?.pid;
     }, 'the first worker to wait on the locked message', 60_000);
     const progressed = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import {
   CompiledQuery,
   Kysely,
@@ -58,7 +58,7 @@ export type Reads = 'pool' | 'partitionReads';
  * given, else on the pool.
  */
 @Injectable()
-export class Db implements OnModuleDestroy {
+export class Db implements OnApplicationShutdown {
   /** The pool (Prisma's client runs on it too, until the last repository leaves it). */
   readonly pool: pg.Pool;
   /** Kysely to build a statement with, to run through `run` (it has no connection: `.execute()` is `on(tx)`'s). */
@@ -66,6 +66,7 @@ export class Db implements OnModuleDestroy {
   private readonly kysely: Kysely<Database>;
   private readsPool?: pg.Pool;
   private readsKysely?: Kysely<Database>;
+  private closing?: Promise<void>;
 
   constructor(private readonly config: AppConfig) {
     this.pool = createPool(config);
@@ -109,7 +110,12 @@ export class Db implements OnModuleDestroy {
   }
 
   /** Runs a prepared statement (statement.ts) with `params`: on `tx`, else on the pool (or `reads`); see `send`. */
-  async exec<P extends object, R>(statement: Prepared<P, R>, params: P, tx?: Tx, reads: Reads = 'pool'): Promise<Result<R>> {
+  async exec<P extends object, R>(
+    statement: Prepared<P, R>,
+    params: P,
+    tx?: Tx,
+    reads: Reads = 'pool',
+  ): Promise<Result<R>> {
     return this.send<R>(statement.query(params), tx, reads);
   }
 
@@ -174,16 +180,26 @@ export class Db implements OnModuleDestroy {
 
   /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
   async ping(timeoutMs = 2000): Promise<void> {
-    await withTimeout(this.pool.query('SELECT 1'), timeoutMs, 'PostgreSQL ping timed out');
+    await withTimeout(
+      this.kysely.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
+      timeoutMs,
+      'PostgreSQL ping timed out',
+    );
   }
 
   /** Ends the pools (once; later calls do nothing). */
-  async close(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
-    if (this.readsPool && !this.readsPool.ended) await this.readsPool.end();
+  close(): Promise<void> {
+    // Prisma's adapter ends the pool itself when its client had connected (its $disconnect).
+    const end = (pool: pg.Pool) => ((pool as pg.Pool & { ending?: boolean }).ending ? Promise.resolve() : pool.end());
+    this.closing ??= Promise.all([end(this.pool), this.readsPool && end(this.readsPool)]).then(() => undefined);
+    return this.closing;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * The pools end last, once every provider's onModuleDestroy is done (the receiver's last batch, the workers' last
+   * jobs and Prisma's client are still using them until then).
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
 }
@@ -216,8 +232,7 @@ class PgConnection implements DatabaseConnection {
     return { rows: result.rows, ...(changed ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
   }
 
-  // eslint-disable-next-line require-yield
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not supported: page the query');
   }
 }
@@ -235,25 +250,30 @@ class PgDriver implements Driver {
 
   async init(): Promise<void> {}
 
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return this.connection;
+  acquireConnection(): Promise<DatabaseConnection> {
+    return Promise.resolve(this.connection);
   }
 
-  async beginTransaction(): Promise<void> {
-    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  beginTransaction(): Promise<void> {
+    return notHere();
   }
 
-  async commitTransaction(): Promise<void> {
-    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  commitTransaction(): Promise<void> {
+    return notHere();
   }
 
-  async rollbackTransaction(): Promise<void> {
-    throw new Error('transactions are the unit of work’s: UnitOfWork.run');
+  rollbackTransaction(): Promise<void> {
+    return notHere();
   }
 
   async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {}
+}
+
+/** Kysely's own transactions are refused: transactions are the unit of work's. */
+function notHere(): Promise<void> {
+  return Promise.reject(new Error('transactions are the unit of work’s: UnitOfWork.run'));
 }
 
 function kyselyOn(on: pg.Pool | pg.ClientBase): Kysely<Database> {

@@ -24,5 +24,5 @@ export function columnsOf<T extends Tables, A extends string>(table: T, alias: A
 
 /** A list of columns (`name`, `name as field`) under `alias`, typed as Kysely reads them. */
 export function qualified<A extends string, C extends string>(alias: A, list: readonly C[]): Array<`${A}.${C}`> {
-  return list.map((c) => `${alias}.${c}` as `${A}.${C}`);
+  return list.map((c): `${A}.${C}` => `${alias}.${c}`);
 }

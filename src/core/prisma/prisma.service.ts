@@ -63,7 +63,8 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     await this.db.close();
   }
 
+  /** Prisma's client only: Db ends the pools once every other provider is done with them (onApplicationShutdown). */
   async onModuleDestroy(): Promise<void> {
-    await this.close();
+    await this.$disconnect();
   }
 }
