@@ -13,11 +13,13 @@ export default {
   // test/medium: each repository against the real PostgreSQL, without the API (Immich's middle tier).
   // test/stack: the stack module (scripts/stack/) with PostgreSQL and Redis of its own.
   // test/service: services over in-memory repositories (test/utils/in-memory), no database.
+  // test/contract: what the simulator (standing in for Meta) and the API must agree on, without either running.
   testMatch: [
     '<rootDir>/src/**/*.spec.ts',
     '<rootDir>/simulator/**/*.spec.ts',
     '<rootDir>/test/medium/**/*.spec.ts',
     '<rootDir>/test/service/**/*.spec.ts',
+    '<rootDir>/test/contract/**/*.spec.ts',
     '<rootDir>/test/stack/**/*.spec.ts',
     '<rootDir>/test/e2e/**/*.e2e-spec.ts',
   ],

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { columns, type JsonValue } from '../core/db/database.js';
 import { Db } from '../core/db/db.js';
 import type { Row } from '../core/db/rows.js';
-import { skipTake } from '../core/http/pagination.js';
+import { skipTake } from '../core/rows/page.js';
 
 export interface AuditLogEntry {
   operatorId: string | null;

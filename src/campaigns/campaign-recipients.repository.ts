@@ -4,7 +4,7 @@ import type { Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { now, typed, unnest } from '../core/db/pg.js';
 import { prepared } from '../core/db/statement.js';
-import { skipTake } from '../core/http/pagination.js';
+import { skipTake } from '../core/rows/page.js';
 
 /** A recipient as given at creation: a phone number (`to`) or a business-scoped user id, and its template parameters. */
 export interface NewRecipient {

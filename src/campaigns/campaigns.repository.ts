@@ -5,7 +5,7 @@ import { Db, type Tx } from '../core/db/db.js';
 import { now } from '../core/db/pg.js';
 import { qualified } from '../core/db/rows.js';
 import { prepared } from '../core/db/statement.js';
-import { skipTake } from '../core/http/pagination.js';
+import { skipTake } from '../core/rows/page.js';
 
 export const CAMPAIGN_STATUSES = ['running', 'paused', 'cancelled', 'completed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];

@@ -8,7 +8,7 @@ import { filterOf, when, type Filter } from '../core/db/filter.js';
 import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../core/db/partitions.js';
 import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
-import { skipTake } from '../core/http/pagination.js';
+import { skipTake } from '../core/rows/page.js';
 import type { EventDraft, EventKind } from './classify.js';
 import type { FeedPosition } from './feed-cursor.js';
 

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { ConsoleScope } from '../auth/request-scope.js';
 import type { LongPollOwner } from '../core/async/long-poll-shares.js';
-import { InvalidInput } from '../core/errors/domain-errors.js';
-import { NotFoundError } from '../core/http/api-error.js';
-import { isRowId } from '../core/http/row-id.js';
-import { toPage, type Page } from '../core/http/pagination.js';
+import { InvalidInput, NotFound } from '../core/errors/domain-errors.js';
+import { isRowId } from '../core/rows/row-id.js';
+import { toPage, type Page } from '../core/rows/page.js';
 import { inWindow, readWindowOf, withinWindow } from '../auth/read-window.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import type { EventsQueryDto } from './dto/events-query.dto.js';
@@ -74,14 +73,14 @@ export class EventsService {
   }
 
   async get(organizationId: string, id: number): Promise<EventView> {
-    if (!isRowId(id)) throw new NotFoundError(EVENT_NOT_FOUND);
+    if (!isRowId(id)) throw new NotFound(EVENT_NOT_FOUND);
     const accounts = await this.accounts.list(organizationId);
     const event = await this.events.findInAccounts(
       accounts.map((a) => a.wabaId),
       id,
     );
     const account = event && accounts.find((a) => a.wabaId === event.wabaId);
-    if (!event || !account || !inWindow(event.createdAt, readWindowOf(account))) throw new NotFoundError(EVENT_NOT_FOUND);
+    if (!event || !account || !inWindow(event.createdAt, readWindowOf(account))) throw new NotFound(EVENT_NOT_FOUND);
     return toEventView(event);
   }
 }

@@ -21,6 +21,7 @@ import { MessageDetails } from './query/message-details.service.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
 import { SendMessageService } from './send/send-message.service.js';
+import { presentSend } from './send-message.presenter.js';
 
 
 @ApiTags('messages')
@@ -74,9 +75,7 @@ export class MessagesController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res() res: Response,
   ): Promise<void> {
-    const outcome = await this.sender.send(scope, dto, IdempotencyService.validateKey(idempotencyKey));
-    for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
-    res.status(outcome.statusCode).json(outcome.body);
+    presentSend(res, await this.sender.send(scope, dto, IdempotencyService.validateKey(idempotencyKey)));
   }
 
   @Get()

@@ -7,7 +7,7 @@ import { feedRows } from '../core/db/feed.js';
 import { filterOf, when, type Filter } from '../core/db/filter.js';
 import { jsonRecords, now, snapshotHorizon, typed, unnest, utcBucket, utcBuckets } from '../core/db/pg.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
-import { skipTake } from '../core/http/pagination.js';
+import { skipTake } from '../core/rows/page.js';
 import type { FeedPosition } from '../events/feed-cursor.js';
 import { claimKey, completeKey } from './send/idempotency-keys.repository.js';
 
@@ -201,10 +201,10 @@ const insertPendingClaimingKey = prepared(
       .returning(INSERTED_COLUMNS),
 );
 
-/** pending → sent, and the key completed with its answer (idempotency-keys.repository.ts) only if this moved it. */
+/** pending → sent, and the key completed with its outcome (idempotency-keys.repository.ts) only if this moved it. */
 const markSentCompletingKey = prepared(
   'mark_message_sent_completing_key',
-  (db, p: { id: number; businessAccountId: string; wamid: string; at: Date; apiKeyId: string; key: string; statusCode: number; body: string }) =>
+  (db, p: { id: number; businessAccountId: string; wamid: string; at: Date; apiKeyId: string; key: string; outcome: string }) =>
     db
       .with('sent', (db) =>
         db
@@ -216,7 +216,7 @@ const markSentCompletingKey = prepared(
       .with('completed', (db) =>
         completeKey(
           db as unknown as Parameters<typeof completeKey>[0],
-          { apiKeyId: p.apiKeyId, key: p.key, statusCode: p.statusCode, body: p.body },
+          { apiKeyId: p.apiKeyId, key: p.key, outcome: p.outcome },
           db.selectNoFrom((eb) => eb.exists(eb.selectFrom('sent').select('sent.id')).as('moved')) as unknown as Expression<SqlBool>,
         ),
       )
@@ -387,7 +387,7 @@ export class MessagesRepository {
     return marks.map((s) => moved.has(s.messageId));
   }
 
-  /** markSent that also completes the send's Idempotency-Key with its answer, in the same statement (only if it moved the message). */
+  /** markSent that also completes the send's Idempotency-Key with its outcome, in the same statement (only if it moved the message). */
   async markSentCompletingKey(businessAccountId: string, messageId: number, wamid: string, at: Date, completion: KeyCompletion): Promise<boolean> {
     const { rows } = await this.db.exec(markSentCompletingKey, {
       id: messageId,
@@ -396,8 +396,7 @@ export class MessagesRepository {
       at,
       apiKeyId: completion.apiKeyId,
       key: completion.key,
-      statusCode: completion.statusCode,
-      body: JSON.stringify(completion.body),
+      outcome: JSON.stringify(completion.outcome),
     });
     return rows[0]?.sent === 1;
   }
@@ -731,8 +730,8 @@ export interface KeyClaim {
 export interface KeyCompletion {
   apiKeyId: string;
   key: string;
-  statusCode: number;
-  body: unknown;
+  /** The send's outcome as JSON (messages/send/send-outcome.ts). */
+  outcome: unknown;
 }
 
 export interface MessageFailure {
@@ -878,14 +877,14 @@ function found(row: StoredMessage | undefined, messageId: number): StoredMessage
 }
 
 /** What the database decides on insert; the rest of a pending row is what was inserted (see pendingRow). */
-interface InsertedRow {
+export interface InsertedRow {
   id: number;
   createdAt: Date;
   updatedAt: Date;
 }
 
 /** A freshly inserted pending message, without reading back columns whose values we just sent. */
-function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): StoredMessage {
+export function pendingRow(businessAccountId: string, m: PendingMessage, r: InsertedRow): StoredMessage {
   return {
     id: r.id,
     businessAccountId,

@@ -1,4 +1,4 @@
-import { httpAnswerOf, sendRejection } from '../core/http/error-mapper.js';
+import { httpAnswerOf, httpAnswerOfKind } from '../core/http/error-mapper.js';
 import { upstreamFailure, SYNC_FAILURE } from './upstream-failure.js';
 import { UpstreamError } from './upstream.error.js';
 
@@ -24,28 +24,30 @@ describe('upstream failures as HTTP answers', () => {
   });
 });
 
-describe('sendRejection (the send route’s answer to an upstream rejection)', () => {
+describe('httpAnswerOfKind (how a rejected send is answered: an upstream rejection by its kind)', () => {
+  const answerTo = (error: UpstreamError) => httpAnswerOfKind(upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown' }));
+
   it.each([
-    [190, 401, 424, /reconnect/, true],
-    [368, 400, 424, /blocked/, true],
-    [131026, 400, 422, /^Upstream rejected the message: Meta says no \(131026\)$/, true],
-    [1, 500, 502, /^Upstream platform unavailable/, false],
-    [130429, 429, 429, /^Upstream rate limit/, false],
-  ] as const)('code %s (HTTP %s) → %s', (code, httpStatus, statusCode, message, final) => {
-    const answer = sendRejection(upstreamFailure(upstream(code, httpStatus)));
-    expect([answer.statusCode, answer.final]).toEqual([statusCode, final]);
+    [190, 401, 424, /reconnect/],
+    [368, 400, 424, /blocked/],
+    [131026, 400, 422, /^Upstream rejected the message: Meta says no \(131026\)$/],
+    [1, 500, 502, /^Upstream platform unavailable/],
+    [130429, 429, 429, /^Upstream rate limit/],
+  ] as const)('code %s (HTTP %s) → %s', (code, httpStatus, statusCode, message) => {
+    const answer = answerTo(upstream(code, httpStatus));
+    expect(answer.statusCode).toBe(statusCode);
     expect(answer.message).toMatch(message);
   });
 
   it('waits as the upstream says, else as the catalogue says', () => {
-    expect(sendRejection(upstreamFailure(upstream(130429, 429, { retryAfterSeconds: 7 }))).headers).toEqual({ 'Retry-After': '7' });
-    expect(sendRejection(upstreamFailure(upstream(131056, 400))).headers).toEqual({ 'Retry-After': '60' });
-    expect(sendRejection(upstreamFailure(upstream(80007, 400))).headers).toEqual({ 'Retry-After': '1' });
-    expect(sendRejection(upstreamFailure(upstream(1, 500))).headers).toEqual({});
+    expect(answerTo(upstream(130429, 429, { retryAfterSeconds: 7 })).headers).toEqual({ 'Retry-After': '7' });
+    expect(answerTo(upstream(131056, 400)).headers).toEqual({ 'Retry-After': '60' });
+    expect(answerTo(upstream(80007, 400)).headers).toEqual({ 'Retry-After': '1' });
+    expect(answerTo(upstream(1, 500)).headers).toEqual({});
   });
 
   it('says a timed-out send’s outcome is unknown', () => {
     const timeout = UpstreamError.fromTransport('sendMessage', { code: 'ECONNABORTED' }, 2000);
-    expect(sendRejection(upstreamFailure(timeout, { outcomeUnknownNote: 'the outcome is unknown' }))).toMatchObject({ statusCode: 502, final: false, message: expect.stringContaining('the outcome is unknown') });
+    expect(answerTo(timeout)).toMatchObject({ statusCode: 502, message: expect.stringContaining('the outcome is unknown') });
   });
 });

@@ -146,7 +146,12 @@ export interface TextSend extends SendBase {
   text: { body: string; preview_url?: boolean };
 }
 
-/** Every other type: its content object (array for contacts) goes, in Meta's shape, under the key named after the type. */
+/**
+ * Every other type of the message-type catalogue (messages/types/): its content object (array for contacts) goes, in
+ * Meta's shape, under the key named after the type. The catalogue checks this list against its own at compile time
+ * (messages/types/catalogue.ts: a type it gains fails there until named here); the client sits below it and does not
+ * import it.
+ */
 export interface ContentSend extends SendBase {
   type: 'image' | 'video' | 'audio' | 'document' | 'sticker' | 'location' | 'contacts' | 'interactive' | 'reaction';
   content: object;

@@ -2124,6 +2124,62 @@ export interface components {
             /** @description Any type: reply to this message (quoted by WhatsApp) */
             context?: components["schemas"]["ContextDto"];
         };
+        ContactNameDto: {
+            /** @example Priya Shah */
+            formatted_name: string;
+            /** @example Priya */
+            first_name?: string;
+            /** @example Shah */
+            last_name?: string;
+            middle_name?: string;
+            suffix?: string;
+            prefix?: string;
+        };
+        ContactPhoneDto: {
+            /** @example +44 7700 900123 */
+            phone?: string;
+            /** @example CELL */
+            type?: string;
+            /** @example 447700900123 */
+            wa_id?: string;
+        };
+        ContactEmailDto: {
+            /** @example priya@example.com */
+            email?: string;
+            /** @example WORK */
+            type?: string;
+        };
+        ContactUrlDto: {
+            /** @example https://example.com */
+            url?: string;
+            /** @example WORK */
+            type?: string;
+        };
+        ContactAddressDto: {
+            street?: string;
+            city?: string;
+            state?: string;
+            zip?: string;
+            country?: string;
+            country_code?: string;
+            /** @example WORK */
+            type?: string;
+        };
+        ContactOrgDto: {
+            company?: string;
+            department?: string;
+            title?: string;
+        };
+        ContactDto: {
+            name: components["schemas"]["ContactNameDto"];
+            phones?: components["schemas"]["ContactPhoneDto"][];
+            emails?: components["schemas"]["ContactEmailDto"][];
+            urls?: components["schemas"]["ContactUrlDto"][];
+            addresses?: components["schemas"]["ContactAddressDto"][];
+            org?: components["schemas"]["ContactOrgDto"];
+            /** @example 1990-04-21 */
+            birthday?: string;
+        };
         SendContactsMessageDto: {
             /**
              * @description A synced phone number of the key’s business account
@@ -2146,7 +2202,7 @@ export interface components {
              */
             type: "contacts";
             /** @description Required when type is contacts: 1 to 10 contact objects */
-            contacts: unknown[][];
+            contacts: components["schemas"]["ContactDto"][];
             /** @description Any type: reply to this message (quoted by WhatsApp) */
             context?: components["schemas"]["ContextDto"];
         };
@@ -2940,6 +2996,13 @@ export type StickerContentDto = components['schemas']['StickerContentDto'];
 export type SendStickerMessageDto = components['schemas']['SendStickerMessageDto'];
 export type LocationContentDto = components['schemas']['LocationContentDto'];
 export type SendLocationMessageDto = components['schemas']['SendLocationMessageDto'];
+export type ContactNameDto = components['schemas']['ContactNameDto'];
+export type ContactPhoneDto = components['schemas']['ContactPhoneDto'];
+export type ContactEmailDto = components['schemas']['ContactEmailDto'];
+export type ContactUrlDto = components['schemas']['ContactUrlDto'];
+export type ContactAddressDto = components['schemas']['ContactAddressDto'];
+export type ContactOrgDto = components['schemas']['ContactOrgDto'];
+export type ContactDto = components['schemas']['ContactDto'];
 export type SendContactsMessageDto = components['schemas']['SendContactsMessageDto'];
 export type InteractiveHeaderDto = components['schemas']['InteractiveHeaderDto'];
 export type InteractiveTextDto = components['schemas']['InteractiveTextDto'];

@@ -28,12 +28,12 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
     expect((await t.repo.find(other.apiKeyId, key))!.apiKeyId).toBe(other.apiKeyId);
   });
 
-  it("completes one key pair's claim with the answer to replay, leaving the other's in flight", async () => {
+  it("completes one key pair's claim with the outcome to replay, leaving the other's in flight", async () => {
     const { scope, other, key } = await twoClaimsOfOneKey();
-    const body = { statusCode: 400, message: 'Recipient not in allowed list', data: { id: 1, status: 'failed' } };
-    await t.repo.complete(scope.apiKeyId, key, { statusCode: 400, body });
+    const outcome = { outcome: 'rejected', reason: { kind: 'upstream_rejected', message: 'Recipient not in allowed list' }, message: { id: 1, status: 'failed' } };
+    await t.repo.complete(scope.apiKeyId, key, outcome);
 
-    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 400, responseBody: body, requestHash: hash, createdAt: claimedAt });
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: null, responseBody: outcome, requestHash: hash, createdAt: claimedAt });
     expect(await t.repo.find(other.apiKeyId, key)).toMatchObject({ state: 'in_flight', responseStatus: null, responseBody: null });
   });
 
@@ -47,9 +47,9 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
     const retry = IdempotencyService.claim(key, hash, new Date(claimedAt.getTime() + 5000));
     expect(await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), retry)).not.toBeNull();
 
-    await t.repo.complete(scope.apiKeyId, key, { statusCode: 200, body: { ok: true } });
+    await t.repo.complete(scope.apiKeyId, key, { ok: true });
     await t.repo.release(scope.apiKeyId, key);
-    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 200, responseBody: { ok: true } });
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseBody: { ok: true } });
   });
 
   it('purges keys past their expiry and keeps the others', async () => {

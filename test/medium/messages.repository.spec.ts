@@ -156,9 +156,9 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(await t.repo.insertPendingClaimingKey(scope.businessAccountId, m, claimAt(key, 'b', 61))).toBeNull();
       expect(await messagesOf(scope.businessAccountId)).toEqual([first!.id]);
 
-      const answer = { statusCode: 200, body: { statusCode: 200, data: { id: first!.id } } };
-      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), { apiKeyId: scope.apiKeyId, key, ...answer })).toBe(true);
-      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 200, responseBody: answer.body });
+      const outcome = { outcome: 'accepted', message: { id: first!.id } };
+      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), { apiKeyId: scope.apiKeyId, key, outcome })).toBe(true);
+      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: null, responseBody: outcome });
       // Answered: even after the lock's time, a retry gets the stored answer (the service reads it), not a second send.
       expect(await t.repo.insertPendingClaimingKey(scope.businessAccountId, m, claimAt(key, 'a', 3600))).toBeNull();
       expect(await messagesOf(scope.businessAccountId)).toEqual([first!.id]);
@@ -190,7 +190,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const scope = await insertSendScope(t.prisma);
       const key = `order-${metaId()}`;
       const first = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0));
-      await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), { apiKeyId: scope.apiKeyId, key, statusCode: 200, body: { old: true } });
+      await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), { apiKeyId: scope.apiKeyId, key, outcome: { old: true } });
 
       const day = 24 * 3600;
       expect(await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'b', day - 1))).toBeNull();
@@ -219,7 +219,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
       const key = `order-${metaId()}`;
       const message = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0));
-      const completion = { apiKeyId: scope.apiKeyId, key, statusCode: 200, body: { first: true } };
+      const completion = { apiKeyId: scope.apiKeyId, key, outcome: { first: true } };
       const w = wamid();
 
       expect(await t.repo.markSentCompletingKey(other.businessAccountId, message!.id, w, secondsAfter(1), completion)).toBe(false);
@@ -229,8 +229,8 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, w, secondsAfter(1), completion)).toBe(true);
       expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({ status: 'sent', upstreamMessageId: w, acceptedAt: secondsAfter(1), sentAt: secondsAfter(1) });
       // A second completion (no longer pending) neither moves the message nor rewrites the stored answer.
-      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, wamid(), secondsAfter(2), { ...completion, statusCode: 502, body: { second: true } })).toBe(false);
-      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: 200, responseBody: { first: true } });
+      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, wamid(), secondsAfter(2), { ...completion, outcome: { second: true } })).toBe(false);
+      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseBody: { first: true } });
       expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({ upstreamMessageId: w });
     });
   });

@@ -7,7 +7,7 @@ import { jsonRecords, now, unnest } from '../../core/db/pg.js';
 import type { Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { AccountSendState } from '../health/account-health.js';
 import type { AccountStanding } from '../standing/account-standing.js';
 

@@ -13,7 +13,7 @@ import { AccountCredentials } from '../credentials/account-credentials.js';
 import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
 import { WebhookSubscription } from './webhook-subscription.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 
 export const ALREADY_CONNECTED = 'This business account is already connected';
 

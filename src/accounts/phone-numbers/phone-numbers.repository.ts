@@ -5,7 +5,7 @@ import { Db, type Tx } from '../../core/db/db.js';
 import { jsonRecords } from '../../core/db/pg.js';
 import type { Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 
 export type PhoneNumber = Row<'phone_numbers'>;
 

@@ -5,7 +5,7 @@ import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { PhoneNumbersRepository, type PhoneNumber, type SyncedPhoneNumber } from './phone-numbers.repository.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 
 export interface PhoneNumberView {
   phoneNumberId: string;

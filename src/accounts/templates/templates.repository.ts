@@ -6,7 +6,7 @@ import { Db, type Tx } from '../../core/db/db.js';
 import { now } from '../../core/db/pg.js';
 import type { Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { SyncCounts } from '../phone-numbers/phone-numbers.repository.js';
 import type { ParameterCounts, UpstreamTemplateComponent } from './template-parameters.js';
 

@@ -6,7 +6,7 @@ import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { countParameters, type ParameterCounts, type UpstreamTemplateComponent } from './template-parameters.js';
 import { TemplatesRepository, type SyncedTemplate, type Template } from './templates.repository.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 
 export interface TemplateView {
   id: string;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db, type Tx } from '../../core/db/db.js';
 import { prepared } from '../../core/db/statement.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 
 export interface StoredBlockedUser {
   phoneNumberId: string;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { InvalidInput, NotFound } from '../../core/errors/domain-errors.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { asDomainFailure } from '../../upstream/upstream-failure.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';

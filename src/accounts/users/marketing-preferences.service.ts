@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
 import { MarketingPreferencesRepository } from './marketing-preferences.repository.js';
 import { toMarketingPreferenceView, type MarketingPreferenceView } from './user-views.js';

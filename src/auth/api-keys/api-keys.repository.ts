@@ -4,7 +4,7 @@ import { Db } from '../../core/db/db.js';
 import { lockForTransaction } from '../../core/db/advisory-lock.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 
 export type ApiKey = Row<'api_keys'>;
 

@@ -4,7 +4,7 @@ import { columns } from '../../core/db/database.js';
 import { Db } from '../../core/db/db.js';
 import { lockForTransaction } from '../../core/db/advisory-lock.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { OperatorRole } from '../../auth/roles.js';
 
 export { OPERATOR_ROLES, type OperatorRole } from '../../auth/roles.js';

@@ -31,25 +31,15 @@ const STATUS: Record<DomainErrorKind, number> = {
 /** A domain error, or a client's error not translated by its caller (an upstream error), as an HTTP answer; undefined for anything else. */
 export function httpAnswerOf(error: unknown): HttpErrorAnswer | undefined {
   const domain = isTranslatableError(error) ? error.toDomainError() : error;
-  return domain instanceof DomainError ? answerOf(domain) : undefined;
-}
-
-function answerOf(domain: DomainError): HttpErrorAnswer {
-  const headers: Record<string, string> = domain.retryAfterSeconds !== undefined ? { 'Retry-After': String(domain.retryAfterSeconds) } : {};
-  return { statusCode: STATUS[domain.kind], message: domain.message, errors: domain.fields, headers };
-}
-
-/** How a synchronous upstream rejection of a send is answered, and whether the answer may be replayed. */
-export interface SendRejection extends HttpErrorAnswer {
-  /** False for retryable outcomes (429, 502): an Idempotency-Key retry must try again. */
-  final: boolean;
+  if (!(domain instanceof DomainError)) return undefined;
+  return { ...httpAnswerOfKind(domain), errors: domain.fields };
 }
 
 /**
- * For POST /messages, in place of the send service's own switch, given the upstream failure's domain error: 424
- * credential or blocked account, 429 + Retry-After rate limit, 502 unavailable or timed out (outcome unknown), 422
- * rejected as sent.
+ * What went wrong, by kind, as an HTTP answer: the status that says so, the message, and Retry-After when there
+ * is a time to come back. Also how the send presenter answers a rejected send (which is no thrown error).
  */
-export function sendRejection(failure: DomainError): SendRejection {
-  return { ...answerOf(failure), final: failure.kind !== 'upstream_rate_limited' && failure.kind !== 'upstream_unavailable' };
+export function httpAnswerOfKind(what: { kind: DomainErrorKind; message: string; retryAfterSeconds?: number }): HttpErrorAnswer {
+  const headers: Record<string, string> = what.retryAfterSeconds !== undefined ? { 'Retry-After': String(what.retryAfterSeconds) } : {};
+  return { statusCode: STATUS[what.kind], message: what.message, headers };
 }

@@ -51,19 +51,5 @@ export class PageQueryDto extends LimitQueryDto {
   page: number = 1;
 }
 
-/** The list wrapper used by every paginated route. */
-export interface Page<T> {
-  items: T[];
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-}
-
-export function toPage<T>(items: T[], total: number, query: { page: number; limit: number }): Page<T> {
-  return { items, page: query.page, limit: query.limit, total, totalPages: Math.ceil(total / query.limit) };
-}
-
-export function skipTake(query: { page: number; limit: number }): { skip: number; take: number } {
-  return { skip: (query.page - 1) * query.limit, take: query.limit };
-}
+// A page itself is no HTTP matter (core/rows/page.ts); kept here for the callers not moved yet.
+export { skipTake, toPage, type Page } from '../rows/page.js';

@@ -21,10 +21,12 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
+import { apply } from '../types/message-type.js';
 
 /**
  * The content objects of the non-template message types, in Meta's own shape (snake_case, as the Cloud API
- * takes them), with Meta's limits. Each is validated only when its type is the one sent (see SendMessageDto).
+ * takes them), with Meta's limits. Each is validated only when its type is the one sent (see SendMessageDto); each type's file in
+ * messages/types/ names its content object.
  */
 
 const HTTPS = { protocols: ['https'], require_protocol: true, require_tld: false };
@@ -147,8 +149,6 @@ export class LocationContentDto {
 // ---- Contacts (Meta's contact object) ----------------------------------------------------------------------------
 
 const optionalText = (max: number) => [IsOptional(), IsString(), MaxLength(max)];
-/** Several property decorators as one. */
-export const apply = (decorators: PropertyDecorator[]): PropertyDecorator => (target, key) => decorators.forEach((d) => d(target, key));
 
 export class ContactNameDto {
   @ApiProperty({ example: 'Priya Shah' })

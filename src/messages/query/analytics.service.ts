@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { FieldValidationError } from '../../core/http/api-error.js';
+import { InvalidInput } from '../../core/errors/domain-errors.js';
 import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
 import type { AnalyticsQuery } from '../dto/list-messages.query.js';
 import { MessagesRepository, type MessageCounts } from '../messages.repository.js';
@@ -50,9 +50,9 @@ export class AnalyticsService {
     const granularity = query.granularity ?? 'day';
     const until = query.until ? new Date(query.until) : new Date();
     const since = query.since ? new Date(query.since) : new Date(until.getTime() - 7 * DAY_MS);
-    if (since >= until) throw FieldValidationError.of('since', 'since must be before until');
+    if (since >= until) throw InvalidInput.of('since', 'since must be before until');
     if (until.getTime() - since.getTime() > MAX_RANGE_MS[granularity]) {
-      throw FieldValidationError.of('since', `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`);
+      throw InvalidInput.of('since', `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`);
     }
 
     // The range asked, narrowed to the readable window (an empty range when they do not meet).

@@ -1,7 +1,7 @@
 import { inWindow, type ReadWindow } from '../../auth/read-window.js';
 import { Injectable } from '@nestjs/common';
-import { NotFoundError } from '../../core/http/api-error.js';
-import { isRowId } from '../../core/http/row-id.js';
+import { NotFound } from '../../core/errors/domain-errors.js';
+import { isRowId } from '../../core/rows/row-id.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { EventsRepository } from '../../events/events.repository.js';
 import { InboundMediaLinks } from '../inbound-media/inbound-media-links.js';
@@ -25,14 +25,14 @@ export class MessageDetails {
    * transaction that applies it, so the message's status and the history listed always agree.
    */
   async get(account: { businessAccountId: string; wabaId: string; window?: ReadWindow }, id: number): Promise<MessageDetailView> {
-    if (!isRowId(id)) throw new NotFoundError(MESSAGE_NOT_FOUND);
+    if (!isRowId(id)) throw new NotFound(MESSAGE_NOT_FOUND);
     const found = await this.unitOfWork.snapshot(async (tx) => {
       const message = await this.messages.findOne(account.businessAccountId, id, tx);
       // No status of a message is stored before the message itself: the partitions older than it are skipped.
       const statuses = message?.upstreamMessageId && message.direction === 'outbound' ? await this.events.statusHistory(account.wabaId, message.upstreamMessageId, message.createdAt, tx) : [];
       return message && { message, statuses };
     });
-    if (!found || !inWindow(found.message.createdAt, account.window)) throw new NotFoundError(MESSAGE_NOT_FOUND);
+    if (!found || !inWindow(found.message.createdAt, account.window)) throw new NotFound(MESSAGE_NOT_FOUND);
     const { message, statuses } = found;
     const history = [
       ...acceptance(message.acceptedAt),

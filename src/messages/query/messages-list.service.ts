@@ -4,7 +4,7 @@ import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { PerKeySlots } from '../../core/async/per-key-slots.js';
 import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 import { FeedWaiters } from '../../events/feed-waiters.js';
 import type { ListMessagesQuery } from '../dto/list-messages.query.js';
 import { FeedActivity } from '../feed/feed-activity.js';

@@ -5,12 +5,6 @@ import { Db } from '../../core/db/db.js';
 import { typed } from '../../core/db/pg.js';
 import { prepared, type RowOf } from '../../core/db/statement.js';
 
-/** An Idempotency-Key's answer as kept for replays. */
-export interface StoredResponse {
-  statusCode: number;
-  body: unknown;
-}
-
 /** The values of a claim, in the statement that composes it (parameters of that statement). */
 export interface ClaimParams {
   apiKeyId: string;
@@ -64,20 +58,19 @@ export const claimKey = (db: QueryCreator<Database>, p: ClaimParams) =>
 export interface CompletionParams {
   apiKeyId: string;
   key: string;
-  statusCode: number;
-  /** The answer's body as JSON text. */
-  body: string;
+  /** The send's outcome (messages/send/send-outcome.ts) as JSON text. */
+  outcome: string;
 }
 
 /**
- * The completion of a key with its answer, as the body of a CTE that runs only when `guard` (a condition of the
+ * The completion of a key with its outcome, as the body of a CTE that runs only when `guard` (a condition of the
  * composing statement) holds: MessagesRepository completes it in the statement that moves the message
  * `pending → sent`, and only if that statement moved it.
  */
 export function completeKey(db: QueryCreator<Database>, p: CompletionParams, guard?: Expression<SqlBool>) {
   const update = db
     .updateTable('idempotency_keys')
-    .set({ state: 'completed', response_status: p.statusCode, response_body: p.body })
+    .set({ state: 'completed', response_status: null, response_body: p.outcome })
     .where('api_key_id', '=', typed(p.apiKeyId, 'uuid'))
     .where('key', '=', p.key);
   return guard ? update.where(guard) : update;
@@ -109,7 +102,9 @@ const deleteExpired = prepared('delete_expired_idempotency_keys', (db, p: { now:
 export type IdempotencyKey = RowOf<typeof find>;
 
 /**
- * `idempotency_keys`, scoped to the key pair (its id is the first argument). Every statement that writes this
+ * `idempotency_keys`, scoped to the key pair (its id is the first argument). A completed key keeps the send's
+ * outcome (JSON, see messages/send/send-outcome.ts) in `response_body`; `response_status` is set only on records
+ * completed before outcomes were kept (an HTTP answer), read as such until they expire. Every statement that writes this
  * table is in this file: the claim and the completion that ride on a message's own writes are the builders above,
  * composed into MessagesRepository's statements (insertPendingClaimingKey, markSentCompletingKey).
  */
@@ -122,8 +117,8 @@ export class IdempotencyKeysRepository {
     return rows[0] ?? null;
   }
 
-  async complete(apiKeyId: string, key: string, response: StoredResponse): Promise<void> {
-    await this.db.exec(complete, { apiKeyId, key, statusCode: response.statusCode, body: JSON.stringify(response.body) });
+  async complete(apiKeyId: string, key: string, outcome: unknown): Promise<void> {
+    await this.db.exec(complete, { apiKeyId, key, outcome: JSON.stringify(outcome) });
   }
 
   /** Forget a claim: retryable outcomes are not stored against the key. */

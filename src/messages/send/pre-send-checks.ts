@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { FieldValidationError, type FieldError } from '../../core/http/api-error.js';
+import { InvalidInput, type FieldError } from '../../core/errors/domain-errors.js';
 import { SendContextCache } from './send-context.cache.js';
 import { SendContextReader, type SendContext } from './send-context.reader.js';
 import { AccountHealth } from '../../accounts/health/account-health.js';
 import type { ParameterCounts } from '../../accounts/templates/template-parameters.js';
 import type { SendMessageDto, TemplateComponentDto } from '../dto/send-message.dto.js';
+import { messageType } from '../types/catalogue.js';
 
 const WINDOW_MS = 24 * 3600 * 1000;
 /** Authentication templates Meta does not send to a business-scoped user id (by their OTP button's otp_type). */
@@ -26,8 +27,8 @@ export function recipientOf(dto: Pick<SendMessageDto, 'to' | 'userId'>): { field
 }
 
 /**
- * Checks made before the upstream platform is called, each answered as a 422 naming the field (or a 424 when
- * Meta's own state of the account or number forbids the send), so that a send that cannot succeed is refused
+ * Checks made before the upstream platform is called, each refused as InvalidInput naming the field (or
+ * SendingRefused when Meta's own state of the account or number forbids the send), so that a send that cannot succeed is refused
  * at once and with a reason instead of failing upstream.
  */
 @Injectable()
@@ -45,41 +46,41 @@ export class PreSendChecks {
    */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<SendPlan> {
     const template = dto.type === 'template';
+    // The type's window rule (its catalogue file): templates any time (business-initiated), the others within 24 h.
+    const windowed = messageType(dto.type).window === 'service_window';
     const recipient = recipientOf(dto);
     const ctx = await this.contexts.get(businessAccountId, {
       phoneNumberId: dto.phoneNumberId,
       templateName: template ? dto.templateName! : null,
       templateLanguage: template ? dto.templateLanguage! : null,
       recipient: recipient.value,
-      window: !template,
+      window: windowed,
     });
     // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
     // token): 424 with the reason, the operator or Meta must act.
     const synced = ctx.numberExists && !ctx.numberRemovedAt;
-    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: template });
+    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: !windowed });
     if (!synced) {
-      throw FieldValidationError.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
+      throw InvalidInput.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
     }
     if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
-      throw FieldValidationError.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
+      throw InvalidInput.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
     }
     if (ctx.recipient.blocked) {
-      throw FieldValidationError.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
+      throw InvalidInput.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
     }
-    if (!template) {
-      this.assertWindowOpen(ctx, recipient.field);
-      return { upstreamApi: 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
-    }
+    if (windowed) this.assertWindowOpen(ctx, recipient.field);
+    if (!template) return { upstreamApi: 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
     await this.assertTemplate(businessAccountId, dto, ctx);
     const marketing = ctx.templateCategory === 'MARKETING';
     if (marketing && ctx.recipient.marketing === 'stop') {
-      throw FieldValidationError.of(
+      throw InvalidInput.of(
         recipient.field,
         `the user stopped marketing messages from this business: MARKETING template ${dto.templateName} was not sent (utility and authentication templates still are; the user can resume them in WhatsApp)`,
       );
     }
     if (recipient.field === 'userId' && ctx.templateOtpType !== null && NOT_FOR_USER_IDS.has(ctx.templateOtpType)) {
-      throw FieldValidationError.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
+      throw InvalidInput.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
     }
     return { upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
   }
@@ -90,20 +91,20 @@ export class PreSendChecks {
     if (!template.templateExists || template.templateRemovedAt) {
       const other = await this.repository.languagesOf(businessAccountId, name);
       if (other.length > 0) {
-        throw FieldValidationError.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.join(', ')})`);
+        throw InvalidInput.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.join(', ')})`);
       }
-      throw FieldValidationError.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
+      throw InvalidInput.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
     }
     if (template.templateStatus !== 'APPROVED') {
-      throw FieldValidationError.of('templateName', `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`);
+      throw InvalidInput.of('templateName', `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`);
     }
     const problems = parameterProblems(template.parameterCounts as ParameterCounts, template.parameterFormat!, dto.components ?? []);
-    if (problems.length > 0) throw new FieldValidationError(problems);
+    if (problems.length > 0) throw new InvalidInput(problems);
   }
 
   private assertWindowOpen(ctx: SendContext, field: 'to' | 'userId'): void {
     if (!ctx.lastInboundAt || ctx.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
-      throw FieldValidationError.of(field, 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
+      throw InvalidInput.of(field, 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
     }
   }
 }

@@ -2,33 +2,24 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 
-import { ApiError, FieldValidationError } from '../../core/http/api-error.js';
-import { sendRejection } from '../../core/http/error-mapper.js';
-import { envelope, SUCCESS, type Envelope } from '../../core/http/envelope.js';
+import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
+import { upstreamFailure } from '../../upstream/upstream-failure.js';
 import type { SendPayload } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
 import { MessagesRepository, type StoredMessage } from '../messages.repository.js';
-import { toMessageView, type MessageView } from '../message.view.js';
 import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
-import { IdempotencyService } from './idempotency.service.js';
+import { IdempotencyService, inProgress } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
 import { defaultRetryAfterSeconds } from '../../upstream/meta-error-catalogue.js';
 import { NumberPacer, PacerUnavailable, throughputOf, type PaceSlot } from '../pacing/number-pacer.js';
-
-/** A complete HTTP answer: the send route writes it as is, and idempotent replays return it unchanged. */
-export interface SendOutcome {
-  statusCode: number;
-  body: Envelope<MessageView>;
-  headers: Record<string, string>;
-  /** Whether the outcome may be replayed for the same Idempotency-Key (retryable ones may not). */
-  final: boolean;
-}
+import { isFinal, outcomeLabel, rejectionOf, type FinalOutcome, type SendOutcome } from './send-outcome.js';
+import { messageType } from '../types/catalogue.js';
 
 /** What the pacer said for a send: its slot, a refusal (over the pace past the wait, or held back), or nothing (Redis away: unpaced). */
 interface Paced {
@@ -42,7 +33,10 @@ export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
 /**
  * POST /messages: checks, then one stored message per attempt, whatever happens upstream.
  * Stages: request received → stored as `pending` → sent to the network → accepted (`sent` + wamid in one
- * write) or rejected (`failed` + the upstream error in one write).
+ * write) or rejected (`failed` + the upstream error in one write). Returns what the send came to (accepted,
+ * rejected with its kind, or the replay of an earlier request with the same Idempotency-Key) and the stored
+ * message; refusals before anything is stored are thrown as domain errors. HTTP is the edge's business
+ * (send-message.presenter.ts).
  */
 @Injectable()
 export class SendMessageService {
@@ -72,10 +66,10 @@ export class SendMessageService {
       plan = await this.checks.assertSendable(scope.businessAccountId, dto);
     } catch (error) {
       // The checks run before the key is looked at (they are usually answered from memory); a refusal must still
-      // give way to what an earlier request with this key decided: its replay, 422 for another body, or 409.
-      if (error instanceof FieldValidationError) {
-        const earlier = await this.idempotency.earlierAnswer(scope.apiKeyId, idempotencyKey, requestHash);
-        if (earlier) return replayOf(earlier);
+      // give way to what an earlier request with this key decided: its replay, InvalidInput for another body, or Conflict.
+      if (error instanceof InvalidInput) {
+        const earlier = await this.idempotency.earlierOutcome(scope.apiKeyId, idempotencyKey, requestHash);
+        if (earlier) return { outcome: 'replayed', earlier };
       }
       throw error;
     }
@@ -105,21 +99,21 @@ export class SendMessageService {
       for (let attempt = 0; attempt < 2 && !message; attempt++) {
         message = await this.messages.insertPendingClaimingKey(scope.businessAccountId, pending, IdempotencyService.claim(keyed.key, keyed.requestHash));
         if (message) break;
-        const earlier = await this.idempotency.earlierAnswer(scope.apiKeyId, keyed.key, keyed.requestHash);
-        if (earlier) return replayOf(earlier);
+        const earlier = await this.idempotency.earlierOutcome(scope.apiKeyId, keyed.key, keyed.requestHash);
+        if (earlier) return { outcome: 'replayed', earlier };
         // The holder released or abandoned the key meanwhile: claim again.
       }
-      if (!message) throw new ApiError(409, 'A request with this Idempotency-Key is still in progress');
+      if (!message) throw inProgress();
     }
 
-    let outcome: SendOutcome | undefined;
+    let outcome: FinalOutcome | undefined;
     let completed = false;
     try {
       // Over the number's pace: the stored attempt fails with the reason, and Meta is not called.
       const held = await this.atSlot(await pacing, dto.phoneNumberId, plan.throughputLevel);
       if (held) {
         const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: held.message, detail: null, category: 'throughput' });
-        outcome = { statusCode: 429, body: envelope(429, held.message, { data: toMessageView(stored) }), headers: { 'Retry-After': String(held.retryAfterSeconds) }, final: false };
+        outcome = { outcome: 'rejected', message: stored, reason: rejectionOf(new TooManyAttempts(held.message, held.retryAfterSeconds)) };
         return outcome;
       }
       const payload = payloadOf(dto, message.id);
@@ -132,14 +126,13 @@ export class SendMessageService {
       // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
       // that was still pending is now exactly the stored one plus this write: no need to read it back.
       const sent: StoredMessage = { ...message, status: 'sent', upstreamMessageId: result.wamid, acceptedAt: now, sentAt: now, updatedAt: now };
-      outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(sent) }), headers: {}, final: true };
+      outcome = { outcome: 'accepted', message: sent };
       completed = keyed
-        ? await this.messages.markSentCompletingKey(scope.businessAccountId, message.id, result.wamid, now, { apiKeyId: scope.apiKeyId, key: keyed.key, statusCode: 200, body: outcome.body })
+        ? await this.messages.markSentCompletingKey(scope.businessAccountId, message.id, result.wamid, now, IdempotencyService.completion(scope.apiKeyId, keyed.key, outcome))
         : await this.messages.markSent(scope.businessAccountId, message.id, result.wamid, now);
       if (!completed) {
         // A status webhook moved it on first: only the wamid and acceptance time are filled in.
-        const stored = await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, result.wamid, now);
-        outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
+        outcome = { outcome: 'accepted', message: await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, result.wamid, now) };
       }
       return outcome;
     } catch (error) {
@@ -152,17 +145,16 @@ export class SendMessageService {
       // Meta rejected the token itself: the account's next sends are refused before any upstream call.
       if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
       const heldFor = error.code === 130429 ? await this.holdBack(dto.phoneNumberId, error) : undefined;
-      if (stored.status !== 'failed') {
-        // While the call was failing (a timeout), a status for this very message arrived (found by its callback
-        // data): the upstream platform accepted it. That is the outcome; the failed call is not.
-        outcome = { statusCode: 200, body: envelope(200, SUCCESS, { data: toMessageView(stored) }), headers: {}, final: true };
-      } else {
-        outcome = this.rejected(stored, error, heldFor !== undefined ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)` : undefined);
-      }
+      // While the call was failing (a timeout), a status for this very message arrived (found by its callback
+      // data): the upstream platform accepted it. That is the outcome; the failed call is not.
+      outcome =
+        stored.status !== 'failed'
+          ? { outcome: 'accepted', message: stored }
+          : this.rejected(stored, error, heldFor !== undefined ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)` : undefined);
       return outcome;
     } finally {
       if (keyed && !completed) {
-        if (outcome?.final) await this.idempotency.complete(scope.apiKeyId, keyed.key, { statusCode: outcome.statusCode, body: outcome.body });
+        if (outcome && isFinal(outcome)) await this.idempotency.complete(scope.apiKeyId, keyed.key, outcome);
         else await this.idempotency.release(scope.apiKeyId, keyed.key);
       }
     }
@@ -215,51 +207,23 @@ export class SendMessageService {
     }
   }
 
-  /** How a synchronous upstream rejection is answered (the one error mapper); the stored (failed) message is in `data`. */
-  private rejected(message: StoredMessage, error: UpstreamError, note?: string): SendOutcome {
+  /** A synchronous upstream rejection: the stored (failed) message and the domain's reason. */
+  private rejected(message: StoredMessage, error: UpstreamError, note?: string): FinalOutcome {
     this.logger.info({ messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus }, 'send rejected upstream');
-    const answer = sendRejection(error.toDomainError({ outcomeUnknownNote: 'the outcome is unknown, the message stays failed unless a status arrives' }));
-    const said = note ? `${answer.message}; ${note}` : answer.message;
-    return { statusCode: answer.statusCode, body: envelope(answer.statusCode, said, { data: toMessageView(message) }), headers: answer.headers, final: answer.final };
+    const failure = upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown, the message stays failed unless a status arrives' });
+    return { outcome: 'rejected', message, reason: rejectionOf(failure, note) };
   }
 }
 
-/** bmapi_sends_total's label for an answer (refusals before any attempt are in the request histogram). */
-function outcomeLabel(outcome: SendOutcome): string {
-  if (outcome.headers['Idempotent-Replayed']) return 'replayed';
-  if (outcome.statusCode === 200) return 'accepted';
-  if (outcome.statusCode === 429) return 'rate_limited';
-  if (outcome.statusCode >= 500) return 'upstream_unavailable';
-  return 'rejected';
-}
-
-function replayOf(earlier: { statusCode: number; body: unknown }): SendOutcome {
-  return { statusCode: earlier.statusCode, body: earlier.body as Envelope<MessageView>, headers: { 'Idempotent-Replayed': 'true' }, final: true };
-}
-
+/** Meta's body: the recipient, the callback data and the reply context, then the type's own part (its catalogue file). */
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
-  const common = { ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }), bizOpaqueCallbackData: callbackDataFor(messageId), ...(dto.context ? { context: { message_id: dto.context.message_id } } : {}) };
-  switch (dto.type) {
-    case 'template':
-      return { ...common, type: 'template', template: { name: dto.templateName!, language: { code: dto.templateLanguage! }, components: dto.components as never } };
-    case 'text':
-      return { ...common, type: 'text', text: { body: dto.text!.body, preview_url: previewOf(dto) } };
-    default:
-      return { ...common, type: dto.type, content: dto[dto.type]! };
-  }
+  const common = { ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }), bizOpaqueCallbackData: callbackDataFor(messageId), ...replyOf(dto) };
+  return { ...common, ...messageType(dto.type).upstream(dto) };
 }
 
-const previewOf = (dto: SendMessageDto) => dto.text!.previewUrl ?? dto.text!.preview_url ?? false;
-
-/** What is stored (and shown as `content`): the type's content as sent, plus the message replied to. */
+/** What is stored (and shown as `content`): the type's content as its catalogue file says, plus the message replied to. */
 function contentOf(dto: SendMessageDto): unknown {
-  const context = dto.context ? { context: { message_id: dto.context.message_id } } : {};
-  switch (dto.type) {
-    case 'template':
-      return { components: dto.components ?? [], ...context };
-    case 'text':
-      return { text: { body: dto.text!.body, previewUrl: previewOf(dto) }, ...context };
-    default:
-      return { [dto.type]: dto[dto.type], ...context };
-  }
+  return { ...messageType(dto.type).stored(dto), ...replyOf(dto) };
 }
+
+const replyOf = (dto: SendMessageDto) => (dto.context ? { context: { message_id: dto.context.message_id } } : {});

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { readWindowOf } from '../../auth/read-window.js';
 import { BUSINESS_ACCOUNT_NOT_FOUND, BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
-import { NotFoundError } from '../../core/http/api-error.js';
-import { isRowId } from '../../core/http/row-id.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { NotFound } from '../../core/errors/domain-errors.js';
+import { isRowId } from '../../core/rows/row-id.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { WebhookDeliveriesRepository, type AccountWindow, type DeliveryRow } from './webhook-deliveries.repository.js';
@@ -42,7 +42,7 @@ export class DeliveriesService {
    */
   async health(organizationId: string, wabaId?: string, now = Date.now()): Promise<AccountDeliveryHealthView[]> {
     const own = await this.ownWabaIds(organizationId);
-    if (wabaId !== undefined && !own.includes(wabaId)) throw new NotFoundError(BUSINESS_ACCOUNT_NOT_FOUND);
+    if (wabaId !== undefined && !own.includes(wabaId)) throw new NotFound(BUSINESS_ACCOUNT_NOT_FOUND);
     const wanted = wabaId !== undefined ? [wabaId] : own;
     if (wanted.length === 0) return [];
     const backlog = new Map((await this.deliveries.backlogForAccounts(wanted)).map((b) => [b.wabaId, b]));
@@ -63,9 +63,9 @@ export class DeliveriesService {
   async replay(organizationId: string, id: number): Promise<DeliveryView> {
     const accounts = await this.ownAccounts(organizationId);
     const own = accounts.map((a) => a.wabaId);
-    if (own.length === 0 || !isRowId(id)) throw new NotFoundError(DELIVERY_NOT_FOUND);
+    if (own.length === 0 || !isRowId(id)) throw new NotFound(DELIVERY_NOT_FOUND);
     const row = await this.deliveries.resetForReplay(accounts, id);
-    if (!row) throw new NotFoundError(DELIVERY_NOT_FOUND);
+    if (!row) throw new NotFound(DELIVERY_NOT_FOUND);
     try {
       await this.queue.enqueue({ deliveryIds: [id] }, deliveryJobIds.replay(id));
     } catch (err) {

@@ -5,7 +5,7 @@ import { Db, type Tx } from '../../core/db/db.js';
 import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/db/partitions.js';
 import { minus, now, plus, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
-import { skipTake } from '../../core/http/pagination.js';
+import { skipTake } from '../../core/rows/page.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
 
 /** A signed POST as the receiver stores it: the bytes as received. */

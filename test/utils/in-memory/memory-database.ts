@@ -5,6 +5,12 @@ import type { StatusCandidate } from '../../../src/messages/messages.repository.
 import type { ProcessingUnitOfWork } from '../../../src/webhooks/processing/processing.ports.js';
 import type { EventRow } from '../../../src/events/events.repository.js';
 
+/** A composite key of a table kept in a Map (the columns of its unique key, in order). */
+export const key = (...parts: string[]) => parts.join('\u0000');
+
+/** PostgreSQL keeps JSON as jsonb: what comes back is what JSON.stringify made of it. */
+export const asJsonb = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+
 export interface MemoryDelivery {
   id: number;
   status: 'received' | 'processed' | 'failed';

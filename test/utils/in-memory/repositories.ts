@@ -18,15 +18,13 @@ import type {
   StatusMessages,
   TemplateDecisions,
 } from '../../../src/webhooks/processing/processing.ports.js';
-import type { MemoryDatabase, MemoryDelivery, MemoryEvent, MemoryMessage } from './memory-database.js';
+import { key, type MemoryDatabase, type MemoryDelivery, type MemoryEvent, type MemoryMessage } from './memory-database.js';
 
 /*
  * In-memory stand-ins of the repositories webhook processing uses, over one MemoryDatabase. Each method keeps the
  * rules its SQL keeps (what it skips, what wins, what it returns), so that the processor behaves over them as over
  * PostgreSQL; the repository tests (test/medium) check the SQL itself.
  */
-
-const key = (...parts: string[]) => parts.join('\u0000');
 
 /** A copy of a row without some of its columns (what a statement that does not select them returns). */
 function without<T extends object, K extends keyof T>(row: T, ...columns: K[]): Omit<T, K> {
