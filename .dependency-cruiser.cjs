@@ -88,7 +88,8 @@ module.exports = {
     },
     {
       name: 'web-stands-alone',
-      comment: 'The browser console is built on its own (vite): it imports its own files and the generated API types only',
+      comment:
+        'The browser console is built on its own (vite): it imports its own files and the generated API types only',
       severity: 'error',
       from: { path: '^src/web/' },
       to: { path: '^src/(?!web/)' },

@@ -7,7 +7,17 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['dist/', 'node_modules/', 'src/generated/', 'src/web/api-types.ts', 'test-results/', 'coverage/', '.local/', 'bench/.tmp/', 'bench/results/'],
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'src/generated/',
+      'src/web/api-types.ts',
+      'test-results/',
+      'coverage/',
+      '.local/',
+      'bench/.tmp/',
+      'bench/results/',
+    ],
   },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
@@ -15,7 +25,10 @@ export default defineConfig(
     languageOptions: {
       // Each file is checked with the tsconfig that owns it: tsconfig.json (service, tests, bench, scripts,
       // simulator), src/web/tsconfig.json (the browser console).
-      parserOptions: { projectService: { allowDefaultProject: ['vite.config.ts'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['vite.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
       globals: { ...globals.node },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
@@ -26,7 +39,10 @@ export default defineConfig(
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       // A variable that a closure reads before its one assignment cannot be const (it would throw there).
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
     },
   },
   {

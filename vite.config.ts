@@ -24,7 +24,10 @@ export default defineConfig({
   server: {
     // `npx vite` for UI work: API calls go to a running ./scripts/dev.sh (API_URL, default port 3000).
     proxy: Object.fromEntries(
-      ['/auth', '/business-accounts', '/api-keys', '/webhooks', '/console/queues'].map((p) => [p, process.env.API_URL ?? 'http://127.0.0.1:3000']),
+      ['/auth', '/business-accounts', '/api-keys', '/webhooks', '/console/queues'].map((p) => [
+        p,
+        process.env.API_URL ?? 'http://127.0.0.1:3000',
+      ]),
     ),
   },
 });

@@ -96,7 +96,11 @@ function loadAvg(): number[] {
 }
 
 /** CPU ms per operation by group, from one or more meter windows; `server` = the target's HTTP process label. */
-function cpuPerOp(windows: (CpuUsage | null)[], ops: number, serverLabel: string): { perOp: Record<string, number>; other: number; idle: number } {
+function cpuPerOp(
+  windows: (CpuUsage | null)[],
+  ops: number,
+  serverLabel: string,
+): { perOp: Record<string, number>; other: number; idle: number } {
   const seconds: Record<string, number> = {};
   let wall = 0;
   let idle = 0;
@@ -128,7 +132,14 @@ function commonFields(s: LoadSummary | PacedSummary, c: ReturnType<typeof cpuPer
   };
 }
 
-function rowFromLoad(target: string, phase: string, s: LoadSummary | PacedSummary, cpu: CpuUsage | null, serverLabel: string, extra: Partial<Row> = {}): Row {
+function rowFromLoad(
+  target: string,
+  phase: string,
+  s: LoadSummary | PacedSummary,
+  cpu: CpuUsage | null,
+  serverLabel: string,
+  extra: Partial<Row> = {},
+): Row {
   const c = cpuPerOp([cpu], s.ok2xx, serverLabel);
   return {
     target,
@@ -157,7 +168,9 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
     lost: p.lost,
     duplicated: p.duplicated,
     exact: p.exact,
-    countsNote: p.exact ? undefined : `stored ${p.processing.deliveriesStored}/${p.posts} deliveries, ${p.processing.eventsProcessed}/${p.expected.events} events processed${p.pending ? `, ${p.pending} pending` : ''}${p.messagesExact ? '' : ', message statuses differ'}`,
+    countsNote: p.exact
+      ? undefined
+      : `stored ${p.processing.deliveriesStored}/${p.posts} deliveries, ${p.processing.eventsProcessed}/${p.expected.events} events processed${p.pending ? `, ${p.pending} pending` : ''}${p.messagesExact ? '' : ', message statuses differ'}`,
     ...commonFields(p.load, c),
     ...extra,
   };
@@ -168,22 +181,49 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
 
 async function helloTarget(stack: Stack, tenant: { wabaId: string; phoneNumberId: string }): Promise<Row[]> {
   const port = await freePort();
-  const hello = await stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(port) });
-  await waitFor('hello server', async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' })).ok, 10_000, [hello]);
+  const hello = await stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], {
+    HELLO_PORT: String(port),
+  });
+  await waitFor(
+    'hello server',
+    async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' })).ok,
+    10_000,
+    [hello],
+  );
   const url = `http://127.0.0.1:${port}`;
   const sample = new StatusPlan('hello', 20_000).deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
   const meter = new CpuMeter(() => stack.cpuLabels());
-  await load('node:http warm-up', { url, connections: CONNECTIONS, amount: 5000, requests: deliveryRequests(sample).requests });
+  await load('node:http warm-up', {
+    url,
+    connections: CONNECTIONS,
+    amount: 5000,
+    requests: deliveryRequests(sample).requests,
+  });
   meter.begin();
-  const sat = await load('node:http saturation', { url, connections: CONNECTIONS, duration: LOAD_S, requests: deliveryRequests(sample).requests });
+  const sat = await load('node:http saturation', {
+    url,
+    connections: CONNECTIONS,
+    duration: LOAD_S,
+    requests: deliveryRequests(sample).requests,
+  });
   const satCpu = meter.end();
   console.log(formatCpu(satCpu));
-  const rows = [rowFromLoad('(a) bare node:http', 'saturation', sat, satCpu, 'hello', { countsNote: 'nothing stored' })];
+  const rows = [
+    rowFromLoad('(a) bare node:http', 'saturation', sat, satCpu, 'hello', { countsNote: 'nothing stored' }),
+  ];
   meter.begin();
-  const fixed = await paced(`node:http ${RATE}/s`, { url, connections: FIXED_CONNECTIONS, amount: Math.round(RATE * LOAD_S), rate: RATE, requests: deliveryRequests(sample).requests });
+  const fixed = await paced(`node:http ${RATE}/s`, {
+    url,
+    connections: FIXED_CONNECTIONS,
+    amount: Math.round(RATE * LOAD_S),
+    rate: RATE,
+    requests: deliveryRequests(sample).requests,
+  });
   const fixedCpu = meter.end();
   console.log(formatCpu(fixedCpu));
-  rows.push(rowFromLoad('(a) bare node:http', `fixed ${RATE}/s`, fixed, fixedCpu, 'hello', { countsNote: 'nothing stored' }));
+  rows.push(
+    rowFromLoad('(a) bare node:http', `fixed ${RATE}/s`, fixed, fixedCpu, 'hello', { countsNote: 'nothing stored' }),
+  );
   await hello.stop();
   return rows;
 }
@@ -214,7 +254,8 @@ async function referencePhase(
     : await load(label, { url, connections: Math.min(CONNECTIONS, deliveries), amount: deliveries, requests });
   const cpu = meter.end();
   console.log(formatCpu(cpu));
-  if (issued() !== deliveries) throw new Error(`the load generator built ${issued()} requests for ${deliveries} deliveries`);
+  if (issued() !== deliveries)
+    throw new Error(`the load generator built ${issued()} requests for ${deliveries} deliveries`);
   const statsAfter = await refStats(url);
   const inserts = statsAfter.batches - statsBefore.batches;
   const rowsPerInsert = inserts ? (statsAfter.rows - statsBefore.rows) / inserts : 0;
@@ -231,13 +272,17 @@ async function referencePhase(
   // 503s (a failed batch) store nothing; a request that timed out may be stored without its 200 (Meta retries it).
   const unacked = Math.max(0, stored - s.ok2xx);
   const exact = lost === 0 && duplicated === 0 && unacked === 0 && s.ok2xx === deliveries;
-  console.log(`  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}; ${inserts} INSERTs, ${fmt(rowsPerInsert, 1)} rows per INSERT (max ${statsAfter.maxRows} so far)`);
+  console.log(
+    `  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}; ${inserts} INSERTs, ${fmt(rowsPerInsert, 1)} rows per INSERT (max ${statsAfter.maxRows} so far)`,
+  );
   return rowFromLoad(target, `${phase} (${fmt(rowsPerInsert, 1)} rows per INSERT)`, s, cpu, server, {
     posted: deliveries,
     lost,
     duplicated,
     exact,
-    countsNote: exact ? undefined : `${s.ok2xx}/${deliveries} acked (${JSON.stringify(s.statusCodes)}, ${s.errors} errors), ${stored} stored${unacked ? `, ${unacked} stored unacked` : ''}`,
+    countsNote: exact
+      ? undefined
+      : `${s.ok2xx}/${deliveries} acked (${JSON.stringify(s.statusCodes)}, ${s.errors} errors), ${stored} stored${unacked ? `, ${unacked} stored unacked` : ''}`,
   });
 }
 
@@ -245,7 +290,11 @@ async function refStats(url: string): Promise<{ batches: number; rows: number; m
   return (await fetch(`${url}/stats`)).json() as Promise<{ batches: number; rows: number; maxRows: number }>;
 }
 
-async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberId: string }, windowMs: number): Promise<Row[]> {
+async function referenceTarget(
+  stack: Stack,
+  ids: { wabaId: string; phoneNumberId: string },
+  windowMs: number,
+): Promise<Row[]> {
   const port = await freePort();
   const name = `ref-w${windowMs}`;
   const proc = await stack.spawnExtra(name, [path.join(ROOT, 'bench/reference/group-commit-receiver.mjs')], {
@@ -266,7 +315,17 @@ async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberI
   const n = sized(process.env.BENCH_REF_DELIVERIES, warm.rate, LOAD_S, 1000, 200_000);
   const rows = [
     await referencePhase(stack, ids, url, name, `${name} saturation`, target, 'saturation', n),
-    await referencePhase(stack, ids, url, name, `${name} ${RATE}/s`, target, `fixed ${RATE}/s`, Math.round(RATE * LOAD_S), RATE),
+    await referencePhase(
+      stack,
+      ids,
+      url,
+      name,
+      `${name} ${RATE}/s`,
+      target,
+      `fixed ${RATE}/s`,
+      Math.round(RATE * LOAD_S),
+      RATE,
+    ),
   ];
   await proc.stop();
   log(`${name}: ${proc.tail(1)}`);
@@ -282,18 +341,54 @@ async function referenceTarget(stack: Stack, ids: { wabaId: string; phoneNumberI
 async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const urls = stack.apiUrls;
   const target = `(c) service, ${APIS} API + 1 worker`;
-  const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+  const warm = await ingestPhase(stack, tenant, {
+    label: 'warm-up',
+    deliveries: 1500,
+    perDelivery: 1,
+    connections: CONNECTIONS,
+    urls,
+    processLimitMs: 60_000,
+  });
   const n = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
   const rows: Row[] = [];
-  const single = await ingestPhase(stack, tenant, { label: 'single', deliveries: n, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 90_000 });
+  const single = await ingestPhase(stack, tenant, {
+    label: 'single',
+    deliveries: n,
+    perDelivery: 1,
+    connections: CONNECTIONS,
+    urls,
+    processLimitMs: 90_000,
+  });
   rows.push(rowFromPhase(target, 'saturation, 1 status', single));
-  const fixed = await ingestPhase(stack, tenant, { label: `single at ${RATE}/s`, deliveries: Math.round(RATE * LOAD_S), perDelivery: 1, connections: FIXED_CONNECTIONS, urls, processLimitMs: 90_000, rate: RATE });
+  const fixed = await ingestPhase(stack, tenant, {
+    label: `single at ${RATE}/s`,
+    deliveries: Math.round(RATE * LOAD_S),
+    perDelivery: 1,
+    connections: FIXED_CONNECTIONS,
+    urls,
+    processLimitMs: 90_000,
+    rate: RATE,
+  });
   rows.push(rowFromPhase(target, `fixed ${RATE}/s, 1 status`, fixed));
   if (!SKIP.has('batch')) {
-    const warmBatch = await ingestPhase(stack, tenant, { label: 'warm-up batch100', deliveries: 40, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+    const warmBatch = await ingestPhase(stack, tenant, {
+      label: 'warm-up batch100',
+      deliveries: 40,
+      perDelivery: 100,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 60_000,
+    });
     // About 0.3 × BENCH_LOAD_S of load (the worker drains it for several times longer), at most 100,000 events.
     const b = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 1000);
-    const batch = await ingestPhase(stack, tenant, { label: 'batch100', deliveries: b, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 180_000 });
+    const batch = await ingestPhase(stack, tenant, {
+      label: 'batch100',
+      deliveries: b,
+      perDelivery: 100,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 180_000,
+    });
     rows.push(
       rowFromPhase(target, 'saturation, 100 statuses', batch, {
         rateNote: `= ${int(batch.eventsPerSecond)} events/s acked; **${batch.processedPerSecond === null ? 'not all' : int(batch.processedPerSecond)} events/s processed**, first POST to last event processed`,
@@ -324,7 +419,9 @@ async function settle(stack: Stack, before: string): Promise<void> {
   await stack.db.query('CHECKPOINT');
   await stack.db.query('VACUUM ANALYZE messages, events, webhook_deliveries, idempotency_keys');
   const quiet = await waitUntilQuiet(Math.max(1, os.cpus().length - 0.4), 30_000);
-  log(`settled before ${before} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${housekeeping > 0 ? `the workers' first housekeeping pass, ` : ''}checkpoint, vacuum; idle ${quiet.idleCores} cores)`);
+  log(
+    `settled before ${before} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${housekeeping > 0 ? `the workers' first housekeeping pass, ` : ''}checkpoint, vacuum; idle ${quiet.idleCores} cores)`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -337,8 +434,14 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const keys: { headers: Record<string, string>; phoneNumberId: string }[] = [];
   for (let i = 0; i < KEYS; i++) {
     const acc = accounts[i % accounts.length]!;
-    const k = i === 0 ? { accessKey: tenant.accessKey, secretKey: tenant.secretKey } : await stack.createApiKey(tenant.cookie, acc.wabaId, `bench-${i}`);
-    keys.push({ headers: { 'content-type': 'application/json', 'x-access-key': k.accessKey, 'x-secret-key': k.secretKey }, phoneNumberId: acc.phoneNumberId });
+    const k =
+      i === 0
+        ? { accessKey: tenant.accessKey, secretKey: tenant.secretKey }
+        : await stack.createApiKey(tenant.cookie, acc.wabaId, `bench-${i}`);
+    keys.push({
+      headers: { 'content-type': 'application/json', 'x-access-key': k.accessKey, 'x-secret-key': k.secretKey },
+      phoneNumberId: acc.phoneNumberId,
+    });
   }
   log(`send: ${KEYS} key pairs over ${accounts.length} business account(s)`);
   // Recipients 447700000000…447700099999 (none of the simulator's special numbers); keys in turn.
@@ -353,7 +456,13 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
         return {
           ...req,
           headers: k.headers,
-          body: JSON.stringify({ phoneNumberId: k.phoneNumberId, to: `4477000${String(i % 100_000).padStart(5, '0')}`, type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' }),
+          body: JSON.stringify({
+            phoneNumberId: k.phoneNumberId,
+            to: `4477000${String(i % 100_000).padStart(5, '0')}`,
+            type: 'template',
+            templateName: 'hello_world',
+            templateLanguage: 'en_US',
+          }),
         };
       },
     },
@@ -371,17 +480,23 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api');
   await settle(stack, `send at ${SEND_RATE}/s`);
   meter.begin();
-  const fixed = await paced(`send ${SEND_RATE}/s`, { url, connections: FIXED_CONNECTIONS, durationS: SEND_S, rate: SEND_RATE, requests });
+  const fixed = await paced(`send ${SEND_RATE}/s`, {
+    url,
+    connections: FIXED_CONNECTIONS,
+    durationS: SEND_S,
+    rate: SEND_RATE,
+    requests,
+  });
   const fixedCpu = meter.end();
   console.log(formatCpu(fixedCpu));
   const fixedRow = rowFromLoad(target, `fixed ${SEND_RATE}/s`, fixed, fixedCpu, 'api');
   // Every acknowledged send must be a stored message with status sent (requests cut off at the end of a run
   // finish on the server a moment later, so stored may exceed acked).
   await sleep(2000);
-  const r = await stack.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM messages WHERE business_account_id = ANY($1::uuid[]) AND created_at >= $2 GROUP BY status', [
-    accounts.map((a) => a.businessAccountId),
-    since,
-  ]);
+  const r = await stack.db.query<{ status: string; n: string }>(
+    'SELECT status, count(*) AS n FROM messages WHERE business_account_id = ANY($1::uuid[]) AND created_at >= $2 GROUP BY status',
+    [accounts.map((a) => a.businessAccountId), since],
+  );
   const byStatus = Object.fromEntries(r.rows.map((x) => [x.status, Number(x.n)]));
   const acked = warm.ok2xx + sat.ok2xx + fixed.ok2xx;
   const sent = byStatus.sent ?? 0;
@@ -422,8 +537,14 @@ export function summaryTable(rows: Row[]): string {
       `${r.ok.toLocaleString('en-US')} / ${r.posted.toLocaleString('en-US')}${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`,
       `**${int(r.rate)}**${r.rateNote ? ` ${r.rateNote}` : ''}`,
       `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}${r.written ? ` (from the write: ${fmt(r.written.p50, 0)} / ${fmt(r.written.p99, 0)})` : ''}`,
-      r.processedAfterS === undefined ? '–' : r.processedAfterS === null ? '**not within the limit**' : `${fmt(r.processedAfterS, 2)} s`,
-      r.lost === undefined ? '–' : `${r.lost} / ${r.duplicated ?? '–'}${r.exact === false ? ` **NOT EXACT**: ${r.countsNote ?? ''}` : ''}`,
+      r.processedAfterS === undefined
+        ? '–'
+        : r.processedAfterS === null
+          ? '**not within the limit**'
+          : `${fmt(r.processedAfterS, 2)} s`,
+      r.lost === undefined
+        ? '–'
+        : `${r.lost} / ${r.duplicated ?? '–'}${r.exact === false ? ` **NOT EXACT**: ${r.countsNote ?? ''}` : ''}`,
       ...GROUPS.map((g) => (r.cpuMsPerOp[g] === undefined ? '–' : ms(r.cpuMsPerOp[g]))),
       fmt(r.otherCores, 2),
       fmt(r.loadAvg1, 2),
@@ -435,50 +556,76 @@ export function summaryTable(rows: Row[]): string {
 
 // ---------------------------------------------------------------------------------------------------------
 
-await runBench({ name: 'all', apis: 0, workers: 0, simulatorWebhooks: false, limitMs: LIMIT_S * 1000 }, async (stack) => {
-  const m = machine();
-  printMachine(m);
-  const startedAt = Date.now();
-  const rows: Row[] = [];
-  // The reference and node:http targets run before any API process exists: their payloads name an account the
-  // simulator knows nothing of (they never reach the service).
-  const ids = { wabaId: `9${String(Date.now()).slice(-14)}`, phoneNumberId: '100000000000001' };
+await runBench(
+  { name: 'all', apis: 0, workers: 0, simulatorWebhooks: false, limitMs: LIMIT_S * 1000 },
+  async (stack) => {
+    const m = machine();
+    printMachine(m);
+    const startedAt = Date.now();
+    const rows: Row[] = [];
+    // The reference and node:http targets run before any API process exists: their payloads name an account the
+    // simulator knows nothing of (they never reach the service).
+    const ids = { wabaId: `9${String(Date.now()).slice(-14)}`, phoneNumberId: '100000000000001' };
 
-  if (!SKIP.has('hello')) rows.push(...(await helloTarget(stack, ids)));
-  if (!SKIP.has('reference')) for (const w of REF_WINDOWS) rows.push(...(await referenceTarget(stack, ids, w)));
+    if (!SKIP.has('hello')) rows.push(...(await helloTarget(stack, ids)));
+    if (!SKIP.has('reference')) for (const w of REF_WINDOWS) rows.push(...(await referenceTarget(stack, ids, w)));
 
-  await stack.startApis(APIS);
-  await stack.startWorkers(1);
-  const tenant = await stack.onboard();
-  if (!SKIP.has('ingest')) rows.push(...(await serviceIngest(stack, tenant)));
-  if (!SKIP.has('send')) rows.push(...(await sendTarget(stack, tenant)));
-  stack.assertAlive();
+    await stack.startApis(APIS);
+    await stack.startWorkers(1);
+    const tenant = await stack.onboard();
+    if (!SKIP.has('ingest')) rows.push(...(await serviceIngest(stack, tenant)));
+    if (!SKIP.has('send')) rows.push(...(await sendTarget(stack, tenant)));
+    stack.assertAlive();
 
-  const la = loadAvg();
-  const table = summaryTable(rows);
-  const header =
-    `npm run bench — ${m.date.slice(0, 16).replace('T', ' ')} UTC, git ${m.gitCommit}${m.gitDirty ? ' (uncommitted changes)' : ''}, ${m.cores} cores, node ${m.node}; ` +
-    `BENCH_LOAD_S=${LOAD_S}, BENCH_INGEST_RATE=${RATE}, BENCH_DURATION=${SEND_S}, BENCH_RATE=${SEND_RATE}, BENCH_KEYS=${KEYS}, ${CONNECTIONS} connections (fixed rate: ${FIXED_CONNECTIONS}); ` +
-    `load average at start ${m.loadAvg.join(' / ')}, at end ${la.join(' / ')} (1/5/15 min); ${((Date.now() - startedAt) / 1000).toFixed(0)} s`;
-  const legend =
-    'p50 / p99 at a fixed rate: from each request\'s due time (evenly paced, open loop: waiting for a free connection counts), in brackets from the moment it was written. ' +
-    'CPU ms/op: CPU time per acked request (per delivery, per send) of each process group — server = the measured HTTP process ' +
-    '(hello server, reference receiver or API); for the service ingest rows it covers the load and the drain until all was processed. ' +
-    '"other": CPU used by processes this bench did not start (other engineers\' work), per operation and in cores averaged over the same window (of ' +
-    `${m.cores}); load avg: /proc/loadavg at the end of that measurement.`;
-  const ingest = rows.filter((r) => r.target.startsWith('(') && r.phase === 'saturation');
-  const hello = ingest.find((r) => r.target.startsWith('(a)'));
-  const lines = [header, '', table, '', legend];
-  if (hello) {
-    lines.push('', 'Share of the bare node:http saturation rate: ' + rows.filter((r) => r.target !== hello.target && r.phase.startsWith('saturation') && !r.target.startsWith('send')).map((r) => `${r.target} ${r.phase}: ${fmt((r.rate / hello.rate) * 100, 1)} %`).join('; ') + '.');
-  }
-  const summary = lines.join('\n');
-  console.log(`\n================ summary ================\n${summary}\n`);
-  writeResult('all', {
-    machine: m,
-    loadAvgEnd: la,
-    config: { LOAD_S, RATE, CONNECTIONS, FIXED_CONNECTIONS, REF_WINDOWS, REF_MAX_ROWS, REF_POOL, SEND_S, SEND_RATE, KEYS, SEND_ACCOUNTS, skip: [...SKIP] },
-    rows,
-    summaryMarkdown: summary,
-  });
-});
+    const la = loadAvg();
+    const table = summaryTable(rows);
+    const header =
+      `npm run bench — ${m.date.slice(0, 16).replace('T', ' ')} UTC, git ${m.gitCommit}${m.gitDirty ? ' (uncommitted changes)' : ''}, ${m.cores} cores, node ${m.node}; ` +
+      `BENCH_LOAD_S=${LOAD_S}, BENCH_INGEST_RATE=${RATE}, BENCH_DURATION=${SEND_S}, BENCH_RATE=${SEND_RATE}, BENCH_KEYS=${KEYS}, ${CONNECTIONS} connections (fixed rate: ${FIXED_CONNECTIONS}); ` +
+      `load average at start ${m.loadAvg.join(' / ')}, at end ${la.join(' / ')} (1/5/15 min); ${((Date.now() - startedAt) / 1000).toFixed(0)} s`;
+    const legend =
+      "p50 / p99 at a fixed rate: from each request's due time (evenly paced, open loop: waiting for a free connection counts), in brackets from the moment it was written. " +
+      'CPU ms/op: CPU time per acked request (per delivery, per send) of each process group — server = the measured HTTP process ' +
+      '(hello server, reference receiver or API); for the service ingest rows it covers the load and the drain until all was processed. ' +
+      '"other": CPU used by processes this bench did not start (other engineers\' work), per operation and in cores averaged over the same window (of ' +
+      `${m.cores}); load avg: /proc/loadavg at the end of that measurement.`;
+    const ingest = rows.filter((r) => r.target.startsWith('(') && r.phase === 'saturation');
+    const hello = ingest.find((r) => r.target.startsWith('(a)'));
+    const lines = [header, '', table, '', legend];
+    if (hello) {
+      lines.push(
+        '',
+        'Share of the bare node:http saturation rate: ' +
+          rows
+            .filter(
+              (r) => r.target !== hello.target && r.phase.startsWith('saturation') && !r.target.startsWith('send'),
+            )
+            .map((r) => `${r.target} ${r.phase}: ${fmt((r.rate / hello.rate) * 100, 1)} %`)
+            .join('; ') +
+          '.',
+      );
+    }
+    const summary = lines.join('\n');
+    console.log(`\n================ summary ================\n${summary}\n`);
+    writeResult('all', {
+      machine: m,
+      loadAvgEnd: la,
+      config: {
+        LOAD_S,
+        RATE,
+        CONNECTIONS,
+        FIXED_CONNECTIONS,
+        REF_WINDOWS,
+        REF_MAX_ROWS,
+        REF_POOL,
+        SEND_S,
+        SEND_RATE,
+        KEYS,
+        SEND_ACCOUNTS,
+        skip: [...SKIP],
+      },
+      rows,
+      summaryMarkdown: summary,
+    });
+  },
+);

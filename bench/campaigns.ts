@@ -46,13 +46,22 @@ async function pacingHistogram(stack: Stack): Promise<Map<string, number>> {
 function pacingSummary(before: Map<string, number>, after: Map<string, number>) {
   const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
   const sent = delta('sent count');
-  const bounds = [...after.keys()].filter((k) => k.startsWith('sent ') && k !== 'sent count' && k !== 'sent +Inf').map((k) => Number(k.slice(5))).sort((a, b) => a - b);
+  const bounds = [...after.keys()]
+    .filter((k) => k.startsWith('sent ') && k !== 'sent count' && k !== 'sent +Inf')
+    .map((k) => Number(k.slice(5)))
+    .sort((a, b) => a - b);
   /** The smallest bucket bound holding at least this share of the on-time sends (ms). */
   const within = (share: number) => {
     for (const b of bounds) if (delta(`sent ${b}`) >= share * sent) return b * 1000;
     return Infinity;
   };
-  return { sent, forfeited: delta('forfeited count'), lateP50Ms: within(0.5), lateP99Ms: within(0.99), lateP999Ms: within(0.999) };
+  return {
+    sent,
+    forfeited: delta('forfeited count'),
+    lateP50Ms: within(0.5),
+    lateP99Ms: within(0.99),
+    lateP999Ms: within(0.999),
+  };
 }
 
 /** The simulator's arrivals for one number (its clock): the most in any 1 s (Meta's count) and in any 100 ms (bunching). */
@@ -76,14 +85,27 @@ interface CampaignView {
   counts: Record<string, number>;
 }
 
-async function call<T = unknown>(method: string, url: string, body?: unknown, cookie?: string): Promise<{ status: number; body: T }> {
-  const res = await fetch(url, { method, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call<T = unknown>(
+  method: string,
+  url: string,
+  body?: unknown,
+  cookie?: string,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
 async function setLevel(stack: Stack, t: Tenant, level: 'HIGH' | 'STANDARD'): Promise<void> {
-  const res = await call('POST', `${stack.simUrl}/_sim/throughput`, { wabaId: t.wabaId, phoneNumberId: t.phoneNumberId, level });
+  const res = await call('POST', `${stack.simUrl}/_sim/throughput`, {
+    wabaId: t.wabaId,
+    phoneNumberId: t.phoneNumberId,
+    level,
+  });
   if (res.status !== 200) throw new Error(`throughput: ${res.status}`);
   const sync = await call('POST', `${stack.apiUrl}/business-accounts/${t.wabaId}/phone-numbers/sync`, {}, t.cookie);
   if (sync.status !== 200) throw new Error(`sync: ${sync.status}`);
@@ -116,16 +138,38 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
   const loadAvgStart = load1();
   const pacingBefore = await pacingHistogram(stack);
   const t0 = Date.now();
-  const created = await call<{ data: CampaignView }>('POST', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns`, { name: label, phoneNumberId: t.phoneNumberId, templateName: 'hello_world', templateLanguage: 'en_US', recipients: tos.map((to) => ({ to })) }, t.cookie);
-  if (created.status !== 201) throw new Error(`campaign: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
+  const created = await call<{ data: CampaignView }>(
+    'POST',
+    `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns`,
+    {
+      name: label,
+      phoneNumberId: t.phoneNumberId,
+      templateName: 'hello_world',
+      templateLanguage: 'en_US',
+      recipients: tos.map((to) => ({ to })),
+    },
+    t.cookie,
+  );
+  if (created.status !== 201)
+    throw new Error(`campaign: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
   const createMs = Date.now() - t0;
   const id = created.body.data.id;
   log(`${label}: ${n} recipients, created in ${createMs} ms (campaign ${id}); running…`);
   let view = created.body.data;
   for (let polls = 0; view.status === 'running'; polls++) {
     await new Promise((r) => setTimeout(r, 1000));
-    view = (await call<{ data: CampaignView }>('GET', `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns/${id}`, undefined, t.cookie)).body.data;
-    if (polls % 10 === 9) log(`  ${label}: ${JSON.stringify(view.counts)} after ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${load1()})`);
+    view = (
+      await call<{ data: CampaignView }>(
+        'GET',
+        `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns/${id}`,
+        undefined,
+        t.cookie,
+      )
+    ).body.data;
+    if (polls % 10 === 9)
+      log(
+        `  ${label}: ${JSON.stringify(view.counts)} after ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${load1()})`,
+      );
     if (Date.now() - t0 > 600_000) throw new Error(`${label} still running after 600 s`);
   }
   const runMs = Date.now() - t0 - createMs;
@@ -137,7 +181,14 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
   const s = span.rows[0]!;
   const sendSpanS = (s.last.getTime() - s.first.getTime()) / 1000;
   const pacingAfter = await pacingHistogram(stack);
-  const { data } = (await call('GET', `${stack.simUrl}/_sim/sends`)).body as { data: { phoneNumberId: string; at: string; body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[] };
+  const { data } = (await call('GET', `${stack.simUrl}/_sim/sends`)).body as {
+    data: {
+      phoneNumberId: string;
+      at: string;
+      body: { to?: string };
+      response: { status: number; body: { error?: { code?: number } } };
+    }[];
+  };
   const mine = data.filter((d) => d.phoneNumberId === t.phoneNumberId);
   const accepted = new Map<string, number>();
   let refused = 0;
@@ -165,8 +216,12 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
     loadAvgStart,
     loadAvgEnd,
   };
-  log(`${label}: completed ${(runMs / 1000).toFixed(1)} s after creation; sends over ${sendSpanS.toFixed(1)} s = ${fmt(run.ratePerSecond)}/s; Meta accepted ${upstreamAccepted} recipients (twice: ${upstreamTwice}), 130429: ${refused}; counts ${JSON.stringify(view.counts)}; load ${loadAvgStart} → ${loadAvgEnd}`);
-  log(`${label}: at the simulator, busiest 1 s ${arrived.busiestSecond} sends, busiest 100 ms ${arrived.busiest100ms}; worker slots ${run.pacing ? JSON.stringify(run.pacing) : 'n/a (build without the pacing histogram)'}`);
+  log(
+    `${label}: completed ${(runMs / 1000).toFixed(1)} s after creation; sends over ${sendSpanS.toFixed(1)} s = ${fmt(run.ratePerSecond)}/s; Meta accepted ${upstreamAccepted} recipients (twice: ${upstreamTwice}), 130429: ${refused}; counts ${JSON.stringify(view.counts)}; load ${loadAvgStart} → ${loadAvgEnd}`,
+  );
+  log(
+    `${label}: at the simulator, busiest 1 s ${arrived.busiestSecond} sends, busiest 100 ms ${arrived.busiest100ms}; worker slots ${run.pacing ? JSON.stringify(run.pacing) : 'n/a (build without the pacing histogram)'}`,
+  );
   return run;
 }
 
@@ -175,7 +230,12 @@ await runBench(
     name: 'campaigns',
     simulatorWebhooks: false,
     limitMs: 1_200_000,
-    env: { ACCOUNT_RATE_LIMIT_PER_SECOND: '1000000', ACCOUNT_RATE_LIMIT_BURST: '1000000', DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20', METRICS_TOKEN },
+    env: {
+      ACCOUNT_RATE_LIMIT_PER_SECOND: '1000000',
+      ACCOUNT_RATE_LIMIT_BURST: '1000000',
+      DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20',
+      METRICS_TOKEN,
+    },
   },
   async (stack) => {
     const m = machine();
@@ -216,8 +276,19 @@ await runBench(
           const t = tenants[n % tenants.length]!;
           return {
             ...req,
-            headers: { ...req.headers, 'content-type': 'application/json', 'x-access-key': t.accessKey, 'x-secret-key': t.secretKey },
-            body: JSON.stringify({ phoneNumberId: t.phoneNumberId, to: `4475${String(n++ % 1_000_000).padStart(7, '0')}`, type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' }),
+            headers: {
+              ...req.headers,
+              'content-type': 'application/json',
+              'x-access-key': t.accessKey,
+              'x-secret-key': t.secretKey,
+            },
+            body: JSON.stringify({
+              phoneNumberId: t.phoneNumberId,
+              to: `4475${String(n++ % 1_000_000).padStart(7, '0')}`,
+              type: 'template',
+              templateName: 'hello_world',
+              templateLanguage: 'en_US',
+            }),
           };
         },
       },
@@ -232,22 +303,61 @@ await runBench(
     ] as const) {
       await waitUntilQuiet(1.2, 30_000);
       const loadAvg = load1();
-      sends.push({ label, s: await load(`POST /messages over ${NUMBERS} HIGH numbers, ${label}`, { url, connections: CONNECTIONS, duration: DURATION_S, requests }), loadAvg });
+      sends.push({
+        label,
+        s: await load(`POST /messages over ${NUMBERS} HIGH numbers, ${label}`, {
+          url,
+          connections: CONNECTIONS,
+          duration: DURATION_S,
+          requests,
+        }),
+        loadAvg,
+      });
     }
     const on = (sends[0]!.s.okPerSecond + sends[2]!.s.okPerSecond) / 2;
     const off = sends[1]!.s.okPerSecond;
-    const refused = await stack.db.query<{ n: string }>(`SELECT count(*) AS n FROM messages WHERE error_code = 130429 AND campaign_id IS NULL`);
+    const refused = await stack.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM messages WHERE error_code = 130429 AND campaign_id IS NULL`,
+    );
     stack.assertAlive();
 
     console.log('\nTargets');
     const checks = [
-      check('100k campaign at HIGH', '≤ 110 s', `${fmt(big.runMs / 1000)} s after creation (created in ${fmt(big.createMs / 1000)} s; ${fmt(big.ratePerSecond, 0)}/s over ${fmt(big.sendSpanS)} s)`, big.runMs <= 110_000),
+      check(
+        '100k campaign at HIGH',
+        '≤ 110 s',
+        `${fmt(big.runMs / 1000)} s after creation (created in ${fmt(big.createMs / 1000)} s; ${fmt(big.ratePerSecond, 0)}/s over ${fmt(big.sendSpanS)} s)`,
+        big.runMs <= 110_000,
+      ),
       check('100k campaign: no upstream 130429', '0', String(big.upstream130429), big.upstream130429 === 0),
-      check('100k campaign: each recipient exactly once', `${CAMPAIGN_SIZE} accepted once, 0 twice`, `${big.upstreamAccepted} accepted, ${big.upstreamTwice} twice, ${big.storedMessages} stored sent`, big.upstreamAccepted === CAMPAIGN_SIZE && big.upstreamTwice === 0 && big.storedMessages === CAMPAIGN_SIZE),
-      check('STANDARD campaign rate', '≥ 76/s (95 % of 80/s)', `${fmt(slow.ratePerSecond)}/s over ${fmt(slow.sendSpanS)} s (${slow.upstream130429} × 130429)`, slow.ratePerSecond >= 76 && slow.upstream130429 === 0),
-      check('POST /messages over HIGH numbers', 'pacing on within 10 % of off', `on ${fmt(on, 0)}/s (${fmt(sends[0]!.s.okPerSecond, 0)}, ${fmt(sends[2]!.s.okPerSecond, 0)}), off ${fmt(off, 0)}/s: ${fmt((on / off - 1) * 100)} %`, on >= off * 0.9),
+      check(
+        '100k campaign: each recipient exactly once',
+        `${CAMPAIGN_SIZE} accepted once, 0 twice`,
+        `${big.upstreamAccepted} accepted, ${big.upstreamTwice} twice, ${big.storedMessages} stored sent`,
+        big.upstreamAccepted === CAMPAIGN_SIZE && big.upstreamTwice === 0 && big.storedMessages === CAMPAIGN_SIZE,
+      ),
+      check(
+        'STANDARD campaign rate',
+        '≥ 76/s (95 % of 80/s)',
+        `${fmt(slow.ratePerSecond)}/s over ${fmt(slow.sendSpanS)} s (${slow.upstream130429} × 130429)`,
+        slow.ratePerSecond >= 76 && slow.upstream130429 === 0,
+      ),
+      check(
+        'POST /messages over HIGH numbers',
+        'pacing on within 10 % of off',
+        `on ${fmt(on, 0)}/s (${fmt(sends[0]!.s.okPerSecond, 0)}, ${fmt(sends[2]!.s.okPerSecond, 0)}), off ${fmt(off, 0)}/s: ${fmt((on / off - 1) * 100)} %`,
+        on >= off * 0.9,
+      ),
       check('POST /messages: no 130429 stored', '0', refused.rows[0]!.n, refused.rows[0]!.n === '0'),
     ];
-    writeResult('campaigns', { machine: m, config: { CAMPAIGN_SIZE, STANDARD_SIZE, NUMBERS, DURATION_S, CONNECTIONS }, big, bigCpu, slow, sends, checks });
+    writeResult('campaigns', {
+      machine: m,
+      config: { CAMPAIGN_SIZE, STANDARD_SIZE, NUMBERS, DURATION_S, CONNECTIONS },
+      big,
+      bigCpu,
+      slow,
+      sends,
+      checks,
+    });
   },
 );

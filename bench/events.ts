@@ -51,7 +51,11 @@ SELECT 0, $1, $2, t.event_type, t.kind, t.title, t.status,
   JOIN t ON t.r = i % 100
   CROSS JOIN LATERAL (SELECT $7::timestamptz - ($6::int - i) * interval '1500 milliseconds' AS at) AS x`;
 
-async function seed(stack: Stack, wabaId: string, phoneNumberId: string): Promise<{ seconds: number; droppedIndexes: boolean }> {
+async function seed(
+  stack: Stack,
+  wabaId: string,
+  phoneNumberId: string,
+): Promise<{ seconds: number; droppedIndexes: boolean }> {
   const t = Date.now();
   const db = stack.db;
   // On a database this bench started itself (fresh, nothing else in events) the secondary indexes are dropped for
@@ -63,12 +67,24 @@ async function seed(stack: Stack, wabaId: string, phoneNumberId: string): Promis
     await db.query(`ALTER SYSTEM SET max_wal_size = '16GB'`);
     await db.query(`ALTER SYSTEM SET checkpoint_timeout = '30min'`);
     await db.query('SELECT pg_reload_conf()');
-    indexes = (await db.query<{ indexname: string; indexdef: string }>(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'events' AND indexname <> 'events_pkey'`)).rows;
+    indexes = (
+      await db.query<{ indexname: string; indexdef: string }>(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'events' AND indexname <> 'events_pkey'`,
+      )
+    ).rows;
     for (const ix of indexes) await db.query(`DROP INDEX "${ix.indexname}"`);
   }
   const jobs: { waba: string; phone: string; prefix: string; from: number; to: number; total: number }[] = [];
   const now = new Date();
-  for (let from = 1; from <= EVENTS; from += CHUNK) jobs.push({ waba: wabaId, phone: phoneNumberId, prefix: `seed:${wabaId}:`, from, to: Math.min(from + CHUNK - 1, EVENTS), total: EVENTS });
+  for (let from = 1; from <= EVENTS; from += CHUNK)
+    jobs.push({
+      waba: wabaId,
+      phone: phoneNumberId,
+      prefix: `seed:${wabaId}:`,
+      from,
+      to: Math.min(from + CHUNK - 1, EVENTS),
+      total: EVENTS,
+    });
   const perOther = Math.floor(OTHER_EVENTS / OTHER_WABAS);
   for (let k = 0; k < OTHER_WABAS && perOther > 0; k++) {
     const waba = `3199${stack.runId.replace(/\D/g, '').slice(0, 6).padEnd(6, '0')}${String(k).padStart(3, '0')}`;
@@ -106,7 +122,8 @@ async function seed(stack: Stack, wabaId: string, phoneNumberId: string): Promis
         await client.query('SET max_parallel_maintenance_workers = 0');
         // events is partitioned: pg_indexes gives the parent's definition as `ON ONLY events`, which would build no
         // partition's index; `ON events` builds every partition's.
-        for (let j = k++; j < indexes.length; j = k++) await client.query(indexes[j]!.indexdef.replace(' ON ONLY ', ' ON '));
+        for (let j = k++; j < indexes.length; j = k++)
+          await client.query(indexes[j]!.indexdef.replace(' ON ONLY ', ' ON '));
       } finally {
         client.release();
       }
@@ -127,7 +144,10 @@ await runBench({ name: 'events', workers: 0, limitMs: 480_000 }, async (stack) =
 
   const expected: Record<string, number> = {};
   for (const kind of ['', 'status_update', 'inbound_message']) {
-    const r = await stack.db.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE waba_id = $1${kind ? ' AND kind = $2' : ''}`, kind ? [tenant.wabaId, kind] : [tenant.wabaId]);
+    const r = await stack.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM events WHERE waba_id = $1${kind ? ' AND kind = $2' : ''}`,
+      kind ? [tenant.wabaId, kind] : [tenant.wabaId],
+    );
     expected[kind || 'all'] = Number(r.rows[0]!.n);
   }
   log(`COUNT(*) for the account: ${JSON.stringify(expected)}`);
@@ -145,24 +165,53 @@ await runBench({ name: 'events', workers: 0, limitMs: 480_000 }, async (stack) =
     const path = `/webhooks/events?wabaId=${tenant.wabaId}&page=1&limit=50${kind ? `&kind=${kind}` : ''}`;
     const res = await fetch(url + path, { headers });
     const body = (await res.json()) as { data?: { total: number; items: unknown[] } };
-    if (res.status !== 200 || !body.data) throw new Error(`GET ${path} → ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    if (res.status !== 200 || !body.data)
+      throw new Error(`GET ${path} → ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
     await load(`${name} (warm-up)`, { url: url + path, connections: 1, amount: 50, headers });
     const serial = await load(name, { url: url + path, connections: 1, amount: REQUESTS, headers });
     const total = body.data.total;
-    results[name] = { load: serial, total, totalExact: total === expected[kind || 'all'], items: body.data.items.length };
-    console.log(`    total ${total} (COUNT(*) ${expected[kind || 'all']}) ${total === expected[kind || 'all'] ? 'exact' : 'WRONG'}; ${body.data.items.length} items`);
+    results[name] = {
+      load: serial,
+      total,
+      totalExact: total === expected[kind || 'all'],
+      items: body.data.items.length,
+    };
+    console.log(
+      `    total ${total} (COUNT(*) ${expected[kind || 'all']}) ${total === expected[kind || 'all'] ? 'exact' : 'WRONG'}; ${body.data.items.length} items`,
+    );
   }
   const queryCpu = meter.end();
   console.log(formatCpu(queryCpu));
   // The same with some concurrency (4 connections), for the record.
-  const concurrent = await load('no filter, 4 connections', { url: `${url}/webhooks/events?wabaId=${tenant.wabaId}&page=1&limit=50`, connections: 4, amount: REQUESTS, headers });
+  const concurrent = await load('no filter, 4 connections', {
+    url: `${url}/webhooks/events?wabaId=${tenant.wabaId}&page=1&limit=50`,
+    connections: 4,
+    amount: REQUESTS,
+    headers,
+  });
 
   console.log('\nTargets');
   const checks: Check[] = [];
   for (const [name, r] of Object.entries(results)) {
-    checks.push(check(`${name}: p99 (1 connection, ${REQUESTS} requests)`, '< 20 ms', `${fmt(r.load.latencyMs.p99)} ms (p50 ${fmt(r.load.latencyMs.p50)} ms)`, r.load.latencyMs.p99 < 20 && r.load.non2xx === 0));
+    checks.push(
+      check(
+        `${name}: p99 (1 connection, ${REQUESTS} requests)`,
+        '< 20 ms',
+        `${fmt(r.load.latencyMs.p99)} ms (p50 ${fmt(r.load.latencyMs.p50)} ms)`,
+        r.load.latencyMs.p99 < 20 && r.load.non2xx === 0,
+      ),
+    );
     checks.push(check(`${name}: total exact`, `= COUNT(*)`, `${r.total}`, r.totalExact));
   }
   checks.push(check('seed time', '≤ 120 s', `${fmt(seeded.seconds)} s`, seeded.seconds <= 120));
-  writeResult('events', { machine: m, config: { EVENTS, OTHER_EVENTS, REQUESTS }, seed: seeded, expected, results, queryCpu, concurrent, checks });
+  writeResult('events', {
+    machine: m,
+    config: { EVENTS, OTHER_EVENTS, REQUESTS },
+    seed: seeded,
+    expected,
+    results,
+    queryCpu,
+    concurrent,
+    checks,
+  });
 });

@@ -72,9 +72,12 @@ class Poller {
 
   private async get(after: string, wait: number): Promise<NonNullable<FeedBody['data']>> {
     this.requests++;
-    const res = await fetch(`${this.url}/webhooks/events?wabaId=${this.tenant.wabaId}&after=${encodeURIComponent(after)}&wait=${wait}&limit=100`, {
-      headers: { cookie: this.tenant.cookie },
-    });
+    const res = await fetch(
+      `${this.url}/webhooks/events?wabaId=${this.tenant.wabaId}&after=${encodeURIComponent(after)}&wait=${wait}&limit=100`,
+      {
+        headers: { cookie: this.tenant.cookie },
+      },
+    );
     const body = (await res.json()) as FeedBody;
     if (res.status !== 200 || !body.data) throw new Error(`feed → ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     return body.data;
@@ -93,7 +96,9 @@ interface PhaseResult {
 }
 
 function pct(sorted: number[], p: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted.length === 0
+    ? NaN
+    : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 /** `seconds` of deliveries at RATE, evenly spaced (open loop), while the pollers follow the feed. */
@@ -107,7 +112,9 @@ async function phase(stack: Stack, tenant: Tenant, label: string, seconds: numbe
     return `${String(item.id)}:${String(item.status)}`;
   });
 
-  const pollers = stack.apiUrls.flatMap((url) => Array.from({ length: POLLERS_PER_API }, () => new Poller(url, tenant)));
+  const pollers = stack.apiUrls.flatMap((url) =>
+    Array.from({ length: POLLERS_PER_API }, () => new Poller(url, tenant)),
+  );
   await Promise.all(pollers.map((p) => p.start()));
 
   const agents = stack.apiUrls.map(() => new http.Agent({ keepAlive: true, maxSockets: 16 }));
@@ -120,7 +127,9 @@ async function phase(stack: Stack, tenant: Tenant, label: string, seconds: numbe
   const settle = () => {
     if (++settled === total) allSettled();
   };
-  log(`${label}: ${total} deliveries at ${RATE}/s to ${urls.length} API process(es), ${pollers.length} long-polling clients`);
+  log(
+    `${label}: ${total} deliveries at ${RATE}/s to ${urls.length} API process(es), ${pollers.length} long-polling clients`,
+  );
   const t0 = performance.now();
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / RATE;
@@ -135,7 +144,11 @@ async function phase(stack: Stack, tenant: Tenant, label: string, seconds: numbe
         method: 'POST',
         path: '/webhooks/whatsapp',
         agent: agents[k],
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': d.signature, 'content-length': d.body.length },
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': d.signature,
+          'content-length': d.body.length,
+        },
       },
       (res) => {
         res.resume();
@@ -172,7 +185,13 @@ async function phase(stack: Stack, tenant: Tenant, label: string, seconds: numbe
     deliveries: total,
     acked: ackedAt.filter(Number.isFinite).length,
     failed,
-    latencyMs: { p50: pct(latencies, 50), p90: pct(latencies, 90), p99: pct(latencies, 99), max: latencies.at(-1) ?? NaN, samples: latencies.length },
+    latencyMs: {
+      p50: pct(latencies, 50),
+      p90: pct(latencies, 90),
+      p99: pct(latencies, 99),
+      max: latencies.at(-1) ?? NaN,
+      samples: latencies.length,
+    },
     missing,
     duplicates: pollers.reduce((n, p) => n + p.duplicates, 0),
     pollRequests: pollers.reduce((n, p) => n + p.requests, 0),
@@ -200,10 +219,30 @@ await runBench({ name: 'feed', apis: APIS, limitMs: 300_000 }, async (stack) => 
   console.log('\nTargets');
   const l = measured.latencyMs;
   const checks: Check[] = [
-    check(`webhook 200 → long-polling client holds the event, p50 (${RATE}/s)`, '≤ 50 ms', `${fmt(l.p50)} ms`, l.p50 <= 50),
-    check(`webhook 200 → long-polling client holds the event, p99 (${RATE}/s)`, '≤ 250 ms', `${fmt(l.p99)} ms (max ${fmt(l.max)} ms)`, l.p99 <= 250),
-    check('every client saw every event once', '0 missing, 0 duplicated', `missing ${measured.missing}, duplicated ${measured.duplicates}`, measured.missing === 0 && measured.duplicates === 0),
-    check('deliveries acknowledged', `${measured.deliveries}`, `${measured.acked} (${measured.failed} failed)`, measured.acked === measured.deliveries),
+    check(
+      `webhook 200 → long-polling client holds the event, p50 (${RATE}/s)`,
+      '≤ 50 ms',
+      `${fmt(l.p50)} ms`,
+      l.p50 <= 50,
+    ),
+    check(
+      `webhook 200 → long-polling client holds the event, p99 (${RATE}/s)`,
+      '≤ 250 ms',
+      `${fmt(l.p99)} ms (max ${fmt(l.max)} ms)`,
+      l.p99 <= 250,
+    ),
+    check(
+      'every client saw every event once',
+      '0 missing, 0 duplicated',
+      `missing ${measured.missing}, duplicated ${measured.duplicates}`,
+      measured.missing === 0 && measured.duplicates === 0,
+    ),
+    check(
+      'deliveries acknowledged',
+      `${measured.deliveries}`,
+      `${measured.acked} (${measured.failed} failed)`,
+      measured.acked === measured.deliveries,
+    ),
   ];
   writeResult('feed', { machine: m, config: { LOAD_S, RATE, POLLERS_PER_API, APIS }, measured, cpu, checks });
 });

@@ -26,44 +26,159 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
 
   // The ceiling: same load generator, same bodies and connections, a server that does nothing.
   const helloPort = await freePort();
-  const hello = await stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], { HELLO_PORT: String(helloPort) });
-  await waitFor('hello server', async () => (await fetch(`http://127.0.0.1:${helloPort}/`, { method: 'POST', body: '{}' })).ok, 10_000, [hello]);
+  const hello = await stack.spawnExtra('hello', [path.join(ROOT, 'bench/lib/hello-server.mjs')], {
+    HELLO_PORT: String(helloPort),
+  });
+  await waitFor(
+    'hello server',
+    async () => (await fetch(`http://127.0.0.1:${helloPort}/`, { method: 'POST', body: '{}' })).ok,
+    10_000,
+    [hello],
+  );
   const sample = new StatusPlan('ceiling', 20_000).deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();
-  const ceiling = await load('node:http ceiling', { url: `http://127.0.0.1:${helloPort}`, connections: CONNECTIONS, duration: CEILING_S, requests: deliveryRequests(sample).requests });
+  const ceiling = await load('node:http ceiling', {
+    url: `http://127.0.0.1:${helloPort}`,
+    connections: CONNECTIONS,
+    duration: CEILING_S,
+    requests: deliveryRequests(sample).requests,
+  });
   const ceilingCpu = meter.end();
   console.log(formatCpu(ceilingCpu));
   await hello.stop();
 
   // Warm-ups (JIT, pools), not counted: their own tags and messages; their rates size the measured phases.
-  const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 60_000 });
+  const warm = await ingestPhase(stack, tenant, {
+    label: 'warm-up',
+    deliveries: 1500,
+    perDelivery: 1,
+    connections: CONNECTIONS,
+    urls: stack.apiUrls,
+    processLimitMs: 60_000,
+  });
   const SINGLES = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
-  const single = await ingestPhase(stack, tenant, { label: 'single', deliveries: SINGLES, perDelivery: 1, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 90_000 });
-  const fixed = await ingestPhase(stack, tenant, { label: `single at ${RATE}/s`, deliveries: Math.round(RATE * LOAD_S), perDelivery: 1, connections: 16, urls: stack.apiUrls, processLimitMs: 60_000, rate: RATE });
-  const warmBatch = await ingestPhase(stack, tenant, { label: 'warm-up batch100', deliveries: 60, perDelivery: 100, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 60_000 });
+  const single = await ingestPhase(stack, tenant, {
+    label: 'single',
+    deliveries: SINGLES,
+    perDelivery: 1,
+    connections: CONNECTIONS,
+    urls: stack.apiUrls,
+    processLimitMs: 90_000,
+  });
+  const fixed = await ingestPhase(stack, tenant, {
+    label: `single at ${RATE}/s`,
+    deliveries: Math.round(RATE * LOAD_S),
+    perDelivery: 1,
+    connections: 16,
+    urls: stack.apiUrls,
+    processLimitMs: 60_000,
+    rate: RATE,
+  });
+  const warmBatch = await ingestPhase(stack, tenant, {
+    label: 'warm-up batch100',
+    deliveries: 60,
+    perDelivery: 100,
+    connections: CONNECTIONS,
+    urls: stack.apiUrls,
+    processLimitMs: 60_000,
+  });
   // Capped so that the worker can finish within the processing limit (it handles a few hundred events per second here).
   const BATCHES = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 150);
-  const batch = await ingestPhase(stack, tenant, { label: 'batch100', deliveries: BATCHES, perDelivery: 100, connections: CONNECTIONS, urls: stack.apiUrls, processLimitMs: 120_000 });
+  const batch = await ingestPhase(stack, tenant, {
+    label: 'batch100',
+    deliveries: BATCHES,
+    perDelivery: 100,
+    connections: CONNECTIONS,
+    urls: stack.apiUrls,
+    processLimitMs: 120_000,
+  });
 
   const fraction = single.ackedPerSecond / ceiling.okPerSecond;
-  console.log(`\n  our single-status ingest: ${fmt(single.ackedPerSecond, 0)}/s = ${fmt(fraction * 100, 1)}% of the bare node:http ceiling (${fmt(ceiling.okPerSecond, 0)}/s)`);
+  console.log(
+    `\n  our single-status ingest: ${fmt(single.ackedPerSecond, 0)}/s = ${fmt(fraction * 100, 1)}% of the bare node:http ceiling (${fmt(ceiling.okPerSecond, 0)}/s)`,
+  );
   console.log('\nTargets');
   const checks: Check[] = [
-    check('single: deliveries acked/s', '≥ 5000/s', `${fmt(single.ackedPerSecond, 0)}/s`, single.ackedPerSecond >= 5000),
-    check('single: ack latency p99', '< 25 ms', `${fmt(single.load.latencyMs.p99)} ms (p50 ${fmt(single.load.latencyMs.p50)} ms)`, single.load.latencyMs.p99 < 25),
-    check('single: all processed after load end', '≤ 5 s', secs(single.processing.allProcessedAfterS), (single.processing.allProcessedAfterS ?? Infinity) <= 5),
-    check('single: exact counts', '0 lost, 0 duplicated', `lost ${single.lost}, duplicated ${single.duplicated}, ${single.processing.eventsProcessed}/${single.expected.events} processed${single.pending ? ` (${single.pending} still pending)` : ''}`, single.exact),
-    check(`single at ${RATE}/s: ack latency p99`, '< 25 ms', `${fmt(fixed.load.latencyMs.p99)} ms (p50 ${fmt(fixed.load.latencyMs.p50)} ms, ${fmt(fixed.ackedPerSecond, 0)}/s achieved)`, fixed.load.latencyMs.p99 < 25),
-    check(`single at ${RATE}/s: all processed after load end`, '≤ 5 s', secs(fixed.processing.allProcessedAfterS), (fixed.processing.allProcessedAfterS ?? Infinity) <= 5),
-    check(`single at ${RATE}/s: exact counts`, '0 lost, 0 duplicated', `lost ${fixed.lost}, duplicated ${fixed.duplicated}`, fixed.exact),
-    check('batch100: deliveries acked/s', '≥ 5000/s', `${fmt(batch.ackedPerSecond, 0)}/s (${fmt(batch.eventsPerSecond, 0)} events/s)`, batch.ackedPerSecond >= 5000),
-    check('batch100: ack latency p99', '< 25 ms', `${fmt(batch.load.latencyMs.p99)} ms (p50 ${fmt(batch.load.latencyMs.p50)} ms)`, batch.load.latencyMs.p99 < 25),
-    check('batch100: all processed after load end', '≤ 5 s', secs(batch.processing.allProcessedAfterS), (batch.processing.allProcessedAfterS ?? Infinity) <= 5),
-    check('batch100: exact counts', '0 lost, 0 duplicated', `lost ${batch.lost}, duplicated ${batch.duplicated}, ${batch.processing.eventsProcessed}/${batch.expected.events} processed${batch.pending ? ` (${batch.pending} still pending)` : ''}`, batch.exact),
+    check(
+      'single: deliveries acked/s',
+      '≥ 5000/s',
+      `${fmt(single.ackedPerSecond, 0)}/s`,
+      single.ackedPerSecond >= 5000,
+    ),
+    check(
+      'single: ack latency p99',
+      '< 25 ms',
+      `${fmt(single.load.latencyMs.p99)} ms (p50 ${fmt(single.load.latencyMs.p50)} ms)`,
+      single.load.latencyMs.p99 < 25,
+    ),
+    check(
+      'single: all processed after load end',
+      '≤ 5 s',
+      secs(single.processing.allProcessedAfterS),
+      (single.processing.allProcessedAfterS ?? Infinity) <= 5,
+    ),
+    check(
+      'single: exact counts',
+      '0 lost, 0 duplicated',
+      `lost ${single.lost}, duplicated ${single.duplicated}, ${single.processing.eventsProcessed}/${single.expected.events} processed${single.pending ? ` (${single.pending} still pending)` : ''}`,
+      single.exact,
+    ),
+    check(
+      `single at ${RATE}/s: ack latency p99`,
+      '< 25 ms',
+      `${fmt(fixed.load.latencyMs.p99)} ms (p50 ${fmt(fixed.load.latencyMs.p50)} ms, ${fmt(fixed.ackedPerSecond, 0)}/s achieved)`,
+      fixed.load.latencyMs.p99 < 25,
+    ),
+    check(
+      `single at ${RATE}/s: all processed after load end`,
+      '≤ 5 s',
+      secs(fixed.processing.allProcessedAfterS),
+      (fixed.processing.allProcessedAfterS ?? Infinity) <= 5,
+    ),
+    check(
+      `single at ${RATE}/s: exact counts`,
+      '0 lost, 0 duplicated',
+      `lost ${fixed.lost}, duplicated ${fixed.duplicated}`,
+      fixed.exact,
+    ),
+    check(
+      'batch100: deliveries acked/s',
+      '≥ 5000/s',
+      `${fmt(batch.ackedPerSecond, 0)}/s (${fmt(batch.eventsPerSecond, 0)} events/s)`,
+      batch.ackedPerSecond >= 5000,
+    ),
+    check(
+      'batch100: ack latency p99',
+      '< 25 ms',
+      `${fmt(batch.load.latencyMs.p99)} ms (p50 ${fmt(batch.load.latencyMs.p50)} ms)`,
+      batch.load.latencyMs.p99 < 25,
+    ),
+    check(
+      'batch100: all processed after load end',
+      '≤ 5 s',
+      secs(batch.processing.allProcessedAfterS),
+      (batch.processing.allProcessedAfterS ?? Infinity) <= 5,
+    ),
+    check(
+      'batch100: exact counts',
+      '0 lost, 0 duplicated',
+      `lost ${batch.lost}, duplicated ${batch.duplicated}, ${batch.processing.eventsProcessed}/${batch.expected.events} processed${batch.pending ? ` (${batch.pending} still pending)` : ''}`,
+      batch.exact,
+    ),
   ];
   log(`ceiling fraction ${fmt(fraction * 100, 1)}%`);
-  writeResult('ingest', { machine: m, config: { SINGLES, BATCHES, CONNECTIONS, LOAD_S, RATE }, ceiling, ceilingCpu, single, fixed, batch, ceilingFraction: fraction, checks });
+  writeResult('ingest', {
+    machine: m,
+    config: { SINGLES, BATCHES, CONNECTIONS, LOAD_S, RATE },
+    ceiling,
+    ceilingCpu,
+    single,
+    fixed,
+    batch,
+    ceilingFraction: fraction,
+    checks,
+  });
 });
 
 function secs(s: number | null): string {

@@ -55,29 +55,84 @@ await runBench({ name: 'scale', apis: 2, workers: 2, limitMs: 480_000 }, async (
   const tenant = await stack.onboard();
   const urls = stack.apiUrls;
 
-  const warm = await ingestPhase(stack, tenant, { label: 'warm-up', deliveries: 1500, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
-  const warmBatch = await ingestPhase(stack, tenant, { label: 'warm-up batch100', deliveries: 60, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 60_000 });
+  const warm = await ingestPhase(stack, tenant, {
+    label: 'warm-up',
+    deliveries: 1500,
+    perDelivery: 1,
+    connections: CONNECTIONS,
+    urls,
+    processLimitMs: 60_000,
+  });
+  const warmBatch = await ingestPhase(stack, tenant, {
+    label: 'warm-up batch100',
+    deliveries: 60,
+    perDelivery: 100,
+    connections: CONNECTIONS,
+    urls,
+    processLimitMs: 60_000,
+  });
   const SINGLES = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
   // Capped so that the worker can finish within the processing limit (it handles a few hundred events per second here).
   const BATCHES = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 150);
   const STORM = sized(process.env.BENCH_STORM, warm.ackedPerSecond / COPIES, LOAD_S, 500, 50_000);
   const STORM_BATCHES = sized(process.env.BENCH_STORM_BATCHES, warmBatch.ackedPerSecond / COPIES, LOAD_S * 0.3, 10, 50);
   const phases: PhaseResult[] = [];
-  phases.push(await ingestPhase(stack, tenant, { label: 'single', deliveries: SINGLES, perDelivery: 1, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
-  phases.push(await ingestPhase(stack, tenant, { label: 'batch100', deliveries: BATCHES, perDelivery: 100, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
-  phases.push(await ingestPhase(stack, tenant, { label: `storm single x${COPIES}`, deliveries: STORM, perDelivery: 1, copies: COPIES, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
-  phases.push(await ingestPhase(stack, tenant, { label: `storm batch100 x${COPIES}`, deliveries: STORM_BATCHES, perDelivery: 100, copies: COPIES, connections: CONNECTIONS, urls, processLimitMs: 90_000 }));
+  phases.push(
+    await ingestPhase(stack, tenant, {
+      label: 'single',
+      deliveries: SINGLES,
+      perDelivery: 1,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 90_000,
+    }),
+  );
+  phases.push(
+    await ingestPhase(stack, tenant, {
+      label: 'batch100',
+      deliveries: BATCHES,
+      perDelivery: 100,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 90_000,
+    }),
+  );
+  phases.push(
+    await ingestPhase(stack, tenant, {
+      label: `storm single x${COPIES}`,
+      deliveries: STORM,
+      perDelivery: 1,
+      copies: COPIES,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 90_000,
+    }),
+  );
+  phases.push(
+    await ingestPhase(stack, tenant, {
+      label: `storm batch100 x${COPIES}`,
+      deliveries: STORM_BATCHES,
+      perDelivery: 100,
+      copies: COPIES,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 90_000,
+    }),
+  );
 
   const claimCounts: Record<string, Claims | null> = {};
   for (const p of phases) {
     claimCounts[p.label] = audit ? await claims(stack, p.tag) : null;
-    if (claimCounts[p.label]) console.log(`  ${p.label}: claims ${JSON.stringify(claimCounts[p.label])} for ${p.expected.events} events`);
+    if (claimCounts[p.label])
+      console.log(`  ${p.label}: claims ${JSON.stringify(claimCounts[p.label])} for ${p.expected.events} events`);
   }
   console.log('\nTargets (2 API + 2 worker processes)');
   const checks: Check[] = [];
   for (const p of phases) {
     const c = claimCounts[p.label];
-    const once = c ? c.claims === p.expected.events && c.claimedEvents === p.expected.events && c.claimedTwice === 0 : true;
+    const once = c
+      ? c.claims === p.expected.events && c.claimedEvents === p.expected.events && c.claimedTwice === 0
+      : true;
     checks.push(
       check(
         `${p.label}: exact counts`,
@@ -86,7 +141,15 @@ await runBench({ name: 'scale', apis: 2, workers: 2, limitMs: 480_000 }, async (
         p.exact,
       ),
     );
-    if (c) checks.push(check(`${p.label}: processed once`, 'every event claimed exactly once', `${c.claims} claims for ${c.claimedEvents} events, ${c.claimedTwice} claimed twice`, once));
+    if (c)
+      checks.push(
+        check(
+          `${p.label}: processed once`,
+          'every event claimed exactly once',
+          `${c.claims} claims for ${c.claimedEvents} events, ${c.claimedTwice} claimed twice`,
+          once,
+        ),
+      );
     checks.push(
       check(
         `${p.label}: throughput`,
@@ -96,5 +159,11 @@ await runBench({ name: 'scale', apis: 2, workers: 2, limitMs: 480_000 }, async (
       ),
     );
   }
-  writeResult('scale', { machine: m, config: { SINGLES, BATCHES, STORM, STORM_BATCHES, COPIES, CONNECTIONS, LOAD_S, apis: 2, workers: 2 }, phases, claims: claimCounts, checks });
+  writeResult('scale', {
+    machine: m,
+    config: { SINGLES, BATCHES, STORM, STORM_BATCHES, COPIES, CONNECTIONS, LOAD_S, apis: 2, workers: 2 },
+    phases,
+    claims: claimCounts,
+    checks,
+  });
 });

@@ -32,7 +32,9 @@ async function run(scryptConcurrency: number): Promise<void> {
   const total = performance.now() - started;
   console.log(
     `SCRYPT_CONCURRENCY=${scryptConcurrency}: ${logins} verifications in ${(total / 1000).toFixed(2)} s, slowest ${(Math.max(...times) / 1000).toFixed(2)} s, ` +
-      `peak RSS +${Math.round((peak - base) / MiB)} MiB (load ${loadavg().map((l) => l.toFixed(2)).join(' ')})`,
+      `peak RSS +${Math.round((peak - base) / MiB)} MiB (load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')})`,
   );
 }
 

@@ -37,28 +37,46 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
       }),
     },
   ];
-  const headers = { 'content-type': 'application/json', 'x-access-key': tenant.accessKey, 'x-secret-key': tenant.secretKey };
+  const headers = {
+    'content-type': 'application/json',
+    'x-access-key': tenant.accessKey,
+    'x-secret-key': tenant.secretKey,
+  };
   const url = APIS === 1 ? stack.apiUrl : stack.apiUrls;
 
   // Long enough for the JIT to settle (a cold process is several times slower per request).
   const warm = await load('warm-up', { url, connections: 16, amount: 1500, headers, requests });
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();
-  const saturation = await load('saturation', { url, connections: CONNECTIONS, duration: DURATION_S, headers, requests });
+  const saturation = await load('saturation', {
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    headers,
+    requests,
+  });
   const saturationCpu = meter.end();
   console.log(formatCpu(saturationCpu));
   meter.begin();
   // Evenly paced by our own generator (autocannon's overallRate sends the rate in bursts once a second, see lib/paced.ts).
-  const fixed = await paced(`fixed ${RATE}/s`, { url, connections: 50, durationS: DURATION_S, rate: RATE, headers, requests });
+  const fixed = await paced(`fixed ${RATE}/s`, {
+    url,
+    connections: 50,
+    durationS: DURATION_S,
+    rate: RATE,
+    headers,
+    requests,
+  });
   const fixedCpu = meter.end();
   console.log(formatCpu(fixedCpu));
 
   // Every acknowledged send is a stored message with status sent (requests still in flight when a run ended
   // finish on the server a moment later).
   await new Promise((r) => setTimeout(r, 2000));
-  const stored = await stack.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM messages WHERE business_account_id = $1 GROUP BY status', [
-    tenant.businessAccountId,
-  ]);
+  const stored = await stack.db.query<{ status: string; n: string }>(
+    'SELECT status, count(*) AS n FROM messages WHERE business_account_id = $1 GROUP BY status',
+    [tenant.businessAccountId],
+  );
   const byStatus = Object.fromEntries(stored.rows.map((r) => [r.status, Number(r.n)]));
   const acked = warm.ok2xx + saturation.ok2xx + fixed.ok2xx;
   console.log(`  stored messages by status: ${JSON.stringify(byStatus)}; acknowledged sends (200): ${acked}`);
@@ -66,8 +84,28 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
 
   console.log('\nTargets');
   const checks = [
-    check('saturation throughput', '≥ 1000 sends/s', `${fmt(saturation.okPerSecond, 0)}/s (${saturation.non2xx} non-2xx, ${saturation.errors} errors)`, saturation.okPerSecond >= 1000 && saturation.non2xx === 0),
-    check(`latency p99 at ${RATE}/s`, '< 50 ms', `${fmt(fixed.latencyMs.p99)} ms (p50 ${fmt(fixed.latencyMs.p50)} ms, achieved ${fmt(fixed.okPerSecond, 0)}/s)`, fixed.latencyMs.p99 < 50 && fixed.okPerSecond >= RATE * 0.95),
+    check(
+      'saturation throughput',
+      '≥ 1000 sends/s',
+      `${fmt(saturation.okPerSecond, 0)}/s (${saturation.non2xx} non-2xx, ${saturation.errors} errors)`,
+      saturation.okPerSecond >= 1000 && saturation.non2xx === 0,
+    ),
+    check(
+      `latency p99 at ${RATE}/s`,
+      '< 50 ms',
+      `${fmt(fixed.latencyMs.p99)} ms (p50 ${fmt(fixed.latencyMs.p50)} ms, achieved ${fmt(fixed.okPerSecond, 0)}/s)`,
+      fixed.latencyMs.p99 < 50 && fixed.okPerSecond >= RATE * 0.95,
+    ),
   ];
-  writeResult('send', { machine: m, config: { DURATION_S, CONNECTIONS, RATE, APIS }, saturation, saturationCpu, fixed, fixedCpu, storedByStatus: byStatus, acked, checks });
+  writeResult('send', {
+    machine: m,
+    config: { DURATION_S, CONNECTIONS, RATE, APIS },
+    saturation,
+    saturationCpu,
+    fixed,
+    fixedCpu,
+    storedByStatus: byStatus,
+    acked,
+    checks,
+  });
 });

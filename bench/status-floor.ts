@@ -48,7 +48,18 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 30_000);
 const CHUNK = 100;
 /** Statuses per transaction: the worker's WEBHOOK_EVENT_CHUNK (its default unless BENCH_TX_ITEMS says otherwise). */
 const TX_ITEMS = Number(process.env.BENCH_TX_ITEMS ?? DEFAULT_WEBHOOK_EVENT_CHUNK);
-const ALL_DESIGNS = ['service', 'schema', 'unnest', 'noraw', 'notrig', 'hot', 'hot-3', 'narrow', 'append', 'lean'] as const;
+const ALL_DESIGNS = [
+  'service',
+  'schema',
+  'unnest',
+  'noraw',
+  'notrig',
+  'hot',
+  'hot-3',
+  'narrow',
+  'append',
+  'lean',
+] as const;
 const DESIGNS = (process.env.BENCH_DESIGNS?.split(',') ?? ALL_DESIGNS) as Design[];
 const [WABA_ID, PHONE_NUMBER_ID] = ['310000000000001', '402000000000011'];
 /** The statuses of `npm run bench`'s batch phase: message i is `wamid.floor.i`, as prepare() seeds it. */
@@ -83,7 +94,9 @@ const CHANGES: Record<Design, string[]> = {
     'DROP TRIGGER event_counts_insert ON events',
     'DROP TRIGGER events_feed_notify ON events',
   ],
-  append: ['CREATE TABLE status_rows (id bigserial PRIMARY KEY, message_id int NOT NULL, status smallint NOT NULL, at timestamptz NOT NULL, dedupe_key text NOT NULL UNIQUE)'],
+  append: [
+    'CREATE TABLE status_rows (id bigserial PRIMARY KEY, message_id int NOT NULL, status smallint NOT NULL, at timestamptz NOT NULL, dedupe_key text NOT NULL UNIQUE)',
+  ],
 };
 
 interface Item {
@@ -96,7 +109,10 @@ interface Item {
   key: string;
 }
 
-async function prepare(adminUrl: string, design: Design): Promise<{ url: string; db: pg.Client; businessAccountId: string }> {
+async function prepare(
+  adminUrl: string,
+  design: Design,
+): Promise<{ url: string; db: pg.Client; businessAccountId: string }> {
   const name = `floor_${design.replace('-', '_')}`;
   const admin = new pg.Client(adminUrl);
   await admin.connect();
@@ -109,7 +125,11 @@ async function prepare(adminUrl: string, design: Design): Promise<{ url: string;
   const db = new pg.Client(url.toString());
   await db.connect();
   for (const sql of CHANGES[design]) await db.query(sql);
-  const org = (await db.query<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'floor') RETURNING id`)).rows[0]!.id;
+  const org = (
+    await db.query<{ id: string }>(
+      `INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'floor') RETURNING id`,
+    )
+  ).rows[0]!.id;
   const businessAccountId = (
     await db.query<{ id: string }>(
       `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
@@ -136,7 +156,14 @@ function items(): Item[][] {
     for (let k = j; k < Math.min(EVENTS, j + TX_ITEMS); k++) {
       const item = PLAN.item(k) as { id: string; status: Item['status']; timestamp: string };
       const message = k % PLAN.messages;
-      chunk.push({ index: k, message, wamid: item.id, status: item.status, at: new Date(Number(item.timestamp) * 1000).toISOString(), key: `status:${item.id}:${item.status}` });
+      chunk.push({
+        index: k,
+        message,
+        wamid: item.id,
+        status: item.status,
+        at: new Date(Number(item.timestamp) * 1000).toISOString(),
+        key: `status:${item.id}:${item.status}`,
+      });
     }
     out.push(chunk);
   }
@@ -150,24 +177,44 @@ function eventRows(chunk: Item[], withRaw = true): string {
 
 /** What the worker makes of them: the service's classify() over the body that carries them. */
 function eventObjects(chunk: Item[], withRaw = true) {
-  const body = statusPayload(WABA_ID, PHONE_NUMBER_ID, chunk.map((r) => PLAN.item(r.index)));
+  const body = statusPayload(
+    WABA_ID,
+    PHONE_NUMBER_ID,
+    chunk.map((r) => PLAN.item(r.index)),
+  );
   return rowsOf(classify(JSON.parse(body.toString('utf8'))).drafts, withRaw);
 }
 
 /** Drafts marked in place as the worker's rows for its INSERT (without the raw item and pricing for `noraw`, `lean`). */
 function rowsOf(drafts: ReturnType<typeof classify>['drafts'], withRaw = true) {
-  return drafts.map((d) => Object.assign(d, { deliveryId: 1, processed: true, attempts: 0 }, withRaw ? {} : { raw: {}, pricing: null }));
+  return drafts.map((d) =>
+    Object.assign(d, { deliveryId: 1, processed: true, attempts: 0 }, withRaw ? {} : { raw: {}, pricing: null }),
+  );
 }
 
 /** The same rows as typed arrays (one parameter per column) instead of one JSON document. */
 function eventArrays(chunk: Item[]): unknown[] {
   const rows = eventObjects(chunk);
   return [
-    rows.map((r) => r.deliveryId), rows.map((r) => r.wabaId), rows.map((r) => r.phoneNumberId), rows.map((r) => r.eventType), rows.map((r) => r.kind),
-    rows.map((r) => r.title), rows.map((r) => r.status), rows.map((r) => r.recipient), rows.map((r) => r.userId), rows.map((r) => r.messageId),
-    rows.map((r) => r.upstreamTimestamp), rows.map((r) => r.errorCode), rows.map((r) => r.errorTitle), rows.map((r) => r.errorDetail),
-    rows.map((r) => JSON.stringify(r.raw)), rows.map((r) => (r.pricing ? JSON.stringify(r.pricing) : null)), rows.map((r) => r.dedupeKey),
-    rows.map((r) => r.processed), rows.map((r) => r.attempts),
+    rows.map((r) => r.deliveryId),
+    rows.map((r) => r.wabaId),
+    rows.map((r) => r.phoneNumberId),
+    rows.map((r) => r.eventType),
+    rows.map((r) => r.kind),
+    rows.map((r) => r.title),
+    rows.map((r) => r.status),
+    rows.map((r) => r.recipient),
+    rows.map((r) => r.userId),
+    rows.map((r) => r.messageId),
+    rows.map((r) => r.upstreamTimestamp),
+    rows.map((r) => r.errorCode),
+    rows.map((r) => r.errorTitle),
+    rows.map((r) => r.errorDetail),
+    rows.map((r) => JSON.stringify(r.raw)),
+    rows.map((r) => (r.pricing ? JSON.stringify(r.pricing) : null)),
+    rows.map((r) => r.dedupeKey),
+    rows.map((r) => r.processed),
+    rows.map((r) => r.attempts),
   ];
 }
 
@@ -178,7 +225,6 @@ const INSERT_EVENTS_UNNEST = `INSERT INTO events (delivery_id, waba_id, phone_nu
         AS d(di, w, ph, et, k, ti, s, r, u, m, ts, ec, etl, ed, raw, pr, dk, p, a)
  WHERE d.dk NOT IN (SELECT e.dedupe_key FROM events e WHERE e.dedupe_key = ANY($17::text[]) AND e.created_at >= now() - interval '8 days')
  RETURNING id, dedupe_key, created_at`;
-
 
 const INSERT_NARROW = `INSERT INTO status_rows (message_id, status, at, dedupe_key)
  SELECT * FROM unnest($1::int[], $2::smallint[], $3::timestamptz[], $4::text[]) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;
@@ -196,7 +242,12 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
       for (const r of locked.rows) ids.set(r.w, r.id);
     }
     if (design === 'narrow' || design === 'append') {
-      await db.query(INSERT_NARROW, [chunk.map((r) => r.message + 1), chunk.map((r) => STATUSES.indexOf(r.status)), chunk.map((r) => r.at), chunk.map((r) => r.key)]);
+      await db.query(INSERT_NARROW, [
+        chunk.map((r) => r.message + 1),
+        chunk.map((r) => STATUSES.indexOf(r.status)),
+        chunk.map((r) => r.at),
+        chunk.map((r) => r.key),
+      ]);
     } else if (design === 'unnest') {
       await db.query(lockDedupeKeys.query({ keys: chunk.map((r) => r.key) }));
       await db.query(INSERT_EVENTS_UNNEST, eventArrays(chunk));
@@ -204,7 +255,13 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
       // The worker's two statements: the keys' advisory locks, then the insert (dedupe across partitions).
       // (the worker's own statements, events.repository.ts, so that the reference measures exactly what it runs)
       await db.query(lockDedupeKeys.query({ keys: chunk.map((r) => r.key) }));
-      await db.query(insertEvents.query({ rows: eventRows(chunk, design !== 'noraw' && design !== 'lean'), at: null, keys: chunk.map((r) => r.key) }));
+      await db.query(
+        insertEvents.query({
+          rows: eventRows(chunk, design !== 'noraw' && design !== 'lean'),
+          at: null,
+          keys: chunk.map((r) => r.key),
+        }),
+      );
     }
     if (design !== 'append') {
       await db.query(
@@ -225,7 +282,10 @@ async function run(db: pg.Client, design: Design, chunks: Item[][]): Promise<voi
 async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
   // Every statement of a chunk runs on `tx` (this client), so the repositories need no pool of their own.
   const noPool = Db.over(undefined as unknown as pg.Pool);
-  const effect = new StatusUpdateEffect(new MessagesRepository(noPool), new MarketingPreferencesRepository(undefined as never));
+  const effect = new StatusUpdateEffect(
+    new MessagesRepository(noPool),
+    new MarketingPreferencesRepository(undefined as never),
+  );
   const events = new EventsRepository(noPool);
   const tx = txOn(db);
   for (const chunk of chunks) {
@@ -242,7 +302,11 @@ async function runService(db: pg.Client, chunks: Item[][]): Promise<void> {
  * The WAL written between two positions by record type (pg_walinspect, when this PostgreSQL has it and lets
  * the bench create it), largest first: which index entries, heap inserts, updates and locks the bytes are.
  */
-async function walByRecord(db: pg.Client, from: string, to: string): Promise<{ record: string; count: number; bytes: number }[] | null> {
+async function walByRecord(
+  db: pg.Client,
+  from: string,
+  to: string,
+): Promise<{ record: string; count: number; bytes: number }[] | null> {
   try {
     await db.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
     const { rows } = await db.query<{ record: string; count: string; bytes: string }>(
@@ -259,7 +323,15 @@ async function walByRecord(db: pg.Client, from: string, to: string): Promise<{ r
 await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (stack) => {
   const m = machine();
   printMachine(m);
-  const results: { design: Design; eventsPerSecondOneConnection: number; postgresCpuUsPerEvent: number; ceilingEventsPerSecond: number; walBytesPerEvent: number; indexEntriesPerEvent: number | null; walByRecord: { record: string; perEvent: number; bytesPerEvent: number }[] | null }[] = [];
+  const results: {
+    design: Design;
+    eventsPerSecondOneConnection: number;
+    postgresCpuUsPerEvent: number;
+    ceilingEventsPerSecond: number;
+    walBytesPerEvent: number;
+    indexEntriesPerEvent: number | null;
+    walByRecord: { record: string; perEvent: number; bytesPerEvent: number }[] | null;
+  }[] = [];
   for (const design of DESIGNS) {
     const { db } = await prepare(stack.databaseUrl, design);
     const chunks = items();
@@ -275,7 +347,10 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     const ms = performance.now() - t0;
     const lsn1 = await lsn();
     const wal = await walByRecord(db, lsn0, lsn1);
-    const walBytes = Number((await db.query<{ n: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS n', [lsn1, lsn0])).rows[0]!.n);
+    const walBytes = Number(
+      (await db.query<{ n: string }>('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS n', [lsn1, lsn0]))
+        .rows[0]!.n,
+    );
     // PostgreSQL's processes as the stack's CPU meter labels them (none when DATABASE_URL points elsewhere: NaN).
     const cpuMs = usage?.cores.postgres !== undefined ? usage.cores.postgres * usage.seconds * 1000 : NaN;
     await db.end();
@@ -286,15 +361,31 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
       postgresCpuUsPerEvent: Number(us.toFixed(1)),
       ceilingEventsPerSecond: Math.round(2e6 / us),
       walBytesPerEvent: Math.round(walBytes / EVENTS),
-      indexEntriesPerEvent: wal ? Number((wal.filter((r) => r.record.startsWith('Btree/INSERT_')).reduce((n, r) => n + r.count, 0) / EVENTS).toFixed(1)) : null,
-      walByRecord: wal?.map((r) => ({ record: r.record, perEvent: Number((r.count / EVENTS).toFixed(2)), bytesPerEvent: Math.round(r.bytes / EVENTS) })) ?? null,
+      indexEntriesPerEvent: wal
+        ? Number(
+            (wal.filter((r) => r.record.startsWith('Btree/INSERT_')).reduce((n, r) => n + r.count, 0) / EVENTS).toFixed(
+              1,
+            ),
+          )
+        : null,
+      walByRecord:
+        wal?.map((r) => ({
+          record: r.record,
+          perEvent: Number((r.count / EVENTS).toFixed(2)),
+          bytesPerEvent: Math.round(r.bytes / EVENTS),
+        })) ?? null,
     };
     results.push(row);
-    log(`${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU and ${row.walBytesPerEvent} bytes of WAL per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`);
+    log(
+      `${design.padEnd(7)} ${EVENTS} statuses: ${row.eventsPerSecondOneConnection} events/s on one connection; PostgreSQL ${row.postgresCpuUsPerEvent} µs of CPU and ${row.walBytesPerEvent} bytes of WAL per event → ≤ ${row.ceilingEventsPerSecond} events/s if PostgreSQL had both cores`,
+    );
     if (row.walByRecord) {
       log(
         `        WAL per event by record (pg_walinspect): ${row.indexEntriesPerEvent} B-tree entries; ` +
-          row.walByRecord.slice(0, 6).map((r) => `${r.record} ${r.perEvent} × = ${r.bytesPerEvent} B`).join(', '),
+          row.walByRecord
+            .slice(0, 6)
+            .map((r) => `${r.record} ${r.perEvent} × = ${r.bytesPerEvent} B`)
+            .join(', '),
       );
     }
   }
@@ -303,7 +394,15 @@ await runBench({ name: 'floor', apis: 0, workers: 0, limitMs: 600_000 }, async (
     `worker  ${EVENTS} statuses in deliveries of ${CHUNK}: parsing and classifying them costs the worker's own code ${worker.classifyUsPerEvent} µs of CPU per event ` +
       `(${worker.parseUsPerEvent} µs of it JSON.parse); with the rows serialised for its INSERT, ${worker.withRowsUsPerEvent} µs`,
   );
-  writeResult('status-floor', { machine: m, events: EVENTS, statusesPerDelivery: CHUNK, statusesPerTransaction: TX_ITEMS, results, worker, loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim() });
+  writeResult('status-floor', {
+    machine: m,
+    events: EVENTS,
+    statusesPerDelivery: CHUNK,
+    statusesPerTransaction: TX_ITEMS,
+    results,
+    worker,
+    loadAverageAtEnd: fs.readFileSync('/proc/loadavg', 'utf8').trim(),
+  });
 });
 
 /**

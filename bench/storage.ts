@@ -49,13 +49,29 @@ import { startServices, stopStale, type Services } from '../scripts/stack/servic
 import { expiredPartitions, type Partition } from '../src/core/db/partitions.js';
 import { Db, txOn } from '../src/core/db/db.js';
 import { inTransaction } from '../src/core/prisma/sql.js';
-import { EventsRepository, insertEvents, storedKeys, type EventFilter, type EventRow } from '../src/events/events.repository.js';
+import {
+  EventsRepository,
+  insertEvents,
+  storedKeys,
+  type EventFilter,
+  type EventRow,
+} from '../src/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
 import { CpuMeter, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
 import { fmt, machine, printMachine, writeResult } from './lib/report.js';
-import { DELIVERIES_SQL, EVENTS_SQL, MESSAGES_SQL, accounts, fmtInt, insertAccounts, loadRows, type Accounts, type Stage } from './lib/storage-data.js';
+import {
+  DELIVERIES_SQL,
+  EVENTS_SQL,
+  MESSAGES_SQL,
+  accounts,
+  fmtInt,
+  insertAccounts,
+  loadRows,
+  type Accounts,
+  type Stage,
+} from './lib/storage-data.js';
 
 const NEW_MIGRATION = '20261126090000_storage_bigint_partitions';
 const num = (v: string | undefined, d: number) => (v === undefined || v.trim() === '' ? d : Number(v));
@@ -69,7 +85,9 @@ const WIDTH_ROWS = Math.round(num(process.env.BENCH_STORAGE_WIDTH_ROWS, 2e5));
 const UPGRADE_ROWS = Math.round(num(process.env.BENCH_STORAGE_UPGRADE_ROWS, 1e5));
 const MAX_BYTES = num(process.env.BENCH_STORAGE_MAX_GB, 40) * 2 ** 30;
 const PARTS = new Set((process.env.BENCH_STORAGE_PARTS ?? 'upgrade,width,queries,drop,drop-split').split(','));
-const DROP_AT = process.env.BENCH_STORAGE_DROP_AT ? Math.round(Number(process.env.BENCH_STORAGE_DROP_AT)) : Math.max(...SIZES.filter((s) => s <= 1e7), 0);
+const DROP_AT = process.env.BENCH_STORAGE_DROP_AT
+  ? Math.round(Number(process.env.BENCH_STORAGE_DROP_AT))
+  : Math.max(...SIZES.filter((s) => s <= 1e7), 0);
 const KEEP = process.env.BENCH_STORAGE_KEEP === '1';
 /** The bench's databases are named <prefix>main, <prefix>width_daily, …: one run never drops another's. */
 const DB_PREFIX = process.env.BENCH_STORAGE_DB_PREFIX ?? `storage_${process.pid}_`;
@@ -147,7 +165,11 @@ async function startServer(): Promise<void> {
       dir,
       dbName: 'storage',
       env: { ...process.env, REDIS_URL: process.env.REDIS_URL || 'redis://unused' },
-      postgresSettings: (process.env.LOCAL_PG_SETTINGS ?? 'shared_buffers=1GB max_wal_size=4GB checkpoint_timeout=30min').split(/\s+/).filter(Boolean),
+      postgresSettings: (
+        process.env.LOCAL_PG_SETTINGS ?? 'shared_buffers=1GB max_wal_size=4GB checkpoint_timeout=30min'
+      )
+        .split(/\s+/)
+        .filter(Boolean),
       log,
     });
     serverUrl = services.databaseUrl;
@@ -199,7 +221,13 @@ interface Stats {
 function stats(samples: number[]): Stats {
   const s = [...samples].sort((a, b) => a - b);
   const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
-  return { runs: s.length, p50: at(0.5), p99: at(0.99), max: s[s.length - 1] ?? NaN, mean: s.reduce((a, b) => a + b, 0) / (s.length || 1) };
+  return {
+    runs: s.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    max: s[s.length - 1] ?? NaN,
+    mean: s.reduce((a, b) => a + b, 0) / (s.length || 1),
+  };
 }
 
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
@@ -227,7 +255,14 @@ async function timeInTurn(
   qs: pg.QueryConfig[],
   rounds = ROUNDS,
 ): Promise<{ samples: number[]; clean: number[]; rows: number; cpuNs: number; waitNs: number }[]> {
-  const out = qs.map(() => ({ samples: [] as number[], spans: [] as [number, number][], clean: [] as number[], rows: 0, cpuNs: 0, waitNs: 0 }));
+  const out = qs.map(() => ({
+    samples: [] as number[],
+    spans: [] as [number, number][],
+    clean: [] as number[],
+    rows: 0,
+    cpuNs: 0,
+    waitNs: 0,
+  }));
   // The bench's own garbage collections (it parses 50 rows of JSON per run) stall a round trip as much as anything
   // PostgreSQL does: every pause is recorded, and each statement's latencies are also given without the runs a pause
   // of this process overlapped (`clean`).
@@ -300,10 +335,19 @@ function buffersOf(plan: string): number {
 /** EXPLAIN (ANALYZE, BUFFERS) of the statement with its values, custom and generic plan, and which one the statement used. */
 async function planInfo(client: pg.ClientBase, q: pg.QueryConfig): Promise<PlanInfo> {
   const run = async () =>
-    (await client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, values: q.values })).rows.map((r) => r['QUERY PLAN']).join('\n');
+    (
+      await client.query<{ 'QUERY PLAN': string }>({ text: `EXPLAIN (ANALYZE, BUFFERS) ${q.text}`, values: q.values })
+    ).rows
+      .map((r) => r['QUERY PLAN'])
+      .join('\n');
   let used: PlanInfo['used'] = 'unnamed';
   if (q.name) {
-    const ps = (await client.query<{ g: string; c: string }>(`SELECT generic_plans::text AS g, custom_plans::text AS c FROM pg_prepared_statements WHERE name = $1`, [q.name])).rows[0];
+    const ps = (
+      await client.query<{ g: string; c: string }>(
+        `SELECT generic_plans::text AS g, custom_plans::text AS c FROM pg_prepared_statements WHERE name = $1`,
+        [q.name],
+      )
+    ).rows[0];
     if (ps) used = Number(ps.g) >= Number(ps.c) ? 'generic' : 'custom';
   }
   const custom = await run();
@@ -316,7 +360,14 @@ async function planInfo(client: pg.ClientBase, q: pg.QueryConfig): Promise<PlanI
   }
   const chosen = used === 'generic' ? generic : custom;
   const num = (re: RegExp) => Number(re.exec(chosen)?.[1] ?? NaN);
-  return { used, buffers: buffersOf(chosen), planningMs: num(/Planning Time: ([\d.]+)/), executionMs: num(/Execution Time: ([\d.]+)/), custom, generic };
+  return {
+    used,
+    buffers: buffersOf(chosen),
+    planningMs: num(/Planning Time: ([\d.]+)/),
+    executionMs: num(/Execution Time: ([\d.]+)/),
+    custom,
+    generic,
+  };
 }
 
 /** The statements a repository method sends, captured (not run): the exact SQL text, name and values. */
@@ -333,7 +384,13 @@ async function captured(call: (repo: EventsRepository) => Promise<unknown>): Pro
 }
 
 function cpuMeter(): CpuMeter {
-  return new CpuMeter(() => new Map<number, string>([[process.pid, 'bench'], ...(postmasterPid ? ([[postmasterPid, 'postgres']] as [number, string][]) : [])]));
+  return new CpuMeter(
+    () =>
+      new Map<number, string>([
+        [process.pid, 'bench'],
+        ...(postmasterPid ? ([[postmasterPid, 'postgres']] as [number, string][]) : []),
+      ]),
+  );
 }
 
 interface Conditions {
@@ -349,7 +406,13 @@ async function measured<T>(work: () => Promise<T>): Promise<{ value: T; conditio
 }
 
 const fmtConditions = (c: Conditions) =>
-  `load average ${c.loadAvg.join(' / ')}; CPU cores busy: ${c.cpu ? Object.entries(c.cpu.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') : 'n/a'}`;
+  `load average ${c.loadAvg.join(' / ')}; CPU cores busy: ${
+    c.cpu
+      ? Object.entries(c.cpu.cores)
+          .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+          .join(', ')
+      : 'n/a'
+  }`;
 
 // ---------------------------------------------------------------------------------------------------------
 // schema helpers
@@ -378,7 +441,10 @@ async function relayout(db: pg.Pool, layout: (c: pg.PoolClient) => Promise<void>
 async function weeklyLayout(c: pg.ClientBase, from: Date, through: Date): Promise<void> {
   await c.query(`SELECT storage_ensure_partitions('events', $1, $2)`, [from, through]);
   if ((await c.query<{ r: string | null }>(`SELECT to_regclass('events_history') AS r`)).rows[0]!.r !== null) return;
-  const { rows } = await c.query<{ sql: string }>(`SELECT format('CREATE TABLE events_history PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', storage_period_start($1)) AS sql`, [from]);
+  const { rows } = await c.query<{ sql: string }>(
+    `SELECT format('CREATE TABLE events_history PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', storage_period_start($1)) AS sql`,
+    [from],
+  );
   await c.query(rows[0]!.sql);
 }
 
@@ -437,10 +503,21 @@ interface QueryResult extends Stats {
 async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: string; q: pg.QueryConfig }[]> {
   const top = a.wabaIds[0]!;
   const small = a.wabaIds[a.wabaIds.length - 1]!;
-  const recipient = (await db.query<{ r: string }>(`SELECT recipient AS r FROM events WHERE waba_id = $1 AND recipient IS NOT NULL ORDER BY created_at DESC LIMIT 1 OFFSET 500`, [top])).rows[0]?.r;
-  const head = (await db.query<{ xid: string; id: string }>(`SELECT xid::text, id::text FROM events WHERE waba_id = $1 ORDER BY xid DESC, id DESC LIMIT 1 OFFSET 1000`, [top])).rows[0];
+  const recipient = (
+    await db.query<{ r: string }>(
+      `SELECT recipient AS r FROM events WHERE waba_id = $1 AND recipient IS NOT NULL ORDER BY created_at DESC LIMIT 1 OFFSET 500`,
+      [top],
+    )
+  ).rows[0]?.r;
+  const head = (
+    await db.query<{ xid: string; id: string }>(
+      `SELECT xid::text, id::text FROM events WHERE waba_id = $1 ORDER BY xid DESC, id DESC LIMIT 1 OFFSET 1000`,
+      [top],
+    )
+  ).rows[0];
   const nearHead: FeedPosition = head ? { xid: BigInt(head.xid), id: Number(head.id) } : FEED_START;
-  const page = (waba: string, filter: EventFilter, p = 1) => captured((r) => r.page(waba, filter, { page: p, limit: 50 }));
+  const page = (waba: string, filter: EventFilter, p = 1) =>
+    captured((r) => r.page(waba, filter, { page: p, limit: 50 }));
   const out: { label: string; q: pg.QueryConfig }[] = [];
   const add = (label: string, q: pg.QueryConfig | undefined) => q && out.push({ label, q });
   const [p1, c1] = await page(top, {});
@@ -492,7 +569,10 @@ async function measureReads(url: string, a: Accounts, withPlans: boolean): Promi
   const client = await db.connect();
   try {
     const queries = await readQueries(client, a);
-    const timed = await timeInTurn(client, queries.map((x) => x.q));
+    const timed = await timeInTurn(
+      client,
+      queries.map((x) => x.q),
+    );
     const out: QueryResult[] = [];
     for (let k = 0; k < queries.length; k++) {
       const { label, q } = queries[k]!;
@@ -513,7 +593,9 @@ async function measureReads(url: string, a: Accounts, withPlans: boolean): Promi
       out.push(r);
       log(
         `  ${label.padEnd(44)} p50 ${fmt(s.p50, 2).padStart(7)} ms · p99 ${fmt(s.p99, 2).padStart(7)} ms (${fmt(clean.p99, 2)} ms without the ${r.benchGcRuns} runs the bench's GC paused) · max ${fmt(s.max, 1).padStart(6)} ms · ${r.rows} rows · backend CPU ${fmt(r.cpuUs!, 0)} µs/run, waited for a CPU ${fmt(r.waitUs!, 0)} µs/run` +
-          (r.plan ? ` · ${r.plan.used} plan, ${r.plan.buffers} buffers, planning ${fmt(r.plan.planningMs, 2)} ms, execution ${fmt(r.plan.executionMs, 2)} ms` : ''),
+          (r.plan
+            ? ` · ${r.plan.used} plan, ${r.plan.buffers} buffers, planning ${fmt(r.plan.planningMs, 2)} ms, execution ${fmt(r.plan.executionMs, 2)} ms`
+            : ''),
       );
     }
     return out;
@@ -592,7 +674,13 @@ function inserterRow(k: number): EventRow {
     errorCode: null,
     errorTitle: null,
     errorDetail: null,
-    raw: { id: wamid, status: 'delivered', timestamp: ts, recipient_id: '447700900123', metadata: { display_phone_number: '15550001111', phone_number_id: '402000000000999' } },
+    raw: {
+      id: wamid,
+      status: 'delivered',
+      timestamp: ts,
+      recipient_id: '447700900123',
+      metadata: { display_phone_number: '15550001111', phone_number_id: '402000000000999' },
+    },
     pricing: { pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true },
     dedupeKey: `status:${wamid}:delivered:${ts}`,
   };
@@ -614,11 +702,24 @@ interface DropResult {
    * transaction (the parent's ACCESS EXCLUSIVE lock), the DROP TABLE of the then stand-alone table in the next (its
    * files are unlinked at that commit, which no longer holds the parent's lock).
    */
-  split?: { seconds: number; dropped: number; inserts: Stats; baseline: Stats; after: Stats; detachS: number; dropS: number; countsConsistent: boolean; conditions: Conditions };
+  split?: {
+    seconds: number;
+    dropped: number;
+    inserts: Stats;
+    baseline: Stats;
+    after: Stats;
+    detachS: number;
+    dropS: number;
+    countsConsistent: boolean;
+    conditions: Conditions;
+  };
 }
 
 /** Detach (with the weeks' counts) and drop in two transactions: the variant the report proposes. */
-async function dropSplit(pool: pg.Pool, partitions: Partition[]): Promise<{ dropped: number; detachS: number; dropS: number }> {
+async function dropSplit(
+  pool: pg.Pool,
+  partitions: Partition[],
+): Promise<{ dropped: number; detachS: number; dropS: number }> {
   let dropped = 0;
   let detachS = 0;
   let dropS = 0;
@@ -627,7 +728,10 @@ async function dropSplit(pool: pg.Pool, partitions: Partition[]): Promise<{ drop
     const detached = await inTransaction(pool, async (client) => {
       await client.query(`SET LOCAL lock_timeout = '1s'`);
       // The same statement as EventsRepository.dropPartitionsBefore runs before its detach.
-      await client.query(`DELETE FROM event_counts WHERE bucket >= COALESCE($1, '-infinity'::timestamptz) AND bucket < $2`, [p.lowerBound, p.upperBound]);
+      await client.query(
+        `DELETE FROM event_counts WHERE bucket >= COALESCE($1, '-infinity'::timestamptz) AND bucket < $2`,
+        [p.lowerBound, p.upperBound],
+      );
       await client.query(`ALTER TABLE events DETACH PARTITION "${p.name}"`);
       return true;
     }).catch((e: { code?: string }) => {
@@ -645,13 +749,19 @@ async function dropSplit(pool: pg.Pool, partitions: Partition[]): Promise<{ drop
 }
 
 async function countsMatch(pool: pg.Pool): Promise<boolean> {
-  const counted = Number((await pool.query<{ n: string }>('SELECT COALESCE(sum(count), 0) AS n FROM event_counts')).rows[0]!.n);
+  const counted = Number(
+    (await pool.query<{ n: string }>('SELECT COALESCE(sum(count), 0) AS n FROM event_counts')).rows[0]!.n,
+  );
   const stored = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
   log(`after the drop: ${fmtInt(stored)} rows stored, event_counts says ${fmtInt(counted)}`);
   return counted === stored;
 }
 
-async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, oldestWeeklies = 5): Promise<DropResult> {
+async function dropMonth(
+  url: string,
+  refill: (cutoff: Date) => Promise<void>,
+  oldestWeeklies = 5,
+): Promise<DropResult> {
   const pool = new pg.Pool({ connectionString: url, max: 6 });
   const repo = new EventsRepository(Db.over(pool));
   try {
@@ -660,8 +770,12 @@ async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, o
     const cutoff = weeklies[oldestWeeklies - 1]!.upperBound;
     const doomed = parts.filter((p) => p.upperBound.getTime() <= cutoff.getTime());
     const rowsBefore = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
-    const rowsDropped = Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE created_at < $1', [cutoff])).rows[0]!.n);
-    log(`drop: ${doomed.length} partitions before ${cutoff.toISOString()} (${doomed.map((p) => p.name).join(', ')}): ${fmtInt(rowsDropped)} of ${fmtInt(rowsBefore)} rows`);
+    const rowsDropped = Number(
+      (await pool.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE created_at < $1', [cutoff])).rows[0]!.n,
+    );
+    log(
+      `drop: ${doomed.length} partitions before ${cutoff.toISOString()} (${doomed.map((p) => p.name).join(', ')}): ${fmtInt(rowsDropped)} of ${fmtInt(rowsBefore)} rows`,
+    );
 
     const { value, conditions } = await measured(async () => {
       const inserter = new Inserter(pool, repo, 10, 10);
@@ -671,7 +785,9 @@ async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, o
       //    its lock_timeout, gives up and leaves the partition to the next pass.
       const reader = await pool.connect();
       await reader.query('BEGIN');
-      await reader.query(`SELECT id FROM events WHERE waba_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [ACCOUNTS.wabaIds[0]]);
+      await reader.query(`SELECT id FROM events WHERE waba_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [
+        ACCOUNTS.wabaIds[0],
+      ]);
       const r0 = performance.now();
       const b0 = performance.now();
       const blockedDropped = await repo.dropPartitionsBefore(cutoff);
@@ -690,14 +806,27 @@ async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, o
       await inserter.stop();
       const firstAt = inserter.samples[0]?.at ?? 0;
       return {
-        blocked: { seconds: (b1 - b0) / 1000, dropped: blockedDropped.length, readerHeldS, inserts: inserter.between(b0, b1) },
+        blocked: {
+          seconds: (b1 - b0) / 1000,
+          dropped: blockedDropped.length,
+          readerHeldS,
+          inserts: inserter.between(b0, b1),
+        },
         clean: { seconds: (c1 - c0) / 1000, dropped: dropped.length, inserts: inserter.between(c0, c1) },
         baseline: inserter.between(firstAt, b0 - 1),
         after: inserter.between(c1 + 1, Number.MAX_SAFE_INTEGER),
       };
     });
     const countsConsistent = await countsMatch(pool);
-    const result: DropResult = { cutoff, rowsBefore, rowsDropped, partitions: doomed.map((p) => p.name), ...value, countsConsistent, conditions };
+    const result: DropResult = {
+      cutoff,
+      rowsBefore,
+      rowsDropped,
+      partitions: doomed.map((p) => p.name),
+      ...value,
+      countsConsistent,
+      conditions,
+    };
     if (PARTS.has('drop-split')) {
       await refill(cutoff);
       const again = expiredPartitions(await repo.partitions(), cutoff);
@@ -708,10 +837,18 @@ async function dropMonth(url: string, refill: (cutoff: Date) => Promise<void>, o
         const s0 = performance.now();
         const r = await dropSplit(pool, again);
         const s1 = performance.now();
-        log(`drop, detach and DROP TABLE in two transactions: ${r.dropped} partitions in ${((s1 - s0) / 1000).toFixed(3)} s (detach ${r.detachS.toFixed(3)} s, drop ${r.dropS.toFixed(3)} s)`);
+        log(
+          `drop, detach and DROP TABLE in two transactions: ${r.dropped} partitions in ${((s1 - s0) / 1000).toFixed(3)} s (detach ${r.detachS.toFixed(3)} s, drop ${r.dropS.toFixed(3)} s)`,
+        );
         await new Promise((r) => setTimeout(r, 2000));
         await inserter.stop();
-        return { seconds: (s1 - s0) / 1000, ...r, inserts: inserter.between(s0, s1), baseline: inserter.between(inserter.samples[0]?.at ?? 0, s0 - 1), after: inserter.between(s1 + 1, Number.MAX_SAFE_INTEGER) };
+        return {
+          seconds: (s1 - s0) / 1000,
+          ...r,
+          inserts: inserter.between(s0, s1),
+          baseline: inserter.between(inserter.samples[0]?.at ?? 0, s0 - 1),
+          after: inserter.between(s1 + 1, Number.MAX_SAFE_INTEGER),
+        };
       });
       result.split = { ...split.value, countsConsistent: await countsMatch(pool), conditions: split.conditions };
     }
@@ -749,7 +886,9 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
     const now = Date.now();
     const windowStart = new Date(now - DAYS * DAY_MS);
     await relayout(db, (c) => weeklyLayout(c, windowStart, new Date(now + 28 * DAY_MS)));
-    log(`events: ${await partitionCount(db)} partitions (history, weekly from ${windowStart.toISOString().slice(0, 10)} through 4 weeks ahead)`);
+    log(
+      `events: ${await partitionCount(db)} partitions (history, weekly from ${windowStart.toISOString().slice(0, 10)} through 4 weeks ahead)`,
+    );
     const loaded: Stage[] = [];
     let rows = 0;
     for (let s = 0; s < SIZES.length; s++) {
@@ -765,17 +904,25 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
           log(`NOTE: ${cut}`);
           target = fits;
         }
-        if ((target - rows) * perRow * 1.1 > freeBytes - 10 * 2 ** 30) throw new Error(`not enough free disk for ${fmtInt(target)} rows (${gib(freeBytes)} free)`);
+        if ((target - rows) * perRow * 1.1 > freeBytes - 10 * 2 ** 30)
+          throw new Error(`not enough free disk for ${fmtInt(target)} rows (${gib(freeBytes)} free)`);
       }
       if (target <= rows) continue;
-      const stage: Stage = { from: rows, to: target - 1, t0: new Date(Date.now() - DAYS * DAY_MS), spanS: (DAYS * DAY_MS) / 1000 };
+      const stage: Stage = {
+        from: rows,
+        to: target - 1,
+        t0: new Date(Date.now() - DAYS * DAY_MS),
+        spanS: (DAYS * DAY_MS) / 1000,
+      };
       log(`stage ${s + 1}: loading ${fmtInt(target - rows)} events (to ${fmtInt(target)}) over the last ${DAYS} days…`);
       const l = await loadRows(db, stage, ACCOUNTS, { log, label: `stage ${s + 1}` });
       loaded.push(stage);
       rows = target;
       const settleS = await settle(db);
       const bytes = await dbSize(db);
-      log(`stage ${s + 1}: ${fmtInt(l.rows)} rows in ${l.seconds.toFixed(0)} s (${fmtInt(l.rows / l.seconds)} rows/s); VACUUM ANALYZE + CHECKPOINT ${settleS.toFixed(0)} s; database ${gib(bytes)}`);
+      log(
+        `stage ${s + 1}: ${fmtInt(l.rows)} rows in ${l.seconds.toFixed(0)} s (${fmtInt(l.rows / l.seconds)} rows/s); VACUUM ANALYZE + CHECKPOINT ${settleS.toFixed(0)} s; database ${gib(bytes)}`,
+      );
       const { value: reads, conditions } = await measured(() => measureReads(url, ACCOUNTS, true));
       log(`stage ${s + 1} measured: ${fmtConditions(conditions)}`);
       // More passes over the same rows, a minute apart: how far the p99 moves with nothing changed but the machine.
@@ -808,11 +955,18 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
             c.release();
           }
           for (const st of loaded) {
-            const last = Math.min(st.to, st.from + Math.ceil(((cutoff.getTime() - st.t0.getTime()) / 1000 / st.spanS) * (st.to - st.from + 1)) + 1);
-            if (last >= st.from) await loadRows(db, st, ACCOUNTS, { log, label: 'refill', range: [st.from, last], extra: [cutoff] });
+            const last = Math.min(
+              st.to,
+              st.from + Math.ceil(((cutoff.getTime() - st.t0.getTime()) / 1000 / st.spanS) * (st.to - st.from + 1)) + 1,
+            );
+            if (last >= st.from)
+              await loadRows(db, st, ACCOUNTS, { log, label: 'refill', range: [st.from, last], extra: [cutoff] });
           }
           await settle(db);
-          const n = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE waba_id <> $1`, [INSERTER_WABA])).rows[0]!.n);
+          const n = Number(
+            (await db.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE waba_id <> $1`, [INSERTER_WABA]))
+              .rows[0]!.n,
+          );
           log(`refilled the dropped weeks: ${fmtInt(n)} rows stored again (of ${fmtInt(rows)})`);
         };
         drop = await dropMonth(url, refill);
@@ -853,7 +1007,9 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
         for (let d = 0; d < 60; d++) {
           const lo = new Date(d0.getTime() + d * DAY_MS);
           const hi = new Date(lo.getTime() + DAY_MS);
-          await c.query(`CREATE TABLE events_d${lo.toISOString().slice(0, 10).replace(/-/g, '')} PARTITION OF events FOR VALUES FROM ('${lo.toISOString()}') TO ('${hi.toISOString()}')`);
+          await c.query(
+            `CREATE TABLE events_d${lo.toISOString().slice(0, 10).replace(/-/g, '')} PARTITION OF events FOR VALUES FROM ('${lo.toISOString()}') TO ('${hi.toISOString()}')`,
+          );
         }
       }
     });
@@ -865,8 +1021,18 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
     await settle(db);
 
     const top = ACCOUNTS.wabaIds[0]!;
-    const recentKeys = (await db.query<{ k: string }>(`SELECT dedupe_key AS k FROM events WHERE waba_id = $1 ORDER BY created_at DESC LIMIT 500`, [top])).rows.map((r) => r.k);
-    const wamid = (await db.query<{ m: string }>(`SELECT message_id AS m FROM events WHERE waba_id = $1 AND kind = 'status_update' ORDER BY created_at DESC LIMIT 1 OFFSET 5000`, [top])).rows[0]!.m;
+    const recentKeys = (
+      await db.query<{ k: string }>(
+        `SELECT dedupe_key AS k FROM events WHERE waba_id = $1 ORDER BY created_at DESC LIMIT 500`,
+        [top],
+      )
+    ).rows.map((r) => r.k);
+    const wamid = (
+      await db.query<{ m: string }>(
+        `SELECT message_id AS m FROM events WHERE waba_id = $1 AND kind = 'status_update' ORDER BY created_at DESC LIMIT 1 OFFSET 5000`,
+        [top],
+      )
+    ).rows[0]!.m;
     const absent = Array.from({ length: 500 }, (_, i) => `status:wamid.absent.${i}:delivered:1790000000`);
     const { value, conditions } = await measured(async () => {
       const client = new pg.Client({ connectionString: url });
@@ -879,14 +1045,19 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
           reads.push({ label, ...s, sql: q.text, plan });
           log(
             `  ${layout.padEnd(6)} ${label.padEnd(46)} p50 ${fmt(s.p50, 2).padStart(7)} ms · p99 ${fmt(s.p99, 2).padStart(7)} ms · ${s.rows} rows` +
-              (plan ? ` · ${plan.used} plan, ${plan.buffers} buffers, planning ${fmt(plan.planningMs, 2)} ms, execution ${fmt(plan.executionMs, 2)} ms` : ''),
+              (plan
+                ? ` · ${plan.used} plan, ${plan.buffers} buffers, planning ${fmt(plan.planningMs, 2)} ms, execution ${fmt(plan.executionMs, 2)} ms`
+                : ''),
           );
         };
         // The dedupe probe of EventsRepository.insert (its NOT IN subquery), on its own.
         const probe = (name: string, keys: string[]) => ({ ...storedKeys.query({ keys, at: null }), name });
         await run('dedupe probe: 1 key, stored', probe('probe_1_stored', [recentKeys[0]!]));
         await run('dedupe probe: 1 key, new', probe('probe_1_new', [absent[0]!]));
-        await run('dedupe probe: 500 keys (250 stored)', probe('probe_500', [...recentKeys.slice(0, 250), ...absent.slice(0, 250)]));
+        await run(
+          'dedupe probe: 500 keys (250 stored)',
+          probe('probe_500', [...recentKeys.slice(0, 250), ...absent.slice(0, 250)]),
+        );
         // The worker's chunk: EventsRepository.insert (locks, then the insert with its probe), rolled back.
         const pool = new pg.Pool({ connectionString: url, max: 1 });
         const repo = new EventsRepository(Db.over(pool));
@@ -903,11 +1074,23 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
         c2.release();
         await pool.end();
         const ins = stats(samples);
-        reads.push({ label: 'insert: 100 new events (repository, rolled back)', ...ins, rows: 100, sql: insertEvents.text });
-        log(`  ${layout.padEnd(6)} ${'insert: 100 new events (rolled back)'.padEnd(46)} p50 ${fmt(ins.p50, 2).padStart(7)} ms · p99 ${fmt(ins.p99, 2).padStart(7)} ms`);
+        reads.push({
+          label: 'insert: 100 new events (repository, rolled back)',
+          ...ins,
+          rows: 100,
+          sql: insertEvents.text,
+        });
+        log(
+          `  ${layout.padEnd(6)} ${'insert: 100 new events (rolled back)'.padEnd(46)} p50 ${fmt(ins.p50, 2).padStart(7)} ms · p99 ${fmt(ins.p99, 2).padStart(7)} ms`,
+        );
         const [page] = await captured((r) => r.page(top, {}, { page: 1, limit: 50 }));
         await run('page: newest 50', page!);
-        const head = (await client.query<{ xid: string; id: string }>(`SELECT xid::text, id::text FROM events WHERE waba_id = $1 ORDER BY xid DESC, id DESC LIMIT 1 OFFSET 1000`, [top])).rows[0]!;
+        const head = (
+          await client.query<{ xid: string; id: string }>(
+            `SELECT xid::text, id::text FROM events WHERE waba_id = $1 ORDER BY xid DESC, id DESC LIMIT 1 OFFSET 1000`,
+            [top],
+          )
+        ).rows[0]!;
         const [feed] = await captured((r) => r.feed(top, {}, { xid: BigInt(head.xid), id: Number(head.id) }, 50));
         await run('feed: 1,000 behind the head', feed!);
         // A lookup that cannot prune: statusHistory without `since` (created_at >= 1970: every partition).
@@ -916,21 +1099,44 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
         const unnamed = { text: history!.text, values: history!.values };
         const each = await timeQuery(client, unnamed);
         reads.push({ label: 'no pruning: statusHistory(wamid), planned each time', ...each, sql: unnamed.text });
-        log(`  ${layout.padEnd(6)} ${'no pruning: planned each time'.padEnd(46)} p50 ${fmt(each.p50, 2).padStart(7)} ms · p99 ${fmt(each.p99, 2).padStart(7)} ms`);
-        const plan = (await client.query<{ 'QUERY PLAN': unknown }>({ text: `EXPLAIN (ANALYZE, SUMMARY, FORMAT JSON) ${unnamed.text}`, values: unnamed.values })).rows[0]!['QUERY PLAN'] as {
+        log(
+          `  ${layout.padEnd(6)} ${'no pruning: planned each time'.padEnd(46)} p50 ${fmt(each.p50, 2).padStart(7)} ms · p99 ${fmt(each.p99, 2).padStart(7)} ms`,
+        );
+        const plan = (
+          await client.query<{ 'QUERY PLAN': unknown }>({
+            text: `EXPLAIN (ANALYZE, SUMMARY, FORMAT JSON) ${unnamed.text}`,
+            values: unnamed.values,
+          })
+        ).rows[0]!['QUERY PLAN'] as {
           'Planning Time': number;
           'Execution Time': number;
         }[];
         await client.query('BEGIN');
         await client.query(unnamed);
-        const locks = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'`)).rows[0]!.n);
+        const locks = Number(
+          (
+            await client.query<{ n: string }>(
+              `SELECT count(*) AS n FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'relation'`,
+            )
+          ).rows[0]!.n,
+        );
         await client.query('ROLLBACK');
-        return { reads, nonPruning: { planningMs: plan[0]!['Planning Time'], executionMs: plan[0]!['Execution Time'], relationLocks: locks, plannedEachTime: each } };
+        return {
+          reads,
+          nonPruning: {
+            planningMs: plan[0]!['Planning Time'],
+            executionMs: plan[0]!['Execution Time'],
+            relationLocks: locks,
+            plannedEachTime: each,
+          },
+        };
       } finally {
         await client.end();
       }
     });
-    log(`width (${layout}) non-pruning lookup: planning ${fmt(value.nonPruning.planningMs, 2)} ms, execution ${fmt(value.nonPruning.executionMs, 2)} ms, ${value.nonPruning.relationLocks} relation locks`);
+    log(
+      `width (${layout}) non-pruning lookup: planning ${fmt(value.nonPruning.planningMs, 2)} ms, execution ${fmt(value.nonPruning.executionMs, 2)} ms, ${value.nonPruning.relationLocks} relation locks`,
+    );
     return { layout, partitions, rows: WIDTH_ROWS, ...value, conditions };
   } finally {
     await db.end();
@@ -954,7 +1160,12 @@ interface UpgradeResult {
 function tableOf(stmt: string): string {
   const s = stmt.replace(/\s+/g, ' ');
   if (/webhook_deliveries/.test(s)) return 'webhook_deliveries';
-  if (/\b(events|events_legacy|event_counts|events_id_seq|events_history)\b|"events(_legacy|_history)?"|"event_counts/.test(s)) return 'events';
+  if (
+    /\b(events|events_legacy|event_counts|events_id_seq|events_history)\b|"events(_legacy|_history)?"|"event_counts/.test(
+      s,
+    )
+  )
+    return 'events';
   if (/"messages"|messages_id_seq/.test(s)) return 'messages';
   if (/audit_logs/.test(s)) return 'audit_logs';
   return 'other';
@@ -974,15 +1185,24 @@ async function upgradePart(): Promise<UpgradeResult> {
     const span = 12 * 7 * DAY_MS;
     const stage = (n: number): Stage => ({ from: 0, to: n - 1, t0: new Date(Date.now() - span), spanS: span / 1000 });
     const messages = Math.round(UPGRADE_ROWS / 5);
-    await loadRows(db, stage(messages), ACCOUNTS, { sql: MESSAGES_SQL, extra: [uuids], log, label: 'upgrade messages' });
+    await loadRows(db, stage(messages), ACCOUNTS, {
+      sql: MESSAGES_SQL,
+      extra: [uuids],
+      log,
+      label: 'upgrade messages',
+    });
     await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, { sql: DELIVERIES_SQL, log, label: 'upgrade deliveries' });
     await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, { sql: EVENTS_SQL, log, label: 'upgrade events' });
     await settle(db, '');
     const fillSeconds = (Date.now() - t) / 1000;
-    const before = (await db.query<{ e: string; d: string; m: string; c: string }>(
-      `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
-    )).rows[0]!;
-    log(`upgrade: old shape holds ${fmtInt(+before.e)} events (event_counts ${fmtInt(+before.c)}), ${fmtInt(+before.d)} deliveries, ${fmtInt(+before.m)} messages (${gib(await dbSize(db))}); migrating…`);
+    const before = (
+      await db.query<{ e: string; d: string; m: string; c: string }>(
+        `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
+      )
+    ).rows[0]!;
+    log(
+      `upgrade: old shape holds ${fmtInt(+before.e)} events (event_counts ${fmtInt(+before.c)}), ${fmtInt(+before.d)} deliveries, ${fmtInt(+before.m)} messages (${gib(await dbSize(db))}); migrating…`,
+    );
     const file = migrationFolders().find((m) => m.name === NEW_MIGRATION)!.file;
     const statements = splitSql(fs.readFileSync(file, 'utf8'));
     const { value, conditions } = await measured(async () => {
@@ -1008,14 +1228,21 @@ async function upgradePart(): Promise<UpgradeResult> {
       }
       return { timings, totalSeconds: (performance.now() - t0) / 1000 };
     });
-    const after = (await db.query<{ e: string; d: string; m: string; c: string }>(
-      `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
-    )).rows[0]!;
+    const after = (
+      await db.query<{ e: string; d: string; m: string; c: string }>(
+        `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
+      )
+    ).rows[0]!;
     const kept = after.e === before.e && after.d === before.d && after.m === before.m && after.c === before.c;
     const byTable: Record<string, number> = {};
     for (const s of value.timings) byTable[s.table] = (byTable[s.table] ?? 0) + s.seconds;
-    log(`upgrade: ${value.totalSeconds.toFixed(2)} s in all; by table: ${Object.entries(byTable).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}; rows kept: ${kept}`);
-    for (const s of [...value.timings].sort((a, b) => b.seconds - a.seconds).slice(0, 8)) log(`  ${s.seconds.toFixed(2).padStart(7)} s  ${s.label}`);
+    log(
+      `upgrade: ${value.totalSeconds.toFixed(2)} s in all; by table: ${Object.entries(byTable)
+        .map(([k, v]) => `${k} ${v.toFixed(2)} s`)
+        .join(', ')}; rows kept: ${kept}`,
+    );
+    for (const s of [...value.timings].sort((a, b) => b.seconds - a.seconds).slice(0, 8))
+      log(`  ${s.seconds.toFixed(2).padStart(7)} s  ${s.label}`);
     return {
       rows: { events: +before.e, deliveries: +before.d, messages: +before.m },
       fillSeconds,
@@ -1037,13 +1264,22 @@ async function upgradePart(): Promise<UpgradeResult> {
 const p = (s: Stats | undefined, d = 2) => (s ? `${fmt(s.p50, d)} / ${fmt(s.p99, d)}` : '–');
 const mn = (n: number) => (n >= 1e6 ? `${fmt(n / 1e6, n % 1e6 === 0 ? 0 : 1)} M` : `${fmt(n / 1e3, 0)} k`);
 
-function report(r: { stages: StageResult[]; drop?: DropResult; width: WidthResult[]; upgrade?: UpgradeResult }): string {
+function report(r: {
+  stages: StageResult[];
+  drop?: DropResult;
+  width: WidthResult[];
+  upgrade?: UpgradeResult;
+}): string {
   const out: string[] = [];
   if (r.stages.length) {
-    out.push(`**Events list and feed, p50 / p99 ms over ${RUNS} runs** (one connection, prepared statements as the repository sends them; largest account ≈ ${Math.round(ACCOUNTS.shares[0]! * 100)} % of the rows)`);
+    out.push(
+      `**Events list and feed, p50 / p99 ms over ${RUNS} runs** (one connection, prepared statements as the repository sends them; largest account ≈ ${Math.round(ACCOUNTS.shares[0]! * 100)} % of the rows)`,
+    );
     out.push('');
     const passes = r.stages.some((s) => s.again.length > 0);
-    out.push(`| Query | ${r.stages.map((s) => `${mn(s.rows)} events`).join(' | ')} | p99 spread | p99 without the bench's GC pauses | spread | Flat (≤ 20 %) | Backend CPU µs per run | Buffers per run (plan) |${passes ? ' Same rows, another pass: p99 spread |' : ''}`);
+    out.push(
+      `| Query | ${r.stages.map((s) => `${mn(s.rows)} events`).join(' | ')} | p99 spread | p99 without the bench's GC pauses | spread | Flat (≤ 20 %) | Backend CPU µs per run | Buffers per run (plan) |${passes ? ' Same rows, another pass: p99 spread |' : ''}`,
+    );
     out.push(`|---|${r.stages.map(() => '---').join('|')}|---|---|---|---|---|---|${passes ? '---|' : ''}`);
     for (const label of r.stages[0]!.reads.map((q) => q.label)) {
       const row = r.stages.map((s) => s.reads.find((q) => q.label === label));
@@ -1054,46 +1290,70 @@ function report(r: { stages: StageResult[]; drop?: DropResult; width: WidthResul
       const plans = row.map((q) => (q?.plan ? `${q.plan.buffers}` : '–')).join(' → ');
       const used = [...new Set(row.map((q) => q?.plan?.used).filter(Boolean))].join('/');
       const noise = r.stages.map((s) => {
-        const all = [s.reads, ...s.again.map((a) => a.reads)].map((rs) => rs.find((q) => q.label === label)?.p99).filter((x): x is number => x !== undefined);
+        const all = [s.reads, ...s.again.map((a) => a.reads)]
+          .map((rs) => rs.find((q) => q.label === label)?.p99)
+          .filter((x): x is number => x !== undefined);
         return all.length > 1 ? `${fmt((Math.max(...all) / Math.min(...all) - 1) * 100, 0)} %` : '–';
       });
       const cpus = row.map((q) => q?.cpuUs ?? NaN);
       const cpu = cpus.map((c) => (Number.isFinite(c) ? fmt(c, 0) : '–')).join(' → ');
       const cpuSpread = cpus.every(Number.isFinite) ? Math.max(...cpus) / Math.min(...cpus) - 1 : NaN;
       const verdict = `p99 ${spread <= 0.2 ? 'yes' : '**no**'} · without GC ${cleanSpread <= 0.2 ? 'yes' : '**no**'}${Number.isFinite(cpuSpread) ? ` · CPU ${cpuSpread <= 0.2 ? 'yes' : '**no**'} (${fmt(cpuSpread * 100, 0)} %)` : ''}`;
-      out.push(`| ${label} | ${row.map((q) => p(q)).join(' | ')} | ${fmt(spread * 100, 0)} % | ${cleanP99s.map((c) => fmt(c, 2)).join(' / ')} | ${fmt(cleanSpread * 100, 0)} % | ${verdict} | ${cpu} | ${plans} (${used}) |${passes ? ` ${noise.join(' · ')} |` : ''}`);
+      out.push(
+        `| ${label} | ${row.map((q) => p(q)).join(' | ')} | ${fmt(spread * 100, 0)} % | ${cleanP99s.map((c) => fmt(c, 2)).join(' / ')} | ${fmt(cleanSpread * 100, 0)} % | ${verdict} | ${cpu} | ${plans} (${used}) |${passes ? ` ${noise.join(' · ')} |` : ''}`,
+      );
     }
     out.push('');
-    out.push(`| Stage | Rows | Partitions | Load (rows/s) | Database | Load avg (1/5/15) | CPU busy during the reads | Backend waited for a CPU, mean per run | PostgreSQL nice |`);
+    out.push(
+      `| Stage | Rows | Partitions | Load (rows/s) | Database | Load avg (1/5/15) | CPU busy during the reads | Backend waited for a CPU, mean per run | PostgreSQL nice |`,
+    );
     out.push(`|---|---|---|---|---|---|---|---|---|`);
     for (const s of r.stages) {
-      const cpu = s.conditions.cpu ? Object.entries(s.conditions.cpu.cores).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ') : 'n/a';
+      const cpu = s.conditions.cpu
+        ? Object.entries(s.conditions.cpu.cores)
+            .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+            .join(', ')
+        : 'n/a';
       const waits = s.reads.map((q) => q.waitUs ?? NaN).filter(Number.isFinite);
       const wait = waits.length ? `${fmt(waits.reduce((a, b) => a + b, 0) / waits.length, 0)} µs` : '–';
-      out.push(`| ${mn(s.target)}${s.cut ? ' (cut: disk cap)' : ''} | ${fmtInt(s.rows)} | ${s.partitions} | ${fmtInt(s.load.rowsPerS)} | ${gib(s.bytes)} | ${s.conditions.loadAvg.join(' / ')} | ${cpu} | ${wait} | ${s.postgresNice} |`);
+      out.push(
+        `| ${mn(s.target)}${s.cut ? ' (cut: disk cap)' : ''} | ${fmtInt(s.rows)} | ${s.partitions} | ${fmtInt(s.load.rowsPerS)} | ${gib(s.bytes)} | ${s.conditions.loadAvg.join(' / ')} | ${cpu} | ${wait} | ${s.postgresNice} |`,
+      );
     }
   }
   if (r.drop) {
     const d = r.drop;
     out.push('');
-    out.push(`**Retention drop at ${fmtInt(d.rowsBefore)} events**: ${d.partitions.length} partitions (${d.partitions.join(', ')}), ${fmtInt(d.rowsDropped)} rows; an inserter stores 10 events every 10 ms through EventsRepository.insert meanwhile (p50 / p99 / max ms)`);
+    out.push(
+      `**Retention drop at ${fmtInt(d.rowsBefore)} events**: ${d.partitions.length} partitions (${d.partitions.join(', ')}), ${fmtInt(d.rowsDropped)} rows; an inserter stores 10 events every 10 ms through EventsRepository.insert meanwhile (p50 / p99 / max ms)`,
+    );
     out.push('');
     out.push('| Pass | Dropped | Time | Inserts during it: p50 / p99 / max ms (n) |');
     out.push('|---|---|---|---|');
     out.push(`| before (inserter alone) | – | – | ${p(d.baseline)} / ${fmt(d.baseline.max, 1)} (${d.baseline.runs}) |`);
-    out.push(`| a reader holds events for the whole pass (${fmt(d.blocked.readerHeldS, 1)} s) | ${d.blocked.dropped} | ${fmt(d.blocked.seconds, 2)} s | ${p(d.blocked.inserts)} / ${fmt(d.blocked.inserts.max, 1)} (${d.blocked.inserts.runs}) |`);
-    out.push(`| unhindered | ${d.clean.dropped} | **${fmt(d.clean.seconds, 3)} s** | ${p(d.clean.inserts)} / **${fmt(d.clean.inserts.max, 1)}** (${d.clean.inserts.runs}) |`);
+    out.push(
+      `| a reader holds events for the whole pass (${fmt(d.blocked.readerHeldS, 1)} s) | ${d.blocked.dropped} | ${fmt(d.blocked.seconds, 2)} s | ${p(d.blocked.inserts)} / ${fmt(d.blocked.inserts.max, 1)} (${d.blocked.inserts.runs}) |`,
+    );
+    out.push(
+      `| unhindered | ${d.clean.dropped} | **${fmt(d.clean.seconds, 3)} s** | ${p(d.clean.inserts)} / **${fmt(d.clean.inserts.max, 1)}** (${d.clean.inserts.runs}) |`,
+    );
     out.push(`| after | – | – | ${p(d.after)} / ${fmt(d.after.max, 1)} (${d.after.runs}) |`);
     if (d.split) {
       const x = d.split;
-      out.push(`| proposed: counts + detach, then DROP TABLE in a second transaction (same partitions, loaded again) | ${x.dropped} | **${fmt(x.seconds, 3)} s** (detach ${fmt(x.detachS, 3)} s, drop ${fmt(x.dropS, 3)} s) | ${p(x.inserts)} / **${fmt(x.inserts.max, 1)}** (${x.inserts.runs}); before ${p(x.baseline)} / ${fmt(x.baseline.max, 1)} |`);
+      out.push(
+        `| proposed: counts + detach, then DROP TABLE in a second transaction (same partitions, loaded again) | ${x.dropped} | **${fmt(x.seconds, 3)} s** (detach ${fmt(x.detachS, 3)} s, drop ${fmt(x.dropS, 3)} s) | ${p(x.inserts)} / **${fmt(x.inserts.max, 1)}** (${x.inserts.runs}); before ${p(x.baseline)} / ${fmt(x.baseline.max, 1)} |`,
+      );
     }
     out.push('');
-    out.push(`event_counts after the drop ${d.countsConsistent ? 'equals' : '**differs from**'} COUNT(*) of what is stored${d.split ? ` (after the proposed variant: ${d.split.countsConsistent ? 'equals' : '**differs**'})` : ''}. ${fmtConditions(d.conditions)}.`);
+    out.push(
+      `event_counts after the drop ${d.countsConsistent ? 'equals' : '**differs from**'} COUNT(*) of what is stored${d.split ? ` (after the proposed variant: ${d.split.countsConsistent ? 'equals' : '**differs**'})` : ''}. ${fmtConditions(d.conditions)}.`,
+    );
   }
   if (r.width.length) {
     out.push('');
-    out.push(`**Partition width: the same ${mn(r.width[0]!.rows)} events over 60 days, p50 / p99 ms over ${RUNS} runs**`);
+    out.push(
+      `**Partition width: the same ${mn(r.width[0]!.rows)} events over 60 days, p50 / p99 ms over ${RUNS} runs**`,
+    );
     out.push('');
     out.push(`| Query | ${r.width.map((w) => `${w.layout} (${w.partitions} partitions)`).join(' | ')} |`);
     out.push(`|---|${r.width.map(() => '---').join('|')}|`);
@@ -1107,25 +1367,39 @@ function report(r: { stages: StageResult[]; drop?: DropResult; width: WidthResul
           .join(' | ')} |`,
       );
     }
-    out.push(`| no pruning: planning time (EXPLAIN) | ${r.width.map((w) => `${fmt(w.nonPruning.planningMs, 2)} ms`).join(' | ')} |`);
-    out.push(`| no pruning: relation locks held | ${r.width.map((w) => String(w.nonPruning.relationLocks)).join(' | ')} |`);
+    out.push(
+      `| no pruning: planning time (EXPLAIN) | ${r.width.map((w) => `${fmt(w.nonPruning.planningMs, 2)} ms`).join(' | ')} |`,
+    );
+    out.push(
+      `| no pruning: relation locks held | ${r.width.map((w) => String(w.nonPruning.relationLocks)).join(' | ')} |`,
+    );
     out.push('');
     for (const w of r.width) out.push(`${w.layout}: ${fmtConditions(w.conditions)}.  `);
   }
   if (r.upgrade) {
     const u = r.upgrade;
     out.push('');
-    out.push(`**Upgrade** (migration ${NEW_MIGRATION} on a database of the previous shape; one transaction; maintenance_work_mem 64MB)`);
+    out.push(
+      `**Upgrade** (migration ${NEW_MIGRATION} on a database of the previous shape; one transaction; maintenance_work_mem 64MB)`,
+    );
     out.push('');
     out.push('| Table | Rows | Seconds | Seconds per million rows |');
     out.push('|---|---|---|---|');
-    const rowsOf: Record<string, number> = { events: u.rows.events, webhook_deliveries: u.rows.deliveries, messages: u.rows.messages };
+    const rowsOf: Record<string, number> = {
+      events: u.rows.events,
+      webhook_deliveries: u.rows.deliveries,
+      messages: u.rows.messages,
+    };
     for (const [t, s] of Object.entries(u.byTable).sort((a, b) => b[1] - a[1])) {
-      out.push(`| ${t} | ${rowsOf[t] !== undefined ? fmtInt(rowsOf[t]) : '–'} | ${fmt(s, 2)} | ${rowsOf[t] ? fmt(s / (rowsOf[t] / 1e6), 1) : '–'} |`);
+      out.push(
+        `| ${t} | ${rowsOf[t] !== undefined ? fmtInt(rowsOf[t]) : '–'} | ${fmt(s, 2)} | ${rowsOf[t] ? fmt(s / (rowsOf[t] / 1e6), 1) : '–'} |`,
+      );
     }
     out.push(`| **whole migration** | | **${fmt(u.totalSeconds, 2)}** | |`);
     out.push('');
-    out.push(`Every row kept (counts of events, deliveries, messages and the event_counts total equal before and after): ${u.kept ? 'yes' : '**NO**'}. ${fmtConditions(u.conditions)}.`);
+    out.push(
+      `Every row kept (counts of events, deliveries, messages and the event_counts total equal before and after): ${u.kept ? 'yes' : '**NO**'}. ${fmtConditions(u.conditions)}.`,
+    );
   }
   return out.join('\n');
 }
@@ -1136,7 +1410,9 @@ let finishing = false;
 async function cleanup(): Promise<void> {
   if (finishing) return;
   finishing = true;
-  if (!KEEP) for (const name of created) await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => undefined);
+  if (!KEEP)
+    for (const name of created)
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => undefined);
   await services?.stop();
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -1152,15 +1428,29 @@ try {
   await startServer();
   const settings = await serverSettings();
   const nice = niceOf(postmasterPid);
-  log(`PostgreSQL ${settings.server_version} (postmaster pid ${postmasterPid || 'unknown'}, nice ${Number.isNaN(nice) ? 'unknown' : nice}); ${JSON.stringify(settings)}`);
-  log(`sizes ${SIZES.map(mn).join(', ')} · runs ${RUNS} · width ${mn(WIDTH_ROWS)} · upgrade ${mn(UPGRADE_ROWS)} · parts ${[...PARTS].join(',')} · drop at ${mn(DROP_AT)}`);
-  const result: { stages: StageResult[]; drop?: DropResult; width: WidthResult[]; upgrade?: UpgradeResult } = { stages: [], width: [] };
+  log(
+    `PostgreSQL ${settings.server_version} (postmaster pid ${postmasterPid || 'unknown'}, nice ${Number.isNaN(nice) ? 'unknown' : nice}); ${JSON.stringify(settings)}`,
+  );
+  log(
+    `sizes ${SIZES.map(mn).join(', ')} · runs ${RUNS} · width ${mn(WIDTH_ROWS)} · upgrade ${mn(UPGRADE_ROWS)} · parts ${[...PARTS].join(',')} · drop at ${mn(DROP_AT)}`,
+  );
+  const result: { stages: StageResult[]; drop?: DropResult; width: WidthResult[]; upgrade?: UpgradeResult } = {
+    stages: [],
+    width: [],
+  };
   if (PARTS.has('upgrade')) result.upgrade = await upgradePart();
   if (PARTS.has('width')) result.width = [await widthLayout('daily'), await widthLayout('weekly')];
   if (PARTS.has('queries')) Object.assign(result, await queriesPart());
   const table = report(result);
   console.log(`\n${table}\n`);
-  writeResult('storage', { machine: m, finishedLoadAvg: os.loadavg(), postgres: { settings, nice }, config: { SIZES, RUNS, DAYS, WIDTH_ROWS, UPGRADE_ROWS, DROP_AT, shares: ACCOUNTS.shares }, ...result, summaryMarkdown: table });
+  writeResult('storage', {
+    machine: m,
+    finishedLoadAvg: os.loadavg(),
+    postgres: { settings, nice },
+    config: { SIZES, RUNS, DAYS, WIDTH_ROWS, UPGRADE_ROWS, DROP_AT, shares: ACCOUNTS.shares },
+    ...result,
+    summaryMarkdown: table,
+  });
   await cleanup();
   process.exit(0);
 } catch (e) {

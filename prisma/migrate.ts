@@ -137,7 +137,9 @@ interface WasmApi {
 async function startEngine(schemaFiles: [string, string][], databaseUrl: string): Promise<SchemaEngineWasmT> {
   const wasmDir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
   const wasmPath = path.join(wasmDir, 'schema_engine_bg.wasm');
-  const instance = new Wasm.Instance(new Wasm.Module(await readFile(wasmPath)), { './schema_engine_bg.js': wasmRuntime });
+  const instance = new Wasm.Instance(new Wasm.Module(await readFile(wasmPath)), {
+    './schema_engine_bg.js': wasmRuntime,
+  });
   wasmRuntime.__wbg_set_wasm(instance.exports);
   (instance.exports.__wbindgen_start as () => void)();
 
@@ -153,15 +155,22 @@ async function startEngine(schemaFiles: [string, string][], databaseUrl: string)
 async function dev(migrate: MigrateT, args: string[]): Promise<number> {
   const rawName = args.find((a) => !a.startsWith('--'));
   // Same shape as Prisma's prompt (slugified, '_'-separated); the engine prefixes the UTC timestamp.
-  const name = rawName?.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 200);
+  const name = rawName
+    ?.toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 200);
   if (!name) return fail(`dev needs a migration name.\n${USAGE}`);
 
   // Same sequence as `prisma migrate dev` (MigrateDev.ts): diagnose, apply pending, check data loss, create, apply.
   const { action } = await migrate.devDiagnostic();
   if (action.tag === 'reset') {
-    return fail(`${action.reason}\nThe development database must be reset (drop and recreate it). Nothing was changed.`);
+    return fail(
+      `${action.reason}\nThe development database must be reset (drop and recreate it). Nothing was changed.`,
+    );
   }
-  for (const id of (await migrate.applyMigrations()).appliedMigrationNames) console.log(`Applied pending migration ${id}`);
+  for (const id of (await migrate.applyMigrations()).appliedMigrationNames)
+    console.log(`Applied pending migration ${id}`);
 
   const loss = await migrate.evaluateDataLoss();
   if (loss.unexecutableSteps.length > 0) {
@@ -170,7 +179,8 @@ async function dev(migrate: MigrateT, args: string[]): Promise<number> {
   }
   if (loss.warnings.length > 0) {
     console.log(`Warnings for the current database:\n${loss.warnings.map((w) => `  - ${w.message}`).join('\n')}`);
-    if (!args.includes('--force')) return fail('Not creating the migration: re-run with --force to accept these warnings.');
+    if (!args.includes('--force'))
+      return fail('Not creating the migration: re-run with --force to accept these warnings.');
   }
 
   // Writes prisma/migrations/<timestamp>_<name>/migration.sql and migration_lock.toml, or nothing when the
@@ -194,7 +204,11 @@ async function deploy(migrate: MigrateT): Promise<number> {
   // The engine refuses (P3009) when a failed migration is recorded, as `prisma migrate deploy` does.
   const { appliedMigrationNames } = await migrate.applyMigrations();
   for (const id of appliedMigrationNames) console.log(`Applied ${id}`);
-  console.log(appliedMigrationNames.length ? `${appliedMigrationNames.length} migration(s) applied.` : 'No pending migrations to apply.');
+  console.log(
+    appliedMigrationNames.length
+      ? `${appliedMigrationNames.length} migration(s) applied.`
+      : 'No pending migrations to apply.',
+  );
   return 0;
 }
 

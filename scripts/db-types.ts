@@ -43,7 +43,15 @@ function unsupportedColumns(schema: string): Map<string, Column[]> {
     for (const [line, field, type] of body!.matchAll(/^\s*(\w+)\s+Unsupported\("(\w+)"\)(\?)?.*$/gm)) {
       const name = /@map\("(\w+)"\)/.exec(line)?.[1] ?? field!;
       // xid8 and other types without a parser in node-postgres are read as their text.
-      const column = { name, read: 'string', write: 'never', nullable: line.includes(`${type}")?`), generated: true, readOnly: true, field: field! };
+      const column = {
+        name,
+        read: 'string',
+        write: 'never',
+        nullable: line.includes(`${type}")?`),
+        generated: true,
+        readOnly: true,
+        field: field!,
+      };
       byModel.set(model!, [...(byModel.get(model!) ?? []), column]);
     }
   }
@@ -74,7 +82,11 @@ async function render(): Promise<string> {
           field: f.name,
         };
       });
-    tables.push({ model: model.name, table: model.dbName ?? model.name, columns: [...columns, ...(extra.get(model.name) ?? [])] });
+    tables.push({
+      model: model.name,
+      table: model.dbName ?? model.name,
+      columns: [...columns, ...(extra.get(model.name) ?? [])],
+    });
   }
   const type = (c: Column): string => {
     const orNull = c.nullable ? ' | null' : '';
@@ -91,7 +103,10 @@ async function render(): Promise<string> {
     '',
   ];
   for (const t of tables) {
-    out.push(`/** Table \`${t.table}\` (model ${t.model}). jsonb is read parsed and written as JSON text. */`, `export interface ${t.model}Table {`);
+    out.push(
+      `/** Table \`${t.table}\` (model ${t.model}). jsonb is read parsed and written as JSON text. */`,
+      `export interface ${t.model}Table {`,
+    );
     for (const c of t.columns) out.push(`  ${c.name}: ${type(c)};`);
     out.push('}', '');
   }
@@ -108,7 +123,9 @@ async function render(): Promise<string> {
   );
   for (const t of tables) {
     // Not the columns Prisma's client leaves out either (xid8: selected by name where a feed needs it).
-    const items = t.columns.filter((c) => !c.readOnly).map((c) => `'${c.name === c.field ? c.name : `${c.name} as ${c.field}`}'`);
+    const items = t.columns
+      .filter((c) => !c.readOnly)
+      .map((c) => `'${c.name === c.field ? c.name : `${c.name} as ${c.field}`}'`);
     // As Prettier prints it (print width 120), so that formatting the code base leaves the file as generated.
     const line = `  ${t.table}: [${items.join(', ')}],`;
     out.push(...(line.length <= 120 ? [line] : [`  ${t.table}: [`, ...items.map((i) => `    ${i},`), '  ],']));
@@ -126,7 +143,9 @@ if (process.argv.includes('--check')) {
     // missing: stale
   }
   if (current !== text) {
-    console.error('src/core/db/database.ts does not match prisma/schema.prisma: run `npm run db:generate` and commit it.');
+    console.error(
+      'src/core/db/database.ts does not match prisma/schema.prisma: run `npm run db:generate` and commit it.',
+    );
     process.exit(1);
   }
 } else {

@@ -59,7 +59,10 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
     }
     case 'GET /_sim/subscribed-apps': {
       const account = accountOf(ctx, url.searchParams.get('wabaId'));
-      return sendJson(res, 200, { data: ctx.store.subscriptions.list(account.id), faults: ctx.store.subscriptions.faultsOf(account.id) });
+      return sendJson(res, 200, {
+        data: ctx.store.subscriptions.list(account.id),
+        faults: ctx.store.subscriptions.faultsOf(account.id),
+      });
     }
     case 'POST /_sim/subscribed-apps/faults':
       return sendJson(res, 200, subscriptionFault(ctx, await readBody(req)));
@@ -80,13 +83,22 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
       const body = await readBody(req);
       const { phone } = phoneOf(ctx, body);
       const level = requireString(body, 'level');
-      if (!(level in THROUGHPUT_PER_SECOND)) throw new ControlError(400, `level must be one of ${Object.keys(THROUGHPUT_PER_SECOND).join(', ')}`);
+      if (!(level in THROUGHPUT_PER_SECOND))
+        throw new ControlError(400, `level must be one of ${Object.keys(THROUGHPUT_PER_SECOND).join(', ')}`);
       phone.throughput = { level };
       return sendJson(res, 200, { phoneNumberId: phone.id, level, perSecond: perSecondOf(level) });
     }
     case 'GET /_sim/throughput': {
-      const { phone } = phoneOf(ctx, { wabaId: url.searchParams.get('wabaId'), phoneNumberId: url.searchParams.get('phoneNumberId') });
-      return sendJson(res, 200, { phoneNumberId: phone.id, level: phone.throughput.level, perSecond: perSecondOf(phone.throughput.level), refused: ctx.store.throughput.refused(phone.id) });
+      const { phone } = phoneOf(ctx, {
+        wabaId: url.searchParams.get('wabaId'),
+        phoneNumberId: url.searchParams.get('phoneNumberId'),
+      });
+      return sendJson(res, 200, {
+        phoneNumberId: phone.id,
+        level: phone.throughput.level,
+        perSecond: perSecondOf(phone.throughput.level),
+        refused: ctx.store.throughput.refused(phone.id),
+      });
     }
     case 'POST /_sim/statuses':
       return sendJson(res, 200, await statuses(ctx, await readBody(req)));
@@ -117,7 +129,10 @@ function subscriptionFault(ctx: SimContext, body: Body) {
   if (error !== null && !(typeof error === 'string' && error in SUBSCRIPTION_FAULTS)) {
     throw new ControlError(400, `error must be null or one of ${Object.keys(SUBSCRIPTION_FAULTS).join(', ')}`);
   }
-  return { wabaId: account.id, faults: ctx.store.subscriptions.setFault(account.id, method, error as SubscriptionFault | null) };
+  return {
+    wabaId: account.id,
+    faults: ctx.store.subscriptions.setFault(account.id, method, error as SubscriptionFault | null),
+  };
 }
 
 const INBOUND_MEDIA = new Set(['image', 'video', 'audio', 'document', 'sticker']);
@@ -141,10 +156,16 @@ async function inbound(ctx: SimContext, body: Body) {
   if (type === 'text') content = { body: requireString(body, 'text') };
   else if (INBOUND_MEDIA.has(type)) {
     const media = body.media as { base64?: unknown; mimeType?: unknown } | undefined;
-    if (typeof media?.base64 !== 'string' || typeof media.mimeType !== 'string') throw new ControlError(400, 'media {base64, mimeType} is required');
+    if (typeof media?.base64 !== 'string' || typeof media.mimeType !== 'string')
+      throw new ControlError(400, 'media {base64, mimeType} is required');
     const stored = storeMedia(ctx, account, Buffer.from(media.base64, 'base64'), media.mimeType);
     mediaId = stored.id;
-    content = { ...(body[type] as object | undefined), mime_type: stored.mimeType, sha256: stored.sha256, id: stored.id };
+    content = {
+      ...(body[type] as object | undefined),
+      mime_type: stored.mimeType,
+      sha256: stored.sha256,
+      id: stored.id,
+    };
   } else if (INBOUND_OTHER.has(type)) {
     if (typeof body[type] !== 'object' || body[type] === null) throw new ControlError(400, `${type} is required`);
     content = body[type];
@@ -159,7 +180,13 @@ async function inbound(ctx: SimContext, body: Body) {
     ...(body.context ? { context: body.context } : {}),
   };
   const value = {
-    contacts: [{ profile: { name: optionalString(body, 'name') ?? 'Sim Customer' }, ...(from ? { wa_id: from } : {}), ...(userId ? { user_id: userId } : {}) }],
+    contacts: [
+      {
+        profile: { name: optionalString(body, 'name') ?? 'Sim Customer' },
+        ...(from ? { wa_id: from } : {}),
+        ...(userId ? { user_id: userId } : {}),
+      },
+    ],
     messages: [message],
   };
   ctx.store.recordInbound(phone.id, from, userId);
@@ -191,13 +218,19 @@ async function statuses(ctx: SimContext, body: Body) {
       if (typeof value !== 'string') throw new ControlError(400, `statuses[].${key} is required`);
     }
     // A user with a username: `recipient_user_id` (the BSUID) instead of, or besides, `recipient_id`.
-    if (typeof recipient_id !== 'string' && typeof recipient_user_id !== 'string') throw new ControlError(400, 'statuses[].recipient_id or statuses[].recipient_user_id is required');
+    if (typeof recipient_id !== 'string' && typeof recipient_user_id !== 'string')
+      throw new ControlError(400, 'statuses[].recipient_id or statuses[].recipient_user_id is required');
     // Meta adds a contacts entry per user to BSUID-era statuses (not to failed ones).
-    if (typeof recipient_user_id === 'string' && status !== 'failed') contacts.push({ ...(typeof recipient_id === 'string' ? { wa_id: recipient_id } : {}), user_id: recipient_user_id });
+    if (typeof recipient_user_id === 'string' && status !== 'failed')
+      contacts.push({
+        ...(typeof recipient_id === 'string' ? { wa_id: recipient_id } : {}),
+        user_id: recipient_user_id,
+      });
     return {
       id,
       status,
-      timestamp: typeof timestamp === 'string' || typeof timestamp === 'number' ? String(timestamp) : String(unixSeconds()),
+      timestamp:
+        typeof timestamp === 'string' || typeof timestamp === 'number' ? String(timestamp) : String(unixSeconds()),
       ...(typeof recipient_id === 'string' ? { recipient_id } : {}),
       ...(typeof recipient_user_id === 'string' ? { recipient_user_id } : {}),
       ...rest,
@@ -219,14 +252,24 @@ async function userPreferences(ctx: SimContext, body: Body) {
   if (!waId && !userId) throw new ControlError(400, 'waId or userId is required');
   const value = requireString(body, 'value');
   if (value !== 'stop' && value !== 'resume') throw new ControlError(400, 'value must be stop or resume');
-  ctx.store.setMarketingPreference(account.id, [waId, userId].filter((u): u is string => u !== undefined), value);
+  ctx.store.setMarketingPreference(
+    account.id,
+    [waId, userId].filter((u): u is string => u !== undefined),
+    value,
+  );
   // `webhook: false`: Meta knows, the service not (yet): its next marketing template fails with 131050.
   if (body.webhook === false) return { delivery: null };
   const who = { ...(waId ? { wa_id: waId } : {}), ...(userId ? { user_id: userId } : {}) };
   const payload = {
     contacts: [{ ...who, profile: { name: optionalString(body, 'name') ?? 'Sim Customer' } }],
     user_preferences: [
-      { ...who, detail: `User requested to ${value} marketing messages`, category: 'marketing_messages', value, timestamp: Number(body.timestamp ?? unixSeconds()) },
+      {
+        ...who,
+        detail: `User requested to ${value} marketing messages`,
+        category: 'marketing_messages',
+        value,
+        timestamp: Number(body.timestamp ?? unixSeconds()),
+      },
     ],
   };
   return { delivery: await deliver(ctx, messagesWebhook(account.id, phone, payload, 'user_preferences')) };
@@ -241,7 +284,10 @@ async function marketingMessages(ctx: SimContext, body: Body) {
   const status = requireString(body, 'status');
   account.marketing_messages_onboarding_status = status;
   if (status !== 'ONBOARDED' || body.webhook === false) return { wabaId: account.id, status };
-  const webhook = fieldWebhook(account.id, 'account_update', { event: 'MM_LITE_TERMS_SIGNED', waba_info: { waba_id: account.id, owner_business_id: '1099000000000001' } });
+  const webhook = fieldWebhook(account.id, 'account_update', {
+    event: 'MM_LITE_TERMS_SIGNED',
+    waba_info: { waba_id: account.id, owner_business_id: '1099000000000001' },
+  });
   return { wabaId: account.id, status, delivery: await deliver(ctx, webhook) };
 }
 
@@ -272,7 +318,8 @@ const HEALTH_HELPERS: HealthRouteHelpers = {
 };
 
 function accountOf(ctx: SimContext, wabaId: unknown): SimAccount {
-  if (typeof wabaId !== 'string' || wabaId === '') throw new ControlError(400, 'wabaId (the business account) is required');
+  if (typeof wabaId !== 'string' || wabaId === '')
+    throw new ControlError(400, 'wabaId (the business account) is required');
   const account = ctx.store.account(wabaId);
   if (!account) throw new ControlError(404, `business account ${wabaId} not found`);
   return account;

@@ -266,9 +266,7 @@ export function defaultFixture(): Fixture {
             status: 'APPROVED',
             category: 'UTILITY',
             parameter_format: 'POSITIONAL',
-            components: [
-              { type: 'BODY', text: 'Hi {{1}}, your bouquet is ready.', example: { body_text: [['Sam']] } },
-            ],
+            components: [{ type: 'BODY', text: 'Hi {{1}}, your bouquet is ready.', example: { body_text: [['Sam']] } }],
           },
           {
             id: '1203344556600102',
@@ -277,9 +275,7 @@ export function defaultFixture(): Fixture {
             status: 'APPROVED',
             category: 'UTILITY',
             parameter_format: 'POSITIONAL',
-            components: [
-              { type: 'BODY', text: 'Hola {{1}}, tu ramo está listo.', example: { body_text: [['Sam']] } },
-            ],
+            components: [{ type: 'BODY', text: 'Hola {{1}}, tu ramo está listo.', example: { body_text: [['Sam']] } }],
           },
           {
             id: '1203344556600103',

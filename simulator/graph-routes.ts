@@ -23,7 +23,8 @@ function sendError(res: ServerResponse, error: MetaError): void {
 }
 
 /** A token the simulator does not know: one it issued and rotated since, or one it never issued. */
-const unknownToken = (ctx: SimContext, token: string | undefined) => (ctx.store.isRevoked(token) ? metaErrors.tokenInvalidated() : metaErrors.invalidToken());
+const unknownToken = (ctx: SimContext, token: string | undefined) =>
+  ctx.store.isRevoked(token) ? metaErrors.tokenInvalidated() : metaErrors.invalidToken();
 
 /** Meta's paths under the version prefix: `segments` is the path after `/vNN.N/`. */
 export async function handleGraph(
@@ -35,8 +36,10 @@ export async function handleGraph(
 ): Promise<void> {
   const [id = '', edge, ...rest] = segments;
   // Sends check the token themselves so that refused sends are recorded too.
-  if (req.method === 'POST' && edge === 'messages' && rest.length === 0) return handleSend(ctx, req, res, id, 'messages');
-  if (req.method === 'POST' && edge === 'marketing_messages' && rest.length === 0) return handleSend(ctx, req, res, id, 'marketing_messages');
+  if (req.method === 'POST' && edge === 'messages' && rest.length === 0)
+    return handleSend(ctx, req, res, id, 'messages');
+  if (req.method === 'POST' && edge === 'marketing_messages' && rest.length === 0)
+    return handleSend(ctx, req, res, id, 'marketing_messages');
 
   const account = ctx.store.accountByToken(bearerToken(req));
   if (!account) return sendError(res, unknownToken(ctx, bearerToken(req)));
@@ -52,8 +55,16 @@ export async function handleGraph(
   if (req.method === 'GET' && edge === undefined && ctx.store.media(id)) return handleMediaInfo(ctx, res, account, id);
   if (edge === 'block_users' && rest.length === 0) {
     const sender = ctx.store.phone(id);
-    if (!sender || sender.account !== account) return sendError(res, metaErrors.unsupportedRequest(req.method === 'GET' ? 'get' : 'post', id));
-    if (req.method === 'GET') return sendList(ctx, res, ctx.store.blockedOn(id).map((b) => ({ messaging_product: 'whatsapp', ...b })), url, (b) => ({ messaging_product: b.messaging_product, wa_id: b.wa_id }));
+    if (!sender || sender.account !== account)
+      return sendError(res, metaErrors.unsupportedRequest(req.method === 'GET' ? 'get' : 'post', id));
+    if (req.method === 'GET')
+      return sendList(
+        ctx,
+        res,
+        ctx.store.blockedOn(id).map((b) => ({ messaging_product: 'whatsapp', ...b })),
+        url,
+        (b) => ({ messaging_product: b.messaging_product, wa_id: b.wa_id }),
+      );
     return handleBlockUsers(ctx, req, res, id);
   }
   if (req.method !== 'GET' || id !== account.id) {
@@ -63,7 +74,14 @@ export async function handleGraph(
   switch (edge) {
     case undefined: {
       const status = account.marketing_messages_onboarding_status;
-      return sendMeta(res, 200, project({ id: account.id, name: account.name, ...(status ? { marketing_messages_onboarding_status: status } : {}) }, url));
+      return sendMeta(
+        res,
+        200,
+        project(
+          { id: account.id, name: account.name, ...(status ? { marketing_messages_onboarding_status: status } : {}) },
+          url,
+        ),
+      );
     }
     case 'phone_numbers':
       return sendList(ctx, res, account.phoneNumbers, url);
@@ -79,7 +97,13 @@ function project<T extends { id: string }>(item: T, url: URL): Partial<T> {
   const fields = url.searchParams.get('fields');
   if (!fields) return item;
   // Sub-selections such as `throughput{level}` select the whole nested object here.
-  const wanted = new Set(['id', ...fields.replace(/\{[^}]*\}/g, '').split(',').map((f) => f.trim())]);
+  const wanted = new Set([
+    'id',
+    ...fields
+      .replace(/\{[^}]*\}/g, '')
+      .split(',')
+      .map((f) => f.trim()),
+  ]);
   return Object.fromEntries(Object.entries(item).filter(([key]) => wanted.has(key))) as Partial<T>;
 }
 
@@ -87,7 +111,13 @@ const cursorOf = (id: string) => Buffer.from(`sim:${id}`).toString('base64url');
 const idOf = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8').replace(/^sim:/, '');
 
 /** Cursor paging like the Graph API: `paging.next` (absolute, with `after`) only when more items follow. */
-function sendList<T extends { id: string }>(ctx: SimContext, res: ServerResponse, items: T[], url: URL, shape: (item: T) => unknown = (item) => project(item, url)): void {
+function sendList<T extends { id: string }>(
+  ctx: SimContext,
+  res: ServerResponse,
+  items: T[],
+  url: URL,
+  shape: (item: T) => unknown = (item) => project(item, url),
+): void {
   const requested = Number(url.searchParams.get('limit'));
   const limit = Number.isInteger(requested) && requested > 0 ? Math.min(requested, MAX_LIMIT) : DEFAULT_LIMIT;
   const after = url.searchParams.get('after');
@@ -116,7 +146,12 @@ function sendList<T extends { id: string }>(ctx: SimContext, res: ServerResponse
  * `POST|DELETE /{phone-number-id}/block_users` `{messaging_product, block_users: [{user}]}`: per user, added (or
  * removed) with its wa_id, or failed with Meta's error (only users who wrote in the last 24 h can be blocked).
  */
-async function handleBlockUsers(ctx: SimContext, req: IncomingMessage, res: ServerResponse, phoneNumberId: string): Promise<void> {
+async function handleBlockUsers(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  phoneNumberId: string,
+): Promise<void> {
   let body: unknown;
   try {
     body = await readJson(req);
@@ -124,28 +159,54 @@ async function handleBlockUsers(ctx: SimContext, req: IncomingMessage, res: Serv
     if (!(err instanceof BadRequest)) throw err;
   }
   const list = (body as { block_users?: unknown } | undefined)?.block_users;
-  if ((body as { messaging_product?: unknown } | undefined)?.messaging_product !== 'whatsapp' || !Array.isArray(list) || list.length === 0) {
-    return sendError(res, metaErrors.invalidParameter('The parameter block_users is required: a non-empty array of {user}.'));
+  if (
+    (body as { messaging_product?: unknown } | undefined)?.messaging_product !== 'whatsapp' ||
+    !Array.isArray(list) ||
+    list.length === 0
+  ) {
+    return sendError(
+      res,
+      metaErrors.invalidParameter('The parameter block_users is required: a non-empty array of {user}.'),
+    );
   }
-  const users = list.map((u) => (typeof (u as { user?: unknown })?.user === 'string' ? (u as { user: string }).user : ''));
-  if (users.some((u) => u === '')) return sendError(res, metaErrors.invalidParameter("The parameter block_users[]['user'] is required."));
+  const users = list.map((u) =>
+    typeof (u as { user?: unknown })?.user === 'string' ? (u as { user: string }).user : '',
+  );
+  if (users.some((u) => u === ''))
+    return sendError(res, metaErrors.invalidParameter("The parameter block_users[]['user'] is required."));
   const done: { input: string; wa_id: string }[] = [];
   const failed: Record<string, unknown>[] = [];
   for (const user of users) {
-    const waId = req.method === 'DELETE' ? ctx.store.unblock(phoneNumberId, user) : ctx.store.block(phoneNumberId, user);
+    const waId =
+      req.method === 'DELETE' ? ctx.store.unblock(phoneNumberId, user) : ctx.store.block(phoneNumberId, user);
     if (waId !== undefined) done.push({ input: user, wa_id: waId });
-    else if (req.method === 'DELETE') failed.push({ input: user, errors: [{ code: 139102, message: 'Failed to unblock user', error_data: { details: 'The user is not blocked.' } }] });
+    else if (req.method === 'DELETE')
+      failed.push({
+        input: user,
+        errors: [
+          { code: 139102, message: 'Failed to unblock user', error_data: { details: 'The user is not blocked.' } },
+        ],
+      });
     else failed.push({ input: user, errors: [metaErrors.blockNotEligible()] });
   }
   const key = req.method === 'DELETE' ? 'removed_users' : 'added_users';
-  sendMeta(res, 200, { messaging_product: 'whatsapp', block_users: { [key]: done, ...(failed.length > 0 ? { failed_users: failed } : {}) } });
+  sendMeta(res, 200, {
+    messaging_product: 'whatsapp',
+    block_users: { [key]: done, ...(failed.length > 0 ? { failed_users: failed } : {}) },
+  });
 }
 
 /**
  * A send through the Cloud API (`messages`) or the Marketing Messages API (`marketing_messages`: marketing templates
  * of onboarded businesses only, the same body and answer).
  */
-async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResponse, phoneNumberId: string, edge: 'messages' | 'marketing_messages') {
+async function handleSend(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  phoneNumberId: string,
+  edge: 'messages' | 'marketing_messages',
+) {
   let body: unknown;
   try {
     body = await readJson(req);
@@ -174,12 +235,14 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   if (!sender || sender.account !== account) return reject(metaErrors.unsupportedRequest('post', phoneNumberId));
   // Meta counts every message request on the number against its tier, whatever becomes of it afterwards.
   takenAt = new Date();
-  if (!ctx.store.throughput.take(phoneNumberId, perSecondOf(sender.phone.throughput.level), takenAt.getTime())) return reject(metaErrors.throughputReached());
+  if (!ctx.store.throughput.take(phoneNumberId, perSecondOf(sender.phone.throughput.level), takenAt.getTime()))
+    return reject(metaErrors.throughputReached());
   const check = checkSend(body, account, sender.phone, (mediaId) => ctx.store.media(mediaId)?.wabaId === account.id);
   if (!check.ok) return reject(check.error);
   if (edge === 'marketing_messages') {
     if (account.marketing_messages_onboarding_status !== 'ONBOARDED') return reject(metaErrors.marketingNotOnboarded());
-    if (check.template?.category !== 'MARKETING') return reject(metaErrors.notMarketingTemplate(check.template?.name ?? String((body as { type?: unknown }).type)));
+    if (check.template?.category !== 'MARKETING')
+      return reject(metaErrors.notMarketingTemplate(check.template?.name ?? String((body as { type?: unknown }).type)));
   }
 
   const send = body as { to?: string; biz_opaque_callback_data?: unknown };
@@ -187,7 +250,11 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
   const digits = recipient.kind === 'phone' ? recipient.digits : recipientDigits(send);
   if (recipient.kind === 'dropped') {
     // Meta reads a BSUID in `to` as a phone number: it answers like any accepted send and never delivers it.
-    return respond(200, { messaging_product: 'whatsapp', contacts: [{ input: recipient.input, wa_id: digits }], messages: [{ id: newWamid(digits), ...(check.template ? { message_status: 'accepted' } : {}) }] });
+    return respond(200, {
+      messaging_product: 'whatsapp',
+      contacts: [{ input: recipient.input, wa_id: digits }],
+      messages: [{ id: newWamid(digits), ...(check.template ? { message_status: 'accepted' } : {}) }],
+    });
   }
   const user = recipient.kind === 'user' ? recipient.userId : digits;
   const outcome = recipient.kind === 'user' ? { kind: 'accept' as const, steps: NORMAL_STEPS } : outcomeFor(digits);
@@ -206,13 +273,18 @@ async function handleSend(ctx: SimContext, req: IncomingMessage, res: ServerResp
       break;
   }
   // A user who stopped marketing messages: accepted, then failed with 131050 (Meta does not refuse it at once).
-  if (check.template?.category === 'MARKETING' && ctx.store.stoppedMarketing(account.id, user)) steps = MARKETING_STOPPED_STEPS;
+  if (check.template?.category === 'MARKETING' && ctx.store.stoppedMarketing(account.id, user))
+    steps = MARKETING_STOPPED_STEPS;
 
   const wamid = newWamid(user);
   respond(200, {
     messaging_product: 'whatsapp',
     // A send to a BSUID names the user by it (input and user_id); Meta gives no wa_id for it.
-    contacts: [recipient.kind === 'user' ? { input: recipient.userId, user_id: recipient.userId } : { input: send.to, wa_id: digits }],
+    contacts: [
+      recipient.kind === 'user'
+        ? { input: recipient.userId, user_id: recipient.userId }
+        : { input: send.to, wa_id: digits },
+    ],
     // Meta reports message_status for template sends only.
     messages: [{ id: wamid, ...(check.template ? { message_status: 'accepted' } : {}) }],
   });

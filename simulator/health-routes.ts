@@ -1,7 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { SimContext } from './context.js';
 import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
-import { fieldWebhook, messagesWebhook, nameUpdateValue, qualityUpdateValue, templateCategoryValue, templateQualityValue } from './payloads/webhooks.js';
+import {
+  fieldWebhook,
+  messagesWebhook,
+  nameUpdateValue,
+  qualityUpdateValue,
+  templateCategoryValue,
+  templateQualityValue,
+} from './payloads/webhooks.js';
 
 /**
  * Control endpoints for Meta's account-health webhooks (issue 14): each posts one signed webhook in Meta's
@@ -22,7 +29,12 @@ export interface HealthRouteHelpers {
 }
 
 /** The answer of a health route, or undefined when `route` is not one of them. */
-export async function handleHealthControl(ctx: SimContext, route: string, req: IncomingMessage, h: HealthRouteHelpers): Promise<unknown> {
+export async function handleHealthControl(
+  ctx: SimContext,
+  route: string,
+  req: IncomingMessage,
+  h: HealthRouteHelpers,
+): Promise<unknown> {
   switch (route) {
     case 'POST /_sim/phone-number-quality': {
       // {wabaId, phoneNumberId, event: FLAGGED|UNFLAGGED|DOWNGRADE|UPGRADE|ONBOARDING|THROUGHPUT_UPGRADE, limit?, oldLimit?}
@@ -30,10 +42,16 @@ export async function handleHealthControl(ctx: SimContext, route: string, req: I
       const { account, phone } = h.phoneOf(ctx, body);
       const event = h.requireString(body, 'event');
       if (event === 'FLAGGED') Object.assign(phone, { status: 'FLAGGED', quality_rating: 'RED' });
-      if (event === 'UNFLAGGED' && phone.status === 'FLAGGED') Object.assign(phone, { status: 'CONNECTED', quality_rating: 'YELLOW' });
+      if (event === 'UNFLAGGED' && phone.status === 'FLAGGED')
+        Object.assign(phone, { status: 'CONNECTED', quality_rating: 'YELLOW' });
       // Meta's automatic upgrade to 1,000 messages per second.
       if (event === 'THROUGHPUT_UPGRADE') phone.throughput = { level: 'HIGH' };
-      const value = qualityUpdateValue(phone, event, h.optionalString(body, 'limit'), h.optionalString(body, 'oldLimit'));
+      const value = qualityUpdateValue(
+        phone,
+        event,
+        h.optionalString(body, 'limit'),
+        h.optionalString(body, 'oldLimit'),
+      );
       return { delivery: await h.deliver(ctx, fieldWebhook(account.id, 'phone_number_quality_update', value)) };
     }
     case 'POST /_sim/phone-number-name': {
@@ -52,7 +70,11 @@ export async function handleHealthControl(ctx: SimContext, route: string, req: I
       const body = await h.readBody(req);
       const account = h.accountOf(ctx, body.wabaId);
       const template = h.templateOf(account, body);
-      const value = templateQualityValue(template, h.optionalString(body, 'previousQualityScore') ?? 'UNKNOWN', h.requireString(body, 'newQualityScore'));
+      const value = templateQualityValue(
+        template,
+        h.optionalString(body, 'previousQualityScore') ?? 'UNKNOWN',
+        h.requireString(body, 'newQualityScore'),
+      );
       return { delivery: await h.deliver(ctx, fieldWebhook(account.id, 'message_template_quality_update', value)) };
     }
     case 'POST /_sim/template-category': {
@@ -76,8 +98,14 @@ export async function handleHealthControl(ctx: SimContext, route: string, req: I
       const body = await h.readBody(req);
       const account = h.accountOf(ctx, body.wabaId);
       const value = body.value;
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw h.invalid('value must be an object');
-      return { delivery: await h.deliver(ctx, fieldWebhook(account.id, h.requireString(body, 'field'), value as Record<string, unknown>)) };
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw h.invalid('value must be an object');
+      return {
+        delivery: await h.deliver(
+          ctx,
+          fieldWebhook(account.id, h.requireString(body, 'field'), value as Record<string, unknown>),
+        ),
+      };
     }
     case 'POST /_sim/webhook-errors': {
       // {wabaId, phoneNumberId, errors: [{code, title, message, error_data: {details}}]}: webhook-level value.errors.

@@ -33,7 +33,8 @@ const port = Number(process.env.SIMULATOR_PORT ?? 4010);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`SIMULATOR_PORT must be a port number`);
 
 const userIds = (process.env.SIMULATOR_USER_IDS?.trim().toLowerCase() || 'off') as 'off' | 'alongside' | 'only';
-if (!['off', 'alongside', 'only'].includes(userIds)) fail(`SIMULATOR_USER_IDS must be off, alongside or only (got "${userIds}")`);
+if (!['off', 'alongside', 'only'].includes(userIds))
+  fail(`SIMULATOR_USER_IDS must be off, alongside or only (got "${userIds}")`);
 
 const sim = await startSimulator({
   port,

@@ -11,25 +11,47 @@ import type { SimMedia } from './store.js';
 const MB = 1024 * 1024;
 /** Meta's upload limits by MIME type (see shared/reference/whatsapp-cloud-api.md §6). */
 const LIMITS: Record<string, number> = {
-  'image/jpeg': 5 * MB, 'image/png': 5 * MB, 'image/webp': 500 * 1024,
-  'video/mp4': 16 * MB, 'video/3gpp': 16 * MB,
-  'audio/aac': 16 * MB, 'audio/amr': 16 * MB, 'audio/mpeg': 16 * MB, 'audio/mp4': 16 * MB, 'audio/ogg': 16 * MB,
-  'text/plain': 100 * MB, 'application/pdf': 100 * MB, 'application/msword': 100 * MB,
-  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 100 * MB, 'application/vnd.ms-excel': 100 * MB,
-  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 100 * MB, 'application/vnd.ms-powerpoint': 100 * MB,
+  'image/jpeg': 5 * MB,
+  'image/png': 5 * MB,
+  'image/webp': 500 * 1024,
+  'video/mp4': 16 * MB,
+  'video/3gpp': 16 * MB,
+  'audio/aac': 16 * MB,
+  'audio/amr': 16 * MB,
+  'audio/mpeg': 16 * MB,
+  'audio/mp4': 16 * MB,
+  'audio/ogg': 16 * MB,
+  'text/plain': 100 * MB,
+  'application/pdf': 100 * MB,
+  'application/msword': 100 * MB,
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 100 * MB,
+  'application/vnd.ms-excel': 100 * MB,
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 100 * MB,
+  'application/vnd.ms-powerpoint': 100 * MB,
   'application/vnd.openxmlformats-officedocument.presentationml.presentation': 100 * MB,
 };
 
 const uploadError = (details: string) => whatsappError(400, 131053, 'Media upload error', details);
 
 export function storeMedia(ctx: SimContext, account: SimAccount, bytes: Buffer, mimeType: string): SimMedia {
-  const media = { id: newMediaId(), wabaId: account.id, bytes, mimeType, sha256: createHash('sha256').update(bytes).digest('hex') };
+  const media = {
+    id: newMediaId(),
+    wabaId: account.id,
+    bytes,
+    mimeType,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  };
   ctx.store.addMedia(media);
   return media;
 }
 
 /** `POST /{phone-number-id}/media`: multipart `messaging_product`, `type`, `file` → `{ id }`. */
-export async function handleUpload(ctx: SimContext, req: IncomingMessage, res: ServerResponse, account: SimAccount): Promise<void> {
+export async function handleUpload(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  account: SimAccount,
+): Promise<void> {
   const fail = (error: MetaError) => sendMeta(res, error.httpStatus, error.body);
   let parser: busboy.Busboy;
   try {
@@ -45,19 +67,34 @@ export async function handleUpload(ctx: SimContext, req: IncomingMessage, res: S
     if (name !== 'file') return void stream.resume();
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () => (file = { bytes: Buffer.concat(chunks), mimeType: info.mimeType, truncated: (stream as { truncated?: boolean }).truncated === true }));
+    stream.on(
+      'end',
+      () =>
+        (file = {
+          bytes: Buffer.concat(chunks),
+          mimeType: info.mimeType,
+          truncated: (stream as { truncated?: boolean }).truncated === true,
+        }),
+    );
   });
   await new Promise<void>((resolve) => {
     parser.on('close', resolve);
     parser.on('error', () => resolve());
     req.pipe(parser);
   });
-  if (fields.messaging_product !== 'whatsapp') return fail(metaErrors.invalidParameter('The parameter messaging_product is required and must be whatsapp.'));
+  if (fields.messaging_product !== 'whatsapp')
+    return fail(metaErrors.invalidParameter('The parameter messaging_product is required and must be whatsapp.'));
   if (!file) return fail(metaErrors.invalidParameter('The parameter file is required.'));
   const mimeType = fields.type || file.mimeType;
   const limit = LIMITS[mimeType];
-  if (limit === undefined) return fail(uploadError(`Param file must be a file with one of the following types: ${Object.keys(LIMITS).join(', ')}. Received file of type '${mimeType}'.`));
-  if (file.truncated || file.bytes.length > limit) return fail(uploadError(`File too big: ${mimeType} files are limited to ${limit} bytes.`));
+  if (limit === undefined)
+    return fail(
+      uploadError(
+        `Param file must be a file with one of the following types: ${Object.keys(LIMITS).join(', ')}. Received file of type '${mimeType}'.`,
+      ),
+    );
+  if (file.truncated || file.bytes.length > limit)
+    return fail(uploadError(`File too big: ${mimeType} files are limited to ${limit} bytes.`));
   sendMeta(res, 200, { id: storeMedia(ctx, account, file.bytes, mimeType).id });
 }
 

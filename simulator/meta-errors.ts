@@ -37,12 +37,9 @@ export const metaErrors = {
   invalidToken: () => graphError(401, 190, 'Invalid OAuth access token - Cannot parse access token'),
 
   tokenExpired: () =>
-    graphError(
-      401,
-      190,
-      'Error validating access token: Session has expired on Wednesday, 01-Jan-25 00:00:00 PST.',
-      { error_subcode: 463 },
-    ),
+    graphError(401, 190, 'Error validating access token: Session has expired on Wednesday, 01-Jan-25 00:00:00 PST.', {
+      error_subcode: 463,
+    }),
 
   /** A token that was valid until it was replaced or revoked (`POST /_sim/token`). */
   tokenInvalidated: () =>
@@ -59,7 +56,11 @@ export const metaErrors = {
   serviceUnavailable: () => graphError(503, 2, 'Service temporarily unavailable', { is_transient: true }),
 
   wabaRateLimit: () =>
-    graphError(400, 80007, '(#80007) There have been too many calls to this WhatsApp Business account. Wait a bit and try again.'),
+    graphError(
+      400,
+      80007,
+      '(#80007) There have been too many calls to this WhatsApp Business account. Wait a bit and try again.',
+    ),
 
   /** What Meta answers when the object exists but belongs to another business (or does not exist). */
   unsupportedRequest: (method: 'get' | 'post', id: string) =>
@@ -83,28 +84,49 @@ export const metaErrors = {
   invalidValue: (details: string) => whatsappError(400, 131009, 'Parameter value is not valid', details),
 
   /** block_users: the user did not message the number in the last 24 hours (Meta's 139100–139103 family). */
-  blockNotEligible: () => ({ code: 139100, message: 'Failed to block user', error_data: { details: 'Only users who have messaged the business in the last 24 hours can be blocked.' } }),
+  blockNotEligible: () => ({
+    code: 139100,
+    message: 'Failed to block user',
+    error_data: { details: 'Only users who have messaged the business in the last 24 hours can be blocked.' },
+  }),
 
   /** Meta's failure of a marketing message to a user who stopped marketing messages (asynchronous, on a failed status). */
   marketingStopped: () => [
     {
       code: 131050,
-      title: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
-      message: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
+      title:
+        'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
+      message:
+        'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
       error_data: { details: 'The user stopped marketing messages from this business.' },
     },
   ],
 
   /** The Marketing Messages API takes marketing templates only. */
   notMarketingTemplate: (name: string) =>
-    whatsappError(400, 131009, 'Parameter value is not valid', `Template ${name} is not a marketing template; the Marketing Messages API sends marketing templates only.`),
+    whatsappError(
+      400,
+      131009,
+      'Parameter value is not valid',
+      `Template ${name} is not a marketing template; the Marketing Messages API sends marketing templates only.`,
+    ),
 
   /** The Marketing Messages API before the business accepted its terms. */
   marketingNotOnboarded: () =>
-    whatsappError(400, 131055, 'Method not allowed', 'The business has not onboarded to the Marketing Messages API (terms not accepted).'),
+    whatsappError(
+      400,
+      131055,
+      'Method not allowed',
+      'The business has not onboarded to the Marketing Messages API (terms not accepted).',
+    ),
 
   mediaNotFound: (id: string) =>
-    graphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 }),
+    graphError(
+      400,
+      100,
+      `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      { error_subcode: 33 },
+    ),
 
   /**
    * The number's throughput (messages per second of its tier) was reached: Meta's 130429. Meta's docs do not pin its

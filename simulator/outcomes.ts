@@ -30,7 +30,9 @@ const read: StatusStep = { status: 'read', postAt: 'read', offsetSeconds: 2 };
 export const NORMAL_STEPS: StatusStep[] = [sent, delivered, read];
 
 /** A marketing template to a user who stopped marketing messages: failed with 131050, asynchronously. */
-export const MARKETING_STOPPED_STEPS: StatusStep[] = [{ status: 'failed', postAt: 'sent', offsetSeconds: 1, errors: metaErrors.marketingStopped() }];
+export const MARKETING_STOPPED_STEPS: StatusStep[] = [
+  { status: 'failed', postAt: 'sent', offsetSeconds: 1, errors: metaErrors.marketingStopped() },
+];
 
 const reEngagementErrors = [
   {

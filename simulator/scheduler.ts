@@ -13,10 +13,13 @@ export class Scheduler {
 
   after(ms: number, fn: () => void): void {
     if (this.closed) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        fn();
+      },
+      Math.max(0, ms),
+    );
     this.timers.add(timer);
   }
 

@@ -8,7 +8,8 @@ type Json = Record<string, unknown>;
  * Who a send goes to: a phone number (`to`), a business-scoped user id (`recipient`, no `to`), or a BSUID put into
  * `to`, which Meta reads as a phone number that is never delivered to (`dropped`: 200 and nothing else).
  */
-export type SimRecipient = { kind: 'phone'; digits: string } | { kind: 'user'; userId: string } | { kind: 'dropped'; input: string };
+export type SimRecipient =
+  { kind: 'phone'; digits: string } | { kind: 'user'; userId: string } | { kind: 'dropped'; input: string };
 type MessageCheck = { ok: true; template?: SimTemplate } | { ok: false; error: MetaError };
 type SendCheck = { ok: true; template?: SimTemplate; recipient: SimRecipient } | { ok: false; error: MetaError };
 
@@ -31,7 +32,12 @@ const fail = (error: MetaError): { ok: false; error: MetaError } => ({ ok: false
  * Validates a `POST /{phone-number-id}/messages` body the way Meta does, in Meta's order: envelope, sender
  * number, message type, then the template and its parameters against the stored template.
  */
-export function checkSend(body: unknown, account: SimAccount, phone: SimPhoneNumber, mediaExists: (id: string) => boolean = () => false): SendCheck {
+export function checkSend(
+  body: unknown,
+  account: SimAccount,
+  phone: SimPhoneNumber,
+  mediaExists: (id: string) => boolean = () => false,
+): SendCheck {
   if (!isObject(body) || body.messaging_product !== 'whatsapp') {
     return fail(metaErrors.invalidParameter('The parameter messaging_product is required and must be whatsapp.'));
   }
@@ -42,7 +48,11 @@ export function checkSend(body: unknown, account: SimAccount, phone: SimPhoneNum
   if (!checked.ok) return checked;
   const otp = otpTypeOf(checked.template);
   if (recipient.kind === 'user' && otp && NOT_FOR_USER_IDS.has(otp)) {
-    return fail(metaErrors.invalidParameter(`Authentication templates with ${otp} buttons cannot be sent to a business-scoped user id.`));
+    return fail(
+      metaErrors.invalidParameter(
+        `Authentication templates with ${otp} buttons cannot be sent to a business-scoped user id.`,
+      ),
+    );
   }
   return { ...checked, recipient };
 }
@@ -56,8 +66,12 @@ function recipientOf(body: Json): SimRecipient | { error: MetaError } {
     return { error: metaErrors.invalidParameter('The parameter to is required and must be a phone number.') };
   }
   if (body.to === undefined && body.recipient !== undefined) {
-    if (body.recipient_type !== undefined && body.recipient_type !== 'individual') return { error: metaErrors.invalidParameter('The parameter recipient_type must be individual.') };
-    if (typeof body.recipient !== 'string' || !BSUID.test(body.recipient)) return { error: metaErrors.invalidParameter('The parameter recipient must be a business-scoped user id (CC.<id>).') };
+    if (body.recipient_type !== undefined && body.recipient_type !== 'individual')
+      return { error: metaErrors.invalidParameter('The parameter recipient_type must be individual.') };
+    if (typeof body.recipient !== 'string' || !BSUID.test(body.recipient))
+      return {
+        error: metaErrors.invalidParameter('The parameter recipient must be a business-scoped user id (CC.<id>).'),
+      };
     return { kind: 'user', userId: body.recipient };
   }
   return { error: metaErrors.invalidParameter('The parameter to is required and must be a phone number.') };
@@ -79,7 +93,10 @@ function checkContent(body: Json, account: SimAccount, mediaExists: (id: string)
   if (body.type === 'template') return checkTemplate(body.template, account);
   const type = typeof body.type === 'string' ? body.type : '';
   const check = CONTENT_CHECKS[type];
-  if (!check) return fail(metaErrors.invalidParameter(`Param type must be one of {${NOT_TEXT.join(', ').toUpperCase()}, TEMPLATE, TEXT}.`));
+  if (!check)
+    return fail(
+      metaErrors.invalidParameter(`Param type must be one of {${NOT_TEXT.join(', ').toUpperCase()}, TEMPLATE, TEXT}.`),
+    );
   if (body[type] === undefined) return fail(metaErrors.invalidParameter(`The parameter ${type} is required.`));
   const error = check(body[type], mediaExists);
   return error ? fail(error) : { ok: true };
@@ -124,7 +141,11 @@ function checkHeader(template: SimTemplate, components: Json[]): MetaError | und
     const format = header.format.toLowerCase();
     if (given.length !== 1) return metaErrors.paramCount('header', given.length, 1);
     if (given[0]!.type !== format) {
-      return metaErrors.paramFormat('header', header.format, (typeof given[0]!.type === 'string' ? given[0]!.type : 'UNKNOWN').toUpperCase());
+      return metaErrors.paramFormat(
+        'header',
+        header.format,
+        (typeof given[0]!.type === 'string' ? given[0]!.type : 'UNKNOWN').toUpperCase(),
+      );
     }
     return undefined;
   }

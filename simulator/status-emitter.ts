@@ -54,7 +54,9 @@ export class StatusEmitter {
       const status = statusObject(message, step, unixSeconds(acceptedAt) + step.offsetSeconds, mode);
       // Meta adds the user's contact to BSUID-era statuses, except failed ones.
       const contacts = mode === 'off' || step.status === 'failed' ? undefined : [contactOf(message, mode)];
-      await this.dispatcher.deliver(messagesWebhook(message.wabaId, message.phone, { ...(contacts ? { contacts } : {}), statuses: [status] }));
+      await this.dispatcher.deliver(
+        messagesWebhook(message.wabaId, message.phone, { ...(contacts ? { contacts } : {}), statuses: [status] }),
+      );
     }
   }
 }
@@ -65,7 +67,12 @@ function contactOf(message: AcceptedMessage, mode: UserIdMode): Record<string, u
 
 const userIdOf = (message: AcceptedMessage): string => message.recipientUserId ?? userIdFor(message.recipientId!);
 
-function statusObject(message: AcceptedMessage, step: StatusStep, timestamp: number, userIds: UserIdMode): Record<string, unknown> {
+function statusObject(
+  message: AcceptedMessage,
+  step: StatusStep,
+  timestamp: number,
+  userIds: UserIdMode,
+): Record<string, unknown> {
   const pricing = message.templateCategory
     ? { billable: true, pricing_model: 'PMP', type: 'regular', category: message.templateCategory }
     : { billable: false, pricing_model: 'PMP', type: 'free_customer_service', category: 'service' };

@@ -199,9 +199,7 @@ export class SimStore {
   /** Recorded sends, oldest first; `to` filters on the recipient's digits (or on a BSUID `recipient`). */
   sends(to?: string): RecordedSend[] {
     const digits = to && /^[A-Z]{2}\./.test(to) ? to : to?.replace(/\D/g, '');
-    return structuredClone(
-      digits ? this.recorded.filter((s) => recipientDigits(s.body) === digits) : this.recorded,
-    );
+    return structuredClone(digits ? this.recorded.filter((s) => recipientDigits(s.body) === digits) : this.recorded);
   }
 
   clearSends(): void {

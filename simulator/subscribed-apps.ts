@@ -29,10 +29,17 @@ export class SubscribedApps {
   }
 
   unsubscribe(wabaId: string, appId: string): void {
-    this.apps.set(wabaId, (this.apps.get(wabaId) ?? []).filter((a) => a.id !== appId));
+    this.apps.set(
+      wabaId,
+      (this.apps.get(wabaId) ?? []).filter((a) => a.id !== appId),
+    );
   }
 
-  setFault(wabaId: string, method: SubscriptionMethod, fault: SubscriptionFault | null): Partial<Record<SubscriptionMethod, SubscriptionFault>> {
+  setFault(
+    wabaId: string,
+    method: SubscriptionMethod,
+    fault: SubscriptionFault | null,
+  ): Partial<Record<SubscriptionMethod, SubscriptionFault>> {
     if (fault === null) this.faults.delete(`${wabaId} ${method}`);
     else this.faults.set(`${wabaId} ${method}`, fault);
     return this.faultsOf(wabaId);

@@ -16,7 +16,13 @@ export const SIMULATOR_APP = {
  * `GET | POST | DELETE /{waba-id}/subscribed_apps` with the account's token, in Meta's shapes: POST and DELETE
  * answer `{success: true}`, GET `{data: [{whatsapp_business_api_data: {id, link, name}}]}`.
  */
-export function handleSubscribedApps(ctx: SimContext, req: IncomingMessage, res: ServerResponse, account: SimAccount, wabaId: string): void {
+export function handleSubscribedApps(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  account: SimAccount,
+  wabaId: string,
+): void {
   const method = req.method ?? 'GET';
   const refuse = (error: MetaError) => sendMeta(res, error.httpStatus, error.body);
   if (wabaId !== account.id || !['GET', 'POST', 'DELETE'].includes(method)) {
@@ -28,7 +34,9 @@ export function handleSubscribedApps(ctx: SimContext, req: IncomingMessage, res:
   if (error) return refuse(error());
   switch (method) {
     case 'GET':
-      return sendMeta(res, 200, { data: subscriptions.list(wabaId).map((app) => ({ whatsapp_business_api_data: app })) });
+      return sendMeta(res, 200, {
+        data: subscriptions.list(wabaId).map((app) => ({ whatsapp_business_api_data: app })),
+      });
     case 'POST':
       if (fault !== 'not_listed') subscriptions.subscribe(wabaId, SIMULATOR_APP);
       return sendMeta(res, 200, { success: true });

@@ -7,7 +7,8 @@
 export const THROUGHPUT_PER_SECOND: Record<string, number> = { STANDARD: 80, HIGH: 1000, COEXISTENCE: 20 };
 
 /** The messages per second a number's `throughput.level` allows (an unknown level counts as STANDARD). */
-export const perSecondOf = (level: string | undefined): number => THROUGHPUT_PER_SECOND[level ?? ''] ?? THROUGHPUT_PER_SECOND.STANDARD!;
+export const perSecondOf = (level: string | undefined): number =>
+  THROUGHPUT_PER_SECOND[level ?? ''] ?? THROUGHPUT_PER_SECOND.STANDARD!;
 
 const WINDOW_MS = 1000;
 

@@ -23,7 +23,11 @@ import { signatureHeaderRefusal, WebhookReceiverService } from './webhooks/recei
  * balancers notice and stop routing here), then the application closes (the receiver drains its batches,
  * pools close) and the process exits.
  */
-export async function shutDownGracefully(app: NestExpressApplication, config: AppConfig, signal: string): Promise<void> {
+export async function shutDownGracefully(
+  app: NestExpressApplication,
+  config: AppConfig,
+  signal: string,
+): Promise<void> {
   const logger = app.get<Logger>(APP_LOGGER);
   app.get(HealthService).beginShutdown();
   logger.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: not ready any more');
@@ -56,7 +60,9 @@ export async function createApp(config: AppConfig, core: CoreOptions = {}): Prom
   app.use(requestContext(logger, metrics));
   app.use(securityHeaders(config));
   app.use(unauthenticatedRateLimit(app.get(RateLimiterService), config));
-  app.use(bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }));
+  app.use(
+    bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }),
+  );
   if (config.swaggerEnabled) setupSwagger(app);
   return app;
 }

@@ -25,7 +25,11 @@ const HEADER = `/**
 /** The generated module: \`paths\`, \`operations\`, \`components\`, and one alias per schema (\`MessageView\`, …). */
 export async function openApiTypes(document: object): Promise<string> {
   // openapi-typescript edits the object it is given (discriminator properties): work on a copy.
-  const ast = await openapiTS(structuredClone(document) as OpenAPI3, { rootTypes: true, rootTypesNoSchemaPrefix: true, silent: true });
+  const ast = await openapiTS(structuredClone(document) as OpenAPI3, {
+    rootTypes: true,
+    rootTypesNoSchemaPrefix: true,
+    silent: true,
+  });
   return HEADER + astToString(ast);
 }
 

@@ -37,9 +37,19 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         ].join('\n'),
       )
       .setVersion(packageVersion())
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'x-access-key', description: 'Public half, `ak_…`' }, SWAGGER_ACCESS_KEY)
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'x-secret-key', description: 'Secret half, `sk_…` (server side only)' }, SWAGGER_SECRET_KEY)
-      .addCookieAuth(cookie, { type: 'apiKey', in: 'cookie', name: cookie, description: 'Console session (HttpOnly cookie)' }, SWAGGER_SESSION)
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'x-access-key', description: 'Public half, `ak_…`' },
+        SWAGGER_ACCESS_KEY,
+      )
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'x-secret-key', description: 'Secret half, `sk_…` (server side only)' },
+        SWAGGER_SECRET_KEY,
+      )
+      .addCookieAuth(
+        cookie,
+        { type: 'apiKey', in: 'cookie', name: cookie, description: 'Console session (HttpOnly cookie)' },
+        SWAGGER_SESSION,
+      )
       .build(),
     { extraModels: [ErrorEnvelopeDoc] },
   );
@@ -71,7 +81,10 @@ function withErrorEnvelopes(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
     for (const op of [item.get, item.post, item.put, item.patch, item.delete]) {
       if (op?.requestBody && 'content' in op.requestBody && op.requestBody.content['application/json']) {
-        op.responses['415'] ??= { description: 'The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type`' };
+        op.responses['415'] ??= {
+          description:
+            'The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type`',
+        };
       }
       for (const [status, response] of Object.entries(op?.responses ?? {})) {
         const code = Number(status);
@@ -96,7 +109,12 @@ function freeFormObjectsOpen(node: unknown): void {
   }
   if (!node || typeof node !== 'object') return;
   const schema = node as Record<string, unknown>;
-  if (schema.type === 'object' && !('properties' in schema) && !('additionalProperties' in schema) && !('allOf' in schema || 'oneOf' in schema || 'anyOf' in schema)) {
+  if (
+    schema.type === 'object' &&
+    !('properties' in schema) &&
+    !('additionalProperties' in schema) &&
+    !('allOf' in schema || 'oneOf' in schema || 'anyOf' in schema)
+  ) {
     schema.additionalProperties = true;
   }
   Object.values(schema).forEach(freeFormObjectsOpen);

@@ -9,7 +9,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { ROOT, appEnv, build as buildInto, migrate, startApi, startSimulator, startWorker, type NodeProcessOptions } from '../../scripts/stack/app.js';
+import {
+  ROOT,
+  appEnv,
+  build as buildInto,
+  migrate,
+  startApi,
+  startSimulator,
+  startWorker,
+  type NodeProcessOptions,
+} from '../../scripts/stack/app.js';
 import { Child, freePort, sleep, waitFor } from '../../scripts/stack/process.js';
 import { startServices, stopStale, type Services } from '../../scripts/stack/services.js';
 
@@ -19,7 +28,9 @@ export const BENCH_LOCAL = path.join(ROOT, '.local', 'bench');
  * A private build (not dist/), so that a bench never races another engineer's build or test run.
  * BENCH_BUILD_DIR + BENCH_SKIP_BUILD=1 run an existing build instead (e.g. a "before" build for comparisons).
  */
-export const BUILD_DIR = process.env.BENCH_BUILD_DIR ? path.resolve(process.env.BENCH_BUILD_DIR) : path.join(BENCH_LOCAL, 'build');
+export const BUILD_DIR = process.env.BENCH_BUILD_DIR
+  ? path.resolve(process.env.BENCH_BUILD_DIR)
+  : path.join(BENCH_LOCAL, 'build');
 const GUARD = pathToFileURL(path.join(ROOT, 'bench/lib/child-guard.mjs')).href;
 
 export const log = (msg: string) => console.log(`[bench] ${msg}`);
@@ -33,7 +44,8 @@ let built = false;
 export async function build(): Promise<void> {
   if (built) return;
   if (process.env.BENCH_SKIP_BUILD === '1') {
-    if (!fs.existsSync(path.join(BUILD_DIR, 'src/main.js'))) throw new Error(`BENCH_SKIP_BUILD=1 but there is no build in ${BUILD_DIR}`);
+    if (!fs.existsSync(path.join(BUILD_DIR, 'src/main.js')))
+      throw new Error(`BENCH_SKIP_BUILD=1 but there is no build in ${BUILD_DIR}`);
     log(`using the existing build in ${BUILD_DIR}`);
     built = true;
     return;
@@ -133,7 +145,9 @@ export class Stack {
 
   private async startServices(): Promise<void> {
     if (process.env.DATABASE_URL && process.env.REDIS_URL) {
-      log('using the given DATABASE_URL and REDIS_URL (rows from earlier runs stay; each run uses its own tenant and queue prefix)');
+      log(
+        'using the given DATABASE_URL and REDIS_URL (rows from earlier runs stay; each run uses its own tenant and queue prefix)',
+      );
     } else {
       // A fresh PostgreSQL for every run: leftovers of an interrupted run are stopped and their data removed.
       await stopStale(this.servicesDir, { supervisor: true });
@@ -143,7 +157,8 @@ export class Stack {
     this.services = await startServices({ dir: this.servicesDir, dbName: 'bench' });
     this.databaseUrl = this.services.databaseUrl;
     this.redisUrl = this.services.redisUrl;
-    if (this.services.postgres || this.services.redis) log(`PostgreSQL and Redis ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    if (this.services.postgres || this.services.redis)
+      log(`PostgreSQL and Redis ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
   }
 
   private profileArgs(kind: 'api' | 'worker'): string[] {
@@ -162,7 +177,15 @@ export class Stack {
       ...(process.env.BENCH_PROFILE_DIR ? { BENCH_PROFILE_DIR: process.env.BENCH_PROFILE_DIR } : {}),
       ...(process.env.BENCH_GC_LOG ? { BENCH_GC_LOG: process.env.BENCH_GC_LOG } : {}),
     };
-    return { name, buildDir: BUILD_DIR, logDir: this.logDir, truncate: true, env: { ...env, ...guardEnv }, nodeArgs: ['--import', GUARD, ...nodeArgs], readyMs: 90_000 };
+    return {
+      name,
+      buildDir: BUILD_DIR,
+      logDir: this.logDir,
+      truncate: true,
+      env: { ...env, ...guardEnv },
+      nodeArgs: ['--import', GUARD, ...nodeArgs],
+      readyMs: 90_000,
+    };
   }
 
   private serviceEnv(): NodeJS.ProcessEnv {
@@ -210,7 +233,9 @@ export class Stack {
     if (n <= 0) return;
     const first = this.apis.length;
     const started = await Promise.all(
-      Array.from({ length: n }, (_, i) => startApi(this.node(`api${first + i + 1}`, this.serviceEnv(), this.profileArgs('api')))),
+      Array.from({ length: n }, (_, i) =>
+        startApi(this.node(`api${first + i + 1}`, this.serviceEnv(), this.profileArgs('api'))),
+      ),
     );
     for (const s of started) {
       this.apis.push(watch(s.proc));
@@ -226,7 +251,9 @@ export class Stack {
     if (n <= 0) return;
     const first = this.workers.length;
     const started = await Promise.all(
-      Array.from({ length: n }, (_, i) => startWorker(this.node(`worker${first + i + 1}`, this.serviceEnv(), this.profileArgs('worker')))),
+      Array.from({ length: n }, (_, i) =>
+        startWorker(this.node(`worker${first + i + 1}`, this.serviceEnv(), this.profileArgs('worker'))),
+      ),
     );
     this.workers.push(...started.map((s) => watch(s.proc)));
     this.workerUrls.push(...started.map((s) => s.url));
@@ -237,7 +264,15 @@ export class Stack {
   /** Starts an extra node process that stop() also stops (e.g. the node:http ceiling server). */
   async spawnExtra(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Child> {
     const o = this.node(name, { PATH: process.env.PATH, ...env });
-    const proc = await Child.start({ name, cmd: process.execPath, args: [...o.nodeArgs!, ...args], logFile: path.join(this.logDir, `${name}.log`), truncate: true, cwd: ROOT, env: o.env });
+    const proc = await Child.start({
+      name,
+      cmd: process.execPath,
+      args: [...o.nodeArgs!, ...args],
+      logFile: path.join(this.logDir, `${name}.log`),
+      truncate: true,
+      cwd: ROOT,
+      env: o.env,
+    });
     this.extra.push(watch(proc));
     return proc;
   }
@@ -257,7 +292,14 @@ export class Stack {
 
   /** Throws when a service process died during the run. */
   assertAlive(): void {
-    const own = [this.services?.postgres?.proc, this.services?.redis?.proc, this.simulator, ...this.apis, ...this.workers, ...this.extra];
+    const own = [
+      this.services?.postgres?.proc,
+      this.services?.redis?.proc,
+      this.simulator,
+      ...this.apis,
+      ...this.workers,
+      ...this.extra,
+    ];
     const dead = own.find((p) => p && p.done && !p.expectedExit);
     if (dead) throw new Error(`${dead.name} died during the run:\n${dead.tail()}`);
   }
@@ -272,7 +314,14 @@ export class Stack {
     const profiling = Boolean(process.env.BENCH_CPU_PROF);
     const app = [...this.apis, ...this.workers];
     if (profiling) await Promise.all(app.map((p) => p.stop([['SIGWINCH', 20_000]])));
-    await Promise.all([...app, ...this.extra, ...(this.simulator ? [this.simulator] : [])].map((p) => p.stop([['SIGTERM', 15_000], ['SIGKILL', 5_000]])));
+    await Promise.all(
+      [...app, ...this.extra, ...(this.simulator ? [this.simulator] : [])].map((p) =>
+        p.stop([
+          ['SIGTERM', 15_000],
+          ['SIGKILL', 5_000],
+        ]),
+      ),
+    );
     await this.db?.end().catch(() => undefined);
     if (this.services) {
       await this.services.stop();
@@ -288,9 +337,13 @@ export class Stack {
    * A simulator account's CONNECTED number at a throughput tier (Meta's `throughput.level`), before the service syncs
    * it: since issue 27 every send is paced to its number's tier, and a STANDARD number (80/s) would cap a send bench.
    */
-  private async setThroughput(sim: { wabaId: string; phoneNumbers: { id: string; status: string }[] }, level: 'HIGH' | 'STANDARD'): Promise<void> {
+  private async setThroughput(
+    sim: { wabaId: string; phoneNumbers: { id: string; status: string }[] },
+    level: 'HIGH' | 'STANDARD',
+  ): Promise<void> {
     const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
-    if (phone) await postJson(`${this.simUrl}/_sim/throughput`, { wabaId: sim.wabaId, phoneNumberId: phone.id, level }, 200);
+    if (phone)
+      await postJson(`${this.simUrl}/_sim/throughput`, { wabaId: sim.wabaId, phoneNumberId: phone.id, level }, 200);
   }
 
   /**
@@ -307,7 +360,11 @@ export class Stack {
     const email = `bench-${this.runId}${suffix}@example.test`;
     const password = `bench-password-${this.runId}`;
     await postJson(`${api}/auth/signup`, { email, password, organizationName: `Bench ${this.runId}${suffix}` }, 201);
-    const login = await fetch(`${api}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+    const login = await fetch(`${api}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
     if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
     const cookie = login.headers
       .getSetCookie()
@@ -317,8 +374,12 @@ export class Stack {
     await this.setThroughput(sim, level);
     await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, cookie);
     await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, cookie);
-    const key = (await postJson(`${api}/api-keys`, { wabaId: sim.wabaId, name: 'bench' }, 201, cookie)) as { data: { accessKey: string; secretKey: string } };
-    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [sim.wabaId]);
+    const key = (await postJson(`${api}/api-keys`, { wabaId: sim.wabaId, name: 'bench' }, 201, cookie)) as {
+      data: { accessKey: string; secretKey: string };
+    };
+    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [
+      sim.wabaId,
+    ]);
     const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
     if (!phone || !row.rows[0]) throw new Error('onboarding: no CONNECTED number or no stored business account');
     return {
@@ -335,20 +396,39 @@ export class Stack {
   /** One more business account for the onboarded operator (a new simulator account, numbers and templates synced). */
   async addAccount(tenant: Tenant): Promise<Omit<Tenant, 'accessKey' | 'secretKey'>> {
     const api = this.apiUrl;
-    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId} extra` })) as { wabaId: string; accessToken: string; phoneNumbers: { id: string; status: string }[] };
-    await postJson(`${api}/business-accounts`, { wabaId: sim.wabaId, accessToken: sim.accessToken }, 201, tenant.cookie);
+    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId} extra` })) as {
+      wabaId: string;
+      accessToken: string;
+      phoneNumbers: { id: string; status: string }[];
+    };
+    await postJson(
+      `${api}/business-accounts`,
+      { wabaId: sim.wabaId, accessToken: sim.accessToken },
+      201,
+      tenant.cookie,
+    );
     await this.setThroughput(sim, 'HIGH');
     await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, tenant.cookie);
     await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, tenant.cookie);
-    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [sim.wabaId]);
+    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [
+      sim.wabaId,
+    ]);
     const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
     if (!phone || !row.rows[0]) throw new Error('onboarding: no CONNECTED number or no stored business account');
-    return { email: tenant.email, cookie: tenant.cookie, wabaId: sim.wabaId, businessAccountId: row.rows[0].id, phoneNumberId: phone.id };
+    return {
+      email: tenant.email,
+      cookie: tenant.cookie,
+      wabaId: sim.wabaId,
+      businessAccountId: row.rows[0].id,
+      phoneNumberId: phone.id,
+    };
   }
 
   /** A new key pair for a business account of the onboarded operator. */
   async createApiKey(cookie: string, wabaId: string, name: string): Promise<{ accessKey: string; secretKey: string }> {
-    const key = (await postJson(`${this.apiUrl}/api-keys`, { wabaId, name }, 201, cookie)) as { data: { accessKey: string; secretKey: string } };
+    const key = (await postJson(`${this.apiUrl}/api-keys`, { wabaId, name }, 201, cookie)) as {
+      data: { accessKey: string; secretKey: string };
+    };
     return { accessKey: key.data.accessKey, secretKey: key.data.secretKey };
   }
 }
@@ -356,7 +436,10 @@ export class Stack {
 /** Reports an exit nobody asked for as it happens (assertAlive() fails the run at its end). */
 function watch(proc: Child): Child {
   void proc.exited.then(({ code, signal }) => {
-    if (!proc.expectedExit) console.error(`[bench] ${proc.name} (pid ${proc.pid}) exited unexpectedly: code ${code} signal ${signal}; log: ${path.relative(ROOT, proc.logFile ?? '')}`);
+    if (!proc.expectedExit)
+      console.error(
+        `[bench] ${proc.name} (pid ${proc.pid}) exited unexpectedly: code ${code} signal ${signal}; log: ${path.relative(ROOT, proc.logFile ?? '')}`,
+      );
   });
   return proc;
 }
@@ -368,7 +451,8 @@ async function postJson(url: string, body: unknown, expect?: number, cookie?: st
     body: JSON.stringify(body),
   });
   const text = await res.text();
-  if ((expect !== undefined && res.status !== expect) || res.status >= 400) throw new Error(`POST ${url} → ${res.status}: ${text}`);
+  if ((expect !== undefined && res.status !== expect) || res.status >= 400)
+    throw new Error(`POST ${url} → ${res.status}: ${text}`);
   return text ? JSON.parse(text) : null;
 }
 
@@ -380,7 +464,10 @@ async function postJson(url: string, body: unknown, expect?: number, cookie?: st
  * `limitMs` has passed. Exits the process with 0 (targets met or not: the figures are the result), 1 on
  * failure, 130/143 on a signal.
  */
-export async function runBench(opts: StackOptions & { limitMs: number }, body: (stack: Stack) => Promise<void>): Promise<never> {
+export async function runBench(
+  opts: StackOptions & { limitMs: number },
+  body: (stack: Stack) => Promise<void>,
+): Promise<never> {
   const stack = new Stack(opts);
   let exiting: Promise<never> | undefined;
   // The first caller decides the exit code; later callers wait for the same stop.

@@ -19,12 +19,20 @@ if (gcDir) {
   fs.mkdirSync(gcDir, { recursive: true });
   const file = path.join(gcDir, `${process.env.BENCH_PROC_NAME ?? 'proc'}-${process.pid}-gc.csv`);
   fs.writeFileSync(file, 'end_epoch_ms,kind,duration_ms\n');
-  const kinds = { [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb' };
+  const kinds = {
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+  };
   new PerformanceObserver((list) => {
     const lines = list
       .getEntries()
       .filter((e) => e.duration >= 5)
-      .map((e) => `${(performance.timeOrigin + e.startTime + e.duration).toFixed(0)},${kinds[e.detail?.kind] ?? 'other'},${e.duration.toFixed(1)}`);
+      .map(
+        (e) =>
+          `${(performance.timeOrigin + e.startTime + e.duration).toFixed(0)},${kinds[e.detail?.kind] ?? 'other'},${e.duration.toFixed(1)}`,
+      );
     if (lines.length > 0) fs.appendFileSync(file, lines.join('\n') + '\n');
   }).observe({ entryTypes: ['gc'] });
 }

@@ -30,7 +30,12 @@ function readProcs(): Map<number, ProcStat> {
       const f = text.slice(close + 2).split(' ');
       // after "pid (comm) ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
       // cutime cstime priority nice num_threads itrealvalue starttime
-      out.set(Number(e), { pid: Number(e), ppid: Number(f[1]), startedAt: Number(f[19]), ticks: Number(f[11]) + Number(f[12]) });
+      out.set(Number(e), {
+        pid: Number(e),
+        ppid: Number(f[1]),
+        startedAt: Number(f[19]),
+        ticks: Number(f[11]) + Number(f[12]),
+      });
     } catch {
       /* gone */
     }
@@ -106,13 +111,15 @@ export function formatCpu(u: CpuUsage | null): string {
   return `  CPU (cores busy, of ${os.cpus().length}): ${parts.join(', ')}; idle ${u.idleCores.toFixed(2)}`;
 }
 
-
 /**
  * Waits until the machine is quiet: at least `minIdleCores` idle over a whole second (background work of the
  * previous phase, such as PostgreSQL writing out or vacuuming what it stored, has ended), at most `maxMs`.
  * Returns the idle cores of the last second and how long it waited.
  */
-export async function waitUntilQuiet(minIdleCores: number, maxMs: number): Promise<{ idleCores: number; waitedMs: number }> {
+export async function waitUntilQuiet(
+  minIdleCores: number,
+  maxMs: number,
+): Promise<{ idleCores: number; waitedMs: number }> {
   const t0 = Date.now();
   let idle = 0;
   while (Date.now() - t0 < maxMs) {

@@ -11,7 +11,9 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.HELLO_PORT), '127.0.0.1', () => console.log(`hello server on ${process.env.HELLO_PORT}`));
+server.listen(Number(process.env.HELLO_PORT), '127.0.0.1', () =>
+  console.log(`hello server on ${process.env.HELLO_PORT}`),
+);
 process.on('SIGTERM', () => {
   server.close(() => process.exit(0));
   server.closeAllConnections();

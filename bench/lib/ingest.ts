@@ -48,7 +48,13 @@ export interface PhaseResult {
 }
 
 /** A fixed count from the environment, or `seconds` of load at the rate a warm-up reached (within min..max). */
-export function sized(envValue: string | undefined, warmRate: number, seconds: number, min: number, max: number): number {
+export function sized(
+  envValue: string | undefined,
+  warmRate: number,
+  seconds: number,
+  min: number,
+  max: number,
+): number {
   if (envValue) return Number(envValue);
   return Math.max(min, Math.min(max, Math.round(warmRate * seconds)));
 }
@@ -87,7 +93,13 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   meter.begin();
   // A fixed rate is paced evenly by our own generator (autocannon's overallRate sends it in bursts, see paced.ts).
   const result = o.rate
-    ? await paced(o.label, { url: o.urls, rate: o.rate, amount: posts, connections: Math.ceil(o.connections / o.urls.length), requests })
+    ? await paced(o.label, {
+        url: o.urls,
+        rate: o.rate,
+        amount: posts,
+        connections: Math.ceil(o.connections / o.urls.length),
+        requests,
+      })
     : await load(o.label, {
         url: o.urls.length === 1 ? o.urls[0]! : o.urls,
         connections: Math.min(o.connections, posts),
@@ -110,7 +122,8 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
     limitMs: o.processLimitMs,
   });
   const cpuProcessing = meter.end();
-  const processedRate = processing.allProcessedAfterS === null ? null : plan.events / (result.durationS + processing.allProcessedAfterS);
+  const processedRate =
+    processing.allProcessedAfterS === null ? null : plan.events / (result.durationS + processing.allProcessedAfterS);
   const messageStatuses = await plan.messageStatuses(stack.db, tenant.businessAccountId);
   const expectedStatuses = plan.expectedMessageStatuses();
   const messagesExact = JSON.stringify(sortKeys(messageStatuses)) === JSON.stringify(sortKeys(expectedStatuses));
@@ -121,7 +134,8 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   const deliveriesLost = Math.max(0, result.ok2xx - processing.deliveriesStored);
   const lost = deliveriesLost + (complete ? Math.max(0, plan.events - processing.eventsStored) : 0);
   const pending = complete ? 0 : plan.events - processing.eventsProcessed;
-  const duplicated = processing.eventsStored - processing.eventsDistinct + Math.max(0, processing.eventsDistinct - plan.events);
+  const duplicated =
+    processing.eventsStored - processing.eventsDistinct + Math.max(0, processing.eventsDistinct - plan.events);
   const exact =
     lost === 0 &&
     duplicated === 0 &&

@@ -62,7 +62,9 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
 
   // BENCH_TIMELINE=dir: one CSV per paced phase (due time in epoch ms and from the start, latency from due, from the write, status), to see
   // whether a p99 comes from one stall or from the whole phase.
-  const timeline: string[] | undefined = process.env.BENCH_TIMELINE ? ['due_epoch_ms,due_ms,from_due_ms,from_write_ms,status'] : undefined;
+  const timeline: string[] | undefined = process.env.BENCH_TIMELINE
+    ? ['due_epoch_ms,due_ms,from_due_ms,from_write_ms,status']
+    : undefined;
   const start = performance.now() + 5;
   let scheduled = 0;
   const done = new Promise<void>((resolve) => {
@@ -70,7 +72,12 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
       if (++settled === total) resolve();
     };
     const send = (i: number, due: number) => {
-      const base = { method: spec.method ?? 'GET', path: spec.path ?? '/', headers: { ...o.headers, ...spec.headers }, body: spec.body };
+      const base = {
+        method: spec.method ?? 'GET',
+        path: spec.path ?? '/',
+        headers: { ...o.headers, ...spec.headers },
+        body: spec.body,
+      };
       const req = spec.setupRequest ? (spec.setupRequest(base, {}) ?? base) : base;
       const target = urls[i % urls.length]!;
       const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
@@ -83,7 +90,10 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
         finished = true;
         const now = performance.now();
         if (kind === 'ok') {
-          if (timeline) timeline.push(`${(performance.timeOrigin + due).toFixed(0)},${(due - start).toFixed(1)},${(now - due).toFixed(1)},${(now - (sentAt || due)).toFixed(1)},${status}`);
+          if (timeline)
+            timeline.push(
+              `${(performance.timeOrigin + due).toFixed(0)},${(due - start).toFixed(1)},${(now - due).toFixed(1)},${(now - (sentAt || due)).toFixed(1)},${status}`,
+            );
           fromDue[answered] = now - due;
           fromSent[answered] = now - (sentAt || due);
           answered++;
@@ -94,11 +104,21 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
         else errors++;
         finish();
       };
-      const r = http.request({ agent: agents[i % agents.length], host: target.hostname, port: target.port, method: req.method, path: req.path, headers }, (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => end('ok', res.statusCode));
-        res.on('error', () => end('error'));
-      });
+      const r = http.request(
+        {
+          agent: agents[i % agents.length],
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.path,
+          headers,
+        },
+        (res) => {
+          res.on('data', () => undefined);
+          res.on('end', () => end('ok', res.statusCode));
+          res.on('error', () => end('error'));
+        },
+      );
       r.on('socket', (s) => {
         const mark = () => {
           sentAt = performance.now();
@@ -130,7 +150,10 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
   agents.forEach((a) => a.destroy());
   if (timeline) {
     fs.mkdirSync(process.env.BENCH_TIMELINE!, { recursive: true });
-    fs.writeFileSync(path.join(process.env.BENCH_TIMELINE!, `${label.replace(/[^\w.-]+/g, '_')}-${Date.now()}.csv`), timeline.join('\n') + '\n');
+    fs.writeFileSync(
+      path.join(process.env.BENCH_TIMELINE!, `${label.replace(/[^\w.-]+/g, '_')}-${Date.now()}.csv`),
+      timeline.join('\n') + '\n',
+    );
   }
 
   const a = fromDue.subarray(0, answered).sort();
@@ -148,7 +171,14 @@ export async function paced(label: string, o: PacedOptions): Promise<PacedSummar
     errors,
     timeouts,
     okPerSecond: ok / durationS,
-    latencyMs: { p50: pct(a, 50), p90: pct(a, 90), p99: pct(a, 99), p99_9: pct(a, 99.9), max: a[a.length - 1] ?? NaN, mean },
+    latencyMs: {
+      p50: pct(a, 50),
+      p90: pct(a, 90),
+      p99: pct(a, 99),
+      p99_9: pct(a, 99.9),
+      max: a[a.length - 1] ?? NaN,
+      mean,
+    },
     statusCodes,
     sentToAnswerMs: { p50: pct(s, 50), p99: pct(s, 99), max: s[s.length - 1] ?? NaN },
     lateStartMs: { p99: pct(l, 99), max: l[l.length - 1] ?? NaN },

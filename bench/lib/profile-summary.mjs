@@ -12,7 +12,8 @@ const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const selfUs = new Map();
 const dt = prof.timeDeltas;
-for (let i = 0; i < prof.samples.length; i++) selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + (dt[i] ?? 0));
+for (let i = 0; i < prof.samples.length; i++)
+  selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + (dt[i] ?? 0));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 function where(url) {
@@ -28,7 +29,10 @@ const byFn = new Map();
 for (const [id, us] of selfUs) {
   const n = byId.get(id);
   const cf = n.callFrame;
-  const pkg = cf.functionName === '(idle)' || cf.functionName === '(program)' || cf.functionName === '(garbage collector)' ? cf.functionName : where(cf.url);
+  const pkg =
+    cf.functionName === '(idle)' || cf.functionName === '(program)' || cf.functionName === '(garbage collector)'
+      ? cf.functionName
+      : where(cf.url);
   byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + us);
   const key = `${cf.functionName || '(anonymous)'} ${where(cf.url)}:${cf.lineNumber + 1}`;
   byFn.set(key, (byFn.get(key) ?? 0) + us);
@@ -51,7 +55,13 @@ for (const [id, us] of selfUs) {
   for (let p = id; p !== undefined; p = parent.get(p)) {
     const cf = byId.get(p).callFrame;
     const w = where(cf.url);
-    if (!/^(src|simulator)\//.test(w) && !/^(@prisma\/client|pg|pg-pool|ioredis|bullmq|axios|express|router|@nestjs\/core|class-validator|class-transformer|body-parser|pino)$/.test(w)) continue;
+    if (
+      !/^(src|simulator)\//.test(w) &&
+      !/^(@prisma\/client|pg|pg-pool|ioredis|bullmq|axios|express|router|@nestjs\/core|class-validator|class-transformer|body-parser|pino)$/.test(
+        w,
+      )
+    )
+      continue;
     const key = `${cf.functionName || '(anonymous)'} ${w}:${cf.lineNumber + 1}`;
     if (seen.has(key)) continue;
     seen.add(key);

@@ -37,7 +37,14 @@ export function summarize(label: string, r: Result, wallS = r.duration): LoadSum
     errors: r.errors,
     timeouts: r.timeouts,
     okPerSecond: r['2xx'] / wallS,
-    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, p99_9: r.latency.p99_9, max: r.latency.max, mean: r.latency.mean },
+    latencyMs: {
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      p99_9: r.latency.p99_9,
+      max: r.latency.max,
+      mean: r.latency.mean,
+    },
     statusCodes,
   };
 }
@@ -109,7 +116,10 @@ export function printMachine(m: Machine): void {
     `[bench] ${m.date} · ${m.cores} cores (${m.cpuModel}), ${m.ramGiB} GiB RAM, node ${m.node} · load average ${m.loadAvg.join(' / ')} (1/5/15 min)` +
       ` · git ${m.gitCommit}${m.gitDirty ? ' (uncommitted changes)' : ''}`,
   );
-  if (m.loadAvg[0]! > m.cores * 0.5) console.log(`[bench] note: the machine is busy (1-min load ${m.loadAvg[0]} on ${m.cores} cores); figures will be noisy`);
+  if (m.loadAvg[0]! > m.cores * 0.5)
+    console.log(
+      `[bench] note: the machine is busy (1-min load ${m.loadAvg[0]} on ${m.cores} cores); figures will be noisy`,
+    );
 }
 
 /** A check against a target, printed as one line and kept in the result file. */
@@ -130,7 +140,11 @@ export function writeResult(name: string, data: Record<string, unknown>): string
   const dir = path.join(ROOT, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(BENCH_|DATABASE_POOL_SIZE$|WORKER_CONCURRENCY$|DATABASE_URL$|REDIS_URL$)/.test(k)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) =>
+      /^(BENCH_|DATABASE_POOL_SIZE$|WORKER_CONCURRENCY$|DATABASE_URL$|REDIS_URL$)/.test(k),
+    ),
+  );
   fs.writeFileSync(file, JSON.stringify({ command: process.argv.slice(1).join(' '), env, ...data }, null, 2) + '\n');
   console.log(`[bench] result written to ${path.relative(ROOT, file)}`);
   return file;

@@ -119,7 +119,15 @@ export async function loadRows(
   pool: pg.Pool,
   stage: Stage,
   a: Accounts,
-  o: { sql?: string; extra?: unknown[]; chunk?: number; parallel?: number; label?: string; log: (m: string) => void; range?: [number, number] },
+  o: {
+    sql?: string;
+    extra?: unknown[];
+    chunk?: number;
+    parallel?: number;
+    label?: string;
+    log: (m: string) => void;
+    range?: [number, number];
+  },
 ): Promise<{ rows: number; seconds: number }> {
   const sql = o.sql ?? EVENTS_SQL;
   const extra = o.extra ?? (sql === EVENTS_SQL ? ['infinity'] : []);
@@ -144,7 +152,9 @@ export async function loadRows(
         const now = Date.now();
         if (now - lastPrint > 5000 || done === jobs.length) {
           lastPrint = now;
-          o.log(`${o.label ?? 'load'}: ${fmtInt(rows)} rows (${done}/${jobs.length} chunks) in ${((now - t0) / 1000).toFixed(0)} s · ${fmtInt(rows / ((now - t0) / 1000))} rows/s`);
+          o.log(
+            `${o.label ?? 'load'}: ${fmtInt(rows)} rows (${done}/${jobs.length} chunks) in ${((now - t0) / 1000).toFixed(0)} s · ${fmtInt(rows / ((now - t0) / 1000))} rows/s`,
+          );
         }
       }
     } finally {
@@ -159,7 +169,11 @@ export const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** An organization and one business account per waba id (messages need them); returns the accounts' uuids. */
 export async function insertAccounts(db: pg.Pool | pg.Client, a: Accounts): Promise<string[]> {
-  const org = (await db.query<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'storage bench') RETURNING id`)).rows[0]!.id;
+  const org = (
+    await db.query<{ id: string }>(
+      `INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'storage bench') RETURNING id`,
+    )
+  ).rows[0]!.id;
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
      SELECT gen_random_uuid(), $1, w, 'Account ' || w, 'v1:x', now() FROM unnest($2::text[]) WITH ORDINALITY AS t(w, n) ORDER BY n RETURNING id`,

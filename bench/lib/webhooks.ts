@@ -3,7 +3,13 @@
 // polling that tells when everything is processed, and the exact counts afterwards.
 import type { RequestSpec } from 'autocannon';
 import { signedDelivery, type SignedDelivery } from '../../simulator/payloads/signature.js';
-import { phoneOf, statusItem, statusesWebhook, type StatusItem, type WebhookPhone } from '../../simulator/payloads/webhooks.js';
+import {
+  phoneOf,
+  statusItem,
+  statusesWebhook,
+  type StatusItem,
+  type WebhookPhone,
+} from '../../simulator/payloads/webhooks.js';
 import type pg from 'pg';
 
 export const STATUSES = ['sent', 'delivered', 'read'] as const;
@@ -92,7 +98,10 @@ export class StatusPlan {
 }
 
 /** An autocannon request that posts the pre-generated deliveries in order, each exactly once (use with `amount`). */
-export function deliveryRequests(deliveries: Delivery[], order?: number[]): { requests: RequestSpec[]; issued: () => number } {
+export function deliveryRequests(
+  deliveries: Delivery[],
+  order?: number[],
+): { requests: RequestSpec[]; issued: () => number } {
   let next = 0;
   const requests: RequestSpec[] = [
     {
@@ -102,7 +111,11 @@ export function deliveryRequests(deliveries: Delivery[], order?: number[]): { re
         const i = order ? order[next % order.length]! : next % deliveries.length;
         next++;
         const d = deliveries[i]!;
-        return { ...req, body: d.body, headers: { ...req.headers, 'content-type': 'application/json', 'x-hub-signature-256': d.signature } };
+        return {
+          ...req,
+          body: d.body,
+          headers: { ...req.headers, 'content-type': 'application/json', 'x-hub-signature-256': d.signature },
+        };
       },
     },
   ];
@@ -127,7 +140,15 @@ export interface ProcessingOutcome {
  */
 export async function waitProcessed(
   db: pg.Pool,
-  opts: { afterDeliveryId: number; deliveries: number; wabaId: string; tag: string; events: number; loadEndedAt: number; limitMs: number },
+  opts: {
+    afterDeliveryId: number;
+    deliveries: number;
+    wabaId: string;
+    tag: string;
+    events: number;
+    loadEndedAt: number;
+    limitMs: number;
+  },
 ): Promise<ProcessingOutcome> {
   const deadline = Date.now() + opts.limitMs;
   let doneAt: number | null = null;
@@ -161,7 +182,10 @@ export async function maxDeliveryId(db: pg.Pool): Promise<number> {
   return r.rows[0]?.id ?? 0;
 }
 
-async function deliveryCounts(db: pg.Pool, after: number): Promise<{ stored: number; processed: number; failed: number }> {
+async function deliveryCounts(
+  db: pg.Pool,
+  after: number,
+): Promise<{ stored: number; processed: number; failed: number }> {
   const r = await db.query<{ stored: string; processed: string; failed: string }>(
     `SELECT count(*) AS stored, count(*) FILTER (WHERE status = 'processed') AS processed, count(*) FILTER (WHERE status = 'failed') AS failed
        FROM webhook_deliveries WHERE id > $1`,
@@ -171,7 +195,11 @@ async function deliveryCounts(db: pg.Pool, after: number): Promise<{ stored: num
   return { stored: Number(row.stored), processed: Number(row.processed), failed: Number(row.failed) };
 }
 
-async function eventCounts(db: pg.Pool, wabaId: string, tag: string): Promise<{ stored: number; distinct: number; processed: number }> {
+async function eventCounts(
+  db: pg.Pool,
+  wabaId: string,
+  tag: string,
+): Promise<{ stored: number; distinct: number; processed: number }> {
   const r = await db.query<{ stored: string; distinct: string; processed: string }>(
     `SELECT count(*) AS stored, count(DISTINCT (message_id, status, upstream_timestamp)) AS distinct,
             count(*) FILTER (WHERE processed) AS processed

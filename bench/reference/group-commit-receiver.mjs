@@ -38,7 +38,8 @@ function answer(res, status, body) {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
   res.end(body);
 }
-const error = (res, status, message) => answer(res, status, Buffer.from(JSON.stringify({ statusCode: status, message })));
+const error = (res, status, message) =>
+  answer(res, status, Buffer.from(JSON.stringify({ statusCode: status, message })));
 
 const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 function validSignature(body, header) {
@@ -58,7 +59,8 @@ function wabaIdsOf(body) {
   } catch {
     return null;
   }
-  if (typeof p !== 'object' || p === null || p.object !== 'whatsapp_business_account' || !Array.isArray(p.entry)) return null;
+  if (typeof p !== 'object' || p === null || p.object !== 'whatsapp_business_account' || !Array.isArray(p.entry))
+    return null;
   const ids = new Set();
   for (const e of p.entry) if (e && typeof e.id === 'string' && e.id !== '') ids.add(e.id);
   return [...ids];
@@ -137,7 +139,9 @@ const server = http.createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 65_000;
-server.listen(PORT, '127.0.0.1', () => console.log(`group-commit receiver on ${PORT} (window ${WINDOW_MS} ms, max ${MAX_ROWS} rows, pool ${POOL})`));
+server.listen(PORT, '127.0.0.1', () =>
+  console.log(`group-commit receiver on ${PORT} (window ${WINDOW_MS} ms, max ${MAX_ROWS} rows, pool ${POOL})`),
+);
 
 process.on('SIGTERM', () => {
   console.log(JSON.stringify(stats));

@@ -18,7 +18,9 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, label: string)
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${label} failed (exit ${code}):\n${out.trim()}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${label} failed (exit ${code}):\n${out.trim()}`)),
+    );
   });
 }
 
@@ -40,20 +42,33 @@ const mtime = (p: string) => (fs.existsSync(p) ? fs.statSync(p).mtimeMs : 0);
  * last build (<outDir>/.tsbuildinfo, rewritten by every incremental build that changed anything) is older
  * than a file of src/ or simulator/ (always with force).
  */
-export async function build(outDir = path.join(ROOT, 'dist'), o: { force?: boolean } = {}): Promise<{ built: boolean; ms: number }> {
+export async function build(
+  outDir = path.join(ROOT, 'dist'),
+  o: { force?: boolean } = {},
+): Promise<{ built: boolean; ms: number }> {
   const t = Date.now();
   const info = path.join(outDir, '.tsbuildinfo');
   const outputs = ['src/main.js', 'src/worker/main.js', 'simulator/main.js'].map((p) => mtime(path.join(outDir, p)));
   const sources = Math.max(newestTs(path.join(ROOT, 'src')), newestTs(path.join(ROOT, 'simulator')));
   if (!o.force && Math.min(...outputs) > 0 && mtime(info) > sources) return { built: false, ms: 0 };
   fs.mkdirSync(outDir, { recursive: true });
-  await run(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', outDir, '--tsBuildInfoFile', info], process.env, 'tsc -p tsconfig.build.json');
+  await run(
+    path.join(ROOT, 'node_modules/.bin/tsc'),
+    ['-p', 'tsconfig.build.json', '--outDir', outDir, '--tsBuildInfoFile', info],
+    process.env,
+    'tsc -p tsconfig.build.json',
+  );
   return { built: true, ms: Date.now() - t };
 }
 
 /** Applies the migrations with the project's own offline command. */
 export async function migrate(databaseUrl: string): Promise<void> {
-  await run(path.join(ROOT, 'node_modules/.bin/tsx'), ['prisma/migrate.ts', 'deploy'], { ...process.env, DATABASE_URL: databaseUrl }, 'migrate deploy');
+  await run(
+    path.join(ROOT, 'node_modules/.bin/tsx'),
+    ['prisma/migrate.ts', 'deploy'],
+    { ...process.env, DATABASE_URL: databaseUrl },
+    'migrate deploy',
+  );
 }
 
 /** Status of a GET (0 when there is no answer within the timeout). */
@@ -121,7 +136,13 @@ export interface Served {
 }
 
 /** Starts `script` of the build with `env`; ready when GET http://127.0.0.1:<port><readyPath> answers 200. */
-async function startNode(o: NodeProcessOptions, script: string, env: NodeJS.ProcessEnv, port: number, readyPath: string): Promise<Served> {
+async function startNode(
+  o: NodeProcessOptions,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  port: number,
+  readyPath: string,
+): Promise<Served> {
   const url = `http://127.0.0.1:${port}`;
   const logFile = o.logFile ?? path.join(o.logDir, `${o.name}.log`);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -142,7 +163,13 @@ async function startNode(o: NodeProcessOptions, script: string, env: NodeJS.Proc
 /** The WhatsApp Cloud API simulator (Meta's stand-in); `env` adds SIMULATOR_* settings. */
 export async function startSimulator(o: NodeProcessOptions & { port?: number }): Promise<Served> {
   const port = o.port ?? (await freePort());
-  return startNode(o, 'simulator/main.js', { PATH: process.env.PATH, ...o.env, SIMULATOR_PORT: String(port) }, port, '/_sim/health');
+  return startNode(
+    o,
+    'simulator/main.js',
+    { PATH: process.env.PATH, ...o.env, SIMULATOR_PORT: String(port) },
+    port,
+    '/_sim/health',
+  );
 }
 
 /** An API process; ready when GET /health/ready answers 200. */

@@ -47,7 +47,13 @@ interface Options {
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Options {
-  const o = { stateDir: '', dbName: 'bmapi', extraDbs: [] as string[], parentPid: null as number | null, stopStale: false };
+  const o = {
+    stateDir: '',
+    dbName: 'bmapi',
+    extraDbs: [] as string[],
+    parentPid: null as number | null,
+    stopStale: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i]!;
     let inline: string | undefined;
@@ -172,7 +178,8 @@ async function main(): Promise<void> {
   // last writes on the way out does not meet a database already going down; should the script die instead,
   // the parent check below stops everything within a second.
   const stopSignals = opts.parentPid ? (['SIGTERM', 'SIGHUP'] as const) : (['SIGINT', 'SIGTERM', 'SIGHUP'] as const);
-  if (opts.parentPid) process.on('SIGINT', () => log('SIGINT: left to the parent process, which stops the services last'));
+  if (opts.parentPid)
+    process.on('SIGINT', () => log('SIGINT: left to the parent process, which stops the services last'));
   for (const sig of stopSignals) process.on(sig, () => void shutdown(0, `received ${sig}`));
   for (const ev of ['uncaughtException', 'unhandledRejection'] as const) {
     process.on(ev, (e) => {
@@ -181,7 +188,8 @@ async function main(): Promise<void> {
     });
   }
   const initialPpid = process.ppid;
-  const parentGone = () => (opts.parentPid ? !isAlive(opts.parentPid) : initialPpid > 1 && process.ppid !== initialPpid);
+  const parentGone = () =>
+    opts.parentPid ? !isAlive(opts.parentPid) : initialPpid > 1 && process.ppid !== initialPpid;
   parentTimer = setInterval(() => {
     if (parentGone()) void shutdown(0, `parent process ${opts.parentPid ?? initialPpid} exited`);
   }, 1_000);
@@ -199,7 +207,9 @@ async function main(): Promise<void> {
   watch(services);
   writeFileAtomic(envFile, [...services.envLines(), `LOCAL_SERVICES_PID=${process.pid}`].join('\n') + '\n', 0o600);
   for (const line of services.readyLines) log(line);
-  log(`ready in ${secs(Date.now() - T0)}; wrote ${rel(envFile)} (supervisor pid ${process.pid}; stop with kill ${process.pid})`);
+  log(
+    `ready in ${secs(Date.now() - T0)}; wrote ${rel(envFile)} (supervisor pid ${process.pid}; stop with kill ${process.pid})`,
+  );
 }
 
 main().catch((e: unknown) => {

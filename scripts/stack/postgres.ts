@@ -186,7 +186,11 @@ export class Postgres extends PrivateService {
       const r = await proc.exited;
       if (stopping()) throw new Aborted();
       if (r.code !== 0) {
-        throw new StackError(`initdb failed (${r.error?.message ?? `exit ${r.code}${r.signal ? `, ${r.signal}` : ''}`})`, 1, readFrom(this.logFile, offset));
+        throw new StackError(
+          `initdb failed (${r.error?.message ?? `exit ${r.code}${r.signal ? `, ${r.signal}` : ''}`})`,
+          1,
+          readFrom(this.logFile, offset),
+        );
       }
     } finally {
       fs.rmSync(pwFile, { force: true });
@@ -209,19 +213,41 @@ export class Postgres extends PrivateService {
   }
 
   private startOn(port: number): Promise<Launch> {
-    const config = { host: '127.0.0.1', port, user: PG_USER, password: PG_PASSWORD, database: 'postgres', ssl: false, connectionTimeoutMillis: 1_000 };
+    const config = {
+      host: '127.0.0.1',
+      port,
+      user: PG_USER,
+      password: PG_PASSWORD,
+      database: 'postgres',
+      ssl: false,
+      connectionTimeoutMillis: 1_000,
+    };
     const probe = async (): Promise<boolean | string> => {
       try {
         await pgQuery(config, 'SELECT 1');
         return true;
       } catch (e) {
         const code = (e as { code?: string }).code;
-        return code === '28P01' || code === '28000' ? `authentication as ${PG_USER} failed: ${(e as Error).message}` : false;
+        return code === '28P01' || code === '28000'
+          ? `authentication as ${PG_USER} failed: ${(e as Error).message}`
+          : false;
       }
     };
-    const args = ['-D', this.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+    const args = [
+      '-D',
+      this.dataDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
       // The worker holds one advisory lock per webhook item of a chunk until its commit (dedupe across partitions, docs/storage.md).
-      '-c', 'max_locks_per_transaction=256'];
+      '-c',
+      'max_locks_per_transaction=256',
+    ];
     return this.launch(
       {
         name: 'postgres',
@@ -246,7 +272,8 @@ function classify(text: string): 'port' | 'locked' | 'libs' | 'perms' | 'environ
   if (/lock file "postmaster\.pid" already exists/i.test(text)) return 'locked';
   if (/shared object file|error while loading shared libraries/i.test(text)) return 'libs';
   if (/has wrong ownership|has invalid permissions/i.test(text)) return 'perms';
-  if (/could not create shared memory|could not map anonymous shared memory|No space left on device/i.test(text)) return 'environment';
+  if (/could not create shared memory|could not map anonymous shared memory|No space left on device/i.test(text))
+    return 'environment';
   return 'other';
 }
 
@@ -309,7 +336,8 @@ async function rebuildPgPackage(pkg: string, reason: string, log: Log): Promise<
 
 function osUserIds(name: string): Ids | null {
   try {
-    const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const id = (flag: string) =>
+      Number(execFileSync('id', [flag, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
     const ids = { uid: id('-u'), gid: id('-g') };
     return Number.isInteger(ids.uid) && Number.isInteger(ids.gid) ? ids : null;
   } catch {
@@ -325,20 +353,34 @@ function ensurePostgresOsUser(log: Log): Ids {
   spawnSync('groupadd', ['--system', OS_PG_USER], { stdio: 'ignore' });
   const r = spawnSync(
     'useradd',
-    ['--system', '--gid', OS_PG_USER, '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', OS_PG_USER],
+    [
+      '--system',
+      '--gid',
+      OS_PG_USER,
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      OS_PG_USER,
+    ],
     { encoding: 'utf8' },
   );
   ids = osUserIds(OS_PG_USER);
-  if (!ids) throw new StackError(`failed to create OS user '${OS_PG_USER}': ${(r.stderr || r.error?.message || '').trim()}`);
+  if (!ids)
+    throw new StackError(`failed to create OS user '${OS_PG_USER}': ${(r.stderr || r.error?.message || '').trim()}`);
   return ids;
 }
 
 function canTraverse(dir: string, ids: Ids): boolean {
-  return spawnSync('/bin/sh', ['-c', 'cd -- "$1"', 'sh', dir], { uid: ids.uid, gid: ids.gid, stdio: 'ignore' }).status === 0;
+  return (
+    spawnSync('/bin/sh', ['-c', 'cd -- "$1"', 'sh', dir], { uid: ids.uid, gid: ids.gid, stdio: 'ignore' }).status === 0
+  );
 }
 
 const locationFile = (dir: string) => path.join(dir, 'postgres-location');
-const tmpBase = (dir: string) => path.join('/tmp', `bmapi-${crypto.createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 12)}`);
+const tmpBase = (dir: string) =>
+  path.join('/tmp', `bmapi-${crypto.createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 12)}`);
 
 function readLocation(dir: string): { dataDir?: string; instanceId?: string | null } | null {
   try {
@@ -484,7 +526,8 @@ export async function useGivenPostgres(url: string, extraDbs: string[], log: Log
       break;
     } catch (e) {
       const msg = (e as Error).message;
-      if (Date.now() > deadline) throw new StackError(`DATABASE_URL (${maskUrl(url)}) does not accept connections: ${msg}`);
+      if (Date.now() > deadline)
+        throw new StackError(`DATABASE_URL (${maskUrl(url)}) does not accept connections: ${msg}`);
       if (!warned) log(`waiting for DATABASE_URL (${maskUrl(url)}): ${msg}`);
       warned = true;
       await sleep(500);

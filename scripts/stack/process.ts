@@ -39,7 +39,11 @@ export class StackError extends Error {
     logText?: string,
   ) {
     const lines = logText === undefined ? [] : tailLines(logText, 40);
-    super(lines.length ? `${message}\n--- last ${lines.length} lines of the log ---\n${lines.map((l) => `    ${l}`).join('\n')}\n--- end of log ---` : message);
+    super(
+      lines.length
+        ? `${message}\n--- last ${lines.length} lines of the log ---\n${lines.map((l) => `    ${l}`).join('\n')}\n--- end of log ---`
+        : message,
+    );
   }
 }
 
@@ -321,13 +325,19 @@ export function tail(file: string, n = 30): string {
 }
 
 /** Polls `probe` until it returns true; throws after `timeoutMs` or when one of `procs` exits first. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, procs: Child[] = []): Promise<void> {
+export async function waitFor(
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+  procs: Child[] = [],
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await probe().catch(() => false)) return;
     const dead = procs.find((p) => p.done);
     if (dead) throw new Error(`${what}: ${dead.name} exited during start-up:\n${dead.tail()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not ready within ${secs(timeoutMs)}${procs[0] ? `\n${procs[0].tail()}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not ready within ${secs(timeoutMs)}${procs[0] ? `\n${procs[0].tail()}` : ''}`);
     await sleep(50);
   }
 }

@@ -61,14 +61,30 @@ export class Redis extends PrivateService {
   async start(): Promise<void> {
     await this.checkRequestedPort();
     const bin = this.o.bin ?? (await findRedisServer(this.log));
-    this.version ||= /v=(\d+(?:\.\d+)*)/.exec(spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? '?';
+    this.version ||=
+      /v=(\d+(?:\.\d+)*)/.exec(spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? '?';
     fs.mkdirSync(this.dataDir, { recursive: true });
     await this.attempts((port) =>
       this.launch(
         {
           name: 'redis',
           cmd: bin,
-          args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', this.dataDir, '--logfile', ''],
+          args: [
+            '--port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--daemonize',
+            'no',
+            '--dir',
+            this.dataDir,
+            '--logfile',
+            '',
+          ],
           logFile: this.logFile,
           cwd: this.dataDir,
           stopSteps: REDIS_STOP_STEPS,
@@ -86,7 +102,13 @@ export class Redis extends PrivateService {
 // the binary
 
 export function findExecutable(name: string): string | null {
-  for (const d of [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/local/bin', '/usr/bin', '/usr/sbin', '/bin']) {
+  for (const d of [
+    ...(process.env.PATH ?? '').split(':').filter(Boolean),
+    '/usr/local/bin',
+    '/usr/bin',
+    '/usr/sbin',
+    '/bin',
+  ]) {
     const p = path.join(d, name);
     try {
       fs.accessSync(p, fs.constants.X_OK);
@@ -102,7 +124,10 @@ export function findExecutable(name: string): string | null {
 export function redisServerOrInstallable(): string | null {
   const bin = findExecutable('redis-server');
   if (bin || process.getuid?.() === 0) return bin;
-  throw new StackError('redis-server is not installed. Install it with:\n    sudo apt-get install -y redis-server\nor set REDIS_URL to an existing Redis.', 2);
+  throw new StackError(
+    'redis-server is not installed. Install it with:\n    sudo apt-get install -y redis-server\nor set REDIS_URL to an existing Redis.',
+    2,
+  );
 }
 
 /** redis-server from PATH; installed with apt-get when missing and we are root. */
@@ -169,11 +194,20 @@ export interface RedisTarget {
 }
 
 /** Pipelines optional AUTH + PING over a raw socket (TLS for rediss://); resolves true on +PONG. */
-export function redisPing({ host, port, username, password, useTls }: RedisTarget, timeoutMs = 1_000): Promise<boolean> {
+export function redisPing(
+  { host, port, username, password, useTls }: RedisTarget,
+  timeoutMs = 1_000,
+): Promise<boolean> {
   return new Promise((resolve) => {
-    const resp = (args: string[]) => `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-    const cmds = [...(password ? [resp(username ? ['AUTH', username, password] : ['AUTH', password])] : []), resp(['PING'])];
-    const sock = useTls ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, rejectUnauthorized: false }) : net.connect({ host, port });
+    const resp = (args: string[]) =>
+      `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+    const cmds = [
+      ...(password ? [resp(username ? ['AUTH', username, password] : ['AUTH', password])] : []),
+      resp(['PING']),
+    ];
+    const sock = useTls
+      ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, rejectUnauthorized: false })
+      : net.connect({ host, port });
     let buf = '';
     let finished = false;
     const done = (ok: boolean) => {

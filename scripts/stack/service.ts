@@ -66,7 +66,10 @@ export abstract class PrivateService {
    * retried, on a fixed port it is PortInUseError. `recover` says whether another failure is worth another
    * attempt (it has fixed something); otherwise the failure is thrown with the log's last lines.
    */
-  protected async attempts(attempt: (port: number) => Promise<Launch>, recover: (text: string) => Promise<boolean> = () => Promise.resolve(false)): Promise<void> {
+  protected async attempts(
+    attempt: (port: number) => Promise<Launch>,
+    recover: (text: string) => Promise<boolean> = () => Promise.resolve(false),
+  ): Promise<void> {
     for (let i = 1; i <= 6; i++) {
       if (stopping()) throw new Aborted();
       const fixed = this.port !== 0;
@@ -86,7 +89,13 @@ export abstract class PrivateService {
    * Starts the process on `port` and polls `probe` until it returns true (ready); a string from the probe is
    * a refusal (the process is stopped, the attempt failed with that text). Throws after `readyMs`.
    */
-  protected async launch(o: ChildOptions, port: number, meta: Record<string, string>, probe: () => Promise<boolean | string>, readyMs: number): Promise<Launch> {
+  protected async launch(
+    o: ChildOptions,
+    port: number,
+    meta: Record<string, string>,
+    probe: () => Promise<boolean | string>,
+    readyMs: number,
+  ): Promise<Launch> {
     const offset = fileSize(o.logFile!);
     fs.appendFileSync(o.logFile!, `\n===== ${o.name} start ${new Date().toISOString()} port ${port} =====\n`);
     const proc = await Child.start(o);

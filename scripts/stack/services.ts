@@ -44,7 +44,11 @@ export interface Services {
 /** Stops leftovers of an earlier run in `dir`: its supervising CLI when asked, PostgreSQL, Redis. */
 export async function stopStale(dir: string, o: { supervisor: boolean; log?: Log }): Promise<string[]> {
   const log = o.log ?? (() => undefined);
-  return [...(o.supervisor ? await stopSupervisor(dir, log) : []), ...(await stopStalePostgres(dir)), ...(await stopStaleRedis(dir))];
+  return [
+    ...(o.supervisor ? await stopSupervisor(dir, log) : []),
+    ...(await stopStalePostgres(dir)),
+    ...(await stopStaleRedis(dir)),
+  ];
 }
 
 export async function startServices(o: ServicesOptions): Promise<Services> {
@@ -80,7 +84,11 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   };
   const startPg = async (): Promise<[Record<string, string>, string]> => {
     const t = Date.now();
-    if (givenDb) return [await useGivenPostgres(givenDb, extraDbs, log), `postgres: using DATABASE_URL ${maskUrl(givenDb)} (reachable, ${secs(Date.now() - t)})`];
+    if (givenDb)
+      return [
+        await useGivenPostgres(givenDb, extraDbs, log),
+        `postgres: using DATABASE_URL ${maskUrl(givenDb)} (reachable, ${secs(Date.now() - t)})`,
+      ];
     await postgres!.start();
     await postgres!.ensureDatabases([dbName, ...extraDbs]);
     const more = extraDbs.length ? ` + ${extraDbs.join(', ')}` : '';
@@ -115,7 +123,9 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     readyLines: [pgLine, redisRes.value],
     envLines: () => [
       `DATABASE_URL=${envValue(databaseUrl)}`,
-      ...Object.entries(extraUrls).map(([n, u]) => `DATABASE_URL_${n.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}=${envValue(u)}`),
+      ...Object.entries(extraUrls).map(
+        ([n, u]) => `DATABASE_URL_${n.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}=${envValue(u)}`,
+      ),
       `REDIS_URL=${envValue(redisUrl)}`,
     ],
     stop,

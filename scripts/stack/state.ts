@@ -9,10 +9,16 @@ const pidFile = (dir: string, name: string) => path.join(dir, 'pids', `${name}.p
 /** First line the pid (so `kill $(head -1 file)` works), then key=value lines. */
 export function writePidFile(dir: string, name: string, pid: number, meta: Record<string, string | number> = {}): void {
   fs.mkdirSync(path.join(dir, 'pids'), { recursive: true });
-  writeFileAtomic(pidFile(dir, name), [String(pid), ...Object.entries(meta).map(([k, v]) => `${k}=${v}`)].join('\n') + '\n');
+  writeFileAtomic(
+    pidFile(dir, name),
+    [String(pid), ...Object.entries(meta).map(([k, v]) => `${k}=${v}`)].join('\n') + '\n',
+  );
 }
 
-export function readPidFile(dir: string, name: string): { pid: number; meta: Record<string, string | undefined> } | null {
+export function readPidFile(
+  dir: string,
+  name: string,
+): { pid: number; meta: Record<string, string | undefined> } | null {
   const t = readText(pidFile(dir, name));
   if (!t) return null;
   const [first, ...rest] = t.split('\n');

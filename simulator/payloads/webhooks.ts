@@ -11,7 +11,10 @@ export type WebhookPhone = Pick<SimPhoneNumber, 'id' | 'display_phone_number'>;
 export type WebhookTemplate = Pick<SimTemplate, 'id' | 'name' | 'language' | 'category'>;
 
 /** A number by its id, with a display number for where it does not matter (the tests, the benches). */
-export const phoneOf = (phoneNumberId: string, displayPhoneNumber = '447700900500'): WebhookPhone => ({ id: phoneNumberId, display_phone_number: displayPhoneNumber });
+export const phoneOf = (phoneNumberId: string, displayPhoneNumber = '447700900500'): WebhookPhone => ({
+  id: phoneNumberId,
+  display_phone_number: displayPhoneNumber,
+});
 
 /** The receiving number: the simulator's, or a phone number id alone (tests and benches). */
 export type PhoneArg = WebhookPhone | string;
@@ -24,7 +27,10 @@ export interface MetaWebhook {
 
 /** The envelope of every webhook: one entry for the business account, with these changes. `time` only where Meta sends it. */
 export function webhookOf(wabaId: string, changes: { field: string; value: unknown }[], time?: number): MetaWebhook {
-  return { object: 'whatsapp_business_account', entry: [{ id: wabaId, ...(time === undefined ? {} : { time }), changes }] };
+  return {
+    object: 'whatsapp_business_account',
+    entry: [{ id: wabaId, ...(time === undefined ? {} : { time }), changes }],
+  };
 }
 
 /** The value of a `messages` change (statuses, inbound messages, errors) or of another field of a number's (`user_preferences`). */
@@ -42,12 +48,22 @@ export function messagesValue(phoneArg: PhoneArg, value: Record<string, unknown>
  * Envelope for field `messages` (statuses, inbound messages), or another field of a phone number's (`user_preferences`):
  * no `entry[].time`, as Meta sends it.
  */
-export function messagesWebhook(wabaId: string, phone: PhoneArg, value: Record<string, unknown>, field = 'messages'): MetaWebhook {
+export function messagesWebhook(
+  wabaId: string,
+  phone: PhoneArg,
+  value: Record<string, unknown>,
+  field = 'messages',
+): MetaWebhook {
   return webhookOf(wabaId, [{ field, value: messagesValue(phone, value) }]);
 }
 
 /** Envelope for account-level fields, which carry an integer `entry[].time` (now unless given). */
-export function fieldWebhook(wabaId: string, field: string, value: Record<string, unknown>, time = unixSeconds()): MetaWebhook {
+export function fieldWebhook(
+  wabaId: string,
+  field: string,
+  value: Record<string, unknown>,
+  time = unixSeconds(),
+): MetaWebhook {
   return webhookOf(wabaId, [{ field, value }], time);
 }
 
@@ -60,7 +76,13 @@ export interface StatusItem {
   [key: string]: unknown;
 }
 
-export function statusItem(wamid: string, status: string, timestamp: number, recipientId = '447700900123', extra: Record<string, unknown> = {}): StatusItem {
+export function statusItem(
+  wamid: string,
+  status: string,
+  timestamp: number,
+  recipientId = '447700900123',
+  extra: Record<string, unknown> = {},
+): StatusItem {
   return { id: wamid, status, timestamp: String(timestamp), recipient_id: recipientId, ...extra };
 }
 
@@ -82,7 +104,15 @@ export interface InboundText {
 export function inboundTextValue(message: InboundText): Record<string, unknown> {
   return {
     contacts: [{ profile: { name: message.name ?? 'Priya S' }, wa_id: message.from }],
-    messages: [{ from: message.from, id: message.id, timestamp: String(message.timestamp), type: 'text', text: { body: message.text } }],
+    messages: [
+      {
+        from: message.from,
+        id: message.id,
+        timestamp: String(message.timestamp),
+        type: 'text',
+        text: { body: message.text },
+      },
+    ],
   };
 }
 
@@ -106,12 +136,18 @@ export function templateStatusValue(template: WebhookTemplate, event: string, re
 /** A business-scoped user id (BSUID) in Meta's format: ISO country code, a dot, digits. */
 export function userIdFor(seed: string, country = 'US'): string {
   let digits = '';
-  for (let i = 0; digits.length < 19; i++) digits += String((seed.charCodeAt(i % Math.max(seed.length, 1)) * 7919 + i * 104729) % 10);
+  for (let i = 0; digits.length < 19; i++)
+    digits += String((seed.charCodeAt(i % Math.max(seed.length, 1)) * 7919 + i * 104729) % 10);
   return `${country}.${digits}`;
 }
 
 /** phone_number_quality_update: the number by its display number (digits), the limit in both fields Meta documents. */
-export function qualityUpdateValue(phone: WebhookPhone, event: string, limit: string | undefined, oldLimit: string | undefined): Record<string, unknown> {
+export function qualityUpdateValue(
+  phone: WebhookPhone,
+  event: string,
+  limit: string | undefined,
+  oldLimit: string | undefined,
+): Record<string, unknown> {
   return {
     display_phone_number: phone.display_phone_number.replace(/\D/g, ''),
     event,
@@ -121,7 +157,12 @@ export function qualityUpdateValue(phone: WebhookPhone, event: string, limit: st
 }
 
 /** phone_number_name_update. */
-export function nameUpdateValue(phone: WebhookPhone, decision: string, requestedName: string, rejectionReason: string | undefined): Record<string, unknown> {
+export function nameUpdateValue(
+  phone: WebhookPhone,
+  decision: string,
+  requestedName: string,
+  rejectionReason: string | undefined,
+): Record<string, unknown> {
   return {
     display_phone_number: phone.display_phone_number.replace(/\D/g, ''),
     decision,
@@ -131,7 +172,11 @@ export function nameUpdateValue(phone: WebhookPhone, decision: string, requested
 }
 
 /** message_template_quality_update. */
-export function templateQualityValue(template: WebhookTemplate, previous: string, next: string): Record<string, unknown> {
+export function templateQualityValue(
+  template: WebhookTemplate,
+  previous: string,
+  next: string,
+): Record<string, unknown> {
   return {
     previous_quality_score: previous,
     new_quality_score: next,
@@ -142,7 +187,11 @@ export function templateQualityValue(template: WebhookTemplate, previous: string
 }
 
 /** template_category_update. */
-export function templateCategoryValue(template: WebhookTemplate, previous: string, next: string): Record<string, unknown> {
+export function templateCategoryValue(
+  template: WebhookTemplate,
+  previous: string,
+  next: string,
+): Record<string, unknown> {
   return {
     message_template_id: Number(template.id),
     message_template_name: template.name,

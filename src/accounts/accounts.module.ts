@@ -22,7 +22,11 @@ import { MarketingPreferencesRepository } from './users/marketing-preferences.re
 import { MarketingPreferencesService } from './users/marketing-preferences.service.js';
 
 /** The upstream tokens' sealing key ring (ENCRYPTION_KEYS). */
-const secretBoxProvider = { provide: SecretBox, useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys), inject: [AppConfig] };
+const secretBoxProvider = {
+  provide: SecretBox,
+  useFactory: (config: AppConfig) => new SecretBox(config.encryptionKeys),
+  inject: [AppConfig],
+};
 
 /**
  * The accounts domain: business accounts, their phone numbers and templates, and their upstream credentials

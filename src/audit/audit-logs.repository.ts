@@ -38,11 +38,20 @@ export class AuditLogsRepository {
   }
 
   /** Newest first. */
-  async page(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: StoredAuditLog[]; total: number }> {
+  async page(
+    organizationId: string,
+    query: { page: number; limit: number },
+  ): Promise<{ rows: StoredAuditLog[]; total: number }> {
     const entries = this.db.on().selectFrom('audit_logs').where('organization_id', '=', organizationId);
     const { skip, take } = skipTake(query);
     const [rows, counted] = await Promise.all([
-      entries.select(columns.audit_logs).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).offset(skip).execute(),
+      entries
+        .select(columns.audit_logs)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(take)
+        .offset(skip)
+        .execute(),
       entries.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: counted.n };

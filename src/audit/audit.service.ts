@@ -49,7 +49,12 @@ export interface AuditEntry {
 export class AuditService {
   constructor(private readonly logs: AuditLogsRepository) {}
 
-  record(operator: ConsoleScope, action: AuditAction, target: { type: string; id: string }, details?: JsonValue): Promise<void> {
+  record(
+    operator: ConsoleScope,
+    action: AuditAction,
+    target: { type: string; id: string },
+    details?: JsonValue,
+  ): Promise<void> {
     return this.logs.append(operator.organizationId, {
       operatorId: operator.operatorId,
       operatorEmail: operator.email,
@@ -61,8 +66,20 @@ export class AuditService {
   }
 
   /** An entry of an organization none of whose operators acted (another organization took its business account over). */
-  recordForOrganization(organizationId: string, action: AuditAction, target: { type: string; id: string }, details?: JsonValue): Promise<void> {
-    return this.logs.append(organizationId, { operatorId: null, operatorEmail: null, action, targetType: target.type, targetId: target.id, details });
+  recordForOrganization(
+    organizationId: string,
+    action: AuditAction,
+    target: { type: string; id: string },
+    details?: JsonValue,
+  ): Promise<void> {
+    return this.logs.append(organizationId, {
+      operatorId: null,
+      operatorEmail: null,
+      action,
+      targetType: target.type,
+      targetId: target.id,
+      details,
+    });
   }
 
   async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<AuditEntry>> {

@@ -20,7 +20,10 @@ export const Public = () => SetMetadata(AUTH_KIND, 'public' satisfies AuthKind);
  * "Try it out" and generated clients send the pair, not either one.
  */
 export const ApiKeyAuth = () =>
-  applyDecorators(SetMetadata(AUTH_KIND, 'apiKey' satisfies AuthKind), ApiSecurity({ [SWAGGER_ACCESS_KEY]: [], [SWAGGER_SECRET_KEY]: [] }));
+  applyDecorators(
+    SetMetadata(AUTH_KIND, 'apiKey' satisfies AuthKind),
+    ApiSecurity({ [SWAGGER_ACCESS_KEY]: [], [SWAGGER_SECRET_KEY]: [] }),
+  );
 
 /**
  * A console session cookie; the operator's organization becomes the request's scope. Console routes are
@@ -30,7 +33,9 @@ export const ConsoleAuth = () =>
   applyDecorators(
     SetMetadata(AUTH_KIND, 'console' satisfies AuthKind),
     ApiCookieAuth(SWAGGER_SESSION),
-    ApiErrors({ 429: 'Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer' }),
+    ApiErrors({
+      429: 'Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer',
+    }),
   );
 
 export const SAME_ORIGIN_ONLY = 'sameOriginOnly';

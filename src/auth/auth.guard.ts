@@ -24,8 +24,12 @@ function assertKeyHeaders(req: Request): void {
   const missing = KEY_HEADERS.filter((h) => typeof req.headers[h] !== 'string' || req.headers[h] === '');
   if (missing.length === 0) return;
   const bearer = /^bearer\s/i.test(req.headers.authorization ?? '');
-  const why = bearer ? 'header is required (Authorization: Bearer is not used; send x-access-key and x-secret-key)' : 'header is required';
-  throw new ApiError(401, API_KEY_HEADERS_MISSING, { errors: missing.map((field) => ({ field, message: `${field} ${why}` })) });
+  const why = bearer
+    ? 'header is required (Authorization: Bearer is not used; send x-access-key and x-secret-key)'
+    : 'header is required';
+  throw new ApiError(401, API_KEY_HEADERS_MISSING, {
+    errors: missing.map((field) => ({ field, message: `${field} ${why}` })),
+  });
 }
 
 /**
@@ -64,7 +68,13 @@ export class AuthGuard implements CanActivate {
         req.operator = session.scope;
         this.assertRole(context, session.scope);
         if (session.renewedForSeconds !== undefined) {
-          setSessionCookie(req, context.switchToHttp().getResponse<Response>(), this.config, token, session.renewedForSeconds);
+          setSessionCookie(
+            req,
+            context.switchToHttp().getResponse<Response>(),
+            this.config,
+            token,
+            session.renewedForSeconds,
+          );
         }
         return true;
       }
@@ -77,7 +87,9 @@ export class AuthGuard implements CanActivate {
   private assertRole(context: ExecutionContext, scope: ConsoleScope): void {
     const targets = [context.getHandler(), context.getClass()];
     const minimum = this.reflector.getAllAndOverride<OperatorRole | undefined>(MINIMUM_ROLE, targets);
-    if (!minimum) throw new Error(`console route ${context.getClass().name}.${context.getHandler().name} has no @Roles(...)`);
-    if (!hasRole(scope.role, minimum)) throw new ApiError(403, this.reflector.getAllAndOverride<string>(ROLE_MESSAGE, targets) ?? roleRefusal(minimum));
+    if (!minimum)
+      throw new Error(`console route ${context.getClass().name}.${context.getHandler().name} has no @Roles(...)`);
+    if (!hasRole(scope.role, minimum))
+      throw new ApiError(403, this.reflector.getAllAndOverride<string>(ROLE_MESSAGE, targets) ?? roleRefusal(minimum));
   }
 }

@@ -2,7 +2,12 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../core/config/app-config.js';
-import { enforceRateLimit, RateLimiterService, type RateLimitDecision, type RateLimitRule } from '../core/rate-limit/rate-limiter.service.js';
+import {
+  enforceRateLimit,
+  RateLimiterService,
+  type RateLimitDecision,
+  type RateLimitRule,
+} from '../core/rate-limit/rate-limiter.service.js';
 import { AUTH_KIND, type AuthKind } from './auth.decorators.js';
 
 /** The decision of the bucket taken earlier in this request, so that the headers can describe both. */
@@ -22,7 +27,10 @@ abstract class ConsoleRateLimit implements CanActivate {
   protected abstract bucketOf(req: Request): { bucket: string; rule: RateLimitRule } | null;
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, [context.getHandler(), context.getClass()]);
+    const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (kind !== 'console') return true;
     const req = context.switchToHttp().getRequest<LimitedRequest>();
     const target = this.bucketOf(req);
@@ -44,7 +52,10 @@ abstract class ConsoleRateLimit implements CanActivate {
 @Injectable()
 export class ConsoleAddressRateLimitGuard extends ConsoleRateLimit {
   protected bucketOf(req: Request) {
-    const rule = { perSecond: this.config.consoleAddressRateLimitPerSecond, burst: this.config.consoleAddressRateLimitBurst };
+    const rule = {
+      perSecond: this.config.consoleAddressRateLimitPerSecond,
+      burst: this.config.consoleAddressRateLimitBurst,
+    };
     return { bucket: `console-address:${req.ip ?? 'unknown'}`, rule };
   }
 }
@@ -58,6 +69,9 @@ export class ConsoleAddressRateLimitGuard extends ConsoleRateLimit {
 export class ConsoleSessionRateLimitGuard extends ConsoleRateLimit {
   protected bucketOf(req: Request) {
     if (!req.operator) return null;
-    return { bucket: `console-session:${req.operator.sessionId}`, rule: { perSecond: this.config.consoleRateLimitPerSecond, burst: this.config.consoleRateLimitBurst } };
+    return {
+      bucket: `console-session:${req.operator.sessionId}`,
+      rule: { perSecond: this.config.consoleRateLimitPerSecond, burst: this.config.consoleRateLimitBurst },
+    };
   }
 }

@@ -46,7 +46,13 @@ function sessionCookieOptions(req: Request, config: AppConfig): CookieOptions {
  * use renews it (the guard): a cookie never outlives the session it carries, so a browser left alone drops it
  * when the server would, and one in use keeps it as long as the server does.
  */
-export function setSessionCookie(req: Request, res: Response, config: AppConfig, token: string, maxAgeSeconds = config.sessionIdleTtlSeconds): void {
+export function setSessionCookie(
+  req: Request,
+  res: Response,
+  config: AppConfig,
+  token: string,
+  maxAgeSeconds = config.sessionIdleTtlSeconds,
+): void {
   res.cookie(sessionCookieName(config), token, { ...sessionCookieOptions(req, config), maxAge: maxAgeSeconds * 1000 });
 }
 
@@ -54,7 +60,11 @@ export function clearSessionCookie(req: Request, res: Response, config: AppConfi
   // The guard may have renewed the cookie on this very request (logout is a session route): drop that first.
   const name = sessionCookieName(config);
   const set = res.getHeader('Set-Cookie');
-  if (Array.isArray(set)) res.setHeader('Set-Cookie', set.filter((c) => !c.startsWith(`${name}=`)));
+  if (Array.isArray(set))
+    res.setHeader(
+      'Set-Cookie',
+      set.filter((c) => !c.startsWith(`${name}=`)),
+    );
   else if (typeof set === 'string' && set.startsWith(`${name}=`)) res.removeHeader('Set-Cookie');
   res.clearCookie(name, sessionCookieOptions(req, config));
 }

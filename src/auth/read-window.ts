@@ -19,8 +19,12 @@ export function readWindowOf(account: { heldSince: Date | null; readableUntil: D
 /** A list filter's since/until narrowed to the window (the later since, the earlier until). */
 export function withinWindow<F extends { since?: Date; until?: Date }>(filter: F, window: ReadWindow | undefined): F {
   if (!window) return filter;
-  const since = [filter.since, window.since].filter((d): d is Date => d !== undefined).sort((a, b) => b.getTime() - a.getTime())[0];
-  const until = [filter.until, window.until].filter((d): d is Date => d !== undefined).sort((a, b) => a.getTime() - b.getTime())[0];
+  const since = [filter.since, window.since]
+    .filter((d): d is Date => d !== undefined)
+    .sort((a, b) => b.getTime() - a.getTime())[0];
+  const until = [filter.until, window.until]
+    .filter((d): d is Date => d !== undefined)
+    .sort((a, b) => a.getTime() - b.getTime())[0];
   return { ...filter, since, until };
 }
 

@@ -17,7 +17,16 @@ export class CampaignQueue {
    */
   async enqueue(campaignId: number, run: number, sweep?: number): Promise<void> {
     try {
-      await this.queues.add<RunCampaignJob>(QUEUES.campaigns, JOBS.runCampaign, { campaignId }, { jobId: jobIds.campaign(campaignId, run, sweep), removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } });
+      await this.queues.add<RunCampaignJob>(
+        QUEUES.campaigns,
+        JOBS.runCampaign,
+        { campaignId },
+        {
+          jobId: jobIds.campaign(campaignId, run, sweep),
+          removeOnComplete: { age: 3600 },
+          removeOnFail: { age: 24 * 3600 },
+        },
+      );
     } catch (err) {
       this.logger.warn({ err, campaignId }, 'campaign run not queued (Redis); a worker sweep will start it');
     }

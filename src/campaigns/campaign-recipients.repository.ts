@@ -26,7 +26,16 @@ export interface ClaimedRecipient {
  * What a recipient shows: its own state until claimed, then its (latest) message's status (`sending` while that
  * message is still pending), and Meta's error when it failed.
  */
-export const RECIPIENT_STATUSES = ['pending', 'sending', 'sent', 'delivered', 'read', 'failed', 'skipped', 'cancelled'] as const;
+export const RECIPIENT_STATUSES = [
+  'pending',
+  'sending',
+  'sent',
+  'delivered',
+  'read',
+  'failed',
+  'skipped',
+  'cancelled',
+] as const;
 export type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
 
 export interface RecipientRow {
@@ -120,19 +129,27 @@ const skip = prepared(
  * Back to pending (Meta refused the pace, a transient error, a pause before their turn), or cancelled when the
  * campaign was: only rows still claimed by this runner.
  */
-const requeue = prepared('campaign_recipients_requeue', (db, p: { ids: number[]; owner: string; to: 'pending' | 'cancelled' }) =>
-  db
-    .updateTable('campaign_recipients')
-    .set({ state: p.to, claimed_by: null, claimed_at: null })
-    .where((eb) => eb('id', '=', eb.fn.any(eb.val(p.ids))))
-    .where('state', '=', 'claimed')
-    .where('claimed_by', '=', p.owner),
+const requeue = prepared(
+  'campaign_recipients_requeue',
+  (db, p: { ids: number[]; owner: string; to: 'pending' | 'cancelled' }) =>
+    db
+      .updateTable('campaign_recipients')
+      .set({ state: p.to, claimed_by: null, claimed_at: null })
+      .where((eb) => eb('id', '=', eb.fn.any(eb.val(p.ids))))
+      .where('state', '=', 'claimed')
+      .where('claimed_by', '=', p.owner),
 );
 
 const hasPending = prepared('campaign_recipients_has_pending', (db, p: { campaignId: number }) =>
   db.selectNoFrom((eb) =>
     eb
-      .exists(eb.selectFrom('campaign_recipients').select(eb.lit(1).as('one')).where('campaign_id', '=', p.campaignId).where('state', '=', 'pending'))
+      .exists(
+        eb
+          .selectFrom('campaign_recipients')
+          .select(eb.lit(1).as('one'))
+          .where('campaign_id', '=', p.campaignId)
+          .where('state', '=', 'pending'),
+      )
       .$castTo<boolean>()
       .as('pending'),
   ),
@@ -185,7 +202,13 @@ export class CampaignRecipientsRepository {
               'ord',
             ),
           )
-          .select((eb) => [typed(campaignId, 'bigint').as('campaign_id'), eb('r.ord', '-', 1).as('position'), 'r.to', 'r.userId', 'r.components']),
+          .select((eb) => [
+            typed(campaignId, 'bigint').as('campaign_id'),
+            eb('r.ord', '-', 1).as('position'),
+            'r.to',
+            'r.userId',
+            'r.components',
+          ]),
       )
       .execute();
   }
@@ -235,7 +258,11 @@ export class CampaignRecipientsRepository {
   }
 
   /** A page in the order given, optionally only those showing `status`, and the total. */
-  async page(campaignId: number, status: RecipientStatus | undefined, page: { page: number; limit: number }): Promise<{ rows: RecipientRow[]; total: number }> {
+  async page(
+    campaignId: number,
+    status: RecipientStatus | undefined,
+    page: { page: number; limit: number },
+  ): Promise<{ rows: RecipientRow[]; total: number }> {
     let recipients = this.withMessages(campaignId);
     if (status) recipients = recipients.where(STATUS, '=', status);
     const { skip, take } = skipTake(page);
@@ -296,6 +323,10 @@ export class CampaignRecipientsRepository {
 
   /** The campaign's recipients (`r`) with their messages (`m`, when they have one). */
   private withMessages(campaignId: number) {
-    return this.db.on().selectFrom('campaign_recipients as r').leftJoin('messages as m', 'm.id', 'r.message_id').where('r.campaign_id', '=', campaignId);
+    return this.db
+      .on()
+      .selectFrom('campaign_recipients as r')
+      .leftJoin('messages as m', 'm.id', 'r.message_id')
+      .where('r.campaign_id', '=', campaignId);
   }
 }

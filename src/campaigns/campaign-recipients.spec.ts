@@ -41,7 +41,12 @@ describe('checkRecipients', () => {
 
   it('refuses a recipient given twice (a campaign reaches each once), naming the repeat and the first', () => {
     const { errors } = checkRecipients([{ to: '447700900123' }, { to: '447700900124' }, { to: '447700900123' }]);
-    expect(errors).toEqual([{ field: 'recipients.2.to', message: 'recipients.2 repeats recipients.0: a campaign sends to each recipient once' }]);
+    expect(errors).toEqual([
+      {
+        field: 'recipients.2.to',
+        message: 'recipients.2 repeats recipients.0: a campaign sends to each recipient once',
+      },
+    ]);
   });
 
   it(`lists at most ${MAX_RECIPIENT_ERRORS} problems`, () => {

@@ -41,7 +41,9 @@ interface Sendable {
 }
 
 /** A send's end: Meta's answer, the call's error, or not sent (the campaign stopped before its slot). */
-type CallResult = { sendable: Sendable } & ({ kind: 'sent'; wamid: string; at: Date } | { kind: 'error'; error: unknown } | { kind: 'unsent' });
+type CallResult = { sendable: Sendable } & (
+  { kind: 'sent'; wamid: string; at: Date } | { kind: 'error'; error: unknown } | { kind: 'unsent' }
+);
 
 /** What one run knows about its campaign while it runs. */
 interface RunState {
@@ -86,8 +88,19 @@ export class CampaignRunner {
     const owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
     const leased = await this.lease(campaignId, owner, signal);
     if (typeof leased === 'string') return leased;
-    const state: RunState = { campaign: leased, owner, token: '', perSecond: 0, stop: null, inFlight: 0, reserving: Promise.resolve() };
-    const heartbeat = setInterval(() => void this.renew(state), Math.max(200, Math.floor(this.config.campaignLeaseMs / 3)));
+    const state: RunState = {
+      campaign: leased,
+      owner,
+      token: '',
+      perSecond: 0,
+      stop: null,
+      inFlight: 0,
+      reserving: Promise.resolve(),
+    };
+    const heartbeat = setInterval(
+      () => void this.renew(state),
+      Math.max(200, Math.floor(this.config.campaignLeaseMs / 3)),
+    );
     try {
       try {
         await this.refresh(state);
@@ -99,7 +112,11 @@ export class CampaignRunner {
         this.logger.warn({ campaignId, err }, 'campaign paused: its business account has no usable token');
         return 'stopped';
       }
-      if (leased.previousOwner && leased.previousOwner !== owner) this.logger.warn({ campaignId, previousOwner: leased.previousOwner }, 'campaign taken over from a runner that stopped renewing its lease');
+      if (leased.previousOwner && leased.previousOwner !== owner)
+        this.logger.warn(
+          { campaignId, previousOwner: leased.previousOwner },
+          'campaign taken over from a runner that stopped renewing its lease',
+        );
       for (;;) {
         await this.sendAll(state, signal);
         if (state.stop || signal.aborted) return state.stop?.status === 'lease_lost' ? 'lease_lost' : 'stopped';
@@ -118,7 +135,11 @@ export class CampaignRunner {
   }
 
   /** The lease, waiting (up to twice its length) for a runner that is finishing to let go. */
-  private async lease(campaignId: number, owner: string, signal: AbortSignal): Promise<(CampaignRow & { previousOwner: string | null }) | Exclude<RunOutcome, 'completed'>> {
+  private async lease(
+    campaignId: number,
+    owner: string,
+    signal: AbortSignal,
+  ): Promise<(CampaignRow & { previousOwner: string | null }) | Exclude<RunOutcome, 'completed'>> {
     const deadline = Date.now() + 2 * this.config.campaignLeaseMs;
     for (;;) {
       const leased = await this.campaigns.acquireLease(campaignId, owner, this.config.campaignLeaseMs);
@@ -135,14 +156,18 @@ export class CampaignRunner {
     const { campaign } = state;
     const number = await this.numbers.sendState(campaign.businessAccountId, campaign.phoneNumberId);
     state.perSecond = throughputOf(number?.throughputLevel).perSecond;
-    state.token = await this.credentials.tokenFor({ businessAccountId: campaign.businessAccountId, credentialVersion: '' });
+    state.token = await this.credentials.tokenFor({
+      businessAccountId: campaign.businessAccountId,
+      credentialVersion: '',
+    });
   }
 
   private async renew(state: RunState): Promise<void> {
     try {
       const now = await this.campaigns.renewLease(state.campaign.id, state.owner, this.config.campaignLeaseMs);
       if (!now) state.stop = { status: 'lease_lost' };
-      else if (now.status !== 'running' || now.run !== state.campaign.run) state.stop ??= { status: now.status === 'running' ? 'paused' : now.status };
+      else if (now.status !== 'running' || now.run !== state.campaign.run)
+        state.stop ??= { status: now.status === 'running' ? 'paused' : now.status };
       else await this.refresh(state);
     } catch (err) {
       // PostgreSQL away: the lease is kept on the next renewal, or lost once it expires (another runner takes over).
@@ -197,17 +222,37 @@ export class CampaignRunner {
       if (claimed.length === 0) return [];
       const addresses = claimed.map(addressOf);
       // In the claim's transaction, on its connection: a claim never waits for a second connection of the pool.
-      const stopped = campaign.templateCategory === 'MARKETING' ? await this.preferences.stoppedAmong(tx, campaign.businessAccountId, addresses) : new Set<string>();
-      const blocked = await this.blocked.blockedAmong(tx, campaign.businessAccountId, campaign.phoneNumberId, addresses);
+      const stopped =
+        campaign.templateCategory === 'MARKETING'
+          ? await this.preferences.stoppedAmong(tx, campaign.businessAccountId, addresses)
+          : new Set<string>();
+      const blocked = await this.blocked.blockedAmong(
+        tx,
+        campaign.businessAccountId,
+        campaign.phoneNumberId,
+        addresses,
+      );
       const skipped: { id: number; reason: string }[] = [];
       const sendable: ClaimedRecipient[] = [];
       for (const r of claimed) {
         const address = addressOf(r);
-        if (blocked.has(address)) skipped.push({ id: r.id, reason: `blocked on phone number ${campaign.phoneNumberId}: not sent (unblock the user in the console to message them)` });
-        else if (stopped.has(address)) skipped.push({ id: r.id, reason: `the user stopped marketing messages from this business: MARKETING template ${campaign.templateName} not sent` });
+        if (blocked.has(address))
+          skipped.push({
+            id: r.id,
+            reason: `blocked on phone number ${campaign.phoneNumberId}: not sent (unblock the user in the console to message them)`,
+          });
+        else if (stopped.has(address))
+          skipped.push({
+            id: r.id,
+            reason: `the user stopped marketing messages from this business: MARKETING template ${campaign.templateName} not sent`,
+          });
         else sendable.push(r);
       }
-      await this.recipients.skip(tx, skipped.map((s) => s.id), skipped.map((s) => s.reason));
+      await this.recipients.skip(
+        tx,
+        skipped.map((s) => s.id),
+        skipped.map((s) => s.reason),
+      );
       const ids = await this.messages.insertCampaignMessages(
         tx,
         campaign.businessAccountId,
@@ -224,12 +269,18 @@ export class CampaignRunner {
           content: { components: r.components ?? [] },
         })),
       );
-      await this.recipients.attachMessages(tx, sendable.map((r) => r.id), ids);
+      await this.recipients.attachMessages(
+        tx,
+        sendable.map((r) => r.id),
+        ids,
+      );
       return sendable.map((recipient, i) => ({ recipient, messageId: ids[i]! }));
     });
     if (claimed === null) {
       // Why not (after the transaction: never a second connection while holding one).
-      const now = await this.campaigns.renewLease(campaign.id, state.owner, this.config.campaignLeaseMs).catch(() => null);
+      const now = await this.campaigns
+        .renewLease(campaign.id, state.owner, this.config.campaignLeaseMs)
+        .catch(() => null);
       state.stop ??= { status: now === null ? 'lease_lost' : now.status === 'running' ? 'paused' : now.status };
     }
     return claimed;
@@ -300,7 +351,11 @@ export class CampaignRunner {
       ...(r.userId !== null ? { recipient: r.userId } : { to: r.to! }),
       bizOpaqueCallbackData: callbackDataFor(sendable.messageId),
       type: 'template',
-      template: { name: campaign.templateName, language: { code: campaign.templateLanguage }, components: (r.components ?? []) as TemplateComponentValues[] },
+      template: {
+        name: campaign.templateName,
+        language: { code: campaign.templateLanguage },
+        components: (r.components ?? []) as TemplateComponentValues[],
+      },
     };
     try {
       const result =
@@ -338,21 +393,48 @@ export class CampaignRunner {
       }
       const error = result.error;
       if (!(error instanceof UpstreamError)) {
-        this.logger.error({ err: error, campaignId: campaign.id, messageId }, 'campaign send failed before the upstream platform answered');
-        failed.push({ messageId, error: { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' } });
+        this.logger.error(
+          { err: error, campaignId: campaign.id, messageId },
+          'campaign send failed before the upstream platform answered',
+        );
+        failed.push({
+          messageId,
+          error: {
+            code: null,
+            title: 'Internal error before the upstream platform answered',
+            detail: null,
+            category: 'retryable',
+          },
+        });
         continue;
       }
       // No answer once the request was on its way (a reset, a timeout): Meta may have it. Not sent again (a duplicate
       // reaches a person and is billed); Meta's status for it, found by its callback data, settles it (docs/campaigns.md).
       const unknown = error.httpStatus === undefined && !error.neverSent;
-      const title = unknown ? `Outcome unknown: ${error.title} before Meta answered; not sent again (a status from Meta settles it; retry-failed resends it)` : error.title;
-      failed.push({ messageId, error: { code: error.code ?? null, title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) } });
+      const title = unknown
+        ? `Outcome unknown: ${error.title} before Meta answered; not sent again (a status from Meta settles it; retry-failed resends it)`
+        : error.title;
+      failed.push({
+        messageId,
+        error: {
+          code: error.code ?? null,
+          title,
+          detail: error.detail ?? null,
+          category: errorCategoryOf(error.code, error.errorClass),
+        },
+      });
       if (error.code === 130429) {
         holdMs = Math.max(holdMs, (error.retryAfterSeconds ?? defaultRetryAfterSeconds(error.code)) * 1000);
         again.push(recipient.id); // Meta refused it: nothing was sent
       } else if (error.neverSent && recipient.attempts < MAX_ATTEMPTS) {
         again.push(recipient.id); // no connection was made: Meta cannot have it
-      } else if (error.errorClass === 'retryable' && !error.isTimeout && error.httpStatus !== undefined && TRANSIENT_CODES.has(error.code ?? -1) && recipient.attempts < MAX_ATTEMPTS) {
+      } else if (
+        error.errorClass === 'retryable' &&
+        !error.isTimeout &&
+        error.httpStatus !== undefined &&
+        TRANSIENT_CODES.has(error.code ?? -1) &&
+        recipient.attempts < MAX_ATTEMPTS
+      ) {
         again.push(recipient.id);
       } else if (error.errorClass === 'credential' || error.errorClass === 'account_blocked') {
         again.push(recipient.id);
@@ -360,12 +442,20 @@ export class CampaignRunner {
       }
     }
     const stoppedWith = state.stop?.status;
-    const notSent: MessageFailure = { code: null, title: `Not sent: the campaign was ${stoppedWith === 'cancelled' ? 'cancelled' : 'paused'} before this recipient's turn`, detail: null, category: 'retryable' };
+    const notSent: MessageFailure = {
+      code: null,
+      title: `Not sent: the campaign was ${stoppedWith === 'cancelled' ? 'cancelled' : 'paused'} before this recipient's turn`,
+      detail: null,
+      category: 'retryable',
+    };
     failed.push(...unsent.map((u) => ({ messageId: u.messageId, error: notSent })));
 
     if (holdMs > 0) {
       await this.pacer.holdBack(campaign.phoneNumberId, holdMs).catch(() => undefined);
-      this.logger.warn({ campaignId: campaign.id, phoneNumberId: campaign.phoneNumberId, holdMs }, 'Meta refused sends over the number\'s throughput (130429): number held back, recipients sent again');
+      this.logger.warn(
+        { campaignId: campaign.id, phoneNumberId: campaign.phoneNumberId, holdMs },
+        "Meta refused sends over the number's throughput (130429): number held back, recipients sent again",
+      );
     }
     const back = [...again, ...unsent.map((u) => u.recipient.id)];
     await this.writeRetrying(async () => {
@@ -400,14 +490,21 @@ export class CampaignRunner {
       const cutoff = Date.now() - this.config.campaignUnconfirmedAfterMs;
       const stale = left.filter((r) => r.claimedAt.getTime() <= cutoff);
       if (stale.length > 0) {
-        this.logger.warn({ campaignId: campaign.id, count: stale.length }, 'campaign recipients unconfirmed: no answer stored and no status arrived; not resent');
+        this.logger.warn(
+          { campaignId: campaign.id, count: stale.length },
+          'campaign recipients unconfirmed: no answer stored and no status arrived; not resent',
+        );
         const error: MessageFailure = {
           code: null,
-          title: 'Unconfirmed: the send was in flight when its runner stopped, and no status arrived; not resent automatically (retry-failed resends it)',
+          title:
+            'Unconfirmed: the send was in flight when its runner stopped, and no status arrived; not resent automatically (retry-failed resends it)',
           detail: null,
           category: 'retryable',
         };
-        await this.messages.markFailedMany(campaign.businessAccountId, stale.map((r) => ({ messageId: r.messageId, error })));
+        await this.messages.markFailedMany(
+          campaign.businessAccountId,
+          stale.map((r) => ({ messageId: r.messageId, error })),
+        );
         continue;
       }
       await sleep(Math.min(1000, this.config.campaignUnconfirmedAfterMs));

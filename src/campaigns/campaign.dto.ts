@@ -1,6 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+} from 'class-validator';
 import { ApiRowId } from '../core/http/openapi.js';
 import { PageQueryDto } from '../core/http/pagination.js';
 import { trimString } from '../core/http/validation.js';
@@ -12,11 +22,25 @@ import { CAMPAIGN_STATUSES } from './campaigns.repository.js';
 
 /** One recipient of a campaign, as given (documented for Swagger; checked by checkRecipients). */
 export class CampaignRecipientDto {
-  @ApiPropertyOptional({ example: '447700900123', description: 'E.164 digits without plus or spaces; exactly one of to and userId' }) to?: string;
-  @ApiPropertyOptional({ example: 'US.13491208655302741918', description: 'A business-scoped user id instead of to' }) userId?: string;
   @ApiPropertyOptional({
-    example: [{ type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] }],
-    description: "This recipient's template parameters, in Meta's components shape (as POST /messages); checked against the synced template",
+    example: '447700900123',
+    description: 'E.164 digits without plus or spaces; exactly one of to and userId',
+  })
+  to?: string;
+  @ApiPropertyOptional({ example: 'US.13491208655302741918', description: 'A business-scoped user id instead of to' })
+  userId?: string;
+  @ApiPropertyOptional({
+    example: [
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Priya' },
+          { type: 'text', text: 'ORD-7781' },
+        ],
+      },
+    ],
+    description:
+      "This recipient's template parameters, in Meta's components shape (as POST /messages); checked against the synced template",
     type: 'array',
     items: { type: 'object' },
   })
@@ -31,7 +55,10 @@ export class CreateCampaignDto {
   @MaxLength(200, { message: 'name must be at most 200 characters' })
   name: string;
 
-  @ApiProperty({ example: '402000000000011', description: 'The sending number (synced, CONNECTED): the campaign runs at its throughput' })
+  @ApiProperty({
+    example: '402000000000011',
+    description: 'The sending number (synced, CONNECTED): the campaign runs at its throughput',
+  })
   @IsString({ message: 'phoneNumberId must be a string' })
   @Matches(/^\d{1,32}$/, { message: 'phoneNumberId must be the numeric phone number id' })
   phoneNumberId: string;
@@ -47,15 +74,25 @@ export class CreateCampaignDto {
   @Matches(LANGUAGE_CODE, { message: 'templateLanguage must be a language code such as en_US' })
   templateLanguage: string;
 
-  @ApiProperty({ type: [CampaignRecipientDto], minItems: 1, maxItems: MAX_CAMPAIGN_RECIPIENTS, description: `1 to ${MAX_CAMPAIGN_RECIPIENTS.toLocaleString('en')} recipients, each once; every one is checked before anything is stored (422 naming recipients.<i>.<field>)` })
+  @ApiProperty({
+    type: [CampaignRecipientDto],
+    minItems: 1,
+    maxItems: MAX_CAMPAIGN_RECIPIENTS,
+    description: `1 to ${MAX_CAMPAIGN_RECIPIENTS.toLocaleString('en')} recipients, each once; every one is checked before anything is stored (422 naming recipients.<i>.<field>)`,
+  })
   @IsArray({ message: 'recipients must be an array of {to | userId, components?}' })
   @ArrayMinSize(1, { message: 'recipients must hold at least one recipient' })
-  @ArrayMaxSize(MAX_CAMPAIGN_RECIPIENTS, { message: `recipients must hold at most ${MAX_CAMPAIGN_RECIPIENTS} recipients` })
+  @ArrayMaxSize(MAX_CAMPAIGN_RECIPIENTS, {
+    message: `recipients must hold at most ${MAX_CAMPAIGN_RECIPIENTS} recipients`,
+  })
   recipients: unknown[];
 }
 
 export class CampaignRecipientsQuery extends PageQueryDto {
-  @ApiPropertyOptional({ enum: RECIPIENT_STATUSES, description: 'Only recipients showing this status (`failed`: with the upstream error)' })
+  @ApiPropertyOptional({
+    enum: RECIPIENT_STATUSES,
+    description: 'Only recipients showing this status (`failed`: with the upstream error)',
+  })
   @IsOptional()
   @IsIn(RECIPIENT_STATUSES, { message: `status must be one of ${RECIPIENT_STATUSES.join(', ')}` })
   status?: (typeof RECIPIENT_STATUSES)[number];
@@ -67,8 +104,16 @@ export class CampaignCountsView {
   @ApiProperty({ example: 400 }) sent: number;
   @ApiProperty({ example: 9000 }) delivered: number;
   @ApiProperty({ example: 500 }) read: number;
-  @ApiProperty({ example: 3, description: "Its latest message failed (Meta's error in the recipients list); retry-failed sends them again" }) failed: number;
-  @ApiProperty({ example: 1, description: 'Never sent, with the reason (stopped marketing messages, blocked on the number)' }) skipped: number;
+  @ApiProperty({
+    example: 3,
+    description: "Its latest message failed (Meta's error in the recipients list); retry-failed sends them again",
+  })
+  failed: number;
+  @ApiProperty({
+    example: 1,
+    description: 'Never sent, with the reason (stopped marketing messages, blocked on the number)',
+  })
+  skipped: number;
   @ApiProperty({ example: 0, description: 'Not sent: the campaign was cancelled first' }) cancelled: number;
 }
 
@@ -82,10 +127,27 @@ export class CampaignView {
   @ApiProperty({ nullable: true, type: String, example: 'UTILITY' }) templateCategory: string | null;
   @ApiProperty({ enum: ['cloud_api', 'marketing_messages'], example: 'cloud_api' }) upstreamApi: string;
   @ApiProperty({ enum: CAMPAIGN_STATUSES, example: 'running' }) status: string;
-  @ApiProperty({ nullable: true, type: String, example: null, description: 'Why the service paused it by itself (the upstream token rejected, …)' }) statusReason: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'Why the service paused it by itself (the upstream token rejected, …)',
+  })
+  statusReason: string | null;
   @ApiProperty({ example: 10000 }) total: number;
-  @ApiProperty({ type: CampaignCountsView, nullable: true, description: 'Live counts per recipient status (null in lists: read one campaign for them)' }) counts: CampaignCountsView | null;
-  @ApiProperty({ type: Number, nullable: true, example: 0.9912, description: 'Fraction of recipients done (sent, delivered, read, failed, skipped or cancelled); null in lists' }) progress: number | null;
+  @ApiProperty({
+    type: CampaignCountsView,
+    nullable: true,
+    description: 'Live counts per recipient status (null in lists: read one campaign for them)',
+  })
+  counts: CampaignCountsView | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.9912,
+    description: 'Fraction of recipients done (sent, delivered, read, failed, skipped or cancelled); null in lists',
+  })
+  progress: number | null;
   @ApiProperty({ example: '2026-11-26T12:00:00.000Z' }) createdAt: string;
   @ApiProperty({ example: '2026-11-26T12:00:05.000Z' }) updatedAt: string;
   @ApiProperty({ nullable: true, type: String, example: null }) completedAt: string | null;
@@ -100,9 +162,22 @@ export class CampaignRecipientView {
   @ApiProperty({ nullable: true, type: String, example: '447700900123' }) to: string | null;
   @ApiProperty({ nullable: true, type: String, example: null }) userId: string | null;
   @ApiProperty({ enum: RECIPIENT_STATUSES, example: 'delivered' }) status: string;
-  @ApiProperty({ example: 1, description: 'Attempts so far (a 130429 or a transient error sends again)' }) attempts: number;
-  @ApiProperty({ nullable: true, type: Number, example: 3000000123, description: 'Its latest message (GET /messages/{id}), null until claimed' }) messageId: number | null;
+  @ApiProperty({ example: 1, description: 'Attempts so far (a 130429 or a transient error sends again)' })
+  attempts: number;
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    example: 3000000123,
+    description: 'Its latest message (GET /messages/{id}), null until claimed',
+  })
+  messageId: number | null;
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgM…' }) upstreamMessageId: string | null;
-  @ApiProperty({ nullable: true, type: String, example: null, description: 'Why it was skipped' }) skipReason: string | null;
-  @ApiProperty({ type: MessageErrorView, nullable: true, description: "Meta's error of its latest message, when it failed" }) error: MessageErrorView | null;
+  @ApiProperty({ nullable: true, type: String, example: null, description: 'Why it was skipped' }) skipReason:
+    string | null;
+  @ApiProperty({
+    type: MessageErrorView,
+    nullable: true,
+    description: "Meta's error of its latest message, when it failed",
+  })
+  error: MessageErrorView | null;
 }

@@ -31,7 +31,17 @@ export interface CampaignRow {
   run: number;
 }
 
-export type NewCampaign = Pick<CampaignRow, 'name' | 'phoneNumberId' | 'templateName' | 'templateLanguage' | 'templateCategory' | 'upstreamApi' | 'total' | 'createdById'>;
+export type NewCampaign = Pick<
+  CampaignRow,
+  | 'name'
+  | 'phoneNumberId'
+  | 'templateName'
+  | 'templateLanguage'
+  | 'templateCategory'
+  | 'upstreamApi'
+  | 'total'
+  | 'createdById'
+>;
 
 /** The columns of a CampaignRow (the lease is the runner's business, not the row's). */
 const COLUMNS = [
@@ -60,7 +70,10 @@ const eb = expressionBuilder<Database, never>();
  * every runner's lease is compared with.
  */
 const fromNow = (op: 'date_add' | 'date_subtract', seconds: number) =>
-  eb.fn<Date>(op, [now(), eb.fn<string>('make_interval', [eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.val(seconds)])]);
+  eb.fn<Date>(op, [
+    now(),
+    eb.fn<string>('make_interval', [eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.lit(0), eb.val(seconds)]),
+  ]);
 
 /**
  * A lease: the runner that holds the campaign (its token) until lease_until, renewed while it runs. Taken when free,
@@ -75,7 +88,9 @@ const acquireLease = prepared('campaign_acquire_lease', (db, p: { id: number; ow
     .set({ lease_owner: p.owner, lease_until: fromNow('date_add', p.seconds) })
     .whereRef('c.id', '=', 'old.id')
     .where('c.status', '=', 'running')
-    .where((w) => w.or([w('c.lease_owner', 'is', null), w('c.lease_owner', '=', p.owner), w('c.lease_until', '<', now())]))
+    .where((w) =>
+      w.or([w('c.lease_owner', 'is', null), w('c.lease_owner', '=', p.owner), w('c.lease_until', '<', now())]),
+    )
     .returning(qualified('c', COLUMNS))
     .returning('old.lease_owner as previousOwner')
     .$narrowType<{ status: CampaignStatus }>(),
@@ -97,7 +112,14 @@ const renewLease = prepared('campaign_renew_lease', (db, p: { id: number; owner:
  * progress and every later claim sees it, so nothing is claimed (or sent) after a pause or cancel has committed.
  */
 const lockRunning = prepared('campaign_lock_running', (db, p: { id: number; owner: string; run: number }) =>
-  db.selectFrom('campaigns').select('id').where('id', '=', p.id).where('status', '=', 'running').where('lease_owner', '=', p.owner).where('run', '=', p.run).forShare(),
+  db
+    .selectFrom('campaigns')
+    .select('id')
+    .where('id', '=', p.id)
+    .where('status', '=', 'running')
+    .where('lease_owner', '=', p.owner)
+    .where('run', '=', p.run)
+    .forShare(),
 );
 
 /** Completed only by the runner of the current run: a retry-failed meanwhile (run + 1) keeps it running. */
@@ -125,11 +147,20 @@ const statusOf = prepared('campaign_status', (db, p: { id: number }) =>
   db.selectFrom('campaigns').select('status').where('id', '=', p.id).$narrowType<{ status: CampaignStatus }>(),
 );
 const statusForShare = prepared('campaign_status_for_share', (db, p: { id: number }) =>
-  db.selectFrom('campaigns').select('status').where('id', '=', p.id).forShare().$narrowType<{ status: CampaignStatus }>(),
+  db
+    .selectFrom('campaigns')
+    .select('status')
+    .where('id', '=', p.id)
+    .forShare()
+    .$narrowType<{ status: CampaignStatus }>(),
 );
 
 const releaseLease = prepared('campaign_release_lease', (db, p: { id: number; owner: string }) =>
-  db.updateTable('campaigns').set({ lease_owner: null, lease_until: null }).where('id', '=', p.id).where('lease_owner', '=', p.owner),
+  db
+    .updateTable('campaigns')
+    .set({ lease_owner: null, lease_until: null })
+    .where('id', '=', p.id)
+    .where('lease_owner', '=', p.owner),
 );
 
 /**
@@ -141,7 +172,12 @@ const orphaned = prepared('campaigns_orphaned', (db, p: { limit: number; seconds
     .selectFrom('campaigns')
     .select(['id', 'run'])
     .where('status', '=', 'running')
-    .where((w) => w.or([w('lease_until', '<', now()), w.and([w('lease_until', 'is', null), w('updated_at', '<', fromNow('date_subtract', p.seconds))])]))
+    .where((w) =>
+      w.or([
+        w('lease_until', '<', now()),
+        w.and([w('lease_until', 'is', null), w('updated_at', '<', fromNow('date_subtract', p.seconds))]),
+      ]),
+    )
     .orderBy('id')
     .limit(p.limit),
 );
@@ -179,15 +215,29 @@ export class CampaignsRepository {
   }
 
   async find(businessAccountId: string, id: number): Promise<CampaignRow | null> {
-    const row = await this.campaigns(businessAccountId).select(COLUMNS).where('id', '=', id).$narrowType<{ status: CampaignStatus }>().executeTakeFirst();
+    const row = await this.campaigns(businessAccountId)
+      .select(COLUMNS)
+      .where('id', '=', id)
+      .$narrowType<{ status: CampaignStatus }>()
+      .executeTakeFirst();
     return row ?? null;
   }
 
   /** Newest first, and the total. */
-  async page(businessAccountId: string, page: { page: number; limit: number }): Promise<{ rows: CampaignRow[]; total: number }> {
+  async page(
+    businessAccountId: string,
+    page: { page: number; limit: number },
+  ): Promise<{ rows: CampaignRow[]; total: number }> {
     const { skip, take } = skipTake(page);
     const [rows, counted] = await Promise.all([
-      this.campaigns(businessAccountId).select(COLUMNS).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).offset(skip).$narrowType<{ status: CampaignStatus }>().execute(),
+      this.campaigns(businessAccountId)
+        .select(COLUMNS)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(take)
+        .offset(skip)
+        .$narrowType<{ status: CampaignStatus }>()
+        .execute(),
       this.campaigns(businessAccountId)
         .select((e) => e.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow(),
@@ -199,7 +249,12 @@ export class CampaignsRepository {
    * `from` → `to` for an operator (locks the row: a claim in progress finishes first, no claim follows). Back to
    * running bumps `run` (a new queue job). Null when the campaign is in none of the `from` statuses.
    */
-  async transition(businessAccountId: string, id: number, from: readonly CampaignStatus[], to: CampaignStatus): Promise<CampaignRow | null> {
+  async transition(
+    businessAccountId: string,
+    id: number,
+    from: readonly CampaignStatus[],
+    to: CampaignStatus,
+  ): Promise<CampaignRow | null> {
     const row = await this.db
       .on()
       .updateTable('campaigns')
@@ -221,13 +276,21 @@ export class CampaignsRepository {
 
   // ---- The runner (worker) ------------------------------------------------------------------------------------
 
-  async acquireLease(id: number, owner: string, leaseMs: number): Promise<(CampaignRow & { previousOwner: string | null }) | null> {
+  async acquireLease(
+    id: number,
+    owner: string,
+    leaseMs: number,
+  ): Promise<(CampaignRow & { previousOwner: string | null }) | null> {
     const { rows } = await this.db.exec(acquireLease, { id, owner, seconds: leaseMs / 1000 });
     return rows[0] ?? null;
   }
 
   /** The campaign's status and run while the lease is still this runner's; null once it is not. */
-  async renewLease(id: number, owner: string, leaseMs: number): Promise<{ status: CampaignStatus; run: number } | null> {
+  async renewLease(
+    id: number,
+    owner: string,
+    leaseMs: number,
+  ): Promise<{ status: CampaignStatus; run: number } | null> {
     const { rows } = await this.db.exec(renewLease, { id, owner, seconds: leaseMs / 1000 });
     return rows[0] ?? null;
   }
@@ -273,4 +336,3 @@ export class CampaignsRepository {
     return this.db.on().selectFrom('campaigns').where('business_account_id', '=', businessAccountId);
   }
 }
-

@@ -14,7 +14,11 @@ import { parameterProblems } from '../messages/send/pre-send-checks.js';
 import { SendContextReader } from '../messages/send/send-context.reader.js';
 import { CampaignQueue } from './campaign-queue.js';
 import { checkRecipients, MAX_RECIPIENT_ERRORS } from './campaign-recipients.js';
-import { CampaignRecipientsRepository, type RecipientRow, type RecipientStatus } from './campaign-recipients.repository.js';
+import {
+  CampaignRecipientsRepository,
+  type RecipientRow,
+  type RecipientStatus,
+} from './campaign-recipients.repository.js';
 import { CampaignsRepository, type CampaignRow, type CampaignStatus } from './campaigns.repository.js';
 import type { CampaignCountsView, CampaignRecipientView, CampaignView, CreateCampaignDto } from './campaign.dto.js';
 
@@ -40,25 +44,61 @@ export class CampaignsService {
   async create(operator: ConsoleScope, wabaId: string, dto: CreateCampaignDto): Promise<CampaignView> {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
     const { recipients, errors } = checkRecipients(dto.recipients);
-    const ctx = await this.contexts.readParts(account.id, { phoneNumberId: dto.phoneNumberId, templateName: dto.templateName, templateLanguage: dto.templateLanguage, recipient: '', window: false });
+    const ctx = await this.contexts.readParts(account.id, {
+      phoneNumberId: dto.phoneNumberId,
+      templateName: dto.templateName,
+      templateLanguage: dto.templateLanguage,
+      recipient: '',
+      window: false,
+    });
     const synced = ctx.numberExists && !ctx.numberRemovedAt;
     // The account's own refusals (Meta's standing, a flagged number, a rejected token): 424, as a send.
-    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: true });
+    AccountHealth.assertCanSend(
+      ctx.account,
+      { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null },
+      { businessInitiated: true },
+    );
     const refusals: FieldError[] = [];
-    if (!synced) refusals.push({ field: 'phoneNumberId', message: 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console' });
-    else if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') refusals.push({ field: 'phoneNumberId', message: `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send` });
+    if (!synced)
+      refusals.push({
+        field: 'phoneNumberId',
+        message:
+          'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console',
+      });
+    else if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED')
+      refusals.push({
+        field: 'phoneNumberId',
+        message: `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`,
+      });
     const templateOk = ctx.templateExists && !ctx.templateRemovedAt && ctx.templateStatus === 'APPROVED';
     if (!ctx.templateExists || ctx.templateRemovedAt) {
       const languages = await this.contexts.languagesOf(account.id, dto.templateName);
       refusals.push(
         languages.length > 0
-          ? { field: 'templateLanguage', message: `template ${dto.templateName} has no ${dto.templateLanguage} translation (synced: ${languages.join(', ')})` }
-          : { field: 'templateName', message: `template ${dto.templateName} (${dto.templateLanguage}) is not synced for this business account; sync templates in the console` },
+          ? {
+              field: 'templateLanguage',
+              message: `template ${dto.templateName} has no ${dto.templateLanguage} translation (synced: ${languages.join(', ')})`,
+            }
+          : {
+              field: 'templateName',
+              message: `template ${dto.templateName} (${dto.templateLanguage}) is not synced for this business account; sync templates in the console`,
+            },
       );
     } else if (!templateOk) {
-      refusals.push({ field: 'templateName', message: `template ${dto.templateName} (${dto.templateLanguage}) is ${ctx.templateStatus}; only APPROVED templates can be sent` });
+      refusals.push({
+        field: 'templateName',
+        message: `template ${dto.templateName} (${dto.templateLanguage}) is ${ctx.templateStatus}; only APPROVED templates can be sent`,
+      });
     }
-    if (templateOk) errors.push(...this.parameterErrors(ctx.parameterCounts as ParameterCounts, ctx.parameterFormat!, dto.recipients, errors.length));
+    if (templateOk)
+      errors.push(
+        ...this.parameterErrors(
+          ctx.parameterCounts as ParameterCounts,
+          ctx.parameterFormat!,
+          dto.recipients,
+          errors.length,
+        ),
+      );
     if (refusals.length > 0 || errors.length > 0) throw new FieldValidationError([...refusals, ...errors]);
 
     const marketing = ctx.templateCategory === 'MARKETING';
@@ -69,22 +109,36 @@ export class CampaignsService {
         templateName: dto.templateName,
         templateLanguage: dto.templateLanguage,
         templateCategory: ctx.templateCategory,
-        upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api',
+        upstreamApi:
+          marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api',
         total: recipients.length,
         createdById: operator.operatorId,
       });
       await this.recipients.insertAll(campaign.id, recipients);
-      await this.audit.record(operator, 'campaign.started', { type: 'campaign', id: String(campaign.id) }, { wabaId, name: campaign.name, templateName: campaign.templateName, total: campaign.total });
+      await this.audit.record(
+        operator,
+        'campaign.started',
+        { type: 'campaign', id: String(campaign.id) },
+        { wabaId, name: campaign.name, templateName: campaign.templateName, total: campaign.total },
+      );
       return campaign;
     });
     await this.queue.enqueue(created.id, created.run);
     return this.view(wabaId, created);
   }
 
-  async list(organizationId: string, wabaId: string, query: { page: number; limit: number }): Promise<Page<CampaignView>> {
+  async list(
+    organizationId: string,
+    wabaId: string,
+    query: { page: number; limit: number },
+  ): Promise<Page<CampaignView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
     const { rows, total } = await this.campaigns.page(account.id, query);
-    return toPage(rows.map((c) => toView(wabaId, c, null)), total, query);
+    return toPage(
+      rows.map((c) => toView(wabaId, c, null)),
+      total,
+      query,
+    );
   }
 
   async get(organizationId: string, wabaId: string, id: number): Promise<CampaignView> {
@@ -92,7 +146,12 @@ export class CampaignsService {
     return this.view(wabaId, campaign);
   }
 
-  async recipientsOf(organizationId: string, wabaId: string, id: number, query: { page: number; limit: number; status?: RecipientStatus }): Promise<Page<CampaignRecipientView>> {
+  async recipientsOf(
+    organizationId: string,
+    wabaId: string,
+    id: number,
+    query: { page: number; limit: number; status?: RecipientStatus },
+  ): Promise<Page<CampaignRecipientView>> {
     const { campaign } = await this.owned(organizationId, wabaId, id);
     const { rows, total } = await this.recipients.page(campaign.id, query.status, query);
     return toPage(rows.map(toRecipientView), total, query);
@@ -110,7 +169,9 @@ export class CampaignsService {
 
   /** Running or paused → cancelled: recipients not claimed yet are cancelled in the same transaction. */
   async cancel(operator: ConsoleScope, wabaId: string, id: number): Promise<CampaignView> {
-    return this.transition(operator, wabaId, id, ['running', 'paused'], 'cancelled', 'campaign.cancelled', (c) => this.recipients.cancelPending(c.id));
+    return this.transition(operator, wabaId, id, ['running', 'paused'], 'cancelled', 'campaign.cancelled', (c) =>
+      this.recipients.cancelPending(c.id),
+    );
   }
 
   /**
@@ -122,10 +183,23 @@ export class CampaignsService {
     if (campaign.status === 'cancelled') throw new Conflict('Campaign is cancelled: its recipients are not sent again');
     let requeued = 0;
     const updated = await this.uow.run(async () => {
-      const current = campaign.status === 'paused' ? await this.campaigns.transition(campaign.businessAccountId, campaign.id, ['paused'], 'paused') : await this.campaigns.transition(campaign.businessAccountId, campaign.id, ['running', 'completed'], 'running');
+      const current =
+        campaign.status === 'paused'
+          ? await this.campaigns.transition(campaign.businessAccountId, campaign.id, ['paused'], 'paused')
+          : await this.campaigns.transition(
+              campaign.businessAccountId,
+              campaign.id,
+              ['running', 'completed'],
+              'running',
+            );
       if (!current) throw new Conflict('Campaign changed meanwhile (cancelled?): try again');
       requeued = await this.recipients.requeueFailed(current.id);
-      await this.audit.record(operator, 'campaign.retried', { type: 'campaign', id: String(current.id) }, { wabaId, requeued });
+      await this.audit.record(
+        operator,
+        'campaign.retried',
+        { type: 'campaign', id: String(current.id) },
+        { wabaId, requeued },
+      );
       return current;
     });
     if (updated.status === 'running') await this.queue.enqueue(updated.id, updated.run);
@@ -146,12 +220,19 @@ export class CampaignsService {
       const changed = await this.campaigns.transition(campaign.businessAccountId, campaign.id, from, to);
       if (!changed) return null;
       await also?.(changed);
-      await this.audit.record(operator, action, { type: 'campaign', id: String(changed.id) }, { wabaId, name: changed.name });
+      await this.audit.record(
+        operator,
+        action,
+        { type: 'campaign', id: String(changed.id) },
+        { wabaId, name: changed.name },
+      );
       return changed;
     });
     if (!updated) {
       const now = (await this.campaigns.find(campaign.businessAccountId, campaign.id)) ?? campaign;
-      throw new Conflict(`Campaign is ${now.status}: only a ${from.join(' or ')} campaign can be ${to === 'running' ? 'resumed' : to}`);
+      throw new Conflict(
+        `Campaign is ${now.status}: only a ${from.join(' or ')} campaign can be ${to === 'running' ? 'resumed' : to}`,
+      );
     }
     if (updated.status === 'running') await this.queue.enqueue(updated.id, updated.run);
     return this.view(wabaId, updated);
@@ -183,14 +264,17 @@ export class CampaignsService {
         verdict = problems.length > 0 ? problems.map((p) => p.message).join('; ') : null;
         if (verdicts.size < 10_000) verdicts.set(key, verdict);
       }
-      if (verdict) errors.push({ field: `recipients.${i}.components`, message: `recipients.${i}.components: ${verdict}` });
+      if (verdict)
+        errors.push({ field: `recipients.${i}.components`, message: `recipients.${i}.components: ${verdict}` });
     }
     return errors;
   }
 }
 
 function toView(wabaId: string, c: CampaignRow, counts: CampaignCountsView | null): CampaignView {
-  const done = counts ? counts.sent + counts.delivered + counts.read + counts.failed + counts.skipped + counts.cancelled : null;
+  const done = counts
+    ? counts.sent + counts.delivered + counts.read + counts.failed + counts.skipped + counts.cancelled
+    : null;
   return {
     id: c.id,
     wabaId,
@@ -221,6 +305,9 @@ function toRecipientView(r: RecipientRow): CampaignRecipientView {
     messageId: r.messageId,
     upstreamMessageId: r.upstreamMessageId,
     skipReason: r.skipReason,
-    error: r.errorCode !== null || r.errorTitle !== null ? { code: r.errorCode, title: r.errorTitle, detail: r.errorDetail, category: r.errorCategory } : null,
+    error:
+      r.errorCode !== null || r.errorTitle !== null
+        ? { code: r.errorCode, title: r.errorTitle, detail: r.errorDetail, category: r.errorCategory }
+        : null,
   };
 }

@@ -36,7 +36,13 @@ export class CampaignsWorker implements OnApplicationBootstrap, OnModuleDestroy 
 
   onApplicationBootstrap(): void {
     this.worker = new ManagedWorker<RunCampaignJob, RunOutcome>(
-      { queue: QUEUES.campaigns, name: 'campaign worker', concurrency: this.config.campaignConcurrency, ...LOCKS, logContextOf: (job) => ({ campaignId: job.data.campaignId }) },
+      {
+        queue: QUEUES.campaigns,
+        name: 'campaign worker',
+        concurrency: this.config.campaignConcurrency,
+        ...LOCKS,
+        logContextOf: (job) => ({ campaignId: job.data.campaignId }),
+      },
       { redisUrl: this.config.redisUrl, prefix: this.config.queuePrefix, logger: this.logger, metrics: this.metrics },
       (job) => this.runner.run(job.data.campaignId, this.abort.signal),
     );
@@ -63,7 +69,10 @@ export class CampaignsWorker implements OnApplicationBootstrap, OnModuleDestroy 
     // Running campaigns stop claiming at once; their in-flight sends are written; the lease is released for the next worker.
     this.abort.abort();
     await this.worker?.close({
-      beforeForce: () => this.logger.warn('campaign runs still going at shutdown; leaving them (their leases expire and another worker takes over)'),
+      beforeForce: () =>
+        this.logger.warn(
+          'campaign runs still going at shutdown; leaving them (their leases expire and another worker takes over)',
+        ),
     });
     this.worker = undefined;
   }

@@ -24,7 +24,10 @@ export function consoleSpa(webRoot: string): Router {
   router.use((req: Request, res: Response, next: NextFunction) => {
     if ((req.method !== 'GET' && req.method !== 'HEAD') || path.extname(req.path) !== '') return next();
     if (!existsSync(indexHtml)) {
-      res.status(503).type('text/plain').send('The console is not built: run `npm run build:web` (it writes dist/web).');
+      res
+        .status(503)
+        .type('text/plain')
+        .send('The console is not built: run `npm run build:web` (it writes dist/web).');
       return;
     }
     res.setHeader('Cache-Control', 'no-cache');

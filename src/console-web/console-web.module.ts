@@ -46,7 +46,11 @@ export class ConsoleWebModule implements OnModuleInit {
     app.use(
       QUEUE_BOARD_PATH,
       requirePlatformAdmin(this.sessions, this.config, sessionCookieName(this.config)),
-      queueBoard(QUEUE_BOARD_PATH, Object.values(QUEUES).map((name) => this.queues.queue(name)), CONSOLE_PATH),
+      queueBoard(
+        QUEUE_BOARD_PATH,
+        Object.values(QUEUES).map((name) => this.queues.queue(name)),
+        CONSOLE_PATH,
+      ),
     );
     app.use(CONSOLE_PATH, consoleSpa(webRoot));
   }

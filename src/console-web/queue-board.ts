@@ -18,7 +18,11 @@ import { sendEnvelope } from '../core/http/envelope.js';
  * route gets: the board's existence is not revealed. Tenants see their own backlog through
  * GET /webhooks/deliveries/health.
  */
-export function requirePlatformAdmin(sessions: SessionsService, config: Pick<AppConfig, 'consoleAllowedOrigins'>, cookieName: string): RequestHandler {
+export function requirePlatformAdmin(
+  sessions: SessionsService,
+  config: Pick<AppConfig, 'consoleAllowedOrigins'>,
+  cookieName: string,
+): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const notFound = () => sendEnvelope(res, 404, `Route ${req.method} ${req.originalUrl.split('?')[0]} not found`);
     const token = readCookie(req, cookieName);
@@ -47,7 +51,13 @@ export function queueBoard(basePath: string, queues: Queue[], consolePath: strin
   createBullBoard({
     queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
     serverAdapter: adapter,
-    options: { uiConfig: { boardTitle: 'Queue health', hideDocsLink: true, miscLinks: [{ text: 'Back to the console', url: consolePath }] } },
+    options: {
+      uiConfig: {
+        boardTitle: 'Queue health',
+        hideDocsLink: true,
+        miscLinks: [{ text: 'Back to the console', url: consolePath }],
+      },
+    },
   });
   const board = adapter.getRouter() as RequestHandler;
   return (req, res, next) => board(req, withoutWebFonts(res, next), next);
@@ -63,6 +73,8 @@ const WEB_FONT_LINK = /<link[^>]+fonts\.googleapis\.com[^>]*>/g;
 function withoutWebFonts(res: Response, next: NextFunction): Response {
   const render = res.render.bind(res);
   res.render = (view: string, options?: object) =>
-    render(view, options ?? {}, (error: Error | null, html: string) => (error ? next(error) : res.send(html.replace(WEB_FONT_LINK, ''))));
+    render(view, options ?? {}, (error: Error | null, html: string) =>
+      error ? next(error) : res.send(html.replace(WEB_FONT_LINK, '')),
+    );
   return res;
 }

@@ -30,7 +30,18 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
  */
 @Module({
   imports: [AccountsModule, AuditModule, CampaignsModule],
-  controllers: [AuthController, BusinessAccountsController, PhoneNumbersController, TemplatesController, UsersController, CampaignsController, ApiKeysController, AuditController, InvitationsController, MembersController],
+  controllers: [
+    AuthController,
+    BusinessAccountsController,
+    PhoneNumbersController,
+    TemplatesController,
+    UsersController,
+    CampaignsController,
+    ApiKeysController,
+    AuditController,
+    InvitationsController,
+    MembersController,
+  ],
   providers: [
     OrganizationsRepository,
     OperatorsRepository,

@@ -43,7 +43,20 @@ export class CoreModule {
         RateLimiterService,
         LongPollShares,
       ],
-      exports: [AppConfig, APP_LOGGER, Db, UnitOfWork, PrismaService, PrismaUnitOfWork, PgListener, RedisService, QueueService, Metrics, RateLimiterService, LongPollShares],
+      exports: [
+        AppConfig,
+        APP_LOGGER,
+        Db,
+        UnitOfWork,
+        PrismaService,
+        PrismaUnitOfWork,
+        PgListener,
+        RedisService,
+        QueueService,
+        Metrics,
+        RateLimiterService,
+        LongPollShares,
+      ],
     };
   }
 }

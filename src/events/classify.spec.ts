@@ -4,10 +4,19 @@ const WABA = '310987654321098';
 const PHONE = '402345678901234';
 const metadata = { display_phone_number: '447700900500', phone_number_id: PHONE };
 
-const messagesChange = (value: Record<string, unknown>) => ({ field: 'messages', value: { messaging_product: 'whatsapp', metadata, ...value } });
+const messagesChange = (value: Record<string, unknown>) => ({
+  field: 'messages',
+  value: { messaging_product: 'whatsapp', metadata, ...value },
+});
 const payload = (...entries: unknown[]) => ({ object: 'whatsapp_business_account', entry: entries });
 
-const delivered = { id: 'wamid.A', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900123', biz_opaque_callback_data: 'bm:17' };
+const delivered = {
+  id: 'wamid.A',
+  status: 'delivered',
+  timestamp: '1767182405',
+  recipient_id: '447700900123',
+  biz_opaque_callback_data: 'bm:17',
+};
 const failed = {
   id: 'wamid.B',
   status: 'failed',
@@ -18,11 +27,20 @@ const failed = {
       code: 131047,
       title: 'Re-engagement message',
       message: 'Re-engagement message',
-      error_data: { details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
+      error_data: {
+        details:
+          'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+      },
     },
   ],
 };
-const inbound = { from: '447700900123', id: 'wamid.IN1', timestamp: '1767182500', type: 'text', text: { body: 'Can I change the delivery slot?' } };
+const inbound = {
+  from: '447700900123',
+  id: 'wamid.IN1',
+  timestamp: '1767182500',
+  type: 'text',
+  text: { body: 'Can I change the delivery slot?' },
+};
 const templateRejected = {
   event: 'REJECTED',
   message_template_id: 1203344556677889,
@@ -65,17 +83,33 @@ describe('classify: statuses', () => {
       title: 'Message failed: Re-engagement message (131047)',
       errorCode: 131047,
       errorTitle: 'Re-engagement message',
-      errorDetail: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+      errorDetail:
+        'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
     });
   });
 
   it('falls back to the error message when error_data is missing', () => {
-    const e = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...failed, errors: [{ code: 131026, message: 'Message undeliverable' }] }] })] }));
-    expect(e).toMatchObject({ title: 'Message failed: Message undeliverable (131026)', errorCode: 131026, errorDetail: 'Message undeliverable' });
+    const e = only(
+      payload({
+        id: WABA,
+        changes: [
+          messagesChange({ statuses: [{ ...failed, errors: [{ code: 131026, message: 'Message undeliverable' }] }] }),
+        ],
+      }),
+    );
+    expect(e).toMatchObject({
+      title: 'Message failed: Message undeliverable (131026)',
+      errorCode: 131026,
+      errorDetail: 'Message undeliverable',
+    });
   });
 
   it('titles sent, read and played statuses', () => {
-    const statuses = ['sent', 'read', 'played'].map((status, i) => ({ ...delivered, status, timestamp: String(1767182400 + i) }));
+    const statuses = ['sent', 'read', 'played'].map((status, i) => ({
+      ...delivered,
+      status,
+      timestamp: String(1767182400 + i),
+    }));
     const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ statuses })] }));
     expect(drafts.map((d) => [d.title, d.status])).toEqual([
       ['Message sent', 'sent'],
@@ -87,7 +121,9 @@ describe('classify: statuses', () => {
   it('gives the same status at another time a different key, and a redelivery the same key', () => {
     const first = only(payload({ id: WABA, changes: [messagesChange({ statuses: [delivered] })] }));
     const again = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered }] })] }));
-    const later = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, timestamp: '1767182999' }] })] }));
+    const later = only(
+      payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, timestamp: '1767182999' }] })] }),
+    );
     expect(again.dedupeKey).toBe(first.dedupeKey);
     expect(later.dedupeKey).not.toBe(first.dedupeKey);
   });
@@ -111,14 +147,28 @@ describe('classify: inbound messages', () => {
   });
 
   it('keeps the error of an unsupported inbound type', () => {
-    const unsupported = { from: '447700900123', id: 'wamid.IN2', timestamp: '1767182501', type: 'unsupported', errors: [{ code: 131051, title: 'Message type unknown' }] };
+    const unsupported = {
+      from: '447700900123',
+      id: 'wamid.IN2',
+      timestamp: '1767182501',
+      type: 'unsupported',
+      errors: [{ code: 131051, title: 'Message type unknown' }],
+    };
     const e = only(payload({ id: WABA, changes: [messagesChange({ messages: [unsupported] })] }));
-    expect(e).toMatchObject({ title: 'Inbound unsupported from 447700900123', errorCode: 131051, errorTitle: 'Message type unknown' });
+    expect(e).toMatchObject({
+      title: 'Inbound unsupported from 447700900123',
+      errorCode: 131051,
+      errorTitle: 'Message type unknown',
+    });
   });
 });
 
 describe('classify: template and account fields', () => {
-  const fieldEntry = (field: string, value: unknown, time = 1767183000) => ({ id: WABA, time, changes: [{ field, value }] });
+  const fieldEntry = (field: string, value: unknown, time = 1767183000) => ({
+    id: WABA,
+    time,
+    changes: [{ field, value }],
+  });
 
   it('turns a template decision into template_status with the reason in the title', () => {
     const e = only(payload(fieldEntry('message_template_status_update', templateRejected)));
@@ -140,7 +190,10 @@ describe('classify: template and account fields', () => {
       ['message_template_status_update', { ...templateRejected, event: 'APPROVED', reason: 'NONE' }],
       ['message_template_status_update', { ...templateRejected, event: 'PAUSED', reason: 'LOW_QUALITY' }],
       ['message_template_status_update', { ...templateRejected, event: 'IN_APPEAL', reason: undefined }],
-      ['message_template_quality_update', { ...templateRejected, previous_quality_score: 'GREEN', new_quality_score: 'YELLOW' }],
+      [
+        'message_template_quality_update',
+        { ...templateRejected, previous_quality_score: 'GREEN', new_quality_score: 'YELLOW' },
+      ],
       ['template_category_update', { ...templateRejected, previous_category: 'UTILITY', new_category: 'MARKETING' }],
       ['message_template_components_update', { ...templateRejected }],
       ['message_template_something_new', { foo: 1 }],
@@ -159,8 +212,21 @@ describe('classify: template and account fields', () => {
 
   it('classifies account-level fields, known and unknown, as account_update', () => {
     const drafts = [
-      ['account_update', { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION' }] }],
-      ['phone_number_quality_update', { display_phone_number: '447700900500', event: 'THROUGHPUT_UPGRADE', max_daily_conversations_per_business: 'TIER_10K' }],
+      [
+        'account_update',
+        {
+          event: 'ACCOUNT_RESTRICTION',
+          restriction_info: [{ restriction_type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION' }],
+        },
+      ],
+      [
+        'phone_number_quality_update',
+        {
+          display_phone_number: '447700900500',
+          event: 'THROUGHPUT_UPGRADE',
+          max_daily_conversations_per_business: 'TIER_10K',
+        },
+      ],
       ['phone_number_name_update', { display_phone_number: '447700900500', decision: 'APPROVED' }],
       ['account_review_update', { decision: 'APPROVED' }],
       ['business_capability_update', { max_daily_conversation_per_phone: 1000 }],
@@ -169,7 +235,11 @@ describe('classify: template and account fields', () => {
     ].map(([field, value]) => only(payload(fieldEntry(field as string, value))));
     expect(drafts.map((d) => [d.kind, d.eventType, d.title])).toEqual([
       ['account_update', 'account_update', 'Account update: ACCOUNT_RESTRICTION: RESTRICTED_ADD_PHONE_NUMBER_ACTION'],
-      ['account_update', 'phone_number_quality_update', 'Phone number quality update: THROUGHPUT_UPGRADE (447700900500), limit TIER_10K'],
+      [
+        'account_update',
+        'phone_number_quality_update',
+        'Phone number quality update: THROUGHPUT_UPGRADE (447700900500), limit TIER_10K',
+      ],
       ['account_update', 'phone_number_name_update', 'Phone number name update: APPROVED (447700900500)'],
       ['account_update', 'account_review_update', 'Account review: APPROVED'],
       ['account_update', 'business_capability_update', 'Business capability update'],
@@ -206,8 +276,20 @@ describe('classify: batches', () => {
           messagesChange({ messages: [inbound, { ...inbound, id: 'wamid.IN3', from: '447700900999', type: 'image' }] }),
         ],
       },
-      { id: '310000000000002', time: 1767183000, changes: [{ field: 'message_template_status_update', value: templateRejected }, { field: 'account_update', value: { event: 'PARTNER_ADDED' } }] },
-      { id: '310000000000003', changes: [messagesChange({ statuses: [{ ...delivered, id: 'wamid.D' }], messages: [{ ...inbound, id: 'wamid.IN4' }] })] },
+      {
+        id: '310000000000002',
+        time: 1767183000,
+        changes: [
+          { field: 'message_template_status_update', value: templateRejected },
+          { field: 'account_update', value: { event: 'PARTNER_ADDED' } },
+        ],
+      },
+      {
+        id: '310000000000003',
+        changes: [
+          messagesChange({ statuses: [{ ...delivered, id: 'wamid.D' }], messages: [{ ...inbound, id: 'wamid.IN4' }] }),
+        ],
+      },
     );
     const { drafts, anomalies } = classify(p);
     expect(anomalies).toEqual([]);
@@ -229,12 +311,29 @@ describe('classify: batches', () => {
 
 describe('classify: unexpected shapes never throw', () => {
   it('keeps a messages change with neither statuses nor messages (system errors) as one event', () => {
-    const e = only(payload({ id: WABA, time: 1767183000, changes: [messagesChange({ errors: [{ code: 131000, title: 'Something went wrong' }] })] }));
-    expect(e).toMatchObject({ kind: 'account_update', eventType: 'messages', title: 'Error 131000: Something went wrong', errorCode: 131000, phoneNumberId: PHONE });
+    const e = only(
+      payload({
+        id: WABA,
+        time: 1767183000,
+        changes: [messagesChange({ errors: [{ code: 131000, title: 'Something went wrong' }] })],
+      }),
+    );
+    expect(e).toMatchObject({
+      kind: 'account_update',
+      eventType: 'messages',
+      title: 'Error 131000: Something went wrong',
+      errorCode: 131000,
+      phoneNumberId: PHONE,
+    });
   });
 
   it('keeps statuses with missing fields, keyed by content, and reports nothing lost', () => {
-    const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ statuses: [{ status: 'delivered' }, 'junk', { id: 'wamid.X' }] })] }));
+    const { drafts } = classify(
+      payload({
+        id: WABA,
+        changes: [messagesChange({ statuses: [{ status: 'delivered' }, 'junk', { id: 'wamid.X' }] })],
+      }),
+    );
     expect(drafts).toHaveLength(3);
     expect(drafts.map((d) => d.kind)).toEqual(['status_update', 'status_update', 'status_update']);
     expect(drafts[0]!.dedupeKey).toMatch(/^status:\?:[0-9a-f]{64}$/);
@@ -244,7 +343,9 @@ describe('classify: unexpected shapes never throw', () => {
   });
 
   it('stores an entry without changes, a change without field and a non-object entry, and reports them', () => {
-    const { drafts, anomalies } = classify(payload({ id: WABA, time: 5 }, { id: WABA, changes: [{ value: { x: 1 } }, 7] }, 'oops'));
+    const { drafts, anomalies } = classify(
+      payload({ id: WABA, time: 5 }, { id: WABA, changes: [{ value: { x: 1 } }, 7] }, 'oops'),
+    );
     expect(drafts.map((d) => [d.kind, d.eventType, d.title])).toEqual([
       ['account_update', 'unknown', 'Update: unknown'],
       ['account_update', 'unknown', 'Update: unknown'],
@@ -256,7 +357,10 @@ describe('classify: unexpected shapes never throw', () => {
   });
 
   it('reports a payload without entries and produces nothing', () => {
-    expect(classify({ object: 'whatsapp_business_account' })).toEqual({ drafts: [], anomalies: ['payload has no entry array'] });
+    expect(classify({ object: 'whatsapp_business_account' })).toEqual({
+      drafts: [],
+      anomalies: ['payload has no entry array'],
+    });
     expect(classify(null).drafts).toEqual([]);
   });
 
@@ -270,39 +374,86 @@ describe('classify: unexpected shapes never throw', () => {
 });
 
 describe('classify: inbound media and other types', () => {
-  const message = (type: string, content: object) => ({ from: '447700900123', id: `wamid.${type}`, timestamp: '1767182500', type, [type]: content });
+  const message = (type: string, content: object) => ({
+    from: '447700900123',
+    id: `wamid.${type}`,
+    timestamp: '1767182500',
+    type,
+    [type]: content,
+  });
   const draftOf = (m: object) => only(payload({ id: WABA, changes: [messagesChange({ messages: [m] })] }));
 
   it('keeps the media id, MIME type, caption and file name of an inbound document', () => {
-    const doc = message('document', { id: '1037543291543636', mime_type: 'application/pdf', sha256: 'abc', caption: 'Invoice', filename: 'invoice.pdf' });
+    const doc = message('document', {
+      id: '1037543291543636',
+      mime_type: 'application/pdf',
+      sha256: 'abc',
+      caption: 'Invoice',
+      filename: 'invoice.pdf',
+    });
     const e = draftOf(doc);
     expect(e.title).toBe('Inbound document from 447700900123: invoice.pdf');
-    expect(inboundMediaOf(e.raw)).toEqual({ id: '1037543291543636', mimeType: 'application/pdf', sha256: 'abc', caption: 'Invoice', filename: 'invoice.pdf' });
+    expect(inboundMediaOf(e.raw)).toEqual({
+      id: '1037543291543636',
+      mimeType: 'application/pdf',
+      sha256: 'abc',
+      caption: 'Invoice',
+      filename: 'invoice.pdf',
+    });
   });
 
   it('titles replies, reactions and locations by what they say; they carry no media', () => {
     const reply = draftOf(message('interactive', { type: 'list_reply', list_reply: { id: 'a', title: 'Morning' } }));
     expect(reply.title).toBe('Inbound interactive from 447700900123: Morning');
-    expect(draftOf(message('reaction', { message_id: 'wamid.X', emoji: '👍' })).title).toBe('Inbound reaction from 447700900123: 👍');
-    expect(draftOf(message('location', { latitude: 1, longitude: 2 })).title).toBe('Inbound location from 447700900123');
+    expect(draftOf(message('reaction', { message_id: 'wamid.X', emoji: '👍' })).title).toBe(
+      'Inbound reaction from 447700900123: 👍',
+    );
+    expect(draftOf(message('location', { latitude: 1, longitude: 2 })).title).toBe(
+      'Inbound location from 447700900123',
+    );
     expect(inboundMediaOf(reply.raw)).toBeNull();
     expect(inboundMediaOf(message('image', { mime_type: 'image/png' }))).toBeNull();
   });
 });
 
 describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, account health)', () => {
-  const fieldOnly = (field: string, value: Record<string, unknown>) => only(payload({ id: WABA, time: 1767183000, changes: [{ field, value }] }));
+  const fieldOnly = (field: string, value: Record<string, unknown>) =>
+    only(payload({ id: WABA, time: 1767183000, changes: [{ field, value }] }));
 
   it('keeps a status sent to a user with only a business-scoped user id: recipient null, userId set, matched by wamid', () => {
-    const status = { id: 'wamid.U1', status: 'delivered', timestamp: '1767182405', recipient_user_id: 'US.13491208655302741918' };
-    const e = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ user_id: 'US.13491208655302741918' }], statuses: [status] })] }));
-    expect(e).toMatchObject({ kind: 'status_update', status: 'delivered', recipient: null, userId: 'US.13491208655302741918', messageId: 'wamid.U1', title: 'Message delivered' });
+    const status = {
+      id: 'wamid.U1',
+      status: 'delivered',
+      timestamp: '1767182405',
+      recipient_user_id: 'US.13491208655302741918',
+    };
+    const e = only(
+      payload({
+        id: WABA,
+        changes: [messagesChange({ contacts: [{ user_id: 'US.13491208655302741918' }], statuses: [status] })],
+      }),
+    );
+    expect(e).toMatchObject({
+      kind: 'status_update',
+      status: 'delivered',
+      recipient: null,
+      userId: 'US.13491208655302741918',
+      messageId: 'wamid.U1',
+      title: 'Message delivered',
+    });
     expect(e.dedupeKey).toBe('status:wamid.U1:delivered:1767182405');
   });
 
   it('takes a status user id from the contacts entry when the status itself carries none, and keeps the phone number when both come', () => {
     const status = { id: 'wamid.U2', status: 'read', timestamp: '1767182405', recipient_id: '447700900123' };
-    const e = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1502576394655843' }], statuses: [status] })] }));
+    const e = only(
+      payload({
+        id: WABA,
+        changes: [
+          messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1502576394655843' }], statuses: [status] }),
+        ],
+      }),
+    );
     expect(e).toMatchObject({ recipient: '447700900123', userId: 'GB.1502576394655843' });
   });
 
@@ -311,7 +462,12 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
       { id: 'wamid.U3', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900123' },
       { id: 'wamid.U4', status: 'delivered', timestamp: '1767182405', recipient_id: '447700900456' },
     ];
-    const { drafts } = classify(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1' }], statuses })] }));
+    const { drafts } = classify(
+      payload({
+        id: WABA,
+        changes: [messagesChange({ contacts: [{ wa_id: '447700900123', user_id: 'GB.1' }], statuses })],
+      }),
+    );
     expect(drafts.map((d) => [d.recipient, d.userId])).toEqual([
       ['447700900123', 'GB.1'],
       ['447700900456', null],
@@ -320,47 +476,139 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
 
   it('keeps an inbound message without `from` (a user with a username): recipient null, userId from the message or its contact', () => {
     const message = { id: 'wamid.IN9', timestamp: '1767182500', type: 'text', text: { body: 'hi' } };
-    const viaContact = only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ profile: { name: 'Sam', username: '@sam' }, user_id: 'US.777' }], messages: [message] })] }));
-    expect(viaContact).toMatchObject({ kind: 'inbound_message', recipient: null, userId: 'US.777', title: 'Inbound text from US.777', dedupeKey: 'inbound:wamid.IN9' });
+    const viaContact = only(
+      payload({
+        id: WABA,
+        changes: [
+          messagesChange({
+            contacts: [{ profile: { name: 'Sam', username: '@sam' }, user_id: 'US.777' }],
+            messages: [message],
+          }),
+        ],
+      }),
+    );
+    expect(viaContact).toMatchObject({
+      kind: 'inbound_message',
+      recipient: null,
+      userId: 'US.777',
+      title: 'Inbound text from US.777',
+      dedupeKey: 'inbound:wamid.IN9',
+    });
     expect(viaContact.raw).toMatchObject({ contact: { user_id: 'US.777' } });
-    const viaMessage = only(payload({ id: WABA, changes: [messagesChange({ messages: [{ ...message, id: 'wamid.IN10', from_user_id: 'US.888' }] })] }));
+    const viaMessage = only(
+      payload({
+        id: WABA,
+        changes: [messagesChange({ messages: [{ ...message, id: 'wamid.IN10', from_user_id: 'US.888' }] })],
+      }),
+    );
     expect(viaMessage).toMatchObject({ recipient: null, userId: 'US.888' });
-    expect(only(payload({ id: WABA, changes: [messagesChange({ contacts: [{ wa_id: '447700900123' }], messages: [inbound] })] })).userId).toBeNull();
+    expect(
+      only(
+        payload({
+          id: WABA,
+          changes: [messagesChange({ contacts: [{ wa_id: '447700900123' }], messages: [inbound] })],
+        }),
+      ).userId,
+    ).toBeNull();
   });
 
   it("keeps a status's pricing object in Meta's shape, and nothing for statuses without one", () => {
     const pricing = { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' };
-    expect(only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, pricing }] })] })).pricing).toEqual(pricing);
-    const free = only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, pricing: { pricing_model: 'PMP', type: 'free_entry_point', category: 'service' } }] })] }));
-    expect(free.pricing).toEqual({ pricing_model: 'PMP', type: 'free_entry_point', category: 'service', billable: null });
+    expect(
+      only(payload({ id: WABA, changes: [messagesChange({ statuses: [{ ...delivered, pricing }] })] })).pricing,
+    ).toEqual(pricing);
+    const free = only(
+      payload({
+        id: WABA,
+        changes: [
+          messagesChange({
+            statuses: [
+              { ...delivered, pricing: { pricing_model: 'PMP', type: 'free_entry_point', category: 'service' } },
+            ],
+          }),
+        ],
+      }),
+    );
+    expect(free.pricing).toEqual({
+      pricing_model: 'PMP',
+      type: 'free_entry_point',
+      category: 'service',
+      billable: null,
+    });
     expect(only(payload({ id: WABA, changes: [messagesChange({ statuses: [delivered] })] })).pricing).toBeNull();
     expect(only(payload({ id: WABA, changes: [messagesChange({ statuses: [failed] })] })).pricing).toBeNull();
   });
 
-  it("records webhook-level value.errors with error_data.details", () => {
+  it('records webhook-level value.errors with error_data.details', () => {
     const e = only(
       payload({
         id: WABA,
-        changes: [messagesChange({ errors: [{ code: 131000, title: 'Something went wrong', message: 'Something went wrong', error_data: { details: 'Unknown error, try again' } }] })],
+        changes: [
+          messagesChange({
+            errors: [
+              {
+                code: 131000,
+                title: 'Something went wrong',
+                message: 'Something went wrong',
+                error_data: { details: 'Unknown error, try again' },
+              },
+            ],
+          }),
+        ],
       }),
     );
-    expect(e).toMatchObject({ kind: 'account_update', errorCode: 131000, errorTitle: 'Something went wrong', errorDetail: 'Unknown error, try again' });
+    expect(e).toMatchObject({
+      kind: 'account_update',
+      errorCode: 131000,
+      errorTitle: 'Something went wrong',
+      errorDetail: 'Unknown error, try again',
+    });
   });
 
   it('classifies phone_number_quality_update as account_update, titled with event, number and limit', () => {
-    const e = fieldOnly('phone_number_quality_update', { display_phone_number: '15550783881', event: 'FLAGGED', current_limit: 'TIER_2K' });
-    expect(e).toMatchObject({ kind: 'account_update', eventType: 'phone_number_quality_update', title: 'Phone number quality update: FLAGGED (15550783881), limit TIER_2K', recipient: null, userId: null });
+    const e = fieldOnly('phone_number_quality_update', {
+      display_phone_number: '15550783881',
+      event: 'FLAGGED',
+      current_limit: 'TIER_2K',
+    });
+    expect(e).toMatchObject({
+      kind: 'account_update',
+      eventType: 'phone_number_quality_update',
+      title: 'Phone number quality update: FLAGGED (15550783881), limit TIER_2K',
+      recipient: null,
+      userId: null,
+    });
     expect(e.upstreamTimestamp?.toISOString()).toBe('2025-12-31T12:10:00.000Z');
-    const limit = fieldOnly('phone_number_quality_update', { display_phone_number: '15550783881', event: 'UPGRADE', old_limit: 'TIER_2K', current_limit: 'TIER_10K', max_daily_conversations_per_business: 'TIER_10K' });
+    const limit = fieldOnly('phone_number_quality_update', {
+      display_phone_number: '15550783881',
+      event: 'UPGRADE',
+      old_limit: 'TIER_2K',
+      current_limit: 'TIER_10K',
+      max_daily_conversations_per_business: 'TIER_10K',
+    });
     expect(limit.title).toBe('Phone number quality update: UPGRADE (15550783881), limit TIER_10K');
   });
 
   it('classifies account_update: ban, restriction, violation, pricing tier and others as account_update', () => {
     const titles = [
       { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: 'December 9, 2026' } },
-      { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2026-12-19T13:59:20+0000' }] },
+      {
+        event: 'ACCOUNT_RESTRICTION',
+        restriction_info: [
+          { restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2026-12-19T13:59:20+0000' },
+        ],
+      },
       { event: 'ACCOUNT_VIOLATION', violation_info: { violation_type: 'SCAM' } },
-      { event: 'VOLUME_BASED_PRICING_TIER_UPDATE', volume_tier_info: { tier_update_time: 1767183000, pricing_category: 'UTILITY', tier: '25000:50000', effective_month: '2026-12', region: 'India' } },
+      {
+        event: 'VOLUME_BASED_PRICING_TIER_UPDATE',
+        volume_tier_info: {
+          tier_update_time: 1767183000,
+          pricing_category: 'UTILITY',
+          tier: '25000:50000',
+          effective_month: '2026-12',
+          region: 'India',
+        },
+      },
       { event: 'ACCOUNT_DELETED' },
     ].map((v) => fieldOnly('account_update', v));
     expect(titles.map((d) => [d.kind, d.title])).toEqual([
@@ -381,9 +629,22 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
       alert_type: 'INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED',
       alert_description: 'Your eligibility for increased messaging limits was deferred.',
     });
-    expect(alert).toMatchObject({ kind: 'account_update', eventType: 'account_alerts', title: 'Account alert: INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED (ACTIVE)' });
-    const name = fieldOnly('phone_number_name_update', { display_phone_number: '15550783881', decision: 'APPROVED', requested_verified_name: 'Parcel Co', rejection_reason: 'NONE' });
-    expect(name).toMatchObject({ kind: 'account_update', eventType: 'phone_number_name_update', title: 'Phone number name update: APPROVED (15550783881): Parcel Co' });
+    expect(alert).toMatchObject({
+      kind: 'account_update',
+      eventType: 'account_alerts',
+      title: 'Account alert: INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED (ACTIVE)',
+    });
+    const name = fieldOnly('phone_number_name_update', {
+      display_phone_number: '15550783881',
+      decision: 'APPROVED',
+      requested_verified_name: 'Parcel Co',
+      rejection_reason: 'NONE',
+    });
+    expect(name).toMatchObject({
+      kind: 'account_update',
+      eventType: 'phone_number_name_update',
+      title: 'Phone number name update: APPROVED (15550783881): Parcel Co',
+    });
   });
 
   it('classifies message_template_quality_update and template_category_update as template_status', () => {
@@ -394,7 +655,11 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
       message_template_name: 'parcel_update',
       message_template_language: 'en_GB',
     });
-    expect(quality).toMatchObject({ kind: 'template_status', eventType: 'message_template_quality_update', title: 'Template parcel_update (en_GB) quality: GREEN → RED' });
+    expect(quality).toMatchObject({
+      kind: 'template_status',
+      eventType: 'message_template_quality_update',
+      title: 'Template parcel_update (en_GB) quality: GREEN → RED',
+    });
     const category = fieldOnly('template_category_update', {
       message_template_id: 1203344556677889,
       message_template_name: 'parcel_update',
@@ -402,18 +667,41 @@ describe('classify: Meta fidelity 2026 (business-scoped user ids, pricing, accou
       previous_category: 'UTILITY',
       new_category: 'MARKETING',
     });
-    expect(category).toMatchObject({ kind: 'template_status', eventType: 'template_category_update', title: 'Template parcel_update (en_GB) category: UTILITY → MARKETING' });
+    expect(category).toMatchObject({
+      kind: 'template_status',
+      eventType: 'template_category_update',
+      title: 'Template parcel_update (en_GB) category: UTILITY → MARKETING',
+    });
   });
 });
 
 describe('classify: user_preferences (marketing stops)', () => {
   const preferences = (items: unknown[]) =>
-    payload({ id: WABA, changes: [{ field: 'user_preferences', value: { messaging_product: 'whatsapp', metadata, contacts: [{ wa_id: '16505551234', profile: { name: 'Ana' } }], user_preferences: items } }] });
+    payload({
+      id: WABA,
+      changes: [
+        {
+          field: 'user_preferences',
+          value: {
+            messaging_product: 'whatsapp',
+            metadata,
+            contacts: [{ wa_id: '16505551234', profile: { name: 'Ana' } }],
+            user_preferences: items,
+          },
+        },
+      ],
+    });
 
   it("turns each item into an account_update of the user, by wa_id and/or user_id, at Meta's time", () => {
     const { drafts, anomalies } = classify(
       preferences([
-        { wa_id: '16505551234', detail: 'User requested to stop marketing messages', category: 'marketing_messages', value: 'stop', timestamp: 1731705721 },
+        {
+          wa_id: '16505551234',
+          detail: 'User requested to stop marketing messages',
+          category: 'marketing_messages',
+          value: 'stop',
+          timestamp: 1731705721,
+        },
         { user_id: 'US.13491208655302741918', category: 'marketing_messages', value: 'resume', timestamp: 1731705800 },
       ]),
     );
@@ -430,13 +718,25 @@ describe('classify: user_preferences (marketing stops)', () => {
       upstreamTimestamp: new Date(1731705721_000),
       raw: { wa_id: '16505551234', value: 'stop', metadata },
     });
-    expect(drafts[1]).toMatchObject({ title: 'Marketing messages: resume (US.13491208655302741918)', recipient: null, userId: 'US.13491208655302741918' });
+    expect(drafts[1]).toMatchObject({
+      title: 'Marketing messages: resume (US.13491208655302741918)',
+      recipient: null,
+      userId: 'US.13491208655302741918',
+    });
     expect(drafts[0]!.dedupeKey).not.toBe(drafts[1]!.dedupeKey);
     // Meta's redelivery: the same keys.
-    expect(classify(preferences([{ wa_id: '16505551234', category: 'marketing_messages', value: 'stop', timestamp: 1731705721 }])).drafts[0]!.dedupeKey).toBe(drafts[0]!.dedupeKey);
+    expect(
+      classify(
+        preferences([{ wa_id: '16505551234', category: 'marketing_messages', value: 'stop', timestamp: 1731705721 }]),
+      ).drafts[0]!.dedupeKey,
+    ).toBe(drafts[0]!.dedupeKey);
   });
 
   it('keeps a user_preferences change without items as one event', () => {
-    expect(only(preferences([]))).toMatchObject({ eventType: 'user_preferences', kind: 'account_update', title: 'User preferences update' });
+    expect(only(preferences([]))).toMatchObject({
+      eventType: 'user_preferences',
+      kind: 'account_update',
+      title: 'User preferences update',
+    });
   });
 });

@@ -61,7 +61,8 @@ const TEMPLATE_FIELDS = new Set([
 
 /** Every field that is not a message or template field is an account-level update, known or not. */
 export function kindOfField(field: string): Extract<EventKind, 'template_status' | 'account_update'> {
-  if (TEMPLATE_FIELDS.has(field) || field.startsWith('message_template') || field.startsWith('template_')) return 'template_status';
+  if (TEMPLATE_FIELDS.has(field) || field.startsWith('message_template') || field.startsWith('template_'))
+    return 'template_status';
   return 'account_update';
 }
 
@@ -103,14 +104,17 @@ function classifyEntry(entry: unknown, e: number, out: Classification): void {
     const statuses = Array.isArray(value.statuses) ? value.statuses : [];
     const messages = Array.isArray(value.messages) ? value.messages : [];
 
-    const preferences = field === 'user_preferences' && Array.isArray(value.user_preferences) ? value.user_preferences : [];
+    const preferences =
+      field === 'user_preferences' && Array.isArray(value.user_preferences) ? value.user_preferences : [];
     if (preferences.length > 0) {
-      for (const item of preferences) out.drafts.push(preferenceDraft(wabaId, phoneNumberId, item, metadata, entryTime));
+      for (const item of preferences)
+        out.drafts.push(preferenceDraft(wabaId, phoneNumberId, item, metadata, entryTime));
       return;
     }
     if (statuses.length === 0 && messages.length === 0) {
       out.drafts.push(changeDraft(wabaId, entry.time, entryTime, field, change.value, phoneNumberId));
-      if (field !== 'messages' && !TEMPLATE_FIELDS.has(field) && !ACCOUNT_TITLES[field]) out.anomalies.push(`unknown webhook field ${field}`);
+      if (field !== 'messages' && !TEMPLATE_FIELDS.has(field) && !ACCOUNT_TITLES[field])
+        out.anomalies.push(`unknown webhook field ${field}`);
       return;
     }
     const base = { wabaId, phoneNumberId, eventType: field };
@@ -134,7 +138,12 @@ const STATUS_TITLES: Record<string, string> = {
   deleted: 'Message deleted',
 };
 
-function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined, contacts: JsonRecord[]): EventDraft {
+function statusDraft(
+  base: DraftBase,
+  item: unknown,
+  metadata: JsonRecord | undefined,
+  contacts: JsonRecord[],
+): EventDraft {
   const s = isRecord(item) ? item : { item };
   const recipient = str(s.recipient_id) ?? null;
   // BSUID era: `recipient_user_id` on the status (and `contacts[].user_id` beside it); the phone number may be absent.
@@ -145,7 +154,10 @@ function statusDraft(base: DraftBase, item: unknown, metadata: JsonRecord | unde
   const timestamp = timeKey(s.timestamp);
   const error = firstError(s.errors);
   let title = status ? (STATUS_TITLES[status] ?? `Message status: ${status}`) : 'Message status update';
-  if (status === 'failed') title = error ? `Message failed: ${error.title ?? 'Unknown error'}${error.code !== null ? ` (${error.code})` : ''}` : 'Message failed';
+  if (status === 'failed')
+    title = error
+      ? `Message failed: ${error.title ?? 'Unknown error'}${error.code !== null ? ` (${error.code})` : ''}`
+      : 'Message failed';
   return {
     // Not `...base`: every property after a spread in an object literal is defined one by one through the
     // runtime, which made parsing and classifying a status 7× slower (bench:floor: 14 µs → 2 µs per status).
@@ -183,10 +195,21 @@ export function inboundMediaOf(raw: unknown): InboundMedia | null {
   if (!isRecord(raw) || typeof raw.type !== 'string' || !INBOUND_MEDIA_TYPES.has(raw.type)) return null;
   const m = raw[raw.type];
   if (!isRecord(m) || typeof m.id !== 'string') return null;
-  return { id: m.id, mimeType: str(m.mime_type) ?? null, sha256: str(m.sha256) ?? null, caption: str(m.caption) ?? null, filename: str(m.filename) ?? null };
+  return {
+    id: m.id,
+    mimeType: str(m.mime_type) ?? null,
+    sha256: str(m.sha256) ?? null,
+    caption: str(m.caption) ?? null,
+    filename: str(m.filename) ?? null,
+  };
 }
 
-function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined, contacts: JsonRecord[]): EventDraft {
+function inboundDraft(
+  base: DraftBase,
+  item: unknown,
+  metadata: JsonRecord | undefined,
+  contacts: JsonRecord[],
+): EventDraft {
   const m = isRecord(item) ? item : { item };
   const wamid = str(m.id) ?? null;
   const from = str(m.from) ?? null;
@@ -225,7 +248,10 @@ function inboundDraft(base: DraftBase, item: unknown, metadata: JsonRecord | und
  */
 function contactOf(contacts: JsonRecord[], phone: string | null, userId: string | null): JsonRecord | undefined {
   const lone = contacts.length === 1 ? contacts[0]! : undefined;
-  const consistent = lone && (phone === null || lone.wa_id === undefined || lone.wa_id === phone) && (userId === null || lone.user_id === undefined || lone.user_id === userId);
+  const consistent =
+    lone &&
+    (phone === null || lone.wa_id === undefined || lone.wa_id === phone) &&
+    (userId === null || lone.user_id === undefined || lone.user_id === userId);
   return (
     (phone !== null ? contacts.find((c) => c.wa_id === phone) : undefined) ??
     (userId !== null ? contacts.find((c) => c.user_id === userId) : undefined) ??
@@ -248,8 +274,17 @@ export function pricingOf(value: unknown): Pricing | null {
 /** What identifies an inbound non-text message at a glance: a file name, a caption, a reply or a reaction. */
 function inboundTitleDetail(type: string, m: JsonRecord): string {
   const content = isRecord(m[type]) ? m[type] : {};
-  const reply = isRecord(content.button_reply) ? content.button_reply : isRecord(content.list_reply) ? content.list_reply : undefined;
-  const detail = str(content.filename) ?? str(content.caption) ?? (reply ? str(reply.title) : undefined) ?? (type === 'reaction' ? str(content.emoji) : undefined) ?? (type === 'location' ? str(content.name) : undefined);
+  const reply = isRecord(content.button_reply)
+    ? content.button_reply
+    : isRecord(content.list_reply)
+      ? content.list_reply
+      : undefined;
+  const detail =
+    str(content.filename) ??
+    str(content.caption) ??
+    (reply ? str(reply.title) : undefined) ??
+    (type === 'reaction' ? str(content.emoji) : undefined) ??
+    (type === 'location' ? str(content.name) : undefined);
   return detail ? `: ${detail.slice(0, 80)}` : '';
 }
 
@@ -257,7 +292,13 @@ function inboundTitleDetail(type: string, m: JsonRecord): string {
  * One item of a `user_preferences` change: a user stopped or resumed a category of messages (`marketing_messages`),
  * named by `wa_id` and/or `user_id` (BSUID). An account-level update of the user's preference: kind account_update.
  */
-function preferenceDraft(wabaId: string, phoneNumberId: string | null, item: unknown, metadata: JsonRecord | undefined, entryTime: Date | null): EventDraft {
+function preferenceDraft(
+  wabaId: string,
+  phoneNumberId: string | null,
+  item: unknown,
+  metadata: JsonRecord | undefined,
+  entryTime: Date | null,
+): EventDraft {
   const p = isRecord(item) ? item : { item };
   const recipient = str(p.wa_id) ?? null;
   const userId = str(p.user_id) ?? null;
@@ -285,12 +326,20 @@ function preferenceDraft(wabaId: string, phoneNumberId: string | null, item: unk
 }
 
 /** A change that is not a batch of statuses or messages: one event for the whole change. */
-function changeDraft(wabaId: string, time: unknown, entryTime: Date | null, field: string, value: unknown, phoneNumberId: string | null): EventDraft {
+function changeDraft(
+  wabaId: string,
+  time: unknown,
+  entryTime: Date | null,
+  field: string,
+  value: unknown,
+  phoneNumberId: string | null,
+): EventDraft {
   const v = isRecord(value) ? value : {};
   const error = firstError(v.errors);
   const kind = field === 'messages' ? 'account_update' : kindOfField(field);
   let title = kind === 'template_status' ? templateTitle(field, v) : accountTitle(field, v);
-  if (field === 'messages' && error) title = `Error${error.code !== null ? ` ${error.code}` : ''}: ${error.title ?? 'unknown'}`;
+  if (field === 'messages' && error)
+    title = `Error${error.code !== null ? ` ${error.code}` : ''}: ${error.title ?? 'unknown'}`;
   return {
     wabaId,
     phoneNumberId,
@@ -311,7 +360,13 @@ function changeDraft(wabaId: string, time: unknown, entryTime: Date | null, fiel
   };
 }
 
-function unknownDraft(wabaId: string, time: unknown, raw: JsonRecord, field: string, entryTime: Date | null): EventDraft {
+function unknownDraft(
+  wabaId: string,
+  time: unknown,
+  raw: JsonRecord,
+  field: string,
+  entryTime: Date | null,
+): EventDraft {
   return {
     wabaId,
     phoneNumberId: null,
@@ -365,19 +420,26 @@ const ACCOUNT_TITLES: Record<string, (v: JsonRecord) => string> = {
   account_review_update: (v) => `Account review: ${str(v.decision) ?? 'unknown'}`,
   business_capability_update: () => 'Business capability update',
   user_preferences: () => 'User preferences update',
-  account_alerts: (v) => `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}${str(v.alert_status) ? ` (${str(v.alert_status)})` : ''}`,
+  account_alerts: (v) =>
+    `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}${str(v.alert_status) ? ` (${str(v.alert_status)})` : ''}`,
 };
 
 /** What an account_update says beyond its event: the ban state, the restrictions, the violation or the pricing tier. */
 function accountUpdateDetail(v: JsonRecord): string {
   const ban = isRecord(v.ban_info) ? str(v.ban_info.waba_ban_state) : undefined;
   if (ban) return `: ${ban}`;
-  const restrictions = Array.isArray(v.restriction_info) ? v.restriction_info.filter(isRecord).map((r) => str(r.restriction_type)).filter(Boolean) : [];
+  const restrictions = Array.isArray(v.restriction_info)
+    ? v.restriction_info
+        .filter(isRecord)
+        .map((r) => str(r.restriction_type))
+        .filter(Boolean)
+    : [];
   if (restrictions.length > 0) return `: ${restrictions.join(', ')}`;
   const violation = isRecord(v.violation_info) ? str(v.violation_info.violation_type) : undefined;
   if (violation) return `: ${violation}`;
   const tier = isRecord(v.volume_tier_info) ? v.volume_tier_info : undefined;
-  if (tier && str(tier.tier)) return `: ${str(tier.pricing_category) ?? 'pricing'} tier ${str(tier.tier)}${str(tier.region) ? ` (${str(tier.region)})` : ''}`;
+  if (tier && str(tier.tier))
+    return `: ${str(tier.pricing_category) ?? 'pricing'} tier ${str(tier.tier)}${str(tier.region) ? ` (${str(tier.region)})` : ''}`;
   return '';
 }
 
@@ -395,7 +457,12 @@ function firstError(errors: unknown): ErrorInfo | null {
   if (!Array.isArray(errors) || !isRecord(errors[0])) return null;
   const e = errors[0];
   const data = isRecord(e.error_data) ? e.error_data : undefined;
-  const n = typeof e.code === 'number' ? e.code : typeof e.code === 'string' && /^\d{1,10}$/.test(e.code) ? Number(e.code) : NaN;
+  const n =
+    typeof e.code === 'number'
+      ? e.code
+      : typeof e.code === 'string' && /^\d{1,10}$/.test(e.code)
+        ? Number(e.code)
+        : NaN;
   // Stored in an integer column: a code out of its range is kept in the raw item only, never a processing error.
   const code = Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX ? n : null;
   return { code, title: str(e.title) ?? str(e.message) ?? null, detail: str(data?.details) ?? str(e.message) ?? null };
@@ -410,7 +477,8 @@ function humanise(event: string): string {
 
 /** Unix seconds, as a string (statuses, messages) or an integer (entry.time), to a Date; anything else → null. */
 export function unixTime(value: unknown): Date | null {
-  const seconds = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
+  const seconds =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
   if (!Number.isFinite(seconds) || seconds < 0) return null;
   const date = new Date(seconds * 1000);
   return Number.isNaN(date.getTime()) ? null : date;

@@ -31,7 +31,8 @@ export class EventsController {
   })
   @ApiPage(EventView, {
     or: EventFeedView,
-    description: 'Pages: `data: {items: Event[], page, limit, total, totalPages}`. Feed (`after` given): `data: {items: Event[], nextCursor, limit}`',
+    description:
+      'Pages: `data: {items: Event[], page, limit, total, totalPages}`. Feed (`after` given): `data: {items: Event[], nextCursor, limit}`',
   })
   @ApiResponse({ status: 404, description: 'Business account not found (or not of this organization)' })
   @ApiResponse({
@@ -39,8 +40,16 @@ export class EventsController {
     description:
       'Field Validation Failed (wabaId missing, page/limit out of range, unknown kind, malformed since/until, userId over 160 characters, `after` malformed or not a cursor of this wabaId, `after` with `page`, `wait` out of 0–30 or without `after`)',
   })
-  @ApiResponse({ status: 429, description: 'Too many long polls waiting for this organization (LONG_POLLS_PER_ORGANIZATION), this session (LONG_POLLS_PER_SESSION) or on this server (Retry-After)' })
-  list(@CurrentOperator() operator: ConsoleScope, @Query() query: EventsQueryDto, @ClientGone() gone: AbortSignal): Promise<Page<EventView> | EventFeedView> {
+  @ApiResponse({
+    status: 429,
+    description:
+      'Too many long polls waiting for this organization (LONG_POLLS_PER_ORGANIZATION), this session (LONG_POLLS_PER_SESSION) or on this server (Retry-After)',
+  })
+  list(
+    @CurrentOperator() operator: ConsoleScope,
+    @Query() query: EventsQueryDto,
+    @ClientGone() gone: AbortSignal,
+  ): Promise<Page<EventView> | EventFeedView> {
     return this.events.list(operator, query, gone);
   }
 

@@ -5,7 +5,14 @@ import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { feedRows } from '../core/db/feed.js';
 import { filterOf, when, type Filter } from '../core/db/filter.js';
-import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../core/db/partitions.js';
+import {
+  dropDetachedLeftovers,
+  dropPartition,
+  ensurePartitions,
+  expiredPartitions,
+  partitionsOf,
+  type Partition,
+} from '../core/db/partitions.js';
 import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
@@ -74,7 +81,11 @@ const storedKeysQuery = (db: Kysely<Database>, p: { keys: string[]; at: Date | n
     .where((eb) =>
       eb.and([
         eb('s.dedupe_key', '=', eb.fn.any(typed(p.keys, 'text[]'))),
-        eb('s.created_at', '>=', minus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), `${EVENTS_DEDUPE_WINDOW_DAYS} days`)),
+        eb(
+          's.created_at',
+          '>=',
+          minus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), `${EVENTS_DEDUPE_WINDOW_DAYS} days`),
+        ),
         eb('s.created_at', '<', plus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), '1 day')),
       ]),
     );
@@ -179,7 +190,13 @@ const pendingEvents = prepared('pending_events', (db, p: { deliveryIds: number[]
   db
     .selectFrom('events')
     .select(STORED_EVENT_COLUMNS)
-    .where((eb) => eb.and([eb('delivery_id', '=', eb.fn.any(typed(p.deliveryIds, 'bigint[]'))), eb.not(eb.ref('processed')), eb('created_at', '>=', p.since)]))
+    .where((eb) =>
+      eb.and([
+        eb('delivery_id', '=', eb.fn.any(typed(p.deliveryIds, 'bigint[]'))),
+        eb.not(eb.ref('processed')),
+        eb('created_at', '>=', p.since),
+      ]),
+    )
     .orderBy('id'),
 );
 
@@ -191,7 +208,13 @@ const claimEvents = prepared('claim_events', (db, p: { ids: number[]; oldest: Da
   db
     .updateTable('events')
     .set({ processed: true, processed_at: now() })
-    .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('created_at', '>=', p.oldest), eb.not(eb.ref('processed'))]))
+    .where((eb) =>
+      eb.and([
+        eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
+        eb('created_at', '>=', p.oldest),
+        eb.not(eb.ref('processed')),
+      ]),
+    )
     .returning('id'),
 );
 
@@ -199,7 +222,13 @@ const countWait = prepared('count_event_wait', (db, p: { ids: number[]; oldest: 
   db
     .updateTable('events')
     .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-    .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('created_at', '>=', p.oldest), eb.not(eb.ref('processed'))])),
+    .where((eb) =>
+      eb.and([
+        eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
+        eb('created_at', '>=', p.oldest),
+        eb.not(eb.ref('processed')),
+      ]),
+    ),
 );
 
 /** `since`: no status of a message is stored before the message (its creation, less a margin): older partitions are skipped. */
@@ -254,7 +283,9 @@ const deliveriesWithWaitingStatuses = prepared(
       .limit(p.limit),
 );
 
-const horizonNow = prepared('events_feed_horizon', (db) => db.selectFrom(snapshotHorizon('x')).select((eb) => eb.cast<string>('x.horizon', 'text').as('horizon')));
+const horizonNow = prepared('events_feed_horizon', (db) =>
+  db.selectFrom(snapshotHorizon('x')).select((eb) => eb.cast<string>('x.horizon', 'text').as('horizon')),
+);
 
 /** When a partition is dropped: its weeks' counts go with it. */
 const deleteCounts = prepared('retention_delete_event_counts', (db, p: { from: Date | null; to: Date }) =>
@@ -269,21 +300,34 @@ type Scoped = EventFilter & { wabaId: string };
 
 /** The filters on `events` (the business account first): values from `p`, which filters are present from `given`. */
 function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
-  return filterOf<'events'>((eb) => eb('waba_id', '=', p.wabaId), [
-    when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
-    when('s', given.status, (eb) => eb('status', '=', p.status)),
-    when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
-    when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
-    when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
-    when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
-    when('u', given.until, (eb) => eb('created_at', '<=', p.until)),
-  ]);
+  return filterOf<'events'>(
+    (eb) => eb('waba_id', '=', p.wabaId),
+    [
+      when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
+      when('s', given.status, (eb) => eb('status', '=', p.status)),
+      when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
+      when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
+      when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
+      when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
+      when('u', given.until, (eb) => eb('created_at', '<=', p.until)),
+    ],
+  );
 }
 const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).shape;
 
 /** Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. */
-const pageOf = preparedByShape('events_page', shapeOf, (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
-  db.selectFrom('events').select(columns.events).where(whereOf(p, given).where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.take).offset(p.skip),
+const pageOf = preparedByShape(
+  'events_page',
+  shapeOf,
+  (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
+    db
+      .selectFrom('events')
+      .select(columns.events)
+      .where(whereOf(p, given).where)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(p.take)
+      .offset(p.skip),
 );
 
 /** The totals that triggers keep in `event_counts` (account, kind and status only). */
@@ -292,10 +336,13 @@ const maintainedCountOf = preparedByShape('event_counts', shapeOf, (db, p: Requi
     .selectFrom('event_counts')
     .select((eb) => eb.cast<string>(eb.fn.coalesce(eb.fn.sum<string>('count'), eb.lit(0)), 'text').as('n'))
     .where((eb) =>
-      filterOf<'event_counts'>((eb) => eb('waba_id', '=', p.wabaId), [
-        when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
-        when('s', given.status, (eb) => eb('status', '=', p.status)),
-      ]).where(eb),
+      filterOf<'event_counts'>(
+        (eb) => eb('waba_id', '=', p.wabaId),
+        [
+          when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
+          when('s', given.status, (eb) => eb('status', '=', p.status)),
+        ],
+      ).where(eb),
     ),
 );
 
@@ -311,35 +358,52 @@ const countOf = preparedByShape('events_count', shapeOf, (db, p: Required<Scoped
  * horizon and `beyond` once per statement (a materialized CTE): as a scalar subquery of the select list it ran once
  * per row returned, across every partition each time (bench/history/2026-11-22-to-26.md, "Storage").
  */
-const feedOf = preparedByShape('events_feed', shapeOf, (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
-  db
-    .with(
-      (cte) => cte('h').materialized(),
-      (db) =>
-        db.selectFrom(snapshotHorizon('x')).select((eb) => [
-          'x.horizon',
-          eb.selectFrom('events as b').select('b.xid').where('b.waba_id', '=', p.wabaId).where('b.xid', '>=', eb.ref('x.horizon')).orderBy('b.xid').limit(1).as('beyond'),
-        ]),
-    )
-    .selectFrom('h')
-    .leftJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('events')
-          .select([...columns.events, 'xid'])
-          .where(whereOf(p, given).where)
-          .where((eb) => eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))))
-          .where('xid', '<', eb.ref('h.horizon'))
-          .orderBy('xid')
-          .orderBy('id')
-          .limit(p.limit)
-          .as('r'),
-      (join) => join.onTrue(),
-    )
-    .select((eb) => [eb.cast<string>('h.horizon', 'text').as('horizon'), eb.cast<string | null>('h.beyond', 'text').as('beyond')])
-    .selectAll('r')
-    .orderBy('r.xid')
-    .orderBy('r.id'),
+const feedOf = preparedByShape(
+  'events_feed',
+  shapeOf,
+  (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
+    db
+      .with(
+        (cte) => cte('h').materialized(),
+        (db) =>
+          db
+            .selectFrom(snapshotHorizon('x'))
+            .select((eb) => [
+              'x.horizon',
+              eb
+                .selectFrom('events as b')
+                .select('b.xid')
+                .where('b.waba_id', '=', p.wabaId)
+                .where('b.xid', '>=', eb.ref('x.horizon'))
+                .orderBy('b.xid')
+                .limit(1)
+                .as('beyond'),
+            ]),
+      )
+      .selectFrom('h')
+      .leftJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('events')
+            .select([...columns.events, 'xid'])
+            .where(whereOf(p, given).where)
+            .where((eb) =>
+              eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
+            )
+            .where('xid', '<', eb.ref('h.horizon'))
+            .orderBy('xid')
+            .orderBy('id')
+            .limit(p.limit)
+            .as('r'),
+        (join) => join.onTrue(),
+      )
+      .select((eb) => [
+        eb.cast<string>('h.horizon', 'text').as('horizon'),
+        eb.cast<string | null>('h.beyond', 'text').as('beyond'),
+      ])
+      .selectAll('r')
+      .orderBy('r.xid')
+      .orderBy('r.id'),
 );
 
 /** A page of the feed, and what a long poll needs to know about what is not in it yet. */
@@ -364,9 +428,16 @@ export class EventsRepository {
    * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. Page, count
    * and feed run on `partitionReads` (generic plans, see Db).
    */
-  async page(wabaId: string, filter: EventFilter, page: { page: number; limit: number }): Promise<{ rows: Event[]; total: number }> {
+  async page(
+    wabaId: string,
+    filter: EventFilter,
+    page: { page: number; limit: number },
+  ): Promise<{ rows: Event[]; total: number }> {
     const params = { ...filter, wabaId, ...skipTake(page) };
-    const [{ rows }, total] = await Promise.all([this.db.exec(pageOf(params), params, undefined, 'partitionReads'), this.count({ ...filter, wabaId })]);
+    const [{ rows }, total] = await Promise.all([
+      this.db.exec(pageOf(params), params, undefined, 'partitionReads'),
+      this.count({ ...filter, wabaId }),
+    ]);
     return { rows, total };
   }
 
@@ -377,7 +448,13 @@ export class EventsRepository {
    * status filter is counted the slow way too.
    */
   private async count(filter: Scoped): Promise<number> {
-    const maintained = filter.messageId === undefined && filter.recipient === undefined && filter.userId === undefined && !filter.since && !filter.until && filter.status !== '';
+    const maintained =
+      filter.messageId === undefined &&
+      filter.recipient === undefined &&
+      filter.userId === undefined &&
+      !filter.since &&
+      !filter.until &&
+      filter.status !== '';
     const statement = maintained ? maintainedCountOf(filter) : countOf(filter);
     const { rows } = await this.db.exec(statement, filter, undefined, 'partitionReads');
     return Number(rows[0]?.n ?? 0);
@@ -420,7 +497,11 @@ export class EventsRepository {
     if (rows.length === 0) return new Map();
     const keys = rows.map((r) => r.dedupeKey);
     await this.db.exec(lockDedupeKeys, { keys }, tx);
-    const { rows: inserted } = await this.db.exec(insertEvents, { rows: JSON.stringify(rows), at: at ?? null, keys }, tx);
+    const { rows: inserted } = await this.db.exec(
+      insertEvents,
+      { rows: JSON.stringify(rows), at: at ?? null, keys },
+      tx,
+    );
     return new Map(inserted.map((r) => [r.dedupeKey, r]));
   }
 
@@ -443,7 +524,12 @@ export class EventsRepository {
   }
 
   /** Deliveries holding statuses still unprocessed, created in (createdAfter, createdBefore), tried fewer than maxAttempts times. */
-  async deliveriesWithWaitingStatuses(q: { maxAttempts: number; createdBefore: Date; createdAfter: Date; limit: number }): Promise<number[]> {
+  async deliveriesWithWaitingStatuses(q: {
+    maxAttempts: number;
+    createdBefore: Date;
+    createdAfter: Date;
+    limit: number;
+  }): Promise<number[]> {
     const { rows } = await this.db.exec(deliveriesWithWaitingStatuses, q);
     return rows.map((r) => r.deliveryId);
   }
@@ -453,7 +539,12 @@ export class EventsRepository {
    * created (no status of it is stored before; a margin covers clocks), which skips the older partitions. `tx`: a
    * snapshot shared with the read of the message (UnitOfWork.snapshot), so the two agree.
    */
-  async statusHistory(wabaId: string, wamid: string, since?: Date, tx?: Tx): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
+  async statusHistory(
+    wabaId: string,
+    wamid: string,
+    since?: Date,
+    tx?: Tx,
+  ): Promise<Pick<Event, 'status' | 'upstreamTimestamp' | 'createdAt'>[]> {
     const from = since ? new Date(since.getTime() - HISTORY_MARGIN_MS) : new Date(0);
     const { rows } = await this.db.exec(statusHistory, { wabaId, wamid, since: from }, tx);
     return rows;

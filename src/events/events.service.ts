@@ -25,9 +25,14 @@ export class EventsService {
   ) {}
 
   /** Pages (newest first) or, with `after`, the feed (oldest first, with a cursor). */
-  async list(operator: ConsoleScope, query: EventsQueryDto, gone?: AbortSignal): Promise<Page<EventView> | EventFeedView> {
+  async list(
+    operator: ConsoleScope,
+    query: EventsQueryDto,
+    gone?: AbortSignal,
+  ): Promise<Page<EventView> | EventFeedView> {
     const organizationId = operator.organizationId;
-    if (query.after !== undefined) return this.feed({ organization: organizationId, session: operator.sessionId }, query, gone);
+    if (query.after !== undefined)
+      return this.feed({ organization: organizationId, session: operator.sessionId }, query, gone);
     if (query.wait !== undefined) throw InvalidInput.of('wait', 'wait only applies to the feed (with after)');
     return this.page(organizationId, query);
   }
@@ -35,7 +40,11 @@ export class EventsService {
   private async page(organizationId: string, query: EventsQueryDto): Promise<Page<EventView>> {
     const account = await this.accounts.getOwned(organizationId, query.wabaId);
     const paging = { page: query.page ?? 1, limit: query.limit };
-    const { rows, total } = await this.events.page(account.wabaId, withinWindow(filterOf(query), readWindowOf(account)), paging);
+    const { rows, total } = await this.events.page(
+      account.wabaId,
+      withinWindow(filterOf(query), readWindowOf(account)),
+      paging,
+    );
     return toPage(rows.map(toEventView), total, paging);
   }
 
@@ -46,12 +55,21 @@ export class EventsService {
   private async feed(owner: LongPollOwner, query: EventsQueryDto, gone?: AbortSignal): Promise<EventFeedView> {
     const organizationId = owner.organization;
     const after = query.after!;
-    if (query.page !== undefined) throw InvalidInput.of('after', 'after and page exclude each other: follow the feed with after, or browse pages with page');
+    if (query.page !== undefined)
+      throw InvalidInput.of(
+        'after',
+        'after and page exclude each other: follow the feed with after, or browse pages with page',
+      );
     const account = await this.accounts.getOwned(organizationId, query.wabaId);
     // `now`: from the current horizon on; everything committed from here is still to come (for a client that
     // shows the newest page first and follows from there).
-    const position = after === FEED_NOW ? { xid: await this.events.feedHorizon(), id: 0 } : this.cursors.decode(account.wabaId, after);
-    if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0, now or a nextCursor given for this wabaId');
+    const position =
+      after === FEED_NOW ? { xid: await this.events.feedHorizon(), id: 0 } : this.cursors.decode(account.wabaId, after);
+    if (!position)
+      throw InvalidInput.of(
+        'after',
+        'after is not a cursor of this feed: use 0, now or a nextCursor given for this wabaId',
+      );
     const filter = withinWindow(filterOf(query), readWindowOf(account));
     const read = () => this.events.feed(account.wabaId, filter, position, query.limit);
 
@@ -67,7 +85,11 @@ export class EventsService {
     const last = page.rows.at(-1);
     return {
       items: page.rows.map(toEventView),
-      nextCursor: last ? this.cursors.encode(account.wabaId, { xid: BigInt(last.xid), id: last.id }) : after === FEED_NOW ? this.cursors.encode(account.wabaId, position) : after,
+      nextCursor: last
+        ? this.cursors.encode(account.wabaId, { xid: BigInt(last.xid), id: last.id })
+        : after === FEED_NOW
+          ? this.cursors.encode(account.wabaId, position)
+          : after,
       limit: query.limit,
     };
   }

@@ -2,7 +2,8 @@ import { AppConfig } from '../core/config/app-config.js';
 import { FEED_START, FeedCursorCodec } from './feed-cursor.js';
 
 describe('FeedCursorCodec', () => {
-  const ring = (...keys: number[]) => ({ encryptionKeys: keys.map((k) => ({ id: `k${k}`, key: Buffer.alloc(32, k) })) }) as unknown as AppConfig;
+  const ring = (...keys: number[]) =>
+    ({ encryptionKeys: keys.map((k) => ({ id: `k${k}`, key: Buffer.alloc(32, k) })) }) as unknown as AppConfig;
   const codec = (key = 1) => new FeedCursorCodec(ring(key));
   const waba = '310900000000001';
 
@@ -18,14 +19,26 @@ describe('FeedCursorCodec', () => {
       const p = { xid: 4_294_967_296n, id };
       expect(codec().decode(waba, codec().encode(waba, p))).toEqual(p);
     }
-    for (const id of [2 ** 53, 1e17]) expect(codec().decode(waba, codec().encode(waba, { xid: 1n, id }))).toBeUndefined();
+    for (const id of [2 ** 53, 1e17])
+      expect(codec().decode(waba, codec().encode(waba, { xid: 1n, id }))).toBeUndefined();
   });
 
   it('refuses a cursor of another account, of another server key, altered, or malformed', () => {
     const cursor = codec().encode(waba, { xid: 881234n, id: 1042 });
     const [body, mac] = cursor.split('.') as [string, string];
     const altered = `${Buffer.from('v1:881234:1043').toString('base64url')}.${mac}`;
-    for (const bad of [altered, `${body}.${mac}A`, `${body}=.${mac}`, `${body}`, `${cursor}.x`, '', '00', '-1', 'v1:1:1', '1042']) {
+    for (const bad of [
+      altered,
+      `${body}.${mac}A`,
+      `${body}=.${mac}`,
+      `${body}`,
+      `${cursor}.x`,
+      '',
+      '00',
+      '-1',
+      'v1:1:1',
+      '1042',
+    ]) {
       expect({ bad, position: codec().decode(waba, bad) }).toEqual({ bad, position: undefined });
     }
     expect(codec().decode('310900000000002', cursor)).toBeUndefined();

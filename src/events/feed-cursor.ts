@@ -48,7 +48,8 @@ export class HmacFeedCursors {
     const position = Buffer.from(body, 'base64url').toString('latin1');
     const match = POSITION.exec(position);
     const given = Buffer.from(mac, 'base64url');
-    if (!match || Buffer.from(position, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES) return undefined;
+    if (!match || Buffer.from(position, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES)
+      return undefined;
     if (!this.keys.some((key) => timingSafeEqual(given, this.mac(key, wabaId, position)))) return undefined;
     const id = Number(match[2]);
     return Number.isSafeInteger(id) ? { xid: BigInt(match[1]!), id } : undefined;

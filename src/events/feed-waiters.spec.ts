@@ -14,9 +14,16 @@ describe('FeedWaiters', () => {
   let waiters: FeedWaiters;
   beforeEach(() => {
     horizon = 100n;
-    const listener = { subscribe: (channel: string, s: ChannelSubscriber) => channel === EVENTS_FEED_CHANNEL && (subscriber = s) } as unknown as PgListener;
+    const listener = {
+      subscribe: (channel: string, s: ChannelSubscriber) => channel === EVENTS_FEED_CHANNEL && (subscriber = s),
+    } as unknown as PgListener;
     const events = { feedHorizon: () => Promise.resolve(horizon) } as unknown as EventsRepository;
-    waiters = new FeedWaiters(events, listener, pino({ level: 'silent' }), new LongPollShares({ longPollsPerOrganization: 3, longPollsPerSession: 2 } as AppConfig));
+    waiters = new FeedWaiters(
+      events,
+      listener,
+      pino({ level: 'silent' }),
+      new LongPollShares({ longPollsPerOrganization: 3, longPollsPerSession: 2 } as AppConfig),
+    );
     waiters.onModuleInit();
     subscriber.listening(true);
   });
@@ -75,11 +82,20 @@ describe('FeedWaiters', () => {
     expect(waiters.waiting).toBe(0);
 
     // Shares (issue 29, finding 4): 2 per session, 3 per organization here; the greedy one is refused, not the others.
-    const many = [waiters.wait(me, 'w1', 10_000, undefined, feed().check), waiters.wait(me, 'w1', 10_000, undefined, feed().check)];
-    expect(() => waiters.wait(me, 'w1', 10_000, undefined, feed().check)).toThrow(/Too many long polls open for this session \(at most 2/);
+    const many = [
+      waiters.wait(me, 'w1', 10_000, undefined, feed().check),
+      waiters.wait(me, 'w1', 10_000, undefined, feed().check),
+    ];
+    expect(() => waiters.wait(me, 'w1', 10_000, undefined, feed().check)).toThrow(
+      /Too many long polls open for this session \(at most 2/,
+    );
     many.push(waiters.wait({ ...me, session: 's-2' }, 'w1', 10_000, undefined, feed().check));
-    expect(() => waiters.wait({ ...me, session: 's-3' }, 'w1', 10_000, undefined, feed().check)).toThrow(TooManyAttempts);
-    expect(() => waiters.wait({ ...me, session: 's-3' }, 'w1', 10_000, undefined, feed().check)).toThrow(/this organization \(at most 3/);
+    expect(() => waiters.wait({ ...me, session: 's-3' }, 'w1', 10_000, undefined, feed().check)).toThrow(
+      TooManyAttempts,
+    );
+    expect(() => waiters.wait({ ...me, session: 's-3' }, 'w1', 10_000, undefined, feed().check)).toThrow(
+      /this organization \(at most 3/,
+    );
     many.push(waiters.wait({ organization: 'org-2', session: 's-4' }, 'w2', 10_000, undefined, feed().check));
     expect(waiters.waiting).toBe(4);
     waiters.onModuleDestroy();

@@ -89,7 +89,13 @@ export class FeedWaiters implements OnModuleInit, OnModuleDestroy {
    * (the caller reads what `check` last saw); rejects if a check fails. Takes one of the owner's long-poll slots
    * for the wait (LongPollShares: 429 past the organization's or the session's share) and gives it back at the end.
    */
-  wait(owner: LongPollOwner, wabaId: string, ms: number, signal: AbortSignal | undefined, check: () => Promise<FeedCheck>): Promise<void> {
+  wait(
+    owner: LongPollOwner,
+    wabaId: string,
+    ms: number,
+    signal: AbortSignal | undefined,
+    check: () => Promise<FeedCheck>,
+  ): Promise<void> {
     if (this.stopped || signal?.aborted) return Promise.resolve();
     const release = this.shares.acquire(owner);
     return new Promise<void>((resolve, reject) => {

@@ -19,9 +19,14 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ operationId: 'getReadiness', summary: 'Readiness: PostgreSQL and Redis answer, and the process is not shutting down' })
+  @ApiOperation({
+    operationId: 'getReadiness',
+    summary: 'Readiness: PostgreSQL and Redis answer, and the process is not shutting down',
+  })
   @ApiEnvelope(ReadinessDoc)
-  @ApiServiceUnavailableResponse({ description: 'One `errors[]` item per dependency that is down (or `process` while shutting down)' })
+  @ApiServiceUnavailableResponse({
+    description: 'One `errors[]` item per dependency that is down (or `process` while shutting down)',
+  })
   ready(): Promise<Readiness> {
     return this.health.readiness();
   }

@@ -24,12 +24,11 @@ export class HealthService {
 
   async readiness(): Promise<Readiness> {
     if (this.shuttingDown) {
-      throw new ApiError(503, 'Service Unavailable: shutting down', { errors: [{ field: 'process', message: 'The process is shutting down' }] });
+      throw new ApiError(503, 'Service Unavailable: shutting down', {
+        errors: [{ field: 'process', message: 'The process is shutting down' }],
+      });
     }
-    const [postgres, redis] = await Promise.allSettled([
-      this.db.ping(2000),
-      this.redis.ping(1000),
-    ]);
+    const [postgres, redis] = await Promise.allSettled([this.db.ping(2000), this.redis.ping(1000)]);
     const errors = [];
     if (postgres.status === 'rejected') errors.push({ field: 'postgres', message: 'PostgreSQL is unreachable' });
     if (redis.status === 'rejected') errors.push({ field: 'redis', message: 'Redis is unreachable' });

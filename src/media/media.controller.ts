@@ -1,5 +1,14 @@
 import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiProperty,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
@@ -12,7 +21,8 @@ import { SUPPORTED_MEDIA } from './media-limits.js';
 import { MediaService } from './media.service.js';
 
 export class UploadedMediaView {
-  @ApiProperty({ example: '1037543291543636', description: 'Use as image.id, video.id, … in POST /messages' }) id: string;
+  @ApiProperty({ example: '1037543291543636', description: 'Use as image.id, video.id, … in POST /messages' })
+  id: string;
   @ApiProperty({ example: 'image/png' }) mimeType: string;
   @ApiProperty({ example: 48213, description: 'Bytes' }) size: number;
 }
@@ -21,9 +31,20 @@ export class UploadedMediaView {
 @ConsoleAuth()
 @Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
-@ApiResponse({ status: 404, description: 'Business account (or phone number, or media) not found, or not of this organization' })
-@ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console" })
-@ApiResponse({ status: 429, description: 'Too many media transfers (uploads and downloads) open for this organization (MEDIA_MAX_TRANSFERS_PER_ORGANIZATION) or on this server (Retry-After)' })
+@ApiResponse({
+  status: 404,
+  description: 'Business account (or phone number, or media) not found, or not of this organization',
+})
+@ApiResponse({
+  status: 424,
+  description:
+    "The upstream platform rejected the business account's credential or blocked the account: reconnect in the console",
+})
+@ApiResponse({
+  status: 429,
+  description:
+    'Too many media transfers (uploads and downloads) open for this organization (MEDIA_MAX_TRANSFERS_PER_ORGANIZATION) or on this server (Retry-After)',
+})
 @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out' })
 @Controller('business-accounts/:wabaId')
 export class MediaController {
@@ -33,24 +54,53 @@ export class MediaController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'uploadMedia',
-    summary: 'Upload a media file to Meta (streamed); its id can be sent as image.id, document.id, …', description: `Limits: ${SUPPORTED_MEDIA}.`,
+    summary: 'Upload a media file to Meta (streamed); its id can be sent as image.id, document.id, …',
+    description: `Limits: ${SUPPORTED_MEDIA}.`,
   })
   @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiBody({
+    schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } },
+  })
   @ApiEnvelope(UploadedMediaView)
-  @ApiResponse({ status: 408, description: 'The body stopped arriving for MEDIA_IDLE_TIMEOUT_MS, or the upload passed MEDIA_DEADLINE_MS; the upstream upload is aborted' })
-  @ApiResponse({ status: 413, description: 'file larger than Meta allows for its type, or the whole body larger than that file allows (errors names file); the rest of the body is not read' })
+  @ApiResponse({
+    status: 408,
+    description:
+      'The body stopped arriving for MEDIA_IDLE_TIMEOUT_MS, or the upload passed MEDIA_DEADLINE_MS; the upstream upload is aborted',
+  })
+  @ApiResponse({
+    status: 413,
+    description:
+      'file larger than Meta allows for its type, or the whole body larger than that file allows (errors names file); the rest of the body is not read',
+  })
   @ApiResponse({ status: 422, description: 'file missing or of a type Meta does not accept (errors names file)' })
-  upload(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('phoneNumberId') phoneNumberId: string, @Req() req: Request, @ClientGone() gone: AbortSignal): Promise<UploadedMediaView> {
+  upload(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Param('phoneNumberId') phoneNumberId: string,
+    @Req() req: Request,
+    @ClientGone() gone: AbortSignal,
+  ): Promise<UploadedMediaView> {
     return this.media.upload(operator.organizationId, wabaId, phoneNumberId, req, gone);
   }
 
   @Get('media/:mediaId')
   @RawResponse()
-  @ApiOperation({ operationId: 'downloadMedia', summary: 'The bytes of a media object Meta holds for the account (inbound media), with its content type' })
+  @ApiOperation({
+    operationId: 'downloadMedia',
+    summary: 'The bytes of a media object Meta holds for the account (inbound media), with its content type',
+  })
   @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'The file, streamed (not in the envelope); Content-Type and Content-Length as Meta gives them', schema: { type: 'string', format: 'binary' } })
-  async download(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('mediaId') mediaId: string, @Res() res: Response, @ClientGone() gone: AbortSignal): Promise<void> {
+  @ApiOkResponse({
+    description: 'The file, streamed (not in the envelope); Content-Type and Content-Length as Meta gives them',
+    schema: { type: 'string', format: 'binary' },
+  })
+  async download(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Param('mediaId') mediaId: string,
+    @Res() res: Response,
+    @ClientGone() gone: AbortSignal,
+  ): Promise<void> {
     const file = await this.media.download(operator.organizationId, wabaId, mediaId, gone);
     res.status(200).setHeader('Content-Type', file.contentType);
     if (file.contentLength !== undefined) res.setHeader('Content-Length', String(file.contentLength));

@@ -54,12 +54,22 @@ export class MediaService {
     private readonly upstream: WhatsAppClient,
     config: AppConfig,
   ) {
-    this.transfers = new SlotQuota({ total: config.mediaMaxTransfers, per: { organization: config.mediaMaxTransfersPerOrganization }, what: 'media transfers' });
+    this.transfers = new SlotQuota({
+      total: config.mediaMaxTransfers,
+      per: { organization: config.mediaMaxTransfersPerOrganization },
+      what: 'media transfers',
+    });
     this.idleMs = config.mediaIdleTimeoutMs;
     this.deadlineMs = config.mediaDeadlineMs;
   }
 
-  async upload(organizationId: string, wabaId: string, phoneNumberId: string, req: IncomingMessage, gone: AbortSignal): Promise<UploadedMedia> {
+  async upload(
+    organizationId: string,
+    wabaId: string,
+    phoneNumberId: string,
+    req: IncomingMessage,
+    gone: AbortSignal,
+  ): Promise<UploadedMedia> {
     let release: (() => void) | undefined;
     try {
       release = this.transfers.acquire({ organization: organizationId });
@@ -99,7 +109,8 @@ export class MediaService {
     } catch (error) {
       done();
       // Meta answers an unknown, expired or other account's media id with 100 (object does not exist).
-      if (error instanceof UpstreamError && (error.code === 100 || error.httpStatus === 404)) throw new NotFound('Media not found (unknown or expired)');
+      if (error instanceof UpstreamError && (error.code === 100 || error.httpStatus === 404))
+        throw new NotFound('Media not found (unknown or expired)');
       throw error;
     }
   }
@@ -109,7 +120,12 @@ export class MediaService {
    * A refusal found while the file streams (too large, too slow, the client gone) is answered at once and
    * aborts the upstream upload; the rest of the body is discarded, never parsed (see discard()).
    */
-  private streamUpload(token: string, phoneNumberId: string, req: IncomingMessage, gone: AbortSignal): Promise<UploadedMedia> {
+  private streamUpload(
+    token: string,
+    phoneNumberId: string,
+    req: IncomingMessage,
+    gone: AbortSignal,
+  ): Promise<UploadedMedia> {
     const declared = Number(req.headers['content-length']);
     const abort = new AbortController();
     return new Promise<UploadedMedia>((resolve, reject) => {
@@ -126,8 +142,14 @@ export class MediaService {
       let bodyLimit = BODY_HARD_LIMIT;
       let bodyOver = new TooLarge('file', `the request body may be at most ${BODY_HARD_LIMIT} bytes`);
       let received = 0;
-      const idle = setTimeout(() => stop(new TimedOut(`No bytes of the body received for ${this.idleMs} ms`)), this.idleMs);
-      const deadline = setTimeout(() => stop(new TimedOut(`The upload took longer than ${this.deadlineMs} ms`)), this.deadlineMs);
+      const idle = setTimeout(
+        () => stop(new TimedOut(`No bytes of the body received for ${this.idleMs} ms`)),
+        this.idleMs,
+      );
+      const deadline = setTimeout(
+        () => stop(new TimedOut(`The upload took longer than ${this.deadlineMs} ms`)),
+        this.deadlineMs,
+      );
       const onData = (chunk: Buffer) => {
         received += chunk.length;
         idle.refresh();
@@ -159,7 +181,10 @@ export class MediaService {
         if (upload || refusal || name !== 'file') return void file.resume();
         const rule = mediaRuleFor(info.mimeType, info.filename);
         if (!rule) {
-          refusal = InvalidInput.of('file', `file type ${info.mimeType}${info.filename ? ` (${info.filename})` : ''} is not supported; supported: ${SUPPORTED_MEDIA}`);
+          refusal = InvalidInput.of(
+            'file',
+            `file type ${info.mimeType}${info.filename ? ` (${info.filename})` : ''} is not supported; supported: ${SUPPORTED_MEDIA}`,
+          );
           return void file.resume();
         }
         const over = new TooLarge('file', `a ${rule.kind} (${rule.mimeType}) may be at most ${rule.maxBytes} bytes`);
@@ -169,7 +194,10 @@ export class MediaService {
         }
         // Everything else in the body (other parts, a second file) counts against what this file may take.
         bodyLimit = rule.maxBytes + MULTIPART_SLACK;
-        bodyOver = new TooLarge('file', `${over.fields![0]!.message}; the whole request body at most ${bodyLimit} bytes`);
+        bodyOver = new TooLarge(
+          'file',
+          `${over.fields![0]!.message}; the whole request body at most ${bodyLimit} bytes`,
+        );
         let size = 0;
         counted = new Transform({
           transform(chunk: Buffer, _encoding, done) {
@@ -181,17 +209,23 @@ export class MediaService {
         counted.on('error', (error) => stop(error));
         file.pipe(counted);
         const filename = info.filename || `upload.${rule.mimeType.split('/')[1]}`;
-        upload = this.upstream.uploadMedia(token, phoneNumberId, { stream: counted, mimeType: rule.mimeType, filename }, abort.signal).then((id) => ({ id, mimeType: rule.mimeType, size }));
+        upload = this.upstream
+          .uploadMedia(token, phoneNumberId, { stream: counted, mimeType: rule.mimeType, filename }, abort.signal)
+          .then((id) => ({ id, mimeType: rule.mimeType, size }));
         upload.catch((error: unknown) => stop(error instanceof Error ? error : new Error(String(error))));
       });
       parser.on('error', () => stop(InvalidInput.of('file', 'the multipart body could not be read')));
       parser.on('close', () => {
         const refused = refusal;
         if (refused) return void settle(() => reject(refused));
-        if (!upload) return void settle(() => reject(InvalidInput.of('file', 'file is required (multipart field file)')));
+        if (!upload)
+          return void settle(() => reject(InvalidInput.of('file', 'file is required (multipart field file)')));
         // The body is read: from here only Meta's answer (bounded by the deadline) is awaited.
         clearTimeout(idle);
-        upload.then((media) => void settle(() => resolve(media)), () => undefined);
+        upload.then(
+          (media) => void settle(() => resolve(media)),
+          () => undefined,
+        );
       });
       req.pipe(parser);
     });

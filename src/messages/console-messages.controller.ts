@@ -17,7 +17,6 @@ import { MessagesFeedView } from './feed/messages-feed.view.js';
 import { MessagesList } from './query/messages-list.service.js';
 import { MessageDetails } from './query/message-details.service.js';
 
-
 /**
  * The message reads of `/messages`, for the console: an operator picks one of the organization's business
  * accounts (connected or not, so history stays readable) instead of presenting that account's key pair.
@@ -37,9 +36,18 @@ export class ConsoleMessagesController {
   ) {}
 
   @Get('messages')
-  @ApiOperation({ operationId: 'listAccountMessages', summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)' })
-  @ApiPage(MessageListItemView, { or: MessagesFeedView, description: 'As GET /messages: pages, or the feed with `after`' })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed (filters, direction, page, limit 1–100, after, wait)' })
+  @ApiOperation({
+    operationId: 'listAccountMessages',
+    summary: 'Messages of the business account, newest first (same filters and paging as GET /messages)',
+  })
+  @ApiPage(MessageListItemView, {
+    or: MessagesFeedView,
+    description: 'As GET /messages: pages, or the feed with `after`',
+  })
+  @ApiResponse({
+    status: 422,
+    description: 'Field Validation Failed (filters, direction, page, limit 1–100, after, wait)',
+  })
   async list(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,
@@ -48,11 +56,18 @@ export class ConsoleMessagesController {
   ): Promise<Page<MessageListItemView> | MessagesFeedView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     const owner = { organization: operator.organizationId, session: operator.sessionId };
-    return this.listing.list({ businessAccountId: account.id, wabaId: account.wabaId, owner, window: readWindowOf(account) }, query, gone);
+    return this.listing.list(
+      { businessAccountId: account.id, wabaId: account.wabaId, owner, window: readWindowOf(account) },
+      query,
+      gone,
+    );
   }
 
   @Get('messages/:id')
-  @ApiOperation({ operationId: 'getAccountMessage', summary: 'One message of the business account with its status history and failure reason' })
+  @ApiOperation({
+    operationId: 'getAccountMessage',
+    summary: 'One message of the business account with its status history and failure reason',
+  })
   @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
   @ApiResponse({ status: 404, description: 'Business account or message not found' })
@@ -60,17 +75,28 @@ export class ConsoleMessagesController {
   async get(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
+    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') }))
+    id: number,
   ): Promise<MessageDetailView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
-    return this.details.get({ businessAccountId: account.id, wabaId: account.wabaId, window: readWindowOf(account) }, id);
+    return this.details.get(
+      { businessAccountId: account.id, wabaId: account.wabaId, window: readWindowOf(account) },
+      id,
+    );
   }
 
   @Get('messages-analytics')
-  @ApiOperation({ operationId: 'getAccountMessageAnalytics', summary: 'Delivery, read and failure figures of the business account (same as GET /messages/analytics)' })
+  @ApiOperation({
+    operationId: 'getAccountMessageAnalytics',
+    summary: 'Delivery, read and failure figures of the business account (same as GET /messages/analytics)',
+  })
   @ApiEnvelope(AnalyticsDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
-  async stats(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: AnalyticsQuery): Promise<Analytics> {
+  async stats(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Query() query: AnalyticsQuery,
+  ): Promise<Analytics> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     return this.analytics.compute(account.id, query, readWindowOf(account));
   }

@@ -11,25 +11,42 @@ export interface InboundContact {
 }
 
 /** GREATEST: a late redelivery of an older message never shortens the window. */
-const openWindows = prepared('open_conversation_windows', (db, p: { phoneNumberIds: string[]; recipients: string[]; wabaIds: string[]; ats: Date[] }) =>
-  db
-    .insertInto('conversation_windows')
-    .columns(['phone_number_id', 'recipient', 'waba_id', 'last_inbound_at'])
-    .expression(
-      db
-        .selectFrom(unnest('w', { p: 'text', r: 'text', b: 'text', t: 'timestamptz' }, { p: p.phoneNumberIds, r: p.recipients, b: p.wabaIds, t: p.ats }))
-        .select(['w.p', 'w.r', 'w.b', 'w.t']),
-    )
-    .onConflict((oc) =>
-      oc.columns(['phone_number_id', 'recipient']).doUpdateSet((eb) => ({
-        last_inbound_at: eb.fn<Date>('greatest', ['conversation_windows.last_inbound_at', 'excluded.last_inbound_at']),
-        waba_id: eb.ref('excluded.waba_id'),
-      })),
-    ),
+const openWindows = prepared(
+  'open_conversation_windows',
+  (db, p: { phoneNumberIds: string[]; recipients: string[]; wabaIds: string[]; ats: Date[] }) =>
+    db
+      .insertInto('conversation_windows')
+      .columns(['phone_number_id', 'recipient', 'waba_id', 'last_inbound_at'])
+      .expression(
+        db
+          .selectFrom(
+            unnest(
+              'w',
+              { p: 'text', r: 'text', b: 'text', t: 'timestamptz' },
+              { p: p.phoneNumberIds, r: p.recipients, b: p.wabaIds, t: p.ats },
+            ),
+          )
+          .select(['w.p', 'w.r', 'w.b', 'w.t']),
+      )
+      .onConflict((oc) =>
+        oc.columns(['phone_number_id', 'recipient']).doUpdateSet((eb) => ({
+          last_inbound_at: eb.fn<Date>('greatest', [
+            'conversation_windows.last_inbound_at',
+            'excluded.last_inbound_at',
+          ]),
+          waba_id: eb.ref('excluded.waba_id'),
+        })),
+      ),
 );
 
-const lastInbound = prepared('conversation_window_last_inbound', (db, p: { phoneNumberId: string; recipient: string }) =>
-  db.selectFrom('conversation_windows').select('last_inbound_at as lastInboundAt').where('phone_number_id', '=', p.phoneNumberId).where('recipient', '=', p.recipient),
+const lastInbound = prepared(
+  'conversation_window_last_inbound',
+  (db, p: { phoneNumberId: string; recipient: string }) =>
+    db
+      .selectFrom('conversation_windows')
+      .select('last_inbound_at as lastInboundAt')
+      .where('phone_number_id', '=', p.phoneNumberId)
+      .where('recipient', '=', p.recipient),
 );
 
 /**
@@ -60,7 +77,12 @@ export class ConversationWindowsRepository {
     const rows = [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
     await this.db.exec(
       openWindows,
-      { phoneNumberIds: rows.map((r) => r.phoneNumberId), recipients: rows.map((r) => r.recipient), wabaIds: rows.map((r) => r.wabaId), ats: rows.map((r) => r.at) },
+      {
+        phoneNumberIds: rows.map((r) => r.phoneNumberId),
+        recipients: rows.map((r) => r.recipient),
+        wabaIds: rows.map((r) => r.wabaId),
+        ats: rows.map((r) => r.at),
+      },
       tx,
     );
   }

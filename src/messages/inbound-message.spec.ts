@@ -1,10 +1,24 @@
 import { inboundMessageOf } from './inbound-message.js';
 
 describe('inboundMessageOf', () => {
-  const base = { wabaId: '310900000000001', phoneNumberId: '402000000000011', recipient: '447700900123', userId: 'US.1', messageId: 'wamid.A' };
+  const base = {
+    wabaId: '310900000000001',
+    phoneNumberId: '402000000000011',
+    recipient: '447700900123',
+    userId: 'US.1',
+    messageId: 'wamid.A',
+  };
 
   it('stores the content under the type, in the shape of outbound content, with the reply context as {message_id}', () => {
-    const raw = { from: '447700900123', id: 'wamid.A', type: 'text', text: { body: 'Where is my parcel?' }, context: { from: '15550001111', id: 'wamid.ORIGINAL' }, metadata: {}, contact: {} };
+    const raw = {
+      from: '447700900123',
+      id: 'wamid.A',
+      type: 'text',
+      text: { body: 'Where is my parcel?' },
+      context: { from: '15550001111', id: 'wamid.ORIGINAL' },
+      metadata: {},
+      contact: {},
+    };
     expect(inboundMessageOf({ ...base, raw })).toEqual({
       wabaId: base.wabaId,
       phoneNumberId: base.phoneNumberId,
@@ -25,12 +39,22 @@ describe('inboundMessageOf', () => {
       ['contacts', [{ name: { formatted_name: 'Ann' } }]],
       ['button', { payload: 'STOP', text: 'Stop promotions' }],
     ];
-    for (const [type, content] of cases) expect(inboundMessageOf({ ...base, raw: { type, [type]: content } })?.content).toEqual({ [type]: content });
+    for (const [type, content] of cases)
+      expect(inboundMessageOf({ ...base, raw: { type, [type]: content } })?.content).toEqual({ [type]: content });
   });
 
   it('files a username user (no phone number) under its user id, keeps forwarded flags, and why an item is unsupported', () => {
-    const row = inboundMessageOf({ ...base, recipient: null, raw: { type: 'unsupported', errors: [{ code: 131051 }], context: { forwarded: true } } });
-    expect(row).toMatchObject({ from: null, userId: 'US.1', type: 'unsupported', content: { unsupported: null, errors: [{ code: 131051 }], context: { forwarded: true } } });
+    const row = inboundMessageOf({
+      ...base,
+      recipient: null,
+      raw: { type: 'unsupported', errors: [{ code: 131051 }], context: { forwarded: true } },
+    });
+    expect(row).toMatchObject({
+      from: null,
+      userId: 'US.1',
+      type: 'unsupported',
+      content: { unsupported: null, errors: [{ code: 131051 }], context: { forwarded: true } },
+    });
     expect(inboundMessageOf({ ...base, phoneNumberId: null, raw: { type: 'text' } })).toBeNull();
   });
 });

@@ -31,5 +31,13 @@ export function inboundMessageOf(item: InboundItem): InboundMessageRow | null {
   }
   // Meta's reason for an unsupported message (errors[]), so that a reader sees why there is no content.
   if (Array.isArray(raw.errors)) content.errors = raw.errors;
-  return { wabaId: item.wabaId, phoneNumberId: item.phoneNumberId, from: item.recipient, userId: item.userId, type, content, wamid: item.messageId };
+  return {
+    wabaId: item.wabaId,
+    phoneNumberId: item.phoneNumberId,
+    from: item.recipient,
+    userId: item.userId,
+    type,
+    content,
+    wamid: item.messageId,
+  };
 }

@@ -1,6 +1,9 @@
 import { errorCategoryOf, nextStatus } from './message-status.js';
 
-const state = (status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed', errorCategory: string | null = null) => ({ status, errorCategory });
+const state = (status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed', errorCategory: string | null = null) => ({
+  status,
+  errorCategory,
+});
 
 describe('nextStatus', () => {
   it('moves forward through sent, delivered, read', () => {

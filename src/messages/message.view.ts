@@ -9,32 +9,62 @@ export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
 export class MessageErrorView {
   @ApiProperty({ type: Number, nullable: true, example: 131047 }) code: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'Re-engagement message' }) title: string | null;
-  @ApiProperty({ type: String, nullable: true, example: 'More than 24 hours have passed since the customer last replied.' }) detail: string | null;
-  @ApiProperty({ enum: ['retryable', 'permanent', 'policy', 'window', 'credential', 'throughput', 'pair_rate_limit'], nullable: true }) category: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'More than 24 hours have passed since the customer last replied.',
+  })
+  detail: string | null;
+  @ApiProperty({
+    enum: ['retryable', 'permanent', 'policy', 'window', 'credential', 'throughput', 'pair_rate_limit'],
+    nullable: true,
+  })
+  category: string | null;
 }
 
 /** The spec's fuller Message form, plus the failure reason when there is one. */
 export class MessageView {
   @ApiRowId(1) id: number;
-  @ApiProperty({ enum: MESSAGE_DIRECTIONS, example: 'outbound', description: '`outbound`: sent with a key pair; `inbound`: a customer wrote to the business' })
+  @ApiProperty({
+    enum: MESSAGE_DIRECTIONS,
+    example: 'outbound',
+    description: '`outbound`: sent with a key pair; `inbound`: a customer wrote to the business',
+  })
   direction: MessageDirection;
   @ApiProperty({ nullable: true, type: String, example: 'wamid.HBgM…' }) upstreamMessageId: string | null;
-  @ApiProperty({ example: '402000000000011', description: 'The sending number (outbound) or the number that received the message (inbound)' }) phoneNumberId: string;
-  @ApiProperty({ nullable: true, type: String, example: '447700900123', description: 'Recipient, E.164 digits (outbound); null when sent to a userId, and for inbound messages' })
+  @ApiProperty({
+    example: '402000000000011',
+    description: 'The sending number (outbound) or the number that received the message (inbound)',
+  })
+  phoneNumberId: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: '447700900123',
+    description: 'Recipient, E.164 digits (outbound); null when sent to a userId, and for inbound messages',
+  })
   to: string | null;
-  @ApiProperty({ nullable: true, type: String, example: null, description: "Inbound: the customer's number (E.164 digits), or null when Meta gives only the business-scoped user id (a user with a username)" })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description:
+      "Inbound: the customer's number (E.164 digits), or null when Meta gives only the business-scoped user id (a user with a username)",
+  })
   from: string | null;
   @ApiProperty({
     nullable: true,
     type: String,
     example: null,
-    description: "The customer's business-scoped user id (BSUID): the recipient of a send to a userId, or the sender of an inbound message when Meta gives one",
+    description:
+      "The customer's business-scoped user id (BSUID): the recipient of a send to a userId, or the sender of an inbound message when Meta gives one",
   })
   userId: string | null;
   @ApiProperty({
     enum: ['cloud_api', 'marketing_messages'],
     example: 'cloud_api',
-    description: 'Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)',
+    description:
+      'Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)',
   })
   upstreamApi: string;
   @ApiProperty({
@@ -43,13 +73,27 @@ export class MessageView {
     description: `Outbound: one of ${MESSAGE_TYPES.join(', ')}. Inbound: Meta's type of the customer's message, which adds button (a template's quick reply), order, system, unsupported, …`,
   })
   type: string;
-  @ApiProperty({ enum: ['pending', 'sent', 'delivered', 'read', 'failed', 'received'], example: 'sent', description: '`received` for inbound messages' }) status: string;
-  @ApiProperty({ nullable: true, type: String, example: 'parcel_update', description: 'Template messages only' }) templateName: string | null;
-  @ApiProperty({ nullable: true, type: String, example: 'en_GB', description: 'Template messages only' }) templateLanguage: string | null;
-  @ApiProperty({ type: Number, nullable: true, example: null, description: 'The campaign that sent it (GET /business-accounts/{wabaId}/campaigns/{id}); null for POST /messages and inbound messages' })
+  @ApiProperty({
+    enum: ['pending', 'sent', 'delivered', 'read', 'failed', 'received'],
+    example: 'sent',
+    description: '`received` for inbound messages',
+  })
+  status: string;
+  @ApiProperty({ nullable: true, type: String, example: 'parcel_update', description: 'Template messages only' })
+  templateName: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'en_GB', description: 'Template messages only' })
+  templateLanguage: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: null,
+    description:
+      'The campaign that sent it (GET /business-accounts/{wabaId}/campaigns/{id}); null for POST /messages and inbound messages',
+  })
   campaignId: number | null;
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) createdAt: string;
-  @ApiProperty({ type: MessageErrorView, nullable: true, description: 'Why it failed (upstream error), when it did' }) error: MessageErrorView | null;
+  @ApiProperty({ type: MessageErrorView, nullable: true, description: 'Why it failed (upstream error), when it did' })
+  error: MessageErrorView | null;
 }
 
 const CONTENT_DESCRIPTION =
@@ -60,14 +104,27 @@ const CONTENT_DESCRIPTION =
 export class MessagePricingView {
   @ApiProperty({ nullable: true, type: String, example: 'PMP' }) pricingModel: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'utility' }) category: string | null;
-  @ApiProperty({ nullable: true, type: String, example: 'regular', description: 'regular, free_customer_service or free_entry_point' }) type: string | null;
-  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable: boolean | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'regular',
+    description: 'regular, free_customer_service or free_entry_point',
+  })
+  type: string | null;
+  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable:
+    boolean | null;
 }
 
 /** The media of an inbound image, video, audio, document or sticker, with a link that serves its bytes. */
 export class InboundMediaView {
   @ApiProperty({ nullable: true, type: String, example: 'image/jpeg' }) mimeType: string | null;
-  @ApiProperty({ nullable: true, type: Number, example: null, description: 'Bytes, when Meta gave the size (the download answers Content-Length)' }) size: number | null;
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    example: null,
+    description: 'Bytes, when Meta gave the size (the download answers Content-Length)',
+  })
+  size: number | null;
   @ApiProperty({ nullable: true, type: String, description: "Meta's SHA-256 of the file" }) sha256: string | null;
   @ApiProperty({ nullable: true, type: String }) caption: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'Documents' }) filename: string | null;
@@ -83,9 +140,16 @@ export class InboundMediaView {
 
 /** A message in a list: the Message form plus what was sent and how Meta priced it. */
 export class MessageListItemView extends MessageView {
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: CONTENT_DESCRIPTION }) content: unknown;
-  @ApiProperty({ type: MessagePricingView, nullable: true, description: 'Null until a status webhook with a pricing object arrived' }) pricing: MessagePricingView | null;
-  @ApiProperty({ type: InboundMediaView, nullable: true, description: 'Inbound media messages only' }) media: InboundMediaView | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: CONTENT_DESCRIPTION })
+  content: unknown;
+  @ApiProperty({
+    type: MessagePricingView,
+    nullable: true,
+    description: 'Null until a status webhook with a pricing object arrived',
+  })
+  pricing: MessagePricingView | null;
+  @ApiProperty({ type: InboundMediaView, nullable: true, description: 'Inbound media messages only' })
+  media: InboundMediaView | null;
 }
 
 export const toMessageListItem = (m: StoredMessage, media: InboundMediaView | null = null): MessageListItemView => ({
@@ -96,13 +160,20 @@ export const toMessageListItem = (m: StoredMessage, media: InboundMediaView | nu
 });
 
 function pricingViewOf(m: StoredMessage): MessagePricingView | null {
-  if (m.pricingModel === null && m.pricingCategory === null && m.pricingType === null && m.pricingBillable === null) return null;
-  return { pricingModel: m.pricingModel, category: m.pricingCategory, type: m.pricingType, billable: m.pricingBillable };
+  if (m.pricingModel === null && m.pricingCategory === null && m.pricingType === null && m.pricingBillable === null)
+    return null;
+  return {
+    pricingModel: m.pricingModel,
+    category: m.pricingCategory,
+    type: m.pricingType,
+    billable: m.pricingBillable,
+  };
 }
 
 export class StatusHistoryItem {
   @ApiProperty({ example: 'delivered' }) status: string;
-  @ApiProperty({ nullable: true, type: String, description: 'When the upstream platform says it happened' }) timestamp: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'When the upstream platform says it happened' }) timestamp:
+    string | null;
   @ApiProperty({ description: 'When we received it' }) receivedAt: string;
   @ApiProperty({ enum: ['send', 'webhook'] }) source: 'send' | 'webhook';
 }
@@ -140,7 +211,11 @@ export function toMessageView(m: StoredMessage): MessageView {
   };
 }
 
-export function toMessageDetailView(m: StoredMessage, history: StatusHistoryItem[], media: InboundMediaView | null = null): MessageDetailView {
+export function toMessageDetailView(
+  m: StoredMessage,
+  history: StatusHistoryItem[],
+  media: InboundMediaView | null = null,
+): MessageDetailView {
   return {
     ...toMessageListItem(m, media),
     sentAt: iso(m.sentAt),

@@ -1,4 +1,16 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, ParseIntPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  ParseIntPipe,
+  Post,
+  Query,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiErrors, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import type { Response } from 'express';
@@ -23,15 +35,19 @@ import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.servi
 import { SendMessageService } from './send/send-message.service.js';
 import { presentSend } from './send-message.presenter.js';
 
-
 @ApiTags('messages')
 @ApiKeyAuth()
 @ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ButtonActionDto, ListActionDto, CtaUrlActionDto)
 @UseGuards(RateLimitGuard)
-@ApiResponse({ status: 401, description: '`API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)' })
+@ApiResponse({
+  status: 401,
+  description:
+    '`API key headers missing` (`errors` names the missing header(s); `Authorization: Bearer` is not used), or `Invalid API key` (unknown, wrong secret, revoked, or its business account disconnected)',
+})
 @ApiResponse({
   status: 429,
-  description: 'Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers',
+  description:
+    'Rate limit of the key pair, or of its business account over all its key pairs, exceeded; or (feed) too many long polls waiting (the business account, the organization or the key pair); see Retry-After and RateLimit-* headers',
 })
 @Controller('messages')
 export class MessagesController {
@@ -55,16 +71,21 @@ export class MessagesController {
       '429 and 502 answers are not kept, so a retry with the same key sends again.',
   })
   @ApiBody(SEND_MESSAGE_BODY)
-  @ApiHeader({ name: IDEMPOTENCY_HEADER, required: false, description: '1–255 visible ASCII characters, scoped to the key pair, kept 24 h' })
+  @ApiHeader({
+    name: IDEMPOTENCY_HEADER,
+    required: false,
+    description: '1–255 visible ASCII characters, scoped to the key pair, kept 24 h',
+  })
   @ApiEnvelope(MessageView, {
-    description: 'Accepted by the upstream platform: status `sent` (or later, when a status webhook for it arrived while a timed-out call was still pending)',
+    description:
+      'Accepted by the upstream platform: status `sent` (or later, when a status webhook for it arrived while a timed-out call was still pending)',
   })
   @ApiResponse({ status: 409, description: 'A request with this Idempotency-Key is still in progress' })
   @ApiErrors(
     {
       422: 'Field Validation Failed (body, pre-send checks: phoneNumberId, templateName (incl. one-tap, zero-tap and copy-code authentication templates to a userId), templateLanguage, components (incl. a media header the template needs), to / userId (exactly one of them; a user id given as to; 24 h window for every type but template; the user is blocked on the number; a MARKETING template to a user who stopped marketing messages), Idempotency-Key): nothing stored, no `data`. Or a permanent upstream rejection: the stored `failed` message in `data`, the upstream error in `data.error`',
       424: "The business account cannot send, answered before anything is stored or sent (no `data`): Meta's own state forbids it (the account is disabled, ban state DISABLE; the number is FLAGGED or RESTRICTED; a restriction in force: RESTRICTED_BIZ_INITIATED_MESSAGING for templates, RESTRICTED_CUSTOMER_INITIATED_MESSAGING for the other types) or the account's token is marked rejected (`credentialsValid: false`: replace it in the console). Or the upstream platform rejected the credential or blocked the account on this send: the stored `failed` message in `data`. The message names the reason",
-      429: 'Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform\'s rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one; or the phone number is at its throughput (STANDARD 80/s, HIGH 1,000/s, counted with campaigns) after waiting PACING_MAX_WAIT_MS for a slot, or held back after Meta\'s 130429: `failed` with category `throughput`, nothing sent upstream, Retry-After',
+      429: "Rate limit of the key pair or of its business account exceeded (no `data`; see Retry-After and RateLimit-* headers), or the upstream platform's rate limit: the stored `failed` message in `data`, Retry-After when Meta gives one; or the phone number is at its throughput (STANDARD 80/s, HIGH 1,000/s, counted with campaigns) after waiting PACING_MAX_WAIT_MS for a slot, or held back after Meta's 130429: `failed` with category `throughput`, nothing sent upstream, Retry-After",
       502: 'Upstream platform unavailable or timed out: the failed attempt in `data` (on a timeout the outcome is unknown: a later status webhook can still move it forward)',
     },
     { data: MessageView },
@@ -81,7 +102,8 @@ export class MessagesController {
   @Get()
   @ApiOperation({
     operationId: 'listMessages',
-    summary: "Messages of the key's business account, sent and received: pages newest first, or the feed (after=cursor) oldest first",
+    summary:
+      "Messages of the key's business account, sent and received: pages newest first, or the feed (after=cursor) oldest first",
     description:
       'Pages (`page`, `limit`, filters): newest first, with a total counted in the same snapshot. Feed (`after`, `limit`, optional `wait`): every message created ' +
       'or changed (status, error, pricing) after the cursor, oldest first, each in its current state, with `nextCursor`; start with `after=0` and pass each ' +
@@ -93,19 +115,31 @@ export class MessagesController {
   })
   @ApiPage(MessageListItemView, {
     or: MessagesFeedView,
-    description: 'Pages: `data: {items: Message[], page, limit, total, totalPages}`. Feed (`after` given): `data: {items: Message[], nextCursor, limit}`',
+    description:
+      'Pages: `data: {items: Message[], page, limit, total, totalPages}`. Feed (`after` given): `data: {items: Message[], nextCursor, limit}`',
   })
   @ApiResponse({
     status: 422,
     description:
       'Field Validation Failed (filters, unknown direction, page, limit 1–100, `after` malformed or a cursor of another business account, `after` with `page`, `wait` out of 0–30 or without `after`)',
   })
-  list(@CurrentApiKey() scope: ApiKeyScope, @Query() query: ListMessagesQuery, @ClientGone() gone: AbortSignal): Promise<Page<MessageListItemView> | MessagesFeedView> {
-    return this.listing.list({ ...scope, owner: { organization: scope.organizationId, session: `key:${scope.apiKeyId}` } }, query, gone);
+  list(
+    @CurrentApiKey() scope: ApiKeyScope,
+    @Query() query: ListMessagesQuery,
+    @ClientGone() gone: AbortSignal,
+  ): Promise<Page<MessageListItemView> | MessagesFeedView> {
+    return this.listing.list(
+      { ...scope, owner: { organization: scope.organizationId, session: `key:${scope.apiKeyId}` } },
+      query,
+      gone,
+    );
   }
 
   @Get('analytics')
-  @ApiOperation({ operationId: 'getMessageAnalytics', summary: 'Delivery, read and failure figures over a period (default the last 7 days)' })
+  @ApiOperation({
+    operationId: 'getMessageAnalytics',
+    summary: 'Delivery, read and failure figures over a period (default the last 7 days)',
+  })
   @ApiEnvelope(AnalyticsDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (since, until, granularity)' })
   stats(@CurrentApiKey() scope: ApiKeyScope, @Query() query: AnalyticsQuery): Promise<Analytics> {
@@ -115,7 +149,8 @@ export class MessagesController {
   @Get(':id')
   @ApiOperation({
     operationId: 'getMessage',
-    summary: 'One message, sent or received, with its status history and failure reason (read in one snapshot); inbound media with a signed link to its bytes',
+    summary:
+      'One message, sent or received, with its status history and failure reason (read in one snapshot); inbound media with a signed link to its bytes',
   })
   @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
@@ -123,7 +158,8 @@ export class MessagesController {
   @ApiResponse({ status: 422, description: 'id is not an integer' })
   async get(
     @CurrentApiKey() scope: ApiKeyScope,
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') })) id: number,
+    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') }))
+    id: number,
   ): Promise<MessageDetailView> {
     return this.details.get(scope, id);
   }

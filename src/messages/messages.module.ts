@@ -13,7 +13,19 @@ import { SendContextReader } from './send/send-context.reader.js';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [MessagesRepository, ConversationWindowsRepository, IdempotencyKeysRepository, NumberPacer, SendContextReader],
-  exports: [MessagesRepository, ConversationWindowsRepository, IdempotencyKeysRepository, NumberPacer, SendContextReader],
+  providers: [
+    MessagesRepository,
+    ConversationWindowsRepository,
+    IdempotencyKeysRepository,
+    NumberPacer,
+    SendContextReader,
+  ],
+  exports: [
+    MessagesRepository,
+    ConversationWindowsRepository,
+    IdempotencyKeysRepository,
+    NumberPacer,
+    SendContextReader,
+  ],
 })
 export class MessagesModule {}

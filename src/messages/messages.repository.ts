@@ -48,12 +48,48 @@ const insertInbound = prepared(
   (db, p: { rows: string }) =>
     db
       .insertInto('messages')
-      .columns(['business_account_id', 'phone_number_id', 'direction', 'from', 'user_id', 'type', 'content', 'status', 'upstream_message_id', 'updated_at'])
+      .columns([
+        'business_account_id',
+        'phone_number_id',
+        'direction',
+        'from',
+        'user_id',
+        'type',
+        'content',
+        'status',
+        'upstream_message_id',
+        'updated_at',
+      ])
       .expression(
         db
-          .selectFrom(jsonRecords('d', { wabaId: 'text', phoneNumberId: 'text', from: 'text', userId: 'text', type: 'text', content: 'jsonb', wamid: 'text' }, p.rows))
+          .selectFrom(
+            jsonRecords(
+              'd',
+              {
+                wabaId: 'text',
+                phoneNumberId: 'text',
+                from: 'text',
+                userId: 'text',
+                type: 'text',
+                content: 'jsonb',
+                wamid: 'text',
+              },
+              p.rows,
+            ),
+          )
           .innerJoin('business_accounts as b', 'b.waba_id', 'd.wabaId')
-          .select((eb) => ['b.id', 'd.phoneNumberId', eb.val('inbound').as('direction'), 'd.from', 'd.userId', 'd.type', 'd.content', eb.val('received').as('status'), 'd.wamid', now().as('updatedAt')]),
+          .select((eb) => [
+            'b.id',
+            'd.phoneNumberId',
+            eb.val('inbound').as('direction'),
+            'd.from',
+            'd.userId',
+            'd.type',
+            'd.content',
+            eb.val('received').as('status'),
+            'd.wamid',
+            now().as('updatedAt'),
+          ]),
       )
       .onConflict((oc) => oc.column('upstream_message_id').doNothing()),
   { planned: true },
@@ -63,12 +99,34 @@ const insertInbound = prepared(
 const pendingRows = (c: PendingColumns) =>
   unnest(
     'u',
-    { b: 'uuid', k: 'uuid', p: 'text', t: 'text', ty: 'text', tn: 'text', tl: 'text', c: 'jsonb', ui: 'text', ua: 'text' },
+    {
+      b: 'uuid',
+      k: 'uuid',
+      p: 'text',
+      t: 'text',
+      ty: 'text',
+      tn: 'text',
+      tl: 'text',
+      c: 'jsonb',
+      ui: 'text',
+      ua: 'text',
+    },
     { b: c.b, k: c.k, p: c.p, t: c.t, ty: c.ty, tn: c.tn, tl: c.tl, c: c.c, ui: c.ui, ua: c.ua },
     'ord',
   );
 
-const PENDING_COLUMNS = ['business_account_id', 'api_key_id', 'phone_number_id', 'to', 'type', 'template_name', 'template_language', 'content', 'user_id', 'upstream_api'] as const;
+const PENDING_COLUMNS = [
+  'business_account_id',
+  'api_key_id',
+  'phone_number_id',
+  'to',
+  'type',
+  'template_name',
+  'template_language',
+  'content',
+  'user_id',
+  'upstream_api',
+] as const;
 
 /** Pending messages of concurrent sends, one array per column, in one statement. */
 const insertPendingBatch = prepared('insert_pending_messages', (db, p: PendingColumns) =>
@@ -78,7 +136,20 @@ const insertPendingBatch = prepared('insert_pending_messages', (db, p: PendingCo
     .expression(
       db
         .selectFrom(pendingRows(p))
-        .select((eb) => ['u.b', 'u.k', 'u.p', 'u.t', 'u.ty', 'u.tn', 'u.tl', 'u.c', 'u.ui', 'u.ua', eb.val('pending').as('status'), now().as('updatedAt')])
+        .select((eb) => [
+          'u.b',
+          'u.k',
+          'u.p',
+          'u.t',
+          'u.ty',
+          'u.tn',
+          'u.tl',
+          'u.c',
+          'u.ui',
+          'u.ua',
+          eb.val('pending').as('status'),
+          now().as('updatedAt'),
+        ])
         .orderBy('u.ord'),
     )
     .returning(INSERTED_COLUMNS),
@@ -92,7 +163,21 @@ const insertCampaignMessages = prepared('insert_campaign_messages', (db, p: Pend
     .expression(
       db
         .selectFrom(pendingRows(p))
-        .select((eb) => ['u.b', 'u.k', 'u.p', 'u.t', 'u.ty', 'u.tn', 'u.tl', 'u.c', 'u.ui', 'u.ua', typed(p.campaignId, 'bigint').as('campaignId'), eb.val('pending').as('status'), now().as('updatedAt')])
+        .select((eb) => [
+          'u.b',
+          'u.k',
+          'u.p',
+          'u.t',
+          'u.ty',
+          'u.tn',
+          'u.tl',
+          'u.c',
+          'u.ui',
+          'u.ua',
+          typed(p.campaignId, 'bigint').as('campaignId'),
+          eb.val('pending').as('status'),
+          now().as('updatedAt'),
+        ])
         .orderBy('u.ord'),
     )
     .returning('id'),
@@ -101,10 +186,27 @@ const insertCampaignMessages = prepared('insert_campaign_messages', (db, p: Pend
 /** pending → failed for many messages of one account (only from pending, as markFailed). */
 const markFailedBatch = prepared(
   'mark_messages_failed',
-  (db, p: { ids: number[]; businessAccountId: string; at: Date; codes: (number | null)[]; titles: string[]; details: (string | null)[]; categories: string[] }) =>
+  (
+    db,
+    p: {
+      ids: number[];
+      businessAccountId: string;
+      at: Date;
+      codes: (number | null)[];
+      titles: string[];
+      details: (string | null)[];
+      categories: string[];
+    },
+  ) =>
     db
       .updateTable('messages as m')
-      .from(unnest('u', { id: 'bigint', code: 'int', title: 'text', detail: 'text', category: 'text' }, { id: p.ids, code: p.codes, title: p.titles, detail: p.details, category: p.categories }))
+      .from(
+        unnest(
+          'u',
+          { id: 'bigint', code: 'int', title: 'text', detail: 'text', category: 'text' },
+          { id: p.ids, code: p.codes, title: p.titles, detail: p.details, category: p.categories },
+        ),
+      )
       .set((eb) => ({
         status: 'failed',
         failed_at: p.at,
@@ -114,7 +216,21 @@ const markFailedBatch = prepared(
         error_category: eb.ref('u.category'),
         updated_at: p.at,
       }))
-      .where((eb) => eb.and([eb('m.id', '=', eb.ref('u.id')), eb(eb.parens(eb.and([eb('m.status', '=', 'pending'), eb('m.business_account_id', '=', typed(p.businessAccountId, 'uuid'))])), 'is', true)])),
+      .where((eb) =>
+        eb.and([
+          eb('m.id', '=', eb.ref('u.id')),
+          eb(
+            eb.parens(
+              eb.and([
+                eb('m.status', '=', 'pending'),
+                eb('m.business_account_id', '=', typed(p.businessAccountId, 'uuid')),
+              ]),
+            ),
+            'is',
+            true,
+          ),
+        ]),
+      ),
   { planned: true },
 );
 
@@ -128,35 +244,79 @@ const markSentBatch = prepared(
   (db, p: { ids: number[]; businessAccountIds: string[]; wamids: string[]; ats: Date[] }) =>
     db
       .updateTable('messages as m')
-      .from(unnest('u', { id: 'bigint', b: 'uuid', wamid: 'text', at: 'timestamptz' }, { id: p.ids, b: p.businessAccountIds, wamid: p.wamids, at: p.ats }))
-      .set((eb) => ({ status: 'sent', upstream_message_id: eb.ref('u.wamid').$notNull(), accepted_at: eb.ref('u.at').$notNull(), sent_at: eb.ref('u.at').$notNull(), updated_at: eb.ref('u.at').$notNull() }))
-      .where((eb) => eb.and([eb('m.id', '=', eb.ref('u.id')), eb(eb.parens(eb.and([eb('m.status', '=', 'pending'), eb('m.business_account_id', '=', eb.ref('u.b'))])), 'is', true)]))
+      .from(
+        unnest(
+          'u',
+          { id: 'bigint', b: 'uuid', wamid: 'text', at: 'timestamptz' },
+          { id: p.ids, b: p.businessAccountIds, wamid: p.wamids, at: p.ats },
+        ),
+      )
+      .set((eb) => ({
+        status: 'sent',
+        upstream_message_id: eb.ref('u.wamid').$notNull(),
+        accepted_at: eb.ref('u.at').$notNull(),
+        sent_at: eb.ref('u.at').$notNull(),
+        updated_at: eb.ref('u.at').$notNull(),
+      }))
+      .where((eb) =>
+        eb.and([
+          eb('m.id', '=', eb.ref('u.id')),
+          eb(
+            eb.parens(eb.and([eb('m.status', '=', 'pending'), eb('m.business_account_id', '=', eb.ref('u.b'))])),
+            'is',
+            true,
+          ),
+        ]),
+      )
       .returning('m.id'),
   { planned: true },
 );
 
-const recordLateAcceptance = prepared('record_late_acceptance', (db, p: { id: number; businessAccountId: string; wamid: string; at: Date }) =>
-  db
-    .updateTable('messages')
-    .set((eb) => ({
-      upstream_message_id: eb.fn.coalesce('upstream_message_id', typed(p.wamid, 'text')),
-      accepted_at: eb.fn.coalesce('accepted_at', typed(p.at, 'timestamptz')),
-      updated_at: now(),
-    }))
-    .where((eb) => eb.and([eb('id', '=', p.id), sameAccount(eb, p.businessAccountId)]))
-    .returning(columns.messages),
+const recordLateAcceptance = prepared(
+  'record_late_acceptance',
+  (db, p: { id: number; businessAccountId: string; wamid: string; at: Date }) =>
+    db
+      .updateTable('messages')
+      .set((eb) => ({
+        upstream_message_id: eb.fn.coalesce('upstream_message_id', typed(p.wamid, 'text')),
+        accepted_at: eb.fn.coalesce('accepted_at', typed(p.at, 'timestamptz')),
+        updated_at: now(),
+      }))
+      .where((eb) => eb.and([eb('id', '=', p.id), sameAccount(eb, p.businessAccountId)]))
+      .returning(columns.messages),
 );
 
 /** The row as updated, or as it was when something else had already moved it off `pending`. */
 const markFailed = prepared(
   'mark_message_failed',
-  (db, p: { id: number; businessAccountId: string; at: Date; code: number | null; title: string; detail: string | null; category: string }) =>
+  (
+    db,
+    p: {
+      id: number;
+      businessAccountId: string;
+      at: Date;
+      code: number | null;
+      title: string;
+      detail: string | null;
+      category: string;
+    },
+  ) =>
     db
       .with('failed', (db) =>
         db
           .updateTable('messages')
-          .set({ status: 'failed', failed_at: p.at, error_code: p.code, error_title: p.title, error_detail: p.detail, error_category: p.category, updated_at: p.at })
-          .where((eb) => eb.and([eb('id', '=', p.id), eb('status', '=', 'pending'), sameAccount(eb, p.businessAccountId)]))
+          .set({
+            status: 'failed',
+            failed_at: p.at,
+            error_code: p.code,
+            error_title: p.title,
+            error_detail: p.detail,
+            error_category: p.category,
+            updated_at: p.at,
+          })
+          .where((eb) =>
+            eb.and([eb('id', '=', p.id), eb('status', '=', 'pending'), sameAccount(eb, p.businessAccountId)]),
+          )
           .returning(columns.messages),
       )
       .selectFrom('failed')
@@ -165,7 +325,13 @@ const markFailed = prepared(
         eb
           .selectFrom('messages')
           .select(columns.messages)
-          .where((eb) => eb.and([eb('id', '=', p.id), sameAccount(eb, p.businessAccountId), eb.not(eb.exists(eb.selectFrom('failed').select((eb) => eb.lit(1).as('one'))))])),
+          .where((eb) =>
+            eb.and([
+              eb('id', '=', p.id),
+              sameAccount(eb, p.businessAccountId),
+              eb.not(eb.exists(eb.selectFrom('failed').select((eb) => eb.lit(1).as('one')))),
+            ]),
+          ),
       ),
 );
 
@@ -177,7 +343,16 @@ const insertPendingClaimingKey = prepared(
   'insert_pending_message_claiming_key',
   (db, p: PendingParams & KeyClaim & { apiKeyId: string }) =>
     db
-      .with('claim', (db) => claimKey(db, { apiKeyId: p.apiKeyId, key: p.key, requestHash: p.requestHash, now: p.now, lockedUntil: p.lockedUntil, expiresAt: p.expiresAt }))
+      .with('claim', (db) =>
+        claimKey(db, {
+          apiKeyId: p.apiKeyId,
+          key: p.key,
+          requestHash: p.requestHash,
+          now: p.now,
+          lockedUntil: p.lockedUntil,
+          expiresAt: p.expiresAt,
+        }),
+      )
       .insertInto('messages')
       .columns([...PENDING_COLUMNS, 'status', 'updated_at'])
       .expression((eb) =>
@@ -204,20 +379,35 @@ const insertPendingClaimingKey = prepared(
 /** pending → sent, and the key completed with its outcome (idempotency-keys.repository.ts) only if this moved it. */
 const markSentCompletingKey = prepared(
   'mark_message_sent_completing_key',
-  (db, p: { id: number; businessAccountId: string; wamid: string; at: Date; apiKeyId: string; key: string; outcome: string }) =>
+  (
+    db,
+    p: {
+      id: number;
+      businessAccountId: string;
+      wamid: string;
+      at: Date;
+      apiKeyId: string;
+      key: string;
+      outcome: string;
+    },
+  ) =>
     db
       .with('sent', (db) =>
         db
           .updateTable('messages')
           .set({ status: 'sent', upstream_message_id: p.wamid, accepted_at: p.at, sent_at: p.at, updated_at: p.at })
-          .where((eb) => eb.and([eb('id', '=', p.id), eb('status', '=', 'pending'), sameAccount(eb, p.businessAccountId)]))
+          .where((eb) =>
+            eb.and([eb('id', '=', p.id), eb('status', '=', 'pending'), sameAccount(eb, p.businessAccountId)]),
+          )
           .returning('id'),
       )
       .with('completed', (db) =>
         completeKey(
           db as unknown as Parameters<typeof completeKey>[0],
           { apiKeyId: p.apiKeyId, key: p.key, outcome: p.outcome },
-          db.selectNoFrom((eb) => eb.exists(eb.selectFrom('sent').select('sent.id')).as('moved')) as unknown as Expression<SqlBool>,
+          db.selectNoFrom((eb) =>
+            eb.exists(eb.selectFrom('sent').select('sent.id')).as('moved'),
+          ) as unknown as Expression<SqlBool>,
         ),
       )
       .selectFrom('sent')
@@ -269,7 +459,12 @@ const lockForStatuses = prepared(
                   eb
                     .selectFrom('messages as x')
                     .select('x.id')
-                    .where((eb) => eb.and([eb('x.id', '=', eb.fn.any(typed(p.callbackMessageIds, 'bigint[]'))), eb('x.upstream_message_id', 'is', null)])),
+                    .where((eb) =>
+                      eb.and([
+                        eb('x.id', '=', eb.fn.any(typed(p.callbackMessageIds, 'bigint[]'))),
+                        eb('x.upstream_message_id', 'is', null),
+                      ]),
+                    ),
                 ),
             ]),
           ),
@@ -343,7 +538,10 @@ export class MessagesRepository {
    * statement and one commit per batch instead of per send (group commit without a wait, see GroupCommit).
    * Each send still gets its answer only after the commit that holds its row.
    */
-  private readonly pendingInserts = new GroupCommit<{ businessAccountId: string; m: PendingMessage }, StoredMessage>((items) => this.insertPendingBatch(items), SEND_BATCHING);
+  private readonly pendingInserts = new GroupCommit<{ businessAccountId: string; m: PendingMessage }, StoredMessage>(
+    (items) => this.insertPendingBatch(items),
+    SEND_BATCHING,
+  );
   private readonly sentMarks = new GroupCommit<SentMark, boolean>((marks) => this.markSentBatch(marks), SEND_BATCHING);
 
   constructor(private readonly db: Db) {}
@@ -355,7 +553,9 @@ export class MessagesRepository {
     return this.pendingInserts.add({ businessAccountId, m });
   }
 
-  private async insertPendingBatch(items: { businessAccountId: string; m: PendingMessage }[]): Promise<StoredMessage[]> {
+  private async insertPendingBatch(
+    items: { businessAccountId: string; m: PendingMessage }[],
+  ): Promise<StoredMessage[]> {
     const { rows } = await this.db.exec(insertPendingBatch, pendingColumns(items));
     // Ids are drawn in the order the rows are inserted, which is the order of the arrays (ORDER BY ord).
     rows.sort((a, b) => a.id - b.id);
@@ -367,9 +567,19 @@ export class MessagesRepository {
    * written by one statement, so both or neither are stored. The claim is won when the key is new, expired,
    * or held by an abandoned in-flight claim of the same body; otherwise nothing is stored and null comes back.
    */
-  async insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<StoredMessage | null> {
+  async insertPendingClaimingKey(
+    businessAccountId: string,
+    m: PendingMessage,
+    claim: KeyClaim,
+  ): Promise<StoredMessage | null> {
     if (m.apiKeyId === null) throw new Error('an Idempotency-Key is claimed for a key pair: the message has none');
-    const { rows } = await this.db.exec(insertPendingClaimingKey, { ...m, businessAccountId, apiKeyId: m.apiKeyId, content: JSON.stringify(m.content), ...claim });
+    const { rows } = await this.db.exec(insertPendingClaimingKey, {
+      ...m,
+      businessAccountId,
+      apiKeyId: m.apiKeyId,
+      content: JSON.stringify(m.content),
+      ...claim,
+    });
     return rows[0] ? pendingRow(businessAccountId, m, rows[0]) : null;
   }
 
@@ -381,14 +591,25 @@ export class MessagesRepository {
   private async markSentBatch(marks: SentMark[]): Promise<boolean[]> {
     // In id order, as the worker locks messages: a batch and a status chunk never wait on each other in a cycle.
     const sorted = [...marks].sort((a, b) => a.messageId - b.messageId);
-    const params = { ids: sorted.map((s) => s.messageId), businessAccountIds: sorted.map((s) => s.businessAccountId), wamids: sorted.map((s) => s.wamid), ats: sorted.map((s) => s.at) };
+    const params = {
+      ids: sorted.map((s) => s.messageId),
+      businessAccountIds: sorted.map((s) => s.businessAccountId),
+      wamids: sorted.map((s) => s.wamid),
+      ats: sorted.map((s) => s.at),
+    };
     const { rows } = await retryOnDeadlock(() => this.db.exec(markSentBatch, params));
     const moved = new Set(rows.map((r) => r.id));
     return marks.map((s) => moved.has(s.messageId));
   }
 
   /** markSent that also completes the send's Idempotency-Key with its outcome, in the same statement (only if it moved the message). */
-  async markSentCompletingKey(businessAccountId: string, messageId: number, wamid: string, at: Date, completion: KeyCompletion): Promise<boolean> {
+  async markSentCompletingKey(
+    businessAccountId: string,
+    messageId: number,
+    wamid: string,
+    at: Date,
+    completion: KeyCompletion,
+  ): Promise<boolean> {
     const { rows } = await this.db.exec(markSentCompletingKey, {
       id: messageId,
       businessAccountId,
@@ -405,7 +626,12 @@ export class MessagesRepository {
    * The upstream accepted a message that a status webhook already moved on (found by its callback data):
    * only the wamid and the acceptance time are filled in where still missing. Returns the stored row.
    */
-  async recordLateAcceptance(businessAccountId: string, messageId: number, wamid: string, at: Date): Promise<StoredMessage> {
+  async recordLateAcceptance(
+    businessAccountId: string,
+    messageId: number,
+    wamid: string,
+    at: Date,
+  ): Promise<StoredMessage> {
     const { rows } = await this.db.exec(recordLateAcceptance, { id: messageId, businessAccountId, wamid, at });
     return found(rows[0], messageId);
   }
@@ -426,23 +652,44 @@ export class MessagesRepository {
    * A campaign chunk's pending messages, in the caller's transaction (the one that claims their recipients): one
    * statement, ids in the order given.
    */
-  async insertCampaignMessages(tx: Tx, businessAccountId: string, campaignId: number, items: PendingMessage[]): Promise<number[]> {
+  async insertCampaignMessages(
+    tx: Tx,
+    businessAccountId: string,
+    campaignId: number,
+    items: PendingMessage[],
+  ): Promise<number[]> {
     if (items.length === 0) return [];
-    const { rows } = await this.db.exec(insertCampaignMessages, { ...pendingColumns(items.map((m) => ({ businessAccountId, m }))), campaignId }, tx);
+    const { rows } = await this.db.exec(
+      insertCampaignMessages,
+      { ...pendingColumns(items.map((m) => ({ businessAccountId, m }))), campaignId },
+      tx,
+    );
     return rows.map((r) => r.id).sort((a, b) => a - b);
   }
 
   /** pending → sent for a chunk of a campaign's answers (one statement); the ids it moved. */
-  async markSentMany(businessAccountId: string, marks: { messageId: number; wamid: string; at: Date }[]): Promise<Set<number>> {
+  async markSentMany(
+    businessAccountId: string,
+    marks: { messageId: number; wamid: string; at: Date }[],
+  ): Promise<Set<number>> {
     if (marks.length === 0) return new Set();
     const sorted = [...marks].sort((a, b) => a.messageId - b.messageId);
-    const params = { ids: sorted.map((s) => s.messageId), businessAccountIds: sorted.map(() => businessAccountId), wamids: sorted.map((s) => s.wamid), ats: sorted.map((s) => s.at) };
+    const params = {
+      ids: sorted.map((s) => s.messageId),
+      businessAccountIds: sorted.map(() => businessAccountId),
+      wamids: sorted.map((s) => s.wamid),
+      ats: sorted.map((s) => s.at),
+    };
     const { rows } = await retryOnDeadlock(() => this.db.exec(markSentBatch, params));
     return new Set(rows.map((r) => r.id));
   }
 
   /** pending → failed for a chunk of a campaign's answers (one statement); a message moved on by a status meanwhile keeps it. */
-  async markFailedMany(businessAccountId: string, failures: { messageId: number; error: MessageFailure }[], at = new Date()): Promise<void> {
+  async markFailedMany(
+    businessAccountId: string,
+    failures: { messageId: number; error: MessageFailure }[],
+    at = new Date(),
+  ): Promise<void> {
     if (failures.length === 0) return;
     const sorted = [...failures].sort((a, b) => a.messageId - b.messageId);
     const params = {
@@ -495,7 +742,11 @@ export class MessagesRepository {
    * A page, newest first, and the total, read in one snapshot (a read-only REPEATABLE READ transaction): the
    * total always counts the rows the page was cut from.
    */
-  list(businessAccountId: string, filter: MessageFilter, page: { page: number; limit: number }): Promise<{ rows: StoredMessage[]; total: number }> {
+  list(
+    businessAccountId: string,
+    filter: MessageFilter,
+    page: { page: number; limit: number },
+  ): Promise<{ rows: StoredMessage[]; total: number }> {
     const scoped = { ...filter, businessAccountId };
     const params = { ...scoped, ...skipTake(page) };
     return this.db.snapshot(async (tx) => {
@@ -518,7 +769,12 @@ export class MessagesRepository {
    * moves to its new position, so a poller sees its latest state once more. Served by
    * (business_account_id, changed_xid, id).
    */
-  async feed(businessAccountId: string, filter: MessageFilter, after: FeedPosition, limit: number): Promise<MessagesFeedPage> {
+  async feed(
+    businessAccountId: string,
+    filter: MessageFilter,
+    after: FeedPosition,
+    limit: number,
+  ): Promise<MessagesFeedPage> {
     const params = { ...filter, businessAccountId, afterXid: after.xid.toString(), afterId: after.id, limit };
     const { rows } = await this.db.exec(feedOf(params), params);
     const { rows: page, beyond } = feedRows<StoredMessage & { xid: string }>(rows);
@@ -544,7 +800,8 @@ export class MessagesRepository {
     const outbound = (eb: Eb) => eb.and([...scope(eb), eb('direction', '=', 'outbound')]);
     const inbound = (eb: Eb) => eb.and([...scope(eb), eb('direction', '=', 'inbound')]);
     const int = (eb: Eb, count: Expression<unknown>) => eb.cast<number>(count, 'integer');
-    const delivered = (eb: Eb) => eb.or([eb('status', 'in', ['delivered', 'read']), eb('delivered_at', 'is not', null)]);
+    const delivered = (eb: Eb) =>
+      eb.or([eb('status', 'in', ['delivered', 'read']), eb('delivered_at', 'is not', null)]);
     const counts = (eb: Eb) =>
       [
         int(eb, eb.fn.countAll().filterWhere('upstream_message_id', 'is not', null)).as('sent'),
@@ -607,8 +864,15 @@ export class MessagesRepository {
         .execute(),
       db
         .selectFrom('messages')
-        .select((eb) => [bucket.as('bucket'), 'pricing_category as category', 'pricing_type as type', int(eb, eb.fn.countAll()).as('count')])
-        .where((eb) => eb.and([outbound(eb), eb.or([eb('pricing_category', 'is not', null), eb('pricing_type', 'is not', null)])]))
+        .select((eb) => [
+          bucket.as('bucket'),
+          'pricing_category as category',
+          'pricing_type as type',
+          int(eb, eb.fn.countAll()).as('count'),
+        ])
+        .where((eb) =>
+          eb.and([outbound(eb), eb.or([eb('pricing_category', 'is not', null), eb('pricing_type', 'is not', null)])]),
+        )
         .groupBy([bucket, 'pricing_category', 'pricing_type'])
         .orderBy('bucket')
         .execute(),
@@ -789,23 +1053,36 @@ type Scoped = MessageFilter & { businessAccountId: string };
 
 /** The filters on `messages` (the business account first): values from `p`, which filters are present from `given`. */
 function whereOf(p: Required<Scoped>, given: Scoped): Filter<'messages'> {
-  return filterOf<'messages'>((eb) => eb('business_account_id', '=', typed(p.businessAccountId, 'uuid')), [
-    when('d', given.direction, (eb) => eb('direction', '=', p.direction)),
-    when('s', given.status, (eb) => eb('status', '=', p.status)),
-    when('r', given.to, (eb) => eb('to', '=', p.to)),
-    when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
-    when('p', given.phoneNumberId, (eb) => eb('phone_number_id', '=', p.phoneNumberId)),
-    when('n', given.templateName, (eb) => eb('template_name', '=', p.templateName)),
-    when('t', given.type, (eb) => eb('type', '=', p.type)),
-    when('c', given.campaignId, (eb) => eb('campaign_id', '=', p.campaignId)),
-    when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
-    when('u', given.until, (eb) => eb('created_at', '<', p.until)),
-  ]);
+  return filterOf<'messages'>(
+    (eb) => eb('business_account_id', '=', typed(p.businessAccountId, 'uuid')),
+    [
+      when('d', given.direction, (eb) => eb('direction', '=', p.direction)),
+      when('s', given.status, (eb) => eb('status', '=', p.status)),
+      when('r', given.to, (eb) => eb('to', '=', p.to)),
+      when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
+      when('p', given.phoneNumberId, (eb) => eb('phone_number_id', '=', p.phoneNumberId)),
+      when('n', given.templateName, (eb) => eb('template_name', '=', p.templateName)),
+      when('t', given.type, (eb) => eb('type', '=', p.type)),
+      when('c', given.campaignId, (eb) => eb('campaign_id', '=', p.campaignId)),
+      when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
+      when('u', given.until, (eb) => eb('created_at', '<', p.until)),
+    ],
+  );
 }
 const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).shape;
 
-const pageOf = preparedByShape('messages_page', shapeOf, (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
-  db.selectFrom('messages').select(columns.messages).where(whereOf(p, given).where).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.take).offset(p.skip),
+const pageOf = preparedByShape(
+  'messages_page',
+  shapeOf,
+  (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
+    db
+      .selectFrom('messages')
+      .select(columns.messages)
+      .where(whereOf(p, given).where)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(p.take)
+      .offset(p.skip),
 );
 
 const countOf = preparedByShape('messages_count', shapeOf, (db, p: Required<Scoped>, given) =>
@@ -816,42 +1093,56 @@ const countOf = preparedByShape('messages_count', shapeOf, (db, p: Required<Scop
 );
 
 /** The messages feed (see MessagesRepository.feed): as the events feed, on changed_xid. */
-const feedOf = preparedByShape('messages_feed', shapeOf, (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
-  db
-    .with(
-      (cte) => cte('h').materialized(),
-      (db) =>
-        db.selectFrom(snapshotHorizon('x')).select((eb) => [
-          'x.horizon',
+const feedOf = preparedByShape(
+  'messages_feed',
+  shapeOf,
+  (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
+    db
+      .with(
+        (cte) => cte('h').materialized(),
+        (db) =>
+          db
+            .selectFrom(snapshotHorizon('x'))
+            .select((eb) => [
+              'x.horizon',
+              eb
+                .selectFrom('messages as b')
+                .select('b.changed_xid')
+                .where('b.business_account_id', '=', typed(p.businessAccountId, 'uuid'))
+                .where('b.changed_xid', '>=', eb.ref('x.horizon'))
+                .orderBy('b.changed_xid')
+                .limit(1)
+                .as('beyond'),
+            ]),
+      )
+      .selectFrom('h')
+      .leftJoinLateral(
+        (eb) =>
           eb
-            .selectFrom('messages as b')
-            .select('b.changed_xid')
-            .where('b.business_account_id', '=', typed(p.businessAccountId, 'uuid'))
-            .where('b.changed_xid', '>=', eb.ref('x.horizon'))
-            .orderBy('b.changed_xid')
-            .limit(1)
-            .as('beyond'),
-        ]),
-    )
-    .selectFrom('h')
-    .leftJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('messages')
-          .select([...columns.messages, 'changed_xid as xid'])
-          .where(whereOf(p, given).where)
-          .where((eb) => eb(eb.refTuple('changed_xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))))
-          .where('changed_xid', '<', eb.ref('h.horizon'))
-          .orderBy('changed_xid')
-          .orderBy('id')
-          .limit(p.limit)
-          .as('r'),
-      (join) => join.onTrue(),
-    )
-    .select((eb) => [eb.cast<string>('h.horizon', 'text').as('horizon'), eb.cast<string | null>('h.beyond', 'text').as('beyond')])
-    .selectAll('r')
-    .orderBy('r.xid')
-    .orderBy('r.id'),
+            .selectFrom('messages')
+            .select([...columns.messages, 'changed_xid as xid'])
+            .where(whereOf(p, given).where)
+            .where((eb) =>
+              eb(
+                eb.refTuple('changed_xid', 'id'),
+                '>',
+                eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint')),
+              ),
+            )
+            .where('changed_xid', '<', eb.ref('h.horizon'))
+            .orderBy('changed_xid')
+            .orderBy('id')
+            .limit(p.limit)
+            .as('r'),
+        (join) => join.onTrue(),
+      )
+      .select((eb) => [
+        eb.cast<string>('h.horizon', 'text').as('horizon'),
+        eb.cast<string | null>('h.beyond', 'text').as('beyond'),
+      ])
+      .selectAll('r')
+      .orderBy('r.xid')
+      .orderBy('r.id'),
 );
 
 /** A customer's message as the worker stores it (content in the shapes of outbound content). */
@@ -919,4 +1210,3 @@ export function pendingRow(businessAccountId: string, m: PendingMessage, r: Inse
     updatedAt: r.updatedAt,
   };
 }
-

@@ -28,7 +28,11 @@ function answerOf(outcome: EarlierOutcome): SendAnswer {
       return { statusCode: 200, headers: {}, body: envelope(200, SUCCESS, { data: toMessageView(outcome.message) }) };
     case 'rejected': {
       const answer = httpAnswerOfKind(outcome.reason);
-      return { statusCode: answer.statusCode, headers: answer.headers, body: envelope(answer.statusCode, answer.message, { data: toMessageView(outcome.message) }) };
+      return {
+        statusCode: answer.statusCode,
+        headers: answer.headers,
+        body: envelope(answer.statusCode, answer.message, { data: toMessageView(outcome.message) }),
+      };
     }
     case 'legacy_answer':
       return { statusCode: outcome.statusCode, headers: {}, body: outcome.body as Envelope<MessageView> };

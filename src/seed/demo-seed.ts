@@ -43,24 +43,47 @@ async function seed(): Promise<void> {
       await app.get(OperatorsService).createOrganization({ email, password, organizationName: 'Demo Org' });
     }
     const operator = (await operators.findByEmail(email))!;
-    const scope: ConsoleScope = { operatorId: operator.id, organizationId: operator.organizationId, email, sessionId: 'seed', role: 'owner', platformAdmin: false };
+    const scope: ConsoleScope = {
+      operatorId: operator.id,
+      organizationId: operator.organizationId,
+      email,
+      sessionId: 'seed',
+      role: 'owner',
+      platformAdmin: false,
+    };
     const result: Record<string, unknown> = { consoleLogin: { email, password } };
 
     const wabaId = env.SEED_WABA_ID;
     const accessToken = env.SEED_ACCESS_TOKEN;
     if (wabaId && accessToken) {
       const existing = await app.get(BusinessAccountsRepository).findAnyByWabaId(wabaId);
-      if (!existing || existing.disconnectedAt) await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
+      if (!existing || existing.disconnectedAt)
+        await app.get(BusinessAccountsService).connect(scope, { wabaId, accessToken });
       // An account connected before webhook subscriptions were made on connect (an older local database).
       else if (!existing.webhooksSubscribed) await app.get(WebhookSubscription).resubscribe(scope, wabaId);
       await app.get(PhoneNumbersService).sync(scope, wabaId);
       const numbers = await app.get(PhoneNumbersService).list(scope.organizationId, wabaId, { page: 1, limit: 100 });
       const templates = await app.get(TemplatesService).sync(scope, wabaId);
-      result.businessAccount = { wabaId, phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`), templates: templates.counts };
-      result.apiKey = await demoKey(app.get(ApiKeysService), app.get(ApiKeysRepository), scope, wabaId, env.SEED_KEY_FILE);
+      result.businessAccount = {
+        wabaId,
+        phoneNumbers: numbers.items.map((n) => `${n.phoneNumberId} ${n.status}`),
+        templates: templates.counts,
+      };
+      result.apiKey = await demoKey(
+        app.get(ApiKeysService),
+        app.get(ApiKeysRepository),
+        scope,
+        wabaId,
+        env.SEED_KEY_FILE,
+      );
       const number = numbers.items.find((n) => n.status === 'CONNECTED');
       if (env.SEED_SIMULATOR_URL && number) {
-        result.customerWindow = await openExampleWindow(app.get(ConversationWindowsRepository), env.SEED_SIMULATOR_URL, wabaId, number.phoneNumberId);
+        result.customerWindow = await openExampleWindow(
+          app.get(ConversationWindowsRepository),
+          env.SEED_SIMULATOR_URL,
+          wabaId,
+          number.phoneNumberId,
+        );
       }
     }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -74,33 +97,59 @@ const EXAMPLE_CUSTOMER = { phone: '447700900123', userId: 'US.134912086553027419
 const WINDOW_RENEWED_AFTER_MS = 60 * 60 * 1000;
 
 /** The example customer writes to the number (through the simulator), unless it did within the hour; waits for the worker. */
-async function openExampleWindow(windows: ConversationWindowsRepository, simulatorUrl: string, wabaId: string, phoneNumberId: string): Promise<string> {
+async function openExampleWindow(
+  windows: ConversationWindowsRepository,
+  simulatorUrl: string,
+  wabaId: string,
+  phoneNumberId: string,
+): Promise<string> {
   const opened = async () => {
-    const at = await Promise.all([windows.lastInboundAt(phoneNumberId, EXAMPLE_CUSTOMER.phone), windows.lastInboundAt(phoneNumberId, EXAMPLE_CUSTOMER.userId)]);
-    return at.every((d) => d && Date.now() - d.getTime() < WINDOW_RENEWED_AFTER_MS) ? new Date(Math.min(...at.map((d) => d!.getTime()))) : null;
+    const at = await Promise.all([
+      windows.lastInboundAt(phoneNumberId, EXAMPLE_CUSTOMER.phone),
+      windows.lastInboundAt(phoneNumberId, EXAMPLE_CUSTOMER.userId),
+    ]);
+    return at.every((d) => d && Date.now() - d.getTime() < WINDOW_RENEWED_AFTER_MS)
+      ? new Date(Math.min(...at.map((d) => d!.getTime())))
+      : null;
   };
   let since = await opened();
   if (!since) {
     const res = await fetch(`${simulatorUrl}/_sim/inbound`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ wabaId, phoneNumberId, from: EXAMPLE_CUSTOMER.phone, userId: EXAMPLE_CUSTOMER.userId, name: 'Priya Shah', text: 'Hi! Where is my parcel?' }),
+      body: JSON.stringify({
+        wabaId,
+        phoneNumberId,
+        from: EXAMPLE_CUSTOMER.phone,
+        userId: EXAMPLE_CUSTOMER.userId,
+        name: 'Priya Shah',
+        text: 'Hi! Where is my parcel?',
+      }),
     });
-    if (!res.ok) throw new Error(`the simulator refused the example customer's message: ${res.status} ${await res.text()}`);
+    if (!res.ok)
+      throw new Error(`the simulator refused the example customer's message: ${res.status} ${await res.text()}`);
     for (let i = 0; i < 100 && !since; i++) {
       await new Promise((resolve) => setTimeout(resolve, 150));
       since = await opened();
     }
   }
-  if (!since) return `not open: the worker did not store ${EXAMPLE_CUSTOMER.phone}'s message within 15 s (is it running?)`;
+  if (!since)
+    return `not open: the worker did not store ${EXAMPLE_CUSTOMER.phone}'s message within 15 s (is it running?)`;
   return `${EXAMPLE_CUSTOMER.phone} / ${EXAMPLE_CUSTOMER.userId} may get any message type until ${new Date(since.getTime() + 24 * 3600 * 1000).toISOString()}`;
 }
 
-async function demoKey(keys: ApiKeysService, stored: ApiKeysRepository, scope: ConsoleScope, wabaId: string, file?: string) {
+async function demoKey(
+  keys: ApiKeysService,
+  stored: ApiKeysRepository,
+  scope: ConsoleScope,
+  wabaId: string,
+  file?: string,
+) {
   if (file && existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { accessKey: string; secretKey: string; wabaId: string };
     const key = await stored.findForAuthentication(saved.accessKey);
-    if (key && !key.revokedAt && key.businessAccount.wabaId === wabaId && key.organizationId === scope.organizationId) return saved;
+    if (key && !key.revokedAt && key.businessAccount.wabaId === wabaId && key.organizationId === scope.organizationId)
+      return saved;
   }
   const created = await keys.create(scope, wabaId, 'demo key (seed)');
   const saved = { accessKey: created.accessKey, secretKey: created.secretKey, wabaId };

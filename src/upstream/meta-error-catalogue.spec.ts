@@ -1,11 +1,20 @@
-import { classifyUpstreamError, defaultRetryAfterSeconds, errorCategoryOf, isRateLimit, metaErrorOf } from './meta-error-catalogue.js';
+import {
+  classifyUpstreamError,
+  defaultRetryAfterSeconds,
+  errorCategoryOf,
+  isRateLimit,
+  metaErrorOf,
+} from './meta-error-catalogue.js';
 
 describe('the Meta error catalogue', () => {
   it.each([
     [[4, 80007, 130429, 131056, 1, 2, 131000, 131016, 131057, 133004], 'retryable'],
     [[0, 190, 3, 10, 200, 250, 299], 'credential'],
     [[368, 131031, 130497, 131042], 'account_blocked'],
-    [[131026, 131047, 131049, 131050, 131051, 132000, 132001, 132012, 132015, 132016, 100, 131008, 131009, 133010], 'permanent'],
+    [
+      [131026, 131047, 131049, 131050, 131051, 132000, 132001, 132012, 132015, 132016, 100, 131008, 131009, 133010],
+      'permanent',
+    ],
   ] as const)('classifies %j as %s', (codes, expected) => {
     for (const code of codes) expect([code, classifyUpstreamError(code, 400)]).toEqual([code, expected]);
   });
@@ -50,10 +59,14 @@ describe('the Meta error catalogue', () => {
   });
 
   it('lists every code at most once with a consistent class and category', () => {
-    for (const code of [0, 1, 2, 3, 4, 10, 190, 368, 80007, 130429, 130497, 131000, 131016, 131031, 131042, 131047, 131048, 131049, 131050, 131056, 131057, 133004]) {
+    for (const code of [
+      0, 1, 2, 3, 4, 10, 190, 368, 80007, 130429, 130497, 131000, 131016, 131031, 131042, 131047, 131048, 131049,
+      131050, 131056, 131057, 133004,
+    ]) {
       const entry = metaErrorOf(code)!;
       expect(entry).toBeDefined();
-      if (entry.errorClass === 'retryable') expect(['retryable', 'throughput', 'pair_rate_limit']).toContain(entry.category);
+      if (entry.errorClass === 'retryable')
+        expect(['retryable', 'throughput', 'pair_rate_limit']).toContain(entry.category);
       if (entry.category === 'throughput' || entry.category === 'pair_rate_limit') expect(entry.rateLimit).toBe(true);
       if (entry.errorClass === 'credential') expect(entry.category).toBe('credential');
       if (entry.rateLimit) expect(entry.errorClass).toBe('retryable');

@@ -18,7 +18,8 @@ export type UpstreamErrorClass = 'retryable' | 'permanent' | 'credential' | 'acc
  * `throughput`: Meta refused the number's pace (130429) or the pacer held the send (nothing reached Meta);
  * `pair_rate_limit`: too many messages to the same user in a short time (131056). Both are worth retrying later.
  */
-export type ErrorCategory = 'retryable' | 'permanent' | 'policy' | 'window' | 'credential' | 'throughput' | 'pair_rate_limit';
+export type ErrorCategory =
+  'retryable' | 'permanent' | 'policy' | 'window' | 'credential' | 'throughput' | 'pair_rate_limit';
 
 export interface MetaErrorEntry {
   /** Undefined: the code alone does not decide, the HTTP status does (a 5xx is still worth retrying). */
@@ -29,7 +30,11 @@ export interface MetaErrorEntry {
   retryAfterSeconds?: number;
 }
 
-const retryable = (rateLimit = false, retryAfterSeconds?: number, category: ErrorCategory = 'retryable'): MetaErrorEntry => ({ errorClass: 'retryable', category, rateLimit, retryAfterSeconds });
+const retryable = (
+  rateLimit = false,
+  retryAfterSeconds?: number,
+  category: ErrorCategory = 'retryable',
+): MetaErrorEntry => ({ errorClass: 'retryable', category, rateLimit, retryAfterSeconds });
 const credential: MetaErrorEntry = { errorClass: 'credential', category: 'credential', rateLimit: false };
 const blocked: MetaErrorEntry = { errorClass: 'account_blocked', category: 'policy', rateLimit: false };
 const policy: MetaErrorEntry = { category: 'policy', rateLimit: false };

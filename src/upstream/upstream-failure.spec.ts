@@ -2,8 +2,18 @@ import { httpAnswerOf, httpAnswerOfKind } from '../core/http/error-mapper.js';
 import { upstreamFailure, SYNC_FAILURE } from './upstream-failure.js';
 import { UpstreamError } from './upstream.error.js';
 
-const upstream = (code: number | undefined, httpStatus: number, extra: { retryAfterSeconds?: number; isTimeout?: boolean } = {}) =>
-  UpstreamError.fromResponse('sendMessage', httpStatus, code === undefined ? {} : { error: { code, message: `(#${code}) Meta says no` } }, extra.retryAfterSeconds === undefined ? undefined : String(extra.retryAfterSeconds), []);
+const upstream = (
+  code: number | undefined,
+  httpStatus: number,
+  extra: { retryAfterSeconds?: number; isTimeout?: boolean } = {},
+) =>
+  UpstreamError.fromResponse(
+    'sendMessage',
+    httpStatus,
+    code === undefined ? {} : { error: { code, message: `(#${code}) Meta says no` } },
+    extra.retryAfterSeconds === undefined ? undefined : String(extra.retryAfterSeconds),
+    [],
+  );
 
 describe('upstream failures as HTTP answers', () => {
   it('answers an untranslated upstream error by its class', () => {
@@ -18,14 +28,23 @@ describe('upstream failures as HTTP answers', () => {
 
   it('puts what was being done before the upstream reason, whatever the class', () => {
     const during = { ...SYNC_FAILURE, during: 'webhook subscription' };
-    expect(httpAnswerOf(upstreamFailure(upstream(200, 403), during))).toMatchObject({ statusCode: 424, message: expect.stringContaining('(webhook subscription: Meta says no (200))') });
-    expect(httpAnswerOf(upstreamFailure(upstream(2, 503), during))?.message).toBe('Upstream platform unavailable: webhook subscription: Meta says no (2)');
-    expect(httpAnswerOf(upstreamFailure(upstream(80007, 400), during))).toMatchObject({ statusCode: 429, message: 'Upstream rate limit: webhook subscription: Meta says no (80007)' });
+    expect(httpAnswerOf(upstreamFailure(upstream(200, 403), during))).toMatchObject({
+      statusCode: 424,
+      message: expect.stringContaining('(webhook subscription: Meta says no (200))'),
+    });
+    expect(httpAnswerOf(upstreamFailure(upstream(2, 503), during))?.message).toBe(
+      'Upstream platform unavailable: webhook subscription: Meta says no (2)',
+    );
+    expect(httpAnswerOf(upstreamFailure(upstream(80007, 400), during))).toMatchObject({
+      statusCode: 429,
+      message: 'Upstream rate limit: webhook subscription: Meta says no (80007)',
+    });
   });
 });
 
 describe('httpAnswerOfKind (how a rejected send is answered: an upstream rejection by its kind)', () => {
-  const answerTo = (error: UpstreamError) => httpAnswerOfKind(upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown' }));
+  const answerTo = (error: UpstreamError) =>
+    httpAnswerOfKind(upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown' }));
 
   it.each([
     [190, 401, 424, /reconnect/],
@@ -48,6 +67,9 @@ describe('httpAnswerOfKind (how a rejected send is answered: an upstream rejecti
 
   it('says a timed-out send’s outcome is unknown', () => {
     const timeout = UpstreamError.fromTransport('sendMessage', { code: 'ECONNABORTED' }, 2000);
-    expect(answerTo(timeout)).toMatchObject({ statusCode: 502, message: expect.stringContaining('the outcome is unknown') });
+    expect(answerTo(timeout)).toMatchObject({
+      statusCode: 502,
+      message: expect.stringContaining('the outcome is unknown'),
+    });
   });
 });

@@ -71,7 +71,9 @@ describe('UpstreamError.fromTransport', () => {
 
   it('tells a request that never left (no connection) from one whose outcome is unknown (reset or timed out once connected)', () => {
     const neverSent = (code: string) => UpstreamError.fromTransport('sendMessage', { code }, 500).neverSent;
-    expect(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', CONNECT_TIMEOUT_CODE].filter(neverSent)).toHaveLength(6);
+    expect(
+      ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', CONNECT_TIMEOUT_CODE].filter(neverSent),
+    ).toHaveLength(6);
     expect(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'ERR_SOCKET_CLOSED'].filter(neverSent)).toEqual([]);
     expect(UpstreamError.fromTransport('sendMessage', {}, 500).neverSent).toBe(false);
   });

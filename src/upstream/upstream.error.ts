@@ -1,6 +1,19 @@
-import { AccountBlocked, CredentialRejected, UpstreamRateLimited, UpstreamRejected, UpstreamUnavailable, type DomainError, type TranslatableError } from '../core/errors/domain-errors.js';
+import {
+  AccountBlocked,
+  CredentialRejected,
+  UpstreamRateLimited,
+  UpstreamRejected,
+  UpstreamUnavailable,
+  type DomainError,
+  type TranslatableError,
+} from '../core/errors/domain-errors.js';
 import { CONNECT_TIMEOUT_CODE } from './connect-timeout.agent.js';
-import { classifyUpstreamError, defaultRetryAfterSeconds, isRateLimit, type UpstreamErrorClass } from './meta-error-catalogue.js';
+import {
+  classifyUpstreamError,
+  defaultRetryAfterSeconds,
+  isRateLimit,
+  type UpstreamErrorClass,
+} from './meta-error-catalogue.js';
 
 export type { UpstreamErrorClass };
 
@@ -58,7 +71,14 @@ export interface UpstreamFailureOptions {
  * connected in time): Meta cannot have received it. Any other failure without an answer (a reset or a timeout once
  * connected) leaves a send's outcome unknown.
  */
-const BEFORE_CONNECTION = new Set([CONNECT_TIMEOUT_CODE, 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const BEFORE_CONNECTION = new Set([
+  CONNECT_TIMEOUT_CODE,
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /**
  * A failed call to Meta, built from plain values only. The client never keeps or rethrows an axios error:
@@ -172,7 +192,8 @@ export class UpstreamError extends Error implements TranslatableError {
       case 'account_blocked':
         return new AccountBlocked(reason);
       case 'retryable':
-        if (isRateLimit(this.code)) return new UpstreamRateLimited(reason, this.retryAfterSeconds ?? defaultRetryAfterSeconds(this.code));
+        if (isRateLimit(this.code))
+          return new UpstreamRateLimited(reason, this.retryAfterSeconds ?? defaultRetryAfterSeconds(this.code));
         return new UpstreamUnavailable(reason, this.isTimeout ? options.outcomeUnknownNote : undefined);
       case 'permanent':
         return options.permanent === 'unavailable' ? new UpstreamUnavailable(reason) : new UpstreamRejected(reason);

@@ -22,7 +22,11 @@ export interface BlockUsersResponse {
   block_users: {
     added_users?: { input: string; wa_id: string }[];
     removed_users?: { input: string; wa_id: string }[];
-    failed_users?: { input: string; wa_id?: string; errors?: { code: number; message?: string; error_data?: { details?: string } }[] }[];
+    failed_users?: {
+      input: string;
+      wa_id?: string;
+      errors?: { code: number; message?: string; error_data?: { details?: string } }[];
+    }[];
   };
 }
 

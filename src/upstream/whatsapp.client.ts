@@ -73,7 +73,12 @@ export class WhatsAppClient implements OnModuleDestroy {
     this.httpAgent = new ConnectTimeoutHttpAgent(agentOptions, config.upstreamConnectTimeoutMs);
     this.httpsAgent = new ConnectTimeoutHttpsAgent(agentOptions, config.upstreamConnectTimeoutMs);
     // As many sockets as media transfers the process admits (MediaService's quota), so none ever waits for one.
-    const mediaOptions = { keepAlive: true, maxSockets: config.mediaMaxTransfers, maxFreeSockets: 4, scheduling: 'lifo' as const };
+    const mediaOptions = {
+      keepAlive: true,
+      maxSockets: config.mediaMaxTransfers,
+      maxFreeSockets: 4,
+      scheduling: 'lifo' as const,
+    };
     this.mediaHttpAgent = new ConnectTimeoutHttpAgent(mediaOptions, config.upstreamConnectTimeoutMs);
     this.mediaHttpsAgent = new ConnectTimeoutHttpsAgent(mediaOptions, config.upstreamConnectTimeoutMs);
     this.mediaDeadlineMs = config.mediaDeadlineMs;
@@ -101,14 +106,27 @@ export class WhatsAppClient implements OnModuleDestroy {
   async getBusinessAccount(token: string, wabaId: string): Promise<UpstreamBusinessAccount> {
     const operation = 'getBusinessAccount';
     const url = `/${idSegment(operation, wabaId)}`;
-    return this.call(operation, token, { method: 'GET', url, params: { fields: 'id,name,marketing_messages_onboarding_status' } });
+    return this.call(operation, token, {
+      method: 'GET',
+      url,
+      params: { fields: 'id,name,marketing_messages_onboarding_status' },
+    });
   }
 
   /** `POST /{waba-id}/subscribed_apps`: subscribes the token's app to the account's webhooks (`{ success: true }`). */
   async subscribeApp(token: string, wabaId: string): Promise<void> {
     const operation = 'subscribeApp';
-    const body = await this.call<UpstreamSuccess>(operation, token, { method: 'POST', url: `/${idSegment(operation, wabaId)}/subscribed_apps` });
-    if (body?.success !== true) throw new UpstreamError({ operation, title: 'Subscription answered without success', errorClass: 'permanent', httpStatus: 200 });
+    const body = await this.call<UpstreamSuccess>(operation, token, {
+      method: 'POST',
+      url: `/${idSegment(operation, wabaId)}/subscribed_apps`,
+    });
+    if (body?.success !== true)
+      throw new UpstreamError({
+        operation,
+        title: 'Subscription answered without success',
+        errorClass: 'permanent',
+        httpStatus: 200,
+      });
   }
 
   /** `GET /{waba-id}/subscribed_apps`: the apps that receive the account's webhooks. */
@@ -156,25 +174,50 @@ export class WhatsAppClient implements OnModuleDestroy {
     return this.blockCall('unblockUsers', 'DELETE', token, phoneNumberId, users);
   }
 
-  private async blockCall(operation: string, method: 'POST' | 'DELETE', token: string, phoneNumberId: string, users: string[]): Promise<BlockOutcome[]> {
+  private async blockCall(
+    operation: string,
+    method: 'POST' | 'DELETE',
+    token: string,
+    phoneNumberId: string,
+    users: string[],
+  ): Promise<BlockOutcome[]> {
     const body = await this.call<BlockUsersResponse>(operation, token, {
       method,
       url: `/${idSegment(operation, phoneNumberId)}/block_users`,
       data: { messaging_product: 'whatsapp', block_users: users.map((user) => ({ user })) },
     });
     const result = body?.block_users;
-    if (!result || typeof result !== 'object') throw new UpstreamError({ operation, title: 'block_users answered without block_users', errorClass: 'permanent', httpStatus: 200 });
+    if (!result || typeof result !== 'object')
+      throw new UpstreamError({
+        operation,
+        title: 'block_users answered without block_users',
+        errorClass: 'permanent',
+        httpStatus: 200,
+      });
     const done = (method === 'POST' ? result.added_users : result.removed_users) ?? [];
     return [
       ...done.map((u) => ({ input: u.input, waId: u.wa_id ?? null, error: null })),
       ...(result.failed_users ?? []).map((u) => {
         const e = u.errors?.[0];
-        return { input: u.input, waId: u.wa_id ?? null, error: { code: e?.code ?? null, message: e?.error_data?.details ?? e?.message ?? 'refused by the upstream platform' } };
+        return {
+          input: u.input,
+          waId: u.wa_id ?? null,
+          error: {
+            code: e?.code ?? null,
+            message: e?.error_data?.details ?? e?.message ?? 'refused by the upstream platform',
+          },
+        };
       }),
     ];
   }
 
-  private async postSend(operation: string, edge: string, token: string, phoneNumberId: string, payload: SendPayload): Promise<SendResult> {
+  private async postSend(
+    operation: string,
+    edge: string,
+    token: string,
+    phoneNumberId: string,
+    payload: SendPayload,
+  ): Promise<SendResult> {
     const body = await this.call<SendMessageResponse>(operation, token, {
       method: 'POST',
       url: `/${idSegment(operation, phoneNumberId)}/${edge}`,
@@ -193,7 +236,12 @@ export class WhatsAppClient implements OnModuleDestroy {
    * `POST /{phone-number-id}/media`: the file is streamed through as the multipart body (never buffered) on
    * media's own sockets; `signal` (the caller went away, stalled, or passed a limit) aborts it and frees the socket.
    */
-  async uploadMedia(token: string, phoneNumberId: string, file: { stream: Readable; mimeType: string; filename: string }, signal: AbortSignal): Promise<string> {
+  async uploadMedia(
+    token: string,
+    phoneNumberId: string,
+    file: { stream: Readable; mimeType: string; filename: string },
+    signal: AbortSignal,
+  ): Promise<string> {
     const operation = 'uploadMedia';
     const boundary = `----bm${randomBytes(12).toString('hex')}`;
     const body = await this.call<UploadMediaResponse>(operation, token, {
@@ -207,7 +255,13 @@ export class WhatsAppClient implements OnModuleDestroy {
       httpAgent: this.mediaHttpAgent,
       httpsAgent: this.mediaHttpsAgent,
     });
-    if (typeof body?.id !== 'string') throw new UpstreamError({ operation, title: 'Upload answered without a media id', errorClass: 'permanent', httpStatus: 200 });
+    if (typeof body?.id !== 'string')
+      throw new UpstreamError({
+        operation,
+        title: 'Upload answered without a media id',
+        errorClass: 'permanent',
+        httpStatus: 200,
+      });
     return body.id;
   }
 
@@ -221,7 +275,11 @@ export class WhatsAppClient implements OnModuleDestroy {
    * Opens Meta's media URL with the token. The token goes only to Meta's media hosts (https) or to the
    * configured upstream's own origin; redirects are not followed.
    */
-  async downloadMedia(token: string, mediaUrl: string, signal: AbortSignal): Promise<{ stream: Readable; contentType: string; contentLength?: number }> {
+  async downloadMedia(
+    token: string,
+    mediaUrl: string,
+    signal: AbortSignal,
+  ): Promise<{ stream: Readable; contentType: string; contentLength?: number }> {
     const operation = 'downloadMedia';
     let url: URL;
     try {
@@ -229,29 +287,49 @@ export class WhatsAppClient implements OnModuleDestroy {
     } catch {
       throw new UpstreamError({ operation, title: 'Media URL is not a URL', errorClass: 'permanent' });
     }
-    const meta = url.protocol === 'https:' && META_MEDIA_HOST.test(url.hostname) && (url.port === '' || url.port === '443');
-    if (!meta && url.origin !== this.origin) throw new UpstreamError({ operation, title: 'Media URL points outside Meta', errorClass: 'permanent' });
+    const meta =
+      url.protocol === 'https:' && META_MEDIA_HOST.test(url.hostname) && (url.port === '' || url.port === '443');
+    if (!meta && url.origin !== this.origin)
+      throw new UpstreamError({ operation, title: 'Media URL points outside Meta', errorClass: 'permanent' });
     let response: AxiosResponse<Readable>;
     try {
       response = await this.http.request<Readable>({
-        method: 'GET', url: url.toString(), baseURL: undefined, responseType: 'stream', maxContentLength: -1, timeout: this.mediaDeadlineMs, signal,
-        httpAgent: this.mediaHttpAgent, httpsAgent: this.mediaHttpsAgent, headers: { Authorization: `Bearer ${token}`, Accept: '*/*' },
+        method: 'GET',
+        url: url.toString(),
+        baseURL: undefined,
+        responseType: 'stream',
+        maxContentLength: -1,
+        timeout: this.mediaDeadlineMs,
+        signal,
+        httpAgent: this.mediaHttpAgent,
+        httpsAgent: this.mediaHttpsAgent,
+        headers: { Authorization: `Bearer ${token}`, Accept: '*/*' },
       });
     } catch (err) {
       throw UpstreamError.fromTransport(operation, err, this.mediaDeadlineMs);
     }
     if (response.status < 200 || response.status >= 300) {
       response.data.resume();
-      throw new UpstreamError({ operation, title: `Media download answered ${response.status}`, errorClass: 'permanent', httpStatus: response.status });
+      throw new UpstreamError({
+        operation,
+        title: `Media download answered ${response.status}`,
+        errorClass: 'permanent',
+        httpStatus: response.status,
+      });
     }
     const length = Number(response.headers['content-length']);
-    return { stream: response.data, contentType: String(response.headers['content-type'] ?? 'application/octet-stream'), contentLength: Number.isFinite(length) ? length : undefined };
+    return {
+      stream: response.data,
+      contentType: String(response.headers['content-type'] ?? 'application/octet-stream'),
+      contentLength: Number.isFinite(length) ? length : undefined,
+    };
   }
 
   /** Sockets media transfers hold open to the upstream now (in use, not idle in the pool). */
   get mediaSocketsInUse(): number {
     let n = 0;
-    for (const agent of [this.mediaHttpAgent, this.mediaHttpsAgent]) for (const list of Object.values(agent.sockets)) n += list?.length ?? 0;
+    for (const agent of [this.mediaHttpAgent, this.mediaHttpsAgent])
+      for (const list of Object.values(agent.sockets)) n += list?.length ?? 0;
     return n;
   }
 
@@ -308,7 +386,10 @@ export class WhatsAppClient implements OnModuleDestroy {
     let response: AxiosResponse;
     const timer = this.metrics.upstreamRequests.startTimer({ operation });
     try {
-      response = await this.http.request({ ...request, headers: { ...(request.headers as Record<string, string> | undefined), Authorization: `Bearer ${token}` } });
+      response = await this.http.request({
+        ...request,
+        headers: { ...(request.headers as Record<string, string> | undefined), Authorization: `Bearer ${token}` },
+      });
     } catch (err) {
       // Never rethrow or wrap err: axios errors hold config.headers, i.e. the token.
       throw this.failed(UpstreamError.fromTransport(operation, err, this.timeoutMs), timer({ outcome: 'unavailable' }));
@@ -317,7 +398,10 @@ export class WhatsAppClient implements OnModuleDestroy {
     const seconds = timer({ outcome: ok ? 'ok' : 'error' });
     if (ok) return response.data as T;
     const retryAfter: unknown = response.headers['retry-after'];
-    throw this.failed(UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]), seconds);
+    throw this.failed(
+      UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]),
+      seconds,
+    );
   }
 
   /**
@@ -346,7 +430,12 @@ export class WhatsAppClient implements OnModuleDestroy {
 
 function recipientOf(operation: string, payload: SendPayload): { to: string } | { recipient: string } {
   if (payload.recipient !== undefined && payload.to === undefined) {
-    if (!BSUID.test(payload.recipient)) throw new UpstreamError({ operation, title: 'Recipient is not a business-scoped user id', errorClass: 'permanent' });
+    if (!BSUID.test(payload.recipient))
+      throw new UpstreamError({
+        operation,
+        title: 'Recipient is not a business-scoped user id',
+        errorClass: 'permanent',
+      });
     return { recipient: payload.recipient };
   }
   const to = payload.to ?? '';
@@ -364,8 +453,12 @@ function idSegment(operation: string, id: string): string {
 }
 
 /** Meta's upload form: `messaging_product`, `type` (the MIME type) and `file`, the file's bytes passed through. */
-async function* multipartBody(boundary: string, file: { stream: Readable; mimeType: string; filename: string }): AsyncGenerator<Buffer> {
-  const part = (name: string, extra = '') => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n`;
+async function* multipartBody(
+  boundary: string,
+  file: { stream: Readable; mimeType: string; filename: string },
+): AsyncGenerator<Buffer> {
+  const part = (name: string, extra = '') =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n`;
   const filename = file.filename.replace(/["\r\n\\]/g, '_');
   yield Buffer.from(
     `${part('messaging_product')}\r\nwhatsapp\r\n${part('type')}\r\n${file.mimeType}\r\n${part('file', `; filename="${filename}"`)}Content-Type: ${file.mimeType}\r\n\r\n`,
@@ -389,7 +482,11 @@ function metaSendBody(operation: string, payload: SendPayload): Record<string, u
   };
   switch (payload.type) {
     case 'text':
-      return { ...common, type: 'text', text: { preview_url: payload.text.preview_url ?? false, body: payload.text.body } };
+      return {
+        ...common,
+        type: 'text',
+        text: { preview_url: payload.text.preview_url ?? false, body: payload.text.body },
+      };
     case 'template':
       return { ...common, type: 'template', template: payload.template };
     default:

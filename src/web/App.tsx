@@ -45,7 +45,14 @@ export function App() {
   }
   if (!session) {
     if (!isPublic) return null;
-    const page = path === '/signup' ? <SignupPage /> : path === '/reset-password' ? <ResetPasswordPage /> : <LoginPage onLogin={setSession} />;
+    const page =
+      path === '/signup' ? (
+        <SignupPage />
+      ) : path === '/reset-password' ? (
+        <ResetPasswordPage />
+      ) : (
+        <LoginPage onLogin={setSession} />
+      );
     return <AuthLayout>{page}</AuthLayout>;
   }
   return (
@@ -93,7 +100,17 @@ function AuthLayout({ children }: { children: ReactNode }) {
   );
 }
 
-function Shell({ session, onLogout, path, children }: { session: Session; onLogout: () => void; path: string; children: ReactNode }) {
+function Shell({
+  session,
+  onLogout,
+  path,
+  children,
+}: {
+  session: Session;
+  onLogout: () => void;
+  path: string;
+  children: ReactNode;
+}) {
   const [loggingOut, setLoggingOut] = useState(false);
   const logout = async () => {
     setLoggingOut(true);
@@ -102,7 +119,8 @@ function Shell({ session, onLogout, path, children }: { session: Session; onLogo
     onLogout();
     navigate('/login', { replace: true, state: { notice: 'You are logged out.' } });
   };
-  const current = (to: string) => (to === '/' ? path === '/' || path.startsWith('/accounts') : path.startsWith(to)) ? 'page' : undefined;
+  const current = (to: string) =>
+    (to === '/' ? path === '/' || path.startsWith('/accounts') : path.startsWith(to)) ? 'page' : undefined;
   return (
     <>
       <a className="skip-link" href="#main">

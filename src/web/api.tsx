@@ -12,11 +12,21 @@ type Schemas = components['schemas'];
 
 /** `data` of an operation's success answer (its one 2xx response in the envelope). */
 type DataOf<Op extends keyof operations> = operations[Op]['responses'] extends infer R
-  ? { [S in keyof R]: S extends 200 | 201 ? (R[S] extends { content: { 'application/json': { data: infer D } } } ? D : never) : never }[keyof R]
+  ? {
+      [S in keyof R]: S extends 200 | 201
+        ? R[S] extends { content: { 'application/json': { data: infer D } } }
+          ? D
+          : never
+        : never;
+    }[keyof R]
   : never;
 
 /** The JSON body an operation takes. */
-type BodyOf<Op extends keyof operations> = operations[Op] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+type BodyOf<Op extends keyof operations> = operations[Op] extends {
+  requestBody: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
 
 export type FieldError = Schemas['FieldError'];
 export type Page<T> = Schemas['PageInfo'] & { items: T[] };
@@ -87,7 +97,8 @@ export function onUnauthorized(listener: () => void): () => void {
 
 export function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
   const qs = params.toString();
   return qs ? `${path}?${qs}` : path;
 }
@@ -97,7 +108,12 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiFailure(0, 'The service cannot be reached. Check your connection and try again.');
   }

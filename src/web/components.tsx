@@ -1,4 +1,12 @@
-import { useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes } from 'react';
+import {
+  useEffect,
+  useId,
+  useRef,
+  useState,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+} from 'react';
 import type { ApiFailure } from './api';
 import { hasNavigated } from './router';
 
@@ -58,7 +66,11 @@ export function TextField({ label, error, hint, id, className, ...input }: Input
   );
 }
 
-type SelectProps = SelectHTMLAttributes<HTMLSelectElement> & { label: string; options: Array<{ value: string; label: string }>; error?: string };
+type SelectProps = SelectHTMLAttributes<HTMLSelectElement> & {
+  label: string;
+  options: Array<{ value: string; label: string }>;
+  error?: string;
+};
 
 export function SelectField({ label, options, error, id, ...select }: SelectProps) {
   const autoId = useId();
@@ -66,7 +78,12 @@ export function SelectField({ label, options, error, id, ...select }: SelectProp
   return (
     <div className="field">
       <label htmlFor={selectId}>{label}</label>
-      <select id={selectId} aria-invalid={error ? true : undefined} aria-describedby={error ? `${selectId}-error` : undefined} {...select}>
+      <select
+        id={selectId}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${selectId}-error` : undefined}
+        {...select}
+      >
         {options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
@@ -122,7 +139,19 @@ export function StatusBadge({ status }: { status: string | null }) {
   return <span className={`badge badge-${status.toLowerCase()}`}>{status}</span>;
 }
 
-export function Pagination({ page, totalPages, total, onPage, label }: { page: number; totalPages: number; total: number; onPage: (page: number) => void; label: string }) {
+export function Pagination({
+  page,
+  totalPages,
+  total,
+  onPage,
+  label,
+}: {
+  page: number;
+  totalPages: number;
+  total: number;
+  onPage: (page: number) => void;
+  label: string;
+}) {
   if (totalPages <= 1 && page <= 1) return <p className="muted">{total === 1 ? '1 item' : `${total} items`}</p>;
   return (
     <nav className="pagination" aria-label={`${label} pages`}>
@@ -130,7 +159,8 @@ export function Pagination({ page, totalPages, total, onPage, label }: { page: n
         Previous
       </button>
       <span>
-        Page {Math.min(page, Math.max(totalPages, 1))} of {Math.max(totalPages, 1)} ({total} {total === 1 ? 'item' : 'items'})
+        Page {Math.min(page, Math.max(totalPages, 1))} of {Math.max(totalPages, 1)} ({total}{' '}
+        {total === 1 ? 'item' : 'items'})
       </span>
       <button type="button" onClick={() => onPage(page + 1)} disabled={page >= totalPages}>
         Next

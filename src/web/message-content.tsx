@@ -13,7 +13,12 @@ const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(obj) : []);
 const MEDIA = new Set(['image', 'video', 'audio', 'document', 'sticker']);
 
 /** One line for lists and tables. */
-export function contentSummary(m: { type: string; templateName: string | null; templateLanguage: string | null; content?: unknown }): string {
+export function contentSummary(m: {
+  type: string;
+  templateName: string | null;
+  templateLanguage: string | null;
+  content?: unknown;
+}): string {
   const content = obj(m.content);
   const body = obj(content[m.type]);
   switch (m.type) {
@@ -24,7 +29,9 @@ export function contentSummary(m: { type: string; templateName: string | null; t
     case 'location':
       return `location: ${text(body.name) ?? `${String(body.latitude)}, ${String(body.longitude)}`}`;
     case 'contacts':
-      return `contacts: ${list(content.contacts).map((c) => text(obj(c.name).formatted_name) ?? '?').join(', ')}`;
+      return `contacts: ${list(content.contacts)
+        .map((c) => text(obj(c.name).formatted_name) ?? '?')
+        .join(', ')}`;
     case 'interactive': {
       // A customer's reply to buttons or a list carries what was chosen.
       const reply = obj(body.button_reply ?? body.list_reply);
@@ -36,7 +43,10 @@ export function contentSummary(m: { type: string; templateName: string | null; t
     case 'reaction':
       return body.emoji === '' ? 'reaction removed' : `reaction ${text(body.emoji) ?? ''}`;
     default:
-      if (MEDIA.has(m.type)) return [m.type, text(body.filename), text(body.caption) && `“${clip(text(body.caption)!)}”`].filter(Boolean).join(': ');
+      if (MEDIA.has(m.type))
+        return [m.type, text(body.filename), text(body.caption) && `“${clip(text(body.caption)!)}”`]
+          .filter(Boolean)
+          .join(': ');
       return m.type;
   }
 }
@@ -55,20 +65,44 @@ function Row({ label, children }: { label: string; children: ReactNode }) {
 }
 
 /** The detail view: every part of the content that a person would read, per type. */
-export function MessageContent({ type, templateName, templateLanguage, content }: { type: string; templateName: string | null; templateLanguage: string | null; content: unknown }) {
+export function MessageContent({
+  type,
+  templateName,
+  templateLanguage,
+  content,
+}: {
+  type: string;
+  templateName: string | null;
+  templateLanguage: string | null;
+  content: unknown;
+}) {
   const c = obj(content);
   const body = obj(c[type]);
   const replyTo = text(obj(c.context).message_id);
   const rows: ReactNode[] = [];
   const add = (label: string, value: ReactNode) => {
-    if (value !== undefined && value !== null && value !== '' && value !== false) rows.push(<Row key={label} label={label}>{value}</Row>);
+    if (value !== undefined && value !== null && value !== '' && value !== false)
+      rows.push(
+        <Row key={label} label={label}>
+          {value}
+        </Row>,
+      );
   };
 
   add('Type', type);
   if (type === 'template') add('Template', `${templateName} (${templateLanguage})`);
   else if (type === 'text') add('Text', <span className="wrap">{text(body.body)}</span>);
   else if (MEDIA.has(type)) {
-    add('File', text(body.link) ? <a href={text(body.link)} rel="noreferrer noopener" target="_blank" className="wrap">{text(body.link)}</a> : <span className="mono">media id {text(body.id)}</span>);
+    add(
+      'File',
+      text(body.link) ? (
+        <a href={text(body.link)} rel="noreferrer noopener" target="_blank" className="wrap">
+          {text(body.link)}
+        </a>
+      ) : (
+        <span className="mono">media id {text(body.id)}</span>
+      ),
+    );
     add('File name', text(body.filename));
     add('Caption', text(body.caption));
   } else if (type === 'location') {
@@ -81,7 +115,15 @@ export function MessageContent({ type, templateName, templateLanguage, content }
         {list(c.contacts).map((contact, i) => (
           <li key={i}>
             {text(obj(contact.name).formatted_name)}
-            {list(contact.phones).length > 0 && <span className="muted"> {list(contact.phones).map((p) => text(p.phone)).filter(Boolean).join(', ')}</span>}
+            {list(contact.phones).length > 0 && (
+              <span className="muted">
+                {' '}
+                {list(contact.phones)
+                  .map((p) => text(p.phone))
+                  .filter(Boolean)
+                  .join(', ')}
+              </span>
+            )}
           </li>
         ))}
       </ul>,
@@ -125,7 +167,12 @@ export function MessageContent({ type, templateName, templateLanguage, content }
       );
     } else if (body.type === 'cta_url') {
       const p = obj(action.parameters);
-      add('Button', <>{text(p.display_text)} → <span className="wrap">{text(p.url)}</span></>);
+      add(
+        'Button',
+        <>
+          {text(p.display_text)} → <span className="wrap">{text(p.url)}</span>
+        </>,
+      );
     }
   } else if (type === 'reaction') {
     add('Reaction', body.emoji === '' ? 'removed' : (text(body.emoji) ?? ''));

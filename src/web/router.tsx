@@ -41,9 +41,14 @@ export function useLocation(): { path: string; search: URLSearchParams } {
 }
 
 /** Replaces the query string of the current page (filters, page number), keeping history usable. */
-export function setQuery(path: string, query: Record<string, string | number | undefined>, opts: { replace?: boolean } = {}): void {
+export function setQuery(
+  path: string,
+  query: Record<string, string | number | undefined>,
+  opts: { replace?: boolean } = {},
+): void {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(key, String(value));
+  for (const [key, value] of Object.entries(query))
+    if (value !== undefined && value !== '') params.set(key, String(value));
   const qs = params.toString();
   navigate(qs ? `${path}?${qs}` : path, opts);
 }

@@ -28,7 +28,10 @@ export const deliveryJobIds = {
   batch: (batchId: string) => `batch-${batchId}`,
   /** The n-th delayed re-run of these deliveries (one id per set of deliveries and re-run). */
   pending: (deliveryIds: number[], rerun: number) =>
-    `pending-${createHash('sha1').update([...deliveryIds].sort((a, b) => a - b).join(',')).digest('base64url').slice(0, 20)}-${rerun}`,
+    `pending-${createHash('sha1')
+      .update([...deliveryIds].sort((a, b) => a - b).join(','))
+      .digest('base64url')
+      .slice(0, 20)}-${rerun}`,
   replay: (deliveryId: number, at = Date.now()) => `delivery-${deliveryId}-replay-${at}`,
   /** A second chance for a delivery stuck in `received` long after its job ended (see DeliverySweeper). */
   sweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-sweep-${bucket}`,
@@ -54,15 +57,29 @@ export class DeliveryQueue {
   }
 
   /** Bounded in time: when Redis is down the caller relies on the sweeper instead of waiting. */
-  async enqueue(data: DeliveryJobData, jobId: string, opts: { delayMs?: number; timeoutMs?: number } = {}): Promise<void> {
-    await this.queues.add(QUEUES.webhookDeliveries, JOBS.processDelivery, data, this.jobOptions(jobId, opts.delayMs), opts.timeoutMs ?? 1000);
+  async enqueue(
+    data: DeliveryJobData,
+    jobId: string,
+    opts: { delayMs?: number; timeoutMs?: number } = {},
+  ): Promise<void> {
+    await this.queues.add(
+      QUEUES.webhookDeliveries,
+      JOBS.processDelivery,
+      data,
+      this.jobOptions(jobId, opts.delayMs),
+      opts.timeoutMs ?? 1000,
+    );
   }
 
   /** One round trip for many jobs; ids that already exist are left as they are. */
   async enqueueMany(jobs: { deliveryIds: number[]; jobId: string }[]): Promise<void> {
     if (jobs.length === 0) return;
     await this.queues.queue(QUEUES.webhookDeliveries).addBulk(
-      jobs.map((j) => ({ name: JOBS.processDelivery, data: { deliveryIds: j.deliveryIds } satisfies DeliveryJobData, opts: this.jobOptions(j.jobId) })),
+      jobs.map((j) => ({
+        name: JOBS.processDelivery,
+        data: { deliveryIds: j.deliveryIds } satisfies DeliveryJobData,
+        opts: this.jobOptions(j.jobId),
+      })),
     );
   }
 }

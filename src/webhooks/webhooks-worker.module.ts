@@ -18,7 +18,15 @@ import { WebhooksModule } from './webhooks.module.js';
  */
 @Module({
   imports: [WebhooksModule, EventsModule, MessagesModule, AccountsModule],
-  providers: [DeliveryProcessor, DeliveryWorker, DeliverySweeper, StatusUpdateEffect, InboundMessageEffect, TemplateStatusEffect, AccountUpdateEffect],
+  providers: [
+    DeliveryProcessor,
+    DeliveryWorker,
+    DeliverySweeper,
+    StatusUpdateEffect,
+    InboundMessageEffect,
+    TemplateStatusEffect,
+    AccountUpdateEffect,
+  ],
   // Run as scheduled tasks by the worker (worker/worker-schedules.ts), with the domain's PartitionMaintenance.
   exports: [DeliverySweeper, WebhooksModule],
 })

@@ -22,8 +22,20 @@ async function bootstrap(): Promise<void> {
     process.once(signal, () => void shutDown(app, logger, config.workerShutdownTimeoutMs, signal));
   }
   await app.init();
-  const metricsPort = config.workerMetricsPort >= 0 ? portOf(await startMetricsServer(app.get(Metrics), { port: config.workerMetricsPort, host: config.workerMetricsHost, token: config.metricsToken })) : null;
-  logger.info({ concurrency: config.workerConcurrency, queuePrefix: config.queuePrefix, metricsPort }, 'worker started');
+  const metricsPort =
+    config.workerMetricsPort >= 0
+      ? portOf(
+          await startMetricsServer(app.get(Metrics), {
+            port: config.workerMetricsPort,
+            host: config.workerMetricsHost,
+            token: config.metricsToken,
+          }),
+        )
+      : null;
+  logger.info(
+    { concurrency: config.workerConcurrency, queuePrefix: config.queuePrefix, metricsPort },
+    'worker started',
+  );
 }
 
 /**
@@ -31,7 +43,12 @@ async function bootstrap(): Promise<void> {
  * 0. Past WORKER_SHUTDOWN_TIMEOUT_MS it exits 1 whatever is still closing: running jobs are left as a crash would
  * leave them (their locks expire and another worker takes them over), the database's open transactions roll back.
  */
-async function shutDown(app: INestApplicationContext, logger: Logger, timeoutMs: number, signal: string): Promise<void> {
+async function shutDown(
+  app: INestApplicationContext,
+  logger: Logger,
+  timeoutMs: number,
+  signal: string,
+): Promise<void> {
   logger.info({ signal, timeoutMs }, 'worker shutting down');
   setTimeout(() => {
     logger.error({ timeoutMs }, 'worker shutdown timed out; exiting with connections still closing');

@@ -16,10 +16,23 @@ export class WorkerPurges implements OnModuleDestroy {
   readonly sessions: PeriodicPurge;
   readonly idempotencyKeys: PeriodicPurge;
 
-  constructor(sessions: SessionsRepository, idempotencyKeys: IdempotencyKeysRepository, config: AppConfig, @Inject(APP_LOGGER) logger: AppLogger) {
+  constructor(
+    sessions: SessionsRepository,
+    idempotencyKeys: IdempotencyKeysRepository,
+    config: AppConfig,
+    @Inject(APP_LOGGER) logger: AppLogger,
+  ) {
     const idleMs = config.sessionIdleTtlSeconds * 1000;
-    this.sessions = new PeriodicPurge('ended console sessions', (now, limit) => sessions.deleteEnded({ now, idleSince: new Date(now.getTime() - idleMs) }, limit), logger);
-    this.idempotencyKeys = new PeriodicPurge('expired idempotency keys', (now, limit) => idempotencyKeys.deleteExpired(now, limit), logger);
+    this.sessions = new PeriodicPurge(
+      'ended console sessions',
+      (now, limit) => sessions.deleteEnded({ now, idleSince: new Date(now.getTime() - idleMs) }, limit),
+      logger,
+    );
+    this.idempotencyKeys = new PeriodicPurge(
+      'expired idempotency keys',
+      (now, limit) => idempotencyKeys.deleteExpired(now, limit),
+      logger,
+    );
   }
 
   onModuleDestroy(): void {

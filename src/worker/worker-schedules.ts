@@ -15,7 +15,13 @@ export const HOUSEKEEPING_FIRST_AFTER_MS = 60_000;
  * Everything the workers do periodically, each as a BullMQ job scheduler (TaskScheduler): one run per interval
  * across all worker processes, on whichever takes it.
  */
-export function workerTasks(config: AppConfig, sweeper: DeliverySweeper, partitions: PartitionMaintenance, purges: WorkerPurges, credentials: WorkerCredentialChecks): ScheduledTask[] {
+export function workerTasks(
+  config: AppConfig,
+  sweeper: DeliverySweeper,
+  partitions: PartitionMaintenance,
+  purges: WorkerPurges,
+  credentials: WorkerCredentialChecks,
+): ScheduledTask[] {
   const purgeEveryMs = config.purgeIntervalSeconds * 1000;
   const credentialEveryMs = config.credentialCheckIntervalSeconds * 1000;
   return [
@@ -24,11 +30,31 @@ export function workerTasks(config: AppConfig, sweeper: DeliverySweeper, partiti
     { id: 'webhook-sweep', everyMs: config.webhookSweepIntervalMs, firstAfterMs: 0, run: () => sweeper.sweep() },
     // Weekly partitions of events and deliveries kept ahead, and dropped past EVENTS_RETENTION_DAYS / WEBHOOK_RETENTION_DAYS.
     // (Every process also makes sure of the weeks ahead when it starts.)
-    { id: 'storage-partitions', everyMs: PARTITION_MAINTENANCE_INTERVAL_MS, firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS, run: () => partitions.pass().then((p) => p.dropped.events.length + p.dropped.webhook_deliveries.length) },
-    { id: 'purge-console-sessions', everyMs: purgeEveryMs, firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS, run: () => purges.sessions.purge() },
-    { id: 'purge-idempotency-keys', everyMs: purgeEveryMs, firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS, run: () => purges.idempotencyKeys.purge() },
+    {
+      id: 'storage-partitions',
+      everyMs: PARTITION_MAINTENANCE_INTERVAL_MS,
+      firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
+      run: () => partitions.pass().then((p) => p.dropped.events.length + p.dropped.webhook_deliveries.length),
+    },
+    {
+      id: 'purge-console-sessions',
+      everyMs: purgeEveryMs,
+      firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
+      run: () => purges.sessions.purge(),
+    },
+    {
+      id: 'purge-idempotency-keys',
+      everyMs: purgeEveryMs,
+      firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
+      run: () => purges.idempotencyKeys.purge(),
+    },
     // One Graph call per connected account and interval, whatever the number of workers.
-    { id: 'credential-check', everyMs: credentialEveryMs, firstAfterMs: Math.min(CREDENTIAL_CHECK_FIRST_AFTER_MS, credentialEveryMs), run: () => credentials.pass() },
+    {
+      id: 'credential-check',
+      everyMs: credentialEveryMs,
+      firstAfterMs: Math.min(CREDENTIAL_CHECK_FIRST_AFTER_MS, credentialEveryMs),
+      run: () => credentials.pass(),
+    },
   ];
 }
 
@@ -46,7 +72,12 @@ export class WorkerSchedules implements OnApplicationBootstrap, OnModuleDestroy 
     metrics: Metrics,
     @Inject(APP_LOGGER) logger: AppLogger,
   ) {
-    this.scheduler = new TaskScheduler(workerTasks(config, sweeper, partitions, purges, credentials), { redisUrl: config.redisUrl, prefix: config.queuePrefix, logger, metrics });
+    this.scheduler = new TaskScheduler(workerTasks(config, sweeper, partitions, purges, credentials), {
+      redisUrl: config.redisUrl,
+      prefix: config.queuePrefix,
+      logger,
+      metrics,
+    });
   }
 
   onApplicationBootstrap(): void {

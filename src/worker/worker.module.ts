@@ -20,7 +20,14 @@ export class WorkerModule {
   static forRoot(config: AppConfig, core: CoreOptions = {}): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot(config, 'worker', core), AuthModule, AccountsModule, MessagesModule, WebhooksWorkerModule, CampaignsWorkerModule],
+      imports: [
+        CoreModule.forRoot(config, 'worker', core),
+        AuthModule,
+        AccountsModule,
+        MessagesModule,
+        WebhooksWorkerModule,
+        CampaignsWorkerModule,
+      ],
       providers: [WorkerPurges, WorkerCredentialChecks, WorkerSchedules],
     };
   }

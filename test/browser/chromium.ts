@@ -10,12 +10,24 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** Without the background-networking flags Chromium keeps trying to reach Google's hosts from a closed network. */
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export const SCREENSHOT_DIR = path.resolve('test-results/screenshots');
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (./scripts/test.sh does this when run as root)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: apt-get install -y chromium (./scripts/test.sh does this when run as root)`,
+    );
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
 }
@@ -28,7 +40,11 @@ export interface ConsoleBrowser {
 }
 
 /** A fresh browser context (no cookies) on the service, optionally already signed in with a session cookie. */
-export async function openConsole(browser: Browser, baseUrl: string, opts: { cookie?: string; width?: number } = {}): Promise<ConsoleBrowser> {
+export async function openConsole(
+  browser: Browser,
+  baseUrl: string,
+  opts: { cookie?: string; width?: number } = {},
+): Promise<ConsoleBrowser> {
   const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: opts.width ?? 1280, height: 900 } });
   if (opts.cookie) {
     const [name, value] = opts.cookie.split(';')[0]!.split('=');

@@ -13,10 +13,17 @@ import { checkSend } from '../../simulator/send-validation.js';
 const account = defaultFixture().accounts[0]!;
 const phone = account.phoneNumbers.find((p) => p.status === 'CONNECTED')!;
 const sender = { phoneNumberId: phone.id, to: '447700900123' };
-const examples = MESSAGE_TYPE_CATALOGUE.flatMap((d) => Object.entries<{ value: object }>(d.examples).map(([name, { value }]) => [d.type, name, value] as const));
+const examples = MESSAGE_TYPE_CATALOGUE.flatMap((d) =>
+  Object.entries<{ value: object }>(d.examples).map(([name, { value }]) => [d.type, name, value] as const),
+);
 
 /** Meta's send body for a type's upstream part, as the client puts it together (whatsapp.client.ts). */
-function metaBody(part: { type: string; content?: unknown; text?: unknown; template?: unknown }): Record<string, unknown> {
+function metaBody(part: {
+  type: string;
+  content?: unknown;
+  text?: unknown;
+  template?: unknown;
+}): Record<string, unknown> {
   const common = { messaging_product: 'whatsapp', recipient_type: 'individual', to: `+${sender.to}` };
   const { type, content, ...own } = part;
   return content === undefined ? { ...common, type, ...own } : { ...common, type, [type]: content };

@@ -39,7 +39,7 @@ const HUGE = 'x'.repeat(100 * KB);
 /** Strings that are hostile but may be perfectly valid content for a free-text field. */
 const HOSTILE_STRINGS: Record<string, string> = {
   'sql injection': "' OR 1=1 --",
-  'sql injection (stacked)': "1; DROP TABLE messages; --",
+  'sql injection (stacked)': '1; DROP TABLE messages; --',
   'sql injection (quote)': '" OR ""="',
   'json injection ($ne)': '{"$ne":null}',
   'json injection (__proto__)': '{"__proto__":{"polluted":"yes"}}',
@@ -62,8 +62,8 @@ const WRONG_TYPES: Record<string, unknown> = {
   number: 12345,
   float: 1.5,
   negative: -1,
-  'true': true,
-  'false': false,
+  true: true,
+  false: false,
   null: null,
   'empty array': [],
   array: ['x'],
@@ -76,7 +76,9 @@ const WRONG_TYPES: Record<string, unknown> = {
 const HOSTILE_PATH_SEGMENTS: Record<string, string> = {
   ...Object.fromEntries(
     Object.entries(HOSTILE_STRINGS)
-      .filter(([k]) => !k.startsWith('lone') && k !== 'huge (100 kB)' && k !== 'empty' && k !== 'newlines (header injection)')
+      .filter(
+        ([k]) => !k.startsWith('lone') && k !== 'huge (100 kB)' && k !== 'empty' && k !== 'newlines (header injection)',
+      )
       .map(([k, v]) => [k, encodeURIComponent(v)]),
   ),
   'encoded lone surrogate (CESU-8)': '%ED%A0%80',
@@ -94,7 +96,7 @@ const HOSTILE_PATH_SEGMENTS: Record<string, string> = {
   'beyond 2^53': '9007199254740993',
   'beyond int64': '99999999999999999999999',
   'null literal': 'null',
-  '__proto__': '__proto__',
+  __proto__: '__proto__',
   constructor: 'constructor',
 };
 
@@ -151,7 +153,11 @@ function resolve(doc: OpenApi, schema: Schema | undefined): Schema | undefined {
   if (schema.$ref) return resolve(doc, doc.components?.schemas?.[schema.$ref.replace('#/components/schemas/', '')]);
   if (schema.allOf?.length) {
     const parts = schema.allOf.map((s) => resolve(doc, s) ?? {});
-    return { type: 'object', properties: Object.assign({}, ...parts.map((p) => p.properties)), required: parts.flatMap((p) => p.required ?? []) };
+    return {
+      type: 'object',
+      properties: Object.assign({}, ...parts.map((p) => p.properties)),
+      required: parts.flatMap((p) => p.required ?? []),
+    };
   }
   return schema;
 }
@@ -198,7 +204,11 @@ function exampleOf(doc: OpenApi, schema: Schema | undefined): unknown {
   if (s.default !== undefined) return s.default;
   if (s.enum?.length) return s.enum[0];
   if (s.properties) {
-    return Object.fromEntries(Object.entries(s.properties).filter(([k]) => (s.required ?? []).includes(k)).map(([k, v]) => [k, exampleOf(doc, v)]));
+    return Object.fromEntries(
+      Object.entries(s.properties)
+        .filter(([k]) => (s.required ?? []).includes(k))
+        .map(([k, v]) => [k, exampleOf(doc, v)]),
+    );
   }
   if (s.type === 'array') return [exampleOf(doc, s.items)];
   if (s.type === 'integer' || s.type === 'number') return 1;
@@ -265,12 +275,20 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
   /** Valid-looking bodies that a business rule refuses without writing anything. */
   const safeBases = (): Record<string, Array<{ body: Record<string, unknown>; fields?: (f: string) => boolean }>> => ({
     // The email exists: 409 (or 422 for a bad field), never a new organization.
-    'POST /auth/signup': [{ body: { email: tenant.operator.email, password: 'correct horse battery staple', organizationName: 'Sweep Org' } }],
+    'POST /auth/signup': [
+      {
+        body: { email: tenant.operator.email, password: 'correct horse battery staple', organizationName: 'Sweep Org' },
+      },
+    ],
     'POST /auth/login': [{ body: { email: `nobody-${marker}@example.test`, password: 'wrong password 123' } }],
     // A wrong current password: 422 naming currentPassword, nothing changed.
-    'POST /auth/password': [{ body: { currentPassword: 'not the sweep password', newPassword: 'a sweep passphrase 123' } }],
+    'POST /auth/password': [
+      { body: { currentPassword: 'not the sweep password', newPassword: 'a sweep passphrase 123' } },
+    ],
     // Unknown WABA: the token goes to the upstream check, which refuses it.
-    'POST /business-accounts': [{ body: { wabaId: UNKNOWN_WABA, accessToken: 'sweep-not-a-token', name: 'Sweep WABA' } }],
+    'POST /business-accounts': [
+      { body: { wabaId: UNKNOWN_WABA, accessToken: 'sweep-not-a-token', name: 'Sweep WABA' } },
+    ],
     'PUT /business-accounts/{wabaId}/access-token': [{ body: { accessToken: 'sweep-not-a-token' } }],
     // The organization already has its INVITATIONS_MAX_PENDING (1) pending invitation: 409 before another is stored.
     // (An already registered email is no refusal any more: the answer must not tell whether it is registered.)
@@ -279,7 +297,15 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     'POST /api-keys': [{ body: { wabaId: UNKNOWN_WABA, name: 'Sweep key' } }],
     // A template that is not synced: 422 naming templateName, no campaign stored, nothing sent.
     'POST /business-accounts/{wabaId}/campaigns': [
-      { body: { name: 'Sweep campaign', phoneNumberId: tenant.account.phoneNumberId, templateName: 'sweep_not_synced', templateLanguage: 'en_GB', recipients: [{ to: '447700900123' }] } },
+      {
+        body: {
+          name: 'Sweep campaign',
+          phoneNumberId: tenant.account.phoneNumberId,
+          templateName: 'sweep_not_synced',
+          templateLanguage: 'en_GB',
+          recipients: [{ to: '447700900123' }],
+        },
+      },
     ],
     // A template that is not synced, or text outside the 24 h window: 422 before any upstream call or row.
     'POST /messages': [
@@ -290,11 +316,26 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
           type: 'template',
           templateName: 'sweep_not_synced',
           templateLanguage: 'en_GB',
-          components: [{ type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'sweep' }] }],
+          components: [
+            {
+              type: 'button',
+              sub_type: 'quick_reply',
+              index: '0',
+              parameters: [{ type: 'payload', payload: 'sweep' }],
+            },
+          ],
         },
         fields: (f) => !f.startsWith('text'),
       },
-      { body: { phoneNumberId: tenant.account.phoneNumberId, to: '447700900123', type: 'text', text: { body: 'Hello' } }, fields: (f) => f.startsWith('text') },
+      {
+        body: {
+          phoneNumberId: tenant.account.phoneNumberId,
+          to: '447700900123',
+          type: 'text',
+          text: { body: 'Hello' },
+        },
+        fields: (f) => f.startsWith('text'),
+      },
     ],
   });
 
@@ -313,7 +354,10 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
   };
 
   const fill = (route: Route, values: Record<string, string> = {}): string =>
-    route.path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? encodeURIComponent(validPathValue(route, name)));
+    route.path.replace(
+      /\{(\w+)\}/g,
+      (_, name: string) => values[name] ?? encodeURIComponent(validPathValue(route, name)),
+    );
 
   function casesFor(route: Route): Case[] {
     const id = `${route.method} ${route.path}`;
@@ -326,7 +370,10 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     const validPathIsSafe = isGet || route.body !== undefined;
     const add = (label: string, req: Omit<RawRequest, 'method'>, extra: Partial<Case> = {}) =>
       cases.push({ route: id, label, req: { method: route.method, ...req }, ...extra });
-    const hostilePath = pathParams.length > 0 ? fill(route, Object.fromEntries(pathParams.map((p) => [p, '%27%20OR%201%3D1%20--']))) : null;
+    const hostilePath =
+      pathParams.length > 0
+        ? fill(route, Object.fromEntries(pathParams.map((p) => [p, '%27%20OR%201%3D1%20--'])))
+        : null;
     // Where parser-level cases go: the valid path when that is safe, else a hostile one (or the route itself,
     // since the parser refuses these bodies before any handler runs).
     const parserPath = fill(route);
@@ -334,44 +381,130 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     // --- bodies the parser refuses before routing (safe on any route) --------------------------------
     if (route.path !== '/webhooks/whatsapp' || route.method !== 'POST') {
       const limit = 1024 * 1024;
-      add('malformed JSON', { path: parserPath, headers: { ...auth, ...JSON_CT }, body: '{"phoneNumberId": "1", ' }, { status: 400 });
+      add(
+        'malformed JSON',
+        { path: parserPath, headers: { ...auth, ...JSON_CT }, body: '{"phoneNumberId": "1", ' },
+        { status: 400 },
+      );
       add('truncated JSON', { path: parserPath, headers: { ...auth, ...JSON_CT }, body: '[' }, { status: 400 });
       add('bare word', { path: parserPath, headers: { ...auth, ...JSON_CT }, body: 'nul' }, { status: 400 });
       // A campaign's creation takes up to CAMPAIGN_BODY_LIMIT_BYTES (100,000 recipients): 1 MB reaches validation there.
       const bigBodyOk = route.method === 'POST' && route.path === '/business-accounts/{wabaId}/campaigns';
-      add('JSON over 1 MB', { path: parserPath, headers: { ...auth, ...JSON_CT }, body: JSON.stringify({ a: 'x'.repeat(limit) }) }, bigBodyOk ? { status: 422 } : { status: 413 });
-      add('unsupported charset', { path: parserPath, headers: { ...auth, 'content-type': 'application/json; charset=latin1' }, body: '{}' }, { status: 415 });
-      add('unsupported content-encoding', { path: parserPath, headers: { ...auth, ...JSON_CT, 'content-encoding': 'compress' }, body: '{}' }, { status: 415 });
-      add('gzip header, not gzip bytes', { path: parserPath, headers: { ...auth, ...JSON_CT, 'content-encoding': 'gzip' }, body: '{"a":1}' }, { status: 400 });
+      add(
+        'JSON over 1 MB',
+        { path: parserPath, headers: { ...auth, ...JSON_CT }, body: JSON.stringify({ a: 'x'.repeat(limit) }) },
+        bigBodyOk ? { status: 422 } : { status: 413 },
+      );
+      add(
+        'unsupported charset',
+        { path: parserPath, headers: { ...auth, 'content-type': 'application/json; charset=latin1' }, body: '{}' },
+        { status: 415 },
+      );
+      add(
+        'unsupported content-encoding',
+        { path: parserPath, headers: { ...auth, ...JSON_CT, 'content-encoding': 'compress' }, body: '{}' },
+        { status: 415 },
+      );
+      add(
+        'gzip header, not gzip bytes',
+        { path: parserPath, headers: { ...auth, ...JSON_CT, 'content-encoding': 'gzip' }, body: '{"a":1}' },
+        { status: 400 },
+      );
     }
 
     // --- credentials ------------------------------------------------------------------------------------
     const authPath = hostilePath ?? parserPath;
     if (route.auth === 'session') {
       add('no session cookie', { path: authPath }, { status: 401 });
-      add('forged session cookie', { path: authPath, headers: { cookie: `bm_session=${'A'.repeat(43)}` } }, { status: 401 });
-      add('session cookie with sql injection', { path: authPath, headers: { cookie: `bm_session=${encodeURIComponent("' OR 1=1 --")}` } }, { status: 401 });
-      add('session cookie of 8 kB', { path: authPath, headers: { cookie: `bm_session=${'s'.repeat(8 * KB)}` } }, { status: 401 });
+      add(
+        'forged session cookie',
+        { path: authPath, headers: { cookie: `bm_session=${'A'.repeat(43)}` } },
+        { status: 401 },
+      );
+      add(
+        'session cookie with sql injection',
+        { path: authPath, headers: { cookie: `bm_session=${encodeURIComponent("' OR 1=1 --")}` } },
+        { status: 401 },
+      );
+      add(
+        'session cookie of 8 kB',
+        { path: authPath, headers: { cookie: `bm_session=${'s'.repeat(8 * KB)}` } },
+        { status: 401 },
+      );
     }
     if (route.auth === 'key') {
       add('no key headers', { path: authPath }, { status: 401 });
       add('access key only', { path: authPath, headers: { 'x-access-key': tenant.key.accessKey } }, { status: 401 });
-      add('duplicate x-access-key headers', { path: authPath, headers: { 'x-access-key': [tenant.key.accessKey, 'ak_other'], 'x-secret-key': tenant.key.secretKey } }, { status: 401 });
-      add('duplicate x-secret-key headers', { path: authPath, headers: { 'x-access-key': tenant.key.accessKey, 'x-secret-key': [tenant.key.secretKey, tenant.key.secretKey] } }, { status: 401 });
-      add('4 kB key headers', { path: authPath, headers: { 'x-access-key': `ak_${'k'.repeat(4 * KB)}`, 'x-secret-key': `sk_${'k'.repeat(4 * KB)}` } }, { status: 401 });
-      add('sql injection in key headers', { path: authPath, headers: { 'x-access-key': "ak_' OR 1=1 --", 'x-secret-key': "sk_' OR '1'='1" } }, { status: 401 });
-      add('latin-1 bytes in key headers', { path: authPath, headers: { 'x-access-key': 'ak_\u00ff\u00fe', 'x-secret-key': 'sk_\u00e9' } }, { status: 401 });
+      add(
+        'duplicate x-access-key headers',
+        {
+          path: authPath,
+          headers: { 'x-access-key': [tenant.key.accessKey, 'ak_other'], 'x-secret-key': tenant.key.secretKey },
+        },
+        { status: 401 },
+      );
+      add(
+        'duplicate x-secret-key headers',
+        {
+          path: authPath,
+          headers: {
+            'x-access-key': tenant.key.accessKey,
+            'x-secret-key': [tenant.key.secretKey, tenant.key.secretKey],
+          },
+        },
+        { status: 401 },
+      );
+      add(
+        '4 kB key headers',
+        {
+          path: authPath,
+          headers: { 'x-access-key': `ak_${'k'.repeat(4 * KB)}`, 'x-secret-key': `sk_${'k'.repeat(4 * KB)}` },
+        },
+        { status: 401 },
+      );
+      add(
+        'sql injection in key headers',
+        { path: authPath, headers: { 'x-access-key': "ak_' OR 1=1 --", 'x-secret-key': "sk_' OR '1'='1" } },
+        { status: 401 },
+      );
+      add(
+        'latin-1 bytes in key headers',
+        { path: authPath, headers: { 'x-access-key': 'ak_\u00ff\u00fe', 'x-secret-key': 'sk_\u00e9' } },
+        { status: 401 },
+      );
     }
     if (isGet) {
       // Valid credentials and path, junk in headers the API does not act on: any answer but a 5xx will do.
-      add('8 kB x-request-id and junk headers', { path: parserPath, headers: { ...auth, 'x-request-id': 'r'.repeat(8 * KB), 'x-forwarded-for': "' OR 1=1 --", 'accept-language': '\u00ff'.repeat(100) } }, { benign: true });
+      add(
+        '8 kB x-request-id and junk headers',
+        {
+          path: parserPath,
+          headers: {
+            ...auth,
+            'x-request-id': 'r'.repeat(8 * KB),
+            'x-forwarded-for': "' OR 1=1 --",
+            'accept-language': '\u00ff'.repeat(100),
+          },
+        },
+        { benign: true },
+      );
     }
 
     // --- path parameters -------------------------------------------------------------------------------
-    const pathCaseBody = route.body ? JSON.stringify(safeBases()[id]?.[0]?.body ?? exampleOf(doc, route.body)) : undefined;
+    const pathCaseBody = route.body
+      ? JSON.stringify(safeBases()[id]?.[0]?.body ?? exampleOf(doc, route.body))
+      : undefined;
     for (const param of pathParams) {
       for (const [label, segment] of Object.entries(HOSTILE_PATH_SEGMENTS)) {
-        add(`path ${param}: ${label}`, { path: fill(route, { [param]: segment }), headers: { ...auth, ...(route.body ? JSON_CT : {}) }, body: pathCaseBody }, label === 'nul byte' ? { names: param } : {});
+        add(
+          `path ${param}: ${label}`,
+          {
+            path: fill(route, { [param]: segment }),
+            headers: { ...auth, ...(route.body ? JSON_CT : {}) },
+            body: pathCaseBody,
+          },
+          label === 'nul byte' ? { names: param } : {},
+        );
       }
     }
 
@@ -383,16 +516,28 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
           // An empty or blank filter may mean "no filter" (any answer but a 5xx will do); the rest must match nothing.
           const benign = label === 'empty' || label === 'blank';
           // NUL is never a valid filter (PostgreSQL cannot compare it): 422 naming the parameter.
-          const extra: Partial<Case> = benign ? { benign } : label === 'nul byte' ? { names: q } : { mayMatchNothing: true };
+          const extra: Partial<Case> = benign
+            ? { benign }
+            : label === 'nul byte'
+              ? { names: q }
+              : { mayMatchNothing: true };
           add(`query ${q}: ${label}`, { path: `${base}?${encodeURIComponent(q)}=${value}`, headers: auth }, extra);
         }
         add(`query ${q}: array`, { path: `${base}?${q}=1&${q}=2`, headers: auth }, { names: q, mayMatchNothing: true });
-        add(`query ${q}: nested ($ne)`, { path: `${base}?${q}%5B%24ne%5D=1`, headers: auth }, { mayMatchNothing: true });
+        add(
+          `query ${q}: nested ($ne)`,
+          { path: `${base}?${q}%5B%24ne%5D=1`, headers: auth },
+          { mayMatchNothing: true },
+        );
       }
       // A route that declares query parameters refuses unknown ones (422); one that declares none ignores them.
       const unknown: Partial<Case> = queryParams.length > 0 ? { names: marker } : { benign: true };
       add('query: unknown parameter', { path: `${base}?${marker}=1`, headers: auth }, unknown);
-      add('query: __proto__ pollution', { path: `${base}?__proto__%5Bpolluted%5D=yes&constructor%5Bprototype%5D%5Bpolluted%5D=yes`, headers: auth }, queryParams.length > 0 ? {} : { benign: true });
+      add(
+        'query: __proto__ pollution',
+        { path: `${base}?__proto__%5Bpolluted%5D=yes&constructor%5Bprototype%5D%5Bpolluted%5D=yes`, headers: auth },
+        queryParams.length > 0 ? {} : { benign: true },
+      );
     }
 
     // --- JSON bodies ---------------------------------------------------------------------------------------
@@ -406,36 +551,79 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
           // A value of the declared type (or null for an optional field) is not a wrong type.
           const jsType = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
           const declared = f.type === 'integer' ? 'number' : f.type;
-          const fits = jsType === declared || (declared === 'number' && jsType === 'number') || (jsType === 'null' && !f.required) || declared === 'unknown';
-          add(`body ${f.path}: ${label}`, { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify(setPath(base, f.path, value)) }, fits ? {} : { names: f.path });
+          const fits =
+            jsType === declared ||
+            (declared === 'number' && jsType === 'number') ||
+            (jsType === 'null' && !f.required) ||
+            declared === 'unknown';
+          add(
+            `body ${f.path}: ${label}`,
+            { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify(setPath(base, f.path, value)) },
+            fits ? {} : { names: f.path },
+          );
         }
         if (f.type === 'string' || f.type === 'unknown') {
           for (const [label, value] of Object.entries(HOSTILE_STRINGS)) {
             // Oversized, NUL (PostgreSQL cannot store it) and lone surrogates (not Unicode): 422 naming the field.
             const named = label.startsWith('huge') || label === 'nul byte' || label.startsWith('lone');
-            add(`body ${f.path}: ${label}`, { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify(setPath(base, f.path, value)) }, named ? { names: f.path } : {});
+            add(
+              `body ${f.path}: ${label}`,
+              { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify(setPath(base, f.path, value)) },
+              named ? { names: f.path } : {},
+            );
           }
         }
       }
       const first = bases[0]!.body;
-      add('body: unknown field', { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify({ ...first, [marker]: 1 }) }, { names: marker });
+      add(
+        'body: unknown field',
+        { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify({ ...first, [marker]: 1 }) },
+        { names: marker },
+      );
       add('body: __proto__ and constructor keys', {
         path,
         headers: { ...auth, ...JSON_CT },
-        body: JSON.stringify(first).replace(/^\{/, '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},'),
+        body: JSON.stringify(first).replace(
+          /^\{/,
+          '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},',
+        ),
       });
-      add('body: JSON array instead of object', { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify([first]) });
+      add('body: JSON array instead of object', {
+        path,
+        headers: { ...auth, ...JSON_CT },
+        body: JSON.stringify([first]),
+      });
       add('body: JSON string instead of object', { path, headers: { ...auth, ...JSON_CT }, body: '"sweep"' });
       add('body: JSON null', { path, headers: { ...auth, ...JSON_CT }, body: 'null' });
       add('body: empty', { path, headers: { ...auth, ...JSON_CT }, body: '' });
       // A body that is not sent as JSON is refused as such (415 naming the header), not read as an empty object.
       const notJson: Partial<Case> = { status: 415, names: 'content-type' };
       add('body: no content-type', { path, headers: auth, body: JSON.stringify(first) }, notJson);
-      add('body: text/plain', { path, headers: { ...auth, 'content-type': 'text/plain' }, body: JSON.stringify(first) }, notJson);
-      add('body: form-encoded', { path, headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&b=2' }, notJson);
-      add('body: bytes that are not UTF-8', { path, headers: { ...auth, ...JSON_CT }, body: Buffer.concat([Buffer.from('{"'), Buffer.from([0xff, 0xfe]), Buffer.from('":1}')]) });
-      add('body: deeply nested', { path, headers: { ...auth, ...JSON_CT }, body: `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}` }, { status: 400 });
-      add('body: deeply nested arrays', { path, headers: { ...auth, ...JSON_CT }, body: `${'['.repeat(5000)}${']'.repeat(5000)}` }, { status: 400 });
+      add(
+        'body: text/plain',
+        { path, headers: { ...auth, 'content-type': 'text/plain' }, body: JSON.stringify(first) },
+        notJson,
+      );
+      add(
+        'body: form-encoded',
+        { path, headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1&b=2' },
+        notJson,
+      );
+      add('body: bytes that are not UTF-8', {
+        path,
+        headers: { ...auth, ...JSON_CT },
+        body: Buffer.concat([Buffer.from('{"'), Buffer.from([0xff, 0xfe]), Buffer.from('":1}')]),
+      });
+      add(
+        'body: deeply nested',
+        { path, headers: { ...auth, ...JSON_CT }, body: `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}` },
+        { status: 400 },
+      );
+      add(
+        'body: deeply nested arrays',
+        { path, headers: { ...auth, ...JSON_CT }, body: `${'['.repeat(5000)}${']'.repeat(5000)}` },
+        { status: 400 },
+      );
     }
     return cases;
   }
@@ -446,26 +634,81 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     const secret = stack.config.whatsappAppSecret;
     const valid = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: marker, changes: [] }] });
     const cases: Case[] = [];
-    const add = (label: string, body: string | Buffer, headers: Record<string, string | string[]>, extra: Partial<Case> = {}) =>
-      cases.push({ route, label, req: { method: 'POST', path: '/webhooks/whatsapp', headers, body }, ...extra });
-    const signed = (body: string | Buffer) => ({ 'content-type': 'application/json', 'x-hub-signature-256': signatureHeader(body, secret) });
+    const add = (
+      label: string,
+      body: string | Buffer,
+      headers: Record<string, string | string[]>,
+      extra: Partial<Case> = {},
+    ) => cases.push({ route, label, req: { method: 'POST', path: '/webhooks/whatsapp', headers, body }, ...extra });
+    const signed = (body: string | Buffer) => ({
+      'content-type': 'application/json',
+      'x-hub-signature-256': signatureHeader(body, secret),
+    });
 
     add('no signature', valid, { 'content-type': 'application/json' }, { status: 401 });
-    add('wrong signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, { status: 401 });
-    add('signature of another body', valid, { 'content-type': 'application/json', 'x-hub-signature-256': signatureHeader(`${valid} `, secret) }, { status: 401 });
-    add('sha1 signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha1=${'0'.repeat(40)}` }, { status: 401 });
-    add('non-hex signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'z'.repeat(64)}` }, { status: 401 });
-    add('duplicate signature headers', valid, { 'content-type': 'application/json', 'x-hub-signature-256': [signatureHeader(valid, secret), `sha256=${'0'.repeat(64)}`] }, { status: 401 });
-    add('8 kB signature', valid, { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'a'.repeat(8 * KB)}` }, { status: 401 });
-    add('signature with sql injection', valid, { 'content-type': 'application/json', 'x-hub-signature-256': "sha256=' OR 1=1 --" }, { status: 401 });
+    add(
+      'wrong signature',
+      valid,
+      { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` },
+      { status: 401 },
+    );
+    add(
+      'signature of another body',
+      valid,
+      { 'content-type': 'application/json', 'x-hub-signature-256': signatureHeader(`${valid} `, secret) },
+      { status: 401 },
+    );
+    add(
+      'sha1 signature',
+      valid,
+      { 'content-type': 'application/json', 'x-hub-signature-256': `sha1=${'0'.repeat(40)}` },
+      { status: 401 },
+    );
+    add(
+      'non-hex signature',
+      valid,
+      { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'z'.repeat(64)}` },
+      { status: 401 },
+    );
+    add(
+      'duplicate signature headers',
+      valid,
+      {
+        'content-type': 'application/json',
+        'x-hub-signature-256': [signatureHeader(valid, secret), `sha256=${'0'.repeat(64)}`],
+      },
+      { status: 401 },
+    );
+    add(
+      '8 kB signature',
+      valid,
+      { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'a'.repeat(8 * KB)}` },
+      { status: 401 },
+    );
+    add(
+      'signature with sql injection',
+      valid,
+      { 'content-type': 'application/json', 'x-hub-signature-256': "sha256=' OR 1=1 --" },
+      { status: 401 },
+    );
     add('unsigned, no content-type', valid, {}, { status: 401 });
     add('unsigned, text/plain', valid, { 'content-type': 'text/plain' }, { status: 401 });
     add('unsigned malformed JSON', '{"object":', { 'content-type': 'application/json' }, { status: 401 });
     for (const [label, value] of Object.entries(HOSTILE_STRINGS)) {
-      add(`unsigned, entry id: ${label}`, JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: value, changes: [], marker }] }), { 'content-type': 'application/json' }, { status: 401 });
+      add(
+        `unsigned, entry id: ${label}`,
+        JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: value, changes: [], marker }] }),
+        { 'content-type': 'application/json' },
+        { status: 401 },
+      );
     }
     // Signed (as Meta would) but not a delivery we can store.
-    add('signed malformed JSON', `{"object":"whatsapp_business_account","entry":[{"id":"${marker}"`, signed(`{"object":"whatsapp_business_account","entry":[{"id":"${marker}"`), { status: 400 });
+    add(
+      'signed malformed JSON',
+      `{"object":"whatsapp_business_account","entry":[{"id":"${marker}"`,
+      signed(`{"object":"whatsapp_business_account","entry":[{"id":"${marker}"`),
+      { status: 400 },
+    );
     const notDeliveries: Record<string, string> = {
       'JSON array': JSON.stringify([marker]),
       'JSON string': JSON.stringify(marker),
@@ -481,17 +724,31 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
       'entry null': JSON.stringify({ object: 'whatsapp_business_account', entry: null, marker }),
       '__proto__ object': `{"__proto__":{"object":"whatsapp_business_account"},"entry":[{"id":"${marker}"}]}`,
     };
-    for (const [label, body] of Object.entries(notDeliveries)) add(`signed ${label}`, body, signed(body), { status: 400 });
-    const big = Buffer.from(JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: marker, pad: 'p'.repeat(3 * 1024 * 1024) }] }));
+    for (const [label, body] of Object.entries(notDeliveries))
+      add(`signed ${label}`, body, signed(body), { status: 400 });
+    const big = Buffer.from(
+      JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [{ id: marker, pad: 'p'.repeat(3 * 1024 * 1024) }],
+      }),
+    );
     add('signed, over 3 MB', big, signed(big), { status: 413 });
     // Without a signature header the answer comes before the body is read: 401, whatever its size.
     add('unsigned, over 3 MB', big, { 'content-type': 'application/json' }, { status: 401 });
     // The verification handshake with wrong tokens.
     const verify = (label: string, query: string) =>
-      cases.push({ route: 'GET /webhooks/whatsapp', label, req: { method: 'GET', path: `/webhooks/whatsapp?${query}` }, status: 403 });
+      cases.push({
+        route: 'GET /webhooks/whatsapp',
+        label,
+        req: { method: 'GET', path: `/webhooks/whatsapp?${query}` },
+        status: 403,
+      });
     verify('no parameters', '');
     verify('wrong token', 'hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1');
-    verify('sql injection token', `hub.mode=subscribe&hub.verify_token=${encodeURIComponent("' OR 1=1 --")}&hub.challenge=1`);
+    verify(
+      'sql injection token',
+      `hub.mode=subscribe&hub.verify_token=${encodeURIComponent("' OR 1=1 --")}&hub.challenge=1`,
+    );
     verify('array token', 'hub.mode=subscribe&hub.verify_token=a&hub.verify_token=b&hub.challenge=1');
     verify('nul token', 'hub.mode=subscribe&hub.verify_token=%00&hub.challenge=%00');
     verify('wrong mode', `hub.mode=${encodeURIComponent('😀')}&hub.verify_token=x&hub.challenge=${'c'.repeat(8 * KB)}`);
@@ -513,13 +770,17 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
   function judge(c: Case, res: RawResponse): string | undefined {
     const body = res.json as { statusCode?: unknown; message?: unknown; errors?: unknown; data?: unknown } | undefined;
     if (res.status >= 500) return `${res.status} (server error): ${res.text.slice(0, 200)}`;
-    if (c.status !== undefined && res.status !== c.status) return `expected ${c.status}, got ${res.status}: ${res.text.slice(0, 200)}`;
-    if (typeof body !== 'object' || body === null) return `${res.status} without a JSON envelope: ${JSON.stringify(res.text.slice(0, 200))}`;
-    if (body.statusCode !== res.status) return `envelope statusCode ${String(body.statusCode)} differs from HTTP ${res.status}`;
+    if (c.status !== undefined && res.status !== c.status)
+      return `expected ${c.status}, got ${res.status}: ${res.text.slice(0, 200)}`;
+    if (typeof body !== 'object' || body === null)
+      return `${res.status} without a JSON envelope: ${JSON.stringify(res.text.slice(0, 200))}`;
+    if (body.statusCode !== res.status)
+      return `envelope statusCode ${String(body.statusCode)} differs from HTTP ${res.status}`;
     if (typeof body.message !== 'string' || body.message === '') return `${res.status} without a message`;
     if (c.benign) return undefined;
     if (res.status >= 200 && res.status < 300) {
-      if (!(c.req.method === 'GET' && c.mayMatchNothing)) return `${res.status}: a hostile request succeeded: ${res.text.slice(0, 200)}`;
+      if (!(c.req.method === 'GET' && c.mayMatchNothing))
+        return `${res.status}: a hostile request succeeded: ${res.text.slice(0, 200)}`;
       const found = matches(body.data);
       if (found > 0) return `200 with ${found} results for a hostile filter`;
       return undefined;
@@ -528,8 +789,17 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     if (res.status === 422 || res.status === 415) {
       const errors = body.errors as Array<{ field?: unknown; message?: unknown }> | undefined;
       if (!Array.isArray(errors) || errors.length === 0) return `${res.status} without errors[]`;
-      if (errors.some((e) => typeof e.field !== 'string' || typeof e.message !== 'string' || e.message === '')) return `422 with a malformed errors[]: ${JSON.stringify(errors)}`;
-      if (c.names && !errors.some((e) => e.field === c.names || String(e.field).startsWith(`${c.names}.`) || c.names!.startsWith(`${String(e.field)}.`))) {
+      if (errors.some((e) => typeof e.field !== 'string' || typeof e.message !== 'string' || e.message === ''))
+        return `422 with a malformed errors[]: ${JSON.stringify(errors)}`;
+      if (
+        c.names &&
+        !errors.some(
+          (e) =>
+            e.field === c.names ||
+            String(e.field).startsWith(`${c.names}.`) ||
+            c.names!.startsWith(`${String(e.field)}.`),
+        )
+      ) {
         return `${res.status} does not name ${c.names}: ${JSON.stringify(errors).slice(0, 300)}`;
       }
     }
@@ -538,27 +808,58 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
 
   async function countRows(): Promise<Record<string, number>> {
     const org = tenant.operator.organizationId;
-    const q = async (sql: string, ...params: unknown[]) => Number((await stack.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(sql, ...params))[0]!.n);
+    const q = async (sql: string, ...params: unknown[]) =>
+      Number((await stack.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(sql, ...params))[0]!.n);
     const ba = `SELECT id FROM business_accounts WHERE organization_id = $1::uuid`;
     return {
       organizations: await q(`SELECT count(*) AS n FROM organizations WHERE id = $1::uuid`, org),
       operators: await q(`SELECT count(*) AS n FROM operators WHERE organization_id = $1::uuid`, org),
-      sessions: await q(`SELECT count(*) AS n FROM sessions WHERE operator_id IN (SELECT id FROM operators WHERE organization_id = $1::uuid)`, org),
-      revokedSessions: await q(`SELECT count(*) AS n FROM sessions WHERE revoked_at IS NOT NULL AND operator_id IN (SELECT id FROM operators WHERE organization_id = $1::uuid)`, org),
+      sessions: await q(
+        `SELECT count(*) AS n FROM sessions WHERE operator_id IN (SELECT id FROM operators WHERE organization_id = $1::uuid)`,
+        org,
+      ),
+      revokedSessions: await q(
+        `SELECT count(*) AS n FROM sessions WHERE revoked_at IS NOT NULL AND operator_id IN (SELECT id FROM operators WHERE organization_id = $1::uuid)`,
+        org,
+      ),
       businessAccounts: await q(`SELECT count(*) AS n FROM business_accounts WHERE organization_id = $1::uuid`, org),
-      disconnected: await q(`SELECT count(*) AS n FROM business_accounts WHERE organization_id = $1::uuid AND disconnected_at IS NOT NULL`, org),
+      disconnected: await q(
+        `SELECT count(*) AS n FROM business_accounts WHERE organization_id = $1::uuid AND disconnected_at IS NOT NULL`,
+        org,
+      ),
       phoneNumbers: await q(`SELECT count(*) AS n FROM phone_numbers WHERE business_account_id IN (${ba})`, org),
       templates: await q(`SELECT count(*) AS n FROM templates WHERE business_account_id IN (${ba})`, org),
       apiKeys: await q(`SELECT count(*) AS n FROM api_keys WHERE organization_id = $1::uuid`, org),
-      revokedKeys: await q(`SELECT count(*) AS n FROM api_keys WHERE organization_id = $1::uuid AND revoked_at IS NOT NULL`, org),
+      revokedKeys: await q(
+        `SELECT count(*) AS n FROM api_keys WHERE organization_id = $1::uuid AND revoked_at IS NOT NULL`,
+        org,
+      ),
       auditLogs: await q(`SELECT count(*) AS n FROM audit_logs WHERE organization_id = $1::uuid`, org),
       messages: await q(`SELECT count(*) AS n FROM messages WHERE business_account_id IN (${ba})`, org),
-      idempotencyKeys: await q(`SELECT count(*) AS n FROM idempotency_keys WHERE api_key_id IN (SELECT id FROM api_keys WHERE organization_id = $1::uuid)`, org),
-      conversationWindows: await q(`SELECT count(*) AS n FROM conversation_windows WHERE waba_id = $1`, tenant.account.wabaId),
-      events: await q(`SELECT count(*) AS n FROM events WHERE waba_id = $1 OR waba_id = $2`, tenant.account.wabaId, marker),
-      eventCounts: await q(`SELECT count(*) AS n FROM event_counts WHERE waba_id = $1 OR waba_id = $2`, tenant.account.wabaId, marker),
+      idempotencyKeys: await q(
+        `SELECT count(*) AS n FROM idempotency_keys WHERE api_key_id IN (SELECT id FROM api_keys WHERE organization_id = $1::uuid)`,
+        org,
+      ),
+      conversationWindows: await q(
+        `SELECT count(*) AS n FROM conversation_windows WHERE waba_id = $1`,
+        tenant.account.wabaId,
+      ),
+      events: await q(
+        `SELECT count(*) AS n FROM events WHERE waba_id = $1 OR waba_id = $2`,
+        tenant.account.wabaId,
+        marker,
+      ),
+      eventCounts: await q(
+        `SELECT count(*) AS n FROM event_counts WHERE waba_id = $1 OR waba_id = $2`,
+        tenant.account.wabaId,
+        marker,
+      ),
       // The sweep's webhook bodies carry the marker: none may have been stored.
-      webhookDeliveries: await q(`SELECT count(*) AS n FROM webhook_deliveries WHERE position(convert_to($1, 'UTF8') in raw_body) > 0 OR $2 = ANY (waba_ids)`, marker, tenant.account.wabaId),
+      webhookDeliveries: await q(
+        `SELECT count(*) AS n FROM webhook_deliveries WHERE position(convert_to($1, 'UTF8') in raw_body) > 0 OR $2 = ANY (waba_ids)`,
+        marker,
+        tenant.account.wabaId,
+      ),
       operatorsWithSweepEmail: await q(`SELECT count(*) AS n FROM operators WHERE email LIKE $1`, `%${marker}%`),
     };
   }
@@ -584,12 +885,22 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     });
     tenant = await onboard(stack, 'Bad Input Sweep');
     // The one pending invitation the organization may have: every invitation the sweep tries is refused (409).
-    expect((await stack.http.post('/invitations').set('cookie', tenant.operator.cookie).send({ email: `pending-${marker}@example.test` })).status).toBe(201);
+    expect(
+      (
+        await stack.http
+          .post('/invitations')
+          .set('cookie', tenant.operator.cookie)
+          .send({ email: `pending-${marker}@example.test` })
+      ).status,
+    ).toBe(201);
     // One message, so that a filter an injection widened would return it.
-    const sent = await stack.http
-      .post('/messages')
-      .set(tenant.key.headers)
-      .send({ phoneNumberId: tenant.account.phoneNumberId, to: '447700900123', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+    const sent = await stack.http.post('/messages').set(tenant.key.headers).send({
+      phoneNumberId: tenant.account.phoneNumberId,
+      to: '447700900123',
+      type: 'template',
+      templateName: 'hello_world',
+      templateLanguage: 'en_US',
+    });
     expect(sent.status).toBe(200);
     messageId = sent.body.data.id;
     // Its status webhooks (sent, delivered, read) arrive from the simulator and are processed: count after them.
@@ -597,7 +908,9 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
       async () => {
         const [deliveries, pending, events] = await Promise.all([
           stack.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.account.wabaId } } }),
-          stack.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.account.wabaId }, status: 'received' } }),
+          stack.prisma.webhookDelivery.count({
+            where: { wabaIds: { has: tenant.account.wabaId }, status: 'received' },
+          }),
           stack.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } }),
         ]);
         return deliveries >= 3 && pending === 0 && events >= 3;
@@ -618,13 +931,25 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
 
   it('reads every route from the Swagger document, the webhook receiver included', () => {
     const ids = routes.map((r) => `${r.method} ${r.path}`);
-    expect(ids).toEqual(expect.arrayContaining(['POST /messages', 'GET /messages/{id}', 'POST /auth/signup', 'POST /webhooks/whatsapp', 'GET /webhooks/events', 'DELETE /api-keys/{id}']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'POST /messages',
+        'GET /messages/{id}',
+        'POST /auth/signup',
+        'POST /webhooks/whatsapp',
+        'GET /webhooks/events',
+        'DELETE /api-keys/{id}',
+      ]),
+    );
     expect(routes.length).toBeGreaterThanOrEqual(30);
   });
 
   it('answers every malformed or hostile request with a 4xx envelope (422 naming the field), never a 5xx', async () => {
     const t = Date.now();
-    const cases = [...routes.filter((r) => !(r.method === 'POST' && r.path === '/webhooks/whatsapp')).flatMap(casesFor), ...webhookCases()];
+    const cases = [
+      ...routes.filter((r) => !(r.method === 'POST' && r.path === '/webhooks/whatsapp')).flatMap(casesFor),
+      ...webhookCases(),
+    ];
     let next = 0;
     const worker = async () => {
       while (next < cases.length) {
@@ -647,7 +972,8 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
       `[bad-input] ${results.length} requests over ${routesSwept} routes in ${((Date.now() - t) / 1000).toFixed(1)} s; answers ${JSON.stringify(byStatus)}; problems ${problems.length}\n`,
     );
     if (process.env.SWEEP_VERBOSE) {
-      for (const r of results) process.stdout.write(`[bad-input] ${r.res?.status ?? '---'} ${r.c.route} — ${r.c.label}\n`);
+      for (const r of results)
+        process.stdout.write(`[bad-input] ${r.res?.status ?? '---'} ${r.c.route} — ${r.c.label}\n`);
     }
     expect(problems).toEqual([]);
     // Nothing reached Object.prototype (the API runs in this process).
@@ -655,7 +981,11 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
   });
 
   it('answers a header block over the server limit with a 431 envelope', async () => {
-    const res = await rawRequest(stack.url, { method: 'GET', path: '/health', headers: { 'x-junk': 'j'.repeat(20 * KB) } });
+    const res = await rawRequest(stack.url, {
+      method: 'GET',
+      path: '/health',
+      headers: { 'x-junk': 'j'.repeat(20 * KB) },
+    });
     expect(res.status).toBe(431);
     expect(res.json).toEqual(expect.objectContaining({ statusCode: 431, message: expect.any(String) }));
   });
@@ -671,10 +1001,13 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     const list = await stack.http.get('/messages').set(tenant.key.headers);
     expect(list.status).toBe(200);
     expect(list.body.data.total).toBe(1);
-    const sent = await stack.http
-      .post('/messages')
-      .set(tenant.key.headers)
-      .send({ phoneNumberId: tenant.account.phoneNumberId, to: '447700900124', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+    const sent = await stack.http.post('/messages').set(tenant.key.headers).send({
+      phoneNumberId: tenant.account.phoneNumberId,
+      to: '447700900124',
+      type: 'template',
+      templateName: 'hello_world',
+      templateLanguage: 'en_US',
+    });
     expect(sent.status).toBe(200);
     expect(sent.body.data.status).toBe('sent');
   });

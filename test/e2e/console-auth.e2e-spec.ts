@@ -46,14 +46,22 @@ describe('Console auth rules', () => {
       const first = await stack.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
       expect(first.status).toBe(201);
 
-      const again = await stack.http.post('/auth/signup').send({ email: `  ${email.toUpperCase()}\t`, password: `${PASSWORD} 2`, organizationName });
+      const again = await stack.http
+        .post('/auth/signup')
+        .send({ email: `  ${email.toUpperCase()}\t`, password: `${PASSWORD} 2`, organizationName });
       expect(again.status).toBe(409);
-      expect(again.body).toEqual({ statusCode: 409, message: 'An operator with this email already exists', errors: [{ field: 'email', message: 'email is already registered' }] });
+      expect(again.body).toEqual({
+        statusCode: 409,
+        message: 'An operator with this email already exists',
+        errors: [{ field: 'email', message: 'email is already registered' }],
+      });
       expect(await operatorsWithEmail(email)).toBe(1);
       expect(await stack.prisma.organization.count({ where: { name: organizationName } })).toBe(1);
 
       // The first password still works, with the email typed differently.
-      const login = await stack.http.post('/auth/login').send({ email: ` ${email.toUpperCase()} `, password: PASSWORD });
+      const login = await stack.http
+        .post('/auth/login')
+        .send({ email: ` ${email.toUpperCase()} `, password: PASSWORD });
       expect(login.status).toBe(200);
       const wrong = await stack.http.post('/auth/login').send({ email, password: `${PASSWORD} 2` });
       expect(wrong.status).toBe(401);
@@ -61,12 +69,20 @@ describe('Console auth rules', () => {
 
     it('refuses a password shorter than 10 characters with 422 naming password', async () => {
       const email = uniqueEmail();
-      const res = await stack.http.post('/auth/signup').send({ email, password: '123456789', organizationName: 'Short Password Org' });
+      const res = await stack.http
+        .post('/auth/signup')
+        .send({ email, password: '123456789', organizationName: 'Short Password Org' });
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ statusCode: 422, message: 'Field Validation Failed', errors: [{ field: 'password', message: 'password must be at least 10 characters' }] });
+      expect(res.body).toEqual({
+        statusCode: 422,
+        message: 'Field Validation Failed',
+        errors: [{ field: 'password', message: 'password must be at least 10 characters' }],
+      });
       expect(await operatorsWithEmail(email)).toBe(0);
 
-      const tenChars = await stack.http.post('/auth/signup').send({ email, password: '1234567890', organizationName: 'Short Password Org' });
+      const tenChars = await stack.http
+        .post('/auth/signup')
+        .send({ email, password: '1234567890', organizationName: 'Short Password Org' });
       expect(tenChars.status).toBe(201);
     });
   });
@@ -92,7 +108,9 @@ describe('Console auth rules', () => {
         const res = await stack.http.post('/auth/login').send({ email: victim.email, password: `wrong password ${i}` });
         expect(res.status).toBe(401);
       }
-      const throttled = await stack.http.post('/auth/login').send({ email: victim.email, password: 'wrong password again' });
+      const throttled = await stack.http
+        .post('/auth/login')
+        .send({ email: victim.email, password: 'wrong password again' });
       expect(throttled.status).toBe(429);
       expect(throttled.body).toEqual({ statusCode: 429, message: 'Too many failed login attempts; try again later' });
       const retryAfter = Number(throttled.headers['retry-after']);
@@ -105,7 +123,9 @@ describe('Console auth rules', () => {
       expect(right.headers['set-cookie']).toBeUndefined();
       // The existing session is not affected, nor is another operator's login.
       expect((await stack.http.get('/auth/me').set('cookie', victim.cookie)).status).toBe(200);
-      expect((await stack.http.post('/auth/login').send({ email: bystander.email, password: PASSWORD })).status).toBe(200);
+      expect((await stack.http.post('/auth/login').send({ email: bystander.email, password: PASSWORD })).status).toBe(
+        200,
+      );
     });
   });
 
@@ -115,9 +135,19 @@ describe('Console auth rules', () => {
       for (const [method, path] of CONSOLE_ROUTES) {
         const url = fill(path, params);
         const none = await stack.http[method](url).send(method === 'get' ? undefined : {});
-        expect([method, url, none.status, none.body]).toEqual([method, url, 401, { statusCode: 401, message: 'Authentication required' }]);
+        expect([method, url, none.status, none.body]).toEqual([
+          method,
+          url,
+          401,
+          { statusCode: 401, message: 'Authentication required' },
+        ]);
         const forged = await stack.http[method](url).set('cookie', `bm_session=${'A'.repeat(43)}`);
-        expect([method, url, forged.status, forged.body]).toEqual([method, url, 401, { statusCode: 401, message: 'Session expired or invalid' }]);
+        expect([method, url, forged.status, forged.body]).toEqual([
+          method,
+          url,
+          401,
+          { statusCode: 401, message: 'Session expired or invalid' },
+        ]);
       }
     });
 
@@ -127,7 +157,9 @@ describe('Console auth rules', () => {
       for (const [method, path] of CONSOLE_ROUTES) {
         const url = fill(path, params);
         const body = path === '/api-keys' ? { wabaId: account.wabaId, name: 'via key' } : {};
-        const res = await stack.http[method](url).set(key.headers).send(method === 'get' ? undefined : body);
+        const res = await stack.http[method](url)
+          .set(key.headers)
+          .send(method === 'get' ? undefined : body);
         expect([method, url, res.status]).toEqual([method, url, 401]);
       }
       // Nothing changed: the key is still the only one and still live, the account still connected.
@@ -147,13 +179,19 @@ describe('Console auth rules', () => {
 
     it('refuse signup and login from another site (403), creating neither operator nor session', async () => {
       const email = uniqueEmail();
-      const signup = await stack.http.post('/auth/signup').set('origin', EVIL_ORIGIN).send({ email, password: PASSWORD, organizationName: 'Evil Org' });
+      const signup = await stack.http
+        .post('/auth/signup')
+        .set('origin', EVIL_ORIGIN)
+        .send({ email, password: PASSWORD, organizationName: 'Evil Org' });
       expect(signup.status).toBe(403);
       expect(signup.body).toEqual(refused);
       expect(await operatorsWithEmail(email)).toBe(0);
 
       const operator = await signupAndLogin(stack, 'Cross Login Org');
-      const login = await stack.http.post('/auth/login').set('sec-fetch-site', 'cross-site').send({ email: operator.email, password: PASSWORD });
+      const login = await stack.http
+        .post('/auth/login')
+        .set('sec-fetch-site', 'cross-site')
+        .send({ email: operator.email, password: PASSWORD });
       expect(login.status).toBe(403);
       expect(login.headers['set-cookie']).toBeUndefined();
       expect(await stack.prisma.session.count({ where: { operatorId: operator.operatorId } })).toBe(1);
@@ -165,7 +203,10 @@ describe('Console auth rules', () => {
       const cross = (req: ReturnType<Stack['http']['post']>, how: 'origin' | 'fetch-site') =>
         how === 'origin' ? req.set('origin', EVIL_ORIGIN) : req.set('sec-fetch-site', 'cross-site');
       const snapshot = async () => ({
-        accounts: await stack.prisma.businessAccount.findMany({ where: { organizationId: operator.organizationId }, orderBy: { createdAt: 'asc' } }),
+        accounts: await stack.prisma.businessAccount.findMany({
+          where: { organizationId: operator.organizationId },
+          orderBy: { createdAt: 'asc' },
+        }),
         keys: await stack.prisma.apiKey.findMany({ where: { organizationId: operator.organizationId } }),
         audit: await stack.prisma.auditLog.count({ where: { organizationId: operator.organizationId } }),
         sessions: await stack.prisma.session.findMany({ where: { operatorId: operator.operatorId } }),
@@ -174,11 +215,23 @@ describe('Console auth rules', () => {
 
       for (const how of ['origin', 'fetch-site'] as const) {
         const attempts: Array<[string, ReturnType<Stack['http']['post']>]> = [
-          ['POST /business-accounts', cross(stack.http.post('/business-accounts'), how).send({ wabaId: fresh.wabaId, accessToken: fresh.accessToken })],
+          [
+            'POST /business-accounts',
+            cross(stack.http.post('/business-accounts'), how).send({
+              wabaId: fresh.wabaId,
+              accessToken: fresh.accessToken,
+            }),
+          ],
           ['DELETE /business-accounts/:wabaId', cross(stack.http.delete(`/business-accounts/${account.wabaId}`), how)],
-          ['POST phone-numbers/sync', cross(stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`), how)],
+          [
+            'POST phone-numbers/sync',
+            cross(stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`), how),
+          ],
           ['POST templates/sync', cross(stack.http.post(`/business-accounts/${account.wabaId}/templates/sync`), how)],
-          ['POST /api-keys', cross(stack.http.post('/api-keys'), how).send({ wabaId: account.wabaId, name: 'evil key' })],
+          [
+            'POST /api-keys',
+            cross(stack.http.post('/api-keys'), how).send({ wabaId: account.wabaId, name: 'evil key' }),
+          ],
           ['DELETE /api-keys/:id', cross(stack.http.delete(`/api-keys/${key.id}`), how)],
           ['POST /auth/logout', cross(stack.http.post('/auth/logout'), how)],
         ];
@@ -194,7 +247,11 @@ describe('Console auth rules', () => {
       // Reads are not state-changing; the console's own origin may change state.
       const read = await stack.http.get('/api-keys').set('origin', EVIL_ORIGIN).set('cookie', operator.cookie);
       expect(read.status).toBe(200);
-      const sameOrigin = await stack.http.post('/api-keys').set('origin', stack.url).set('cookie', operator.cookie).send({ wabaId: account.wabaId, name: 'same origin key' });
+      const sameOrigin = await stack.http
+        .post('/api-keys')
+        .set('origin', stack.url)
+        .set('cookie', operator.cookie)
+        .send({ wabaId: account.wabaId, name: 'same origin key' });
       expect(sameOrigin.status).toBe(201);
     });
   });

@@ -1,6 +1,14 @@
 import { startSimulator } from '../../simulator/simulator.js';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
-import { connectAccount, createKey, eventually, onboard, signupAndLogin, syncAll, type Operator } from '../utils/factories.js';
+import {
+  connectAccount,
+  createKey,
+  eventually,
+  onboard,
+  signupAndLogin,
+  syncAll,
+  type Operator,
+} from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { freePort } from '../utils/net.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -26,14 +34,29 @@ describe('Console business accounts', () => {
 
   /** Everything a sync or a connect could write for this organization. */
   async function stateOf(operator: Operator) {
-    const accounts = await stack.prisma.businessAccount.findMany({ where: { organizationId: operator.organizationId }, orderBy: { createdAt: 'asc' } });
+    const accounts = await stack.prisma.businessAccount.findMany({
+      where: { organizationId: operator.organizationId },
+      orderBy: { createdAt: 'asc' },
+    });
     const ids = accounts.map((a) => a.id);
     return {
       accounts,
-      phoneNumbers: await stack.prisma.phoneNumber.findMany({ where: { businessAccountId: { in: ids } }, orderBy: { phoneNumberId: 'asc' } }),
-      templates: await stack.prisma.template.findMany({ where: { businessAccountId: { in: ids } }, orderBy: [{ name: 'asc' }, { language: 'asc' }] }),
-      keys: await stack.prisma.apiKey.findMany({ where: { organizationId: operator.organizationId }, orderBy: { createdAt: 'asc' } }),
-      audit: await stack.prisma.auditLog.findMany({ where: { organizationId: operator.organizationId }, orderBy: { id: 'asc' } }),
+      phoneNumbers: await stack.prisma.phoneNumber.findMany({
+        where: { businessAccountId: { in: ids } },
+        orderBy: { phoneNumberId: 'asc' },
+      }),
+      templates: await stack.prisma.template.findMany({
+        where: { businessAccountId: { in: ids } },
+        orderBy: [{ name: 'asc' }, { language: 'asc' }],
+      }),
+      keys: await stack.prisma.apiKey.findMany({
+        where: { organizationId: operator.organizationId },
+        orderBy: { createdAt: 'asc' },
+      }),
+      audit: await stack.prisma.auditLog.findMany({
+        where: { organizationId: operator.organizationId },
+        orderBy: { id: 'asc' },
+      }),
     };
   }
 
@@ -41,7 +64,10 @@ describe('Console business accounts', () => {
     it('rejects a token the upstream refuses with 422 naming accessToken and the upstream reason; nothing is written', async () => {
       const operator = await signupAndLogin(stack, 'Wrong Token Org');
       const upstream = stack.sim.createAccount();
-      const res = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: 'sim-token-not-issued' });
+      const res = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: upstream.wabaId, accessToken: 'sim-token-not-issued' });
       expect(res.status).toBe(422);
       expect(res.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
       expect(res.body.errors).toHaveLength(1);
@@ -59,9 +85,14 @@ describe('Console business accounts', () => {
       const operator = await signupAndLogin(stack, 'Mismatched Token Org');
       const mine = stack.sim.createAccount();
       const other = stack.sim.createAccount();
-      const res = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: mine.wabaId, accessToken: other.accessToken });
+      const res = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: mine.wabaId, accessToken: other.accessToken });
       expect(res.status).toBe(422);
-      expect(res.body.errors).toEqual([{ field: 'wabaId', message: expect.stringContaining('Unsupported get request') }]);
+      expect(res.body.errors).toEqual([
+        { field: 'wabaId', message: expect.stringContaining('Unsupported get request') },
+      ]);
       expect(await stack.prisma.businessAccount.count({ where: { wabaId: mine.wabaId } })).toBe(0);
     });
 
@@ -70,27 +101,46 @@ describe('Console business accounts', () => {
       const account = await connectAccount(stack, owner);
       const ownerBefore = await stateOf(owner);
 
-      const twice = await stack.http.post('/business-accounts').set('cookie', owner.cookie).send({ wabaId: account.wabaId, accessToken: account.accessToken, name: 'Renamed' });
+      const twice = await stack.http
+        .post('/business-accounts')
+        .set('cookie', owner.cookie)
+        .send({ wabaId: account.wabaId, accessToken: account.accessToken, name: 'Renamed' });
       expect(twice.status).toBe(409);
       expect(twice.body).toEqual(ALREADY_CONNECTED);
 
       const rival = await signupAndLogin(stack, 'Rival Org');
-      const taken = await stack.http.post('/business-accounts').set('cookie', rival.cookie).send({ wabaId: account.wabaId, accessToken: account.accessToken });
+      const taken = await stack.http
+        .post('/business-accounts')
+        .set('cookie', rival.cookie)
+        .send({ wabaId: account.wabaId, accessToken: account.accessToken });
       expect(taken.status).toBe(409);
       expect(taken.body).toEqual(ALREADY_CONNECTED);
 
       expect(await stateOf(owner)).toEqual(ownerBefore);
       expect((await stateOf(rival)).accounts).toEqual([]);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', rival.cookie)).status).toBe(404);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', rival.cookie)).status).toBe(
+        404,
+      );
       const owned = await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie);
-      expect(owned.body.data).toMatchObject({ wabaId: account.wabaId, status: 'connected', name: ownerBefore.accounts[0]!.name });
+      expect(owned.body.data).toMatchObject({
+        wabaId: account.wabaId,
+        status: 'connected',
+        name: ownerBefore.accounts[0]!.name,
+      });
 
       // Once the owner has disconnected it, a caller whose token Meta accepts for it takes it over (issue 29, finding 5).
-      expect((await stack.http.delete(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie)).status).toBe(200);
-      const afterDisconnect = await stack.http.post('/business-accounts').set('cookie', rival.cookie).send({ wabaId: account.wabaId, accessToken: account.accessToken });
+      expect((await stack.http.delete(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie)).status).toBe(
+        200,
+      );
+      const afterDisconnect = await stack.http
+        .post('/business-accounts')
+        .set('cookie', rival.cookie)
+        .send({ wabaId: account.wabaId, accessToken: account.accessToken });
       expect(afterDisconnect.status).toBe(201);
       expect((await stateOf(rival)).accounts.map((a: { wabaId: string }) => a.wabaId)).toEqual([account.wabaId]);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie)).status).toBe(404);
+      expect((await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', owner.cookie)).status).toBe(
+        404,
+      );
     });
   });
 
@@ -102,16 +152,34 @@ describe('Console business accounts', () => {
       // A number known from an earlier sync that has since gone from the upstream account.
       const row = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: account.wabaId } });
       const ghost = `4028${Date.now()}`.slice(0, 15);
-      await stack.prisma.phoneNumber.create({ data: { businessAccountId: row.id, phoneNumberId: ghost, displayPhoneNumber: '+44 7700 900999', status: 'CONNECTED', syncedAt: new Date(Date.now() - 86_400_000) } });
+      await stack.prisma.phoneNumber.create({
+        data: {
+          businessAccountId: row.id,
+          phoneNumberId: ghost,
+          displayPhoneNumber: '+44 7700 900999',
+          status: 'CONNECTED',
+          syncedAt: new Date(Date.now() - 86_400_000),
+        },
+      });
 
-      const sync = await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
+      const sync = await stack.http
+        .post(`/business-accounts/${account.wabaId}/phone-numbers/sync`)
+        .set('cookie', operator.cookie);
       expect(sync.status).toBe(200);
       expect(sync.body.data.counts).toEqual({ added: 0, updated: 3, removed: 1, total: 3 });
-      const list = await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie);
+      const list = await stack.http
+        .get(`/business-accounts/${account.wabaId}/phone-numbers`)
+        .set('cookie', operator.cookie);
       expect(list.body.data.total).toBe(4);
-      expect(list.body.data.items.filter((p: { removed: boolean }) => p.removed).map((p: { phoneNumberId: string }) => p.phoneNumberId)).toEqual([ghost]);
+      expect(
+        list.body.data.items
+          .filter((p: { removed: boolean }) => p.removed)
+          .map((p: { phoneNumberId: string }) => p.phoneNumberId),
+      ).toEqual([ghost]);
 
-      const again = await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
+      const again = await stack.http
+        .post(`/business-accounts/${account.wabaId}/phone-numbers/sync`)
+        .set('cookie', operator.cookie);
       expect(again.body.data.counts).toEqual({ added: 0, updated: 3, removed: 0, total: 3 });
     });
   });
@@ -129,35 +197,66 @@ describe('Console business accounts', () => {
       expect(Date.parse(res.body.data.disconnectedAt)).not.toBeNaN();
 
       for (const pair of [key, second]) {
-        const refused = await eventually(async () => {
-          const r = await stack.http.get('/messages').set(pair.headers);
-          return r.status === 401 ? r : undefined;
-        }, { timeoutMs: 2000 });
+        const refused = await eventually(
+          async () => {
+            const r = await stack.http.get('/messages').set(pair.headers);
+            return r.status === 401 ? r : undefined;
+          },
+          { timeoutMs: 2000 },
+        );
         expect(refused?.body).toEqual({ statusCode: 401, message: 'Invalid API key' });
       }
 
       // History: the account, its numbers, templates and keys are still there to read.
       const one = await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', operator.cookie);
       expect(one.status).toBe(200);
-      expect(one.body.data).toMatchObject({ wabaId: account.wabaId, status: 'disconnected', disconnectedAt: res.body.data.disconnectedAt });
+      expect(one.body.data).toMatchObject({
+        wabaId: account.wabaId,
+        status: 'disconnected',
+        disconnectedAt: res.body.data.disconnectedAt,
+      });
       expect(one.body.data.phoneNumbersSyncedAt).not.toBeNull();
       const list = await stack.http.get('/business-accounts').set('cookie', operator.cookie);
-      expect(list.body.data.items).toEqual([expect.objectContaining({ wabaId: account.wabaId, status: 'disconnected' })]);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body.data.items).toHaveLength(3);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body.data.total).toBe(account.sim.templates.length);
+      expect(list.body.data.items).toEqual([
+        expect.objectContaining({ wabaId: account.wabaId, status: 'disconnected' }),
+      ]);
+      expect(
+        (await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body
+          .data.items,
+      ).toHaveLength(3);
+      expect(
+        (await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body
+          .data.total,
+      ).toBe(account.sim.templates.length);
       const keys = await stack.http.get('/api-keys').set('cookie', operator.cookie);
       expect(keys.body.data.items).toHaveLength(2);
       expect(keys.body.data.items.every((k: { revokedAt: string | null }) => k.revokedAt !== null)).toBe(true);
       const audit = await stack.http.get('/audit-log').set('cookie', operator.cookie);
-      expect(audit.body.data.items[0]).toMatchObject({ action: 'business_account.disconnected', targetId: account.wabaId, details: { revokedKeys: 2 } });
+      expect(audit.body.data.items[0]).toMatchObject({
+        action: 'business_account.disconnected',
+        targetId: account.wabaId,
+        details: { revokedKeys: 2 },
+      });
 
       // A disconnected account gets no new keys and no syncs.
-      const newKey = await stack.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId: account.wabaId, name: 'after disconnect' });
+      const newKey = await stack.http
+        .post('/api-keys')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: account.wabaId, name: 'after disconnect' });
       expect(newKey.status).toBe(404);
-      expect((await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie)).status).toBe(404);
+      expect(
+        (
+          await stack.http
+            .post(`/business-accounts/${account.wabaId}/phone-numbers/sync`)
+            .set('cookie', operator.cookie)
+        ).status,
+      ).toBe(404);
 
       // Reconnecting it (same organization) does not bring the revoked keys back.
-      const reconnect = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: account.wabaId, accessToken: account.accessToken });
+      const reconnect = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: account.wabaId, accessToken: account.accessToken });
       expect(reconnect.status).toBe(201);
       expect(reconnect.body.data).toMatchObject({ wabaId: account.wabaId, status: 'connected', disconnectedAt: null });
       await new Promise((r) => setTimeout(r, stack.config.apiKeyCacheTtlMs + 100));
@@ -172,11 +271,16 @@ describe('Console business accounts', () => {
       await syncAll(stack, operator, account.wabaId);
       // The token is revoked upstream: from now on the upstream does not know the stored token.
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-revoked-upstream', account.wabaId) } });
+      await stack.prisma.businessAccount.update({
+        where: { wabaId: account.wabaId },
+        data: { accessTokenEncrypted: box.seal('sim-token-revoked-upstream', account.wabaId) },
+      });
       const before = await stateOf(operator);
 
       for (const kind of ['phone-numbers', 'templates']) {
-        const res = await stack.http.post(`/business-accounts/${account.wabaId}/${kind}/sync`).set('cookie', operator.cookie);
+        const res = await stack.http
+          .post(`/business-accounts/${account.wabaId}/${kind}/sync`)
+          .set('cookie', operator.cookie);
         expect([kind, res.status]).toEqual([kind, 424]);
         expect(res.body.statusCode).toBe(424);
         expect(res.body.message).toMatch(/reconnect/i);
@@ -190,17 +294,38 @@ describe('Console business accounts', () => {
       const account = await connectAccount(stack, operator);
       const key = await createKey(stack, operator, account.wabaId);
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-expired', account.wabaId) } });
-      expect((await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie)).status).toBe(424);
+      await stack.prisma.businessAccount.update({
+        where: { wabaId: account.wabaId },
+        data: { accessTokenEncrypted: box.seal('sim-token-expired', account.wabaId) },
+      });
+      expect(
+        (
+          await stack.http
+            .post(`/business-accounts/${account.wabaId}/phone-numbers/sync`)
+            .set('cookie', operator.cookie)
+        ).status,
+      ).toBe(424);
 
-      const rejected = await stack.http.put(`/business-accounts/${account.wabaId}/access-token`).set('cookie', operator.cookie).send({ accessToken: 'still-wrong' });
+      const rejected = await stack.http
+        .put(`/business-accounts/${account.wabaId}/access-token`)
+        .set('cookie', operator.cookie)
+        .send({ accessToken: 'still-wrong' });
       expect(rejected.status).toBe(422);
       expect(rejected.body.errors.map((e: { field: string }) => e.field)).toEqual(['accessToken']);
 
-      const replaced = await stack.http.put(`/business-accounts/${account.wabaId}/access-token`).set('cookie', operator.cookie).send({ accessToken: account.accessToken });
+      const replaced = await stack.http
+        .put(`/business-accounts/${account.wabaId}/access-token`)
+        .set('cookie', operator.cookie)
+        .send({ accessToken: account.accessToken });
       expect(replaced.status).toBe(200);
       expect(replaced.body.data).toMatchObject({ wabaId: account.wabaId, status: 'connected' });
-      expect((await stack.http.post(`/business-accounts/${account.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie)).status).toBe(200);
+      expect(
+        (
+          await stack.http
+            .post(`/business-accounts/${account.wabaId}/phone-numbers/sync`)
+            .set('cookie', operator.cookie)
+        ).status,
+      ).toBe(200);
       expect((await stack.http.get('/messages').set(key.headers)).status).toBe(200);
       const audit = await stack.http.get('/audit-log').set('cookie', operator.cookie);
       expect(audit.body.data.items.map((e: { action: string }) => e.action)).toContain('business_account.reconnected');
@@ -210,14 +335,26 @@ describe('Console business accounts', () => {
       const operator = await signupAndLogin(stack, 'Revoked Before Sync Org');
       const account = await connectAccount(stack, operator);
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({ where: { wabaId: account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-unknown', account.wabaId) } });
+      await stack.prisma.businessAccount.update({
+        where: { wabaId: account.wabaId },
+        data: { accessTokenEncrypted: box.seal('sim-token-unknown', account.wabaId) },
+      });
       for (const kind of ['phone-numbers', 'templates']) {
-        expect((await stack.http.post(`/business-accounts/${account.wabaId}/${kind}/sync`).set('cookie', operator.cookie)).status).toBe(424);
+        expect(
+          (await stack.http.post(`/business-accounts/${account.wabaId}/${kind}/sync`).set('cookie', operator.cookie))
+            .status,
+        ).toBe(424);
       }
       const one = await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', operator.cookie);
       expect(one.body.data).toMatchObject({ phoneNumbersSyncedAt: null, templatesSyncedAt: null });
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body.data.items).toEqual([]);
-      expect((await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body.data.items).toEqual([]);
+      expect(
+        (await stack.http.get(`/business-accounts/${account.wabaId}/phone-numbers`).set('cookie', operator.cookie)).body
+          .data.items,
+      ).toEqual([]);
+      expect(
+        (await stack.http.get(`/business-accounts/${account.wabaId}/templates`).set('cookie', operator.cookie)).body
+          .data.items,
+      ).toEqual([]);
       const audit = await stack.http.get('/audit-log').set('cookie', operator.cookie);
       expect(audit.body.data.items.map((e: { action: string }) => e.action)).toEqual(['business_account.connected']);
     });
@@ -240,14 +377,20 @@ describe('Console business accounts', () => {
       it('answers 502 to a connect and writes nothing', async () => {
         const operator = await signupAndLogin(stack, 'Upstream Down Connect Org');
         const upstream = stack.sim.createAccount();
-        const res = await down.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken });
+        const res = await down.http
+          .post('/business-accounts')
+          .set('cookie', operator.cookie)
+          .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken });
         expect(res.status).toBe(502);
         expect(res.body.statusCode).toBe(502);
         expect(res.body.message).toMatch(/^Upstream platform unavailable/);
         expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
         expect((await stateOf(operator)).audit).toEqual([]);
         // Once the upstream answers again, the same request succeeds.
-        const retry = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken });
+        const retry = await stack.http
+          .post('/business-accounts')
+          .set('cookie', operator.cookie)
+          .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken });
         expect(retry.status).toBe(201);
       });
 
@@ -257,7 +400,9 @@ describe('Console business accounts', () => {
         await syncAll(stack, operator, account.wabaId);
         const before = await stateOf(operator);
         for (const kind of ['phone-numbers', 'templates']) {
-          const res = await down.http.post(`/business-accounts/${account.wabaId}/${kind}/sync`).set('cookie', operator.cookie);
+          const res = await down.http
+            .post(`/business-accounts/${account.wabaId}/${kind}/sync`)
+            .set('cookie', operator.cookie);
           expect([kind, res.status]).toEqual([kind, 502]);
           expect(res.body.message).toMatch(/^Upstream platform unavailable/);
         }
@@ -271,11 +416,20 @@ describe('Console business accounts', () => {
         try {
           const operator = await signupAndLogin(own, 'Upstream Vanishes Org');
           const upstream = sim.createAccount();
-          expect((await own.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken })).status).toBe(201);
+          expect(
+            (
+              await own.http
+                .post('/business-accounts')
+                .set('cookie', operator.cookie)
+                .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken })
+            ).status,
+          ).toBe(201);
           const before = await stateOf(operator);
           await sim.close();
           simClosed = true;
-          const res = await own.http.post(`/business-accounts/${upstream.wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
+          const res = await own.http
+            .post(`/business-accounts/${upstream.wabaId}/phone-numbers/sync`)
+            .set('cookie', operator.cookie);
           expect(res.status).toBe(502);
           expect(await stateOf(operator)).toEqual(before);
         } finally {

@@ -13,7 +13,8 @@ import { startStack, type Stack } from '../utils/stack.js';
 /** The simulator refuses a send to this number at once: 131026, "Message undeliverable". */
 const UNDELIVERABLE = '15550000001';
 
-const visible = (page: Page, value: string | RegExp, timeout = 15_000) => page.getByText(value).first().waitFor({ timeout });
+const visible = (page: Page, value: string | RegExp, timeout = 15_000) =>
+  page.getByText(value).first().waitFor({ timeout });
 
 describe('web console: campaigns (headless Chromium)', () => {
   let stack: Stack;
@@ -22,9 +23,13 @@ describe('web console: campaigns (headless Chromium)', () => {
   let session: ConsoleBrowser | undefined;
 
   beforeAll(async () => {
-    if (!existsSync('dist/web/index.html')) throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
+    if (!existsSync('dist/web/index.html'))
+      throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
     // The number is STANDARD (80/s); a wider pacing window as in the other campaign tests (a host shared with other suites).
-    [stack, browser] = await Promise.all([startStack({ worker: true, env: { PACING_WINDOW_MS: '1300', PACING_LATE_MS: '100' } }), launchChromium()]);
+    [stack, browser] = await Promise.all([
+      startStack({ worker: true, env: { PACING_WINDOW_MS: '1300', PACING_LATE_MS: '100' } }),
+      launchChromium(),
+    ]);
     t = await onboard(stack, 'Browser Campaigns Org');
   }, 60_000);
 
@@ -46,7 +51,9 @@ describe('web console: campaigns (headless Chromium)', () => {
     const csv = ['phone', `+${UNDELIVERABLE}`, ...tos.map((to) => `+${to.slice(0, 2)} ${to.slice(2)}`)].join('\n');
     await page.getByLabel('Name').fill('Browser November notice');
     await page.getByLabel('Template').selectOption('hello_world|en_US');
-    await page.locator('#recipients-file').setInputFiles({ name: 'recipients.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page
+      .locator('#recipients-file')
+      .setInputFiles({ name: 'recipients.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await visible(page, '401 recipients read from recipients.csv.');
     await screenshot(page, 'campaigns-01-new');
     await page.getByRole('button', { name: 'Start campaign to 401' }).click();
@@ -59,9 +66,20 @@ describe('web console: campaigns (headless Chromium)', () => {
     await progress.waitFor();
     const counts = page.getByRole('definition');
     /** The count the page shows under a label (its <dt>). */
-    const shown = async (label: string) => Number((await page.locator('dl.counts > div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) }).locator('dd').innerText()).replace(/,/g, ''));
+    const shown = async (label: string) =>
+      Number(
+        (
+          await page
+            .locator('dl.counts > div', { has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
+            .locator('dd')
+            .innerText()
+        ).replace(/,/g, ''),
+      );
     expect(await counts.count()).toBe(8);
-    const moving = await eventually(async () => Number(await progress.getAttribute('value')) > 0.05, { timeoutMs: 20_000, intervalMs: 200 });
+    const moving = await eventually(async () => Number(await progress.getAttribute('value')) > 0.05, {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+    });
     expect(moving).toBe(true);
     await screenshot(page, 'campaigns-02-running');
 
@@ -69,7 +87,9 @@ describe('web console: campaigns (headless Chromium)', () => {
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 10_000 });
     await visible(page, /^paused$/);
-    const atPause = (await stack.http.get(`/business-accounts/${wabaId}/campaigns/${id}`).set('cookie', t.operator.cookie)).body.data;
+    const atPause = (
+      await stack.http.get(`/business-accounts/${wabaId}/campaigns/${id}`).set('cookie', t.operator.cookie)
+    ).body.data;
     expect(atPause.status).toBe('paused');
     await new Promise((r) => setTimeout(r, 1500));
     const sentAtPause = stack.sim.sends().filter((s) => s.wabaId === wabaId).length;
@@ -88,7 +108,12 @@ describe('web console: campaigns (headless Chromium)', () => {
     // The counts as the API has them (statuses still arrive by webhook: the page polls every 2 s).
     const accepted = async () => (await shown('Sent')) + (await shown('Delivered')) + (await shown('Read'));
     expect(await eventually(async () => (await accepted()) === 400, { timeoutMs: 10_000, intervalMs: 200 })).toBe(true);
-    expect({ failed: await shown('Failed'), pending: await shown('Pending'), sending: await shown('Sending'), cancelled: await shown('Cancelled') }).toEqual({ failed: 1, pending: 0, sending: 0, cancelled: 0 });
+    expect({
+      failed: await shown('Failed'),
+      pending: await shown('Pending'),
+      sending: await shown('Sending'),
+      cancelled: await shown('Cancelled'),
+    }).toEqual({ failed: 1, pending: 0, sending: 0, cancelled: 0 });
 
     // The failed recipient, with Meta's reason; each recipient reached Meta once.
     const failedRow = page.getByRole('row', { name: new RegExp(UNDELIVERABLE) });
@@ -102,7 +127,10 @@ describe('web console: campaigns (headless Chromium)', () => {
 
     // The list shows it completed.
     await page.getByRole('link', { name: 'Campaigns' }).first().click();
-    await page.getByRole('row', { name: /Browser November notice/ }).getByText('completed').waitFor({ timeout: 10_000 });
+    await page
+      .getByRole('row', { name: /Browser November notice/ })
+      .getByText('completed')
+      .waitFor({ timeout: 10_000 });
     expect(session.foreignRequests).toEqual([]);
   });
 });

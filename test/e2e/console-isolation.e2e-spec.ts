@@ -29,10 +29,22 @@ describe('Console isolation between organizations', () => {
     const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: tenant.account.wabaId } });
     return {
       account,
-      phoneNumbers: await stack.prisma.phoneNumber.findMany({ where: { businessAccountId: account.id }, orderBy: { phoneNumberId: 'asc' } }),
-      templates: await stack.prisma.template.findMany({ where: { businessAccountId: account.id }, orderBy: [{ name: 'asc' }, { language: 'asc' }] }),
-      keys: await stack.prisma.apiKey.findMany({ where: { businessAccountId: account.id }, orderBy: { createdAt: 'asc' } }),
-      audit: await stack.prisma.auditLog.findMany({ where: { organizationId: tenant.operator.organizationId }, orderBy: { id: 'asc' } }),
+      phoneNumbers: await stack.prisma.phoneNumber.findMany({
+        where: { businessAccountId: account.id },
+        orderBy: { phoneNumberId: 'asc' },
+      }),
+      templates: await stack.prisma.template.findMany({
+        where: { businessAccountId: account.id },
+        orderBy: [{ name: 'asc' }, { language: 'asc' }],
+      }),
+      keys: await stack.prisma.apiKey.findMany({
+        where: { businessAccountId: account.id },
+        orderBy: { createdAt: 'asc' },
+      }),
+      audit: await stack.prisma.auditLog.findMany({
+        where: { organizationId: tenant.operator.organizationId },
+        orderBy: { id: 'asc' },
+      }),
     };
   }
 
@@ -76,7 +88,8 @@ describe('Console isolation between organizations', () => {
 
   it("never shows A's data in B's lists (accounts, keys, audit log)", async () => {
     const { a, b } = await twoTenants();
-    const leaks = (body: unknown) => [a.account.wabaId, a.key.id, a.key.accessKey, a.operator.email].filter((v) => JSON.stringify(body).includes(v));
+    const leaks = (body: unknown) =>
+      [a.account.wabaId, a.key.id, a.key.accessKey, a.operator.email].filter((v) => JSON.stringify(body).includes(v));
 
     const accounts = await stack.http.get('/business-accounts').set('cookie', b.operator.cookie);
     expect(accounts.status).toBe(200);
@@ -96,7 +109,9 @@ describe('Console isolation between organizations', () => {
     const audit = await stack.http.get('/audit-log?limit=100').set('cookie', b.operator.cookie);
     expect(audit.status).toBe(200);
     expect(audit.body.data.total).toBe(4); // B's own: connected, numbers synced, templates synced, key created
-    expect(audit.body.data.items.every((e: { operatorEmail: string }) => e.operatorEmail === b.operator.email)).toBe(true);
+    expect(audit.body.data.items.every((e: { operatorEmail: string }) => e.operatorEmail === b.operator.email)).toBe(
+      true,
+    );
     expect(leaks(audit.body)).toEqual([]);
 
     // And the other way round: A sees only A's.

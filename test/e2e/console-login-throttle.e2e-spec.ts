@@ -26,12 +26,16 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
 
   async function operator(): Promise<string> {
     const email = uniqueEmail();
-    const res = await t.http.post('/auth/signup').set('x-forwarded-for', address()).send({ email, password: PASSWORD, organizationName: 'Throttle Org' });
+    const res = await t.http
+      .post('/auth/signup')
+      .set('x-forwarded-for', address())
+      .send({ email, password: PASSWORD, organizationName: 'Throttle Org' });
     expect(res.status).toBe(201);
     return email;
   }
 
-  const login = (email: string, password: string, from: string) => t.http.post('/auth/login').set('x-forwarded-for', from).send({ email, password });
+  const login = (email: string, password: string, from: string) =>
+    t.http.post('/auth/login').set('x-forwarded-for', from).send({ email, password });
 
   function tally(responses: Array<{ status: number; body: unknown; headers: Record<string, string> }>) {
     const count = (status: number) => responses.filter((r) => r.status === status).length;
@@ -47,8 +51,14 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
   it(`verifies at most LOGIN_MAX_FAILURES passwords of ${BURST} concurrent wrong ones for one email from one address; then the right one is refused too`, async () => {
     const email = await operator();
     const attacker = address();
-    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => login(email, `wrong password ${i}`, attacker)));
-    expect(tally(burst)).toEqual({ verified: t.config.loginMaxFailures, refused: BURST - t.config.loginMaxFailures, other: 0 });
+    const burst = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => login(email, `wrong password ${i}`, attacker)),
+    );
+    expect(tally(burst)).toEqual({
+      verified: t.config.loginMaxFailures,
+      refused: BURST - t.config.loginMaxFailures,
+      other: 0,
+    });
 
     const right = await login(email, PASSWORD, attacker);
     expect(right.status).toBe(429);
@@ -70,8 +80,14 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
 
   it('verifies at most LOGIN_EMAIL_MAX_FAILURES wrong passwords for one email however many addresses they come from', async () => {
     const email = await operator();
-    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => login(email, `distributed ${i}`, address())));
-    expect(tally(burst)).toEqual({ verified: t.config.loginEmailMaxFailures, refused: BURST - t.config.loginEmailMaxFailures, other: 0 });
+    const burst = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => login(email, `distributed ${i}`, address())),
+    );
+    expect(tally(burst)).toEqual({
+      verified: t.config.loginEmailMaxFailures,
+      refused: BURST - t.config.loginEmailMaxFailures,
+      other: 0,
+    });
     expect((await login(email, PASSWORD, address())).status).toBe(429);
   });
 
@@ -80,28 +96,46 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
     const office = address();
     expect((await login(email, PASSWORD, office)).status).toBe(200);
     const attackers = [address(), address(), address(), address()];
-    const failures = await Promise.all(attackers.flatMap((from) => Array.from({ length: t.config.loginMaxFailures }, (_, i) => login(email, `botnet ${i}`, from))));
+    const failures = await Promise.all(
+      attackers.flatMap((from) =>
+        Array.from({ length: t.config.loginMaxFailures }, (_, i) => login(email, `botnet ${i}`, from)),
+      ),
+    );
     expect(tally(failures)).toEqual({ verified: t.config.loginEmailMaxFailures, refused: 0, other: 0 });
     expect((await login(email, PASSWORD, address())).status).toBe(429);
 
     const owner = await login(email, PASSWORD, office);
     expect(owner.status).toBe(200);
     // The known address keeps its own (email, address) budget: guessing from it still stops after LOGIN_MAX_FAILURES.
-    const guesses = await Promise.all(Array.from({ length: 10 }, (_, i) => login(email, `from the office ${i}`, office)));
-    expect(tally(guesses)).toEqual({ verified: t.config.loginMaxFailures, refused: 10 - t.config.loginMaxFailures, other: 0 });
+    const guesses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => login(email, `from the office ${i}`, office)),
+    );
+    expect(tally(guesses)).toEqual({
+      verified: t.config.loginMaxFailures,
+      refused: 10 - t.config.loginMaxFailures,
+      other: 0,
+    });
   });
 
   it('verifies at most LOGIN_ADDRESS_MAX_FAILURES wrong passwords from one address over many emails', async () => {
     const attacker = address();
-    const burst = await Promise.all(Array.from({ length: BURST }, () => login(uniqueEmail(), 'credential stuffing', attacker)));
-    expect(tally(burst)).toEqual({ verified: t.config.loginAddressMaxFailures, refused: BURST - t.config.loginAddressMaxFailures, other: 0 });
+    const burst = await Promise.all(
+      Array.from({ length: BURST }, () => login(uniqueEmail(), 'credential stuffing', attacker)),
+    );
+    expect(tally(burst)).toEqual({
+      verified: t.config.loginAddressMaxFailures,
+      refused: BURST - t.config.loginAddressMaxFailures,
+      other: 0,
+    });
   });
 
   it('successful logins do not use up the budgets', async () => {
     const email = await operator();
     const from = address();
-    for (let i = 0; i < t.config.loginMaxFailures + 2; i++) expect((await login(email, PASSWORD, from)).status).toBe(200);
-    for (let i = 0; i < t.config.loginMaxFailures; i++) expect((await login(email, 'not it at all', from)).status).toBe(401);
+    for (let i = 0; i < t.config.loginMaxFailures + 2; i++)
+      expect((await login(email, PASSWORD, from)).status).toBe(200);
+    for (let i = 0; i < t.config.loginMaxFailures; i++)
+      expect((await login(email, 'not it at all', from)).status).toBe(401);
     expect((await login(email, 'not it at all', from)).status).toBe(429);
   });
 
@@ -109,7 +143,8 @@ describe('Console login throttle (TRUST_PROXY=1)', () => {
     const email = await operator();
     const prefix = `2001:db8:${next++}:1`;
     const statuses: number[] = [];
-    for (let i = 1; i <= t.config.loginMaxFailures + 3; i++) statuses.push((await login(email, 'rotating', `${prefix}::${i.toString(16)}`)).status);
+    for (let i = 1; i <= t.config.loginMaxFailures + 3; i++)
+      statuses.push((await login(email, 'rotating', `${prefix}::${i.toString(16)}`)).status);
     expect(statuses).toEqual([...Array<number>(t.config.loginMaxFailures).fill(401), 429, 429, 429]);
     // Another /64 is another client: the owner still logs in from there.
     expect((await login(email, PASSWORD, `2001:db8:${next++}:2::1`)).status).toBe(200);
@@ -140,7 +175,10 @@ describe('Console login and signup when Redis is unreachable', () => {
   it('refuse with 503 + Retry-After rather than verify or create uncounted (fail closed)', async () => {
     const { t } = app;
     const email = uniqueEmail();
-    expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: 'Redis Down Org' })).status).toBe(201);
+    expect(
+      (await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: 'Redis Down Org' }))
+        .status,
+    ).toBe(201);
     await app.stopRedis();
 
     const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
@@ -150,7 +188,9 @@ describe('Console login and signup when Redis is unreachable', () => {
     expect(login.headers['set-cookie']).toBeUndefined();
 
     const other = uniqueEmail();
-    const signup = await t.http.post('/auth/signup').send({ email: other, password: PASSWORD, organizationName: 'Redis Down Org 2' });
+    const signup = await t.http
+      .post('/auth/signup')
+      .send({ email: other, password: PASSWORD, organizationName: 'Redis Down Org 2' });
     expect(signup.status).toBe(503);
     expect(signup.body).toEqual({ statusCode: 503, message: 'Signup is temporarily unavailable; try again shortly' });
     expect(await t.prisma.operator.count({ where: { email: other } })).toBe(0);

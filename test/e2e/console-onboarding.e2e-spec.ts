@@ -51,7 +51,13 @@ async function startRecordingProxy(sim: SimulatorHandle): Promise<RecordingProxy
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const upstream = http.request(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: target.host },
+        },
         (answer) => {
           const body: Buffer[] = [];
           answer.on('data', (c: Buffer) => body.push(c));
@@ -108,9 +114,15 @@ describe('Console onboarding, end to end', () => {
     // --- signup: the email is normalised (trimmed, lower-cased) -----------------------------------------
     const email = uniqueEmail();
     const organizationName = `Onboarding Org ${email}`;
-    const signup = await t.http.post('/auth/signup').send({ email: `  ${email.toUpperCase()} `, password: PASSWORD, organizationName });
+    const signup = await t.http
+      .post('/auth/signup')
+      .send({ email: `  ${email.toUpperCase()} `, password: PASSWORD, organizationName });
     expect(signup.status).toBe(201);
-    expect(signup.body).toMatchObject({ statusCode: 201, message: 'Success', data: { email, organization: { name: organizationName } } });
+    expect(signup.body).toMatchObject({
+      statusCode: 201,
+      message: 'Success',
+      data: { email, organization: { name: organizationName } },
+    });
     expect(JSON.stringify(signup.body)).not.toContain(PASSWORD);
     const operatorId: string = signup.body.data.id;
     const organizationId: string = signup.body.data.organization.id;
@@ -124,7 +136,13 @@ describe('Console onboarding, end to end', () => {
     expect(attributes).toEqual(expect.arrayContaining(['httponly', 'samesite=lax', 'path=/']));
     const token = sessionCookie!.split(';')[0]!.slice('bm_session='.length);
     expect(token.length).toBeGreaterThanOrEqual(43); // 32 random bytes, base64url
-    expect(login.body.data.operator).toEqual({ id: operatorId, email, role: 'owner', organization: { id: organizationId, name: organizationName }, createdAt: expect.any(String) });
+    expect(login.body.data.operator).toEqual({
+      id: operatorId,
+      email,
+      role: 'owner',
+      organization: { id: organizationId, name: organizationName },
+      createdAt: expect.any(String),
+    });
     const expiresAt = Date.parse(login.body.data.expiresAt);
     expect(expiresAt).toBeGreaterThan(Date.now());
     const cookie = sessionCookie!.split(';')[0]!;
@@ -140,20 +158,43 @@ describe('Console onboarding, end to end', () => {
 
     // --- connect a business account: 201, token stored encrypted -----------------------------------------
     const upstream = sim.createAccount({ name: 'Journey Parcel Co' });
-    const connect = await t.http.post('/business-accounts').set('cookie', cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken });
+    const connect = await t.http
+      .post('/business-accounts')
+      .set('cookie', cookie)
+      .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken });
     expect(connect.status).toBe(201);
-    expect(connect.body.data).toMatchObject({ wabaId: upstream.wabaId, name: 'Journey Parcel Co', status: 'connected', phoneNumbersSyncedAt: null, templatesSyncedAt: null, disconnectedAt: null });
+    expect(connect.body.data).toMatchObject({
+      wabaId: upstream.wabaId,
+      name: 'Journey Parcel Co',
+      status: 'connected',
+      phoneNumbersSyncedAt: null,
+      templatesSyncedAt: null,
+      disconnectedAt: null,
+    });
     expect(JSON.stringify(connect.body)).not.toContain(upstream.accessToken);
-    const stored = await t.prisma.$queryRaw<Array<{ access_token_encrypted: string }>>`SELECT access_token_encrypted FROM business_accounts WHERE waba_id = ${upstream.wabaId}`;
+    const stored = await t.prisma.$queryRaw<
+      Array<{ access_token_encrypted: string }>
+    >`SELECT access_token_encrypted FROM business_accounts WHERE waba_id = ${upstream.wabaId}`;
     expect(stored).toHaveLength(1);
     const column = stored[0]!.access_token_encrypted;
     const secretPart = upstream.accessToken.replace(/^sim-token-/, '');
-    for (const form of [upstream.accessToken, secretPart, Buffer.from(upstream.accessToken).toString('base64'), Buffer.from(upstream.accessToken).toString('base64url')]) {
+    for (const form of [
+      upstream.accessToken,
+      secretPart,
+      Buffer.from(upstream.accessToken).toString('base64'),
+      Buffer.from(upstream.accessToken).toString('base64url'),
+    ]) {
       expect(column).not.toContain(form);
     }
     const listed = await t.http.get('/business-accounts').set('cookie', cookie);
     // Every list answers the same page shape as /api-keys.
-    expect(listed.body.data).toEqual({ items: [expect.objectContaining({ wabaId: upstream.wabaId })], page: 1, limit: 20, total: 1, totalPages: 1 });
+    expect(listed.body.data).toEqual({
+      items: [expect.objectContaining({ wabaId: upstream.wabaId })],
+      page: 1,
+      limit: 20,
+      total: 1,
+      totalPages: 1,
+    });
 
     // --- phone numbers: first sync adds, second updates (no duplicates) -------------------------------
     const base = `/business-accounts/${upstream.wabaId}`;
@@ -161,20 +202,33 @@ describe('Console onboarding, end to end', () => {
     const firstNumbers = await t.http.post(`${base}/phone-numbers/sync`).set('cookie', cookie);
     expect(firstNumbers.status).toBe(200);
     // A sync answers what changed and when, in the same shape for numbers and templates.
-    expect(firstNumbers.body.data).toEqual({ counts: { added: 3, updated: 0, removed: 0, total: 3 }, syncedAt: expect.any(String) });
+    expect(firstNumbers.body.data).toEqual({
+      counts: { added: 3, updated: 0, removed: 0, total: 3 },
+      syncedAt: expect.any(String),
+    });
     const numbers = await t.http.get(`${base}/phone-numbers`).set('cookie', cookie);
     expect(numbers.status).toBe(200);
     expect(numbers.body.data).toMatchObject({ page: 1, limit: 20, total: 3, totalPages: 1 });
-    expect(numbers.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(expectedNumbers);
+    expect(numbers.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(
+      expectedNumbers,
+    );
     const connectedNumber = upstream.phoneNumbers.find((p) => p.status === 'CONNECTED')!;
     expect(numbers.body.data.items).toContainEqual(
-      expect.objectContaining({ phoneNumberId: connectedNumber.id, displayPhoneNumber: connectedNumber.display_phone_number, status: 'CONNECTED', qualityRating: 'GREEN', removed: false }),
+      expect.objectContaining({
+        phoneNumberId: connectedNumber.id,
+        displayPhoneNumber: connectedNumber.display_phone_number,
+        status: 'CONNECTED',
+        qualityRating: 'GREEN',
+        removed: false,
+      }),
     );
     const secondNumbers = await t.http.post(`${base}/phone-numbers/sync`).set('cookie', cookie);
     expect(secondNumbers.status).toBe(200);
     expect(secondNumbers.body.data.counts).toEqual({ added: 0, updated: 3, removed: 0, total: 3 });
     const afterResync = await t.http.get(`${base}/phone-numbers`).set('cookie', cookie);
-    expect(afterResync.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(expectedNumbers);
+    expect(afterResync.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(
+      expectedNumbers,
+    );
     const account = await t.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: upstream.wabaId } });
     expect(await t.prisma.phoneNumber.count({ where: { businessAccountId: account.id } })).toBe(3);
 
@@ -185,7 +239,13 @@ describe('Console onboarding, end to end', () => {
     const templateSync = await t.http.post(`${base}/templates/sync`).set('cookie', cookie);
     expect(templateSync.status).toBe(200);
     expect(templateSync.body.data).toEqual({
-      counts: { added: upstream.templates.length, updated: 0, removed: 0, total: upstream.templates.length, approved: approved.length },
+      counts: {
+        added: upstream.templates.length,
+        updated: 0,
+        removed: 0,
+        total: upstream.templates.length,
+        approved: approved.length,
+      },
       syncedAt: expect.any(String),
     });
     const pageRequests = proxy.requests.filter((r) => r.path.startsWith(templatePath)).slice(pagesBefore);
@@ -196,27 +256,54 @@ describe('Console onboarding, end to end', () => {
     expect(onlyApproved.status).toBe(200);
     expect(onlyApproved.body.data.total).toBe(approved.length);
     expect(onlyApproved.body.data.items).toHaveLength(approved.length);
-    expect(onlyApproved.body.data.items.every((tpl: { status: string; sendable: boolean }) => tpl.status === 'APPROVED' && tpl.sendable)).toBe(true);
-    const approvedKeys = onlyApproved.body.data.items.map((tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`);
+    expect(
+      onlyApproved.body.data.items.every(
+        (tpl: { status: string; sendable: boolean }) => tpl.status === 'APPROVED' && tpl.sendable,
+      ),
+    ).toBe(true);
+    const approvedKeys = onlyApproved.body.data.items.map(
+      (tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`,
+    );
     expect(approvedKeys).not.toContain('summer_sale/en_GB');
     expect(approvedKeys).not.toContain('spring_sale/en_US');
     expect(approvedKeys).toContain('filler_000/en_US');
     const all = await t.http.get(`${base}/templates`).set('cookie', cookie);
-    expect(all.body.data).toMatchObject({ page: 1, limit: 20, total: upstream.templates.length, totalPages: Math.ceil(upstream.templates.length / 20) });
+    expect(all.body.data).toMatchObject({
+      page: 1,
+      limit: 20,
+      total: upstream.templates.length,
+      totalPages: Math.ceil(upstream.templates.length / 20),
+    });
     expect(all.body.data.items).toHaveLength(Math.min(20, upstream.templates.length));
     // The pages together are every template once.
-    const pages = await Promise.all(Array.from({ length: all.body.data.totalPages }, (_, i) => t.http.get(`${base}/templates?page=${i + 1}`).set('cookie', cookie)));
-    const everyTemplate = pages.flatMap((p) => p.body.data.items.map((tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`));
+    const pages = await Promise.all(
+      Array.from({ length: all.body.data.totalPages }, (_, i) =>
+        t.http.get(`${base}/templates?page=${i + 1}`).set('cookie', cookie),
+      ),
+    );
+    const everyTemplate = pages.flatMap((p) =>
+      p.body.data.items.map((tpl: { name: string; language: string }) => `${tpl.name}/${tpl.language}`),
+    );
     expect(new Set(everyTemplate).size).toBe(upstream.templates.length);
 
     // parcel_update (last page): text header {{1}}, body {{1}} {{2}}, URL button {{1}} then a quick reply.
-    const parcel = onlyApproved.body.data.items.find((tpl: { name: string; language: string }) => tpl.name === 'parcel_update' && tpl.language === 'en_GB');
+    const parcel = onlyApproved.body.data.items.find(
+      (tpl: { name: string; language: string }) => tpl.name === 'parcel_update' && tpl.language === 'en_GB',
+    );
     expect(parcel).toBeDefined();
-    expect(parcel.parameterCounts).toEqual({ header: 1, body: 2, buttons: { '0': 1 }, names: { header: ['1'], body: ['1', '2'] } });
+    expect(parcel.parameterCounts).toEqual({
+      header: 1,
+      body: 2,
+      buttons: { '0': 1 },
+      names: { header: ['1'], body: ['1', '2'] },
+    });
     const photo = onlyApproved.body.data.items.find((tpl: { name: string }) => tpl.name === 'delivery_photo');
     expect(photo.parameterCounts).toMatchObject({ header: 1, body: 1, buttons: {} });
     const named = onlyApproved.body.data.items.find((tpl: { name: string }) => tpl.name === 'welcome_named');
-    expect(named).toMatchObject({ parameterFormat: 'NAMED', parameterCounts: { header: 0, body: 2, names: { body: ['first_name', 'company'] } } });
+    expect(named).toMatchObject({
+      parameterFormat: 'NAMED',
+      parameterCounts: { header: 0, body: 2, names: { body: ['first_name', 'company'] } },
+    });
     const hello = onlyApproved.body.data.items.find((tpl: { name: string }) => tpl.name === 'hello_world');
     expect(hello.parameterCounts).toMatchObject({ header: 0, body: 0, buttons: {} });
 
@@ -224,22 +311,45 @@ describe('Console onboarding, end to end', () => {
     const deleted = await fetch(`${sim.url}/_sim/template-status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ wabaId: upstream.wabaId, templateName: 'hello_world', language: 'en_US', event: 'DELETED' }),
+      body: JSON.stringify({
+        wabaId: upstream.wabaId,
+        templateName: 'hello_world',
+        language: 'en_US',
+        event: 'DELETED',
+      }),
     });
     expect(deleted.status).toBe(200);
     const resync = await t.http.post(`${base}/templates/sync`).set('cookie', cookie);
     expect(resync.status).toBe(200);
-    expect(resync.body.data.counts).toEqual({ added: 0, updated: upstream.templates.length - 1, removed: 1, total: upstream.templates.length - 1, approved: approved.length - 1 });
+    expect(resync.body.data.counts).toEqual({
+      added: 0,
+      updated: upstream.templates.length - 1,
+      removed: 1,
+      total: upstream.templates.length - 1,
+      approved: approved.length - 1,
+    });
     expect(await t.prisma.template.count({ where: { businessAccountId: account.id } })).toBe(upstream.templates.length);
     const helloAfter = await t.http.get(`${base}/templates?name=hello_world`).set('cookie', cookie);
-    expect(helloAfter.body.data.items).toEqual([expect.objectContaining({ name: 'hello_world', removed: true, sendable: false })]);
+    expect(helloAfter.body.data.items).toEqual([
+      expect.objectContaining({ name: 'hello_world', removed: true, sendable: false }),
+    ]);
 
     // --- API key pair: prefixes, entropy, the secret only in the creation response -------------------
-    const created = await t.http.post('/api-keys').set('cookie', cookie).send({ wabaId: upstream.wabaId, name: 'orders-service' });
+    const created = await t.http
+      .post('/api-keys')
+      .set('cookie', cookie)
+      .send({ wabaId: upstream.wabaId, name: 'orders-service' });
     expect(created.status).toBe(201);
-    const { id: keyId, accessKey, secretKey } = created.body.data as { id: string; accessKey: string; secretKey: string };
+    const {
+      id: keyId,
+      accessKey,
+      secretKey,
+    } = created.body.data as { id: string; accessKey: string; secretKey: string };
     expect(created.body.data).toMatchObject({ name: 'orders-service', wabaId: upstream.wabaId });
-    for (const [value, prefix] of [[accessKey, 'ak_'], [secretKey, 'sk_']] as const) {
+    for (const [value, prefix] of [
+      [accessKey, 'ak_'],
+      [secretKey, 'sk_'],
+    ] as const) {
       expect(value.startsWith(prefix)).toBe(true);
       const random = value.slice(prefix.length);
       expect(random).toMatch(/^[A-Za-z0-9_-]+$/); // URL-safe
@@ -252,7 +362,15 @@ describe('Console onboarding, end to end', () => {
     const keys = await t.http.get('/api-keys').set('cookie', cookie);
     expect(keys.status).toBe(200);
     expect(keys.body.data).toMatchObject({ page: 1, total: 1, totalPages: 1 });
-    expect(keys.body.data.items).toEqual([expect.objectContaining({ id: keyId, accessKey, name: 'orders-service', wabaId: upstream.wabaId, revokedAt: null })]);
+    expect(keys.body.data.items).toEqual([
+      expect.objectContaining({
+        id: keyId,
+        accessKey,
+        name: 'orders-service',
+        wabaId: upstream.wabaId,
+        revokedAt: null,
+      }),
+    ]);
     expect(keys.body.data.items[0]).not.toHaveProperty('secretKey');
     expect(JSON.stringify(keys.body)).not.toContain(secretRandom);
     const keyRow = await t.prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
@@ -267,10 +385,13 @@ describe('Console onboarding, end to end', () => {
     expect(revoke.body.data).toMatchObject({ id: keyId, accessKey });
     expect(Date.parse(revoke.body.data.revokedAt)).not.toBeNaN();
     // Refused within ~2 s (API_KEY_CACHE_TTL_MS on other API processes; at once on this one).
-    const refused = await eventually(async () => {
-      const res = await t.http.get('/messages').set(keyHeaders);
-      return res.status === 401 ? res : undefined;
-    }, { timeoutMs: 2000, intervalMs: 100 });
+    const refused = await eventually(
+      async () => {
+        const res = await t.http.get('/messages').set(keyHeaders);
+        return res.status === 401 ? res : undefined;
+      },
+      { timeoutMs: 2000, intervalMs: 100 },
+    );
     expect(refused?.body).toEqual({ statusCode: 401, message: 'Invalid API key' });
     const keysAfter = await t.http.get('/api-keys').set('cookie', cookie);
     expect(keysAfter.body.data.items[0].revokedAt).not.toBeNull();
@@ -295,7 +416,11 @@ describe('Console onboarding, end to end', () => {
       expect.arrayContaining([
         expect.objectContaining({ action: 'api_key.created', targetType: 'api_key', targetId: keyId }),
         expect.objectContaining({ action: 'api_key.revoked', targetType: 'api_key', targetId: keyId }),
-        expect.objectContaining({ action: 'business_account.connected', targetType: 'business_account', targetId: upstream.wabaId }),
+        expect.objectContaining({
+          action: 'business_account.connected',
+          targetType: 'business_account',
+          targetId: upstream.wabaId,
+        }),
       ]),
     );
     expect(JSON.stringify(audit.body)).not.toContain(secretRandom);
@@ -313,7 +438,11 @@ describe('Console onboarding, end to end', () => {
     const cleared = setCookies(logout).find((c) => c.startsWith('bm_session='));
     expect(cleared).toBeDefined();
     expect(cleared).toMatch(/expires=Thu, 01 Jan 1970/i);
-    for (const [method, path] of [['get', '/auth/me'], ['get', '/business-accounts'], ['get', '/api-keys']] as const) {
+    for (const [method, path] of [
+      ['get', '/auth/me'],
+      ['get', '/business-accounts'],
+      ['get', '/api-keys'],
+    ] as const) {
       const after = await t.http[method](path).set('cookie', cookie);
       expect(after.status).toBe(401);
       expect(after.body).toEqual({ statusCode: 401, message: 'Session expired or invalid' });

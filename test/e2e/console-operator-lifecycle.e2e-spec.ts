@@ -13,7 +13,13 @@ describe('Console: an operator’s own sessions and password', () => {
 
   const loginAgain = async (email: string, password = PASSWORD) => {
     const res = await t.http.post('/auth/login').send({ email, password });
-    return { status: res.status, cookie: ([] as string[]).concat(res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ') };
+    return {
+      status: res.status,
+      cookie: ([] as string[])
+        .concat(res.headers['set-cookie'] ?? [])
+        .map((c) => c.split(';')[0])
+        .join('; '),
+    };
   };
   const me = (cookie: string) => t.http.get('/auth/me').set('cookie', cookie);
 
@@ -23,13 +29,28 @@ describe('Console: an operator’s own sessions and password', () => {
     const phone = await loginAgain(op.email);
     expect((await me(laptop.cookie)).status).toBe(200);
 
-    const wrong = await t.http.post('/auth/password').set('cookie', op.cookie).send({ currentPassword: 'not the password', newPassword: 'a brand new passphrase' });
+    const wrong = await t.http
+      .post('/auth/password')
+      .set('cookie', op.cookie)
+      .send({ currentPassword: 'not the password', newPassword: 'a brand new passphrase' });
     expect(wrong.status).toBe(422);
-    expect(wrong.body).toEqual({ statusCode: 422, message: 'Field Validation Failed', errors: [{ field: 'currentPassword', message: 'currentPassword is not the current password' }] });
-    const short = await t.http.post('/auth/password').set('cookie', op.cookie).send({ currentPassword: PASSWORD, newPassword: 'short' });
-    expect(short.body.errors).toEqual([{ field: 'newPassword', message: 'newPassword must be at least 10 characters' }]);
+    expect(wrong.body).toEqual({
+      statusCode: 422,
+      message: 'Field Validation Failed',
+      errors: [{ field: 'currentPassword', message: 'currentPassword is not the current password' }],
+    });
+    const short = await t.http
+      .post('/auth/password')
+      .set('cookie', op.cookie)
+      .send({ currentPassword: PASSWORD, newPassword: 'short' });
+    expect(short.body.errors).toEqual([
+      { field: 'newPassword', message: 'newPassword must be at least 10 characters' },
+    ]);
 
-    const changed = await t.http.post('/auth/password').set('cookie', op.cookie).send({ currentPassword: PASSWORD, newPassword: 'a brand new passphrase' });
+    const changed = await t.http
+      .post('/auth/password')
+      .set('cookie', op.cookie)
+      .send({ currentPassword: PASSWORD, newPassword: 'a brand new passphrase' });
     expect(changed.status).toBe(200);
     expect(changed.body.data).toEqual({ sessionsEnded: 2 });
     expect((await me(op.cookie)).status).toBe(200);
@@ -46,7 +67,9 @@ describe('Console: an operator’s own sessions and password', () => {
     const res = await t.http.post('/auth/logout-everywhere').set('cookie', op.cookie);
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ loggedOut: true, sessionsEnded: 2 });
-    expect(([] as string[]).concat(res.headers['set-cookie'] ?? []).join(';')).toMatch(/Max-Age=0|Expires=Thu, 01 Jan 1970/);
+    expect(([] as string[]).concat(res.headers['set-cookie'] ?? []).join(';')).toMatch(
+      /Max-Age=0|Expires=Thu, 01 Jan 1970/,
+    );
     expect((await me(op.cookie)).status).toBe(401);
     expect((await me(laptop.cookie)).status).toBe(401);
     expect((await me(other.cookie)).status).toBe(200);

@@ -3,12 +3,21 @@ import { PASSWORD, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { productionSecrets } from '../utils/test-env.js';
 
-const setCookies = (res: { headers: Record<string, unknown> }) => ([] as string[]).concat((res.headers['set-cookie'] as string[] | undefined) ?? []);
-const attributesOf = (cookie: string) => cookie.split(';').slice(1).map((a) => a.trim().toLowerCase());
+const setCookies = (res: { headers: Record<string, unknown> }) =>
+  ([] as string[]).concat((res.headers['set-cookie'] as string[] | undefined) ?? []);
+const attributesOf = (cookie: string) =>
+  cookie
+    .split(';')
+    .slice(1)
+    .map((a) => a.trim().toLowerCase());
 
-async function signupAndLogin(t: TestApp): Promise<{ email: string; login: Awaited<ReturnType<TestApp['http']['post']>> }> {
+async function signupAndLogin(
+  t: TestApp,
+): Promise<{ email: string; login: Awaited<ReturnType<TestApp['http']['post']>> }> {
   const email = uniqueEmail();
-  expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: 'Cookie Org' })).status).toBe(201);
+  expect(
+    (await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: 'Cookie Org' })).status,
+  ).toBe(201);
   const login = await t.http.post('/auth/login').send({ email, password: PASSWORD });
   expect(login.status).toBe(200);
   return { email, login };
@@ -19,7 +28,13 @@ describe('Console session cookie', () => {
   describe('in production (NODE_ENV=production, plain http behind no proxy)', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await startTestApp({ ...productionSecrets(), NODE_ENV: 'production', SIGNUP_MODE: 'open', SWAGGER_ENABLED: 'true', SESSION_IDLE_TTL_SECONDS: '1800' });
+      t = await startTestApp({
+        ...productionSecrets(),
+        NODE_ENV: 'production',
+        SIGNUP_MODE: 'open',
+        SWAGGER_ENABLED: 'true',
+        SESSION_IDLE_TTL_SECONDS: '1800',
+      });
     });
     afterAll(async () => {
       await t?.close();
@@ -31,7 +46,9 @@ describe('Console session cookie', () => {
       expect(others).toEqual([]);
       expect(cookie).toMatch(/^__Host-bm_session=[A-Za-z0-9_-]{43};/);
       const attributes = attributesOf(cookie!);
-      expect(attributes).toEqual(expect.arrayContaining(['httponly', 'secure', 'samesite=lax', 'path=/', 'max-age=1800']));
+      expect(attributes).toEqual(
+        expect.arrayContaining(['httponly', 'secure', 'samesite=lax', 'path=/', 'max-age=1800']),
+      );
       expect(attributes.some((a) => a.startsWith('domain='))).toBe(false);
 
       const pair = cookie!.split(';')[0]!;
@@ -53,21 +70,36 @@ describe('Console session cookie', () => {
       // Used within the minute after login: nothing to renew.
       expect(setCookies(await t.http.get('/auth/me').set('cookie', pair))).toEqual([]);
 
-      await t.prisma.session.update({ where: { id: (await session()).id }, data: { lastSeenAt: new Date(Date.now() - 120_000) } });
+      await t.prisma.session.update({
+        where: { id: (await session()).id },
+        data: { lastSeenAt: new Date(Date.now() - 120_000) },
+      });
       const renewed = setCookies(await t.http.get('/auth/me').set('cookie', pair));
       expect(renewed).toHaveLength(1);
       expect(renewed[0]!.split(';')[0]).toBe(pair);
-      expect(attributesOf(renewed[0]!)).toEqual(expect.arrayContaining(['httponly', 'secure', 'samesite=lax', 'path=/', 'max-age=1800']));
+      expect(attributesOf(renewed[0]!)).toEqual(
+        expect.arrayContaining(['httponly', 'secure', 'samesite=lax', 'path=/', 'max-age=1800']),
+      );
 
       // Ten minutes of absolute lifetime left: the renewed cookie lives no longer than that.
-      await t.prisma.session.update({ where: { id: (await session()).id }, data: { lastSeenAt: new Date(Date.now() - 120_000), expiresAt: new Date(Date.now() + 600_000) } });
+      await t.prisma.session.update({
+        where: { id: (await session()).id },
+        data: { lastSeenAt: new Date(Date.now() - 120_000), expiresAt: new Date(Date.now() + 600_000) },
+      });
       const capped = setCookies(await t.http.get('/auth/me').set('cookie', pair));
-      const maxAge = Number(attributesOf(capped[0]!).find((a) => a.startsWith('max-age='))!.slice('max-age='.length));
+      const maxAge = Number(
+        attributesOf(capped[0]!)
+          .find((a) => a.startsWith('max-age='))!
+          .slice('max-age='.length),
+      );
       expect(maxAge).toBeGreaterThan(590);
       expect(maxAge).toBeLessThanOrEqual(600);
 
       // A logout that also renews: the only cookie sent back is the cleared one.
-      await t.prisma.session.update({ where: { id: (await session()).id }, data: { lastSeenAt: new Date(Date.now() - 120_000) } });
+      await t.prisma.session.update({
+        where: { id: (await session()).id },
+        data: { lastSeenAt: new Date(Date.now() - 120_000) },
+      });
       const logout = setCookies(await t.http.post('/auth/logout').set('cookie', pair));
       expect(logout).toHaveLength(1);
       expect(logout[0]).toMatch(/^__Host-bm_session=;.*expires=Thu, 01 Jan 1970/i);
@@ -76,7 +108,9 @@ describe('Console session cookie', () => {
     it('the Swagger session scheme names the prefixed cookie', async () => {
       const doc = await t.http.get('/swagger/docs-json');
       expect(doc.status).toBe(200);
-      expect(doc.body.components.securitySchemes.session).toEqual(expect.objectContaining({ in: 'cookie', name: '__Host-bm_session' }));
+      expect(doc.body.components.securitySchemes.session).toEqual(
+        expect.objectContaining({ in: 'cookie', name: '__Host-bm_session' }),
+      );
     });
   });
 
@@ -111,7 +145,8 @@ describe('Password hashes', () => {
     await t?.close();
   });
 
-  const storedHash = async (email: string) => (await t.prisma.operator.findUniqueOrThrow({ where: { email } })).passwordHash;
+  const storedHash = async (email: string) =>
+    (await t.prisma.operator.findUniqueOrThrow({ where: { email } })).passwordHash;
 
   it('are scrypt with N = 2^17, r = 8, p = 1 by default', async () => {
     expect(t.config.passwordHashCost).toBe(17);
@@ -125,7 +160,9 @@ describe('Password hashes', () => {
     const oldKey = scryptSync(PASSWORD, salt, 64, { N: 16384, r: 8, p: 1 });
     const oldHash = ['scrypt', 16384, 8, 1, salt.toString('base64url'), oldKey.toString('base64url')].join('$');
     const organization = await t.prisma.organization.create({ data: { name: 'Old Hash Org' } });
-    await t.prisma.operator.create({ data: { organizationId: organization.id, email, passwordHash: oldHash, role: 'owner' } });
+    await t.prisma.operator.create({
+      data: { organizationId: organization.id, email, passwordHash: oldHash, role: 'owner' },
+    });
 
     expect((await t.http.post('/auth/login').send({ email, password: 'not the password' })).status).toBe(401);
     expect(await storedHash(email)).toBe(oldHash);

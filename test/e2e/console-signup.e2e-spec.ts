@@ -2,10 +2,17 @@ import { sha256Hex } from '../../src/core/crypto/tokens.js';
 import { PASSWORD, signupAndLogin, uniqueEmail, type Operator } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 
-const INVITE_ONLY = { statusCode: 403, message: 'Signup is by invitation only: ask an owner of your organization for an invitation link' };
+const INVITE_ONLY = {
+  statusCode: 403,
+  message: 'Signup is by invitation only: ask an owner of your organization for an invitation link',
+};
 const CLOSED = { statusCode: 403, message: 'Signup is closed' };
 const OWNERS_ONLY = { statusCode: 403, message: 'Only owners of the organization can manage invitations' };
-const invalid = (field: string, message: string) => ({ statusCode: 422, message: 'Field Validation Failed', errors: [{ field, message }] });
+const invalid = (field: string, message: string) => ({
+  statusCode: 422,
+  message: 'Field Validation Failed',
+  errors: [{ field, message }],
+});
 
 /** Issue 12, finding 3: signup limited per address, SIGNUP_MODE, and one-time invitations. */
 describe('Console signup', () => {
@@ -21,7 +28,10 @@ describe('Console signup', () => {
     });
 
     const signup = (from: string, email = uniqueEmail()) =>
-      t.http.post('/auth/signup').set('x-forwarded-for', from).send({ email, password: PASSWORD, organizationName: `Limited Org ${email}` });
+      t.http
+        .post('/auth/signup')
+        .set('x-forwarded-for', from)
+        .send({ email, password: PASSWORD, organizationName: `Limited Org ${email}` });
 
     it('creates at most 3 organizations of 20 concurrent signups from one address; the rest get 429 + Retry-After and create nothing', async () => {
       const emails = Array.from({ length: 20 }, () => uniqueEmail());
@@ -56,7 +66,8 @@ describe('Console signup', () => {
       await t?.close();
     });
 
-    const invite = (by: Operator, body: Record<string, unknown>) => t.http.post('/invitations').set('cookie', by.cookie).send(body);
+    const invite = (by: Operator, body: Record<string, unknown>) =>
+      t.http.post('/invitations').set('cookie', by.cookie).send(body);
     const accept = (body: Record<string, unknown>) => t.http.post('/auth/signup').send({ password: PASSWORD, ...body });
     const loginAs = async (email: string): Promise<Operator> => {
       const res = await t.http.post('/auth/login').send({ email, password: PASSWORD });
@@ -107,7 +118,11 @@ describe('Console signup', () => {
 
       const joined = await accept({ email, inviteToken: token });
       expect(joined.status).toBe(201);
-      expect(joined.body.data).toMatchObject({ email, role: 'member', organization: { id: owner.organizationId, name: 'Inviting Org' } });
+      expect(joined.body.data).toMatchObject({
+        email,
+        role: 'member',
+        organization: { id: owner.organizationId, name: 'Inviting Org' },
+      });
       const member = await loginAs(email);
       expect(member.organizationId).toBe(owner.organizationId);
       // The team shares the organization: the member sees the owner's API keys list (same organization scope).
@@ -125,7 +140,11 @@ describe('Console signup', () => {
     it('two signups racing with one invitation: exactly one joins', async () => {
       const email = uniqueEmail();
       const { token } = (await invite(owner, { email })).body.data as { token: string };
-      const answers = await Promise.all([accept({ email, inviteToken: token }), accept({ email, inviteToken: token }), accept({ email, inviteToken: token })]);
+      const answers = await Promise.all([
+        accept({ email, inviteToken: token }),
+        accept({ email, inviteToken: token }),
+        accept({ email, inviteToken: token }),
+      ]);
       const [winner, ...losers] = answers.map((r) => r.status).sort();
       expect(winner).toBe(201);
       // A loser either found the invitation used (422) or lost the race on the email's unique index (409).
@@ -147,7 +166,9 @@ describe('Console signup', () => {
       const revokedEmail = uniqueEmail();
       const revoked = (await invite(owner, { email: revokedEmail })).body.data as { id: string; token: string };
       expect((await t.http.delete(`/invitations/${revoked.id}`).set('cookie', owner.cookie)).status).toBe(200);
-      expect((await accept({ email: revokedEmail, inviteToken: revoked.token })).body).toEqual(invalid('inviteToken', 'invitation is not valid (unknown or revoked)'));
+      expect((await accept({ email: revokedEmail, inviteToken: revoked.token })).body).toEqual(
+        invalid('inviteToken', 'invitation is not valid (unknown or revoked)'),
+      );
 
       const invitedEmail = uniqueEmail();
       const { token } = (await invite(owner, { email: invitedEmail })).body.data as { token: string };
@@ -155,7 +176,8 @@ describe('Console signup', () => {
       const wrongEmail = await accept({ email: stranger, inviteToken: token });
       expect(wrongEmail.body).toEqual(invalid('email', 'email does not match the invitation'));
       expect(await operatorsWithEmail(t, stranger)).toBe(0);
-      for (const email of [expiredEmail, revokedEmail, invitedEmail]) expect(await operatorsWithEmail(t, email)).toBe(0);
+      for (const email of [expiredEmail, revokedEmail, invitedEmail])
+        expect(await operatorsWithEmail(t, email)).toBe(0);
     });
 
     it('members cannot invite or see invitations (403); an invited owner can', async () => {
@@ -183,9 +205,13 @@ describe('Console signup', () => {
       expect(taken.status).toBe(201);
       expect(Object.keys(taken.body.data).sort()).toEqual(Object.keys(fresh.body.data).sort());
       expect(taken.body.message).toBe(fresh.body.message);
-      const accepted = await accept({ email: registered.email, inviteToken: (taken.body.data as { token: string }).token });
+      const accepted = await accept({
+        email: registered.email,
+        inviteToken: (taken.body.data as { token: string }).token,
+      });
       expect(accepted.status).toBe(409);
-      for (const id of [taken.body.data.id, fresh.body.data.id] as string[]) await t.http.delete(`/invitations/${id}`).set('cookie', owner.cookie);
+      for (const id of [taken.body.data.id, fresh.body.data.id] as string[])
+        await t.http.delete(`/invitations/${id}`).set('cookie', owner.cookie);
     });
 
     it('caps pending invitations per organization (INVITATIONS_MAX_PENDING=5): 409 past it, room again once one is revoked', async () => {
@@ -193,9 +219,14 @@ describe('Console signup', () => {
       const made = await Promise.all(Array.from({ length: 7 }, () => invite(capped, { email: uniqueEmail() })));
       expect(made.map((r) => r.status).sort()).toEqual([201, 201, 201, 201, 201, 409, 409]);
       const refused = made.find((r) => r.status === 409)!;
-      expect(refused.body).toEqual({ statusCode: 409, message: expect.stringMatching(/At most 5 invitations may be pending at once/) });
+      expect(refused.body).toEqual({
+        statusCode: 409,
+        message: expect.stringMatching(/At most 5 invitations may be pending at once/),
+      });
       const first = made.find((r) => r.status === 201)!;
-      expect((await t.http.delete(`/invitations/${first.body.data.id as string}`).set('cookie', capped.cookie)).status).toBe(200);
+      expect(
+        (await t.http.delete(`/invitations/${first.body.data.id as string}`).set('cookie', capped.cookie)).status,
+      ).toBe(200);
       expect((await invite(capped, { email: uniqueEmail() })).status).toBe(201);
     });
 
@@ -216,8 +247,13 @@ describe('Console signup', () => {
 
     it('refuses every signup, with or without an invitation token (403)', async () => {
       const email = uniqueEmail();
-      expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: `Closed Org ${email}` })).body).toEqual(CLOSED);
-      expect((await t.http.post('/auth/signup').send({ email, password: PASSWORD, inviteToken: 'x'.repeat(43) })).body).toEqual(CLOSED);
+      expect(
+        (await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: `Closed Org ${email}` }))
+          .body,
+      ).toEqual(CLOSED);
+      expect(
+        (await t.http.post('/auth/signup').send({ email, password: PASSWORD, inviteToken: 'x'.repeat(43) })).body,
+      ).toEqual(CLOSED);
       expect(await operatorsWithEmail(t, email)).toBe(0);
     });
   });

@@ -4,7 +4,10 @@ import { startTestApp, type TestApp } from '../utils/test-app.js';
 interface Operation {
   operationId?: string;
   security?: Array<Record<string, string[]>>;
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: { $ref?: string; allOf?: Array<{ $ref?: string }> } }> }>;
+  responses: Record<
+    string,
+    { description?: string; content?: Record<string, { schema?: { $ref?: string; allOf?: Array<{ $ref?: string }> } }> }
+  >;
 }
 
 /**
@@ -27,7 +30,11 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
   { method: 'get', path: '/business-accounts/{wabaId}/phone-numbers', errors: [401, 404] },
   { method: 'post', path: '/business-accounts/{wabaId}/templates/sync', errors: [401, 404, 424, 502] },
   { method: 'get', path: '/business-accounts/{wabaId}/templates', errors: [401, 404, 422] },
-  { method: 'post', path: '/business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/media', errors: [401, 404, 413, 422, 424, 502] },
+  {
+    method: 'post',
+    path: '/business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/media',
+    errors: [401, 404, 413, 422, 424, 502],
+  },
   { method: 'get', path: '/business-accounts/{wabaId}/media/{mediaId}', errors: [401, 404, 424, 502] },
   { method: 'post', path: '/api-keys', errors: [401, 404, 422] },
   { method: 'get', path: '/api-keys', errors: [401, 422] },
@@ -38,7 +45,11 @@ const CONSOLE_OPERATIONS: Array<{ method: string; path: string; errors: number[]
 
 describe('Console routes in the OpenAPI document', () => {
   let t: TestApp;
-  let doc: { info: { version: string }; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+  let doc: {
+    info: { version: string };
+    paths: Record<string, Record<string, Operation>>;
+    components: { securitySchemes: Record<string, unknown> };
+  };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -53,17 +64,27 @@ describe('Console routes in the OpenAPI document', () => {
   const operation = (method: string, path: string): Operation | undefined => doc.paths[path]?.[method];
 
   it('declares the session cookie security scheme', () => {
-    expect(doc.components.securitySchemes.session).toEqual(expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'bm_session' }));
+    expect(doc.components.securitySchemes.session).toEqual(
+      expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'bm_session' }),
+    );
   });
 
   it('requires the two key headers together on every key-pair route (one security requirement naming both)', () => {
     const keyRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
-        .filter(([, op]) => JSON.stringify(op.security ?? []).includes('accessKey') || JSON.stringify(op.security ?? []).includes('secretKey'))
+        .filter(
+          ([, op]) =>
+            JSON.stringify(op.security ?? []).includes('accessKey') ||
+            JSON.stringify(op.security ?? []).includes('secretKey'),
+        )
         .map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, security: op.security })),
     );
-    expect(keyRoutes.map((r) => r.route)).toEqual(expect.arrayContaining(['POST /messages', 'GET /messages', 'GET /messages/{id}', 'GET /messages/analytics']));
-    expect(keyRoutes.filter((r) => JSON.stringify(r.security) !== JSON.stringify([{ accessKey: [], secretKey: [] }]))).toEqual([]);
+    expect(keyRoutes.map((r) => r.route)).toEqual(
+      expect.arrayContaining(['POST /messages', 'GET /messages', 'GET /messages/{id}', 'GET /messages/analytics']),
+    );
+    expect(
+      keyRoutes.filter((r) => JSON.stringify(r.security) !== JSON.stringify([{ accessKey: [], secretKey: [] }])),
+    ).toEqual([]);
   });
 
   it('types every error answer as the error envelope, and carries the package version', () => {
@@ -83,7 +104,10 @@ describe('Console routes in the OpenAPI document', () => {
     // A send the upstream platform refused (or that timed out) carries the stored failed message in `data`.
     for (const status of ['422', '424', '429', '502']) {
       expect(doc.paths['/messages']!.post!.responses[status]!.content!['application/json']!.schema).toEqual({
-        allOf: [{ $ref: '#/components/schemas/ErrorEnvelope' }, { type: 'object', properties: { data: { $ref: '#/components/schemas/MessageView' } } }],
+        allOf: [
+          { $ref: '#/components/schemas/ErrorEnvelope' },
+          { type: 'object', properties: { data: { $ref: '#/components/schemas/MessageView' } } },
+        ],
       });
     }
     expect(doc.info.version).toBe((JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version);
@@ -92,22 +116,37 @@ describe('Console routes in the OpenAPI document', () => {
   it('documents the key routes with operation ids and envelope-wrapped (page) schemas', () => {
     const list = operation('get', '/api-keys')!;
     expect(list.operationId).toBe('listApiKeys');
-    const data = (list.responses['200']!.content!['application/json']!.schema as { properties: { data: { allOf: Array<Record<string, unknown>> } } }).properties.data;
+    const data = (
+      list.responses['200']!.content!['application/json']!.schema as {
+        properties: { data: { allOf: Array<Record<string, unknown>> } };
+      }
+    ).properties.data;
     expect(data.allOf[0]).toEqual({ $ref: '#/components/schemas/PageInfo' });
     expect(operation('post', '/api-keys')!.operationId).toBe('createApiKey');
     expect(operation('delete', '/api-keys/{id}')!.operationId).toBe('revokeApiKey');
-    const ids = { 'post /messages': 'sendMessage', 'get /messages': 'listMessages', 'get /messages/{id}': 'getMessage', 'get /messages/analytics': 'getMessageAnalytics' };
+    const ids = {
+      'post /messages': 'sendMessage',
+      'get /messages': 'listMessages',
+      'get /messages/{id}': 'getMessage',
+      'get /messages/analytics': 'getMessageAnalytics',
+    };
     for (const [route, id] of Object.entries(ids)) {
       const [method, path] = route.split(' ') as [string, string];
       expect([route, operation(method, path)?.operationId]).toEqual([route, id]);
     }
-    const sent = operation('post', '/messages')!.responses['200']!.content!['application/json']!.schema as { properties: { data: unknown } };
+    const sent = operation('post', '/messages')!.responses['200']!.content!['application/json']!.schema as {
+      properties: { data: unknown };
+    };
     expect(sent.properties.data).toEqual({ $ref: '#/components/schemas/MessageView' });
   });
 
   it('gives every operation an operation id a person would write and one success answer typed as the envelope', () => {
     // Not JSON: Meta's handshake answers the challenge as text/plain, the media routes stream the file.
-    const raw: Record<string, string> = { verifyWebhookSubscription: 'text/plain', downloadMedia: 'application/octet-stream', downloadInboundMedia: 'application/octet-stream' };
+    const raw: Record<string, string> = {
+      verifyWebhookSubscription: 'text/plain',
+      downloadMedia: 'application/octet-stream',
+      downloadInboundMedia: 'application/octet-stream',
+    };
     const gaps: string[] = [];
     const ids = new Set<string>();
     for (const [path, ops] of Object.entries(doc.paths)) {
@@ -127,23 +166,31 @@ describe('Console routes in the OpenAPI document', () => {
           if (!content[raw[id]]?.schema) gaps.push(`${route}: no ${raw[id]} schema`);
           continue;
         }
-        const schema = content['application/json']?.schema as { required?: string[]; properties?: { data?: object } } | undefined;
-        if (!schema?.properties?.data || !schema.required?.includes('data')) gaps.push(`${route}: success answer not the envelope with typed data`);
+        const schema = content['application/json']?.schema as
+          { required?: string[]; properties?: { data?: object } } | undefined;
+        if (!schema?.properties?.data || !schema.required?.includes('data'))
+          gaps.push(`${route}: success answer not the envelope with typed data`);
       }
     }
     expect(gaps).toEqual([]);
   });
 
   it('documents every console route', () => {
-    const missing = CONSOLE_OPERATIONS.filter(({ method, path }) => !operation(method, path)).map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    const missing = CONSOLE_OPERATIONS.filter(({ method, path }) => !operation(method, path)).map(
+      ({ method, path }) => `${method.toUpperCase()} ${path}`,
+    );
     expect(missing).toEqual([]);
   });
 
   it('puts the session scheme, and only it, on every console route that needs a session', () => {
     const wrong = CONSOLE_OPERATIONS.filter(({ method, path, session }) => {
       const security = operation(method, path)?.security;
-      return session === false ? security !== undefined && security.length > 0 : JSON.stringify(security) !== JSON.stringify([{ session: [] }]);
-    }).map(({ method, path }) => `${method.toUpperCase()} ${path}: ${JSON.stringify(operation(method, path)?.security)}`);
+      return session === false
+        ? security !== undefined && security.length > 0
+        : JSON.stringify(security) !== JSON.stringify([{ session: [] }]);
+    }).map(
+      ({ method, path }) => `${method.toUpperCase()} ${path}: ${JSON.stringify(operation(method, path)?.security)}`,
+    );
     expect(wrong).toEqual([]);
   });
 
@@ -156,7 +203,8 @@ describe('Console routes in the OpenAPI document', () => {
         if (!responses[String(status)]?.description) gaps.push(`${method.toUpperCase()} ${path} ${status}`);
       }
       const success = Object.keys(responses).filter((s) => s.startsWith('2'));
-      if (success.length !== 1) gaps.push(`${method.toUpperCase()} ${path} success response: ${success.join(',') || 'none'}`);
+      if (success.length !== 1)
+        gaps.push(`${method.toUpperCase()} ${path} success response: ${success.join(',') || 'none'}`);
     }
     expect(gaps).toEqual([]);
   });

@@ -13,8 +13,15 @@ interface FieldError {
 }
 
 /** The 422 envelope with exactly these fields failing, each message about its own field. */
-function expectFieldErrors(res: { status: number; body: { statusCode?: number; message?: string; errors?: FieldError[] } }, fields: string[]): FieldError[] {
-  expect({ status: res.status, statusCode: res.body.statusCode, message: res.body.message }).toEqual({ status: 422, statusCode: 422, message: 'Field Validation Failed' });
+function expectFieldErrors(
+  res: { status: number; body: { statusCode?: number; message?: string; errors?: FieldError[] } },
+  fields: string[],
+): FieldError[] {
+  expect({ status: res.status, statusCode: res.body.statusCode, message: res.body.message }).toEqual({
+    status: 422,
+    statusCode: 422,
+    message: 'Field Validation Failed',
+  });
   const errors = res.body.errors ?? [];
   expect(errors.map((e) => e.field).sort()).toEqual([...fields].sort());
   for (const error of errors) expect(error.message.startsWith(error.field)).toBe(true);
@@ -53,14 +60,20 @@ describe('Console input validation', () => {
     });
 
     it('names every field of an empty body with its own reason', async () => {
-      const errors = expectFieldErrors(await stack.http.post('/auth/signup').send({}), ['email', 'password', 'organizationName']);
+      const errors = expectFieldErrors(await stack.http.post('/auth/signup').send({}), [
+        'email',
+        'password',
+        'organizationName',
+      ]);
       expect(messageOf(errors, 'email')).toBe('email is required');
       expect(messageOf(errors, 'password')).toBe('password is required');
     });
 
     it('refuses an unknown field and a blank organizationName, and creates nobody', async () => {
       const email = `op-${randomBytes(6).toString('hex')}@example.test`;
-      const res = await stack.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName: '   ', role: 'admin' });
+      const res = await stack.http
+        .post('/auth/signup')
+        .send({ email, password: PASSWORD, organizationName: '   ', role: 'admin' });
       const errors = expectFieldErrors(res, ['organizationName', 'role']);
       expect(messageOf(errors, 'role')).toBe('role is not allowed');
       expect(await stack.prisma.operator.count({ where: { email } })).toBe(0);
@@ -69,14 +82,19 @@ describe('Console input validation', () => {
 
   describe('POST /auth/login', () => {
     it('names a bad email, an empty password and an unknown field at once', async () => {
-      const errors = expectFieldErrors(await stack.http.post('/auth/login').send({ email: 'nope', password: '', remember: true }), ['email', 'password', 'remember']);
+      const errors = expectFieldErrors(
+        await stack.http.post('/auth/login').send({ email: 'nope', password: '', remember: true }),
+        ['email', 'password', 'remember'],
+      );
       expect(messageOf(errors, 'remember')).toBe('remember is not allowed');
     });
 
     it('opens no session when the credentials are right but an unknown field is sent', async () => {
       const operator = await signupAndLogin(stack, 'Login Validation Org');
       const before = await orgState(operator);
-      const res = await stack.http.post('/auth/login').send({ email: operator.email, password: PASSWORD, remember: true });
+      const res = await stack.http
+        .post('/auth/login')
+        .send({ email: operator.email, password: PASSWORD, remember: true });
       expectFieldErrors(res, ['remember']);
       expect(res.headers['set-cookie']).toBeUndefined();
       expect(await orgState(operator)).toEqual(before);
@@ -86,11 +104,17 @@ describe('Console input validation', () => {
   describe('POST /business-accounts', () => {
     it('names every failing field at once and connects nothing', async () => {
       const operator = await signupAndLogin(stack, 'Connect Validation Org');
-      const res = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: 'abc', accessToken: '', name: '', extra: 1 });
+      const res = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: 'abc', accessToken: '', name: '', extra: 1 });
       const errors = expectFieldErrors(res, ['wabaId', 'accessToken', 'name', 'extra']);
       expect(messageOf(errors, 'wabaId')).toBe('wabaId must be the numeric WhatsApp Business Account id');
       expect(messageOf(errors, 'extra')).toBe('extra is not allowed');
-      expectFieldErrors(await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({}), ['wabaId', 'accessToken']);
+      expectFieldErrors(await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({}), [
+        'wabaId',
+        'accessToken',
+      ]);
       expect((await orgState(operator)).accounts).toEqual([]);
       expect((await orgState(operator)).audit).toBe(0);
     });
@@ -98,15 +122,27 @@ describe('Console input validation', () => {
     it('refuses valid credentials sent with an unknown field or a blank name, without connecting them', async () => {
       const operator = await signupAndLogin(stack, 'Connect Unknown Field Org');
       const upstream = stack.sim.createAccount();
-      const extra = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken, webhookUrl: 'https://x.example' });
+      const extra = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken, webhookUrl: 'https://x.example' });
       expectFieldErrors(extra, ['webhookUrl']);
-      const blank = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken, name: '  ' });
+      const blank = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken, name: '  ' });
       expectFieldErrors(blank, ['name']);
-      const numeric = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: Number(upstream.wabaId), accessToken: upstream.accessToken });
+      const numeric = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: Number(upstream.wabaId), accessToken: upstream.accessToken });
       expectFieldErrors(numeric, ['wabaId']);
       expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
       // The same credentials, well formed, connect: the refusals above were about the input.
-      const ok = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken, name: '  Trimmed Name ' });
+      const ok = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: upstream.wabaId, accessToken: upstream.accessToken, name: '  Trimmed Name ' });
       expect(ok.status).toBe(201);
       expect(ok.body.data.name).toBe('Trimmed Name');
     });
@@ -117,17 +153,29 @@ describe('Console input validation', () => {
       const operator = await signupAndLogin(stack, 'Key Validation Org');
       const account = await connectAccount(stack, operator);
       const before = await orgState(operator);
-      const res = await stack.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId: '12', name: '   ', scope: 'all' });
+      const res = await stack.http
+        .post('/api-keys')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: '12', name: '   ', scope: 'all' });
       const errors = expectFieldErrors(res, ['wabaId', 'name', 'scope']);
       expect(messageOf(errors, 'name')).toBe('name must not be empty');
       expectFieldErrors(await stack.http.post('/api-keys').set('cookie', operator.cookie).send({}), ['wabaId', 'name']);
-      const long = await stack.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId: account.wabaId, name: 'x'.repeat(101) });
+      const long = await stack.http
+        .post('/api-keys')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: account.wabaId, name: 'x'.repeat(101) });
       expect(messageOf(expectFieldErrors(long, ['name']), 'name')).toBe('name must be at most 100 characters');
-      const typed = await stack.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId: { $ne: '' }, name: ['a'] });
+      const typed = await stack.http
+        .post('/api-keys')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: { $ne: '' }, name: ['a'] });
       expectFieldErrors(typed, ['wabaId', 'name']);
       expect(await orgState(operator)).toEqual(before);
 
-      const ok = await stack.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId: account.wabaId, name: ' orders ' });
+      const ok = await stack.http
+        .post('/api-keys')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: account.wabaId, name: ' orders ' });
       expect(ok.status).toBe(201);
       expect(ok.body.data.name).toBe('orders');
     });
@@ -136,7 +184,11 @@ describe('Console input validation', () => {
       const operator = await signupAndLogin(stack, 'Key Malformed Org');
       await connectAccount(stack, operator);
       const before = await orgState(operator);
-      const res = await stack.http.post('/api-keys').set('cookie', operator.cookie).set('content-type', 'application/json').send('{"wabaId": ');
+      const res = await stack.http
+        .post('/api-keys')
+        .set('cookie', operator.cookie)
+        .set('content-type', 'application/json')
+        .send('{"wabaId": ');
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ statusCode: 400, message: 'Malformed JSON body' });
       expect(await orgState(operator)).toEqual(before);
@@ -146,20 +198,35 @@ describe('Console input validation', () => {
   describe('list queries', () => {
     it('GET /api-keys names page, limit, wabaId and unknown parameters at once', async () => {
       const operator = await signupAndLogin(stack, 'Keys Query Org');
-      const errors = expectFieldErrors(await stack.http.get('/api-keys?page=0&limit=1000&wabaId=abc&sort=name').set('cookie', operator.cookie), ['page', 'limit', 'wabaId', 'sort']);
+      const errors = expectFieldErrors(
+        await stack.http.get('/api-keys?page=0&limit=1000&wabaId=abc&sort=name').set('cookie', operator.cookie),
+        ['page', 'limit', 'wabaId', 'sort'],
+      );
       expect(messageOf(errors, 'limit')).toBe('limit must be at most 100');
-      expectFieldErrors(await stack.http.get('/api-keys?page=1.5&limit=ten').set('cookie', operator.cookie), ['page', 'limit']);
+      expectFieldErrors(await stack.http.get('/api-keys?page=1.5&limit=ten').set('cookie', operator.cookie), [
+        'page',
+        'limit',
+      ]);
     });
 
     it('GET /audit-log names page, limit and unknown parameters at once', async () => {
       const operator = await signupAndLogin(stack, 'Audit Query Org');
-      expectFieldErrors(await stack.http.get('/audit-log?page=abc&limit=0&action=x').set('cookie', operator.cookie), ['page', 'limit', 'action']);
+      expectFieldErrors(await stack.http.get('/audit-log?page=abc&limit=0&action=x').set('cookie', operator.cookie), [
+        'page',
+        'limit',
+        'action',
+      ]);
     });
 
     it('GET …/templates names a bad status and unknown parameters at once', async () => {
       const operator = await signupAndLogin(stack, 'Templates Query Org');
       const account = await connectAccount(stack, operator);
-      const errors = expectFieldErrors(await stack.http.get(`/business-accounts/${account.wabaId}/templates?status=BOGUS&lang=en`).set('cookie', operator.cookie), ['status', 'lang']);
+      const errors = expectFieldErrors(
+        await stack.http
+          .get(`/business-accounts/${account.wabaId}/templates?status=BOGUS&lang=en`)
+          .set('cookie', operator.cookie),
+        ['status', 'lang'],
+      );
       expect(messageOf(errors, 'status')).toContain('APPROVED');
     });
   });
@@ -181,7 +248,12 @@ describe('Console input validation', () => {
           ['get', `/business-accounts/${id}/templates`],
         ] as const) {
           const res = await stack.http[method](path).set('cookie', operator.cookie);
-          expect([method, path, res.status, res.body]).toEqual([method, path, 404, { statusCode: 404, message: 'Business account not found' }]);
+          expect([method, path, res.status, res.body]).toEqual([
+            method,
+            path,
+            404,
+            { statusCode: 404, message: 'Business account not found' },
+          ]);
         }
       }
       for (const id of ['not-a-uuid', `${key.id}0`, "1' OR '1'='1"]) {

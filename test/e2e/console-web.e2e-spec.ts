@@ -1,7 +1,17 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openConsole, screenshot, type ConsoleBrowser } from '../browser/chromium.js';
-import { PASSWORD, eventually, helloWorld, joinOrganization, onboard, recipient, signupAndLogin, simControl, uniqueEmail } from '../utils/factories.js';
+import {
+  PASSWORD,
+  eventually,
+  helloWorld,
+  joinOrganization,
+  onboard,
+  recipient,
+  signupAndLogin,
+  simControl,
+  uniqueEmail,
+} from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -31,7 +41,8 @@ describe('web console (headless Chromium)', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync('dist/web/index.html')) throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
+    if (!existsSync('dist/web/index.html'))
+      throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
     [stack, browser] = await Promise.all([startStack({ worker: true }), launchChromium()]);
     await signupAndLogin(stack, 'Platform Org', ADMIN_EMAIL);
     await stack.prisma.operator.update({ where: { email: ADMIN_EMAIL }, data: { platformAdmin: true } });
@@ -82,7 +93,10 @@ describe('web console (headless Chromium)', () => {
     await page.getByRole('heading', { name: 'Business accounts', level: 1 }).waitFor();
     await visible(page, email);
     // Empty states say what to do next, here with the simulator's spare account to connect.
-    await visible(page, 'No business account is connected yet. Next: enter its WABA ID and a system-user access token below');
+    await visible(
+      page,
+      'No business account is connected yet. Next: enter its WABA ID and a system-user access token below',
+    );
 
     await page.getByLabel('WABA ID').fill(sim.wabaId);
     await page.getByLabel('Access token').fill('sim-token-wrong');
@@ -97,7 +111,11 @@ describe('web console (headless Chromium)', () => {
     expect(await numbers.textContent()).toContain('Last synced: never');
     await numbers.getByRole('button', { name: 'Sync now' }).click();
     const connected = sim.phoneNumbers.filter((p) => p.status === 'CONNECTED').length;
-    await numbers.getByText(`Sync complete: ${sim.phoneNumbers.length} added, 0 updated, 0 removed (${sim.phoneNumbers.length} in total).`).waitFor();
+    await numbers
+      .getByText(
+        `Sync complete: ${sim.phoneNumbers.length} added, 0 updated, 0 removed (${sim.phoneNumbers.length} in total).`,
+      )
+      .waitFor();
     await numbers.getByText(`${sim.phoneNumbers.length} numbers, ${connected} connected`).waitFor();
     expect(await numbers.textContent()).not.toContain('Last synced: never');
 
@@ -211,19 +229,53 @@ describe('web console (headless Chromium)', () => {
   it('renders each type’s content and links inbound media to its download', async () => {
     const t = await onboard(stack, 'Types Browser Org');
     const to = recipient();
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    );
     const inbound = await fetch(`${stack.sim.url}/_sim/inbound`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, from: to, type: 'image', image: { caption: 'Damaged box' }, media: { base64: png.toString('base64'), mimeType: 'image/png' } }),
+      body: JSON.stringify({
+        wabaId: t.account.wabaId,
+        phoneNumberId: t.account.phoneNumberId,
+        from: to,
+        type: 'image',
+        image: { caption: 'Damaged box' },
+        media: { base64: png.toString('base64'), mimeType: 'image/png' },
+      }),
     });
     expect(inbound.status).toBe(200);
-    const interactive = { type: 'button', body: { text: 'Which slot suits you?' }, action: { buttons: [{ type: 'reply', reply: { id: 'am', title: 'Morning' } }, { type: 'reply', reply: { id: 'pm', title: 'Afternoon' } }] } };
+    const interactive = {
+      type: 'button',
+      body: { text: 'Which slot suits you?' },
+      action: {
+        buttons: [
+          { type: 'reply', reply: { id: 'am', title: 'Morning' } },
+          { type: 'reply', reply: { id: 'pm', title: 'Afternoon' } },
+        ],
+      },
+    };
     const sent = await eventually(async () => {
-      const res = await stack.http.post('/messages').set(t.key.headers).send({ phoneNumberId: t.account.phoneNumberId, to, type: 'interactive', interactive });
+      const res = await stack.http
+        .post('/messages')
+        .set(t.key.headers)
+        .send({ phoneNumberId: t.account.phoneNumberId, to, type: 'interactive', interactive });
       return res.status === 200 ? res : undefined;
     });
-    const document = await stack.http.post('/messages').set(t.key.headers).send({ phoneNumberId: t.account.phoneNumberId, to, type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf', filename: 'invoice-7781.pdf', caption: 'Your invoice' } });
+    const document = await stack.http
+      .post('/messages')
+      .set(t.key.headers)
+      .send({
+        phoneNumberId: t.account.phoneNumberId,
+        to,
+        type: 'document',
+        document: {
+          link: 'https://cdn.example.com/invoice.pdf',
+          filename: 'invoice-7781.pdf',
+          caption: 'Your invoice',
+        },
+      });
     // The whole answer, so that a refusal shows its reason.
     expect({ status: document.status, body: document.body }).toMatchObject({ status: 200 });
 
@@ -242,7 +294,10 @@ describe('web console (headless Chromium)', () => {
     const link = page.getByRole('link', { name: /Download the image\/png of event/ });
     await link.waitFor({ timeout: 15_000 });
     const href = await link.getAttribute('href');
-    const bytes = await page.evaluate(async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())), href);
+    const bytes = await page.evaluate(
+      async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())),
+      href,
+    );
     expect(Buffer.from(bytes).equals(png)).toBe(true);
     await screenshot(page, '12c-events-media');
 
@@ -253,10 +308,15 @@ describe('web console (headless Chromium)', () => {
     expect(await row.getByRole('cell', { name: 'Received', exact: true }).count()).toBe(1);
     expect(await row.getByRole('cell', { name: to }).count()).toBe(1);
     const preview = row.getByRole('img', { name: 'Damaged box' });
-    await eventually(async () => (await preview.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) === 1);
+    await eventually(
+      async () => (await preview.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) === 1,
+    );
     const previewed = await row.getByRole('link', { name: /Download the image of message/ }).getAttribute('href');
     expect(previewed).toMatch(/\/media\/inbound\//);
-    const previewBytes = await page.evaluate(async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())), previewed);
+    const previewBytes = await page.evaluate(
+      async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())),
+      previewed,
+    );
     expect(Buffer.from(previewBytes).equals(png)).toBe(true);
     await screenshot(page, '12d-messages-inbound');
   }, 60_000);
@@ -264,10 +324,16 @@ describe('web console (headless Chromium)', () => {
   it("shows the account's health: subscribes to webhooks again, finds the token rejected, and replaces it", async () => {
     const t = await onboard(stack, 'Health Org');
     // Upstream, the app was unsubscribed and the system-user token regenerated.
-    await fetch(`${stack.sim.baseUrl}/${t.account.wabaId}/subscribed_apps`, { method: 'DELETE', headers: { authorization: `Bearer ${t.account.accessToken}` } });
+    await fetch(`${stack.sim.baseUrl}/${t.account.wabaId}/subscribed_apps`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${t.account.accessToken}` },
+    });
     const newToken = stack.sim.rotateToken(t.account.wabaId);
     // The console's state is still what connect saw: subscribed, token valid.
-    await stack.prisma.businessAccount.update({ where: { wabaId: t.account.wabaId }, data: { webhooksSubscribed: false } });
+    await stack.prisma.businessAccount.update({
+      where: { wabaId: t.account.wabaId },
+      data: { webhooksSubscribed: false },
+    });
     const { page } = await open({ cookie: t.operator.cookie });
     await page.goto(`/console/accounts/${t.account.wabaId}`);
     const health = page.getByTestId('account-health');
@@ -276,7 +342,10 @@ describe('web console (headless Chromium)', () => {
 
     // Subscribing needs a token the platform accepts: refused with the reason, the state unchanged.
     await health.getByRole('button', { name: 'Subscribe' }).click();
-    await health.getByText(/session has been invalidated/).first().waitFor();
+    await health
+      .getByText(/session has been invalidated/)
+      .first()
+      .waitFor();
     await health.getByRole('button', { name: 'Check now' }).click();
     await health.getByText('rejected', { exact: true }).waitFor();
     await health.getByText(/Sends are refused \(424\) until it is replaced/).waitFor();
@@ -287,7 +356,8 @@ describe('web console (headless Chromium)', () => {
     await health.getByText('Access token replaced.').waitFor();
     await health.getByText('valid', { exact: true }).waitFor();
     await health.getByText('subscribed', { exact: true }).waitFor();
-    const view = (await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie)).body.data;
+    const view = (await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie)).body
+      .data;
     expect(view).toMatchObject({ webhooksSubscribed: true, credentialsValid: true, credentialsError: null });
     expect(stack.sim.subscribedApps(t.account.wabaId)).toHaveLength(1);
     await screenshot(page, '14c-account-health-restored');
@@ -362,7 +432,9 @@ describe('web console (headless Chromium)', () => {
     await visible(invitee.page, 'Team Org');
 
     // The link worked once.
-    const again = await stack.http.post('/auth/signup').send({ email: colleague, password: PASSWORD, inviteToken: new URL(link).searchParams.get('invite') });
+    const again = await stack.http
+      .post('/auth/signup')
+      .send({ email: colleague, password: PASSWORD, inviteToken: new URL(link).searchParams.get('invite') });
     expect(again.status).toBe(422);
     // A member sees that only owners invite.
     await invitee.page.goto('/console/team');
@@ -376,7 +448,12 @@ describe('web console (headless Chromium)', () => {
     await owner.page.goto('/console/team');
     await owner.page.getByRole('cell', { name: colleague.email, exact: true }).waitFor();
     await owner.page.getByLabel(`Role of ${colleague.email}`).selectOption('admin');
-    expect(await eventually(async () => (await stack.prisma.operator.findUniqueOrThrow({ where: { id: colleague.operatorId } })).role === 'admin')).toBe(true);
+    expect(
+      await eventually(
+        async () =>
+          (await stack.prisma.operator.findUniqueOrThrow({ where: { id: colleague.operatorId } })).role === 'admin',
+      ),
+    ).toBe(true);
 
     await owner.page.getByRole('button', { name: `Password-reset link for ${colleague.email}` }).click();
     const panel = owner.page.getByTestId('new-reset-link');
@@ -391,24 +468,52 @@ describe('web console (headless Chromium)', () => {
     await reader.page.getByRole('button', { name: 'Set password' }).click();
     await visible(reader.page, /Your new password is set/);
     expect((await stack.http.get('/auth/me').set('cookie', colleague.cookie)).status).toBe(401);
-    expect((await stack.http.post('/auth/login').send({ email: colleague.email, password: 'a password of my own choosing' })).status).toBe(200);
+    expect(
+      (await stack.http.post('/auth/login').send({ email: colleague.email, password: 'a password of my own choosing' }))
+        .status,
+    ).toBe(200);
   }, 60_000);
 
   it("shows the account's standing with Meta, each number's quality and limit, and each template's quality, as Meta's webhooks report them", async () => {
     const t = await onboard(stack, 'Standing Browser Org');
     const control = async (path: string, body: Record<string, unknown>) => {
-      const res = await fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wabaId: t.account.wabaId, ...body }) });
+      const res = await fetch(`${stack.sim.url}/_sim/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ wabaId: t.account.wabaId, ...body }),
+      });
       expect(res.status).toBe(200);
     };
-    await control('phone-number-quality', { phoneNumberId: t.account.phoneNumberId, event: 'FLAGGED', limit: 'TIER_2K' });
-    await control('account-update', { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: 'November 24, 2026' } });
-    await control('account-update', { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2099-01-01T00:00:00+0000' }] });
-    await control('template-quality', { templateName: 'hello_world', language: 'en_US', previousQualityScore: 'GREEN', newQualityScore: 'RED' });
+    await control('phone-number-quality', {
+      phoneNumberId: t.account.phoneNumberId,
+      event: 'FLAGGED',
+      limit: 'TIER_2K',
+    });
+    await control('account-update', {
+      event: 'DISABLED_UPDATE',
+      ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: 'November 24, 2026' },
+    });
+    await control('account-update', {
+      event: 'ACCOUNT_RESTRICTION',
+      restriction_info: [
+        { restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2099-01-01T00:00:00+0000' },
+      ],
+    });
+    await control('template-quality', {
+      templateName: 'hello_world',
+      language: 'en_US',
+      previousQualityScore: 'GREEN',
+      newQualityScore: 'RED',
+    });
     const applied = await eventually(async () => {
       const account = await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie);
-      const templates = await stack.http.get(`/business-accounts/${t.account.wabaId}/templates`).set('cookie', t.operator.cookie);
+      const templates = await stack.http
+        .get(`/business-accounts/${t.account.wabaId}/templates`)
+        .set('cookie', t.operator.cookie);
       const standing = account.body.data.standing;
-      const quality = templates.body.data.items.find((x: { name: string; language: string }) => x.name === 'hello_world' && x.language === 'en_US')?.qualityScore;
+      const quality = templates.body.data.items.find(
+        (x: { name: string; language: string }) => x.name === 'hello_world' && x.language === 'en_US',
+      )?.qualityScore;
       return standing.banned && standing.restrictions.length === 1 && quality === 'RED';
     });
     expect(applied).toBe(true);
@@ -423,7 +528,11 @@ describe('web console (headless Chromium)', () => {
     await number.getByRole('cell', { name: 'TIER_2K' }).waitFor();
     await number.getByText('FLAGGED').first().waitFor();
     await number.getByText('RED').waitFor();
-    const template = page.getByTestId('sync-templates').getByRole('row').filter({ hasText: 'hello_world' }).filter({ hasText: 'en_US' });
+    const template = page
+      .getByTestId('sync-templates')
+      .getByRole('row')
+      .filter({ hasText: 'hello_world' })
+      .filter({ hasText: 'en_US' });
     await template.getByText('RED').waitFor();
     await screenshot(page, '16-account-standing');
   });
@@ -433,11 +542,23 @@ describe('web console (headless Chromium)', () => {
     const stopped = recipient();
     const writer = recipient();
     await simControl(stack, 'marketing-messages', { wabaId: t.account.wabaId, status: 'ONBOARDED' });
-    await simControl(stack, 'user-preferences', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, waId: stopped, value: 'stop' });
-    await simControl(stack, 'inbound', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, from: writer, text: 'Hello' });
+    await simControl(stack, 'user-preferences', {
+      wabaId: t.account.wabaId,
+      phoneNumberId: t.account.phoneNumberId,
+      waId: stopped,
+      value: 'stop',
+    });
+    await simControl(stack, 'inbound', {
+      wabaId: t.account.wabaId,
+      phoneNumberId: t.account.phoneNumberId,
+      from: writer,
+      text: 'Hello',
+    });
     const applied = await eventually(async () => {
       const account = await stack.http.get(`/business-accounts/${t.account.wabaId}`).set('cookie', t.operator.cookie);
-      const prefs = await stack.http.get(`/business-accounts/${t.account.wabaId}/marketing-preferences`).set('cookie', t.operator.cookie);
+      const prefs = await stack.http
+        .get(`/business-accounts/${t.account.wabaId}/marketing-preferences`)
+        .set('cookie', t.operator.cookie);
       return account.body.data.marketingMessages.onboarded && prefs.body.data.total === 1;
     });
     expect(applied).toBe(true);
@@ -447,7 +568,12 @@ describe('web console (headless Chromium)', () => {
     const mm = page.getByTestId('marketing-messages');
     await mm.getByText(/Onboarded: MARKETING templates are sent through the Marketing Messages API/).waitFor();
     await mm.getByText('ONBOARDED', { exact: true }).waitFor();
-    await page.getByTestId('marketing-preferences').getByRole('row').filter({ hasText: stopped }).getByText('stop', { exact: true }).waitFor();
+    await page
+      .getByTestId('marketing-preferences')
+      .getByRole('row')
+      .filter({ hasText: stopped })
+      .getByText('stop', { exact: true })
+      .waitFor();
 
     const blocked = page.getByTestId('blocked-users');
     await blocked.getByText('Nobody is blocked on this number.').waitFor();
@@ -455,20 +581,25 @@ describe('web console (headless Chromium)', () => {
     await blocked.getByLabel('Phone number').selectOption(t.account.phoneNumberId);
     await blocked.getByLabel('Users to block').fill(`${writer}, ${stopped}`);
     await blocked.getByRole('button', { name: 'Block' }).click();
-    await blocked.getByText(`Blocked: ${writer}`).waitFor().catch(async (e: unknown) => {
-      throw new Error(`${String(e)}\nthe section shows: ${await blocked.innerText()}`);
-    });
+    await blocked
+      .getByText(`Blocked: ${writer}`)
+      .waitFor()
+      .catch(async (e: unknown) => {
+        throw new Error(`${String(e)}\nthe section shows: ${await blocked.innerText()}`);
+      });
     await blocked.getByText(new RegExp(`Not blocked: ${stopped} \\(Only users who have messaged`)).waitFor();
     const row = blocked.getByRole('row').filter({ hasText: writer });
     await row.waitFor();
     await screenshot(page, '17-account-users');
     await row.getByRole('button', { name: 'Unblock' }).click();
     await blocked.getByText('Nobody is blocked on this number.').waitFor();
-    const list = await stack.http.get(`/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/blocked-users`).set('cookie', t.operator.cookie);
+    const list = await stack.http
+      .get(`/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/blocked-users`)
+      .set('cookie', t.operator.cookie);
     expect(list.body.data.total).toBe(0);
   }, 60_000);
 
-  it("shows each organization its own queue health, and Bull Board only to platform administrators", async () => {
+  it('shows each organization its own queue health, and Bull Board only to platform administrators', async () => {
     const t = await onboard(stack, 'Queues Org');
     // A tenant: its own backlog in the app; the shared board is a 404, signed in or not.
     for (const cookie of [undefined, t.operator.cookie]) {

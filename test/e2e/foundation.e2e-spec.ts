@@ -42,18 +42,24 @@ describe('Foundation: envelope, errors, request ids, docs, health', () => {
     const body = JSON.stringify({ email: 'someone@example.com', password: 'not the password' });
     const raw = (headers: Record<string, string>) => fetch(`${t.url}/auth/login`, { method: 'POST', headers, body });
     const form = await raw({ 'content-type': 'application/x-www-form-urlencoded' });
-    expect([form.status, await form.json()]).toEqual([415, {
-      statusCode: 415,
-      message: 'Content-Type application/x-www-form-urlencoded is not supported: send application/json',
-      errors: [{ field: 'content-type', message: 'must be application/json' }],
-    }]);
+    expect([form.status, await form.json()]).toEqual([
+      415,
+      {
+        statusCode: 415,
+        message: 'Content-Type application/x-www-form-urlencoded is not supported: send application/json',
+        errors: [{ field: 'content-type', message: 'must be application/json' }],
+      },
+    ]);
     // fetch sets text/plain for a string body; a blob without a type leaves the header out.
     const none = await fetch(`${t.url}/auth/login`, { method: 'POST', body: new Blob([body]) });
-    expect([none.status, await none.json()]).toEqual([415, {
-      statusCode: 415,
-      message: 'Content-Type missing: send Content-Type: application/json',
-      errors: [{ field: 'content-type', message: 'must be application/json' }],
-    }]);
+    expect([none.status, await none.json()]).toEqual([
+      415,
+      {
+        statusCode: 415,
+        message: 'Content-Type missing: send Content-Type: application/json',
+        errors: [{ field: 'content-type', message: 'must be application/json' }],
+      },
+    ]);
     // The same body as JSON reaches the route (a wrong password: 401).
     expect((await raw({ 'content-type': 'application/json; charset=utf-8' })).status).toBe(401);
   });
@@ -89,7 +95,9 @@ describe('Foundation: envelope, errors, request ids, docs, health', () => {
     expect(ui.text).toContain('swagger');
     const json = await t.http.get('/swagger/docs-json');
     expect(json.status).toBe(200);
-    expect(Object.keys(json.body.components.securitySchemes)).toEqual(expect.arrayContaining(['accessKey', 'secretKey', 'session']));
+    expect(Object.keys(json.body.components.securitySchemes)).toEqual(
+      expect.arrayContaining(['accessKey', 'secretKey', 'session']),
+    );
     expect(json.body.paths['/health/ready']).toBeDefined();
   });
 });
@@ -158,14 +166,21 @@ describe('Foundation: graceful shutdown of the API process', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      const status = (path: string) => fetch(`${url}${path}`).then((r) => r.status, () => 0);
+      const status = (path: string) =>
+        fetch(`${url}${path}`).then(
+          (r) => r.status,
+          () => 0,
+        );
       // Booting the process may take many seconds on a busy host (the whole suite on 2 cores); the drain is what is timed.
       expect(await eventually(() => status('/health/ready'), 200, 300)).toBe(200);
       child.kill('SIGTERM');
       const ready = await eventually(() => status('/health/ready'), 503);
       expect(ready).toBe(503);
       const body = await (await fetch(`${url}/health/ready`)).json();
-      expect(body).toMatchObject({ statusCode: 503, errors: [{ field: 'process', message: 'The process is shutting down' }] });
+      expect(body).toMatchObject({
+        statusCode: 503,
+        errors: [{ field: 'process', message: 'The process is shutting down' }],
+      });
       expect(await status('/health')).toBe(200); // still serving while load balancers drain
       expect(await exited).toBe(0);
     } finally {
@@ -178,7 +193,15 @@ describe('Foundation: shutdown of a worker whose Redis is gone', () => {
   it('exits within WORKER_SHUTDOWN_TIMEOUT_MS of SIGTERM instead of waiting on connections that never come back', async () => {
     const redis = await startDisposableRedis();
     const child = spawn(process.execPath, ['dist/src/worker/main.js'], {
-      env: { ...testEnv({ LOG_LEVEL: 'info', REDIS_URL: redis.url, WORKER_METRICS_PORT: '-1', WORKER_SHUTDOWN_TIMEOUT_MS: '2000' }), PATH: process.env.PATH ?? '' },
+      env: {
+        ...testEnv({
+          LOG_LEVEL: 'info',
+          REDIS_URL: redis.url,
+          WORKER_METRICS_PORT: '-1',
+          WORKER_SHUTDOWN_TIMEOUT_MS: '2000',
+        }),
+        PATH: process.env.PATH ?? '',
+      },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     let out = '';
@@ -216,8 +239,15 @@ describe('Foundation: a quiet start', () => {
   });
 
   /** Starts a built entry point at the default log level until it logs `ready`, then stops it: its log lines. */
-  async function startupLines(entry: string, ready: string, env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
-    const child = spawn(process.execPath, [entry], { env: { ...testEnv({ LOG_LEVEL: 'info', DATABASE_URL: db.url, ...env }), PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  async function startupLines(
+    entry: string,
+    ready: string,
+    env: Record<string, string>,
+  ): Promise<Array<Record<string, unknown>>> {
+    const child = spawn(process.execPath, [entry], {
+      env: { ...testEnv({ LOG_LEVEL: 'info', DATABASE_URL: db.url, ...env }), PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -233,12 +263,20 @@ describe('Foundation: a quiet start', () => {
     } finally {
       child.kill('SIGKILL');
     }
-    return out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    return out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   }
 
   const frameworkNarration = (lines: Array<Record<string, unknown>>) =>
-    lines.filter((l) => ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'].includes(String(l.context)));
-  const warnings = (lines: Array<Record<string, unknown>>) => lines.filter((l) => Number(l.level) >= 40).map((l) => l.msg);
+    lines.filter((l) =>
+      ['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication'].includes(
+        String(l.context),
+      ),
+    );
+  const warnings = (lines: Array<Record<string, unknown>>) =>
+    lines.filter((l) => Number(l.level) >= 40).map((l) => l.msg);
 
   it('the API says it listens, without a line per module and route and without a warning (the console is built)', async () => {
     expect(existsSync('dist/web/index.html')).toBe(true);

@@ -20,7 +20,14 @@ const newId = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
 function webhookPosts(tenant: Tenant, texts: string[]): { id: string; body: string }[] {
   return texts.map((text) => ({
     id: newId('hook'),
-    body: metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text })),
+    body: metaJson(
+      inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+        from: '447700900123',
+        id: wamid(),
+        timestamp: String(unixNow()),
+        text,
+      }),
+    ),
   }));
 }
 
@@ -53,8 +60,15 @@ describe('Logging: every line of a request carries its request id, every line of
     it('tags each of six concurrent sends’ lines with its own id, and no line with another’s', async () => {
       // The simulator rejects these recipients with different Meta codes, so each line can be told apart by content too.
       const codes: Record<string, number> = { '15550000001': 131026, '15550000007': 131056 };
-      const sends = Array.from({ length: 6 }, (_, i) => ({ id: newId(`send${i}`), to: i % 2 === 0 ? '15550000001' : '15550000007' }));
-      const answers = await Promise.all(sends.map((s) => stack.http.post('/messages').set(tenant.key.headers).set('x-request-id', s.id).send(helloWorld(tenant, s.to))));
+      const sends = Array.from({ length: 6 }, (_, i) => ({
+        id: newId(`send${i}`),
+        to: i % 2 === 0 ? '15550000001' : '15550000007',
+      }));
+      const answers = await Promise.all(
+        sends.map((s) =>
+          stack.http.post('/messages').set(tenant.key.headers).set('x-request-id', s.id).send(helloWorld(tenant, s.to)),
+        ),
+      );
 
       for (const [i, s] of sends.entries()) {
         const answer = answers[i]!;
@@ -63,12 +77,25 @@ describe('Logging: every line of a request carries its request id, every line of
         const messageId = answer.body.data.id as number;
         const mine = logs.where('reqId', s.id);
         // Three layers: the upstream client, the send service, the HTTP request line.
-        expect(mine.map((l) => l.msg).sort()).toEqual(['request completed', 'send rejected upstream', 'upstream call failed']);
+        expect(mine.map((l) => l.msg).sort()).toEqual([
+          'request completed',
+          'send rejected upstream',
+          'upstream call failed',
+        ]);
         // The reason in words too, the same the caller and the stored message get.
         expect(answer.body.data.error.title).toEqual(expect.any(String));
-        expect(mine.find((l) => l.msg === 'upstream call failed')).toMatchObject({ operation: 'sendMessage', code: codes[s.to], httpStatus: 400, title: answer.body.data.error.title });
+        expect(mine.find((l) => l.msg === 'upstream call failed')).toMatchObject({
+          operation: 'sendMessage',
+          code: codes[s.to],
+          httpStatus: 400,
+          title: answer.body.data.error.title,
+        });
         expect(mine.find((l) => l.msg === 'send rejected upstream')).toMatchObject({ messageId, code: codes[s.to] });
-        expect(mine.find((l) => l.msg === 'request completed')).toMatchObject({ method: 'POST', path: '/messages', status: answer.status });
+        expect(mine.find((l) => l.msg === 'request completed')).toMatchObject({
+          method: 'POST',
+          path: '/messages',
+          status: answer.status,
+        });
         // No bleed: whatever line names this message carries this request's id.
         for (const line of logs.where('messageId', messageId)) expect(line.reqId).toBe(s.id);
       }
@@ -89,7 +116,10 @@ describe('Logging: every line of a request carries its request id, every line of
 
     beforeAll(async () => {
       // A wide window: the concurrent requests share one batch (one INSERT) deterministically.
-      t = await startTestApp({ LOG_LEVEL: 'info', WEBHOOK_FAST_PATH: fastPath, WEBHOOK_BATCH_WINDOW_MS: '300' }, { logDestination: logs.destination });
+      t = await startTestApp(
+        { LOG_LEVEL: 'info', WEBHOOK_FAST_PATH: fastPath, WEBHOOK_BATCH_WINDOW_MS: '300' },
+        { logDestination: logs.destination },
+      );
       admin = new pg.Client({ connectionString: t.config.databaseUrl });
       await admin.connect();
     });
@@ -109,7 +139,9 @@ describe('Logging: every line of a request carries its request id, every line of
           IF position('${poison}' in convert_from(NEW.raw_body, 'UTF8')) > 0 THEN RAISE EXCEPTION 'poisoned delivery'; END IF;
           RETURN NEW;
         END $$`);
-      await admin.query(`CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION ${trigger}()`);
+      await admin.query(
+        `CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION ${trigger}()`,
+      );
       const posts = webhookPosts(tenant, ['hi', 'hello', poison]);
       try {
         const answers = await postAll(t, posts);
@@ -121,7 +153,10 @@ describe('Logging: every line of a request carries its request id, every line of
       for (const p of posts) {
         const mine = logs.where('reqId', p.id);
         expect(mine.map((l) => l.msg).sort()).toEqual(['request completed', 'webhook delivery could not be stored']);
-        expect(mine.find((l) => l.msg === 'request completed')).toMatchObject({ path: '/webhooks/whatsapp', status: 503 });
+        expect(mine.find((l) => l.msg === 'request completed')).toMatchObject({
+          path: '/webhooks/whatsapp',
+          status: 503,
+        });
       }
       const stored = logs.where('msg', 'webhook delivery could not be stored');
       expect(stored.map((l) => l.reqId).sort()).toEqual(posts.map((p) => p.id).sort());
@@ -130,7 +165,12 @@ describe('Logging: every line of a request carries its request id, every line of
     it('logs the work shared by several requests (their queue job, not enqueued) with no request id, naming the deliveries', async () => {
       const shared = new LogCapture();
       const noRedis = await startTestApp(
-        { LOG_LEVEL: 'info', WEBHOOK_FAST_PATH: fastPath, WEBHOOK_BATCH_WINDOW_MS: '300', REDIS_URL: 'redis://127.0.0.1:9' },
+        {
+          LOG_LEVEL: 'info',
+          WEBHOOK_FAST_PATH: fastPath,
+          WEBHOOK_BATCH_WINDOW_MS: '300',
+          REDIS_URL: 'redis://127.0.0.1:9',
+        },
         { logDestination: shared.destination },
       );
       try {
@@ -138,9 +178,15 @@ describe('Logging: every line of a request carries its request id, every line of
         const posts = webhookPosts(tenant, ['hi', 'hello']);
         const answers = await postAll(noRedis, posts);
         expect(answers.map((a) => a.status)).toEqual([200, 200]);
-        const stored = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } }, orderBy: { id: 'asc' } });
+        const stored = await t.prisma.webhookDelivery.findMany({
+          where: { wabaIds: { has: tenant.account.wabaId } },
+          orderBy: { id: 'asc' },
+        });
         expect(stored).toHaveLength(2);
-        const notEnqueued = await waitFor(() => shared.where('msg', 'webhook deliveries stored but not enqueued; the sweeper will enqueue them')[0], 'the enqueue to time out');
+        const notEnqueued = await waitFor(
+          () => shared.where('msg', 'webhook deliveries stored but not enqueued; the sweeper will enqueue them')[0],
+          'the enqueue to time out',
+        );
         // One job for both requests' deliveries: it belongs to neither request.
         expect(notEnqueued.deliveryIds).toEqual(stored.map((d) => Number(d.id)));
         expect(notEnqueued.reqId).toBeUndefined();
@@ -171,15 +217,29 @@ describe('Logging: every line of a request carries its request id, every line of
       const bodies = [
         metaJson(fieldWebhook(tenant.account.wabaId, 'account_update', { event: 'ACCOUNT_RESTRICTION' })),
         'this is not json',
-        metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' })),
+        metaJson(
+          inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+            from: '447700900123',
+            id: wamid(),
+            timestamp: String(unixNow()),
+            text: 'hi',
+          }),
+        ),
       ];
       // One batch job of three deliveries, one of which cannot be parsed. Stored just now: younger than the sweeper's
       // 5 s, so only this file's worker (whose queue gets the job) processes them.
       const batchId = `log-${tenant.account.wabaId}`;
       await t.prisma.webhookDelivery.createMany({
-        data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureHeader(b, t.config.whatsappAppSecret), wabaIds: [tenant.account.wabaId], batchId })),
+        data: bodies.map((b) => ({
+          rawBody: Buffer.from(b),
+          signature: signatureHeader(b, t.config.whatsappAppSecret),
+          wabaIds: [tenant.account.wabaId],
+          batchId,
+        })),
       });
-      const [account, broken, inbound] = (await t.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: { id: 'asc' } })).map((d) => Number(d.id));
+      const [account, broken, inbound] = (
+        await t.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: { id: 'asc' } })
+      ).map((d) => Number(d.id));
       const ids = [account!, broken!, inbound!];
       const jobId = deliveryJobIds.batch(batchId);
       await t.app.get(DeliveryQueue).enqueue({ deliveryIds: ids }, jobId);
@@ -190,12 +250,21 @@ describe('Logging: every line of a request carries its request id, every line of
 
       const ofJob = workerLogs.where('jobId', jobId);
       // The batch as a whole, then each delivery on its own: the bad one dead-lettered, the account update logged.
-      expect(ofJob.find((l) => l.msg === 'webhook batch failed; processing its deliveries one by one')).toMatchObject({ deliveryIds: ids });
-      expect(ofJob.find((l) => l.msg === 'webhook delivery processing failed')).toMatchObject({ deliveryIds: [broken], final: true });
+      expect(ofJob.find((l) => l.msg === 'webhook batch failed; processing its deliveries one by one')).toMatchObject({
+        deliveryIds: ids,
+      });
+      expect(ofJob.find((l) => l.msg === 'webhook delivery processing failed')).toMatchObject({
+        deliveryIds: [broken],
+        final: true,
+      });
       expect(ofJob.find((l) => l.msg === 'webhook deliveries dead-lettered')).toMatchObject({ deliveryIds: [broken] });
-      expect(ofJob.find((l) => l.msg === 'account-level webhook event' && l.wabaId === tenant.account.wabaId)).toMatchObject({ deliveryIds: [account] });
+      expect(
+        ofJob.find((l) => l.msg === 'account-level webhook event' && l.wabaId === tenant.account.wabaId),
+      ).toMatchObject({ deliveryIds: [account] });
       // Every line about these deliveries carries the job's id.
-      const aboutThem = workerLogs.lines.filter((l) => Array.isArray(l.deliveryIds) && (l.deliveryIds as number[]).some((id) => ids.includes(id)));
+      const aboutThem = workerLogs.lines.filter(
+        (l) => Array.isArray(l.deliveryIds) && (l.deliveryIds as number[]).some((id) => ids.includes(id)),
+      );
       expect(aboutThem.length).toBeGreaterThanOrEqual(4);
       for (const line of aboutThem) expect(line.jobId).toBe(jobId);
     });

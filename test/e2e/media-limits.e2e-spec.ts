@@ -3,16 +3,35 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 
-const PNG_HEAD = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG_HEAD = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 const BOUNDARY = 'xMediaLimits';
-const partHead = (name: string, filename: string, type: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`;
+const partHead = (name: string, filename: string, type: string) =>
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`;
 
 /** An upload written by hand (chunked, no declared length), so a test decides how much is sent and when the client leaves. */
 function openUpload(stack: Stack, t: Tenant) {
-  const url = new URL(`${stack.url}/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/media`);
-  const req = http.request({ host: '127.0.0.1', port: url.port, method: 'POST', path: url.pathname, agent: false, headers: { cookie: t.operator.cookie, 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'transfer-encoding': 'chunked' } });
+  const url = new URL(
+    `${stack.url}/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/media`,
+  );
+  const req = http.request({
+    host: '127.0.0.1',
+    port: url.port,
+    method: 'POST',
+    path: url.pathname,
+    agent: false,
+    headers: {
+      cookie: t.operator.cookie,
+      'content-type': `multipart/form-data; boundary=${BOUNDARY}`,
+      'transfer-encoding': 'chunked',
+    },
+  });
   let written = 0;
-  const answer = new Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders; writtenBefore: number } | undefined>((resolve) => {
+  const answer = new Promise<
+    { status: number; body: string; headers: http.IncomingHttpHeaders; writtenBefore: number } | undefined
+  >((resolve) => {
     let responding = false;
     // The server may answer before the body is all sent, then close: the write fails (EPIPE) but the answer came.
     const gone = () => setTimeout(() => responding || resolve(undefined), 200);
@@ -49,7 +68,11 @@ describe('Media transfers are bounded (issue 29, finding 1)', () => {
 
   beforeAll(async () => {
     stack = await startStack({ env: { MEDIA_IDLE_TIMEOUT_MS: '3000' } });
-    [t, other, fresh] = await Promise.all([onboard(stack, 'Dropping Org'), onboard(stack, 'Sending Org'), onboard(stack, 'Fresh Org')]);
+    [t, other, fresh] = await Promise.all([
+      onboard(stack, 'Dropping Org'),
+      onboard(stack, 'Sending Org'),
+      onboard(stack, 'Fresh Org'),
+    ]);
   }, 60_000);
   afterAll(async () => {
     await stack?.close();
@@ -57,12 +80,21 @@ describe('Media transfers are bounded (issue 29, finding 1)', () => {
 
   it('300 uploads opened and dropped by one tenant hold no upstream socket, and another tenant’s send answers 200 at once', async () => {
     const uploads = Array.from({ length: 300 }, () => openUpload(stack, t));
-    await Promise.all(uploads.map((u) => u.write(partHead('file', 'a.png', 'image/png')).then(() => u.write(Buffer.concat([PNG_HEAD, Buffer.alloc(32 * 1024, 1)])))));
+    await Promise.all(
+      uploads.map((u) =>
+        u
+          .write(partHead('file', 'a.png', 'image/png'))
+          .then(() => u.write(Buffer.concat([PNG_HEAD, Buffer.alloc(32 * 1024, 1)]))),
+      ),
+    );
     // Every upload is either refused (its answer came) or admitted and streaming to the upstream; then every
     // client goes away mid-file.
     let answered = 0;
     for (const u of uploads) void u.answer.then((a) => a && answered++);
-    await eventually(async () => answered + stack.sim.uploadsOpen() === uploads.length, { timeoutMs: 15_000, intervalMs: 50 });
+    await eventually(async () => answered + stack.sim.uploadsOpen() === uploads.length, {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+    });
     expect(stack.sim.uploadsOpen()).toBeGreaterThan(0);
     for (const u of uploads) u.req.destroy();
 
@@ -80,19 +112,31 @@ describe('Media transfers are bounded (issue 29, finding 1)', () => {
     await Promise.all(held.map((u) => u.write(partHead('file', 'a.png', 'image/png')).then(() => u.write(PNG_HEAD))));
     await eventually(async () => stack.sim.uploadsOpen() === 4, { timeoutMs: 5000, intervalMs: 20 });
 
-    const refused = await stack.http.post(`/business-accounts/${fresh.account.wabaId}/phone-numbers/${fresh.account.phoneNumberId}/media`).set('cookie', fresh.operator.cookie).attach('file', PNG_HEAD, { filename: 'p.png', contentType: 'image/png' });
+    const refused = await stack.http
+      .post(`/business-accounts/${fresh.account.wabaId}/phone-numbers/${fresh.account.phoneNumberId}/media`)
+      .set('cookie', fresh.operator.cookie)
+      .attach('file', PNG_HEAD, { filename: 'p.png', contentType: 'image/png' });
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('1');
-    expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/media transfers open for this organization \(at most 4/) });
+    expect(refused.body).toEqual({
+      statusCode: 429,
+      message: expect.stringMatching(/media transfers open for this organization \(at most 4/),
+    });
 
-    const fine = await stack.http.post(`/business-accounts/${other.account.wabaId}/phone-numbers/${other.account.phoneNumberId}/media`).set('cookie', other.operator.cookie).attach('file', PNG_HEAD, { filename: 'p.png', contentType: 'image/png' });
+    const fine = await stack.http
+      .post(`/business-accounts/${other.account.wabaId}/phone-numbers/${other.account.phoneNumberId}/media`)
+      .set('cookie', other.operator.cookie)
+      .attach('file', PNG_HEAD, { filename: 'p.png', contentType: 'image/png' });
     expect(fine.status).toBe(200);
 
     // Once they finish, the organization has its share back.
     for (const u of held) await u.write(`\r\n--${BOUNDARY}--\r\n`);
     for (const u of held) u.req.end();
     expect((await Promise.all(held.map((u) => u.answer))).map((a) => a?.status)).toEqual([200, 200, 200, 200]);
-    const again = await stack.http.post(`/business-accounts/${fresh.account.wabaId}/phone-numbers/${fresh.account.phoneNumberId}/media`).set('cookie', fresh.operator.cookie).attach('file', PNG_HEAD, { filename: 'p.png', contentType: 'image/png' });
+    const again = await stack.http
+      .post(`/business-accounts/${fresh.account.wabaId}/phone-numbers/${fresh.account.phoneNumberId}/media`)
+      .set('cookie', fresh.operator.cookie)
+      .attach('file', PNG_HEAD, { filename: 'p.png', contentType: 'image/png' });
     expect(again.status).toBe(200);
   }, 30_000);
 
@@ -108,7 +152,17 @@ describe('Media transfers are bounded (issue 29, finding 1)', () => {
     while (!answered && u.written() < 64 * 1024 * 1024) if (!(await u.write(chunk))) break;
     const answer = await u.answer;
     expect(answer?.status).toBe(413);
-    expect(JSON.parse(answer!.body)).toMatchObject({ statusCode: 413, errors: [{ field: 'file', message: expect.stringMatching(/image \(image\/png\) may be at most 5242880 bytes; the whole request body at most 5259264 bytes/) }] });
+    expect(JSON.parse(answer!.body)).toMatchObject({
+      statusCode: 413,
+      errors: [
+        {
+          field: 'file',
+          message: expect.stringMatching(
+            /image \(image\/png\) may be at most 5242880 bytes; the whole request body at most 5259264 bytes/,
+          ),
+        },
+      ],
+    });
     // 5 MB (an image) and the multipart around it; what the sockets buffered besides.
     expect(answer!.writtenBefore).toBeLessThan(16 * 1024 * 1024);
     u.req.destroy();
@@ -124,7 +178,10 @@ describe('Media transfers are bounded (issue 29, finding 1)', () => {
     const started = Date.now();
     const answer = await Promise.race([u.answer, sleep(8000).then(() => undefined)]);
     expect(answer?.status).toBe(408);
-    expect(JSON.parse(answer!.body)).toEqual({ statusCode: 408, message: expect.stringMatching(/No bytes of the body received for 3000 ms/) });
+    expect(JSON.parse(answer!.body)).toEqual({
+      statusCode: 408,
+      message: expect.stringMatching(/No bytes of the body received for 3000 ms/),
+    });
     expect(Date.now() - started).toBeLessThan(5000);
     await eventually(async () => stack.sim.uploadsOpen() === 0, { timeoutMs: 1000, intervalMs: 20 });
     expect(stack.sim.uploadsOpen()).toBe(0);

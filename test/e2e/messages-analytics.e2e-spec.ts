@@ -1,5 +1,12 @@
 import { startStack, type Stack } from '../utils/stack.js';
-import { eventually, helloWorld, onboard, postSimStatuses, recipient, type OnboardedTenant } from '../utils/factories.js';
+import {
+  eventually,
+  helloWorld,
+  onboard,
+  postSimStatuses,
+  recipient,
+  type OnboardedTenant,
+} from '../utils/factories.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -10,7 +17,13 @@ const parcelUpdate = (t: OnboardedTenant, to: string) => ({
   templateLanguage: 'en_GB',
   components: [
     { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-    { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+    {
+      type: 'body',
+      parameters: [
+        { type: 'text', text: 'Priya' },
+        { type: 'text', text: 'ORD-7781' },
+      ],
+    },
     { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
   ],
 });
@@ -45,20 +58,31 @@ describe('GET /messages/analytics', () => {
   /** Where most messages were (re)dated: ten minutes into the hour before the current one. */
   let anchor: number;
 
-  const analytics = (query: Record<string, string> = {}, tenant: OnboardedTenant = t) => stack.http.get('/messages/analytics').query(query).set(tenant.key.headers);
+  const analytics = (query: Record<string, string> = {}, tenant: OnboardedTenant = t) =>
+    stack.http.get('/messages/analytics').query(query).set(tenant.key.headers);
 
-  async function send(body: Record<string, unknown>, status = 200): Promise<{ id: number; upstreamMessageId: string | null; to: string }> {
+  async function send(
+    body: Record<string, unknown>,
+    status = 200,
+  ): Promise<{ id: number; upstreamMessageId: string | null; to: string }> {
     const res = await stack.http.post('/messages').set(t.key.headers).send(body);
     expect(res.status).toBe(status);
     return res.body.data;
   }
 
   /** One signed status webhook carrying every given status, in order. */
-  async function postStatuses(statuses: Array<{ message: { upstreamMessageId: string | null; to: string }; status: string; errors?: unknown[] }>) {
+  async function postStatuses(
+    statuses: Array<{ message: { upstreamMessageId: string | null; to: string }; status: string; errors?: unknown[] }>,
+  ) {
     await postSimStatuses(
       stack,
       t,
-      statuses.map(({ message, status, errors }) => ({ id: message.upstreamMessageId, status, recipient_id: message.to, ...(errors ? { errors } : {}) })),
+      statuses.map(({ message, status, errors }) => ({
+        id: message.upstreamMessageId,
+        status,
+        recipient_id: message.to,
+        ...(errors ? { errors } : {}),
+      })),
     );
   }
 
@@ -66,16 +90,17 @@ describe('GET /messages/analytics', () => {
     stack = await startStack({ worker: true, sim: { webhooksEnabled: false } });
     [t, other] = await Promise.all([onboard(stack, 'Analytics Org'), onboard(stack, 'Other Analytics Org')]);
 
-    const [delivered, read, readParcel, sentOnly, asyncFailed, undeliverable1, undeliverable2, restricted] = await Promise.all([
-      send(helloWorld(t, recipient())),
-      send(helloWorld(t, recipient())),
-      send(parcelUpdate(t, recipient())),
-      send(helloWorld(t, recipient())),
-      send(parcelUpdate(t, recipient())),
-      send(helloWorld(t, '15550000001'), 422),
-      send(helloWorld(t, '15550000001'), 422),
-      send(parcelUpdate(t, '15550000009'), 424),
-    ]);
+    const [delivered, read, readParcel, sentOnly, asyncFailed, undeliverable1, undeliverable2, restricted] =
+      await Promise.all([
+        send(helloWorld(t, recipient())),
+        send(helloWorld(t, recipient())),
+        send(parcelUpdate(t, recipient())),
+        send(helloWorld(t, recipient())),
+        send(parcelUpdate(t, recipient())),
+        send(helloWorld(t, '15550000001'), 422),
+        send(helloWorld(t, '15550000001'), 422),
+        send(parcelUpdate(t, '15550000009'), 424),
+      ]);
 
     await postStatuses([
       { message: delivered, status: 'delivered' },
@@ -85,21 +110,41 @@ describe('GET /messages/analytics', () => {
       {
         message: asyncFailed,
         status: 'failed',
-        errors: [{ code: 131047, title: 'Re-engagement message', message: 'Re-engagement message', error_data: { details: 'More than 24 hours have passed.' } }],
+        errors: [
+          {
+            code: 131047,
+            title: 'Re-engagement message',
+            message: 'Re-engagement message',
+            error_data: { details: 'More than 24 hours have passed.' },
+          },
+        ],
       },
     ]);
-    const settled = await eventually(async () => {
-      const rows = await stack.prisma.message.findMany({ where: { id: { in: [delivered.id, read.id, readParcel.id, asyncFailed.id] } } });
-      const by = new Map(rows.map((r) => [Number(r.id), r.status]));
-      return by.get(delivered.id) === 'delivered' && by.get(read.id) === 'read' && by.get(readParcel.id) === 'read' && by.get(asyncFailed.id) === 'failed';
-    }, { timeoutMs: 15000 });
+    const settled = await eventually(
+      async () => {
+        const rows = await stack.prisma.message.findMany({
+          where: { id: { in: [delivered.id, read.id, readParcel.id, asyncFailed.id] } },
+        });
+        const by = new Map(rows.map((r) => [Number(r.id), r.status]));
+        return (
+          by.get(delivered.id) === 'delivered' &&
+          by.get(read.id) === 'read' &&
+          by.get(readParcel.id) === 'read' &&
+          by.get(asyncFailed.id) === 'failed'
+        );
+      },
+      { timeoutMs: 15000 },
+    );
     expect(settled).toBe(true);
 
     // Test data the API cannot make: fixed creation times, so the buckets do not depend on the clock.
     anchor = startOfHour(Date.now()) - HOUR + 10 * 60_000;
     const all = [delivered, read, sentOnly, asyncFailed, undeliverable1, undeliverable2, restricted].map((m) => m.id);
     await stack.prisma.message.updateMany({ where: { id: { in: all } }, data: { createdAt: new Date(anchor) } });
-    await stack.prisma.message.update({ where: { id: readParcel.id }, data: { createdAt: new Date(anchor - 2 * DAY) } });
+    await stack.prisma.message.update({
+      where: { id: readParcel.id },
+      data: { createdAt: new Date(anchor - 2 * DAY) },
+    });
     // Two customers wrote in: counted apart (inbound), never in the sends' totals or rates.
     const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
     await stack.prisma.message.createMany({
@@ -156,11 +201,33 @@ describe('GET /messages/analytics', () => {
       Array.from({ length: series.length }, (_, i) => iso(startOfDay(Date.parse(data.since)) + i * DAY)),
     );
     expect(series.length).toBe(8);
-    expect(series.find((b) => b.bucket === iso(startOfDay(anchor)))).toEqual({ bucket: iso(startOfDay(anchor)), sent: 4, delivered: 2, read: 1, failed: 4, inbound: 2, pricing: noPricing });
-    expect(series.find((b) => b.bucket === iso(startOfDay(anchor - 2 * DAY)))).toEqual({ bucket: iso(startOfDay(anchor - 2 * DAY)), sent: 1, delivered: 1, read: 1, failed: 0, inbound: 0, pricing: noPricing });
+    expect(series.find((b) => b.bucket === iso(startOfDay(anchor)))).toEqual({
+      bucket: iso(startOfDay(anchor)),
+      sent: 4,
+      delivered: 2,
+      read: 1,
+      failed: 4,
+      inbound: 2,
+      pricing: noPricing,
+    });
+    expect(series.find((b) => b.bucket === iso(startOfDay(anchor - 2 * DAY)))).toEqual({
+      bucket: iso(startOfDay(anchor - 2 * DAY)),
+      sent: 1,
+      delivered: 1,
+      read: 1,
+      failed: 0,
+      inbound: 0,
+      pricing: noPricing,
+    });
     expect(data.pricing).toEqual(noPricing);
     const sum = (k: keyof Omit<Bucket, 'bucket'>) => series.reduce((n, b) => n + b[k], 0);
-    expect({ sent: sum('sent'), delivered: sum('delivered'), read: sum('read'), failed: sum('failed'), inbound: sum('inbound') }).toEqual({ sent: 5, delivered: 3, read: 2, failed: 4, inbound: 2 });
+    expect({
+      sent: sum('sent'),
+      delivered: sum('delivered'),
+      read: sum('read'),
+      failed: sum('failed'),
+      inbound: sum('inbound'),
+    }).toEqual({ sent: 5, delivered: 3, read: 2, failed: 4, inbound: 2 });
   });
 
   it('buckets by hour over an explicit range', async () => {
@@ -182,7 +249,9 @@ describe('GET /messages/analytics', () => {
   it('filters by templateName and phoneNumberId', async () => {
     const parcel = await analytics({ templateName: 'parcel_update' });
     expect(parcel.body.data.totals).toEqual({ total: 3, sent: 2, delivered: 1, read: 1, failed: 2 });
-    expect(parcel.body.data.templates).toEqual([{ templateName: 'parcel_update', total: 3, delivered: 1, read: 1, failed: 2 }]);
+    expect(parcel.body.data.templates).toEqual([
+      { templateName: 'parcel_update', total: 3, delivered: 1, read: 1, failed: 2 },
+    ]);
     expect(parcel.body.data.failureReasons.map((r: { code: number }) => r.code)).toEqual([368, 131047]);
 
     const own = await analytics({ phoneNumberId: t.account.phoneNumberId });

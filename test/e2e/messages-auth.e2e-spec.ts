@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
-import { createKey, eventually, helloWorld, onboard, recipient, type KeyPair, type Tenant } from '../utils/factories.js';
-
+import {
+  createKey,
+  eventually,
+  helloWorld,
+  onboard,
+  recipient,
+  type KeyPair,
+  type Tenant,
+} from '../utils/factories.js';
 
 const upstreamSends = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
 
@@ -19,12 +26,13 @@ describe('API key pair authentication on /messages', () => {
   let t: Tenant;
 
   /** The four routes that accept a key pair, each called with `headers`. */
-  const keyRoutes = (headers: Record<string, string>, tenant: Tenant = t) => [
-    stack.http.post('/messages').set(headers).send(helloWorld(tenant, recipient())),
-    stack.http.get('/messages').set(headers),
-    stack.http.get('/messages/1').set(headers),
-    stack.http.get('/messages/analytics').set(headers),
-  ] as const;
+  const keyRoutes = (headers: Record<string, string>, tenant: Tenant = t) =>
+    [
+      stack.http.post('/messages').set(headers).send(helloWorld(tenant, recipient())),
+      stack.http.get('/messages').set(headers),
+      stack.http.get('/messages/1').set(headers),
+      stack.http.get('/messages/analytics').set(headers),
+    ] as const;
 
   async function expectAll401(headers: Record<string, string>, body: object, tenant: Tenant = t) {
     const before = upstreamSends(stack, tenant).length;
@@ -61,20 +69,29 @@ describe('API key pair authentication on /messages', () => {
   it('answers an Authorization: Bearer header (what most APIs take) with 401 naming x-access-key and x-secret-key, and saying Bearer is not used', async () => {
     const why = 'header is required (Authorization: Bearer is not used; send x-access-key and x-secret-key)';
     for (const token of [t.key.secretKey, `${t.key.accessKey}:${t.key.secretKey}`]) {
-      await expectAll401({ authorization: `Bearer ${token}` }, {
-        statusCode: 401,
-        message: 'API key headers missing',
-        errors: [
-          { field: 'x-access-key', message: `x-access-key ${why}` },
-          { field: 'x-secret-key', message: `x-secret-key ${why}` },
-        ],
-      });
+      await expectAll401(
+        { authorization: `Bearer ${token}` },
+        {
+          statusCode: 401,
+          message: 'API key headers missing',
+          errors: [
+            { field: 'x-access-key', message: `x-access-key ${why}` },
+            { field: 'x-secret-key', message: `x-secret-key ${why}` },
+          ],
+        },
+      );
     }
   });
 
   it('answers 401 "Invalid API key" for an unknown access key or a wrong secret', async () => {
-    await expectAll401({ 'x-access-key': `ak_${randomBytes(24).toString('hex')}`, 'x-secret-key': t.key.secretKey }, INVALID_KEY);
-    await expectAll401({ 'x-access-key': t.key.accessKey, 'x-secret-key': `sk_${randomBytes(24).toString('hex')}` }, INVALID_KEY);
+    await expectAll401(
+      { 'x-access-key': `ak_${randomBytes(24).toString('hex')}`, 'x-secret-key': t.key.secretKey },
+      INVALID_KEY,
+    );
+    await expectAll401(
+      { 'x-access-key': t.key.accessKey, 'x-secret-key': `sk_${randomBytes(24).toString('hex')}` },
+      INVALID_KEY,
+    );
     // The halves swapped, and a secret that is the right one with a character changed.
     await expectAll401({ 'x-access-key': t.key.secretKey, 'x-secret-key': t.key.accessKey }, INVALID_KEY);
     const altered = t.key.secretKey.slice(0, -1) + (t.key.secretKey.endsWith('a') ? 'b' : 'a');
@@ -94,15 +111,22 @@ describe('API key pair authentication on /messages', () => {
   it('refuses the keys of a business account disconnected in the console', async () => {
     const tenant = await onboard(stack, 'Disconnect Org');
     const spare = await createKey(stack, tenant.operator, tenant.account.wabaId, 'spare');
-    expect((await stack.http.post('/messages').set(tenant.key.headers).send(helloWorld(tenant, recipient()))).status).toBe(200);
+    expect(
+      (await stack.http.post('/messages').set(tenant.key.headers).send(helloWorld(tenant, recipient()))).status,
+    ).toBe(200);
 
-    const res = await stack.http.delete(`/business-accounts/${tenant.account.wabaId}`).set('cookie', tenant.operator.cookie);
+    const res = await stack.http
+      .delete(`/business-accounts/${tenant.account.wabaId}`)
+      .set('cookie', tenant.operator.cookie);
     expect(res.status).toBe(200);
     // Key lookups are cached per process for API_KEY_CACHE_TTL_MS (1 s by default).
-    const status = await eventually(async () => {
-      const r = await stack.http.get('/messages').set(tenant.key.headers);
-      return r.status === 401 ? r.status : null;
-    }, { timeoutMs: 3000 });
+    const status = await eventually(
+      async () => {
+        const r = await stack.http.get('/messages').set(tenant.key.headers);
+        return r.status === 401 ? r.status : null;
+      },
+      { timeoutMs: 3000 },
+    );
     expect(status).toBe(401);
     await expectAll401(tenant.key.headers, INVALID_KEY, tenant);
     await expectAll401(spare.headers, INVALID_KEY, tenant);
@@ -160,7 +184,10 @@ describe('Tenant isolation between business accounts', () => {
     expect(listA.body.data.items.map((m: { id: number }) => m.id)).toEqual([aMessageId]);
     expect(listA.body.data.total).toBe(1);
     // Filtering on B's number or recipient does not reach B's rows either.
-    const byNumber = await stack.http.get('/messages').query({ phoneNumberId: b.account.phoneNumberId }).set(a.key.headers);
+    const byNumber = await stack.http
+      .get('/messages')
+      .query({ phoneNumberId: b.account.phoneNumberId })
+      .set(a.key.headers);
     expect(byNumber.body.data).toMatchObject({ items: [], total: 0 });
   });
 
@@ -178,7 +205,10 @@ describe('Tenant isolation between business accounts', () => {
 
   it("refuses to send from another account's phone number, with no upstream call", async () => {
     const before = stack.sim.sends().length;
-    const res = await stack.http.post('/messages').set(a.key.headers).send(helloWorld(a, recipient(), { phoneNumberId: b.account.phoneNumberId }));
+    const res = await stack.http
+      .post('/messages')
+      .set(a.key.headers)
+      .send(helloWorld(a, recipient(), { phoneNumberId: b.account.phoneNumberId }));
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual([{ field: 'phoneNumberId', message: expect.any(String) }]);
     expect(stack.sim.sends().length).toBe(before);
@@ -189,26 +219,45 @@ describe('Tenant isolation between business accounts', () => {
     const deleted = await fetch(`${stack.sim.url}/_sim/template-status`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ wabaId: a.account.wabaId, templateName: 'parcel_update', language: 'en_US', event: 'DELETED' }),
+      body: JSON.stringify({
+        wabaId: a.account.wabaId,
+        templateName: 'parcel_update',
+        language: 'en_US',
+        event: 'DELETED',
+      }),
     });
     expect(deleted.status).toBe(200);
-    const sync = await stack.http.post(`/business-accounts/${a.account.wabaId}/templates/sync`).set('cookie', a.operator.cookie);
+    const sync = await stack.http
+      .post(`/business-accounts/${a.account.wabaId}/templates/sync`)
+      .set('cookie', a.operator.cookie);
     expect(sync.status).toBe(200);
 
     const components = [
       { type: 'header', parameters: [{ type: 'text', text: 'ORD-1' }] },
-      { type: 'body', parameters: [{ type: 'text', text: 'Sam' }, { type: 'text', text: 'ORD-1' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Sam' },
+          { type: 'text', text: 'ORD-1' },
+        ],
+      },
       { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-1' }] },
     ];
     const template = { templateName: 'parcel_update', templateLanguage: 'en_US', components };
     const before = upstreamSends(stack, a).length;
-    const fromA = await stack.http.post('/messages').set(a.key.headers).send(helloWorld(a, recipient(), template));
+    const fromA = await stack.http
+      .post('/messages')
+      .set(a.key.headers)
+      .send(helloWorld(a, recipient(), template));
     expect(fromA.status).toBe(422);
     // en_GB is still synced for A, so the missing translation is what is named.
     expect(fromA.body.errors).toEqual([{ field: 'templateLanguage', message: expect.stringContaining('en_GB') }]);
     expect(upstreamSends(stack, a).length).toBe(before);
 
-    const fromB = await stack.http.post('/messages').set(b.key.headers).send(helloWorld(b, recipient(), template));
+    const fromB = await stack.http
+      .post('/messages')
+      .set(b.key.headers)
+      .send(helloWorld(b, recipient(), template));
     expect(fromB.status).toBe(200);
   });
 });
@@ -270,7 +319,15 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
   let other: Tenant;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '5', ACCOUNT_RATE_LIMIT_PER_SECOND: '1', ACCOUNT_RATE_LIMIT_BURST: '8', API_KEYS_MAX_PER_ACCOUNT: '3' } });
+    stack = await startStack({
+      env: {
+        RATE_LIMIT_PER_SECOND: '1',
+        RATE_LIMIT_BURST: '5',
+        ACCOUNT_RATE_LIMIT_PER_SECOND: '1',
+        ACCOUNT_RATE_LIMIT_BURST: '8',
+        API_KEYS_MAX_PER_ACCOUNT: '3',
+      },
+    });
     [a, other] = await Promise.all([onboard(stack, 'Many Keys Org'), onboard(stack, 'Neighbour Org')]);
   }, 60_000);
   afterAll(async () => {
@@ -278,11 +335,21 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
   });
 
   it('caps active key pairs per business account (409), with room again once one is revoked', async () => {
-    const created = await Promise.all([1, 2, 3].map((n) => stack.http.post('/api-keys').set('cookie', a.operator.cookie).send({ wabaId: a.account.wabaId, name: `pair ${n}` })));
+    const created = await Promise.all(
+      [1, 2, 3].map((n) =>
+        stack.http
+          .post('/api-keys')
+          .set('cookie', a.operator.cookie)
+          .send({ wabaId: a.account.wabaId, name: `pair ${n}` }),
+      ),
+    );
     // The onboarding pair is the first of three.
     expect(created.map((r) => r.status).sort()).toEqual([201, 201, 409]);
     const refused = created.find((r) => r.status === 409)!;
-    expect(refused.body).toEqual({ statusCode: 409, message: 'At most 3 active key pairs per business account (API_KEYS_MAX_PER_ACCOUNT); revoke one first' });
+    expect(refused.body).toEqual({
+      statusCode: 409,
+      message: 'At most 3 active key pairs per business account (API_KEYS_MAX_PER_ACCOUNT); revoke one first',
+    });
     const one = created.find((r) => r.status === 201)!.body.data as { id: string };
     expect((await stack.http.delete(`/api-keys/${one.id}`).set('cookie', a.operator.cookie)).status).toBe(200);
     expect((await createKey(stack, a.operator, a.account.wabaId, 'after revoking')).accessKey).toMatch(/^ak_/);
@@ -290,7 +357,10 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
 
   it('evaluates the account’s bucket beside each pair’s: more pairs do not add up to more requests; other accounts are not affected', async () => {
     // Back to the onboarding pair alone (the test above made others), then two more pairs of the same account.
-    await stack.prisma.apiKey.updateMany({ where: { businessAccount: { wabaId: a.account.wabaId }, revokedAt: null, NOT: { accessKey: a.key.accessKey } }, data: { revokedAt: new Date() } });
+    await stack.prisma.apiKey.updateMany({
+      where: { businessAccount: { wabaId: a.account.wabaId }, revokedAt: null, NOT: { accessKey: a.key.accessKey } },
+      data: { revokedAt: new Date() },
+    });
     const k2 = await createKey(stack, a.operator, a.account.wabaId, 'second pair');
     const k3 = await createKey(stack, a.operator, a.account.wabaId, 'third pair');
     // 5 on the first pair (its whole bucket), then 3 on the second: the account's 8.
@@ -305,6 +375,8 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // A third pair of the same account is refused too; another account's pair is not.
     expect((await stack.http.post('/messages').set(k3.headers).send(helloWorld(a, recipient()))).status).toBe(429);
-    expect((await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, recipient()))).status).toBe(200);
+    expect(
+      (await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, recipient()))).status,
+    ).toBe(200);
   });
 });

@@ -8,7 +8,14 @@ import { eventually, helloWorld, onboard, recipient, simInbound, type Tenant } f
 jest.setTimeout(120_000);
 
 /** A real 1×1 PNG with random trailing bytes, so each run's file is its own. */
-const png = () => Buffer.concat([Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'), randomBytes(64)]);
+const png = () =>
+  Buffer.concat([
+    Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+      'base64',
+    ),
+    randomBytes(64),
+  ]);
 const binary = (res: Response, done: (err: Error | null, body: Buffer) => void) => {
   const chunks: Buffer[] = [];
   res.on('data', (c: Buffer) => chunks.push(c));
@@ -25,7 +32,13 @@ interface Item {
   to: string | null;
   upstreamMessageId: string | null;
   content: Record<string, unknown>;
-  media: { mimeType: string | null; sha256: string | null; caption: string | null; url: string; expiresAt: string } | null;
+  media: {
+    mimeType: string | null;
+    sha256: string | null;
+    caption: string | null;
+    url: string;
+    expiresAt: string;
+  } | null;
 }
 interface Feed {
   items: Item[];
@@ -97,17 +110,34 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
 
     // An image, replying to the text: caption, mime type, sha256 and a link that serves the bytes without keys.
     const file = png();
-    const image = await simInbound(stack, t, { from: customer, type: 'image', image: { caption: 'The box is damaged' }, media: { base64: file.toString('base64'), mimeType: 'image/png' }, context: { from: customer, id: text.wamid } });
+    const image = await simInbound(stack, t, {
+      from: customer,
+      type: 'image',
+      image: { caption: 'The box is damaged' },
+      media: { base64: file.toString('base64'), mimeType: 'image/png' },
+      context: { from: customer, id: text.wamid },
+    });
     const next = await feed({ after: woken.nextCursor, wait: 20 });
     const imageItem = next.items.find((i) => i.upstreamMessageId === image.wamid)!;
-    expect(imageItem).toMatchObject({ direction: 'inbound', type: 'image', from: customer, content: { image: { id: image.mediaId, caption: 'The box is damaged' }, context: { message_id: text.wamid } } });
+    expect(imageItem).toMatchObject({
+      direction: 'inbound',
+      type: 'image',
+      from: customer,
+      content: { image: { id: image.mediaId, caption: 'The box is damaged' }, context: { message_id: text.wamid } },
+    });
 
     const detail = await stack.http.get(`/messages/${imageItem.id}`).set(t.key.headers);
     expect(detail.status).toBe(200);
     expect(detail.body.data).toMatchObject({
       direction: 'inbound',
       statusHistory: [],
-      media: { mimeType: 'image/png', caption: 'The box is damaged', sha256: expect.stringMatching(/^[0-9a-f]{64}$/), url: expect.stringContaining('/media/inbound/'), expiresAt: expect.any(String) },
+      media: {
+        mimeType: 'image/png',
+        caption: 'The box is damaged',
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        url: expect.stringContaining('/media/inbound/'),
+        expiresAt: expect.any(String),
+      },
     });
     const url = detail.body.data.media.url as string;
     expect(url).not.toMatch(/_media|sim-token|fbsbx/);
@@ -123,7 +153,11 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
       const res = await stack.http.get('/messages').query({ direction: 'inbound' }).set(t.key.headers);
       return (res.body.data.items as Item[]).find((i) => i.upstreamMessageId === username.wamid);
     });
-    expect(listed).toMatchObject({ from: null, userId: 'US.13491208655302741918', content: { text: { body: 'Hi, it is me' } } });
+    expect(listed).toMatchObject({
+      from: null,
+      userId: 'US.13491208655302741918',
+      content: { text: { body: 'Hi, it is me' } },
+    });
     const outbound = await stack.http.get('/messages').query({ direction: 'outbound' }).set(t.key.headers);
     expect((outbound.body.data.items as Item[]).every((i) => i.direction === 'outbound')).toBe(true);
 
@@ -132,7 +166,7 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     expect((await feed({ after: '0' }, other)).items.filter((i) => i.direction === 'inbound')).toEqual([]);
   });
 
-  it("follows a send through its whole lifecycle in the feed, each change once, and reads a message consistent with its history", async () => {
+  it('follows a send through its whole lifecycle in the feed, each change once, and reads a message consistent with its history', async () => {
     let cursor = await endOf();
     const sent = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, recipient()));
     expect(sent.status).toBe(200);
@@ -141,7 +175,8 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     const deadline = Date.now() + 20_000;
     while (!seen.some((s) => s.status === 'read') && Date.now() < deadline) {
       const page = await feed({ after: cursor, wait: 5 });
-      for (const item of page.items as Array<Item & { pricing: unknown; error: unknown }>) if (item.id === id) seen.push({ status: item.status, pricing: item.pricing, error: item.error });
+      for (const item of page.items as Array<Item & { pricing: unknown; error: unknown }>)
+        if (item.id === id) seen.push({ status: item.status, pricing: item.pricing, error: item.error });
       cursor = page.nextCursor;
     }
     // Forward only, and each time it comes again something a poller follows changed (its status, or the pricing
@@ -157,14 +192,20 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     expect(detail.body.data.status).toBe('read');
     // Read in one snapshot: the history holds the status the message shows (the simulator's `delivered` webhook
     // may land after `read`, which implies it).
-    expect((detail.body.data.statusHistory as Array<{ status: string }>).map((h) => h.status)).toEqual(expect.arrayContaining(['accepted', 'read']));
+    expect((detail.body.data.statusHistory as Array<{ status: string }>).map((h) => h.status)).toEqual(
+      expect.arrayContaining(['accepted', 'read']),
+    );
     // Nothing further for it once read: the feed is quiet.
     expect((await feed({ after: cursor })).items.filter((i) => i.id === id)).toEqual([]);
   });
 
   it('refuses a tampered or forged link (404), an expired one (410), and names media the upstream no longer has', async () => {
     const file = png();
-    const image = await simInbound(stack, t, { from: recipient(), type: 'image', media: { base64: file.toString('base64'), mimeType: 'image/png' } });
+    const image = await simInbound(stack, t, {
+      from: recipient(),
+      type: 'image',
+      media: { base64: file.toString('base64'), mimeType: 'image/png' },
+    });
     const item = await eventually(async () => {
       const res = await stack.http.get('/messages').query({ direction: 'inbound', type: 'image' }).set(t.key.headers);
       return (res.body.data.items as Item[]).find((i) => i.upstreamMessageId === image.wamid);
@@ -173,29 +214,60 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     const [body, mac] = url.split('/').at(-1)!.split('.') as [string, string];
     const payload = Buffer.from(body, 'base64url').toString();
     const otherImage = await stack.prisma.message.create({
-      data: { businessAccountId: (await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: other.account.wabaId } })).id, phoneNumberId: other.account.phoneNumberId, direction: 'inbound', type: 'image', status: 'received', content: { image: { id: image.mediaId } } },
+      data: {
+        businessAccountId: (
+          await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: other.account.wabaId } })
+        ).id,
+        phoneNumberId: other.account.phoneNumberId,
+        direction: 'inbound',
+        type: 'image',
+        status: 'received',
+        content: { image: { id: image.mediaId } },
+      },
     });
     const retarget = payload.replace(`:${item!.id}:`, `:${otherImage.id}:`);
-    for (const bad of [`${Buffer.from(retarget).toString('base64url')}.${mac}`, `${body}.${'A'.repeat(22)}`, 'nonsense']) {
+    for (const bad of [
+      `${Buffer.from(retarget).toString('base64url')}.${mac}`,
+      `${body}.${'A'.repeat(22)}`,
+      'nonsense',
+    ]) {
       const res = await stack.http.get(`/media/inbound/${bad}`);
-      expect({ bad, status: res.status, type: res.headers['content-type'] }).toEqual({ bad, status: 404, type: expect.stringContaining('application/json') });
+      expect({ bad, status: res.status, type: res.headers['content-type'] }).toEqual({
+        bad,
+        status: 404,
+        type: expect.stringContaining('application/json'),
+      });
       expect(res.body.message).toBe('Media link not found');
     }
 
     const links = stack.app.get(InboundMediaLinks);
-    const businessAccountId = (await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })).id;
+    const businessAccountId = (
+      await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })
+    ).id;
     const expired = links.sign({ businessAccountId, messageId: item!.id }, Date.now() - 3_600_000);
     const gone = await fetchLink(expired.url);
     expect(gone.status).toBe(410);
-    expect(JSON.parse((gone.body as Buffer).toString())).toMatchObject({ statusCode: 410, message: expect.stringMatching(/expired/) });
+    expect(JSON.parse((gone.body as Buffer).toString())).toMatchObject({
+      statusCode: 410,
+      message: expect.stringMatching(/expired/),
+    });
 
     // Meta no longer has the media (an id it does not know): 404 naming the media, no bytes.
     const stale = await stack.prisma.message.create({
-      data: { businessAccountId, phoneNumberId: t.account.phoneNumberId, direction: 'inbound', type: 'image', status: 'received', content: { image: { id: '999999999999999', mime_type: 'image/png' } } },
+      data: {
+        businessAccountId,
+        phoneNumberId: t.account.phoneNumberId,
+        direction: 'inbound',
+        type: 'image',
+        status: 'received',
+        content: { image: { id: '999999999999999', mime_type: 'image/png' } },
+      },
     });
     const missing = await fetchLink(links.sign({ businessAccountId, messageId: Number(stale.id) }).url);
     expect(missing.status).toBe(404);
-    expect(JSON.parse((missing.body as Buffer).toString()).message).toMatch(/Media 999999999999999 of message \d+ is no longer available/);
+    expect(JSON.parse((missing.body as Buffer).toString()).message).toMatch(
+      /Media 999999999999999 of message \d+ is no longer available/,
+    );
   });
 
   it('refuses a bad direction, cursor or wait with 422 naming the field, and another account’s cursor', async () => {
@@ -217,20 +289,27 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     ];
     for (const [query, field] of cases) {
       const res = await stack.http.get('/messages').query(query).set(t.key.headers);
-      expect({ query, status: res.status, errors: res.body.errors }).toEqual({ query, status: 422, errors: [{ field, message: expect.any(String) }] });
+      expect({ query, status: res.status, errors: res.body.errors }).toEqual({
+        query,
+        status: 422,
+        errors: [{ field, message: expect.any(String) }],
+      });
     }
     // `after=` (empty) starts at the beginning like `after=0`.
     expect((await feed({ after: '' })).items.length).toBeGreaterThan(0);
   });
 
-  it("gives each account a share of the waiting long polls: past it 429 with Retry-After, other accounts unaffected", async () => {
+  it('gives each account a share of the waiting long polls: past it 429 with Retry-After, other accounts unaffected', async () => {
     const cursor = await endOf();
     const polls = [feed({ after: cursor, wait: 3 }), feed({ after: cursor, wait: 3 })];
     await new Promise((r) => setTimeout(r, 300));
     const third = await stack.http.get('/messages').query({ after: cursor, wait: 3 }).set(t.key.headers);
     expect(third.status).toBe(429);
     expect(third.headers['retry-after']).toBe('1');
-    const elsewhere = await stack.http.get('/messages').query({ after: await endOf(other), wait: 1 }).set(other.key.headers);
+    const elsewhere = await stack.http
+      .get('/messages')
+      .query({ after: await endOf(other), wait: 1 })
+      .set(other.key.headers);
     expect(elsewhere.status).toBe(200);
     await Promise.all(polls);
     expect((await stack.http.get('/messages').query({ after: cursor, wait: 0 }).set(t.key.headers)).status).toBe(200);

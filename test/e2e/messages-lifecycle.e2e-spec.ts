@@ -43,10 +43,13 @@ describe('Message lifecycle with the worker running', () => {
     return res.body.data as { id: number; upstreamMessageId: string };
   };
   const until = async (id: number, done: (d: Detail) => boolean, timeoutMs = 15000) => {
-    const last = await eventually(async () => {
-      const d = await detail(id);
-      return done(d) ? d : null;
-    }, { timeoutMs });
+    const last = await eventually(
+      async () => {
+        const d = await detail(id);
+        return done(d) ? d : null;
+      },
+      { timeoutMs },
+    );
     return last ?? (await detail(id));
   };
 
@@ -111,12 +114,20 @@ describe('Message lifecycle with the worker running', () => {
   it('ends at read whatever the arrival order, and ignores duplicate webhooks', async () => {
     const sent = await sendOk('15550000005');
     // The simulator posts five webhooks (two byte-identical repeats): wait until all five are processed.
-    const processed = await eventually(async () => {
-      const deliveries = await stack.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: t.account.wabaId } }, select: { rawBody: true, status: true } });
-      // Meta-style bodies escape `/` (which a base64 wamid may contain) as `\/`.
-      const mine = deliveries.filter((d) => Buffer.from(d.rawBody).toString('utf8').replaceAll('\\/', '/').includes(sent.upstreamMessageId));
-      return mine.length === 5 && mine.every((d) => d.status === 'processed');
-    }, { timeoutMs: 15000 });
+    const processed = await eventually(
+      async () => {
+        const deliveries = await stack.prisma.webhookDelivery.findMany({
+          where: { wabaIds: { has: t.account.wabaId } },
+          select: { rawBody: true, status: true },
+        });
+        // Meta-style bodies escape `/` (which a base64 wamid may contain) as `\/`.
+        const mine = deliveries.filter((d) =>
+          Buffer.from(d.rawBody).toString('utf8').replaceAll('\\/', '/').includes(sent.upstreamMessageId),
+        );
+        return mine.length === 5 && mine.every((d) => d.status === 'processed');
+      },
+      { timeoutMs: 15000 },
+    );
     expect(processed).toBe(true);
     const settled = await detail(sent.id);
     expect(settled.status).toBe('read');
@@ -127,7 +138,12 @@ describe('Message lifecycle with the worker running', () => {
 
   it('opens the 24 h window for text messages when the customer writes in', async () => {
     const to = recipient();
-    const text = { phoneNumberId: t.account.phoneNumberId, to, type: 'text', text: { body: 'Thanks, your slot is changed.' } };
+    const text = {
+      phoneNumberId: t.account.phoneNumberId,
+      to,
+      type: 'text',
+      text: { body: 'Thanks, your slot is changed.' },
+    };
     const closed = await stack.http.post('/messages').set(t.key.headers).send(text);
     expect(closed.status).toBe(422);
     expect(closed.body.errors).toEqual([{ field: 'to', message: expect.any(String) }]);
@@ -135,14 +151,22 @@ describe('Message lifecycle with the worker running', () => {
     const inbound = await fetch(`${stack.sim.url}/_sim/inbound`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, from: to, text: 'Can I change the delivery slot?' }),
+      body: JSON.stringify({
+        wabaId: t.account.wabaId,
+        phoneNumberId: t.account.phoneNumberId,
+        from: to,
+        text: 'Can I change the delivery slot?',
+      }),
     });
     expect(inbound.status).toBe(200);
 
-    const open = await eventually(async () => {
-      const res = await stack.http.post('/messages').set(t.key.headers).send(text);
-      return res.status === 200 ? res : null;
-    }, { timeoutMs: 15000, intervalMs: 150 });
+    const open = await eventually(
+      async () => {
+        const res = await stack.http.post('/messages').set(t.key.headers).send(text);
+        return res.status === 200 ? res : null;
+      },
+      { timeoutMs: 15000, intervalMs: 150 },
+    );
     expect(open?.status).toBe(200);
     expect(open!.body.data).toMatchObject({ to, type: 'text', status: 'sent' });
     expect(stack.sim.sends({ to }).map((s) => (s.body as { type: string }).type)).toEqual(['text']);
@@ -185,25 +209,42 @@ describe('A status that arrives while the send call is still failing', () => {
   it('keeps the delivered status and answers 200 when the call then times out', async () => {
     const started = Date.now();
     // supertest sends on then(): started now, awaited at the end.
-    const sending = stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, HANG)).then((r) => r);
+    const sending = stack.http
+      .post('/messages')
+      .set(t.key.headers)
+      .send(helloWorld(t, HANG))
+      .then((r) => r);
     const pending = await eventually(
-      () => stack.prisma.message.findFirst({ where: { to: HANG, status: 'pending', businessAccount: { wabaId: t.account.wabaId } } }),
+      () =>
+        stack.prisma.message.findFirst({
+          where: { to: HANG, status: 'pending', businessAccount: { wabaId: t.account.wabaId } },
+        }),
       { timeoutMs: 3000, intervalMs: 20 },
     );
     expect(pending).not.toBeNull();
     const wamid = `wamid.LATE${randomInt(1_000_000, 9_999_999)}`;
-    await postSimStatuses(stack, t, [{ id: wamid, status: 'delivered', recipient_id: HANG, biz_opaque_callback_data: `bm:${pending!.id}` }]);
-    const delivered = await eventually(async () => {
-      const row = await stack.prisma.message.findUnique({ where: { id: pending!.id } });
-      return row?.status === 'delivered' ? row : null;
-    }, { timeoutMs: 3000, intervalMs: 20 });
+    await postSimStatuses(stack, t, [
+      { id: wamid, status: 'delivered', recipient_id: HANG, biz_opaque_callback_data: `bm:${pending!.id}` },
+    ]);
+    const delivered = await eventually(
+      async () => {
+        const row = await stack.prisma.message.findUnique({ where: { id: pending!.id } });
+        return row?.status === 'delivered' ? row : null;
+      },
+      { timeoutMs: 3000, intervalMs: 20 },
+    );
     // The worker applied it before our 4 s timeout.
     expect(delivered).toMatchObject({ status: 'delivered', upstreamMessageId: wamid });
     expect(Date.now() - started).toBeLessThan(4000);
 
     const res = await sending;
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: Number(pending!.id), status: 'delivered', upstreamMessageId: wamid, error: null });
+    expect(res.body.data).toMatchObject({
+      id: Number(pending!.id),
+      status: 'delivered',
+      upstreamMessageId: wamid,
+      error: null,
+    });
     const after = await stack.http.get(`/messages/${pending!.id}`).set(t.key.headers);
     expect(after.body.data).toMatchObject({ status: 'delivered', failedAt: null, error: null });
   });

@@ -7,7 +7,13 @@ const DAY = 24 * HOUR;
 
 const PARCEL_COMPONENTS = [
   { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-  { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+  {
+    type: 'body',
+    parameters: [
+      { type: 'text', text: 'Priya' },
+      { type: 'text', text: 'ORD-7781' },
+    ],
+  },
   { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
 ];
 
@@ -28,10 +34,12 @@ describe('GET /messages and GET /messages/:id', () => {
   let t: OnboardedTenant;
   let other: OnboardedTenant;
   /** Sent messages by name, oldest first. */
-  const m: Record<'hello' | 'parcel' | 'text' | 'failed' | 'old' | 'twinA' | 'twinB', { id: number; to: string }> = {} as never;
+  const m: Record<'hello' | 'parcel' | 'text' | 'failed' | 'old' | 'twinA' | 'twinB', { id: number; to: string }> =
+    {} as never;
   let otherMessageId: number;
 
-  const list = (query: Record<string, string | number> = {}, tenant: OnboardedTenant = t) => stack.http.get('/messages').query(query).set(tenant.key.headers);
+  const list = (query: Record<string, string | number> = {}, tenant: OnboardedTenant = t) =>
+    stack.http.get('/messages').query(query).set(tenant.key.headers);
   const ids = (res: { body: { data: { items: Item[] } } }) => res.body.data.items.map((i) => i.id);
 
   async function sendOk(name: keyof typeof m, body: Record<string, unknown>, status = 200) {
@@ -49,14 +57,29 @@ describe('GET /messages and GET /messages/:id', () => {
     await sendOk('hello', helloWorld(t, recipient()));
     await sendOk('parcel', parcelUpdate(t, recipient()));
     const textTo = recipient();
-    await stack.prisma.conversationWindow.create({ data: { phoneNumberId: t.account.phoneNumberId, recipient: textTo, wabaId: t.account.wabaId, lastInboundAt: new Date() } });
-    await sendOk('text', { phoneNumberId: t.account.phoneNumberId, to: textTo, type: 'text', text: { body: 'Your parcel is ready.' } });
+    await stack.prisma.conversationWindow.create({
+      data: {
+        phoneNumberId: t.account.phoneNumberId,
+        recipient: textTo,
+        wabaId: t.account.wabaId,
+        lastInboundAt: new Date(),
+      },
+    });
+    await sendOk('text', {
+      phoneNumberId: t.account.phoneNumberId,
+      to: textTo,
+      type: 'text',
+      text: { body: 'Your parcel is ready.' },
+    });
     await sendOk('failed', helloWorld(t, '15550000001'), 422);
     // Test data that cannot be made through the API: one message three days old, and two created in the
     // same millisecond (the id breaks the tie).
     await stack.prisma.message.update({ where: { id: m.old.id }, data: { createdAt: new Date(Date.now() - 3 * DAY) } });
     const twinAt = new Date(Date.now() - 2 * DAY);
-    await stack.prisma.message.updateMany({ where: { id: { in: [m.twinA.id, m.twinB.id] } }, data: { createdAt: twinAt } });
+    await stack.prisma.message.updateMany({
+      where: { id: { in: [m.twinA.id, m.twinB.id] } },
+      data: { createdAt: twinAt },
+    });
     const sentOther = await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, recipient()));
     otherMessageId = sentOther.body.data.id;
   }, 60_000);
@@ -72,7 +95,13 @@ describe('GET /messages and GET /messages/:id', () => {
       expect(res.body.data).toMatchObject({ page: 1, limit: 20, total: 7, totalPages: 1 });
       expect(ids(res)).toEqual([m.failed.id, m.text.id, m.parcel.id, m.hello.id, m.twinB.id, m.twinA.id, m.old.id]);
       const item = res.body.data.items.find((i: Item) => i.id === m.parcel.id);
-      expect(item).toMatchObject({ to: m.parcel.to, type: 'template', status: 'sent', templateName: 'parcel_update', phoneNumberId: t.account.phoneNumberId });
+      expect(item).toMatchObject({
+        to: m.parcel.to,
+        type: 'template',
+        status: 'sent',
+        templateName: 'parcel_update',
+        phoneNumberId: t.account.phoneNumberId,
+      });
       expect(item.upstreamMessageId).toMatch(/^wamid\./);
       expect(item.createdAt).toMatch(ISO_MS);
     });
@@ -117,7 +146,10 @@ describe('GET /messages and GET /messages/:id', () => {
       const oldOnly = await list({ until: new Date(Date.now() - 2.5 * DAY).toISOString() });
       expect(ids(oldOnly)).toEqual([m.old.id]);
       const twins = await stack.prisma.message.findUniqueOrThrow({ where: { id: m.twinA.id } });
-      const exact = await list({ since: twins.createdAt.toISOString(), until: new Date(twins.createdAt.getTime() + 1).toISOString() });
+      const exact = await list({
+        since: twins.createdAt.toISOString(),
+        until: new Date(twins.createdAt.getTime() + 1).toISOString(),
+      });
       expect(ids(exact)).toEqual([m.twinB.id, m.twinA.id]);
       const none = await list({ since: twins.createdAt.toISOString(), until: twins.createdAt.toISOString() });
       expect(ids(none)).toEqual([]);
@@ -148,7 +180,11 @@ describe('GET /messages and GET /messages/:id', () => {
     });
 
     it('accepts limit 1 and 100', async () => {
-      expect((await list({ limit: 1 })).body.data).toMatchObject({ limit: 1, totalPages: 7, items: [expect.objectContaining({ id: m.failed.id })] });
+      expect((await list({ limit: 1 })).body.data).toMatchObject({
+        limit: 1,
+        totalPages: 7,
+        items: [expect.objectContaining({ id: m.failed.id })],
+      });
       expect((await list({ limit: 100 })).body.data).toMatchObject({ limit: 100, totalPages: 1 });
     });
 
@@ -181,12 +217,18 @@ describe('GET /messages and GET /messages/:id', () => {
       expect(data.upstreamMessageId).toMatch(/^wamid\./);
       expect(data.createdAt).toMatch(ISO_MS);
       expect(data.sentAt).toMatch(ISO_MS);
-      expect(data.statusHistory).toEqual([{ status: 'accepted', timestamp: data.sentAt, receivedAt: data.sentAt, source: 'send' }]);
+      expect(data.statusHistory).toEqual([
+        { status: 'accepted', timestamp: data.sentAt, receivedAt: data.sentAt, source: 'send' },
+      ]);
     });
 
     it('shows the text of a text message', async () => {
       const res = await stack.http.get(`/messages/${m.text.id}`).set(t.key.headers);
-      expect(res.body.data).toMatchObject({ type: 'text', templateName: null, content: { text: { body: 'Your parcel is ready.' } } });
+      expect(res.body.data).toMatchObject({
+        type: 'text',
+        templateName: null,
+        content: { text: { body: 'Your parcel is ready.' } },
+      });
     });
 
     it('shows the failure of a rejected send', async () => {
@@ -228,7 +270,11 @@ describe('GET /messages and GET /messages/:id', () => {
     it.each([['abc'], ['1.5'], ['12abc']])('answers 422 naming id for %s', async (id) => {
       const res = await stack.http.get(`/messages/${id}`).set(t.key.headers);
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ statusCode: 422, message: 'Field Validation Failed', errors: [{ field: 'id', message: expect.any(String) }] });
+      expect(res.body).toEqual({
+        statusCode: 422,
+        message: 'Field Validation Failed',
+        errors: [{ field: 'id', message: expect.any(String) }],
+      });
     });
   });
 });

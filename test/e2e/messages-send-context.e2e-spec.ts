@@ -16,7 +16,10 @@ describe('POST /messages: cached send context follows changes', () => {
 
   const send = (t: Tenant, body: object) => stack.http.post('/messages').set(t.key.headers).send(body);
   const setTemplateStatus = (t: Tenant, name: string, language: string, status: string) =>
-    stack.prisma.template.updateMany({ where: { businessAccount: { wabaId: t.account.wabaId }, name, language }, data: { status } });
+    stack.prisma.template.updateMany({
+      where: { businessAccount: { wabaId: t.account.wabaId }, name, language },
+      data: { status },
+    });
   /**
    * Polls sends until one answers `status` (each attempt uses a fresh recipient); returns the last answer. A 422
    * must be ours (no `data`: nothing stored, Meta not called), not the simulator refusing a paused template.
@@ -58,10 +61,22 @@ describe('POST /messages: cached send context follows changes', () => {
       const decided = await fetch(`${stack.sim.url}/_sim/template-status`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ wabaId: a.account.wabaId, templateName: 'hello_world', language: 'en_US', event, reason: 'LOW_QUALITY' }),
+        body: JSON.stringify({
+          wabaId: a.account.wabaId,
+          templateName: 'hello_world',
+          language: 'en_US',
+          event,
+          reason: 'LOW_QUALITY',
+        }),
       });
       expect(decided.status).toBe(200);
-      expect((await stack.http.post(`/business-accounts/${a.account.wabaId}/templates/sync`).set('cookie', a.operator.cookie)).status).toBe(200);
+      expect(
+        (
+          await stack.http
+            .post(`/business-accounts/${a.account.wabaId}/templates/sync`)
+            .set('cookie', a.operator.cookie)
+        ).status,
+      ).toBe(200);
     };
     await decideUpstreamAndSync('PAUSED');
     const refused = await sendUntil(a, 422);
@@ -101,19 +116,33 @@ describe('POST /messages: cached send context follows changes', () => {
     expect(replay.body).toEqual(first.body);
     const otherBody = await withKey(helloWorld(a, recipient()));
     expect(otherBody.status).toBe(422);
-    expect(otherBody.body.errors).toEqual([{ field: 'Idempotency-Key', message: expect.stringContaining('different request body') }]);
+    expect(otherBody.body.errors).toEqual([
+      { field: 'Idempotency-Key', message: expect.stringContaining('different request body') },
+    ]);
     await setTemplateStatus(a, 'hello_world', 'en_US', 'APPROVED');
     expect((await sendUntil(a, 200)).status).toBe(200);
   });
 
   it('sends a text at once after an inbound message opens the window (a closed window is never cached)', async () => {
     const to = recipient();
-    const text = { phoneNumberId: a.account.phoneNumberId, to, type: 'text', text: { body: 'Thanks for your message.' } };
+    const text = {
+      phoneNumberId: a.account.phoneNumberId,
+      to,
+      type: 'text',
+      text: { body: 'Thanks for your message.' },
+    };
     const closed = await send(a, text);
     expect(closed.status).toBe(422);
     expect(closed.body.errors).toEqual([{ field: 'to', message: expect.stringContaining('24 h') }]);
     // What the worker writes for an inbound message from this customer.
-    await stack.prisma.conversationWindow.create({ data: { phoneNumberId: a.account.phoneNumberId, recipient: to, wabaId: a.account.wabaId, lastInboundAt: new Date() } });
+    await stack.prisma.conversationWindow.create({
+      data: {
+        phoneNumberId: a.account.phoneNumberId,
+        recipient: to,
+        wabaId: a.account.wabaId,
+        lastInboundAt: new Date(),
+      },
+    });
     const open = await send(a, text);
     expect(open.status).toBe(200);
     expect((await send(a, text)).status).toBe(200);

@@ -20,7 +20,8 @@ const parcelComponents = () => [
 ];
 
 /** What the simulator received from this tenant's business account. */
-const upstreamSends = (stack: Stack, t: OnboardedTenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
+const upstreamSends = (stack: Stack, t: OnboardedTenant) =>
+  stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
 
 const fieldsOf = (body: { errors?: Array<{ field: string }> }) => (body.errors ?? []).map((e) => e.field).sort();
 
@@ -29,7 +30,11 @@ describe('POST /messages (simulator + real API)', () => {
   let t: OnboardedTenant;
   let other: OnboardedTenant;
 
-  const send = (body: unknown, tenant: OnboardedTenant = t) => stack.http.post('/messages').set(tenant.key.headers).send(body as object);
+  const send = (body: unknown, tenant: OnboardedTenant = t) =>
+    stack.http
+      .post('/messages')
+      .set(tenant.key.headers)
+      .send(body as object);
 
   beforeAll(async () => {
     stack = await startStack();
@@ -111,7 +116,13 @@ describe('POST /messages (simulator + real API)', () => {
           templateName: 'parcel_update',
           templateLanguage: 'en_GB',
           components: [
-            { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'emoji', text: 'x' }] },
+            {
+              type: 'body',
+              parameters: [
+                { type: 'text', text: 'Priya' },
+                { type: 'emoji', text: 'x' },
+              ],
+            },
             { type: 'footer', parameters: [] },
             { type: 'button', index: '0', parameters: [{ type: 'text', text: 'x' }] },
           ],
@@ -121,7 +132,9 @@ describe('POST /messages (simulator + real API)', () => {
     });
 
     it('says a component without parameters is missing them', async () => {
-      const errors = await expectInvalid(helloWorld(t, recipient(), { components: [{ type: 'body' }] }), ['components.0.parameters']);
+      const errors = await expectInvalid(helloWorld(t, recipient(), { components: [{ type: 'body' }] }), [
+        'components.0.parameters',
+      ]);
       expect(errors[0]!.message).toBe('parameters is required (an empty array for none)');
     });
   });
@@ -142,7 +155,11 @@ describe('POST /messages (simulator + real API)', () => {
     }
 
     it('refuses a phone number id that was never synced', async () => {
-      await expectRefused(helloWorld(t, recipient(), { phoneNumberId: '402999999999999' }), 'phoneNumberId', /not a synced phone number/);
+      await expectRefused(
+        helloWorld(t, recipient(), { phoneNumberId: '402999999999999' }),
+        'phoneNumberId',
+        /not a synced phone number/,
+      );
     });
 
     it("refuses another business account's phone number", async () => {
@@ -151,11 +168,19 @@ describe('POST /messages (simulator + real API)', () => {
 
     it.each([['PENDING'], ['DISCONNECTED']])('refuses a synced number whose status is %s', async (status) => {
       const number = t.account.sim.phoneNumbers.find((p) => p.status === status)!;
-      await expectRefused(helloWorld(t, recipient(), { phoneNumberId: number.id }), 'phoneNumberId', new RegExp(status));
+      await expectRefused(
+        helloWorld(t, recipient(), { phoneNumberId: number.id }),
+        'phoneNumberId',
+        new RegExp(status),
+      );
     });
 
     it('refuses a template that is not synced', async () => {
-      await expectRefused(helloWorld(t, recipient(), { templateName: 'no_such_template' }), 'templateName', /not synced/);
+      await expectRefused(
+        helloWorld(t, recipient(), { templateName: 'no_such_template' }),
+        'templateName',
+        /not synced/,
+      );
     });
 
     it.each([
@@ -164,14 +189,25 @@ describe('POST /messages (simulator + real API)', () => {
       ['spring_sale', 'en_US', 'PAUSED'],
     ])('refuses %s (%s), which is %s', async (templateName, templateLanguage, status) => {
       await expectRefused(
-        helloWorld(t, recipient(), { templateName, templateLanguage, components: [{ type: 'body', parameters: [{ type: 'text', text: 'x' }] }] }),
+        helloWorld(t, recipient(), {
+          templateName,
+          templateLanguage,
+          components: [{ type: 'body', parameters: [{ type: 'text', text: 'x' }] }],
+        }),
         'templateName',
         new RegExp(status),
       );
     });
 
     it('refuses a language the template has no translation in, naming templateLanguage', async () => {
-      await expectRefused(helloWorld(t, recipient(), { templateName: 'parcel_update', templateLanguage: 'fr_FR', components: parcelComponents() }), 'templateLanguage');
+      await expectRefused(
+        helloWorld(t, recipient(), {
+          templateName: 'parcel_update',
+          templateLanguage: 'fr_FR',
+          components: parcelComponents(),
+        }),
+        'templateLanguage',
+      );
     });
 
     it('refuses a parameter count that does not match the synced template, naming components', async () => {
@@ -184,7 +220,10 @@ describe('POST /messages (simulator + real API)', () => {
         'components',
         /body expects 2 parameters, got 1/,
       );
-      await expectRefused(helloWorld(t, recipient(), { components: [{ type: 'body', parameters: [{ type: 'text', text: 'extra' }] }] }), 'components');
+      await expectRefused(
+        helloWorld(t, recipient(), { components: [{ type: 'body', parameters: [{ type: 'text', text: 'extra' }] }] }),
+        'components',
+      );
     });
 
     it('refuses a NAMED template whose parameters do not carry the placeholder names, naming components', async () => {
@@ -192,7 +231,15 @@ describe('POST /messages (simulator + real API)', () => {
         helloWorld(t, recipient(), {
           templateName: 'welcome_named',
           templateLanguage: 'en_GB',
-          components: [{ type: 'body', parameters: [{ type: 'text', text: 'Priya', parameter_name: 'first_name' }, { type: 'text', text: 'Parcel Co' }] }],
+          components: [
+            {
+              type: 'body',
+              parameters: [
+                { type: 'text', text: 'Priya', parameter_name: 'first_name' },
+                { type: 'text', text: 'Parcel Co' },
+              ],
+            },
+          ],
         }),
         'components',
         /company/,
@@ -201,11 +248,21 @@ describe('POST /messages (simulator + real API)', () => {
 
     it('refuses a text message outside the 24 h customer service window, naming to', async () => {
       const to = recipient();
-      const text = { phoneNumberId: t.account.phoneNumberId, to, type: 'text', text: { body: 'Your parcel is ready.' } };
+      const text = {
+        phoneNumberId: t.account.phoneNumberId,
+        to,
+        type: 'text',
+        text: { body: 'Your parcel is ready.' },
+      };
       await expectRefused(text, 'to', /24 h/);
       // A window that closed 25 hours ago is closed.
       await stack.prisma.conversationWindow.create({
-        data: { phoneNumberId: t.account.phoneNumberId, recipient: to, wabaId: t.account.wabaId, lastInboundAt: new Date(Date.now() - 25 * 3600_000) },
+        data: {
+          phoneNumberId: t.account.phoneNumberId,
+          recipient: to,
+          wabaId: t.account.wabaId,
+          lastInboundAt: new Date(Date.now() - 25 * 3600_000),
+        },
       });
       await expectRefused(text, 'to');
     });
@@ -215,7 +272,12 @@ describe('POST /messages (simulator + real API)', () => {
       // the window row it would write is inserted directly.
       const to = recipient();
       await stack.prisma.conversationWindow.create({
-        data: { phoneNumberId: t.account.phoneNumberId, recipient: to, wabaId: t.account.wabaId, lastInboundAt: new Date(Date.now() - 23 * 3600_000) },
+        data: {
+          phoneNumberId: t.account.phoneNumberId,
+          recipient: to,
+          wabaId: t.account.wabaId,
+          lastInboundAt: new Date(Date.now() - 23 * 3600_000),
+        },
       });
       const body = 'x'.repeat(4096);
       const res = await send({ phoneNumberId: t.account.phoneNumberId, to, type: 'text', text: { body } });
@@ -232,7 +294,9 @@ describe('POST /messages (simulator + real API)', () => {
       const to = recipient();
       const components = parcelComponents();
       const startedAt = Date.now();
-      const res = await send(helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components }));
+      const res = await send(
+        helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components }),
+      );
 
       expect(res.status).toBe(200);
       expect(res.body.statusCode).toBe(200);
@@ -261,19 +325,37 @@ describe('POST /messages (simulator + real API)', () => {
         type: 'template',
         template: { name: 'parcel_update', language: { code: 'en_GB' }, components },
       });
-      expect((sends[0]!.response.body as { messages: Array<{ id: string }> }).messages[0]!.id).toBe(data.upstreamMessageId);
+      expect((sends[0]!.response.body as { messages: Array<{ id: string }> }).messages[0]!.id).toBe(
+        data.upstreamMessageId,
+      );
 
       const row = await stack.prisma.message.findUnique({ where: { id: data.id } });
-      expect(row).toMatchObject({ upstreamMessageId: data.upstreamMessageId, status: 'sent', to, templateName: 'parcel_update' });
+      expect(row).toMatchObject({
+        upstreamMessageId: data.upstreamMessageId,
+        status: 'sent',
+        to,
+        templateName: 'parcel_update',
+      });
     });
 
     it('sends a NAMED template and a media header as given', async () => {
-      const named = [{ type: 'body', parameters: [{ type: 'text', text: 'Priya', parameter_name: 'first_name' }, { type: 'text', text: 'Parcel Co', parameter_name: 'company' }] }];
+      const named = [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Priya', parameter_name: 'first_name' },
+            { type: 'text', text: 'Parcel Co', parameter_name: 'company' },
+          ],
+        },
+      ];
       const photo = [
         { type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/p.jpg' } }] },
         { type: 'body', parameters: [{ type: 'text', text: 'ORD-7781' }] },
       ];
-      for (const [templateName, components] of [['welcome_named', named], ['delivery_photo', photo]] as const) {
+      for (const [templateName, components] of [
+        ['welcome_named', named],
+        ['delivery_photo', photo],
+      ] as const) {
         const to = recipient();
         const res = await send(helloWorld(t, to, { templateName, templateLanguage: 'en_GB', components }));
         expect(res.status).toBe(200);
@@ -288,20 +370,37 @@ describe('POST /messages (simulator + real API)', () => {
     it('accepts a numeric button index and sends it as the string Meta expects', async () => {
       const to = recipient();
       const components = parcelComponents().map((c) => (c.type === 'button' ? { ...c, index: 0 } : c));
-      const res = await send(helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components }));
+      const res = await send(
+        helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components }),
+      );
       expect(res.status).toBe(200);
       const [sent] = stack.sim.sends({ to });
-      expect((sent!.body as { template: { components: Array<{ type: string; index?: unknown }> } }).template.components[2]!.index).toBe('0');
+      expect(
+        (sent!.body as { template: { components: Array<{ type: string; index?: unknown }> } }).template.components[2]!
+          .index,
+      ).toBe('0');
     });
   });
 
   describe('upstream outcomes: a stored failed message with the upstream error', () => {
-    async function expectFailed(to: string, status: number, error: Record<string, unknown>, message: RegExp, tenant: OnboardedTenant = t) {
+    async function expectFailed(
+      to: string,
+      status: number,
+      error: Record<string, unknown>,
+      message: RegExp,
+      tenant: OnboardedTenant = t,
+    ) {
       const res = await send(helloWorld(tenant, to), tenant);
       expect(res.status).toBe(status);
       expect(res.body.statusCode).toBe(status);
       expect(res.body.message).toMatch(message);
-      expect(res.body.data).toMatchObject({ to, status: 'failed', upstreamMessageId: null, phoneNumberId: tenant.account.phoneNumberId, error });
+      expect(res.body.data).toMatchObject({
+        to,
+        status: 'failed',
+        upstreamMessageId: null,
+        phoneNumberId: tenant.account.phoneNumberId,
+        error,
+      });
       expect(Number.isInteger(res.body.data.id)).toBe(true);
 
       const row = await stack.prisma.message.findUnique({ where: { id: res.body.data.id } });
@@ -319,20 +418,36 @@ describe('POST /messages (simulator + real API)', () => {
       await expectFailed(
         '15550000001',
         422,
-        { code: 131026, title: 'Message undeliverable', detail: expect.stringContaining('Unable to deliver message'), category: 'permanent' },
+        {
+          code: 131026,
+          title: 'Message undeliverable',
+          detail: expect.stringContaining('Unable to deliver message'),
+          category: 'permanent',
+        },
         /Message undeliverable \(131026\)/,
       );
     });
 
     it('answers a throughput limit (130429) with 429 and Retry-After', async () => {
-      const res = await expectFailed('15550000003', 429, { code: 130429, title: 'Rate limit hit', category: 'throughput' }, /130429/);
+      const res = await expectFailed(
+        '15550000003',
+        429,
+        { code: 130429, title: 'Rate limit hit', category: 'throughput' },
+        /130429/,
+      );
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     });
 
     it('answers an expired token (190) with 424 and a reconnect message, and refuses the next sends before any upstream call', async () => {
       // Its own tenant: the rejection marks the account's token rejected (credentialsValid: false).
       const own = await onboard(stack, 'Expired Token Org');
-      await expectFailed('15550000008', 424, { code: 190, title: expect.stringContaining('Session has expired'), category: 'credential' }, /reconnect/, own);
+      await expectFailed(
+        '15550000008',
+        424,
+        { code: 190, title: expect.stringContaining('Session has expired'), category: 'credential' },
+        /reconnect/,
+        own,
+      );
       const before = upstreamSends(stack, own).length;
       const next = await send(helloWorld(own, recipient()), own);
       expect(next.status).toBe(424);
@@ -344,13 +459,23 @@ describe('POST /messages (simulator + real API)', () => {
       await expectFailed(
         '15550000009',
         424,
-        { code: 368, title: 'Temporarily blocked for policies violations', detail: expect.stringContaining('restricted'), category: 'policy' },
+        {
+          code: 368,
+          title: 'Temporarily blocked for policies violations',
+          detail: expect.stringContaining('restricted'),
+          category: 'policy',
+        },
         /blocked/,
       );
     });
 
     it('answers an upstream 5xx with 502, and a retry succeeds', async () => {
-      await expectFailed('15550000006', 502, { code: 1, title: 'An unknown error has occurred.', category: 'retryable' }, /unavailable/);
+      await expectFailed(
+        '15550000006',
+        502,
+        { code: 1, title: 'An unknown error has occurred.', category: 'retryable' },
+        /unavailable/,
+      );
       const retry = await send(helloWorld(t, '15550000006'));
       expect(retry.status).toBe(200);
       expect(retry.body.data).toMatchObject({ status: 'sent', error: null });
@@ -358,24 +483,36 @@ describe('POST /messages (simulator + real API)', () => {
       expect(upstreamSends(stack, t).filter((s) => (s.body as { to: string }).to === '+15550000006')).toHaveLength(2);
     });
 
-    it("follows a replaced upstream token within about a second, instead of a cached old one", async () => {
+    it('follows a replaced upstream token within about a second, instead of a cached old one', async () => {
       const own = await onboard(stack, 'Token Swap Org');
       expect((await send(helloWorld(own, recipient()), own)).status).toBe(200);
       // The token changes behind this process's back (another API process reconnected the account).
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({ where: { wabaId: own.account.wabaId }, data: { accessTokenEncrypted: box.seal('sim-token-revoked', own.account.wabaId) } });
-      const refused = await eventually(async () => {
-        const res = await send(helloWorld(own, recipient()), own);
-        return res.status === 424 ? res : null;
-      }, { timeoutMs: 3000, intervalMs: 200 });
+      await stack.prisma.businessAccount.update({
+        where: { wabaId: own.account.wabaId },
+        data: { accessTokenEncrypted: box.seal('sim-token-revoked', own.account.wabaId) },
+      });
+      const refused = await eventually(
+        async () => {
+          const res = await send(helloWorld(own, recipient()), own);
+          return res.status === 424 ? res : null;
+        },
+        { timeoutMs: 3000, intervalMs: 200 },
+      );
       expect(refused?.body.data.error).toMatchObject({ code: 190, category: 'credential' });
 
-      const replaced = await stack.http.put(`/business-accounts/${own.account.wabaId}/access-token`).set('cookie', own.operator.cookie).send({ accessToken: own.account.accessToken });
+      const replaced = await stack.http
+        .put(`/business-accounts/${own.account.wabaId}/access-token`)
+        .set('cookie', own.operator.cookie)
+        .send({ accessToken: own.account.accessToken });
       expect(replaced.status).toBe(200);
-      const accepted = await eventually(async () => {
-        const res = await send(helloWorld(own, recipient()), own);
-        return res.status === 200 ? res : null;
-      }, { timeoutMs: 3000, intervalMs: 200 });
+      const accepted = await eventually(
+        async () => {
+          const res = await send(helloWorld(own, recipient()), own);
+          return res.status === 200 ? res : null;
+        },
+        { timeoutMs: 3000, intervalMs: 200 },
+      );
       expect(accepted?.body.data).toMatchObject({ status: 'sent', error: null });
     });
   });
@@ -383,8 +520,13 @@ describe('POST /messages (simulator + real API)', () => {
   describe('Idempotency-Key', () => {
     const idem = () => `idem-${randomBytes(8).toString('hex')}`;
     const sendWithKey = (key: string, body: unknown, tenant: OnboardedTenant = t) =>
-      stack.http.post('/messages').set(tenant.key.headers).set('Idempotency-Key', key).send(body as object);
-    const sendsTo = (to: string, tenant: OnboardedTenant = t) => stack.sim.sends({ to }).filter((s) => s.wabaId === tenant.account.wabaId);
+      stack.http
+        .post('/messages')
+        .set(tenant.key.headers)
+        .set('Idempotency-Key', key)
+        .send(body as object);
+    const sendsTo = (to: string, tenant: OnboardedTenant = t) =>
+      stack.sim.sends({ to }).filter((s) => s.wabaId === tenant.account.wabaId);
 
     it('replays the first answer exactly for the same key and body, with one upstream send', async () => {
       const key = idem();
@@ -410,7 +552,14 @@ describe('POST /messages (simulator + real API)', () => {
       expect(first.status).toBe(200);
       // The record as the previous version wrote it: the status code and the envelope.
       const kept = { ...first.body, data: { ...first.body.data, upstreamMessageId: 'wamid.KEPT-BEFORE-OUTCOMES' } };
-      expect((await stack.prisma.idempotencyKey.updateMany({ where: { key }, data: { responseStatus: 200, responseBody: kept } })).count).toBe(1);
+      expect(
+        (
+          await stack.prisma.idempotencyKey.updateMany({
+            where: { key },
+            data: { responseStatus: 200, responseBody: kept },
+          })
+        ).count,
+      ).toBe(1);
 
       const again = await sendWithKey(key, helloWorld(t, to));
       expect(again.status).toBe(200);
@@ -439,7 +588,9 @@ describe('POST /messages (simulator + real API)', () => {
       const res = await sendWithKey(key, helloWorld(t, other));
       expect(res.status).toBe(422);
       expect(res.body.message).toBe('Field Validation Failed');
-      expect(res.body.errors).toEqual([{ field: 'Idempotency-Key', message: expect.stringContaining('different request body') }]);
+      expect(res.body.errors).toEqual([
+        { field: 'Idempotency-Key', message: expect.stringContaining('different request body') },
+      ]);
       expect(sendsTo(other)).toHaveLength(0);
     });
 
@@ -510,7 +661,11 @@ describe('POST /messages (simulator + real API)', () => {
       const to = recipient();
       const first = await sendWithKey(key + '-same-account', helloWorld(t, to));
       const secondPair = await createKey(stack, t.operator, t.account.wabaId, 'second pair');
-      const again = await stack.http.post('/messages').set(secondPair.headers).set('Idempotency-Key', key + '-same-account').send(helloWorld(t, to));
+      const again = await stack.http
+        .post('/messages')
+        .set(secondPair.headers)
+        .set('Idempotency-Key', key + '-same-account')
+        .send(helloWorld(t, to));
       expect([first.status, again.status]).toEqual([200, 200]);
       expect(again.headers['idempotent-replayed']).toBeUndefined();
       expect(again.body.data.id).not.toBe(first.body.data.id);
@@ -551,16 +706,23 @@ describe('POST /messages when the upstream platform does not answer in time', ()
     const key = `concurrent-${randomBytes(6).toString('hex')}`;
     const businessAccountId = await accountId(stack, t);
     const storedBefore = await stack.prisma.message.count({ where: { businessAccountId, to: HANG } });
-    const post = () => stack.http.post('/messages').set(t.key.headers).set('Idempotency-Key', key).send(helloWorld(t, HANG));
+    const post = () =>
+      stack.http.post('/messages').set(t.key.headers).set('Idempotency-Key', key).send(helloWorld(t, HANG));
     const both = await Promise.all([post(), new Promise((r) => setTimeout(r, 50)).then(post)]);
     expect(both.map((r) => r.status).sort()).toEqual([409, 502]);
-    expect(both.find((r) => r.status === 409)!.body).toEqual({ statusCode: 409, message: expect.stringContaining('still in progress') });
+    expect(both.find((r) => r.status === 409)!.body).toEqual({
+      statusCode: 409,
+      message: expect.stringContaining('still in progress'),
+    });
     expect(await stack.prisma.message.count({ where: { businessAccountId, to: HANG } })).toBe(storedBefore + 1);
     // The simulator records a hanging send when it finally answers.
-    const sends = await eventually(async () => {
-      const s = stack.sim.sends({ to: HANG }).filter((x) => x.wabaId === t.account.wabaId);
-      return s.length >= storedBefore + 1 ? s : null;
-    }, { timeoutMs: 8000 });
+    const sends = await eventually(
+      async () => {
+        const s = stack.sim.sends({ to: HANG }).filter((x) => x.wabaId === t.account.wabaId);
+        return s.length >= storedBefore + 1 ? s : null;
+      },
+      { timeoutMs: 8000 },
+    );
     expect(sends).toHaveLength(storedBefore + 1);
   });
 });

@@ -1,5 +1,16 @@
 import { jest } from '@jest/globals';
-import { connectAccount, createKey, helloWorld, onboard, recipient, signupAndLogin, simControl, syncAll, type OnboardedTenant, type Tenant } from '../utils/factories.js';
+import {
+  connectAccount,
+  createKey,
+  helloWorld,
+  onboard,
+  recipient,
+  signupAndLogin,
+  simControl,
+  syncAll,
+  type OnboardedTenant,
+  type Tenant,
+} from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
@@ -21,12 +32,21 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
 
   const control = (path: string, body: unknown) => simControl(stack, path, body);
   const send = (t: Tenant, body: Record<string, unknown>) => stack.http.post('/messages').set(t.key.headers).send(body);
-  const consoleGet = (t: Tenant, path: string) => stack.http.get(`/business-accounts/${t.account.wabaId}${path}`).set('cookie', t.operator.cookie);
-  const blockedUsers = (t: Tenant, phoneNumberId = t.account.phoneNumberId) => `/business-accounts/${t.account.wabaId}/phone-numbers/${phoneNumberId}/blocked-users`;
+  const consoleGet = (t: Tenant, path: string) =>
+    stack.http.get(`/business-accounts/${t.account.wabaId}${path}`).set('cookie', t.operator.cookie);
+  const blockedUsers = (t: Tenant, phoneNumberId = t.account.phoneNumberId) =>
+    `/business-accounts/${t.account.wabaId}/phone-numbers/${phoneNumberId}/blocked-users`;
   const sendsTo = (who: string) => stack.sim.sends({ to: who });
-  const inbound = (t: Tenant, who: { from?: string; userId?: string }) => control('inbound', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, text: 'Hi', ...who });
+  const inbound = (t: Tenant, who: { from?: string; userId?: string }) =>
+    control('inbound', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, text: 'Hi', ...who });
   const userId = () => `US.${String(Date.now())}${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`;
-  const template = (t: Tenant, name: string, language: string, extra: Record<string, unknown>) => ({ phoneNumberId: t.account.phoneNumberId, type: 'template', templateName: name, templateLanguage: language, ...extra });
+  const template = (t: Tenant, name: string, language: string, extra: Record<string, unknown>) => ({
+    phoneNumberId: t.account.phoneNumberId,
+    type: 'template',
+    templateName: name,
+    templateLanguage: language,
+    ...extra,
+  });
   const weeklyDeals = (t: Tenant, extra: Record<string, unknown>) => template(t, 'weekly_deals', 'en_US', extra);
   const loginCode = (t: Tenant, extra: Record<string, unknown>) =>
     template(t, 'login_code', 'en_US', {
@@ -61,13 +81,24 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       expect(res.status).toBe(200);
       expect(res.body.data).toMatchObject({ to: null, userId: user, upstreamApi: 'cloud_api', status: 'sent' });
       const [recorded] = sendsTo(user);
-      expect(recorded!.body).toMatchObject({ messaging_product: 'whatsapp', recipient_type: 'individual', recipient: user });
+      expect(recorded!.body).toMatchObject({
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        recipient: user,
+      });
       expect(recorded!.body).not.toHaveProperty('to');
       expect(recorded!.response.body).toMatchObject({ contacts: [{ input: user, user_id: user }] });
       expect(await messageIn(t, res.body.data.id, 'read')).toMatchObject({ userId: user, to: null });
-      const events = await stack.http.get('/webhooks/events').set('cookie', t.operator.cookie).query({ wabaId: t.account.wabaId, userId: user, kind: 'status_update' });
+      const events = await stack.http
+        .get('/webhooks/events')
+        .set('cookie', t.operator.cookie)
+        .query({ wabaId: t.account.wabaId, userId: user, kind: 'status_update' });
       expect(events.body.data.items.length).toBeGreaterThanOrEqual(1);
-      expect(events.body.data.items[0]).toMatchObject({ recipient: null, userId: user, messageId: res.body.data.upstreamMessageId });
+      expect(events.body.data.items[0]).toMatchObject({
+        recipient: null,
+        userId: user,
+        messageId: res.body.data.upstreamMessageId,
+      });
       const listed = await stack.http.get('/messages').set(t.key.headers).query({ userId: user });
       expect(listed.body.data.items.map((m: { id: number }) => m.id)).toEqual([res.body.data.id]);
     });
@@ -79,7 +110,11 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
         [{ ...base, to: recipient(), userId: 'US.13491208655302741918' }, 'userId', /either to or userId, not both/],
         [{ ...base, userId: 'not-a-user-id' }, 'userId', /business-scoped user id/],
         [{ ...base, userId: 'US.ENT.' + 'x'.repeat(129) }, 'userId', /business-scoped user id/],
-        [{ ...base, to: 'US.13491208655302741918' }, 'to', /business-scoped user id, not a phone number: send it as userId/],
+        [
+          { ...base, to: 'US.13491208655302741918' },
+          'to',
+          /business-scoped user id, not a phone number: send it as userId/,
+        ],
       ];
       for (const [body, field, message] of cases) {
         const res = await send(t, body);
@@ -94,7 +129,12 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
 
     it('tracks the 24 h window per user id: a text to a user id that never wrote is refused before Meta; once it writes, the reply goes', async () => {
       const user = userId();
-      const text = { phoneNumberId: t.account.phoneNumberId, userId: user, type: 'text', text: { body: 'Thanks for writing' } };
+      const text = {
+        phoneNumberId: t.account.phoneNumberId,
+        userId: user,
+        type: 'text',
+        text: { body: 'Thanks for writing' },
+      };
       const refused = await send(t, text);
       expect(refused.status).toBe(422);
       expect(refused.body.errors).toEqual([{ field: 'userId', message: expect.stringMatching(/window is closed/) }]);
@@ -111,7 +151,12 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
     it('refuses one-tap, zero-tap and copy-code authentication templates to a user id (naming the template); the phone number still gets them', async () => {
       const refused = await send(t, loginCode(t, { userId: userId() }));
       expect(refused.status).toBe(422);
-      expect(refused.body.errors).toEqual([{ field: 'templateName', message: expect.stringMatching(/copy-code authentication template.*business-scoped user id/) }]);
+      expect(refused.body.errors).toEqual([
+        {
+          field: 'templateName',
+          message: expect.stringMatching(/copy-code authentication template.*business-scoped user id/),
+        },
+      ]);
       const to = recipient();
       expect((await send(t, loginCode(t, { to }))).status).toBe(200);
     });
@@ -125,19 +170,40 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
 
     it('refuses MARKETING templates to a user who stopped them (nothing sent), still sends utility templates, and sends again after resume', async () => {
       const to = recipient();
-      await control('user-preferences', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, waId: to, value: 'stop' });
+      await control('user-preferences', {
+        wabaId: t.account.wabaId,
+        phoneNumberId: t.account.phoneNumberId,
+        waId: to,
+        value: 'stop',
+      });
       const stop = await preferenceOf(t, to, 'stop');
       expect(stop).toMatchObject({ source: 'user_preferences', detail: 'User requested to stop marketing messages' });
-      const events = await stack.http.get('/webhooks/events').set('cookie', t.operator.cookie).query({ wabaId: t.account.wabaId, recipient: to });
-      expect(events.body.data.items[0]).toMatchObject({ kind: 'account_update', eventType: 'user_preferences', recipient: to, title: `Marketing messages: stop (${to})`, processed: true });
+      const events = await stack.http
+        .get('/webhooks/events')
+        .set('cookie', t.operator.cookie)
+        .query({ wabaId: t.account.wabaId, recipient: to });
+      expect(events.body.data.items[0]).toMatchObject({
+        kind: 'account_update',
+        eventType: 'user_preferences',
+        recipient: to,
+        title: `Marketing messages: stop (${to})`,
+        processed: true,
+      });
 
       const refused = await send(t, weeklyDeals(t, { to }));
       expect(refused.status).toBe(422);
-      expect(refused.body.errors).toEqual([{ field: 'to', message: expect.stringMatching(/stopped marketing messages/) }]);
+      expect(refused.body.errors).toEqual([
+        { field: 'to', message: expect.stringMatching(/stopped marketing messages/) },
+      ]);
       expect(sendsTo(to)).toHaveLength(0);
       expect((await send(t, helloWorld(t, to))).status).toBe(200); // utility still goes
 
-      await control('user-preferences', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, waId: to, value: 'resume' });
+      await control('user-preferences', {
+        wabaId: t.account.wabaId,
+        phoneNumberId: t.account.phoneNumberId,
+        waId: to,
+        value: 'resume',
+      });
       await preferenceOf(t, to, 'resume');
       const again = await send(t, weeklyDeals(t, { to }));
       expect(again.status).toBe(200);
@@ -146,17 +212,30 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
 
     it('applies a stop named by user id to sends to that userId', async () => {
       const user = userId();
-      await control('user-preferences', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, userId: user, value: 'stop' });
+      await control('user-preferences', {
+        wabaId: t.account.wabaId,
+        phoneNumberId: t.account.phoneNumberId,
+        userId: user,
+        value: 'stop',
+      });
       await preferenceOf(t, user, 'stop');
       const refused = await send(t, weeklyDeals(t, { userId: user }));
       expect(refused.status).toBe(422);
-      expect(refused.body.errors).toEqual([{ field: 'userId', message: expect.stringMatching(/stopped marketing messages/) }]);
+      expect(refused.body.errors).toEqual([
+        { field: 'userId', message: expect.stringMatching(/stopped marketing messages/) },
+      ]);
     });
 
     it("records the stop from Meta's own 131050 failure, so the next marketing template is refused before Meta", async () => {
       const to = recipient();
       // Meta knows the stop, the service not yet (no webhook): the send is accepted, then fails with 131050.
-      await control('user-preferences', { wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, waId: to, value: 'stop', webhook: false });
+      await control('user-preferences', {
+        wabaId: t.account.wabaId,
+        phoneNumberId: t.account.phoneNumberId,
+        waId: to,
+        value: 'stop',
+        webhook: false,
+      });
       const first = await send(t, weeklyDeals(t, { to }));
       expect(first.status).toBe(200);
       const failed = await messageIn(t, first.body.data.id, 'failed');
@@ -172,7 +251,9 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const list = await consoleGet(other, '/marketing-preferences');
       expect(list.status).toBe(200);
       expect(list.body.data).toMatchObject({ items: [], total: 0, page: 1 });
-      const foreign = await stack.http.get(`/business-accounts/${t.account.wabaId}/marketing-preferences`).set('cookie', other.operator.cookie);
+      const foreign = await stack.http
+        .get(`/business-accounts/${t.account.wabaId}/marketing-preferences`)
+        .set('cookie', other.operator.cookie);
       expect(foreign.status).toBe(404);
       const bad = await consoleGet(t, '/marketing-preferences?value=maybe');
       expect(bad.status).toBe(422);
@@ -185,7 +266,11 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const t = await onboard(stack, 'MM Org');
       const before = await send(t, weeklyDeals(t, { to: recipient() }));
       expect(before.body.data).toMatchObject({ upstreamApi: 'cloud_api' });
-      expect((await consoleGet(t, '')).body.data.marketingMessages).toEqual({ onboarded: false, status: null, updatedAt: null });
+      expect((await consoleGet(t, '')).body.data.marketingMessages).toEqual({
+        onboarded: false,
+        status: null,
+        updatedAt: null,
+      });
 
       await control('marketing-messages', { wabaId: t.account.wabaId, status: 'ONBOARDED' });
       const view = await waitFor(async () => {
@@ -201,7 +286,9 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       }, 'a marketing template through the Marketing Messages API');
       expect(marketing.status).toBe(200);
       expect(sendsTo(to).map((s) => s.edge)).toEqual(['marketing_messages']);
-      expect((await stack.http.get(`/messages/${marketing.body.data.id}`).set(t.key.headers)).body.data).toMatchObject({ upstreamApi: 'marketing_messages' });
+      expect((await stack.http.get(`/messages/${marketing.body.data.id}`).set(t.key.headers)).body.data).toMatchObject({
+        upstreamApi: 'marketing_messages',
+      });
       expect(await messageIn(t, marketing.body.data.id, 'read')).toBeTruthy();
 
       const utilityTo = recipient();
@@ -214,21 +301,36 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const operator = await signupAndLogin(stack, 'MM Connect Org');
       const sim = stack.sim.createAccount();
       await control('marketing-messages', { wabaId: sim.wabaId, status: 'ONBOARDED', webhook: false });
-      const connected = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: sim.wabaId, accessToken: sim.accessToken });
+      const connected = await stack.http
+        .post('/business-accounts')
+        .set('cookie', operator.cookie)
+        .send({ wabaId: sim.wabaId, accessToken: sim.accessToken });
       expect(connected.status).toBe(201);
       expect(connected.body.data.marketingMessages).toMatchObject({ onboarded: true, status: 'ONBOARDED' });
       await syncAll(stack, operator, sim.wabaId);
       const key = await createKey(stack, operator, sim.wabaId);
-      const account = { wabaId: sim.wabaId, businessAccountId: connected.body.data.id, accessToken: sim.accessToken, phoneNumberId: sim.phoneNumbers.find((p) => p.status === 'CONNECTED')!.id, sim };
+      const account = {
+        wabaId: sim.wabaId,
+        businessAccountId: connected.body.data.id,
+        accessToken: sim.accessToken,
+        phoneNumberId: sim.phoneNumbers.find((p) => p.status === 'CONNECTED')!.id,
+        sim,
+      };
       const t: OnboardedTenant = { operator, key, account };
 
       // Meta no longer lets the business use the API; the service learns it only at the next check.
       await control('marketing-messages', { wabaId: sim.wabaId, status: 'INELIGIBLE_RESTRICTED', webhook: false });
       const rejected = await send(t, weeklyDeals(t, { to: recipient() }));
       expect(rejected.status).toBe(422);
-      expect(rejected.body.data).toMatchObject({ status: 'failed', upstreamApi: 'marketing_messages', error: { code: 131055 } });
+      expect(rejected.body.data).toMatchObject({
+        status: 'failed',
+        upstreamApi: 'marketing_messages',
+        error: { code: 131055 },
+      });
 
-      const checked = await stack.http.post(`/business-accounts/${sim.wabaId}/credentials/check`).set('cookie', operator.cookie);
+      const checked = await stack.http
+        .post(`/business-accounts/${sim.wabaId}/credentials/check`)
+        .set('cookie', operator.cookie);
       expect(checked.body.data.marketingMessages).toMatchObject({ onboarded: false, status: 'INELIGIBLE_RESTRICTED' });
       const after = await waitFor(async () => {
         const res = await send(t, weeklyDeals(t, { to: recipient() }));
@@ -248,13 +350,21 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const empty = await stack.http.post(blockedUsers(t)).set('cookie', t.operator.cookie).send({ users: [] });
       expect(empty.status).toBe(422);
       expect(empty.body.errors).toEqual([{ field: 'users', message: 'users must list at least one user' }]);
-      const malformed = await stack.http.post(blockedUsers(t)).set('cookie', t.operator.cookie).send({ users: ['+44 7700'] });
+      const malformed = await stack.http
+        .post(blockedUsers(t))
+        .set('cookie', t.operator.cookie)
+        .send({ users: ['+44 7700'] });
       expect(malformed.status).toBe(422);
       expect(malformed.body.errors[0].field).toBe('users');
       const stranger = recipient();
-      const refused = await stack.http.post(blockedUsers(t)).set('cookie', t.operator.cookie).send({ users: [stranger] });
+      const refused = await stack.http
+        .post(blockedUsers(t))
+        .set('cookie', t.operator.cookie)
+        .send({ users: [stranger] });
       expect(refused.status).toBe(422);
-      expect(refused.body.errors).toEqual([{ field: 'users.0', message: expect.stringMatching(/last 24 hours.*\(139100\)/) }]);
+      expect(refused.body.errors).toEqual([
+        { field: 'users.0', message: expect.stringMatching(/last 24 hours.*\(139100\)/) },
+      ]);
       expect((await stack.http.get(blockedUsers(t)).set('cookie', t.operator.cookie)).body.data.total).toBe(0);
     });
 
@@ -263,11 +373,23 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const stranger = recipient();
       await inbound(t, { from: to });
       const blocked = await waitFor(async () => {
-        const res = await stack.http.post(blockedUsers(t)).set('cookie', t.operator.cookie).send({ users: [to, stranger] });
+        const res = await stack.http
+          .post(blockedUsers(t))
+          .set('cookie', t.operator.cookie)
+          .send({ users: [to, stranger] });
         return res.status === 200 ? res : undefined;
       }, 'the block once the simulator saw the inbound message');
-      expect(blocked.body.data.blocked).toEqual([expect.objectContaining({ user: to, waId: to, phoneNumberId: t.account.phoneNumberId, blockedById: t.operator.operatorId })]);
-      expect(blocked.body.data.failed).toEqual([{ user: stranger, code: 139100, message: expect.stringMatching(/last 24 hours/) }]);
+      expect(blocked.body.data.blocked).toEqual([
+        expect.objectContaining({
+          user: to,
+          waId: to,
+          phoneNumberId: t.account.phoneNumberId,
+          blockedById: t.operator.operatorId,
+        }),
+      ]);
+      expect(blocked.body.data.failed).toEqual([
+        { user: stranger, code: 139100, message: expect.stringMatching(/last 24 hours/) },
+      ]);
 
       const list = await stack.http.get(blockedUsers(t)).set('cookie', t.operator.cookie);
       expect(list.body.data).toMatchObject({ total: 1, items: [{ user: to, waId: to }] });
@@ -294,7 +416,10 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const user = userId();
       await inbound(t, { userId: user });
       const blocked = await waitFor(async () => {
-        const res = await stack.http.post(blockedUsers(t)).set('cookie', t.operator.cookie).send({ users: [user] });
+        const res = await stack.http
+          .post(blockedUsers(t))
+          .set('cookie', t.operator.cookie)
+          .send({ users: [user] });
         return res.status === 200 ? res : undefined;
       }, 'the block of a user id');
       expect(blocked.body.data.blocked[0]).toMatchObject({ user });
@@ -307,14 +432,20 @@ describe('Meta 2026, second round: user ids, marketing stops, the Marketing Mess
       const other = await signupAndLogin(stack, 'Not The Owner Org');
       await connectAccount(stack, other);
       for (const req of [
-        stack.http.post(blockedUsers(t)).set('cookie', other.cookie).send({ users: [recipient()] }),
+        stack.http
+          .post(blockedUsers(t))
+          .set('cookie', other.cookie)
+          .send({ users: [recipient()] }),
         stack.http.get(blockedUsers(t)).set('cookie', other.cookie),
         stack.http.delete(`${blockedUsers(t)}/${recipient()}`).set('cookie', other.cookie),
       ]) {
         expect((await req).status).toBe(404);
       }
       for (const req of [
-        stack.http.post(blockedUsers(t, '402999999999999')).set('cookie', t.operator.cookie).send({ users: [recipient()] }),
+        stack.http
+          .post(blockedUsers(t, '402999999999999'))
+          .set('cookie', t.operator.cookie)
+          .send({ users: [recipient()] }),
         stack.http.get(blockedUsers(t, '402999999999999')).set('cookie', t.operator.cookie),
         stack.http.delete(`${blockedUsers(t, '402999999999999')}/${recipient()}`).set('cookie', t.operator.cookie),
       ]) {

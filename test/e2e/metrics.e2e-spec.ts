@@ -22,7 +22,11 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
     stack = await startStack({ worker: false, env: { METRICS_TOKEN: 'scrape-token-123' } });
     await stack.startWorker();
     // The worker process (src/worker/main.ts) serves its Metrics like this on WORKER_METRICS_PORT.
-    workerMetrics = await startMetricsServer(stack.worker!.get(Metrics), { port: 0, host: '127.0.0.1', token: stack.config.metricsToken });
+    workerMetrics = await startMetricsServer(stack.worker!.get(Metrics), {
+      port: 0,
+      host: '127.0.0.1',
+      token: stack.config.metricsToken,
+    });
     tenant = await onboard(stack);
   });
   afterAll(async () => {
@@ -31,15 +35,23 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
   });
 
   const scrapeApi = () => stack.http.get('/metrics').set('authorization', 'Bearer scrape-token-123');
-  const scrapeWorker = async () => (await fetch(`http://127.0.0.1:${portOf(workerMetrics)}/metrics`, { headers: { authorization: 'Bearer scrape-token-123' } })).text();
+  const scrapeWorker = async () =>
+    (
+      await fetch(`http://127.0.0.1:${portOf(workerMetrics)}/metrics`, {
+        headers: { authorization: 'Bearer scrape-token-123' },
+      })
+    ).text();
 
   it('counts a made-up HTTP method as other, so callers cannot mint series (issue 29, finding 7)', async () => {
     const url = new URL(stack.url);
     await new Promise<void>((resolve) => {
-      const req = http.request({ host: url.hostname, port: url.port, method: 'PROPFIND', path: '/messages', agent: false }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-      });
+      const req = http.request(
+        { host: url.hostname, port: url.port, method: 'PROPFIND', path: '/messages', agent: false },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
       req.on('error', () => resolve());
       req.end();
     });
@@ -76,7 +88,9 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
     expect(delta('bmapi_http_request_duration_seconds_count{method="POST",route="/messages",status="200"}')).toBe(1);
     expect(delta('bmapi_upstream_request_duration_seconds_count{operation="sendMessage",outcome="ok"}')).toBe(1);
     expect(delta('bmapi_webhook_deliveries_received_total')).toBeGreaterThanOrEqual(3);
-    expect(delta('bmapi_http_request_duration_seconds_count{method="POST",route="/webhooks/whatsapp",status="200"}')).toBeGreaterThanOrEqual(3);
+    expect(
+      delta('bmapi_http_request_duration_seconds_count{method="POST",route="/webhooks/whatsapp",status="200"}'),
+    ).toBeGreaterThanOrEqual(3);
     // Message ids never become label values: the route pattern is the label.
     expect(after).toContain('route="/messages/:id"');
     expect(after).not.toContain(`route="/messages/${sent.body.data.id}"`);
@@ -84,7 +98,13 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
     expect(after).toContain('bmapi_webhook_queue_jobs_waiting');
 
     const workerAfter = await scrapeWorker();
-    expect(sample(workerAfter, 'bmapi_webhook_deliveries_processed_total') - sample(workerBefore, 'bmapi_webhook_deliveries_processed_total')).toBeGreaterThanOrEqual(3);
-    expect(sample(workerAfter, 'bmapi_webhook_events_stored_total') - sample(workerBefore, 'bmapi_webhook_events_stored_total')).toBeGreaterThanOrEqual(3);
+    expect(
+      sample(workerAfter, 'bmapi_webhook_deliveries_processed_total') -
+        sample(workerBefore, 'bmapi_webhook_deliveries_processed_total'),
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      sample(workerAfter, 'bmapi_webhook_events_stored_total') -
+        sample(workerBefore, 'bmapi_webhook_events_stored_total'),
+    ).toBeGreaterThanOrEqual(3);
   });
 });

@@ -105,7 +105,10 @@ function typecheck(file: string): string[] {
     skipLibCheck: true,
   });
   return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file && d.start !== undefined ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1} ` : '';
+    const where =
+      d.file && d.start !== undefined
+        ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1} `
+        : '';
     return where + ts.flattenDiagnosticMessageText(d.messageText, '\n');
   });
 }
@@ -138,7 +141,9 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
     writeFileSync(source, CLIENT_SOURCE);
     expect(typecheck(source)).toEqual([]);
 
-    const js = ts.transpileModule(CLIENT_SOURCE, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+    const js = ts.transpileModule(CLIENT_SOURCE, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    }).outputText;
     writeFileSync(path.join(dir, 'client.mjs'), js);
     const to = recipient();
     const { stdout } = await run(process.execPath, [path.join(dir, 'client.mjs')], {
@@ -156,7 +161,14 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
       },
     });
     const out = JSON.parse(stdout) as {
-      sent: { httpStatus: number; id: number; status: string; wamid: string | null; to: string; templateName: string | null };
+      sent: {
+        httpStatus: number;
+        id: number;
+        status: string;
+        wamid: string | null;
+        to: string;
+        templateName: string | null;
+      };
       read: { id: number; to: string; history: string[] };
       listed: { ids: number[]; total: number; page: number };
       events: Array<{ kind: string; status: string | null; messageId: string | null }>;
@@ -165,12 +177,27 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
     };
 
     const stored = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.sent.id } });
-    expect(out.sent).toEqual({ httpStatus: 200, id: Number(stored.id), status: expect.stringMatching(/^(sent|delivered|read)$/), wamid: stored.upstreamMessageId, to, templateName: 'hello_world' });
+    expect(out.sent).toEqual({
+      httpStatus: 200,
+      id: Number(stored.id),
+      status: expect.stringMatching(/^(sent|delivered|read)$/),
+      wamid: stored.upstreamMessageId,
+      to,
+      templateName: 'hello_world',
+    });
     expect(out.sent.wamid).toMatch(/^wamid\./);
     expect(out.read).toEqual({ id: out.sent.id, to, history: expect.arrayContaining(['accepted']) });
     expect(out.listed).toEqual({ ids: [out.sent.id], total: 1, page: 1 });
-    expect(out.events).toEqual(expect.arrayContaining([{ kind: 'status_update', status: 'delivered', messageId: out.sent.wamid }]));
-    expect(out.invalid).toEqual({ httpStatus: 422, statusCode: 422, message: 'Field Validation Failed', field: 'to', reason: expect.stringContaining('to') });
+    expect(out.events).toEqual(
+      expect.arrayContaining([{ kind: 'status_update', status: 'delivered', messageId: out.sent.wamid }]),
+    );
+    expect(out.invalid).toEqual({
+      httpStatus: 422,
+      statusCode: 422,
+      message: 'Field Validation Failed',
+      field: 'to',
+      reason: expect.stringContaining('to'),
+    });
     const refused = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.refused.id } });
     expect(out.refused).toEqual({ httpStatus: 422, id: Number(refused.id), status: 'failed', code: 131026 });
     expect(refused).toMatchObject({ status: 'failed', errorCode: 131026, to: '15550000001' });
@@ -189,7 +216,10 @@ export { n };
 `,
     );
     const errors = typecheck(wrong);
-    expect(errors).toEqual([expect.stringMatching(/^wrong\.ts:4 .*params/s), expect.stringMatching(/^wrong\.ts:5 .*wamid/s)]);
+    expect(errors).toEqual([
+      expect.stringMatching(/^wrong\.ts:4 .*params/s),
+      expect.stringMatching(/^wrong\.ts:5 .*wamid/s),
+    ]);
   });
 
   it(`keeps the console's generated types (${API_TYPES_FILE}) in step with the served document: npm run openapi:types`, async () => {
@@ -197,7 +227,14 @@ export { n };
     const committed = readFileSync(API_TYPES_FILE, 'utf8');
     const [a, b] = [committed.split('\n'), generated.split('\n')];
     const line = a.findIndex((text, i) => text !== b[i]);
-    const firstDifference = committed === generated ? null : { line: (line === -1 ? a.length : line) + 1, committed: a[line] ?? '(end of file)', generated: b[line === -1 ? a.length : line] ?? '(end of file)' };
+    const firstDifference =
+      committed === generated
+        ? null
+        : {
+            line: (line === -1 ? a.length : line) + 1,
+            committed: a[line] ?? '(end of file)',
+            generated: b[line === -1 ? a.length : line] ?? '(end of file)',
+          };
     expect({ file: API_TYPES_FILE, firstDifference }).toEqual({ file: API_TYPES_FILE, firstDifference: null });
   });
 });

@@ -1,7 +1,15 @@
 import { jest } from '@jest/globals';
 import { ApiKeyAuthenticator } from '../../src/auth/api-keys/api-key.authenticator.js';
 import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.js';
-import { connectAccount, createKey, eventually, insertDelivery, onboard, signupAndLogin, uniqueEmail } from '../utils/factories.js';
+import {
+  connectAccount,
+  createKey,
+  eventually,
+  insertDelivery,
+  onboard,
+  signupAndLogin,
+  uniqueEmail,
+} from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp } from '../utils/test-app.js';
 import { runBuilt } from '../utils/run-built.js';
@@ -24,12 +32,21 @@ describe('Security: console and API', () => {
   });
 
   describe('queue board (/console/queues)', () => {
-    const paths = ['/console/queues', '/console/queues/', '/console/queues/api/queues', '/console/queues/static/js/main.js'];
+    const paths = [
+      '/console/queues',
+      '/console/queues/',
+      '/console/queues/api/queues',
+      '/console/queues/static/js/main.js',
+    ];
 
     it('answers 404, like an unknown route, to anonymous callers and to operators who are not platform administrators', async () => {
       const operator = await signupAndLogin(stack, 'Not Admin Org');
       for (const path of paths) {
-        for (const [who, cookie] of [['anonymous', undefined], ['forged', 'bm_session=forged'], ['operator', operator.cookie]] as const) {
+        for (const [who, cookie] of [
+          ['anonymous', undefined],
+          ['forged', 'bm_session=forged'],
+          ['operator', operator.cookie],
+        ] as const) {
           for (const accept of ['text/html', 'application/json']) {
             const req = stack.http.get(path).set('accept', accept);
             const res = cookie ? await req.set('cookie', cookie) : await req;
@@ -47,12 +64,24 @@ describe('Security: console and API', () => {
       const admin = await signupAndLogin(stack, 'Platform Org', adminEmail);
       const board = () => stack.http.get('/console/queues/api/queues').set('cookie', admin.cookie);
       expect((await board()).status).toBe(404);
-      const cli = (...args: string[]) => runBuilt('dist/src/console/operators/platform-admin.cli.js', testEnv({ QUEUE_PREFIX: stack.config.queuePrefix }), 60_000, args);
+      const cli = (...args: string[]) =>
+        runBuilt(
+          'dist/src/console/operators/platform-admin.cli.js',
+          testEnv({ QUEUE_PREFIX: stack.config.queuePrefix }),
+          60_000,
+          args,
+        );
 
       // Upper case on purpose: emails are compared as stored (lower case).
-      expect(await cli('grant', adminEmail.toUpperCase())).toMatchObject({ code: 0, stdout: `${adminEmail}: platform administrator granted\n` });
+      expect(await cli('grant', adminEmail.toUpperCase())).toMatchObject({
+        code: 0,
+        stdout: `${adminEmail}: platform administrator granted\n`,
+      });
       expect((await cli('list')).stdout).toContain(adminEmail);
-      expect(await cli('grant', 'nobody-signed-up@example.test')).toMatchObject({ code: 1, stderr: expect.stringMatching(/no operator with the email/) });
+      expect(await cli('grant', 'nobody-signed-up@example.test')).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/no operator with the email/),
+      });
       expect((await cli('promote', adminEmail)).code).toBe(2);
 
       const page = await stack.http.get('/console/queues').set('cookie', admin.cookie).set('accept', 'text/html');
@@ -76,7 +105,11 @@ describe('Security: console and API', () => {
       // Younger than the sweeper's 5 s, so no worker of another test file picks them up meanwhile.
       const threeSecondsAgo = new Date(Date.now() - 3000);
       await insertDelivery(stack.prisma, { wabaIds: [a.wabaId], status: 'received', receivedAt: threeSecondsAgo });
-      await insertDelivery(stack.prisma, { wabaIds: [a.wabaId, theirs.wabaId], status: 'received', receivedAt: new Date() });
+      await insertDelivery(stack.prisma, {
+        wabaIds: [a.wabaId, theirs.wabaId],
+        status: 'received',
+        receivedAt: new Date(),
+      });
       await insertDelivery(stack.prisma, { wabaIds: [a.wabaId], status: 'failed', lastError: 'boom' });
       await insertDelivery(stack.prisma, { wabaIds: [a.wabaId], status: 'processed', processedAt: new Date() });
       await insertDelivery(stack.prisma, { wabaIds: [theirs.wabaId], status: 'failed', lastError: 'theirs' });
@@ -85,13 +118,20 @@ describe('Security: console and API', () => {
       expect(res.status).toBe(200);
       expect(res.body.data).toHaveLength(2);
       const [ofA, ofB] = res.body.data;
-      expect(ofA).toMatchObject({ wabaId: a.wabaId, pending: 2, failed: 1, oldestPendingAt: threeSecondsAgo.toISOString() });
+      expect(ofA).toMatchObject({
+        wabaId: a.wabaId,
+        pending: 2,
+        failed: 1,
+        oldestPendingAt: threeSecondsAgo.toISOString(),
+      });
       expect(ofA.lagSeconds).toBeGreaterThanOrEqual(3);
       expect(ofB).toEqual({ wabaId: b.wabaId, pending: 0, failed: 0, oldestPendingAt: null, lagSeconds: 0 });
 
       const one = await stack.http.get(`/webhooks/deliveries/health?wabaId=${b.wabaId}`).set('cookie', operator.cookie);
       expect(one.body.data).toEqual([ofB]);
-      const theirsRes = await stack.http.get(`/webhooks/deliveries/health?wabaId=${theirs.wabaId}`).set('cookie', operator.cookie);
+      const theirsRes = await stack.http
+        .get(`/webhooks/deliveries/health?wabaId=${theirs.wabaId}`)
+        .set('cookie', operator.cookie);
       expect(theirsRes.status).toBe(404);
       const theirView = await stack.http.get('/webhooks/deliveries/health').set('cookie', other.cookie);
       expect(theirView.body.data).toEqual([expect.objectContaining({ wabaId: theirs.wabaId, pending: 1, failed: 1 })]);
@@ -116,7 +156,9 @@ describe('Security: console and API', () => {
           const res = await stack.http.get(`${route}${sep}${query}`).set(headers);
           expect([route, query, res.status]).toEqual([route, query, 422]);
           expect(res.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
-          expect(res.body.errors).toEqual([{ field: 'page', message: expect.stringMatching(/^page \* limit must be at most 10000/) }]);
+          expect(res.body.errors).toEqual([
+            { field: 'page', message: expect.stringMatching(/^page \* limit must be at most 10000/) },
+          ]);
         }
         for (const query of ['page=100&limit=100', 'page=500']) {
           const res = await stack.http.get(`${route}${sep}${query}`).set(headers);
@@ -160,7 +202,9 @@ describe('Security: console and API', () => {
         const lookups = jest.spyOn(app.app.get(ApiKeysRepository), 'findForAuthentication');
         for (let chunk = 0; chunk < 21; chunk++) {
           await Promise.all(
-            Array.from({ length: 500 }, (_, i) => authenticator.authenticate(`ak_flood${chunk}x${i}`, 'sk_flood').catch(() => undefined)),
+            Array.from({ length: 500 }, (_, i) =>
+              authenticator.authenticate(`ak_flood${chunk}x${i}`, 'sk_flood').catch(() => undefined),
+            ),
           );
         }
         expect(lookups).toHaveBeenCalledTimes(10_500);
@@ -186,7 +230,9 @@ describe('Security: console and API', () => {
         expect(first.headers['ratelimit-remaining']).toBe('4');
         expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
         // At once (the bucket refills one per second): the 4 left pass (one more if a second went by), the rest are refused.
-        const burst = await Promise.all(Array.from({ length: 8 }, () => app.http.get('/business-accounts').set('cookie', operator.cookie)));
+        const burst = await Promise.all(
+          Array.from({ length: 8 }, () => app.http.get('/business-accounts').set('cookie', operator.cookie)),
+        );
         const passed = burst.filter((r) => r.status === 200).length;
         expect(passed).toBeGreaterThanOrEqual(4);
         expect(passed).toBeLessThanOrEqual(5);
@@ -203,11 +249,18 @@ describe('Security: console and API', () => {
     });
 
     it('limits each client address too, before the session is even looked up', async () => {
-      const app = await startTestApp({ CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: '1', CONSOLE_ADDRESS_RATE_LIMIT_BURST: '3' });
+      const app = await startTestApp({
+        CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: '1',
+        CONSOLE_ADDRESS_RATE_LIMIT_BURST: '3',
+      });
       try {
         // Until its Redis connection is up the limiter lets requests through (it fails open).
         expect(await eventually(async () => (await app.http.get('/health/ready')).status === 200)).toBe(true);
-        const all = await Promise.all(Array.from({ length: 8 }, (_, i) => app.http.get('/business-accounts').set('cookie', `bm_session=made-up-${i}`)));
+        const all = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            app.http.get('/business-accounts').set('cookie', `bm_session=made-up-${i}`),
+          ),
+        );
         const statuses = all.map((r) => r.status);
         const looked = statuses.filter((s) => s === 401).length;
         expect(looked).toBeGreaterThanOrEqual(3);
@@ -228,8 +281,14 @@ describe('Security: console and API', () => {
   describe('security headers', () => {
     const expectSecurityHeaders = (res: { headers: Record<string, string> }, what: string) => {
       expect([what, res.headers['x-content-type-options']]).toEqual([what, 'nosniff']);
-      expect([what, res.headers['content-security-policy']]).toEqual([what, expect.stringContaining("frame-ancestors 'none'")]);
-      expect([what, res.headers['content-security-policy']]).toEqual([what, expect.stringContaining("default-src 'self'")]);
+      expect([what, res.headers['content-security-policy']]).toEqual([
+        what,
+        expect.stringContaining("frame-ancestors 'none'"),
+      ]);
+      expect([what, res.headers['content-security-policy']]).toEqual([
+        what,
+        expect.stringContaining("default-src 'self'"),
+      ]);
       expect([what, res.headers['referrer-policy']]).toEqual([what, 'no-referrer']);
       expect([what, res.headers['x-frame-options']]).toEqual([what, 'DENY']);
       expect([what, res.headers['x-powered-by']]).toEqual([what, undefined]);
@@ -247,7 +306,9 @@ describe('Security: console and API', () => {
         'console app': await stack.http.get('/console/accounts'),
         'console asset 404': await stack.http.get('/console/assets/missing.js'),
         health: await stack.http.get('/health'),
-        'webhook verification': await stack.http.get('/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1'),
+        'webhook verification': await stack.http.get(
+          '/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1',
+        ),
       };
       for (const [what, res] of Object.entries(answers)) {
         expect([what, res.status < 500]).toEqual([what, true]);

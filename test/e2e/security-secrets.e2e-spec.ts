@@ -2,7 +2,14 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { WorkerPurges } from '../../src/worker/worker-purges.js';
-import { connectAccount, insertOrganization, insertSendScope, signupAndLogin, type ConnectedAccount, type Operator } from '../utils/factories.js';
+import {
+  connectAccount,
+  insertOrganization,
+  insertSendScope,
+  signupAndLogin,
+  type ConnectedAccount,
+  type Operator,
+} from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
@@ -59,7 +66,10 @@ describe('Security: secrets', () => {
   describe('upstream token encryption keys', () => {
     const oldKey = randomBytes(32);
     const newKey = randomBytes(32);
-    const ring = (...keys: [string, Buffer][]) => ({ ENCRYPTION_KEY: '', ENCRYPTION_KEYS: keys.map(([id, k]) => `${id}:${k.toString('base64')}`).join(',') });
+    const ring = (...keys: [string, Buffer][]) => ({
+      ENCRYPTION_KEY: '',
+      ENCRYPTION_KEYS: keys.map(([id, k]) => `${id}:${k.toString('base64')}`).join(','),
+    });
     let stack: Stack;
     let operator: Operator;
     let accounts: ConnectedAccount[];
@@ -67,23 +77,35 @@ describe('Security: secrets', () => {
     beforeAll(async () => {
       stack = await startStack({ env: ring(['old', oldKey]) });
       operator = await signupAndLogin(stack, 'Key Rotation Org');
-      accounts = [await connectAccount(stack, operator), await connectAccount(stack, operator), await connectAccount(stack, operator)];
+      accounts = [
+        await connectAccount(stack, operator),
+        await connectAccount(stack, operator),
+        await connectAccount(stack, operator),
+      ];
     });
     afterAll(async () => {
       await stack?.close();
     });
 
-    const stored = async (wabaId: string) => (await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId } })).accessTokenEncrypted;
-    const sync = (app: TestApp, wabaId: string) => app.http.post(`/business-accounts/${wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
+    const stored = async (wabaId: string) =>
+      (await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId } })).accessTokenEncrypted;
+    const sync = (app: TestApp, wabaId: string) =>
+      app.http.post(`/business-accounts/${wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
 
     it('rotates every token to the newest key (keys:rotate); then the new key alone is enough and the old one opens nothing', async () => {
       const [a, b, legacy] = accounts as [ConnectedAccount, ConnectedAccount, ConnectedAccount];
       expect(await stored(a.wabaId)).toMatch(/^v2\.old\./);
       // A token stored before this change: the old format, no key id, no account binding.
-      await stack.prisma.businessAccount.update({ where: { wabaId: legacy.wabaId }, data: { accessTokenEncrypted: legacySeal(oldKey, legacy.accessToken) } });
+      await stack.prisma.businessAccount.update({
+        where: { wabaId: legacy.wabaId },
+        data: { accessTokenEncrypted: legacySeal(oldKey, legacy.accessToken) },
+      });
       // With the new key ring (new key first, old key kept for reading) a process re-seals the v1 token when it
       // starts (nothing opens v1 any more: issue 29, finding 7); the old key's v2 tokens keep working.
-      const both = await startTestApp({ ...ring(['new', newKey], ['old', oldKey]), UPSTREAM_BASE_URL: stack.sim.baseUrl });
+      const both = await startTestApp({
+        ...ring(['new', newKey], ['old', oldKey]),
+        UPSTREAM_BASE_URL: stack.sim.baseUrl,
+      });
       try {
         expect(await stored(legacy.wabaId)).toMatch(/^v2\.new\./);
         for (const account of [a, legacy]) expect((await sync(both, account.wabaId)).status).toBe(200);
@@ -91,7 +113,11 @@ describe('Security: secrets', () => {
         await both.close();
       }
 
-      const rotation = await run('dist/src/accounts/credentials/rotate-keys.cli.js', { ...testEnv(), ...ring(['new', newKey], ['old', oldKey]) }, 60_000);
+      const rotation = await run(
+        'dist/src/accounts/credentials/rotate-keys.cli.js',
+        { ...testEnv(), ...ring(['new', newKey], ['old', oldKey]) },
+        60_000,
+      );
       expect(rotation.stdout).toContain('re-sealing upstream tokens under key "new"');
       expect(rotation.stdout).toMatch(/\d+\/\d+ accounts: \d+ re-sealed/);
       // The test database holds other test files' accounts, sealed under their own keys: those may be listed
@@ -107,23 +133,33 @@ describe('Security: secrets', () => {
       }
       const newOnly = await startTestApp({ ...ring(['new', newKey]), UPSTREAM_BASE_URL: stack.sim.baseUrl });
       try {
-        for (const account of [a, b, legacy]) expect([account.wabaId, (await sync(newOnly, account.wabaId)).status]).toEqual([account.wabaId, 200]);
+        for (const account of [a, b, legacy])
+          expect([account.wabaId, (await sync(newOnly, account.wabaId)).status]).toEqual([account.wabaId, 200]);
       } finally {
         await newOnly.close();
       }
     }, 90_000);
 
-    it("binds a ciphertext to its account: copied onto another account it does not decrypt (424, reconnect)", async () => {
+    it('binds a ciphertext to its account: copied onto another account it does not decrypt (424, reconnect)', async () => {
       const [a, b] = accounts as [ConnectedAccount, ConnectedAccount];
-      const app = await startTestApp({ ...ring(['new', newKey], ['old', oldKey]), UPSTREAM_BASE_URL: stack.sim.baseUrl });
+      const app = await startTestApp({
+        ...ring(['new', newKey], ['old', oldKey]),
+        UPSTREAM_BASE_URL: stack.sim.baseUrl,
+      });
       try {
-        await stack.prisma.businessAccount.update({ where: { wabaId: b.wabaId }, data: { accessTokenEncrypted: await stored(a.wabaId) } });
+        await stack.prisma.businessAccount.update({
+          where: { wabaId: b.wabaId },
+          data: { accessTokenEncrypted: await stored(a.wabaId) },
+        });
         const copied = await sync(app, b.wabaId);
         expect(copied.status).toBe(424);
         expect(copied.body.message).toMatch(/cannot be decrypted.*reconnect/);
         expect((await sync(app, a.wabaId)).status).toBe(200);
         // Reconnecting with the account's own token repairs it.
-        const replaced = await app.http.put(`/business-accounts/${b.wabaId}/access-token`).set('cookie', operator.cookie).send({ accessToken: b.accessToken });
+        const replaced = await app.http
+          .put(`/business-accounts/${b.wabaId}/access-token`)
+          .set('cookie', operator.cookie)
+          .send({ accessToken: b.accessToken });
         expect(replaced.status).toBe(200);
         expect((await sync(app, b.wabaId)).status).toBe(200);
       } finally {
@@ -148,10 +184,27 @@ describe('Security: secrets', () => {
       // As of 2000-01-01 (so that only these rows are concerned): one expired and one live row of each table.
       const now = new Date('2000-01-01T00:00:00.000Z');
       const far = new Date('2100-01-01T00:00:00.000Z');
-      const session = (expiresAt: Date) => stack.prisma.session.create({ data: { operatorId: org.operatorId, tokenHash: randomBytes(32).toString('hex'), expiresAt, lastSeenAt: new Date() } });
+      const session = (expiresAt: Date) =>
+        stack.prisma.session.create({
+          data: {
+            operatorId: org.operatorId,
+            tokenHash: randomBytes(32).toString('hex'),
+            expiresAt,
+            lastSeenAt: new Date(),
+          },
+        });
       const [expired, live] = [await session(new Date('1999-12-31T00:00:00.000Z')), await session(far)];
       const key = (name: string, expiresAt: Date) =>
-        stack.prisma.idempotencyKey.create({ data: { apiKeyId: scope.apiKeyId, key: name, requestHash: 'h', state: 'completed', lockedUntil: expiresAt, expiresAt } });
+        stack.prisma.idempotencyKey.create({
+          data: {
+            apiKeyId: scope.apiKeyId,
+            key: name,
+            requestHash: 'h',
+            state: 'completed',
+            lockedUntil: expiresAt,
+            expiresAt,
+          },
+        });
       await key('old', new Date('1999-12-31T00:00:00.000Z'));
       await key('fresh', far);
 
@@ -161,7 +214,10 @@ describe('Security: secrets', () => {
 
       expect(await stack.prisma.session.findUnique({ where: { id: expired.id } })).toBeNull();
       expect(await stack.prisma.session.findUnique({ where: { id: live.id } })).not.toBeNull();
-      const keys = await stack.prisma.idempotencyKey.findMany({ where: { apiKeyId: scope.apiKeyId }, select: { key: true } });
+      const keys = await stack.prisma.idempotencyKey.findMany({
+        where: { apiKeyId: scope.apiKeyId },
+        select: { key: true },
+      });
       expect(keys.map((k) => k.key)).toEqual(['fresh']);
     });
   });

@@ -14,7 +14,11 @@ describe('Security: the per-address bucket ahead of body parsing', () => {
   const address = () => `198.51.100.${++next}`;
 
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: '1', UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1', UNAUTHENTICATED_RATE_LIMIT_BURST: '3' });
+    t = await startTestApp({
+      TRUST_PROXY: '1',
+      UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1',
+      UNAUTHENTICATED_RATE_LIMIT_BURST: '3',
+    });
     // Until its Redis connection is up the limiter lets requests through (it fails open).
     expect(await eventually(async () => (await t.http.get('/health/ready')).status === 200)).toBe(true);
   });
@@ -23,7 +27,11 @@ describe('Security: the per-address bucket ahead of body parsing', () => {
   });
 
   const login = (from: string, body: string | object = { email: 'nobody@example.test', password: 'not a password' }) =>
-    t.http.post('/auth/login').set('x-forwarded-for', from).set('content-type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+    t.http
+      .post('/auth/login')
+      .set('x-forwarded-for', from)
+      .set('content-type', 'application/json')
+      .send(typeof body === 'string' ? body : JSON.stringify(body));
 
   it('past the burst, a login is answered 429 + Retry-After before its body is read (malformed JSON is not even parsed: 429, not 400); other addresses are not affected', async () => {
     const from = address();
@@ -41,9 +49,16 @@ describe('Security: the per-address bucket ahead of body parsing', () => {
     const from = address();
     const answers = [
       await t.http.post('/auth/signup').set('x-forwarded-for', from).send({ email: 'bad' }),
-      await t.http.post('/auth/password-reset').set('x-forwarded-for', from).send({ token: 'made-up', newPassword: 'long enough password' }),
+      await t.http
+        .post('/auth/password-reset')
+        .set('x-forwarded-for', from)
+        .send({ token: 'made-up', newPassword: 'long enough password' }),
       await t.http.post('/api-keys').set('x-forwarded-for', from).send({ wabaId: '1', name: 'x' }),
-      await t.http.post('/auth/login').set('x-forwarded-for', from).set('cookie', 'bm_session=made-up').send({ email: 'a@b.test', password: 'x' }),
+      await t.http
+        .post('/auth/login')
+        .set('x-forwarded-for', from)
+        .set('cookie', 'bm_session=made-up')
+        .send({ email: 'a@b.test', password: 'x' }),
     ];
     expect(answers.map((r) => r.status)).toEqual([422, 422, 401, 429]);
   });
@@ -53,10 +68,35 @@ describe('Security: the per-address bucket ahead of body parsing', () => {
     const from = address();
     for (let i = 0; i < 3; i++) expect((await login(from)).status).toBe(401);
     expect((await login(from)).status).toBe(429);
-    expect((await t.http.post('/api-keys').set('x-forwarded-for', from).set('cookie', operator.cookie).send({})).status).toBe(422);
-    expect((await t.http.post('/messages').set('x-forwarded-for', from).set({ 'x-access-key': 'ak_made_up', 'x-secret-key': 'sk_made_up' }).send({})).status).toBe(401);
-    expect((await t.http.post('/webhooks/whatsapp').set('x-forwarded-for', from).set('x-hub-signature-256', `sha256=${'0'.repeat(64)}`).send({ object: 'x' })).status).toBe(401);
+    expect(
+      (await t.http.post('/api-keys').set('x-forwarded-for', from).set('cookie', operator.cookie).send({})).status,
+    ).toBe(422);
+    expect(
+      (
+        await t.http
+          .post('/messages')
+          .set('x-forwarded-for', from)
+          .set({ 'x-access-key': 'ak_made_up', 'x-secret-key': 'sk_made_up' })
+          .send({})
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await t.http
+          .post('/webhooks/whatsapp')
+          .set('x-forwarded-for', from)
+          .set('x-hub-signature-256', `sha256=${'0'.repeat(64)}`)
+          .send({ object: 'x' })
+      ).status,
+    ).toBe(401);
     // Still refused from that address, still fine with a session elsewhere.
-    expect((await t.http.post('/auth/login').set('x-forwarded-for', from).send({ email: operator.email, password: PASSWORD })).status).toBe(429);
+    expect(
+      (
+        await t.http
+          .post('/auth/login')
+          .set('x-forwarded-for', from)
+          .send({ email: operator.email, password: PASSWORD })
+      ).status,
+    ).toBe(429);
   });
 });

@@ -109,21 +109,31 @@ describe('WhatsApp Cloud API simulator', () => {
       .flatMap((c: Json) => c.value.statuses ?? [])
       .filter((s: { id: string }) => s.id === wamid);
 
-  describe("Meta 2026, second round: recipient sends, marketing stops, the Marketing Messages API, block_users", () => {
+  describe('Meta 2026, second round: recipient sends, marketing stops, the Marketing Messages API, block_users', () => {
     const changesOf = (wabaId: string, field: string) =>
-      receiver.received.filter((r) => r.json.entry[0].id === wabaId).flatMap((r) => r.json.entry[0].changes).filter((c: Json) => c.field === field);
+      receiver.received
+        .filter((r) => r.json.entry[0].id === wabaId)
+        .flatMap((r) => r.json.entry[0].changes)
+        .filter((c: Json) => c.field === field);
     const post = async (path: string, token: string, body: unknown, method = 'POST') => {
       const res = await graph(path, token, { method, body: JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as Json };
     };
     const bsuid = 'US.13491208655302741918';
 
-    it("sends to a business-scoped user id given as recipient (no to): its statuses name the user by recipient_user_id only", async () => {
+    it('sends to a business-scoped user id given as recipient (no to): its statuses name the user by recipient_user_id only', async () => {
       const account = sim.createAccount();
-      const res = await send(account.accessToken, account.phoneNumbers[0]!.id, { recipient: bsuid, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } });
+      const res = await send(account.accessToken, account.phoneNumbers[0]!.id, {
+        recipient: bsuid,
+        type: 'template',
+        template: { name: 'hello_world', language: { code: 'en_US' } },
+      });
       expect(res.status).toBe(200);
       expect(res.body.contacts).toEqual([{ input: bsuid, user_id: bsuid }]);
-      const statuses = await waitFor(() => (statusesFor(res.body.messages[0].id).length === 3 ? statusesFor(res.body.messages[0].id) : undefined), 'three statuses');
+      const statuses = await waitFor(
+        () => (statusesFor(res.body.messages[0].id).length === 3 ? statusesFor(res.body.messages[0].id) : undefined),
+        'three statuses',
+      );
       for (const status of statuses) {
         expect(status).toMatchObject({ recipient_user_id: bsuid });
         expect(status).not.toHaveProperty('recipient_id');
@@ -138,33 +148,81 @@ describe('WhatsApp Cloud API simulator', () => {
       expect(dropped.body.messages[0].id).toMatch(/^wamid\./);
       await new Promise((r) => setTimeout(r, 150)); // past every status delay
       expect(statusesFor(dropped.body.messages[0].id)).toEqual([]);
-      expect((await send(account.accessToken, phone, { recipient: 'not-a-bsuid', type: 'text', text: { body: 'x' } })).body.error.code).toBe(100);
-      expect((await send(account.accessToken, phone, { recipient: bsuid, recipient_type: 'group', type: 'text', text: { body: 'x' } })).body.error.code).toBe(100);
+      expect(
+        (await send(account.accessToken, phone, { recipient: 'not-a-bsuid', type: 'text', text: { body: 'x' } })).body
+          .error.code,
+      ).toBe(100);
+      expect(
+        (
+          await send(account.accessToken, phone, {
+            recipient: bsuid,
+            recipient_type: 'group',
+            type: 'text',
+            text: { body: 'x' },
+          })
+        ).body.error.code,
+      ).toBe(100);
     });
 
     it('refuses a copy-code authentication template to a BSUID, and sends it to the phone number', async () => {
       const account = sim.createAccount();
       const login = (extra: Record<string, unknown>) => ({
         type: 'template',
-        template: { name: 'login_code', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '123456' }] }, { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: '123456' }] }] },
+        template: {
+          name: 'login_code',
+          language: { code: 'en_US' },
+          components: [
+            { type: 'body', parameters: [{ type: 'text', text: '123456' }] },
+            { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: '123456' }] },
+          ],
+        },
         ...extra,
       });
       const refused = await send(account.accessToken, account.phoneNumbers[0]!.id, login({ recipient: bsuid }));
-      expect([refused.status, refused.body.error.error_data.details]).toEqual([400, expect.stringMatching(/COPY_CODE buttons cannot be sent to a business-scoped user id/)]);
-      expect((await send(account.accessToken, account.phoneNumbers[0]!.id, login({ to: '447700900123' }))).status).toBe(200);
+      expect([refused.status, refused.body.error.error_data.details]).toEqual([
+        400,
+        expect.stringMatching(/COPY_CODE buttons cannot be sent to a business-scoped user id/),
+      ]);
+      expect((await send(account.accessToken, account.phoneNumbers[0]!.id, login({ to: '447700900123' }))).status).toBe(
+        200,
+      );
     });
 
     it('takes marketing templates on /marketing_messages once onboarded (the MM_LITE_TERMS_SIGNED webhook), and nothing else there', async () => {
       const account = sim.createAccount();
       const phone = account.phoneNumbers[0]!.id;
-      const deals = { messaging_product: 'whatsapp', to: '447700900123', type: 'template', template: { name: 'weekly_deals', language: { code: 'en_US' } } };
+      const deals = {
+        messaging_product: 'whatsapp',
+        to: '447700900123',
+        type: 'template',
+        template: { name: 'weekly_deals', language: { code: 'en_US' } },
+      };
       expect((await post(`/${phone}/marketing_messages`, account.accessToken, deals)).body.error.code).toBe(131055);
-      expect((await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then((r) => r.json()))).toEqual({ id: account.wabaId });
+      expect(
+        await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then(
+          (r) => r.json(),
+        ),
+      ).toEqual({ id: account.wabaId });
 
-      expect((await control('POST', 'marketing-messages', { wabaId: account.wabaId, status: 'ONBOARDED' })).status).toBe(200);
-      const [signed] = await waitFor(() => (changesOf(account.wabaId, 'account_update').length > 0 ? changesOf(account.wabaId, 'account_update') : undefined), 'MM_LITE_TERMS_SIGNED');
-      expect(signed.value).toEqual({ event: 'MM_LITE_TERMS_SIGNED', waba_info: { waba_id: account.wabaId, owner_business_id: expect.any(String) } });
-      expect(await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then((r) => r.json())).toEqual({ id: account.wabaId, marketing_messages_onboarding_status: 'ONBOARDED' });
+      expect(
+        (await control('POST', 'marketing-messages', { wabaId: account.wabaId, status: 'ONBOARDED' })).status,
+      ).toBe(200);
+      const [signed] = await waitFor(
+        () =>
+          changesOf(account.wabaId, 'account_update').length > 0
+            ? changesOf(account.wabaId, 'account_update')
+            : undefined,
+        'MM_LITE_TERMS_SIGNED',
+      );
+      expect(signed.value).toEqual({
+        event: 'MM_LITE_TERMS_SIGNED',
+        waba_info: { waba_id: account.wabaId, owner_business_id: expect.any(String) },
+      });
+      expect(
+        await graph(`/${account.wabaId}?fields=id,marketing_messages_onboarding_status`, account.accessToken).then(
+          (r) => r.json(),
+        ),
+      ).toEqual({ id: account.wabaId, marketing_messages_onboarding_status: 'ONBOARDED' });
 
       const sent = await post(`/${phone}/marketing_messages`, account.accessToken, deals);
       expect(sent.status).toBe(200);
@@ -174,7 +232,10 @@ describe('WhatsApp Cloud API simulator', () => {
         ['marketing_messages', 400],
         ['marketing_messages', 200],
       ]);
-      const utility = await post(`/${phone}/marketing_messages`, account.accessToken, { ...deals, template: { name: 'hello_world', language: { code: 'en_US' } } });
+      const utility = await post(`/${phone}/marketing_messages`, account.accessToken, {
+        ...deals,
+        template: { name: 'hello_world', language: { code: 'en_US' } },
+      });
       expect([utility.status, utility.body.error.code]).toEqual([400, 131009]);
     });
 
@@ -182,35 +243,98 @@ describe('WhatsApp Cloud API simulator', () => {
       const account = sim.createAccount();
       const phone = account.phoneNumbers[0]!;
       const to = '447700900321';
-      expect((await control('POST', 'user-preferences', { wabaId: account.wabaId, phoneNumberId: phone.id, waId: to, userId: bsuid, value: 'stop' })).status).toBe(200);
-      const [change] = await waitFor(() => (changesOf(account.wabaId, 'user_preferences').length > 0 ? changesOf(account.wabaId, 'user_preferences') : undefined), 'user_preferences');
+      expect(
+        (
+          await control('POST', 'user-preferences', {
+            wabaId: account.wabaId,
+            phoneNumberId: phone.id,
+            waId: to,
+            userId: bsuid,
+            value: 'stop',
+          })
+        ).status,
+      ).toBe(200);
+      const [change] = await waitFor(
+        () =>
+          changesOf(account.wabaId, 'user_preferences').length > 0
+            ? changesOf(account.wabaId, 'user_preferences')
+            : undefined,
+        'user_preferences',
+      );
       expect(change.value).toMatchObject({
         messaging_product: 'whatsapp',
         metadata: { phone_number_id: phone.id },
-        user_preferences: [{ wa_id: to, user_id: bsuid, category: 'marketing_messages', value: 'stop', detail: 'User requested to stop marketing messages', timestamp: expect.any(Number) }],
+        user_preferences: [
+          {
+            wa_id: to,
+            user_id: bsuid,
+            category: 'marketing_messages',
+            value: 'stop',
+            detail: 'User requested to stop marketing messages',
+            timestamp: expect.any(Number),
+          },
+        ],
       });
       const marketing = await send(account.accessToken, phone.id, templateTo(to, 'weekly_deals', 'en_US'));
       expect(marketing.status).toBe(200);
-      const [failed] = await waitFor(() => (statusesFor(marketing.body.messages[0].id).length > 0 ? statusesFor(marketing.body.messages[0].id) : undefined), 'the failed status');
+      const [failed] = await waitFor(
+        () =>
+          statusesFor(marketing.body.messages[0].id).length > 0
+            ? statusesFor(marketing.body.messages[0].id)
+            : undefined,
+        'the failed status',
+      );
       expect(failed).toMatchObject({ status: 'failed', errors: [{ code: 131050 }] });
       const utility = await send(account.accessToken, phone.id, hello(to));
-      await waitFor(() => (statusesFor(utility.body.messages[0].id).some((x: Json) => x.status === 'read') ? true : undefined), 'the utility template read');
+      await waitFor(
+        () => (statusesFor(utility.body.messages[0].id).some((x: Json) => x.status === 'read') ? true : undefined),
+        'the utility template read',
+      );
     });
 
     it('blocks only users who wrote in the last 24 h (139100 otherwise), lists them paged, and unblocks them', async () => {
       const account = sim.createAccount();
       const phone = account.phoneNumbers[0]!.id;
       const [writer, stranger] = ['447700900555', '447700900556'];
-      const refused = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: stranger }] });
-      expect(refused.body).toEqual({ messaging_product: 'whatsapp', block_users: { added_users: [], failed_users: [{ input: stranger, errors: [expect.objectContaining({ code: 139100 })] }] } });
+      const refused = await post(`/${phone}/block_users`, account.accessToken, {
+        messaging_product: 'whatsapp',
+        block_users: [{ user: stranger }],
+      });
+      expect(refused.body).toEqual({
+        messaging_product: 'whatsapp',
+        block_users: {
+          added_users: [],
+          failed_users: [{ input: stranger, errors: [expect.objectContaining({ code: 139100 })] }],
+        },
+      });
       await control('POST', 'inbound', { wabaId: account.wabaId, phoneNumberId: phone, from: writer, text: 'hi' });
-      const added = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: `+${writer}` }] });
-      expect(added.body).toEqual({ messaging_product: 'whatsapp', block_users: { added_users: [{ input: `+${writer}`, wa_id: writer }] } });
+      const added = await post(`/${phone}/block_users`, account.accessToken, {
+        messaging_product: 'whatsapp',
+        block_users: [{ user: `+${writer}` }],
+      });
+      expect(added.body).toEqual({
+        messaging_product: 'whatsapp',
+        block_users: { added_users: [{ input: `+${writer}`, wa_id: writer }] },
+      });
       const listed = await graph(`/${phone}/block_users?limit=10`, account.accessToken).then((r) => r.json());
-      expect(listed).toEqual({ data: [{ messaging_product: 'whatsapp', wa_id: writer }], paging: { cursors: { before: expect.any(String), after: expect.any(String) } } });
-      const removed = await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [{ user: writer }] }, 'DELETE');
-      expect(removed.body).toEqual({ messaging_product: 'whatsapp', block_users: { removed_users: [{ input: writer, wa_id: writer }] } });
-      expect((await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [] })).body.error.code).toBe(100);
+      expect(listed).toEqual({
+        data: [{ messaging_product: 'whatsapp', wa_id: writer }],
+        paging: { cursors: { before: expect.any(String), after: expect.any(String) } },
+      });
+      const removed = await post(
+        `/${phone}/block_users`,
+        account.accessToken,
+        { messaging_product: 'whatsapp', block_users: [{ user: writer }] },
+        'DELETE',
+      );
+      expect(removed.body).toEqual({
+        messaging_product: 'whatsapp',
+        block_users: { removed_users: [{ input: writer, wa_id: writer }] },
+      });
+      expect(
+        (await post(`/${phone}/block_users`, account.accessToken, { messaging_product: 'whatsapp', block_users: [] }))
+          .body.error.code,
+      ).toBe(100);
     });
   });
 
@@ -225,7 +349,14 @@ describe('WhatsApp Cloud API simulator', () => {
         { type: 'document', document: { link: 'https://cdn.example.com/a.pdf', filename: 'a.pdf' } },
         { type: 'location', location: { latitude: 1, longitude: 2 } },
         { type: 'contacts', contacts: [{ name: { formatted_name: 'P' } }] },
-        { type: 'interactive', interactive: { type: 'list', body: { text: 'b' }, action: { button: 'B', sections: [{ rows: [{ id: 'a', title: 'A' }] }] } } },
+        {
+          type: 'interactive',
+          interactive: {
+            type: 'list',
+            body: { text: 'b' },
+            action: { button: 'B', sections: [{ rows: [{ id: 'a', title: 'A' }] }] },
+          },
+        },
         { type: 'reaction', reaction: { message_id: 'wamid.X', emoji: '👍🏽' }, context: { message_id: 'wamid.Y' } },
       ];
       for (const body of bodies) {
@@ -241,8 +372,33 @@ describe('WhatsApp Cloud API simulator', () => {
       ['an unknown media id', { type: 'video', video: { id: '123' } }, 131009],
       ['a caption on audio', { type: 'audio', audio: { link: 'https://x.example/a.ogg', caption: 'x' } }, 100],
       ['latitude 91', { type: 'location', location: { latitude: 91, longitude: 0 } }, 131009],
-      ['four buttons', { type: 'interactive', interactive: { type: 'button', body: { text: 'b' }, action: { buttons: [1, 2, 3, 4].map((i) => ({ type: 'reply', reply: { id: `${i}`, title: 'T' } })) } } }, 131009],
-      ['eleven rows', { type: 'interactive', interactive: { type: 'list', body: { text: 'b' }, action: { button: 'B', sections: [{ rows: Array.from({ length: 11 }, (_, i) => ({ id: `${i}`, title: 'T' })) }] } } }, 131009],
+      [
+        'four buttons',
+        {
+          type: 'interactive',
+          interactive: {
+            type: 'button',
+            body: { text: 'b' },
+            action: { buttons: [1, 2, 3, 4].map((i) => ({ type: 'reply', reply: { id: `${i}`, title: 'T' } })) },
+          },
+        },
+        131009,
+      ],
+      [
+        'eleven rows',
+        {
+          type: 'interactive',
+          interactive: {
+            type: 'list',
+            body: { text: 'b' },
+            action: {
+              button: 'B',
+              sections: [{ rows: Array.from({ length: 11 }, (_, i) => ({ id: `${i}`, title: 'T' })) }],
+            },
+          },
+        },
+        131009,
+      ],
       ['a word for an emoji', { type: 'reaction', reaction: { message_id: 'wamid.X', emoji: 'ok' } }, 131009],
       ['an unknown type', { type: 'poll', poll: {} }, 100],
     ])('refuses %s with Meta’s error code and details', async (_label, body, code) => {
@@ -259,19 +415,34 @@ describe('WhatsApp Cloud API simulator', () => {
       form.append('messaging_product', 'whatsapp');
       form.append('type', 'image/png');
       form.append('file', new Blob([Buffer.from('png-bytes')], { type: 'image/png' }), 'p.png');
-      const uploaded = await fetch(`${sim.baseUrl}/${account.phoneNumbers[0]!.id}/media`, { method: 'POST', headers: { authorization: `Bearer ${account.accessToken}` }, body: form });
+      const uploaded = await fetch(`${sim.baseUrl}/${account.phoneNumbers[0]!.id}/media`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.accessToken}` },
+        body: form,
+      });
       expect(uploaded.status).toBe(200);
       const { id } = (await uploaded.json()) as { id: string };
 
       const info = (await (await graph(`/${id}`, account.accessToken)).json()) as Json;
-      expect(info).toEqual({ url: expect.stringMatching(/^http/), mime_type: 'image/png', sha256: expect.stringMatching(/^[0-9a-f]{64}$/), file_size: 9, id, messaging_product: 'whatsapp' });
+      expect(info).toEqual({
+        url: expect.stringMatching(/^http/),
+        mime_type: 'image/png',
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        file_size: 9,
+        id,
+        messaging_product: 'whatsapp',
+      });
       expect((await graph(`/${id}`, other.accessToken)).status).toBe(400);
       expect((await fetch(info.url)).status).toBe(404);
       expect((await fetch(info.url, { headers: { authorization: `Bearer ${other.accessToken}` } })).status).toBe(404);
       const bytes = await fetch(info.url, { headers: { authorization: `Bearer ${account.accessToken}` } });
       expect(Buffer.from(await bytes.arrayBuffer()).toString()).toBe('png-bytes');
 
-      const sent = await send(account.accessToken, account.phoneNumbers[0]!.id, { to: '447700900123', type: 'image', image: { id } });
+      const sent = await send(account.accessToken, account.phoneNumbers[0]!.id, {
+        to: '447700900123',
+        type: 'image',
+        image: { id },
+      });
       expect(sent.status).toBe(200);
     });
   });
@@ -437,7 +608,7 @@ describe('WhatsApp Cloud API simulator', () => {
   });
 
   describe('webhook subscription and tokens', () => {
-    it('subscribes, lists and unsubscribes the app per account in Meta\'s shapes, only with that account\'s token', async () => {
+    it("subscribes, lists and unsubscribes the app per account in Meta's shapes, only with that account's token", async () => {
       const mine = sim.createAccount();
       const other = sim.createAccount();
       const edge = `/${mine.wabaId}/subscribed_apps`;
@@ -447,15 +618,25 @@ describe('WhatsApp Cloud API simulator', () => {
       expect([post.status, await post.json()]).toEqual([200, { success: true }]);
       // Idempotent, like Meta's: one entry however often the app subscribes.
       await graph(edge, mine.accessToken, { method: 'POST' });
-      const app = { id: '1987654321098765', link: 'https://www.facebook.com/games/?app_id=1987654321098765', name: 'Business Messaging API (simulator)' };
-      expect(await (await graph(edge, mine.accessToken)).json()).toEqual({ data: [{ whatsapp_business_api_data: app }] });
+      const app = {
+        id: '1987654321098765',
+        link: 'https://www.facebook.com/games/?app_id=1987654321098765',
+        name: 'Business Messaging API (simulator)',
+      };
+      expect(await (await graph(edge, mine.accessToken)).json()).toEqual({
+        data: [{ whatsapp_business_api_data: app }],
+      });
       expect(sim.subscribedApps(mine.wabaId)).toEqual([app]);
       expect(sim.subscribedApps(other.wabaId)).toEqual([]);
       expect((await control('GET', `subscribed-apps?wabaId=${mine.wabaId}`)).body).toEqual({ data: [app], faults: {} });
 
       const foreign = await graph(edge, other.accessToken, { method: 'POST' });
       expect(foreign.status).toBe(400);
-      expect(((await foreign.json()) as Json).error).toMatchObject({ code: 100, error_subcode: 33, type: 'GraphMethodException' });
+      expect(((await foreign.json()) as Json).error).toMatchObject({
+        code: 100,
+        error_subcode: 33,
+        type: 'GraphMethodException',
+      });
       expect((await graph(edge, undefined, { method: 'POST' })).status).toBe(401);
 
       const del = await graph(edge, mine.accessToken, { method: 'DELETE' });
@@ -463,7 +644,7 @@ describe('WhatsApp Cloud API simulator', () => {
       expect(sim.subscribedApps(mine.wabaId)).toEqual([]);
     });
 
-    it('makes subscribed_apps fail with Meta\'s errors until the fault is cleared', async () => {
+    it("makes subscribed_apps fail with Meta's errors until the fault is cleared", async () => {
       const account = sim.createAccount();
       const edge = `/${account.wabaId}/subscribed_apps`;
       const cases: Array<[string, number, Record<string, unknown>]> = [
@@ -472,7 +653,10 @@ describe('WhatsApp Cloud API simulator', () => {
         ['rate_limit', 400, { code: 80007 }],
       ];
       for (const [error, status, body] of cases) {
-        expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error })).body).toEqual({ wabaId: account.wabaId, faults: { POST: error } });
+        expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error })).body).toEqual({
+          wabaId: account.wabaId,
+          faults: { POST: error },
+        });
         const res = await graph(edge, account.accessToken, { method: 'POST' });
         expect([error, res.status]).toEqual([error, status]);
         expect(((await res.json()) as Json).error).toMatchObject({ ...body, fbtrace_id: expect.any(String) });
@@ -488,12 +672,17 @@ describe('WhatsApp Cloud API simulator', () => {
       sim.setSubscriptionFault(account.wabaId, 'GET', null);
       expect(((await (await graph(edge, account.accessToken)).json()) as Json).data).toHaveLength(1);
 
-      expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error: 'flaky' })).status).toBe(400);
-      expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, method: 'PATCH', error: null })).status).toBe(400);
+      expect((await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, error: 'flaky' })).status).toBe(
+        400,
+      );
+      expect(
+        (await control('POST', 'subscribed-apps/faults', { wabaId: account.wabaId, method: 'PATCH', error: null }))
+          .status,
+      ).toBe(400);
       expect((await control('POST', 'subscribed-apps/faults', { wabaId: '1', error: null })).status).toBe(404);
     });
 
-    it('rotates an account\'s token: the old one is answered 190 (session invalidated) everywhere, sends included', async () => {
+    it("rotates an account's token: the old one is answered 190 (session invalidated) everywhere, sends included", async () => {
       const account = sim.createAccount();
       const rotated = await control('POST', 'token', { wabaId: account.wabaId });
       expect(rotated.body).toEqual({ wabaId: account.wabaId, accessToken: expect.stringMatching(/^sim-token-/) });
@@ -501,14 +690,23 @@ describe('WhatsApp Cloud API simulator', () => {
 
       const read = await graph(`/${account.wabaId}?fields=id,name`, account.accessToken);
       expect(read.status).toBe(401);
-      expect(((await read.json()) as Json).error).toMatchObject({ code: 190, error_subcode: 460, type: 'OAuthException', message: expect.stringContaining('session has been invalidated') });
+      expect(((await read.json()) as Json).error).toMatchObject({
+        code: 190,
+        error_subcode: 460,
+        type: 'OAuthException',
+        message: expect.stringContaining('session has been invalidated'),
+      });
       const connected = account.phoneNumbers.find((p) => p.status === 'CONNECTED')!;
       const refused = await send(account.accessToken, connected.id, hello('447700900777'));
       expect([refused.status, refused.body.error.code, refused.body.error.error_subcode]).toEqual([401, 190, 460]);
       // A token it never issued is still "cannot parse".
-      expect(((await (await graph(`/${account.wabaId}`, 'never-issued')).json()) as Json).error.message).toMatch(/Cannot parse access token/);
+      expect(((await (await graph(`/${account.wabaId}`, 'never-issued')).json()) as Json).error.message).toMatch(
+        /Cannot parse access token/,
+      );
 
-      expect(await (await graph(`/${account.wabaId}?fields=id`, rotated.body.accessToken)).json()).toEqual({ id: account.wabaId });
+      expect(await (await graph(`/${account.wabaId}?fields=id`, rotated.body.accessToken)).json()).toEqual({
+        id: account.wabaId,
+      });
       expect(sim.rotateToken(account.wabaId)).not.toBe(rotated.body.accessToken);
     });
   });
@@ -525,7 +723,13 @@ describe('WhatsApp Cloud API simulator', () => {
           language: { code: 'en_GB' },
           components: [
             { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-            { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+            {
+              type: 'body',
+              parameters: [
+                { type: 'text', text: 'Priya' },
+                { type: 'text', text: 'ORD-7781' },
+              ],
+            },
             { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
           ],
         },
@@ -607,7 +811,15 @@ describe('WhatsApp Cloud API simulator', () => {
               template: {
                 name: 'welcome_named',
                 language: { code: 'en_GB' },
-                components: [{ type: 'body', parameters: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }],
+                components: [
+                  {
+                    type: 'body',
+                    parameters: [
+                      { type: 'text', text: 'a' },
+                      { type: 'text', text: 'b' },
+                    ],
+                  },
+                ],
               },
             }),
           ),
@@ -685,8 +897,9 @@ describe('WhatsApp Cloud API simulator', () => {
       }, `${expectedCount} statuses for ${to}`);
       await new Promise((r) => setTimeout(r, 120)); // nothing more should follow
       expect(statusesFor(wamid)).toHaveLength(expectedCount);
-      const envelope = receiver.received.find((r) => r.json.entry[0].changes[0].value.statuses?.[0]?.id === wamid)!
-        .json;
+      const envelope = receiver.received.find(
+        (r) => r.json.entry[0].changes[0].value.statuses?.[0]?.id === wamid,
+      )!.json;
       expect(envelope.entry[0].id).toBe(account.wabaId);
       expect(envelope.entry[0].changes[0].value.metadata.phone_number_id).toBe(phone.id);
       return { wamid, statuses };
@@ -817,12 +1030,32 @@ describe('WhatsApp Cloud API simulator', () => {
 
     it('names what is missing or unknown in a control request instead of posting anything', async () => {
       const before = receiver.received.length;
-      const missing = await control('POST', 'inbound', { phoneNumberId: '402000000000011', from: '447700900123', text: 'hi' });
-      expect(missing).toEqual({ status: 400, body: { error: { message: 'wabaId (the business account) is required' } } });
-      const unknown = await control('POST', 'inbound', { wabaId: '399999999999999', phoneNumberId: '402000000000011', from: '447700900123', text: 'hi' });
-      expect(unknown).toEqual({ status: 404, body: { error: { message: 'business account 399999999999999 not found' } } });
+      const missing = await control('POST', 'inbound', {
+        phoneNumberId: '402000000000011',
+        from: '447700900123',
+        text: 'hi',
+      });
+      expect(missing).toEqual({
+        status: 400,
+        body: { error: { message: 'wabaId (the business account) is required' } },
+      });
+      const unknown = await control('POST', 'inbound', {
+        wabaId: '399999999999999',
+        phoneNumberId: '402000000000011',
+        from: '447700900123',
+        text: 'hi',
+      });
+      expect(unknown).toEqual({
+        status: 404,
+        body: { error: { message: 'business account 399999999999999 not found' } },
+      });
       // A valid one is posted at once (its answer carries the receiver's status): the two above posted nothing.
-      const valid = await control('POST', 'inbound', { wabaId: '310000000000001', phoneNumberId: '402000000000011', from: '447700900123', text: 'hi' });
+      const valid = await control('POST', 'inbound', {
+        wabaId: '310000000000001',
+        phoneNumberId: '402000000000011',
+        from: '447700900123',
+        text: 'hi',
+      });
       expect(valid.body.delivery).toEqual({ status: 200 });
       expect(receiver.received.length).toBe(before + 1);
     });

@@ -48,7 +48,13 @@ describe('Swagger UI (headless Chromium)', () => {
       await operation.locator('.opblock-summary').click();
       await operation.getByRole('button', { name: 'Try it out' }).click();
       const to = recipient();
-      const body = { phoneNumberId: tenant.account.phoneNumberId, to, type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' };
+      const body = {
+        phoneNumberId: tenant.account.phoneNumberId,
+        to,
+        type: 'template',
+        templateName: 'hello_world',
+        templateLanguage: 'en_US',
+      };
       await operation.locator('textarea.body-param__text').fill(JSON.stringify(body, null, 2));
       await operation.getByRole('button', { name: 'Execute' }).click();
 
@@ -56,10 +62,22 @@ describe('Swagger UI (headless Chromium)', () => {
       await answer.waitFor({ timeout: 10_000 });
       await operation.screenshot({ path: path.join(SCREENSHOT_DIR, 'swagger-02-executed.png') });
       expect((await answer.locator('.response-col_status').innerText()).trim()).toBe('200');
-      const shown = JSON.parse(await answer.locator('.response-col_description pre').first().innerText()) as { statusCode: number; data: { id: number; to: string; status: string } };
-      expect(shown).toEqual(expect.objectContaining({ statusCode: 200, message: 'Success', data: expect.objectContaining({ to, status: 'sent', templateName: 'hello_world' }) }));
+      const shown = JSON.parse(await answer.locator('.response-col_description pre').first().innerText()) as {
+        statusCode: number;
+        data: { id: number; to: string; status: string };
+      };
+      expect(shown).toEqual(
+        expect.objectContaining({
+          statusCode: 200,
+          message: 'Success',
+          data: expect.objectContaining({ to, status: 'sent', templateName: 'hello_world' }),
+        }),
+      );
       // The request Swagger UI made carried both halves of the pair: the message exists for this key's account.
-      const stored = await stack.prisma.message.findUniqueOrThrow({ where: { id: shown.data.id }, include: { businessAccount: true } });
+      const stored = await stack.prisma.message.findUniqueOrThrow({
+        where: { id: shown.data.id },
+        include: { businessAccount: true },
+      });
       expect([stored.to, stored.businessAccount.wabaId]).toEqual([to, tenant.account.wabaId]);
       // Swagger UI and its assets are served by the service itself.
       expect(foreignRequests).toEqual([]);

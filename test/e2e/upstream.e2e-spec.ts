@@ -100,22 +100,45 @@ describe('WhatsAppClient against the simulator', () => {
       expect(await client.listSubscribedApps(accessToken, wabaId)).toEqual([]);
       await client.subscribeApp(accessToken, wabaId);
       expect(await client.listSubscribedApps(accessToken, wabaId)).toEqual([
-        { whatsapp_business_api_data: { id: '1987654321098765', link: expect.stringContaining('1987654321098765'), name: expect.any(String) } },
+        {
+          whatsapp_business_api_data: {
+            id: '1987654321098765',
+            link: expect.stringContaining('1987654321098765'),
+            name: expect.any(String),
+          },
+        },
       ]);
     });
 
-    it("classifies subscribed_apps failures like any Meta error, never showing the token", async () => {
+    it('classifies subscribed_apps failures like any Meta error, never showing the token', async () => {
       const { wabaId, accessToken } = newAccount();
       sim.setSubscriptionFault(wabaId, 'POST', 'permission');
       const permission = await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken);
-      expect(permission).toMatchObject({ operation: 'subscribeApp', errorClass: 'credential', code: 200, httpStatus: 403 });
+      expect(permission).toMatchObject({
+        operation: 'subscribeApp',
+        errorClass: 'credential',
+        code: 200,
+        httpStatus: 403,
+      });
       sim.setSubscriptionFault(wabaId, 'POST', 'unavailable');
-      expect(await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken)).toMatchObject({ errorClass: 'retryable', code: 2, httpStatus: 503 });
+      expect(await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken)).toMatchObject({
+        errorClass: 'retryable',
+        code: 2,
+        httpStatus: 503,
+      });
       sim.setSubscriptionFault(wabaId, 'GET', 'rate_limit');
-      expect(await upstreamError(client.listSubscribedApps(accessToken, wabaId), accessToken)).toMatchObject({ operation: 'listSubscribedApps', errorClass: 'retryable', code: 80007 });
+      expect(await upstreamError(client.listSubscribedApps(accessToken, wabaId), accessToken)).toMatchObject({
+        operation: 'listSubscribedApps',
+        errorClass: 'retryable',
+        code: 80007,
+      });
       sim.rotateToken(wabaId);
       sim.setSubscriptionFault(wabaId, 'POST', null);
-      expect(await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken)).toMatchObject({ errorClass: 'credential', code: 190, httpStatus: 401 });
+      expect(await upstreamError(client.subscribeApp(accessToken, wabaId), accessToken)).toMatchObject({
+        errorClass: 'credential',
+        code: 190,
+        httpStatus: 401,
+      });
     });
   });
 
@@ -131,7 +154,13 @@ describe('WhatsAppClient against the simulator', () => {
           language: { code: 'en_GB' },
           components: [
             { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-            { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+            {
+              type: 'body',
+              parameters: [
+                { type: 'text', text: 'Priya' },
+                { type: 'text', text: 'ORD-7781' },
+              ],
+            },
             { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
           ],
         },
@@ -258,7 +287,11 @@ describe('WhatsAppClient against the simulator', () => {
           server.close(() => resolve(port));
         });
       });
-      const offline = new WhatsAppClient(configFor(`http://127.0.0.1:${closed}/v23.0`), new Metrics(), createLogger('silent', 'test'));
+      const offline = new WhatsAppClient(
+        configFor(`http://127.0.0.1:${closed}/v23.0`),
+        new Metrics(),
+        createLogger('silent', 'test'),
+      );
       const reading = offline.getBusinessAccount('sim-token-waba-1', '310000000000001');
       const err = await upstreamError(reading, 'sim-token-waba-1');
       offline.onModuleDestroy();
@@ -284,7 +317,11 @@ describe('WhatsAppClient against the simulator', () => {
         res.end(JSON.stringify({ data: [{ id: '1' }], paging: { cursors: {}, next } }));
       });
       await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
-      fakeClient = new WhatsAppClient(configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`), new Metrics(), createLogger('silent', 'test'));
+      fakeClient = new WhatsAppClient(
+        configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`),
+        new Metrics(),
+        createLogger('silent', 'test'),
+      );
     });
 
     afterAll(async () => {

@@ -48,14 +48,18 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     await t?.close();
   });
 
-  const deliveryOf = async (tenant: Tenant) => (await insertDelivery(t.prisma, { wabaIds: [tenant.account.wabaId] })).id;
+  const deliveryOf = async (tenant: Tenant) =>
+    (await insertDelivery(t.prisma, { wabaIds: [tenant.account.wabaId] })).id;
   /** Stores the rows in one transaction; their ids in the order given. */
   const store = async (rows: EventRow[]) => {
     const inserted = await unitOfWork.run((tx) => repo.insert(tx, rows));
     return rows.map((r) => inserted.get(r.dedupeKey)!.id);
   };
   const feed = async (app: TestApp, tenant: Tenant, query: Record<string, string | number>) => {
-    const res = await app.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId, ...query }).set('cookie', tenant.operator.cookie);
+    const res = await app.http
+      .get('/webhooks/events')
+      .query({ wabaId: tenant.account.wabaId, ...query })
+      .set('cookie', tenant.operator.cookie);
     expect(res.status).toBe(200);
     return res.body.data as Feed;
   };
@@ -159,15 +163,24 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const first = await store([
       eventRow(deliveryId, tenant.account.wabaId, { status: 'sent' }),
       eventRow(deliveryId, tenant.account.wabaId, { status: 'read', recipient: who }),
-      eventRow(deliveryId, tenant.account.wabaId, { kind: 'inbound_message', status: null, title: 'Inbound message', recipient: who }),
+      eventRow(deliveryId, tenant.account.wabaId, {
+        kind: 'inbound_message',
+        status: null,
+        title: 'Inbound message',
+        recipient: who,
+      }),
     ]);
-    const second = await store([eventRow(deliveryId, tenant.account.wabaId, { status: 'read' }), eventRow(deliveryId, tenant.account.wabaId, { status: 'delivered', recipient: who })]);
+    const second = await store([
+      eventRow(deliveryId, tenant.account.wabaId, { status: 'read' }),
+      eventRow(deliveryId, tenant.account.wabaId, { status: 'delivered', recipient: who }),
+    ]);
     // One statement stores its rows in dedupe-key order, so ids follow that within a transaction.
     const byId = (ids: number[]) => [...ids].sort((x, y) => x - y);
     const all = [...byId(first), ...byId(second)];
     // The feed shows only what is below its horizon: another test file's open transaction may hold it back a
     // moment. Once all five are shown they stay shown (the horizon only moves forward), so the pages below are exact.
-    for (let i = 0; i < 100 && (await feed(t, tenant, { after: '0', limit: 10 })).items.length < all.length; i++) await sleep(100);
+    for (let i = 0; i < 100 && (await feed(t, tenant, { after: '0', limit: 10 })).items.length < all.length; i++)
+      await sleep(100);
 
     const one = await feed(t, tenant, { after: '0', limit: 2 });
     expect(one.items.map((e) => e.id)).toEqual(all.slice(0, 2));
@@ -178,7 +191,10 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const end = await feed(t, tenant, { after: three.nextCursor, limit: 2 });
     expect(end).toEqual({ items: [], nextCursor: three.nextCursor, limit: 2 });
     // The browsing form is unchanged: newest first, with totals.
-    const browse = await t.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId }).set('cookie', tenant.operator.cookie);
+    const browse = await t.http
+      .get('/webhooks/events')
+      .query({ wabaId: tenant.account.wabaId })
+      .set('cookie', tenant.operator.cookie);
     expect(browse.body.data).toMatchObject({ page: 1, limit: 20, total: 5, totalPages: 1 });
     expect(browse.body.data.items.map((e: FeedItem) => e.id)).toEqual([...all].reverse());
 
@@ -189,12 +205,16 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const theirs = await feed(t, tenant, { after: '0', recipient: who, kind: 'status_update' });
     expect(theirs.items.map((e) => e.id)).toEqual([first[1], second[1]]);
     // A cursor of the unfiltered feed works with a filter, and the other way round.
-    const statusOf = new Map([...first, ...second].map((id, i) => [id, ['sent', 'read', null, 'read', 'delivered'][i]]));
+    const statusOf = new Map(
+      [...first, ...second].map((id, i) => [id, ['sent', 'read', null, 'read', 'delivered'][i]]),
+    );
     const readAfterOne = await feed(t, tenant, { after: one.nextCursor, status: 'read' });
     expect(readAfterOne.items.map((e) => e.id)).toEqual(all.slice(2).filter((id) => statusOf.get(id) === 'read'));
     const inbound = await feed(t, tenant, { after: '0', kind: 'inbound_message' });
     expect(inbound.items.map((e) => e.id)).toEqual([first[2]]);
-    expect((await feed(t, tenant, { after: inbound.nextCursor })).items.map((e) => e.id)).toEqual(all.slice(all.indexOf(first[2]!) + 1));
+    expect((await feed(t, tenant, { after: inbound.nextCursor })).items.map((e) => e.id)).toEqual(
+      all.slice(all.indexOf(first[2]!) + 1),
+    );
 
     // `now` starts at the present: only what is stored from then on.
     const now = await feed(t, tenant, { after: 'now' });
@@ -213,7 +233,11 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const ofA = (await feed(t, a, { after: '0', wait: 10 })).nextCursor;
     expect(ofA).not.toBe('0');
     const [body, mac] = ofA.split('.');
-    const forged = `${Buffer.from(Buffer.from(body!, 'base64url').toString().replace(/:(\d+)$/, ':1')).toString('base64url')}.${mac}`;
+    const forged = `${Buffer.from(
+      Buffer.from(body!, 'base64url')
+        .toString()
+        .replace(/:(\d+)$/, ':1'),
+    ).toString('base64url')}.${mac}`;
     const cases: [Tenant, Record<string, string | number>, string][] = [
       [a, { after: 'not-a-cursor' }, 'after'],
       [a, { after: '' }, 'after'],
@@ -226,7 +250,10 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       [a, { wait: 1 }, 'wait'],
     ];
     for (const [tenant, query, field] of cases) {
-      const res = await t.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId, ...query }).set('cookie', tenant.operator.cookie);
+      const res = await t.http
+        .get('/webhooks/events')
+        .query({ wabaId: tenant.account.wabaId, ...query })
+        .set('cookie', tenant.operator.cookie);
       expect({ query, status: res.status }).toEqual({ query, status: 422 });
       expect(res.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
@@ -288,7 +315,10 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
 
     const other = await startTestApp(unlimited);
     const started = Date.now();
-    const waiting = other.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId, after: '0', wait: 20 }).set('cookie', tenant.operator.cookie);
+    const waiting = other.http
+      .get('/webhooks/events')
+      .query({ wabaId: tenant.account.wabaId, after: '0', wait: 20 })
+      .set('cookie', tenant.operator.cookie);
     const answered = waiting.then((res) => res);
     await sleep(300);
     await other.close();
@@ -304,7 +334,10 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       const [greedy, polite] = [await createTenant(shared), await createTenant(shared)];
       const waiters = shared.app.get(FeedWaiters);
       const held = [0, 1].map(() => {
-        const req = http.get(new URL(`${shared.url}/webhooks/events?wabaId=${greedy.account.wabaId}&after=0&wait=20`), { headers: { cookie: greedy.operator.cookie }, agent: false });
+        const req = http.get(new URL(`${shared.url}/webhooks/events?wabaId=${greedy.account.wabaId}&after=0&wait=20`), {
+          headers: { cookie: greedy.operator.cookie },
+          agent: false,
+        });
         req.on('error', () => undefined);
         return req;
       });
@@ -312,10 +345,16 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       while (waiters.waiting < 2 && Date.now() < deadline) await sleep(20);
       expect(waiters.waiting).toBe(2);
 
-      const refused = await shared.http.get('/webhooks/events').query({ wabaId: greedy.account.wabaId, after: '0', wait: 20 }).set('cookie', greedy.operator.cookie);
+      const refused = await shared.http
+        .get('/webhooks/events')
+        .query({ wabaId: greedy.account.wabaId, after: '0', wait: 20 })
+        .set('cookie', greedy.operator.cookie);
       expect(refused.status).toBe(429);
       expect(refused.headers['retry-after']).toBe('1');
-      expect(refused.body).toEqual({ statusCode: 429, message: expect.stringMatching(/Too many long polls open for this session \(at most 2/) });
+      expect(refused.body).toEqual({
+        statusCode: 429,
+        message: expect.stringMatching(/Too many long polls open for this session \(at most 2/),
+      });
       // Without wait the feed still answers the greedy one; and another organization's long poll is not refused.
       expect((await feed(shared, greedy, { after: '0' })).items).toEqual([]);
       expect(await feed(shared, polite, { after: '0', wait: 1 })).toEqual({ items: [], nextCursor: '0', limit: 20 });
@@ -329,9 +368,15 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
 
   it('documents the feed in the OpenAPI document: after and wait, and nextCursor in the answer', async () => {
     const doc = (await t.http.get('/swagger/docs-json')).body;
-    const params = (doc.paths['/webhooks/events'].get.parameters as { name: string; in: string; description?: string }[]).filter((p) => p.in === 'query');
-    expect(params.map((p) => p.name)).toEqual(expect.arrayContaining(['wabaId', 'after', 'wait', 'limit', 'page', 'kind', 'status', 'messageId', 'recipient']));
+    const params = (
+      doc.paths['/webhooks/events'].get.parameters as { name: string; in: string; description?: string }[]
+    ).filter((p) => p.in === 'query');
+    expect(params.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['wabaId', 'after', 'wait', 'limit', 'page', 'kind', 'status', 'messageId', 'recipient']),
+    );
     expect(params.find((p) => p.name === 'after')!.description).toMatch(/nextCursor/);
-    expect(doc.components.schemas.EventFeedView.properties).toEqual(expect.objectContaining({ items: expect.anything(), nextCursor: expect.anything(), limit: expect.anything() }));
+    expect(doc.components.schemas.EventFeedView.properties).toEqual(
+      expect.objectContaining({ items: expect.anything(), nextCursor: expect.anything(), limit: expect.anything() }),
+    );
   });
 });

@@ -23,8 +23,16 @@ async function answer(t: TestApp, p: Probe) {
   for (const [k, v] of Object.entries(p.headers ?? {})) req = req.set(k, v);
   if (p.signed !== false) req = req.set('x-hub-signature-256', signatureHeader(p.body, t.config.whatsappAppSecret));
   const res = await req.send(p.body);
-  const security = ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy'].map((h) => [h, res.headers[h]]);
-  return { status: res.status, body: res.body as unknown, contentType: res.headers['content-type'], requestId: res.headers['x-request-id'], security };
+  const security = ['content-security-policy', 'x-content-type-options', 'x-frame-options', 'referrer-policy'].map(
+    (h) => [h, res.headers[h]],
+  );
+  return {
+    status: res.status,
+    body: res.body as unknown,
+    contentType: res.headers['content-type'],
+    requestId: res.headers['x-request-id'],
+    security,
+  };
 }
 
 describe('Webhook receiver: the node:http fast path answers exactly as the Nest route', () => {
@@ -42,7 +50,15 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
 
   it('gives the same status, envelope, content type, request id and security headers for good and bad deliveries', async () => {
     const tenant = await createTenant(fast);
-    const delivery = () => metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const delivery = () =>
+      metaJson(
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from: '447700900123',
+          id: wamid(),
+          timestamp: String(unixNow()),
+          text: 'hi',
+        }),
+      );
     const probes: Probe[] = [
       { name: 'a signed delivery', body: delivery(), headers: { 'x-request-id': 'meta-retry.1' } },
       { name: 'a query string', body: delivery(), path: '/webhooks/whatsapp?via=meta' },
@@ -60,7 +76,8 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
       const [a, b] = [await answer(fast, p), await answer(nest, p)];
       if (a.status === 200) acknowledged++;
       // A malformed id is replaced by a fresh UUID on both sides: compare its shape, not its value.
-      const id = (r: typeof a) => (p.headers?.['x-request-id'] === 'meta-retry.1' ? r.requestId : /^[0-9a-f-]{36}$/.test(String(r.requestId)));
+      const id = (r: typeof a) =>
+        p.headers?.['x-request-id'] === 'meta-retry.1' ? r.requestId : /^[0-9a-f-]{36}$/.test(String(r.requestId));
       expect({ probe: p.name, status: a.status, body: a.body, contentType: a.contentType, id: id(a) }).toEqual({
         probe: p.name,
         status: b.status,
@@ -71,7 +88,9 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
     }
     // Each side stored exactly what it acknowledged: the three signed deliveries on the exact path.
     expect(acknowledged).toBe(3);
-    expect(await fast.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.account.wabaId } } })).toBe(2 * acknowledged);
+    expect(await fast.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.account.wabaId } } })).toBe(
+      2 * acknowledged,
+    );
   });
 
   it('leaves other methods and encoded bodies to the Nest route', async () => {
@@ -95,7 +114,11 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
    * (the fast path; the Nest route, reached with a Content-Encoding) answer 401 at once and close.
    */
   it('answers 401 to a missing or malformed signature header without reading the body', async () => {
-    for (const [app, encoding] of [[fast, undefined], [fast, 'gzip'], [nest, undefined]] as const) {
+    for (const [app, encoding] of [
+      [fast, undefined],
+      [fast, 'gzip'],
+      [nest, undefined],
+    ] as const) {
       for (const signature of [undefined, 'sha256=00', 'md5=abc']) {
         const url = new URL(app.url);
         const socket = net.connect(Number(url.port), url.hostname);
@@ -110,14 +133,20 @@ describe('Webhook receiver: the node:http fast path answers exactly as the Nest 
         socket.write(`${head.join('\r\n')}\r\n\r\n{"object":`);
         const text = await new Promise<string>((resolve, reject) => {
           let got = '';
-          const timer = setTimeout(() => reject(new Error(`no answer before the body (${encoding ?? 'fast path'}, ${signature})`)), 3000);
+          const timer = setTimeout(
+            () => reject(new Error(`no answer before the body (${encoding ?? 'fast path'}, ${signature})`)),
+            3000,
+          );
           socket.on('data', (c: Buffer) => (got += c.toString()));
           socket.on('close', () => (clearTimeout(timer), resolve(got)));
           socket.on('error', reject);
         });
         expect(text).toMatch(/^HTTP\/1\.1 401 /);
         expect(text.toLowerCase()).toContain('connection: close');
-        expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ statusCode: 401, message: 'Invalid or missing X-Hub-Signature-256' });
+        expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({
+          statusCode: 401,
+          message: 'Invalid or missing X-Hub-Signature-256',
+        });
       }
     }
   });

@@ -11,17 +11,33 @@ import { signatureHeader } from '../../simulator/payloads/signature.js';
 jest.setTimeout(60_000);
 
 /** `n` signed inbound-message deliveries for one tenant, posted at once; resolves when all are answered. */
-function postConcurrently(t: TestApp, tenant: Tenant, n: number, text = 'hi'): { ids: string[]; answers: Promise<Response[]> } {
+function postConcurrently(
+  t: TestApp,
+  tenant: Tenant,
+  n: number,
+  text = 'hi',
+): { ids: string[]; answers: Promise<Response[]> } {
   const ids = Array.from({ length: n }, () => wamid());
   const answers = Promise.all(
-    ids.map((id) => postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id, timestamp: String(unixNow()), text }))),
+    ids.map((id) =>
+      postWebhook(
+        t,
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from: '447700900123',
+          id,
+          timestamp: String(unixNow()),
+          text,
+        }),
+      ),
+    ),
   );
   return { ids, answers };
 }
 
 /** The tenant's stored deliveries; `xmin` names the transaction (the INSERT) that stored each, `batchId` its queue job. */
 async function storedFor(t: TestApp, wabaId: string): Promise<{ id: number; batchId: string | null; xmin: string }[]> {
-  return t.prisma.$queryRaw`SELECT id, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids) ORDER BY id`;
+  return t.prisma
+    .$queryRaw`SELECT id, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids) ORDER BY id`;
 }
 
 describe('Webhook receiver: group commit', () => {
@@ -31,7 +47,11 @@ describe('Webhook receiver: group commit', () => {
 
   beforeAll(async () => {
     // A wide window, so that the concurrent requests of a test share one batch deterministically.
-    t = await startTestApp({ WEBHOOK_BATCH_WINDOW_MS: '300', WEBHOOK_BATCH_MAX_ROWS: '50', WEBHOOK_SWEEP_INTERVAL_MS: '300' });
+    t = await startTestApp({
+      WEBHOOK_BATCH_WINDOW_MS: '300',
+      WEBHOOK_BATCH_MAX_ROWS: '50',
+      WEBHOOK_SWEEP_INTERVAL_MS: '300',
+    });
     worker = await startTestWorker(t.config);
     admin = new pg.Client({ connectionString: t.config.databaseUrl });
     await admin.connect();
@@ -57,20 +77,32 @@ describe('Webhook receiver: group commit', () => {
     expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
     expect(rows[0]!.batchId).not.toBeNull();
     worker = await startTestWorker(t.config);
-    await waitFor(async () => ((await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } })) === 12 ? true : undefined), '12 processed events');
+    await waitFor(
+      async () =>
+        (await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } })) === 12
+          ? true
+          : undefined,
+      '12 processed events',
+    );
     const deliveries = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
     expect(deliveries.every((d) => d.status === 'processed' && d.eventCount === 1)).toBe(true);
   });
 
   it('writes a full window early (WEBHOOK_BATCH_MAX_ROWS rows per INSERT at most), one queue job for the INSERTs of a job window', async () => {
-    const small = await startTestApp({ WEBHOOK_BATCH_WINDOW_MS: '300', WEBHOOK_BATCH_MAX_ROWS: '3', WEBHOOK_JOB_WINDOW_MS: '1000' });
+    const small = await startTestApp({
+      WEBHOOK_BATCH_WINDOW_MS: '300',
+      WEBHOOK_BATCH_MAX_ROWS: '3',
+      WEBHOOK_JOB_WINDOW_MS: '1000',
+    });
     try {
       const tenant = await createTenant(small);
       const responses = await postConcurrently(small, tenant, 7).answers;
       expect(responses.map((r) => r.status)).toEqual(Array(7).fill(200));
       const rows = await storedFor(small, tenant.account.wabaId);
       expect(rows).toHaveLength(7);
-      const sizes = [...rows.reduce((m, r) => m.set(r.xmin, (m.get(r.xmin) ?? 0) + 1), new Map<string, number>()).values()];
+      const sizes = [
+        ...rows.reduce((m, r) => m.set(r.xmin, (m.get(r.xmin) ?? 0) + 1), new Map<string, number>()).values(),
+      ];
       expect(Math.max(...sizes)).toBeLessThanOrEqual(3);
       expect(sizes.length).toBeGreaterThanOrEqual(3);
       // Written within one WEBHOOK_JOB_WINDOW_MS: those INSERTs make one queue job.
@@ -116,13 +148,16 @@ describe('Webhook receiver: group commit', () => {
         IF position('${poison}' in convert_from(NEW.raw_body, 'UTF8')) > 0 THEN RAISE EXCEPTION 'poisoned delivery'; END IF;
         RETURN NEW;
       END $$`);
-    await admin.query(`CREATE TRIGGER test_reject_poison_${tenant.account.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`);
+    await admin.query(
+      `CREATE TRIGGER test_reject_poison_${tenant.account.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`,
+    );
     try {
       const good = postConcurrently(t, tenant, 4);
       const bad = postConcurrently(t, tenant, 1, poison);
       const responses = [...(await good.answers), ...(await bad.answers)];
       expect(responses.map((r) => r.status)).toEqual(Array(5).fill(503));
-      for (const r of responses) expect(r.body).toMatchObject({ statusCode: 503, message: expect.stringContaining('could not be stored') });
+      for (const r of responses)
+        expect(r.body).toMatchObject({ statusCode: 503, message: expect.stringContaining('could not be stored') });
       expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(0);
     } finally {
       await admin.query(`DROP TRIGGER test_reject_poison_${tenant.account.wabaId} ON webhook_deliveries`);
@@ -135,15 +170,32 @@ describe('Webhook receiver: group commit', () => {
 
   it('processes the good deliveries of a batch that holds a bad one, and dead-letters only the bad one', async () => {
     const tenant = await createTenant(t);
-    const inbound = () => metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const inbound = () =>
+      metaJson(
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from: '447700900123',
+          id: wamid(),
+          timestamp: String(unixNow()),
+          text: 'hi',
+        }),
+      );
     const bodies = [inbound(), 'this is not json', inbound()];
     // Stored as one group commit whose job was lost (Redis down at the time): the sweeper enqueues the batch.
     const batchId = `test-${tenant.account.wabaId}`;
     await t.prisma.webhookDelivery.createMany({
-      data: bodies.map((b) => ({ rawBody: Buffer.from(b), signature: signatureHeader(b, t.config.whatsappAppSecret), wabaIds: [tenant.account.wabaId], batchId, receivedAt: new Date(Date.now() - 10_000) })),
+      data: bodies.map((b) => ({
+        rawBody: Buffer.from(b),
+        signature: signatureHeader(b, t.config.whatsappAppSecret),
+        wabaIds: [tenant.account.wabaId],
+        batchId,
+        receivedAt: new Date(Date.now() - 10_000),
+      })),
     });
     const rows = await waitFor(async () => {
-      const all = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } }, orderBy: { id: 'asc' } });
+      const all = await t.prisma.webhookDelivery.findMany({
+        where: { wabaIds: { has: tenant.account.wabaId } },
+        orderBy: { id: 'asc' },
+      });
       return all.every((d) => d.status !== 'received') ? all : undefined;
     }, 'the batch to be processed');
     expect(rows.map((r) => r.status)).toEqual(['processed', 'failed', 'processed']);
@@ -154,7 +206,15 @@ describe('Webhook receiver: group commit', () => {
   it('stores a delivery whose entry id holds NUL (never a real account) without failing the others of its batch', async () => {
     const tenant = await createTenant(t);
     const good = postConcurrently(t, tenant, 3);
-    const odd = postWebhook(t, inboundWebhook(`${tenant.account.wabaId}\u0000x`, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+    const odd = postWebhook(
+      t,
+      inboundWebhook(`${tenant.account.wabaId}\u0000x`, tenant.account.phoneNumberId, {
+        from: '447700900123',
+        id: wamid(),
+        timestamp: String(unixNow()),
+        text: 'hi',
+      }),
+    );
     const responses = [...(await good.answers), await odd];
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(3);

@@ -26,27 +26,46 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     await t?.close();
   });
 
-  const deliveriesOf = async (tenant: Tenant) => (await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } }, orderBy: { id: 'asc' } })).map(withNumberId);
+  const deliveriesOf = async (tenant: Tenant) =>
+    (
+      await t.prisma.webhookDelivery.findMany({
+        where: { wabaIds: { has: tenant.account.wabaId } },
+        orderBy: { id: 'asc' },
+      })
+    ).map(withNumberId);
   const listDeliveries = async (tenant: Tenant) => {
     const res = await t.http.get('/webhooks/deliveries').set('cookie', tenant.operator.cookie);
     expect(res.status).toBe(200);
     return res.body.data.items as Array<{ id: number; status: string; lastError: string | null; wabaIds: string[] }>;
   };
   const delivered = (recipient: string) => statusItem(wamid(), 'delivered', unixNow(), recipient);
-  const inboundValue = (tenant: Tenant, from: string) => messagesValue(tenant.account.phoneNumberId, inboundTextValue({ from, id: wamid(), timestamp: unixNow(), text: 'hello', name: 'Priya' }));
+  const inboundValue = (tenant: Tenant, from: string) =>
+    messagesValue(
+      tenant.account.phoneNumberId,
+      inboundTextValue({ from, id: wamid(), timestamp: unixNow(), text: 'hello', name: 'Priya' }),
+    );
 
   it("keeps a poisoned item of one account from blocking another's, shows its error only to its own account, and lets only it replay", async () => {
     const [a, b] = [await createTenant(t), await createTenant(t)];
     // An item the database refuses (as an unforeseen failure would): a trigger on events, for this test's marker only.
     const marker = `4479${randomBytes(4).readUInt32BE() % 10_000_000}`;
     const fn = `poison_${randomBytes(4).toString('hex')}`;
-    await t.prisma.$executeRawUnsafe(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'poisoned item'; END $$`);
-    await t.prisma.$executeRawUnsafe(`CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.recipient = '${marker}') EXECUTE FUNCTION ${fn}()`);
+    await t.prisma.$executeRawUnsafe(
+      `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'poisoned item'; END $$`,
+    );
+    await t.prisma.$executeRawUnsafe(
+      `CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.recipient = '${marker}') EXECUTE FUNCTION ${fn}()`,
+    );
     try {
       const payload = {
         object: 'whatsapp_business_account',
         entry: [
-          { id: a.account.wabaId, changes: [{ field: 'messages', value: messagesValue(a.account.phoneNumberId, { statuses: [delivered(marker)] }) }] },
+          {
+            id: a.account.wabaId,
+            changes: [
+              { field: 'messages', value: messagesValue(a.account.phoneNumberId, { statuses: [delivered(marker)] }) },
+            ],
+          },
           { id: b.account.wabaId, changes: [{ field: 'messages', value: inboundValue(b, '447700900321') }] },
         ],
       };
@@ -64,7 +83,9 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
       expect(ofA!.wabaIds).toEqual([a.account.wabaId]);
       expect(ofB!.wabaIds).toEqual([b.account.wabaId]);
       expect(ofA!.id).not.toBe(ofB!.id);
-      expect(JSON.parse(Buffer.from(ofB!.rawBody).toString()).entry.map((e: { id: string }) => e.id)).toEqual([b.account.wabaId]);
+      expect(JSON.parse(Buffer.from(ofB!.rawBody).toString()).entry.map((e: { id: string }) => e.id)).toEqual([
+        b.account.wabaId,
+      ]);
       expect(ofA!.lastError).toContain('poisoned item');
 
       // B's event is stored and applied; A's is not (yet).
@@ -82,8 +103,12 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
       expect(seenByA[0]!.lastError).toContain('poisoned item');
 
       // B cannot replay A's delivery (nor its own into A's).
-      expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', b.operator.cookie)).status).toBe(404);
-      expect((await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.operator.cookie)).status).toBe(404);
+      expect(
+        (await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', b.operator.cookie)).status,
+      ).toBe(404);
+      expect(
+        (await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.operator.cookie)).status,
+      ).toBe(404);
     } finally {
       await t.prisma.$executeRawUnsafe(`DROP TRIGGER IF EXISTS ${fn} ON events`);
       await t.prisma.$executeRawUnsafe(`DROP FUNCTION IF EXISTS ${fn}()`);
@@ -91,8 +116,13 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
 
     // Once the cause is gone, A replays its own delivery: its event is stored, B's is not stored twice.
     const [ofA] = await deliveriesOf(a);
-    expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', a.operator.cookie)).status).toBe(200);
-    await waitFor(async () => ((await deliveriesOf(a))[0]!.status === 'processed' ? true : undefined), "A's replay to be processed");
+    expect((await t.http.post(`/webhooks/deliveries/${ofA!.id}/replay`).set('cookie', a.operator.cookie)).status).toBe(
+      200,
+    );
+    await waitFor(
+      async () => ((await deliveriesOf(a))[0]!.status === 'processed' ? true : undefined),
+      "A's replay to be processed",
+    );
     expect(await t.prisma.event.count({ where: { wabaId: a.account.wabaId, recipient: marker } })).toBe(1);
     expect(await t.prisma.event.count({ where: { wabaId: b.account.wabaId } })).toBe(1);
   });
@@ -119,7 +149,14 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
   it('stores an item whose numbers are out of range of the database columns, never failing on them', async () => {
     const a = await createTenant(t);
     const item = statusItem(wamid(), 'failed', unixNow(), '447700900324', {
-      errors: [{ code: 99999999999, title: 'Something new', message: 'Something new', error_data: { details: 'A code past 2^31' } }],
+      errors: [
+        {
+          code: 99999999999,
+          title: 'Something new',
+          message: 'Something new',
+          error_data: { details: 'A code past 2^31' },
+        },
+      ],
     });
     const payload = statusesWebhook(a.account.wabaId, a.account.phoneNumberId, [item]);
     expect((await postWebhook(t, payload)).status).toBe(200);

@@ -4,11 +4,26 @@ import { metaJson } from '../../simulator/meta-json.js';
 import { withNumberId } from '../../src/core/prisma/prisma.service.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
-import { createTenant, digits, metaId, onboard, recipient, wamid, type OnboardedTenant, type Tenant } from '../utils/factories.js';
+import {
+  createTenant,
+  digits,
+  metaId,
+  onboard,
+  recipient,
+  wamid,
+  type OnboardedTenant,
+  type Tenant,
+} from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
-import { fieldWebhook, inboundWebhook, messagesValue, statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
+import {
+  fieldWebhook,
+  inboundWebhook,
+  messagesValue,
+  statusItem,
+  statusesWebhook,
+} from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 jest.setTimeout(60_000);
@@ -20,7 +35,9 @@ function harness(t: TestApp) {
     /** Waits until `n` deliveries concerning this WABA are processed (and none is left `received`). */
     async processed(wabaId: string, n: number) {
       return waitFor(async () => {
-        const rows = (await prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, orderBy: { id: 'asc' } })).map(withNumberId);
+        const rows = (
+          await prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, orderBy: { id: 'asc' } })
+        ).map(withNumberId);
         const done = rows.filter((r) => r.status === 'processed');
         return done.length >= n && rows.every((r) => r.status !== 'received') ? done : undefined;
       }, `${n} processed deliveries for ${wabaId}`);
@@ -50,12 +67,14 @@ function harness(t: TestApp) {
   };
 }
 
-
 const reEngagement = {
   code: 131047,
   title: 'Re-engagement message',
   message: 'Re-engagement message',
-  error_data: { details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },
+  error_data: {
+    details:
+      'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+  },
 };
 
 describe('Webhooks: receiver, processing and events API', () => {
@@ -75,19 +94,25 @@ describe('Webhooks: receiver, processing and events API', () => {
 
   describe('GET /webhooks/whatsapp (subscription handshake)', () => {
     it('answers the challenge as plain text when mode and verify token match', async () => {
-      const res = await t.http
-        .get('/webhooks/whatsapp')
-        .query({ 'hub.mode': 'subscribe', 'hub.verify_token': t.config.whatsappVerifyToken, 'hub.challenge': '1158201444' });
+      const res = await t.http.get('/webhooks/whatsapp').query({
+        'hub.mode': 'subscribe',
+        'hub.verify_token': t.config.whatsappVerifyToken,
+        'hub.challenge': '1158201444',
+      });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/plain/);
       expect(res.text).toBe('1158201444');
     });
 
     it('refuses a wrong token, a wrong mode or missing parameters with a 403 envelope', async () => {
-      const wrongToken = await t.http.get('/webhooks/whatsapp').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'nope-nope-nope', 'hub.challenge': '1' });
+      const wrongToken = await t.http
+        .get('/webhooks/whatsapp')
+        .query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'nope-nope-nope', 'hub.challenge': '1' });
       expect(wrongToken.status).toBe(403);
       expect(wrongToken.body).toEqual({ statusCode: 403, message: 'Webhook verification failed' });
-      const wrongMode = await t.http.get('/webhooks/whatsapp').query({ 'hub.mode': 'unsubscribe', 'hub.verify_token': t.config.whatsappVerifyToken, 'hub.challenge': '1' });
+      const wrongMode = await t.http
+        .get('/webhooks/whatsapp')
+        .query({ 'hub.mode': 'unsubscribe', 'hub.verify_token': t.config.whatsappVerifyToken, 'hub.challenge': '1' });
       expect(wrongMode.status).toBe(403);
       expect((await t.http.get('/webhooks/whatsapp')).status).toBe(403);
     });
@@ -97,7 +122,13 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('acknowledges a signed delivery at once and stores the exact bytes it received', async () => {
       const tenant = await createTenant(t);
       // Non-ASCII and "/" make Meta's serialisation differ from JSON.stringify: the check must use the raw bytes.
-      const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá, 1/2 ✓', name: 'João' });
+      const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+        from: '447700900123',
+        id: wamid(),
+        timestamp: String(unixNow()),
+        text: 'Olá, 1/2 ✓',
+        name: 'João',
+      });
       const res = await postWebhook(t, payload);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ statusCode: 200, message: 'Success', data: { received: true } });
@@ -109,12 +140,26 @@ describe('Webhooks: receiver, processing and events API', () => {
 
     it('rejects a missing, wrong or re-serialised signature with 401 and stores nothing', async () => {
       const wabaId = metaId();
-      const payload = inboundWebhook(wabaId, '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'Olá/Hi', name: 'João' });
+      const payload = inboundWebhook(wabaId, '402345678901234', {
+        from: '447700900123',
+        id: wamid(),
+        timestamp: String(unixNow()),
+        text: 'Olá/Hi',
+        name: 'João',
+      });
       const missing = await postWebhook(t, payload, { signature: null });
       expect(missing.status).toBe(401);
       expect(missing.body).toEqual({ statusCode: 401, message: 'Invalid or missing X-Hub-Signature-256' });
-      expect((await postWebhook(t, payload, { signature: signatureHeader(metaJson(payload), 'some-other-secret') })).status).toBe(401);
-      expect((await postWebhook(t, payload, { signature: signatureHeader(JSON.stringify(payload), t.config.whatsappAppSecret) })).status).toBe(401);
+      expect(
+        (await postWebhook(t, payload, { signature: signatureHeader(metaJson(payload), 'some-other-secret') })).status,
+      ).toBe(401);
+      expect(
+        (
+          await postWebhook(t, payload, {
+            signature: signatureHeader(JSON.stringify(payload), t.config.whatsappAppSecret),
+          })
+        ).status,
+      ).toBe(401);
       expect((await postWebhook(t, payload, { signature: 'sha256=abc' })).status).toBe(401);
       expect(await t.prisma.webhookDelivery.count({ where: { wabaIds: { has: wabaId } } })).toBe(0);
     });
@@ -133,7 +178,15 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('answers 503 (so Meta retries) when the delivery cannot be stored', async () => {
       const noDb = await startTestApp({ DATABASE_URL: 'postgresql://postgres:postgres@127.0.0.1:9/none' });
       try {
-        const res = await postWebhook(noDb, inboundWebhook('310000000000001', '402345678901234', { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+        const res = await postWebhook(
+          noDb,
+          inboundWebhook('310000000000001', '402345678901234', {
+            from: '447700900123',
+            id: wamid(),
+            timestamp: String(unixNow()),
+            text: 'hi',
+          }),
+        );
         expect(res.status).toBe(503);
         expect(res.body).toMatchObject({ statusCode: 503 });
         expect(res.body.data).toBeUndefined();
@@ -160,12 +213,19 @@ describe('Webhooks: receiver, processing and events API', () => {
           {
             id: tenant.account.wabaId,
             changes: [
-              { field: 'messages', value: messagesValue(tenant.account.phoneNumberId, { statuses: [statusItem(ids[0]!, 'sent', now), statusItem(ids[1]!, 'delivered', now)] }) },
+              {
+                field: 'messages',
+                value: messagesValue(tenant.account.phoneNumberId, {
+                  statuses: [statusItem(ids[0]!, 'sent', now), statusItem(ids[1]!, 'delivered', now)],
+                }),
+              },
               {
                 field: 'messages',
                 value: messagesValue(tenant.account.phoneNumberId, {
                   contacts: [{ profile: { name: 'Priya' }, wa_id: '447700900777' }],
-                  messages: [{ from: '447700900777', id: ids[2], timestamp: String(now), type: 'text', text: { body: 'hi' } }],
+                  messages: [
+                    { from: '447700900777', id: ids[2], timestamp: String(now), type: 'text', text: { body: 'hi' } },
+                  ],
                   statuses: [statusItem(ids[0]!, 'delivered', now + 1)],
                 }),
               },
@@ -175,7 +235,16 @@ describe('Webhooks: receiver, processing and events API', () => {
             id: tenant.account.wabaId,
             time: now,
             changes: [
-              { field: 'message_template_status_update', value: { event: 'APPROVED', message_template_id: 1, message_template_name: 'x', message_template_language: 'en_GB', reason: 'NONE' } },
+              {
+                field: 'message_template_status_update',
+                value: {
+                  event: 'APPROVED',
+                  message_template_id: 1,
+                  message_template_name: 'x',
+                  message_template_language: 'en_GB',
+                  reason: 'NONE',
+                },
+              },
               { field: 'account_update', value: { event: 'ACCOUNT_RESTRICTION' } },
               { field: 'some_future_field', value: { anything: [1, 2, 3] } },
             ],
@@ -203,7 +272,9 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('stores an item delivered three times once, and applies it once', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
-      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(message.upstreamMessageId!, 'delivered', unixNow())]);
+      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+        statusItem(message.upstreamMessageId!, 'delivered', unixNow()),
+      ]);
       for (let i = 0; i < 3; i++) expect((await postWebhook(t, payload)).status).toBe(200);
       const deliveries = await h.processed(tenant.account.wabaId, 3);
       expect(deliveries).toHaveLength(3);
@@ -219,9 +290,20 @@ describe('Webhooks: receiver, processing and events API', () => {
       const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: wamid() });
       const w = message.upstreamMessageId!;
       const t0 = unixNow(-60);
-      const arrivals = [['read', t0 + 2], ['delivered', t0 + 1], ['sent', t0]] as const;
+      const arrivals = [
+        ['read', t0 + 2],
+        ['delivered', t0 + 1],
+        ['sent', t0],
+      ] as const;
       for (const [i, [s, at]] of arrivals.entries()) {
-        expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, s, at)]))).status).toBe(200);
+        expect(
+          (
+            await postWebhook(
+              t,
+              statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, s, at)]),
+            )
+          ).status,
+        ).toBe(200);
         // One at a time, so that they are stored in this (Meta's worst-case) order.
         await h.processed(tenant.account.wabaId, i + 1);
       }
@@ -243,7 +325,16 @@ describe('Webhooks: receiver, processing and events API', () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: null });
       const w = wamid();
-      expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, 'delivered', unixNow())]))).status).toBe(200);
+      expect(
+        (
+          await postWebhook(
+            t,
+            statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+              statusItem(w, 'delivered', unixNow()),
+            ]),
+          )
+        ).status,
+      ).toBe(200);
       // Stored and visible at once, waiting for its message; the delivery itself is done.
       const waiting = await waitFor(async () => {
         const [e] = await h.events(tenant.account.wabaId);
@@ -253,11 +344,18 @@ describe('Webhooks: receiver, processing and events API', () => {
       await h.processed(tenant.account.wabaId, 1);
 
       // The send response arrives late.
-      await t.prisma.message.update({ where: { id: message.id }, data: { upstreamMessageId: w, status: 'sent', sentAt: new Date() } });
-      const applied = await waitFor(async () => {
-        const m = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
-        return m.status === 'delivered' ? m : undefined;
-      }, 'the delayed re-run to apply the status', 20_000);
+      await t.prisma.message.update({
+        where: { id: message.id },
+        data: { upstreamMessageId: w, status: 'sent', sentAt: new Date() },
+      });
+      const applied = await waitFor(
+        async () => {
+          const m = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+          return m.status === 'delivered' ? m : undefined;
+        },
+        'the delayed re-run to apply the status',
+        20_000,
+      );
       expect(applied.deliveredAt).not.toBeNull();
       const [event] = await h.events(tenant.account.wabaId);
       expect(event!.processed).toBe(true);
@@ -266,12 +364,25 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('applies a status stranded after its delayed re-runs were lost (Redis wiped) at the next sweep', async () => {
       const tenant = await createTenant(t);
       const w = wamid();
-      expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, 'read', unixNow())]))).status).toBe(200);
+      expect(
+        (
+          await postWebhook(
+            t,
+            statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, 'read', unixNow())]),
+          )
+        ).status,
+      ).toBe(200);
       const [delivery] = await h.processed(tenant.account.wabaId, 1);
       // Redis loses the delayed re-runs; the status has been waiting longer than they would have lasted.
       await t.app.get(QueueService).queue(QUEUES.webhookDeliveries).drain(true);
-      await t.prisma.webhookDelivery.updateMany({ where: { id: delivery!.id }, data: { receivedAt: new Date(Date.now() - 11 * 60_000) } });
-      await t.prisma.event.updateMany({ where: { wabaId: tenant.account.wabaId }, data: { createdAt: new Date(Date.now() - 10 * 60_000) } });
+      await t.prisma.webhookDelivery.updateMany({
+        where: { id: delivery!.id },
+        data: { receivedAt: new Date(Date.now() - 11 * 60_000) },
+      });
+      await t.prisma.event.updateMany({
+        where: { wabaId: tenant.account.wabaId },
+        data: { createdAt: new Date(Date.now() - 10 * 60_000) },
+      });
       const message = await h.createMessage(tenant, { status: 'sent', upstreamMessageId: w });
 
       expect(await worker.sweeper.sweep()).toBeGreaterThanOrEqual(1);
@@ -306,7 +417,9 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('records an asynchronous 131047 failure on the message with code, title and detail', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
-      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(message.upstreamMessageId!, 'failed', unixNow(), '447700900456', { errors: [reEngagement] })]);
+      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+        statusItem(message.upstreamMessageId!, 'failed', unixNow(), '447700900456', { errors: [reEngagement] }),
+      ]);
       expect((await postWebhook(t, payload)).status).toBe(200);
       await h.processed(tenant.account.wabaId, 1);
       const failed = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
@@ -345,19 +458,49 @@ describe('Webhooks: receiver, processing and events API', () => {
         fieldWebhook(
           tenant.account.wabaId,
           'message_template_status_update',
-          { event, message_template_id: 1203344556677889, message_template_name: 'parcel_update', message_template_language: language, reason },
+          {
+            event,
+            message_template_id: 1203344556677889,
+            message_template_name: 'parcel_update',
+            message_template_language: language,
+            reason,
+          },
           time,
         );
       const now = unixNow();
       await postWebhook(t, decision('en_GB', 'REJECTED', 'INVALID_FORMAT', now));
       await postWebhook(t, decision('en_US', 'PAUSED', 'LOW_QUALITY', now));
-      await postWebhook(t, fieldWebhook(tenant.account.wabaId, 'message_template_status_update', { event: 'APPROVED', message_template_name: 'never_synced', message_template_language: 'en_GB', reason: 'NONE' }, now));
+      await postWebhook(
+        t,
+        fieldWebhook(
+          tenant.account.wabaId,
+          'message_template_status_update',
+          {
+            event: 'APPROVED',
+            message_template_name: 'never_synced',
+            message_template_language: 'en_GB',
+            reason: 'NONE',
+          },
+          now,
+        ),
+      );
       await h.processed(tenant.account.wabaId, 3);
 
       const list = async () => {
-        const res = await t.http.get(`/business-accounts/${tenant.account.wabaId}/templates`).set('cookie', tenant.operator.cookie);
+        const res = await t.http
+          .get(`/business-accounts/${tenant.account.wabaId}/templates`)
+          .set('cookie', tenant.operator.cookie);
         expect(res.status).toBe(200);
-        return Object.fromEntries((res.body.data.items as { language: string; status: string; statusReason: string | null; sendable: boolean }[]).map((x) => [x.language, x]));
+        return Object.fromEntries(
+          (
+            res.body.data.items as {
+              language: string;
+              status: string;
+              statusReason: string | null;
+              sendable: boolean;
+            }[]
+          ).map((x) => [x.language, x]),
+        );
       };
       const templates = await list();
       expect(templates.en_GB).toMatchObject({ status: 'REJECTED', statusReason: 'INVALID_FORMAT', sendable: false });
@@ -400,10 +543,19 @@ describe('Webhooks: receiver, processing and events API', () => {
         fieldWebhook(
           tenant.account.wabaId,
           'message_template_status_update',
-          { event, message_template_id: 1203344556677001, message_template_name: 'order_ready', message_template_language: 'en_GB', reason },
+          {
+            event,
+            message_template_id: 1203344556677001,
+            message_template_name: 'order_ready',
+            message_template_language: 'en_GB',
+            reason,
+          },
           time,
         );
-      const status = async () => t.prisma.template.findFirstOrThrow({ where: { businessAccountId: tenant.account.businessAccountId, name: 'order_ready' } });
+      const status = async () =>
+        t.prisma.template.findFirstOrThrow({
+          where: { businessAccountId: tenant.account.businessAccountId, name: 'order_ready' },
+        });
 
       // Decided before the sync read the template: the sync's state stands.
       await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 200));
@@ -415,12 +567,20 @@ describe('Webhooks: receiver, processing and events API', () => {
       await h.processed(tenant.account.wabaId, 2);
       await postWebhook(t, decision('REJECTED', 'INVALID_FORMAT', now - 20));
       await h.processed(tenant.account.wabaId, 3);
-      expect(await status()).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', statusUpdatedAt: new Date((now - 10) * 1000) });
+      expect(await status()).toMatchObject({
+        status: 'PAUSED',
+        statusReason: 'LOW_QUALITY',
+        statusUpdatedAt: new Date((now - 10) * 1000),
+      });
 
       // A newer decision applies.
       await postWebhook(t, decision('REINSTATED', 'NONE', now));
       await h.processed(tenant.account.wabaId, 4);
-      expect(await status()).toMatchObject({ status: 'APPROVED', statusReason: null, statusUpdatedAt: new Date(now * 1000) });
+      expect(await status()).toMatchObject({
+        status: 'APPROVED',
+        statusReason: null,
+        statusUpdatedAt: new Date(now * 1000),
+      });
       // Every decision is still listed as an event.
       expect((await h.events(tenant.account.wabaId)).filter((e) => e.processed)).toHaveLength(4);
     });
@@ -429,15 +589,35 @@ describe('Webhooks: receiver, processing and events API', () => {
       const tenant = await createTenant(t);
       const from = recipient();
       const at = unixNow(-30);
-      await postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from, id: wamid(), timestamp: String(at), text: 'Can I change the delivery slot?' }));
+      await postWebhook(
+        t,
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from,
+          id: wamid(),
+          timestamp: String(at),
+          text: 'Can I change the delivery slot?',
+        }),
+      );
       await h.processed(tenant.account.wabaId, 1);
-      const window = await t.prisma.conversationWindow.findUnique({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } } });
+      const window = await t.prisma.conversationWindow.findUnique({
+        where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } },
+      });
       expect(window).toMatchObject({ wabaId: tenant.account.wabaId });
       expect(window!.lastInboundAt.getTime()).toBe(at * 1000);
 
-      await postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from, id: wamid(), timestamp: String(at - 3600), text: 'older' }));
+      await postWebhook(
+        t,
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from,
+          id: wamid(),
+          timestamp: String(at - 3600),
+          text: 'older',
+        }),
+      );
       await h.processed(tenant.account.wabaId, 2);
-      const still = await t.prisma.conversationWindow.findUniqueOrThrow({ where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } } });
+      const still = await t.prisma.conversationWindow.findUniqueOrThrow({
+        where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } },
+      });
       expect(still.lastInboundAt.getTime()).toBe(at * 1000);
       const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, kind: 'inbound_message' });
       expect(res.body.data.items.map((e: { title: string; recipient: string }) => [e.title, e.recipient])).toEqual([
@@ -449,12 +629,21 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('stores and applies items whose text holds a NUL or a lone surrogate (JSON escapes PostgreSQL cannot store), as U+FFFD', async () => {
       const tenant = await createTenant(t);
       const from = recipient();
-      const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from, id: wamid(), timestamp: String(unixNow()), text: 'a\u0000b\ud800c\udfffd 😀' });
+      const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+        from,
+        id: wamid(),
+        timestamp: String(unixNow()),
+        text: 'a\u0000b\ud800c\udfffd 😀',
+      });
       expect((await postWebhook(t, payload)).status).toBe(200);
       const [delivery] = await h.processed(tenant.account.wabaId, 1);
       expect(delivery).toMatchObject({ status: 'processed', eventCount: 1 });
       const [event] = await h.events(tenant.account.wabaId);
-      expect(event).toMatchObject({ processed: true, kind: 'inbound_message', raw: { text: { body: 'a\uFFFDb\uFFFDc\uFFFDd 😀' } } });
+      expect(event).toMatchObject({
+        processed: true,
+        kind: 'inbound_message',
+        raw: { text: { body: 'a\uFFFDb\uFFFDc\uFFFDd 😀' } },
+      });
     });
   });
 
@@ -465,11 +654,31 @@ describe('Webhooks: receiver, processing and events API', () => {
     beforeAll(async () => {
       tenant = await createTenant(t);
       const now = unixNow();
-      await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(ids.a, 'sent', now), statusItem(ids.b, 'sent', now, '447700900456')]));
+      await postWebhook(
+        t,
+        statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+          statusItem(ids.a, 'sent', now),
+          statusItem(ids.b, 'sent', now, '447700900456'),
+        ]),
+      );
       await h.processed(tenant.account.wabaId, 1);
-      await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(ids.a, 'delivered', now + 1), statusItem(ids.c, 'failed', now + 1, '447700900789', { errors: [reEngagement] })]));
+      await postWebhook(
+        t,
+        statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+          statusItem(ids.a, 'delivered', now + 1),
+          statusItem(ids.c, 'failed', now + 1, '447700900789', { errors: [reEngagement] }),
+        ]),
+      );
       await h.processed(tenant.account.wabaId, 2);
-      await postWebhook(t, inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900456', id: wamid(), timestamp: String(now + 2), text: 'hello' }));
+      await postWebhook(
+        t,
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from: '447700900456',
+          id: wamid(),
+          timestamp: String(now + 2),
+          text: 'hello',
+        }),
+      );
       await h.processed(tenant.account.wabaId, 3);
     });
 
@@ -485,7 +694,25 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(items[0]).toMatchObject({ kind: 'inbound_message', title: 'Inbound text from 447700900456' });
       const delivered = items.find((e: { status: string }) => e.status === 'delivered');
       expect(Object.keys(delivered).sort()).toEqual(
-        ['createdAt', 'error', 'eventType', 'id', 'kind', 'media', 'messageId', 'phoneNumberId', 'pricing', 'processed', 'raw', 'recipient', 'status', 'title', 'upstreamTimestamp', 'userId', 'wabaId'].sort(),
+        [
+          'createdAt',
+          'error',
+          'eventType',
+          'id',
+          'kind',
+          'media',
+          'messageId',
+          'phoneNumberId',
+          'pricing',
+          'processed',
+          'raw',
+          'recipient',
+          'status',
+          'title',
+          'upstreamTimestamp',
+          'userId',
+          'wabaId',
+        ].sort(),
       );
       expect(delivered).toMatchObject({
         eventType: 'messages',
@@ -507,7 +734,9 @@ describe('Webhooks: receiver, processing and events API', () => {
     });
 
     it('pages with page and limit', async () => {
-      const all = (await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.items.map((e: { id: number }) => e.id);
+      const all = (await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.items.map(
+        (e: { id: number }) => e.id,
+      );
       const second = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, page: 2, limit: 2 });
       expect(second.body.data).toMatchObject({ page: 2, limit: 2, total: 5, totalPages: 3 });
       expect(second.body.data.items.map((e: { id: number }) => e.id)).toEqual(all.slice(2, 4));
@@ -516,17 +745,30 @@ describe('Webhooks: receiver, processing and events API', () => {
     });
 
     it('filters by kind, status, messageId, recipient and time', async () => {
-      const q = async (extra: Record<string, string>) => (await h.listEvents(tenant, { wabaId: tenant.account.wabaId, ...extra })).body.data;
+      const q = async (extra: Record<string, string>) =>
+        (await h.listEvents(tenant, { wabaId: tenant.account.wabaId, ...extra })).body.data;
       expect((await q({ kind: 'status_update' })).total).toBe(4);
       expect((await q({ kind: 'inbound_message' })).total).toBe(1);
       expect((await q({ kind: 'template_status' })).total).toBe(0);
-      expect((await q({ status: 'sent' })).items.map((e: { messageId: string }) => e.messageId).sort()).toEqual([ids.a, ids.b].sort());
-      expect((await q({ messageId: ids.a })).items.map((e: { status: string }) => e.status)).toEqual(['delivered', 'sent']);
+      expect((await q({ status: 'sent' })).items.map((e: { messageId: string }) => e.messageId).sort()).toEqual(
+        [ids.a, ids.b].sort(),
+      );
+      expect((await q({ messageId: ids.a })).items.map((e: { status: string }) => e.status)).toEqual([
+        'delivered',
+        'sent',
+      ]);
       expect((await q({ recipient: '447700900456' })).total).toBe(2);
       expect((await q({ recipient: '447700900456', kind: 'status_update' })).total).toBe(1);
       expect((await q({ since: new Date(Date.now() + 60_000).toISOString() })).total).toBe(0);
       expect((await q({ until: new Date(Date.now() - 3600_000).toISOString() })).total).toBe(0);
-      expect((await q({ since: new Date(Date.now() - 3600_000).toISOString(), until: new Date(Date.now() + 60_000).toISOString() })).total).toBe(5);
+      expect(
+        (
+          await q({
+            since: new Date(Date.now() - 3600_000).toISOString(),
+            until: new Date(Date.now() + 60_000).toISOString(),
+          })
+        ).total,
+      ).toBe(5);
     });
 
     it('answers 422 naming the field for a missing wabaId and malformed parameters', async () => {
@@ -561,23 +803,35 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect((await t.http.get('/webhooks/events/abc').set('cookie', tenant.operator.cookie)).status).toBe(404);
       expect(mine.id).toBeGreaterThan(2 ** 31);
       for (const id of ['99999999999', '9007199254740993', '99999999999999999999']) {
-        expect({ id, status: (await t.http.get(`/webhooks/events/${id}`).set('cookie', tenant.operator.cookie)).status }).toEqual({ id, status: 404 });
+        expect({
+          id,
+          status: (await t.http.get(`/webhooks/events/${id}`).set('cookie', tenant.operator.cookie)).status,
+        }).toEqual({ id, status: 404 });
       }
     });
 
     it('keeps listing the events of a disconnected business account', async () => {
-      await t.prisma.businessAccount.update({ where: { id: tenant.account.businessAccountId }, data: { disconnectedAt: new Date() } });
+      await t.prisma.businessAccount.update({
+        where: { id: tenant.account.businessAccountId },
+        data: { disconnectedAt: new Date() },
+      });
       try {
         expect((await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.total).toBe(5);
       } finally {
-        await t.prisma.businessAccount.update({ where: { id: tenant.account.businessAccountId }, data: { disconnectedAt: null } });
+        await t.prisma.businessAccount.update({
+          where: { id: tenant.account.businessAccountId },
+          data: { disconnectedAt: null },
+        });
       }
     });
 
     it('answers 401 without a console session, including for an API key pair', async () => {
       const none = await t.http.get('/webhooks/events').query({ wabaId: tenant.account.wabaId });
       expect(none.status).toBe(401);
-      const created = await t.http.post('/api-keys').set('cookie', tenant.operator.cookie).send({ wabaId: tenant.account.wabaId, name: 'events reader' });
+      const created = await t.http
+        .post('/api-keys')
+        .set('cookie', tenant.operator.cookie)
+        .send({ wabaId: tenant.account.wabaId, name: 'events reader' });
       expect(created.status).toBe(201);
       const withKey = await t.http
         .get('/webhooks/events')
@@ -591,7 +845,19 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('is documented in the OpenAPI description', async () => {
       const json = await t.http.get('/swagger/docs-json');
       const op = json.body.paths['/webhooks/events'].get;
-      expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['wabaId', 'page', 'limit', 'kind', 'status', 'messageId', 'recipient', 'since', 'until']));
+      expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(
+        expect.arrayContaining([
+          'wabaId',
+          'page',
+          'limit',
+          'kind',
+          'status',
+          'messageId',
+          'recipient',
+          'since',
+          'until',
+        ]),
+      );
       expect(op.security).toEqual([{ session: [] }]);
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '422']));
       expect(json.body.paths['/webhooks/whatsapp'].post).toBeDefined();
@@ -605,10 +871,19 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('processes a delivery that was stored but never enqueued (Redis was down when it arrived)', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
-      const body = metaJson(statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(message.upstreamMessageId!, 'read', unixNow())]));
+      const body = metaJson(
+        statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+          statusItem(message.upstreamMessageId!, 'read', unixNow()),
+        ]),
+      );
       const row = withNumberId(
         await t.prisma.webhookDelivery.create({
-          data: { rawBody: Buffer.from(body), signature: signatureHeader(body, t.config.whatsappAppSecret), wabaIds: [tenant.account.wabaId], receivedAt: new Date(Date.now() - 10_000) },
+          data: {
+            rawBody: Buffer.from(body),
+            signature: signatureHeader(body, t.config.whatsappAppSecret),
+            wabaIds: [tenant.account.wabaId],
+            receivedAt: new Date(Date.now() - 10_000),
+          },
         }),
       );
       const [done] = await h.processed(tenant.account.wabaId, 1);
@@ -621,7 +896,12 @@ describe('Webhooks: receiver, processing and events API', () => {
       const tenant = await createTenant(t);
       const noRedis = await startTestApp({ REDIS_URL: 'redis://127.0.0.1:9' });
       try {
-        const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' });
+        const payload = inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from: '447700900123',
+          id: wamid(),
+          timestamp: String(unixNow()),
+          text: 'hi',
+        });
         const body = metaJson(payload);
         const started = Date.now();
         const res = await noRedis.http
@@ -644,7 +924,12 @@ describe('Webhooks: receiver, processing and events API', () => {
       const other = await createTenant(t);
       const broken = withNumberId(
         await t.prisma.webhookDelivery.create({
-          data: { rawBody: Buffer.from('this is not json'), signature: 'sha256=00', wabaIds: [tenant.account.wabaId, '999999999999'], receivedAt: new Date(Date.now() - 10_000) },
+          data: {
+            rawBody: Buffer.from('this is not json'),
+            signature: 'sha256=00',
+            wabaIds: [tenant.account.wabaId, '999999999999'],
+            receivedAt: new Date(Date.now() - 10_000),
+          },
         }),
       );
       const failed = await waitFor(async () => {
@@ -653,22 +938,47 @@ describe('Webhooks: receiver, processing and events API', () => {
       }, 'the delivery to be dead-lettered');
       expect(failed.lastError).toContain('not valid JSON');
 
-      const list = await t.http.get('/webhooks/deliveries').query({ status: 'failed' }).set('cookie', tenant.operator.cookie);
+      const list = await t.http
+        .get('/webhooks/deliveries')
+        .query({ status: 'failed' })
+        .set('cookie', tenant.operator.cookie);
       expect(list.status).toBe(200);
       const item = list.body.data.items.find((d: { id: number }) => d.id === broken.id);
-      expect(item).toMatchObject({ status: 'failed', wabaIds: [tenant.account.wabaId], eventCount: null, processedAt: null });
+      expect(item).toMatchObject({
+        status: 'failed',
+        wabaIds: [tenant.account.wabaId],
+        eventCount: null,
+        processedAt: null,
+      });
       expect(item.lastError).toContain('not valid JSON');
       const otherList = await t.http.get('/webhooks/deliveries').set('cookie', other.operator.cookie);
       expect(otherList.body.data.items.find((d: { id: number }) => d.id === broken.id)).toBeUndefined();
-      expect((await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', other.operator.cookie)).status).toBe(404);
+      expect(
+        (await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', other.operator.cookie)).status,
+      ).toBe(404);
       for (const id of ['9007199254740993', '99999999999999999999']) {
-        expect({ id, status: (await t.http.post(`/webhooks/deliveries/${id}/replay`).set('cookie', tenant.operator.cookie)).status }).toEqual({ id, status: 404 });
+        expect({
+          id,
+          status: (await t.http.post(`/webhooks/deliveries/${id}/replay`).set('cookie', tenant.operator.cookie)).status,
+        }).toEqual({ id, status: 404 });
       }
-      expect((await t.http.get('/webhooks/deliveries').query({ status: 'lost' }).set('cookie', tenant.operator.cookie)).status).toBe(422);
+      expect(
+        (await t.http.get('/webhooks/deliveries').query({ status: 'lost' }).set('cookie', tenant.operator.cookie))
+          .status,
+      ).toBe(422);
 
-      const fixed = metaJson(inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, { from: '447700900123', id: wamid(), timestamp: String(unixNow()), text: 'hi' }));
+      const fixed = metaJson(
+        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
+          from: '447700900123',
+          id: wamid(),
+          timestamp: String(unixNow()),
+          text: 'hi',
+        }),
+      );
       await t.prisma.webhookDelivery.updateMany({ where: { id: broken.id }, data: { rawBody: Buffer.from(fixed) } });
-      const replay = await t.http.post(`/webhooks/deliveries/${broken.id}/replay`).set('cookie', tenant.operator.cookie);
+      const replay = await t.http
+        .post(`/webhooks/deliveries/${broken.id}/replay`)
+        .set('cookie', tenant.operator.cookie);
       expect(replay.status).toBe(200);
       expect(replay.body.data).toMatchObject({ id: broken.id, status: 'received', attempts: 0, lastError: null });
       const [done] = await h.processed(tenant.account.wabaId, 1);
@@ -707,7 +1017,10 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     });
     const now = unixNow();
     // Meta's maximum: 1000 updates in one POST.
-    const statuses = messages.flatMap((m) => [statusItem(m.upstreamMessageId!, 'delivered', now + 1, m.to!), statusItem(m.upstreamMessageId!, 'read', now + 2, m.to!)]);
+    const statuses = messages.flatMap((m) => [
+      statusItem(m.upstreamMessageId!, 'delivered', now + 1, m.to!),
+      statusItem(m.upstreamMessageId!, 'read', now + 2, m.to!),
+    ]);
 
     // Statuses are applied in chunks, each in its own transaction. Holding a lock on a message of the third
     // chunk stops the worker there, deterministically part-way: two chunks committed, the third in progress.
@@ -719,14 +1032,20 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
 
     const first = await startTestWorker(t.config);
     workers.push(first);
-    expect((await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, statuses))).status).toBe(200);
-    const blockedPid = await waitFor(async () => {
-      // Asked on another connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
-      const rows = await t.prisma.$queryRaw<{ pid: number }[]>`
+    expect(
+      (await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, statuses))).status,
+    ).toBe(200);
+    const blockedPid = await waitFor(
+      async () => {
+        // Asked on another connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
+        const rows = await t.prisma.$queryRaw<{ pid: number }[]>`
         SELECT pid FROM pg_stat_activity
          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%for update of "m"%'`;
-      return rows[0]?.pid;
-    }, 'the first worker to wait on the locked message', 60_000);
+        return rows[0]?.pid;
+      },
+      'the first worker to wait on the locked message',
+      60_000,
+    );
     const progressed = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });
     expect(progressed).toBe(2 * EVENT_CHUNK);
 
@@ -738,26 +1057,43 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     await blocker.end();
     const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });
     expect(atCrash).toBe(2 * EVENT_CHUNK);
-    const halfway = await t.prisma.message.count({ where: { businessAccountId: tenant.account.businessAccountId, status: 'read' } });
+    const halfway = await t.prisma.message.count({
+      where: { businessAccountId: tenant.account.businessAccountId, status: 'read' },
+    });
     expect(halfway).toBe(EVENT_CHUNK);
 
     const second = await startTestWorker(t.config);
     workers.push(second);
-    const [delivery] = await waitFor(async () => {
-      const rows = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
-      const pending = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: false } });
-      return rows[0]?.status === 'processed' && pending === 0 ? rows : undefined;
-      // A crashed worker's lock expires after 15 s; then the batch is finished (slower on a loaded machine).
-    }, 'the restarted worker to finish the batch', 150_000);
+    const [delivery] = await waitFor(
+      async () => {
+        const rows = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
+        const pending = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: false } });
+        return rows[0]?.status === 'processed' && pending === 0 ? rows : undefined;
+        // A crashed worker's lock expires after 15 s; then the batch is finished (slower on a loaded machine).
+      },
+      'the restarted worker to finish the batch',
+      150_000,
+    );
     expect(delivery!.eventCount).toBe(2 * count);
 
-    const events = await t.prisma.event.findMany({ where: { wabaId: tenant.account.wabaId }, select: { dedupeKey: true, processed: true } });
+    const events = await t.prisma.event.findMany({
+      where: { wabaId: tenant.account.wabaId },
+      select: { dedupeKey: true, processed: true },
+    });
     expect(events).toHaveLength(2 * count);
     expect(new Set(events.map((e) => e.dedupeKey)).size).toBe(2 * count);
-    const after = await t.prisma.message.groupBy({ by: ['status'], where: { businessAccountId: tenant.account.businessAccountId }, _count: true });
+    const after = await t.prisma.message.groupBy({
+      by: ['status'],
+      where: { businessAccountId: tenant.account.businessAccountId },
+      _count: true,
+    });
     expect(after).toEqual([{ status: 'read', _count: count }]);
     const stamped = await t.prisma.message.count({
-      where: { businessAccountId: tenant.account.businessAccountId, deliveredAt: new Date((now + 1) * 1000), readAt: new Date((now + 2) * 1000) },
+      where: {
+        businessAccountId: tenant.account.businessAccountId,
+        deliveredAt: new Date((now + 1) * 1000),
+        readAt: new Date((now + 2) * 1000),
+      },
     });
     expect(stamped).toBe(count);
   }, 240_000);
@@ -776,49 +1112,81 @@ describe('Webhooks: with the simulator posting in Meta’s format', () => {
   });
 
   const events = (query: Record<string, string>) =>
-    stack.http.get('/webhooks/events').set('cookie', tenant.operator.cookie).query({ wabaId: tenant.account.wabaId, ...query });
+    stack.http
+      .get('/webhooks/events')
+      .set('cookie', tenant.operator.cookie)
+      .query({ wabaId: tenant.account.wabaId, ...query });
   const control = (path: string, body: unknown) =>
-    fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${stack.sim.url}/_sim/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it("lists a sent message's statuses under its upstream message id", async () => {
-    const send = await stack.http
-      .post('/messages')
-      .set(tenant.key.headers)
-      .send({ phoneNumberId: tenant.account.phoneNumberId, to: '447700900123', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+    const send = await stack.http.post('/messages').set(tenant.key.headers).send({
+      phoneNumberId: tenant.account.phoneNumberId,
+      to: '447700900123',
+      type: 'template',
+      templateName: 'hello_world',
+      templateLanguage: 'en_US',
+    });
     expect(send.status).toBe(200);
     const wamidOfSend = send.body.data.upstreamMessageId as string;
     const listed = await waitFor(async () => {
       const res = await events({ messageId: wamidOfSend });
       // The page and its total are two reads: both must show all three.
       const page = res.body.data;
-      return page?.total === 3 && page.items.length === 3 && page.items.every((e: { processed: boolean }) => e.processed) ? page : undefined;
+      return page?.total === 3 &&
+        page.items.length === 3 &&
+        page.items.every((e: { processed: boolean }) => e.processed)
+        ? page
+        : undefined;
     }, 'sent, delivered and read events');
     // Listed in the order they were stored, which concurrent workers may make differ from Meta's order.
     type Listed = { status: string; title: string; recipient: string; raw: unknown };
-    const byStatus = (listed.items as Listed[]).map((e) => [e.status, e.title, e.recipient]).sort((a, b) => a[0]!.localeCompare(b[0]!));
+    const byStatus = (listed.items as Listed[])
+      .map((e) => [e.status, e.title, e.recipient])
+      .sort((a, b) => a[0]!.localeCompare(b[0]!));
     expect(byStatus).toEqual([
       ['delivered', 'Message delivered', '447700900123'],
       ['read', 'Message read', '447700900123'],
       ['sent', 'Message sent', '447700900123'],
     ]);
-    for (const e of listed.items as Listed[]) expect(e.raw).toMatchObject({ biz_opaque_callback_data: `bm:${send.body.data.id}` });
+    for (const e of listed.items as Listed[])
+      expect(e.raw).toMatchObject({ biz_opaque_callback_data: `bm:${send.body.data.id}` });
   });
 
   it("makes a template Meta paused unsendable, and shows Meta's account updates", async () => {
-    const paused = await control('template-status', { wabaId: tenant.account.wabaId, templateName: 'hello_world', language: 'en_US', event: 'PAUSED', reason: 'LOW_QUALITY' });
+    const paused = await control('template-status', {
+      wabaId: tenant.account.wabaId,
+      templateName: 'hello_world',
+      language: 'en_US',
+      event: 'PAUSED',
+      reason: 'LOW_QUALITY',
+    });
     expect(paused.status).toBe(200);
-    expect((await control('account-update', { wabaId: tenant.account.wabaId, event: 'ACCOUNT_RESTRICTION' })).status).toBe(200);
+    expect(
+      (await control('account-update', { wabaId: tenant.account.wabaId, event: 'ACCOUNT_RESTRICTION' })).status,
+    ).toBe(200);
     // Until our worker has processed Meta's template event, a send reaches Meta and is refused there (a failed
     // message); once it has, we refuse it ourselves before calling Meta, naming the field.
     const template = await waitFor(async () => {
       const res = await events({ kind: 'template_status' });
       return res.body.data?.total === 1 && res.body.data.items[0].processed ? res.body.data.items[0] : undefined;
     }, 'the template event');
-    expect(template).toMatchObject({ eventType: 'message_template_status_update', title: 'Template hello_world (en_US) paused: LOW_QUALITY', status: null });
-    const refused = await stack.http
-      .post('/messages')
-      .set(tenant.key.headers)
-      .send({ phoneNumberId: tenant.account.phoneNumberId, to: '447700900124', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US' });
+    expect(template).toMatchObject({
+      eventType: 'message_template_status_update',
+      title: 'Template hello_world (en_US) paused: LOW_QUALITY',
+      status: null,
+    });
+    const refused = await stack.http.post('/messages').set(tenant.key.headers).send({
+      phoneNumberId: tenant.account.phoneNumberId,
+      to: '447700900124',
+      type: 'template',
+      templateName: 'hello_world',
+      templateLanguage: 'en_US',
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.errors).toEqual([{ field: 'templateName', message: expect.stringContaining('PAUSED') }]);
     expect(refused.body.data).toBeUndefined();
@@ -827,6 +1195,10 @@ describe('Webhooks: with the simulator posting in Meta’s format', () => {
       const res = await events({ kind: 'account_update' });
       return res.body.data?.total === 1 ? res.body.data.items[0] : undefined;
     }, 'the account event');
-    expect(account).toMatchObject({ eventType: 'account_update', title: 'Account update: ACCOUNT_RESTRICTION', processed: true });
+    expect(account).toMatchObject({
+      eventType: 'account_update',
+      title: 'Account update: ACCOUNT_RESTRICTION',
+      processed: true,
+    });
   });
 });

@@ -39,9 +39,11 @@ async function counted(instance: Instance, sample: string): Promise<number> {
 }
 
 /** bmapi_scheduled_task_duration_seconds_count of the sweep on this worker's /metrics. */
-const sweepsCounted = (instance: Instance) => counted(instance, 'bmapi_scheduled_task_duration_seconds_count{task="webhook-sweep",outcome="ok"}');
+const sweepsCounted = (instance: Instance) =>
+  counted(instance, 'bmapi_scheduled_task_duration_seconds_count{task="webhook-sweep",outcome="ok"}');
 /** Jobs of the scheduled-tasks queue its consumer ran (the managed worker's count, every task together). */
-const scheduledJobsCounted = (instance: Instance) => counted(instance, 'bmapi_queue_job_duration_seconds_count{queue="scheduled-tasks",outcome="ok"}');
+const scheduledJobsCounted = (instance: Instance) =>
+  counted(instance, 'bmapi_queue_job_duration_seconds_count{queue="scheduled-tasks",outcome="ok"}');
 
 describe('Periodic work as BullMQ job schedulers: one run per interval across all workers', () => {
   let redis: DisposableRedis;
@@ -57,7 +59,14 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
   beforeAll(async () => {
     // A Redis of this file's own: the last test restarts it empty.
     redis = await startDisposableRedis();
-    config = AppConfig.fromEnv(testEnv({ REDIS_URL: redis.url, WEBHOOK_SWEEP_INTERVAL_MS: String(EVERY_MS), PURGE_INTERVAL_SECONDS: '600', LOG_LEVEL: 'debug' }));
+    config = AppConfig.fromEnv(
+      testEnv({
+        REDIS_URL: redis.url,
+        WEBHOOK_SWEEP_INTERVAL_MS: String(EVERY_MS),
+        PURGE_INTERVAL_SECONDS: '600',
+        LOG_LEVEL: 'debug',
+      }),
+    );
     [a, b] = await Promise.all([start(), start()]);
   });
   afterAll(async () => {
@@ -100,7 +109,11 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
     await redis.start();
     const restartedAt = Date.now();
     // The surviving worker upserts its schedules once reconnected; the sweep's first run is immediate.
-    await waitFor(() => (sweepSlots(b).filter((slot) => slot > restartedAt).length >= 3 ? true : undefined), 'sweeps after the restart', 15_000);
+    await waitFor(
+      () => (sweepSlots(b).filter((slot) => slot > restartedAt).length >= 3 ? true : undefined),
+      'sweeps after the restart',
+      15_000,
+    );
     const schedules = await b.worker.context.get(WorkerSchedules).scheduler.schedules();
     expect(Object.fromEntries(schedules.map((s) => [s.id, s.every]))).toEqual({
       'webhook-sweep': EVERY_MS,
@@ -110,7 +123,8 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
       'credential-check': 21_600_000,
     });
     // Housekeeping waits a minute after its schedule is created, so that a restarting fleet gets to its jobs first.
-    for (const s of schedules.filter((x) => x.id !== 'webhook-sweep')) expect(s.next).toBeGreaterThan(restartedAt + 50_000);
+    for (const s of schedules.filter((x) => x.id !== 'webhook-sweep'))
+      expect(s.next).toBeGreaterThan(restartedAt + 50_000);
   });
 
   it('runs tasks side by side, never one task twice at once on a worker: its run due while the previous one goes is skipped', async () => {
@@ -148,7 +162,13 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
     // The slow task holds up nothing else: the quick one kept its rhythm meanwhile.
     expect(quickRuns).toBeGreaterThanOrEqual(8);
     const text = (await metrics.exposition()).body;
-    const skipped = Number(text.split('\n').find((l) => l.startsWith('bmapi_scheduled_task_duration_seconds_count{task="slow",outcome="skipped"}'))?.split(' ').pop() ?? 0);
+    const skipped = Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith('bmapi_scheduled_task_duration_seconds_count{task="slow",outcome="skipped"}'))
+        ?.split(' ')
+        .pop() ?? 0,
+    );
     expect(skipped).toBeGreaterThanOrEqual(1);
   });
 });

@@ -11,7 +11,15 @@ import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { appEnv, build, startApi, startSimulator, startWorker, type NodeProcessOptions, type Served } from '../../scripts/stack/app.js';
+import {
+  appEnv,
+  build,
+  startApi,
+  startSimulator,
+  startWorker,
+  type NodeProcessOptions,
+  type Served,
+} from '../../scripts/stack/app.js';
 import type { Postgres } from '../../scripts/stack/postgres.js';
 import { freePort, stopAll, tail } from '../../scripts/stack/process.js';
 import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
@@ -42,7 +50,8 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     failed = true;
-    for (const name of ['api', 'worker-1', 'worker-2', 'worker-3']) out(`last lines of ${name}.log:\n${tail(path.join(dir, `${name}.log`), 12)}`);
+    for (const name of ['api', 'worker-1', 'worker-2', 'worker-3'])
+      out(`last lines of ${name}.log:\n${tail(path.join(dir, `${name}.log`), 12)}`);
     throw err;
   }
 }
@@ -50,8 +59,17 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the console's JSON, read by assertions as supertest's bodies are.
 type Json = any;
 
-async function call(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Headers }> {
-  const res = await fetch(url, { method, headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
@@ -72,37 +90,80 @@ beforeAll(async () => {
       name: 'simulator',
       logDir: dir,
       port: simPort,
-      env: { WHATSAPP_APP_SECRET: SECRET, SIMULATOR_WEBHOOK_URL: `http://127.0.0.1:${apiPort}/webhooks/whatsapp`, SIMULATOR_STATUS_DELAYS_MS: '20,40,60' },
+      env: {
+        WHATSAPP_APP_SECRET: SECRET,
+        SIMULATOR_WEBHOOK_URL: `http://127.0.0.1:${apiPort}/webhooks/whatsapp`,
+        SIMULATOR_STATUS_DELAYS_MS: '20,40,60',
+      },
     });
     const env = {
-      ...appEnv({ databaseUrl, redisUrl: redis.url, appSecret: SECRET, encryptionKey: randomBytes(32).toString('hex'), queuePrefix: PREFIX, upstreamBaseUrl: `${sim.url}/v23.0` }),
+      ...appEnv({
+        databaseUrl,
+        redisUrl: redis.url,
+        appSecret: SECRET,
+        encryptionKey: randomBytes(32).toString('hex'),
+        queuePrefix: PREFIX,
+        upstreamBaseUrl: `${sim.url}/v23.0`,
+      }),
       SIGNUP_MODE: 'open',
       CAMPAIGN_LEASE_MS: '3000',
       CAMPAIGN_UNCONFIRMED_AFTER_MS: '5000',
       LOG_LEVEL: 'info',
     };
     workerOpts = (name) => ({ name, logDir: dir, env });
-    [api, ...workers] = await Promise.all([startApi({ name: 'api', logDir: dir, port: apiPort, env: { ...env, LOG_LEVEL: 'warn' } }), startWorker(workerOpts('worker-1')), startWorker(workerOpts('worker-2'))]);
+    [api, ...workers] = await Promise.all([
+      startApi({ name: 'api', logDir: dir, port: apiPort, env: { ...env, LOG_LEVEL: 'warn' } }),
+      startWorker(workerOpts('worker-1')),
+      startWorker(workerOpts('worker-2')),
+    ]);
 
     // The console's onboarding, over HTTP: signup, login, a simulator account connected and synced, its number HIGH.
     const email = `faults-${randomBytes(4).toString('hex')}@example.test`;
     const password = 'correct horse battery staple';
-    expect((await call('POST', `${api.url}/auth/signup`, { email, password, organizationName: 'Faults Org' })).status).toBe(201);
-    const login = await fetch(`${api.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
-    cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    const account = (await call('POST', `${sim.url}/_sim/accounts`, {})).body as { wabaId: string; accessToken: string; phoneNumbers: { id: string; status: string }[] };
+    expect(
+      (await call('POST', `${api.url}/auth/signup`, { email, password, organizationName: 'Faults Org' })).status,
+    ).toBe(201);
+    const login = await fetch(`${api.url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const account = (await call('POST', `${sim.url}/_sim/accounts`, {})).body as {
+      wabaId: string;
+      accessToken: string;
+      phoneNumbers: { id: string; status: string }[];
+    };
     wabaId = account.wabaId;
     phoneNumberId = account.phoneNumbers.find((p) => p.status === 'CONNECTED')!.id;
-    expect((await call('POST', `${sim.url}/_sim/throughput`, { wabaId, phoneNumberId, level: 'HIGH' })).status).toBe(200);
-    expect((await call('POST', `${api.url}/business-accounts`, { wabaId, accessToken: account.accessToken })).status).toBe(201);
-    for (const what of ['phone-numbers', 'templates']) expect((await call('POST', `${api.url}/business-accounts/${wabaId}/${what}/sync`)).status).toBe(200);
-    out(`stack up: PostgreSQL ${pgServer.port}, Redis ${redis.url}, simulator ${sim.url}, API ${api.url}, workers ${workers.map((w) => w.proc.pid).join(', ')}; logs in ${dir}`);
+    expect((await call('POST', `${sim.url}/_sim/throughput`, { wabaId, phoneNumberId, level: 'HIGH' })).status).toBe(
+      200,
+    );
+    expect(
+      (await call('POST', `${api.url}/business-accounts`, { wabaId, accessToken: account.accessToken })).status,
+    ).toBe(201);
+    for (const what of ['phone-numbers', 'templates'])
+      expect((await call('POST', `${api.url}/business-accounts/${wabaId}/${what}/sync`)).status).toBe(200);
+    out(
+      `stack up: PostgreSQL ${pgServer.port}, Redis ${redis.url}, simulator ${sim.url}, API ${api.url}, workers ${workers.map((w) => w.proc.pid).join(', ')}; logs in ${dir}`,
+    );
   });
 }, 240_000);
 
 afterAll(async () => {
   await pool?.end().catch(() => undefined);
-  const rank: Record<string, number> = { 'worker-1': 0, 'worker-2': 0, 'worker-3': 0, api: 1, simulator: 2, redis: 3, postgres: 4 };
+  const rank: Record<string, number> = {
+    'worker-1': 0,
+    'worker-2': 0,
+    'worker-3': 0,
+    api: 1,
+    simulator: 2,
+    redis: 3,
+    postgres: 4,
+  };
   await stopAll((c) => rank[c.name] ?? 0);
   if (dir) {
     if (failed || process.env.FAULTS_KEEP_LOGS) out(`logs kept in ${dir}`);
@@ -114,15 +175,25 @@ afterAll(async () => {
 async function startCampaign(label: string, n: number): Promise<{ id: number; tos: string[] }> {
   const tag = String(Date.now() % 1000).padStart(3, '0');
   const tos = Array.from({ length: n }, (_, i) => `4479${tag}${String(i).padStart(5, '0')}`);
-  const res = await call('POST', `${api.url}/business-accounts/${wabaId}/campaigns`, { name: label, phoneNumberId, templateName: 'hello_world', templateLanguage: 'en_US', recipients: tos.map((to) => ({ to })) });
+  const res = await call('POST', `${api.url}/business-accounts/${wabaId}/campaigns`, {
+    name: label,
+    phoneNumberId,
+    templateName: 'hello_world',
+    templateLanguage: 'en_US',
+    recipients: tos.map((to) => ({ to })),
+  });
   expect(res.status).toBe(201);
   return { id: res.body.data.id, tos };
 }
 
 /** What the simulator received per recipient of this list: accepted (200) answers and all attempts. */
-async function upstreamOf(tos: string[]): Promise<{ accepted: Map<string, number>; attempts: Map<string, number>; refused130429: number; times: number[] }> {
+async function upstreamOf(
+  tos: string[],
+): Promise<{ accepted: Map<string, number>; attempts: Map<string, number>; refused130429: number; times: number[] }> {
   const wanted = new Set(tos);
-  const { data } = (await call('GET', `${sim.url}/_sim/sends`)).body as { data: { at: string; body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[] };
+  const { data } = (await call('GET', `${sim.url}/_sim/sends`)).body as {
+    data: { at: string; body: { to?: string }; response: { status: number; body: { error?: { code?: number } } } }[];
+  };
   const accepted = new Map<string, number>();
   const attempts = new Map<string, number>();
   const times: number[] = [];
@@ -167,7 +238,9 @@ async function until(id: number, done: (c: Json) => boolean, timeoutMs: number):
 }
 
 /** Every recipient's status and error title, from the database (the recipients list, unpaged). */
-async function recipientStates(id: number): Promise<Map<string, { status: string; title: string | null; category: string | null }>> {
+async function recipientStates(
+  id: number,
+): Promise<Map<string, { status: string; title: string | null; category: string | null }>> {
   const { rows } = await pool.query<{ to: string; status: string; title: string | null; category: string | null }>(
     `SELECT r."to", CASE WHEN r.state <> 'claimed' THEN r.state WHEN m.status = 'pending' THEN 'sending' ELSE m.status END AS status,
             m.error_title AS title, m.error_category AS category
@@ -182,18 +255,32 @@ async function recipientStates(id: number): Promise<Map<string, { status: string
  * unknown outcome (category retryable: unconfirmed after its runner died, or a connection reset before any answer),
  * which the service never resends by itself.
  */
-async function expectEachOnce(id: number, tos: string[], label: string, extra: string): Promise<{ accepted: number; unconfirmed: number }> {
+async function expectEachOnce(
+  id: number,
+  tos: string[],
+  label: string,
+  extra: string,
+): Promise<{ accepted: number; unconfirmed: number }> {
   const up = await upstreamOf(tos);
   const states = await recipientStates(id);
   const twice = tos.filter((to) => (up.attempts.get(to) ?? 0) > 1);
-  const acceptedButNotShown = tos.filter((to) => up.accepted.get(to) === 1 && !['sent', 'delivered', 'read'].includes(states.get(to)!.status));
+  const acceptedButNotShown = tos.filter(
+    (to) => up.accepted.get(to) === 1 && !['sent', 'delivered', 'read'].includes(states.get(to)!.status),
+  );
   const notSent = tos.filter((to) => !up.accepted.has(to));
-  const inDoubt = notSent.filter((to) => states.get(to)!.status === 'failed' && states.get(to)!.category === 'retryable');
+  const inDoubt = notSent.filter(
+    (to) => states.get(to)!.status === 'failed' && states.get(to)!.category === 'retryable',
+  );
   const unconfirmed = inDoubt.filter((to) => /^Unconfirmed/.test(states.get(to)!.title ?? ''));
   const reasons = [...new Set(inDoubt.map((to) => states.get(to)!.title))].join(' | ');
   const line = `${label}: ${tos.length} recipients, accepted by Meta ${up.accepted.size}, sent twice ${twice.length}, accepted but not shown ${acceptedButNotShown.length}, never sent ${notSent.length} (outcome unknown ${inDoubt.length}, of which unconfirmed ${unconfirmed.length}: ${reasons || '-'}), 130429 ${up.refused130429}; ${extra}`;
   out(line);
-  expect({ twice: twice.length, acceptedButNotShown: acceptedButNotShown.length, notSentNotInDoubt: notSent.length - inDoubt.length, refused130429: up.refused130429 }).toEqual({
+  expect({
+    twice: twice.length,
+    acceptedButNotShown: acceptedButNotShown.length,
+    notSentNotInDoubt: notSent.length - inDoubt.length,
+    refused130429: up.refused130429,
+  }).toEqual({
     twice: 0,
     acceptedButNotShown: 0,
     notSentNotInDoubt: 0,
@@ -208,7 +295,9 @@ describe('campaigns under faults', () => {
       const { id, tos } = await startCampaign('killed worker', 6000);
       // Kill the worker that holds it while it sends (about a third done).
       const first = await until(id, (c) => c.counts.sent + c.counts.delivered + c.counts.read >= 1500, 30_000);
-      const { rows } = await pool.query<{ owner: string }>(`SELECT lease_owner AS owner FROM campaigns WHERE id = $1`, [id]);
+      const { rows } = await pool.query<{ owner: string }>(`SELECT lease_owner AS owner FROM campaigns WHERE id = $1`, [
+        id,
+      ]);
       const pid = Number(rows[0]!.owner.split(':')[1]);
       const victim = workers.find((w) => w.proc.pid === pid);
       expect(victim).toBeDefined();
@@ -218,7 +307,12 @@ describe('campaigns under faults', () => {
       workers.push(await startWorker(workerOpts('worker-3')));
       const done = await until(id, (c) => c.status === 'completed', 90_000);
       expect(done.status).toBe('completed');
-      const r = await expectEachOnce(id, tos, 'a. worker SIGKILL', `killed pid ${pid} at ${JSON.stringify(atKill)}; final counts ${JSON.stringify(done.counts)}`);
+      const r = await expectEachOnce(
+        id,
+        tos,
+        'a. worker SIGKILL',
+        `killed pid ${pid} at ${JSON.stringify(atKill)}; final counts ${JSON.stringify(done.counts)}`,
+      );
       // Only the sends in flight at the kill can be in doubt: at most about half a second of the pace.
       expect(r.unconfirmed).toBeLessThanOrEqual(600);
       expect(r.accepted).toBeGreaterThanOrEqual(tos.length - 600);
@@ -229,7 +323,9 @@ describe('campaigns under faults', () => {
       const { id, tos } = await startCampaign('duplicate runs', 4000);
       const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
       const queue = new Queue('campaigns', { connection, prefix: PREFIX });
-      await Promise.all([1, 2, 3, 4].map((i) => queue.add('run-campaign', { campaignId: id }, { jobId: `campaign-${id}-dup-${i}` })));
+      await Promise.all(
+        [1, 2, 3, 4].map((i) => queue.add('run-campaign', { campaignId: id }, { jobId: `campaign-${id}-dup-${i}` })),
+      );
       await queue.close();
       connection.disconnect();
       const done = await until(id, (c) => c.status === 'completed', 60_000);
@@ -254,7 +350,12 @@ describe('campaigns under faults', () => {
       expect(done.status).toBe('completed');
       // No pace, no send: past the slots reserved before the stop (50 ms ahead) and the calls then in flight, nothing.
       const whileDown = await sendsBetween(tos, downAt + 500, upAt);
-      const r = await expectEachOnce(id, tos, 'c. Redis stopped', `Redis down ${((upAt - downAt) / 1000).toFixed(1)} s, ${whileDown} sends reached Meta while it was down (after its first 0.5 s); counts at its restart ${JSON.stringify(atRestart.counts)}; final ${JSON.stringify(done.counts)}`);
+      const r = await expectEachOnce(
+        id,
+        tos,
+        'c. Redis stopped',
+        `Redis down ${((upAt - downAt) / 1000).toFixed(1)} s, ${whileDown} sends reached Meta while it was down (after its first 0.5 s); counts at its restart ${JSON.stringify(atRestart.counts)}; final ${JSON.stringify(done.counts)}`,
+      );
       expect(whileDown).toBe(0);
       expect(atRestart.status).toBe('running');
       expect(atRestart.counts.pending).toBeGreaterThan(0);
@@ -276,7 +377,12 @@ describe('campaigns under faults', () => {
       expect(done.status).toBe('completed');
       // At 1,000/s, 3 s would be 3,000 sends: only recipients claimed before the stop (a quarter second ahead) may go.
       const whileDown = await sendsBetween(tos, downFrom, downTo);
-      const r = await expectEachOnce(id, tos, 'd. PostgreSQL restarted', `PostgreSQL down ${((downTo - stoppingAt) / 1000).toFixed(1)} s (stop included), ${whileDown} sends reached Meta while it was stopped; final ${JSON.stringify(done.counts)}`);
+      const r = await expectEachOnce(
+        id,
+        tos,
+        'd. PostgreSQL restarted',
+        `PostgreSQL down ${((downTo - stoppingAt) / 1000).toFixed(1)} s (stop included), ${whileDown} sends reached Meta while it was stopped; final ${JSON.stringify(done.counts)}`,
+      );
       expect(whileDown).toBeLessThanOrEqual(600);
       expect(r.unconfirmed).toBeLessThanOrEqual(20);
       expect(sentOf(done)).toBe(r.accepted);

@@ -22,7 +22,11 @@ export class Db {
   }
 
   /** Like query, but waits out a PostgreSQL restart (used by the probes that run during faults). */
-  async queryRetrying<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = [], timeoutMs = 30_000): Promise<R[]> {
+  async queryRetrying<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+    timeoutMs = 30_000,
+  ): Promise<R[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
@@ -95,7 +99,10 @@ const digits = (prefix: string, length = 15) => {
 export async function createTenant(db: Db, label: string, messageCount: number): Promise<FaultTenant> {
   const wabaId = digits('3199');
   const phoneNumberId = digits('4099');
-  const [org] = await db.query<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), $1) RETURNING id`, [`Fault ${label}`]);
+  const [org] = await db.query<{ id: string }>(
+    `INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), $1) RETURNING id`,
+    [`Fault ${label}`],
+  );
   const [ba] = await db.query<{ id: string }>(
     `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
      VALUES (gen_random_uuid(), $1, $2, $3, 'not-a-real-token', now()) RETURNING id`,
@@ -137,7 +144,13 @@ export async function progress(db: Db, wabaId: string): Promise<Progress> {
     `SELECT count(*) AS total, count(*) FILTER (WHERE processed) AS processed FROM events WHERE waba_id = $1`,
     [wabaId],
   );
-  return { deliveries: Number(d!.total), received: Number(d!.received), failed: Number(d!.failed), events: Number(e!.total), processed: Number(e!.processed) };
+  return {
+    deliveries: Number(d!.total),
+    received: Number(d!.received),
+    failed: Number(d!.failed),
+    events: Number(e!.total),
+    processed: Number(e!.processed),
+  };
 }
 
 export interface ItemKey {
@@ -193,7 +206,11 @@ export async function verdict(
   const seen = new Map<string, number>();
   let unexpected = 0;
   for (const e of events) {
-    const key = itemKey({ kind: e.kind as ItemKey['kind'], messageId: e.message_id ?? '', status: e.kind === 'inbound_message' ? null : e.status });
+    const key = itemKey({
+      kind: e.kind as ItemKey['kind'],
+      messageId: e.message_id ?? '',
+      status: e.kind === 'inbound_message' ? null : e.status,
+    });
     seen.set(key, (seen.get(key) ?? 0) + 1);
     if (!want.has(key)) unexpected++;
   }
@@ -207,9 +224,19 @@ export async function verdict(
        FROM fault_claims WHERE waba_id = $1`,
     [tenant.wabaId],
   );
-  const [counts] = await db.query<{ total: string | null }>(`SELECT sum(count) AS total FROM event_counts WHERE waba_id = $1`, [tenant.wabaId]);
+  const [counts] = await db.query<{ total: string | null }>(
+    `SELECT sum(count) AS total FROM event_counts WHERE waba_id = $1`,
+    [tenant.wabaId],
+  );
 
-  const messages = await db.query<{ id: string; upstream_message_id: string; status: string; sent_at: Date | null; delivered_at: Date | null; read_at: Date | null }>(
+  const messages = await db.query<{
+    id: string;
+    upstream_message_id: string;
+    status: string;
+    sent_at: Date | null;
+    delivered_at: Date | null;
+    read_at: Date | null;
+  }>(
     `SELECT id, upstream_message_id, status, sent_at, delivered_at, read_at FROM messages WHERE business_account_id = $1`,
     [tenant.businessAccountId],
   );
@@ -217,7 +244,11 @@ export async function verdict(
   for (const m of messages) {
     const exp = expectedMessages.get(m.upstream_message_id);
     if (!exp) continue;
-    const ok = m.status === 'read' && m.sent_at?.getTime() === exp.sentAt && m.delivered_at?.getTime() === exp.deliveredAt && m.read_at?.getTime() === exp.readAt;
+    const ok =
+      m.status === 'read' &&
+      m.sent_at?.getTime() === exp.sentAt &&
+      m.delivered_at?.getTime() === exp.deliveredAt &&
+      m.read_at?.getTime() === exp.readAt;
     if (!ok) wrongMessages++;
   }
 
@@ -235,7 +266,10 @@ export async function verdict(
     transitions.add(key);
   }
 
-  const [w] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM conversation_windows WHERE phone_number_id = $1`, [tenant.phoneNumberId]);
+  const [w] = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM conversation_windows WHERE phone_number_id = $1`,
+    [tenant.phoneNumberId],
+  );
 
   return {
     deliveriesStored: p.deliveries,
@@ -279,7 +313,9 @@ export function ackedNotStored(acked: Map<string, number>, stored: Map<string, n
  * shutdown loses nothing) and Redis in `dir`, the schema migrated. The postgres OS user (when we are root) must reach
  * the data dir: `dir` is made world-readable.
  */
-export async function startDataServices(dir: string): Promise<{ pgServer: Postgres; redis: RedisServer; databaseUrl: string }> {
+export async function startDataServices(
+  dir: string,
+): Promise<{ pgServer: Postgres; redis: RedisServer; databaseUrl: string }> {
   chmodSync(dir, 0o755);
   const pgServer = new Postgres({ dir, settings: ['fsync=off', 'full_page_writes=off'] });
   const redis = new RedisServer({ dir });

@@ -17,7 +17,12 @@ export interface Delivery {
 }
 
 /** The changes signed as Meta posts them: Meta's escaping, signed over those bytes. */
-function delivery(tenant: FaultTenant, changes: { field: string; value: unknown }[], secret: string, items: number): Delivery {
+function delivery(
+  tenant: FaultTenant,
+  changes: { field: string; value: unknown }[],
+  secret: string,
+  items: number,
+): Delivery {
   const { body, signature } = signedDelivery(webhookOf(tenant.wabaId, changes), secret);
   return { body, signature, items, hash: createHash('sha256').update(body).digest('hex') };
 }
@@ -32,7 +37,9 @@ export interface Workload {
   expectedWindows: number;
 }
 
-type Item = { kind: 'status'; value: Record<string, unknown> } | { kind: 'inbound'; value: Record<string, unknown>; contact: Record<string, unknown> };
+type Item =
+  | { kind: 'status'; value: Record<string, unknown> }
+  | { kind: 'inbound'; value: Record<string, unknown>; contact: Record<string, unknown> };
 
 function shuffle<T>(a: T[]): T[] {
   for (let i = a.length - 1; i > 0; i--) {
@@ -80,7 +87,13 @@ export function buildWorkload(tenant: FaultTenant, opts: WorkloadOptions): Workl
     items.push({
       kind: 'inbound',
       // Non-ASCII text: Meta escapes it as \uXXXX, which the signature must be checked over.
-      value: { from, id, timestamp: String(base + n), type: 'text', text: { body: `Olá ${n} — 👋 when does it arrive?` } },
+      value: {
+        from,
+        id,
+        timestamp: String(base + n),
+        type: 'text',
+        text: { body: `Olá ${n} — 👋 when does it arrive?` },
+      },
       contact: { profile: { name: `Cliente ${n}` }, wa_id: from },
     });
     expected.push({ kind: 'inbound_message', messageId: id, status: null });
@@ -110,15 +123,32 @@ function toDelivery(tenant: FaultTenant, group: Item[], secret: string): Deliver
   const statuses = group.filter((g) => g.kind === 'status').map((g) => g.value);
   const inbound = group.filter((g): g is Extract<Item, { kind: 'inbound' }> => g.kind === 'inbound');
   const changes: { field: string; value: unknown }[] = [];
-  if (statuses.length > 0) changes.push({ field: 'messages', value: messagesValue(tenant.phoneNumberId, { statuses }) });
-  if (inbound.length > 0) changes.push({ field: 'messages', value: messagesValue(tenant.phoneNumberId, { contacts: inbound.map((m) => m.contact), messages: inbound.map((m) => m.value) }) });
+  if (statuses.length > 0)
+    changes.push({ field: 'messages', value: messagesValue(tenant.phoneNumberId, { statuses }) });
+  if (inbound.length > 0)
+    changes.push({
+      field: 'messages',
+      value: messagesValue(tenant.phoneNumberId, {
+        contacts: inbound.map((m) => m.contact),
+        messages: inbound.map((m) => m.value),
+      }),
+    });
   return delivery(tenant, changes, secret, group.length);
 }
 
 /** A delivery that carries the given deliveries' items again (Meta may batch an item anew on a retry). */
 export function rebatch(tenant: FaultTenant, parts: Delivery[], secret: string): Delivery {
-  const changes = parts.flatMap((p) => (JSON.parse(p.body.toString('utf8')) as { entry: { changes: { field: string; value: unknown }[] }[] }).entry[0]!.changes);
-  return delivery(tenant, changes, secret, parts.reduce((n, p) => n + p.items, 0));
+  const changes = parts.flatMap(
+    (p) =>
+      (JSON.parse(p.body.toString('utf8')) as { entry: { changes: { field: string; value: unknown }[] }[] }).entry[0]!
+        .changes,
+  );
+  return delivery(
+    tenant,
+    changes,
+    secret,
+    parts.reduce((n, p) => n + p.items, 0),
+  );
 }
 
 export interface Scheduled {
@@ -170,7 +200,21 @@ export interface SendOptions {
 export async function send(schedule: Scheduled[], opts: SendOptions): Promise<SendStats> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.maxInFlight ?? 64 });
   const target = new URL('/webhooks/whatsapp', opts.url);
-  const stats: SendStats = { posts: 0, acked: 0, ackedByHash: new Map(), answers: {}, retries: 0, gaveUp: 0, firstNon200At: null, lastNon200At: null, elapsedMs: 0, p50: 0, p99: 0, slowest: [], attempts: [] };
+  const stats: SendStats = {
+    posts: 0,
+    acked: 0,
+    ackedByHash: new Map(),
+    answers: {},
+    retries: 0,
+    gaveUp: 0,
+    firstNon200At: null,
+    lastNon200At: null,
+    elapsedMs: 0,
+    p50: 0,
+    p99: 0,
+    slowest: [],
+    attempts: [],
+  };
   const latencies: number[] = [];
   const start = Date.now();
   const count = (k: string) => (stats.answers[k] = (stats.answers[k] ?? 0) + 1);
@@ -184,7 +228,11 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
           method: 'POST',
           agent,
           timeout: opts.timeoutMs ?? 10_000,
-          headers: { 'content-type': 'application/json', 'content-length': d.body.length, 'x-hub-signature-256': d.signature },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': d.body.length,
+            'x-hub-signature-256': d.signature,
+          },
         },
         (res) => {
           res.resume();
@@ -220,7 +268,12 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
       stats.lastNon200At = at;
       // 4xx other than 408/429 would be permanent for Meta; here none is expected, so stop and let the
       // assertions report it.
-      const retryable = r.status === 'network' || r.status === 'timeout' || r.status === 408 || r.status === 429 || (typeof r.status === 'number' && r.status >= 500);
+      const retryable =
+        r.status === 'network' ||
+        r.status === 'timeout' ||
+        r.status === 408 ||
+        r.status === 429 ||
+        (typeof r.status === 'number' && r.status >= 500);
       if (!opts.retry || !retryable || Date.now() - start > opts.deadlineMs) {
         stats.gaveUp++;
         return;
@@ -242,7 +295,10 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
   agent.destroy();
   stats.elapsedMs = Date.now() - start;
   latencies.sort((a, b) => a - b);
-  const pct = (q: number) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 10) / 10 : 0);
+  const pct = (q: number) =>
+    latencies.length
+      ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! * 10) / 10
+      : 0;
   stats.p50 = pct(0.5);
   stats.p99 = pct(0.99);
   stats.slowest = [...stats.attempts]

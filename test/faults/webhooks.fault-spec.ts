@@ -14,12 +14,39 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { appEnv, build, httpStatus, startApi, startWorker, type NodeProcessOptions, type Served } from '../../scripts/stack/app.js';
+import {
+  appEnv,
+  build,
+  httpStatus,
+  startApi,
+  startWorker,
+  type NodeProcessOptions,
+  type Served,
+} from '../../scripts/stack/app.js';
 import type { Postgres } from '../../scripts/stack/postgres.js';
 import { stopAll, tail } from '../../scripts/stack/process.js';
 import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
-import { Db, ackedNotStored, createTenant, progress, startDataServices, storedByHash, verdict, type FaultTenant, type Verdict } from './db.js';
-import { buildWorkload, rebatch, send, steady, type Scheduled, type SendStats, type Workload, type WorkloadOptions } from './load.js';
+import {
+  Db,
+  ackedNotStored,
+  createTenant,
+  progress,
+  startDataServices,
+  storedByHash,
+  verdict,
+  type FaultTenant,
+  type Verdict,
+} from './db.js';
+import {
+  buildWorkload,
+  rebatch,
+  send,
+  steady,
+  type Scheduled,
+  type SendStats,
+  type Workload,
+  type WorkloadOptions,
+} from './load.js';
 const SECRET = 'fault-suite-9f3c2a7b1e6d4c8a0b5f2e7d9c1a3b6e';
 /** How long processing may take after the load ends (worker takeover of a killed worker's jobs needs ~15 s). */
 const SETTLE_MS = 40_000;
@@ -65,16 +92,32 @@ async function startStack(): Promise<void> {
   await db.installAudit();
   const env = {
     // Nothing upstream is called by the webhook path; a closed loopback port makes any accidental call fail fast.
-    ...appEnv({ databaseUrl, redisUrl: redis.url, appSecret: SECRET, encryptionKey: randomBytes(32).toString('hex'), queuePrefix: 'faults', upstreamBaseUrl: 'http://127.0.0.1:9/v23.0' }),
+    ...appEnv({
+      databaseUrl,
+      redisUrl: redis.url,
+      appSecret: SECRET,
+      encryptionKey: randomBytes(32).toString('hex'),
+      queuePrefix: 'faults',
+      upstreamBaseUrl: 'http://127.0.0.1:9/v23.0',
+    }),
     WEBHOOK_SWEEP_INTERVAL_MS: '2000',
   };
   workerOpts = { name: 'worker', logDir: dir, env: { ...env, LOG_LEVEL: 'info' } };
-  [api, worker] = await Promise.all([startApi({ name: 'api', logDir: dir, env: { ...env, LOG_LEVEL: process.env.FAULTS_API_LOG_LEVEL ?? 'warn' } }), startWorker(workerOpts)]);
+  [api, worker] = await Promise.all([
+    startApi({ name: 'api', logDir: dir, env: { ...env, LOG_LEVEL: process.env.FAULTS_API_LOG_LEVEL ?? 'warn' } }),
+    startWorker(workerOpts),
+  ]);
   // Warm-up (first queries, JIT), so that the scenarios' latencies are the steady state's.
   const warm = await prepare('warmup', 10, { inbound: 5 });
-  const warmStats = await send(steady(warm.workload.deliveries, 50), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: 30_000 });
+  const warmStats = await send(steady(warm.workload.deliveries, 50), {
+    url: api.url,
+    retry: true,
+    timeoutMs: ATTEMPT_TIMEOUT_MS,
+    deadlineMs: 30_000,
+  });
   await settle(warm);
-  if (warmStats.acked !== warm.workload.deliveries.length) throw new Error(`warm-up: ${JSON.stringify(warmStats.answers)}`);
+  if (warmStats.acked !== warm.workload.deliveries.length)
+    throw new Error(`warm-up: ${JSON.stringify(warmStats.answers)}`);
   out(
     `stack up in ${secs(Date.now() - t)}${built.built ? ` (built dist in ${secs(built.ms)})` : ''}: PostgreSQL 127.0.0.1:${pgServer.port}, ` +
       `Redis 127.0.0.1:${redis.port}, API ${api.url} (pid ${api.proc.pid}), worker pid ${worker.proc.pid}; logs in ${dir}`,
@@ -91,7 +134,8 @@ afterAll(async () => {
   const rank: Record<string, number> = { worker: 0, api: 1, redis: 2, postgres: 3 };
   await stopAll((c) => rank[c.name] ?? 0);
   if (dir) {
-    if (failed || process.env.FAULTS_KEEP_LOGS) out(`logs kept in ${dir} (api.log, worker.log, postgres.log, redis.log)`);
+    if (failed || process.env.FAULTS_KEEP_LOGS)
+      out(`logs kept in ${dir} (api.log, worker.log, postgres.log, redis.log)`);
     else fs.rmSync(dir, { recursive: true, force: true });
   }
 }, 60_000);
@@ -125,7 +169,13 @@ interface Outcome {
   settleMs: number;
 }
 
-async function conclude(name: string, s: Scenario, stats: SendStats, startedAt: number, extra: string): Promise<Outcome> {
+async function conclude(
+  name: string,
+  s: Scenario,
+  stats: SendStats,
+  startedAt: number,
+  extra: string,
+): Promise<Outcome> {
   const settleMs = await settle(s);
   const v = await verdict(db, s.tenant, s.workload.expected, s.workload.expectedMessages, s.workload.expectedWindows);
   const missing = ackedNotStored(stats.ackedByHash, await storedByHash(db, s.tenant.wabaId));
@@ -200,14 +250,21 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     failed = true;
-    out(`failure; last lines of the API log:\n${tail(path.join(dir, 'api.log'), 15)}\n[faults] last lines of the worker log:\n${tail(path.join(dir, 'worker.log'), 15)}`);
+    out(
+      `failure; last lines of the API log:\n${tail(path.join(dir, 'api.log'), 15)}\n[faults] last lines of the worker log:\n${tail(path.join(dir, 'worker.log'), 15)}`,
+    );
     throw err;
   }
 }
 
 /** Jobs BullMQ holds as active for the worker right now (0 when Redis is unreachable). */
 async function activeJobs(): Promise<number> {
-  const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1000 });
+  const client = new Redis(redis.url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: 1000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -224,7 +281,12 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
     guard(async () => {
       const t = Date.now();
       const s = await prepare('redis', 150, { inbound: 60 });
-      const sending = send(steady(s.workload.deliveries, 40), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      const sending = send(steady(s.workload.deliveries, 40), {
+        url: api.url,
+        retry: true,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        deadlineMs: SEND_DEADLINE_MS,
+      });
       await sleep(2500);
       await redis.stop();
       const downAt = Date.now();
@@ -252,7 +314,12 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       const t = Date.now();
       const s = await prepare('worker', 200, { inbound: 60, bigDeliveries: { count: 6, size: 60 } });
       const n = s.workload.expected.length;
-      const sending = send(steady(s.workload.deliveries, 60), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      const sending = send(steady(s.workload.deliveries, 60), {
+        url: api.url,
+        retry: true,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        deadlineMs: SEND_DEADLINE_MS,
+      });
       // Kill while it is busy: some events applied, more stored and waiting, jobs active. The worker keeps up
       // with this load, so once a quarter is processed the tenant's messages are locked: every job that reaches
       // a status then waits inside its transaction, and the kill lands in the middle of those jobs.
@@ -264,7 +331,9 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       }
       const blocker = await db.pool.connect();
       await blocker.query('BEGIN');
-      await blocker.query('SELECT id FROM messages WHERE business_account_id = $1::uuid ORDER BY id FOR UPDATE', [s.tenant.businessAccountId]);
+      await blocker.query('SELECT id FROM messages WHERE business_account_id = $1::uuid ORDER BY id FOR UPDATE', [
+        s.tenant.businessAccountId,
+      ]);
       let active = await activeJobs();
       while (Date.now() < deadline + 10_000 && active < 4) {
         await sleep(100);
@@ -298,7 +367,12 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       const apiPid = api.proc.pid;
       const workerPid = worker.proc.pid;
       const s = await prepare('postgres', 150, { inbound: 60 });
-      const sending = send(steady(s.workload.deliveries, 40), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      const sending = send(steady(s.workload.deliveries, 40), {
+        url: api.url,
+        retry: true,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        deadlineMs: SEND_DEADLINE_MS,
+      });
       await sleep(3000);
       const stoppingAt = Date.now();
       await pgServer.stop();
@@ -327,7 +401,12 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       expect(stats.answers['503']).toBeGreaterThan(0);
       expect(Object.keys(whileDown)).toEqual(['503']);
       expectExactlyOnce(o);
-      expect({ api: api.proc.pid, apiAlive: api.proc.alive(), worker: worker.proc.pid, workerAlive: worker.proc.alive() }).toEqual({
+      expect({
+        api: api.proc.pid,
+        apiAlive: api.proc.alive(),
+        worker: worker.proc.pid,
+        workerAlive: worker.proc.alive(),
+      }).toEqual({
         api: apiPid,
         apiAlive: true,
         worker: workerPid,
@@ -342,7 +421,12 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       const apiPid = api.proc.pid;
       const workerPid = worker.proc.pid;
       const s = await prepare('terminate', 150, { inbound: 60, bigDeliveries: { count: 4, size: 40 } });
-      const sending = send(steady(s.workload.deliveries, 50), { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS });
+      const sending = send(steady(s.workload.deliveries, 50), {
+        url: api.url,
+        retry: true,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        deadlineMs: SEND_DEADLINE_MS,
+      });
       // Every connection of the API and the worker cut, ten times, while both are busy.
       let killed = 0;
       await sleep(1000);
@@ -365,7 +449,12 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       expect(Object.keys(stats.answers).filter((k) => k !== '200' && k !== '503')).toEqual([]);
       expect(killed).toBeGreaterThan(0);
       expectExactlyOnce(o);
-      expect({ api: api.proc.pid, apiAlive: api.proc.alive(), worker: worker.proc.pid, workerAlive: worker.proc.alive() }).toEqual({
+      expect({
+        api: api.proc.pid,
+        apiAlive: api.proc.alive(),
+        worker: worker.proc.pid,
+        workerAlive: worker.proc.alive(),
+      }).toEqual({
         api: apiPid,
         apiAlive: true,
         worker: workerPid,
@@ -389,7 +478,13 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
         for (let c = 0; c < COPIES_AT_ONCE; c++) schedule.push({ delivery, at });
         for (let c = 0; c < COPIES - COPIES_AT_ONCE; c++) schedule.push({ delivery, at: at + Math.random() * 3000 });
       });
-      const stats = await send(schedule, { url: api.url, retry: true, timeoutMs: ATTEMPT_TIMEOUT_MS, deadlineMs: SEND_DEADLINE_MS, maxInFlight: 48 });
+      const stats = await send(schedule, {
+        url: api.url,
+        retry: true,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        deadlineMs: SEND_DEADLINE_MS,
+        maxInFlight: 48,
+      });
       const o = await conclude(
         'd. duplicate storm',
         s,

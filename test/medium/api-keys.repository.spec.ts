@@ -6,14 +6,25 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
 
   it("lists, finds and revokes an organization's keys only within it", async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const [a, b] = [await insertBusinessAccount(t.prisma, mine.organizationId), await insertBusinessAccount(t.prisma, mine.organizationId)];
-    const first = await t.repo.create(mine.organizationId, { businessAccountId: a.id, name: 'first', accessKey: `ak_${a.id}`, secretHash: 'h1', createdById: mine.operatorId });
+    const [a, b] = [
+      await insertBusinessAccount(t.prisma, mine.organizationId),
+      await insertBusinessAccount(t.prisma, mine.organizationId),
+    ];
+    const first = await t.repo.create(mine.organizationId, {
+      businessAccountId: a.id,
+      name: 'first',
+      accessKey: `ak_${a.id}`,
+      secretHash: 'h1',
+      createdById: mine.operatorId,
+    });
     const second = await insertApiKey(t.prisma, mine.organizationId, b.id);
     expect(first.businessAccount.wabaId).toBe(a.wabaId);
 
     const page = await t.repo.page(mine.organizationId, { page: 1, limit: 1 });
     expect([page.total, page.rows.map((k) => k.id)]).toEqual([2, [second.id]]);
-    expect((await t.repo.page(mine.organizationId, { page: 1, limit: 10, wabaId: a.wabaId })).rows.map((k) => k.id)).toEqual([first.id]);
+    expect(
+      (await t.repo.page(mine.organizationId, { page: 1, limit: 10, wabaId: a.wabaId })).rows.map((k) => k.id),
+    ).toEqual([first.id]);
     expect(await t.repo.page(theirs.organizationId, { page: 1, limit: 10 })).toEqual({ rows: [], total: 0 });
 
     expect(await t.repo.findOwned(theirs.organizationId, first.id)).toBeNull();
@@ -23,9 +34,12 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
     expect((await t.repo.revoke(mine.organizationId, first.id, at)).revokedAt).toEqual(at);
   });
 
-  it("revokes every live key of one business account and says which", async () => {
+  it('revokes every live key of one business account and says which', async () => {
     const org = await insertOrganization(t.prisma);
-    const [account, other] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+    const [account, other] = [
+      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.prisma, org.organizationId),
+    ];
     const earlier = new Date('2026-01-01T00:00:00.000Z');
     const [live1, live2, old, elsewhere] = [
       await insertApiKey(t.prisma, org.organizationId, account.id),
@@ -46,7 +60,12 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
     const key = await insertApiKey(t.prisma, org.organizationId, account.id);
     expect(await t.repo.findForAuthentication(key.accessKey)).toMatchObject({
       id: key.id,
-      businessAccount: { id: account.id, wabaId: account.wabaId, disconnectedAt: account.disconnectedAt, accessTokenEncrypted: account.accessTokenEncrypted },
+      businessAccount: {
+        id: account.id,
+        wabaId: account.wabaId,
+        disconnectedAt: account.disconnectedAt,
+        accessTokenEncrypted: account.accessTokenEncrypted,
+      },
     });
     expect(await t.repo.findForAuthentication('ak_unknown')).toBeNull();
 

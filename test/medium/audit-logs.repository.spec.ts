@@ -21,8 +21,16 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
 
     const first = await t.repo.page(org.organizationId, { page: 1, limit: 2 });
     expect([first.total, first.rows.map((r) => r.targetId)]).toEqual([3, ['c', 'b']]);
-    expect((await t.repo.page(org.organizationId, { page: 2, limit: 2 })).rows.map((r) => [r.targetId, r.details, r.operatorEmail])).toEqual([['a', { name: 'a' }, org.email]]);
-    expect((await t.repo.page(other.organizationId, { page: 1, limit: 10 })).rows.map((r) => r.targetId)).toEqual(['x']);
+    expect(
+      (await t.repo.page(org.organizationId, { page: 2, limit: 2 })).rows.map((r) => [
+        r.targetId,
+        r.details,
+        r.operatorEmail,
+      ]),
+    ).toEqual([['a', { name: 'a' }, org.email]]);
+    expect((await t.repo.page(other.organizationId, { page: 1, limit: 10 })).rows.map((r) => r.targetId)).toEqual([
+      'x',
+    ]);
     // 64-bit ids, read as numbers (the test tier starts them above 2^31): the console's JSON can hold them.
     for (const r of first.rows) expect(Number.isSafeInteger(r.id) && r.id > 2 ** 31).toBe(true);
   });
@@ -33,7 +41,10 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
     await expect(
       uow.run(async () => {
         await t.repo.append(org.organizationId, entry(org, 'rolled-back'));
-        await t.prisma.organization.update({ where: { id: '00000000-0000-0000-0000-000000000000' }, data: { name: 'nobody' } });
+        await t.prisma.organization.update({
+          where: { id: '00000000-0000-0000-0000-000000000000' },
+          data: { name: 'nobody' },
+        });
       }),
     ).rejects.toThrow();
     await uow.run(async () => {
@@ -41,6 +52,9 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
       // A nested unit joins the outer one.
       await uow.run(() => t.repo.append(org.organizationId, entry(org, 'nested')));
     });
-    expect((await t.repo.page(org.organizationId, { page: 1, limit: 10 })).rows.map((r) => r.targetId).sort()).toEqual(['kept', 'nested']);
+    expect((await t.repo.page(org.organizationId, { page: 1, limit: 10 })).rows.map((r) => r.targetId).sort()).toEqual([
+      'kept',
+      'nested',
+    ]);
   });
 });

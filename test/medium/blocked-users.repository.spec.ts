@@ -1,5 +1,11 @@
 import { BlockedUsersRepository } from '../../src/accounts/users/blocked-users.repository.js';
-import { insertBusinessAccount, insertOrganization, metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
+import {
+  insertBusinessAccount,
+  insertOrganization,
+  metaId,
+  recipient,
+  repositoryUnderTest,
+} from '../utils/factories.js';
 
 describe('BlockedUsersRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((_prisma, db) => new BlockedUsersRepository(db));
@@ -13,7 +19,15 @@ describe('BlockedUsersRepository (PostgreSQL)', () => {
     const bsuid = 'US.13491208655302741918';
     const resolved = recipient();
 
-    await t.repo.add(a.id, number, [{ user: phone, waId: phone }, { user: bsuid, waId: resolved }], org.operatorId);
+    await t.repo.add(
+      a.id,
+      number,
+      [
+        { user: phone, waId: phone },
+        { user: bsuid, waId: resolved },
+      ],
+      org.operatorId,
+    );
     await t.repo.add(a.id, number, [{ user: phone, waId: phone }], null); // again: kept once, first time kept
     expect(await t.repo.isBlocked(a.id, number, phone)).toBe(true);
     expect(await t.repo.isBlocked(a.id, number, bsuid)).toBe(true);

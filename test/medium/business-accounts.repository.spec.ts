@@ -18,7 +18,10 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect((await t.repo.list(mine.organizationId)).map((a) => a.id)).toEqual([account.id, gone.id]);
     expect(await t.repo.list(theirs.organizationId)).toEqual([]);
     // The console's pages: the same order, the organization's count.
-    expect(await t.repo.page(mine.organizationId, { page: 2, limit: 1 })).toEqual({ rows: [expect.objectContaining({ id: gone.id })], total: 2 });
+    expect(await t.repo.page(mine.organizationId, { page: 2, limit: 1 })).toEqual({
+      rows: [expect.objectContaining({ id: gone.id })],
+      total: 2,
+    });
     expect(await t.repo.page(theirs.organizationId, { page: 1, limit: 20 })).toEqual({ rows: [], total: 0 });
   });
 
@@ -26,7 +29,11 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
     const taken = await insertBusinessAccount(t.prisma, theirs.organizationId);
     const checkedAt = new Date('2026-01-02T03:04:05.000Z');
-    const created = await t.repo.create(mine.organizationId, { wabaId: `9${taken.wabaId}`, name: 'New' }, { accessTokenEncrypted: 'v1.x', checkedAt });
+    const created = await t.repo.create(
+      mine.organizationId,
+      { wabaId: `9${taken.wabaId}`, name: 'New' },
+      { accessTokenEncrypted: 'v1.x', checkedAt },
+    );
     // A connect stores a token it has just verified and subscribed with.
     expect(created).toMatchObject({
       organizationId: mine.organizationId,
@@ -39,8 +46,17 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
       credentialsCheckedAt: checkedAt,
       credentialsError: null,
     });
-    expect(await t.repo.create(mine.organizationId, { wabaId: taken.wabaId, name: 'Mine now' }, { accessTokenEncrypted: 'v1.y', checkedAt })).toBeNull();
-    expect(await t.repo.findAnyByWabaId(taken.wabaId)).toMatchObject({ organizationId: theirs.organizationId, name: 'Medium WABA' });
+    expect(
+      await t.repo.create(
+        mine.organizationId,
+        { wabaId: taken.wabaId, name: 'Mine now' },
+        { accessTokenEncrypted: 'v1.y', checkedAt },
+      ),
+    ).toBeNull();
+    expect(await t.repo.findAnyByWabaId(taken.wabaId)).toMatchObject({
+      organizationId: theirs.organizationId,
+      name: 'Medium WABA',
+    });
   });
 
   it('changes an account only within its organization', async () => {
@@ -50,25 +66,65 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
 
     await expect(t.repo.disconnect(theirs.organizationId, account.id, at)).rejects.toThrow();
     await expect(t.repo.markSynced(theirs.organizationId, account.id, 'templates', at)).rejects.toThrow();
-    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ disconnectedAt: null, templatesSyncedAt: null });
+    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
+      disconnectedAt: null,
+      templatesSyncedAt: null,
+    });
 
     await t.repo.markSynced(mine.organizationId, account.id, 'phoneNumbers', at);
-    expect(await t.repo.disconnect(mine.organizationId, account.id, at)).toMatchObject({ disconnectedAt: at, phoneNumbersSyncedAt: at, templatesSyncedAt: null });
+    expect(await t.repo.disconnect(mine.organizationId, account.id, at)).toMatchObject({
+      disconnectedAt: at,
+      phoneNumbersSyncedAt: at,
+      templatesSyncedAt: null,
+    });
     expect(await t.repo.findCredential(account.id)).toBeNull();
 
-    await expect(t.repo.reconnect(theirs.organizationId, account.id, { accessTokenEncrypted: 'v1.theirs', checkedAt: at }, 'Theirs')).rejects.toThrow();
-    await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: false, error: 'Session has expired (190)' }, at);
-    const back = await t.repo.reconnect(mine.organizationId, account.id, { accessTokenEncrypted: 'v1.new', checkedAt: at }, 'Renamed');
+    await expect(
+      t.repo.reconnect(
+        theirs.organizationId,
+        account.id,
+        { accessTokenEncrypted: 'v1.theirs', checkedAt: at },
+        'Theirs',
+      ),
+    ).rejects.toThrow();
+    await t.repo.recordCredentialCheck(
+      mine.organizationId,
+      account.id,
+      account.accessTokenEncrypted,
+      { valid: false, error: 'Session has expired (190)' },
+      at,
+    );
+    const back = await t.repo.reconnect(
+      mine.organizationId,
+      account.id,
+      { accessTokenEncrypted: 'v1.new', checkedAt: at },
+      'Renamed',
+    );
     // A replaced token is valid again (it was just verified).
-    expect(back).toMatchObject({ disconnectedAt: null, name: 'Renamed', accessTokenEncrypted: 'v1.new', credentialsValid: true, credentialsError: null, credentialsCheckedAt: at, webhooksSubscribed: true });
+    expect(back).toMatchObject({
+      disconnectedAt: null,
+      name: 'Renamed',
+      accessTokenEncrypted: 'v1.new',
+      credentialsValid: true,
+      credentialsError: null,
+      credentialsCheckedAt: at,
+      webhooksSubscribed: true,
+    });
     expect(await t.repo.findCredential(account.id)).toEqual({ wabaId: account.wabaId, accessTokenEncrypted: 'v1.new' });
   });
 
   it('walks every stored credential in id order (key rotation) and replaces one only if it is still the one read', async () => {
     const org = await insertOrganization(t.prisma);
-    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() })];
+    const [a, b] = [
+      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() }),
+    ];
     const walked: string[] = [];
-    for (let after: string | undefined, page; (page = await t.repo.credentialsAfter(after, 2)).length > 0; after = page[page.length - 1]!.id) {
+    for (
+      let after: string | undefined, page;
+      (page = await t.repo.credentialsAfter(after, 2)).length > 0;
+      after = page[page.length - 1]!.id
+    ) {
       expect(page.map((c) => c.id)).toEqual([...page.map((c) => c.id)].sort());
       walked.push(...page.map((c) => c.id));
     }
@@ -88,15 +144,36 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const at = new Date('2026-02-03T04:05:06.000Z');
     const rejected = { valid: false as const, error: 'Error validating access token (190)' };
 
-    expect(await t.repo.recordCredentialCheck(theirs.organizationId, account.id, account.accessTokenEncrypted, rejected, at)).toBeNull();
+    expect(
+      await t.repo.recordCredentialCheck(theirs.organizationId, account.id, account.accessTokenEncrypted, rejected, at),
+    ).toBeNull();
     // A token replaced since the check read it: the verdict was about the old one.
-    expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, 'v1.some-older-token', rejected, at)).toBeNull();
-    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: null });
+    expect(
+      await t.repo.recordCredentialCheck(mine.organizationId, account.id, 'v1.some-older-token', rejected, at),
+    ).toBeNull();
+    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
+      credentialsValid: true,
+      credentialsError: null,
+      credentialsCheckedAt: null,
+    });
 
-    expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at)).toMatchObject({ credentialsValid: false, credentialsError: rejected.error, credentialsCheckedAt: at });
-    expect(await t.repo.sendState(account.id)).toMatchObject({ credentialsValid: false, credentialsError: rejected.error });
+    expect(
+      await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at),
+    ).toMatchObject({ credentialsValid: false, credentialsError: rejected.error, credentialsCheckedAt: at });
+    expect(await t.repo.sendState(account.id)).toMatchObject({
+      credentialsValid: false,
+      credentialsError: rejected.error,
+    });
     const later = new Date(at.getTime() + 1000);
-    expect(await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: true }, later)).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: later });
+    expect(
+      await t.repo.recordCredentialCheck(
+        mine.organizationId,
+        account.id,
+        account.accessTokenEncrypted,
+        { valid: true },
+        later,
+      ),
+    ).toMatchObject({ credentialsValid: true, credentialsError: null, credentialsCheckedAt: later });
     expect(await t.repo.sendState(account.id)).toMatchObject({ credentialsValid: true, credentialsError: null });
   });
 
@@ -105,12 +182,19 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const account = await insertBusinessAccount(t.prisma, mine.organizationId);
     const at = (s: number) => new Date(Date.UTC(2026, 1, 3, 4, 5, s));
     const rejected = { valid: false as const, error: 'Error validating access token (190)' };
-    const cutOff = async () => (await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).readableUntil;
+    const cutOff = async () =>
+      (await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).readableUntil;
 
     await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at(1));
     await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at(2));
     expect(await cutOff()).toEqual(at(1));
-    await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, { valid: true }, at(3));
+    await t.repo.recordCredentialCheck(
+      mine.organizationId,
+      account.id,
+      account.accessTokenEncrypted,
+      { valid: true },
+      at(3),
+    );
     expect(await cutOff()).toBeNull();
     await t.repo.disconnect(mine.organizationId, account.id, at(4));
     expect(await cutOff()).toEqual(at(4));
@@ -126,12 +210,34 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
 
     // Credentials valid and connected: it stays.
     expect(await t.repo.takeOver(claimant.organizationId, account, credential, 'Claimed', at)).toBeNull();
-    await t.repo.recordCredentialCheck(holder.organizationId, account.id, account.accessTokenEncrypted, { valid: false, error: 'rejected (190)' }, at);
+    await t.repo.recordCredentialCheck(
+      holder.organizationId,
+      account.id,
+      account.accessTokenEncrypted,
+      { valid: false, error: 'rejected (190)' },
+      at,
+    );
     // The holder replaced its token since it was read: it stays.
-    expect(await t.repo.takeOver(claimant.organizationId, { ...account, accessTokenEncrypted: 'v2.k.older' }, credential, 'Claimed', at)).toBeNull();
+    expect(
+      await t.repo.takeOver(
+        claimant.organizationId,
+        { ...account, accessTokenEncrypted: 'v2.k.older' },
+        credential,
+        'Claimed',
+        at,
+      ),
+    ).toBeNull();
 
     const taken = await t.repo.takeOver(claimant.organizationId, account, credential, 'Claimed', at);
-    expect(taken).toMatchObject({ id: account.id, organizationId: claimant.organizationId, name: 'Claimed', accessTokenEncrypted: 'v2.k.claimant', credentialsValid: true, heldSince: at, readableUntil: null });
+    expect(taken).toMatchObject({
+      id: account.id,
+      organizationId: claimant.organizationId,
+      name: 'Claimed',
+      accessTokenEncrypted: 'v2.k.claimant',
+      credentialsValid: true,
+      heldSince: at,
+      readableUntil: null,
+    });
     await expect(t.repo.getOwned(holder.organizationId, account.wabaId)).rejects.toBeInstanceOf(NotFound);
   });
 
@@ -141,7 +247,12 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const current = await insertBusinessAccount(t.prisma, org.organizationId);
     await t.prisma.businessAccount.update({ where: { id: current.id }, data: { accessTokenEncrypted: 'v2.k0.a.b.c' } });
     const found: string[] = [];
-    for (let after: string | undefined, batch; (batch = await t.repo.legacyCredentialsAfter(after, 500)).length > 0; after = batch.at(-1)!.id) found.push(...batch.map((b) => b.id));
+    for (
+      let after: string | undefined, batch;
+      (batch = await t.repo.legacyCredentialsAfter(after, 500)).length > 0;
+      after = batch.at(-1)!.id
+    )
+      found.push(...batch.map((b) => b.id));
     expect(found).toContain(legacy.id);
     expect(found).not.toContain(current.id);
   });
@@ -151,8 +262,14 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const account = await insertBusinessAccount(t.prisma, mine.organizationId);
     const at = new Date('2026-02-03T04:05:06.000Z');
     await expect(t.repo.markWebhooksSubscribed(theirs.organizationId, account.id, at)).rejects.toThrow();
-    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({ webhooksSubscribed: false, webhooksCheckedAt: null });
-    expect(await t.repo.markWebhooksSubscribed(mine.organizationId, account.id, at)).toMatchObject({ webhooksSubscribed: true, webhooksCheckedAt: at });
+    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
+      webhooksSubscribed: false,
+      webhooksCheckedAt: null,
+    });
+    expect(await t.repo.markWebhooksSubscribed(mine.organizationId, account.id, at)).toMatchObject({
+      webhooksSubscribed: true,
+      webhooksCheckedAt: at,
+    });
   });
 
   it('lists the connected accounts due for a credential check, in id order after a given id', async () => {
@@ -162,11 +279,18 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const stale = await insertBusinessAccount(t.prisma, org.organizationId);
     const fresh = await insertBusinessAccount(t.prisma, org.organizationId);
     const gone = await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() });
-    await t.prisma.businessAccount.update({ where: { id: stale.id }, data: { credentialsCheckedAt: new Date(dueBefore.getTime() - 1) } });
+    await t.prisma.businessAccount.update({
+      where: { id: stale.id },
+      data: { credentialsCheckedAt: new Date(dueBefore.getTime() - 1) },
+    });
     await t.prisma.businessAccount.update({ where: { id: fresh.id }, data: { credentialsCheckedAt: dueBefore } });
 
     const walked: string[] = [];
-    for (let after: string | undefined, page; (page = await t.repo.credentialChecksDue(dueBefore, after, 2)).length > 0; after = page[page.length - 1]!.id) {
+    for (
+      let after: string | undefined, page;
+      (page = await t.repo.credentialChecksDue(dueBefore, after, 2)).length > 0;
+      after = page[page.length - 1]!.id
+    ) {
       expect(page.map((c) => c.id)).toEqual([...page.map((c) => c.id)].sort());
       walked.push(...page.map((c) => c.id));
     }
@@ -174,20 +298,43 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(walked).not.toContain(fresh.id);
     expect(walked).not.toContain(gone.id);
     const [row] = (await t.repo.credentialChecksDue(dueBefore, undefined, 100_000)).filter((c) => c.id === never.id);
-    expect(row).toEqual({ id: never.id, organizationId: org.organizationId, wabaId: never.wabaId, accessTokenEncrypted: never.accessTokenEncrypted });
+    expect(row).toEqual({
+      id: never.id,
+      organizationId: org.organizationId,
+      wabaId: never.wabaId,
+      accessTokenEncrypted: never.accessTokenEncrypted,
+    });
   });
 
-  it("locks the standings of the named accounts, writes them back once, and serves a send the ban state and restrictions", async () => {
+  it('locks the standings of the named accounts, writes them back once, and serves a send the ban state and restrictions', async () => {
     const org = await insertOrganization(t.prisma);
-    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
-    expect(await t.repo.sendState(a.id)).toEqual({ credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [], marketingMessagesStatus: null });
+    const [a, b] = [
+      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.prisma, org.organizationId),
+    ];
+    expect(await t.repo.sendState(a.id)).toEqual({
+      credentialsValid: true,
+      credentialsError: null,
+      banState: null,
+      banDate: null,
+      restrictions: [],
+      marketingMessagesStatus: null,
+    });
 
     const at = new Date('2026-11-24T12:00:00.000Z');
     await new UnitOfWork(t.db).run(async (tx) => {
       const locked = await t.repo.lockStandings(tx, [a.wabaId, b.wabaId, 'not-an-account']);
       expect(locked.map((l) => l.id)).toEqual([a.id, b.id].sort());
       const mine = locked.find((l) => l.id === a.id)!;
-      expect(mine).toMatchObject({ wabaId: a.wabaId, banState: null, restrictions: [], pricingTiers: [], alerts: [], updatedAt: null, times: {} });
+      expect(mine).toMatchObject({
+        wabaId: a.wabaId,
+        banState: null,
+        restrictions: [],
+        pricingTiers: [],
+        alerts: [],
+        updatedAt: null,
+        times: {},
+      });
       Object.assign(mine, {
         banState: 'DISABLE',
         banDate: 'November 24, 2026',
@@ -197,29 +344,70 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
       });
       await t.repo.writeStandings(tx, [mine]);
     });
-    expect(await t.repo.sendState(a.id)).toMatchObject({ banState: 'DISABLE', banDate: 'November 24, 2026', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }] });
+    expect(await t.repo.sendState(a.id)).toMatchObject({
+      banState: 'DISABLE',
+      banDate: 'November 24, 2026',
+      restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }],
+    });
     expect(await t.repo.sendState(b.id)).toMatchObject({ banState: null, banDate: null, restrictions: [] });
-    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({ standingUpdatedAt: at, standingTimes: { ban: at.toISOString() } });
+    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({
+      standingUpdatedAt: at,
+      standingTimes: { ban: at.toISOString() },
+    });
   });
 
   it('records the Marketing Messages API onboarding: read with a credential check, or signed (webhook, newest by Meta’s time wins)', async () => {
     const org = await insertOrganization(t.prisma);
-    const [a, b] = [await insertBusinessAccount(t.prisma, org.organizationId), await insertBusinessAccount(t.prisma, org.organizationId)];
+    const [a, b] = [
+      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.prisma, org.organizationId),
+    ];
     const checkedAt = new Date('2026-11-26T08:00:00.000Z');
-    await t.repo.recordCredentialCheck(org.organizationId, a.id, a.accessTokenEncrypted, { valid: true, marketingMessagesStatus: 'INELIGIBLE_COUNTRY' }, checkedAt);
-    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({ marketingMessagesStatus: 'INELIGIBLE_COUNTRY', marketingMessagesUpdatedAt: checkedAt });
+    await t.repo.recordCredentialCheck(
+      org.organizationId,
+      a.id,
+      a.accessTokenEncrypted,
+      { valid: true, marketingMessagesStatus: 'INELIGIBLE_COUNTRY' },
+      checkedAt,
+    );
+    expect(await t.repo.getOwned(org.organizationId, a.wabaId)).toMatchObject({
+      marketingMessagesStatus: 'INELIGIBLE_COUNTRY',
+      marketingMessagesUpdatedAt: checkedAt,
+    });
     // A check whose answer did not carry the field leaves what is known.
-    await t.repo.recordCredentialCheck(org.organizationId, a.id, a.accessTokenEncrypted, { valid: true }, new Date('2026-11-26T08:30:00.000Z'));
+    await t.repo.recordCredentialCheck(
+      org.organizationId,
+      a.id,
+      a.accessTokenEncrypted,
+      { valid: true },
+      new Date('2026-11-26T08:30:00.000Z'),
+    );
     expect(await t.repo.sendState(a.id)).toMatchObject({ marketingMessagesStatus: 'INELIGIBLE_COUNTRY' });
 
     const signedAt = new Date('2026-11-26T09:00:00.000Z');
-    await new UnitOfWork(t.db).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: a.wabaId, at: signedAt }, { wabaId: 'not-an-account', at: signedAt }]));
+    await new UnitOfWork(t.db).run((tx) =>
+      t.repo.markMarketingMessagesOnboarded(tx, [
+        { wabaId: a.wabaId, at: signedAt },
+        { wabaId: 'not-an-account', at: signedAt },
+      ]),
+    );
     expect(await t.repo.sendState(a.id)).toMatchObject({ marketingMessagesStatus: 'ONBOARDED' });
     expect(await t.repo.sendState(b.id)).toMatchObject({ marketingMessagesStatus: null });
 
     // A check read before the signature (an older time) does not undo it; the webhook delivered late does not either.
-    await t.repo.recordCredentialCheck(org.organizationId, b.id, b.accessTokenEncrypted, { valid: true, marketingMessagesStatus: 'ONBOARDED' }, signedAt);
-    await new UnitOfWork(t.db).run((tx) => t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: b.wabaId, at: checkedAt }]));
-    expect(await t.repo.getOwned(org.organizationId, b.wabaId)).toMatchObject({ marketingMessagesStatus: 'ONBOARDED', marketingMessagesUpdatedAt: signedAt });
+    await t.repo.recordCredentialCheck(
+      org.organizationId,
+      b.id,
+      b.accessTokenEncrypted,
+      { valid: true, marketingMessagesStatus: 'ONBOARDED' },
+      signedAt,
+    );
+    await new UnitOfWork(t.db).run((tx) =>
+      t.repo.markMarketingMessagesOnboarded(tx, [{ wabaId: b.wabaId, at: checkedAt }]),
+    );
+    expect(await t.repo.getOwned(org.organizationId, b.wabaId)).toMatchObject({
+      marketingMessagesStatus: 'ONBOARDED',
+      marketingMessagesUpdatedAt: signedAt,
+    });
   });
 });

@@ -2,7 +2,13 @@ import { CampaignRecipientsRepository } from '../../src/campaigns/campaign-recip
 import { CampaignsRepository } from '../../src/campaigns/campaigns.repository.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { MessagesRepository } from '../../src/messages/messages.repository.js';
-import { insertBusinessAccount, insertOrganization, metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
+import {
+  insertBusinessAccount,
+  insertOrganization,
+  metaId,
+  recipient,
+  repositoryUnderTest,
+} from '../utils/factories.js';
 
 describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((_prisma, db) => ({
@@ -19,8 +25,20 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
     const phoneNumberId = metaId();
     const tos = Array.from({ length: n }, () => recipient());
     const campaign = await t.repo.uow.run(async () => {
-      const c = await t.repo.campaigns.create(account.id, { name: 'c', phoneNumberId, templateName: 'hello_world', templateLanguage: 'en_US', templateCategory: 'UTILITY', upstreamApi: 'cloud_api', total: n, createdById: org.operatorId });
-      await t.repo.recipients.insertAll(c.id, tos.map((to) => ({ to, userId: null, components: null })));
+      const c = await t.repo.campaigns.create(account.id, {
+        name: 'c',
+        phoneNumberId,
+        templateName: 'hello_world',
+        templateLanguage: 'en_US',
+        templateCategory: 'UTILITY',
+        upstreamApi: 'cloud_api',
+        total: n,
+        createdById: org.operatorId,
+      });
+      await t.repo.recipients.insertAll(
+        c.id,
+        tos.map((to) => ({ to, userId: null, components: null })),
+      );
       return c;
     });
     return { account, campaign, tos, phoneNumberId };
@@ -35,15 +53,32 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
         tx,
         c.account.id,
         c.campaign.id,
-        claimed.map((r) => ({ apiKeyId: null, phoneNumberId: c.phoneNumberId, to: r.to, userId: r.userId, upstreamApi: 'cloud_api', type: 'template', templateName: 'hello_world', templateLanguage: 'en_US', content: { components: [] } })),
+        claimed.map((r) => ({
+          apiKeyId: null,
+          phoneNumberId: c.phoneNumberId,
+          to: r.to,
+          userId: r.userId,
+          upstreamApi: 'cloud_api',
+          type: 'template',
+          templateName: 'hello_world',
+          templateLanguage: 'en_US',
+          content: { components: [] },
+        })),
       );
-      await t.repo.recipients.attachMessages(tx, claimed.map((r) => r.id), ids);
+      await t.repo.recipients.attachMessages(
+        tx,
+        claimed.map((r) => r.id),
+        ids,
+      );
       return claimed.map((r, i) => ({ ...r, messageId: ids[i]! }));
     });
 
   it('leases a campaign to one runner at a time; an expired lease is taken over, naming the previous owner', async () => {
     const c = await campaignOf(3);
-    expect(await t.repo.campaigns.acquireLease(c.campaign.id, 'a', 60_000)).toMatchObject({ id: c.campaign.id, previousOwner: null });
+    expect(await t.repo.campaigns.acquireLease(c.campaign.id, 'a', 60_000)).toMatchObject({
+      id: c.campaign.id,
+      previousOwner: null,
+    });
     expect(await t.repo.campaigns.acquireLease(c.campaign.id, 'b', 60_000)).toBeNull();
     expect(await t.repo.campaigns.renewLease(c.campaign.id, 'b', 60_000)).toBeNull();
     expect(await t.repo.campaigns.renewLease(c.campaign.id, 'a', 1)).toEqual({ status: 'running', run: 1 });
@@ -66,24 +101,47 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
     await t.repo.uow.run(() => t.repo.campaigns.transition(other.account.id, other.campaign.id, ['running'], 'paused'));
     expect(await claim(other, 'a', 10)).toBeNull();
     // Another account cannot move it.
-    expect(await t.repo.uow.run(() => t.repo.campaigns.transition(c.account.id, other.campaign.id, ['paused'], 'running'))).toBeNull();
+    expect(
+      await t.repo.uow.run(() => t.repo.campaigns.transition(c.account.id, other.campaign.id, ['paused'], 'running')),
+    ).toBeNull();
   });
 
   it("shows each recipient's message status, sends failed ones back on retry, and cancels what is not claimed", async () => {
     const c = await campaignOf(5);
     await t.repo.campaigns.acquireLease(c.campaign.id, 'a', 60_000);
     const claimed = (await claim(c, 'a', 3))!;
-    await t.repo.messages.markSentMany(c.account.id, [{ messageId: claimed[0]!.messageId, wamid: `wamid.${claimed[0]!.messageId}`, at: new Date() }]);
-    await t.repo.messages.markFailedMany(c.account.id, [{ messageId: claimed[1]!.messageId, error: { code: 131026, title: 'Message undeliverable', detail: null, category: 'permanent' } }]);
+    await t.repo.messages.markSentMany(c.account.id, [
+      { messageId: claimed[0]!.messageId, wamid: `wamid.${claimed[0]!.messageId}`, at: new Date() },
+    ]);
+    await t.repo.messages.markFailedMany(c.account.id, [
+      {
+        messageId: claimed[1]!.messageId,
+        error: { code: 131026, title: 'Message undeliverable', detail: null, category: 'permanent' },
+      },
+    ]);
     expect(await t.repo.recipients.counts(c.campaign.id)).toMatchObject({ pending: 2, sending: 1, sent: 1, failed: 1 });
-    expect(await t.repo.recipients.unsettled(c.campaign.id)).toEqual([expect.objectContaining({ id: claimed[2]!.id, messageId: claimed[2]!.messageId, claimedBy: 'a' })]);
+    expect(await t.repo.recipients.unsettled(c.campaign.id)).toEqual([
+      expect.objectContaining({ id: claimed[2]!.id, messageId: claimed[2]!.messageId, claimedBy: 'a' }),
+    ]);
     const failed = await t.repo.recipients.page(c.campaign.id, 'failed', { page: 1, limit: 10 });
     expect(failed.total).toBe(1);
-    expect(failed.rows[0]).toMatchObject({ to: c.tos[1], status: 'failed', errorCode: 131026, errorTitle: 'Message undeliverable', attempts: 1 });
+    expect(failed.rows[0]).toMatchObject({
+      to: c.tos[1],
+      status: 'failed',
+      errorCode: 131026,
+      errorTitle: 'Message undeliverable',
+      attempts: 1,
+    });
 
     expect(await t.repo.uow.run(() => t.repo.recipients.requeueFailed(c.campaign.id))).toBe(1);
     expect(await t.repo.uow.run(() => t.repo.recipients.cancelPending(c.campaign.id))).toBe(3);
-    expect(await t.repo.recipients.counts(c.campaign.id)).toMatchObject({ pending: 0, sending: 1, sent: 1, failed: 0, cancelled: 3 });
+    expect(await t.repo.recipients.counts(c.campaign.id)).toMatchObject({
+      pending: 0,
+      sending: 1,
+      sent: 1,
+      failed: 0,
+      cancelled: 3,
+    });
     // A runner's own claims go back to pending (or cancelled) only while they are still its own.
     await t.repo.sql.run((tx) => t.repo.recipients.requeue(tx, [claimed[2]!.id], 'someone else', 'pending'));
     expect((await t.repo.recipients.counts(c.campaign.id)).sending).toBe(1);

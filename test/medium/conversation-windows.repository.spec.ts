@@ -1,10 +1,14 @@
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
-import { ConversationWindowsRepository, type InboundContact } from '../../src/messages/conversation-windows.repository.js';
+import {
+  ConversationWindowsRepository,
+  type InboundContact,
+} from '../../src/messages/conversation-windows.repository.js';
 import { metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('ConversationWindowsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((_prisma, db) => new ConversationWindowsRepository(db));
-  const openOrRenew = (contacts: InboundContact[]) => new UnitOfWork(t.db).run((tx) => t.repo.openOrRenew(tx, contacts));
+  const openOrRenew = (contacts: InboundContact[]) =>
+    new UnitOfWork(t.db).run((tx) => t.repo.openOrRenew(tx, contacts));
   /** When the customer last wrote to this business number, as the send path reads it (null: no window). */
   const lastInbound = (phoneNumberId: string, customer: string) => t.repo.lastInboundAt(phoneNumberId, customer);
   const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
@@ -53,7 +57,9 @@ describe('ConversationWindowsRepository (PostgreSQL)', () => {
     const readDuringChunk = await new UnitOfWork(t.db).run(async (tx) => {
       await t.repo.openOrRenew(tx, [{ ...contact, at: at(40) }]);
       // The chunk holds the window's row lock: the send path neither waits for it nor sees its uncommitted renewal.
-      const waited = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2000).unref());
+      const waited = new Promise<string>((resolve) =>
+        setTimeout(() => resolve('still waiting after 2 s'), 2000).unref(),
+      );
       return Promise.race([lastInbound(contact.phoneNumberId, contact.recipient), waited]);
     });
     expect(readDuringChunk).toEqual(at(10));

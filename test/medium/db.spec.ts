@@ -16,22 +16,36 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
   afterAll(() => db.close());
 
   const openWindow = prepared('test_db_open_window', (q, p: { phoneNumberId: string; recipient: string; at: Date }) =>
-    q.insertInto('conversation_windows').values({ phone_number_id: p.phoneNumberId, recipient: p.recipient, waba_id: 'test', last_inbound_at: p.at }),
+    q
+      .insertInto('conversation_windows')
+      .values({ phone_number_id: p.phoneNumberId, recipient: p.recipient, waba_id: 'test', last_inbound_at: p.at }),
   );
   const windowOf = prepared('test_db_window', (q, p: { phoneNumberId: string; recipient: string }) =>
-    q.selectFrom('conversation_windows').select(['recipient', 'last_inbound_at as lastInboundAt']).where('phone_number_id', '=', p.phoneNumberId).where('recipient', '=', p.recipient),
+    q
+      .selectFrom('conversation_windows')
+      .select(['recipient', 'last_inbound_at as lastInboundAt'])
+      .where('phone_number_id', '=', p.phoneNumberId)
+      .where('recipient', '=', p.recipient),
   );
   const contact = () => ({ phoneNumberId: metaId(), recipient: recipient() });
   const at = new Date('2026-03-01T10:00:00.123Z');
 
   it('runs a prepared statement under its name, with constants of the builder kept and parameters bound per run', async () => {
-    const statusOf = prepared('test_db_constants', (q, p: { n: number }) => q.selectNoFrom((eb) => [eb.val(p.n).as('n'), eb.val('fixed').as('c')]));
-    expect(statusOf.query({ n: 7 })).toEqual({ name: 'sql_test_db_constants', text: 'select $1 as "n", $2 as "c"', values: [7, 'fixed'] });
+    const statusOf = prepared('test_db_constants', (q, p: { n: number }) =>
+      q.selectNoFrom((eb) => [eb.val(p.n).as('n'), eb.val('fixed').as('c')]),
+    );
+    expect(statusOf.query({ n: 7 })).toEqual({
+      name: 'sql_test_db_constants',
+      text: 'select $1 as "n", $2 as "c"',
+      values: [7, 'fixed'],
+    });
     const client = await db.pool.connect();
     try {
       const { rows } = await client.query(statusOf.query({ n: 7 }));
       expect(rows).toEqual([{ n: '7', c: 'fixed' }]);
-      const { rows: prepared } = await client.query(`SELECT name FROM pg_prepared_statements WHERE name = 'sql_test_db_constants'`);
+      const { rows: prepared } = await client.query(
+        `SELECT name FROM pg_prepared_statements WHERE name = 'sql_test_db_constants'`,
+      );
       expect(prepared).toHaveLength(1);
     } finally {
       client.release();
@@ -39,21 +53,38 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
   });
 
   it('runs a planned statement unnamed', () => {
-    const planned = prepared('test_db_planned', (q, p: { n: number }) => q.selectNoFrom((eb) => eb.val(p.n).as('n')), { planned: true });
+    const planned = prepared('test_db_planned', (q, p: { n: number }) => q.selectNoFrom((eb) => eb.val(p.n).as('n')), {
+      planned: true,
+    });
     expect(planned.query({ n: 1 })).toEqual({ text: 'select $1 as "n"', values: [1] });
   });
 
   it('reads int8 as a number (ids stay JSON numbers), refusing one a number cannot hold exactly', async () => {
-    const rows = await db.on().selectNoFrom((eb) => [eb.cast<number>(eb.val('3000000000'), 'bigint').as('id'), eb.fn.countAll<number>().as('n')]).execute();
+    const rows = await db
+      .on()
+      .selectNoFrom((eb) => [
+        eb.cast<number>(eb.val('3000000000'), 'bigint').as('id'),
+        eb.fn.countAll<number>().as('n'),
+      ])
+      .execute();
     expect(rows).toEqual([{ id: 3000000000, n: 1 }]);
-    await expect(db.on().selectNoFrom((eb) => eb.cast<number>(eb.val('9007199254740993'), 'bigint').as('id')).execute()).rejects.toThrow(RangeError);
+    await expect(
+      db
+        .on()
+        .selectNoFrom((eb) => eb.cast<number>(eb.val('9007199254740993'), 'bigint').as('id'))
+        .execute(),
+    ).rejects.toThrow(RangeError);
   });
 
   it('commits every statement of a unit of work together, those given the Tx and Kysely statements joining it alike', async () => {
     const [a, b] = [contact(), contact()];
     await uow.run(async (tx) => {
       await db.exec(openWindow, { ...a, at }, tx);
-      await db.on().insertInto('conversation_windows').values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at }).execute();
+      await db
+        .on()
+        .insertInto('conversation_windows')
+        .values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at })
+        .execute();
       // Not visible outside before the commit: a prepared statement not given the Tx runs on the pool (the send path's
       // group commits must never run inside the transaction of whichever caller started a batch).
       expect((await db.exec(windowOf, a)).rows).toEqual([]);
@@ -94,12 +125,22 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
     // A write given the Tx, or built with Kysely inside (it joins), runs in the snapshot, which is read-only.
     const b = contact();
     await expect(uow.snapshot((tx) => db.exec(openWindow, { ...b, at }, tx))).rejects.toMatchObject({ code: '25006' });
-    const write = () => db.on().insertInto('conversation_windows').values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at }).execute();
+    const write = () =>
+      db
+        .on()
+        .insertInto('conversation_windows')
+        .values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at })
+        .execute();
     await expect(uow.snapshot(write)).rejects.toMatchObject({ code: '25006' });
     expect((await db.exec(windowOf, b)).rows).toEqual([]);
   });
 
   it('refuses Kysely transactions: the unit of work is the one way to a transaction', async () => {
-    await expect(db.on().transaction().execute(async () => undefined)).rejects.toThrow(/UnitOfWork/);
+    await expect(
+      db
+        .on()
+        .transaction()
+        .execute(async () => undefined),
+    ).rejects.toThrow(/UnitOfWork/);
   });
 });

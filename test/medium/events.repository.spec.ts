@@ -1,7 +1,15 @@
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { inTransaction } from '../../src/core/prisma/sql.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
-import { eventRow, eventually, insertDelivery, metaId, momentIn, repositoryUnderTest, wamid } from '../utils/factories.js';
+import {
+  eventRow,
+  eventually,
+  insertDelivery,
+  metaId,
+  momentIn,
+  repositoryUnderTest,
+  wamid,
+} from '../utils/factories.js';
 
 describe('EventsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((_prisma, db) => new EventsRepository(db));
@@ -21,7 +29,11 @@ describe('EventsRepository (PostgreSQL)', () => {
     it('stores a dedupe key once, and returns only what this call inserted', async () => {
       const wabaId = metaId();
       const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
-      const [a, b, c] = [eventRow(delivery.id, wabaId), eventRow(delivery.id, wabaId, { status: 'read' }), eventRow(delivery.id, wabaId)];
+      const [a, b, c] = [
+        eventRow(delivery.id, wabaId),
+        eventRow(delivery.id, wabaId, { status: 'read' }),
+        eventRow(delivery.id, wabaId),
+      ];
       const redelivered = { ...a, title: 'the same item again' };
 
       const first = await insert([a, redelivered, b]);
@@ -33,7 +45,13 @@ describe('EventsRepository (PostgreSQL)', () => {
       const page = await t.repo.page(wabaId, {}, everything);
       expect(page.total).toBe(3);
       expect(page.rows.map((e) => e.dedupeKey).sort()).toEqual([a.dedupeKey, b.dedupeKey, c.dedupeKey].sort());
-      expect(page.rows.find((e) => e.dedupeKey === b.dedupeKey)).toMatchObject({ deliveryId: delivery.id, status: 'read', kind: 'status_update', processed: false, processedAt: null });
+      expect(page.rows.find((e) => e.dedupeKey === b.dedupeKey)).toMatchObject({
+        deliveryId: delivery.id,
+        status: 'read',
+        kind: 'status_update',
+        processed: false,
+        processedAt: null,
+      });
     });
 
     it('marks rows stored as applied processed, with the time', async () => {
@@ -69,7 +87,10 @@ describe('EventsRepository (PostgreSQL)', () => {
     const elsewhere = await stored(wabaId, {});
     const stale = await stored(wabaId, {});
     const since = new Date(Date.now() - 60_000);
-    await t.prisma.event.updateMany({ where: { id: stale.ids[0]! }, data: { createdAt: new Date(since.getTime() - 1) } });
+    await t.prisma.event.updateMany({
+      where: { id: stale.ids[0]! },
+      data: { createdAt: new Date(since.getTime() - 1) },
+    });
 
     const pending = await t.repo.pendingOf([two.deliveryId, one.deliveryId, stale.deliveryId], since);
     expect(pending.map((e) => [e.id, e.deliveryId])).toEqual(
@@ -94,12 +115,16 @@ describe('EventsRepository (PostgreSQL)', () => {
         throw new Error('effect failed');
       }),
     ).rejects.toThrow('effect failed');
-    expect((await t.repo.pendingOf([deliveryId], since)).map((e) => e.id)).toEqual([ids[0]!, ids[1]!].sort((x, y) => x - y));
+    expect((await t.repo.pendingOf([deliveryId], since)).map((e) => e.id)).toEqual(
+      [ids[0]!, ids[1]!].sort((x, y) => x - y),
+    );
 
     expect(await unitOfWork().run((tx) => t.repo.claim(tx, refs))).toEqual(new Set([ids[0], ids[1]]));
     expect(await unitOfWork().run((tx) => t.repo.claim(tx, refs))).toEqual(new Set());
     expect(await t.repo.pendingOf([deliveryId], since)).toEqual([]);
-    expect((await t.repo.page(wabaId, {}, everything)).rows.every((e) => e.processed && e.processedAt instanceof Date)).toBe(true);
+    expect(
+      (await t.repo.page(wabaId, {}, everything)).rows.every((e) => e.processed && e.processedAt instanceof Date),
+    ).toBe(true);
   });
 
   it('lists deliveries with statuses still waiting, until their tries run out', async () => {
@@ -121,24 +146,40 @@ describe('EventsRepository (PostgreSQL)', () => {
     await age(tooNew.ids, 20);
     const query = { maxAttempts: 3, createdAfter: at(0), createdBefore: at(20), limit: 10 };
 
-    expect((await t.repo.deliveriesWithWaitingStatuses(query)).sort((x, y) => x - y)).toEqual([waiting.deliveryId, alsoWaiting.deliveryId]);
+    expect((await t.repo.deliveriesWithWaitingStatuses(query)).sort((x, y) => x - y)).toEqual([
+      waiting.deliveryId,
+      alsoWaiting.deliveryId,
+    ]);
     expect(await t.repo.deliveriesWithWaitingStatuses({ ...query, limit: 1 })).toHaveLength(1);
 
     // Each run that finds them still waiting counts a try; processed events are not counted.
     const aged = [...waiting.ids, ...applied.ids].map((id) => ({ id, createdAt: at(10) }));
     for (let run = 0; run < 3; run++) await unitOfWork().run((tx) => t.repo.countWait(tx, aged));
     expect(await t.repo.deliveriesWithWaitingStatuses(query)).toEqual([alsoWaiting.deliveryId]);
-    const attempts = await t.prisma.event.findMany({ where: { id: { in: [...waiting.ids, ...applied.ids] } }, orderBy: { id: 'asc' }, select: { attempts: true } });
+    const attempts = await t.prisma.event.findMany({
+      where: { id: { in: [...waiting.ids, ...applied.ids] } },
+      orderBy: { id: 'asc' },
+      select: { attempts: true },
+    });
     expect(attempts.map((e) => e.attempts)).toEqual([3, 3, 0]);
   });
 
   it("gives a message's status history oldest first: status updates of that account and wamid only", async () => {
     const [wabaId, otherWabaId, w] = [metaId(), metaId(), wamid()];
     const second = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, s));
-    const of = (status: string | null, upstreamTimestamp: Date | null, more: Partial<EventRow> = {}) => ({ messageId: w, status, upstreamTimestamp, ...more });
+    const of = (status: string | null, upstreamTimestamp: Date | null, more: Partial<EventRow> = {}) => ({
+      messageId: w,
+      status,
+      upstreamTimestamp,
+      ...more,
+    });
     // Meta's deliveries arrive out of order (read before sent); a tie in the same second keeps the order of arrival.
     await stored(wabaId, of('read', second(7)), of('sent', second(1)));
-    await stored(wabaId, of('delivered', second(7)), of(null, second(0), { kind: 'inbound_message', eventType: 'messages' }));
+    await stored(
+      wabaId,
+      of('delivered', second(7)),
+      of(null, second(0), { kind: 'inbound_message', eventType: 'messages' }),
+    );
     await stored(wabaId, of('failed', null), { status: 'sent', upstreamTimestamp: second(2) });
     await stored(otherWabaId, of('delivered', second(3)));
 
@@ -150,14 +191,21 @@ describe('EventsRepository (PostgreSQL)', () => {
       ['failed', null],
     ]);
     expect(history.every((e) => e.createdAt instanceof Date)).toBe(true);
-    expect(await t.repo.statusHistory(otherWabaId, w)).toEqual([expect.objectContaining({ status: 'delivered', upstreamTimestamp: second(3) })]);
+    expect(await t.repo.statusHistory(otherWabaId, w)).toEqual([
+      expect.objectContaining({ status: 'delivered', upstreamTimestamp: second(3) }),
+    ]);
     expect(await t.repo.statusHistory(wabaId, wamid())).toEqual([]);
   });
 
   it("pages one business account's events newest first, with exact totals under every filter", async () => {
     const [wabaId, otherWabaId] = [metaId(), metaId()];
     const customer = '447700900123';
-    const first = await stored(wabaId, { recipient: customer }, { status: 'read', recipient: customer }, { kind: 'inbound_message', status: null });
+    const first = await stored(
+      wabaId,
+      { recipient: customer },
+      { status: 'read', recipient: customer },
+      { kind: 'inbound_message', status: null },
+    );
     const second = await stored(wabaId, { status: 'failed', errorCode: 131026, errorTitle: 'Message undeliverable' });
     await stored(otherWabaId, { recipient: customer }, { status: 'read' });
     const newestFirst = [...second.ids, ...first.ids].sort((x, y) => y - x);
@@ -166,7 +214,13 @@ describe('EventsRepository (PostgreSQL)', () => {
     expect([page1.total, page1.rows.map((e) => e.id)]).toEqual([4, newestFirst.slice(0, 3)]);
     const page2 = await t.repo.page(wabaId, {}, { page: 2, limit: 3 });
     expect([page2.total, page2.rows.map((e) => e.id)]).toEqual([4, newestFirst.slice(3)]);
-    expect(page1.rows[0]).toMatchObject({ wabaId, deliveryId: second.deliveryId, status: 'failed', errorCode: 131026, errorTitle: 'Message undeliverable' });
+    expect(page1.rows[0]).toMatchObject({
+      wabaId,
+      deliveryId: second.deliveryId,
+      status: 'failed',
+      errorCode: 131026,
+      errorTitle: 'Message undeliverable',
+    });
 
     const totalOf = async (filter: Parameters<EventsRepository['page']>[1]) => {
       const { rows, total } = await t.repo.page(wabaId, filter, everything);
@@ -177,7 +231,9 @@ describe('EventsRepository (PostgreSQL)', () => {
     expect(await totalOf({ kind: 'status_update', status: 'read' })).toEqual([1, 1]);
     expect(await totalOf({ status: 'failed' })).toEqual([1, 1]);
     expect(await totalOf({ recipient: customer })).toEqual([2, 2]);
-    expect(await totalOf({ messageId: (await t.repo.page(wabaId, { status: 'failed' }, everything)).rows[0]!.messageId! })).toEqual([1, 1]);
+    expect(
+      await totalOf({ messageId: (await t.repo.page(wabaId, { status: 'failed' }, everything)).rows[0]!.messageId! }),
+    ).toEqual([1, 1]);
     expect(await totalOf({ since: new Date(Date.now() - 60_000), kind: 'inbound_message' })).toEqual([1, 1]);
     expect(await totalOf({ until: new Date(Date.now() - 60_000) })).toEqual([0, 0]);
     expect(await t.repo.page(metaId(), {}, everything)).toEqual({ rows: [], total: 0 });
@@ -187,7 +243,12 @@ describe('EventsRepository (PostgreSQL)', () => {
     const [wabaId, otherWabaId] = [metaId(), metaId()];
     const userId = 'US.13491208655302741918';
     const pricing = { pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true };
-    const mine = await stored(wabaId, { recipient: null, userId, pricing }, { kind: 'inbound_message', status: null, recipient: null, userId }, {});
+    const mine = await stored(
+      wabaId,
+      { recipient: null, userId, pricing },
+      { kind: 'inbound_message', status: null, recipient: null, userId },
+      {},
+    );
     await stored(otherWabaId, { userId });
     const { rows, total } = await t.repo.page(wabaId, { userId }, everything);
     expect([total, rows.map((e) => e.id).sort()]).toEqual([2, mine.ids.slice(0, 2).sort()]);
@@ -203,7 +264,10 @@ describe('EventsRepository (PostgreSQL)', () => {
     // with sequential scans off it still has to pick the partial index of each partition (their names end the same).
     const plan = await inTransaction(t.prisma.pool, async (client) => {
       await client.query('SET LOCAL enable_seqscan = off');
-      return client.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT id FROM events WHERE waba_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC LIMIT 20`, [wabaId, userId]);
+      return client.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT id FROM events WHERE waba_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC LIMIT 20`,
+        [wabaId, userId],
+      );
     });
     expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('waba_id_user_id_created_at_id_idx');
   });
@@ -232,7 +296,9 @@ describe('EventsRepository (PostgreSQL)', () => {
         ),
       );
       const rows = plans.flatMap((p) => p.rows);
-      expect(new Set(rows.map((r) => r.name.replace(/_[^_]*$/, '')))).toEqual(new Set(['sql_events_page', 'sql_events_feed']));
+      expect(new Set(rows.map((r) => r.name.replace(/_[^_]*$/, '')))).toEqual(
+        new Set(['sql_events_page', 'sql_events_feed']),
+      );
       expect(rows.reduce((n, r) => n + Number(r.generic), 0)).toBeGreaterThanOrEqual(14);
       expect(rows.reduce((n, r) => n + Number(r.custom), 0)).toBe(0);
     } finally {
@@ -283,7 +349,9 @@ describe('EventsRepository (PostgreSQL)', () => {
       expect(idsOf(all).slice(-2).sort()).toEqual([...after.values()].map((e) => e.id).sort());
       // Oldest first by (xid, id), from a position on, with filters.
       const last = all.rows[1]!;
-      expect(idsOf(await t.repo.feed(wabaId, {}, { xid: BigInt(last.xid), id: last.id }, 100))).toEqual(idsOf(all).slice(2));
+      expect(idsOf(await t.repo.feed(wabaId, {}, { xid: BigInt(last.xid), id: last.id }, 100))).toEqual(
+        idsOf(all).slice(2),
+      );
       expect(idsOf(await t.repo.feed(wabaId, { status: 'read' }, start, 100))).toEqual([]);
       expect(idsOf(await t.repo.feed(metaId(), {}, start, 100))).toEqual([]);
       expect(await t.repo.feedHorizon()).toBeGreaterThan(BigInt(all.rows[3]!.xid));
@@ -294,7 +362,8 @@ describe('EventsRepository (PostgreSQL)', () => {
       const wabaId = metaId();
       const { ids } = await stored(wabaId, {}, {}, {}, {});
       const xids = ['100', '99', '10', '9'];
-      for (const [i, id] of ids.entries()) await t.prisma.pool.query(`UPDATE events SET xid = $1::xid8 WHERE id = $2`, [xids[i], id]);
+      for (const [i, id] of ids.entries())
+        await t.prisma.pool.query(`UPDATE events SET xid = $1::xid8 WHERE id = $2`, [xids[i], id]);
       const byXid = [ids[3], ids[2], ids[1], ids[0]];
       expect(idsOf(await t.repo.feed(wabaId, {}, start, 100))).toEqual(byXid);
       // Followed one event at a time, the cursor walks the same order, each once.

@@ -14,7 +14,11 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
     const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
     const key = `order-${metaId()}`;
     for (const s of [scope, other]) {
-      const claimed = await messages.insertPendingClaimingKey(s.businessAccountId, pendingMessage(s.apiKeyId), IdempotencyService.claim(key, hash, claimedAt));
+      const claimed = await messages.insertPendingClaimingKey(
+        s.businessAccountId,
+        pendingMessage(s.apiKeyId),
+        IdempotencyService.claim(key, hash, claimedAt),
+      );
       if (!claimed) throw new Error('the key could not be claimed');
     }
     return { messages, scope, other, key };
@@ -22,7 +26,13 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
 
   it('finds a claim by key pair and key only', async () => {
     const { scope, other, key } = await twoClaimsOfOneKey();
-    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ apiKeyId: scope.apiKeyId, key, requestHash: hash, state: 'in_flight', createdAt: claimedAt });
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({
+      apiKeyId: scope.apiKeyId,
+      key,
+      requestHash: hash,
+      state: 'in_flight',
+      createdAt: claimedAt,
+    });
     expect(await t.repo.find(scope.apiKeyId, `${key}-2`)).toBeNull();
     expect(await t.repo.find(scope.apiKeyId, key.toUpperCase())).toBeNull();
     expect((await t.repo.find(other.apiKeyId, key))!.apiKeyId).toBe(other.apiKeyId);
@@ -30,11 +40,25 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
 
   it("completes one key pair's claim with the outcome to replay, leaving the other's in flight", async () => {
     const { scope, other, key } = await twoClaimsOfOneKey();
-    const outcome = { outcome: 'rejected', reason: { kind: 'upstream_rejected', message: 'Recipient not in allowed list' }, message: { id: 1, status: 'failed' } };
+    const outcome = {
+      outcome: 'rejected',
+      reason: { kind: 'upstream_rejected', message: 'Recipient not in allowed list' },
+      message: { id: 1, status: 'failed' },
+    };
     await t.repo.complete(scope.apiKeyId, key, outcome);
 
-    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: null, responseBody: outcome, requestHash: hash, createdAt: claimedAt });
-    expect(await t.repo.find(other.apiKeyId, key)).toMatchObject({ state: 'in_flight', responseStatus: null, responseBody: null });
+    expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({
+      state: 'completed',
+      responseStatus: null,
+      responseBody: outcome,
+      requestHash: hash,
+      createdAt: claimedAt,
+    });
+    expect(await t.repo.find(other.apiKeyId, key)).toMatchObject({
+      state: 'in_flight',
+      responseStatus: null,
+      responseBody: null,
+    });
   });
 
   it("releases one key pair's in-flight claim, so that the key can be claimed again at once, but never an answered one", async () => {
@@ -45,7 +69,9 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
 
     // Released: a retry seconds later (the lock would still run) claims the key again.
     const retry = IdempotencyService.claim(key, hash, new Date(claimedAt.getTime() + 5000));
-    expect(await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), retry)).not.toBeNull();
+    expect(
+      await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), retry),
+    ).not.toBeNull();
 
     await t.repo.complete(scope.apiKeyId, key, { ok: true });
     await t.repo.release(scope.apiKeyId, key);
@@ -58,8 +84,16 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
     // Claimed in 1999 (expired by 2000-01-01, the purge's "now") and now (kept): no other test's keys are that old.
     const old = `old-${metaId()}`;
     const fresh = `fresh-${metaId()}`;
-    await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), IdempotencyService.claim(old, hash, new Date('1999-12-30T00:00:00.000Z')));
-    await messages.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), IdempotencyService.claim(fresh, hash, new Date()));
+    await messages.insertPendingClaimingKey(
+      scope.businessAccountId,
+      pendingMessage(scope.apiKeyId),
+      IdempotencyService.claim(old, hash, new Date('1999-12-30T00:00:00.000Z')),
+    );
+    await messages.insertPendingClaimingKey(
+      scope.businessAccountId,
+      pendingMessage(scope.apiKeyId),
+      IdempotencyService.claim(fresh, hash, new Date()),
+    );
     expect(await t.repo.find(scope.apiKeyId, old)).not.toBeNull();
 
     await t.repo.deleteExpired(new Date('2000-01-01T00:00:00.000Z'), 1000);

@@ -8,7 +8,13 @@ describe('InvitationsRepository (PostgreSQL)', () => {
 
   async function invite(organizationId: string, invitedById: string, expiresAt = new Date(Date.now() + hour)) {
     const tokenHash = randomBytes(32).toString('hex');
-    const row = await t.repo.create(organizationId, { email: uniqueEmail(), role: 'member', tokenHash, invitedById, expiresAt });
+    const row = await t.repo.create(organizationId, {
+      email: uniqueEmail(),
+      role: 'member',
+      tokenHash,
+      invitedById,
+      expiresAt,
+    });
     return { row, tokenHash };
   }
 
@@ -16,11 +22,19 @@ describe('InvitationsRepository (PostgreSQL)', () => {
     const org = await insertOrganization(t.prisma, 'Inviting Org');
     const joiner = await insertOrganization(t.prisma);
     const { row, tokenHash } = await invite(org.organizationId, org.operatorId);
-    expect(row).toMatchObject({ organizationId: org.organizationId, role: 'member', invitedBy: { email: org.email }, acceptedAt: null });
+    expect(row).toMatchObject({
+      organizationId: org.organizationId,
+      role: 'member',
+      invitedBy: { email: org.email },
+      acceptedAt: null,
+    });
     expect(await t.repo.findByTokenHash(tokenHash)).toMatchObject({ id: row.id });
     expect(await t.repo.findByTokenHash(randomBytes(32).toString('hex'))).toBeNull();
 
-    const claims = await Promise.all([t.repo.claim(row.id, joiner.operatorId, new Date()), t.repo.claim(row.id, joiner.operatorId, new Date())]);
+    const claims = await Promise.all([
+      t.repo.claim(row.id, joiner.operatorId, new Date()),
+      t.repo.claim(row.id, joiner.operatorId, new Date()),
+    ]);
     expect(claims.sort()).toEqual([false, true]);
     expect(await t.repo.findByTokenHash(tokenHash)).toMatchObject({ acceptedById: joiner.operatorId });
   });

@@ -1,4 +1,7 @@
-import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../src/accounts/users/marketing-preferences.repository.js';
+import {
+  MarketingPreferencesRepository,
+  type MarketingPreferenceChange,
+} from '../../src/accounts/users/marketing-preferences.repository.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { insertBusinessAccount, insertOrganization, recipient, repositoryUnderTest } from '../utils/factories.js';
 
@@ -7,7 +10,19 @@ describe('MarketingPreferencesRepository (PostgreSQL)', () => {
   const record = (changes: MarketingPreferenceChange[]) => new UnitOfWork(t.db).run((tx) => t.repo.record(tx, changes));
   const at = (minute: number) => new Date(Date.UTC(2026, 5, 1, 10, minute));
   const account = async () => insertBusinessAccount(t.prisma, (await insertOrganization(t.prisma)).organizationId);
-  const change = (wabaId: string, user: string, value: 'stop' | 'resume', minute: number): MarketingPreferenceChange => ({ wabaId, user, value, source: 'user_preferences', detail: `User requested to ${value} marketing messages`, at: at(minute) });
+  const change = (
+    wabaId: string,
+    user: string,
+    value: 'stop' | 'resume',
+    minute: number,
+  ): MarketingPreferenceChange => ({
+    wabaId,
+    user,
+    value,
+    source: 'user_preferences',
+    detail: `User requested to ${value} marketing messages`,
+    at: at(minute),
+  });
 
   it('keeps the latest preference per user of a business account by Meta’s time, whatever order the changes arrive in', async () => {
     const a = await account();
@@ -23,7 +38,9 @@ describe('MarketingPreferencesRepository (PostgreSQL)', () => {
 
     // A campaign chunk asks for many users at once, in its transaction.
     const other = recipient();
-    expect(await new UnitOfWork(t.db).run((tx) => t.repo.stoppedAmong(tx, a.id, [phone, bsuid, other]))).toEqual(new Set([phone, bsuid]));
+    expect(await new UnitOfWork(t.db).run((tx) => t.repo.stoppedAmong(tx, a.id, [phone, bsuid, other]))).toEqual(
+      new Set([phone, bsuid]),
+    );
     expect(await new UnitOfWork(t.db).run((tx) => t.repo.stoppedAmong(tx, b.id, [phone, bsuid]))).toEqual(new Set());
 
     await record([change(a.wabaId, phone, 'resume', 30)]);
@@ -32,18 +49,32 @@ describe('MarketingPreferencesRepository (PostgreSQL)', () => {
     await record([change(a.wabaId, phone, 'stop', 20)]);
     expect(await t.repo.valueOf(a.id, phone)).toBe('resume');
     // Several changes of one user in one chunk: the newest wins (one row written once).
-    await record([change(a.wabaId, phone, 'stop', 40), change(a.wabaId, phone, 'resume', 35), { ...change(a.wabaId, phone, 'stop', 41), source: 'error_131050', detail: 'Meta 131050' }]);
+    await record([
+      change(a.wabaId, phone, 'stop', 40),
+      change(a.wabaId, phone, 'resume', 35),
+      { ...change(a.wabaId, phone, 'stop', 41), source: 'error_131050', detail: 'Meta 131050' },
+    ]);
     expect(await t.repo.valueOf(a.id, phone)).toBe('stop');
 
     const page = await t.repo.page(a.id, {}, { page: 1, limit: 10 });
     expect(page.total).toBe(2);
-    expect(page.rows[0]).toEqual({ user: phone, value: 'stop', source: 'error_131050', detail: 'Meta 131050', updatedAt: at(41) });
-    expect((await t.repo.page(a.id, { value: 'stop', user: bsuid }, { page: 1, limit: 10 })).rows.map((r) => r.user)).toEqual([bsuid]);
+    expect(page.rows[0]).toEqual({
+      user: phone,
+      value: 'stop',
+      source: 'error_131050',
+      detail: 'Meta 131050',
+      updatedAt: at(41),
+    });
+    expect(
+      (await t.repo.page(a.id, { value: 'stop', user: bsuid }, { page: 1, limit: 10 })).rows.map((r) => r.user),
+    ).toEqual([bsuid]);
     expect((await t.repo.page(b.id, {}, { page: 1, limit: 10 })).total).toBe(0);
   });
 
   it('stores nothing for a business account it does not know (a webhook of another deployment)', async () => {
     await record([change('999000000000001', recipient(), 'stop', 1)]);
-    expect(await t.prisma.marketingPreference.count({ where: { businessAccount: { wabaId: '999000000000001' } } })).toBe(0);
+    expect(
+      await t.prisma.marketingPreference.count({ where: { businessAccount: { wabaId: '999000000000001' } } }),
+    ).toBe(0);
   });
 });

@@ -3,9 +3,21 @@ import pg from 'pg';
 import { Db } from '../../src/core/db/db.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import type { FeedPosition } from '../../src/events/feed-cursor.js';
-import { MessagesRepository, type InboundMessageRow, type StatusCandidate } from '../../src/messages/messages.repository.js';
+import {
+  MessagesRepository,
+  type InboundMessageRow,
+  type StatusCandidate,
+} from '../../src/messages/messages.repository.js';
 import { EventsRepository } from '../../src/events/events.repository.js';
-import { eventRow, eventually, insertDelivery, insertSendScope, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
+import {
+  eventRow,
+  eventually,
+  insertDelivery,
+  insertSendScope,
+  pendingMessage,
+  repositoryUnderTest,
+  wamid,
+} from '../utils/factories.js';
 
 jest.setTimeout(120_000);
 
@@ -53,14 +65,27 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
   it('stores an inbound message once per wamid, in the account that owns the receiving WABA, and nothing for an unknown WABA', async () => {
     const scope = await insertSendScope(t.prisma);
     const row = inbound(scope, { from: null, userId: 'US.777' });
-    expect(await uow().run((tx) => t.repo.insertInbound(tx, [row, inbound({ ...scope, wabaId: '999000000000001' })]))).toBe(1);
+    expect(
+      await uow().run((tx) => t.repo.insertInbound(tx, [row, inbound({ ...scope, wabaId: '999000000000001' })])),
+    ).toBe(1);
     // A redelivery (same wamid) in a later transaction stores nothing.
     expect(await uow().run((tx) => t.repo.insertInbound(tx, [row]))).toBe(0);
     const { rows } = await t.repo.list(scope.businessAccountId, { direction: 'inbound' }, { page: 1, limit: 10 });
     expect(rows).toEqual([
-      expect.objectContaining({ direction: 'inbound', status: 'received', from: null, userId: 'US.777', to: null, upstreamMessageId: row.wamid, content: row.content, phoneNumberId: row.phoneNumberId }),
+      expect.objectContaining({
+        direction: 'inbound',
+        status: 'received',
+        from: null,
+        userId: 'US.777',
+        to: null,
+        upstreamMessageId: row.wamid,
+        content: row.content,
+        phoneNumberId: row.phoneNumberId,
+      }),
     ]);
-    expect((await t.repo.list(scope.businessAccountId, { direction: 'outbound' }, { page: 1, limit: 10 })).total).toBe(0);
+    expect((await t.repo.list(scope.businessAccountId, { direction: 'outbound' }, { page: 1, limit: 10 })).total).toBe(
+      0,
+    );
   });
 
   it("lists a message again, once, in its latest state when its status changes; other writes don't move it", async () => {
@@ -78,7 +103,12 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     // The worker's status write: delivered, with pricing.
     await uow().run(async (tx) => {
       const [locked] = await t.repo.lockForStatuses(tx, [w], []);
-      const changed: StatusCandidate = { ...locked!, status: 'delivered', deliveredAt: new Date(), pricingCategory: 'utility' };
+      const changed: StatusCandidate = {
+        ...locked!,
+        status: 'delivered',
+        deliveredAt: new Date(),
+        pricingCategory: 'utility',
+      };
       await t.repo.writeStatuses(tx, [changed]);
     });
     const third = await settled(scope, second.position, 1);
@@ -125,7 +155,8 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
         // Each round: a pending send (its own statement) and an inbound burst in a worker-style transaction.
         const sent = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
         finals.set(sent.id, 'pending');
-        if (round % 2 === 0 && (await t.repo.markSent(scope.businessAccountId, sent.id, wamid(), new Date()))) finals.set(sent.id, 'sent');
+        if (round % 2 === 0 && (await t.repo.markSent(scope.businessAccountId, sent.id, wamid(), new Date())))
+          finals.set(sent.id, 'sent');
         await uow().run((tx) => t.repo.insertInbound(tx, [inbound(scope), inbound(scope)]));
       }
     });
@@ -149,14 +180,19 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     writing = false;
     await poller;
 
-    const pages = await Promise.all([1, 2, 3].map((page) => t.repo.list(scope.businessAccountId, {}, { page, limit: 100 })));
+    const pages = await Promise.all(
+      [1, 2, 3].map((page) => t.repo.list(scope.businessAccountId, {}, { page, limit: 100 })),
+    );
     expect(pages[0]!.total).toBe(WRITERS * ROUNDS * 3);
     const stored = new Map(pages.flatMap((p) => p.rows).map((m) => [m.id, m.status]));
     // Every message seen, each last in its stored state; positions strictly increasing (nothing twice, nothing behind).
     expect(polled).toEqual(stored);
     for (const [id, status] of finals) expect(stored.get(id)).toBe(status);
     const keys = order.map((k) => k.split(':').map(BigInt) as [bigint, bigint]);
-    for (let i = 1; i < keys.length; i++) expect(keys[i]![0] > keys[i - 1]![0] || (keys[i]![0] === keys[i - 1]![0] && keys[i]![1] > keys[i - 1]![1])).toBe(true);
+    for (let i = 1; i < keys.length; i++)
+      expect(keys[i]![0] > keys[i - 1]![0] || (keys[i]![0] === keys[i - 1]![0] && keys[i]![1] > keys[i - 1]![1])).toBe(
+        true,
+      );
   });
 
   it('reads a message and its status history in one snapshot: a status committed between the two reads shows in neither', async () => {
@@ -189,10 +225,17 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
 
   it('reads a page and its total in one snapshot, and finds a message only in its own account', async () => {
     const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
-    await uow().run((tx) => t.repo.insertInbound(tx, [inbound(scope), inbound(scope, { type: 'image', content: { image: { id: '1', mime_type: 'image/png' } } })]));
+    await uow().run((tx) =>
+      t.repo.insertInbound(tx, [
+        inbound(scope),
+        inbound(scope, { type: 'image', content: { image: { id: '1', mime_type: 'image/png' } } }),
+      ]),
+    );
     const page = await t.repo.list(scope.businessAccountId, { type: 'image' }, { page: 1, limit: 10 });
     expect([page.total, page.rows.map((r) => r.type)]).toEqual([1, ['image']]);
     expect(await t.repo.findOne(other.businessAccountId, page.rows[0]!.id)).toBeNull();
-    expect(await uow().snapshot((tx) => t.repo.findOne(scope.businessAccountId, page.rows[0]!.id, tx))).toEqual(page.rows[0]);
+    expect(await uow().snapshot((tx) => t.repo.findOne(scope.businessAccountId, page.rows[0]!.id, tx))).toEqual(
+      page.rows[0],
+    );
   });
 });

@@ -6,12 +6,24 @@ import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.que
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
 import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
 import { IdempotencyService } from '../../src/messages/send/idempotency.service.js';
-import { insertMessage, insertSendScope, metaId, pendingMessage, repositoryUnderTest, wamid } from '../utils/factories.js';
+import {
+  insertMessage,
+  insertSendScope,
+  metaId,
+  pendingMessage,
+  repositoryUnderTest,
+  wamid,
+} from '../utils/factories.js';
 
 describe('MessagesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
   const at = (iso: string) => new Date(iso);
-  const failure = { code: 131026, title: 'Message undeliverable', detail: 'Unable to deliver the message', category: 'permanent' };
+  const failure = {
+    code: 131026,
+    title: 'Message undeliverable',
+    detail: 'Unable to deliver the message',
+    category: 'permanent',
+  };
   /** A pending message of a fresh send scope, and another account (of another organization) that must never see it. */
   async function pendingOfNewScope() {
     const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
@@ -22,10 +34,21 @@ describe('MessagesRepository (PostgreSQL)', () => {
   describe('send writes', () => {
     it('stores a send as pending and returns it as stored, found only in its business account', async () => {
       const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
-      const pending = pendingMessage(scope.apiKeyId, { type: 'template', templateName: 'hello', templateLanguage: 'en_US', content: { components: [{ type: 'body' }] } });
+      const pending = pendingMessage(scope.apiKeyId, {
+        type: 'template',
+        templateName: 'hello',
+        templateLanguage: 'en_US',
+        content: { components: [{ type: 'body' }] },
+      });
 
       const stored = await t.repo.insertPending(scope.businessAccountId, pending);
-      expect(stored).toMatchObject({ ...pending, businessAccountId: scope.businessAccountId, status: 'pending', upstreamMessageId: null, acceptedAt: null });
+      expect(stored).toMatchObject({
+        ...pending,
+        businessAccountId: scope.businessAccountId,
+        status: 'pending',
+        upstreamMessageId: null,
+        acceptedAt: null,
+      });
       expect(await t.repo.findOne(scope.businessAccountId, stored.id)).toEqual(stored);
       expect(await t.repo.findOne(other.businessAccountId, stored.id)).toBeNull();
     });
@@ -35,26 +58,54 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const [w, acceptedAt] = [wamid(), at('2026-03-01T10:00:00.123Z')];
 
       expect(await t.repo.markSent(other.businessAccountId, message.id, w, acceptedAt)).toBe(false);
-      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({ status: 'pending', upstreamMessageId: null, sentAt: null });
+      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({
+        status: 'pending',
+        upstreamMessageId: null,
+        sentAt: null,
+      });
 
       expect(await t.repo.markSent(scope.businessAccountId, message.id, w, acceptedAt)).toBe(true);
-      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({ status: 'sent', upstreamMessageId: w, acceptedAt, sentAt: acceptedAt, updatedAt: acceptedAt });
+      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({
+        status: 'sent',
+        upstreamMessageId: w,
+        acceptedAt,
+        sentAt: acceptedAt,
+        updatedAt: acceptedAt,
+      });
       // Only from pending: a second answer (or a late one) changes nothing.
-      expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:05.000Z'))).toBe(false);
-      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({ status: 'sent', upstreamMessageId: w, sentAt: acceptedAt });
+      expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:05.000Z'))).toBe(
+        false,
+      );
+      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({
+        status: 'sent',
+        upstreamMessageId: w,
+        sentAt: acceptedAt,
+      });
     });
 
     it('stores concurrent sends together, each caller getting its own row, and marks them sent per row and per account', async () => {
       const [a, b] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
       const sends = Array.from({ length: 40 }, (_, i) => {
         const scope = i % 2 ? a : b;
-        return { scope, pending: pendingMessage(scope.apiKeyId, { to: `4915${String(i).padStart(9, '0')}`, content: { text: { body: `n${i}`, previewUrl: false } } }) };
+        return {
+          scope,
+          pending: pendingMessage(scope.apiKeyId, {
+            to: `4915${String(i).padStart(9, '0')}`,
+            content: { text: { body: `n${i}`, previewUrl: false } },
+          }),
+        };
       });
       // All issued in one turn of the event loop: they go to PostgreSQL in batches, not one by one.
-      const stored = await Promise.all(sends.map(({ scope, pending }) => t.repo.insertPending(scope.businessAccountId, pending)));
+      const stored = await Promise.all(
+        sends.map(({ scope, pending }) => t.repo.insertPending(scope.businessAccountId, pending)),
+      );
       expect(new Set(stored.map((m) => m.id)).size).toBe(40);
       for (const [i, m] of stored.entries()) {
-        expect(m).toMatchObject({ ...sends[i]!.pending, businessAccountId: sends[i]!.scope.businessAccountId, status: 'pending' });
+        expect(m).toMatchObject({
+          ...sends[i]!.pending,
+          businessAccountId: sends[i]!.scope.businessAccountId,
+          status: 'pending',
+        });
         expect(await t.repo.findOne(sends[i]!.scope.businessAccountId, m.id)).toEqual(m);
       }
 
@@ -62,12 +113,21 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const acceptedAt = at('2026-03-01T10:00:00.000Z');
       const wamids = stored.map(() => wamid());
       const marked = await Promise.all(
-        stored.map((m, i) => t.repo.markSent(i % 2 === 0 ? m.businessAccountId : (m.businessAccountId === a.businessAccountId ? b : a).businessAccountId, m.id, wamids[i]!, acceptedAt)),
+        stored.map((m, i) =>
+          t.repo.markSent(
+            i % 2 === 0 ? m.businessAccountId : (m.businessAccountId === a.businessAccountId ? b : a).businessAccountId,
+            m.id,
+            wamids[i]!,
+            acceptedAt,
+          ),
+        ),
       );
       expect(marked).toEqual(stored.map((_, i) => i % 2 === 0));
       for (const [i, m] of stored.entries()) {
         expect(await t.repo.findOne(m.businessAccountId, m.id)).toMatchObject(
-          i % 2 === 0 ? { status: 'sent', upstreamMessageId: wamids[i], sentAt: acceptedAt } : { status: 'pending', upstreamMessageId: null },
+          i % 2 === 0
+            ? { status: 'sent', upstreamMessageId: wamids[i], sentAt: acceptedAt }
+            : { status: 'pending', upstreamMessageId: null },
         );
       }
     });
@@ -76,8 +136,15 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const { scope, message } = await pendingOfNewScope();
       const deliveredAt = at('2026-03-01T10:00:02.000Z');
       await t.prisma.message.update({ where: { id: message.id }, data: { status: 'delivered', deliveredAt } });
-      expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:03.000Z'))).toBe(false);
-      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({ status: 'delivered', upstreamMessageId: null, acceptedAt: null, deliveredAt });
+      expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:03.000Z'))).toBe(
+        false,
+      );
+      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({
+        status: 'delivered',
+        upstreamMessageId: null,
+        acceptedAt: null,
+        deliveredAt,
+      });
     });
 
     it('fills in only the missing wamid and acceptance time of a message a webhook moved on, in its account only', async () => {
@@ -85,16 +152,30 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const [linked, deliveredAt] = [wamid(), at('2026-03-01T10:00:02.000Z')];
       await t.prisma.message.update({ where: { id: message.id }, data: { status: 'delivered', deliveredAt } });
 
-      await expect(t.repo.recordLateAcceptance(other.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:03.000Z'))).rejects.toThrow('not found');
+      await expect(
+        t.repo.recordLateAcceptance(other.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:03.000Z')),
+      ).rejects.toThrow('not found');
       expect((await t.repo.findOne(scope.businessAccountId, message.id))!.upstreamMessageId).toBeNull();
 
       const acceptedAt = at('2026-03-01T10:00:03.000Z');
       const stored = await t.repo.recordLateAcceptance(scope.businessAccountId, message.id, linked, acceptedAt);
-      expect(stored).toMatchObject({ id: message.id, status: 'delivered', upstreamMessageId: linked, acceptedAt, deliveredAt, sentAt: null });
+      expect(stored).toMatchObject({
+        id: message.id,
+        status: 'delivered',
+        upstreamMessageId: linked,
+        acceptedAt,
+        deliveredAt,
+        sentAt: null,
+      });
       expect(await t.repo.findOne(scope.businessAccountId, message.id)).toEqual(stored);
 
       // Already filled in (the webhook linked the wamid by callback data): kept as it is.
-      const again = await t.repo.recordLateAcceptance(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:09.000Z'));
+      const again = await t.repo.recordLateAcceptance(
+        scope.businessAccountId,
+        message.id,
+        wamid(),
+        at('2026-03-01T10:00:09.000Z'),
+      );
       expect(again).toMatchObject({ upstreamMessageId: linked, acceptedAt, status: 'delivered' });
     });
 
@@ -102,16 +183,34 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const { scope, other, message } = await pendingOfNewScope();
 
       await expect(t.repo.markFailed(other.businessAccountId, message.id, failure)).rejects.toThrow('not found');
-      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({ status: 'pending', failedAt: null, errorCode: null });
+      expect(await t.repo.findOne(scope.businessAccountId, message.id)).toMatchObject({
+        status: 'pending',
+        failedAt: null,
+        errorCode: null,
+      });
 
       const before = Date.now();
       const failed = await t.repo.markFailed(scope.businessAccountId, message.id, failure);
-      expect(failed).toMatchObject({ id: message.id, status: 'failed', errorCode: 131026, errorTitle: failure.title, errorDetail: failure.detail, errorCategory: 'permanent' });
+      expect(failed).toMatchObject({
+        id: message.id,
+        status: 'failed',
+        errorCode: 131026,
+        errorTitle: failure.title,
+        errorDetail: failure.detail,
+        errorCategory: 'permanent',
+      });
       expect(failed.failedAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
       expect(await t.repo.findOne(scope.businessAccountId, message.id)).toEqual(failed);
 
       // A second failure (a retry of the error path) keeps the first reason; a late acceptance does not revive it.
-      expect(await t.repo.markFailed(scope.businessAccountId, message.id, { code: null, title: 'Internal error', detail: null, category: 'retryable' })).toEqual(failed);
+      expect(
+        await t.repo.markFailed(scope.businessAccountId, message.id, {
+          code: null,
+          title: 'Internal error',
+          detail: null,
+          category: 'retryable',
+        }),
+      ).toEqual(failed);
       expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), new Date())).toBe(false);
       expect(await t.repo.findOne(scope.businessAccountId, message.id)).toEqual(failed);
     });
@@ -119,10 +218,21 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('answers with the message as a status webhook left it when the failing call lost the race', async () => {
       const { scope, message } = await pendingOfNewScope();
       const [linked, sentAt] = [wamid(), at('2026-03-01T10:00:02.000Z')];
-      await t.prisma.message.update({ where: { id: message.id }, data: { status: 'sent', upstreamMessageId: linked, sentAt } });
+      await t.prisma.message.update({
+        where: { id: message.id },
+        data: { status: 'sent', upstreamMessageId: linked, sentAt },
+      });
 
       const stored = await t.repo.markFailed(scope.businessAccountId, message.id, failure);
-      expect(stored).toMatchObject({ id: message.id, status: 'sent', upstreamMessageId: linked, sentAt, failedAt: null, errorCode: null, errorTitle: null });
+      expect(stored).toMatchObject({
+        id: message.id,
+        status: 'sent',
+        upstreamMessageId: linked,
+        sentAt,
+        failedAt: null,
+        errorCode: null,
+        errorTitle: null,
+      });
       expect(await t.repo.findOne(scope.businessAccountId, message.id)).toEqual(stored);
     });
   });
@@ -131,8 +241,10 @@ describe('MessagesRepository (PostgreSQL)', () => {
     const keys = () => new IdempotencyKeysRepository(t.db);
     const t0 = at('2026-03-01T10:00:00.000Z');
     const secondsAfter = (s: number) => new Date(t0.getTime() + s * 1000);
-    const claimAt = (key: string, body: string, s: number) => IdempotencyService.claim(key, IdempotencyService.fingerprint({ body }), secondsAfter(s));
-    const messagesOf = async (businessAccountId: string) => (await t.repo.list(businessAccountId, {}, { page: 1, limit: 100 })).rows.map((m) => m.id);
+    const claimAt = (key: string, body: string, s: number) =>
+      IdempotencyService.claim(key, IdempotencyService.fingerprint({ body }), secondsAfter(s));
+    const messagesOf = async (businessAccountId: string) =>
+      (await t.repo.list(businessAccountId, {}, { page: 1, limit: 100 })).rows.map((m) => m.id);
 
     it('stores the claim and the message together, and nothing while the key is held, answered or another body waits', async () => {
       const scope = await insertSendScope(t.prisma);
@@ -157,8 +269,18 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(await messagesOf(scope.businessAccountId)).toEqual([first!.id]);
 
       const outcome = { outcome: 'accepted', message: { id: first!.id } };
-      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), { apiKeyId: scope.apiKeyId, key, outcome })).toBe(true);
-      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseStatus: null, responseBody: outcome });
+      expect(
+        await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), {
+          apiKeyId: scope.apiKeyId,
+          key,
+          outcome,
+        }),
+      ).toBe(true);
+      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({
+        state: 'completed',
+        responseStatus: null,
+        responseBody: outcome,
+      });
       // Answered: even after the lock's time, a retry gets the stored answer (the service reads it), not a second send.
       expect(await t.repo.insertPendingClaimingKey(scope.businessAccountId, m, claimAt(key, 'a', 3600))).toBeNull();
       expect(await messagesOf(scope.businessAccountId)).toEqual([first!.id]);
@@ -168,7 +290,13 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const scope = await insertSendScope(t.prisma);
       const key = `order-${metaId()}`;
       const claims = await Promise.all(
-        Array.from({ length: 4 }, () => t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0))),
+        Array.from({ length: 4 }, () =>
+          t.repo.insertPendingClaimingKey(
+            scope.businessAccountId,
+            pendingMessage(scope.apiKeyId),
+            claimAt(key, 'a', 0),
+          ),
+        ),
       );
       const won = claims.filter((m) => m !== null);
       expect(won).toHaveLength(1);
@@ -178,23 +306,54 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('lets the same body take over a claim abandoned by a crashed request, keeping its 24 h', async () => {
       const scope = await insertSendScope(t.prisma);
       const key = `order-${metaId()}`;
-      const first = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0));
+      const first = await t.repo.insertPendingClaimingKey(
+        scope.businessAccountId,
+        pendingMessage(scope.apiKeyId),
+        claimAt(key, 'a', 0),
+      );
 
-      const retry = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 61));
+      const retry = await t.repo.insertPendingClaimingKey(
+        scope.businessAccountId,
+        pendingMessage(scope.apiKeyId),
+        claimAt(key, 'a', 61),
+      );
       expect(retry).not.toBeNull();
       expect(retry!.id).not.toBe(first!.id);
-      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'in_flight', createdAt: t0, lockedUntil: secondsAfter(121), expiresAt: secondsAfter(24 * 3600) });
+      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({
+        state: 'in_flight',
+        createdAt: t0,
+        lockedUntil: secondsAfter(121),
+        expiresAt: secondsAfter(24 * 3600),
+      });
     });
 
     it('claims an expired key afresh, forgetting its old answer', async () => {
       const scope = await insertSendScope(t.prisma);
       const key = `order-${metaId()}`;
-      const first = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0));
-      await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), { apiKeyId: scope.apiKeyId, key, outcome: { old: true } });
+      const first = await t.repo.insertPendingClaimingKey(
+        scope.businessAccountId,
+        pendingMessage(scope.apiKeyId),
+        claimAt(key, 'a', 0),
+      );
+      await t.repo.markSentCompletingKey(scope.businessAccountId, first!.id, wamid(), secondsAfter(1), {
+        apiKeyId: scope.apiKeyId,
+        key,
+        outcome: { old: true },
+      });
 
       const day = 24 * 3600;
-      expect(await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'b', day - 1))).toBeNull();
-      const fresh = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'b', day));
+      expect(
+        await t.repo.insertPendingClaimingKey(
+          scope.businessAccountId,
+          pendingMessage(scope.apiKeyId),
+          claimAt(key, 'b', day - 1),
+        ),
+      ).toBeNull();
+      const fresh = await t.repo.insertPendingClaimingKey(
+        scope.businessAccountId,
+        pendingMessage(scope.apiKeyId),
+        claimAt(key, 'b', day),
+      );
       expect(fresh).not.toBeNull();
       expect(await keys().find(scope.apiKeyId, key)).toMatchObject({
         state: 'in_flight',
@@ -210,27 +369,63 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it("keeps one key pair's keys apart from another's with the same string", async () => {
       const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
       const key = `order-${metaId()}`;
-      expect(await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0))).not.toBeNull();
-      expect(await t.repo.insertPendingClaimingKey(other.businessAccountId, pendingMessage(other.apiKeyId), claimAt(key, 'a', 0))).not.toBeNull();
+      expect(
+        await t.repo.insertPendingClaimingKey(
+          scope.businessAccountId,
+          pendingMessage(scope.apiKeyId),
+          claimAt(key, 'a', 0),
+        ),
+      ).not.toBeNull();
+      expect(
+        await t.repo.insertPendingClaimingKey(
+          other.businessAccountId,
+          pendingMessage(other.apiKeyId),
+          claimAt(key, 'a', 0),
+        ),
+      ).not.toBeNull();
       expect(await keys().find(other.apiKeyId, key)).toMatchObject({ state: 'in_flight' });
     });
 
     it('completes the key only when it moved the message to sent, and only in the account of the message', async () => {
       const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
       const key = `order-${metaId()}`;
-      const message = await t.repo.insertPendingClaimingKey(scope.businessAccountId, pendingMessage(scope.apiKeyId), claimAt(key, 'a', 0));
+      const message = await t.repo.insertPendingClaimingKey(
+        scope.businessAccountId,
+        pendingMessage(scope.apiKeyId),
+        claimAt(key, 'a', 0),
+      );
       const completion = { apiKeyId: scope.apiKeyId, key, outcome: { first: true } };
       const w = wamid();
 
-      expect(await t.repo.markSentCompletingKey(other.businessAccountId, message!.id, w, secondsAfter(1), completion)).toBe(false);
+      expect(
+        await t.repo.markSentCompletingKey(other.businessAccountId, message!.id, w, secondsAfter(1), completion),
+      ).toBe(false);
       expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'in_flight', responseStatus: null });
-      expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({ status: 'pending', upstreamMessageId: null });
+      expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({
+        status: 'pending',
+        upstreamMessageId: null,
+      });
 
-      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, w, secondsAfter(1), completion)).toBe(true);
-      expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({ status: 'sent', upstreamMessageId: w, acceptedAt: secondsAfter(1), sentAt: secondsAfter(1) });
+      expect(
+        await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, w, secondsAfter(1), completion),
+      ).toBe(true);
+      expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({
+        status: 'sent',
+        upstreamMessageId: w,
+        acceptedAt: secondsAfter(1),
+        sentAt: secondsAfter(1),
+      });
       // A second completion (no longer pending) neither moves the message nor rewrites the stored answer.
-      expect(await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, wamid(), secondsAfter(2), { ...completion, outcome: { second: true } })).toBe(false);
-      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'completed', responseBody: { first: true } });
+      expect(
+        await t.repo.markSentCompletingKey(scope.businessAccountId, message!.id, wamid(), secondsAfter(2), {
+          ...completion,
+          outcome: { second: true },
+        }),
+      ).toBe(false);
+      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({
+        state: 'completed',
+        responseBody: { first: true },
+      });
       expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({ upstreamMessageId: w });
     });
   });
@@ -250,20 +445,55 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const template = (templateName: string) => ({ type: 'template', templateName, templateLanguage: 'en_US' });
       const sent = () => ({ upstreamMessageId: wamid() });
       const rows = {
-        read: await insert('2026-03-01T10:00:00.000Z', { ...template('hello'), ...sent(), status: 'read', deliveredAt: at('2026-03-01T10:00:05.000Z'), readAt: at('2026-03-01T10:01:00.000Z') }),
-        rejected: await insert('2026-03-01T23:59:59.999Z', { ...template('hello'), status: 'failed', ...undeliverable }),
-        delivered: await insert('2026-03-03T00:00:00.000Z', { ...sent(), status: 'delivered', deliveredAt: at('2026-03-03T00:00:04.000Z') }),
-        failedAfterSent: await insert('2026-03-03T08:00:00.000Z', { ...template('promo'), ...sent(), status: 'failed', ...undeliverable }),
-        unknownOutcome: await insert('2026-03-03T09:00:00.000Z', { ...template('hello'), status: 'failed', errorTitle: 'Internal error', errorCategory: 'retryable' }),
+        read: await insert('2026-03-01T10:00:00.000Z', {
+          ...template('hello'),
+          ...sent(),
+          status: 'read',
+          deliveredAt: at('2026-03-01T10:00:05.000Z'),
+          readAt: at('2026-03-01T10:01:00.000Z'),
+        }),
+        rejected: await insert('2026-03-01T23:59:59.999Z', {
+          ...template('hello'),
+          status: 'failed',
+          ...undeliverable,
+        }),
+        delivered: await insert('2026-03-03T00:00:00.000Z', {
+          ...sent(),
+          status: 'delivered',
+          deliveredAt: at('2026-03-03T00:00:04.000Z'),
+        }),
+        failedAfterSent: await insert('2026-03-03T08:00:00.000Z', {
+          ...template('promo'),
+          ...sent(),
+          status: 'failed',
+          ...undeliverable,
+        }),
+        unknownOutcome: await insert('2026-03-03T09:00:00.000Z', {
+          ...template('hello'),
+          status: 'failed',
+          errorTitle: 'Internal error',
+          errorCategory: 'retryable',
+        }),
         pending: await insert('2026-03-03T10:00:00.000Z'),
-        otherNumber: await insert('2026-03-03T11:00:00.000Z', { ...template('hello'), ...sent(), status: 'sent', phoneNumberId: otherNumber }),
+        otherNumber: await insert('2026-03-03T11:00:00.000Z', {
+          ...template('hello'),
+          ...sent(),
+          status: 'sent',
+          phoneNumberId: otherNumber,
+        }),
       };
       await insert('2026-02-28T23:59:59.999Z', { ...sent(), status: 'read' });
       await insert('2026-03-04T00:00:00.000Z', { ...sent(), status: 'read' });
-      await insertMessage(t.prisma, other.businessAccountId, { phoneNumberId: number, createdAt: at('2026-03-02T12:00:00.000Z'), ...sent(), status: 'read' });
+      await insertMessage(t.prisma, other.businessAccountId, {
+        phoneNumberId: number,
+        createdAt: at('2026-03-02T12:00:00.000Z'),
+        ...sent(),
+        status: 'read',
+      });
       return { scope, other, number, rows };
     }
-    const query = (filters: Partial<ListMessagesQuery> = {}) => ({ page: 1, limit: 100, ...filters }) as ListMessagesQuery;
+    const query = (filters: Partial<ListMessagesQuery> = {}) =>
+      ({ page: 1, limit: 100, ...filters }) as ListMessagesQuery;
     const list = (businessAccountId: string, q: ListMessagesQuery) =>
       t.repo.list(
         businessAccountId,
@@ -280,14 +510,38 @@ describe('MessagesRepository (PostgreSQL)', () => {
       };
       const inRange = { since: range.since.toISOString(), until: range.until.toISOString() };
 
-      expect(await ids(inRange)).toEqual([rows.otherNumber, rows.pending, rows.unknownOutcome, rows.failedAfterSent, rows.delivered, rows.rejected, rows.read].map((m) => m.id));
+      expect(await ids(inRange)).toEqual(
+        [
+          rows.otherNumber,
+          rows.pending,
+          rows.unknownOutcome,
+          rows.failedAfterSent,
+          rows.delivered,
+          rows.rejected,
+          rows.read,
+        ].map((m) => m.id),
+      );
       const page2 = await list(scope.businessAccountId, query({ ...inRange, page: 2, limit: 3 }));
-      expect([page2.total, page2.rows.map((m) => m.id)]).toEqual([7, [rows.failedAfterSent.id, rows.delivered.id, rows.rejected.id]]);
-      expect(await ids({ ...inRange, status: 'failed' })).toEqual([rows.unknownOutcome.id, rows.failedAfterSent.id, rows.rejected.id]);
-      expect(await ids({ ...inRange, templateName: 'hello', phoneNumberId: number })).toEqual([rows.unknownOutcome.id, rows.rejected.id, rows.read.id]);
+      expect([page2.total, page2.rows.map((m) => m.id)]).toEqual([
+        7,
+        [rows.failedAfterSent.id, rows.delivered.id, rows.rejected.id],
+      ]);
+      expect(await ids({ ...inRange, status: 'failed' })).toEqual([
+        rows.unknownOutcome.id,
+        rows.failedAfterSent.id,
+        rows.rejected.id,
+      ]);
+      expect(await ids({ ...inRange, templateName: 'hello', phoneNumberId: number })).toEqual([
+        rows.unknownOutcome.id,
+        rows.rejected.id,
+        rows.read.id,
+      ]);
       expect(await ids({ ...inRange, type: 'text' })).toEqual([rows.pending.id, rows.delivered.id]);
       expect(await ids({ to: rows.read.to! })).toEqual([rows.read.id]);
-      expect(await ids({ since: '2026-03-01T00:00:00.000Z', until: '2026-03-03T00:00:00.000Z' })).toEqual([rows.rejected.id, rows.read.id]);
+      expect(await ids({ since: '2026-03-01T00:00:00.000Z', until: '2026-03-03T00:00:00.000Z' })).toEqual([
+        rows.rejected.id,
+        rows.read.id,
+      ]);
       expect((await list(scope.businessAccountId, query())).total).toBe(9);
       expect((await list(other.businessAccountId, query())).total).toBe(1);
       expect(await t.repo.findOne(other.businessAccountId, rows.read.id)).toBeNull();
@@ -316,7 +570,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
 
     it('aggregates by hour within the bounds, and under the number and template filters', async () => {
       const { scope, number } = await history();
-      const hourly = await t.repo.analytics(scope.businessAccountId, { since: at('2026-03-03T07:30:00.000Z'), until: at('2026-03-03T10:00:00.000Z'), granularity: 'hour' });
+      const hourly = await t.repo.analytics(scope.businessAccountId, {
+        since: at('2026-03-03T07:30:00.000Z'),
+        until: at('2026-03-03T10:00:00.000Z'),
+        granularity: 'hour',
+      });
       expect(hourly.totals).toEqual({ total: 2, sent: 1, delivered: 0, read: 0, failed: 2 });
       expect(hourly.series.map((b) => [b.bucket.toISOString(), b.sent, b.failed])).toEqual([
         ['2026-03-03T07:00:00.000Z', 0, 0],
@@ -324,12 +582,21 @@ describe('MessagesRepository (PostgreSQL)', () => {
         ['2026-03-03T09:00:00.000Z', 0, 1],
       ]);
 
-      const hello = await t.repo.analytics(scope.businessAccountId, { ...range, granularity: 'day', phoneNumberId: number, templateName: 'hello' });
+      const hello = await t.repo.analytics(scope.businessAccountId, {
+        ...range,
+        granularity: 'day',
+        phoneNumberId: number,
+        templateName: 'hello',
+      });
       expect(hello.totals).toEqual({ total: 3, sent: 1, delivered: 1, read: 1, failed: 2 });
       expect(hello.templates).toEqual([{ templateName: 'hello', total: 3, delivered: 1, read: 1, failed: 2 }]);
       expect(hello.series.map((b) => b.failed)).toEqual([1, 0, 1]);
 
-      const nothing = await t.repo.analytics(scope.businessAccountId, { ...range, granularity: 'day', templateName: 'unknown' });
+      const nothing = await t.repo.analytics(scope.businessAccountId, {
+        ...range,
+        granularity: 'day',
+        templateName: 'unknown',
+      });
       expect(nothing.totals).toEqual({ total: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
       expect([nothing.series.length, nothing.failureReasons, nothing.templates]).toEqual([3, [], []]);
     });
@@ -337,8 +604,21 @@ describe('MessagesRepository (PostgreSQL)', () => {
 
   describe('status webhooks (the worker)', () => {
     const unitOfWork = () => new UnitOfWork(t.db);
-    const lock = (wamids: string[], callbackIds: number[]) => unitOfWork().run((tx) => t.repo.lockForStatuses(tx, wamids, callbackIds));
-    const statusColumns = ({ id, status, upstreamMessageId, errorCode, errorTitle, errorDetail, errorCategory, sentAt, deliveredAt, readAt, failedAt }: StatusCandidate) => ({
+    const lock = (wamids: string[], callbackIds: number[]) =>
+      unitOfWork().run((tx) => t.repo.lockForStatuses(tx, wamids, callbackIds));
+    const statusColumns = ({
+      id,
+      status,
+      upstreamMessageId,
+      errorCode,
+      errorTitle,
+      errorDetail,
+      errorCategory,
+      sentAt,
+      deliveredAt,
+      readAt,
+      failedAt,
+    }: StatusCandidate) => ({
       id,
       status,
       upstreamMessageId,
@@ -354,7 +634,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
     /** Messages of two accounts: sent (with a wamid), pending (none yet), and a retryable failure of the other account. */
     async function messagesOfTwoAccounts() {
       const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
-      const sent = await insertMessage(t.prisma, scope.businessAccountId, { status: 'sent', upstreamMessageId: wamid(), sentAt: at('2026-03-01T10:00:00.000Z') });
+      const sent = await insertMessage(t.prisma, scope.businessAccountId, {
+        status: 'sent',
+        upstreamMessageId: wamid(),
+        sentAt: at('2026-03-01T10:00:00.000Z'),
+      });
       const pending = await insertMessage(t.prisma, scope.businessAccountId);
       const timedOut = await insertMessage(t.prisma, other.businessAccountId, {
         status: 'failed',
@@ -370,7 +654,10 @@ describe('MessagesRepository (PostgreSQL)', () => {
       const { scope, other, sent, pending, timedOut } = await messagesOfTwoAccounts();
       const notAsked = await insertMessage(t.prisma, scope.businessAccountId);
 
-      const rows = await lock([timedOut.upstreamMessageId!, 'wamid.unknown', sent.upstreamMessageId!], [timedOut.id, pending.id, 2_000_000_000]);
+      const rows = await lock(
+        [timedOut.upstreamMessageId!, 'wamid.unknown', sent.upstreamMessageId!],
+        [timedOut.id, pending.id, 2_000_000_000],
+      );
       expect(rows.map((m) => [m.id, m.wabaId, m.upstreamMessageId])).toEqual([
         [sent.id, scope.wabaId, sent.upstreamMessageId],
         [pending.id, scope.wabaId, null],
@@ -394,14 +681,32 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('writes every status column of the changed messages, and nothing of the others', async () => {
       const { scope, other, sent, pending, timedOut } = await messagesOfTwoAccounts();
       const linked = wamid();
-      const [t1, t2, t3] = [at('2026-03-01T10:00:01.000Z'), at('2026-03-01T10:00:02.000Z'), at('2026-03-01T10:00:03.000Z')];
+      const [t1, t2, t3] = [
+        at('2026-03-01T10:00:01.000Z'),
+        at('2026-03-01T10:00:02.000Z'),
+        at('2026-03-01T10:00:03.000Z'),
+      ];
 
       const changed = await unitOfWork().run(async (tx) => {
-        const [s, p, f] = await t.repo.lockForStatuses(tx, [sent.upstreamMessageId!, timedOut.upstreamMessageId!], [pending.id]);
+        const [s, p, f] = await t.repo.lockForStatuses(
+          tx,
+          [sent.upstreamMessageId!, timedOut.upstreamMessageId!],
+          [pending.id],
+        );
         const updates: StatusCandidate[] = [
           { ...s!, status: 'read', deliveredAt: t1, readAt: t2 },
           // Linked by callback data and failed at once: every error column.
-          { ...p!, upstreamMessageId: linked, status: 'failed', sentAt: t1, failedAt: t2, errorCode: 131049, errorTitle: 'Healthy ecosystem', errorDetail: 'Not delivered', errorCategory: 'permanent' },
+          {
+            ...p!,
+            upstreamMessageId: linked,
+            status: 'failed',
+            sentAt: t1,
+            failedAt: t2,
+            errorCode: 131049,
+            errorTitle: 'Healthy ecosystem',
+            errorDetail: 'Not delivered',
+            errorCategory: 'permanent',
+          },
           // Real progress after a timeout: the failure is cleared.
           { ...f!, status: 'delivered', deliveredAt: t3, failedAt: null, errorTitle: null, errorCategory: null },
         ];
@@ -430,7 +735,12 @@ describe('MessagesRepository (PostgreSQL)', () => {
           const rows = await t.repo.lockForStatuses(tx, [sent.upstreamMessageId!], [pending.id]);
           await t.repo.writeStatuses(
             tx,
-            rows.map((m) => ({ ...m, status: 'delivered', deliveredAt: new Date(), upstreamMessageId: m.upstreamMessageId ?? wamid() })),
+            rows.map((m) => ({
+              ...m,
+              status: 'delivered',
+              deliveredAt: new Date(),
+              upstreamMessageId: m.upstreamMessageId ?? wamid(),
+            })),
           );
           throw new Error('the events could not be marked processed');
         }),
@@ -488,8 +798,13 @@ describe('MessagesRepository (PostgreSQL)', () => {
           );
         }
         const { rows: plan } = statement.name
-          ? await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (GENERIC_PLAN, FORMAT JSON) ${statement.text}`)
-          : await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+          ? await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+              `EXPLAIN (GENERIC_PLAN, FORMAT JSON) ${statement.text}`,
+            )
+          : await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+              `EXPLAIN (FORMAT JSON) ${statement.text}`,
+              statement.values,
+            );
         return nodesOf(plan[0]!['QUERY PLAN'][0].Plan)
           .filter((n) => n['Relation Name'] === 'messages' && n['Node Type'].endsWith('Scan'))
           .map((n) => [n['Node Type'], n['Index Name']]);
@@ -501,7 +816,9 @@ describe('MessagesRepository (PostgreSQL)', () => {
 
     it('markSent', async () => {
       const { scope, message } = await pendingOfNewScope();
-      const markSent = await statementOf(() => t.repo.markSent(scope.businessAccountId, message.id, wamid(), new Date()));
+      const markSent = await statementOf(() =>
+        t.repo.markSent(scope.businessAccountId, message.id, wamid(), new Date()),
+      );
       expect(markSent.name).toBeUndefined();
       expect(await scansOfMessages(markSent, 20_000)).toEqual([['Index Scan', 'messages_pkey']]);
     });
@@ -509,7 +826,9 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it("lockForStatuses (the worker's batches)", async () => {
       let statement: pg.QueryConfig | undefined;
       // Only to capture the statement the repository sends; it is then planned on the real PostgreSQL below.
-      const capturing = txOn({ query: async (config: pg.QueryConfig) => ((statement = config), { rows: [], rowCount: 0 }) } as unknown as pg.ClientBase);
+      const capturing = txOn({
+        query: async (config: pg.QueryConfig) => ((statement = config), { rows: [], rowCount: 0 }),
+      } as unknown as pg.ClientBase);
       await t.repo.lockForStatuses(capturing, Array.from({ length: 100 }, wamid), [1, 2, 3]);
       expect(statement!.name).toBeUndefined();
       const scans = await scansOfMessages(statement!, 20_000);

@@ -21,7 +21,7 @@ async function processWith(env: Record<string, string> = {}, connected = true) {
 async function leave(pacer: NumberPacer, id: string, perSecond: number, slots: PaceSlot[]): Promise<number[]> {
   const times = await Promise.all(
     slots.map(async (first) => {
-      for (let slot = first; ; ) {
+      for (let slot = first; ;) {
         if (await pacer.until(slot)) return performance.now();
         const again = await pacer.acquire(id, perSecond, 10_000);
         if (!again.ok) throw new Error('no new slot within 10 s');
@@ -110,7 +110,12 @@ describe('NumberPacer (Redis)', () => {
     const answers = await Promise.all(asks);
     const granted = answers.filter((x): x is { ok: true; slot: PaceSlot } => x.ok);
     expect(granted).toHaveLength(45);
-    const times = await leave(a.pacer, id, 20, granted.map((g) => g.slot));
+    const times = await leave(
+      a.pacer,
+      id,
+      20,
+      granted.map((g) => g.slot),
+    );
     expect(times).toHaveLength(45);
     expect(busiest(times, 1000)).toBeLessThanOrEqual(20);
     // 45 slots 52 ms apart: 2.3 s between the first and the last, whichever process reserved them.

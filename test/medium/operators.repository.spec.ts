@@ -12,14 +12,22 @@ describe('OperatorsRepository (PostgreSQL)', () => {
     expect(created).toMatchObject({ email, role: 'member', organization: { id: org.organizationId, name: 'Acme' } });
     expect(await t.repo.create(other.organizationId, { email, passwordHash: 'h2', role: 'owner' })).toBeNull();
 
-    expect(await t.repo.findByEmail(email)).toMatchObject({ id: created!.id, passwordHash: 'h', organization: { name: 'Acme' } });
+    expect(await t.repo.findByEmail(email)).toMatchObject({
+      id: created!.id,
+      passwordHash: 'h',
+      organization: { name: 'Acme' },
+    });
     expect(await t.repo.findById(created!.id)).toMatchObject({ email, organization: { id: org.organizationId } });
     expect(await t.repo.findByEmail(uniqueEmail())).toBeNull();
   });
 
   it('upgrades a password hash only if it is still the one that was verified', async () => {
     const org = await insertOrganization(t.prisma);
-    const created = (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'old', role: 'owner' }))!;
+    const created = (await t.repo.create(org.organizationId, {
+      email: uniqueEmail(),
+      passwordHash: 'old',
+      role: 'owner',
+    }))!;
     await t.repo.upgradePasswordHash(created.id, 'something else', 'lost');
     expect((await t.repo.findById(created.id))!.passwordHash).toBe('old');
     await t.repo.upgradePasswordHash(created.id, 'old', 'new');
@@ -28,8 +36,16 @@ describe('OperatorsRepository (PostgreSQL)', () => {
 
   it('pages the organization’s members oldest first without removed ones; roles and removal are scoped by organization (issue 29, finding 3)', async () => {
     const [org, other] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const admin = (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'member' }))!;
-    const leaver = (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'member' }))!;
+    const admin = (await t.repo.create(org.organizationId, {
+      email: uniqueEmail(),
+      passwordHash: 'h',
+      role: 'member',
+    }))!;
+    const leaver = (await t.repo.create(org.organizationId, {
+      email: uniqueEmail(),
+      passwordHash: 'h',
+      role: 'member',
+    }))!;
     expect(await t.repo.setRole(other.organizationId, admin.id, 'admin')).toBeNull();
     expect(await t.repo.setRole(org.organizationId, admin.id, 'admin')).toMatchObject({ id: admin.id, role: 'admin' });
     expect(await t.repo.markRemoved(other.organizationId, leaver.id, new Date())).toBe(false);
@@ -40,11 +56,20 @@ describe('OperatorsRepository (PostgreSQL)', () => {
 
     const page = await t.repo.pageMembers(org.organizationId, { page: 1, limit: 10 });
     expect([page.total, page.rows.map((r) => r.id)]).toEqual([2, [org.operatorId, admin.id]]);
-    expect((await t.repo.pageMembers(org.organizationId, { page: 2, limit: 1 })).rows.map((r) => r.id)).toEqual([admin.id]);
+    expect((await t.repo.pageMembers(org.organizationId, { page: 2, limit: 1 })).rows.map((r) => r.id)).toEqual([
+      admin.id,
+    ]);
     // Removed operators keep their email for attribution.
-    expect(await t.repo.emailsOf(org.organizationId, [leaver.id, admin.id, other.operatorId])).toEqual(new Map([[leaver.id, leaver.email], [admin.id, admin.email]]));
+    expect(await t.repo.emailsOf(org.organizationId, [leaver.id, admin.id, other.operatorId])).toEqual(
+      new Map([
+        [leaver.id, leaver.email],
+        [admin.id, admin.email],
+      ]),
+    );
     await t.repo.recordLogin(admin.id, new Date('2026-11-26T10:00:00Z'));
-    expect((await t.repo.findMember(org.organizationId, admin.id))!.lastLoginAt).toEqual(new Date('2026-11-26T10:00:00Z'));
+    expect((await t.repo.findMember(org.organizationId, admin.id))!.lastLoginAt).toEqual(
+      new Date('2026-11-26T10:00:00Z'),
+    );
   });
 
   it('counts owners under a lock: two transactions demoting the two owners at once leave one', async () => {

@@ -16,7 +16,14 @@ describe('OrganizationsRepository (PostgreSQL)', () => {
     await expect(
       new UnitOfWork(t.db).run(async () => {
         const organization = await t.repo.create(name);
-        if (!(await new OperatorsRepository(t.db).create(organization.id, { email: taken.email, passwordHash: 'h', role: 'owner' }))) throw new Error('email taken');
+        if (
+          !(await new OperatorsRepository(t.db).create(organization.id, {
+            email: taken.email,
+            passwordHash: 'h',
+            role: 'owner',
+          }))
+        )
+          throw new Error('email taken');
       }),
     ).rejects.toThrow('email taken');
     expect(await t.prisma.organization.count({ where: { name } })).toBe(0);

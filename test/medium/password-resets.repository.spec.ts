@@ -8,16 +8,28 @@ describe('PasswordResetsRepository (PostgreSQL)', () => {
 
   async function issue(org: { organizationId: string; operatorId: string }, expiresAt = new Date(Date.now() + hour)) {
     const tokenHash = randomBytes(32).toString('hex');
-    const row = await t.repo.create(org.organizationId, { operatorId: org.operatorId, tokenHash, issuedById: org.operatorId, expiresAt });
+    const row = await t.repo.create(org.organizationId, {
+      operatorId: org.operatorId,
+      tokenHash,
+      issuedById: org.operatorId,
+      expiresAt,
+    });
     return { row, tokenHash };
   }
 
   it('finds a link by its token hash only, and lets exactly one of two racing uses claim it', async () => {
     const org = await insertOrganization(t.prisma);
     const { row, tokenHash } = await issue(org);
-    expect(await t.repo.findByTokenHash(tokenHash)).toMatchObject({ id: row.id, operatorId: org.operatorId, usedAt: null });
+    expect(await t.repo.findByTokenHash(tokenHash)).toMatchObject({
+      id: row.id,
+      operatorId: org.operatorId,
+      usedAt: null,
+    });
     expect(await t.repo.findByTokenHash(randomBytes(32).toString('hex'))).toBeNull();
-    expect((await Promise.all([t.repo.claim(row.id, new Date()), t.repo.claim(row.id, new Date())])).sort()).toEqual([false, true]);
+    expect((await Promise.all([t.repo.claim(row.id, new Date()), t.repo.claim(row.id, new Date())])).sort()).toEqual([
+      false,
+      true,
+    ]);
   });
 
   it('refuses to claim an expired or revoked link; revokes only the unused links of that operator in that organization', async () => {

@@ -10,7 +10,7 @@ import { testEnv } from '../utils/test-env.js';
 describe('PrismaService (PostgreSQL): close', () => {
   const open = () => new PrismaService(new Db(AppConfig.fromEnv(testEnv())));
 
-  it('ends the pool after SQL on the pool alone, when Prisma\'s own client never connected', async () => {
+  it("ends the pool after SQL on the pool alone, when Prisma's own client never connected", async () => {
     const prisma = open();
     await Promise.all([prisma.pool.query('SELECT 1'), prisma.pool.query('SELECT 2')]);
     expect(prisma.pool.idleCount).toBeGreaterThan(0);
@@ -21,7 +21,7 @@ describe('PrismaService (PostgreSQL): close', () => {
     await expect(prisma.pool.query('SELECT 1')).rejects.toThrow(/after calling end/);
   });
 
-  it('ends the pool after queries through Prisma\'s client too, and a second close does nothing', async () => {
+  it("ends the pool after queries through Prisma's client too, and a second close does nothing", async () => {
     const prisma = open();
     expect(await prisma.$queryRaw`SELECT 1 AS one`).toEqual([{ one: 1 }]);
     await prisma.pool.query('SELECT 1');
@@ -42,12 +42,16 @@ describe('PrismaService (PostgreSQL): int8', () => {
   afterAll(() => prisma.close());
 
   it('reads int8 on the pool as a number (ids above 2^31 and 2^32, count(*))', async () => {
-    const { rows } = await prisma.pool.query('SELECT 3000000000::int8 AS a, 4294967297::int8 AS b, 9007199254740991::int8 AS max, -5::int8 AS neg, count(*) AS n FROM generate_series(1, 3)');
+    const { rows } = await prisma.pool.query(
+      'SELECT 3000000000::int8 AS a, 4294967297::int8 AS b, 9007199254740991::int8 AS max, -5::int8 AS neg, count(*) AS n FROM generate_series(1, 3)',
+    );
     expect(rows).toEqual([{ a: 3_000_000_000, b: 4_294_967_297, max: Number.MAX_SAFE_INTEGER, neg: -5, n: 3 }]);
   });
 
   it('fails the query, not the pool, on an int8 beyond 2^53 - 1, instead of rounding it to another id', async () => {
-    await expect(prisma.pool.query('SELECT 9007199254740993::int8 AS id')).rejects.toThrow(/9007199254740993 is beyond Number.MAX_SAFE_INTEGER/);
+    await expect(prisma.pool.query('SELECT 9007199254740993::int8 AS id')).rejects.toThrow(
+      /9007199254740993 is beyond Number.MAX_SAFE_INTEGER/,
+    );
     expect((await prisma.pool.query('SELECT 1::int8 AS one')).rows).toEqual([{ one: 1 }]);
   });
 
@@ -56,7 +60,10 @@ describe('PrismaService (PostgreSQL): int8', () => {
   });
 
   it('converts a bigint or int8 text to a number only when it is a safe integer', () => {
-    expect([safeInteger(3_000_000_000n), safeInteger('4294967297'), safeInteger(-1n)]).toEqual([3_000_000_000, 4_294_967_297, -1]);
-    for (const bad of [2n ** 53n, '9007199254740993', '99999999999999999999']) expect(() => safeInteger(bad)).toThrow(RangeError);
+    expect([safeInteger(3_000_000_000n), safeInteger('4294967297'), safeInteger(-1n)]).toEqual([
+      3_000_000_000, 4_294_967_297, -1,
+    ]);
+    for (const bad of [2n ** 53n, '9007199254740993', '99999999999999999999'])
+      expect(() => safeInteger(bad)).toThrow(RangeError);
   });
 });

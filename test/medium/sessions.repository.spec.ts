@@ -9,10 +9,18 @@ describe('SessionsRepository (PostgreSQL)', () => {
     const org = await insertOrganization(t.prisma);
     const tokenHash = randomBytes(32).toString('hex');
     const created = new Date('2026-01-01T00:00:00.000Z');
-    await t.repo.create(org.operatorId, { tokenHash, expiresAt: new Date('2026-01-08T00:00:00.000Z'), lastSeenAt: created });
+    await t.repo.create(org.operatorId, {
+      tokenHash,
+      expiresAt: new Date('2026-01-08T00:00:00.000Z'),
+      lastSeenAt: created,
+    });
 
     const session = await t.repo.findByTokenHash(tokenHash);
-    expect(session).toMatchObject({ lastSeenAt: created, revokedAt: null, operator: { id: org.operatorId, organizationId: org.organizationId, email: org.email } });
+    expect(session).toMatchObject({
+      lastSeenAt: created,
+      revokedAt: null,
+      operator: { id: org.operatorId, organizationId: org.organizationId, email: org.email },
+    });
     expect(await t.repo.findByTokenHash(randomBytes(32).toString('hex'))).toBeNull();
 
     const seen = new Date('2026-01-01T01:00:00.000Z');

@@ -58,16 +58,27 @@ describe('Storage partitions (PostgreSQL)', () => {
   });
 
   const maintenance = (env: Record<string, string>, metrics = new Metrics()) =>
-    new PartitionMaintenance(events, deliveries, AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url, ...env })), metrics, logger as never);
+    new PartitionMaintenance(
+      events,
+      deliveries,
+      AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url, ...env })),
+      metrics,
+      logger as never,
+    );
   const insertAt = (rows: EventRow[], at: Date) => new UnitOfWork(prisma.db).run((tx) => events.insert(tx, rows, at));
   const stored = async (wabaId: string) => (await events.page(wabaId, {}, { page: 1, limit: 100 })).rows;
-  const partitionOf = async (id: number) => (await db.client.query<{ p: string }>('SELECT tableoid::regclass::text AS p FROM events WHERE id = $1', [id])).rows[0]?.p;
+  const partitionOf = async (id: number) =>
+    (await db.client.query<{ p: string }>('SELECT tableoid::regclass::text AS p FROM events WHERE id = $1', [id]))
+      .rows[0]?.p;
 
   it('makes weekly partitions ahead, once however often it is asked, and says until when', async () => {
     const metrics = new Metrics();
     // As if the migration had run weeks ago: nothing after this week yet.
     for (const table of ['events', 'webhook_deliveries']) {
-      const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE lower_bound > $2', [table, thisWeek]);
+      const { rows } = await db.client.query<{ name: string }>(
+        'SELECT name FROM storage_partitions($1) WHERE lower_bound > $2',
+        [table, thisWeek],
+      );
       for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
     }
     const first = await maintenance({}, metrics).ensureAhead(now);
@@ -78,7 +89,9 @@ describe('Storage partitions (PostgreSQL)', () => {
     expect(again.created).toEqual({ events: 0, webhook_deliveries: 0 });
     const names = (await events.partitions()).map((p) => p.name);
     expect(names.at(-1)).toBe(partitionName(new Date(fourWeeksOn.getTime() - WEEK_MS)));
-    expect(await metrics.registry.getSingleMetricAsString('bmapi_storage_partitions_until_timestamp_seconds')).toContain(`table="events"} ${fourWeeksOn.getTime() / 1000}`);
+    expect(
+      await metrics.registry.getSingleMetricAsString('bmapi_storage_partitions_until_timestamp_seconds'),
+    ).toContain(`table="events"} ${fourWeeksOn.getTime() / 1000}`);
   });
 
   describe('dedupe across partitions', () => {
@@ -110,7 +123,9 @@ describe('Storage partitions (PostgreSQL)', () => {
         expect(before.size).toBe(1);
         // The other transaction (the next week's partition) waits for the first one's key...
         let settled = false;
-        const other = insertAt([item, eventRow(1, wabaId)], new Date(boundary.getTime() + 500)).finally(() => (settled = true));
+        const other = insertAt([item, eventRow(1, wabaId)], new Date(boundary.getTime() + 500)).finally(
+          () => (settled = true),
+        );
         await new Promise((r) => setTimeout(r, 300));
         expect(settled).toBe(false);
         await a.query('COMMIT');
@@ -144,15 +159,27 @@ describe('Storage partitions (PostgreSQL)', () => {
     expect((await insertAt([item], farAhead)).size).toBe(1);
   });
 
-  it("the worker whose events find no partition makes the partitions and stores the chunk, nothing lost", async () => {
+  it('the worker whose events find no partition makes the partitions and stores the chunk, nothing lost', async () => {
     const worker = await startTestWorker(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
     try {
       // As if the maintenance task had not run for weeks: no partition for this week nor any later one.
-      const { rows } = await db.client.query<{ name: string }>('SELECT name FROM storage_partitions($1) WHERE upper_bound > $2', ['events', now]);
+      const { rows } = await db.client.query<{ name: string }>(
+        'SELECT name FROM storage_partitions($1) WHERE upper_bound > $2',
+        ['events', now],
+      );
       for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
       const wabaId = metaId();
-      const body = JSON.stringify(inboundWebhook(wabaId, metaId(), { from: '447700900123', id: wamid(), timestamp: String(Math.floor(Date.now() / 1000)), text: 'hi' }));
-      const [deliveryId] = await deliveries.storeBatch('b', [{ rawBody: Buffer.from(body), signature: 'sha256=x', wabaIds: [wabaId] }]);
+      const body = JSON.stringify(
+        inboundWebhook(wabaId, metaId(), {
+          from: '447700900123',
+          id: wamid(),
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          text: 'hi',
+        }),
+      );
+      const [deliveryId] = await deliveries.storeBatch('b', [
+        { rawBody: Buffer.from(body), signature: 'sha256=x', wabaIds: [wabaId] },
+      ]);
 
       const result = await worker.context.get(DeliveryProcessor).process([deliveryId!]);
       expect(result).toMatchObject({ events: 1, inserted: 1, applied: 1 });
@@ -186,9 +213,13 @@ describe('Storage partitions (PostgreSQL)', () => {
       expect(left.total).toBe(4);
       expect(left.rows).toHaveLength(4);
       expect((await events.page(wabaId, { kind: 'inbound_message' }, { page: 1, limit: 50 })).total).toBe(2);
-      const orphanCounts = await db.client.query('SELECT count(*)::int AS n FROM event_counts WHERE bucket < $1', [(await events.partitions())[0]!.lowerBound]);
+      const orphanCounts = await db.client.query('SELECT count(*)::int AS n FROM event_counts WHERE bucket < $1', [
+        (await events.partitions())[0]!.lowerBound,
+      ]);
       expect(orphanCounts.rows[0].n).toBe(0);
-      expect(logged.find((l) => l.msg === 'storage partitions maintained')?.obj).toMatchObject({ droppedEvents: pass.dropped.events.map((p) => p.name) });
+      expect(logged.find((l) => l.msg === 'storage partitions maintained')?.obj).toMatchObject({
+        droppedEvents: pass.dropped.events.map((p) => p.name),
+      });
     });
 
     it('drops weeks of processed deliveries past WEBHOOK_RETENTION_DAYS, keeping dead letters and waiting ones with their time', async () => {
@@ -196,7 +227,11 @@ describe('Storage partitions (PostgreSQL)', () => {
       const old = new Date(now.getTime() - 50 * DAY_MS);
       const make = async (status: 'processed' | 'failed' | 'received') => {
         const [id] = await deliveries.storeBatch('b', [incomingDelivery({ wabaIds: [wabaId] })]);
-        await db.client.query('UPDATE webhook_deliveries SET status = $2, received_at = $3 WHERE id = $1', [id, status, old]);
+        await db.client.query('UPDATE webhook_deliveries SET status = $2, received_at = $3 WHERE id = $1', [
+          id,
+          status,
+          old,
+        ]);
         return id!;
       };
       const [processed, dead, waiting] = [await make('processed'), await make('failed'), await make('received')];
@@ -212,7 +247,11 @@ describe('Storage partitions (PostgreSQL)', () => {
       for (const id of [dead, waiting]) expect(listed.rows.find((d) => d.id === id)!.receivedAt).toEqual(old);
       expect((await deliveries.findForProcessing([processed, dead])).map((d) => d.id)).toEqual([dead]);
       // A dead letter kept this way can still be replayed.
-      expect(await deliveries.resetForReplay([{ wabaId }], dead)).toMatchObject({ id: dead, status: 'received', receivedAt: old });
+      expect(await deliveries.resetForReplay([{ wabaId }], dead)).toMatchObject({
+        id: dead,
+        status: 'received',
+        receivedAt: old,
+      });
     });
 
     it('drops a partition left detached by a pass that stopped between its detach and its DROP TABLE', async () => {
@@ -232,14 +271,24 @@ describe('Storage partitions (PostgreSQL)', () => {
   it('a pass that fails (PostgreSQL unreachable) changes nothing, counts the failure and logs how far ahead partitions exist', async () => {
     const broken = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
     const metrics = new Metrics();
-    const m = new PartitionMaintenance(new EventsRepository(broken.db), new WebhookDeliveriesRepository(broken.db), AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })), metrics, logger as never);
+    const m = new PartitionMaintenance(
+      new EventsRepository(broken.db),
+      new WebhookDeliveriesRepository(broken.db),
+      AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })),
+      metrics,
+      logger as never,
+    );
     const { until } = await m.ensureAhead(now);
     await broken.close(); // as good as PostgreSQL gone, for this process
     const partitionsBefore = (await events.partitions()).map((p) => p.name);
 
     await expect(m.pass(now)).rejects.toThrow();
-    expect(await metrics.registry.getSingleMetricAsString('bmapi_storage_partition_maintenance_failures_total')).toMatch(/ 1$/m);
-    expect(await metrics.registry.getSingleMetricAsString('bmapi_storage_partitions_until_timestamp_seconds')).toContain(`${until.events.getTime() / 1000}`);
+    expect(
+      await metrics.registry.getSingleMetricAsString('bmapi_storage_partition_maintenance_failures_total'),
+    ).toMatch(/ 1$/m);
+    expect(
+      await metrics.registry.getSingleMetricAsString('bmapi_storage_partitions_until_timestamp_seconds'),
+    ).toContain(`${until.events.getTime() / 1000}`);
     expect(logged.at(-1)).toMatchObject({ level: 'error', obj: { eventsPartitionsUntil: until.events.toISOString() } });
     expect((await events.partitions()).map((p) => p.name)).toEqual(partitionsBefore);
     // The next pass, on a working connection, goes on where it was.

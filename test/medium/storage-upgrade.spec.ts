@@ -14,22 +14,37 @@ type Row = Record<string, unknown>;
  */
 describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
   let db: ScratchDatabase;
-  const q = async <T extends Row = Row>(sql: string, values: unknown[] = []) => (await db.client.query<T>(sql, values)).rows;
+  const q = async <T extends Row = Row>(sql: string, values: unknown[] = []) =>
+    (await db.client.query<T>(sql, values)).rows;
   const one = async <T extends Row = Row>(sql: string, values: unknown[] = []) => (await q<T>(sql, values))[0]!;
   /** Every row of a table as JSON (int4 and int8 alike as numbers, timestamps as text), by id. */
-  const snapshot = (table: string) => q<{ j: Row }>(`SELECT to_jsonb(t) AS j FROM ${table} t ORDER BY id`).then((rows) => rows.map((r) => r.j));
+  const snapshot = (table: string) =>
+    q<{ j: Row }>(`SELECT to_jsonb(t) AS j FROM ${table} t ORDER BY id`).then((rows) => rows.map((r) => r.j));
   const totals = () =>
-    q(`SELECT waba_id, kind, status, sum(count)::int AS n FROM event_counts GROUP BY 1, 2, 3 HAVING sum(count) <> 0 ORDER BY 1, 2, 3`);
+    q(
+      `SELECT waba_id, kind, status, sum(count)::int AS n FROM event_counts GROUP BY 1, 2, 3 HAVING sum(count) <> 0 ORDER BY 1, 2, 3`,
+    );
   const countedFromRows = () =>
-    q(`SELECT waba_id, kind, COALESCE(status, '') AS status, count(*)::int AS n FROM events GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
-  const partitionOf = async (table: string, id: number | string) => (await one<{ p: string }>(`SELECT tableoid::regclass::text AS p FROM ${table} WHERE id = $1`, [id])).p;
+    q(
+      `SELECT waba_id, kind, COALESCE(status, '') AS status, count(*)::int AS n FROM events GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+  const partitionOf = async (table: string, id: number | string) =>
+    (await one<{ p: string }>(`SELECT tableoid::regclass::text AS p FROM ${table} WHERE id = $1`, [id])).p;
 
   const wabaA = '310000000000101';
   const wabaB = '310000000000102';
   let businessAccountId: string;
   let organizationId: string;
   let thisWeek: Date;
-  const before: { events: Row[]; deliveries: Row[]; messages: Row[]; auditLogs: Row[]; totals: Row[]; triggers: string[]; indexes: string[] } = {
+  const before: {
+    events: Row[];
+    deliveries: Row[];
+    messages: Row[];
+    auditLogs: Row[];
+    totals: Row[];
+    triggers: string[];
+    indexes: string[];
+  } = {
     events: [],
     deliveries: [],
     messages: [],
@@ -42,16 +57,23 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
   beforeAll(async () => {
     expect(migrationNames()).toContain(UPGRADE);
     db = await scratchDatabase(UPGRADE);
-    organizationId = (await one<{ id: string }>(`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'Upgrade Org') RETURNING id`)).id;
+    organizationId = (
+      await one<{ id: string }>(
+        `INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'Upgrade Org') RETURNING id`,
+      )
+    ).id;
     businessAccountId = (
       await one<{ id: string }>(
         `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at) VALUES (gen_random_uuid(), $1, $2, 'A', 'v1:x', now()) RETURNING id`,
         [organizationId, wabaA],
       )
     ).id;
-    await q(`INSERT INTO audit_logs (organization_id, operator_email, action, target_type, target_id, details, created_at)
+    await q(
+      `INSERT INTO audit_logs (organization_id, operator_email, action, target_type, target_id, details, created_at)
              VALUES ($1, 'op@example.test', 'api_key.create', 'api_key', 'k1', '{"name": "ci"}', now() - interval '20 days'),
-                    ($1, NULL, 'business_account.connect', 'business_account', $2, NULL, now())`, [organizationId, businessAccountId]);
+                    ($1, NULL, 'business_account.connect', 'business_account', $2, NULL, now())`,
+      [organizationId, businessAccountId],
+    );
     await q(
       `INSERT INTO messages (business_account_id, api_key_id, phone_number_id, "to", type, template_name, template_language, content, status, upstream_message_id,
                              error_code, error_title, error_detail, error_category, accepted_at, sent_at, delivered_at, read_at, failed_at,
@@ -67,12 +89,24 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
       [businessAccountId],
     );
     // Deliveries of every status (a dead letter among them), over several weeks and more than a year back.
-    const delivery = (status: string, days: number, extra: { attempts?: number; lastError?: string | null; batchId?: string | null } = {}) =>
+    const delivery = (
+      status: string,
+      days: number,
+      extra: { attempts?: number; lastError?: string | null; batchId?: string | null } = {},
+    ) =>
       one<{ id: number }>(
         `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id, status, attempts, last_error, event_count, received_at, processed_at)
          VALUES (convert_to($1, 'UTF8'), 'sha256=' || md5($1), ARRAY[$2], $3, $4, $5, $6, CASE WHEN $4 = 'processed' THEN 2 END,
                  now() - make_interval(days => $7), CASE WHEN $4 = 'processed' THEN now() - make_interval(days => $7) + interval '1 second' END) RETURNING id`,
-        [`{"object":"whatsapp_business_account","entry":[{"id":"${wabaA}","n":${days}}]}`, wabaA, extra.batchId ?? null, status, extra.attempts ?? 1, extra.lastError ?? null, days],
+        [
+          `{"object":"whatsapp_business_account","entry":[{"id":"${wabaA}","n":${days}}]}`,
+          wabaA,
+          extra.batchId ?? null,
+          status,
+          extra.attempts ?? 1,
+          extra.lastError ?? null,
+          days,
+        ],
       );
     const d1 = await delivery('processed', 400, { batchId: 'b-old' });
     const d2 = await delivery('processed', 17);
@@ -80,7 +114,15 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
     const d4 = await delivery('received', 0, { attempts: 0 });
     // Events of every kind and status over several weeks (one more than a year old; one stored before the feed
     // existed, with xid 0), each week in its own transaction, so their xids differ; event_counts by the old triggers.
-    const event = (deliveryId: number, waba: string, days: number, kind: string, status: string | null, n: number, extra: { xid0?: boolean; processed?: boolean } = {}) =>
+    const event = (
+      deliveryId: number,
+      waba: string,
+      days: number,
+      kind: string,
+      status: string | null,
+      n: number,
+      extra: { xid0?: boolean; processed?: boolean } = {},
+    ) =>
       q(
         `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, user_id, message_id, upstream_timestamp,
                              error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, attempts, created_at${extra.xid0 ? ', xid' : ''})
@@ -114,8 +156,14 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
     before.auditLogs = await snapshot('audit_logs');
     before.totals = await totals();
     expect(before.totals).toEqual(await countedFromRows());
-    before.triggers = (await q<{ t: string }>(`SELECT tgname AS t FROM pg_trigger WHERE tgrelid = 'events'::regclass AND NOT tgisinternal ORDER BY 1`)).map((r) => r.t);
-    before.indexes = (await q<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`)).map((r) => r.i);
+    before.triggers = (
+      await q<{ t: string }>(
+        `SELECT tgname AS t FROM pg_trigger WHERE tgrelid = 'events'::regclass AND NOT tgisinternal ORDER BY 1`,
+      )
+    ).map((r) => r.t);
+    before.indexes = (
+      await q<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`)
+    ).map((r) => r.i);
     expect(new Set(before.events.map((e) => e.xid)).size).toBeGreaterThan(5);
 
     await db.migrate(UPGRADE);
@@ -132,15 +180,23 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
     expect(await snapshot('messages')).toEqual(before.messages);
     expect(await snapshot('audit_logs')).toEqual(before.auditLogs);
     // Deliveries gain original_received_at (null for what Meta delivered once); the rest is as it was.
-    expect(await snapshot('webhook_deliveries')).toEqual(before.deliveries.map((d) => ({ ...d, original_received_at: null })));
+    expect(await snapshot('webhook_deliveries')).toEqual(
+      before.deliveries.map((d) => ({ ...d, original_received_at: null })),
+    );
     const dead = (await snapshot('webhook_deliveries')).filter((d) => d.status === 'failed');
     expect(dead).toEqual([expect.objectContaining({ attempts: 5, last_error: 'upstream lookup failed' })]);
   });
 
   it('keeps the triggers and the list indexes of events (the dedupe key is no longer unique by index)', async () => {
-    const triggers = (await q<{ t: string }>(`SELECT tgname AS t FROM pg_trigger WHERE tgrelid = 'events'::regclass AND NOT tgisinternal ORDER BY 1`)).map((r) => r.t);
+    const triggers = (
+      await q<{ t: string }>(
+        `SELECT tgname AS t FROM pg_trigger WHERE tgrelid = 'events'::regclass AND NOT tgisinternal ORDER BY 1`,
+      )
+    ).map((r) => r.t);
     expect(triggers).toEqual(before.triggers);
-    const indexes = (await q<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`)).map((r) => r.i);
+    const indexes = (
+      await q<{ i: string }>(`SELECT indexname AS i FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`)
+    ).map((r) => r.i);
     expect(indexes).toEqual(expect.arrayContaining(before.indexes.filter((i) => i !== 'events_dedupe_key_key')));
     expect(indexes).toContain('events_dedupe_key_created_at_idx');
   });
@@ -158,7 +214,11 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
         WHERE sequencename IN ('messages_id_seq', 'events_id_seq', 'webhook_deliveries_id_seq', 'audit_logs_id_seq') ORDER BY 1`,
     );
     expect(sequences).toEqual(
-      ['audit_logs_id_seq', 'events_id_seq', 'messages_id_seq', 'webhook_deliveries_id_seq'].map((s) => ({ s, type: 'bigint', max: '9223372036854775807' })),
+      ['audit_logs_id_seq', 'events_id_seq', 'messages_id_seq', 'webhook_deliveries_id_seq'].map((s) => ({
+        s,
+        type: 'bigint',
+        max: '9223372036854775807',
+      })),
     );
     // Each sequence still belongs to its table's id (dropped with it, dumped with it).
     const owned = await q<{ s: string; t: string }>(
@@ -178,17 +238,25 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
       expect(`${id} ${await partitionOf('events', id)}`).toBe(`${id} ${expected}`);
     }
     for (const d of before.deliveries) {
-      const expected = new Date(d.received_at as string) < thisWeek ? 'webhook_deliveries_history' : weekName('webhook_deliveries', thisWeek);
+      const expected =
+        new Date(d.received_at as string) < thisWeek
+          ? 'webhook_deliveries_history'
+          : weekName('webhook_deliveries', thisWeek);
       expect(await partitionOf('webhook_deliveries', d.id as number)).toBe(expected);
     }
     const parts = await q<{ name: string }>(`SELECT name FROM storage_partitions('events')`);
-    expect(parts.map((p) => p.name)).toEqual(['events_history', ...[0, 1, 2, 3, 4].map((k) => weekName('events', new Date(thisWeek.getTime() + k * 7 * 86_400_000)))]);
+    expect(parts.map((p) => p.name)).toEqual([
+      'events_history',
+      ...[0, 1, 2, 3, 4].map((k) => weekName('events', new Date(thisWeek.getTime() + k * 7 * 86_400_000))),
+    ]);
   });
 
   it('keeps the counts: the totals per account, kind and status are the old ones, now by week', async () => {
     expect(await totals()).toEqual(before.totals);
     // Each row counted in the week it was stored in.
-    const byBucket = await q(`SELECT waba_id, kind, status, bucket, sum(count)::int AS n FROM event_counts GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`);
+    const byBucket = await q(
+      `SELECT waba_id, kind, status, bucket, sum(count)::int AS n FROM event_counts GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+    );
     const fromRows = await q(
       `SELECT waba_id, kind, COALESCE(status, '') AS status, storage_period_start(created_at) AS bucket, count(*)::int AS n FROM events GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
     );
@@ -205,13 +273,18 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
     expect(Number(next.id)).toBeGreaterThan(maxEvent);
     expect(next.p).toBe(weekName('events', thisWeek));
 
-    for (const seq of ['events_id_seq', 'webhook_deliveries_id_seq', 'messages_id_seq', 'audit_logs_id_seq']) await q(`SELECT setval($1, $2)`, [seq, TWO_31 + 10]);
+    for (const seq of ['events_id_seq', 'webhook_deliveries_id_seq', 'messages_id_seq', 'audit_logs_id_seq'])
+      await q(`SELECT setval($1, $2)`, [seq, TWO_31 + 10]);
     const event = await one<{ id: string; p: string; xid: string }>(
       `INSERT INTO events (delivery_id, waba_id, event_type, kind, title, status, raw, dedupe_key)
        VALUES ($1, $2, 'messages', 'status_update', 'Message sent', 'sent', '{}', 'new:2') RETURNING id::text, tableoid::regclass::text AS p, xid::text`,
       [TWO_31 + 99, wabaA],
     );
-    expect(event).toEqual({ id: String(TWO_31 + 11), p: weekName('events', thisWeek), xid: expect.stringMatching(/^[1-9]\d*$/) });
+    expect(event).toEqual({
+      id: String(TWO_31 + 11),
+      p: weekName('events', thisWeek),
+      xid: expect.stringMatching(/^[1-9]\d*$/),
+    });
     const delivery = await one<{ id: string; p: string }>(
       `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids) VALUES ('\\x7b7d', 'sha256=x', ARRAY[$1]) RETURNING id::text, tableoid::regclass::text AS p`,
       [wabaA],
@@ -228,7 +301,9 @@ describe('Upgrade to 64-bit ids and weekly partitions (PostgreSQL)', () => {
     );
     expect(audit.id).toBe(String(TWO_31 + 11));
     // Found by id above 2^31 (the type of the parameter is bigint on every id column).
-    expect(await one(`SELECT count(*)::int AS n FROM events WHERE id = $1 AND delivery_id = $2`, [TWO_31 + 11, TWO_31 + 99])).toEqual({ n: 1 });
+    expect(
+      await one(`SELECT count(*)::int AS n FROM events WHERE id = $1 AND delivery_id = $2`, [TWO_31 + 11, TWO_31 + 99]),
+    ).toEqual({ n: 1 });
   });
 
   it('keeps the counts exact on insert, update and delete, as the old triggers did', async () => {

@@ -1,7 +1,15 @@
 import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
-import { incomingDelivery, insertBusinessAccount, insertDelivery, insertOrganization, metaId, momentIn, repositoryUnderTest } from '../utils/factories.js';
+import {
+  incomingDelivery,
+  insertBusinessAccount,
+  insertDelivery,
+  insertOrganization,
+  metaId,
+  momentIn,
+  repositoryUnderTest,
+} from '../utils/factories.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((_prisma, db) => new WebhookDeliveriesRepository(db));
@@ -23,9 +31,13 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
         rows.map((r, i) => [ids[i], r.rawBody.toString(), 'received', null]),
       );
       const saved = await t.prisma.webhookDelivery.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
-      expect(saved.map((d) => [Number(d.id), d.signature, d.wabaIds, d.batchId])).toEqual(rows.map((r, i) => [ids[i], r.signature, r.wabaIds, batchId]));
+      expect(saved.map((d) => [Number(d.id), d.signature, d.wabaIds, d.batchId])).toEqual(
+        rows.map((r, i) => [ids[i], r.signature, r.wabaIds, batchId]),
+      );
       // One INSERT: one transaction wrote every row.
-      const writers = await t.prisma.$queryRaw<{ xmin: string }[]>`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::bigint[])`;
+      const writers = await t.prisma.$queryRaw<
+        { xmin: string }[]
+      >`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::bigint[])`;
       expect(writers).toHaveLength(1);
     });
 
@@ -45,7 +57,10 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
 
   it('finds the asked deliveries in id order, skipping unknown ids', async () => {
     const wabaId = metaId();
-    const [a, b] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] }), incomingDelivery({ wabaIds: [wabaId] })]);
+    const [a, b] = await t.repo.storeBatch(randomUUID(), [
+      incomingDelivery({ wabaIds: [wabaId] }),
+      incomingDelivery({ wabaIds: [wabaId] }),
+    ]);
     const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 4 });
     const found = await t.repo.findForProcessing([done.id, b!, 2_000_000_000, a!]);
     expect(found.map((d) => [d.id, d.status, d.eventCount])).toEqual([
@@ -54,16 +69,29 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       [done.id, 'processed', 4],
     ]);
     // One received weeks ago (another partition than this week's) is found too, with the recent ones.
-    const old = await insertDelivery(t.prisma, { wabaIds: [wabaId], receivedAt: new Date(Date.now() - 40 * 24 * 3600_000) });
-    expect((await t.repo.findForProcessing([a!, old.id])).map((d) => d.id)).toEqual([a, old.id].sort((x, y) => x! - y!));
+    const old = await insertDelivery(t.prisma, {
+      wabaIds: [wabaId],
+      receivedAt: new Date(Date.now() - 40 * 24 * 3600_000),
+    });
+    expect((await t.repo.findForProcessing([a!, old.id])).map((d) => d.id)).toEqual(
+      [a, old.id].sort((x, y) => x! - y!),
+    );
   });
 
   it('marks deliveries processed with their event counts, leaving one processed before as it was', async () => {
     const wabaId = metaId();
-    const [a, b] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] }), incomingDelivery({ wabaIds: [wabaId] })]);
+    const [a, b] = await t.repo.storeBatch(randomUUID(), [
+      incomingDelivery({ wabaIds: [wabaId] }),
+      incomingDelivery({ wabaIds: [wabaId] }),
+    ]);
     await t.repo.recordFailure([a!], 'upstream timeout', false);
     const before = new Date('2026-01-01T00:00:00.000Z');
-    const earlier = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 7, processedAt: before });
+    const earlier = await insertDelivery(t.prisma, {
+      wabaIds: [wabaId],
+      status: 'processed',
+      eventCount: 7,
+      processedAt: before,
+    });
 
     const receivedAt = new Map((await t.repo.findForProcessing([a!, b!, earlier.id])).map((d) => [d.id, d.receivedAt]));
     await t.repo.markProcessed([
@@ -75,7 +103,12 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     expect(rows.get(a!)).toMatchObject({ status: 'processed', eventCount: 3, attempts: 2, lastError: null });
     expect(rows.get(b!)).toMatchObject({ status: 'processed', eventCount: 0, attempts: 1 });
     expect(rows.get(a!)!.processedAt).toBeInstanceOf(Date);
-    expect(rows.get(earlier.id)).toMatchObject({ status: 'processed', eventCount: 7, attempts: 0, processedAt: before });
+    expect(rows.get(earlier.id)).toMatchObject({
+      status: 'processed',
+      eventCount: 7,
+      attempts: 0,
+      processedAt: before,
+    });
   });
 
   /**
@@ -84,9 +117,12 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
    * with the values the repository sends, on a partitioned copy of the table whose week was analysed empty and then
    * grew to 20,000 rows: the week's rows must be reached through an index.
    */
-  it('marks processed through an index, whatever the week\'s statistics say', async () => {
+  it("marks processed through an index, whatever the week's statistics say", async () => {
     // A chunk as the worker marks them (32 deliveries).
-    const ids = await t.repo.storeBatch(randomUUID(), Array.from({ length: 32 }, () => incomingDelivery()));
+    const ids = await t.repo.storeBatch(
+      randomUUID(),
+      Array.from({ length: 32 }, () => incomingDelivery()),
+    );
     const stored = await t.repo.findForProcessing(ids);
     const id = Math.min(...ids);
     const spy = jest.spyOn(t.prisma.pool, 'query');
@@ -126,7 +162,10 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
          SELECT id, convert_to(repeat('x', 1000), 'UTF8'), 'sha256=00', ARRAY['1'], now() FROM unnest($1::bigint[]) AS id`,
         [ids],
       );
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${statement.text}`,
+        statement.values,
+      );
       const scans = nodesOf(rows[0]!['QUERY PLAN'][0].Plan)
         .filter((n) => n['Relation Name'] === 'deliveries_this_week')
         .map((n) => n['Node Type']);
@@ -140,7 +179,10 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
 
   it('records failed attempts on deliveries still received; the final one makes them dead letters', async () => {
     const wabaId = metaId();
-    const [a, b] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] }), incomingDelivery({ wabaIds: [wabaId] })]);
+    const [a, b] = await t.repo.storeBatch(randomUUID(), [
+      incomingDelivery({ wabaIds: [wabaId] }),
+      incomingDelivery({ wabaIds: [wabaId] }),
+    ]);
     const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 1 });
 
     await t.repo.recordFailure([a!, b!, done.id], 'PostgreSQL unavailable', false);
@@ -201,10 +243,23 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
 
   it("lists and replays a tenant's deliveries only for that tenant's business accounts", async () => {
     const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const [a, b] = [(await insertBusinessAccount(t.prisma, mine.organizationId)).wabaId, (await insertBusinessAccount(t.prisma, theirs.organizationId)).wabaId];
+    const [a, b] = [
+      (await insertBusinessAccount(t.prisma, mine.organizationId)).wabaId,
+      (await insertBusinessAccount(t.prisma, theirs.organizationId)).wabaId,
+    ];
     const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
-    const ours = await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'bad payload', receivedAt: at(1) });
-    const theirsOnly = await insertDelivery(t.prisma, { wabaIds: [b], status: 'failed', lastError: 'bad payload', receivedAt: at(2) });
+    const ours = await insertDelivery(t.prisma, {
+      wabaIds: [a],
+      status: 'failed',
+      lastError: 'bad payload',
+      receivedAt: at(1),
+    });
+    const theirsOnly = await insertDelivery(t.prisma, {
+      wabaIds: [b],
+      status: 'failed',
+      lastError: 'bad payload',
+      receivedAt: at(2),
+    });
     const shared = await insertDelivery(t.prisma, { wabaIds: [b, a], status: 'processed', receivedAt: at(3) });
 
     const all = await t.repo.listForAccounts([{ wabaId: a }], { page: 1, limit: 10 });
@@ -218,10 +273,22 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
 
     expect(await t.repo.resetForReplay([{ wabaId: a }], theirsOnly.id)).toBeNull();
     expect(await t.repo.resetForReplay([{ wabaId: b }], ours.id)).toBeNull();
-    expect((await t.repo.findForProcessing([theirsOnly.id, ours.id])).map((d) => d.status)).toEqual(['failed', 'failed']);
+    expect((await t.repo.findForProcessing([theirsOnly.id, ours.id])).map((d) => d.status)).toEqual([
+      'failed',
+      'failed',
+    ]);
 
-    expect(await t.repo.resetForReplay([{ wabaId: a }], ours.id)).toMatchObject({ id: ours.id, status: 'received', attempts: 0, lastError: null, processedAt: null });
-    expect(await t.repo.resetForReplay([{ wabaId: b }], shared.id)).toMatchObject({ id: shared.id, status: 'received' });
+    expect(await t.repo.resetForReplay([{ wabaId: a }], ours.id)).toMatchObject({
+      id: ours.id,
+      status: 'received',
+      attempts: 0,
+      lastError: null,
+      processedAt: null,
+    });
+    expect(await t.repo.resetForReplay([{ wabaId: b }], shared.id)).toMatchObject({
+      id: shared.id,
+      status: 'received',
+    });
   });
 
   it("lists and replays only what arrived inside the reader's window of the account (taken over, credentials failed: issue 29, finding 5)", async () => {
@@ -243,7 +310,10 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     expect(await ids({ since: at(2), until: at(2) })).toEqual([1, [middle.id]]);
     expect(await t.repo.resetForReplay([{ wabaId: a, until: at(2) }], late.id)).toBeNull();
     expect(await t.repo.resetForReplay([{ wabaId: a, since: at(2) }], early.id)).toBeNull();
-    expect(await t.repo.resetForReplay([{ wabaId: a, since: at(2), until: at(2) }], middle.id)).toMatchObject({ id: middle.id, status: 'received' });
+    expect(await t.repo.resetForReplay([{ wabaId: a, since: at(2), until: at(2) }], middle.id)).toMatchObject({
+      id: middle.id,
+      status: 'received',
+    });
   });
 
   it("counts each business account's waiting deliveries, dead letters and oldest waiting one, for the asked accounts only", async () => {

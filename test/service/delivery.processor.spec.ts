@@ -30,7 +30,8 @@ const at = (s: number) => new Date((T0 + s) * 1000);
 const TEMPLATE = { id: '1203344556677889', name: 'parcel_update', language: 'en_GB', category: 'UTILITY' as const };
 const PRICING = { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' };
 
-const status = (wamid: string, s: string, second: number, extra: Record<string, unknown> = {}): StatusItem => statusItem(wamid, s, T0 + second, CUSTOMER, extra);
+const status = (wamid: string, s: string, second: number, extra: Record<string, unknown> = {}): StatusItem =>
+  statusItem(wamid, s, T0 + second, CUSTOMER, extra);
 const statuses = (...items: StatusItem[]) => statusesWebhook(WABA, PHONE, items);
 
 /** The processor over fresh in-memory tables, with the account connected and one message sent (wamid.A). */
@@ -45,12 +46,22 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
   describe('each kind of event', () => {
     it('status updates move the message to delivered and read at Meta times, priced once, and the delivery shows its events', async () => {
       const p = setUp();
-      const id = p.receive(statuses(status('wamid.A', 'delivered', 5, { pricing: PRICING }), status('wamid.A', 'read', 9)));
+      const id = p.receive(
+        statuses(status('wamid.A', 'delivered', 5, { pricing: PRICING }), status('wamid.A', 'read', 9)),
+      );
 
       const result = await p.processor.process([id]);
 
       expect(result).toEqual({ deliveryIds: [id], events: 2, inserted: 2, applied: 2, waiting: 0 });
-      expect(p.messages.get(p.sent.id)).toMatchObject({ status: 'read', sentAt: at(0), deliveredAt: at(5), readAt: at(9), pricingCategory: 'utility', pricingModel: 'PMP', pricingBillable: true });
+      expect(p.messages.get(p.sent.id)).toMatchObject({
+        status: 'read',
+        sentAt: at(0),
+        deliveredAt: at(5),
+        readAt: at(9),
+        pricingCategory: 'utility',
+        pricingModel: 'PMP',
+        pricingBillable: true,
+      });
       expect(p.deliveries.get(id)).toMatchObject({ status: 'processed', eventCount: 2, lastError: null });
       expect(p.events.all().map((e) => [e.kind, e.status, e.processed])).toEqual([
         ['status_update', 'delivered', true],
@@ -60,40 +71,76 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
     it("a customer's message is stored once as an inbound message and opens the 24 h window for its sender", async () => {
       const p = setUp();
-      const id = p.receive(inboundWebhook(WABA, PHONE, { from: CUSTOMER, id: 'wamid.IN1', timestamp: T0 + 30, text: 'Where is my parcel? 📦' }));
+      const id = p.receive(
+        inboundWebhook(WABA, PHONE, {
+          from: CUSTOMER,
+          id: 'wamid.IN1',
+          timestamp: T0 + 30,
+          text: 'Where is my parcel? 📦',
+        }),
+      );
 
       await p.processor.process([id]);
 
       expect(p.messages.inbound()).toEqual([
-        expect.objectContaining({ direction: 'inbound', status: 'received', upstreamMessageId: 'wamid.IN1', from: CUSTOMER, phoneNumberId: PHONE.id, type: 'text', content: { text: { body: 'Where is my parcel? 📦' } } }),
+        expect.objectContaining({
+          direction: 'inbound',
+          status: 'received',
+          upstreamMessageId: 'wamid.IN1',
+          from: CUSTOMER,
+          phoneNumberId: PHONE.id,
+          type: 'text',
+          content: { text: { body: 'Where is my parcel? 📦' } },
+        }),
       ]);
       expect(p.windows.lastInbound(PHONE.id, CUSTOMER)).toEqual(at(30));
-      expect(p.events.all()).toEqual([expect.objectContaining({ kind: 'inbound_message', messageId: 'wamid.IN1', processed: true })]);
+      expect(p.events.all()).toEqual([
+        expect.objectContaining({ kind: 'inbound_message', messageId: 'wamid.IN1', processed: true }),
+      ]);
     });
 
     it("a customer's message to an account not connected here is kept as an event, and files no message", async () => {
       const p = setUp();
-      const id = p.receive(inboundWebhook(OTHER_WABA, PHONE, { from: CUSTOMER, id: 'wamid.IN2', timestamp: T0, text: 'hello' }));
+      const id = p.receive(
+        inboundWebhook(OTHER_WABA, PHONE, { from: CUSTOMER, id: 'wamid.IN2', timestamp: T0, text: 'hello' }),
+      );
 
       await p.processor.process([id]);
 
       expect(p.messages.inbound()).toEqual([]);
-      expect(p.events.all()).toEqual([expect.objectContaining({ wabaId: OTHER_WABA, kind: 'inbound_message', processed: true })]);
+      expect(p.events.all()).toEqual([
+        expect.objectContaining({ wabaId: OTHER_WABA, kind: 'inbound_message', processed: true }),
+      ]);
     });
 
     it("Meta's template decisions update the synced template: PAUSED stops it, FLAGGED is only a warning, REINSTATED approves it again", async () => {
       const p = setUp();
       p.templates.synced(WABA, TEMPLATE.name, TEMPLATE.language);
-      const decision = (event: string, second: number, reason = 'NONE') => p.receive(fieldWebhook(WABA, 'message_template_status_update', templateStatusValue(TEMPLATE, event, reason), T0 + second));
+      const decision = (event: string, second: number, reason = 'NONE') =>
+        p.receive(
+          fieldWebhook(
+            WABA,
+            'message_template_status_update',
+            templateStatusValue(TEMPLATE, event, reason),
+            T0 + second,
+          ),
+        );
 
       await p.processor.process([decision('PAUSED', 10, 'LOW_QUALITY')]);
-      expect(p.templates.get(WABA, TEMPLATE.name, TEMPLATE.language)).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', statusUpdatedAt: at(10) });
+      expect(p.templates.get(WABA, TEMPLATE.name, TEMPLATE.language)).toMatchObject({
+        status: 'PAUSED',
+        statusReason: 'LOW_QUALITY',
+        statusUpdatedAt: at(10),
+      });
 
       await p.processor.process([decision('FLAGGED', 20)]);
       expect(p.templates.get(WABA, TEMPLATE.name, TEMPLATE.language)).toMatchObject({ status: 'PAUSED' });
 
       await p.processor.process([decision('REINSTATED', 30)]);
-      expect(p.templates.get(WABA, TEMPLATE.name, TEMPLATE.language)).toMatchObject({ status: 'APPROVED', statusReason: null });
+      expect(p.templates.get(WABA, TEMPLATE.name, TEMPLATE.language)).toMatchObject({
+        status: 'APPROVED',
+        statusReason: null,
+      });
       expect(p.events.all().map((e) => [e.kind, e.processed])).toEqual([
         ['template_status', true],
         ['template_status', true],
@@ -104,15 +151,32 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
     it("account-level webhooks change the account's standing, the number's quality and the user's marketing preference", async () => {
       const p = setUp();
       p.numbers.synced(WABA, '447700900500');
-      const ban = p.receive(fieldWebhook(WABA, 'account_update', { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: '2026-01-01' } }, T0 + 40));
-      const quality = p.receive(fieldWebhook(WABA, 'phone_number_quality_update', qualityUpdateValue(PHONE, 'FLAGGED', '1K', '10K'), T0 + 41));
+      const ban = p.receive(
+        fieldWebhook(
+          WABA,
+          'account_update',
+          { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: '2026-01-01' } },
+          T0 + 40,
+        ),
+      );
+      const quality = p.receive(
+        fieldWebhook(WABA, 'phone_number_quality_update', qualityUpdateValue(PHONE, 'FLAGGED', '1K', '10K'), T0 + 41),
+      );
       const stop = p.receive(
         messagesWebhook(
           WABA,
           PHONE,
           {
             contacts: [{ wa_id: CUSTOMER, profile: { name: 'Ana' } }],
-            user_preferences: [{ wa_id: CUSTOMER, detail: 'User requested to stop marketing messages', category: 'marketing_messages', value: 'stop', timestamp: T0 + 42 }],
+            user_preferences: [
+              {
+                wa_id: CUSTOMER,
+                detail: 'User requested to stop marketing messages',
+                category: 'marketing_messages',
+                value: 'stop',
+                timestamp: T0 + 42,
+              },
+            ],
           },
           'user_preferences',
         ),
@@ -122,15 +186,29 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
       expect(result).toMatchObject({ deliveryIds: [ban, quality, stop], events: 3, inserted: 3, applied: 3 });
       expect(p.accounts.get(WABA)).toMatchObject({ banState: 'DISABLE', banDate: '2026-01-01' });
-      expect(p.numbers.get(WABA, '447700900500')).toMatchObject({ status: 'FLAGGED', qualityRating: 'RED', messagingLimit: '1K' });
-      expect(p.preferences.get(WABA, CUSTOMER)).toMatchObject({ value: 'stop', source: 'user_preferences', at: at(42) });
+      expect(p.numbers.get(WABA, '447700900500')).toMatchObject({
+        status: 'FLAGGED',
+        qualityRating: 'RED',
+        messagingLimit: '1K',
+      });
+      expect(p.preferences.get(WABA, CUSTOMER)).toMatchObject({
+        value: 'stop',
+        source: 'user_preferences',
+        at: at(42),
+      });
     });
 
     it('one payload of several kinds is stored and applied in one transaction', async () => {
       const p = setUp();
       const payload = webhookOf(WABA, [
         { field: 'messages', value: messagesValue(PHONE, { statuses: [status('wamid.A', 'delivered', 5)] }) },
-        { field: 'messages', value: messagesValue(PHONE, inboundTextValue({ from: CUSTOMER, id: 'wamid.IN3', timestamp: T0 + 6, text: 'thanks' })) },
+        {
+          field: 'messages',
+          value: messagesValue(
+            PHONE,
+            inboundTextValue({ from: CUSTOMER, id: 'wamid.IN3', timestamp: T0 + 6, text: 'thanks' }),
+          ),
+        },
       ]);
 
       await p.processor.process([p.receive(payload)]);
@@ -146,7 +224,13 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       const p = setUp();
       const payload = webhookOf(WABA, [
         { field: 'messages', value: messagesValue(PHONE, { statuses: [status('wamid.A', 'delivered', 5)] }) },
-        { field: 'messages', value: messagesValue(PHONE, inboundTextValue({ from: CUSTOMER, id: 'wamid.IN4', timestamp: T0 + 6, text: 'hi' })) },
+        {
+          field: 'messages',
+          value: messagesValue(
+            PHONE,
+            inboundTextValue({ from: CUSTOMER, id: 'wamid.IN4', timestamp: T0 + 6, text: 'hi' }),
+          ),
+        },
       ]);
       await p.processor.process([p.receive(payload)]);
       const before = structuredClone(p.db.state.messages);
@@ -181,7 +265,13 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       expect(await p.processor.markDeadLetter([dead], 'stalled too often')).toBe(1);
       const transactions = { ...p.db.transactions };
 
-      expect(await p.processor.process([done, dead])).toEqual({ deliveryIds: [done], events: 1, inserted: 0, applied: 0, waiting: 0 });
+      expect(await p.processor.process([done, dead])).toEqual({
+        deliveryIds: [done],
+        events: 1,
+        inserted: 0,
+        applied: 0,
+        waiting: 0,
+      });
       expect(p.db.transactions).toEqual(transactions);
       expect(p.messages.get(p.sent.id)?.status).toBe('delivered');
       expect(p.deliveries.get(dead)).toMatchObject({ status: 'failed', lastError: 'stalled too often' });
@@ -191,12 +281,23 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
   describe('statuses out of order', () => {
     it('never move a message backwards: read, then delivered, sent and failed arriving late', async () => {
       const p = setUp();
-      for (const item of [status('wamid.A', 'read', 9), status('wamid.A', 'delivered', 5), status('wamid.A', 'sent', 1), status('wamid.A', 'failed', 12, { errors: [{ code: 131026, title: 'Message undeliverable' }] })]) {
+      for (const item of [
+        status('wamid.A', 'read', 9),
+        status('wamid.A', 'delivered', 5),
+        status('wamid.A', 'sent', 1),
+        status('wamid.A', 'failed', 12, { errors: [{ code: 131026, title: 'Message undeliverable' }] }),
+      ]) {
         await p.processor.process([p.receive(statuses(item))]);
       }
 
       // delivered at its own (earlier) time, although `read` had filled it first; the late failure is kept as an event only.
-      expect(p.messages.get(p.sent.id)).toMatchObject({ status: 'read', deliveredAt: at(5), readAt: at(9), failedAt: null, errorCode: null });
+      expect(p.messages.get(p.sent.id)).toMatchObject({
+        status: 'read',
+        deliveredAt: at(5),
+        readAt: at(9),
+        failedAt: null,
+        errorCode: null,
+      });
       expect(p.events.all()).toHaveLength(4);
       expect(p.events.all().every((e) => e.processed)).toBe(true);
     });
@@ -209,7 +310,11 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
     it("a failure before delivery fails the message with Meta's error; 131050 also records the user's marketing stop", async () => {
       const p = setUp();
-      const error = { code: 131050, title: 'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.' };
+      const error = {
+        code: 131050,
+        title:
+          'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business.',
+      };
 
       await p.processor.process([p.receive(statuses(status('wamid.A', 'failed', 3, { errors: [error] })))]);
 
@@ -223,10 +328,17 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       const p = setUp();
       const pending = p.messages.outbound(WABA);
 
-      await p.processor.process([p.receive(statuses(status('wamid.L', 'sent', 1, { biz_opaque_callback_data: `bm:${pending.id}` })))]);
+      await p.processor.process([
+        p.receive(statuses(status('wamid.L', 'sent', 1, { biz_opaque_callback_data: `bm:${pending.id}` }))),
+      ]);
       await p.processor.process([p.receive(statuses(status('wamid.L', 'delivered', 4)))]);
 
-      expect(p.messages.get(pending.id)).toMatchObject({ upstreamMessageId: 'wamid.L', status: 'delivered', sentAt: at(1), deliveredAt: at(4) });
+      expect(p.messages.get(pending.id)).toMatchObject({
+        upstreamMessageId: 'wamid.L',
+        status: 'delivered',
+        sentAt: at(1),
+        deliveredAt: at(4),
+      });
     });
 
     it('without callback data the status waits, and the delayed re-run applies it once the send response is stored', async () => {
@@ -235,8 +347,12 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       const id = p.receive(statuses(status('wamid.W', 'delivered', 4)));
 
       expect(await p.processor.process([id])).toMatchObject({ inserted: 1, applied: 0, waiting: 1 });
-      expect(p.events.all()).toEqual([expect.objectContaining({ messageId: 'wamid.W', processed: false, attempts: 1 })]);
-      expect(p.queue.jobs).toEqual([{ data: { deliveryIds: [id], rerun: 1 }, jobId: deliveryJobIds.pending([id], 1), delayMs: 500 }]);
+      expect(p.events.all()).toEqual([
+        expect.objectContaining({ messageId: 'wamid.W', processed: false, attempts: 1 }),
+      ]);
+      expect(p.queue.jobs).toEqual([
+        { data: { deliveryIds: [id], rerun: 1 }, jobId: deliveryJobIds.pending([id], 1), delayMs: 500 },
+      ]);
       expect(p.messages.get(pending.id)?.status).toBe('pending');
 
       p.messages.markSent(pending.id, 'wamid.W', at(2));
@@ -252,20 +368,36 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       const id = p.receive(statuses(status('wamid.UNKNOWN', 'delivered', 4)));
       await p.processor.process([id]);
 
-      for (let rerun = 1; rerun <= MAX_PENDING_RERUNS; rerun++) expect(await p.processor.process([id], rerun)).toMatchObject({ applied: 0, waiting: 1 });
+      for (let rerun = 1; rerun <= MAX_PENDING_RERUNS; rerun++)
+        expect(await p.processor.process([id], rerun)).toMatchObject({ applied: 0, waiting: 1 });
 
-      expect(p.queue.jobs.map((j) => j.data.rerun)).toEqual(Array.from({ length: MAX_PENDING_RERUNS }, (_, i) => i + 1));
-      expect(p.events.all()).toEqual([expect.objectContaining({ messageId: 'wamid.UNKNOWN', processed: false, attempts: MAX_PENDING_RERUNS + 1 })]);
+      expect(p.queue.jobs.map((j) => j.data.rerun)).toEqual(
+        Array.from({ length: MAX_PENDING_RERUNS }, (_, i) => i + 1),
+      );
+      expect(p.events.all()).toEqual([
+        expect.objectContaining({ messageId: 'wamid.UNKNOWN', processed: false, attempts: MAX_PENDING_RERUNS + 1 }),
+      ]);
       expect(p.deliveries.get(id)?.status).toBe('processed');
     });
 
     it("a status naming another tenant's message never changes it", async () => {
       const p = setUp();
       p.accounts.connect(OTHER_WABA);
-      const theirs = p.messages.outbound(OTHER_WABA, { status: 'sent', upstreamMessageId: 'wamid.THEIRS', sentAt: at(0) });
+      const theirs = p.messages.outbound(OTHER_WABA, {
+        status: 'sent',
+        upstreamMessageId: 'wamid.THEIRS',
+        sentAt: at(0),
+      });
       const pendingTheirs = p.messages.outbound(OTHER_WABA);
 
-      await p.processor.process([p.receive(statuses(status('wamid.THEIRS', 'read', 9), status('wamid.X', 'sent', 1, { biz_opaque_callback_data: `bm:${pendingTheirs.id}` })))]);
+      await p.processor.process([
+        p.receive(
+          statuses(
+            status('wamid.THEIRS', 'read', 9),
+            status('wamid.X', 'sent', 1, { biz_opaque_callback_data: `bm:${pendingTheirs.id}` }),
+          ),
+        ),
+      ]);
 
       expect(p.messages.get(theirs.id)).toMatchObject({ status: 'sent', readAt: null });
       expect(p.messages.get(pendingTheirs.id)).toMatchObject({ status: 'pending', upstreamMessageId: null });
@@ -277,7 +409,9 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
     it('a chunk failing mid-way rolls back that chunk alone; the retried job finishes the rest exactly once', async () => {
       const p = setUp({ chunk: 2 });
       const wamids = ['wamid.1', 'wamid.2', 'wamid.3', 'wamid.4'];
-      const sent = wamids.map((wamid) => p.messages.outbound(WABA, { status: 'sent', upstreamMessageId: wamid, sentAt: at(0) }));
+      const sent = wamids.map((wamid) =>
+        p.messages.outbound(WABA, { status: 'sent', upstreamMessageId: wamid, sentAt: at(0) }),
+      );
       const id = p.receive(statuses(...wamids.map((wamid, i) => status(wamid, 'delivered', 10 + i))));
       p.db.failAt('messages.writeStatuses', 2, new Error('connection terminated'));
 
@@ -289,9 +423,19 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       expect(p.db.transactions).toEqual({ committed: 1, rolledBack: 1 });
 
       await p.processor.recordFailure([id], 'connection terminated', false);
-      expect(p.deliveries.get(id)).toMatchObject({ status: 'received', attempts: 1, lastError: 'connection terminated' });
+      expect(p.deliveries.get(id)).toMatchObject({
+        status: 'received',
+        attempts: 1,
+        lastError: 'connection terminated',
+      });
 
-      expect(await p.processor.process([id])).toEqual({ deliveryIds: [id], events: 4, inserted: 2, applied: 2, waiting: 0 });
+      expect(await p.processor.process([id])).toEqual({
+        deliveryIds: [id],
+        events: 4,
+        inserted: 2,
+        applied: 2,
+        waiting: 0,
+      });
       expect(sent.map((m) => p.messages.get(m.id)?.deliveredAt)).toEqual([at(10), at(11), at(12), at(13)]);
       expect(p.events.all().map((e) => [e.messageId, e.processed])).toEqual([
         ['wamid.1', true],
@@ -306,15 +450,21 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       const p = setUp({ chunk: 2 });
       const pending = p.messages.outbound(WABA);
       const wamids = ['wamid.1', 'wamid.2', 'wamid.3'];
-      const sent = wamids.map((wamid) => p.messages.outbound(WABA, { status: 'sent', upstreamMessageId: wamid, sentAt: at(0) }));
+      const sent = wamids.map((wamid) =>
+        p.messages.outbound(WABA, { status: 'sent', upstreamMessageId: wamid, sentAt: at(0) }),
+      );
       // Chunk 1: the status of a message whose send response is not stored yet (it waits), and one that applies.
-      const id = p.receive(statuses(status('wamid.W', 'delivered', 4), ...wamids.map((wamid, i) => status(wamid, 'delivered', 10 + i))));
+      const id = p.receive(
+        statuses(status('wamid.W', 'delivered', 4), ...wamids.map((wamid, i) => status(wamid, 'delivered', 10 + i))),
+      );
       p.db.failAt('messages.writeStatuses', 2);
       await expect(p.processor.process([id])).rejects.toThrow();
       expect(p.queue.jobs).toEqual([]);
 
       expect(await p.processor.process([id])).toMatchObject({ inserted: 2, applied: 2, waiting: 1 });
-      expect(p.queue.jobs).toEqual([{ data: { deliveryIds: [id], rerun: 1 }, jobId: deliveryJobIds.pending([id], 1), delayMs: 500 }]);
+      expect(p.queue.jobs).toEqual([
+        { data: { deliveryIds: [id], rerun: 1 }, jobId: deliveryJobIds.pending([id], 1), delayMs: 500 },
+      ]);
       expect(sent.map((m) => p.messages.get(m.id)?.status)).toEqual(['delivered', 'delivered', 'delivered']);
 
       p.messages.markSent(pending.id, 'wamid.W', at(2));
@@ -346,7 +496,11 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
     it('events finding no storage partition: the partitions are made and the chunk runs again', async () => {
       const p = setUp();
-      p.db.failAt('events.insert', 1, Object.assign(new Error('no partition of relation "events" found for row'), { code: '23514' }));
+      p.db.failAt(
+        'events.insert',
+        1,
+        Object.assign(new Error('no partition of relation "events" found for row'), { code: '23514' }),
+      );
 
       const result = await p.processor.process([p.receive(statuses(status('wamid.A', 'delivered', 5)))]);
 

@@ -17,9 +17,27 @@ import type { PreSendChecks, SendPlan } from '../../src/messages/send/pre-send-c
 import { SendMessageService } from '../../src/messages/send/send-message.service.js';
 import type { SendOutcome } from '../../src/messages/send/send-outcome.js';
 
-const scope = { apiKeyId: 'key-1', organizationId: 'org-1', businessAccountId: 'ba-1', wabaId: 'waba-1', credentialVersion: 'v1' } as ApiKeyScope;
-const text = (body = 'Your parcel is ready.'): SendMessageDto => ({ phoneNumberId: '402000000000011', to: '447700900123', type: 'text', text: { body } });
-const template = { phoneNumberId: '402000000000011', to: '447700900123', type: 'template', templateName: 'parcel_update', templateLanguage: 'en_GB', components: [] } as unknown as SendMessageDto;
+const scope = {
+  apiKeyId: 'key-1',
+  organizationId: 'org-1',
+  businessAccountId: 'ba-1',
+  wabaId: 'waba-1',
+  credentialVersion: 'v1',
+} as ApiKeyScope;
+const text = (body = 'Your parcel is ready.'): SendMessageDto => ({
+  phoneNumberId: '402000000000011',
+  to: '447700900123',
+  type: 'text',
+  text: { body },
+});
+const template = {
+  phoneNumberId: '402000000000011',
+  to: '447700900123',
+  type: 'template',
+  templateName: 'parcel_update',
+  templateLanguage: 'en_GB',
+  components: [],
+} as unknown as SendMessageDto;
 const CLOUD: SendPlan = { upstreamApi: 'cloud_api', throughputLevel: 'STANDARD' };
 
 /** What the fake upstream does with a send: answer, throw, or let a status webhook arrive first. */
@@ -28,8 +46,17 @@ const accept: Upstream = () => Promise.resolve({ wamid: 'wamid.OK', waId: '44770
 const refuse =
   (code: number, httpStatus: number, retryAfter?: string): Upstream =>
   () =>
-    Promise.reject(UpstreamError.fromResponse('sendMessage', httpStatus, { error: { code, message: `(#${code}) Meta says no` } }, retryAfter, []));
-const timeOut: Upstream = () => Promise.reject(UpstreamError.fromTransport('sendMessage', { code: 'ECONNABORTED' }, 2000));
+    Promise.reject(
+      UpstreamError.fromResponse(
+        'sendMessage',
+        httpStatus,
+        { error: { code, message: `(#${code}) Meta says no` } },
+        retryAfter,
+        [],
+      ),
+    );
+const timeOut: Upstream = () =>
+  Promise.reject(UpstreamError.fromTransport('sendMessage', { code: 'ECONNABORTED' }, 2000));
 /** A status webhook for this very message (found by its callback data) lands while the call is in flight. */
 const statusFirst =
   (then: Upstream): Upstream =>
@@ -48,7 +75,12 @@ interface Options {
 
 function setup(options: Options = {}) {
   const store = new MemorySends();
-  const seen = { upstream: [] as { api: string; payload: SendPayload }[], labels: [] as string[], credentialRejections: [] as string[], holds: [] as number[] };
+  const seen = {
+    upstream: [] as { api: string; payload: SendPayload }[],
+    labels: [] as string[],
+    credentialRejections: [] as string[],
+    holds: [] as number[],
+  };
   const call = (api: string) => (_token: string, _phoneNumberId: string, payload: SendPayload) => {
     seen.upstream.push({ api, payload });
     const id = Number(payload.bizOpaqueCallbackData?.replace('bm:', ''));
@@ -58,7 +90,10 @@ function setup(options: Options = {}) {
     assertSendable: () => (options.refusal ? Promise.reject(options.refusal) : Promise.resolve(options.plan ?? CLOUD)),
   };
   const pacer = {
-    acquire: () => (options.pace === 'unavailable' ? Promise.reject(new PacerUnavailable('down')) : Promise.resolve(options.pace ?? { ok: true as const })),
+    acquire: () =>
+      options.pace === 'unavailable'
+        ? Promise.reject(new PacerUnavailable('down'))
+        : Promise.resolve(options.pace ?? { ok: true as const }),
     holdBack: (_phoneNumberId: string, ms: number) => {
       seen.holds.push(ms);
       return Promise.resolve();
@@ -90,14 +125,63 @@ function setup(options: Options = {}) {
 const kindOf = (o: SendOutcome): string => (o.outcome === 'rejected' ? o.reason.kind : o.outcome);
 
 /** Every outcome of an attempt that reaches the store, and whether an Idempotency-Key keeps it for replays. */
-const OUTCOMES: { name: string; options: Options; kind: 'accepted' | DomainErrorKind; status: string; final: boolean; label: string }[] = [
+const OUTCOMES: {
+  name: string;
+  options: Options;
+  kind: 'accepted' | DomainErrorKind;
+  status: string;
+  final: boolean;
+  label: string;
+}[] = [
   { name: 'accepted', options: {}, kind: 'accepted', status: 'sent', final: true, label: 'accepted' },
-  { name: 'rejected as sent (131026)', options: { upstream: refuse(131026, 400) }, kind: 'upstream_rejected', status: 'failed', final: true, label: 'rejected' },
-  { name: 'token rejected (190)', options: { upstream: refuse(190, 401) }, kind: 'credential_rejected', status: 'failed', final: true, label: 'rejected' },
-  { name: 'account blocked (368)', options: { upstream: refuse(368, 400) }, kind: 'account_blocked', status: 'failed', final: true, label: 'rejected' },
-  { name: 'upstream rate limit (130429)', options: { upstream: refuse(130429, 429, '7') }, kind: 'upstream_rate_limited', status: 'failed', final: false, label: 'rate_limited' },
-  { name: 'upstream timed out', options: { upstream: timeOut }, kind: 'upstream_unavailable', status: 'failed', final: false, label: 'upstream_unavailable' },
-  { name: 'number at its throughput (paced)', options: { pace: { ok: false, retryAfterMs: 1500, held: false } }, kind: 'too_many_attempts', status: 'failed', final: false, label: 'rate_limited' },
+  {
+    name: 'rejected as sent (131026)',
+    options: { upstream: refuse(131026, 400) },
+    kind: 'upstream_rejected',
+    status: 'failed',
+    final: true,
+    label: 'rejected',
+  },
+  {
+    name: 'token rejected (190)',
+    options: { upstream: refuse(190, 401) },
+    kind: 'credential_rejected',
+    status: 'failed',
+    final: true,
+    label: 'rejected',
+  },
+  {
+    name: 'account blocked (368)',
+    options: { upstream: refuse(368, 400) },
+    kind: 'account_blocked',
+    status: 'failed',
+    final: true,
+    label: 'rejected',
+  },
+  {
+    name: 'upstream rate limit (130429)',
+    options: { upstream: refuse(130429, 429, '7') },
+    kind: 'upstream_rate_limited',
+    status: 'failed',
+    final: false,
+    label: 'rate_limited',
+  },
+  {
+    name: 'upstream timed out',
+    options: { upstream: timeOut },
+    kind: 'upstream_unavailable',
+    status: 'failed',
+    final: false,
+    label: 'upstream_unavailable',
+  },
+  {
+    name: 'number at its throughput (paced)',
+    options: { pace: { ok: false, retryAfterMs: 1500, held: false } },
+    kind: 'too_many_attempts',
+    status: 'failed',
+    final: false,
+    label: 'rate_limited',
+  },
 ];
 
 describe('SendMessageService', () => {
@@ -136,7 +220,14 @@ describe('SendMessageService', () => {
       const other = service.send(scope, text('Something else'), 'k-1');
       if (final) {
         await expect(other).rejects.toThrow(InvalidInput);
-        await expect(service.send(scope, text('Something else'), 'k-1')).rejects.toMatchObject({ fields: [{ field: 'Idempotency-Key', message: 'this Idempotency-Key was already used with a different request body' }] });
+        await expect(service.send(scope, text('Something else'), 'k-1')).rejects.toMatchObject({
+          fields: [
+            {
+              field: 'Idempotency-Key',
+              message: 'this Idempotency-Key was already used with a different request body',
+            },
+          ],
+        });
         expect(store.messages.size).toBe(1);
       } else {
         expect(kindOf(await other)).toBe(kind);
@@ -149,8 +240,20 @@ describe('SendMessageService', () => {
     it('accepted: sent with the wamid, called with the message’s callback data', async () => {
       const { service, seen } = setup();
       const outcome = await service.send(scope, text());
-      expect(outcome).toMatchObject({ outcome: 'accepted', message: { status: 'sent', upstreamMessageId: 'wamid.OK' } });
-      expect(seen.upstream).toEqual([{ api: 'cloud_api', payload: expect.objectContaining({ type: 'text', bizOpaqueCallbackData: 'bm:1', to: '447700900123' }) as unknown }]);
+      expect(outcome).toMatchObject({
+        outcome: 'accepted',
+        message: { status: 'sent', upstreamMessageId: 'wamid.OK' },
+      });
+      expect(seen.upstream).toEqual([
+        {
+          api: 'cloud_api',
+          payload: expect.objectContaining({
+            type: 'text',
+            bizOpaqueCallbackData: 'bm:1',
+            to: '447700900123',
+          }) as unknown,
+        },
+      ]);
     });
 
     it('a MARKETING template of an onboarded account goes through the Marketing Messages API', async () => {
@@ -179,20 +282,34 @@ describe('SendMessageService', () => {
       const { service, seen } = setup({ upstream: refuse(130429, 429, '7') });
       const outcome = await service.send(scope, text());
       expect(seen.holds).toEqual([7000]);
-      expect(outcome).toMatchObject({ outcome: 'rejected', reason: { kind: 'upstream_rate_limited', retryAfterSeconds: 7, message: expect.stringContaining('are held for 7 s') as unknown } });
+      expect(outcome).toMatchObject({
+        outcome: 'rejected',
+        reason: {
+          kind: 'upstream_rate_limited',
+          retryAfterSeconds: 7,
+          message: expect.stringContaining('are held for 7 s') as unknown,
+        },
+      });
     });
 
     it('a timed-out call says the outcome is unknown', async () => {
       const { service } = setup({ upstream: timeOut });
       const outcome = await service.send(scope, text());
-      expect(outcome).toMatchObject({ outcome: 'rejected', reason: { kind: 'upstream_unavailable', message: expect.stringContaining('the outcome is unknown') as unknown } });
+      expect(outcome).toMatchObject({
+        outcome: 'rejected',
+        reason: { kind: 'upstream_unavailable', message: expect.stringContaining('the outcome is unknown') as unknown },
+      });
     });
 
     it('over the number’s pace: failed with the reason, Meta not called', async () => {
       const { service, seen } = setup({ pace: { ok: false, retryAfterMs: 1500, held: false } });
       const outcome = await service.send(scope, text());
       expect(seen.upstream).toEqual([]);
-      expect(outcome).toMatchObject({ outcome: 'rejected', reason: { kind: 'too_many_attempts', retryAfterSeconds: 2 }, message: { status: 'failed', errorCategory: 'throughput' } });
+      expect(outcome).toMatchObject({
+        outcome: 'rejected',
+        reason: { kind: 'too_many_attempts', retryAfterSeconds: 2 },
+        message: { status: 'failed', errorCategory: 'throughput' },
+      });
     });
 
     it('the pacer unreachable: sent unpaced rather than refused', async () => {
@@ -201,7 +318,9 @@ describe('SendMessageService', () => {
     });
 
     it('refused by the pre-send checks: thrown, nothing stored, no send metric', async () => {
-      const { service, store, seen } = setup({ refusal: InvalidInput.of('to', 'the customer service window is closed') });
+      const { service, store, seen } = setup({
+        refusal: InvalidInput.of('to', 'the customer service window is closed'),
+      });
       await expect(service.send(scope, text(), 'k-1')).rejects.toThrow(InvalidInput);
       expect([store.messages.size, store.keys.size, seen.upstream.length, seen.labels.length]).toEqual([0, 0, 0, 0]);
     });
@@ -249,22 +368,31 @@ describe('SendMessageService', () => {
       const body = { statusCode: 200, message: 'Success', data: { id: 41, status: 'sent' } };
       store.holdKey('key-1', 'k-1', IdempotencyService.fingerprint(text()), new Date(Date.now() + 60_000));
       Object.assign(store.keys.get(`key-1\u0000k-1`)!, { state: 'completed', responseStatus: 200, responseBody: body });
-      expect(await service.send(scope, text(), 'k-1')).toEqual({ outcome: 'replayed', earlier: { outcome: 'legacy_answer', statusCode: 200, body } });
+      expect(await service.send(scope, text(), 'k-1')).toEqual({
+        outcome: 'replayed',
+        earlier: { outcome: 'legacy_answer', statusCode: 200, body },
+      });
       expect(store.messages.size).toBe(0);
     });
   });
 
   describe('a status webhook that arrives before the send’s own answer (late acceptance)', () => {
-    it.each([undefined, 'k-1'])('accepted upstream: the webhook’s status stands, the wamid filled in (key %s)', async (key) => {
-      const { service, store } = setup({ upstream: statusFirst(accept) });
-      const outcome = await service.send(scope, text(), key);
-      expect(outcome).toMatchObject({ outcome: 'accepted', message: { status: 'delivered', upstreamMessageId: 'wamid.OK' } });
-      expect(outcome.outcome === 'accepted' && outcome.message.acceptedAt).toBeInstanceOf(Date);
-      if (key) {
-        expect(store.keys.get(`key-1\u0000${key}`)?.state).toBe('completed');
-        expect(await service.send(scope, text(), key)).toEqual({ outcome: 'replayed', earlier: outcome });
-      }
-    });
+    it.each([undefined, 'k-1'])(
+      'accepted upstream: the webhook’s status stands, the wamid filled in (key %s)',
+      async (key) => {
+        const { service, store } = setup({ upstream: statusFirst(accept) });
+        const outcome = await service.send(scope, text(), key);
+        expect(outcome).toMatchObject({
+          outcome: 'accepted',
+          message: { status: 'delivered', upstreamMessageId: 'wamid.OK' },
+        });
+        expect(outcome.outcome === 'accepted' && outcome.message.acceptedAt).toBeInstanceOf(Date);
+        if (key) {
+          expect(store.keys.get(`key-1\u0000${key}`)?.state).toBe('completed');
+          expect(await service.send(scope, text(), key)).toEqual({ outcome: 'replayed', earlier: outcome });
+        }
+      },
+    );
 
     it.each([undefined, 'k-1'])('the call timed out meanwhile: accepted, not failed (key %s)', async (key) => {
       const { service, store, seen } = setup({ upstream: statusFirst(timeOut) });

@@ -26,7 +26,8 @@ function tempDir(): string {
   return dir;
 }
 
-const selectDb = async (url: string) => (await pgQuery({ connectionString: url }, 'SELECT current_database() AS db')).rows[0].db as string;
+const selectDb = async (url: string) =>
+  (await pgQuery({ connectionString: url }, 'SELECT current_database() AS db')).rows[0].db as string;
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -63,7 +64,11 @@ describe('private PostgreSQL and Redis', () => {
     expect(await selectDb(services.databaseUrl)).toBe('app');
     expect(await selectDb(services.extraUrls.other!)).toBe('other');
     expect(await redisPing({ host: '127.0.0.1', port: services.redis!.port })).toBe(true);
-    expect(services.envLines()).toEqual([`DATABASE_URL=${services.databaseUrl}`, `DATABASE_URL_OTHER=${services.extraUrls.other}`, `REDIS_URL=${services.redisUrl}`]);
+    expect(services.envLines()).toEqual([
+      `DATABASE_URL=${services.databaseUrl}`,
+      `DATABASE_URL_OTHER=${services.extraUrls.other}`,
+      `REDIS_URL=${services.redisUrl}`,
+    ]);
     expect(readPidFile(dir, 'postgres')?.pid).toBe(services.postgres!.proc!.pid);
   });
 
@@ -72,7 +77,10 @@ describe('private PostgreSQL and Redis', () => {
     const redis = services.redis!;
     const ports = [pg.port, redis.port];
     const oldPids = [pg.proc!.pid, redis.proc!.pid];
-    await pgQuery({ connectionString: services.databaseUrl }, 'CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)');
+    await pgQuery(
+      { connectionString: services.databaseUrl },
+      'CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)',
+    );
     const client = new RedisClient(services.redisUrl, { maxRetriesPerRequest: 50, retryStrategy: () => 50 });
     client.on('error', () => undefined);
     await client.set('lost-on-restart', '1');
@@ -93,21 +101,29 @@ describe('private PostgreSQL and Redis', () => {
     const other = tempDir();
     const pg = new Postgres({ dir: other, port: services.postgres!.port });
     await expect(pg.start()).rejects.toThrow(PortInUseError);
-    await expect(pg.start()).rejects.toThrow(`PostgreSQL: port ${services.postgres!.port} on 127.0.0.1 is already in use`);
+    await expect(pg.start()).rejects.toThrow(
+      `PostgreSQL: port ${services.postgres!.port} on 127.0.0.1 is already in use`,
+    );
     const redis = new Redis({ dir: other, port: services.redis!.port });
-    await expect(redis.start()).rejects.toThrow(`redis-server: port ${services.redis!.port} on 127.0.0.1 is already in use`);
+    await expect(redis.start()).rejects.toThrow(
+      `redis-server: port ${services.redis!.port} on 127.0.0.1 is already in use`,
+    );
     expect([pg.alive(), redis.alive()]).toEqual([false, false]);
     expect(fs.existsSync(path.join(other, 'postgres'))).toBe(false);
   });
 
   it('given DATABASE_URL and REDIS_URL are used as they are (extra databases created there), nothing is started', async () => {
-    const given = await startServices({ dir: tempDir(), extraDbs: ['given_extra'], env: { DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl } });
+    const given = await startServices({
+      dir: tempDir(),
+      extraDbs: ['given_extra'],
+      env: { DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl },
+    });
     expect([given.postgres, given.redis]).toEqual([undefined, undefined]);
     expect([given.databaseUrl, given.redisUrl]).toEqual([services.databaseUrl, services.redisUrl]);
     expect(await selectDb(given.extraUrls.given_extra!)).toBe('given_extra');
-    await expect(startServices({ dir: tempDir(), env: { DATABASE_URL: services.databaseUrl, REDIS_URL: 'http://127.0.0.1:1' } })).rejects.toThrow(
-      'REDIS_URL is not a valid redis:// URL: unsupported scheme http:',
-    );
+    await expect(
+      startServices({ dir: tempDir(), env: { DATABASE_URL: services.databaseUrl, REDIS_URL: 'http://127.0.0.1:1' } }),
+    ).rejects.toThrow('REDIS_URL is not a valid redis:// URL: unsupported scheme http:');
   });
 
   it('stop: both processes exit, their ports close, their pid files go', async () => {
@@ -122,7 +138,11 @@ describe('private PostgreSQL and Redis', () => {
 
 describe('a child process', () => {
   it('stop escalates to SIGKILL of its group when SIGTERM is ignored', async () => {
-    const c = await Child.start({ name: 'stubborn', cmd: '/bin/sh', args: ['-c', 'trap "" TERM; sleep 60 & wait; sleep 60'] });
+    const c = await Child.start({
+      name: 'stubborn',
+      cmd: '/bin/sh',
+      args: ['-c', 'trap "" TERM; sleep 60 & wait; sleep 60'],
+    });
     await sleep(200);
     const exit = await c.stop([
       ['SIGTERM', 300],
@@ -139,16 +159,29 @@ describe('the CLI (scripts/stack/cli.ts, what dev.sh and test.sh run)', () => {
   delete env.REDIS_URL;
   const dir = tempDir();
   const envFile = path.join(dir, 'services.env');
-  const cli = (...args: string[]): ChildProcess => spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/cli.ts', '--state-dir', dir, ...args], { cwd: ROOT, env, stdio: 'ignore' });
-  const exitOf = (p: ChildProcess) => new Promise<number | null>((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', (code) => r(code))));
+  const cli = (...args: string[]): ChildProcess =>
+    spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/cli.ts', '--state-dir', dir, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: 'ignore',
+    });
+  const exitOf = (p: ChildProcess) =>
+    new Promise<number | null>((r) => (p.exitCode !== null ? r(p.exitCode) : p.once('exit', (code) => r(code))));
   const servicePids = () => [readPidFile(dir, 'postgres')!.pid, readPidFile(dir, 'redis')!.pid];
   async function ready(p: ChildProcess): Promise<Record<string, string>> {
     const deadline = Date.now() + 60_000;
     while (!fs.existsSync(envFile)) {
-      if (p.exitCode !== null || Date.now() > deadline) throw new Error(`the CLI did not write services.env (exit ${p.exitCode})`);
+      if (p.exitCode !== null || Date.now() > deadline)
+        throw new Error(`the CLI did not write services.env (exit ${p.exitCode})`);
       await sleep(100);
     }
-    return Object.fromEntries(fs.readFileSync(envFile, 'utf8').trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    return Object.fromEntries(
+      fs
+        .readFileSync(envFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
   }
 
   it('parent death: the services stop when the --parent-pid process is SIGKILLed; a second CLI on the same state dir exits 3', async () => {

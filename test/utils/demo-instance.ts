@@ -33,7 +33,11 @@ export async function startDemoInstance(): Promise<DemoInstance> {
   let stack: Stack | undefined;
   try {
     // The API, the worker and the seed share the database, the queue namespace and the encryption key.
-    const shared = { DATABASE_URL: db.url, ENCRYPTION_KEY: randomBytes(32).toString('hex'), QUEUE_PREFIX: `demo${randomBytes(4).toString('hex')}` };
+    const shared = {
+      DATABASE_URL: db.url,
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      QUEUE_PREFIX: `demo${randomBytes(4).toString('hex')}`,
+    };
     stack = await startStack({ worker: true, env: shared });
     const seeded = await runBuilt(
       'dist/src/seed/demo-seed.js',
@@ -46,7 +50,8 @@ export async function startDemoInstance(): Promise<DemoInstance> {
       },
       60_000,
     );
-    if (seeded.code !== 0) throw new Error(`the demo seed failed (exit ${seeded.code}): ${seeded.stderr}${seeded.stdout}`);
+    if (seeded.code !== 0)
+      throw new Error(`the demo seed failed (exit ${seeded.code}): ${seeded.stderr}${seeded.stdout}`);
     const seed = JSON.parse(seeded.stdout) as DemoSeed;
     const started = stack;
     return {

@@ -16,7 +16,11 @@ export async function startDisposableRedis(): Promise<DisposableRedis> {
   const redis: DisposableRedis = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      proc = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
       await new Promise((r) => setTimeout(r, 300));
     },
     async stop() {

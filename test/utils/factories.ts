@@ -26,7 +26,11 @@ export interface Operator {
 export const uniqueEmail = () => `op-${randomBytes(6).toString('hex')}@example.test`;
 
 /** A fresh organization with its first operator, logged in. */
-export async function signupAndLogin(t: TestApp, organizationName = 'Test Org', email = uniqueEmail()): Promise<Operator> {
+export async function signupAndLogin(
+  t: TestApp,
+  organizationName = 'Test Org',
+  email = uniqueEmail(),
+): Promise<Operator> {
   const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
   const { cookie } = await loginAs(t, email);
@@ -34,19 +38,37 @@ export async function signupAndLogin(t: TestApp, organizationName = 'Test Org', 
 }
 
 /** Another operator of `owner`'s organization with `role`: invited by the owner, signed up with the link, logged in. */
-export async function joinOrganization(t: TestApp, owner: Operator, role: 'owner' | 'admin' | 'member', email = uniqueEmail()): Promise<Operator> {
+export async function joinOrganization(
+  t: TestApp,
+  owner: Operator,
+  role: 'owner' | 'admin' | 'member',
+  email = uniqueEmail(),
+): Promise<Operator> {
   const invitation = await t.http.post('/invitations').set('cookie', owner.cookie).send({ email, role });
-  if (invitation.status !== 201) throw new Error(`invitation failed: ${invitation.status} ${JSON.stringify(invitation.body)}`);
-  const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, inviteToken: invitation.body.data.token });
+  if (invitation.status !== 201)
+    throw new Error(`invitation failed: ${invitation.status} ${JSON.stringify(invitation.body)}`);
+  const signup = await t.http
+    .post('/auth/signup')
+    .send({ email, password: PASSWORD, inviteToken: invitation.body.data.token });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
   return { ...(await loginAs(t, email)), organizationId: owner.organizationId, operatorId: signup.body.data.id };
 }
 
 /** A new session of an existing operator (another device). */
-export async function loginAs(t: TestApp, email: string, password = PASSWORD): Promise<Pick<Operator, 'email' | 'cookie'>> {
+export async function loginAs(
+  t: TestApp,
+  email: string,
+  password = PASSWORD,
+): Promise<Pick<Operator, 'email' | 'cookie'>> {
   const login = await t.http.post('/auth/login').send({ email, password });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
-  return { email, cookie: ([] as string[]).concat(login.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ') };
+  return {
+    email,
+    cookie: ([] as string[])
+      .concat(login.headers['set-cookie'] ?? [])
+      .map((c) => c.split(';')[0])
+      .join('; '),
+  };
 }
 
 /** A business account of a tenant: Meta's id, ours, and the number its messages go out from. */
@@ -66,11 +88,20 @@ export interface ConnectedAccount extends TenantAccount {
 /** A new simulator business account, connected in the console by `operator`. */
 export async function connectAccount(stack: Stack, operator: Operator): Promise<ConnectedAccount> {
   const sim = stack.sim.createAccount();
-  const res = await stack.http.post('/business-accounts').set('cookie', operator.cookie).send({ wabaId: sim.wabaId, accessToken: sim.accessToken });
+  const res = await stack.http
+    .post('/business-accounts')
+    .set('cookie', operator.cookie)
+    .send({ wabaId: sim.wabaId, accessToken: sim.accessToken });
   if (res.status !== 201) throw new Error(`connect failed: ${res.status} ${JSON.stringify(res.body)}`);
   const connected = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
   if (!connected) throw new Error('simulator account has no CONNECTED number');
-  return { wabaId: sim.wabaId, businessAccountId: res.body.data.id, accessToken: sim.accessToken, phoneNumberId: connected.id, sim };
+  return {
+    wabaId: sim.wabaId,
+    businessAccountId: res.body.data.id,
+    accessToken: sim.accessToken,
+    phoneNumberId: connected.id,
+    sim,
+  };
 }
 
 export async function syncAll(stack: Stack, operator: Operator, wabaId: string): Promise<void> {
@@ -122,7 +153,14 @@ export async function onboard(stack: Stack, organizationName = 'Test Org'): Prom
 export async function createTenant(t: TestApp, opts: { wabaId?: string } = {}): Promise<Tenant> {
   const operator = await signupAndLogin(t, 'Webhook Test Co');
   const wabaId = opts.wabaId ?? metaId();
-  const row = await t.prisma.businessAccount.create({ data: { organizationId: operator.organizationId, wabaId, name: `Test WABA ${wabaId}`, accessTokenEncrypted: 'not-a-real-token' } });
+  const row = await t.prisma.businessAccount.create({
+    data: {
+      organizationId: operator.organizationId,
+      wabaId,
+      name: `Test WABA ${wabaId}`,
+      accessTokenEncrypted: 'not-a-real-token',
+    },
+  });
   const key = await createKey(t, operator, wabaId);
   return { operator, account: { wabaId, businessAccountId: row.id, phoneNumberId: metaId() }, key };
 }
@@ -142,7 +180,11 @@ export const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown>
 
 /** POST to one of the simulator's control routes (`/_sim/<path>`); anything but 200 throws with the answer. */
 export async function simControl(stack: Stack, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${stack.sim.url}/_sim/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${stack.sim.url}/_sim/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 200) throw new Error(`simulator ${path}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, unknown>>;
 }
@@ -174,7 +216,11 @@ export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000
  * For a repository test file: the real PostgreSQL of the run (./scripts/test.sh provides DATABASE_URL)
  * without the rest of the app, and the repository on it; set before the file's tests, closed after them.
  */
-export function repositoryUnderTest<R>(make: (prisma: PrismaService, db: Db) => R): { prisma: PrismaService; db: Db; repo: R } {
+export function repositoryUnderTest<R>(make: (prisma: PrismaService, db: Db) => R): {
+  prisma: PrismaService;
+  db: Db;
+  repo: R;
+} {
   const t = {} as { prisma: PrismaService; db: Db; repo: R };
   beforeAll(() => {
     t.db = new Db(AppConfig.fromEnv(testEnv()));
@@ -186,7 +232,8 @@ export function repositoryUnderTest<R>(make: (prisma: PrismaService, db: Db) => 
 }
 
 /** n random decimal digits, the first not 0 (Meta's ids are numbers). */
-export const digits = (n: number) => String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
+export const digits = (n: number) =>
+  String(randomInt(1, 10)) + Array.from({ length: n - 1 }, () => randomInt(0, 10)).join('');
 
 /** A random id in Meta's format (a wabaId, a phone number id), for rows that need no business account. */
 export const metaId = () => digits(15);
@@ -209,14 +256,26 @@ export interface Org {
 /** A fresh organization with one operator (the password hash is not a real one: these tests never log in). */
 export async function insertOrganization(prisma: PrismaService, name = 'Medium Org'): Promise<Org> {
   const organization = await prisma.organization.create({ data: { name } });
-  const operator = await prisma.operator.create({ data: { organizationId: organization.id, email: uniqueEmail(), passwordHash: 'not-a-hash' } });
+  const operator = await prisma.operator.create({
+    data: { organizationId: organization.id, email: uniqueEmail(), passwordHash: 'not-a-hash' },
+  });
   return { organizationId: organization.id, operatorId: operator.id, email: operator.email };
 }
 
 /** A connected business account of `organizationId` with a random wabaId. */
-export function insertBusinessAccount(prisma: PrismaService, organizationId: string, data: { name?: string; disconnectedAt?: Date } = {}) {
+export function insertBusinessAccount(
+  prisma: PrismaService,
+  organizationId: string,
+  data: { name?: string; disconnectedAt?: Date } = {},
+) {
   return prisma.businessAccount.create({
-    data: { organizationId, wabaId: metaId(), name: data.name ?? 'Medium WABA', accessTokenEncrypted: `v1.sealed-${randomBytes(8).toString('hex')}`, disconnectedAt: data.disconnectedAt },
+    data: {
+      organizationId,
+      wabaId: metaId(),
+      name: data.name ?? 'Medium WABA',
+      accessTokenEncrypted: `v1.sealed-${randomBytes(8).toString('hex')}`,
+      disconnectedAt: data.disconnectedAt,
+    },
   });
 }
 
@@ -248,9 +307,21 @@ export const syncedTemplate = (overrides: Partial<SyncedTemplate> = {}): SyncedT
 });
 
 /** A key pair row of a business account (its secret is irrelevant to these tests). */
-export function insertApiKey(prisma: PrismaService, organizationId: string, businessAccountId: string, data: { revokedAt?: Date } = {}) {
+export function insertApiKey(
+  prisma: PrismaService,
+  organizationId: string,
+  businessAccountId: string,
+  data: { revokedAt?: Date } = {},
+) {
   return prisma.apiKey.create({
-    data: { organizationId, businessAccountId, name: 'medium key', accessKey: `ak_${randomBytes(12).toString('hex')}`, secretHash: randomBytes(32).toString('hex'), revokedAt: data.revokedAt },
+    data: {
+      organizationId,
+      businessAccountId,
+      name: 'medium key',
+      accessKey: `ak_${randomBytes(12).toString('hex')}`,
+      secretHash: randomBytes(32).toString('hex'),
+      revokedAt: data.revokedAt,
+    },
   });
 }
 
@@ -259,7 +330,12 @@ export async function insertSendScope(prisma: PrismaService) {
   const org = await insertOrganization(prisma);
   const account = await insertBusinessAccount(prisma, org.organizationId);
   const key = await insertApiKey(prisma, org.organizationId, account.id);
-  return { organizationId: org.organizationId, businessAccountId: account.id, wabaId: account.wabaId, apiKeyId: key.id };
+  return {
+    organizationId: org.organizationId,
+    businessAccountId: account.id,
+    wabaId: account.wabaId,
+    apiKeyId: key.id,
+  };
 }
 
 /** A message id as Meta returns it (`wamid.` + base64, which may hold `/` and `+`, as Meta's do). */
@@ -280,8 +356,16 @@ export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessa
 });
 
 /** A message row in any state and at any time (the send path only ever inserts new `pending` ones). */
-export async function insertMessage(prisma: PrismaService, businessAccountId: string, data: Partial<Prisma.MessageUncheckedCreateInput> = {}) {
-  return withNumberId(await prisma.message.create({ data: { businessAccountId, phoneNumberId: metaId(), to: recipient(), type: 'text', status: 'pending', ...data } }));
+export async function insertMessage(
+  prisma: PrismaService,
+  businessAccountId: string,
+  data: Partial<Prisma.MessageUncheckedCreateInput> = {},
+) {
+  return withNumberId(
+    await prisma.message.create({
+      data: { businessAccountId, phoneNumberId: metaId(), to: recipient(), type: 'text', status: 'pending', ...data },
+    }),
+  );
 }
 
 /**
@@ -290,17 +374,31 @@ export async function insertMessage(prisma: PrismaService, businessAccountId: st
  */
 export const incomingDelivery = (overrides: Partial<IncomingDelivery> = {}): IncomingDelivery => {
   const wabaIds = overrides.wabaIds ?? [metaId()];
-  const body = JSON.stringify({ object: 'whatsapp_business_account', entry: wabaIds.map((id) => ({ id, time: 1, changes: [] })), n: randomBytes(4).toString('hex') });
+  const body = JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: wabaIds.map((id) => ({ id, time: 1, changes: [] })),
+    n: randomBytes(4).toString('hex'),
+  });
   return { rawBody: Buffer.from(body), signature: `sha256=${randomBytes(32).toString('hex')}`, wabaIds, ...overrides };
 };
 
 /** A delivery row in any state (the receiver's storeBatch only ever writes new `received` ones). */
 export async function insertDelivery(
   prisma: PrismaService,
-  data: { wabaIds?: string[]; status?: DeliveryStatus; receivedAt?: Date; batchId?: string; eventCount?: number; lastError?: string; processedAt?: Date } = {},
+  data: {
+    wabaIds?: string[];
+    status?: DeliveryStatus;
+    receivedAt?: Date;
+    batchId?: string;
+    eventCount?: number;
+    lastError?: string;
+    processedAt?: Date;
+  } = {},
 ) {
   const { rawBody, signature, wabaIds } = incomingDelivery(data.wabaIds && { wabaIds: data.wabaIds });
-  return withNumberId(await prisma.webhookDelivery.create({ data: { ...data, rawBody: new Uint8Array(rawBody), signature, wabaIds } }));
+  return withNumberId(
+    await prisma.webhookDelivery.create({ data: { ...data, rawBody: new Uint8Array(rawBody), signature, wabaIds } }),
+  );
 }
 
 /** An event of `deliveryId` as the worker stores it: a `delivered` status, not applied yet (override any field). */
@@ -335,12 +433,17 @@ export const eventRow = (deliveryId: number, wabaId: string, overrides: Partial<
  * `text`, or `type` with the type's object; media types take `media: {base64, mimeType}`). Returns the wamid and,
  * for media, Meta's media id.
  */
-export async function simInbound(stack: Stack, t: Pick<Tenant, 'account'>, body: Record<string, unknown>): Promise<{ wamid: string; mediaId?: string }> {
+export async function simInbound(
+  stack: Stack,
+  t: Pick<Tenant, 'account'>,
+  body: Record<string, unknown>,
+): Promise<{ wamid: string; mediaId?: string }> {
   const res = await fetch(`${stack.sim.url}/_sim/inbound`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ wabaId: t.account.wabaId, phoneNumberId: t.account.phoneNumberId, ...body }),
   });
-  if (res.status !== 200) throw new Error(`the simulator refused the inbound message: ${res.status} ${await res.text()}`);
+  if (res.status !== 200)
+    throw new Error(`the simulator refused the inbound message: ${res.status} ${await res.text()}`);
   return (await res.json()) as { wamid: string; mediaId?: string };
 }

@@ -26,7 +26,14 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawRespons
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const r = http.request(
-      { host: url.hostname, port: url.port, method: req.method, path: req.path, agent: false, timeout: req.timeoutMs ?? 15_000 },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.path,
+        agent: false,
+        timeout: req.timeoutMs ?? 15_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -44,8 +51,11 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawRespons
       },
     );
     for (const [name, value] of Object.entries(req.headers ?? {})) r.setHeader(name, value);
-    if (req.body !== undefined && !r.hasHeader('content-length')) r.setHeader('content-length', Buffer.byteLength(req.body));
-    r.on('timeout', () => r.destroy(new Error(`${req.method} ${req.path.slice(0, 100)}: no answer within ${req.timeoutMs ?? 15_000} ms`)));
+    if (req.body !== undefined && !r.hasHeader('content-length'))
+      r.setHeader('content-length', Buffer.byteLength(req.body));
+    r.on('timeout', () =>
+      r.destroy(new Error(`${req.method} ${req.path.slice(0, 100)}: no answer within ${req.timeoutMs ?? 15_000} ms`)),
+    );
     r.on('error', reject);
     // The server may answer (413) before reading a large body and close; the answer still arrives.
     r.end(req.body);

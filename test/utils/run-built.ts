@@ -8,7 +8,11 @@ export interface Exit {
 }
 
 /** Runs `command` with exactly `env` (and `cwd`), collecting its output; killed (and rejected) after `timeoutMs`. */
-export function runProcess(command: string, args: string[], opts: { env: Record<string, string>; cwd?: string; timeoutMs: number }): Promise<Exit> {
+export function runProcess(
+  command: string,
+  args: string[],
+  opts: { env: Record<string, string>; cwd?: string; timeoutMs: number },
+): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -17,7 +21,11 @@ export function runProcess(command: string, args: string[], opts: { env: Record<
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${command} ${args[0] ?? ''} did not exit within ${opts.timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
+      reject(
+        new Error(
+          `${command} ${args[0] ?? ''} did not exit within ${opts.timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`,
+        ),
+      );
     }, opts.timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -27,8 +35,16 @@ export function runProcess(command: string, args: string[], opts: { env: Record<
 }
 
 /** Runs a built entry point (./scripts/test.sh builds dist/ before the tests) with exactly `env` and `args`. */
-export function runBuilt(entry: string, env: Record<string, string>, timeoutMs = 20_000, args: string[] = []): Promise<Exit> {
+export function runBuilt(
+  entry: string,
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  args: string[] = [],
+): Promise<Exit> {
   if (!existsSync(entry)) throw new Error(`${entry} is not built: run npm run build (./scripts/test.sh does)`);
   // ENV_FILE=none: no .env of the working copy fills in anything.
-  return runProcess(process.execPath, [entry, ...args], { env: { PATH: process.env.PATH ?? '', ENV_FILE: 'none', ...env }, timeoutMs });
+  return runProcess(process.execPath, [entry, ...args], {
+    env: { PATH: process.env.PATH ?? '', ENV_FILE: 'none', ...env },
+    timeoutMs,
+  });
 }

@@ -16,10 +16,20 @@ export interface Stack extends TestApp {
  * The whole loop on loopback: the simulator (Meta's stand-in), the real API pointed at it, and, when asked,
  * the real worker on the same PostgreSQL, Redis and queue namespace. The simulator's webhooks go to the API.
  */
-export async function startStack(opts: { worker?: boolean; env?: Record<string, string>; sim?: Partial<SimulatorOptions>; core?: CoreOptions } = {}): Promise<Stack> {
+export async function startStack(
+  opts: { worker?: boolean; env?: Record<string, string>; sim?: Partial<SimulatorOptions>; core?: CoreOptions } = {},
+): Promise<Stack> {
   const appSecret = 'test-app-secret';
-  const sim = await startSimulator({ appSecret, statusDelaysMs: { sent: 20, delivered: 40, read: 60 }, webhookRetry: { maxAttempts: 3, baseDelayMs: 50 }, ...opts.sim });
-  const app = await startTestApp({ UPSTREAM_BASE_URL: sim.baseUrl, WHATSAPP_APP_SECRET: appSecret, ...opts.env }, opts.core);
+  const sim = await startSimulator({
+    appSecret,
+    statusDelaysMs: { sent: 20, delivered: 40, read: 60 },
+    webhookRetry: { maxAttempts: 3, baseDelayMs: 50 },
+    ...opts.sim,
+  });
+  const app = await startTestApp(
+    { UPSTREAM_BASE_URL: sim.baseUrl, WHATSAPP_APP_SECRET: appSecret, ...opts.env },
+    opts.core,
+  );
   sim.setWebhookUrl(`${app.url}/webhooks/whatsapp`);
   const stack: Stack = {
     ...app,

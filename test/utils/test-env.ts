@@ -38,5 +38,9 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
 
 /** Shared secrets production accepts (32+ random characters, a metrics token), for tests that run with NODE_ENV=production. */
 export function productionSecrets(): Record<string, string> {
-  return { WHATSAPP_APP_SECRET: randomBytes(24).toString('base64url'), WHATSAPP_VERIFY_TOKEN: randomBytes(24).toString('base64url'), METRICS_TOKEN: randomBytes(24).toString('base64url') };
+  return {
+    WHATSAPP_APP_SECRET: randomBytes(24).toString('base64url'),
+    WHATSAPP_VERIFY_TOKEN: randomBytes(24).toString('base64url'),
+    METRICS_TOKEN: randomBytes(24).toString('base64url'),
+  };
 }

@@ -43,7 +43,11 @@ export async function startTestWorker(config: AppConfig, core: CoreOptions = {})
 }
 
 /** Posts a payload as Meta does: serialised with Meta's escaping, signed over exactly those bytes. */
-export function postWebhook(t: TestApp, payload: unknown, opts: { signature?: string | null; body?: string } = {}): Promise<Response> {
+export function postWebhook(
+  t: TestApp,
+  payload: unknown,
+  opts: { signature?: string | null; body?: string } = {},
+): Promise<Response> {
   const body = opts.body ?? metaJson(payload);
   let req = t.http.post('/webhooks/whatsapp').set('content-type', 'application/json');
   const signature = opts.signature === undefined ? signatureHeader(body, t.config.whatsappAppSecret) : opts.signature;
@@ -57,7 +61,11 @@ export function unixNow(offsetSeconds = 0): number {
 }
 
 /** Polls until `probe` returns a value other than undefined (or throws with `what` after the timeout). */
-export async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -130,9 +130,18 @@ const markMarketingMessagesOnboarded = prepared(
     db
       .updateTable('business_accounts as b')
       .from(unnest('v', { waba: 'text', at: 'timestamptz' }, p))
-      .set((eb) => ({ marketing_messages_status: 'ONBOARDED', marketing_messages_updated_at: eb.ref('v.at'), updated_at: now() }))
+      .set((eb) => ({
+        marketing_messages_status: 'ONBOARDED',
+        marketing_messages_updated_at: eb.ref('v.at'),
+        updated_at: now(),
+      }))
       .whereRef('b.waba_id', '=', 'v.waba')
-      .where((eb) => eb.or([eb('b.marketing_messages_updated_at', 'is', null), eb('b.marketing_messages_updated_at', '<=', eb.ref('v.at'))])),
+      .where((eb) =>
+        eb.or([
+          eb('b.marketing_messages_updated_at', 'is', null),
+          eb('b.marketing_messages_updated_at', '<=', eb.ref('v.at')),
+        ]),
+      ),
   { planned: true },
 );
 
@@ -143,7 +152,10 @@ export class BusinessAccountsRepository {
 
   /** The organization's business account with this wabaId (connected or not), or NotFound. */
   async getOwned(organizationId: string, wabaId: string): Promise<BusinessAccount> {
-    const account = await this.accounts().where('organization_id', '=', organizationId).where('waba_id', '=', wabaId).executeTakeFirst();
+    const account = await this.accounts()
+      .where('organization_id', '=', organizationId)
+      .where('waba_id', '=', wabaId)
+      .executeTakeFirst();
     if (!account) throw new NotFound(BUSINESS_ACCOUNT_NOT_FOUND);
     return account;
   }
@@ -156,10 +168,19 @@ export class BusinessAccountsRepository {
   }
 
   /** One page of the organization's accounts, oldest connected first, and how many there are. */
-  async page(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: BusinessAccount[]; total: number }> {
+  async page(
+    organizationId: string,
+    query: { page: number; limit: number },
+  ): Promise<{ rows: BusinessAccount[]; total: number }> {
     const { skip, take } = skipTake(query);
     const [rows, counted] = await Promise.all([
-      this.accounts().where('organization_id', '=', organizationId).orderBy('created_at').orderBy('id').limit(take).offset(skip).execute(),
+      this.accounts()
+        .where('organization_id', '=', organizationId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(take)
+        .offset(skip)
+        .execute(),
       this.db
         .on()
         .selectFrom('business_accounts')
@@ -184,10 +205,16 @@ export class BusinessAccountsRepository {
     const account = await this.db
       .on()
       .selectFrom('business_accounts')
-      .select(['waba_id as wabaId', 'access_token_encrypted as accessTokenEncrypted', 'disconnected_at as disconnectedAt'])
+      .select([
+        'waba_id as wabaId',
+        'access_token_encrypted as accessTokenEncrypted',
+        'disconnected_at as disconnectedAt',
+      ])
       .where('id', '=', businessAccountId)
       .executeTakeFirst();
-    return account && !account.disconnectedAt ? { wabaId: account.wabaId, accessTokenEncrypted: account.accessTokenEncrypted } : null;
+    return account && !account.disconnectedAt
+      ? { wabaId: account.wabaId, accessTokenEncrypted: account.accessTokenEncrypted }
+      : null;
   }
 
   /**
@@ -204,7 +231,11 @@ export class BusinessAccountsRepository {
   }
 
   async countAll(): Promise<number> {
-    const { n } = await this.db.on().selectFrom('business_accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await this.db
+      .on()
+      .selectFrom('business_accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return n;
   }
 
@@ -221,11 +252,22 @@ export class BusinessAccountsRepository {
   }
 
   /** A new connection; null when the wabaId is already taken (the unique index decides between racing connects). */
-  async create(organizationId: string, account: { wabaId: string; name: string }, credential: VerifiedCredential): Promise<BusinessAccount | null> {
+  async create(
+    organizationId: string,
+    account: { wabaId: string; name: string },
+    credential: VerifiedCredential,
+  ): Promise<BusinessAccount | null> {
     const created = await this.db
       .on()
       .insertInto('business_accounts')
-      .values({ id: randomUUID(), organization_id: organizationId, waba_id: account.wabaId, name: account.name, ...verified(credential), updated_at: now() })
+      .values({
+        id: randomUUID(),
+        organization_id: organizationId,
+        waba_id: account.wabaId,
+        name: account.name,
+        ...verified(credential),
+        updated_at: now(),
+      })
       .onConflict((oc) => oc.column('waba_id').doNothing())
       .returning(columns.business_accounts)
       .executeTakeFirst();
@@ -233,8 +275,17 @@ export class BusinessAccountsRepository {
   }
 
   /** Connected again, with a new (verified) token and a new name when given: credential and subscription state start afresh. */
-  reconnect(organizationId: string, id: string, credential: VerifiedCredential, name?: string): Promise<BusinessAccount> {
-    return this.updateOwned(organizationId, id, { ...verified(credential), ...(name !== undefined ? { name } : {}), disconnected_at: null });
+  reconnect(
+    organizationId: string,
+    id: string,
+    credential: VerifiedCredential,
+    name?: string,
+  ): Promise<BusinessAccount> {
+    return this.updateOwned(organizationId, id, {
+      ...verified(credential),
+      ...(name !== undefined ? { name } : {}),
+      disconnected_at: null,
+    });
   }
 
   /** The account's webhook subscription was made again and checked. */
@@ -246,7 +297,13 @@ export class BusinessAccountsRepository {
    * Records what a check of the token `checkedCiphertext` found, only if that is still the stored token (a
    * replacement meanwhile was verified itself and wins); the updated account, or null when it was replaced.
    */
-  async recordCredentialCheck(organizationId: string, id: string, checkedCiphertext: string, verdict: CredentialVerdict, at: Date): Promise<BusinessAccount | null> {
+  async recordCredentialCheck(
+    organizationId: string,
+    id: string,
+    checkedCiphertext: string,
+    verdict: CredentialVerdict,
+    at: Date,
+  ): Promise<BusinessAccount | null> {
     const db = this.db.on();
     const checked = await db
       .updateTable('business_accounts')
@@ -277,7 +334,12 @@ export class BusinessAccountsRepository {
     let due = this.db
       .on()
       .selectFrom('business_accounts')
-      .select(['id', 'organization_id as organizationId', 'waba_id as wabaId', 'access_token_encrypted as accessTokenEncrypted'])
+      .select([
+        'id',
+        'organization_id as organizationId',
+        'waba_id as wabaId',
+        'access_token_encrypted as accessTokenEncrypted',
+      ])
       .where('disconnected_at', 'is', null)
       .where((eb) => eb.or([eb('credentials_checked_at', 'is', null), eb('credentials_checked_at', '<', dueBefore)]));
     if (afterId) due = due.where('id', '>', afterId);
@@ -292,7 +354,10 @@ export class BusinessAccountsRepository {
 
   /** Disconnected at `at`: also the holder's read cut-off (what arrives later is not its to read), unless one started earlier. */
   disconnect(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
-    return this.updateOwned(organizationId, id, { disconnected_at: at, readable_until: (eb) => eb.fn.coalesce('readable_until', eb.val(at)) });
+    return this.updateOwned(organizationId, id, {
+      disconnected_at: at,
+      readable_until: (eb) => eb.fn.coalesce('readable_until', eb.val(at)),
+    });
   }
 
   /**
@@ -310,7 +375,14 @@ export class BusinessAccountsRepository {
     const taken = await this.db
       .on()
       .updateTable('business_accounts')
-      .set({ organization_id: organizationId, ...verified(credential), name, disconnected_at: null, held_since: at, updated_at: now() })
+      .set({
+        organization_id: organizationId,
+        ...verified(credential),
+        name,
+        disconnected_at: null,
+        held_since: at,
+        updated_at: now(),
+      })
       .where('id', '=', from.id)
       .where('organization_id', '=', from.organizationId)
       .where('access_token_encrypted', '=', from.accessTokenEncrypted)
@@ -321,7 +393,11 @@ export class BusinessAccountsRepository {
   }
 
   async markSynced(organizationId: string, id: string, what: 'phoneNumbers' | 'templates', at: Date): Promise<void> {
-    await this.updateOwned(organizationId, id, what === 'phoneNumbers' ? { phone_numbers_synced_at: at } : { templates_synced_at: at });
+    await this.updateOwned(
+      organizationId,
+      id,
+      what === 'phoneNumbers' ? { phone_numbers_synced_at: at } : { templates_synced_at: at },
+    );
   }
 
   /**
@@ -358,13 +434,20 @@ export class BusinessAccountsRepository {
 
   /** The next `limit` credentials after `afterId`, in id order. */
   private credentialsPage(afterId: string | undefined, limit: number) {
-    let page = this.db.on().selectFrom('business_accounts').select(['id', 'waba_id as wabaId', 'access_token_encrypted as accessTokenEncrypted']);
+    let page = this.db
+      .on()
+      .selectFrom('business_accounts')
+      .select(['id', 'waba_id as wabaId', 'access_token_encrypted as accessTokenEncrypted']);
     if (afterId) page = page.where('id', '>', afterId);
     return page.orderBy('id').limit(limit);
   }
 
   /** Changes the organization's account (throws when it has none with this id, as an update of a missing row does); the account after. */
-  private updateOwned(organizationId: string, id: string, changes: UpdateObject<Database, 'business_accounts'>): Promise<BusinessAccount> {
+  private updateOwned(
+    organizationId: string,
+    id: string,
+    changes: UpdateObject<Database, 'business_accounts'>,
+  ): Promise<BusinessAccount> {
     return this.db
       .on()
       .updateTable('business_accounts')
@@ -386,7 +469,10 @@ function verified(credential: VerifiedCredential) {
     credentials_checked_at: credential.checkedAt,
     readable_until: null,
     ...(credential.marketingMessagesStatus !== undefined
-      ? { marketing_messages_status: credential.marketingMessagesStatus, marketing_messages_updated_at: credential.checkedAt }
+      ? {
+          marketing_messages_status: credential.marketingMessagesStatus,
+          marketing_messages_updated_at: credential.checkedAt,
+        }
       : {}),
   };
 }

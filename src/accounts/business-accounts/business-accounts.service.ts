@@ -17,7 +17,8 @@ import { toPage, type Page } from '../../core/rows/page.js';
 
 export const ALREADY_CONNECTED = 'This business account is already connected';
 
-const alreadyConnected = () => new Conflict(ALREADY_CONNECTED, [{ field: 'wabaId', message: 'wabaId is already connected' }]);
+const alreadyConnected = () =>
+  new Conflict(ALREADY_CONNECTED, [{ field: 'wabaId', message: 'wabaId is already connected' }]);
 
 @Injectable()
 export class BusinessAccountsService {
@@ -45,13 +46,20 @@ export class BusinessAccountsService {
    * The old holder's key pairs are revoked and it loses the account (what it stored stays out of the new holder's
    * reads: `heldSince`); both organizations' audit logs record it.
    */
-  async connect(operator: ConsoleScope, request: { wabaId: string; accessToken: string; name?: string }): Promise<BusinessAccountView> {
+  async connect(
+    operator: ConsoleScope,
+    request: { wabaId: string; accessToken: string; name?: string },
+  ): Promise<BusinessAccountView> {
     const existing = await this.accounts.findAnyByWabaId(request.wabaId);
     const ours = existing?.organizationId === operator.organizationId;
     if (existing && ours && !existing.disconnectedAt) throw alreadyConnected();
     const upstreamAccount = await this.verifyCredential(request);
     if (existing && !ours && !existing.disconnectedAt && existing.credentialsValid) throw alreadyConnected();
-    const credential = await this.verifiedAndSubscribed(request.wabaId, request.accessToken, upstreamAccount.marketing_messages_onboarding_status);
+    const credential = await this.verifiedAndSubscribed(
+      request.wabaId,
+      request.accessToken,
+      upstreamAccount.marketing_messages_onboarding_status,
+    );
     const name = request.name ?? upstreamAccount.name ?? request.wabaId;
     const revokedKeys: string[] = [];
     const account = await this.uow.run(async () => {
@@ -62,12 +70,23 @@ export class BusinessAccountsService {
         if (!taken) throw alreadyConnected();
         revokedKeys.push(...(await this.keys.revokeAllOf(existing.id, at)));
         const reason = existing.disconnectedAt ? 'disconnected' : 'credentials_rejected';
-        await this.audit.record(operator, 'business_account.taken_over', { type: 'business_account', id: request.wabaId }, { name, previousHolder: reason });
-        await this.audit.recordForOrganization(existing.organizationId, 'business_account.lost_to_takeover', { type: 'business_account', id: request.wabaId }, {
-          reason,
-          revokedKeys: revokedKeys.length,
-          detail: 'another organization connected it with a token the upstream platform accepts for this business account',
-        });
+        await this.audit.record(
+          operator,
+          'business_account.taken_over',
+          { type: 'business_account', id: request.wabaId },
+          { name, previousHolder: reason },
+        );
+        await this.audit.recordForOrganization(
+          existing.organizationId,
+          'business_account.lost_to_takeover',
+          { type: 'business_account', id: request.wabaId },
+          {
+            reason,
+            revokedKeys: revokedKeys.length,
+            detail:
+              'another organization connected it with a token the upstream platform accepts for this business account',
+          },
+        );
         return taken;
       }
       const saved = existing
@@ -75,7 +94,12 @@ export class BusinessAccountsService {
         : await this.accounts.create(operator.organizationId, { wabaId: request.wabaId, name }, credential);
       // Two operators connecting the same WABA at once: the unique index decides, the loser gets a conflict.
       if (!saved) throw alreadyConnected();
-      await this.audit.record(operator, existing ? 'business_account.reconnected' : 'business_account.connected', { type: 'business_account', id: request.wabaId }, { name });
+      await this.audit.record(
+        operator,
+        existing ? 'business_account.reconnected' : 'business_account.connected',
+        { type: 'business_account', id: request.wabaId },
+        { name },
+      );
       return saved;
     });
     // Refused at once by this process; the others follow within API_KEY_CACHE_TTL_MS.
@@ -90,9 +114,18 @@ export class BusinessAccountsService {
   async reconnect(operator: ConsoleScope, wabaId: string, accessToken: string): Promise<BusinessAccountView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     const upstreamAccount = await this.verifyCredential({ wabaId, accessToken });
-    const credential = await this.verifiedAndSubscribed(account.wabaId, accessToken, upstreamAccount.marketing_messages_onboarding_status);
+    const credential = await this.verifiedAndSubscribed(
+      account.wabaId,
+      accessToken,
+      upstreamAccount.marketing_messages_onboarding_status,
+    );
     const updated = await this.uow.run(async () => {
-      await this.audit.record(operator, 'business_account.reconnected', { type: 'business_account', id: wabaId }, { tokenReplaced: true });
+      await this.audit.record(
+        operator,
+        'business_account.reconnected',
+        { type: 'business_account', id: wabaId },
+        { tokenReplaced: true },
+      );
       return this.accounts.reconnect(operator.organizationId, account.id, credential);
     });
     return toBusinessAccountView(updated);
@@ -115,16 +148,29 @@ export class BusinessAccountsService {
       const revoked = await this.keys.revokeAllOf(account.id, now);
       // Refused at once by this process; the others follow within API_KEY_CACHE_TTL_MS.
       for (const accessKey of revoked) this.authenticator.invalidate(accessKey);
-      await this.audit.record(operator, 'business_account.disconnected', { type: 'business_account', id: wabaId }, { revokedKeys: revoked.length });
+      await this.audit.record(
+        operator,
+        'business_account.disconnected',
+        { type: 'business_account', id: wabaId },
+        { revokedKeys: revoked.length },
+      );
       return this.accounts.disconnect(operator.organizationId, account.id, now);
     });
     return toBusinessAccountView(updated);
   }
 
   /** After verifyCredential: subscribes the app with the token, and what is stored for it (with the onboarding status the check read). */
-  private async verifiedAndSubscribed(wabaId: string, accessToken: string, marketingMessagesStatus: string | undefined): Promise<VerifiedCredential> {
+  private async verifiedAndSubscribed(
+    wabaId: string,
+    accessToken: string,
+    marketingMessagesStatus: string | undefined,
+  ): Promise<VerifiedCredential> {
     await this.subscription.subscribe(accessToken, wabaId);
-    return { accessTokenEncrypted: this.credentials.seal(accessToken, wabaId), checkedAt: new Date(), marketingMessagesStatus };
+    return {
+      accessTokenEncrypted: this.credentials.seal(accessToken, wabaId),
+      checkedAt: new Date(),
+      marketingMessagesStatus,
+    };
   }
 
   /** A token the upstream refuses is the operator's input error (422 on the field), not a reconnect case. */
@@ -138,7 +184,10 @@ export class BusinessAccountsService {
         throw InvalidInput.of('accessToken', `The upstream platform rejected this access token: ${reason}`);
       }
       if (error.errorClass === 'permanent') {
-        throw InvalidInput.of('wabaId', `The upstream platform does not know this business account for this token: ${reason}`);
+        throw InvalidInput.of(
+          'wabaId',
+          `The upstream platform does not know this business account for this token: ${reason}`,
+        );
       }
       throw upstreamFailure(error);
     }

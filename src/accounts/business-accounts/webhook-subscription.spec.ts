@@ -1,6 +1,8 @@
 import { listsApp } from './webhook-subscription.js';
 
-const app = (id: string) => ({ whatsapp_business_api_data: { id, link: `https://www.facebook.com/games/?app_id=${id}`, name: `App ${id}` } });
+const app = (id: string) => ({
+  whatsapp_business_api_data: { id, link: `https://www.facebook.com/games/?app_id=${id}`, name: `App ${id}` },
+});
 
 describe('listsApp (is the subscription there after POST subscribed_apps?)', () => {
   it('with WHATSAPP_APP_ID set, only when that very app is listed', () => {

@@ -38,7 +38,9 @@ export class WebhookSubscription {
     const apps = await this.upstream.listSubscribedApps(token, wabaId).catch(fail);
     const appId = this.config.whatsappAppId;
     if (!listsApp(apps, appId)) {
-      throw new UpstreamUnavailable(`webhook subscription: subscribed_apps does not list ${appId ? `this app (${appId})` : 'any app'} after subscribing`);
+      throw new UpstreamUnavailable(
+        `webhook subscription: subscribed_apps does not list ${appId ? `this app (${appId})` : 'any app'} after subscribing`,
+      );
     }
   }
 
@@ -47,7 +49,10 @@ export class WebhookSubscription {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
     await this.subscribe(this.credentials.open(account), wabaId);
     const updated = await this.uow.run(async () => {
-      await this.audit.record(operator, 'business_account.webhooks_subscribed', { type: 'business_account', id: wabaId });
+      await this.audit.record(operator, 'business_account.webhooks_subscribed', {
+        type: 'business_account',
+        id: wabaId,
+      });
       return this.accounts.markWebhooksSubscribed(operator.organizationId, account.id, new Date());
     });
     return toBusinessAccountView(updated);

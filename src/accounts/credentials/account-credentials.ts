@@ -36,7 +36,10 @@ export class AccountCredentials {
     try {
       return this.secrets.open(account.accessTokenEncrypted, account.wabaId);
     } catch (err) {
-      this.logger.error({ err, wabaId: account.wabaId }, 'stored upstream token cannot be decrypted (wrong account, tampered, or its key is not in ENCRYPTION_KEYS)');
+      this.logger.error(
+        { err, wabaId: account.wabaId },
+        'stored upstream token cannot be decrypted (wrong account, tampered, or its key is not in ENCRYPTION_KEYS)',
+      );
       throw new CredentialRejected('the stored token cannot be decrypted');
     }
   }

@@ -7,7 +7,10 @@ import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import { asDomainFailure, SYNC_FAILURE } from '../../upstream/upstream-failure.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
-import { BusinessAccountsRepository, type CredentialVerdict } from '../business-accounts/business-accounts.repository.js';
+import {
+  BusinessAccountsRepository,
+  type CredentialVerdict,
+} from '../business-accounts/business-accounts.repository.js';
 import { toBusinessAccountView, type BusinessAccountView } from '../business-accounts/business-account.view.js';
 import { AccountCredentials } from './account-credentials.js';
 import { credentialVersionOf } from '../../auth/api-keys/credential-version.js';
@@ -46,12 +49,25 @@ export class CredentialChecks {
   /** The console's "Check now": the verdict is in the answered account view; no verdict answers 502/429/424. */
   async checkNow(operator: ConsoleScope, wabaId: string): Promise<BusinessAccountView> {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
-    const verdict = await this.verdictOf(this.credentials.open(account), wabaId).catch(asDomainFailure({ ...SYNC_FAILURE, during: 'credential check' }));
+    const verdict = await this.verdictOf(this.credentials.open(account), wabaId).catch(
+      asDomainFailure({ ...SYNC_FAILURE, during: 'credential check' }),
+    );
     const updated = await this.uow.run(async () => {
-      const recorded = await this.accounts.recordCredentialCheck(operator.organizationId, account.id, account.accessTokenEncrypted, verdict, new Date());
+      const recorded = await this.accounts.recordCredentialCheck(
+        operator.organizationId,
+        account.id,
+        account.accessTokenEncrypted,
+        verdict,
+        new Date(),
+      );
       // Replaced meanwhile: the replacement was checked itself, and is what the operator sees.
       if (!recorded) return this.accounts.getOwned(operator.organizationId, wabaId);
-      await this.audit.record(operator, 'business_account.credentials_checked', { type: 'business_account', id: wabaId }, verdict.valid ? { valid: true } : { valid: false, error: verdict.error });
+      await this.audit.record(
+        operator,
+        'business_account.credentials_checked',
+        { type: 'business_account', id: wabaId },
+        verdict.valid ? { valid: true } : { valid: false, error: verdict.error },
+      );
       return recorded;
     });
     return toBusinessAccountView(updated);
@@ -64,14 +80,20 @@ export class CredentialChecks {
    */
   async checkDue(dueBefore: Date, isStopped: () => boolean = () => false): Promise<CredentialPass> {
     const pass: CredentialPass = { checked: 0, rejected: 0, skipped: 0 };
-    for (let after: string | undefined; !isStopped(); ) {
+    for (let after: string | undefined; !isStopped();) {
       const batch = await this.accounts.credentialChecksDue(dueBefore, after, BATCH);
       for (const account of batch) {
         if (isStopped()) break;
         const verdict = await this.scheduledVerdict(account);
         if (!verdict) pass.skipped++;
         else {
-          await this.accounts.recordCredentialCheck(account.organizationId, account.id, account.accessTokenEncrypted, verdict, new Date());
+          await this.accounts.recordCredentialCheck(
+            account.organizationId,
+            account.id,
+            account.accessTokenEncrypted,
+            verdict,
+            new Date(),
+          );
           pass.checked++;
           if (!verdict.valid) pass.rejected++;
         }
@@ -86,25 +108,47 @@ export class CredentialChecks {
    * A send was answered with a credential-class error: the account's token is rejected from now on, unless it
    * was replaced since the send read it (`scope.credentialVersion`).
    */
-  async recordRejectedBySend(scope: Pick<ApiKeyScope, 'organizationId' | 'wabaId' | 'credentialVersion'>, reason: string): Promise<void> {
+  async recordRejectedBySend(
+    scope: Pick<ApiKeyScope, 'organizationId' | 'wabaId' | 'credentialVersion'>,
+    reason: string,
+  ): Promise<void> {
     const account = await this.accounts.getOwned(scope.organizationId, scope.wabaId);
     if (credentialVersionOf(account.accessTokenEncrypted) !== scope.credentialVersion) return;
-    await this.accounts.recordCredentialCheck(scope.organizationId, account.id, account.accessTokenEncrypted, { valid: false, error: reason }, new Date());
-    this.logger.warn({ wabaId: scope.wabaId, reason }, 'the upstream rejected the stored token on a send; its sends are refused until it is replaced');
+    await this.accounts.recordCredentialCheck(
+      scope.organizationId,
+      account.id,
+      account.accessTokenEncrypted,
+      { valid: false, error: reason },
+      new Date(),
+    );
+    this.logger.warn(
+      { wabaId: scope.wabaId, reason },
+      'the upstream rejected the stored token on a send; its sends are refused until it is replaced',
+    );
   }
 
-  private async scheduledVerdict(account: { id: string; wabaId: string; accessTokenEncrypted: string }): Promise<CredentialVerdict | undefined> {
+  private async scheduledVerdict(account: {
+    id: string;
+    wabaId: string;
+    accessTokenEncrypted: string;
+  }): Promise<CredentialVerdict | undefined> {
     let token: string;
     try {
       token = this.secrets.open(account.accessTokenEncrypted, account.wabaId);
     } catch (err) {
-      this.logger.error({ err, wabaId: account.wabaId }, 'credential check skipped: the stored token cannot be decrypted with ENCRYPTION_KEYS');
+      this.logger.error(
+        { err, wabaId: account.wabaId },
+        'credential check skipped: the stored token cannot be decrypted with ENCRYPTION_KEYS',
+      );
       return undefined;
     }
     try {
       return await this.verdictOf(token, account.wabaId);
     } catch (err) {
-      this.logger.warn({ err, wabaId: account.wabaId }, 'credential check gave no verdict; trying again at the next pass');
+      this.logger.warn(
+        { err, wabaId: account.wabaId },
+        'credential check gave no verdict; trying again at the next pass',
+      );
       return undefined;
     }
   }
@@ -116,7 +160,8 @@ export class CredentialChecks {
       // The same read says whether the account is onboarded to the Marketing Messages API.
       return { valid: true, marketingMessagesStatus: account?.marketing_messages_onboarding_status };
     } catch (error) {
-      if (error instanceof UpstreamError && error.errorClass === 'credential') return { valid: false, error: error.reason };
+      if (error instanceof UpstreamError && error.errorClass === 'credential')
+        return { valid: false, error: error.reason };
       throw error;
     }
   }

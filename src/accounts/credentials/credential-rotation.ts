@@ -31,7 +31,13 @@ export class CredentialRotation {
   ) {}
 
   async rotateAll(onProgress: (progress: RotationProgress) => void = () => {}): Promise<RotationProgress> {
-    const progress: RotationProgress = { seen: 0, total: await this.accounts.countAll(), rotated: 0, skipped: 0, failed: [] };
+    const progress: RotationProgress = {
+      seen: 0,
+      total: await this.accounts.countAll(),
+      rotated: 0,
+      skipped: 0,
+      failed: [],
+    };
     let after: string | undefined;
     for (;;) {
       const batch = await this.accounts.credentialsAfter(after, BATCH);
@@ -70,13 +76,19 @@ export class CredentialRotation {
     return result;
   }
 
-  private async reseal(account: { id: string; wabaId: string; accessTokenEncrypted: string }): Promise<'rotated' | 'skipped' | 'failed'> {
+  private async reseal(account: {
+    id: string;
+    wabaId: string;
+    accessTokenEncrypted: string;
+  }): Promise<'rotated' | 'skipped' | 'failed'> {
     let resealed: string;
     try {
       resealed = this.secrets.reseal(account.accessTokenEncrypted, account.wabaId);
     } catch {
       return 'failed';
     }
-    return (await this.accounts.replaceCredentialIf(account.id, account.accessTokenEncrypted, resealed)) ? 'rotated' : 'skipped';
+    return (await this.accounts.replaceCredentialIf(account.id, account.accessTokenEncrypted, resealed))
+      ? 'rotated'
+      : 'skipped';
   }
 }

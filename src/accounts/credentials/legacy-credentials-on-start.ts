@@ -21,11 +21,19 @@ export class LegacyCredentialsOnStart implements OnApplicationBootstrap {
       result = await this.rotation.resealLegacy();
     } catch (err) {
       // PostgreSQL not reachable yet: the process starts anyway (as it always has); the next start or keys:rotate re-seals.
-      this.logger.error({ err }, 'could not re-seal upstream tokens of the v1 format at start; they answer 424 until re-sealed (restart, or npm run keys:rotate)');
+      this.logger.error(
+        { err },
+        'could not re-seal upstream tokens of the v1 format at start; they answer 424 until re-sealed (restart, or npm run keys:rotate)',
+      );
       return;
     }
     const { rotated, skipped, failed } = result;
-    if (rotated > 0 || skipped > 0) this.logger.info({ rotated, skipped }, 'upstream tokens of the v1 format re-sealed under the newest key');
-    if (failed.length > 0) this.logger.error({ wabaIds: failed.slice(0, 100), count: failed.length }, 'no key of ENCRYPTION_KEYS opens these v1 upstream tokens: reconnect the accounts');
+    if (rotated > 0 || skipped > 0)
+      this.logger.info({ rotated, skipped }, 'upstream tokens of the v1 format re-sealed under the newest key');
+    if (failed.length > 0)
+      this.logger.error(
+        { wabaIds: failed.slice(0, 100), count: failed.length },
+        'no key of ENCRYPTION_KEYS opens these v1 upstream tokens: reconnect the accounts',
+      );
   }
 }

@@ -31,9 +31,13 @@ async function rotate(): Promise<void> {
     const newest = config.encryptionKeys[0]!.id;
     process.stdout.write(`re-sealing upstream tokens under key "${newest}"…\n`);
     const result = await app.get(CredentialRotation).rotateAll((p) => {
-      process.stdout.write(`  ${p.seen}/${p.total} accounts: ${p.rotated} re-sealed, ${p.skipped} changed meanwhile, ${p.failed.length} failed\n`);
+      process.stdout.write(
+        `  ${p.seen}/${p.total} accounts: ${p.rotated} re-sealed, ${p.skipped} changed meanwhile, ${p.failed.length} failed\n`,
+      );
     });
-    process.stdout.write(`done: ${result.rotated} re-sealed, ${result.seen - result.rotated - result.skipped - result.failed.length} already current, ${result.skipped} changed meanwhile\n`);
+    process.stdout.write(
+      `done: ${result.rotated} re-sealed, ${result.seen - result.rotated - result.skipped - result.failed.length} already current, ${result.skipped} changed meanwhile\n`,
+    );
     if (result.failed.length > 0) {
       process.stderr.write(`no key of ENCRYPTION_KEYS opens the token of: ${result.failed.join(', ')}\n`);
       process.exitCode = 1;

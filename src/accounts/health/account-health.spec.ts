@@ -13,7 +13,14 @@ describe('AccountHealth.assertCanSend', () => {
   it("refuses an account whose token the upstream rejected, naming Meta's reason and the number", () => {
     let thrown: unknown;
     try {
-      AccountHealth.assertCanSend(account({ credentialsValid: false, credentialsError: 'Error validating access token: Session has expired (190)' }), number, template);
+      AccountHealth.assertCanSend(
+        account({
+          credentialsValid: false,
+          credentialsError: 'Error validating access token: Session has expired (190)',
+        }),
+        number,
+        template,
+      );
     } catch (error) {
       thrown = error;
     }
@@ -24,13 +31,19 @@ describe('AccountHealth.assertCanSend', () => {
   });
 
   it('refuses with a generic reason when none was stored', () => {
-    expect(() => AccountHealth.assertCanSend(account({ credentialsValid: false, credentialsError: null }), number, template)).toThrow(/rejected when last checked/);
+    expect(() =>
+      AccountHealth.assertCanSend(account({ credentialsValid: false, credentialsError: null }), number, template),
+    ).toThrow(/rejected when last checked/);
   });
 
   it("puts Meta's standing first: a disabled account or a flagged number is refused as such, even with a rejected token", () => {
     const rejected = { credentialsValid: false, credentialsError: 'Session has expired (190)' };
-    expect(() => AccountHealth.assertCanSend(account({ ...rejected, banState: 'DISABLE' }), number, template)).toThrow(SendingRefused);
-    expect(() => AccountHealth.assertCanSend(account(rejected), { ...number, status: 'FLAGGED' }, template)).toThrow(/FLAGGED/);
+    expect(() => AccountHealth.assertCanSend(account({ ...rejected, banState: 'DISABLE' }), number, template)).toThrow(
+      SendingRefused,
+    );
+    expect(() => AccountHealth.assertCanSend(account(rejected), { ...number, status: 'FLAGGED' }, template)).toThrow(
+      /FLAGGED/,
+    );
     // A restriction stops only what it names: business-initiated (templates) here, not replies in the window.
     const restricted = account({ restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: null }] });
     expect(() => AccountHealth.assertCanSend(restricted, number, template)).toThrow(SendingRefused);

@@ -17,7 +17,14 @@ export interface AccountSendState {
 }
 
 /** A sending account nothing is known against (no row read: the key lookup vouches for the account). */
-export const UNRESTRICTED_ACCOUNT: AccountSendState = { credentialsValid: true, credentialsError: null, banState: null, banDate: null, restrictions: [], marketingMessagesStatus: null };
+export const UNRESTRICTED_ACCOUNT: AccountSendState = {
+  credentialsValid: true,
+  credentialsError: null,
+  banState: null,
+  banDate: null,
+  restrictions: [],
+  marketingMessagesStatus: null,
+};
 
 /** What it knows of the sending number: Meta's status as last synced (or set by a webhook). */
 export interface NumberHealth {
@@ -33,14 +40,26 @@ export interface NumberHealth {
  * Meta when last checked or used).
  */
 export const AccountHealth = {
-  assertCanSend(account: AccountSendState, number: NumberHealth, send: { businessInitiated: boolean }, now = new Date()): void {
+  assertCanSend(
+    account: AccountSendState,
+    number: NumberHealth,
+    send: { businessInitiated: boolean },
+    now = new Date(),
+  ): void {
     assertStandingAllowsSend(
-      { banState: account.banState, banDate: account.banDate, restrictions: account.restrictions, numberStatus: number.status },
+      {
+        banState: account.banState,
+        banDate: account.banDate,
+        restrictions: account.restrictions,
+        numberStatus: number.status,
+      },
       { phoneNumberId: number.phoneNumberId, businessInitiated: send.businessInitiated },
       now,
     );
     if (!account.credentialsValid) {
-      throw new CredentialRejected(`${account.credentialsError ?? 'rejected when last checked'}; no message was sent from ${number.phoneNumberId}`);
+      throw new CredentialRejected(
+        `${account.credentialsError ?? 'rejected when last checked'}; no message was sent from ${number.phoneNumberId}`,
+      );
     }
   },
 };

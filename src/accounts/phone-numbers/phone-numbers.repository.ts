@@ -12,7 +12,15 @@ export type PhoneNumber = Row<'phone_numbers'>;
 /** A number as the upstream platform lists it, in our column names. */
 export type SyncedPhoneNumber = Pick<
   PhoneNumber,
-  'phoneNumberId' | 'displayPhoneNumber' | 'verifiedName' | 'qualityRating' | 'status' | 'codeVerificationStatus' | 'nameStatus' | 'platformType' | 'throughputLevel'
+  | 'phoneNumberId'
+  | 'displayPhoneNumber'
+  | 'verifiedName'
+  | 'qualityRating'
+  | 'status'
+  | 'codeVerificationStatus'
+  | 'nameStatus'
+  | 'platformType'
+  | 'throughputLevel'
 >;
 
 export interface SyncCounts {
@@ -81,13 +89,38 @@ const applyQuality = prepared(
       .with('locked', (w) =>
         w
           .selectFrom([
-            jsonRecords('v', { wabaId: 'text', displayDigits: 'text', messagingLimit: 'text', flag: 'text', qualityRating: 'text', throughputLevel: 'text', at: 'timestamptz' }, p.updates),
+            jsonRecords(
+              'v',
+              {
+                wabaId: 'text',
+                displayDigits: 'text',
+                messagingLimit: 'text',
+                flag: 'text',
+                qualityRating: 'text',
+                throughputLevel: 'text',
+                at: 'timestamptz',
+              },
+              p.updates,
+            ),
             'phone_numbers as p',
           ])
           .innerJoin('business_accounts as b', 'b.id', 'p.business_account_id')
           .whereRef('b.waba_id', '=', 'v.wabaId')
-          .where((eb) => eb(eb.fn<string>('regexp_replace', ['p.display_phone_number', eb.val(DIGITS.pattern), eb.val(''), eb.val(DIGITS.flags)]), '=', eb.ref('v.displayDigits')))
-          .where((eb) => eb.or([eb('p.quality_updated_at', 'is', null), eb('p.quality_updated_at', '<=', eb.ref('v.at'))]))
+          .where((eb) =>
+            eb(
+              eb.fn<string>('regexp_replace', [
+                'p.display_phone_number',
+                eb.val(DIGITS.pattern),
+                eb.val(''),
+                eb.val(DIGITS.flags),
+              ]),
+              '=',
+              eb.ref('v.displayDigits'),
+            ),
+          )
+          .where((eb) =>
+            eb.or([eb('p.quality_updated_at', 'is', null), eb('p.quality_updated_at', '<=', eb.ref('v.at'))]),
+          )
           .select(['p.id', 'v.messagingLimit', 'v.flag', 'v.qualityRating', 'v.throughputLevel', 'v.at'])
           .orderBy('p.id')
           .forUpdate('p'),
@@ -118,10 +151,28 @@ const applyNames = prepared(
     db
       .with('locked', (w) =>
         w
-          .selectFrom([jsonRecords('v', { wabaId: 'text', displayDigits: 'text', nameStatus: 'text', verifiedName: 'text', at: 'timestamptz' }, p.decisions), 'phone_numbers as p'])
+          .selectFrom([
+            jsonRecords(
+              'v',
+              { wabaId: 'text', displayDigits: 'text', nameStatus: 'text', verifiedName: 'text', at: 'timestamptz' },
+              p.decisions,
+            ),
+            'phone_numbers as p',
+          ])
           .innerJoin('business_accounts as b', 'b.id', 'p.business_account_id')
           .whereRef('b.waba_id', '=', 'v.wabaId')
-          .where((eb) => eb(eb.fn<string>('regexp_replace', ['p.display_phone_number', eb.val(DIGITS.pattern), eb.val(''), eb.val(DIGITS.flags)]), '=', eb.ref('v.displayDigits')))
+          .where((eb) =>
+            eb(
+              eb.fn<string>('regexp_replace', [
+                'p.display_phone_number',
+                eb.val(DIGITS.pattern),
+                eb.val(''),
+                eb.val(DIGITS.flags),
+              ]),
+              '=',
+              eb.ref('v.displayDigits'),
+            ),
+          )
           .where((eb) => eb.or([eb('p.name_updated_at', 'is', null), eb('p.name_updated_at', '<=', eb.ref('v.at'))]))
           .select(['p.id', 'v.nameStatus', 'v.verifiedName', 'v.at'])
           .orderBy('p.id')
@@ -129,7 +180,11 @@ const applyNames = prepared(
       )
       .updateTable('phone_numbers as p')
       .from('locked as l')
-      .set((eb) => ({ name_status: eb.ref('l.nameStatus'), verified_name: eb.fn.coalesce('l.verifiedName', 'p.verified_name'), name_updated_at: eb.ref('l.at') }))
+      .set((eb) => ({
+        name_status: eb.ref('l.nameStatus'),
+        verified_name: eb.fn.coalesce('l.verifiedName', 'p.verified_name'),
+        name_updated_at: eb.ref('l.at'),
+      }))
       .whereRef('p.id', '=', 'l.id'),
   { planned: true },
 );
@@ -140,7 +195,10 @@ export class PhoneNumbersRepository {
   constructor(private readonly db: Db) {}
 
   /** One page of the account's numbers, current ones first, then removed ones; by display number. And how many there are. */
-  async page(businessAccountId: string, query: { page: number; limit: number }): Promise<{ rows: PhoneNumber[]; total: number }> {
+  async page(
+    businessAccountId: string,
+    query: { page: number; limit: number },
+  ): Promise<{ rows: PhoneNumber[]; total: number }> {
     const numbers = this.db.on().selectFrom('phone_numbers').where('business_account_id', '=', businessAccountId);
     const { skip, take } = skipTake(query);
     const [rows, counted] = await Promise.all([
@@ -163,7 +221,11 @@ export class PhoneNumbersRepository {
    */
   async replaceAll(businessAccountId: string, numbers: SyncedPhoneNumber[], syncedAt: Date): Promise<SyncCounts> {
     const db = this.db.on();
-    const existing = await db.selectFrom('phone_numbers').select(['id', 'phone_number_id', 'removed_at']).where('business_account_id', '=', businessAccountId).execute();
+    const existing = await db
+      .selectFrom('phone_numbers')
+      .select(['id', 'phone_number_id', 'removed_at'])
+      .where('business_account_id', '=', businessAccountId)
+      .execute();
     const known = new Set(existing.map((p) => p.phone_number_id));
     if (numbers.length > 0) {
       await db
@@ -204,7 +266,13 @@ export class PhoneNumbersRepository {
     }
     const seen = new Set(numbers.map((n) => n.phoneNumberId));
     const gone = existing.filter((p) => !seen.has(p.phone_number_id) && !p.removed_at).map((p) => p.id);
-    if (gone.length) await db.updateTable('phone_numbers').set({ removed_at: syncedAt }).where('business_account_id', '=', businessAccountId).where('id', 'in', gone).execute();
+    if (gone.length)
+      await db
+        .updateTable('phone_numbers')
+        .set({ removed_at: syncedAt })
+        .where('business_account_id', '=', businessAccountId)
+        .where('id', 'in', gone)
+        .execute();
     const added = numbers.filter((n) => !known.has(n.phoneNumberId)).length;
     return { added, updated: numbers.length - added, removed: gone.length };
   }

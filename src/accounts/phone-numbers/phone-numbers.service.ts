@@ -47,12 +47,19 @@ export class PhoneNumbersService {
       wabaId,
       'phoneNumbers',
       (token) => this.upstream.listPhoneNumbers(token, wabaId),
-      async (account, fetched, syncedAt) => ({ ...(await this.phoneNumbers.replaceAll(account.id, fetched.map(fromUpstream), syncedAt)), total: fetched.length }),
+      async (account, fetched, syncedAt) => ({
+        ...(await this.phoneNumbers.replaceAll(account.id, fetched.map(fromUpstream), syncedAt)),
+        total: fetched.length,
+      }),
     );
     return { counts, syncedAt: syncedAt.toISOString() };
   }
 
-  async list(organizationId: string, wabaId: string, query: { page: number; limit: number }): Promise<Page<PhoneNumberView>> {
+  async list(
+    organizationId: string,
+    wabaId: string,
+    query: { page: number; limit: number },
+  ): Promise<Page<PhoneNumberView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
     const { rows, total } = await this.phoneNumbers.page(account.id, query);
     return toPage(rows.map(toView), total, query);

@@ -63,13 +63,18 @@ export function standingAfter(current: AccountStanding, change: StandingChange):
       // Each on its own clock: Meta promises no order, and a restriction older than the last ban is still news.
       const last = current.times[change.kind];
       if (last !== undefined && at < last) return current;
-      const next = { ...current, times: { ...current.times, [change.kind]: at }, updatedAt: current.updatedAt && current.updatedAt > change.at ? current.updatedAt : change.at };
+      const next = {
+        ...current,
+        times: { ...current.times, [change.kind]: at },
+        updatedAt: current.updatedAt && current.updatedAt > change.at ? current.updatedAt : change.at,
+      };
       if (change.kind === 'ban') return { ...next, banState: change.state, banDate: change.date };
       if (change.kind === 'restrictions') return { ...next, restrictions: change.restrictions };
       return { ...next, violationType: change.violationType };
     }
     case 'pricing_tier': {
-      const same = (t: PricingTier) => t.pricingCategory === change.tier.pricingCategory && t.region === change.tier.region;
+      const same = (t: PricingTier) =>
+        t.pricingCategory === change.tier.pricingCategory && t.region === change.tier.region;
       const existing = current.pricingTiers.find(same);
       if (existing && existing.at > at) return current;
       return { ...current, pricingTiers: [...current.pricingTiers.filter((t) => !same(t)), { ...change.tier, at }] };

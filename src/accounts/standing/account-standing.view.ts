@@ -3,7 +3,8 @@ import type { BusinessAccount } from '../business-accounts/business-accounts.rep
 import { activeRestrictions, type AccountAlert, type PricingTier, type Restriction } from './account-standing.js';
 
 export class RestrictionView {
-  @ApiProperty({ example: 'RESTRICTED_BIZ_INITIATED_MESSAGING', description: 'restriction_info[].restriction_type' }) type: string;
+  @ApiProperty({ example: 'RESTRICTED_BIZ_INITIATED_MESSAGING', description: 'restriction_info[].restriction_type' })
+  type: string;
   @ApiProperty({ nullable: true, type: String, example: '2026-12-01T13:59:20+0000' }) expiration: string | null;
   @ApiProperty({ description: 'Not expired yet' }) active: boolean;
 }
@@ -17,7 +18,8 @@ export class PricingTierView {
 }
 
 export class AccountAlertView {
-  @ApiProperty({ nullable: true, type: String, example: 'INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED' }) type: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'INCREASED_CAPABILITIES_ELIGIBILITY_DEFERRED' }) type:
+    string | null;
   @ApiProperty({ nullable: true, type: String, example: 'WARNING' }) severity: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'ACTIVE' }) status: string | null;
   @ApiProperty({ nullable: true, type: String }) description: string | null;
@@ -28,18 +30,44 @@ export class AccountAlertView {
 
 /** The account's standing with Meta, from its account_update and account_alerts webhooks. */
 export class AccountStandingView {
-  @ApiProperty({ nullable: true, type: String, enum: ['DISABLE', 'SCHEDULE_FOR_DISABLE', 'REINSTATE'], description: 'ban_info.waba_ban_state; null when Meta never sent one' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    enum: ['DISABLE', 'SCHEDULE_FOR_DISABLE', 'REINSTATE'],
+    description: 'ban_info.waba_ban_state; null when Meta never sent one',
+  })
   banState: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'December 9, 2026' }) banDate: string | null;
-  @ApiProperty({ description: 'Banned (ban state DISABLE): every send is refused with 424 before the upstream platform is called' }) banned: boolean;
+  @ApiProperty({
+    description: 'Banned (ban state DISABLE): every send is refused with 424 before the upstream platform is called',
+  })
+  banned: boolean;
   @ApiProperty({ type: [RestrictionView] }) restrictions: RestrictionView[];
-  @ApiProperty({ nullable: true, type: String, example: 'SCAM', description: 'violation_info.violation_type of the last ACCOUNT_VIOLATION' }) violationType: string | null;
-  @ApiProperty({ type: [PricingTierView], description: 'Volume-based pricing tiers (VOLUME_BASED_PRICING_TIER_UPDATE), one per category and region' }) pricingTiers: PricingTierView[];
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'SCAM',
+    description: 'violation_info.violation_type of the last ACCOUNT_VIOLATION',
+  })
+  violationType: string | null;
+  @ApiProperty({
+    type: [PricingTierView],
+    description: 'Volume-based pricing tiers (VOLUME_BASED_PRICING_TIER_UPDATE), one per category and region',
+  })
+  pricingTiers: PricingTierView[];
   @ApiProperty({ type: [AccountAlertView], description: 'Active account_alerts' }) alerts: AccountAlertView[];
-  @ApiProperty({ nullable: true, type: String, description: "Meta's time of the last ban, restriction or violation update" }) updatedAt: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "Meta's time of the last ban, restriction or violation update",
+  })
+  updatedAt: string | null;
 }
 
-export type StandingRow = Pick<BusinessAccount, 'banState' | 'banDate' | 'restrictions' | 'violationType' | 'pricingTiers' | 'alerts' | 'standingUpdatedAt'>;
+export type StandingRow = Pick<
+  BusinessAccount,
+  'banState' | 'banDate' | 'restrictions' | 'violationType' | 'pricingTiers' | 'alerts' | 'standingUpdatedAt'
+>;
 
 export function toAccountStandingView(row: StandingRow, now = new Date()): AccountStandingView {
   const restrictions = (row.restrictions ?? []) as unknown as Restriction[];

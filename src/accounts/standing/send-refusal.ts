@@ -21,19 +21,32 @@ const BLOCKED_NUMBER_STATUSES = new Set(['FLAGGED', 'RESTRICTED']);
  * names: business-initiated messages (templates) or replies in the customer service window (the other types).
  * Called through AccountHealth.assertCanSend, the accounts domain's one pre-send check.
  */
-export function assertStandingAllowsSend(standing: SendStanding, send: { phoneNumberId: string; businessInitiated: boolean }, now = new Date()): void {
+export function assertStandingAllowsSend(
+  standing: SendStanding,
+  send: { phoneNumberId: string; businessInitiated: boolean },
+  now = new Date(),
+): void {
   if (standing.banState === 'DISABLE') {
-    throw new SendingRefused(`Meta disabled this business account (ban state DISABLE${standing.banDate ? ` since ${standing.banDate}` : ''}); nothing can be sent until it is reinstated`);
+    throw new SendingRefused(
+      `Meta disabled this business account (ban state DISABLE${standing.banDate ? ` since ${standing.banDate}` : ''}); nothing can be sent until it is reinstated`,
+    );
   }
   if (standing.numberStatus !== null && BLOCKED_NUMBER_STATUSES.has(standing.numberStatus)) {
-    throw new SendingRefused(`Meta reports phone number ${send.phoneNumberId} as ${standing.numberStatus}; it cannot send until Meta lifts it`, [
-      { field: 'phoneNumberId', message: `phone number status is ${standing.numberStatus}` },
-    ]);
+    throw new SendingRefused(
+      `Meta reports phone number ${send.phoneNumberId} as ${standing.numberStatus}; it cannot send until Meta lifts it`,
+      [{ field: 'phoneNumberId', message: `phone number status is ${standing.numberStatus}` }],
+    );
   }
-  const restriction = send.businessInitiated ? 'RESTRICTED_BIZ_INITIATED_MESSAGING' : 'RESTRICTED_CUSTOMER_INITIATED_MESSAGING';
+  const restriction = send.businessInitiated
+    ? 'RESTRICTED_BIZ_INITIATED_MESSAGING'
+    : 'RESTRICTED_CUSTOMER_INITIATED_MESSAGING';
   const active = activeRestrictions(standing.restrictions, now).find((r) => r.type === restriction);
   if (active) {
-    const what = send.businessInitiated ? 'business-initiated messages (templates)' : 'messages in the customer service window';
-    throw new SendingRefused(`Meta restricted this business account from ${what} (${restriction}${active.expiration ? ` until ${active.expiration}` : ''})`);
+    const what = send.businessInitiated
+      ? 'business-initiated messages (templates)'
+      : 'messages in the customer service window';
+    throw new SendingRefused(
+      `Meta restricted this business account from ${what} (${restriction}${active.expiration ? ` until ${active.expiration}` : ''})`,
+    );
   }
 }

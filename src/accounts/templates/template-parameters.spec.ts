@@ -6,7 +6,13 @@ describe('countParameters', () => {
       { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
       { type: 'BODY', text: 'Hi {{1}}, order {{2}} is out for delivery. Reply {{1}} to confirm.' },
       { type: 'FOOTER', text: 'Parcel Co' },
-      { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'OK' }, { type: 'URL', text: 'Track', url: 'https://t.example/{{1}}' }] },
+      {
+        type: 'BUTTONS',
+        buttons: [
+          { type: 'QUICK_REPLY', text: 'OK' },
+          { type: 'URL', text: 'Track', url: 'https://t.example/{{1}}' },
+        ],
+      },
     ]);
     expect(counts).toEqual({ header: 1, body: 2, buttons: { '1': 1 }, names: { header: ['1'], body: ['1', '2'] } });
   });
@@ -22,7 +28,12 @@ describe('countParameters', () => {
   });
 
   it('expects nothing of a static template', () => {
-    expect(countParameters([{ type: 'BODY', text: 'Your parcel has arrived.' }])).toEqual({ header: 0, body: 0, buttons: {}, names: { header: [], body: [] } });
+    expect(countParameters([{ type: 'BODY', text: 'Your parcel has arrived.' }])).toEqual({
+      header: 0,
+      body: 0,
+      buttons: {},
+      names: { header: [], body: [] },
+    });
     expect(countParameters(undefined).body).toBe(0);
   });
 });

@@ -35,17 +35,32 @@ export interface TemplateSendState {
   otpType: string | null;
 }
 
-const sendState = prepared('template_send_state', (db, p: { businessAccountId: string; name: string; language: string }) =>
-  db
-    .selectFrom('templates')
-    .select(['status', 'removed_at as removedAt', 'parameter_counts as parameterCounts', 'parameter_format as parameterFormat', 'category', 'components'])
-    .where('business_account_id', '=', p.businessAccountId)
-    .where('name', '=', p.name)
-    .where('language', '=', p.language),
+const sendState = prepared(
+  'template_send_state',
+  (db, p: { businessAccountId: string; name: string; language: string }) =>
+    db
+      .selectFrom('templates')
+      .select([
+        'status',
+        'removed_at as removedAt',
+        'parameter_counts as parameterCounts',
+        'parameter_format as parameterFormat',
+        'category',
+        'components',
+      ])
+      .where('business_account_id', '=', p.businessAccountId)
+      .where('name', '=', p.name)
+      .where('language', '=', p.language),
 );
 
 const languages = prepared('template_languages', (db, p: { businessAccountId: string; name: string }) =>
-  db.selectFrom('templates').select('language').where('business_account_id', '=', p.businessAccountId).where('name', '=', p.name).where('removed_at', 'is', null).orderBy('language'),
+  db
+    .selectFrom('templates')
+    .select('language')
+    .where('business_account_id', '=', p.businessAccountId)
+    .where('name', '=', p.name)
+    .where('removed_at', 'is', null)
+    .orderBy('language'),
 );
 
 /** Meta's decision on a template, from a webhook (by business account wabaId, name and language). */
@@ -97,8 +112,14 @@ const decide = decision<{ status: string; reason: string | null }>('template_dec
   status_reason: p.reason,
   status_updated_at: p.at,
 }));
-const recategorise = decision<{ category: string }>('template_category', 'category_updated_at', (p) => ({ category: p.category, category_updated_at: p.at }));
-const requalify = decision<{ qualityScore: string }>('template_quality', 'quality_updated_at', (p) => ({ quality_score: p.qualityScore, quality_updated_at: p.at }));
+const recategorise = decision<{ category: string }>('template_category', 'category_updated_at', (p) => ({
+  category: p.category,
+  category_updated_at: p.at,
+}));
+const requalify = decision<{ qualityScore: string }>('template_quality', 'quality_updated_at', (p) => ({
+  quality_score: p.qualityScore,
+  quality_updated_at: p.at,
+}));
 
 /**
  * Owns `templates`. Every statement is scoped to one business account, its first argument (webhook decisions:
@@ -109,13 +130,23 @@ export class TemplatesRepository {
   constructor(private readonly db: Db) {}
 
   /** One page of the account's templates (by name, then language) and how many match. */
-  async page(businessAccountId: string, query: { page: number; limit: number; status?: string; name?: string }): Promise<{ rows: Template[]; total: number }> {
+  async page(
+    businessAccountId: string,
+    query: { page: number; limit: number; status?: string; name?: string },
+  ): Promise<{ rows: Template[]; total: number }> {
     let templates = this.db.on().selectFrom('templates').where('business_account_id', '=', businessAccountId);
     if (query.status !== undefined) templates = templates.where('status', '=', query.status);
     if (query.name !== undefined) templates = templates.where('name', '=', query.name);
     const { skip, take } = skipTake(query);
     const [rows, counted] = await Promise.all([
-      templates.select(columns.templates).orderBy('name').orderBy('language').orderBy('id').limit(take).offset(skip).execute(),
+      templates
+        .select(columns.templates)
+        .orderBy('name')
+        .orderBy('language')
+        .orderBy('id')
+        .limit(take)
+        .offset(skip)
+        .execute(),
       templates.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: counted.n };
@@ -126,9 +157,18 @@ export class TemplatesRepository {
    * upserted with their status decided at `statusReadAt`, the others marked removed. Run it inside a unit
    * of work: all or nothing.
    */
-  async replaceAll(businessAccountId: string, templates: SyncedTemplate[], syncedAt: Date, statusReadAt: Date): Promise<SyncCounts> {
+  async replaceAll(
+    businessAccountId: string,
+    templates: SyncedTemplate[],
+    syncedAt: Date,
+    statusReadAt: Date,
+  ): Promise<SyncCounts> {
     const db = this.db.on();
-    const existing = await db.selectFrom('templates').select(['id', 'name', 'language', 'removed_at']).where('business_account_id', '=', businessAccountId).execute();
+    const existing = await db
+      .selectFrom('templates')
+      .select(['id', 'name', 'language', 'removed_at'])
+      .where('business_account_id', '=', businessAccountId)
+      .execute();
     const keyOf = (t: { name: string; language: string }) => `${t.name}\u0000${t.language}`;
     const known = new Set(existing.map(keyOf));
     if (templates.length > 0) {
@@ -175,7 +215,13 @@ export class TemplatesRepository {
     }
     const seen = new Set(templates.map(keyOf));
     const gone = existing.filter((t) => !seen.has(keyOf(t)) && !t.removed_at).map((t) => t.id);
-    if (gone.length) await db.updateTable('templates').set({ removed_at: syncedAt, updated_at: now() }).where('business_account_id', '=', businessAccountId).where('id', 'in', gone).execute();
+    if (gone.length)
+      await db
+        .updateTable('templates')
+        .set({ removed_at: syncedAt, updated_at: now() })
+        .where('business_account_id', '=', businessAccountId)
+        .where('id', 'in', gone)
+        .execute();
     const added = templates.filter((t) => !known.has(keyOf(t))).length;
     return { added, updated: templates.length - added, removed: gone.length };
   }
@@ -186,12 +232,16 @@ export class TemplatesRepository {
    */
   async applyDecisions(tx: Tx, decisions: TemplateDecision[]): Promise<void> {
     const key = (d: TemplateDecision) => `${d.wabaId}\u0000${d.name}\u0000${d.language}`;
-    const ordered = [...decisions].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.at.getTime() - b.at.getTime()));
+    const ordered = [...decisions].sort((a, b) =>
+      key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.at.getTime() - b.at.getTime(),
+    );
     for (const d of ordered) {
       const template = { wabaId: d.wabaId, name: d.name, language: d.language, at: d.at };
-      if (d.status !== undefined) await this.db.exec(decide, { ...template, status: d.status, reason: d.reason ?? null }, tx);
+      if (d.status !== undefined)
+        await this.db.exec(decide, { ...template, status: d.status, reason: d.reason ?? null }, tx);
       else if (d.category !== undefined) await this.db.exec(recategorise, { ...template, category: d.category }, tx);
-      else if (d.qualityScore !== undefined) await this.db.exec(requalify, { ...template, qualityScore: d.qualityScore }, tx);
+      else if (d.qualityScore !== undefined)
+        await this.db.exec(requalify, { ...template, qualityScore: d.qualityScore }, tx);
     }
   }
 
@@ -216,7 +266,8 @@ function otpTypeOf(components: JsonValue): string | null {
   for (const component of Array.isArray(components) ? components : []) {
     const buttons = isObject(component) ? component.buttons : undefined;
     for (const button of Array.isArray(buttons) ? buttons : []) {
-      if (isObject(button) && button.type === 'OTP') return typeof button.otp_type === 'string' ? button.otp_type : null;
+      if (isObject(button) && button.type === 'OTP')
+        return typeof button.otp_type === 'string' ? button.otp_type : null;
     }
   }
   return null;

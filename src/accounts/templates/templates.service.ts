@@ -61,7 +61,11 @@ export class TemplatesService {
     return { counts, syncedAt: syncedAt.toISOString() };
   }
 
-  async list(organizationId: string, wabaId: string, query: { page: number; limit: number; status?: string; name?: string }): Promise<Page<TemplateView>> {
+  async list(
+    organizationId: string,
+    wabaId: string,
+    query: { page: number; limit: number; status?: string; name?: string },
+  ): Promise<Page<TemplateView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
     const { rows, total } = await this.templates.page(account.id, query);
     return toPage(rows.map(toView), total, query);

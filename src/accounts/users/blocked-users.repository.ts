@@ -12,29 +12,35 @@ export interface StoredBlockedUser {
 }
 
 /** The send path's check (every send to a user not cached): a named prepared statement. */
-const isBlocked = prepared('blocked_user_exists', (db, p: { businessAccountId: string; phoneNumberId: string; user: string }) =>
-  db.selectNoFrom((eb) =>
-    eb
-      .exists(
-        eb
-          .selectFrom('blocked_users')
-          .select(eb.lit(1).as('one'))
-          .where('business_account_id', '=', p.businessAccountId)
-          .where('phone_number_id', '=', p.phoneNumberId)
-          .where((w) => w.or([w('user', '=', p.user), w('wa_id', '=', p.user)])),
-      )
-      .$castTo<boolean>()
-      .as('blocked'),
-  ),
+const isBlocked = prepared(
+  'blocked_user_exists',
+  (db, p: { businessAccountId: string; phoneNumberId: string; user: string }) =>
+    db.selectNoFrom((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('blocked_users')
+            .select(eb.lit(1).as('one'))
+            .where('business_account_id', '=', p.businessAccountId)
+            .where('phone_number_id', '=', p.phoneNumberId)
+            .where((w) => w.or([w('user', '=', p.user), w('wa_id', '=', p.user)])),
+        )
+        .$castTo<boolean>()
+        .as('blocked'),
+    ),
 );
 
-const blockedAmong = prepared('blocked_users_among', (db, p: { businessAccountId: string; phoneNumberId: string; users: string[] }) =>
-  db
-    .selectFrom('blocked_users')
-    .select(['user', 'wa_id as waId'])
-    .where('business_account_id', '=', p.businessAccountId)
-    .where('phone_number_id', '=', p.phoneNumberId)
-    .where((eb) => eb.or([eb('user', '=', eb.fn.any(eb.val(p.users))), eb('wa_id', '=', eb.fn.any(eb.val(p.users)))])),
+const blockedAmong = prepared(
+  'blocked_users_among',
+  (db, p: { businessAccountId: string; phoneNumberId: string; users: string[] }) =>
+    db
+      .selectFrom('blocked_users')
+      .select(['user', 'wa_id as waId'])
+      .where('business_account_id', '=', p.businessAccountId)
+      .where('phone_number_id', '=', p.phoneNumberId)
+      .where((eb) =>
+        eb.or([eb('user', '=', eb.fn.any(eb.val(p.users))), eb('wa_id', '=', eb.fn.any(eb.val(p.users)))]),
+      ),
 );
 
 /**
@@ -59,12 +65,25 @@ export class BlockedUsersRepository {
   }
 
   /** Records blocks Meta confirmed (a block again keeps the first time). In the caller's unit of work. */
-  async add(businessAccountId: string, phoneNumberId: string, users: { user: string; waId: string | null }[], blockedById: string | null): Promise<void> {
+  async add(
+    businessAccountId: string,
+    phoneNumberId: string,
+    users: { user: string; waId: string | null }[],
+    blockedById: string | null,
+  ): Promise<void> {
     if (users.length === 0) return;
     await this.db
       .on()
       .insertInto('blocked_users')
-      .values(users.map((u) => ({ business_account_id: businessAccountId, phone_number_id: phoneNumberId, user: u.user, wa_id: u.waId, blocked_by_id: blockedById })))
+      .values(
+        users.map((u) => ({
+          business_account_id: businessAccountId,
+          phone_number_id: phoneNumberId,
+          user: u.user,
+          wa_id: u.waId,
+          blocked_by_id: blockedById,
+        })),
+      )
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
@@ -82,12 +101,26 @@ export class BlockedUsersRepository {
   }
 
   /** The number's blocked users, newest first. */
-  async page(businessAccountId: string, phoneNumberId: string, page: { page: number; limit: number }): Promise<{ rows: StoredBlockedUser[]; total: number }> {
-    const blocked = this.db.on().selectFrom('blocked_users').where('business_account_id', '=', businessAccountId).where('phone_number_id', '=', phoneNumberId);
+  async page(
+    businessAccountId: string,
+    phoneNumberId: string,
+    page: { page: number; limit: number },
+  ): Promise<{ rows: StoredBlockedUser[]; total: number }> {
+    const blocked = this.db
+      .on()
+      .selectFrom('blocked_users')
+      .where('business_account_id', '=', businessAccountId)
+      .where('phone_number_id', '=', phoneNumberId);
     const { skip, take } = skipTake(page);
     const [rows, counted] = await Promise.all([
       blocked
-        .select(['phone_number_id as phoneNumberId', 'user', 'wa_id as waId', 'blocked_by_id as blockedById', 'created_at as createdAt'])
+        .select([
+          'phone_number_id as phoneNumberId',
+          'user',
+          'wa_id as waId',
+          'blocked_by_id as blockedById',
+          'created_at as createdAt',
+        ])
         .orderBy('created_at', 'desc')
         .orderBy('user')
         .limit(take)

@@ -10,7 +10,12 @@ import { BusinessAccountsRepository } from '../business-accounts/business-accoun
 import { AccountCredentials } from '../credentials/account-credentials.js';
 import { PhoneNumbersRepository } from '../phone-numbers/phone-numbers.repository.js';
 import { BlockedUsersRepository } from './blocked-users.repository.js';
-import { toBlockedUserView, type BlockedUserView, type BlockUsersResultView, type UnblockedUserView } from './user-views.js';
+import {
+  toBlockedUserView,
+  type BlockedUserView,
+  type BlockUsersResultView,
+  type UnblockedUserView,
+} from './user-views.js';
 
 export const PHONE_NUMBER_NOT_FOUND = 'Phone number not found';
 export const BLOCKED_USER_NOT_FOUND = 'Blocked user not found';
@@ -33,33 +38,73 @@ export class BlockedUsersService {
   ) {}
 
   /** Blocks `users`; 422 naming `users.<i>` when Meta refused every one of them, else who was blocked and who not. */
-  async block(operator: ConsoleScope, wabaId: string, phoneNumberId: string, users: string[]): Promise<BlockUsersResultView> {
+  async block(
+    operator: ConsoleScope,
+    wabaId: string,
+    phoneNumberId: string,
+    users: string[],
+  ): Promise<BlockUsersResultView> {
     const { account, token } = await this.numberOf(operator, wabaId, phoneNumberId);
     const unique = [...new Set(users)];
-    const outcomes = await this.upstream.blockUsers(token, phoneNumberId, unique).catch(asDomainFailure({ during: 'block users' }));
+    const outcomes = await this.upstream
+      .blockUsers(token, phoneNumberId, unique)
+      .catch(asDomainFailure({ during: 'block users' }));
     const added = outcomes.filter((o) => o.error === null).map((o) => ({ user: o.input, waId: o.waId }));
-    const failed = outcomes.flatMap((o) => (o.error ? [{ user: o.input, code: o.error.code, message: o.error.message }] : []));
+    const failed = outcomes.flatMap((o) =>
+      o.error ? [{ user: o.input, code: o.error.code, message: o.error.message }] : [],
+    );
     if (added.length === 0) {
-      throw new InvalidInput(failed.map((f) => ({ field: `users.${unique.indexOf(f.user)}`, message: `${f.user} was not blocked: ${f.message}${f.code !== null ? ` (${f.code})` : ''}` })));
+      throw new InvalidInput(
+        failed.map((f) => ({
+          field: `users.${unique.indexOf(f.user)}`,
+          message: `${f.user} was not blocked: ${f.message}${f.code !== null ? ` (${f.code})` : ''}`,
+        })),
+      );
     }
     await this.uow.run(async () => {
       await this.blocked.add(account.id, phoneNumberId, added, operator.operatorId);
-      await this.audit.record(operator, 'blocked_users.blocked', { type: 'phone_number', id: phoneNumberId }, { users: added.map((a) => a.user), failed: failed.map((f) => f.user) });
+      await this.audit.record(
+        operator,
+        'blocked_users.blocked',
+        { type: 'phone_number', id: phoneNumberId },
+        { users: added.map((a) => a.user), failed: failed.map((f) => f.user) },
+      );
     });
     const now = new Date();
     return {
-      blocked: added.map((a) => toBlockedUserView({ phoneNumberId, user: a.user, waId: a.waId, blockedById: operator.operatorId, createdAt: now })),
+      blocked: added.map((a) =>
+        toBlockedUserView({
+          phoneNumberId,
+          user: a.user,
+          waId: a.waId,
+          blockedById: operator.operatorId,
+          createdAt: now,
+        }),
+      ),
       failed,
     };
   }
 
   /** Unblocks `user` (as blocked, or by its wa_id). 404 when it is blocked neither here nor upstream. */
-  async unblock(operator: ConsoleScope, wabaId: string, phoneNumberId: string, user: string): Promise<UnblockedUserView> {
+  async unblock(
+    operator: ConsoleScope,
+    wabaId: string,
+    phoneNumberId: string,
+    user: string,
+  ): Promise<UnblockedUserView> {
     const { account, token } = await this.numberOf(operator, wabaId, phoneNumberId);
-    const [outcome] = await this.upstream.unblockUsers(token, phoneNumberId, [user]).catch(asDomainFailure({ during: 'unblock user' }));
+    const [outcome] = await this.upstream
+      .unblockUsers(token, phoneNumberId, [user])
+      .catch(asDomainFailure({ during: 'unblock user' }));
     const removed = await this.uow.run(async () => {
       const count = await this.blocked.remove(account.id, phoneNumberId, user);
-      if (count > 0 || outcome?.error === null) await this.audit.record(operator, 'blocked_users.unblocked', { type: 'phone_number', id: phoneNumberId }, { user });
+      if (count > 0 || outcome?.error === null)
+        await this.audit.record(
+          operator,
+          'blocked_users.unblocked',
+          { type: 'phone_number', id: phoneNumberId },
+          { user },
+        );
       return count;
     });
     if (removed === 0 && outcome?.error !== null) throw new NotFound(BLOCKED_USER_NOT_FOUND);
@@ -67,7 +112,12 @@ export class BlockedUsersService {
   }
 
   /** The number's blocked users (a number synced once, even if removed since: its blocks are still its history). */
-  async list(operator: ConsoleScope, wabaId: string, phoneNumberId: string, page: { page: number; limit: number }): Promise<Page<BlockedUserView>> {
+  async list(
+    operator: ConsoleScope,
+    wabaId: string,
+    phoneNumberId: string,
+    page: { page: number; limit: number },
+  ): Promise<Page<BlockedUserView>> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     if (!(await this.numbers.sendState(account.id, phoneNumberId))) throw new NotFound(PHONE_NUMBER_NOT_FOUND);
     const { rows, total } = await this.blocked.page(account.id, phoneNumberId, page);

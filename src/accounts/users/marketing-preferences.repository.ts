@@ -40,7 +40,9 @@ const record = prepared(
       .columns(['business_account_id', 'user', 'value', 'source', 'detail', 'updated_at'])
       .expression(
         db
-          .selectFrom(unnest('u', { waba: 'text', usr: 'text', val: 'text', src: 'text', det: 'text', at: 'timestamptz' }, p))
+          .selectFrom(
+            unnest('u', { waba: 'text', usr: 'text', val: 'text', src: 'text', det: 'text', at: 'timestamptz' }, p),
+          )
           .innerJoin('business_accounts as b', 'b.waba_id', 'u.waba')
           .select(['b.id', 'u.usr', 'u.val', 'u.src', 'u.det', 'u.at'])
           .$narrowType<{ usr: string; val: string; src: string; at: Date }>()
@@ -62,7 +64,11 @@ const record = prepared(
 );
 
 const valueOf = prepared('marketing_preference_of', (db, p: { businessAccountId: string; user: string }) =>
-  db.selectFrom('marketing_preferences').select('value').where('business_account_id', '=', p.businessAccountId).where('user', '=', p.user),
+  db
+    .selectFrom('marketing_preferences')
+    .select('value')
+    .where('business_account_id', '=', p.businessAccountId)
+    .where('user', '=', p.user),
 );
 
 const stoppedAmong = prepared('marketing_stopped_among', (db, p: { businessAccountId: string; users: string[] }) =>
@@ -94,7 +100,18 @@ export class MarketingPreferencesRepository {
     if (newest.size === 0) return;
     const rows = [...newest.values()];
     const column = <K extends keyof MarketingPreferenceChange>(k: K) => rows.map((r) => r[k]);
-    await this.db.exec(record, { waba: column('wabaId'), usr: column('user'), val: column('value'), src: column('source'), det: column('detail'), at: column('at') }, tx);
+    await this.db.exec(
+      record,
+      {
+        waba: column('wabaId'),
+        usr: column('user'),
+        val: column('value'),
+        src: column('source'),
+        det: column('detail'),
+        at: column('at'),
+      },
+      tx,
+    );
   }
 
   /** The user's latest preference (`stop`, `resume`), or null when none is known. */
@@ -111,13 +128,26 @@ export class MarketingPreferencesRepository {
   }
 
   /** The account's preferences, newest first; `value` filters. */
-  async page(businessAccountId: string, filter: { value?: string; user?: string }, page: { page: number; limit: number }): Promise<{ rows: StoredMarketingPreference[]; total: number }> {
-    let preferences = this.db.on().selectFrom('marketing_preferences').where('business_account_id', '=', businessAccountId);
+  async page(
+    businessAccountId: string,
+    filter: { value?: string; user?: string },
+    page: { page: number; limit: number },
+  ): Promise<{ rows: StoredMarketingPreference[]; total: number }> {
+    let preferences = this.db
+      .on()
+      .selectFrom('marketing_preferences')
+      .where('business_account_id', '=', businessAccountId);
     if (filter.value !== undefined) preferences = preferences.where('value', '=', filter.value);
     if (filter.user !== undefined) preferences = preferences.where('user', '=', filter.user);
     const { skip, take } = skipTake(page);
     const [rows, counted] = await Promise.all([
-      preferences.select(['user', 'value', 'source', 'detail', 'updated_at as updatedAt']).orderBy('updated_at', 'desc').orderBy('user').limit(take).offset(skip).execute(),
+      preferences
+        .select(['user', 'value', 'source', 'detail', 'updated_at as updatedAt'])
+        .orderBy('updated_at', 'desc')
+        .orderBy('user')
+        .limit(take)
+        .offset(skip)
+        .execute(),
       preferences.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: counted.n };

@@ -12,7 +12,11 @@ export class MarketingPreferencesService {
     private readonly preferences: MarketingPreferencesRepository,
   ) {}
 
-  async list(organizationId: string, wabaId: string, query: { value?: string; user?: string; page: number; limit: number }): Promise<Page<MarketingPreferenceView>> {
+  async list(
+    organizationId: string,
+    wabaId: string,
+    query: { value?: string; user?: string; page: number; limit: number },
+  ): Promise<Page<MarketingPreferenceView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
     const { rows, total } = await this.preferences.page(account.id, { value: query.value, user: query.user }, query);
     return toPage(rows.map(toMarketingPreferenceView), total, query);

@@ -61,7 +61,12 @@ export class ApiKeyAuthenticator implements OnModuleDestroy {
     if (typeof accessKey !== 'string' || typeof secretKey !== 'string' || !accessKey || !secretKey) {
       throw new Unauthenticated(API_KEY_HEADERS_MISSING);
     }
-    if (!accessKey.startsWith('ak_') || !secretKey.startsWith('sk_') || accessKey.length > 100 || secretKey.length > 100) {
+    if (
+      !accessKey.startsWith('ak_') ||
+      !secretKey.startsWith('sk_') ||
+      accessKey.length > 100 ||
+      secretKey.length > 100
+    ) {
       throw new Unauthenticated(INVALID_API_KEY);
     }
     const record = await this.lookup(accessKey);

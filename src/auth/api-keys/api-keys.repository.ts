@@ -13,7 +13,14 @@ export type ApiKeyRow = ApiKey & { businessAccount: { wabaId: string } };
 
 /** What authenticating a key needs: the key and the state of its business account. */
 export type ApiKeyWithAccount = ApiKey & {
-  businessAccount: { id: string; wabaId: string; disconnectedAt: Date | null; accessTokenEncrypted: string; heldSince: Date | null; readableUntil: Date | null };
+  businessAccount: {
+    id: string;
+    wabaId: string;
+    disconnectedAt: Date | null;
+    accessTokenEncrypted: string;
+    heldSince: Date | null;
+    readableUntil: Date | null;
+  };
 };
 
 /** Every request of a key pair not in the authenticator's cache reads it: a named prepared statement. */
@@ -45,7 +52,14 @@ export class ApiKeysRepository {
     const { rows } = await this.db.exec(forAuthentication, { accessKey });
     const row = rows[0];
     if (!row) return null;
-    const { wabaId, accountDisconnectedAt, accountAccessTokenEncrypted, accountHeldSince, accountReadableUntil, ...key } = row;
+    const {
+      wabaId,
+      accountDisconnectedAt,
+      accountAccessTokenEncrypted,
+      accountHeldSince,
+      accountReadableUntil,
+      ...key
+    } = row;
     return {
       ...key,
       businessAccount: {
@@ -108,25 +122,45 @@ export class ApiKeysRepository {
   }
 
   /** Newest first, optionally only one business account's. */
-  async page(organizationId: string, query: { page: number; limit: number; wabaId?: string }): Promise<{ rows: ApiKeyRow[]; total: number }> {
+  async page(
+    organizationId: string,
+    query: { page: number; limit: number; wabaId?: string },
+  ): Promise<{ rows: ApiKeyRow[]; total: number }> {
     let keys = this.joined().where('k.organization_id', '=', organizationId);
     if (query.wabaId) keys = keys.where('b.waba_id', '=', query.wabaId);
     const { skip, take } = skipTake(query);
     const [rows, counted] = await Promise.all([
-      keys.select(columnsOf('api_keys', 'k')).select('b.waba_id as wabaId').orderBy('k.created_at', 'desc').orderBy('k.id', 'desc').limit(take).offset(skip).execute(),
+      keys
+        .select(columnsOf('api_keys', 'k'))
+        .select('b.waba_id as wabaId')
+        .orderBy('k.created_at', 'desc')
+        .orderBy('k.id', 'desc')
+        .limit(take)
+        .offset(skip)
+        .execute(),
       keys.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows: rows.map(withWabaId), total: counted.n };
   }
 
   async findOwned(organizationId: string, id: string): Promise<ApiKeyRow | null> {
-    const row = await this.selectWithWabaId().where('k.organization_id', '=', organizationId).where('k.id', '=', id).executeTakeFirst();
+    const row = await this.selectWithWabaId()
+      .where('k.organization_id', '=', organizationId)
+      .where('k.id', '=', id)
+      .executeTakeFirst();
     return row ? withWabaId(row) : null;
   }
 
   /** Throws when the organization has no such key (as an update of a missing row does). */
   async revoke(organizationId: string, id: string, at: Date): Promise<ApiKeyRow> {
-    await this.db.on().updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('organization_id', '=', organizationId).returning('id').executeTakeFirstOrThrow();
+    await this.db
+      .on()
+      .updateTable('api_keys')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('organization_id', '=', organizationId)
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return this.getOwned(organizationId, id);
   }
 
@@ -144,12 +178,20 @@ export class ApiKeysRepository {
   }
 
   private async getOwned(organizationId: string, id: string): Promise<ApiKeyRow> {
-    return withWabaId(await this.selectWithWabaId().where('k.organization_id', '=', organizationId).where('k.id', '=', id).executeTakeFirstOrThrow());
+    return withWabaId(
+      await this.selectWithWabaId()
+        .where('k.organization_id', '=', organizationId)
+        .where('k.id', '=', id)
+        .executeTakeFirstOrThrow(),
+    );
   }
 
   /** Keys (`k`) joined with their business accounts (`b`). */
   private joined() {
-    return this.db.on().selectFrom('api_keys as k').innerJoin('business_accounts as b', 'b.id', 'k.business_account_id');
+    return this.db
+      .on()
+      .selectFrom('api_keys as k')
+      .innerJoin('business_accounts as b', 'b.id', 'k.business_account_id');
   }
 
   /** Whole keys with their business account's wabaId. */
@@ -158,6 +200,9 @@ export class ApiKeysRepository {
   }
 }
 
-function withWabaId<R extends { wabaId: string }>({ wabaId, ...key }: R): Omit<R, 'wabaId'> & { businessAccount: { wabaId: string } } {
+function withWabaId<R extends { wabaId: string }>({
+  wabaId,
+  ...key
+}: R): Omit<R, 'wabaId'> & { businessAccount: { wabaId: string } } {
   return { ...key, businessAccount: { wabaId } };
 }

@@ -8,7 +8,14 @@ import { prepared } from '../../core/db/statement.js';
 export type Session = Row<'sessions'>;
 
 export type SessionWithOperator = Session & {
-  operator: { id: string; organizationId: string; email: string; role: string; platformAdmin: boolean; removedAt: Date | null };
+  operator: {
+    id: string;
+    organizationId: string;
+    email: string;
+    role: string;
+    platformAdmin: boolean;
+    removedAt: Date | null;
+  };
 };
 
 /** Every console request reads its session (joined with its operator: one statement): a named prepared statement. */
@@ -17,7 +24,13 @@ const byTokenHash = prepared('session_by_token_hash', (db, p: { tokenHash: strin
     .selectFrom('sessions as s')
     .innerJoin('operators as o', 'o.id', 's.operator_id')
     .select(columnsOf('sessions', 's'))
-    .select(['o.organization_id as operatorOrganizationId', 'o.email as operatorEmail', 'o.role as operatorRole', 'o.platform_admin as operatorPlatformAdmin', 'o.removed_at as operatorRemovedAt'])
+    .select([
+      'o.organization_id as operatorOrganizationId',
+      'o.email as operatorEmail',
+      'o.role as operatorRole',
+      'o.platform_admin as operatorPlatformAdmin',
+      'o.removed_at as operatorRemovedAt',
+    ])
     .where('s.token_hash', '=', p.tokenHash),
 );
 
@@ -30,7 +43,13 @@ export class SessionsRepository {
     await this.db
       .on()
       .insertInto('sessions')
-      .values({ id: randomUUID(), operator_id: operatorId, token_hash: session.tokenHash, expires_at: session.expiresAt, last_seen_at: session.lastSeenAt })
+      .values({
+        id: randomUUID(),
+        operator_id: operatorId,
+        token_hash: session.tokenHash,
+        expires_at: session.expiresAt,
+        last_seen_at: session.lastSeenAt,
+      })
       .execute();
   }
 
@@ -39,31 +58,65 @@ export class SessionsRepository {
     const { rows } = await this.db.exec(byTokenHash, { tokenHash });
     const row = rows[0];
     if (!row) return null;
-    const { operatorOrganizationId, operatorEmail, operatorRole, operatorPlatformAdmin, operatorRemovedAt, ...session } = row;
+    const {
+      operatorOrganizationId,
+      operatorEmail,
+      operatorRole,
+      operatorPlatformAdmin,
+      operatorRemovedAt,
+      ...session
+    } = row;
     return {
       ...session,
-      operator: { id: session.operatorId, organizationId: operatorOrganizationId, email: operatorEmail, role: operatorRole, platformAdmin: operatorPlatformAdmin, removedAt: operatorRemovedAt },
+      operator: {
+        id: session.operatorId,
+        organizationId: operatorOrganizationId,
+        email: operatorEmail,
+        role: operatorRole,
+        platformAdmin: operatorPlatformAdmin,
+        removedAt: operatorRemovedAt,
+      },
     };
   }
 
   async findById(id: string): Promise<Session | null> {
-    return (await this.db.on().selectFrom('sessions').select(columns.sessions).where('id', '=', id).executeTakeFirst()) ?? null;
+    return (
+      (await this.db.on().selectFrom('sessions').select(columns.sessions).where('id', '=', id).executeTakeFirst()) ??
+      null
+    );
   }
 
   async touch(id: string, at: Date): Promise<void> {
-    await this.db.on().updateTable('sessions').set({ last_seen_at: at }).where('id', '=', id).returning('id').executeTakeFirstOrThrow();
+    await this.db
+      .on()
+      .updateTable('sessions')
+      .set({ last_seen_at: at })
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirstOrThrow();
   }
 
   /** Revokes every live session of the operator, but `except` (the caller's own); how many it ended. */
   async revokeAllOf(operatorId: string, at: Date, except?: string): Promise<number> {
-    let update = this.db.on().updateTable('sessions').set({ revoked_at: at }).where('operator_id', '=', operatorId).where('revoked_at', 'is', null);
+    let update = this.db
+      .on()
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('operator_id', '=', operatorId)
+      .where('revoked_at', 'is', null);
     if (except) update = update.where('id', '<>', except);
     const { numUpdatedRows } = await update.executeTakeFirstOrThrow();
     return Number(numUpdatedRows);
   }
 
   async revoke(id: string, at: Date): Promise<void> {
-    await this.db.on().updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    await this.db
+      .on()
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .execute();
   }
 
   /**
@@ -78,7 +131,9 @@ export class SessionsRepository {
         eb
           .selectFrom('sessions')
           .select('id')
-          .where((w) => w.or([w('expires_at', '<=', at.now), w('last_seen_at', '<=', at.idleSince), w('revoked_at', '<=', at.now)]))
+          .where((w) =>
+            w.or([w('expires_at', '<=', at.now), w('last_seen_at', '<=', at.idleSince), w('revoked_at', '<=', at.now)]),
+          )
           .limit(limit),
       )
       .executeTakeFirstOrThrow();

@@ -20,15 +20,25 @@ export class ApiKeysController {
 
   @Post()
   @Roles('admin')
-  @ApiOperation({ operationId: 'createApiKey', summary: 'Create an API key pair scoped to one business account. The secret is shown once.' })
+  @ApiOperation({
+    operationId: 'createApiKey',
+    summary: 'Create an API key pair scoped to one business account. The secret is shown once.',
+  })
   @ApiEnvelope(CreatedApiKeyView, { status: 201, description: 'The new key pair, its secret shown this once' })
-  @ApiErrors({ 404: 'Business account not found, disconnected, or not of this organization', 409: 'The business account already has API_KEYS_MAX_PER_ACCOUNT active key pairs: revoke one first', 422: 'Field Validation Failed (wabaId, name)' })
+  @ApiErrors({
+    404: 'Business account not found, disconnected, or not of this organization',
+    409: 'The business account already has API_KEYS_MAX_PER_ACCOUNT active key pairs: revoke one first',
+    422: 'Field Validation Failed (wabaId, name)',
+  })
   create(@CurrentOperator() operator: ConsoleScope, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyView> {
     return this.keys.create(operator, dto.wabaId, dto.name);
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listApiKeys', summary: "The organization's key pairs (never the secret), newest first" })
+  @ApiOperation({
+    operationId: 'listApiKeys',
+    summary: "The organization's key pairs (never the secret), newest first",
+  })
   @ApiPage(ApiKeyView)
   @ApiErrors({ 422: 'Field Validation Failed (page, limit 1–100, wabaId)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: ApiKeyQueryDto): Promise<Page<ApiKeyView>> {

@@ -35,7 +35,9 @@ export class ApiKeysService {
     const key = await this.uow.run(async () => {
       // More pairs must not mean more throughput or more secrets to leak: the account's bucket is shared anyway.
       if ((await this.keys.countActiveLocked(account.id)) >= this.config.apiKeysMaxPerAccount) {
-        throw new Conflict(`At most ${this.config.apiKeysMaxPerAccount} active key pairs per business account (API_KEYS_MAX_PER_ACCOUNT); revoke one first`);
+        throw new Conflict(
+          `At most ${this.config.apiKeysMaxPerAccount} active key pairs per business account (API_KEYS_MAX_PER_ACCOUNT); revoke one first`,
+        );
       }
       const created = await this.keys.create(operator.organizationId, {
         businessAccountId: account.id,
@@ -44,15 +46,25 @@ export class ApiKeysService {
         secretHash: sha256Hex(secretKey),
         createdById: operator.operatorId,
       });
-      await this.audit.record(operator, 'api_key.created', { type: 'api_key', id: created.id }, { name: created.name, wabaId, accessKey });
+      await this.audit.record(
+        operator,
+        'api_key.created',
+        { type: 'api_key', id: created.id },
+        { name: created.name, wabaId, accessKey },
+      );
       return created;
     });
     return { id: key.id, name: key.name, wabaId, accessKey, secretKey, createdAt: key.createdAt.toISOString() };
   }
 
-  async list(organizationId: string, query: { page: number; limit: number; wabaId?: string }): Promise<Page<ApiKeyView>> {
+  async list(
+    organizationId: string,
+    query: { page: number; limit: number; wabaId?: string },
+  ): Promise<Page<ApiKeyView>> {
     const { rows, total } = await this.keys.page(organizationId, query);
-    const issuers = await this.operators.emailsOf(organizationId, [...new Set(rows.flatMap((k) => (k.createdById ? [k.createdById] : [])))]);
+    const issuers = await this.operators.emailsOf(organizationId, [
+      ...new Set(rows.flatMap((k) => (k.createdById ? [k.createdById] : []))),
+    ]);
     return toPage(
       rows.map((k) => toView(k, issuers)),
       total,
@@ -68,7 +80,12 @@ export class ApiKeysService {
     if (key.revokedAt) return toView(key, issuers);
     const revoked = await this.uow.run(async () => {
       const updated = await this.keys.revoke(operator.organizationId, key.id, new Date());
-      await this.audit.record(operator, 'api_key.revoked', { type: 'api_key', id: key.id }, { name: key.name, accessKey: key.accessKey });
+      await this.audit.record(
+        operator,
+        'api_key.revoked',
+        { type: 'api_key', id: key.id },
+        { name: key.name, accessKey: key.accessKey },
+      );
       return updated;
     });
     this.authenticator.invalidate(key.accessKey);

@@ -17,7 +17,10 @@ export class AuditController {
   constructor(private readonly audit: AuditService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listAuditLog', summary: "The organization's audit log (key and business-account changes), newest first" })
+  @ApiOperation({
+    operationId: 'listAuditLog',
+    summary: "The organization's audit log (key and business-account changes), newest first",
+  })
   @ApiPage(AuditEntryDoc)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit 1–100)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<AuditEntry>> {

@@ -19,17 +19,28 @@ export class InvitationsController {
   @Post()
   @ApiOperation({
     operationId: 'createInvitation',
-    summary: 'Invite an operator into this organization (owners only). The one-time token and link are shown once; they expire after INVITATION_TTL_SECONDS (7 days).',
+    summary:
+      'Invite an operator into this organization (owners only). The one-time token and link are shown once; they expire after INVITATION_TTL_SECONDS (7 days).',
   })
-  @ApiEnvelope(CreatedInvitationView, { status: 201, description: 'The invitation with its one-time token and link path, shown this once' })
-  @ApiResponse({ status: 409, description: 'INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it)' })
+  @ApiEnvelope(CreatedInvitationView, {
+    status: 201,
+    description: 'The invitation with its one-time token and link path, shown this once',
+  })
+  @ApiResponse({
+    status: 409,
+    description:
+      'INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it)',
+  })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (email, role)' })
   create(@CurrentOperator() operator: ConsoleScope, @Body() dto: CreateInvitationDto): Promise<CreatedInvitationView> {
     return this.invitations.create(operator, dto.email, dto.role ?? 'member');
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listInvitations', summary: 'Pending invitations of this organization (not used, revoked or expired), newest first; never the token' })
+  @ApiOperation({
+    operationId: 'listInvitations',
+    summary: 'Pending invitations of this organization (not used, revoked or expired), newest first; never the token',
+  })
   @ApiEnvelope(InvitationView, { isArray: true })
   list(@CurrentOperator() operator: ConsoleScope): Promise<InvitationView[]> {
     return this.invitations.listPending(operator);

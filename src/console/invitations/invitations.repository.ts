@@ -45,7 +45,14 @@ export class InvitationsRepository {
 
   /** The invitation carrying this token, whichever organization it is of: the token is its own scope. */
   async findByTokenHash(tokenHash: string): Promise<Invitation | null> {
-    return (await this.db.on().selectFrom('invitations').select(columns.invitations).where('token_hash', '=', tokenHash).executeTakeFirst()) ?? null;
+    return (
+      (await this.db
+        .on()
+        .selectFrom('invitations')
+        .select(columns.invitations)
+        .where('token_hash', '=', tokenHash)
+        .executeTakeFirst()) ?? null
+    );
   }
 
   /** Marks the invitation used by `operatorId`; false when it was used, revoked or expired meanwhile. */
@@ -94,7 +101,10 @@ export class InvitationsRepository {
   }
 
   async findOwned(organizationId: string, id: string): Promise<InvitationRow | null> {
-    const row = await this.withInviter().where('i.id', '=', id).where('i.organization_id', '=', organizationId).executeTakeFirst();
+    const row = await this.withInviter()
+      .where('i.id', '=', id)
+      .where('i.organization_id', '=', organizationId)
+      .executeTakeFirst();
     return row ? withInviter(row) : null;
   }
 
@@ -114,10 +124,18 @@ export class InvitationsRepository {
 
   /** Invitations (`i`) with the email of who sent each. */
   private withInviter() {
-    return this.db.on().selectFrom('invitations as i').innerJoin('operators as o', 'o.id', 'i.invited_by_id').select(columnsOf('invitations', 'i')).select('o.email as inviterEmail');
+    return this.db
+      .on()
+      .selectFrom('invitations as i')
+      .innerJoin('operators as o', 'o.id', 'i.invited_by_id')
+      .select(columnsOf('invitations', 'i'))
+      .select('o.email as inviterEmail');
   }
 }
 
-function withInviter<R extends { inviterEmail: string }>({ inviterEmail, ...invitation }: R): Omit<R, 'inviterEmail'> & { invitedBy: { email: string } } {
+function withInviter<R extends { inviterEmail: string }>({
+  inviterEmail,
+  ...invitation
+}: R): Omit<R, 'inviterEmail'> & { invitedBy: { email: string } } {
   return { ...invitation, invitedBy: { email: inviterEmail } };
 }

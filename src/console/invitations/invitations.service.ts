@@ -36,7 +36,9 @@ export class InvitationsService {
     const invitation = await this.uow.run(async () => {
       const pending = await this.invitations.countPendingLocked(operator.organizationId, new Date());
       if (pending >= this.config.invitationsMaxPending) {
-        throw new Conflict(`At most ${this.config.invitationsMaxPending} invitations may be pending at once; revoke some (DELETE /invitations/{id}) or wait until they are used or expire`);
+        throw new Conflict(
+          `At most ${this.config.invitationsMaxPending} invitations may be pending at once; revoke some (DELETE /invitations/{id}) or wait until they are used or expire`,
+        );
       }
       const created = await this.invitations.create(operator.organizationId, {
         email,
@@ -60,7 +62,12 @@ export class InvitationsService {
     if (!invitation) throw new NotFound(INVITATION_NOT_FOUND);
     await this.uow.run(async () => {
       if (await this.invitations.revoke(operator.organizationId, id, new Date())) {
-        await this.audit.record(operator, 'invitation.revoked', { type: 'invitation', id }, { email: invitation.email });
+        await this.audit.record(
+          operator,
+          'invitation.revoked',
+          { type: 'invitation', id },
+          { email: invitation.email },
+        );
       }
     });
     return toView(invitation);

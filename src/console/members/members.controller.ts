@@ -20,7 +20,10 @@ export class MembersController {
   constructor(private readonly members: MembersService) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listMembers', summary: "The organization's operators (email, role, last sign-in), oldest first; removed operators are left out" })
+  @ApiOperation({
+    operationId: 'listMembers',
+    summary: "The organization's operators (email, role, last sign-in), oldest first; removed operators are left out",
+  })
   @ApiPage(MemberView)
   @ApiErrors({ 422: 'Field Validation Failed (page, limit 1–100)' })
   list(@CurrentOperator() operator: ConsoleScope, @Query() query: PageQueryDto): Promise<Page<MemberView>> {
@@ -29,10 +32,21 @@ export class MembersController {
 
   @Patch(':id')
   @Roles('owner')
-  @ApiOperation({ operationId: 'changeMemberRole', summary: "Change an operator's role (owners only); it applies from the operator's next request" })
+  @ApiOperation({
+    operationId: 'changeMemberRole',
+    summary: "Change an operator's role (owners only); it applies from the operator's next request",
+  })
   @ApiEnvelope(MemberView)
-  @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)', 409: LAST_OWNER, 422: 'Field Validation Failed (role)' })
-  changeRole(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string, @Body() dto: UpdateMemberDto): Promise<MemberView> {
+  @ApiErrors({
+    404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)',
+    409: LAST_OWNER,
+    422: 'Field Validation Failed (role)',
+  })
+  changeRole(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('id', memberId()) id: string,
+    @Body() dto: UpdateMemberDto,
+  ): Promise<MemberView> {
     return this.members.changeRole(operator, id, dto.role);
   }
 
@@ -40,7 +54,8 @@ export class MembersController {
   @Roles('owner')
   @ApiOperation({
     operationId: 'removeMember',
-    summary: 'Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it',
+    summary:
+      'Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it',
   })
   @ApiEnvelope(RemovedMemberView, { description: 'The removed operator' })
   @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or already removed)', 409: LAST_OWNER })
@@ -57,8 +72,14 @@ export class MembersController {
       'A one-time password-reset link for an operator (owners only), shown once; it expires after PASSWORD_RESET_TTL_SECONDS (24 h) and replaces earlier unused links of that operator',
   })
   @ApiEnvelope(PasswordResetLinkView, { status: 201, description: 'The link, its token shown this once' })
-  @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)', 422: 'Field Validation Failed (id: your own password is changed with POST /auth/password)' })
-  issuePasswordReset(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string): Promise<PasswordResetLinkView> {
+  @ApiErrors({
+    404: MEMBER_NOT_FOUND + ' (or not of this organization, or removed)',
+    422: 'Field Validation Failed (id: your own password is changed with POST /auth/password)',
+  })
+  issuePasswordReset(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('id', memberId()) id: string,
+  ): Promise<PasswordResetLinkView> {
     return this.members.issuePasswordReset(operator, id);
   }
 }

@@ -45,10 +45,16 @@ export class MembersService {
     return this.uow.run(async () => {
       const member = await this.getMember(scope.organizationId, id);
       if (member.role === role) return toView(member);
-      if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1) throw new Conflict(LAST_OWNER);
+      if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1)
+        throw new Conflict(LAST_OWNER);
       const updated = await this.operators.setRole(scope.organizationId, id, role);
       if (!updated) throw new NotFound(MEMBER_NOT_FOUND);
-      await this.audit.record(scope, 'operator.role_changed', { type: 'operator', id }, { email: member.email, from: member.role, to: role });
+      await this.audit.record(
+        scope,
+        'operator.role_changed',
+        { type: 'operator', id },
+        { email: member.email, from: member.role, to: role },
+      );
       return toView(updated);
     });
   }
@@ -57,12 +63,18 @@ export class MembersService {
   async remove(scope: ConsoleScope, id: string): Promise<RemovedMemberView> {
     return this.uow.run(async () => {
       const member = await this.getMember(scope.organizationId, id);
-      if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1) throw new Conflict(LAST_OWNER);
+      if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1)
+        throw new Conflict(LAST_OWNER);
       const at = new Date();
       if (!(await this.operators.markRemoved(scope.organizationId, id, at))) throw new NotFound(MEMBER_NOT_FOUND);
       const sessionsEnded = await this.sessions.revokeAllOf(id);
       await this.resets.revokeAllOf(scope.organizationId, id, at);
-      await this.audit.record(scope, 'operator.removed', { type: 'operator', id }, { email: member.email, role: member.role, sessionsEnded });
+      await this.audit.record(
+        scope,
+        'operator.removed',
+        { type: 'operator', id },
+        { email: member.email, role: member.role, sessionsEnded },
+      );
       return { ...toView(member), removedAt: at.toISOString(), sessionsEnded };
     });
   }
@@ -75,10 +87,25 @@ export class MembersService {
     await this.uow.run(async () => {
       const member = await this.getMember(scope.organizationId, id);
       await this.resets.revokeAllOf(scope.organizationId, id, new Date());
-      const reset = await this.resets.create(scope.organizationId, { operatorId: id, tokenHash: sha256Hex(token), issuedById: scope.operatorId, expiresAt });
-      await this.audit.record(scope, 'operator.password_reset_issued', { type: 'operator', id }, { email: member.email, resetId: reset.id, expiresAt: expiresAt.toISOString() });
+      const reset = await this.resets.create(scope.organizationId, {
+        operatorId: id,
+        tokenHash: sha256Hex(token),
+        issuedById: scope.operatorId,
+        expiresAt,
+      });
+      await this.audit.record(
+        scope,
+        'operator.password_reset_issued',
+        { type: 'operator', id },
+        { email: member.email, resetId: reset.id, expiresAt: expiresAt.toISOString() },
+      );
     });
-    return { operatorId: id, token, path: `${RESET_PATH}?token=${encodeURIComponent(token)}`, expiresAt: expiresAt.toISOString() };
+    return {
+      operatorId: id,
+      token,
+      path: `${RESET_PATH}?token=${encodeURIComponent(token)}`,
+      expiresAt: expiresAt.toISOString(),
+    };
   }
 
   /**
@@ -87,7 +114,8 @@ export class MembersService {
    */
   async resetPassword(token: string, newPassword: string): Promise<{ sessionsEnded: number }> {
     const reset = await this.resets.findByTokenHash(sha256Hex(token));
-    if (!reset || reset.usedAt || reset.revokedAt || reset.expiresAt <= new Date()) throw InvalidInput.of('token', INVALID_LINK);
+    if (!reset || reset.usedAt || reset.revokedAt || reset.expiresAt <= new Date())
+      throw InvalidInput.of('token', INVALID_LINK);
     const passwordHash = await this.passwords.hash(newPassword);
     return this.uow.run(async () => {
       if (!(await this.resets.claim(reset.id, new Date()))) throw InvalidInput.of('token', INVALID_LINK);
@@ -95,8 +123,20 @@ export class MembersService {
       if (!member) throw InvalidInput.of('token', INVALID_LINK);
       await this.operators.setPasswordHash(member.id, passwordHash);
       const sessionsEnded = await this.sessions.revokeAllOf(member.id);
-      const actor = { operatorId: member.id, organizationId: member.organizationId, email: member.email, sessionId: '', role: member.role as OperatorRole, platformAdmin: false };
-      await this.audit.record(actor, 'operator.password_reset', { type: 'operator', id: member.id }, { resetId: reset.id, sessionsEnded });
+      const actor = {
+        operatorId: member.id,
+        organizationId: member.organizationId,
+        email: member.email,
+        sessionId: '',
+        role: member.role as OperatorRole,
+        platformAdmin: false,
+      };
+      await this.audit.record(
+        actor,
+        'operator.password_reset',
+        { type: 'operator', id: member.id },
+        { resetId: reset.id, sessionsEnded },
+      );
       return { sessionsEnded };
     });
   }

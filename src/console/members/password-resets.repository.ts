@@ -14,7 +14,10 @@ export type PasswordReset = Row<'password_resets'>;
 export class PasswordResetsRepository {
   constructor(private readonly db: Db) {}
 
-  create(organizationId: string, reset: { operatorId: string; tokenHash: string; issuedById: string; expiresAt: Date }): Promise<PasswordReset> {
+  create(
+    organizationId: string,
+    reset: { operatorId: string; tokenHash: string; issuedById: string; expiresAt: Date },
+  ): Promise<PasswordReset> {
     return this.db
       .on()
       .insertInto('password_resets')
@@ -32,7 +35,14 @@ export class PasswordResetsRepository {
 
   /** The link carrying this token, whichever organization it is of: the token is its own scope. */
   async findByTokenHash(tokenHash: string): Promise<PasswordReset | null> {
-    return (await this.db.on().selectFrom('password_resets').select(columns.password_resets).where('token_hash', '=', tokenHash).executeTakeFirst()) ?? null;
+    return (
+      (await this.db
+        .on()
+        .selectFrom('password_resets')
+        .select(columns.password_resets)
+        .where('token_hash', '=', tokenHash)
+        .executeTakeFirst()) ?? null
+    );
   }
 
   /** Marks the link used; false when it was used, revoked or expired meanwhile (of two racing uses, one wins). */

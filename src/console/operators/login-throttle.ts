@@ -57,14 +57,20 @@ export class LoginThrottle {
       result = await this.budget.take(budgets, this.config.loginWindowSeconds);
     } catch (error) {
       this.logger.warn({ err: error }, 'login throttle unavailable; refusing the login');
-      throw new TemporarilyUnavailable('Login is temporarily unavailable; try again shortly', THROTTLE_UNAVAILABLE_RETRY_SECONDS);
+      throw new TemporarilyUnavailable(
+        'Login is temporarily unavailable; try again shortly',
+        THROTTLE_UNAVAILABLE_RETRY_SECONDS,
+      );
     }
     if (!result.taken) throw new TooManyAttempts(TOO_MANY_LOGINS, result.retryAfterSeconds);
     return {
       succeeded: async () => {
         const ttl = this.config.loginKnownAddressTtlSeconds;
-        await Promise.all([this.budget.giveBack(budgets.map((b) => b.key)), ttl > 0 ? this.budget.mark(knownKey, ttl) : undefined]).catch(
-          (error: unknown) => this.logger.warn({ err: error }, 'login throttle unavailable; a successful login stays counted'),
+        await Promise.all([
+          this.budget.giveBack(budgets.map((b) => b.key)),
+          ttl > 0 ? this.budget.mark(knownKey, ttl) : undefined,
+        ]).catch((error: unknown) =>
+          this.logger.warn({ err: error }, 'login throttle unavailable; a successful login stays counted'),
         );
       },
     };

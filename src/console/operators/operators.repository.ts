@@ -18,11 +18,20 @@ export class OperatorsRepository {
   constructor(private readonly db: Db) {}
 
   /** Null when the email is already registered (the unique index decides between racing signups). */
-  async create(organizationId: string, operator: { email: string; passwordHash: string; role: OperatorRole }): Promise<OperatorWithOrganization | null> {
+  async create(
+    organizationId: string,
+    operator: { email: string; passwordHash: string; role: OperatorRole },
+  ): Promise<OperatorWithOrganization | null> {
     const created = await this.db
       .on()
       .insertInto('operators')
-      .values({ id: randomUUID(), organization_id: organizationId, email: operator.email, password_hash: operator.passwordHash, role: operator.role })
+      .values({
+        id: randomUUID(),
+        organization_id: organizationId,
+        email: operator.email,
+        password_hash: operator.passwordHash,
+        role: operator.role,
+      })
       .onConflict((oc) => oc.column('email').doNothing())
       .returning('id')
       .executeTakeFirst();
@@ -54,14 +63,26 @@ export class OperatorsRepository {
 
   /** The platform administrators' emails, sorted. */
   async listPlatformAdmins(): Promise<string[]> {
-    const rows = await this.db.on().selectFrom('operators').select('email').where('platform_admin', '=', true).orderBy('email').execute();
+    const rows = await this.db
+      .on()
+      .selectFrom('operators')
+      .select('email')
+      .where('platform_admin', '=', true)
+      .orderBy('email')
+      .execute();
     return rows.map((r) => r.email);
   }
 
   /** The organization's operators (removed ones left out), oldest first, as GET /api-keys pages them. */
-  async pageMembers(organizationId: string, query: { page: number; limit: number }): Promise<{ rows: Operator[]; total: number }> {
+  async pageMembers(
+    organizationId: string,
+    query: { page: number; limit: number },
+  ): Promise<{ rows: Operator[]; total: number }> {
     const db = this.db.on();
-    const members = db.selectFrom('operators').where('organization_id', '=', organizationId).where('removed_at', 'is', null);
+    const members = db
+      .selectFrom('operators')
+      .where('organization_id', '=', organizationId)
+      .where('removed_at', 'is', null);
     const { skip, take } = skipTake(query);
     const [rows, counted] = await Promise.all([
       members.select(columns.operators).orderBy('created_at').orderBy('id').limit(take).offset(skip).execute(),
@@ -86,7 +107,13 @@ export class OperatorsRepository {
   /** Emails of these operators of the organization (removed ones included: what they made stays attributed). */
   async emailsOf(organizationId: string, ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
-    const rows = await this.db.on().selectFrom('operators').select(['id', 'email']).where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+    const rows = await this.db
+      .on()
+      .selectFrom('operators')
+      .select(['id', 'email'])
+      .where('organization_id', '=', organizationId)
+      .where('id', 'in', ids)
+      .execute();
     return new Map(rows.map((r) => [r.id, r.email]));
   }
 
@@ -135,18 +162,36 @@ export class OperatorsRepository {
   }
 
   async recordLogin(id: string, at: Date): Promise<void> {
-    await this.db.on().updateTable('operators').set({ last_login_at: at }).where('id', '=', id).returning('id').executeTakeFirstOrThrow();
+    await this.db
+      .on()
+      .updateTable('operators')
+      .set({ last_login_at: at })
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirstOrThrow();
   }
 
   /** Sets a new password hash, unless the hash changed since it was read (false then). */
   async replacePasswordHash(id: string, from: string, to: string): Promise<boolean> {
-    const { numUpdatedRows } = await this.db.on().updateTable('operators').set({ password_hash: to }).where('id', '=', id).where('password_hash', '=', from).executeTakeFirstOrThrow();
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('operators')
+      .set({ password_hash: to })
+      .where('id', '=', id)
+      .where('password_hash', '=', from)
+      .executeTakeFirstOrThrow();
     return numUpdatedRows === 1n;
   }
 
   /** Sets a new password hash whatever the current one (a password-reset link). */
   async setPasswordHash(id: string, passwordHash: string): Promise<void> {
-    await this.db.on().updateTable('operators').set({ password_hash: passwordHash }).where('id', '=', id).returning('id').executeTakeFirstOrThrow();
+    await this.db
+      .on()
+      .updateTable('operators')
+      .set({ password_hash: passwordHash })
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirstOrThrow();
   }
 
   /** Replaces a password hash with a stronger one of the same password, unless it changed in the meantime. */
@@ -156,10 +201,18 @@ export class OperatorsRepository {
 
   /** Operators (`o`) with their organization's name. */
   private withOrganization() {
-    return this.db.on().selectFrom('operators as o').innerJoin('organizations as g', 'g.id', 'o.organization_id').select(columnsOf('operators', 'o')).select('g.name as organizationName');
+    return this.db
+      .on()
+      .selectFrom('operators as o')
+      .innerJoin('organizations as g', 'g.id', 'o.organization_id')
+      .select(columnsOf('operators', 'o'))
+      .select('g.name as organizationName');
   }
 }
 
-function withOrganization<R extends { organizationId: string; organizationName: string }>({ organizationName, ...operator }: R): Omit<R, 'organizationName'> & { organization: { id: string; name: string } } {
+function withOrganization<R extends { organizationId: string; organizationName: string }>({
+  organizationName,
+  ...operator
+}: R): Omit<R, 'organizationName'> & { organization: { id: string; name: string } } {
   return { ...operator, organization: { id: operator.organizationId, name: organizationName } };
 }

@@ -5,7 +5,15 @@ import type { ConsoleScope } from '../../auth/request-scope.js';
 import { SessionsService, type IssuedSession } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { sha256Hex } from '../../core/crypto/tokens.js';
-import { Conflict, Forbidden, InvalidInput, NotFound, TemporarilyUnavailable, TooManyAttempts, Unauthenticated } from '../../core/errors/domain-errors.js';
+import {
+  Conflict,
+  Forbidden,
+  InvalidInput,
+  NotFound,
+  TemporarilyUnavailable,
+  TooManyAttempts,
+  Unauthenticated,
+} from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
@@ -19,7 +27,8 @@ import { PasswordHasher } from './password-hasher.js';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const EMAIL_TAKEN = 'An operator with this email already exists';
-export const SIGNUP_INVITE_ONLY = 'Signup is by invitation only: ask an owner of your organization for an invitation link';
+export const SIGNUP_INVITE_ONLY =
+  'Signup is by invitation only: ask an owner of your organization for an invitation link';
 export const SIGNUP_CLOSED = 'Signup is closed';
 export const TOO_MANY_SIGNUPS = 'Too many signups from this address; try again later';
 
@@ -49,12 +58,20 @@ export class OperatorsService {
     if (this.config.signupMode === 'invite' && dto.inviteToken === undefined) throw new Forbidden(SIGNUP_INVITE_ONLY);
     await this.takeSignupAttempt(address);
     return dto.inviteToken === undefined
-      ? this.createOrganization({ email: dto.email, password: dto.password, organizationName: dto.organizationName ?? '' })
+      ? this.createOrganization({
+          email: dto.email,
+          password: dto.password,
+          organizationName: dto.organizationName ?? '',
+        })
       : this.acceptInvitation(dto.inviteToken, { email: dto.email, password: dto.password });
   }
 
   /** An organization and its first operator (its owner), both or neither. Also the seed's way in. */
-  async createOrganization(input: { email: string; password: string; organizationName: string }): Promise<OperatorView> {
+  async createOrganization(input: {
+    email: string;
+    password: string;
+    organizationName: string;
+  }): Promise<OperatorView> {
     const passwordHash = await this.passwords.hash(input.password);
     const operator = await this.uow.run(async () => {
       const organization = await this.organizations.create(input.organizationName.trim());
@@ -66,30 +83,50 @@ export class OperatorsService {
   private async acceptInvitation(token: string, input: { email: string; password: string }): Promise<OperatorView> {
     const invitation = await this.invitations.findByTokenHash(sha256Hex(token));
     const now = new Date();
-    const problem = !invitation || invitation.revokedAt
-      ? 'invitation is not valid (unknown or revoked)'
-      : invitation.acceptedAt
-        ? 'invitation has already been used'
-        : invitation.expiresAt <= now
-          ? 'invitation has expired; ask for a new one'
-          : undefined;
+    const problem =
+      !invitation || invitation.revokedAt
+        ? 'invitation is not valid (unknown or revoked)'
+        : invitation.acceptedAt
+          ? 'invitation has already been used'
+          : invitation.expiresAt <= now
+            ? 'invitation has expired; ask for a new one'
+            : undefined;
     if (problem || !invitation) throw InvalidInput.of('inviteToken', problem ?? 'invitation is not valid');
     if (invitation.email !== input.email) throw InvalidInput.of('email', 'email does not match the invitation');
     const passwordHash = await this.passwords.hash(input.password);
     const operator = await this.uow.run(async () => {
-      const created = await this.createOperator(invitation.organizationId, { email: input.email, passwordHash, role: invitation.role as OperatorRole });
+      const created = await this.createOperator(invitation.organizationId, {
+        email: input.email,
+        passwordHash,
+        role: invitation.role as OperatorRole,
+      });
       // The claim is conditional: of two acceptances racing with one token, one commits and the other rolls back.
       if (!(await this.invitations.claim(invitation.id, created.id, new Date()))) {
         throw InvalidInput.of('inviteToken', 'invitation has already been used');
       }
-      const scope = { operatorId: created.id, organizationId: created.organizationId, email: created.email, sessionId: '', role: created.role as OperatorRole, platformAdmin: false };
-      await this.audit.record(scope, 'invitation.accepted', { type: 'invitation', id: invitation.id }, { email: created.email, role: created.role });
+      const scope = {
+        operatorId: created.id,
+        organizationId: created.organizationId,
+        email: created.email,
+        sessionId: '',
+        role: created.role as OperatorRole,
+        platformAdmin: false,
+      };
+      await this.audit.record(
+        scope,
+        'invitation.accepted',
+        { type: 'invitation', id: invitation.id },
+        { email: created.email, role: created.role },
+      );
       return created;
     });
     return toView(operator);
   }
 
-  private async createOperator(organizationId: string, input: { email: string; passwordHash: string; role: OperatorRole }): Promise<OperatorWithOrganization> {
+  private async createOperator(
+    organizationId: string,
+    input: { email: string; passwordHash: string; role: OperatorRole },
+  ): Promise<OperatorWithOrganization> {
     const created = await this.operators.create(organizationId, input);
     if (!created) throw new Conflict(EMAIL_TAKEN, [{ field: 'email', message: 'email is already registered' }]);
     return created;
@@ -105,7 +142,10 @@ export class OperatorsService {
     } catch (error) {
       // Closed, like the login throttle: an uncounted signup is what the limit is there to prevent.
       this.logger.warn({ err: error }, 'signup limit unavailable; refusing the signup');
-      throw new TemporarilyUnavailable('Signup is temporarily unavailable; try again shortly', THROTTLE_UNAVAILABLE_RETRY_SECONDS);
+      throw new TemporarilyUnavailable(
+        'Signup is temporarily unavailable; try again shortly',
+        THROTTLE_UNAVAILABLE_RETRY_SECONDS,
+      );
     }
     if (!result.taken) throw new TooManyAttempts(TOO_MANY_SIGNUPS, result.retryAfterSeconds);
   }
@@ -124,7 +164,11 @@ export class OperatorsService {
     await attempt.succeeded();
     await this.operators.recordLogin(operator.id, new Date());
     if (needsRehash) {
-      await this.operators.upgradePasswordHash(operator.id, operator.passwordHash, await this.passwords.hash(dto.password));
+      await this.operators.upgradePasswordHash(
+        operator.id,
+        operator.passwordHash,
+        await this.passwords.hash(dto.password),
+      );
     }
     return { operator: toView(operator), session: await this.sessions.issue(operator.id) };
   }
@@ -134,18 +178,30 @@ export class OperatorsService {
    * login, so a stolen session cannot guess it faster than a login could), and every other session of the operator
    * ends at once; the caller's own stays signed in.
    */
-  async changePassword(scope: ConsoleScope, currentPassword: string, newPassword: string, address: string): Promise<{ sessionsEnded: number }> {
+  async changePassword(
+    scope: ConsoleScope,
+    currentPassword: string,
+    newPassword: string,
+    address: string,
+  ): Promise<{ sessionsEnded: number }> {
     const attempt = await this.throttle.begin(scope.email, address);
     const operator = await this.operators.findById(scope.operatorId);
     const { valid } = await this.passwords.verify(currentPassword, operator?.passwordHash);
     if (!operator || !valid) throw InvalidInput.of('currentPassword', 'currentPassword is not the current password');
     await attempt.succeeded();
-    if (newPassword === currentPassword) throw InvalidInput.of('newPassword', 'newPassword must differ from the current password');
+    if (newPassword === currentPassword)
+      throw InvalidInput.of('newPassword', 'newPassword must differ from the current password');
     const hash = await this.passwords.hash(newPassword);
     return this.uow.run(async () => {
-      if (!(await this.operators.replacePasswordHash(operator.id, operator.passwordHash, hash))) throw new Conflict('The password was changed meanwhile; sign in again');
+      if (!(await this.operators.replacePasswordHash(operator.id, operator.passwordHash, hash)))
+        throw new Conflict('The password was changed meanwhile; sign in again');
       const sessionsEnded = await this.sessions.revokeAllOf(operator.id, scope.sessionId);
-      await this.audit.record(scope, 'operator.password_changed', { type: 'operator', id: operator.id }, { sessionsEnded });
+      await this.audit.record(
+        scope,
+        'operator.password_changed',
+        { type: 'operator', id: operator.id },
+        { sessionsEnded },
+      );
       return { sessionsEnded };
     });
   }
@@ -154,7 +210,12 @@ export class OperatorsService {
   async signOutEverywhere(scope: ConsoleScope): Promise<{ sessionsEnded: number }> {
     return this.uow.run(async () => {
       const sessionsEnded = await this.sessions.revokeAllOf(scope.operatorId);
-      await this.audit.record(scope, 'operator.signed_out_everywhere', { type: 'operator', id: scope.operatorId }, { sessionsEnded });
+      await this.audit.record(
+        scope,
+        'operator.signed_out_everywhere',
+        { type: 'operator', id: scope.operatorId },
+        { sessionsEnded },
+      );
       return { sessionsEnded };
     });
   }

@@ -2,10 +2,18 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import type { AppConfig } from '../../core/config/app-config.js';
 import { parseHash, PasswordHasher } from './password-hasher.js';
 
-const hasher = (cost: number, scryptConcurrency = 2) => new PasswordHasher({ passwordHashCost: cost, scryptConcurrency } as AppConfig);
+const hasher = (cost: number, scryptConcurrency = 2) =>
+  new PasswordHasher({ passwordHashCost: cost, scryptConcurrency } as AppConfig);
 const hashWith = (password: string, N: number) => {
   const salt = randomBytes(16);
-  return ['scrypt', N, 8, 1, salt.toString('base64url'), scryptSync(password, salt, 64, { N, r: 8, p: 1 }).toString('base64url')].join('$');
+  return [
+    'scrypt',
+    N,
+    8,
+    1,
+    salt.toString('base64url'),
+    scryptSync(password, salt, 64, { N, r: 8, p: 1 }).toString('base64url'),
+  ].join('$');
 };
 
 describe('PasswordHasher', () => {
@@ -26,7 +34,14 @@ describe('PasswordHasher', () => {
 
   it('refuses malformed hashes and ones whose cost would size memory from stored data, without computing them', async () => {
     const h = hasher(10);
-    for (const stored of ['', 'bcrypt$x', 'scrypt$1000$8$1$AAAA$AAAA', `scrypt$${2 ** 21}$8$1$AAAA$AAAA`, 'scrypt$1024$99$1$AAAA$AAAA', 'scrypt$1024$8$1$AAAA$AAAA$extra']) {
+    for (const stored of [
+      '',
+      'bcrypt$x',
+      'scrypt$1000$8$1$AAAA$AAAA',
+      `scrypt$${2 ** 21}$8$1$AAAA$AAAA`,
+      'scrypt$1024$99$1$AAAA$AAAA',
+      'scrypt$1024$8$1$AAAA$AAAA$extra',
+    ]) {
       expect(await h.verify('pw', stored)).toEqual({ valid: false, needsRehash: false });
     }
     // No stored hash (unknown email): a dummy of the same cost is computed, and it never matches.
@@ -40,6 +55,8 @@ describe('PasswordHasher', () => {
     const hashes = await Promise.all(Array.from({ length: 8 }, (_, i) => h.hash(`password ${i}`)));
     clearInterval(sampler);
     expect(most).toBe(2);
-    expect(await Promise.all(hashes.map((stored, i) => h.verify(`password ${i}`, stored)))).toEqual(hashes.map(() => ({ valid: true, needsRehash: false })));
+    expect(await Promise.all(hashes.map((stored, i) => h.verify(`password ${i}`, stored)))).toEqual(
+      hashes.map(() => ({ valid: true, needsRehash: false })),
+    );
   });
 });

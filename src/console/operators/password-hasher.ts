@@ -36,7 +36,13 @@ export function parseHash(stored: string): (ScryptParams & { salt: Buffer; hash:
   if (scheme !== 'scrypt' || !salt || !hash || rest.length > 0) return null;
   const params = { N: Number(n), r: Number(r), p: Number(p) };
   const powerOfTwo = Number.isInteger(params.N) && params.N > 1 && (params.N & (params.N - 1)) === 0;
-  if (!powerOfTwo || params.N > 2 ** MAX_LOG2_N || !(params.r >= 1 && params.r <= 32) || !(params.p >= 1 && params.p <= 16)) return null;
+  if (
+    !powerOfTwo ||
+    params.N > 2 ** MAX_LOG2_N ||
+    !(params.r >= 1 && params.r <= 32) ||
+    !(params.p >= 1 && params.p <= 16)
+  )
+    return null;
   return { ...params, salt: Buffer.from(salt, 'base64url'), hash: Buffer.from(hash, 'base64url') };
 }
 

@@ -10,7 +10,11 @@ import { OperatorsRepository } from './operators.repository.js';
 @Module({})
 class PlatformAdminModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: PlatformAdminModule, imports: [CoreModule.forRoot(config, 'worker')], providers: [OperatorsRepository] };
+    return {
+      module: PlatformAdminModule,
+      imports: [CoreModule.forRoot(config, 'worker')],
+      providers: [OperatorsRepository],
+    };
   }
 }
 

@@ -12,6 +12,11 @@ export class OrganizationsRepository {
   constructor(private readonly db: Db) {}
 
   create(name: string): Promise<Organization> {
-    return this.db.on().insertInto('organizations').values({ id: randomUUID(), name }).returning(columns.organizations).executeTakeFirstOrThrow();
+    return this.db
+      .on()
+      .insertInto('organizations')
+      .values({ id: randomUUID(), name })
+      .returning(columns.organizations)
+      .executeTakeFirstOrThrow();
   }
 }

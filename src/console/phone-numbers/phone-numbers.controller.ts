@@ -6,7 +6,11 @@ import { PhoneNumberDoc, PhoneNumberSyncResultDoc } from './dto/phone-number.vie
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
-import { PhoneNumbersService, type PhoneNumberSyncResult, type PhoneNumberView } from '../../accounts/phone-numbers/phone-numbers.service.js';
+import {
+  PhoneNumbersService,
+  type PhoneNumberSyncResult,
+  type PhoneNumberView,
+} from '../../accounts/phone-numbers/phone-numbers.service.js';
 
 @ApiTags('console: phone numbers')
 @ConsoleAuth()
@@ -20,10 +24,20 @@ export class PhoneNumbersController {
   @Post('sync')
   @Roles('admin')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'syncPhoneNumbers', summary: 'Sync phone numbers from the upstream platform (all pages, all or nothing): what changed and when; GET lists them' })
+  @ApiOperation({
+    operationId: 'syncPhoneNumbers',
+    summary:
+      'Sync phone numbers from the upstream platform (all pages, all or nothing): what changed and when; GET lists them',
+  })
   @ApiEnvelope(PhoneNumberSyncResultDoc)
-  @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
-  @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
+  @ApiResponse({
+    status: 424,
+    description: 'The upstream platform rejected the stored token: reconnect the business account',
+  })
+  @ApiResponse({
+    status: 429,
+    description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written',
+  })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberSyncResult> {
     return this.phoneNumbers.sync(operator, wabaId);
@@ -31,9 +45,15 @@ export class PhoneNumbersController {
 
   @Get()
   @ApiOperation({ operationId: 'listPhoneNumbers', summary: 'Synced phone numbers of the business account' })
-  @ApiPage(PhoneNumberDoc, { description: 'One page (default 20, at most 100): current numbers first, by display number' })
+  @ApiPage(PhoneNumberDoc, {
+    description: 'One page (default 20, at most 100): current numbers first, by display number',
+  })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (page, limit)' })
-  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: PageQueryDto): Promise<Page<PhoneNumberView>> {
+  list(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<PhoneNumberView>> {
     return this.phoneNumbers.list(operator.organizationId, wabaId, query);
   }
 }

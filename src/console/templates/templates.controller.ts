@@ -7,9 +7,26 @@ import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
-import { TemplatesService, type TemplateSyncResult, type TemplateView } from '../../accounts/templates/templates.service.js';
+import {
+  TemplatesService,
+  type TemplateSyncResult,
+  type TemplateView,
+} from '../../accounts/templates/templates.service.js';
 
-export const TEMPLATE_STATUSES = ['APPROVED', 'PENDING', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'LIMIT_EXCEEDED', 'LOCKED', 'ARCHIVED', 'DELETED', 'PENDING_DELETION', 'FLAGGED'];
+export const TEMPLATE_STATUSES = [
+  'APPROVED',
+  'PENDING',
+  'REJECTED',
+  'PAUSED',
+  'DISABLED',
+  'IN_APPEAL',
+  'LIMIT_EXCEEDED',
+  'LOCKED',
+  'ARCHIVED',
+  'DELETED',
+  'PENDING_DELETION',
+  'FLAGGED',
+];
 
 export class TemplateQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: TEMPLATE_STATUSES })
@@ -36,20 +53,37 @@ export class TemplatesController {
   @Post('sync')
   @Roles('admin')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'syncTemplates', summary: 'Sync message templates from the upstream platform (all pages, all or nothing): what changed and when; GET lists them' })
+  @ApiOperation({
+    operationId: 'syncTemplates',
+    summary:
+      'Sync message templates from the upstream platform (all pages, all or nothing): what changed and when; GET lists them',
+  })
   @ApiEnvelope(TemplateSyncResultDoc)
-  @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
-  @ApiResponse({ status: 429, description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written' })
+  @ApiResponse({
+    status: 424,
+    description: 'The upstream platform rejected the stored token: reconnect the business account',
+  })
+  @ApiResponse({
+    status: 429,
+    description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written',
+  })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<TemplateSyncResult> {
     return this.templates.sync(operator, wabaId);
   }
 
   @Get()
-  @ApiOperation({ operationId: 'listTemplates', summary: 'Synced templates, optionally filtered by status (e.g. APPROVED) or name' })
+  @ApiOperation({
+    operationId: 'listTemplates',
+    summary: 'Synced templates, optionally filtered by status (e.g. APPROVED) or name',
+  })
   @ApiPage(TemplateDoc, { description: 'One page (default 20, at most 100), by name then language' })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (status, page, limit)' })
-  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: TemplateQueryDto): Promise<Page<TemplateView>> {
+  list(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Query() query: TemplateQueryDto,
+  ): Promise<Page<TemplateView>> {
     return this.templates.list(operator.organizationId, wabaId, query);
   }
 }

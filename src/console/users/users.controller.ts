@@ -7,7 +7,12 @@ import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
 import { PageQueryDto, type Page } from '../../core/http/pagination.js';
 import { BlockedUsersService } from '../../accounts/users/blocked-users.service.js';
 import { MarketingPreferencesService } from '../../accounts/users/marketing-preferences.service.js';
-import { BlockedUserView, BlockUsersResultView, MarketingPreferenceView, UnblockedUserView } from '../../accounts/users/user-views.js';
+import {
+  BlockedUserView,
+  BlockUsersResultView,
+  MarketingPreferenceView,
+  UnblockedUserView,
+} from '../../accounts/users/user-views.js';
 import { BlockedUserParams, BlockUsersDto, ListMarketingPreferencesQuery } from './dto/users.dto.js';
 
 @ApiTags('console: users (blocked users, marketing preferences)')
@@ -30,28 +35,58 @@ export class UsersController {
     summary:
       "Block users on a phone number (the upstream platform's POST /{phone-number-id}/block_users): sends to them are then refused with 422. Only users who wrote to the number in the last 24 hours can be blocked; the others are listed in `failed` with the upstream platform's reason",
   })
-  @ApiEnvelope(BlockUsersResultView, { description: 'At least one user blocked; `failed` lists the users the upstream platform refused' })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed: `users` empty or malformed, or every user refused by the upstream platform (`users.<i>` with its reason)' })
-  @ApiResponse({ status: 424, description: 'The upstream platform rejected the stored token: reconnect the business account' })
+  @ApiEnvelope(BlockUsersResultView, {
+    description: 'At least one user blocked; `failed` lists the users the upstream platform refused',
+  })
+  @ApiResponse({
+    status: 422,
+    description:
+      'Field Validation Failed: `users` empty or malformed, or every user refused by the upstream platform (`users.<i>` with its reason)',
+  })
+  @ApiResponse({
+    status: 424,
+    description: 'The upstream platform rejected the stored token: reconnect the business account',
+  })
   @ApiResponse({ status: 429, description: 'Rate limited (console or upstream platform): wait Retry-After seconds' })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was blocked' })
-  block(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('phoneNumberId') phoneNumberId: string, @Body() dto: BlockUsersDto): Promise<BlockUsersResultView> {
+  block(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Param('phoneNumberId') phoneNumberId: string,
+    @Body() dto: BlockUsersDto,
+  ): Promise<BlockUsersResultView> {
     return this.blocked.block(operator, wabaId, phoneNumberId, dto.users);
   }
 
   @Get('phone-numbers/:phoneNumberId/blocked-users')
   @ApiOperation({ operationId: 'listBlockedUsers', summary: 'Users blocked on a phone number, newest first' })
   @ApiPage(BlockedUserView)
-  list(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('phoneNumberId') phoneNumberId: string, @Query() query: PageQueryDto): Promise<Page<BlockedUserView>> {
+  list(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Param('phoneNumberId') phoneNumberId: string,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<BlockedUserView>> {
     return this.blocked.list(operator, wabaId, phoneNumberId, query);
   }
 
   @Delete('phone-numbers/:phoneNumberId/blocked-users/:user')
   @Roles('admin')
-  @ApiOperation({ operationId: 'unblockUser', summary: "Unblock a user (the upstream platform's DELETE /{phone-number-id}/block_users)" })
+  @ApiOperation({
+    operationId: 'unblockUser',
+    summary: "Unblock a user (the upstream platform's DELETE /{phone-number-id}/block_users)",
+  })
   @ApiEnvelope(UnblockedUserView, { description: 'Unblocked: sends to the user go again' })
-  @ApiResponse({ status: 422, description: 'Field Validation Failed: `user` is not a phone number or business-scoped user id' })
-  unblock(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Param('phoneNumberId') phoneNumberId: string, @Param() params: BlockedUserParams): Promise<UnblockedUserView> {
+  @ApiResponse({
+    status: 422,
+    description: 'Field Validation Failed: `user` is not a phone number or business-scoped user id',
+  })
+  unblock(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Param('phoneNumberId') phoneNumberId: string,
+    @Param() params: BlockedUserParams,
+  ): Promise<UnblockedUserView> {
     return this.blocked.unblock(operator, wabaId, phoneNumberId, params.user);
   }
 
@@ -63,7 +98,11 @@ export class UsersController {
   })
   @ApiPage(MarketingPreferenceView)
   @ApiResponse({ status: 422, description: 'Field Validation Failed (value, user, page, limit)' })
-  preferencesOf(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string, @Query() query: ListMarketingPreferencesQuery): Promise<Page<MarketingPreferenceView>> {
+  preferencesOf(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Query() query: ListMarketingPreferencesQuery,
+  ): Promise<Page<MarketingPreferenceView>> {
     return this.preferences.list(operator.organizationId, wabaId, query);
   }
 }

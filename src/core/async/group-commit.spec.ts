@@ -27,7 +27,10 @@ describe('GroupCommit without a wait (windowMs 0)', () => {
     gates[0]!();
     expect(await Promise.all(first)).toEqual([10, 20, 30]);
     await turn();
-    expect(batches).toEqual([[1, 2, 3], [4, 5]]);
+    expect(batches).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
     gates[1]!();
     expect(await Promise.all(later)).toEqual([40, 50]);
   });
@@ -35,7 +38,12 @@ describe('GroupCommit without a wait (windowMs 0)', () => {
   it('rejects every item of a failed flush, and only those', async () => {
     const { batches, gates, flush } = recordingFlush();
     const group = new GroupCommit(flush, { windowMs: 0, maxItems: 2, maxInFlight: 2 });
-    const results = [1, 2, 3].map((i) => group.add(i).then((r) => ({ r }), (e: Error) => ({ e: e.message })));
+    const results = [1, 2, 3].map((i) =>
+      group.add(i).then(
+        (r) => ({ r }),
+        (e: Error) => ({ e: e.message }),
+      ),
+    );
     await turn();
     expect(batches).toEqual([[1, 2], [3]]); // maxItems cuts the batch
     gates[0]!(new Error('insert failed'));

@@ -61,13 +61,16 @@ export class GroupCommit<I, R> {
     // At the in-flight limit what is pending waits: the flush that ends first takes it.
     while (this.pending.length > 0 && this.inFlight.size < this.maxInFlight) {
       const batch = this.pending.splice(0, this.opts.maxItems);
-      const run = logContext.detached(() => this.flush(batch.map((p) => p.item))).then(
-        (results) => {
-          if (results.length !== batch.length) throw new Error(`group commit: ${results.length} results for ${batch.length} items`);
-          batch.forEach((p, i) => p.resolve(results[i]!));
-        },
-        (err: unknown) => batch.forEach((p) => p.reject(err)),
-      );
+      const run = logContext
+        .detached(() => this.flush(batch.map((p) => p.item)))
+        .then(
+          (results) => {
+            if (results.length !== batch.length)
+              throw new Error(`group commit: ${results.length} results for ${batch.length} items`);
+            batch.forEach((p, i) => p.resolve(results[i]!));
+          },
+          (err: unknown) => batch.forEach((p) => p.reject(err)),
+        );
       const tracked: Promise<void> = run
         .catch((err: unknown) => batch.forEach((p) => p.reject(err)))
         .finally(() => {

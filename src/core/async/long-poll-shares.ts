@@ -18,6 +18,10 @@ export type LongPollOwner = { organization: string; session: string };
 @Injectable()
 export class LongPollShares extends SlotQuota<keyof LongPollOwner> {
   constructor(config: AppConfig) {
-    super({ total: MAX_LONG_POLLS, per: { organization: config.longPollsPerOrganization, session: config.longPollsPerSession }, what: 'long polls' });
+    super({
+      total: MAX_LONG_POLLS,
+      per: { organization: config.longPollsPerOrganization, session: config.longPollsPerSession },
+      what: 'long polls',
+    });
   }
 }

@@ -36,12 +36,22 @@ export class SlotQuota<S extends string> {
 
   /** Takes a slot or throws TooManyAttempts (429 + Retry-After) naming the share that is full. */
   acquire(owner: SlotOwner<S>, retryAfterSeconds = 1): () => void {
-    const keys = (Object.keys(this.limits.per) as S[]).map((share) => [share, `${share}\u0000${owner[share]}`] as const);
+    const keys = (Object.keys(this.limits.per) as S[]).map(
+      (share) => [share, `${share}\u0000${owner[share]}`] as const,
+    );
     for (const [share, key] of keys) {
       const limit = this.limits.per[share];
-      if ((this.held.get(key) ?? 0) >= limit) throw new TooManyAttempts(`Too many ${this.limits.what} open for this ${share} (at most ${limit} at once); try again shortly`, retryAfterSeconds);
+      if ((this.held.get(key) ?? 0) >= limit)
+        throw new TooManyAttempts(
+          `Too many ${this.limits.what} open for this ${share} (at most ${limit} at once); try again shortly`,
+          retryAfterSeconds,
+        );
     }
-    if (this.used >= this.limits.total) throw new TooManyAttempts(`Too many ${this.limits.what} open on this server; try again shortly`, retryAfterSeconds);
+    if (this.used >= this.limits.total)
+      throw new TooManyAttempts(
+        `Too many ${this.limits.what} open on this server; try again shortly`,
+        retryAfterSeconds,
+      );
     for (const [, key] of keys) this.held.set(key, (this.held.get(key) ?? 0) + 1);
     this.used++;
     let released = false;

@@ -11,7 +11,11 @@ const valid = {
 };
 
 /** What production accepts for the shared secrets (32+ random characters) and the required metrics token. */
-const strong = () => ({ WHATSAPP_APP_SECRET: randomBytes(24).toString('base64url'), WHATSAPP_VERIFY_TOKEN: randomBytes(24).toString('base64url'), METRICS_TOKEN: randomBytes(24).toString('base64url') });
+const strong = () => ({
+  WHATSAPP_APP_SECRET: randomBytes(24).toString('base64url'),
+  WHATSAPP_VERIFY_TOKEN: randomBytes(24).toString('base64url'),
+  METRICS_TOKEN: randomBytes(24).toString('base64url'),
+});
 
 describe('AppConfig', () => {
   it('applies defaults and normalises values', () => {
@@ -25,16 +29,27 @@ describe('AppConfig', () => {
     expect(config.trustProxy).toBe(false);
     expect(config.signupMode).toBe('open');
     expect(config.loginEmailMaxFailures).toBe(20);
-    expect(AppConfig.fromEnv({ ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).signupMode).toBe('invite');
+    expect(
+      AppConfig.fromEnv({
+        ...valid,
+        ...strong(),
+        NODE_ENV: 'production',
+        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      }).signupMode,
+    ).toBe('invite');
   });
 
   it('refuses TRUST_PROXY=true and a per-email login budget not above the per-pair one', () => {
     expect(() => AppConfig.fromEnv({ ...valid, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY must not be true/);
-    expect(() => AppConfig.fromEnv({ ...valid, LOGIN_MAX_FAILURES: '5', LOGIN_EMAIL_MAX_FAILURES: '5' })).toThrow(/LOGIN_EMAIL_MAX_FAILURES must be >= 6/);
+    expect(() => AppConfig.fromEnv({ ...valid, LOGIN_MAX_FAILURES: '5', LOGIN_EMAIL_MAX_FAILURES: '5' })).toThrow(
+      /LOGIN_EMAIL_MAX_FAILURES must be >= 6/,
+    );
   });
 
   it('refuses ADMIN_EMAILS (platform administrators are a stored flag now, never an email anyone can register)', () => {
-    expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: 'ops@example.com' })).toThrow(/ADMIN_EMAILS is no longer read .* npm run platform-admin -- grant <email>/);
+    expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: 'ops@example.com' })).toThrow(
+      /ADMIN_EMAILS is no longer read .* npm run platform-admin -- grant <email>/,
+    );
     expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: '' })).not.toThrow();
   });
 
@@ -44,13 +59,24 @@ describe('AppConfig', () => {
     const config = AppConfig.fromEnv(env);
     expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
     expect(config.encryptionKeys[0]!.key).toEqual(Buffer.alloc(32, 2));
-    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: `k1:${'b'.repeat(64)},k1:${'c'.repeat(64)}` })).toThrow(/ENCRYPTION_KEYS has the same key id twice/);
-    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: 'nokey' })).toThrow(/ENCRYPTION_KEYS must be a comma-separated list/);
-    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEY: 'a'.repeat(64) })).toThrow(/ENCRYPTION_KEYS and ENCRYPTION_KEY are both set/);
+    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: `k1:${'b'.repeat(64)},k1:${'c'.repeat(64)}` })).toThrow(
+      /ENCRYPTION_KEYS has the same key id twice/,
+    );
+    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEYS: 'nokey' })).toThrow(
+      /ENCRYPTION_KEYS must be a comma-separated list/,
+    );
+    expect(() => AppConfig.fromEnv({ ...env, ENCRYPTION_KEY: 'a'.repeat(64) })).toThrow(
+      /ENCRYPTION_KEYS and ENCRYPTION_KEY are both set/,
+    );
   });
 
   it('turns Swagger off by default in production', () => {
-    const production = { ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    const production = {
+      ...valid,
+      ...strong(),
+      NODE_ENV: 'production',
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    };
     expect(AppConfig.fromEnv(production).swaggerEnabled).toBe(false);
     expect(AppConfig.fromEnv({ ...production, SWAGGER_ENABLED: 'true' }).swaggerEnabled).toBe(true);
   });
@@ -71,14 +97,30 @@ describe('AppConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_APP_SECRET', 'WHATSAPP_VERIFY_TOKEN', 'ENCRYPTION_KEY', 'METRICS_TOKEN']);
-    expect(() => AppConfig.fromEnv({ ...valid, ...strong(), ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`, NODE_ENV: 'production' })).toThrow(
-      /ENCRYPTION_KEYS \(key "old"\) is the example value/,
-    );
+    expect(problems.map((p) => p.split(' ')[0])).toEqual([
+      'WHATSAPP_APP_SECRET',
+      'WHATSAPP_VERIFY_TOKEN',
+      'ENCRYPTION_KEY',
+      'METRICS_TOKEN',
+    ]);
+    expect(() =>
+      AppConfig.fromEnv({
+        ...valid,
+        ...strong(),
+        ENCRYPTION_KEY: undefined,
+        ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'0'.repeat(64)}`,
+        NODE_ENV: 'production',
+      }),
+    ).toThrow(/ENCRYPTION_KEYS \(key "old"\) is the example value/);
   });
 
   it('in production wants METRICS_TOKEN and shared secrets of 32+ random characters, refusing weak ones (issue 29, finding 7)', () => {
-    const production = { ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    const production = {
+      ...valid,
+      ...strong(),
+      NODE_ENV: 'production',
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    };
     expect(() => AppConfig.fromEnv(production)).not.toThrow();
     const problemsOf = (env: Record<string, string | undefined>) => {
       try {
@@ -88,19 +130,43 @@ describe('AppConfig', () => {
         return (e as ConfigError).problems;
       }
     };
-    expect(problemsOf({ ...production, METRICS_TOKEN: '' })).toEqual([expect.stringMatching(/^METRICS_TOKEN is required in production/)]);
-    for (const weak of ['password', 'app-secret-123', 'a'.repeat(40), `password${randomBytes(24).toString('hex')}`, 'abcdefgh12345678abcdefgh1234567']) {
-      expect(problemsOf({ ...production, WHATSAPP_APP_SECRET: weak })).toEqual([expect.stringMatching(/^WHATSAPP_APP_SECRET is too weak for production: use at least 32 random characters/)]);
+    expect(problemsOf({ ...production, METRICS_TOKEN: '' })).toEqual([
+      expect.stringMatching(/^METRICS_TOKEN is required in production/),
+    ]);
+    for (const weak of [
+      'password',
+      'app-secret-123',
+      'a'.repeat(40),
+      `password${randomBytes(24).toString('hex')}`,
+      'abcdefgh12345678abcdefgh1234567',
+    ]) {
+      expect(problemsOf({ ...production, WHATSAPP_APP_SECRET: weak })).toEqual([
+        expect.stringMatching(/^WHATSAPP_APP_SECRET is too weak for production: use at least 32 random characters/),
+      ]);
     }
-    expect(problemsOf({ ...production, WHATSAPP_VERIFY_TOKEN: 'verify', METRICS_TOKEN: 'metrics' }).map((p) => p.split(' ')[0])).toEqual(['WHATSAPP_VERIFY_TOKEN', 'METRICS_TOKEN']);
+    expect(
+      problemsOf({ ...production, WHATSAPP_VERIFY_TOKEN: 'verify', METRICS_TOKEN: 'metrics' }).map(
+        (p) => p.split(' ')[0],
+      ),
+    ).toEqual(['WHATSAPP_VERIFY_TOKEN', 'METRICS_TOKEN']);
     // Outside production the local defaults stay usable.
     expect(() => AppConfig.fromEnv({ ...valid, WHATSAPP_APP_SECRET: 'password' })).not.toThrow();
   });
 
   it('listens on loopback unless asked (HOST), everywhere in production; the worker’s metrics on loopback (WORKER_METRICS_HOST)', () => {
     expect(AppConfig.fromEnv(valid)).toMatchObject({ host: '127.0.0.1', workerMetricsHost: '127.0.0.1' });
-    expect(AppConfig.fromEnv({ ...valid, HOST: '0.0.0.0', WORKER_METRICS_HOST: '::' })).toMatchObject({ host: '0.0.0.0', workerMetricsHost: '::' });
-    expect(AppConfig.fromEnv({ ...valid, ...strong(), NODE_ENV: 'production', ENCRYPTION_KEY: randomBytes(32).toString('hex') }).host).toBe('0.0.0.0');
+    expect(AppConfig.fromEnv({ ...valid, HOST: '0.0.0.0', WORKER_METRICS_HOST: '::' })).toMatchObject({
+      host: '0.0.0.0',
+      workerMetricsHost: '::',
+    });
+    expect(
+      AppConfig.fromEnv({
+        ...valid,
+        ...strong(),
+        NODE_ENV: 'production',
+        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      }).host,
+    ).toBe('0.0.0.0');
     expect(() => AppConfig.fromEnv({ ...valid, HOST: 'evil host' })).toThrow(/HOST must match/);
   });
 

@@ -143,7 +143,10 @@ export class AppConfig {
     const config: AppConfig = Object.assign(new AppConfig(), {
       nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
-      host: r.string('HOST', { default: nodeEnv === 'production' ? '0.0.0.0' : '127.0.0.1', pattern: /^[0-9a-fA-F.:]+$|^localhost$/ }),
+      host: r.string('HOST', {
+        default: nodeEnv === 'production' ? '0.0.0.0' : '127.0.0.1',
+        pattern: /^[0-9a-fA-F.:]+$|^localhost$/,
+      }),
       databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
@@ -165,11 +168,18 @@ export class AppConfig {
       sessionAbsoluteTtlSeconds: r.int('SESSION_ABSOLUTE_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
       consoleAllowedOrigins: r.list('CONSOLE_ALLOWED_ORIGINS'),
       loginMaxFailures,
-      loginEmailMaxFailures: r.int('LOGIN_EMAIL_MAX_FAILURES', { default: loginMaxFailures * 4, min: loginMaxFailures + 1 }),
+      loginEmailMaxFailures: r.int('LOGIN_EMAIL_MAX_FAILURES', {
+        default: loginMaxFailures * 4,
+        min: loginMaxFailures + 1,
+      }),
       loginAddressMaxFailures: r.int('LOGIN_ADDRESS_MAX_FAILURES', { default: loginMaxFailures * 4, min: 1 }),
       loginWindowSeconds: r.int('LOGIN_WINDOW_SECONDS', { default: 900, min: 1 }),
       loginKnownAddressTtlSeconds: r.int('LOGIN_KNOWN_ADDRESS_TTL_SECONDS', { default: 30 * 24 * 3600, min: 0 }),
-      signupMode: r.oneOf('SIGNUP_MODE', ['open', 'invite', 'closed'] as const, nodeEnv === 'production' ? 'invite' : 'open'),
+      signupMode: r.oneOf(
+        'SIGNUP_MODE',
+        ['open', 'invite', 'closed'] as const,
+        nodeEnv === 'production' ? 'invite' : 'open',
+      ),
       signupMaxPerAddress: r.int('SIGNUP_MAX_PER_ADDRESS', { default: 5, min: 1 }),
       signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
       invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
@@ -213,29 +223,42 @@ export class AppConfig {
       shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
       metricsToken: r.string('METRICS_TOKEN', { default: '' }),
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),
-      workerMetricsHost: r.string('WORKER_METRICS_HOST', { default: '127.0.0.1', pattern: /^[0-9a-fA-F.:]+$|^localhost$/ }),
+      workerMetricsHost: r.string('WORKER_METRICS_HOST', {
+        default: '127.0.0.1',
+        pattern: /^[0-9a-fA-F.:]+$|^localhost$/,
+      }),
       webhookFastPath: r.bool('WEBHOOK_FAST_PATH', true),
       purgeIntervalSeconds: r.int('PURGE_INTERVAL_SECONDS', { default: 3600, min: 1 }),
       credentialCheckIntervalSeconds: r.int('CREDENTIAL_CHECK_INTERVAL_SECONDS', { default: 6 * 3600, min: 1 }),
-      publicBaseUrl: r.string('PUBLIC_BASE_URL', { default: '', pattern: /^(https?:\/\/[^\s?#]+)?$/ }).replace(/\/+$/, ''),
+      publicBaseUrl: r
+        .string('PUBLIC_BASE_URL', { default: '', pattern: /^(https?:\/\/[^\s?#]+)?$/ })
+        .replace(/\/+$/, ''),
       mediaLinkTtlSeconds: r.int('MEDIA_LINK_TTL_SECONDS', { default: 300, min: 10, max: 3600 }),
       mediaDownloadsPerAccount: r.int('MEDIA_DOWNLOADS_PER_ACCOUNT', { default: 4, min: 1, max: 1000 }),
       messagesFeedWaitersPerAccount: r.int('MESSAGES_FEED_WAITERS_PER_ACCOUNT', { default: 50, min: 1, max: 1000 }),
       longPollsPerOrganization: r.int('LONG_POLLS_PER_ORGANIZATION', { default: 100, min: 1, max: 1000 }),
       longPollsPerSession: r.int('LONG_POLLS_PER_SESSION', { default: 10, min: 1, max: 1000 }),
-      mediaMaxTransfersPerOrganization: r.int('MEDIA_MAX_TRANSFERS_PER_ORGANIZATION', { default: 4, min: 1, max: 1000 }),
+      mediaMaxTransfersPerOrganization: r.int('MEDIA_MAX_TRANSFERS_PER_ORGANIZATION', {
+        default: 4,
+        min: 1,
+        max: 1000,
+      }),
       mediaMaxTransfers: r.int('MEDIA_MAX_TRANSFERS', { default: 32, min: 1, max: 1000 }),
       mediaIdleTimeoutMs: r.int('MEDIA_IDLE_TIMEOUT_MS', { default: 15_000, min: 100, max: 600_000 }),
       mediaDeadlineMs: r.int('MEDIA_DEADLINE_MS', { default: 120_000, min: 1000, max: 3_600_000 }),
     });
     // The dedupe of Meta's redeliveries looks back at the events of the last EVENTS_DEDUPE_WINDOW_DAYS: they must still be there.
     if (config.eventsRetentionDays !== 0 && config.eventsRetentionDays < EVENTS_DEDUPE_WINDOW_DAYS) {
-      r.problem(`EVENTS_RETENTION_DAYS must be 0 (keep forever) or at least ${EVENTS_DEDUPE_WINDOW_DAYS}: Meta redelivers for up to 7 days and redeliveries are recognised against the stored events`);
+      r.problem(
+        `EVENTS_RETENTION_DAYS must be 0 (keep forever) or at least ${EVENTS_DEDUPE_WINDOW_DAYS}: Meta redelivers for up to 7 days and redeliveries are recognised against the stored events`,
+      );
     }
     // Platform administrators used to be whoever registered with one of these emails (never verified): refuse the
     // variable rather than silently drop it, so an operator upgrading learns how administrators are granted now.
     if (r.list('ADMIN_EMAILS').length > 0) {
-      r.problem('ADMIN_EMAILS is no longer read (an email anyone can register is no proof): unset it and grant platform administrators with npm run platform-admin -- grant <email>');
+      r.problem(
+        'ADMIN_EMAILS is no longer read (an email anyone can register is no proof): unset it and grant platform administrators with npm run platform-admin -- grant <email>',
+      );
     }
     if (nodeEnv === 'production') {
       const keysVariable = env.ENCRYPTION_KEYS?.trim() ? 'ENCRYPTION_KEYS' : 'ENCRYPTION_KEY';

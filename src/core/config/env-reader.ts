@@ -90,7 +90,12 @@ export class EnvReader {
 
   list(name: string): string[] {
     const value = this.raw(name);
-    return value ? value.split(',').map((s) => s.trim()).filter(Boolean) : [];
+    return value
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
   }
 
   /** A 32-byte key given as 64 hex characters or as base64. */
@@ -114,14 +119,20 @@ export class EnvReader {
    */
   keyRing(name: string, single: string): { id: string; key: Buffer }[] {
     const ring = this.raw(name);
-    if (ring !== undefined && this.raw(single) !== undefined) return this.fail(name, `and ${single} are both set: keep only ${name}`, []);
+    if (ring !== undefined && this.raw(single) !== undefined)
+      return this.fail(name, `and ${single} are both set: keep only ${name}`, []);
     if (ring === undefined) return [{ id: 'k0', key: this.key32(single) }];
-    const keys = ring.split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
-      const colon = item.indexOf(':');
-      const id = colon > 0 ? item.slice(0, colon) : '';
-      if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) this.fail(name, 'must be a comma-separated list of <id>:<key> (id: 1-32 letters, digits, _ or -)', null);
-      return { id, key: this.parseKey32(name, item.slice(colon + 1)) };
-    });
+    const keys = ring
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+      .map((item) => {
+        const colon = item.indexOf(':');
+        const id = colon > 0 ? item.slice(0, colon) : '';
+        if (!/^[A-Za-z0-9_-]{1,32}$/.test(id))
+          this.fail(name, 'must be a comma-separated list of <id>:<key> (id: 1-32 letters, digits, _ or -)', null);
+        return { id, key: this.parseKey32(name, item.slice(colon + 1)) };
+      });
     if (new Set(keys.map((k) => k.id)).size !== keys.length) this.fail(name, 'has the same key id twice', null);
     return keys;
   }

@@ -17,14 +17,17 @@ export interface SecretsToCheck {
 export function exampleSecretProblems(config: SecretsToCheck, keysVariable: string): string[] {
   const problems: string[] = [];
   const placeholder = (name: string, value: string) => {
-    if (PLACEHOLDER.test(value)) problems.push(`${name} is the example value of .env.example: set a real secret in production`);
+    if (PLACEHOLDER.test(value))
+      problems.push(`${name} is the example value of .env.example: set a real secret in production`);
   };
   placeholder('WHATSAPP_APP_SECRET', config.whatsappAppSecret);
   placeholder('WHATSAPP_VERIFY_TOKEN', config.whatsappVerifyToken);
   for (const { id, key } of config.encryptionKeys) {
     if (isDegenerateKey(key)) {
       const which = keysVariable === 'ENCRYPTION_KEYS' ? `ENCRYPTION_KEYS (key "${id}")` : keysVariable;
-      problems.push(`${which} is the example value of .env.example (every byte the same): generate a random key in production`);
+      problems.push(
+        `${which} is the example value of .env.example (every byte the same): generate a random key in production`,
+      );
     }
   }
   return problems;
@@ -40,13 +43,26 @@ const WEAK_WORDS = /password|passwd|secret|changeme|letmein|qwerty|admin|token|1
  * MIN_SECRET_LENGTH characters, several distinct ones, and no common word. METRICS_TOKEN is required, so that
  * /metrics is never open on a production deployment. Values are never printed.
  */
-export function weakSecretProblems(config: { whatsappAppSecret: string; whatsappVerifyToken: string; metricsToken: string }): string[] {
+export function weakSecretProblems(config: {
+  whatsappAppSecret: string;
+  whatsappVerifyToken: string;
+  metricsToken: string;
+}): string[] {
   const problems: string[] = [];
-  if (config.metricsToken === '') problems.push(`METRICS_TOKEN is required in production (GET /metrics would be open to anyone): set ${MIN_SECRET_LENGTH}+ random characters`);
-  for (const [name, value] of [['WHATSAPP_APP_SECRET', config.whatsappAppSecret], ['WHATSAPP_VERIFY_TOKEN', config.whatsappVerifyToken], ['METRICS_TOKEN', config.metricsToken]] as const) {
+  if (config.metricsToken === '')
+    problems.push(
+      `METRICS_TOKEN is required in production (GET /metrics would be open to anyone): set ${MIN_SECRET_LENGTH}+ random characters`,
+    );
+  for (const [name, value] of [
+    ['WHATSAPP_APP_SECRET', config.whatsappAppSecret],
+    ['WHATSAPP_VERIFY_TOKEN', config.whatsappVerifyToken],
+    ['METRICS_TOKEN', config.metricsToken],
+  ] as const) {
     if (value === '' || PLACEHOLDER.test(value)) continue;
     if (value.length < MIN_SECRET_LENGTH || new Set(value).size < 8 || WEAK_WORDS.test(value)) {
-      problems.push(`${name} is too weak for production: use at least ${MIN_SECRET_LENGTH} random characters (e.g. node -e "console.log(require('crypto').randomBytes(24).toString('base64url'))")`);
+      problems.push(
+        `${name} is too weak for production: use at least ${MIN_SECRET_LENGTH} random characters (e.g. node -e "console.log(require('crypto').randomBytes(24).toString('base64url'))")`,
+      );
     }
   }
   return problems;

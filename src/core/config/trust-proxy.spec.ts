@@ -5,7 +5,13 @@ describe('parseTrustProxy', () => {
     expect(parseTrustProxy('false')).toBe(false);
     expect(parseTrustProxy('0')).toBe(false);
     expect(parseTrustProxy('1')).toBe(1);
-    expect(parseTrustProxy('10.0.0.0/8, 192.168.1.7 ,loopback,fd00::/8,::1')).toEqual(['10.0.0.0/8', '192.168.1.7', 'loopback', 'fd00::/8', '::1']);
+    expect(parseTrustProxy('10.0.0.0/8, 192.168.1.7 ,loopback,fd00::/8,::1')).toEqual([
+      '10.0.0.0/8',
+      '192.168.1.7',
+      'loopback',
+      'fd00::/8',
+      '::1',
+    ]);
   });
 
   it('refuses "trust everything" and anything it does not understand', () => {

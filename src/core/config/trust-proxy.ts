@@ -25,9 +25,13 @@ export function parseTrustProxy(value: string): TrustProxy {
     if (hops > 10) throw new Error(`must be a hop count of at most 10 (got ${hops})`);
     return hops;
   }
-  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = entries.filter((entry) => !isProxyAddress(entry));
-  if (bad.length > 0) throw new Error(`must be false, a hop count, or proxy addresses/CIDRs (not understood: ${bad.join(', ')})`);
+  if (bad.length > 0)
+    throw new Error(`must be false, a hop count, or proxy addresses/CIDRs (not understood: ${bad.join(', ')})`);
   return entries;
 }
 

@@ -56,7 +56,9 @@ describe('SecretBox', () => {
     expect(ring.open(resealed, 'waba-9')).toBe('legacy-token');
     expect(() => ring.open(resealed, 'waba-10')).toThrow();
     expect(new SecretBox(oldKey.key).reseal(legacy, 'waba-9')).toMatch(/^v2\.k0\./);
-    expect(() => new SecretBox([newKey]).reseal(legacy, 'waba-9')).toThrow('No key of the ring opens this sealed secret');
+    expect(() => new SecretBox([newKey]).reseal(legacy, 'waba-9')).toThrow(
+      'No key of the ring opens this sealed secret',
+    );
   });
 });
 

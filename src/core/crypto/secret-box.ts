@@ -55,7 +55,10 @@ export class SecretBox {
       if (!entry) throw new Error(`Sealed secret uses key "${id}", which is not in the key ring`);
       return decrypt(entry.key, iv, tag, ciphertext, additionalData(id, context));
     }
-    if (parts[0] === LEGACY) throw new Error('Sealed secret is in the retired v1 format: re-seal it (the processes do at start; npm run keys:rotate)');
+    if (parts[0] === LEGACY)
+      throw new Error(
+        'Sealed secret is in the retired v1 format: re-seal it (the processes do at start; npm run keys:rotate)',
+      );
     throw new Error('Unrecognised sealed secret');
   }
 

@@ -7,5 +7,9 @@ import type { Database } from './database.js';
  * keys of an account, the pending invitations of an organization) take the same key and run one after the other.
  */
 export async function lockForTransaction(db: Kysely<Database>, key: string): Promise<void> {
-  await db.selectNoFrom((eb) => eb.fn<unknown>('pg_advisory_xact_lock', [eb.fn<number>('hashtext', [eb.val(key)])]).as('locked')).execute();
+  await db
+    .selectNoFrom((eb) =>
+      eb.fn<unknown>('pg_advisory_xact_lock', [eb.fn<number>('hashtext', [eb.val(key)])]).as('locked'),
+    )
+    .execute();
 }

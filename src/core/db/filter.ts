@@ -13,7 +13,11 @@ export interface Condition<TB extends keyof Database> {
  * A condition that is in the statement when `given` is defined; `letter` stands for it in the statement's name.
  * `where` takes its value from the statement's parameters (a placeholder of `preparedByShape`), not from `given`.
  */
-export function when<TB extends keyof Database>(letter: string, given: unknown, where: (eb: Eb<TB>) => Expression<SqlBool>): Condition<TB> {
+export function when<TB extends keyof Database>(
+  letter: string,
+  given: unknown,
+  where: (eb: Eb<TB>) => Expression<SqlBool>,
+): Condition<TB> {
   return { letter, where: given === undefined ? undefined : where };
 }
 
@@ -25,7 +29,10 @@ export interface Filter<TB extends keyof Database> {
 }
 
 /** `scope` (the tenant condition, always first) AND each condition present. */
-export function filterOf<TB extends keyof Database>(scope: (eb: Eb<TB>) => Expression<SqlBool>, conditions: Condition<TB>[]): Filter<TB> {
+export function filterOf<TB extends keyof Database>(
+  scope: (eb: Eb<TB>) => Expression<SqlBool>,
+  conditions: Condition<TB>[],
+): Filter<TB> {
   const present = conditions.flatMap((c) => (c.where ? [{ letter: c.letter, where: c.where }] : []));
   return {
     where: (eb) => eb.and([scope(eb), ...present.map((c) => c.where(eb))]),

@@ -32,30 +32,44 @@ export function isMissingPartition(err: unknown): boolean {
 }
 
 const ensure = prepared('storage_ensure_partitions', (db, p: { table: PartitionedTable; from: Date; through: Date }) =>
-  db.selectNoFrom((eb) => eb.fn<number>('storage_ensure_partitions', [eb.val(p.table), eb.val(p.from), eb.val(p.through)]).as('made')),
+  db.selectNoFrom((eb) =>
+    eb.fn<number>('storage_ensure_partitions', [eb.val(p.table), eb.val(p.from), eb.val(p.through)]).as('made'),
+  ),
 );
 
 const list = prepared('storage_partitions', (db, p: { table: PartitionedTable }) =>
   db
-    .selectFrom((eb) => eb.fn<{ name: string; lower_bound: Date | null; upper_bound: Date }>('storage_partitions', [eb.val(p.table)]).as('p'))
+    .selectFrom((eb) =>
+      eb
+        .fn<{ name: string; lower_bound: Date | null; upper_bound: Date }>('storage_partitions', [eb.val(p.table)])
+        .as('p'),
+    )
     .select(['p.name', 'p.lower_bound as lowerBound', 'p.upper_bound as upperBound']),
 );
 
 /** SET LOCAL lock_timeout: the rest of the transaction waits at most that long for any lock. */
 const lockTimeout = prepared('storage_lock_timeout', (db, p: { timeout: string }) =>
-  db.selectNoFrom((eb) => eb.fn<string>('set_config', [eb.val('lock_timeout'), eb.val(p.timeout), eb.lit(true)]).as('timeout')),
+  db.selectNoFrom((eb) =>
+    eb.fn<string>('set_config', [eb.val('lock_timeout'), eb.val(p.timeout), eb.lit(true)]).as('timeout'),
+  ),
 );
 
 const detach = prepared('storage_detach_partition', (db, p: { table: PartitionedTable; partition: string }) =>
-  db.selectNoFrom((eb) => eb.fn<null>('storage_detach_partition', [eb.val(p.table), eb.val(p.partition)]).as('detached')),
+  db.selectNoFrom((eb) =>
+    eb.fn<null>('storage_detach_partition', [eb.val(p.table), eb.val(p.partition)]).as('detached'),
+  ),
 );
 
 const dropDetached = prepared('storage_drop_detached', (db, p: { table: PartitionedTable; partition: string }) =>
-  db.selectNoFrom((eb) => eb.fn<boolean>('storage_drop_detached', [eb.val(p.table), eb.val(p.partition)]).as('dropped')),
+  db.selectNoFrom((eb) =>
+    eb.fn<boolean>('storage_drop_detached', [eb.val(p.table), eb.val(p.partition)]).as('dropped'),
+  ),
 );
 
 const leftovers = prepared('storage_detached_leftovers', (db, p: { table: PartitionedTable }) =>
-  db.selectFrom((eb) => eb.fn<{ name: string }>('storage_detached_leftovers', [eb.val(p.table)]).as('l')).select('l.name'),
+  db
+    .selectFrom((eb) => eb.fn<{ name: string }>('storage_detached_leftovers', [eb.val(p.table)]).as('l'))
+    .select('l.name'),
 );
 
 /** Creates the missing weekly partitions from the week of `from` through `through`; returns how many it made. */
@@ -78,7 +92,12 @@ export async function partitionsOf(db: Db, table: PartitionedTable): Promise<Par
  * transaction of their own (DROP TABLE of the detached table: seconds for gigabytes of files, while nothing waits
  * on it). Returns false when the lock was not had in time (the next pass tries again).
  */
-export async function dropPartition(db: Db, table: PartitionedTable, partition: Partition, before: (tx: Tx) => Promise<void>): Promise<boolean> {
+export async function dropPartition(
+  db: Db,
+  table: PartitionedTable,
+  partition: Partition,
+  before: (tx: Tx) => Promise<void>,
+): Promise<boolean> {
   try {
     await db.transaction(async (tx) => {
       await db.exec(lockTimeout, { timeout: DROP_LOCK_TIMEOUT }, tx);

@@ -10,7 +10,10 @@ const INT8_OID = 20;
  */
 export function safeInteger(value: string | bigint): number {
   const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} is beyond Number.MAX_SAFE_INTEGER (2^53 - 1): cannot be read as a number`);
+  if (!Number.isSafeInteger(n))
+    throw new RangeError(
+      `int8 value ${value} is beyond Number.MAX_SAFE_INTEGER (2^53 - 1): cannot be read as a number`,
+    );
   return n;
 }
 
@@ -21,7 +24,9 @@ export function safeInteger(value: string | bigint): number {
  */
 const poolTypes: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? safeInteger : (pg.types.getTypeParser(oid, format) as (value: string) => unknown)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === INT8_OID && format !== 'binary'
+      ? safeInteger
+      : (pg.types.getTypeParser(oid, format) as (value: string) => unknown)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /**

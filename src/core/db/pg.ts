@@ -38,7 +38,12 @@ export function unnest<A extends string, C extends Record<string, PgType>, O ext
   arrays: { [K in keyof C]: unknown },
   ordinality: O,
 ): AliasedRawBuilder<Row<C> & { [K in O]: number }, A>;
-export function unnest(alias: string, columns: Record<string, PgType>, arrays: Record<string, unknown>, ordinality?: string): AliasedRawBuilder<unknown, string> {
+export function unnest(
+  alias: string,
+  columns: Record<string, PgType>,
+  arrays: Record<string, unknown>,
+  ordinality?: string,
+): AliasedRawBuilder<unknown, string> {
   const names = Object.keys(columns);
   const args = sql.join(names.map((c) => sql`${arrays[c]}::${sql.raw(columns[c]!)}[]`));
   const outColumns = sql.join([...names, ...(ordinality ? [ordinality] : [])].map((c) => sql.id(c)));
@@ -46,7 +51,11 @@ export function unnest(alias: string, columns: Record<string, PgType>, arrays: R
 }
 
 /** `jsonb_to_recordset($1::jsonb) AS alias(c1 t1, …)`: the objects of a JSON array (one parameter) as rows. */
-export function jsonRecords<A extends string, C extends Record<string, PgType>>(alias: A, columns: C, json: unknown): AliasedRawBuilder<Row<C>, A> {
+export function jsonRecords<A extends string, C extends Record<string, PgType>>(
+  alias: A,
+  columns: C,
+  json: unknown,
+): AliasedRawBuilder<Row<C>, A> {
   const definitions = sql.join(Object.entries(columns).map(([c, type]) => sql`${sql.id(c)} ${sql.raw(type)}`));
   return sql<Row<C>>`jsonb_to_recordset(${json}::jsonb)`.as<A>(sql`${sql.id(alias)}(${definitions})`);
 }

@@ -11,14 +11,18 @@ type FieldOf<C> = C extends `${string} as ${infer Field}` ? Field : C;
  * `Operator`, …) are these.
  */
 export type Row<T extends Tables> = {
-  [C in (typeof columns)[T][number] as FieldOf<C>]: Selectable<Database[T]>[ColumnOf<C> & keyof Selectable<Database[T]>];
+  [C in (typeof columns)[T][number] as FieldOf<C>]: Selectable<Database[T]>[ColumnOf<C> &
+    keyof Selectable<Database[T]>];
 };
 
 /**
  * The columns of `table` under `alias` (`o.organization_id as organizationId`, …): a whole row read from a join, where
  * the joined tables share column names (`id`, `created_at`). Typed: the row comes back as `Row<table>`.
  */
-export function columnsOf<T extends Tables, A extends string>(table: T, alias: A): Array<`${A}.${(typeof columns)[T][number]}`> {
+export function columnsOf<T extends Tables, A extends string>(
+  table: T,
+  alias: A,
+): Array<`${A}.${(typeof columns)[T][number]}`> {
   return qualified(alias, columns[table]);
 }
 

@@ -1,4 +1,11 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type Compilable } from 'kysely';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type Compilable,
+} from 'kysely';
 import type { Database } from './database.js';
 
 /** Kysely that only builds and compiles (no connection): the statements' text and parameters. */
@@ -65,7 +72,11 @@ export class Prepared<P extends object, R> {
 }
 
 /** A hot-path statement: see Prepared. `name` is unique in the application (`sql_<name>` on the connection). */
-export function prepared<P extends object, R>(name: string, build: (db: Kysely<Database>, p: P) => Compilable<R>, options?: PreparedOptions): Prepared<P, R> {
+export function prepared<P extends object, R>(
+  name: string,
+  build: (db: Kysely<Database>, p: P) => Compilable<R>,
+  options?: PreparedOptions,
+): Prepared<P, R> {
   return new Prepared(name, build, options);
 }
 
@@ -85,10 +96,15 @@ export function preparedByShape<P extends object, R>(
   return (given) => {
     const s = shape(given);
     let statement = byShape.get(s);
-    if (!statement) byShape.set(s, (statement = new Prepared<P, R>(`${name}_${s}`, (db, p) => build(db, p as Required<P>, given), options)));
+    if (!statement)
+      byShape.set(
+        s,
+        (statement = new Prepared<P, R>(`${name}_${s}`, (db, p) => build(db, p as Required<P>, given), options)),
+      );
     return statement;
   };
 }
 
 /** The row type of a prepared statement's results. */
-export type RowOf<S> = S extends Prepared<infer _P, infer R> ? R : S extends (given: never) => Prepared<infer _Q, infer T> ? T : never;
+export type RowOf<S> =
+  S extends Prepared<infer _P, infer R> ? R : S extends (given: never) => Prepared<infer _Q, infer T> ? T : never;

@@ -125,7 +125,9 @@ export class CredentialRejected extends DomainError {
   readonly kind = 'credential_rejected';
 
   constructor(reason: string) {
-    super(`The upstream platform rejected the business account's access token (${reason}); reconnect it with a new token (PUT /business-accounts/:wabaId/access-token)`);
+    super(
+      `The upstream platform rejected the business account's access token (${reason}); reconnect it with a new token (PUT /business-accounts/:wabaId/access-token)`,
+    );
   }
 }
 

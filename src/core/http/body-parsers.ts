@@ -35,11 +35,15 @@ function hasBody(req: Request): boolean {
  * the header, instead of reaching validation as an empty object ("phoneNumberId is required" for a body that
  * held it). `undefined` when the body may be read as JSON (or is the upload route's multipart).
  */
-export function contentTypeRefusal(req: Request): { message: string; errors: Array<{ field: string; message: string }> } | undefined {
+export function contentTypeRefusal(
+  req: Request,
+): { message: string; errors: Array<{ field: string; message: string }> } | undefined {
   if (!hasBody(req) || req.is(['application/json', '+json'])) return undefined;
   if (req.method === 'POST' && MULTIPART_ROUTE.test(req.path) && req.is('multipart/form-data')) return undefined;
   const given = req.headers['content-type'];
-  const message = given ? `Content-Type ${given.split(';')[0]!.trim()} is not supported: send application/json` : 'Content-Type missing: send Content-Type: application/json';
+  const message = given
+    ? `Content-Type ${given.split(';')[0]!.trim()} is not supported: send application/json`
+    : 'Content-Type missing: send Content-Type: application/json';
   return { message, errors: [{ field: 'content-type', message: 'must be application/json' }] };
 }
 
@@ -83,17 +87,22 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
           req.body = undefined;
         }
         // Validation walks bodies recursively; a pathological nesting would exhaust the stack (500).
-        if (nestingDepth(req.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return sendEnvelope(res, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`);
+        if (nestingDepth(req.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+          return sendEnvelope(res, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`);
         return next();
       }
       const e = err as { type?: string; status?: number };
       if (e.type === 'entity.too.large') return sendEnvelope(res, 413, 'Payload Too Large');
       if (e.type === 'entity.parse.failed') return sendEnvelope(res, 400, 'Malformed JSON body');
       if (e.type === 'encoding.unsupported') {
-        return sendEnvelope(res, 415, 'Unsupported body encoding', { errors: [{ field: 'content-encoding', message: 'must be identity, gzip, deflate or br' }] });
+        return sendEnvelope(res, 415, 'Unsupported body encoding', {
+          errors: [{ field: 'content-encoding', message: 'must be identity, gzip, deflate or br' }],
+        });
       }
       if (e.type === 'charset.unsupported') {
-        return sendEnvelope(res, 415, 'Unsupported body encoding', { errors: [{ field: 'content-type', message: 'charset must be utf-8' }] });
+        return sendEnvelope(res, 415, 'Unsupported body encoding', {
+          errors: [{ field: 'content-type', message: 'charset must be utf-8' }],
+        });
       }
       return sendEnvelope(res, e.status && e.status < 500 ? e.status : 400, 'Invalid request body');
     });

@@ -9,7 +9,8 @@ import { envelope } from './envelope.js';
 export function answerClientErrorsInEnvelope(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // Nothing to answer on a dead socket, or in the middle of a response already on its way.
-    const responding = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    const responding =
+      (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
     if (err.code === 'ECONNRESET' || !socket.writable || responding) {
       socket.destroy();
       return;

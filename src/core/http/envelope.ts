@@ -10,13 +10,22 @@ export interface Envelope<T = unknown> {
   errors?: FieldError[];
 }
 
-export function envelope<T>(statusCode: number, message: string, extra: { data?: T; errors?: FieldError[] } = {}): Envelope<T> {
+export function envelope<T>(
+  statusCode: number,
+  message: string,
+  extra: { data?: T; errors?: FieldError[] } = {},
+): Envelope<T> {
   const body: Envelope<T> = { statusCode, message };
   if (extra.errors && extra.errors.length > 0) body.errors = extra.errors;
   if (extra.data !== undefined) body.data = extra.data;
   return body;
 }
 
-export function sendEnvelope(res: Response, statusCode: number, message: string, extra: { data?: unknown; errors?: FieldError[] } = {}): void {
+export function sendEnvelope(
+  res: Response,
+  statusCode: number,
+  message: string,
+  extra: { data?: unknown; errors?: FieldError[] } = {},
+): void {
   res.status(statusCode).json(envelope(statusCode, message, extra));
 }

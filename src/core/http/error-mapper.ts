@@ -39,7 +39,12 @@ export function httpAnswerOf(error: unknown): HttpErrorAnswer | undefined {
  * What went wrong, by kind, as an HTTP answer: the status that says so, the message, and Retry-After when there
  * is a time to come back. Also how the send presenter answers a rejected send (which is no thrown error).
  */
-export function httpAnswerOfKind(what: { kind: DomainErrorKind; message: string; retryAfterSeconds?: number }): HttpErrorAnswer {
-  const headers: Record<string, string> = what.retryAfterSeconds !== undefined ? { 'Retry-After': String(what.retryAfterSeconds) } : {};
+export function httpAnswerOfKind(what: {
+  kind: DomainErrorKind;
+  message: string;
+  retryAfterSeconds?: number;
+}): HttpErrorAnswer {
+  const headers: Record<string, string> =
+    what.retryAfterSeconds !== undefined ? { 'Retry-After': String(what.retryAfterSeconds) } : {};
   return { statusCode: STATUS[what.kind], message: what.message, headers };
 }

@@ -54,7 +54,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const response = exception.getResponse();
       let message = STATUS_TEXT[status] ?? exception.message;
       if (typeof response === 'string') message = response;
-      else if (typeof response === 'object' && response && typeof (response as { message?: unknown }).message === 'string') {
+      else if (
+        typeof response === 'object' &&
+        response &&
+        typeof (response as { message?: unknown }).message === 'string'
+      ) {
         message = (response as { message: string }).message;
       }
       if (status === 404 && message.startsWith('Cannot ')) message = `Route ${req.method} ${req.path} not found`;

@@ -1,5 +1,13 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiExtraModels, ApiParam, ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiParam,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  ApiSchema,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { MAX_PAGE_SIZE } from './pagination.js';
 
 /**
@@ -10,10 +18,12 @@ const ROW_ID_SCHEMA = { type: 'integer', format: 'int64', minimum: 1, maximum: N
 const ROW_ID_DESCRIPTION = '64-bit id: a JSON number, exact up to 2^53 - 1';
 
 /** A row id property (see ROW_ID_SCHEMA). */
-export const ApiRowId = (example: number) => ApiProperty({ ...ROW_ID_SCHEMA, example, description: ROW_ID_DESCRIPTION });
+export const ApiRowId = (example: number) =>
+  ApiProperty({ ...ROW_ID_SCHEMA, example, description: ROW_ID_DESCRIPTION });
 
 /** The `:id` path parameter of a route that names such a row. */
-export const ApiRowIdParam = (description: string) => ApiParam({ name: 'id', schema: { ...ROW_ID_SCHEMA }, description: `${description} (${ROW_ID_DESCRIPTION})` });
+export const ApiRowIdParam = (description: string) =>
+  ApiParam({ name: 'id', schema: { ...ROW_ID_SCHEMA }, description: `${description} (${ROW_ID_DESCRIPTION})` });
 
 /** One failing field of a 422 (or of a 4xx naming fields). */
 @ApiSchema({ name: 'FieldError' })
@@ -34,7 +44,10 @@ export class ErrorEnvelopeDoc {
   @ApiProperty({ example: 'Field Validation Failed' })
   message!: string;
 
-  @ApiPropertyOptional({ type: [FieldErrorDoc], description: 'One item per failing field (422), dotted paths for nested fields' })
+  @ApiPropertyOptional({
+    type: [FieldErrorDoc],
+    description: 'One item per failing field (422), dotted paths for nested fields',
+  })
   errors?: FieldErrorDoc[];
 }
 
@@ -68,12 +81,19 @@ const successEnvelope = (status: number, data: Record<string, unknown>) => ({
  * A success answer in the envelope with `data` of `model`: `{statusCode, message: "Success", data: Model}`
  * (an array of them with `isArray`).
  */
-export function ApiEnvelope(model: Type<unknown>, opts: { status?: number; description?: string; isArray?: boolean } = {}) {
+export function ApiEnvelope(
+  model: Type<unknown>,
+  opts: { status?: number; description?: string; isArray?: boolean } = {},
+) {
   const status = opts.status ?? 200;
   const ref = { $ref: getSchemaPath(model) };
   return applyDecorators(
     ApiExtraModels(model),
-    ApiResponse({ status, description: opts.description ?? 'Success', schema: successEnvelope(status, opts.isArray ? { type: 'array', items: ref } : ref) }),
+    ApiResponse({
+      status,
+      description: opts.description ?? 'Success',
+      schema: successEnvelope(status, opts.isArray ? { type: 'array', items: ref } : ref),
+    }),
   );
 }
 
@@ -83,7 +103,14 @@ export function ApiEnvelope(model: Type<unknown>, opts: { status?: number; descr
  */
 export function ApiPage(model: Type<unknown>, opts: { description?: string; or?: Type<unknown> } = {}) {
   const page = {
-    allOf: [{ $ref: getSchemaPath(PageDoc) }, { type: 'object', required: ['items'], properties: { items: { type: 'array', items: { $ref: getSchemaPath(model) } } } }],
+    allOf: [
+      { $ref: getSchemaPath(PageDoc) },
+      {
+        type: 'object',
+        required: ['items'],
+        properties: { items: { type: 'array', items: { $ref: getSchemaPath(model) } } },
+      },
+    ],
   };
   return applyDecorators(
     ApiExtraModels(model, PageDoc, ...(opts.or ? [opts.or] : [])),
@@ -103,12 +130,19 @@ export function ApiPage(model: Type<unknown>, opts: { description?: string; or?:
 export function ApiErrors(errors: Record<number, string>, opts: { data?: Type<unknown> } = {}) {
   const data = opts.data;
   const schema = data
-    ? { allOf: [{ $ref: getSchemaPath(ErrorEnvelopeDoc) }, { type: 'object', properties: { data: { $ref: getSchemaPath(data) } } }] }
+    ? {
+        allOf: [
+          { $ref: getSchemaPath(ErrorEnvelopeDoc) },
+          { type: 'object', properties: { data: { $ref: getSchemaPath(data) } } },
+        ],
+      }
     : undefined;
   return applyDecorators(
     ApiExtraModels(ErrorEnvelopeDoc, ...(data ? [data] : [])),
     ...Object.entries(errors).map(([status, description]) =>
-      schema ? ApiResponse({ status: Number(status), description, schema }) : ApiResponse({ status: Number(status), description, type: ErrorEnvelopeDoc }),
+      schema
+        ? ApiResponse({ status: Number(status), description, schema })
+        : ApiResponse({ status: Number(status), description, type: ErrorEnvelopeDoc }),
     ),
   );
 }

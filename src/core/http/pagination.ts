@@ -19,9 +19,13 @@ const WithinPaginationCap = () =>
     validator: {
       validate: (page: unknown, args) => {
         const limit = (args?.object as { limit?: unknown }).limit;
-        return typeof page !== 'number' || page * (typeof limit === 'number' && limit > 0 ? limit : DEFAULT_PAGE_SIZE) <= MAX_PAGINATED_ROWS;
+        return (
+          typeof page !== 'number' ||
+          page * (typeof limit === 'number' && limit > 0 ? limit : DEFAULT_PAGE_SIZE) <= MAX_PAGINATED_ROWS
+        );
       },
-      defaultMessage: () => `page * limit must be at most ${MAX_PAGINATED_ROWS}: narrow the filters (since, until, …) to reach older rows`,
+      defaultMessage: () =>
+        `page * limit must be at most ${MAX_PAGINATED_ROWS}: narrow the filters (since, until, …) to reach older rows`,
     },
   });
 

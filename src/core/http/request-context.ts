@@ -22,24 +22,46 @@ export function requestIdOf(given: string | string[] | undefined): string {
 
 /** The methods the API answers; anything else (made-up verbs) is counted as `other`, so callers cannot mint series. */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-export const methodLabel = (method: string | undefined): string => (method && KNOWN_METHODS.has(method) ? method : 'other');
+export const methodLabel = (method: string | undefined): string =>
+  method && KNOWN_METHODS.has(method) ? method : 'other';
 
 /**
  * Echoes the id on the response, logs one structured line when the response has gone out, and counts it in
  * the request histogram by route pattern (Express's matched route, or the fast path's own; never the raw
  * path, whose ids would make a series per message).
  */
-export function trackRequest(logger: Logger, metrics: Metrics, req: IncomingMessage, res: ServerResponse, id: string, startedAt: bigint, route?: string): void {
+export function trackRequest(
+  logger: Logger,
+  metrics: Metrics,
+  req: IncomingMessage,
+  res: ServerResponse,
+  id: string,
+  startedAt: bigint,
+  route?: string,
+): void {
   res.setHeader('x-request-id', id);
   res.on('finish', () => {
     const latencyMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
     // Express's matched route (typed `any` by Express): its `path` is the route pattern.
     const matched = (req as Partial<Request>).route as { path?: unknown } | undefined;
     const pattern = route ?? matched?.path;
-    metrics.httpRequests.observe({ method: methodLabel(req.method), route: typeof pattern === 'string' ? pattern : 'unmatched', status: res.statusCode }, latencyMs / 1000);
+    metrics.httpRequests.observe(
+      {
+        method: methodLabel(req.method),
+        route: typeof pattern === 'string' ? pattern : 'unmatched',
+        status: res.statusCode,
+      },
+      latencyMs / 1000,
+    );
     const level = res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info';
     logger[level](
-      { reqId: id, method: req.method, path: (req.url ?? '').split('?')[0], status: res.statusCode, latencyMs: Math.round(latencyMs * 10) / 10 },
+      {
+        reqId: id,
+        method: req.method,
+        path: (req.url ?? '').split('?')[0],
+        status: res.statusCode,
+        latencyMs: Math.round(latencyMs * 10) / 10,
+      },
       'request completed',
     );
   });

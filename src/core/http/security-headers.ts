@@ -33,7 +33,9 @@ const HSTS_MAX_AGE_SECONDS = 365 * 24 * 3600;
  * Plain node:http types, so that the webhook fast path (node:http in front of Express), which answers
  * Meta's POSTs without Express, can run the same function: `securityHeaders(config)(req, res, () => …)`.
  */
-export function securityHeaders(config: Pick<AppConfig, 'isProduction'>): (req: IncomingMessage & { secure?: boolean }, res: ServerResponse, next: (error?: unknown) => void) => void {
+export function securityHeaders(
+  config: Pick<AppConfig, 'isProduction'>,
+): (req: IncomingMessage & { secure?: boolean }, res: ServerResponse, next: (error?: unknown) => void) => void {
   const common = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
     strictTransportSecurity: false,

@@ -43,7 +43,9 @@ describe('flattenValidationErrors', () => {
       { field: 'note', message: 'note is required' },
     ]);
     const wrong = Object.assign(new Plain(), { label: 7, note: 'ok' });
-    expect(flattenValidationErrors(await validate(wrong))).toEqual([{ field: 'label', message: 'label must be a string' }]);
+    expect(flattenValidationErrors(await validate(wrong))).toEqual([
+      { field: 'label', message: 'label must be a string' },
+    ]);
   });
 
   it('names the first item over a maximum count when the constraint says where (context.at)', async () => {

@@ -1,7 +1,17 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { FieldValidationError, type FieldError } from './api-error.js';
 
-const PRIORITY = ['isDefined', 'isNotEmpty', 'isString', 'notWithTo', 'notBsuid', 'isArray', 'isInt', 'isIn', 'arrayMaxSize'];
+const PRIORITY = [
+  'isDefined',
+  'isNotEmpty',
+  'isString',
+  'notWithTo',
+  'notBsuid',
+  'isArray',
+  'isInt',
+  'isIn',
+  'arrayMaxSize',
+];
 
 /**
  * Flattens class-validator's tree into one error per failing field, nested fields as dotted paths. A
@@ -17,10 +27,16 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
     if (names.length > 0) {
       // One message per field: a missing value says "is required" (or the DTO's own @IsDefined message) rather
       // than, say, "must be a string" (an optional field never gets here without a value: @IsOptional skips it).
-      const primary = constraints.whitelistValidation ? 'whitelistValidation' : (PRIORITY.find((name) => constraints[name] !== undefined) ?? names[0]!);
+      const primary = constraints.whitelistValidation
+        ? 'whitelistValidation'
+        : (PRIORITY.find((name) => constraints[name] !== undefined) ?? names[0]!);
       const missing = error.value === undefined || error.value === null;
       const message =
-        primary === 'whitelistValidation' ? `${field} is not allowed` : missing ? (constraints.isDefined ?? `${field} is required`) : constraints[primary]!;
+        primary === 'whitelistValidation'
+          ? `${field} is not allowed`
+          : missing
+            ? (constraints.isDefined ?? `${field} is required`)
+            : constraints[primary]!;
       // A count over a maximum can name its first extra item (constraint context `at`): `interactive.action.buttons.3`.
       const at = missing ? undefined : (error.contexts?.[primary] as { at?: number } | undefined)?.at;
       out.push({ field: at === undefined ? field : `${field}.${at}`, message });
@@ -46,7 +62,8 @@ export function unsafeStringErrors(value: unknown, root: string): FieldError[] {
   const errors: FieldError[] = [];
   const check = (text: string, field: string) => {
     if (text.includes(NUL)) errors.push({ field, message: `${field} must not contain NUL characters` });
-    else if (LONE_SURROGATE.test(text)) errors.push({ field, message: `${field} must be valid Unicode text (no unpaired surrogates)` });
+    else if (LONE_SURROGATE.test(text))
+      errors.push({ field, message: `${field} must be valid Unicode text (no unpaired surrogates)` });
   };
   const stack: Array<[unknown, string]> = [[value, root]];
   while (stack.length > 0 && errors.length < 100) {
@@ -70,7 +87,10 @@ export function unsafeStringErrors(value: unknown, root: string): FieldError[] {
  */
 class AppValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const hygiene = metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param' ? unsafeStringErrors(value, metadata.data ?? '') : [];
+    const hygiene =
+      metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param'
+        ? unsafeStringErrors(value, metadata.data ?? '')
+        : [];
     if (hygiene.length === 0) return super.transform(value, metadata);
     let others: FieldError[] = [];
     try {

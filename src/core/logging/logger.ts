@@ -39,7 +39,14 @@ export function createLogger(level: LogLevel, name: string, destination?: Destin
  * Nest's own start-up narration (one line per module, controller and route: 74 lines on every start and watch
  * restart) says nothing an operator acts on; it is kept at debug. Warnings and errors from these contexts stay.
  */
-export const FRAMEWORK_BOOT_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestApplicationContext']);
+export const FRAMEWORK_BOOT_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+  'NestApplicationContext',
+]);
 
 /** Nest's logger interface on top of pino, so framework messages are structured JSON too. */
 export class PinoNestLogger implements LoggerService {

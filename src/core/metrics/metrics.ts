@@ -35,7 +35,7 @@ export class Metrics {
 
   readonly pacedSends = new Histogram({
     name: 'bmapi_pacing_send_lateness_seconds',
-    help: "How long after its pacer slot a paced send was ready to leave, by outcome: sent (within PACING_LATE_MS), forfeited (later: it took a new slot, as it would have bunched with the next sends at Meta)",
+    help: 'How long after its pacer slot a paced send was ready to leave, by outcome: sent (within PACING_LATE_MS), forfeited (later: it took a new slot, as it would have bunched with the next sends at Meta)',
     labelNames: ['outcome'] as const,
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
     registers: [this.registry],
@@ -43,7 +43,7 @@ export class Metrics {
 
   readonly scheduledTasks = new Histogram({
     name: 'bmapi_scheduled_task_duration_seconds',
-    help: 'Runs of the workers\' periodic tasks (webhook-sweep, storage-partitions, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers',
+    help: "Runs of the workers' periodic tasks (webhook-sweep, storage-partitions, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers",
     labelNames: ['task', 'outcome'] as const,
     buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
     registers: [this.registry],
@@ -51,16 +51,28 @@ export class Metrics {
 
   readonly queueJobs = new Histogram({
     name: 'bmapi_queue_job_duration_seconds',
-    help: 'Jobs run by the worker\'s BullMQ consumers by queue (webhook-deliveries, campaigns, scheduled-tasks) and outcome (ok, failed: retried or failed for good as the queue says)',
+    help: "Jobs run by the worker's BullMQ consumers by queue (webhook-deliveries, campaigns, scheduled-tasks) and outcome (ok, failed: retried or failed for good as the queue says)",
     labelNames: ['queue', 'outcome'] as const,
     buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300],
     registers: [this.registry],
   });
 
-  readonly deliveriesReceived = this.counter('bmapi_webhook_deliveries_received_total', 'Webhook deliveries stored and acknowledged by the receiver (one per business account of a POST)');
-  readonly deliveriesProcessed = this.counter('bmapi_webhook_deliveries_processed_total', 'Webhook deliveries processed by the worker (a delivery re-run for waiting statuses counts again)');
-  readonly deliveriesDeadLettered = this.counter('bmapi_webhook_deliveries_dead_lettered_total', 'Webhook deliveries that failed for good (dead letters, replayable from the console)');
-  readonly eventsStored = this.counter('bmapi_webhook_events_stored_total', 'Events stored by the worker (each item of a delivery once)');
+  readonly deliveriesReceived = this.counter(
+    'bmapi_webhook_deliveries_received_total',
+    'Webhook deliveries stored and acknowledged by the receiver (one per business account of a POST)',
+  );
+  readonly deliveriesProcessed = this.counter(
+    'bmapi_webhook_deliveries_processed_total',
+    'Webhook deliveries processed by the worker (a delivery re-run for waiting statuses counts again)',
+  );
+  readonly deliveriesDeadLettered = this.counter(
+    'bmapi_webhook_deliveries_dead_lettered_total',
+    'Webhook deliveries that failed for good (dead letters, replayable from the console)',
+  );
+  readonly eventsStored = this.counter(
+    'bmapi_webhook_events_stored_total',
+    'Events stored by the worker (each item of a delivery once)',
+  );
 
   /** Set by each partition-maintenance pass (and kept when a pass fails, so an alert on `- time()` still works). */
   readonly partitionsUntil = new Gauge({

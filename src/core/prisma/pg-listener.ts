@@ -48,7 +48,11 @@ export class PgListener implements OnModuleDestroy {
   private async connect(): Promise<void> {
     this.timer = undefined;
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.config.databaseUrl, connectionTimeoutMillis: 3000, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.config.databaseUrl,
+      connectionTimeoutMillis: 3000,
+      keepAlive: true,
+    });
     client.on('notification', (n) => {
       for (const s of this.subscribers.get(n.channel) ?? []) s.notify(n.payload ?? '');
     });

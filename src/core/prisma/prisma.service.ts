@@ -26,7 +26,10 @@ export { safeInteger } from '../db/pg-pool.js';
  * A row of Prisma's client with its bigint id as a number, as repositories hand rows on: a bigint cannot go into
  * JSON (a response, a log line, a queue job), and the API answers ids as numbers.
  */
-export const withNumberId = <R extends { id: bigint }>(row: R): Omit<R, 'id'> & { id: number } => ({ ...row, id: safeInteger(row.id) });
+export const withNumberId = <R extends { id: bigint }>(row: R): Omit<R, 'id'> & { id: number } => ({
+  ...row,
+  id: safeInteger(row.id),
+});
 
 /**
  * The one Prisma client of a process, on Db's pool through the driver adapter (no native engine), for the

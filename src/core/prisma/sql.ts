@@ -21,7 +21,11 @@ export function planned(text: string): (values: unknown[]) => pg.QueryConfig {
  * BEGIN … COMMIT on one connection of the pool. Any error rolls back by dropping the connection (the
  * server aborts its transaction), which is also right when the connection itself is what failed.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query(begin);

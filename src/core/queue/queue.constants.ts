@@ -28,5 +28,6 @@ export interface ProcessDeliveryJob {
 export const jobIds = {
   delivery: (deliveryId: number, generation = 0) => `delivery-${deliveryId}-${generation}`,
   /** One job per run of a campaign; a sweep adds `sweep` and its time slot (a duplicate run finds the lease taken). */
-  campaign: (campaignId: number, run: number, sweep?: number) => `campaign-${campaignId}-${run}${sweep === undefined ? '' : `-sweep-${sweep}`}`,
+  campaign: (campaignId: number, run: number, sweep?: number) =>
+    `campaign-${campaignId}-${run}${sweep === undefined ? '' : `-sweep-${sweep}`}`,
 };

@@ -32,7 +32,13 @@ export class QueueService implements OnModuleDestroy {
     return queue;
   }
 
-  async add<T extends object>(queueName: string, jobName: string, data: T, opts: JobsOptions, timeoutMs = 1000): Promise<void> {
+  async add<T extends object>(
+    queueName: string,
+    jobName: string,
+    data: T,
+    opts: JobsOptions,
+    timeoutMs = 1000,
+  ): Promise<void> {
     await withTimeout(this.queue(queueName).add(jobName, data, opts), timeoutMs, `enqueue to ${queueName} timed out`);
   }
 

@@ -102,9 +102,15 @@ export class RateLimiterService {
    */
   async takeAll(buckets: { bucket: string; rule: RateLimitRule }[]): Promise<(RateLimitDecision | null)[]> {
     try {
-      const client = this.redis.client as unknown as { tokenBuckets(count: number, ...args: (string | number)[]): Promise<(number | string)[]> };
+      const client = this.redis.client as unknown as {
+        tokenBuckets(count: number, ...args: (string | number)[]): Promise<(number | string)[]>;
+      };
       const keys = buckets.map((b) => `${this.config.queuePrefix}:rate:${b.bucket}`);
-      const out = await client.tokenBuckets(keys.length, ...keys, ...buckets.flatMap((b) => [b.rule.perSecond, b.rule.burst]));
+      const out = await client.tokenBuckets(
+        keys.length,
+        ...keys,
+        ...buckets.flatMap((b) => [b.rule.perSecond, b.rule.burst]),
+      );
       return buckets.map(({ rule }, i) => decision(rule, Number(out[2 * i]) === 1, Number(out[2 * i + 1])));
     } catch (error) {
       this.logger.warn({ err: error }, 'rate limiter unavailable; allowing the request');
@@ -116,7 +122,9 @@ export class RateLimiterService {
   async take(bucket: string, rule: RateLimitRule): Promise<RateLimitDecision | null> {
     const { perSecond: rate, burst } = rule;
     try {
-      const client = this.redis.client as unknown as { tokenBucket(key: string, rate: number, burst: number): Promise<[number, string]> };
+      const client = this.redis.client as unknown as {
+        tokenBucket(key: string, rate: number, burst: number): Promise<[number, string]>;
+      };
       const [allowed, tokensText] = await client.tokenBucket(`${this.config.queuePrefix}:rate:${bucket}`, rate, burst);
       return decision(rule, allowed === 1, Number(tokensText));
     } catch (error) {
@@ -144,7 +152,10 @@ export function enforceRateLimit(res: Response, decisions: (RateLimitDecision | 
   const known = decisions.filter((d): d is RateLimitDecision => d !== null);
   if (known.length === 0) return;
   const refused = known.filter((d) => !d.allowed);
-  const shown = refused.length > 0 ? refused.reduce((a, b) => (b.retryAfterSeconds > a.retryAfterSeconds ? b : a)) : known.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  const shown =
+    refused.length > 0
+      ? refused.reduce((a, b) => (b.retryAfterSeconds > a.retryAfterSeconds ? b : a))
+      : known.reduce((a, b) => (b.remaining < a.remaining ? b : a));
   res.setHeader('RateLimit-Limit', String(shown.limit));
   res.setHeader('RateLimit-Remaining', String(shown.remaining));
   res.setHeader('RateLimit-Reset', String(shown.resetSeconds));

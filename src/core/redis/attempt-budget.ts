@@ -66,7 +66,12 @@ export class AttemptBudget {
   async take(budgets: Budget[], windowSeconds: number): Promise<TakeResult> {
     await this.connected();
     const keys = budgets.map((b) => b.key);
-    const [index, ttl] = await this.commands.attemptTake(keys.length, ...keys, ...budgets.map((b) => b.limit), windowSeconds);
+    const [index, ttl] = await this.commands.attemptTake(
+      keys.length,
+      ...keys,
+      ...budgets.map((b) => b.limit),
+      windowSeconds,
+    );
     return index === 0 ? { taken: true } : { taken: false, exhausted: keys[index - 1]!, retryAfterSeconds: ttl };
   }
 

@@ -57,7 +57,14 @@ export class TaskScheduler {
     this.queue.on('error', () => undefined);
     this.connection.on('ready', () => void this.upsertAll());
     // Every task at once: a long retention pass never holds up the sweeper.
-    const spec = { queue: QUEUES.scheduledTasks, name: 'scheduled tasks', concurrency: Math.max(1, this.tasks.size), ...LOCKS, connection: this.connection, logContextOf: (job: Job) => ({ task: job.name }) };
+    const spec = {
+      queue: QUEUES.scheduledTasks,
+      name: 'scheduled tasks',
+      concurrency: Math.max(1, this.tasks.size),
+      ...LOCKS,
+      connection: this.connection,
+      logContextOf: (job: Job) => ({ task: job.name }),
+    };
     this.worker = new ManagedWorker<unknown, number>(spec, this.opts, (job) => this.runJob(job));
     this.worker.start();
   }

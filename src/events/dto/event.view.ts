@@ -10,20 +10,38 @@ export class EventErrorView {
 }
 
 export class EventMediaView {
-  @ApiProperty({ example: '1037543291543636', description: "Meta's media id (kept by Meta for about 7 days)" }) id: string;
+  @ApiProperty({ example: '1037543291543636', description: "Meta's media id (kept by Meta for about 7 days)" })
+  id: string;
   @ApiProperty({ nullable: true, type: String, example: 'image/jpeg' }) mimeType: string | null;
   @ApiProperty({ nullable: true, type: String }) sha256: string | null;
   @ApiProperty({ nullable: true, type: String }) caption: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'invoice.pdf' }) filename: string | null;
-  @ApiProperty({ example: '/business-accounts/310987654321098/media/1037543291543636', description: 'Console route that streams the bytes' }) downloadPath: string;
+  @ApiProperty({
+    example: '/business-accounts/310987654321098/media/1037543291543636',
+    description: 'Console route that streams the bytes',
+  })
+  downloadPath: string;
 }
 
 /** Meta's pricing object of a status, as sent (per-message pricing). */
 export class EventPricingView {
   @ApiProperty({ nullable: true, type: String, example: 'PMP' }) pricing_model: string | null;
-  @ApiProperty({ nullable: true, type: String, example: 'utility', description: 'marketing, utility, authentication, authentication_international, service, …' }) category: string | null;
-  @ApiProperty({ nullable: true, type: String, example: 'regular', description: 'regular, free_customer_service or free_entry_point' }) type: string | null;
-  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable: boolean | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'utility',
+    description: 'marketing, utility, authentication, authentication_international, service, …',
+  })
+  category: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'regular',
+    description: 'regular, free_customer_service or free_entry_point',
+  })
+  type: string | null;
+  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable:
+    boolean | null;
 }
 
 export class EventView {
@@ -31,19 +49,59 @@ export class EventView {
   @ApiProperty({ example: 'messages', description: 'Upstream category: the webhook field' }) eventType: string;
   @ApiProperty({ enum: EVENT_KINDS }) kind: string;
   @ApiProperty({ example: 'Message delivered' }) title: string;
-  @ApiProperty({ nullable: true, type: String, example: 'delivered', description: 'Delivery status (status updates only)' }) status: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '447700900123', description: 'Phone number of the recipient (status) or sender (inbound); null when Meta sent only a user id' }) recipient: string | null;
-  @ApiProperty({ nullable: true, type: String, example: 'US.13491208655302741918', description: 'Business-scoped user id (BSUID) of the recipient or sender, when Meta sent one' }) userId: string | null;
-  @ApiProperty({ nullable: true, type: String, description: "Equals the related message's upstreamMessageId" }) messageId: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'delivered',
+    description: 'Delivery status (status updates only)',
+  })
+  status: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: '447700900123',
+    description: 'Phone number of the recipient (status) or sender (inbound); null when Meta sent only a user id',
+  })
+  recipient: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'US.13491208655302741918',
+    description: 'Business-scoped user id (BSUID) of the recipient or sender, when Meta sent one',
+  })
+  userId: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "Equals the related message's upstreamMessageId" })
+  messageId: string | null;
   @ApiProperty({ example: '310987654321098' }) wabaId: string;
   @ApiProperty({ nullable: true, type: String, example: '402345678901234' }) phoneNumberId: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'When the upstream platform says it happened (ISO 8601)' }) upstreamTimestamp: string | null;
-  @ApiProperty({ nullable: true, type: EventErrorView, description: "The upstream error (statuses[].errors, messages[].errors or value.errors): code, title and error_data.details" }) error: EventErrorView | null;
-  @ApiProperty({ nullable: true, type: EventPricingView, description: 'Status updates: the pricing object Meta sent with it' }) pricing: EventPricingView | null;
-  @ApiProperty({ description: 'Whether asynchronous processing (updating the message, window or template) has completed' }) processed: boolean;
+  @ApiProperty({ nullable: true, type: String, description: 'When the upstream platform says it happened (ISO 8601)' })
+  upstreamTimestamp: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: EventErrorView,
+    description:
+      'The upstream error (statuses[].errors, messages[].errors or value.errors): code, title and error_data.details',
+  })
+  error: EventErrorView | null;
+  @ApiProperty({
+    nullable: true,
+    type: EventPricingView,
+    description: 'Status updates: the pricing object Meta sent with it',
+  })
+  pricing: EventPricingView | null;
+  @ApiProperty({
+    description: 'Whether asynchronous processing (updating the message, window or template) has completed',
+  })
+  processed: boolean;
   @ApiProperty({ example: '2026-01-01T12:00:05.123Z' }) createdAt: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The upstream item as received' }) raw: unknown;
-  @ApiPropertyOptional({ type: EventMediaView, nullable: true, description: 'Inbound image, video, audio, document or sticker messages: the media and where to download it' }) media?: EventMediaView | null;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The upstream item as received' })
+  raw: unknown;
+  @ApiPropertyOptional({
+    type: EventMediaView,
+    nullable: true,
+    description: 'Inbound image, video, audio, document or sticker messages: the media and where to download it',
+  })
+  media?: EventMediaView | null;
 }
 
 export function toEventView(e: Event): EventView {

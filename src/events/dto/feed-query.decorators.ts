@@ -21,7 +21,8 @@ export const FeedWait = () =>
       minimum: 0,
       maximum: MAX_FEED_WAIT_SECONDS,
       default: 0,
-      description: 'Feed form only: when nothing is newer than `after`, wait up to this many seconds (long poll); at the deadline the answer is an empty page with the same cursor.',
+      description:
+        'Feed form only: when nothing is newer than `after`, wait up to this many seconds (long poll); at the deadline the answer is an empty page with the same cursor.',
     }),
     IsOptional(),
     Type(() => Number),

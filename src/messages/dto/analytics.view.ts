@@ -14,7 +14,8 @@ class MessageCountsDoc {
 /** Fractions of all messages created in the period, to 4 decimals. */
 @ApiSchema({ name: 'AnalyticsRates' })
 class AnalyticsRatesDoc {
-  @ApiProperty({ example: 0.9167, description: 'delivered / total (0 when nothing was created in the period)' }) delivery!: number;
+  @ApiProperty({ example: 0.9167, description: 'delivered / total (0 when nothing was created in the period)' })
+  delivery!: number;
   @ApiProperty({ example: 0.5333, description: 'read / total' }) read!: number;
   @ApiProperty({ example: 0.0167, description: 'failed / total' }) failure!: number;
 }
@@ -71,10 +72,16 @@ export class AnalyticsDoc implements Analytics {
   @ApiProperty({ format: 'date-time' }) until!: string;
   @ApiProperty({ enum: ['day', 'hour'] }) granularity!: 'day' | 'hour';
   @ApiProperty({ type: MessageCountsDoc, description: 'Sent messages (outbound) only' }) totals!: MessageCountsDoc;
-  @ApiProperty({ example: 37, description: 'Inbound messages (customers wrote) received in the period, counted apart from the sends in totals and rates' }) inbound!: number;
+  @ApiProperty({
+    example: 37,
+    description:
+      'Inbound messages (customers wrote) received in the period, counted apart from the sends in totals and rates',
+  })
+  inbound!: number;
   @ApiProperty({ type: AnalyticsRatesDoc }) rates!: AnalyticsRatesDoc;
   @ApiProperty({ type: [AnalyticsBucketDoc] }) series!: AnalyticsBucketDoc[];
-  @ApiProperty({ type: PricingCountsDoc, description: 'Over the whole period; each series bucket has its own' }) pricing!: PricingCountsDoc;
+  @ApiProperty({ type: PricingCountsDoc, description: 'Over the whole period; each series bucket has its own' })
+  pricing!: PricingCountsDoc;
   @ApiProperty({ type: [FailureReasonDoc], description: 'Most frequent first' }) failureReasons!: FailureReasonDoc[];
   @ApiProperty({ type: [TemplateFiguresDoc] }) templates!: TemplateFiguresDoc[];
 }

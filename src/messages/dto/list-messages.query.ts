@@ -1,6 +1,17 @@
 import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { LimitQueryDto, PageNumber } from '../../core/http/pagination.js';
 import { FeedAfter, FeedWait } from '../../events/dto/feed-query.decorators.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
@@ -54,7 +65,10 @@ export class ListMessagesQuery extends IntersectionType(LimitQueryDto, MessageSc
   @IsIn(LISTED_STATUSES, { message: `status must be one of ${LISTED_STATUSES.join(', ')}` })
   status?: string;
 
-  @ApiPropertyOptional({ enum: MESSAGE_DIRECTIONS, description: '`inbound`: what customers sent; `outbound`: what was sent with key pairs' })
+  @ApiPropertyOptional({
+    enum: MESSAGE_DIRECTIONS,
+    description: '`inbound`: what customers sent; `outbound`: what was sent with key pairs',
+  })
   @IsOptional()
   @IsIn(MESSAGE_DIRECTIONS, { message: `direction must be one of ${MESSAGE_DIRECTIONS.join(', ')}` })
   direction?: MessageDirection;
@@ -81,7 +95,10 @@ export class ListMessagesQuery extends IntersectionType(LimitQueryDto, MessageSc
   @Max(Number.MAX_SAFE_INTEGER, { message: 'campaignId must be a campaign id (a positive integer)' })
   campaignId?: number;
 
-  @ApiPropertyOptional({ description: 'Recipient business-scoped user id (messages sent with userId)', example: 'US.13491208655302741918' })
+  @ApiPropertyOptional({
+    description: 'Recipient business-scoped user id (messages sent with userId)',
+    example: 'US.13491208655302741918',
+  })
   @IsOptional()
   @Matches(BSUID, { message: 'userId must be a business-scoped user id: CC.<id> or CC.ENT.<id>' })
   userId?: string;

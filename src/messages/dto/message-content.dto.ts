@@ -40,7 +40,10 @@ function AbsentWith(other: string, message: string) {
       target: target.constructor,
       propertyName: property,
       options: { message },
-      validator: { validate: (value: unknown, args: ValidationArguments) => value === undefined || (args.object as Record<string, unknown>)[other] === undefined },
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) =>
+          value === undefined || (args.object as Record<string, unknown>)[other] === undefined,
+      },
     });
 }
 
@@ -72,19 +75,31 @@ function NestedMax(key: string, max: number, message: string) {
       options: { message },
       validator: {
         validate: (value: unknown) =>
-          !Array.isArray(value) || value.reduce((n: number, item) => n + (Array.isArray((item as Record<string, unknown>)?.[key]) ? ((item as Record<string, unknown[]>)[key]!.length) : 0), 0) <= max,
+          !Array.isArray(value) ||
+          value.reduce(
+            (n: number, item) =>
+              n +
+              (Array.isArray((item as Record<string, unknown>)?.[key])
+                ? (item as Record<string, unknown[]>)[key]!.length
+                : 0),
+            0,
+          ) <= max,
       },
     });
 }
 
 /** One emoji (with its modifiers, variation selectors and ZWJ sequences, or a flag), or '' to remove a reaction. */
-export const EMOJI = /^(?:(?:\p{Regional_Indicator}{2})|(?:[#*0-9]\uFE0F?\u20E3)|(?:\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})*(?:\u200D\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})*)*))?$/u;
+export const EMOJI =
+  /^(?:(?:\p{Regional_Indicator}{2})|(?:[#*0-9]\uFE0F?\u20E3)|(?:\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})*(?:\u200D\p{Extended_Pictographic}(?:\uFE0F|\p{Emoji_Modifier})*)*))?$/u;
 
 // ---- Media ----------------------------------------------------------------------------------------------------
 
 /** `{ link | id }`: exactly one of a public https URL or the id of an uploaded media object. */
 export class AudioContentDto {
-  @ApiPropertyOptional({ description: 'Public https URL of the file (exactly one of link or id)', example: 'https://cdn.example.com/voice.ogg' })
+  @ApiPropertyOptional({
+    description: 'Public https URL of the file (exactly one of link or id)',
+    example: 'https://cdn.example.com/voice.ogg',
+  })
   @ValidateIf((m: AudioContentDto) => m.link !== undefined || m.id === undefined)
   @IsDefined({ message: 'exactly one of link or id is required' })
   @IsUrl(HTTPS, httpsMessage('link'))
@@ -92,7 +107,10 @@ export class AudioContentDto {
   @AbsentWith('id', 'exactly one of link or id is allowed')
   link?: string;
 
-  @ApiPropertyOptional({ description: 'Media id from POST /business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/media', example: '1037543291543636' })
+  @ApiPropertyOptional({
+    description: 'Media id from POST /business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/media',
+    example: '1037543291543636',
+  })
   @IsOptional()
   @Matches(/^\d{1,32}$/, { message: 'id must be a media id (digits)' })
   id?: string;
@@ -208,7 +226,9 @@ export class ContactDto {
   @ApiPropertyOptional({ type: [ContactPhoneDto] }) @nestedArray(() => ContactPhoneDto) phones?: ContactPhoneDto[];
   @ApiPropertyOptional({ type: [ContactEmailDto] }) @nestedArray(() => ContactEmailDto) emails?: ContactEmailDto[];
   @ApiPropertyOptional({ type: [ContactUrlDto] }) @nestedArray(() => ContactUrlDto) urls?: ContactUrlDto[];
-  @ApiPropertyOptional({ type: [ContactAddressDto] }) @nestedArray(() => ContactAddressDto) addresses?: ContactAddressDto[];
+  @ApiPropertyOptional({ type: [ContactAddressDto] })
+  @nestedArray(() => ContactAddressDto)
+  addresses?: ContactAddressDto[];
 
   @ApiPropertyOptional({ type: ContactOrgDto })
   @IsOptional()
@@ -302,7 +322,10 @@ export class ButtonActionDto {
   @IsArray({ message: 'buttons must be an array' })
   @ArrayMinSize(1, { message: 'buttons must have 1 to 3 reply buttons' })
   @ArrayMaxSize(3, { message: 'at most 3 reply buttons', context: { at: 3 } })
-  @UniqueIds((buttons) => buttons.map((b) => (b as ReplyButtonDto | undefined)?.reply?.id), 'button ids (reply.id) must be unique')
+  @UniqueIds(
+    (buttons) => buttons.map((b) => (b as ReplyButtonDto | undefined)?.reply?.id),
+    'button ids (reply.id) must be unique',
+  )
   @ValidateNested({ each: true })
   @Type(() => ReplyButtonDto)
   buttons: ReplyButtonDto[];
@@ -327,7 +350,11 @@ export class ListRowDto {
 }
 
 export class ListSectionDto {
-  @ApiPropertyOptional({ maxLength: 24, example: 'Tomorrow', description: 'Required when there is more than one section' })
+  @ApiPropertyOptional({
+    maxLength: 24,
+    example: 'Tomorrow',
+    description: 'Required when there is more than one section',
+  })
   @IsOptional()
   @IsString({ message: 'title must be a string' })
   @Length(1, 24, { message: 'title must be 1 to 24 characters' })
@@ -344,7 +371,9 @@ export class ListSectionDto {
 }
 
 const rowIds = (sections: unknown[]) =>
-  sections.flatMap((s) => (Array.isArray((s as ListSectionDto)?.rows) ? (s as ListSectionDto).rows.map((r) => r?.id) : []));
+  sections.flatMap((s) =>
+    Array.isArray((s as ListSectionDto)?.rows) ? (s as ListSectionDto).rows.map((r) => r?.id) : [],
+  );
 
 export class ListActionDto {
   @ApiProperty({ maxLength: 20, example: 'Choose a slot', description: 'Label of the button that opens the list' })
@@ -413,18 +442,31 @@ export class InteractiveContentDto {
   @Type(() => InteractiveShortTextDto)
   footer?: InteractiveShortTextDto;
 
-  @ApiProperty({ description: 'buttons (button), button + sections (list) or name + parameters (cta_url)', oneOf: [{ $ref: '#/components/schemas/ButtonActionDto' }, { $ref: '#/components/schemas/ListActionDto' }, { $ref: '#/components/schemas/CtaUrlActionDto' }] })
+  @ApiProperty({
+    description: 'buttons (button), button + sections (list) or name + parameters (cta_url)',
+    oneOf: [
+      { $ref: '#/components/schemas/ButtonActionDto' },
+      { $ref: '#/components/schemas/ListActionDto' },
+      { $ref: '#/components/schemas/CtaUrlActionDto' },
+    ],
+  })
   @IsDefined({ message: 'action is required' })
   @ValidateNested()
   // The action's shape depends on the interactive type, which is its parent's field.
-  @Type((opts) => ACTIONS[(opts?.object as { type?: keyof typeof ACTIONS } | undefined)?.type ?? 'button'] ?? ButtonActionDto)
+  @Type(
+    (opts) =>
+      ACTIONS[(opts?.object as { type?: keyof typeof ACTIONS } | undefined)?.type ?? 'button'] ?? ButtonActionDto,
+  )
   action: ButtonActionDto | ListActionDto | CtaUrlActionDto;
 }
 
 // ---- Reaction and context -----------------------------------------------------------------------------------------
 
 export class ReactionContentDto {
-  @ApiProperty({ description: 'The wamid of the message reacted to', example: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=' })
+  @ApiProperty({
+    description: 'The wamid of the message reacted to',
+    example: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=',
+  })
   @IsString({ message: 'message_id must be a string' })
   @Length(1, 256, { message: 'message_id must be 1 to 256 characters' })
   message_id: string;
@@ -436,7 +478,10 @@ export class ReactionContentDto {
 }
 
 export class ContextDto {
-  @ApiProperty({ description: 'The wamid of the message replied to', example: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=' })
+  @ApiProperty({
+    description: 'The wamid of the message replied to',
+    example: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=',
+  })
   @IsString({ message: 'message_id must be a string' })
   @Length(1, 256, { message: 'message_id must be 1 to 256 characters' })
   message_id: string;

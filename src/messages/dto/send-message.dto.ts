@@ -1,6 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDefined, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsDefined,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { BSUID } from '../../upstream/upstream.types.js';
 import { MESSAGE_TYPE_CATALOGUE, MESSAGE_TYPES, type MessageType, type MessageTypeFields } from '../types/catalogue.js';
 import { stacked } from '../types/message-type.js';
@@ -27,14 +38,18 @@ export class SendMessageDto extends WithTypeFields {
 
   @ApiPropertyOptional({
     example: '447700900123',
-    description: 'The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.',
+    description:
+      'The recipient’s phone number: E.164 digits, no plus sign or spaces (8–15 digits, no leading 0). Exactly one of `to` and `userId`.',
   })
   @ValidateIf((m: SendMessageDto) => m.userId === undefined || m.to !== undefined)
   @IsDefined({ message: 'to (or userId) is required' })
   @IsString({ message: 'to must be a string' })
   @IsNotEmpty({ message: 'to must not be empty' })
   // Meta reads a BSUID in `to` as a phone number, answers 200 and never delivers it: refused here instead.
-  @ValidateBy({ name: 'notBsuid', validator: { validate: (v: unknown) => typeof v !== 'string' || !LOOKS_LIKE_BSUID.test(v) } }, { message: 'to is a business-scoped user id, not a phone number: send it as userId' })
+  @ValidateBy(
+    { name: 'notBsuid', validator: { validate: (v: unknown) => typeof v !== 'string' || !LOOKS_LIKE_BSUID.test(v) } },
+    { message: 'to is a business-scoped user id, not a phone number: send it as userId' },
+  )
   @Matches(E164_DIGITS, { message: 'to must be E.164 digits without plus or spaces (8-15 digits, no leading 0)' })
   to?: string;
 
@@ -44,9 +59,17 @@ export class SendMessageDto extends WithTypeFields {
       'The recipient’s business-scoped user id (BSUID) instead of `to`, for users known only by it (WhatsApp usernames): `CC.<id>` or the parent form `CC.ENT.<id>`. Exactly one of `to` and `userId`.',
   })
   @ValidateIf((m: SendMessageDto) => m.userId !== undefined)
-  @ValidateBy({ name: 'notWithTo', validator: { validate: (_v: unknown, args) => (args?.object as SendMessageDto).to === undefined } }, { message: 'give either to or userId, not both' })
+  @ValidateBy(
+    {
+      name: 'notWithTo',
+      validator: { validate: (_v: unknown, args) => (args?.object as SendMessageDto).to === undefined },
+    },
+    { message: 'give either to or userId, not both' },
+  )
   @IsString({ message: 'userId must be a string' })
-  @Matches(BSUID, { message: 'userId must be a business-scoped user id: CC.<id> or CC.ENT.<id> (up to 128 letters and digits)' })
+  @Matches(BSUID, {
+    message: 'userId must be a business-scoped user id: CC.<id> or CC.ENT.<id> (up to 128 letters and digits)',
+  })
   userId?: string;
 
   @ApiProperty({ enum: MESSAGE_TYPES, example: 'template' })
@@ -59,7 +82,8 @@ export class SendMessageDto extends WithTypeFields {
 
 // Each type's fields, in catalogue order, then the context: the order of the Swagger schema and of a 422's errors.
 for (const definition of MESSAGE_TYPE_CATALOGUE) {
-  for (const [field, decorate] of Object.entries<PropertyDecorator>(definition.fields)) decorate(SendMessageDto.prototype, field);
+  for (const [field, decorate] of Object.entries<PropertyDecorator>(definition.fields))
+    decorate(SendMessageDto.prototype, field);
 }
 stacked([
   ApiPropertyOptional({ type: ContextDto, description: 'Any type: reply to this message (quoted by WhatsApp)' }),

@@ -10,15 +10,32 @@ import { InboundMediaDownloads } from './inbound-media-downloads.js';
 import { InboundMediaLinks } from './inbound-media-links.js';
 
 describe('InboundMediaDownloads', () => {
-  const config = { encryptionKeys: [{ id: 'k1', key: Buffer.alloc(32, 1) }], mediaLinkTtlSeconds: 300, publicBaseUrl: '', mediaDownloadsPerAccount: 2 } as unknown as AppConfig;
+  const config = {
+    encryptionKeys: [{ id: 'k1', key: Buffer.alloc(32, 1) }],
+    mediaLinkTtlSeconds: 300,
+    publicBaseUrl: '',
+    mediaDownloadsPerAccount: 2,
+  } as unknown as AppConfig;
   const account = '0b6f1f2e-6f0a-4c57-9d0e-5b2f8f6a1c01';
-  const message = { id: 7, businessAccountId: account, direction: 'inbound', type: 'image', content: { image: { id: '555', mime_type: 'image/png' } } };
+  const message = {
+    id: 7,
+    businessAccountId: account,
+    direction: 'inbound',
+    type: 'image',
+    content: { image: { id: '555', mime_type: 'image/png' } },
+  };
 
-  function setUp(getMedia: () => Promise<{ url: string }> = () => Promise.resolve({ url: 'https://lookaside.fbsbx.com/x' })) {
+  function setUp(
+    getMedia: () => Promise<{ url: string }> = () => Promise.resolve({ url: 'https://lookaside.fbsbx.com/x' }),
+  ) {
     const links = new InboundMediaLinks(config);
     const streams: PassThrough[] = [];
-    const messages = { findOne: (id: string, messageId: number) => Promise.resolve(id === account && messageId === 7 ? message : null) } as unknown as MessagesRepository;
-    const accounts = { findCredential: () => Promise.resolve({ wabaId: '1', accessTokenEncrypted: 'x' }) } as unknown as BusinessAccountsRepository;
+    const messages = {
+      findOne: (id: string, messageId: number) => Promise.resolve(id === account && messageId === 7 ? message : null),
+    } as unknown as MessagesRepository;
+    const accounts = {
+      findCredential: () => Promise.resolve({ wabaId: '1', accessTokenEncrypted: 'x' }),
+    } as unknown as BusinessAccountsRepository;
     const credentials = { open: () => 'token' } as unknown as AccountCredentials;
     const upstream = {
       getMedia,
@@ -29,7 +46,8 @@ describe('InboundMediaDownloads', () => {
       },
     } as unknown as WhatsAppClient;
     const downloads = new InboundMediaDownloads(links, messages, accounts, credentials, upstream, config);
-    const token = (messageId = 7, now = Date.now()) => links.sign({ businessAccountId: account, messageId }, now).url.split('/').at(-1)!;
+    const token = (messageId = 7, now = Date.now()) =>
+      links.sign({ businessAccountId: account, messageId }, now).url.split('/').at(-1)!;
     return { downloads, token, streams };
   }
 
@@ -55,9 +73,30 @@ describe('InboundMediaDownloads', () => {
   });
 
   it('names the media when the upstream no longer has it, passes other upstream failures on, and frees the slot either way', async () => {
-    const gone = setUp(() => Promise.reject(new UpstreamError({ operation: 'getMedia', title: 'Object does not exist', errorClass: 'permanent', code: 100, httpStatus: 400 })));
-    await expect(gone.downloads.open(gone.token())).rejects.toThrow('Media 555 of message 7 is no longer available from the upstream platform');
-    const down = setUp(() => Promise.reject(new UpstreamError({ operation: 'getMedia', title: 'Service unavailable', errorClass: 'retryable', httpStatus: 503 })));
+    const gone = setUp(() =>
+      Promise.reject(
+        new UpstreamError({
+          operation: 'getMedia',
+          title: 'Object does not exist',
+          errorClass: 'permanent',
+          code: 100,
+          httpStatus: 400,
+        }),
+      ),
+    );
+    await expect(gone.downloads.open(gone.token())).rejects.toThrow(
+      'Media 555 of message 7 is no longer available from the upstream platform',
+    );
+    const down = setUp(() =>
+      Promise.reject(
+        new UpstreamError({
+          operation: 'getMedia',
+          title: 'Service unavailable',
+          errorClass: 'retryable',
+          httpStatus: 503,
+        }),
+      ),
+    );
     for (let i = 0; i < 3; i++) await expect(down.downloads.open(down.token())).rejects.toBeInstanceOf(UpstreamError);
   });
 });

@@ -47,10 +47,17 @@ export class InboundMediaDownloads {
 
   async open(token: string, signal: AbortSignal = new AbortController().signal): Promise<InboundMediaFile> {
     const check = this.links.verify(token);
-    if (!check.ok) throw check.reason === 'expired' ? new Gone('Media link expired: read the message again (GET /messages/:id) for a fresh link') : new NotFound(MEDIA_LINK_NOT_FOUND);
+    if (!check.ok)
+      throw check.reason === 'expired'
+        ? new Gone('Media link expired: read the message again (GET /messages/:id) for a fresh link')
+        : new NotFound(MEDIA_LINK_NOT_FOUND);
     const { businessAccountId, messageId } = check.target;
     const release = this.slots.take(businessAccountId);
-    if (!release) throw new TooManyAttempts(`Too many media downloads of this business account at once (at most ${this.slots.limit}); try again shortly`, 1);
+    if (!release)
+      throw new TooManyAttempts(
+        `Too many media downloads of this business account at once (at most ${this.slots.limit}); try again shortly`,
+        1,
+      );
     try {
       const message = await this.messages.findOne(businessAccountId, messageId);
       const media = message && inboundMediaOf(message);
@@ -73,7 +80,9 @@ export class InboundMediaDownloads {
     } catch (error) {
       // Meta answers an unknown or expired media id with 100 (object does not exist) or a 404.
       if (error instanceof UpstreamError && (error.code === 100 || error.httpStatus === 404)) {
-        throw new NotFound(`Media ${mediaId} of message ${messageId} is no longer available from the upstream platform (inbound media is kept about 7 days)`);
+        throw new NotFound(
+          `Media ${mediaId} of message ${messageId} is no longer available from the upstream platform (inbound media is kept about 7 days)`,
+        );
       }
       throw error;
     }

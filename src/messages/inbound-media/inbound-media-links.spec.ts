@@ -3,7 +3,11 @@ import { inboundMediaOf, InboundMediaLinks } from './inbound-media-links.js';
 
 describe('InboundMediaLinks', () => {
   const config = (keys = [1], base = 'https://api.example.com') =>
-    ({ encryptionKeys: keys.map((k) => ({ id: `k${k}`, key: Buffer.alloc(32, k) })), mediaLinkTtlSeconds: 300, publicBaseUrl: base }) as unknown as AppConfig;
+    ({
+      encryptionKeys: keys.map((k) => ({ id: `k${k}`, key: Buffer.alloc(32, k) })),
+      mediaLinkTtlSeconds: 300,
+      publicBaseUrl: base,
+    }) as unknown as AppConfig;
   const target = { businessAccountId: '0b6f1f2e-6f0a-4c57-9d0e-5b2f8f6a1c01', messageId: 2 ** 31 + 9 };
   const now = Date.parse('2026-11-26T10:00:00.000Z');
   const tokenOf = (url: string) => url.split('/').at(-1)!;
@@ -33,7 +37,8 @@ describe('InboundMediaLinks', () => {
       '',
       'not-a-token',
     ];
-    for (const bad of forged) expect({ bad, check: links.verify(bad, now) }).toEqual({ bad, check: { ok: false, reason: 'invalid' } });
+    for (const bad of forged)
+      expect({ bad, check: links.verify(bad, now) }).toEqual({ bad, check: { ok: false, reason: 'invalid' } });
     expect(new InboundMediaLinks(config([2])).verify(token, now)).toEqual({ ok: false, reason: 'invalid' });
     // A rotated ring still accepts links made with an older key.
     expect(new InboundMediaLinks(config([2, 1])).verify(token, now).ok).toBe(true);
@@ -45,11 +50,31 @@ describe('InboundMediaLinks', () => {
 
   it("describes an inbound media message's media with a fresh link; nothing for outbound or non-media messages", () => {
     const links = new InboundMediaLinks(config());
-    const image = { id: target.messageId, businessAccountId: target.businessAccountId, direction: 'inbound', type: 'image', content: { image: { id: '1234', mime_type: 'image/png', sha256: 'abc', caption: 'Box' } } };
-    expect(links.forMessage(image, now)).toEqual({ mimeType: 'image/png', size: null, sha256: 'abc', caption: 'Box', filename: null, url: expect.stringContaining('/media/inbound/'), expiresAt: '2026-11-26T10:05:00.000Z' });
+    const image = {
+      id: target.messageId,
+      businessAccountId: target.businessAccountId,
+      direction: 'inbound',
+      type: 'image',
+      content: { image: { id: '1234', mime_type: 'image/png', sha256: 'abc', caption: 'Box' } },
+    };
+    expect(links.forMessage(image, now)).toEqual({
+      mimeType: 'image/png',
+      size: null,
+      sha256: 'abc',
+      caption: 'Box',
+      filename: null,
+      url: expect.stringContaining('/media/inbound/'),
+      expiresAt: '2026-11-26T10:05:00.000Z',
+    });
     expect(links.forMessage({ ...image, direction: 'outbound' }, now)).toBeNull();
     expect(links.forMessage({ ...image, type: 'text', content: { text: { body: 'hi' } } }, now)).toBeNull();
-    expect(inboundMediaOf({ direction: 'inbound', type: 'document', content: { document: { id: '9', filename: 'a.pdf', mime_type: 'application/pdf' } } })).toMatchObject({ id: '9', filename: 'a.pdf' });
+    expect(
+      inboundMediaOf({
+        direction: 'inbound',
+        type: 'document',
+        content: { document: { id: '9', filename: 'a.pdf', mime_type: 'application/pdf' } },
+      }),
+    ).toMatchObject({ id: '9', filename: 'a.pdf' });
     expect(inboundMediaOf({ direction: 'inbound', type: 'image', content: { image: {} } })).toBeNull();
   });
 });

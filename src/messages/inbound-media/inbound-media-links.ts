@@ -44,7 +44,9 @@ export class InboundMediaLinks {
   private readonly base: string;
 
   constructor(config: AppConfig) {
-    this.keys = config.encryptionKeys.map((k) => Buffer.from(hkdfSync('sha256', k.key, Buffer.alloc(0), 'inbound-media-link', 32)));
+    this.keys = config.encryptionKeys.map((k) =>
+      Buffer.from(hkdfSync('sha256', k.key, Buffer.alloc(0), 'inbound-media-link', 32)),
+    );
     this.ttlSeconds = config.mediaLinkTtlSeconds;
     this.base = config.publicBaseUrl;
   }
@@ -64,19 +66,34 @@ export class InboundMediaLinks {
     const payload = Buffer.from(body, 'base64url').toString('latin1');
     const match = PAYLOAD.exec(payload);
     const given = Buffer.from(mac, 'base64url');
-    if (!match || Buffer.from(payload, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES) return { ok: false, reason: 'invalid' };
-    if (!this.keys.some((key) => timingSafeEqual(given, this.mac(key, payload)))) return { ok: false, reason: 'invalid' };
+    if (!match || Buffer.from(payload, 'latin1').toString('base64url') !== body || given.length !== MAC_BYTES)
+      return { ok: false, reason: 'invalid' };
+    if (!this.keys.some((key) => timingSafeEqual(given, this.mac(key, payload))))
+      return { ok: false, reason: 'invalid' };
     if (Number(match[3]) * 1000 <= now) return { ok: false, reason: 'expired' };
     const messageId = Number(match[2]);
-    return Number.isSafeInteger(messageId) ? { ok: true, target: { businessAccountId: match[1]!, messageId } } : { ok: false, reason: 'invalid' };
+    return Number.isSafeInteger(messageId)
+      ? { ok: true, target: { businessAccountId: match[1]!, messageId } }
+      : { ok: false, reason: 'invalid' };
   }
 
   /** The `media` of a message view: Meta's description of an inbound message's media and a fresh link; null otherwise. */
-  forMessage(m: { id: number; businessAccountId: string; direction: string; type: string; content: unknown }, now = Date.now()): InboundMediaView | null {
+  forMessage(
+    m: { id: number; businessAccountId: string; direction: string; type: string; content: unknown },
+    now = Date.now(),
+  ): InboundMediaView | null {
     const ref = inboundMediaOf(m);
     if (!ref) return null;
     const link = this.sign({ businessAccountId: m.businessAccountId, messageId: m.id }, now);
-    return { mimeType: ref.mimeType, size: ref.size, sha256: ref.sha256, caption: ref.caption, filename: ref.filename, url: link.url, expiresAt: link.expiresAt.toISOString() };
+    return {
+      mimeType: ref.mimeType,
+      size: ref.size,
+      sha256: ref.sha256,
+      caption: ref.caption,
+      filename: ref.filename,
+      url: link.url,
+      expiresAt: link.expiresAt.toISOString(),
+    };
   }
 
   private mac(key: Buffer, payload: string): Buffer {

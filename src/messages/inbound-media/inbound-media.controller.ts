@@ -30,11 +30,21 @@ export class InboundMediaController {
   })
   @ApiParam({ name: 'token', description: 'The signed part of `media.url`' })
   @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'The file (not in the envelope), with its content type; Content-Length when the upstream gives it', schema: { type: 'string', format: 'binary' } })
-  @ApiResponse({ status: 404, description: 'Media link not found (malformed, altered or forged; or the message is gone), or the upstream platform no longer has the media (the message names it)' })
+  @ApiOkResponse({
+    description: 'The file (not in the envelope), with its content type; Content-Length when the upstream gives it',
+    schema: { type: 'string', format: 'binary' },
+  })
+  @ApiResponse({
+    status: 404,
+    description:
+      'Media link not found (malformed, altered or forged; or the message is gone), or the upstream platform no longer has the media (the message names it)',
+  })
   @ApiResponse({ status: 410, description: 'Media link expired: read the message again for a fresh link' })
   @ApiResponse({ status: 429, description: 'Too many downloads of the business account at once (Retry-After)' })
-  @ApiResponse({ status: 424, description: "The upstream platform rejected the business account's credential or blocked the account" })
+  @ApiResponse({
+    status: 424,
+    description: "The upstream platform rejected the business account's credential or blocked the account",
+  })
   @ApiResponse({ status: 502, description: 'Upstream platform unavailable or timed out' })
   async download(@Param('token') token: string, @Res() res: Response, @ClientGone() gone: AbortSignal): Promise<void> {
     // A caller that goes away aborts the upstream call too (issue 29: no upstream socket held for a dropped client).
@@ -43,7 +53,10 @@ export class InboundMediaController {
     if (file.contentLength !== undefined) res.setHeader('Content-Length', String(file.contentLength));
     res.setHeader('Cache-Control', 'private, no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Content-Disposition', file.filename ? `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}` : 'attachment');
+    res.setHeader(
+      'Content-Disposition',
+      file.filename ? `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}` : 'attachment',
+    );
     // A caller that goes away mid-file ends the transfer (and frees the account's download slot).
     await pipeline(file.stream, res)
       .catch(() => undefined)

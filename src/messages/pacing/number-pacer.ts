@@ -124,15 +124,27 @@ export class NumberPacer {
   async reserve(phoneNumberId: string, perSecond: number, want: number, horizonMs: number): Promise<PaceGrant> {
     if (!this.config.pacingEnabled) {
       const now = performance.now();
-      return { slots: Array.from({ length: Math.max(1, want) }, () => ({ notBefore: now, lateAfter: Infinity })), waitMs: 0, held: false };
+      return {
+        slots: Array.from({ length: Math.max(1, want) }, () => ({ notBefore: now, lateAfter: Infinity })),
+        waitMs: 0,
+        held: false,
+      };
     }
-    const client = this.redis.client as unknown as { paceReserve(k1: string, k2: string, interval: string, horizon: number, want: number): Promise<number[]> };
+    const client = this.redis.client as unknown as {
+      paceReserve(k1: string, k2: string, interval: string, horizon: number, want: number): Promise<number[]>;
+    };
     const key = this.keyOf(phoneNumberId);
     const interval = this.config.pacingWindowMs / perSecond;
     const asked = performance.now();
     let answer: number[];
     try {
-      answer = await client.paceReserve(`${key}:next`, `${key}:hold`, interval.toFixed(3), Math.max(0, Math.floor(horizonMs)), Math.max(1, want));
+      answer = await client.paceReserve(
+        `${key}:next`,
+        `${key}:hold`,
+        interval.toFixed(3),
+        Math.max(0, Math.floor(horizonMs)),
+        Math.max(1, want),
+      );
     } catch (err) {
       throw new PacerUnavailable(err instanceof Error ? err.message : String(err));
     }
@@ -150,7 +162,11 @@ export class NumberPacer {
    * One slot within `maxWaitMs` (PACING_MAX_WAIT_MS by default). Refused: when a slot can be had again, and whether
    * the number is backing off.
    */
-  async acquire(phoneNumberId: string, perSecond: number, maxWaitMs = this.config.pacingMaxWaitMs): Promise<{ ok: true; slot: PaceSlot } | { ok: false; retryAfterMs: number; held: boolean }> {
+  async acquire(
+    phoneNumberId: string,
+    perSecond: number,
+    maxWaitMs = this.config.pacingMaxWaitMs,
+  ): Promise<{ ok: true; slot: PaceSlot } | { ok: false; retryAfterMs: number; held: boolean }> {
     const grant = await this.reserve(phoneNumberId, perSecond, 1, maxWaitMs);
     const slot = grant.slots[0];
     return slot ? { ok: true, slot } : { ok: false, retryAfterMs: grant.waitMs, held: grant.held };
@@ -163,10 +179,14 @@ export class NumberPacer {
   async until(slot: PaceSlot): Promise<boolean> {
     // A timer may fire early by the time the current turn of the event loop has run: wait again for what is left (a
     // fraction of a ms waits a whole one: late by less than PACING_LATE_MS rather than early).
-    for (let left = slot.notBefore - performance.now(); left > 0; left = slot.notBefore - performance.now()) await sleep(Math.max(1, left));
+    for (let left = slot.notBefore - performance.now(); left > 0; left = slot.notBefore - performance.now())
+      await sleep(Math.max(1, left));
     const now = performance.now();
     const onTime = now <= slot.lateAfter;
-    this.metrics.pacedSends.observe({ outcome: onTime ? 'sent' : 'forfeited' }, Math.max(0, now - slot.notBefore) / 1000);
+    this.metrics.pacedSends.observe(
+      { outcome: onTime ? 'sent' : 'forfeited' },
+      Math.max(0, now - slot.notBefore) / 1000,
+    );
     return onTime;
   }
 

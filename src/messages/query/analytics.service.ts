@@ -11,7 +11,13 @@ const MAX_RANGE_MS = { day: 400 * DAY_MS, hour: 31 * DAY_MS };
 /** Meta's pricing types (per-message pricing), always listed, zeros included. */
 export const PRICING_TYPES = ['regular', 'free_customer_service', 'free_entry_point'] as const;
 /** Meta's pricing categories, always listed, zeros included; any other category Meta sends is listed as it comes. */
-export const PRICING_CATEGORIES = ['marketing', 'utility', 'authentication', 'authentication_international', 'service'] as const;
+export const PRICING_CATEGORIES = [
+  'marketing',
+  'utility',
+  'authentication',
+  'authentication_international',
+  'service',
+] as const;
 
 /** How many messages Meta priced in each category and each type (counts only: Meta bills the customer directly). */
 export interface PricingCounts {
@@ -52,20 +58,26 @@ export class AnalyticsService {
     const since = query.since ? new Date(query.since) : new Date(until.getTime() - 7 * DAY_MS);
     if (since >= until) throw InvalidInput.of('since', 'since must be before until');
     if (until.getTime() - since.getTime() > MAX_RANGE_MS[granularity]) {
-      throw InvalidInput.of('since', `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`);
+      throw InvalidInput.of(
+        'since',
+        `the range may span at most ${MAX_RANGE_MS[granularity] / DAY_MS} days with granularity ${granularity}`,
+      );
     }
 
     // The range asked, narrowed to the readable window (an empty range when they do not meet).
     const readable = withinWindow({ since, until }, window);
     const counted = { since: readable.since, until: readable.until < readable.since ? readable.since : readable.until };
-    const { totals, series, failureReasons, templates, pricing, inbound } = await this.messages.analytics(businessAccountId, {
-      since: counted.since,
-      until: counted.until,
-      granularity,
-      phoneNumberId: query.phoneNumberId,
-      templateName: query.templateName,
-      type: query.type,
-    });
+    const { totals, series, failureReasons, templates, pricing, inbound } = await this.messages.analytics(
+      businessAccountId,
+      {
+        since: counted.since,
+        until: counted.until,
+        granularity,
+        phoneNumberId: query.phoneNumberId,
+        templateName: query.templateName,
+        type: query.type,
+      },
+    );
     const overall = emptyPricing();
     const perBucket = new Map<number, PricingCounts>();
     for (const row of pricing) {
@@ -98,9 +110,11 @@ export class AnalyticsService {
   }
 }
 
-
 function emptyPricing(): PricingCounts {
-  return { byCategory: Object.fromEntries(PRICING_CATEGORIES.map((c) => [c, 0])), byType: Object.fromEntries(PRICING_TYPES.map((t) => [t, 0])) };
+  return {
+    byCategory: Object.fromEntries(PRICING_CATEGORIES.map((c) => [c, 0])),
+    byType: Object.fromEntries(PRICING_TYPES.map((t) => [t, 0])),
+  };
 }
 
 /** A message without a category (or a type) in its pricing is counted under `unknown` there. */

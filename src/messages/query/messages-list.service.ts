@@ -12,7 +12,12 @@ import { MessagesFeedCursors } from '../feed/messages-feed-cursors.js';
 import type { MessagesFeedView } from '../feed/messages-feed.view.js';
 import { InboundMediaLinks } from '../inbound-media/inbound-media-links.js';
 import { toMessageListItem, type MessageListItemView } from '../message.view.js';
-import { MessagesRepository, type MessageFilter, type MessagesFeedPage, type StoredMessage } from '../messages.repository.js';
+import {
+  MessagesRepository,
+  type MessageFilter,
+  type MessagesFeedPage,
+  type StoredMessage,
+} from '../messages.repository.js';
 
 /** The account a list is read for: the key pair's (or the console operator's chosen) business account. */
 export interface ListScope {
@@ -47,26 +52,46 @@ export class MessagesList {
     this.slots = new PerKeySlots(config.messagesFeedWaitersPerAccount);
   }
 
-  async list(scope: ListScope, query: ListMessagesQuery, gone?: AbortSignal): Promise<Page<MessageListItemView> | MessagesFeedView> {
+  async list(
+    scope: ListScope,
+    query: ListMessagesQuery,
+    gone?: AbortSignal,
+  ): Promise<Page<MessageListItemView> | MessagesFeedView> {
     if (query.after !== undefined) return this.feed(scope, query, gone);
     if (query.wait !== undefined) throw InvalidInput.of('wait', 'wait only applies to the feed (with after)');
     const paging = { page: query.page ?? 1, limit: query.limit };
-    const { rows, total } = await this.messages.list(scope.businessAccountId, withinWindow(filterOf(query), scope.window), paging);
+    const { rows, total } = await this.messages.list(
+      scope.businessAccountId,
+      withinWindow(filterOf(query), scope.window),
+      paging,
+    );
     return toPage(this.items(rows), total, paging);
   }
 
   private async feed(scope: ListScope, query: ListMessagesQuery, gone?: AbortSignal): Promise<MessagesFeedView> {
-    if (query.page !== undefined) throw InvalidInput.of('after', 'after and page exclude each other: follow the feed with after, or browse pages with page');
+    if (query.page !== undefined)
+      throw InvalidInput.of(
+        'after',
+        'after and page exclude each other: follow the feed with after, or browse pages with page',
+      );
     const after = query.after === '' ? '0' : query.after!;
     const position = this.cursors.decode(scope.businessAccountId, after);
-    if (!position) throw InvalidInput.of('after', 'after is not a cursor of this feed: use 0 or a nextCursor given for this business account');
+    if (!position)
+      throw InvalidInput.of(
+        'after',
+        'after is not a cursor of this feed: use 0 or a nextCursor given for this business account',
+      );
     const filter = withinWindow(filterOf(query), scope.window);
     const read = () => this.messages.feed(scope.businessAccountId, filter, position, query.limit);
 
     let page: MessagesFeedPage;
     if (query.wait) {
       const release = this.slots.take(scope.businessAccountId);
-      if (!release) throw new TooManyAttempts(`Too many long polls of this business account are waiting (at most ${this.slots.limit} per server); try again shortly`, 1);
+      if (!release)
+        throw new TooManyAttempts(
+          `Too many long polls of this business account are waiting (at most ${this.slots.limit} per server); try again shortly`,
+          1,
+        );
       page = { rows: [], beyond: undefined };
       // The account's activity mark when the last empty, final read began: unchanged means nothing to read.
       let quietSince: string | undefined;

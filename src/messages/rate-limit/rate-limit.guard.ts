@@ -20,8 +20,14 @@ export class RateLimitGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     if (!req.apiKey) return true;
     const decisions = await this.limiter.takeAll([
-      { bucket: req.apiKey.apiKeyId, rule: { perSecond: this.config.rateLimitPerSecond, burst: this.config.rateLimitBurst } },
-      { bucket: `account:${req.apiKey.businessAccountId}`, rule: { perSecond: this.config.accountRateLimitPerSecond, burst: this.config.accountRateLimitBurst } },
+      {
+        bucket: req.apiKey.apiKeyId,
+        rule: { perSecond: this.config.rateLimitPerSecond, burst: this.config.rateLimitBurst },
+      },
+      {
+        bucket: `account:${req.apiKey.businessAccountId}`,
+        rule: { perSecond: this.config.accountRateLimitPerSecond, burst: this.config.accountRateLimitBurst },
+      },
     ]);
     enforceRateLimit(context.switchToHttp().getResponse<Response>(), decisions);
     return true;

@@ -42,13 +42,27 @@ export const claimKey = (db: QueryCreator<Database>, p: ClaimParams) =>
           response_status: null,
           response_body: null,
           locked_until: eb.ref('excluded.locked_until'),
-          created_at: eb.case().when('idempotency_keys.expires_at', '<=', p.now).then(eb.ref('excluded.created_at')).else(eb.ref('idempotency_keys.created_at')).end(),
-          expires_at: eb.case().when('idempotency_keys.expires_at', '<=', p.now).then(eb.ref('excluded.expires_at')).else(eb.ref('idempotency_keys.expires_at')).end(),
+          created_at: eb
+            .case()
+            .when('idempotency_keys.expires_at', '<=', p.now)
+            .then(eb.ref('excluded.created_at'))
+            .else(eb.ref('idempotency_keys.created_at'))
+            .end(),
+          expires_at: eb
+            .case()
+            .when('idempotency_keys.expires_at', '<=', p.now)
+            .then(eb.ref('excluded.expires_at'))
+            .else(eb.ref('idempotency_keys.expires_at'))
+            .end(),
         }))
         .where((eb) =>
           eb.or([
             eb('idempotency_keys.expires_at', '<=', p.now),
-            eb.and([eb('idempotency_keys.state', '=', 'in_flight'), eb('idempotency_keys.locked_until', '<=', p.now), eb('idempotency_keys.request_hash', '=', eb.ref('excluded.request_hash'))]),
+            eb.and([
+              eb('idempotency_keys.state', '=', 'in_flight'),
+              eb('idempotency_keys.locked_until', '<=', p.now),
+              eb('idempotency_keys.request_hash', '=', eb.ref('excluded.request_hash')),
+            ]),
           ]),
         ),
     )
@@ -77,13 +91,21 @@ export function completeKey(db: QueryCreator<Database>, p: CompletionParams, gua
 }
 
 const find = prepared('idempotency_key', (db, p: { apiKeyId: string; key: string }) =>
-  db.selectFrom('idempotency_keys').select(columns.idempotency_keys).where('api_key_id', '=', p.apiKeyId).where('key', '=', p.key),
+  db
+    .selectFrom('idempotency_keys')
+    .select(columns.idempotency_keys)
+    .where('api_key_id', '=', p.apiKeyId)
+    .where('key', '=', p.key),
 );
 
 const complete = prepared('complete_idempotency_key', (db, p: CompletionParams) => completeKey(db, p));
 
 const release = prepared('release_idempotency_key', (db, p: { apiKeyId: string; key: string }) =>
-  db.deleteFrom('idempotency_keys').where('api_key_id', '=', p.apiKeyId).where('key', '=', p.key).where('state', '=', 'in_flight'),
+  db
+    .deleteFrom('idempotency_keys')
+    .where('api_key_id', '=', p.apiKeyId)
+    .where('key', '=', p.key)
+    .where('state', '=', 'in_flight'),
 );
 
 const deleteExpired = prepared('delete_expired_idempotency_keys', (db, p: { now: Date; limit: number }) =>
@@ -93,7 +115,13 @@ const deleteExpired = prepared('delete_expired_idempotency_keys', (db, p: { now:
       eb(
         eb.refTuple('api_key_id', 'key'),
         'in',
-        eb.selectFrom('idempotency_keys').select(['api_key_id', 'key']).where('expires_at', '<=', p.now).orderBy('expires_at').limit(p.limit).$asTuple('api_key_id', 'key'),
+        eb
+          .selectFrom('idempotency_keys')
+          .select(['api_key_id', 'key'])
+          .where('expires_at', '<=', p.now)
+          .orderBy('expires_at')
+          .limit(p.limit)
+          .$asTuple('api_key_id', 'key'),
       ),
     ),
 );

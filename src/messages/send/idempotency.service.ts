@@ -38,7 +38,13 @@ export class IdempotencyService {
 
   /** The claim to store with the pending message: new, expired, or abandoned by a crashed request. */
   static claim(key: string, requestHash: string, now = new Date()): KeyClaim {
-    return { key, requestHash, now, lockedUntil: new Date(now.getTime() + LOCK_MS), expiresAt: new Date(now.getTime() + KEEP_MS) };
+    return {
+      key,
+      requestHash,
+      now,
+      lockedUntil: new Date(now.getTime() + LOCK_MS),
+      expiresAt: new Date(now.getTime() + KEEP_MS),
+    };
   }
 
   /** The completion to write with the `pending → sent` move of a keyed send (MessagesRepository.markSentCompletingKey). */

@@ -16,12 +16,20 @@ describe('parameterProblems', () => {
 
   it('names every mismatch in one components error', () => {
     const problems = parameterProblems(counts, 'POSITIONAL', [{ type: 'body', parameters: [text('Priya')] }]);
-    expect(problems).toEqual([{ field: 'components', message: 'header expects 1 parameter, got 0; body expects 2 parameters, got 1; button 0 expects 1 parameter, got 0' }]);
+    expect(problems).toEqual([
+      {
+        field: 'components',
+        message:
+          'header expects 1 parameter, got 0; body expects 2 parameters, got 1; button 0 expects 1 parameter, got 0',
+      },
+    ]);
   });
 
   it('requires the placeholder names of a NAMED template', () => {
     const named = { header: 0, body: 1, buttons: {}, names: { header: [], body: ['first_name'] } };
-    expect(parameterProblems(named, 'NAMED', [{ type: 'body', parameters: [text('Priya', 'first_name')] }])).toEqual([]);
+    expect(parameterProblems(named, 'NAMED', [{ type: 'body', parameters: [text('Priya', 'first_name')] }])).toEqual(
+      [],
+    );
     expect(parameterProblems(named, 'NAMED', [{ type: 'body', parameters: [text('Priya', 'name')] }])).toEqual([
       { field: 'components', message: 'body needs parameter_name first_name' },
     ]);

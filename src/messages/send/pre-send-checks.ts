@@ -59,15 +59,28 @@ export class PreSendChecks {
     // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
     // token): 424 with the reason, the operator or Meta must act.
     const synced = ctx.numberExists && !ctx.numberRemovedAt;
-    AccountHealth.assertCanSend(ctx.account, { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null }, { businessInitiated: !windowed });
+    AccountHealth.assertCanSend(
+      ctx.account,
+      { phoneNumberId: dto.phoneNumberId, status: synced ? ctx.numberStatus : null },
+      { businessInitiated: !windowed },
+    );
     if (!synced) {
-      throw InvalidInput.of('phoneNumberId', 'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console');
+      throw InvalidInput.of(
+        'phoneNumberId',
+        'phoneNumberId is not a synced phone number of this business account; sync phone numbers in the console',
+      );
     }
     if (ctx.numberStatus && ctx.numberStatus !== 'CONNECTED') {
-      throw InvalidInput.of('phoneNumberId', `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`);
+      throw InvalidInput.of(
+        'phoneNumberId',
+        `phone number status is ${ctx.numberStatus}; only CONNECTED numbers can send`,
+      );
     }
     if (ctx.recipient.blocked) {
-      throw InvalidInput.of(recipient.field, `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`);
+      throw InvalidInput.of(
+        recipient.field,
+        `${recipient.field} is blocked on phone number ${dto.phoneNumberId}: unblock the user in the console to message them; nothing was sent`,
+      );
     }
     if (windowed) this.assertWindowOpen(ctx, recipient.field);
     if (!template) return { upstreamApi: 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
@@ -80,9 +93,16 @@ export class PreSendChecks {
       );
     }
     if (recipient.field === 'userId' && ctx.templateOtpType !== null && NOT_FOR_USER_IDS.has(ctx.templateOtpType)) {
-      throw InvalidInput.of('templateName', `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`);
+      throw InvalidInput.of(
+        'templateName',
+        `template ${dto.templateName} is a ${ctx.templateOtpType.toLowerCase().replace('_', '-')} authentication template, which the upstream platform does not send to a business-scoped user id: send it to the phone number (to)`,
+      );
     }
-    return { upstreamApi: marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api', throughputLevel: ctx.numberThroughputLevel };
+    return {
+      upstreamApi:
+        marketing && ctx.account.marketingMessagesStatus === 'ONBOARDED' ? 'marketing_messages' : 'cloud_api',
+      throughputLevel: ctx.numberThroughputLevel,
+    };
   }
 
   private async assertTemplate(businessAccountId: string, dto: SendMessageDto, template: SendContext): Promise<void> {
@@ -91,26 +111,46 @@ export class PreSendChecks {
     if (!template.templateExists || template.templateRemovedAt) {
       const other = await this.repository.languagesOf(businessAccountId, name);
       if (other.length > 0) {
-        throw InvalidInput.of('templateLanguage', `template ${name} has no ${language} translation (synced: ${other.join(', ')})`);
+        throw InvalidInput.of(
+          'templateLanguage',
+          `template ${name} has no ${language} translation (synced: ${other.join(', ')})`,
+        );
       }
-      throw InvalidInput.of('templateName', `template ${name} (${language}) is not synced for this business account; sync templates in the console`);
+      throw InvalidInput.of(
+        'templateName',
+        `template ${name} (${language}) is not synced for this business account; sync templates in the console`,
+      );
     }
     if (template.templateStatus !== 'APPROVED') {
-      throw InvalidInput.of('templateName', `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`);
+      throw InvalidInput.of(
+        'templateName',
+        `template ${name} (${language}) is ${template.templateStatus}; only APPROVED templates can be sent`,
+      );
     }
-    const problems = parameterProblems(template.parameterCounts as ParameterCounts, template.parameterFormat!, dto.components ?? []);
+    const problems = parameterProblems(
+      template.parameterCounts as ParameterCounts,
+      template.parameterFormat!,
+      dto.components ?? [],
+    );
     if (problems.length > 0) throw new InvalidInput(problems);
   }
 
   private assertWindowOpen(ctx: SendContext, field: 'to' | 'userId'): void {
     if (!ctx.lastInboundAt || ctx.lastInboundAt.getTime() < Date.now() - WINDOW_MS) {
-      throw InvalidInput.of(field, 'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead');
+      throw InvalidInput.of(
+        field,
+        'no message from this recipient to this number in the last 24 h: the customer service window is closed; send a template instead',
+      );
     }
   }
 }
 
 /** Compares the given components with what the synced template expects; one error per component. */
-export function parameterProblems(expected: ParameterCounts, format: string, components: TemplateComponentDto[]): FieldError[] {
+export function parameterProblems(
+  expected: ParameterCounts,
+  format: string,
+  components: TemplateComponentDto[],
+): FieldError[] {
   const problems: FieldError[] = [];
   const given = { header: 0, body: 0, buttons: {} as Record<string, number>, headerTypes: [] as string[] };
   const names = { header: [] as (string | undefined)[], body: [] as (string | undefined)[] };
@@ -127,11 +167,18 @@ export function parameterProblems(expected: ParameterCounts, format: string, com
     }
   }
   const check = (part: string, want: number, got: number) => {
-    if (want !== got) problems.push({ field: 'components', message: `${part} expects ${want} parameter${want === 1 ? '' : 's'}, got ${got}` });
+    if (want !== got)
+      problems.push({
+        field: 'components',
+        message: `${part} expects ${want} parameter${want === 1 ? '' : 's'}, got ${got}`,
+      });
   };
   const media = expected.headerFormat?.toLowerCase();
   if (media && (given.header !== 1 || given.headerTypes[0] !== media)) {
-    problems.push({ field: 'components', message: `header needs one ${media} parameter (the template's header format is ${expected.headerFormat})` });
+    problems.push({
+      field: 'components',
+      message: `header needs one ${media} parameter (the template's header format is ${expected.headerFormat})`,
+    });
   } else check('header', expected.header, given.header);
   check('body', expected.body, given.body);
   for (const index of new Set([...Object.keys(expected.buttons), ...Object.keys(given.buttons)])) {
@@ -140,7 +187,8 @@ export function parameterProblems(expected: ParameterCounts, format: string, com
   if (problems.length === 0 && format === 'NAMED') {
     for (const part of ['header', 'body'] as const) {
       const missing = expected.names[part].filter((n) => !names[part].includes(n));
-      if (missing.length > 0) problems.push({ field: 'components', message: `${part} needs parameter_name ${missing.join(', ')}` });
+      if (missing.length > 0)
+        problems.push({ field: 'components', message: `${part} needs parameter_name ${missing.join(', ')}` });
     }
   }
   // One field, one message: the spec's envelope names each failing field once.

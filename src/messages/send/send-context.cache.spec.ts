@@ -19,8 +19,20 @@ const approved = (status = 'APPROVED', lastInboundAt: Date | null = null): SendC
   recipient: { blocked: false, marketing: null },
   lastInboundAt,
 });
-const template: SendContextQuery = { phoneNumberId: '402', templateName: 'hello_world', templateLanguage: 'en_US', recipient: '447700900001', window: false };
-const text = (to: string): SendContextQuery => ({ phoneNumberId: '402', templateName: null, templateLanguage: null, recipient: to, window: true });
+const template: SendContextQuery = {
+  phoneNumberId: '402',
+  templateName: 'hello_world',
+  templateLanguage: 'en_US',
+  recipient: '447700900001',
+  window: false,
+};
+const text = (to: string): SendContextQuery => ({
+  phoneNumberId: '402',
+  templateName: null,
+  templateLanguage: null,
+  recipient: to,
+  window: true,
+});
 
 function setup() {
   let subscriber: ChannelSubscriber | undefined;
@@ -29,7 +41,10 @@ function setup() {
   const asked: string[] = [];
   // One pending read per get(): the parts and the recipient's part resolve together from the same SendContext.
   let current: Promise<SendContext> | undefined;
-  const next = (account: string) => (current ??= new Promise<SendContext>((resolve) => reads.push({ account, resolve })).finally(() => (current = undefined)));
+  const next = (account: string) =>
+    (current ??= new Promise<SendContext>((resolve) => reads.push({ account, resolve })).finally(
+      () => (current = undefined),
+    ));
   const repository = {
     readParts: (account: string) => {
       asked.push('parts');
@@ -94,13 +109,19 @@ describe('SendContextCache', () => {
     await get('acc-a', template, approved());
     expect(asked.splice(0)).toEqual(['parts', 'recipient+marketing']); // category unknown yet: read with the preference
     const other = { ...template, recipient: '447700900002' };
-    expect((await get('acc-a', other, { ...approved(), recipient: { blocked: true, marketing: null } })).recipient.blocked).toBe(true);
+    expect(
+      (await get('acc-a', other, { ...approved(), recipient: { blocked: true, marketing: null } })).recipient.blocked,
+    ).toBe(true);
     expect(asked.splice(0)).toEqual(['recipient']); // UTILITY: no preference read
     expect((await cache.get('acc-a', other)).recipient.blocked).toBe(true); // cached until notified
     expect(reads).toHaveLength(0);
     const marketing = { ...template, templateName: 'weekly_deals' };
     await get('acc-a', marketing, { ...approved(), templateCategory: 'MARKETING' });
-    await get('acc-a', { ...marketing, recipient: '447700900003' }, { ...approved(), templateCategory: 'MARKETING', recipient: { blocked: false, marketing: 'stop' } });
+    await get(
+      'acc-a',
+      { ...marketing, recipient: '447700900003' },
+      { ...approved(), templateCategory: 'MARKETING', recipient: { blocked: false, marketing: 'stop' } },
+    );
     expect(asked.splice(0)).toEqual(['parts', 'recipient+marketing', 'recipient+marketing']);
     expect((await cache.get('acc-a', { ...marketing, recipient: '447700900003' })).recipient.marketing).toBe('stop');
   });

@@ -1,6 +1,12 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { PgListener } from '../../core/prisma/pg-listener.js';
-import { SEND_CONTEXT_CHANNEL, SendContextReader, type RecipientState, type SendContext, type SendContextQuery } from './send-context.reader.js';
+import {
+  SEND_CONTEXT_CHANNEL,
+  SendContextReader,
+  type RecipientState,
+  type SendContext,
+  type SendContextQuery,
+} from './send-context.reader.js';
 
 /** Safety net only: a change normally reaches every API process within milliseconds through NOTIFY. */
 export const SEND_CONTEXT_TTL_MS = 5_000;
@@ -74,10 +80,12 @@ export class SendContextCache implements OnModuleInit {
     const part = fresh(account?.parts.get(partKey));
     // The marketing preference is read only for a MARKETING template: the recipient's entry says whether it holds one.
     const marketing = q.templateName !== null && (part === undefined || part.value.templateCategory === 'MARKETING');
-    const recipientKeyOf = (withMarketing: boolean) => `${q.phoneNumberId}\u0000${q.recipient}\u0000${withMarketing ? 'm' : ''}`;
+    const recipientKeyOf = (withMarketing: boolean) =>
+      `${q.phoneNumberId}\u0000${q.recipient}\u0000${withMarketing ? 'm' : ''}`;
     const recipient = fresh(account?.recipients.get(recipientKeyOf(marketing)));
     const window = windowKey === null ? undefined : fresh(account?.windows.get(windowKey));
-    if (part && recipient && (windowKey === null || window)) return { ...part.value, recipient: recipient.value, lastInboundAt: window?.value ?? null };
+    if (part && recipient && (windowKey === null || window))
+      return { ...part.value, recipient: recipient.value, lastInboundAt: window?.value ?? null };
 
     const generation = this.generation;
     // A new recipient of a cached number and template reads only its own part.
@@ -88,7 +96,8 @@ export class SendContextCache implements OnModuleInit {
     const context: SendContext = { ...parts, ...own };
     // Kept under the key the next send of this template will look for (read with the preference or not).
     const recipientKey = recipientKeyOf(q.templateName !== null && context.templateCategory === 'MARKETING');
-    if (this.listening && generation === this.generation) this.store(businessAccountId, { partKey, windowKey, recipientKey }, context, Date.now());
+    if (this.listening && generation === this.generation)
+      this.store(businessAccountId, { partKey, windowKey, recipientKey }, context, Date.now());
     return context;
   }
 
@@ -107,7 +116,12 @@ export class SendContextCache implements OnModuleInit {
     this.size = 0;
   }
 
-  private store(businessAccountId: string, keys: { partKey: string; windowKey: string | null; recipientKey: string }, context: SendContext, now: number): void {
+  private store(
+    businessAccountId: string,
+    keys: { partKey: string; windowKey: string | null; recipientKey: string },
+    context: SendContext,
+    now: number,
+  ): void {
     if (this.size >= MAX_ENTRIES) this.clear();
     let account = this.accounts.get(businessAccountId);
     if (!account) {
@@ -124,7 +138,10 @@ export class SendContextCache implements OnModuleInit {
       const closesAt = lastInboundAt.getTime() + WINDOW_MS;
       if (closesAt > now) {
         if (!account.windows.has(windowKey)) this.size++;
-        account.windows.set(windowKey, { value: lastInboundAt, expiresAt: Math.min(closesAt, now + SEND_CONTEXT_TTL_MS) });
+        account.windows.set(windowKey, {
+          value: lastInboundAt,
+          expiresAt: Math.min(closesAt, now + SEND_CONTEXT_TTL_MS),
+        });
       }
     }
   }

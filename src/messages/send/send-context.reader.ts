@@ -4,7 +4,10 @@ import { UNRESTRICTED_ACCOUNT, type AccountSendState } from '../../accounts/heal
 import { PhoneNumbersRepository } from '../../accounts/phone-numbers/phone-numbers.repository.js';
 import { TemplatesRepository } from '../../accounts/templates/templates.repository.js';
 import { BlockedUsersRepository } from '../../accounts/users/blocked-users.repository.js';
-import { MarketingPreferencesRepository, type MarketingPreferenceValue } from '../../accounts/users/marketing-preferences.repository.js';
+import {
+  MarketingPreferencesRepository,
+  type MarketingPreferenceValue,
+} from '../../accounts/users/marketing-preferences.repository.js';
 import { ConversationWindowsRepository } from '../conversation-windows.repository.js';
 
 /** What the pre-send checks need (missing rows read as nulls). */
@@ -70,16 +73,24 @@ export class SendContextReader {
   ) {}
 
   async read(businessAccountId: string, q: SendContextQuery): Promise<SendContext> {
-    const [part, recipient] = await Promise.all([this.readParts(businessAccountId, q), this.readRecipient(businessAccountId, q, { marketing: q.templateName !== null })]);
+    const [part, recipient] = await Promise.all([
+      this.readParts(businessAccountId, q),
+      this.readRecipient(businessAccountId, q, { marketing: q.templateName !== null }),
+    ]);
     return { ...part, ...recipient };
   }
 
   /** The account, number and template part (the same for every recipient). */
-  async readParts(businessAccountId: string, q: SendContextQuery): Promise<Omit<SendContext, 'recipient' | 'lastInboundAt'>> {
+  async readParts(
+    businessAccountId: string,
+    q: SendContextQuery,
+  ): Promise<Omit<SendContext, 'recipient' | 'lastInboundAt'>> {
     const [account, number, template] = await Promise.all([
       this.accounts.sendState(businessAccountId),
       this.numbers.sendState(businessAccountId, q.phoneNumberId),
-      q.templateName !== null && q.templateLanguage !== null ? this.templates.sendState(businessAccountId, q.templateName, q.templateLanguage) : null,
+      q.templateName !== null && q.templateLanguage !== null
+        ? this.templates.sendState(businessAccountId, q.templateName, q.templateLanguage)
+        : null,
     ]);
     return {
       account: account ?? UNRESTRICTED_ACCOUNT,
@@ -101,7 +112,11 @@ export class SendContextReader {
    * The recipient's part: blocked on the number, its marketing preference (only when `marketing`: a MARKETING
    * template may be sent) and, when the query needs it, its 24 h window.
    */
-  async readRecipient(businessAccountId: string, q: SendContextQuery, opts: { marketing: boolean }): Promise<Pick<SendContext, 'recipient' | 'lastInboundAt'>> {
+  async readRecipient(
+    businessAccountId: string,
+    q: SendContextQuery,
+    opts: { marketing: boolean },
+  ): Promise<Pick<SendContext, 'recipient' | 'lastInboundAt'>> {
     const [blocked, marketing, lastInboundAt] = await Promise.all([
       this.blocked.isBlocked(businessAccountId, q.phoneNumberId, q.recipient),
       opts.marketing ? this.preferences.valueOf(businessAccountId, q.recipient) : null,

@@ -59,7 +59,8 @@ export class SendMessageService {
   }
 
   private async attempt(scope: ApiKeyScope, dto: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
-    if (!idempotencyKey) return this.deliver(scope, dto, await this.checks.assertSendable(scope.businessAccountId, dto));
+    if (!idempotencyKey)
+      return this.deliver(scope, dto, await this.checks.assertSendable(scope.businessAccountId, dto));
     const requestHash = IdempotencyService.fingerprint(dto);
     let plan: SendPlan;
     try {
@@ -76,7 +77,12 @@ export class SendMessageService {
     return this.deliver(scope, dto, plan, { key: idempotencyKey, requestHash });
   }
 
-  private async deliver(scope: ApiKeyScope, dto: SendMessageDto, plan: SendPlan, keyed?: { key: string; requestHash: string }): Promise<SendOutcome> {
+  private async deliver(
+    scope: ApiKeyScope,
+    dto: SendMessageDto,
+    plan: SendPlan,
+    keyed?: { key: string; requestHash: string },
+  ): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
     // The number's slot, reserved while the message is stored (its Redis round trip hidden behind the insert); a slot
     // taken for a send that ends up not sent (an idempotent replay) is one slot of the number's second, not more.
@@ -97,7 +103,11 @@ export class SendMessageService {
     if (!keyed) message = await this.messages.insertPending(scope.businessAccountId, pending);
     else {
       for (let attempt = 0; attempt < 2 && !message; attempt++) {
-        message = await this.messages.insertPendingClaimingKey(scope.businessAccountId, pending, IdempotencyService.claim(keyed.key, keyed.requestHash));
+        message = await this.messages.insertPendingClaimingKey(
+          scope.businessAccountId,
+          pending,
+          IdempotencyService.claim(keyed.key, keyed.requestHash),
+        );
         if (message) break;
         const earlier = await this.idempotency.earlierOutcome(scope.apiKeyId, keyed.key, keyed.requestHash);
         if (earlier) return { outcome: 'replayed', earlier };
@@ -112,8 +122,17 @@ export class SendMessageService {
       // Over the number's pace: the stored attempt fails with the reason, and Meta is not called.
       const held = await this.atSlot(await pacing, dto.phoneNumberId, plan.throughputLevel);
       if (held) {
-        const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: held.message, detail: null, category: 'throughput' });
-        outcome = { outcome: 'rejected', message: stored, reason: rejectionOf(new TooManyAttempts(held.message, held.retryAfterSeconds)) };
+        const stored = await this.messages.markFailed(scope.businessAccountId, message.id, {
+          code: null,
+          title: held.message,
+          detail: null,
+          category: 'throughput',
+        });
+        outcome = {
+          outcome: 'rejected',
+          message: stored,
+          reason: rejectionOf(new TooManyAttempts(held.message, held.retryAfterSeconds)),
+        };
         return outcome;
       }
       const payload = payloadOf(dto, message.id);
@@ -125,23 +144,51 @@ export class SendMessageService {
       const now = new Date();
       // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
       // that was still pending is now exactly the stored one plus this write: no need to read it back.
-      const sent: StoredMessage = { ...message, status: 'sent', upstreamMessageId: result.wamid, acceptedAt: now, sentAt: now, updatedAt: now };
+      const sent: StoredMessage = {
+        ...message,
+        status: 'sent',
+        upstreamMessageId: result.wamid,
+        acceptedAt: now,
+        sentAt: now,
+        updatedAt: now,
+      };
       outcome = { outcome: 'accepted', message: sent };
       completed = keyed
-        ? await this.messages.markSentCompletingKey(scope.businessAccountId, message.id, result.wamid, now, IdempotencyService.completion(scope.apiKeyId, keyed.key, outcome))
+        ? await this.messages.markSentCompletingKey(
+            scope.businessAccountId,
+            message.id,
+            result.wamid,
+            now,
+            IdempotencyService.completion(scope.apiKeyId, keyed.key, outcome),
+          )
         : await this.messages.markSent(scope.businessAccountId, message.id, result.wamid, now);
       if (!completed) {
         // A status webhook moved it on first: only the wamid and acceptance time are filled in.
-        outcome = { outcome: 'accepted', message: await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, result.wamid, now) };
+        outcome = {
+          outcome: 'accepted',
+          message: await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, result.wamid, now),
+        };
       }
       return outcome;
     } catch (error) {
       outcome = undefined;
       if (!(error instanceof UpstreamError)) {
-        await this.messages.markFailed(scope.businessAccountId, message.id, { code: null, title: 'Internal error before the upstream platform answered', detail: null, category: 'retryable' }).catch(() => undefined);
+        await this.messages
+          .markFailed(scope.businessAccountId, message.id, {
+            code: null,
+            title: 'Internal error before the upstream platform answered',
+            detail: null,
+            category: 'retryable',
+          })
+          .catch(() => undefined);
         throw error;
       }
-      const stored = await this.messages.markFailed(scope.businessAccountId, message.id, { code: error.code ?? null, title: error.title, detail: error.detail ?? null, category: errorCategoryOf(error.code, error.errorClass) });
+      const stored = await this.messages.markFailed(scope.businessAccountId, message.id, {
+        code: error.code ?? null,
+        title: error.title,
+        detail: error.detail ?? null,
+        category: errorCategoryOf(error.code, error.errorClass),
+      });
       // Meta rejected the token itself: the account's next sends are refused before any upstream call.
       if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
       const heldFor = error.code === 130429 ? await this.holdBack(dto.phoneNumberId, error) : undefined;
@@ -150,7 +197,13 @@ export class SendMessageService {
       outcome =
         stored.status !== 'failed'
           ? { outcome: 'accepted', message: stored }
-          : this.rejected(stored, error, heldFor !== undefined ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)` : undefined);
+          : this.rejected(
+              stored,
+              error,
+              heldFor !== undefined
+                ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)`
+                : undefined,
+            );
       return outcome;
     } finally {
       if (keyed && !completed) {
@@ -185,7 +238,11 @@ export class SendMessageService {
    * Waits for the send's slot; undefined when the upstream may be called now (in the same turn of the event loop), or
    * the refusal. A slot that passed while the message was stored (the process was busy) is replaced by a new one.
    */
-  private async atSlot(paced: Paced, phoneNumberId: string, level: string | null): Promise<{ message: string; retryAfterSeconds: number } | undefined> {
+  private async atSlot(
+    paced: Paced,
+    phoneNumberId: string,
+    level: string | null,
+  ): Promise<{ message: string; retryAfterSeconds: number } | undefined> {
     for (let p = paced; ; p = await this.pace(phoneNumberId, level)) {
       if (p.refused || !p.slot) return p.refused;
       if (await this.pacer.until(p.slot)) return undefined;
@@ -195,7 +252,9 @@ export class SendMessageService {
   /** Meta answered 130429: no slot on the number for the time it implies (Retry-After, else the catalogue's). The seconds held. */
   private async holdBack(phoneNumberId: string, error: UpstreamError): Promise<number> {
     const seconds = error.retryAfterSeconds ?? defaultRetryAfterSeconds(error.code);
-    await this.pacer.holdBack(phoneNumberId, seconds * 1000).catch((err: unknown) => this.logger.warn({ err, phoneNumberId }, 'could not hold the number back (Redis)'));
+    await this.pacer
+      .holdBack(phoneNumberId, seconds * 1000)
+      .catch((err: unknown) => this.logger.warn({ err, phoneNumberId }, 'could not hold the number back (Redis)'));
     return seconds;
   }
 
@@ -203,21 +262,33 @@ export class SendMessageService {
     try {
       await this.credentialChecks.recordRejectedBySend(scope, error.reason);
     } catch (err) {
-      this.logger.error({ err, wabaId: scope.wabaId }, 'could not mark the rejected token; the next sends still try it');
+      this.logger.error(
+        { err, wabaId: scope.wabaId },
+        'could not mark the rejected token; the next sends still try it',
+      );
     }
   }
 
   /** A synchronous upstream rejection: the stored (failed) message and the domain's reason. */
   private rejected(message: StoredMessage, error: UpstreamError, note?: string): FinalOutcome {
-    this.logger.info({ messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus }, 'send rejected upstream');
-    const failure = upstreamFailure(error, { outcomeUnknownNote: 'the outcome is unknown, the message stays failed unless a status arrives' });
+    this.logger.info(
+      { messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus },
+      'send rejected upstream',
+    );
+    const failure = upstreamFailure(error, {
+      outcomeUnknownNote: 'the outcome is unknown, the message stays failed unless a status arrives',
+    });
     return { outcome: 'rejected', message, reason: rejectionOf(failure, note) };
   }
 }
 
 /** Meta's body: the recipient, the callback data and the reply context, then the type's own part (its catalogue file). */
 function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
-  const common = { ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }), bizOpaqueCallbackData: callbackDataFor(messageId), ...replyOf(dto) };
+  const common = {
+    ...(dto.userId !== undefined ? { recipient: dto.userId } : { to: dto.to }),
+    bizOpaqueCallbackData: callbackDataFor(messageId),
+    ...replyOf(dto),
+  };
   return { ...common, ...messageType(dto.type).upstream(dto) };
 }
 

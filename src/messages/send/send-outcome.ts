@@ -47,11 +47,18 @@ export type EarlierOutcome = FinalOutcome | LegacyAnswer;
 /** The rejection a domain error stands for, with a note said after its message. */
 export function rejectionOf(error: DomainError, note?: string): SendRejection {
   const message = note ? `${error.message}; ${note}` : error.message;
-  return error.retryAfterSeconds !== undefined ? { kind: error.kind, message, retryAfterSeconds: error.retryAfterSeconds } : { kind: error.kind, message };
+  return error.retryAfterSeconds !== undefined
+    ? { kind: error.kind, message, retryAfterSeconds: error.retryAfterSeconds }
+    : { kind: error.kind, message };
 }
 
 /** Kinds a retry may fix (rate limits, an unavailable upstream): not kept against a key, so the same key sends again. */
-const RETRYABLE: ReadonlySet<DomainErrorKind> = new Set<DomainErrorKind>(['too_many_attempts', 'upstream_rate_limited', 'upstream_unavailable', 'temporarily_unavailable']);
+const RETRYABLE: ReadonlySet<DomainErrorKind> = new Set<DomainErrorKind>([
+  'too_many_attempts',
+  'upstream_rate_limited',
+  'upstream_unavailable',
+  'temporarily_unavailable',
+]);
 
 /** Whether the outcome is kept against an Idempotency-Key for replays. */
 export function isFinal(outcome: FinalOutcome): boolean {
@@ -59,7 +66,9 @@ export function isFinal(outcome: FinalOutcome): boolean {
 }
 
 /** bmapi_sends_total's label for an outcome (refusals before any attempt are in the request histogram). */
-export function outcomeLabel(outcome: SendOutcome): 'accepted' | 'replayed' | 'rate_limited' | 'upstream_unavailable' | 'rejected' {
+export function outcomeLabel(
+  outcome: SendOutcome,
+): 'accepted' | 'replayed' | 'rate_limited' | 'upstream_unavailable' | 'rejected' {
   if (outcome.outcome !== 'rejected') return outcome.outcome;
   switch (outcome.reason.kind) {
     case 'too_many_attempts':
@@ -90,10 +99,13 @@ export function recordOf(outcome: FinalOutcome): RecordedOutcome {
 
 /** The outcome a record holds; a record completed by an earlier version (status and body columns) as its answer. */
 export function earlierOutcomeOf(record: { responseStatus: number | null; responseBody: unknown }): EarlierOutcome {
-  if (record.responseStatus !== null) return { outcome: 'legacy_answer', statusCode: record.responseStatus, body: record.responseBody };
+  if (record.responseStatus !== null)
+    return { outcome: 'legacy_answer', statusCode: record.responseStatus, body: record.responseBody };
   const recorded = record.responseBody as RecordedOutcome;
   const message = reviveMessage(recorded.message);
-  return recorded.outcome === 'accepted' ? { outcome: 'accepted', message } : { outcome: 'rejected', message, reason: recorded.reason };
+  return recorded.outcome === 'accepted'
+    ? { outcome: 'accepted', message }
+    : { outcome: 'rejected', message, reason: recorded.reason };
 }
 
 function reviveMessage(json: Json<StoredMessage>): StoredMessage {

@@ -6,5 +6,7 @@ export const audio = mediaType({
   type: 'audio',
   dto: AudioContentDto,
   note: 'aac/amr/mpeg/mp4/ogg (opus), ≤ 16 MB',
-  examples: { audio: { summary: 'Audio', value: { type: 'audio', audio: { link: 'https://cdn.example.com/voice.ogg' } } } },
+  examples: {
+    audio: { summary: 'Audio', value: { type: 'audio', audio: { link: 'https://cdn.example.com/voice.ogg' } } },
+  },
 });

@@ -16,7 +16,19 @@ import { video } from './video.js';
  * Swagger schemas and examples, the validation of the send body). Adding a type: its file (and its tests), and
  * its line here.
  */
-export const MESSAGE_TYPE_CATALOGUE = [template, text, image, video, audio, document, sticker, location, contacts, interactive, reaction] as const;
+export const MESSAGE_TYPE_CATALOGUE = [
+  template,
+  text,
+  image,
+  video,
+  audio,
+  document,
+  sticker,
+  location,
+  contacts,
+  interactive,
+  reaction,
+] as const;
 
 type Definition = (typeof MESSAGE_TYPE_CATALOGUE)[number];
 export type MessageType = Definition['type'];

@@ -9,7 +9,10 @@ export const contacts = defineMessageType<'contacts', { contacts?: ContactDto[] 
   type: 'contacts',
   fields: {
     contacts: apply([
-      ApiPropertyOptional({ type: [ContactDto], description: 'Required when type is contacts: 1 to 10 contact objects' }),
+      ApiPropertyOptional({
+        type: [ContactDto],
+        description: 'Required when type is contacts: 1 to 10 contact objects',
+      }),
       ValidateIf((m: { type?: string }) => m.type === 'contacts'),
       IsDefined({ message: 'contacts is required for contacts messages' }),
       IsArray({ message: 'contacts must be an array' }),
@@ -22,7 +25,15 @@ export const contacts = defineMessageType<'contacts', { contacts?: ContactDto[] 
   examples: {
     contacts: {
       summary: 'Contacts',
-      value: { type: 'contacts', contacts: [{ name: { formatted_name: 'Priya Shah', first_name: 'Priya' }, phones: [{ phone: '+44 7700 900123', type: 'CELL' }] }] },
+      value: {
+        type: 'contacts',
+        contacts: [
+          {
+            name: { formatted_name: 'Priya Shah', first_name: 'Priya' },
+            phones: [{ phone: '+44 7700 900123', type: 'CELL' }],
+          },
+        ],
+      },
     },
   },
   window: 'service_window',

@@ -9,7 +9,10 @@ export const document = mediaType({
   examples: {
     document: {
       summary: 'Document with file name',
-      value: { type: 'document', document: { link: 'https://cdn.example.com/invoice.pdf', caption: 'Invoice', filename: 'invoice-7781.pdf' } },
+      value: {
+        type: 'document',
+        document: { link: 'https://cdn.example.com/invoice.pdf', caption: 'Invoice', filename: 'invoice-7781.pdf' },
+      },
     },
   },
 });

@@ -6,5 +6,10 @@ export const image = mediaType({
   type: 'image',
   dto: ImageContentDto,
   note: 'jpeg/png, ≤ 5 MB',
-  examples: { image: { summary: 'Image by link', value: { type: 'image', image: { link: 'https://cdn.example.com/p.jpg', caption: 'Your parcel' } } } },
+  examples: {
+    image: {
+      summary: 'Image by link',
+      value: { type: 'image', image: { link: 'https://cdn.example.com/p.jpg', caption: 'Your parcel' } },
+    },
+  },
 });

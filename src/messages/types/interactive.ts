@@ -10,16 +10,45 @@ export const interactive = defineMessageType<'interactive', { interactive?: Inte
       summary: 'Interactive reply buttons (≤ 3)',
       value: {
         type: 'interactive',
-        interactive: { type: 'button', body: { text: 'Which slot suits you?' }, action: { buttons: [{ type: 'reply', reply: { id: 'am', title: 'Morning' } }, { type: 'reply', reply: { id: 'pm', title: 'Afternoon' } }] } },
+        interactive: {
+          type: 'button',
+          body: { text: 'Which slot suits you?' },
+          action: {
+            buttons: [
+              { type: 'reply', reply: { id: 'am', title: 'Morning' } },
+              { type: 'reply', reply: { id: 'pm', title: 'Afternoon' } },
+            ],
+          },
+        },
       },
     },
     interactive_list: {
       summary: 'Interactive list (≤ 10 rows)',
-      value: { type: 'interactive', interactive: { type: 'list', body: { text: 'Pick a slot' }, action: { button: 'Slots', sections: [{ title: 'Tomorrow', rows: [{ id: 'a', title: 'Morning', description: '8–12' }] }] } } },
+      value: {
+        type: 'interactive',
+        interactive: {
+          type: 'list',
+          body: { text: 'Pick a slot' },
+          action: {
+            button: 'Slots',
+            sections: [{ title: 'Tomorrow', rows: [{ id: 'a', title: 'Morning', description: '8–12' }] }],
+          },
+        },
+      },
     },
     interactive_cta_url: {
       summary: 'Interactive call-to-action URL',
-      value: { type: 'interactive', interactive: { type: 'cta_url', body: { text: 'Track your parcel' }, action: { name: 'cta_url', parameters: { display_text: 'Track', url: 'https://parcel.example.com/t/ORD-7781' } } } },
+      value: {
+        type: 'interactive',
+        interactive: {
+          type: 'cta_url',
+          body: { text: 'Track your parcel' },
+          action: {
+            name: 'cta_url',
+            parameters: { display_text: 'Track', url: 'https://parcel.example.com/t/ORD-7781' },
+          },
+        },
+      },
     },
   },
   window: 'service_window',

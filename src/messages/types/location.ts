@@ -6,7 +6,13 @@ export const location = defineMessageType<'location', { location?: LocationConte
   type: 'location',
   fields: { location: contentField('location', LocationContentDto) },
   examples: {
-    location: { summary: 'Location', value: { type: 'location', location: { latitude: 51.5072, longitude: -0.1276, name: 'Depot', address: '1 Example Street, London' } } },
+    location: {
+      summary: 'Location',
+      value: {
+        type: 'location',
+        location: { latitude: 51.5072, longitude: -0.1276, name: 'Depot', address: '1 Example Street, London' },
+      },
+    },
   },
   window: 'service_window',
   upstream: (request) => ({ type: 'location', content: given(request.location, 'location') }),

@@ -1,4 +1,10 @@
-import { defineMessageType, contentField, given, type MessageTypeDefinition, type UpstreamPart } from './message-type.js';
+import {
+  defineMessageType,
+  contentField,
+  given,
+  type MessageTypeDefinition,
+  type UpstreamPart,
+} from './message-type.js';
 
 /** The five media types (image, video, audio, document, sticker): each one file, all sent and checked alike. */
 export type MediaType = 'image' | 'video' | 'audio' | 'document' | 'sticker';
@@ -17,7 +23,10 @@ export function mediaType<T extends MediaType, C extends object>(spec: {
   const { type } = spec;
   return defineMessageType<T, Partial<Record<T, C>>>({
     type,
-    fields: { [type]: contentField(type, spec.dto, spec.note) } as MessageTypeDefinition<T, Partial<Record<T, C>>>['fields'],
+    fields: { [type]: contentField(type, spec.dto, spec.note) } as MessageTypeDefinition<
+      T,
+      Partial<Record<T, C>>
+    >['fields'],
     examples: spec.examples,
     window: 'service_window',
     // UpstreamPart<T> of a media type T is `{type: T, content}`; TypeScript does not resolve the conditional for a generic T.

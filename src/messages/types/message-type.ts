@@ -32,10 +32,16 @@ export type WindowRule = 'any_time' | 'service_window';
  * The type-specific part of an upstream send: a template, a text, or any other type's content object (array for
  * contacts) in Meta's shape, which goes under the key named after the type (upstream.types.ts' ContentSend).
  */
-export type UpstreamPart<T extends string> = T extends 'template' ? Pick<TemplateSend, 'type' | 'template'> : T extends 'text' ? Pick<TextSend, 'type' | 'text'> : { type: T; content: object };
+export type UpstreamPart<T extends string> = T extends 'template'
+  ? Pick<TemplateSend, 'type' | 'template'>
+  : T extends 'text'
+    ? Pick<TextSend, 'type' | 'text'>
+    : { type: T; content: object };
 
 /** A definition, checked for its type and fields. */
-export const defineMessageType = <T extends string, R extends object>(definition: MessageTypeDefinition<T, R>): MessageTypeDefinition<T, R> => definition;
+export const defineMessageType = <T extends string, R extends object>(
+  definition: MessageTypeDefinition<T, R>,
+): MessageTypeDefinition<T, R> => definition;
 
 /** Several property decorators as one, applied in the order given. */
 export const apply =

@@ -6,7 +6,10 @@ export const reaction = defineMessageType<'reaction', { reaction?: ReactionConte
   type: 'reaction',
   fields: { reaction: contentField('reaction', ReactionContentDto) },
   examples: {
-    reaction: { summary: 'Reaction (empty emoji removes it)', value: { type: 'reaction', reaction: { message_id: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=', emoji: '👍' } } },
+    reaction: {
+      summary: 'Reaction (empty emoji removes it)',
+      value: { type: 'reaction', reaction: { message_id: 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAEhggM0E=', emoji: '👍' } },
+    },
   },
   window: 'service_window',
   upstream: (request) => ({ type: 'reaction', content: given(request.reaction, 'reaction') }),

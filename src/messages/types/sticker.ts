@@ -6,5 +6,10 @@ export const sticker = mediaType({
   type: 'sticker',
   dto: StickerContentDto,
   note: 'webp, ≤ 500 KB',
-  examples: { sticker: { summary: 'Sticker', value: { type: 'sticker', sticker: { link: 'https://cdn.example.com/thumbs-up.webp' } } } },
+  examples: {
+    sticker: {
+      summary: 'Sticker',
+      value: { type: 'sticker', sticker: { link: 'https://cdn.example.com/thumbs-up.webp' } },
+    },
+  },
 });

@@ -1,11 +1,36 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import type { TemplateSend } from '../../upstream/upstream.types.js';
 import { defineMessageType, given, stacked } from './message-type.js';
 
 export const LANGUAGE_CODE = /^[a-z]{2,3}_[A-Z]{2}$/;
-export const PARAMETER_TYPES = ['text', 'currency', 'date_time', 'image', 'document', 'video', 'location', 'payload', 'coupon_code', 'action'];
+export const PARAMETER_TYPES = [
+  'text',
+  'currency',
+  'date_time',
+  'image',
+  'document',
+  'video',
+  'location',
+  'payload',
+  'coupon_code',
+  'action',
+];
 
 /** One template parameter, in Meta's format. Media and structured values are passed through as given. */
 export class TemplateParameterDto {
@@ -41,9 +66,14 @@ export class TemplateComponentDto {
   @IsIn(['header', 'body', 'button'], { message: 'type must be one of header, body, button' })
   type: string;
 
-  @ApiPropertyOptional({ enum: ['url', 'quick_reply', 'copy_code', 'flow', 'catalog', 'mpm'], description: 'Required for buttons' })
+  @ApiPropertyOptional({
+    enum: ['url', 'quick_reply', 'copy_code', 'flow', 'catalog', 'mpm'],
+    description: 'Required for buttons',
+  })
   @ValidateIf((c: TemplateComponentDto) => c.type === 'button')
-  @IsIn(['url', 'quick_reply', 'copy_code', 'flow', 'catalog', 'mpm'], { message: 'sub_type must be one of url, quick_reply, copy_code, flow, catalog, mpm' })
+  @IsIn(['url', 'quick_reply', 'copy_code', 'flow', 'catalog', 'mpm'], {
+    message: 'sub_type must be one of url, quick_reply, copy_code, flow, catalog, mpm',
+  })
   sub_type?: string;
 
   @ApiPropertyOptional({ example: '0', description: "Required for buttons: the button's position in the template" })
@@ -68,7 +98,10 @@ const isTemplate = (m: { type?: string }) => m.type === 'template';
  * start a conversation (any time). Whether the template exists, is approved and gets the parameters it needs is
  * checked before sending against the synced templates (PreSendChecks), and by the simulator against its own.
  */
-export const template = defineMessageType<'template', { templateName?: string; templateLanguage?: string; components?: TemplateComponentDto[] }>({
+export const template = defineMessageType<
+  'template',
+  { templateName?: string; templateLanguage?: string; components?: TemplateComponentDto[] }
+>({
   type: 'template',
   fields: {
     templateName: stacked([
@@ -81,13 +114,20 @@ export const template = defineMessageType<'template', { templateName?: string; t
       MaxLength(512),
     ]),
     templateLanguage: stacked([
-      ApiPropertyOptional({ type: String, example: 'en_GB', description: 'Required when type is template; of the form ll_CC' }),
+      ApiPropertyOptional({
+        type: String,
+        example: 'en_GB',
+        description: 'Required when type is template; of the form ll_CC',
+      }),
       ValidateIf(isTemplate),
       IsDefined({ message: 'templateLanguage is required for template messages' }),
       Matches(LANGUAGE_CODE, { message: 'templateLanguage must be of the form ll_CC (e.g. en_GB)' }),
     ]),
     components: stacked([
-      ApiPropertyOptional({ type: [TemplateComponentDto], description: "Template parameters in Meta's component format" }),
+      ApiPropertyOptional({
+        type: [TemplateComponentDto],
+        description: "Template parameters in Meta's component format",
+      }),
       ValidateIf((m: { type?: string; components?: unknown }) => isTemplate(m) && m.components !== undefined),
       IsArray({ message: 'components must be an array' }),
       ArrayMaxSize(20),
@@ -105,7 +145,13 @@ export const template = defineMessageType<'template', { templateName?: string; t
         templateLanguage: 'en_GB',
         components: [
           { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-          { type: 'body', parameters: [{ type: 'text', text: 'Priya' }, { type: 'text', text: 'ORD-7781' }] },
+          {
+            type: 'body',
+            parameters: [
+              { type: 'text', text: 'Priya' },
+              { type: 'text', text: 'ORD-7781' },
+            ],
+          },
           { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
         ],
       },

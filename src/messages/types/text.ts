@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsObject, IsOptional, IsString, Length, ValidateIf, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsDefined,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { defineMessageType, given, stacked } from './message-type.js';
 
 export class TextContentDto {
@@ -29,7 +38,10 @@ export const text = defineMessageType<'text', { text?: TextContentDto }>({
   type: 'text',
   fields: {
     text: stacked([
-      ApiPropertyOptional({ type: TextContentDto, description: 'Required when type is text (only inside the 24 h customer service window)' }),
+      ApiPropertyOptional({
+        type: TextContentDto,
+        description: 'Required when type is text (only inside the 24 h customer service window)',
+      }),
       ValidateIf((m: { type?: string }) => m.type === 'text'),
       IsDefined({ message: 'text is required for text messages' }),
       IsObject({ message: 'text must be an object' }),
@@ -37,7 +49,12 @@ export const text = defineMessageType<'text', { text?: TextContentDto }>({
       Type(() => TextContentDto),
     ]),
   },
-  examples: { text: { summary: 'Text (24 h window)', value: { type: 'text', text: { body: 'Your parcel is ready for pickup.' } } } },
+  examples: {
+    text: {
+      summary: 'Text (24 h window)',
+      value: { type: 'text', text: { body: 'Your parcel is ready for pickup.' } },
+    },
+  },
   window: 'service_window',
   upstream: (request) => {
     const text = given(request.text, 'text');

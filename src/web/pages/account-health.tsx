@@ -20,14 +20,38 @@ export function AccountHealthPanel({ account, onChange }: { account: BusinessAcc
   return (
     <section aria-labelledby="health-heading" className="card" data-testid="account-health">
       <h2 id="health-heading">Account health</h2>
-      <HealthRow title="Webhook subscription" state={account.webhooksSubscribed ? 'subscribed' : 'unsubscribed'} checkedAt={account.webhooksCheckedAt} action="Subscribe" pendingLabel="Subscribing…" run={run(subscribe)} pending={subscribe.pending} disabled={disconnected} />
-      {!account.webhooksSubscribed && !disconnected && <Notice tone="warning">The platform delivers no webhooks (statuses, inbound messages, template decisions) for this account until the app is subscribed.</Notice>}
+      <HealthRow
+        title="Webhook subscription"
+        state={account.webhooksSubscribed ? 'subscribed' : 'unsubscribed'}
+        checkedAt={account.webhooksCheckedAt}
+        action="Subscribe"
+        pendingLabel="Subscribing…"
+        run={run(subscribe)}
+        pending={subscribe.pending}
+        disabled={disconnected}
+      />
+      {!account.webhooksSubscribed && !disconnected && (
+        <Notice tone="warning">
+          The platform delivers no webhooks (statuses, inbound messages, template decisions) for this account until the
+          app is subscribed.
+        </Notice>
+      )}
       <ErrorMessage error={subscribe.error} />
 
-      <HealthRow title="Access token" state={account.credentialsValid ? 'valid' : 'rejected'} checkedAt={account.credentialsCheckedAt} action="Check now" pendingLabel="Checking…" run={run(check)} pending={check.pending} disabled={disconnected} />
+      <HealthRow
+        title="Access token"
+        state={account.credentialsValid ? 'valid' : 'rejected'}
+        checkedAt={account.credentialsCheckedAt}
+        action="Check now"
+        pendingLabel="Checking…"
+        run={run(check)}
+        pending={check.pending}
+        disabled={disconnected}
+      />
       {!account.credentialsValid && (
         <Notice tone="warning">
-          The platform rejected the stored access token{account.credentialsError ? `: ${account.credentialsError}` : ''}. Sends are refused (424) until it is replaced.
+          The platform rejected the stored access token{account.credentialsError ? `: ${account.credentialsError}` : ''}
+          . Sends are refused (424) until it is replaced.
         </Notice>
       )}
       <ErrorMessage error={check.error} />
@@ -37,7 +61,16 @@ export function AccountHealthPanel({ account, onChange }: { account: BusinessAcc
 }
 
 /** One health aspect: its state, when it was last checked, and the button that acts on it. */
-function HealthRow(props: { title: string; state: string; checkedAt: string | null; action: string; pendingLabel: string; run: () => void; pending: boolean; disabled: boolean }) {
+function HealthRow(props: {
+  title: string;
+  state: string;
+  checkedAt: string | null;
+  action: string;
+  pendingLabel: string;
+  run: () => void;
+  pending: boolean;
+  disabled: boolean;
+}) {
   return (
     <div className="card-head">
       <div>
@@ -56,7 +89,9 @@ function HealthRow(props: { title: string; state: string; checkedAt: string | nu
 function ReplaceTokenForm({ wabaId, onReplaced }: { wabaId: string; onReplaced: () => void }) {
   const [accessToken, setAccessToken] = useState('');
   const [done, setDone] = useState(false);
-  const replace = useAction((token: string) => api.put<BusinessAccount>(`/business-accounts/${seg(wabaId)}/access-token`, { accessToken: token }));
+  const replace = useAction((token: string) =>
+    api.put<BusinessAccount>(`/business-accounts/${seg(wabaId)}/access-token`, { accessToken: token }),
+  );
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setDone(false);
@@ -68,7 +103,17 @@ function ReplaceTokenForm({ wabaId, onReplaced }: { wabaId: string; onReplaced: 
   };
   return (
     <form onSubmit={(e) => void submit(e)} noValidate className="form-grid" aria-label="Replace the access token">
-      <TextField label="New access token" name="accessToken" type="password" autoComplete="off" required value={accessToken} onChange={(e) => setAccessToken(e.target.value)} hint="Checked with the platform and subscribed to webhooks before it replaces the stored one; API keys stay valid." error={replace.error?.field('accessToken')} />
+      <TextField
+        label="New access token"
+        name="accessToken"
+        type="password"
+        autoComplete="off"
+        required
+        value={accessToken}
+        onChange={(e) => setAccessToken(e.target.value)}
+        hint="Checked with the platform and subscribed to webhooks before it replaces the stored one; API keys stay valid."
+        error={replace.error?.field('accessToken')}
+      />
       <ErrorMessage error={replace.error} fields={['accessToken']} />
       {done && <Notice tone="success">Access token replaced.</Notice>}
       <div className="form-actions">

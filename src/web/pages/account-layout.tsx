@@ -32,7 +32,8 @@ export function AccountLayout({ wabaId, children }: { wabaId: string; children: 
   return (
     <AccountContext.Provider value={{ account: account.data, reload: account.reload }}>
       <p className="breadcrumb">
-        <Link to="/">Business accounts</Link> / <span>{account.data.name}</span> <StatusBadge status={account.data.status} />
+        <Link to="/">Business accounts</Link> / <span>{account.data.name}</span>{' '}
+        <StatusBadge status={account.data.status} />
       </p>
       <nav className="tabs" aria-label="Business account">
         <ul>

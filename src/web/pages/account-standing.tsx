@@ -9,16 +9,23 @@ import { DateTime, Notice, StatusBadge, TableRegion } from '../components';
  */
 export function AccountStandingSection({ standing }: { standing: AccountStanding }) {
   const active = standing.restrictions.filter((r) => r.active);
-  const clean = !standing.banState && standing.restrictions.length === 0 && !standing.violationType && standing.alerts.length === 0;
+  const clean =
+    !standing.banState && standing.restrictions.length === 0 && !standing.violationType && standing.alerts.length === 0;
   return (
     <section aria-labelledby="standing-heading" className="card" data-testid="account-standing">
       <h2 id="standing-heading">Standing with Meta</h2>
       {standing.banned && (
         <Notice tone="warning">
-          Meta disabled this business account{standing.banDate ? ` (since ${standing.banDate})` : ''}: every send is refused until Meta reinstates it.
+          Meta disabled this business account{standing.banDate ? ` (since ${standing.banDate})` : ''}: every send is
+          refused until Meta reinstates it.
         </Notice>
       )}
-      {active.length > 0 && <Notice tone="warning">Restricted by Meta: {active.map((r) => r.type).join(', ')}. Sends of the restricted kind are refused while it is in force.</Notice>}
+      {active.length > 0 && (
+        <Notice tone="warning">
+          Restricted by Meta: {active.map((r) => r.type).join(', ')}. Sends of the restricted kind are refused while it
+          is in force.
+        </Notice>
+      )}
       {clean && <p className="muted">Meta has reported no ban, restriction, violation or alert for this account.</p>}
       <dl className="facts">
         <div>
@@ -42,7 +49,10 @@ export function AccountStandingSection({ standing }: { standing: AccountStanding
         <ListTable
           caption="Restrictions"
           headers={['Restriction', 'Until', 'In force']}
-          rows={standing.restrictions.map((r) => ({ key: r.type, cells: [<span className="mono">{r.type}</span>, r.expiration ?? '—', r.active ? 'yes' : 'expired'] }))}
+          rows={standing.restrictions.map((r) => ({
+            key: r.type,
+            cells: [<span className="mono">{r.type}</span>, r.expiration ?? '—', r.active ? 'yes' : 'expired'],
+          }))}
         />
       )}
       {standing.alerts.length > 0 && (
@@ -51,7 +61,12 @@ export function AccountStandingSection({ standing }: { standing: AccountStanding
           headers={['Alert', 'Severity', 'Concerns', 'Description']}
           rows={standing.alerts.map((a) => ({
             key: `${a.type ?? ''}-${a.entityId ?? ''}`,
-            cells: [<span className="mono">{a.type ?? '—'}</span>, <StatusBadge status={a.severity} />, [a.entityType, a.entityId].filter(Boolean).join(' ') || '—', a.description ?? '—'],
+            cells: [
+              <span className="mono">{a.type ?? '—'}</span>,
+              <StatusBadge status={a.severity} />,
+              [a.entityType, a.entityId].filter(Boolean).join(' ') || '—',
+              a.description ?? '—',
+            ],
           }))}
         />
       )}
@@ -61,7 +76,12 @@ export function AccountStandingSection({ standing }: { standing: AccountStanding
           headers={['Category', 'Region', 'Tier', 'Month']}
           rows={standing.pricingTiers.map((t) => ({
             key: `${t.pricingCategory ?? ''}-${t.region ?? ''}`,
-            cells: [t.pricingCategory ?? '—', t.region ?? '—', <span className="mono">{t.tier ?? '—'}</span>, t.effectiveMonth ?? '—'],
+            cells: [
+              t.pricingCategory ?? '—',
+              t.region ?? '—',
+              <span className="mono">{t.tier ?? '—'}</span>,
+              t.effectiveMonth ?? '—',
+            ],
           }))}
         />
       )}
@@ -70,7 +90,15 @@ export function AccountStandingSection({ standing }: { standing: AccountStanding
 }
 
 /** A small captioned table of the standing's lists. */
-function ListTable({ caption, headers, rows }: { caption: string; headers: string[]; rows: Array<{ key: string; cells: ReactNode[] }> }) {
+function ListTable({
+  caption,
+  headers,
+  rows,
+}: {
+  caption: string;
+  headers: string[];
+  rows: Array<{ key: string; cells: ReactNode[] }>;
+}) {
   return (
     <TableRegion label={caption}>
       <table>

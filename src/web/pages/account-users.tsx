@@ -1,6 +1,26 @@
 import { useState, type FormEvent } from 'react';
-import { api, seg, withQuery, type BlockedUser, type BlockUsersBody, type BlockUsersResult, type MarketingMessages, type MarketingPreference, type Page, type PhoneNumber } from '../api';
-import { DateTime, ErrorMessage, Notice, Pagination, SelectField, StatusBadge, TableRegion, TextField } from '../components';
+import {
+  api,
+  seg,
+  withQuery,
+  type BlockedUser,
+  type BlockUsersBody,
+  type BlockUsersResult,
+  type MarketingMessages,
+  type MarketingPreference,
+  type Page,
+  type PhoneNumber,
+} from '../api';
+import {
+  DateTime,
+  ErrorMessage,
+  Notice,
+  Pagination,
+  SelectField,
+  StatusBadge,
+  TableRegion,
+  TextField,
+} from '../components';
 import { useAction, useLoad } from '../hooks';
 
 /** Where the account's MARKETING templates go: the Marketing Messages API once Meta onboarded the account. */
@@ -34,12 +54,21 @@ export function MarketingMessagesSection({ state }: { state: MarketingMessages }
 /** Users who stopped (or resumed) marketing messages: MARKETING templates to a stopped user are refused. */
 export function MarketingPreferencesSection({ wabaId }: { wabaId: string }) {
   const [page, setPage] = useState(1);
-  const list = useLoad(() => api.get<Page<MarketingPreference>>(withQuery(`/business-accounts/${seg(wabaId)}/marketing-preferences`, { page, limit: 20 })), [wabaId, page]);
+  const list = useLoad(
+    () =>
+      api.get<Page<MarketingPreference>>(
+        withQuery(`/business-accounts/${seg(wabaId)}/marketing-preferences`, { page, limit: 20 }),
+      ),
+    [wabaId, page],
+  );
   const items = list.data?.items ?? [];
   return (
     <section aria-labelledby="prefs-heading" className="card" data-testid="marketing-preferences">
       <h2 id="prefs-heading">Marketing preferences</h2>
-      <p className="muted">From Meta's user_preferences webhook (or its 131050 failure). A user whose latest choice is stop gets no MARKETING template; utility and authentication templates still go.</p>
+      <p className="muted">
+        From Meta's user_preferences webhook (or its 131050 failure). A user whose latest choice is stop gets no
+        MARKETING template; utility and authentication templates still go.
+      </p>
       <ErrorMessage error={list.error} />
       {list.data && items.length === 0 && <p className="muted">No user has stopped or resumed marketing messages.</p>}
       {items.length > 0 && (
@@ -71,19 +100,38 @@ export function MarketingPreferencesSection({ wabaId }: { wabaId: string }) {
           </table>
         </TableRegion>
       )}
-      {list.data && list.data.totalPages > 1 && <Pagination page={page} totalPages={list.data.totalPages} total={list.data.total} onPage={setPage} label="Marketing preferences pages" />}
+      {list.data && list.data.totalPages > 1 && (
+        <Pagination
+          page={page}
+          totalPages={list.data.totalPages}
+          total={list.data.total}
+          onPage={setPage}
+          label="Marketing preferences pages"
+        />
+      )}
     </section>
   );
 }
 
 /** Users blocked on a number: block (Meta first: only users who wrote in the last 24 h), list, unblock. */
-export function BlockedUsersSection({ wabaId, numbers, disabled }: { wabaId: string; numbers: PhoneNumber[]; disabled: boolean }) {
+export function BlockedUsersSection({
+  wabaId,
+  numbers,
+  disabled,
+}: {
+  wabaId: string;
+  numbers: PhoneNumber[];
+  disabled: boolean;
+}) {
   const [chosen, setChosen] = useState('');
   const phoneNumberId = chosen || numbers[0]?.phoneNumberId || '';
   const [users, setUsers] = useState('');
   const [result, setResult] = useState<BlockUsersResult>();
   const base = `/business-accounts/${seg(wabaId)}/phone-numbers/${seg(phoneNumberId)}/blocked-users`;
-  const list = useLoad(() => (phoneNumberId ? api.get<Page<BlockedUser>>(withQuery(base, { limit: 100 })) : Promise.resolve(undefined)), [base]);
+  const list = useLoad(
+    () => (phoneNumberId ? api.get<Page<BlockedUser>>(withQuery(base, { limit: 100 })) : Promise.resolve(undefined)),
+    [base],
+  );
   const block = useAction((body: BlockUsersBody) => api.post<BlockUsersResult>(base, body));
   const unblock = useAction((user: string) => api.delete<unknown>(`${base}/${seg(user)}`));
 
@@ -105,20 +153,42 @@ export function BlockedUsersSection({ wabaId, numbers, disabled }: { wabaId: str
   return (
     <section aria-labelledby="blocked-heading" className="card" data-testid="blocked-users">
       <h2 id="blocked-heading">Blocked users</h2>
-      <p className="muted">A blocked user cannot message the number, and sends to them are refused. Only users who wrote to the number in the last 24 hours can be blocked.</p>
+      <p className="muted">
+        A blocked user cannot message the number, and sends to them are refused. Only users who wrote to the number in
+        the last 24 hours can be blocked.
+      </p>
       {numbers.length > 1 && (
-        <SelectField label="Phone number" value={phoneNumberId} onChange={(e) => setChosen(e.target.value)} options={numbers.map((n) => ({ value: n.phoneNumberId, label: `${n.displayPhoneNumber} (${n.phoneNumberId})` }))} />
+        <SelectField
+          label="Phone number"
+          value={phoneNumberId}
+          onChange={(e) => setChosen(e.target.value)}
+          options={numbers.map((n) => ({
+            value: n.phoneNumberId,
+            label: `${n.displayPhoneNumber} (${n.phoneNumberId})`,
+          }))}
+        />
       )}
       <form onSubmit={(e) => void submit(e)} className="inline-form">
-        <TextField label="Users to block" hint="Phone numbers (digits) or user ids, separated by commas" value={users} onChange={(e) => setUsers(e.target.value)} error={block.error?.field('users')} required />
+        <TextField
+          label="Users to block"
+          hint="Phone numbers (digits) or user ids, separated by commas"
+          value={users}
+          onChange={(e) => setUsers(e.target.value)}
+          error={block.error?.field('users')}
+          required
+        />
         <button type="submit" disabled={block.pending || disabled}>
           {block.pending ? 'Blocking…' : 'Block'}
         </button>
       </form>
       <ErrorMessage error={block.error} fields={['users']} />
       <ErrorMessage error={unblock.error} />
-      {result && result.failed.length > 0 && <Notice tone="warning">Not blocked: {result.failed.map((f) => `${f.user} (${f.message})`).join('; ')}</Notice>}
-      {result && result.blocked.length > 0 && <Notice tone="success">Blocked: {result.blocked.map((b) => b.user).join(', ')}</Notice>}
+      {result && result.failed.length > 0 && (
+        <Notice tone="warning">Not blocked: {result.failed.map((f) => `${f.user} (${f.message})`).join('; ')}</Notice>
+      )}
+      {result && result.blocked.length > 0 && (
+        <Notice tone="success">Blocked: {result.blocked.map((b) => b.user).join(', ')}</Notice>
+      )}
       <ErrorMessage error={list.error} />
       {list.data && list.data.items.length === 0 && <p className="muted">Nobody is blocked on this number.</p>}
       {list.data && list.data.items.length > 0 && (
@@ -144,7 +214,12 @@ export function BlockedUsersSection({ wabaId, numbers, disabled }: { wabaId: str
                     <DateTime iso={b.createdAt} />
                   </td>
                   <td>
-                    <button type="button" className="secondary" onClick={() => void remove(b.user)} disabled={unblock.pending || disabled}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => void remove(b.user)}
+                      disabled={unblock.pending || disabled}
+                    >
                       Unblock
                     </button>
                   </td>

@@ -1,6 +1,26 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { api, seg, type BusinessAccount, type ConnectBody, type Page, type PhoneNumber, type PhoneNumberSync, type SyncCounts, type Template, type TemplateSync } from '../api';
-import { DateTime, ErrorMessage, Notice, PageTitle, Pagination, StatusBadge, TableRegion, TextField } from '../components';
+import {
+  api,
+  seg,
+  type BusinessAccount,
+  type ConnectBody,
+  type Page,
+  type PhoneNumber,
+  type PhoneNumberSync,
+  type SyncCounts,
+  type Template,
+  type TemplateSync,
+} from '../api';
+import {
+  DateTime,
+  ErrorMessage,
+  Notice,
+  PageTitle,
+  Pagination,
+  StatusBadge,
+  TableRegion,
+  TextField,
+} from '../components';
 import { useAction, useLoad } from '../hooks';
 import { Link, navigate, setQuery, useLocation } from '../router';
 import { useAccount } from './account-layout';
@@ -19,7 +39,8 @@ export function AccountsPage() {
       {!accounts.data && accounts.loading && <p role="status">Loading…</p>}
       {accounts.data && accounts.data.total === 0 && (
         <p className="empty-state">
-          No business account is connected yet. Next: enter its WABA ID and a system-user access token below (with the local simulator: <span className="mono">310000000000002</span> and{' '}
+          No business account is connected yet. Next: enter its WABA ID and a system-user access token below (with the
+          local simulator: <span className="mono">310000000000002</span> and{' '}
           <span className="mono">sim-token-waba-2</span>), then sync its numbers and templates and create a key pair.
         </p>
       )}
@@ -56,7 +77,13 @@ export function AccountsPage() {
               ))}
             </tbody>
           </table>
-          <Pagination label="Business accounts" page={accounts.data.page} totalPages={accounts.data.totalPages} total={accounts.data.total} onPage={(p) => setQuery('/', { page: p })} />
+          <Pagination
+            label="Business accounts"
+            page={accounts.data.page}
+            totalPages={accounts.data.totalPages}
+            total={accounts.data.total}
+            onPage={(p) => setQuery('/', { page: p })}
+          />
         </TableRegion>
       )}
       <ConnectAccountForm />
@@ -72,18 +99,51 @@ function ConnectAccountForm() {
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const account = await connect.run({ wabaId: wabaId.trim(), accessToken: accessToken.trim(), name: name.trim() || undefined });
+    const account = await connect.run({
+      wabaId: wabaId.trim(),
+      accessToken: accessToken.trim(),
+      name: name.trim() || undefined,
+    });
     if (account) navigate(`/accounts/${seg(account.wabaId)}`);
   };
 
   return (
     <section aria-labelledby="connect-heading" className="card">
       <h2 id="connect-heading">Connect a business account</h2>
-      <p className="muted">The access token (a system-user token of the WhatsApp Business Account) is checked with the platform, then stored encrypted. It is never shown again.</p>
+      <p className="muted">
+        The access token (a system-user token of the WhatsApp Business Account) is checked with the platform, then
+        stored encrypted. It is never shown again.
+      </p>
       <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
-        <TextField label="WABA ID" name="wabaId" inputMode="numeric" autoComplete="off" required value={wabaId} onChange={(e) => setWabaId(e.target.value)} error={connect.error?.field('wabaId')} />
-        <TextField label="Access token" name="accessToken" type="password" autoComplete="off" required value={accessToken} onChange={(e) => setAccessToken(e.target.value)} error={connect.error?.field('accessToken')} />
-        <TextField label="Display name (optional)" name="name" autoComplete="off" hint="Defaults to the name the platform reports." value={name} onChange={(e) => setName(e.target.value)} error={connect.error?.field('name')} />
+        <TextField
+          label="WABA ID"
+          name="wabaId"
+          inputMode="numeric"
+          autoComplete="off"
+          required
+          value={wabaId}
+          onChange={(e) => setWabaId(e.target.value)}
+          error={connect.error?.field('wabaId')}
+        />
+        <TextField
+          label="Access token"
+          name="accessToken"
+          type="password"
+          autoComplete="off"
+          required
+          value={accessToken}
+          onChange={(e) => setAccessToken(e.target.value)}
+          error={connect.error?.field('accessToken')}
+        />
+        <TextField
+          label="Display name (optional)"
+          name="name"
+          autoComplete="off"
+          hint="Defaults to the name the platform reports."
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={connect.error?.field('name')}
+        />
         <ErrorMessage error={connect.error} fields={['wabaId', 'accessToken', 'name']} />
         <div className="form-actions">
           <button type="submit" disabled={connect.pending}>
@@ -101,8 +161,14 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
   const [templatePage, setTemplatePage] = useState(1);
   // Numbers: an account has a handful; the first 100 (current ones first) are all there is in practice.
   const numbers = useLoad(() => api.get<Page<PhoneNumber>>(`${base}/phone-numbers`, { page: 1, limit: 100 }), [wabaId]);
-  const templates = useLoad(() => api.get<Page<Template>>(`${base}/templates`, { page: templatePage, limit: 20 }), [wabaId, templatePage]);
-  const approved = useLoad(() => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 1 }), [wabaId]);
+  const templates = useLoad(
+    () => api.get<Page<Template>>(`${base}/templates`, { page: templatePage, limit: 20 }),
+    [wabaId, templatePage],
+  );
+  const approved = useLoad(
+    () => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 1 }),
+    [wabaId],
+  );
   const live = numbers.data?.items.filter((n) => !n.removed) ?? [];
   const neverSynced = (syncedAt: string | null) => (syncedAt ? '' : ' Press “Sync now” to fetch them from WhatsApp.');
 
@@ -121,7 +187,12 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
           </dd>
         </div>
       </dl>
-      {account.status === 'disconnected' && <Notice tone="warning">This business account is disconnected: its history stays readable, but it cannot be synced or get new keys until it is connected again.</Notice>}
+      {account.status === 'disconnected' && (
+        <Notice tone="warning">
+          This business account is disconnected: its history stays readable, but it cannot be synced or get new keys
+          until it is connected again.
+        </Notice>
+      )}
       <AccountHealthPanel account={account} onChange={reload} />
 
       <AccountStandingSection standing={account.standing} />
@@ -132,7 +203,11 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         id="numbers"
         title="Phone numbers"
         syncedAt={account.phoneNumbersSyncedAt}
-        summary={numbers.data ? `${live.length} ${live.length === 1 ? 'number' : 'numbers'}, ${live.filter((n) => n.status === 'CONNECTED').length} connected` : 'Loading…'}
+        summary={
+          numbers.data
+            ? `${live.length} ${live.length === 1 ? 'number' : 'numbers'}, ${live.filter((n) => n.status === 'CONNECTED').length} connected`
+            : 'Loading…'
+        }
         disabled={account.status === 'disconnected'}
         sync={() => api.post<PhoneNumberSync>(`${base}/phone-numbers/sync`).then((r) => r.counts)}
         onSynced={() => {
@@ -142,7 +217,11 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
       >
         <ErrorMessage error={numbers.error} />
         {numbers.data && live.length === 0 && (
-          <p className="empty-state">No phone numbers{account.phoneNumbersSyncedAt ? ' at the last sync' : ' yet'}.{neverSynced(account.phoneNumbersSyncedAt)} A connected number is what you send from (its ID is the phoneNumberId of POST /messages).</p>
+          <p className="empty-state">
+            No phone numbers{account.phoneNumbersSyncedAt ? ' at the last sync' : ' yet'}.
+            {neverSynced(account.phoneNumbersSyncedAt)} A connected number is what you send from (its ID is the
+            phoneNumberId of POST /messages).
+          </p>
         )}
         {live.length > 0 && (
           <TableRegion label="Phone numbers">
@@ -185,7 +264,11 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         id="templates"
         title="Message templates"
         syncedAt={account.templatesSyncedAt}
-        summary={templates.data && approved.data ? `${templates.data.total} ${templates.data.total === 1 ? 'template' : 'templates'}, ${approved.data.total} approved` : 'Loading…'}
+        summary={
+          templates.data && approved.data
+            ? `${templates.data.total} ${templates.data.total === 1 ? 'template' : 'templates'}, ${approved.data.total} approved`
+            : 'Loading…'
+        }
         disabled={account.status === 'disconnected'}
         sync={() => api.post<TemplateSync>(`${base}/templates/sync`).then((r) => r.counts)}
         onSynced={() => {
@@ -196,7 +279,10 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
       >
         <ErrorMessage error={templates.error} />
         {templates.data && templates.data.total === 0 && (
-          <p className="empty-state">No message templates{account.templatesSyncedAt ? ' at the last sync' : ' yet'}.{neverSynced(account.templatesSyncedAt)} An APPROVED template is what you may send to anyone, any time.</p>
+          <p className="empty-state">
+            No message templates{account.templatesSyncedAt ? ' at the last sync' : ' yet'}.
+            {neverSynced(account.templatesSyncedAt)} An APPROVED template is what you may send to anyone, any time.
+          </p>
         )}
         {templates.data && templates.data.items.length > 0 && (
           <TableRegion label="Message templates">
@@ -230,7 +316,13 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                 ))}
               </tbody>
             </table>
-            <Pagination label="Message templates" page={templates.data.page} totalPages={templates.data.totalPages} total={templates.data.total} onPage={setTemplatePage} />
+            <Pagination
+              label="Message templates"
+              page={templates.data.page}
+              totalPages={templates.data.totalPages}
+              total={templates.data.total}
+              onPage={setTemplatePage}
+            />
           </TableRegion>
         )}
       </SyncSection>
@@ -269,17 +361,24 @@ function SyncSection(props: {
         <div>
           <h2 id={headingId}>{props.title}</h2>
           <p className="muted">
-            Last synced: <DateTime iso={props.syncedAt} fallback="never" /> · <span className="sync-summary">{props.summary}</span>
+            Last synced: <DateTime iso={props.syncedAt} fallback="never" /> ·{' '}
+            <span className="sync-summary">{props.summary}</span>
           </p>
         </div>
-        <button type="button" onClick={() => void run()} disabled={action.pending || props.disabled} aria-describedby={headingId}>
+        <button
+          type="button"
+          onClick={() => void run()}
+          disabled={action.pending || props.disabled}
+          aria-describedby={headingId}
+        >
           {action.pending ? 'Syncing…' : 'Sync now'}
         </button>
       </div>
       <ErrorMessage error={action.error} />
       {result && (
         <Notice tone="success">
-          Sync complete: {result.added} added, {result.updated} updated, {result.removed} removed ({result.total} in total).
+          Sync complete: {result.added} added, {result.updated} updated, {result.removed} removed ({result.total} in
+          total).
         </Notice>
       )}
       {props.children}

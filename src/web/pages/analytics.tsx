@@ -25,7 +25,10 @@ export function AnalyticsPage({ wabaId }: { wabaId: string }) {
   const [period, setPeriod] = useState<Period>('7d');
   const stats = useLoad(() => {
     const { ms, granularity } = PERIODS[period];
-    return api.get<Analytics>(`/business-accounts/${seg(wabaId)}/messages-analytics`, { since: new Date(Date.now() - ms).toISOString(), granularity });
+    return api.get<Analytics>(`/business-accounts/${seg(wabaId)}/messages-analytics`, {
+      since: new Date(Date.now() - ms).toISOString(),
+      granularity,
+    });
   }, [wabaId, period]);
   const a = stats.data;
 
@@ -33,7 +36,13 @@ export function AnalyticsPage({ wabaId }: { wabaId: string }) {
     <>
       <PageTitle title={`${account.name}: analytics`}>Analytics</PageTitle>
       <div className="filters">
-        <SelectField label="Period" name="period" value={period} onChange={(e) => setPeriod(e.target.value as Period)} options={Object.entries(PERIODS).map(([value, p]) => ({ value, label: p.label }))} />
+        <SelectField
+          label="Period"
+          name="period"
+          value={period}
+          onChange={(e) => setPeriod(e.target.value as Period)}
+          options={Object.entries(PERIODS).map(([value, p]) => ({ value, label: p.label }))}
+        />
       </div>
       <ErrorMessage error={stats.error} />
       {a && (
@@ -60,7 +69,10 @@ export function AnalyticsPage({ wabaId }: { wabaId: string }) {
             </li>
           </ul>
           {a.totals.total === 0 && (
-            <p className="empty-state">Nothing sent in this period, so there is nothing to rate yet: send a message with a key pair of this account, or pick a longer period.</p>
+            <p className="empty-state">
+              Nothing sent in this period, so there is nothing to rate yet: send a message with a key pair of this
+              account, or pick a longer period.
+            </p>
           )}
           <section aria-labelledby="chart-heading" className="card">
             <h2 id="chart-heading">{a.granularity === 'day' ? 'Daily' : 'Hourly'} messages</h2>
@@ -145,7 +157,12 @@ function niceMax(value: number): number {
 function BarChart({ analytics }: { analytics: Analytics }) {
   const { series, granularity } = analytics;
   const label = useMemo(() => {
-    const format = new Intl.DateTimeFormat(undefined, granularity === 'day' ? { month: 'short', day: 'numeric', timeZone: 'UTC' } : { hour: '2-digit', minute: '2-digit' });
+    const format = new Intl.DateTimeFormat(
+      undefined,
+      granularity === 'day'
+        ? { month: 'short', day: 'numeric', timeZone: 'UTC' }
+        : { hour: '2-digit', minute: '2-digit' },
+    );
     return (iso: string) => format.format(new Date(iso));
   }, [granularity]);
   const max = niceMax(Math.max(0, ...series.flatMap((b) => SERIES.map((s) => b[s.key]))));
@@ -169,7 +186,8 @@ function BarChart({ analytics }: { analytics: Analytics }) {
       </ul>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby="chart-desc" preserveAspectRatio="xMidYMid meet">
         <desc id="chart-desc">
-          Bar chart of sent, delivered, read and failed messages per {granularity} from {label(analytics.since)} to {label(analytics.until)}; {empty ? 'no messages in this period' : 'the figures are in the table below'}.
+          Bar chart of sent, delivered, read and failed messages per {granularity} from {label(analytics.since)} to{' '}
+          {label(analytics.until)}; {empty ? 'no messages in this period' : 'the figures are in the table below'}.
         </desc>
         {ticks.map((t) => (
           <g key={t}>
@@ -182,7 +200,14 @@ function BarChart({ analytics }: { analytics: Analytics }) {
         {series.map((b, i) => (
           <g key={b.bucket} transform={`translate(${PAD.left + i * slot + slot * 0.1},0)`}>
             {SERIES.map((s, j) => (
-              <rect key={s.key} x={j * barW} y={y(b[s.key])} width={Math.max(barW - 1, 1)} height={plotH + PAD.top - y(b[s.key])} fill={s.color}>
+              <rect
+                key={s.key}
+                x={j * barW}
+                y={y(b[s.key])}
+                width={Math.max(barW - 1, 1)}
+                height={plotH + PAD.top - y(b[s.key])}
+                fill={s.color}
+              >
                 <title>{`${label(b.bucket)}: ${b[s.key]} ${s.label.toLowerCase()}`}</title>
               </rect>
             ))}
@@ -233,7 +258,9 @@ function PricingSection({ analytics: a }: { analytics: Analytics }) {
   return (
     <section aria-labelledby="pricing-heading">
       <h2 id="pricing-heading">Pricing</h2>
-      <p className="muted">Messages by the pricing Meta reported in their status webhooks. Counts only: Meta bills the customer directly.</p>
+      <p className="muted">
+        Messages by the pricing Meta reported in their status webhooks. Counts only: Meta bills the customer directly.
+      </p>
       <TableRegion label="Pricing">
         <table>
           <thead>

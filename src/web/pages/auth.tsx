@@ -36,8 +36,26 @@ export function LoginPage({ onLogin }: { onLogin: (session: Session) => void }) 
       <PageTitle title="Log in">Log in</PageTitle>
       {state.notice && <Notice tone="success">{state.notice}</Notice>}
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={login.error?.field('email')} />
-        <TextField label="Password" type="password" name="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={login.error?.field('password')} />
+        <TextField
+          label="Email"
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={login.error?.field('email')}
+        />
+        <TextField
+          label="Password"
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={login.error?.field('password')}
+        />
         <ErrorMessage error={login.error} fields={['email', 'password']} />
         <button type="submit" disabled={login.pending}>
           {login.pending ? 'Logging in…' : 'Log in'}
@@ -60,9 +78,13 @@ export function SignupPage() {
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const operator = await signup.run(inviteToken ? { email, password, inviteToken } : { email, password, organizationName });
+    const operator = await signup.run(
+      inviteToken ? { email, password, inviteToken } : { email, password, organizationName },
+    );
     if (!operator) return;
-    const notice = inviteToken ? `You joined “${operator.organization.name}”.` : `Organization “${operator.organization.name}” created.`;
+    const notice = inviteToken
+      ? `You joined “${operator.organization.name}”.`
+      : `Organization “${operator.organization.name}” created.`;
     navigate('/login', { state: { email: operator.email, notice: `${notice} Log in to continue.` } });
   };
 
@@ -74,10 +96,33 @@ export function SignupPage() {
       {inviteToken && <p className="muted">Sign up with the email address the invitation was sent to.</p>}
       <form onSubmit={(e) => void submit(e)} noValidate>
         {!inviteToken && (
-          <TextField label="Organization name" name="organizationName" autoComplete="organization" required value={organizationName} onChange={(e) => setOrganizationName(e.target.value)} error={signup.error?.field('organizationName')} />
+          <TextField
+            label="Organization name"
+            name="organizationName"
+            autoComplete="organization"
+            required
+            value={organizationName}
+            onChange={(e) => setOrganizationName(e.target.value)}
+            error={signup.error?.field('organizationName')}
+          />
         )}
-        <TextField label="Email" type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} error={signup.error?.field('email')} />
-        <NewPasswordField label="Password" name="password" value={password} onChange={setPassword} error={signup.error?.field('password')} />
+        <TextField
+          label="Email"
+          type="email"
+          name="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={signup.error?.field('email')}
+        />
+        <NewPasswordField
+          label="Password"
+          name="password"
+          value={password}
+          onChange={setPassword}
+          error={signup.error?.field('password')}
+        />
         <ErrorMessage error={signup.error} fields={fields} />
         <button type="submit" disabled={signup.pending}>
           {signup.pending ? 'Creating…' : 'Sign up'}
@@ -94,12 +139,16 @@ export function SignupPage() {
 export function ResetPasswordPage() {
   const token = useLocation().search.get('token') ?? '';
   const [newPassword, setNewPassword] = useState('');
-  const reset = useAction((body: ResetPasswordBody) => api.post<{ sessionsEnded: number }>('/auth/password-reset', body));
+  const reset = useAction((body: ResetPasswordBody) =>
+    api.post<{ sessionsEnded: number }>('/auth/password-reset', body),
+  );
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!(await reset.run({ token, newPassword }))) return;
-    navigate('/login', { state: { notice: 'Your new password is set, and every session you had was ended. Log in with it.' } });
+    navigate('/login', {
+      state: { notice: 'Your new password is set, and every session you had was ended. Log in with it.' },
+    });
   };
 
   return (
@@ -107,7 +156,13 @@ export function ResetPasswordPage() {
       <PageTitle title="Set a new password">Set a new password</PageTitle>
       <p className="muted">This link works once. An owner of your organization can issue a new one.</p>
       <form onSubmit={(e) => void submit(e)} noValidate>
-        <NewPasswordField label="New password" name="newPassword" value={newPassword} onChange={setNewPassword} error={reset.error?.field('newPassword')} />
+        <NewPasswordField
+          label="New password"
+          name="newPassword"
+          value={newPassword}
+          onChange={setNewPassword}
+          error={reset.error?.field('newPassword')}
+        />
         <ErrorMessage error={reset.error} fields={['newPassword']} />
         <button type="submit" disabled={reset.pending}>
           {reset.pending ? 'Saving…' : 'Set password'}
@@ -120,7 +175,19 @@ export function ResetPasswordPage() {
   );
 }
 
-function NewPasswordField({ label, name, value, onChange, error }: { label: string; name: string; value: string; onChange: (value: string) => void; error: string | undefined }) {
+function NewPasswordField({
+  label,
+  name,
+  value,
+  onChange,
+  error,
+}: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (value: string) => void;
+  error: string | undefined;
+}) {
   return (
     <TextField
       label={label}

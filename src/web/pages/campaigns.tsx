@@ -1,6 +1,26 @@
 import { useState, type ChangeEvent, type FormEvent } from 'react';
-import { api, seg, type Campaign, type CampaignRecipient, type CreateCampaignBody, type Page, type PhoneNumber, type Template } from '../api';
-import { DateTime, ErrorMessage, Notice, PageTitle, Pagination, SelectField, StatusBadge, TableRegion, TextField, percent } from '../components';
+import {
+  api,
+  seg,
+  type Campaign,
+  type CampaignRecipient,
+  type CreateCampaignBody,
+  type Page,
+  type PhoneNumber,
+  type Template,
+} from '../api';
+import {
+  DateTime,
+  ErrorMessage,
+  Notice,
+  PageTitle,
+  Pagination,
+  SelectField,
+  StatusBadge,
+  TableRegion,
+  TextField,
+  percent,
+} from '../components';
 import { useAction, useLoad } from '../hooks';
 import { Link, navigate, setQuery, useLocation } from '../router';
 
@@ -16,12 +36,15 @@ export function parseRecipientsCsv(text: string): CreateCampaignBody['recipients
     .split(/\r?\n/)
     .map((line) => line.split(',').map((cell) => cell.trim().replace(/^"(.*)"$/, '$1')))
     .filter((cells) => cells.length > 0 && cells[0] !== '');
-  const address = (cell: string) => (/^[A-Za-z]{2}\./.test(cell) ? { userId: cell } : { to: cell.replace(/[\s+()-]/g, '') });
+  const address = (cell: string) =>
+    /^[A-Za-z]{2}\./.test(cell) ? { userId: cell } : { to: cell.replace(/[\s+()-]/g, '') };
   const isAddress = (cell: string) => /^[A-Za-z]{2}\./.test(cell) || /^[+\d][\d\s()-]*$/.test(cell);
   const body = rows.length > 0 && !isAddress(rows[0]![0]!) ? rows.slice(1) : rows;
   return body.map(([first, ...params]) => ({
     ...address(first!),
-    ...(params.length > 0 ? { components: [{ type: 'body', parameters: params.map((text) => ({ type: 'text', text })) }] } : {}),
+    ...(params.length > 0
+      ? { components: [{ type: 'body', parameters: params.map((text) => ({ type: 'text', text })) }] }
+      : {}),
   }));
 }
 
@@ -34,7 +57,10 @@ export function CampaignsPage({ wabaId }: { wabaId: string }) {
   return (
     <>
       <PageTitle title="Campaigns">Campaigns</PageTitle>
-      <p className="muted">One approved template to many recipients, sent at the phone number's throughput (STANDARD 80/s, HIGH 1,000/s), each recipient once.</p>
+      <p className="muted">
+        One approved template to many recipients, sent at the phone number's throughput (STANDARD 80/s, HIGH 1,000/s),
+        each recipient once.
+      </p>
       <NewCampaign wabaId={wabaId} onCreated={(c) => navigate(`/accounts/${seg(wabaId)}/campaigns/${c.id}`)} />
       <section aria-labelledby="campaigns-heading">
         <h2 id="campaigns-heading">Campaigns</h2>
@@ -75,7 +101,13 @@ export function CampaignsPage({ wabaId }: { wabaId: string }) {
                 </tbody>
               </table>
             </TableRegion>
-            <Pagination label="Campaigns" page={campaigns.data.page} totalPages={campaigns.data.totalPages} total={campaigns.data.total} onPage={(p) => setQuery(`/accounts/${seg(wabaId)}/campaigns`, { page: p })} />
+            <Pagination
+              label="Campaigns"
+              page={campaigns.data.page}
+              totalPages={campaigns.data.totalPages}
+              total={campaigns.data.total}
+              onPage={(p) => setQuery(`/accounts/${seg(wabaId)}/campaigns`, { page: p })}
+            />
           </>
         )}
       </section>
@@ -87,7 +119,10 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
   const base = `/business-accounts/${seg(wabaId)}`;
   // Both lists are pages (as on the account page): the first 100 numbers and APPROVED templates.
   const numbers = useLoad(() => api.get<Page<PhoneNumber>>(`${base}/phone-numbers`, { page: 1, limit: 100 }), [wabaId]);
-  const templates = useLoad(() => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 100 }), [wabaId]);
+  const templates = useLoad(
+    () => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 100 }),
+    [wabaId],
+  );
   const [name, setName] = useState('');
   const [phoneNumberId, setPhoneNumberId] = useState('');
   const [template, setTemplate] = useState('');
@@ -104,12 +139,22 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
     if (!file) return;
     const parsed = parseRecipientsCsv(await file.text());
     setRecipients(parsed);
-    setFileNote(parsed.length > MAX_RECIPIENTS ? `${parsed.length.toLocaleString('en')} recipients: at most ${MAX_RECIPIENTS.toLocaleString('en')} per campaign.` : `${parsed.length.toLocaleString('en')} recipients read from ${file.name}.`);
+    setFileNote(
+      parsed.length > MAX_RECIPIENTS
+        ? `${parsed.length.toLocaleString('en')} recipients: at most ${MAX_RECIPIENTS.toLocaleString('en')} per campaign.`
+        : `${parsed.length.toLocaleString('en')} recipients read from ${file.name}.`,
+    );
   };
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!chosen) return;
-    const created = await create.run({ name: name.trim(), phoneNumberId: number, templateName: chosen.name, templateLanguage: chosen.language, recipients });
+    const created = await create.run({
+      name: name.trim(),
+      phoneNumberId: number,
+      templateName: chosen.name,
+      templateLanguage: chosen.language,
+      recipients,
+    });
     if (created) onCreated(created);
   };
 
@@ -117,16 +162,30 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
     <section aria-labelledby="new-campaign-heading" className="card">
       <h2 id="new-campaign-heading">Start a campaign</h2>
       {connected.length === 0 || approved.length === 0 ? (
-        <p>Sync the account's phone numbers and templates first: a campaign needs a CONNECTED number and an APPROVED template.</p>
+        <p>
+          Sync the account's phone numbers and templates first: a campaign needs a CONNECTED number and an APPROVED
+          template.
+        </p>
       ) : (
         <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
-          <TextField label="Name" name="name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} error={create.error?.field('name')} />
+          <TextField
+            label="Name"
+            name="name"
+            required
+            maxLength={200}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            error={create.error?.field('name')}
+          />
           <SelectField
             label="Phone number"
             name="phoneNumberId"
             value={number}
             onChange={(e) => setPhoneNumberId(e.target.value)}
-            options={connected.map((n) => ({ value: n.phoneNumberId, label: `${n.displayPhoneNumber} (${n.throughputLevel ?? 'STANDARD'})` }))}
+            options={connected.map((n) => ({
+              value: n.phoneNumberId,
+              label: `${n.displayPhoneNumber} (${n.throughputLevel ?? 'STANDARD'})`,
+            }))}
             error={create.error?.field('phoneNumberId')}
           />
           <SelectField
@@ -134,21 +193,34 @@ function NewCampaign({ wabaId, onCreated }: { wabaId: string; onCreated: (c: Cam
             name="template"
             value={chosen ? `${chosen.name}|${chosen.language}` : ''}
             onChange={(e) => setTemplate(e.target.value)}
-            options={approved.map((t) => ({ value: `${t.name}|${t.language}`, label: `${t.name} (${t.language}, ${t.category ?? 'no category'})` }))}
+            options={approved.map((t) => ({
+              value: `${t.name}|${t.language}`,
+              label: `${t.name} (${t.language}, ${t.category ?? 'no category'})`,
+            }))}
             error={create.error?.field('templateName') ?? create.error?.field('templateLanguage')}
           />
           <div className="field">
             <label htmlFor="recipients-file">Recipients (CSV)</label>
             <p className="hint" id="recipients-file-hint">
-              One per line: a phone number or user id, then the template's body parameters in order. A header line is skipped.
+              One per line: a phone number or user id, then the template's body parameters in order. A header line is
+              skipped.
             </p>
-            <input id="recipients-file" name="recipients" type="file" accept=".csv,text/csv,text/plain" aria-describedby="recipients-file-hint" onChange={(e) => void readFile(e)} />
+            <input
+              id="recipients-file"
+              name="recipients"
+              type="file"
+              accept=".csv,text/csv,text/plain"
+              aria-describedby="recipients-file-hint"
+              onChange={(e) => void readFile(e)}
+            />
             {fileNote && <p role="status">{fileNote}</p>}
           </div>
           <ErrorMessage error={create.error} fields={['name', 'phoneNumberId', 'templateName', 'templateLanguage']} />
           <div className="form-actions">
             <button type="submit" disabled={create.pending || recipients.length === 0}>
-              {create.pending ? 'Starting…' : `Start campaign${recipients.length > 0 ? ` to ${recipients.length.toLocaleString('en')}` : ''}`}
+              {create.pending
+                ? 'Starting…'
+                : `Start campaign${recipients.length > 0 ? ` to ${recipients.length.toLocaleString('en')}` : ''}`}
             </button>
           </div>
         </form>
@@ -174,8 +246,14 @@ export function CampaignDetailPage({ wabaId, id }: { wabaId: string; id: string 
   const campaign = useLoad(() => api.get<Campaign>(base), [base], { pollMs: 2000 });
   const [show, setShow] = useState<'failed' | 'skipped'>('failed');
   const [page, setPage] = useState(1);
-  const recipients = useLoad(() => api.get<Page<CampaignRecipient>>(`${base}/recipients`, { status: show, page, limit: 50 }), [base, show, page], { pollMs: 5000 });
-  const action = useAction((what: 'pause' | 'resume' | 'cancel' | 'retry-failed') => api.post<Campaign>(`${base}/${what}`));
+  const recipients = useLoad(
+    () => api.get<Page<CampaignRecipient>>(`${base}/recipients`, { status: show, page, limit: 50 }),
+    [base, show, page],
+    { pollMs: 5000 },
+  );
+  const action = useAction((what: 'pause' | 'resume' | 'cancel' | 'retry-failed') =>
+    api.post<Campaign>(`${base}/${what}`),
+  );
   const act = async (what: 'pause' | 'resume' | 'cancel' | 'retry-failed') => {
     if (await action.run(what)) {
       campaign.reload();
@@ -193,7 +271,8 @@ export function CampaignDetailPage({ wabaId, id }: { wabaId: string; id: string 
       {c && (
         <>
           <p>
-            <StatusBadge status={c.status} /> {c.templateName} ({c.templateLanguage}) from {c.phoneNumberId} · {c.total.toLocaleString('en')} recipients · started <DateTime iso={c.createdAt} />
+            <StatusBadge status={c.status} /> {c.templateName} ({c.templateLanguage}) from {c.phoneNumberId} ·{' '}
+            {c.total.toLocaleString('en')} recipients · started <DateTime iso={c.createdAt} />
             {c.completedAt && (
               <>
                 {' '}
@@ -233,7 +312,12 @@ export function CampaignDetailPage({ wabaId, id }: { wabaId: string; id: string 
               </button>
             )}
             {c.status !== 'cancelled' && (c.counts?.failed ?? 0) > 0 && (
-              <button type="button" className="secondary" onClick={() => void act('retry-failed')} disabled={action.pending}>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => void act('retry-failed')}
+                disabled={action.pending}
+              >
                 Retry {c.counts!.failed.toLocaleString('en')} failed
               </button>
             )}
@@ -278,14 +362,22 @@ export function CampaignDetailPage({ wabaId, id }: { wabaId: string; id: string 
                       <td>{r.attempts}</td>
                       <td>
                         {r.skipReason ??
-                          (r.error ? `${r.error.title ?? 'Failed'}${r.error.code !== null ? ` (${r.error.code})` : ''}${r.error.detail ? `: ${r.error.detail}` : ''}` : '—')}
+                          (r.error
+                            ? `${r.error.title ?? 'Failed'}${r.error.code !== null ? ` (${r.error.code})` : ''}${r.error.detail ? `: ${r.error.detail}` : ''}`
+                            : '—')}
                       </td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </TableRegion>
-            <Pagination label="Recipients" page={recipients.data.page} totalPages={recipients.data.totalPages} total={recipients.data.total} onPage={setPage} />
+            <Pagination
+              label="Recipients"
+              page={recipients.data.page}
+              totalPages={recipients.data.totalPages}
+              total={recipients.data.total}
+              onPage={setPage}
+            />
           </>
         )}
       </section>

@@ -1,6 +1,15 @@
 import { Fragment, useEffect, useState } from 'react';
 import { api, type EventFeed, type Page, type WebhookEvent } from '../api';
-import { DateTime, ErrorMessage, formatTime, PageTitle, Pagination, SelectField, StatusBadge, TableRegion } from '../components';
+import {
+  DateTime,
+  ErrorMessage,
+  formatTime,
+  PageTitle,
+  Pagination,
+  SelectField,
+  StatusBadge,
+  TableRegion,
+} from '../components';
 import { useLoad } from '../hooks';
 import { setQuery, useLocation } from '../router';
 import { useAccount } from './account-layout';
@@ -15,7 +24,10 @@ const KIND_LABEL: Record<string, string> = {
   template_status: 'Template status',
   account_update: 'Account update',
 };
-const KIND_OPTIONS = [{ value: '', label: 'Any kind' }, ...Object.entries(KIND_LABEL).map(([value, label]) => ({ value, label }))];
+const KIND_OPTIONS = [
+  { value: '', label: 'Any kind' },
+  ...Object.entries(KIND_LABEL).map(([value, label]) => ({ value, label })),
+];
 const STATUS_OPTIONS = ['', 'sent', 'delivered', 'read', 'failed'].map((s) => ({ value: s, label: s || 'Any status' }));
 
 /**
@@ -25,12 +37,19 @@ const STATUS_OPTIONS = ['', 'sent', 'delivered', 'read', 'failed'].map((s) => ({
 export function EventsPage({ wabaId }: { wabaId: string }) {
   const { account } = useAccount();
   const { path, search } = useLocation();
-  const filters = { kind: search.get('kind') ?? '', status: search.get('status') ?? '', messageId: search.get('messageId') ?? '' };
+  const filters = {
+    kind: search.get('kind') ?? '',
+    status: search.get('status') ?? '',
+    messageId: search.get('messageId') ?? '',
+  };
   const page = Number(search.get('page')) || 1;
   const [autoRefresh, setAutoRefresh] = useState(true);
   const [expanded, setExpanded] = useState<Set<number>>(new Set());
   const [fresh, setFresh] = useState<WebhookEvent[]>([]);
-  const events = useLoad(() => api.get<Page<WebhookEvent>>('/webhooks/events', { wabaId, ...filters, page, limit: 25 }), [wabaId, search.toString()]);
+  const events = useLoad(
+    () => api.get<Page<WebhookEvent>>('/webhooks/events', { wabaId, ...filters, page, limit: 25 }),
+    [wabaId, search.toString()],
+  );
   const live = autoRefresh && page === 1;
   const reload = events.reload;
 
@@ -42,7 +61,13 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
       let cursor = 'now';
       while (!stopped) {
         try {
-          const feed = await api.get<EventFeed>('/webhooks/events', { wabaId, ...filters, after: cursor, wait: cursor === 'now' ? 0 : WAIT_SECONDS, limit: 100 });
+          const feed = await api.get<EventFeed>('/webhooks/events', {
+            wabaId,
+            ...filters,
+            after: cursor,
+            wait: cursor === 'now' ? 0 : WAIT_SECONDS,
+            limit: 100,
+          });
           if (stopped) return;
           // The first page may have been read before the feed's starting point: read it once more.
           if (cursor === 'now') reload();
@@ -59,9 +84,12 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
     };
   }, [wabaId, search.toString(), live]);
 
-  const shown = events.data ? [...fresh.filter((e) => !events.data!.items.some((p) => p.id === e.id)), ...events.data.items] : [];
+  const shown = events.data
+    ? [...fresh.filter((e) => !events.data!.items.some((p) => p.id === e.id)), ...events.data.items]
+    : [];
 
-  const filter = (key: 'kind' | 'status') => (e: { target: { value: string } }) => setQuery(path, { ...filters, [key]: e.target.value }, { replace: true });
+  const filter = (key: 'kind' | 'status') => (e: { target: { value: string } }) =>
+    setQuery(path, { ...filters, [key]: e.target.value }, { replace: true });
   const toggle = (id: number) => {
     const next = new Set(expanded);
     if (next.has(id)) next.delete(id);
@@ -74,9 +102,20 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
       <PageTitle title={`${account.name}: events`}>Webhook events</PageTitle>
       <div className="filters">
         <SelectField label="Kind" name="kind" value={filters.kind} onChange={filter('kind')} options={KIND_OPTIONS} />
-        <SelectField label="Status" name="status" value={filters.status} onChange={filter('status')} options={STATUS_OPTIONS} />
+        <SelectField
+          label="Status"
+          name="status"
+          value={filters.status}
+          onChange={filter('status')}
+          options={STATUS_OPTIONS}
+        />
         <div className="field field-check">
-          <input id="auto-refresh" type="checkbox" checked={autoRefresh} onChange={(e) => setAutoRefresh(e.target.checked)} />
+          <input
+            id="auto-refresh"
+            type="checkbox"
+            checked={autoRefresh}
+            onChange={(e) => setAutoRefresh(e.target.checked)}
+          />
           <label htmlFor="auto-refresh">Live (new events appear at the top of the first page)</label>
         </div>
         <div className="form-actions">
@@ -95,20 +134,28 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
       {filters.messageId && (
         <p className="chip">
           Only events of message <span className="mono wrap">{filters.messageId}</span>{' '}
-          <button type="button" className="link-button" onClick={() => setQuery(path, { kind: filters.kind, status: filters.status })}>
+          <button
+            type="button"
+            className="link-button"
+            onClick={() => setQuery(path, { kind: filters.kind, status: filters.status })}
+          >
             Show all events
           </button>
         </p>
       )}
       <p className="muted updated">{events.updatedAt ? `Updated at ${formatTime(events.updatedAt)}` : 'Loading…'}</p>
       <ErrorMessage error={events.error} />
-      {events.data && shown.length === 0 &&
+      {events.data &&
+        shown.length === 0 &&
         (filters.kind || filters.status || filters.messageId ? (
-          <p className="empty-state">No events match these filters yet. They appear here as the platform reports them; clear the filters to see every event.</p>
+          <p className="empty-state">
+            No events match these filters yet. They appear here as the platform reports them; clear the filters to see
+            every event.
+          </p>
         ) : (
           <p className="empty-state">
-            No events yet. WhatsApp reports on every message sent (sent, delivered, read, failed) and on every customer message: send one with a key pair of this account and its
-            events appear here within seconds.
+            No events yet. WhatsApp reports on every message sent (sent, delivered, read, failed) and on every customer
+            message: send one with a key pair of this account and its events appear here within seconds.
           </p>
         ))}
       {events.data && shown.length > 0 && (
@@ -137,11 +184,20 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
                       <td>{KIND_LABEL[e.kind] ?? e.kind}</td>
                       <td>
                         {e.title}
-                        {e.error && <span className="error-text"> ({[e.error.code, e.error.title].filter((x) => x !== null).join(' ')})</span>}
+                        {e.error && (
+                          <span className="error-text">
+                            {' '}
+                            ({[e.error.code, e.error.title].filter((x) => x !== null).join(' ')})
+                          </span>
+                        )}
                         {e.media && (
                           <>
                             {' '}
-                            <a href={e.media.downloadPath} download={e.media.filename ?? undefined} aria-label={`Download the ${e.media.mimeType ?? 'media'} of event ${e.id}`}>
+                            <a
+                              href={e.media.downloadPath}
+                              download={e.media.filename ?? undefined}
+                              aria-label={`Download the ${e.media.mimeType ?? 'media'} of event ${e.id}`}
+                            >
                               Download {e.media.filename ?? e.media.mimeType ?? 'media'}
                             </a>
                           </>
@@ -150,10 +206,23 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
                       <td>
                         <StatusBadge status={e.status} />
                       </td>
-                      <td className="mono">{e.recipient ?? (e.userId ? <span title="Business-scoped user id (no phone number sent)">{e.userId}</span> : '—')}</td>
+                      <td className="mono">
+                        {e.recipient ??
+                          (e.userId ? (
+                            <span title="Business-scoped user id (no phone number sent)">{e.userId}</span>
+                          ) : (
+                            '—'
+                          ))}
+                      </td>
                       <td>{e.processed ? 'yes' : 'pending'}</td>
                       <td>
-                        <button type="button" className="secondary small" aria-expanded={expanded.has(e.id)} aria-controls={`raw-${e.id}`} onClick={() => toggle(e.id)}>
+                        <button
+                          type="button"
+                          className="secondary small"
+                          aria-expanded={expanded.has(e.id)}
+                          aria-controls={`raw-${e.id}`}
+                          onClick={() => toggle(e.id)}
+                        >
                           {expanded.has(e.id) ? 'Hide raw' : 'Show raw'}
                           <span className="visually-hidden"> payload of event {e.id}</span>
                         </button>
@@ -173,7 +242,13 @@ export function EventsPage({ wabaId }: { wabaId: string }) {
               </tbody>
             </table>
           </TableRegion>
-          <Pagination label="Events" page={events.data.page} totalPages={events.data.totalPages} total={events.data.total} onPage={(p) => setQuery(path, { ...filters, page: p })} />
+          <Pagination
+            label="Events"
+            page={events.data.page}
+            totalPages={events.data.totalPages}
+            total={events.data.total}
+            onPage={(p) => setQuery(path, { ...filters, page: p })}
+          />
         </>
       )}
     </>

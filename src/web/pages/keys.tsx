@@ -1,6 +1,23 @@
 import { useRef, useState, useEffect, type FormEvent } from 'react';
-import { api, seg, type ApiKey, type BusinessAccount, type CreateApiKeyBody, type CreatedApiKey, type Page } from '../api';
-import { CopyButton, DateTime, ErrorMessage, PageTitle, Pagination, SelectField, TableRegion, TextField } from '../components';
+import {
+  api,
+  seg,
+  type ApiKey,
+  type BusinessAccount,
+  type CreateApiKeyBody,
+  type CreatedApiKey,
+  type Page,
+} from '../api';
+import {
+  CopyButton,
+  DateTime,
+  ErrorMessage,
+  PageTitle,
+  Pagination,
+  SelectField,
+  TableRegion,
+  TextField,
+} from '../components';
 import { useAction, useLoad } from '../hooks';
 import { Link, setQuery, useLocation } from '../router';
 
@@ -16,7 +33,8 @@ export function KeysPage() {
     <>
       <PageTitle title="API keys">API keys</PageTitle>
       <p className="muted">
-        A key pair lets a backend send and read messages of one business account: send both halves as the <code>x-access-key</code> and <code>x-secret-key</code> headers.
+        A key pair lets a backend send and read messages of one business account: send both halves as the{' '}
+        <code>x-access-key</code> and <code>x-secret-key</code> headers.
       </p>
       {created ? (
         <NewKey apiKey={created} onDone={() => setCreated(undefined)} />
@@ -34,7 +52,10 @@ export function KeysPage() {
         <ErrorMessage error={keys.error} />
         {!keys.data && keys.loading && <p role="status">Loading…</p>}
         {keys.data && keys.data.total === 0 && (
-          <p className="empty-state">No key pairs yet. Create one above for a business account: its secret is shown once, and the pair is what POST /messages takes (x-access-key, x-secret-key).</p>
+          <p className="empty-state">
+            No key pairs yet. Create one above for a business account: its secret is shown once, and the pair is what
+            POST /messages takes (x-access-key, x-secret-key).
+          </p>
         )}
         {keys.data && keys.data.total > 0 && (
           <>
@@ -58,7 +79,13 @@ export function KeysPage() {
                 </tbody>
               </table>
             </TableRegion>
-            <Pagination label="Key pairs" page={keys.data.page} totalPages={keys.data.totalPages} total={keys.data.total} onPage={(p) => setQuery('/keys', { page: p })} />
+            <Pagination
+              label="Key pairs"
+              page={keys.data.page}
+              totalPages={keys.data.totalPages}
+              total={keys.data.total}
+              onPage={(p) => setQuery('/keys', { page: p })}
+            />
           </>
         )}
       </section>
@@ -66,7 +93,13 @@ export function KeysPage() {
   );
 }
 
-function CreateKeyForm({ accounts, onCreated }: { accounts: BusinessAccount[]; onCreated: (key: CreatedApiKey) => void }) {
+function CreateKeyForm({
+  accounts,
+  onCreated,
+}: {
+  accounts: BusinessAccount[];
+  onCreated: (key: CreatedApiKey) => void;
+}) {
   const [wabaId, setWabaId] = useState('');
   const [name, setName] = useState('');
   const create = useAction((body: CreateApiKeyBody) => api.post<CreatedApiKey>('/api-keys', body));
@@ -98,7 +131,17 @@ function CreateKeyForm({ accounts, onCreated }: { accounts: BusinessAccount[]; o
             options={accounts.map((a) => ({ value: a.wabaId, label: `${a.name} (${a.wabaId})` }))}
             error={create.error?.field('wabaId')}
           />
-          <TextField label="Key name" name="name" hint="Where it is used, e.g. “orders-service production”." autoComplete="off" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} error={create.error?.field('name')} />
+          <TextField
+            label="Key name"
+            name="name"
+            hint="Where it is used, e.g. “orders-service production”."
+            autoComplete="off"
+            required
+            maxLength={100}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            error={create.error?.field('name')}
+          />
           <ErrorMessage error={create.error} fields={['wabaId', 'name']} />
           <div className="form-actions">
             <button type="submit" disabled={create.pending}>
@@ -121,7 +164,8 @@ function NewKey({ apiKey, onDone }: { apiKey: CreatedApiKey; onDone: () => void 
         Key pair “{apiKey.name}” created
       </h2>
       <p className="warning-text">
-        <strong>Copy the secret key now. It is shown only this once</strong>: we keep only a hash of it and cannot show it again. If it is lost, create a new key pair and revoke this one.
+        <strong>Copy the secret key now. It is shown only this once</strong>: we keep only a hash of it and cannot show
+        it again. If it is lost, create a new key pair and revoke this one.
       </p>
       <div className="secret-row">
         <TextField id="new-access-key" label="Access key" readOnly value={apiKey.accessKey} className="mono-input" />
@@ -178,7 +222,12 @@ function KeyRow({ apiKey, onRevoked }: { apiKey: ApiKey; onRevoked: () => void }
         ) : (
           <>
             <span className="badge badge-active">active</span>{' '}
-            <button type="button" className="secondary" aria-label={`Revoke ${apiKey.name}`} onClick={() => setConfirming(true)}>
+            <button
+              type="button"
+              className="secondary"
+              aria-label={`Revoke ${apiKey.name}`}
+              onClick={() => setConfirming(true)}
+            >
               Revoke
             </button>
           </>

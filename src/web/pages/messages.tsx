@@ -2,7 +2,16 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, seg, type Message, type MessageDetail, type Page, type PhoneNumber } from '../api';
 import type { operations } from '../api-types';
 import { contentSummary, MessageContent } from '../message-content';
-import { DateTime, ErrorMessage, PageTitle, Pagination, SelectField, StatusBadge, TableRegion, TextField } from '../components';
+import {
+  DateTime,
+  ErrorMessage,
+  PageTitle,
+  Pagination,
+  SelectField,
+  StatusBadge,
+  TableRegion,
+  TextField,
+} from '../components';
 import { useLoad } from '../hooks';
 import { Link, setQuery, useLocation } from '../router';
 import { useAccount } from './account-layout';
@@ -15,7 +24,10 @@ const DIRECTION_OPTIONS = [
   { value: 'outbound', label: 'Sent (outbound)' },
   { value: 'inbound', label: 'Received (inbound)' },
 ];
-const STATUS_OPTIONS = ['', 'pending', 'sent', 'delivered', 'read', 'failed', 'received'].map((s) => ({ value: s, label: s || 'Any status' }));
+const STATUS_OPTIONS = ['', 'pending', 'sent', 'delivered', 'read', 'failed', 'received'].map((s) => ({
+  value: s,
+  label: s || 'Any status',
+}));
 /** The API's message types: its `type` filter, generated from the message-type catalogue (src/messages/types/). */
 type MessageType = NonNullable<NonNullable<operations['listAccountMessages']['parameters']['query']>['type']>;
 // Each type once, no other: a type the catalogue gains fails this check (after `npm run openapi:types`) until listed.
@@ -50,7 +62,10 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
   const [draft, setDraft] = useState<Filters>(applied);
   // Back and forward change the applied filters: the form follows.
   useEffect(() => setDraft(applied), [search.toString()]);
-  const numbers = useLoad(() => api.get<Page<PhoneNumber>>(`/business-accounts/${seg(wabaId)}/phone-numbers`, { page: 1, limit: 100 }), [wabaId]);
+  const numbers = useLoad(
+    () => api.get<Page<PhoneNumber>>(`/business-accounts/${seg(wabaId)}/phone-numbers`, { page: 1, limit: 100 }),
+    [wabaId],
+  );
   const messages = useLoad(
     () =>
       api.get<Page<Message>>(`/business-accounts/${seg(wabaId)}/messages`, {
@@ -68,7 +83,8 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
     [wabaId, search.toString()],
   );
 
-  const set = (key: keyof Filters) => (e: { target: { value: string } }) => setDraft({ ...draft, [key]: e.target.value });
+  const set = (key: keyof Filters) => (e: { target: { value: string } }) =>
+    setDraft({ ...draft, [key]: e.target.value });
   const apply = (e: FormEvent) => {
     e.preventDefault();
     setQuery(path, { ...draft });
@@ -83,20 +99,57 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
     <>
       <PageTitle title={`${account.name}: messages`}>Messages</PageTitle>
       <form onSubmit={apply} className="filters" aria-label="Message filters">
-        <SelectField label="Direction" name="direction" value={draft.direction} onChange={set('direction')} options={DIRECTION_OPTIONS} />
-        <SelectField label="Status" name="status" value={draft.status} onChange={set('status')} options={STATUS_OPTIONS} />
+        <SelectField
+          label="Direction"
+          name="direction"
+          value={draft.direction}
+          onChange={set('direction')}
+          options={DIRECTION_OPTIONS}
+        />
+        <SelectField
+          label="Status"
+          name="status"
+          value={draft.status}
+          onChange={set('status')}
+          options={STATUS_OPTIONS}
+        />
         <SelectField label="Type" name="type" value={draft.type} onChange={set('type')} options={TYPE_OPTIONS} />
-        <TextField label="Recipient" name="to" inputMode="tel" placeholder="447700900123" value={draft.to} onChange={set('to')} error={messages.error?.field('to')} />
+        <TextField
+          label="Recipient"
+          name="to"
+          inputMode="tel"
+          placeholder="447700900123"
+          value={draft.to}
+          onChange={set('to')}
+          error={messages.error?.field('to')}
+        />
         <SelectField
           label="From number"
           name="phoneNumberId"
           value={draft.phoneNumberId}
           onChange={set('phoneNumberId')}
-          options={[{ value: '', label: 'Any number' }, ...(numbers.data?.items ?? []).map((n) => ({ value: n.phoneNumberId, label: n.displayPhoneNumber }))]}
+          options={[
+            { value: '', label: 'Any number' },
+            ...(numbers.data?.items ?? []).map((n) => ({ value: n.phoneNumberId, label: n.displayPhoneNumber })),
+          ]}
         />
         <TextField label="Template" name="templateName" value={draft.templateName} onChange={set('templateName')} />
-        <TextField label="Created from" name="from" type="date" value={draft.from} onChange={set('from')} error={messages.error?.field('since')} />
-        <TextField label="Created until" name="until" type="date" value={draft.until} onChange={set('until')} error={messages.error?.field('until')} />
+        <TextField
+          label="Created from"
+          name="from"
+          type="date"
+          value={draft.from}
+          onChange={set('from')}
+          error={messages.error?.field('since')}
+        />
+        <TextField
+          label="Created until"
+          name="until"
+          type="date"
+          value={draft.until}
+          onChange={set('until')}
+          error={messages.error?.field('until')}
+        />
         <div className="form-actions">
           <button type="submit">Apply filters</button>
           <button type="button" className="secondary" onClick={reset}>
@@ -109,13 +162,17 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
       </form>
       <ErrorMessage error={messages.error} fields={['to', 'since', 'until']} />
       {!messages.data && messages.loading && <p role="status">Loading…</p>}
-      {messages.data && messages.data.total === 0 &&
+      {messages.data &&
+        messages.data.total === 0 &&
         (Object.values(applied).some((v) => v !== '') ? (
-          <p className="empty-state">No messages match these filters. Widen them, or press Reset to see every message.</p>
+          <p className="empty-state">
+            No messages match these filters. Widen them, or press Reset to see every message.
+          </p>
         ) : (
           <p className="empty-state">
-            No messages yet. Send one with a key pair of this account (<Link to="/keys">create one</Link>, then POST /messages as in the README's walk-through), or wait for a customer to write
-            to one of its numbers: both directions are listed here.
+            No messages yet. Send one with a key pair of this account (<Link to="/keys">create one</Link>, then POST
+            /messages as in the README's walk-through), or wait for a customer to write to one of its numbers: both
+            directions are listed here.
           </p>
         ))}
       {messages.data && messages.data.total > 0 && (
@@ -160,7 +217,13 @@ export function MessagesPage({ wabaId }: { wabaId: string }) {
               </tbody>
             </table>
           </TableRegion>
-          <Pagination label="Messages" page={messages.data.page} totalPages={messages.data.totalPages} total={messages.data.total} onPage={(p) => setQuery(path, { ...applied, page: p })} />
+          <Pagination
+            label="Messages"
+            page={messages.data.page}
+            totalPages={messages.data.totalPages}
+            total={messages.data.total}
+            onPage={(p) => setQuery(path, { ...applied, page: p })}
+          />
         </>
       )}
     </>
@@ -176,11 +239,23 @@ function customerOf(m: Pick<Message, 'direction' | 'to' | 'from' | 'userId'>): s
  * An inbound media message's file through its signed link (the same link a key-pair backend gets): images and
  * stickers shown, everything else as a download link. Links expire in minutes: the page reloads them with the list.
  */
-function MediaPreview({ media, type, messageId, thumbnail = false }: { media: NonNullable<Message['media']>; type: string; messageId: number; thumbnail?: boolean }) {
+function MediaPreview({
+  media,
+  type,
+  messageId,
+  thumbnail = false,
+}: {
+  media: NonNullable<Message['media']>;
+  type: string;
+  messageId: number;
+  thumbnail?: boolean;
+}) {
   const label = `${type} of message ${messageId}${media.mimeType ? ` (${media.mimeType})` : ''}`;
   return (
     <div className={thumbnail ? 'media-thumb' : 'media-preview'}>
-      {(type === 'image' || type === 'sticker') && <img src={media.url} alt={media.caption ?? `The ${label}`} loading="lazy" />}
+      {(type === 'image' || type === 'sticker') && (
+        <img src={media.url} alt={media.caption ?? `The ${label}`} loading="lazy" />
+      )}
       <a href={media.url} download={media.filename ?? true} aria-label={`Download the ${label}`}>
         {thumbnail ? 'Download' : `Download ${media.filename ?? type}`}
       </a>
@@ -188,11 +263,20 @@ function MediaPreview({ media, type, messageId, thumbnail = false }: { media: No
   );
 }
 
-const STATUS_LABEL: Record<string, string> = { accepted: 'Accepted by the platform', sent: 'Sent', delivered: 'Delivered', read: 'Read', failed: 'Failed' };
+const STATUS_LABEL: Record<string, string> = {
+  accepted: 'Accepted by the platform',
+  sent: 'Sent',
+  delivered: 'Delivered',
+  read: 'Read',
+  failed: 'Failed',
+};
 
 export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }) {
   const { account } = useAccount();
-  const message = useLoad(() => api.get<MessageDetail>(`/business-accounts/${seg(wabaId)}/messages/${seg(id)}`), [wabaId, id]);
+  const message = useLoad(
+    () => api.get<MessageDetail>(`/business-accounts/${seg(wabaId)}/messages/${seg(id)}`),
+    [wabaId, id],
+  );
   const m = message.data;
 
   return (
@@ -229,7 +313,12 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
               <dt>{m.direction === 'inbound' ? 'To number' : 'From number'}</dt>
               <dd className="mono">{m.phoneNumberId}</dd>
             </div>
-            <MessageContent type={m.type} templateName={m.templateName} templateLanguage={m.templateLanguage} content={m.content} />
+            <MessageContent
+              type={m.type}
+              templateName={m.templateName}
+              templateLanguage={m.templateLanguage}
+              content={m.content}
+            />
             <div>
               <dt>Created</dt>
               <dd>
@@ -266,7 +355,11 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
           <section aria-labelledby="timeline-heading">
             <h2 id="timeline-heading">Status timeline</h2>
             {m.statusHistory.length === 0 ? (
-              <p>{m.direction === 'inbound' ? 'Received from the customer: inbound messages have no delivery statuses.' : 'No status yet: the platform has not accepted this message.'}</p>
+              <p>
+                {m.direction === 'inbound'
+                  ? 'Received from the customer: inbound messages have no delivery statuses.'
+                  : 'No status yet: the platform has not accepted this message.'}
+              </p>
             ) : (
               <ol className="timeline">
                 {m.statusHistory.map((h, i) => (
@@ -275,14 +368,24 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
                     <span className="timeline-time">
                       <DateTime iso={h.timestamp} fallback="time unknown" />
                     </span>
-                    <span className="muted timeline-source">{h.source === 'send' ? 'from the send response' : <>webhook received <DateTime iso={h.receivedAt} /></>}</span>
+                    <span className="muted timeline-source">
+                      {h.source === 'send' ? (
+                        'from the send response'
+                      ) : (
+                        <>
+                          webhook received <DateTime iso={h.receivedAt} />
+                        </>
+                      )}
+                    </span>
                   </li>
                 ))}
               </ol>
             )}
             {m.upstreamMessageId && (
               <p>
-                <Link to={`/accounts/${seg(wabaId)}/events?messageId=${encodeURIComponent(m.upstreamMessageId)}`}>Webhook events of this message</Link>
+                <Link to={`/accounts/${seg(wabaId)}/events?messageId=${encodeURIComponent(m.upstreamMessageId)}`}>
+                  Webhook events of this message
+                </Link>
               </p>
             )}
           </section>

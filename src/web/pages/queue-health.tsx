@@ -11,7 +11,9 @@ const POLL_MS = 5000;
  * are for platform administrators only.
  */
 export function QueueHealthPage() {
-  const health = useLoad(() => api.get<AccountDeliveryHealth[]>('/webhooks/deliveries/health'), [], { pollMs: POLL_MS });
+  const health = useLoad(() => api.get<AccountDeliveryHealth[]>('/webhooks/deliveries/health'), [], {
+    pollMs: POLL_MS,
+  });
   return (
     <>
       <PageTitle title="Queue health">Queue health</PageTitle>
@@ -25,7 +27,9 @@ export function QueueHealthPage() {
       {health.data && health.data.length > 0 && (
         <TableRegion label="Webhook backlog">
           <table>
-            <caption className="visually-hidden">Webhook deliveries waiting and dead-lettered, per business account</caption>
+            <caption className="visually-hidden">
+              Webhook deliveries waiting and dead-lettered, per business account
+            </caption>
             <thead>
               <tr>
                 <th scope="col">Business account</th>

@@ -1,5 +1,16 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, seg, type CreatedInvitation, type Invitation, type InviteBody, type Member, type Operator, type Page, type PasswordResetLink, type Role } from '../api';
+import {
+  api,
+  seg,
+  type CreatedInvitation,
+  type Invitation,
+  type InviteBody,
+  type Member,
+  type Operator,
+  type Page,
+  type PasswordResetLink,
+  type Role,
+} from '../api';
 import { CopyButton, DateTime, ErrorMessage, PageTitle, SelectField, TableRegion, TextField } from '../components';
 import { useAction, useLoad } from '../hooks';
 
@@ -13,7 +24,10 @@ export function TeamPage({ operator }: { operator: Operator }) {
     return (
       <>
         <PageTitle title="Team">Team</PageTitle>
-        <p>Only owners of “{operator.organization.name}” can invite operators. Ask an owner for an invitation link for your colleague.</p>
+        <p>
+          Only owners of “{operator.organization.name}” can invite operators. Ask an owner for an invitation link for
+          your colleague.
+        </p>
         <Members operator={operator} />
       </>
     );
@@ -21,8 +35,15 @@ export function TeamPage({ operator }: { operator: Operator }) {
   return (
     <>
       <PageTitle title="Team">Team</PageTitle>
-      <p className="muted">Invite a colleague into “{operator.organization.name}”: they get a one-time link, valid for 7 days, to sign up with their own password.</p>
-      {created ? <NewInvitation invitation={created} onDone={() => setCreated(undefined)} /> : <InviteForm onCreated={setCreated} />}
+      <p className="muted">
+        Invite a colleague into “{operator.organization.name}”: they get a one-time link, valid for 7 days, to sign up
+        with their own password.
+      </p>
+      {created ? (
+        <NewInvitation invitation={created} onDone={() => setCreated(undefined)} />
+      ) : (
+        <InviteForm onCreated={setCreated} />
+      )}
       <PendingInvitations key={created?.id ?? 'list'} />
       <Members operator={operator} />
     </>
@@ -57,7 +78,14 @@ function Members({ operator }: { operator: Operator }) {
             </thead>
             <tbody>
               {members.data.items.map((m) => (
-                <MemberRow key={m.id} member={m} self={m.id === operator.id} owner={owner} onChanged={members.reload} onLink={(reset) => setLink({ email: m.email, reset })} />
+                <MemberRow
+                  key={m.id}
+                  member={m}
+                  self={m.id === operator.id}
+                  owner={owner}
+                  onChanged={members.reload}
+                  onLink={(reset) => setLink({ email: m.email, reset })}
+                />
               ))}
             </tbody>
           </table>
@@ -67,7 +95,19 @@ function Members({ operator }: { operator: Operator }) {
   );
 }
 
-function MemberRow({ member, self, owner, onChanged, onLink }: { member: Member; self: boolean; owner: boolean; onChanged: () => void; onLink: (reset: PasswordResetLink) => void }) {
+function MemberRow({
+  member,
+  self,
+  owner,
+  onChanged,
+  onLink,
+}: {
+  member: Member;
+  self: boolean;
+  owner: boolean;
+  onChanged: () => void;
+  onLink: (reset: PasswordResetLink) => void;
+}) {
   const change = useAction((role: Role) => api.patch<Member>(`/organization/members/${seg(member.id)}`, { role }));
   const remove = useAction(() => api.delete<Member>(`/organization/members/${seg(member.id)}`));
   const reset = useAction(() => api.post<PasswordResetLink>(`/organization/members/${seg(member.id)}/password-reset`));
@@ -93,11 +133,23 @@ function MemberRow({ member, self, owner, onChanged, onLink }: { member: Member;
       {owner && (
         <td>
           {!self && (
-            <button type="button" className="secondary" aria-label={`Password-reset link for ${member.email}`} disabled={reset.pending} onClick={() => void reset.run().then((link) => link && onLink(link))}>
+            <button
+              type="button"
+              className="secondary"
+              aria-label={`Password-reset link for ${member.email}`}
+              disabled={reset.pending}
+              onClick={() => void reset.run().then((link) => link && onLink(link))}
+            >
               Reset link
             </button>
           )}
-          <button type="button" className="secondary" aria-label={`Remove ${member.email}`} disabled={remove.pending} onClick={() => void remove.run().then((done) => done !== undefined && onChanged())}>
+          <button
+            type="button"
+            className="secondary"
+            aria-label={`Remove ${member.email}`}
+            disabled={remove.pending}
+            onClick={() => void remove.run().then((done) => done !== undefined && onChanged())}
+          >
             Remove
           </button>
           <ErrorMessage error={remove.error ?? reset.error} />
@@ -123,7 +175,16 @@ function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) 
     <section aria-labelledby="invite-heading" className="card">
       <h2 id="invite-heading">Invite an operator</h2>
       <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
-        <TextField label="Email" type="email" name="email" autoComplete="off" required value={email} onChange={(e) => setEmail(e.target.value)} error={invite.error?.field('email')} />
+        <TextField
+          label="Email"
+          type="email"
+          name="email"
+          autoComplete="off"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={invite.error?.field('email')}
+        />
         <SelectField
           label="Role"
           name="role"
@@ -146,16 +207,50 @@ function InviteForm({ onCreated }: { onCreated: (invitation: CreatedInvitation) 
 /** The link exists only in this component's state: the service keeps a hash of its token. */
 function NewInvitation({ invitation, onDone }: { invitation: CreatedInvitation; onDone: () => void }) {
   return (
-    <OneTimeLink id="new-invitation" heading={`Invitation for ${invitation.email} created`} label="Invitation link" recipient={invitation.email} path={invitation.path} expiresAt={invitation.expiresAt} onDone={onDone} />
+    <OneTimeLink
+      id="new-invitation"
+      heading={`Invitation for ${invitation.email} created`}
+      label="Invitation link"
+      recipient={invitation.email}
+      path={invitation.path}
+      expiresAt={invitation.expiresAt}
+      onDone={onDone}
+    />
   );
 }
 
 function NewResetLink({ email, reset, onDone }: { email: string; reset: PasswordResetLink; onDone: () => void }) {
-  return <OneTimeLink id="new-reset-link" heading={`Password-reset link for ${email}`} label="Password-reset link" recipient={email} path={reset.path} expiresAt={reset.expiresAt} onDone={onDone} />;
+  return (
+    <OneTimeLink
+      id="new-reset-link"
+      heading={`Password-reset link for ${email}`}
+      label="Password-reset link"
+      recipient={email}
+      path={reset.path}
+      expiresAt={reset.expiresAt}
+      onDone={onDone}
+    />
+  );
 }
 
 /** A one-time link, shown once: it exists only in this component's state (the service keeps a hash of its token). */
-function OneTimeLink({ id, heading, label, recipient, path, expiresAt, onDone }: { id: string; heading: string; label: string; recipient: string; path: string; expiresAt: string; onDone: () => void }) {
+function OneTimeLink({
+  id,
+  heading,
+  label,
+  recipient,
+  path,
+  expiresAt,
+  onDone,
+}: {
+  id: string;
+  heading: string;
+  label: string;
+  recipient: string;
+  path: string;
+  expiresAt: string;
+  onDone: () => void;
+}) {
   const title = useRef<HTMLHeadingElement>(null);
   useEffect(() => title.current?.focus(), []);
   const link = `${window.location.origin}${path}`;
@@ -165,7 +260,8 @@ function OneTimeLink({ id, heading, label, recipient, path, expiresAt, onDone }:
         {heading}
       </h2>
       <p className="warning-text">
-        <strong>Copy the link now and send it to {recipient}. It is shown only this once</strong> and works once, until <DateTime iso={expiresAt} />.
+        <strong>Copy the link now and send it to {recipient}. It is shown only this once</strong> and works once, until{' '}
+        <DateTime iso={expiresAt} />.
       </p>
       <div className="secret-row">
         <TextField id={`${id}-link`} label={label} readOnly value={link} className="mono-input" />
@@ -184,7 +280,11 @@ function PendingInvitations() {
     <section aria-labelledby="invitations-heading">
       <h2 id="invitations-heading">Pending invitations</h2>
       <ErrorMessage error={invitations.error} />
-      {invitations.data?.length === 0 && <p className="empty-state">No pending invitations. Invite a colleague above: they get a one-time link to sign up into this organization.</p>}
+      {invitations.data?.length === 0 && (
+        <p className="empty-state">
+          No pending invitations. Invite a colleague above: they get a one-time link to sign up into this organization.
+        </p>
+      )}
       {invitations.data && invitations.data.length > 0 && (
         <TableRegion label="Pending invitations">
           <table>
@@ -220,7 +320,13 @@ function InvitationRow({ invitation, onRevoked }: { invitation: Invitation; onRe
         <DateTime iso={invitation.expiresAt} />
       </td>
       <td>
-        <button type="button" className="secondary" aria-label={`Revoke the invitation for ${invitation.email}`} disabled={revoke.pending} onClick={() => void revoke.run().then((done) => done !== undefined && onRevoked())}>
+        <button
+          type="button"
+          className="secondary"
+          aria-label={`Revoke the invitation for ${invitation.email}`}
+          disabled={revoke.pending}
+          onClick={() => void revoke.run().then((done) => done !== undefined && onRevoked())}
+        >
           Revoke
         </button>
         <ErrorMessage error={revoke.error} />

@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { readWindowOf } from '../../auth/read-window.js';
-import { BUSINESS_ACCOUNT_NOT_FOUND, BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
+import {
+  BUSINESS_ACCOUNT_NOT_FOUND,
+  BusinessAccountsRepository,
+} from '../../accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { isRowId } from '../../core/rows/row-id.js';
 import { toPage, type Page } from '../../core/rows/page.js';

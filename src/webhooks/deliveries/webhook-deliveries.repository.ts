@@ -2,7 +2,14 @@ import { Injectable } from '@nestjs/common';
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Database } from '../../core/db/database.js';
 import { Db, type Tx } from '../../core/db/db.js';
-import { dropDetachedLeftovers, dropPartition, ensurePartitions, expiredPartitions, partitionsOf, type Partition } from '../../core/db/partitions.js';
+import {
+  dropDetachedLeftovers,
+  dropPartition,
+  ensurePartitions,
+  expiredPartitions,
+  partitionsOf,
+  type Partition,
+} from '../../core/db/partitions.js';
 import { minus, now, plus, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
@@ -46,20 +53,42 @@ type Eb = ExpressionBuilder<Database, 'webhook_deliveries'>;
 /** receivedAt: when Meta delivered it (original_received_at when the retention moved it to a newer partition). */
 const receivedAt = (eb: Eb) => eb.fn.coalesce('original_received_at', 'received_at');
 const rowColumns = (eb: Eb) =>
-  ['id', 'status', 'attempts', 'last_error as lastError', 'event_count as eventCount', 'waba_ids as wabaIds', receivedAt(eb).as('receivedAt'), 'processed_at as processedAt'] as const;
+  [
+    'id',
+    'status',
+    'attempts',
+    'last_error as lastError',
+    'event_count as eventCount',
+    'waba_ids as wabaIds',
+    receivedAt(eb).as('receivedAt'),
+    'processed_at as processedAt',
+  ] as const;
 
 /** One statement per batch size (1…max rows), prepared once per connection. */
 function storeMany(rows: number) {
   return prepared(`store_deliveries_${rows}`, (db, p: Record<string, unknown>) =>
     db
       .insertInto('webhook_deliveries')
-      .values(Array.from({ length: rows }, (_, i) => ({ raw_body: p[`r${i}`] as Buffer, signature: p[`s${i}`] as string, waba_ids: p[`w${i}`] as string[], batch_id: p.batchId as string })))
+      .values(
+        Array.from({ length: rows }, (_, i) => ({
+          raw_body: p[`r${i}`] as Buffer,
+          signature: p[`s${i}`] as string,
+          waba_ids: p[`w${i}`] as string[],
+          batch_id: p.batchId as string,
+        })),
+      )
       .returning('id'),
   );
 }
 const storeStatements = new Map<number, ReturnType<typeof storeMany>>();
 
-const DELIVERY_COLUMNS = ['id', 'status', 'raw_body as rawBody', 'received_at as receivedAt', 'event_count as eventCount'] as const;
+const DELIVERY_COLUMNS = [
+  'id',
+  'status',
+  'raw_body as rawBody',
+  'received_at as receivedAt',
+  'event_count as eventCount',
+] as const;
 
 /**
  * The worker's usual case: deliveries received in the last day, looked up in this week's partition (and last week's
@@ -100,7 +129,13 @@ const markProcessed = prepared('mark_deliveries_processed', (db, p: { ids: numbe
   db
     .updateTable('webhook_deliveries as d')
     .from(unnest('v', { id: 'bigint', events: 'int' }, { id: p.ids, events: p.events }))
-    .set((eb) => ({ status: 'processed', processed_at: now(), event_count: eb.ref('v.events'), last_error: null, attempts: eb('d.attempts', '+', 1) }))
+    .set((eb) => ({
+      status: 'processed',
+      processed_at: now(),
+      event_count: eb.ref('v.events'),
+      last_error: null,
+      attempts: eb('d.attempts', '+', 1),
+    }))
     .where((eb) =>
       eb.and([
         eb('d.id', '=', eb.ref('v.id')),
@@ -131,20 +166,26 @@ const markDeadLetter = prepared('mark_delivery_dead_letter', (db, p: { ids: numb
 );
 
 /** Keyset over the (status, received_at) index. */
-const stillReceived = prepared('deliveries_still_received', (db, p: { olderThan: Date; afterReceivedAt: Date; afterId: number; limit: number }) =>
-  db
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'received_at as receivedAt', 'batch_id as batchId'])
-    .where((eb) =>
-      eb.and([
-        eb('status', '=', 'received'),
-        eb('received_at', '<', p.olderThan),
-        eb(eb.refTuple('received_at', 'id'), '>', eb.tuple(typed(p.afterReceivedAt, 'timestamptz'), typed(p.afterId, 'bigint'))),
-      ]),
-    )
-    .orderBy('received_at')
-    .orderBy('id')
-    .limit(p.limit),
+const stillReceived = prepared(
+  'deliveries_still_received',
+  (db, p: { olderThan: Date; afterReceivedAt: Date; afterId: number; limit: number }) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'received_at as receivedAt', 'batch_id as batchId'])
+      .where((eb) =>
+        eb.and([
+          eb('status', '=', 'received'),
+          eb('received_at', '<', p.olderThan),
+          eb(
+            eb.refTuple('received_at', 'id'),
+            '>',
+            eb.tuple(typed(p.afterReceivedAt, 'timestamptz'), typed(p.afterId, 'bigint')),
+          ),
+        ]),
+      )
+      .orderBy('received_at')
+      .orderBy('id')
+      .limit(p.limit),
 );
 
 /** Served by the (status, received_at) index: one index entry read. */
@@ -186,13 +227,27 @@ function inWindows(eb: Eb, p: Windows): Expression<SqlBool> {
     eb('waba_ids', '&&', typed(p.wabaIds, 'text[]')),
     eb.exists(
       eb
-        .selectFrom(unnest('a', { waba: 'text', since: 'timestamptz', until: 'timestamptz' }, { waba: p.wabaIds, since: p.since, until: p.until }))
+        .selectFrom(
+          unnest(
+            'a',
+            { waba: 'text', since: 'timestamptz', until: 'timestamptz' },
+            { waba: p.wabaIds, since: p.since, until: p.until },
+          ),
+        )
         .select((eb) => eb.lit(1).as('one'))
         .where((eb) =>
           eb.and([
             eb('a.waba', '=', eb.fn.any('waba_ids')),
-            eb(eb.fn.coalesce('original_received_at', 'received_at'), '>=', eb.fn.coalesce('a.since', typed('-infinity', 'timestamptz'))),
-            eb(eb.fn.coalesce('original_received_at', 'received_at'), '<=', eb.fn.coalesce('a.until', typed('infinity', 'timestamptz'))),
+            eb(
+              eb.fn.coalesce('original_received_at', 'received_at'),
+              '>=',
+              eb.fn.coalesce('a.since', typed('-infinity', 'timestamptz')),
+            ),
+            eb(
+              eb.fn.coalesce('original_received_at', 'received_at'),
+              '<=',
+              eb.fn.coalesce('a.until', typed('infinity', 'timestamptz')),
+            ),
           ]),
         ),
     ),
@@ -247,7 +302,11 @@ const backlogForAccounts = prepared('deliveries_backlog_for_accounts', (db, p: {
       eb.fn.min('d.received_at').filterWhere('d.status', '=', 'received').as('oldestPendingAt'),
     ])
     .where((eb) =>
-      eb.and([eb('d.status', 'in', ['received', 'failed']), eb('d.waba_ids', '&&', typed(p.wabaIds, 'text[]')), eb('w.waba', '=', eb.fn.any(typed(p.wabaIds, 'text[]')))]),
+      eb.and([
+        eb('d.status', 'in', ['received', 'failed']),
+        eb('d.waba_ids', '&&', typed(p.wabaIds, 'text[]')),
+        eb('w.waba', '=', eb.fn.any(typed(p.wabaIds, 'text[]'))),
+      ]),
     )
     .groupBy('w.waba'),
 );
@@ -314,9 +373,18 @@ export class WebhookDeliveriesRepository {
   }
 
   /** Deliveries still `received` that arrived before `olderThan`, oldest first, after the keyset `after`. */
-  async stillReceived(olderThan: Date, after: { receivedAt: Date; id: number } | undefined, limit: number): Promise<UnprocessedDelivery[]> {
+  async stillReceived(
+    olderThan: Date,
+    after: { receivedAt: Date; id: number } | undefined,
+    limit: number,
+  ): Promise<UnprocessedDelivery[]> {
     const from = after ?? { receivedAt: new Date(0), id: 0 };
-    const { rows } = await this.db.exec(stillReceived, { olderThan, afterReceivedAt: from.receivedAt, afterId: from.id, limit });
+    const { rows } = await this.db.exec(stillReceived, {
+      olderThan,
+      afterReceivedAt: from.receivedAt,
+      afterId: from.id,
+      limit,
+    });
     return rows;
   }
 
@@ -357,10 +425,16 @@ export class WebhookDeliveriesRepository {
     return { dropped, kept };
   }
 
-  async listForAccounts(accounts: AccountWindow[], query: { page: number; limit: number; status?: DeliveryStatus }): Promise<{ rows: DeliveryRow[]; total: number }> {
+  async listForAccounts(
+    accounts: AccountWindow[],
+    query: { page: number; limit: number; status?: DeliveryStatus },
+  ): Promise<{ rows: DeliveryRow[]; total: number }> {
     const shape = query.status === undefined ? 'all' : 'status';
     const params: ListParams = { ...windowsOf(accounts), ...skipTake(query), status: query.status };
-    const [rows, count] = await Promise.all([this.db.exec(listForAccounts[shape], params), this.db.exec(countForAccounts[shape], params)]);
+    const [rows, count] = await Promise.all([
+      this.db.exec(listForAccounts[shape], params),
+      this.db.exec(countForAccounts[shape], params),
+    ]);
     return { rows: rows.rows, total: count.rows[0]?.n ?? 0 };
   }
 
@@ -385,6 +459,9 @@ export interface AccountWindow {
 }
 
 function windowsOf(accounts: AccountWindow[]): Windows {
-  return { wabaIds: accounts.map((a) => a.wabaId), since: accounts.map((a) => a.since ?? null), until: accounts.map((a) => a.until ?? null) };
+  return {
+    wabaIds: accounts.map((a) => a.wabaId),
+    since: accounts.map((a) => a.since ?? null),
+    until: accounts.map((a) => a.until ?? null),
+  };
 }
-

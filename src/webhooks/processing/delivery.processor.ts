@@ -15,7 +15,14 @@ import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
 import { TemplateStatusEffect } from './effects/template-status.effect.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
-import type { PartitionsAhead, ProcessingConfig, ProcessingDeliveries, ProcessingEvents, ProcessingUnitOfWork, RerunQueue } from './processing.ports.js';
+import type {
+  PartitionsAhead,
+  ProcessingConfig,
+  ProcessingDeliveries,
+  ProcessingEvents,
+  ProcessingUnitOfWork,
+  RerunQueue,
+} from './processing.ports.js';
 
 /** Events are written after their delivery; the margin absorbs clock differences between API and worker hosts. */
 const CLOCK_MARGIN_MS = 10 * 60 * 1000;
@@ -77,7 +84,13 @@ export class DeliveryProcessor {
    */
   async process(deliveryIds: number[], rerun = 0, signal?: AbortSignal): Promise<ProcessResult> {
     const found = (await this.deliveries.findForProcessing(deliveryIds)).filter((d) => d.status !== 'failed');
-    const result: ProcessResult = { deliveryIds: found.map((d) => d.id), events: 0, inserted: 0, applied: 0, waiting: 0 };
+    const result: ProcessResult = {
+      deliveryIds: found.map((d) => d.id),
+      events: 0,
+      inserted: 0,
+      applied: 0,
+      waiting: 0,
+    };
     if (found.length === 0) return result;
 
     const fresh = found.filter((d) => d.status !== 'processed');
@@ -152,7 +165,10 @@ export class DeliveryProcessor {
       return await this.unitOfWork.run(work);
     } catch (err) {
       if (!isMissingPartition(err)) throw err;
-      this.logger.error({ err }, 'no storage partition for the events being stored; creating the partitions and retrying the chunk');
+      this.logger.error(
+        { err },
+        'no storage partition for the events being stored; creating the partitions and retrying the chunk',
+      );
       await this.partitions.ensureAhead();
       return this.unitOfWork.run(work);
     }
@@ -173,10 +189,15 @@ export class DeliveryProcessor {
   }
 
   /** First run of a chunk: prepare, store (applicable ones already processed), apply what this statement inserted. */
-  private async storeAndApply(tx: Tx, chunk: Draft[]): Promise<{ inserted: number; applied: number; waiting: { id: number; deliveryId: number }[] }> {
+  private async storeAndApply(
+    tx: Tx,
+    chunk: Draft[],
+  ): Promise<{ inserted: number; applied: number; waiting: { id: number; deliveryId: number }[] }> {
     const { prepared, waiting } = await this.prepare(tx, chunk);
     // The chunk's own drafts, marked in place: a spread copy of a 20-field draft costs more than storing it.
-    const rows: EventRow[] = chunk.map((d) => Object.assign(d, { processed: !waiting.has(d), attempts: waiting.has(d) ? 1 : 0 }));
+    const rows: EventRow[] = chunk.map((d) =>
+      Object.assign(d, { processed: !waiting.has(d), attempts: waiting.has(d) ? 1 : 0 }),
+    );
     const inserted = await this.events.insert(tx, rows);
     const owned = new Set<Draft>();
     for (const d of chunk) {
@@ -186,7 +207,9 @@ export class DeliveryProcessor {
       if (!waiting.has(d)) owned.add(d);
     }
     await this.apply(prepared, owned);
-    const waited = chunk.filter((d) => waiting.has(d) && inserted.has(d.dedupeKey)).map((d) => ({ id: inserted.get(d.dedupeKey)!.id, deliveryId: d.deliveryId }));
+    const waited = chunk
+      .filter((d) => waiting.has(d) && inserted.has(d.dedupeKey))
+      .map((d) => ({ id: inserted.get(d.dedupeKey)!.id, deliveryId: d.deliveryId }));
     return { inserted: inserted.size, applied: owned.size, waiting: waited };
   }
 
@@ -204,7 +227,10 @@ export class DeliveryProcessor {
     return { applied: owned.size, waiting: waited };
   }
 
-  private async prepare<T extends EffectItem>(tx: Tx, chunk: T[]): Promise<{ prepared: [PreparedEffect<T>, T[]][]; waiting: Set<T> }> {
+  private async prepare<T extends EffectItem>(
+    tx: Tx,
+    chunk: T[],
+  ): Promise<{ prepared: [PreparedEffect<T>, T[]][]; waiting: Set<T> }> {
     const prepared: [PreparedEffect<T>, T[]][] = [];
     const waiting = new Set<T>();
     const taken = new Set<T>();
@@ -238,11 +264,17 @@ export class DeliveryProcessor {
       throw new UnprocessablePayload(delivery.id, 'stored payload is not valid JSON');
     }
     const { drafts, anomalies } = classify(payload);
-    if (anomalies.length > 0) this.logger.warn({ deliveryId: delivery.id, anomalies }, 'webhook payload with unexpected shape; stored as classified');
+    if (anomalies.length > 0)
+      this.logger.warn(
+        { deliveryId: delivery.id, anomalies },
+        'webhook payload with unexpected shape; stored as classified',
+      );
     // The same item twice in one payload is one event.
     const seen = new Set<string>();
     // classify() made these objects for this call alone: the delivery id is added in place, not by a copy.
-    return drafts.filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey)).map((d) => Object.assign(d, { deliveryId: delivery.id }));
+    return drafts
+      .filter((d) => !seen.has(d.dedupeKey) && seen.add(d.dedupeKey))
+      .map((d) => Object.assign(d, { deliveryId: delivery.id }));
   }
 
   /**
@@ -256,7 +288,9 @@ export class DeliveryProcessor {
       this.logger.info({ deliveryIds }, 'statuses left unprocessed: no matching message after the last re-run');
       return;
     }
-    await this.queue.enqueue({ deliveryIds, rerun }, deliveryJobIds.pending(deliveryIds, rerun), { delayMs: pendingRerunDelayMs(rerun) });
+    await this.queue.enqueue({ deliveryIds, rerun }, deliveryJobIds.pending(deliveryIds, rerun), {
+      delayMs: pendingRerunDelayMs(rerun),
+    });
   }
 }
 
@@ -276,6 +310,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 function storable(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
   if (Array.isArray(value)) return value.map(storable);
-  if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));
+  if (isRecord(value))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));
   return value;
 }

@@ -61,7 +61,8 @@ export class DeliverySweeper implements OnModuleDestroy {
       // per 10-minute bucket gives it another run; processing is idempotent, and a real failure dead-letters it.
       const bucket = Math.floor(now / STUCK_AFTER_MS);
       for (const r of rows) {
-        if (r.receivedAt.getTime() < stuckBefore) jobs.push({ deliveryIds: [r.id], jobId: deliveryJobIds.sweep(r.id, bucket) });
+        if (r.receivedAt.getTime() < stuckBefore)
+          jobs.push({ deliveryIds: [r.id], jobId: deliveryJobIds.sweep(r.id, bucket) });
       }
       await this.queue.enqueueMany(jobs);
       total += rows.length;
@@ -87,7 +88,9 @@ export class DeliverySweeper implements OnModuleDestroy {
       limit: BATCH,
     });
     const bucket = Math.floor(now / 60_000);
-    await this.queue.enqueueMany(ids.map((id) => ({ deliveryIds: [id], jobId: deliveryJobIds.pendingSweep(id, bucket) })));
+    await this.queue.enqueueMany(
+      ids.map((id) => ({ deliveryIds: [id], jobId: deliveryJobIds.pendingSweep(id, bucket) })),
+    );
     return ids.length;
   }
 }

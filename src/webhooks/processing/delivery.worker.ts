@@ -62,7 +62,8 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     await worker.close({
       force: opts.force,
       beforeForce: () => {
-        if (!opts.force) this.logger.warn('webhook jobs still running at shutdown; leaving them to be retried by another worker');
+        if (!opts.force)
+          this.logger.warn('webhook jobs still running at shutdown; leaving them to be retried by another worker');
         this.abort.abort();
       },
     });
@@ -78,7 +79,10 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     const ids = deliveriesOf(job.data);
     try {
       const result = await this.processor.process(ids, job.data.rerun, this.abort.signal);
-      this.logger.debug({ events: result.events, inserted: result.inserted, applied: result.applied, waiting: result.waiting }, 'webhook deliveries processed');
+      this.logger.debug(
+        { events: result.events, inserted: result.inserted, applied: result.applied, waiting: result.waiting },
+        'webhook deliveries processed',
+      );
       this.counted(result);
       return result;
     } catch (err) {
@@ -127,9 +131,15 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
   private async onFailed(job: Job<DeliveryJobData> | undefined, err: Error): Promise<void> {
     if (!job || err instanceof ProcessingAborted) return;
     try {
-      if (await job.isFailed()) this.metrics.deliveriesDeadLettered.inc(await this.processor.markDeadLetter(deliveriesOf(job.data), err.message));
+      if (await job.isFailed())
+        this.metrics.deliveriesDeadLettered.inc(
+          await this.processor.markDeadLetter(deliveriesOf(job.data), err.message),
+        );
     } catch (e) {
-      this.logger.warn({ err: e, jobId: job.id, deliveryIds: deliveriesOf(job.data) }, 'could not check a failed webhook job');
+      this.logger.warn(
+        { err: e, jobId: job.id, deliveryIds: deliveriesOf(job.data) },
+        'could not check a failed webhook job',
+      );
     }
   }
 }

@@ -18,7 +18,10 @@ import type { PartitionMaintenance } from '../storage/partition-maintenance.js';
  * in-memory stand-ins of test/utils/in-memory, which implement the same types.
  */
 
-export type ProcessingDeliveries = Pick<WebhookDeliveriesRepository, 'findForProcessing' | 'markProcessed' | 'recordFailure' | 'markDeadLetter'>;
+export type ProcessingDeliveries = Pick<
+  WebhookDeliveriesRepository,
+  'findForProcessing' | 'markProcessed' | 'recordFailure' | 'markDeadLetter'
+>;
 export type ProcessingEvents = Pick<EventsRepository, 'insert' | 'pendingOf' | 'claim' | 'countWait'>;
 export type ProcessingUnitOfWork = Pick<UnitOfWork, 'run'>;
 export type RerunQueue = Pick<DeliveryQueue, 'enqueue'>;
@@ -29,6 +32,9 @@ export type StatusMessages = Pick<MessagesRepository, 'lockForStatuses' | 'write
 export type InboundMessages = Pick<MessagesRepository, 'insertInbound'>;
 export type InboundWindows = Pick<ConversationWindowsRepository, 'openOrRenew'>;
 export type TemplateDecisions = Pick<TemplatesRepository, 'applyDecisions'>;
-export type AccountStandings = Pick<BusinessAccountsRepository, 'lockStandings' | 'writeStandings' | 'markMarketingMessagesOnboarded'>;
+export type AccountStandings = Pick<
+  BusinessAccountsRepository,
+  'lockStandings' | 'writeStandings' | 'markMarketingMessagesOnboarded'
+>;
 export type NumberUpdates = Pick<PhoneNumbersRepository, 'applyQualityUpdates' | 'applyNameDecisions'>;
 export type PreferenceChanges = Pick<MarketingPreferencesRepository, 'record'>;

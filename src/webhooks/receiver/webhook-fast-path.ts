@@ -89,7 +89,12 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
     if (refused) return;
     // Entered here, once the body is in: the stream's events run in the connection's context, not the caller's.
     logContext
-      .run({ reqId: id }, () => deps.receiver.receive(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size), Array.isArray(signature) ? signature.join(', ') : signature))
+      .run({ reqId: id }, () =>
+        deps.receiver.receive(
+          chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size),
+          Array.isArray(signature) ? signature.join(', ') : signature,
+        ),
+      )
       .then(
         (data) => send(res, 200, envelope(200, SUCCESS, { data })),
         (err: unknown) => {

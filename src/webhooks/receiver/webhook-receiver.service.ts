@@ -61,7 +61,12 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const mode = query.get('hub.mode');
     const token = query.get('hub.verify_token');
     const challenge = query.get('hub.challenge');
-    if (mode !== 'subscribe' || token === null || challenge === null || !secretsEqual(token, this.config.whatsappVerifyToken)) {
+    if (
+      mode !== 'subscribe' ||
+      token === null ||
+      challenge === null ||
+      !secretsEqual(token, this.config.whatsappVerifyToken)
+    ) {
       throw new ApiError(403, VERIFICATION_FAILED);
     }
     return challenge;
@@ -78,7 +83,10 @@ export class WebhookReceiverService implements OnModuleDestroy {
       // Never 200 without the payload being durable: Meta retries anything else.
       this.logger.error({ err }, 'webhook delivery could not be stored');
       // No partition for now (the maintenance task has not run for weeks): make them, so that Meta's retry is stored.
-      if (isMissingPartition(err)) await this.partitions.ensureAhead().catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
+      if (isMissingPartition(err))
+        await this.partitions
+          .ensureAhead()
+          .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new ApiError(503, 'Service Unavailable: the delivery could not be stored, retry later');
     }
     return { received: true };
@@ -102,7 +110,12 @@ export class WebhookReceiverService implements OnModuleDestroy {
   private enqueue(key: string, deliveryIds: number[]): void {
     const done: Promise<void> = this.queue
       .enqueue({ deliveryIds }, deliveryJobIds.batch(key), { timeoutMs: ENQUEUE_TIMEOUT_MS })
-      .catch((err: unknown) => this.logger.warn({ err, deliveryIds }, 'webhook deliveries stored but not enqueued; the sweeper will enqueue them'))
+      .catch((err: unknown) =>
+        this.logger.warn(
+          { err, deliveryIds },
+          'webhook deliveries stored but not enqueued; the sweeper will enqueue them',
+        ),
+      )
       .finally(() => this.pending.delete(done));
     this.pending.add(done);
   }
@@ -143,7 +156,11 @@ function splitByAccount(body: Buffer, signature: string, payload: WebhookPayload
   }
   const wabaIdsOf = (id: string) => (id === '' ? [] : [id]);
   if (byAccount.size <= 1) return [{ rawBody: body, signature, wabaIds: wabaIdsOf([...byAccount.keys()][0] ?? '') }];
-  return [...byAccount].map(([id, entry]) => ({ rawBody: Buffer.from(JSON.stringify({ ...payload, entry })), signature, wabaIds: wabaIdsOf(id) }));
+  return [...byAccount].map(([id, entry]) => ({
+    rawBody: Buffer.from(JSON.stringify({ ...payload, entry })),
+    signature,
+    wabaIds: wabaIdsOf(id),
+  }));
 }
 
 /** entry.id, or '' when it is not a usable account id (PostgreSQL text cannot hold NUL: it would fail the whole INSERT). */

@@ -2,7 +2,9 @@ import { createHmac } from 'node:crypto';
 import { isValidSignature, secretsEqual } from './webhook-signature.js';
 
 const secret = 'app-secret-123';
-const body = Buffer.from('{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[]}],"name":"Jo\\u00e3o"}');
+const body = Buffer.from(
+  '{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[]}],"name":"Jo\\u00e3o"}',
+);
 const sign = (bytes: Buffer, key = secret) => `sha256=${createHmac('sha256', key).update(bytes).digest('hex')}`;
 
 describe('isValidSignature', () => {

@@ -46,12 +46,17 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
     try {
       await this.ensureAhead();
     } catch (err) {
-      this.logger.warn({ err }, 'could not check the storage partitions at start; the scheduled task and the write paths will');
+      this.logger.warn(
+        { err },
+        'could not check the storage partitions at start; the scheduled task and the write paths will',
+      );
     }
   }
 
   /** Creates the partitions missing from now through PARTITION_WEEKS_AHEAD weeks ahead; returns until when they exist. */
-  async ensureAhead(now = new Date()): Promise<{ until: Record<PartitionedTable, Date>; created: Record<PartitionedTable, number> }> {
+  async ensureAhead(
+    now = new Date(),
+  ): Promise<{ until: Record<PartitionedTable, Date>; created: Record<PartitionedTable, number> }> {
     const through = new Date(now.getTime() + PARTITION_WEEKS_AHEAD * WEEK_MS);
     const created = {
       events: await this.events.ensurePartitions(now, through),
@@ -61,7 +66,8 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
       events: newestBound(await this.events.partitions()),
       webhook_deliveries: newestBound(await this.deliveries.partitions()),
     };
-    for (const table of ['events', 'webhook_deliveries'] as const) this.metrics.partitionsUntil.set({ table }, until[table].getTime() / 1000);
+    for (const table of ['events', 'webhook_deliveries'] as const)
+      this.metrics.partitionsUntil.set({ table }, until[table].getTime() / 1000);
     this.lastUntil = until;
     return { until, created };
   }
@@ -70,14 +76,22 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
   async pass(now = new Date()): Promise<MaintenancePass> {
     try {
       const { until, created } = await this.ensureAhead(now);
-      const events = this.config.eventsRetentionDays > 0 ? await this.events.dropPartitionsBefore(daysBefore(now, this.config.eventsRetentionDays)) : [];
+      const events =
+        this.config.eventsRetentionDays > 0
+          ? await this.events.dropPartitionsBefore(daysBefore(now, this.config.eventsRetentionDays))
+          : [];
       const deliveries =
         this.config.webhookRetentionDays > 0
           ? await this.deliveries.dropPartitionsBefore(daysBefore(now, this.config.webhookRetentionDays))
           : { dropped: [], kept: 0 };
       this.metrics.partitionsDropped.inc({ table: 'events' }, events.length);
       this.metrics.partitionsDropped.inc({ table: 'webhook_deliveries' }, deliveries.dropped.length);
-      const result: MaintenancePass = { until, created, dropped: { events, webhook_deliveries: deliveries.dropped }, keptDeliveries: deliveries.kept };
+      const result: MaintenancePass = {
+        until,
+        created,
+        dropped: { events, webhook_deliveries: deliveries.dropped },
+        keptDeliveries: deliveries.kept,
+      };
       this.logger.info(
         {
           eventsPartitionsUntil: until.events.toISOString(),
@@ -93,7 +107,11 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
     } catch (err) {
       this.metrics.partitionMaintenanceFailures.inc();
       this.logger.error(
-        { err, eventsPartitionsUntil: this.lastUntil?.events.toISOString(), deliveriesPartitionsUntil: this.lastUntil?.webhook_deliveries.toISOString() },
+        {
+          err,
+          eventsPartitionsUntil: this.lastUntil?.events.toISOString(),
+          deliveriesPartitionsUntil: this.lastUntil?.webhook_deliveries.toISOString(),
+        },
         'storage partition maintenance failed; nothing was changed by the failed step, the next pass runs again',
       );
       throw err;

@@ -8,7 +8,16 @@ import { TemplateStatusEffect } from '../../../src/webhooks/processing/effects/t
 import type { PartitionsAhead, RerunQueue } from '../../../src/webhooks/processing/processing.ports.js';
 import { metaJson } from '../../../simulator/meta-json.js';
 import { MemoryDatabase } from './memory-database.js';
-import { MemoryAccounts, MemoryDeliveries, MemoryEvents, MemoryMessages, MemoryNumbers, MemoryPreferences, MemoryTemplates, MemoryWindows } from './repositories.js';
+import {
+  MemoryAccounts,
+  MemoryDeliveries,
+  MemoryEvents,
+  MemoryMessages,
+  MemoryNumbers,
+  MemoryPreferences,
+  MemoryTemplates,
+  MemoryWindows,
+} from './repositories.js';
 
 /** The delivery queue: remembers the jobs the processor adds (its delayed re-runs). */
 export class MemoryQueue implements RerunQueue {
@@ -27,7 +36,10 @@ export class MemoryPartitions implements PartitionsAhead {
   ensureAhead(): ReturnType<PartitionsAhead['ensureAhead']> {
     this.made++;
     const now = new Date();
-    return Promise.resolve({ until: { events: now, webhook_deliveries: now }, created: { events: 0, webhook_deliveries: 0 } });
+    return Promise.resolve({
+      until: { events: now, webhook_deliveries: now },
+      created: { events: 0, webhook_deliveries: 0 },
+    });
   }
 }
 
@@ -62,6 +74,21 @@ export function processingOverMemory(opts: { chunk?: number } = {}) {
     new AccountUpdateEffect(accounts, numbers, preferences, logger),
   );
   /** What the receiver does with Meta's POST (its signature checked): stores the bytes as Meta serialised them; returns the delivery id. */
-  const receive = (payload: unknown, receivedAt?: Date): number => deliveries.receive(Buffer.from(metaJson(payload)), receivedAt);
-  return { processor, db, deliveries, events, messages, windows, templates, accounts, numbers, preferences, queue, partitions, receive };
+  const receive = (payload: unknown, receivedAt?: Date): number =>
+    deliveries.receive(Buffer.from(metaJson(payload)), receivedAt);
+  return {
+    processor,
+    db,
+    deliveries,
+    events,
+    messages,
+    windows,
+    templates,
+    accounts,
+    numbers,
+    preferences,
+    queue,
+    partitions,
+    receive,
+  };
 }

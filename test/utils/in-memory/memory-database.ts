@@ -109,10 +109,15 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
   readonly transactions = { committed: 0, rolledBack: 0 };
 
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    if (this.open) throw new Error('MemoryDatabase: a transaction is already open (the processor runs its chunks one after another)');
+    if (this.open)
+      throw new Error(
+        'MemoryDatabase: a transaction is already open (the processor runs its chunks one after another)',
+      );
     const before = structuredClone(this.state);
     // An opaque token, as UnitOfWork hands out a connection the services cannot query on.
-    const tx = Object.freeze({ transaction: this.transactions.committed + this.transactions.rolledBack + 1 }) as unknown as Tx;
+    const tx = Object.freeze({
+      transaction: this.transactions.committed + this.transactions.rolledBack + 1,
+    }) as unknown as Tx;
     this.open = tx;
     try {
       const result = await work(tx);

@@ -1,5 +1,8 @@
 import type { LockedStanding } from '../../../src/accounts/business-accounts/business-accounts.repository.js';
-import type { NumberNameDecision, NumberQualityUpdate } from '../../../src/accounts/phone-numbers/phone-numbers.repository.js';
+import type {
+  NumberNameDecision,
+  NumberQualityUpdate,
+} from '../../../src/accounts/phone-numbers/phone-numbers.repository.js';
 import type { TemplateDecision } from '../../../src/accounts/templates/templates.repository.js';
 import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../src/core/prisma/sql.js';
@@ -18,7 +21,13 @@ import type {
   StatusMessages,
   TemplateDecisions,
 } from '../../../src/webhooks/processing/processing.ports.js';
-import { key, type MemoryDatabase, type MemoryDelivery, type MemoryEvent, type MemoryMessage } from './memory-database.js';
+import {
+  key,
+  type MemoryDatabase,
+  type MemoryDelivery,
+  type MemoryEvent,
+  type MemoryMessage,
+} from './memory-database.js';
 
 /*
  * In-memory stand-ins of the repositories webhook processing uses, over one MemoryDatabase. Each method keeps the
@@ -40,7 +49,16 @@ export class MemoryDeliveries implements ProcessingDeliveries {
   /** What the receiver does: stores the raw bytes, `received` (storeBatch's row, one at a time). */
   receive(rawBody: Buffer, receivedAt = new Date()): number {
     const id = this.db.nextId();
-    this.db.autocommit('deliveries.storeBatch').deliveries.set(id, { id, status: 'received', rawBody: new Uint8Array(rawBody), receivedAt, eventCount: null, attempts: 0, lastError: null, processedAt: null });
+    this.db.autocommit('deliveries.storeBatch').deliveries.set(id, {
+      id,
+      status: 'received',
+      rawBody: new Uint8Array(rawBody),
+      receivedAt,
+      eventCount: null,
+      attempts: 0,
+      lastError: null,
+      processedAt: null,
+    });
     return id;
   }
 
@@ -53,7 +71,13 @@ export class MemoryDeliveries implements ProcessingDeliveries {
     const rows = [...new Set(ids)]
       .sort((a, b) => a - b)
       .flatMap((id) => deliveries.get(id) ?? [])
-      .map((d) => ({ id: d.id, status: d.status, rawBody: Buffer.from(d.rawBody), receivedAt: d.receivedAt, eventCount: d.eventCount }));
+      .map((d) => ({
+        id: d.id,
+        status: d.status,
+        rawBody: Buffer.from(d.rawBody),
+        receivedAt: d.receivedAt,
+        eventCount: d.eventCount,
+      }));
     return Promise.resolve(rows);
   }
 
@@ -62,7 +86,13 @@ export class MemoryDeliveries implements ProcessingDeliveries {
     for (const d of done) {
       const row = state.deliveries.get(d.id);
       if (!row || row.status === 'processed') continue;
-      Object.assign(row, { status: 'processed', processedAt: new Date(), eventCount: d.events, lastError: null, attempts: row.attempts + 1 });
+      Object.assign(row, {
+        status: 'processed',
+        processedAt: new Date(),
+        eventCount: d.events,
+        lastError: null,
+        attempts: row.attempts + 1,
+      });
     }
     return Promise.resolve();
   }
@@ -72,7 +102,11 @@ export class MemoryDeliveries implements ProcessingDeliveries {
     for (const id of ids) {
       const row = state.deliveries.get(id);
       if (row?.status !== 'received') continue;
-      Object.assign(row, { attempts: row.attempts + 1, lastError: error.slice(0, 2000), status: final ? 'failed' : row.status });
+      Object.assign(row, {
+        attempts: row.attempts + 1,
+        lastError: error.slice(0, 2000),
+        status: final ? 'failed' : row.status,
+      });
     }
     return Promise.resolve();
   }
@@ -108,7 +142,12 @@ export class MemoryEvents implements ProcessingEvents {
       stored.add(row.dedupeKey);
       const createdAt = at ?? new Date();
       // A copy: the caller goes on using its drafts.
-      const event: MemoryEvent = { ...structuredClone(row), id: this.db.nextId(), createdAt, processedAt: row.processed ? new Date() : null };
+      const event: MemoryEvent = {
+        ...structuredClone(row),
+        id: this.db.nextId(),
+        createdAt,
+        processedAt: row.processed ? new Date() : null,
+      };
       state.events.push(event);
       inserted.set(row.dedupeKey, { id: event.id, dedupeKey: row.dedupeKey, createdAt });
     }
@@ -121,28 +160,26 @@ export class MemoryEvents implements ProcessingEvents {
       .autocommit('events.pendingOf')
       .events.filter((e) => ids.has(e.deliveryId) && !e.processed && e.createdAt >= since)
       .sort((a, b) => a.id - b.id)
-      .map(
-        (e): StoredEvent => ({
-          id: e.id,
-          deliveryId: e.deliveryId,
-          wabaId: e.wabaId,
-          phoneNumberId: e.phoneNumberId,
-          eventType: e.eventType,
-          kind: e.kind,
-          status: e.status,
-          recipient: e.recipient,
-          userId: e.userId,
-          messageId: e.messageId,
-          upstreamTimestamp: e.upstreamTimestamp,
-          errorCode: e.errorCode,
-          errorTitle: e.errorTitle,
-          errorDetail: e.errorDetail,
-          // JSON columns: what PostgreSQL gives back is a copy of what was stored.
-          raw: structuredClone(e.raw) as StoredEvent['raw'],
-          pricing: structuredClone(e.pricing) as StoredEvent['pricing'],
-          createdAt: e.createdAt,
-        }),
-      );
+      .map((e): StoredEvent => ({
+        id: e.id,
+        deliveryId: e.deliveryId,
+        wabaId: e.wabaId,
+        phoneNumberId: e.phoneNumberId,
+        eventType: e.eventType,
+        kind: e.kind,
+        status: e.status,
+        recipient: e.recipient,
+        userId: e.userId,
+        messageId: e.messageId,
+        upstreamTimestamp: e.upstreamTimestamp,
+        errorCode: e.errorCode,
+        errorTitle: e.errorTitle,
+        errorDetail: e.errorDetail,
+        // JSON columns: what PostgreSQL gives back is a copy of what was stored.
+        raw: structuredClone(e.raw) as StoredEvent['raw'],
+        pricing: structuredClone(e.pricing) as StoredEvent['pricing'],
+        createdAt: e.createdAt,
+      }));
     return Promise.resolve(rows);
   }
 
@@ -185,7 +222,11 @@ export class MemoryMessages implements StatusMessages, InboundMessages {
   markSent(id: number, wamid: string, at = new Date()): void {
     const message = this.db.autocommit('messages.markSent').messages.get(id);
     if (!message) throw new Error(`no message ${id}`);
-    Object.assign(message, { upstreamMessageId: wamid, status: message.status === 'pending' ? 'sent' : message.status, sentAt: message.sentAt ?? at });
+    Object.assign(message, {
+      upstreamMessageId: wamid,
+      status: message.status === 'pending' ? 'sent' : message.status,
+      sentAt: message.sentAt ?? at,
+    });
   }
 
   get(id: number): MemoryMessage | undefined {
@@ -201,7 +242,11 @@ export class MemoryMessages implements StatusMessages, InboundMessages {
     const byWamid = new Set(wamids);
     const byId = new Set(callbackMessageIds);
     const rows = [...state.messages.values()]
-      .filter((m) => (m.upstreamMessageId !== null && byWamid.has(m.upstreamMessageId)) || (m.upstreamMessageId === null && byId.has(m.id)))
+      .filter(
+        (m) =>
+          (m.upstreamMessageId !== null && byWamid.has(m.upstreamMessageId)) ||
+          (m.upstreamMessageId === null && byId.has(m.id)),
+      )
       .sort((a, b) => a.id - b.id)
       .map((m): StatusCandidate => without(m, 'direction', 'phoneNumberId', 'from', 'userId', 'type', 'content'));
     return Promise.resolve(rows);
@@ -283,7 +328,12 @@ export class MemoryWindows implements InboundWindows {
     for (const c of contacts) {
       const k = key(c.phoneNumberId, c.recipient);
       const open = state.windows.get(k);
-      state.windows.set(k, { phoneNumberId: c.phoneNumberId, recipient: c.recipient, wabaId: c.wabaId, lastInboundAt: open && open.lastInboundAt > c.at ? open.lastInboundAt : c.at });
+      state.windows.set(k, {
+        phoneNumberId: c.phoneNumberId,
+        recipient: c.recipient,
+        wabaId: c.wabaId,
+        lastInboundAt: open && open.lastInboundAt > c.at ? open.lastInboundAt : c.at,
+      });
     }
     return Promise.resolve();
   }
@@ -318,9 +368,12 @@ export class MemoryTemplates implements TemplateDecisions {
     for (const d of decisions) {
       const t = state.templates.get(key(d.wabaId, d.name, d.language));
       if (!t) continue;
-      if (d.status !== undefined && (t.statusUpdatedAt === null || t.statusUpdatedAt <= d.at)) Object.assign(t, { status: d.status, statusReason: d.reason ?? null, statusUpdatedAt: d.at });
-      else if (d.category !== undefined && (t.categoryUpdatedAt === null || t.categoryUpdatedAt <= d.at)) Object.assign(t, { category: d.category, categoryUpdatedAt: d.at });
-      else if (d.qualityScore !== undefined && (t.qualityUpdatedAt === null || t.qualityUpdatedAt <= d.at)) Object.assign(t, { qualityScore: d.qualityScore, qualityUpdatedAt: d.at });
+      if (d.status !== undefined && (t.statusUpdatedAt === null || t.statusUpdatedAt <= d.at))
+        Object.assign(t, { status: d.status, statusReason: d.reason ?? null, statusUpdatedAt: d.at });
+      else if (d.category !== undefined && (t.categoryUpdatedAt === null || t.categoryUpdatedAt <= d.at))
+        Object.assign(t, { category: d.category, categoryUpdatedAt: d.at });
+      else if (d.qualityScore !== undefined && (t.qualityUpdatedAt === null || t.qualityUpdatedAt <= d.at))
+        Object.assign(t, { qualityScore: d.qualityScore, qualityUpdatedAt: d.at });
     }
     return Promise.resolve();
   }
@@ -373,7 +426,8 @@ export class MemoryAccounts implements AccountStandings {
     const state = this.db.within(tx, 'accounts.markMarketingMessagesOnboarded');
     for (const o of onboarded) {
       const account = state.accounts.get(o.wabaId);
-      if (account && (account.marketingMessagesOnboardedAt === null || account.marketingMessagesOnboardedAt <= o.at)) account.marketingMessagesOnboardedAt = o.at;
+      if (account && (account.marketingMessagesOnboardedAt === null || account.marketingMessagesOnboardedAt <= o.at))
+        account.marketingMessagesOnboardedAt = o.at;
     }
     return Promise.resolve();
   }
@@ -409,7 +463,8 @@ export class MemoryNumbers implements NumberUpdates {
       if (!n || (n.qualityUpdatedAt !== null && n.qualityUpdatedAt > u.at)) continue;
       Object.assign(n, {
         messagingLimit: u.messagingLimit ?? n.messagingLimit,
-        status: u.flag === 'FLAGGED' ? 'FLAGGED' : u.flag === 'UNFLAGGED' && n.status === 'FLAGGED' ? 'CONNECTED' : n.status,
+        status:
+          u.flag === 'FLAGGED' ? 'FLAGGED' : u.flag === 'UNFLAGGED' && n.status === 'FLAGGED' ? 'CONNECTED' : n.status,
         qualityRating: u.qualityRating ?? n.qualityRating,
         throughputLevel: u.throughputLevel ?? n.throughputLevel,
         qualityUpdatedAt: u.at,
@@ -423,7 +478,11 @@ export class MemoryNumbers implements NumberUpdates {
     for (const d of decisions) {
       const n = state.numbers.get(key(d.wabaId, d.displayDigits));
       if (!n || (n.nameUpdatedAt !== null && n.nameUpdatedAt > d.at)) continue;
-      Object.assign(n, { nameStatus: d.nameStatus, verifiedName: d.verifiedName ?? n.verifiedName, nameUpdatedAt: d.at });
+      Object.assign(n, {
+        nameStatus: d.nameStatus,
+        verifiedName: d.verifiedName ?? n.verifiedName,
+        nameUpdatedAt: d.at,
+      });
     }
     return Promise.resolve();
   }

@@ -1,8 +1,27 @@
-import { pendingRow, type KeyClaim, type KeyCompletion, type MessageFailure, type MessagesRepository, type PendingMessage, type StoredMessage } from '../../../src/messages/messages.repository.js';
-import type { IdempotencyKey, IdempotencyKeysRepository } from '../../../src/messages/send/idempotency-keys.repository.js';
+import {
+  pendingRow,
+  type KeyClaim,
+  type KeyCompletion,
+  type MessageFailure,
+  type MessagesRepository,
+  type PendingMessage,
+  type StoredMessage,
+} from '../../../src/messages/messages.repository.js';
+import type {
+  IdempotencyKey,
+  IdempotencyKeysRepository,
+} from '../../../src/messages/send/idempotency-keys.repository.js';
 import { asJsonb, key as keyOf, MemoryDatabase } from './memory-database.js';
 
-type SendStatements = Pick<MessagesRepository, 'insertPending' | 'insertPendingClaimingKey' | 'markSent' | 'markSentCompletingKey' | 'recordLateAcceptance' | 'markFailed'>;
+type SendStatements = Pick<
+  MessagesRepository,
+  | 'insertPending'
+  | 'insertPendingClaimingKey'
+  | 'markSent'
+  | 'markSentCompletingKey'
+  | 'recordLateAcceptance'
+  | 'markFailed'
+>;
 type KeyStatements = Pick<IdempotencyKeysRepository, 'find' | 'complete' | 'release'>;
 
 /**
@@ -25,14 +44,20 @@ export class MemorySends implements SendStatements, KeyStatements {
     return Promise.resolve(this.insert(businessAccountId, m));
   }
 
-  insertPendingClaimingKey(businessAccountId: string, m: PendingMessage, claim: KeyClaim): Promise<StoredMessage | null> {
+  insertPendingClaimingKey(
+    businessAccountId: string,
+    m: PendingMessage,
+    claim: KeyClaim,
+  ): Promise<StoredMessage | null> {
     this.db.autocommit('messages.insertPendingClaimingKey');
     const apiKeyId = m.apiKeyId ?? '';
     const existing = this.keys.get(keyOf(apiKeyId, claim.key));
     const claimable =
       !existing ||
       existing.expiresAt <= claim.now ||
-      (existing.state === 'in_flight' && existing.lockedUntil <= claim.now && existing.requestHash === claim.requestHash);
+      (existing.state === 'in_flight' &&
+        existing.lockedUntil <= claim.now &&
+        existing.requestHash === claim.requestHash);
     if (!claimable) return Promise.resolve(null);
     const expired = !existing || existing.expiresAt <= claim.now;
     this.keys.set(keyOf(apiKeyId, claim.key), {
@@ -57,7 +82,13 @@ export class MemorySends implements SendStatements, KeyStatements {
     return Promise.resolve(true);
   }
 
-  async markSentCompletingKey(businessAccountId: string, messageId: number, wamid: string, at: Date, completion: KeyCompletion): Promise<boolean> {
+  async markSentCompletingKey(
+    businessAccountId: string,
+    messageId: number,
+    wamid: string,
+    at: Date,
+    completion: KeyCompletion,
+  ): Promise<boolean> {
     const moved = await this.markSent(businessAccountId, messageId, wamid, at);
     if (moved) await this.complete(completion.apiKeyId, completion.key, completion.outcome);
     return moved;
@@ -75,7 +106,15 @@ export class MemorySends implements SendStatements, KeyStatements {
     const m = this.owned(businessAccountId, messageId);
     if (m.status === 'pending') {
       const now = new Date();
-      Object.assign(m, { status: 'failed', errorCode: error.code, errorTitle: error.title, errorDetail: error.detail, errorCategory: error.category, failedAt: now, updatedAt: now });
+      Object.assign(m, {
+        status: 'failed',
+        errorCode: error.code,
+        errorTitle: error.title,
+        errorDetail: error.detail,
+        errorCategory: error.category,
+        failedAt: now,
+        updatedAt: now,
+      });
     }
     return Promise.resolve({ ...m });
   }
@@ -101,25 +140,47 @@ export class MemorySends implements SendStatements, KeyStatements {
     const m = this.messages.get(messageId);
     if (!m) throw new Error(`message ${messageId} not stored`);
     const at = new Date();
-    Object.assign(m, { status, upstreamMessageId: wamid, sentAt: at, updatedAt: at, ...(status === 'delivered' ? { deliveredAt: at } : {}), ...(status === 'read' ? { readAt: at } : {}) });
+    Object.assign(m, {
+      status,
+      upstreamMessageId: wamid,
+      sentAt: at,
+      updatedAt: at,
+      ...(status === 'delivered' ? { deliveredAt: at } : {}),
+      ...(status === 'read' ? { readAt: at } : {}),
+    });
   }
 
   /** Another request's live claim of a key (in flight), or a crashed one's (its lock ran out). */
   holdKey(apiKeyId: string, key: string, requestHash: string, lockedUntil: Date): void {
     const now = new Date();
-    this.keys.set(keyOf(apiKeyId, key), { apiKeyId, key, requestHash, state: 'in_flight', responseStatus: null, responseBody: null, lockedUntil, createdAt: now, expiresAt: new Date(now.getTime() + 24 * 3600 * 1000) });
+    this.keys.set(keyOf(apiKeyId, key), {
+      apiKeyId,
+      key,
+      requestHash,
+      state: 'in_flight',
+      responseStatus: null,
+      responseBody: null,
+      lockedUntil,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 24 * 3600 * 1000),
+    });
   }
 
   private insert(businessAccountId: string, m: PendingMessage): StoredMessage {
     const now = new Date();
-    const stored = pendingRow(businessAccountId, { ...m, content: asJsonb(m.content) }, { id: this.db.nextId(), createdAt: now, updatedAt: now });
+    const stored = pendingRow(
+      businessAccountId,
+      { ...m, content: asJsonb(m.content) },
+      { id: this.db.nextId(), createdAt: now, updatedAt: now },
+    );
     this.messages.set(stored.id, stored);
     return { ...stored };
   }
 
   private owned(businessAccountId: string, messageId: number): StoredMessage {
     const m = this.messages.get(messageId);
-    if (!m || m.businessAccountId !== businessAccountId) throw new Error(`message ${messageId} not found for ${businessAccountId}`);
+    if (!m || m.businessAccountId !== businessAccountId)
+      throw new Error(`message ${messageId} not found for ${businessAccountId}`);
     return m;
   }
 }

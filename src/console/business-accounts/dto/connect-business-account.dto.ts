@@ -11,7 +11,7 @@ export class ConnectBusinessAccountDto {
   @Matches(WABA_ID_PATTERN, { message: 'wabaId must be the numeric WhatsApp Business Account id' })
   wabaId: string;
 
-  @ApiProperty({ description: "System-user access token of the business account; stored encrypted, never shown again" })
+  @ApiProperty({ description: 'System-user access token of the business account; stored encrypted, never shown again' })
   @IsString({ message: 'accessToken must be a string' })
   @IsNotEmpty({ message: 'accessToken must not be empty' })
   @MaxLength(2048)
@@ -27,7 +27,9 @@ export class ConnectBusinessAccountDto {
 }
 
 export class ReplaceAccessTokenDto {
-  @ApiProperty({ description: 'A new system-user access token; checked against the upstream platform, stored encrypted' })
+  @ApiProperty({
+    description: 'A new system-user access token; checked against the upstream platform, stored encrypted',
+  })
   @IsString({ message: 'accessToken must be a string' })
   @IsNotEmpty({ message: 'accessToken must not be empty' })
   @MaxLength(2048)

@@ -13,7 +13,11 @@ export class CreateInvitationDto {
   @MaxLength(254, { message: `${EMAIL_MESSAGE} of at most 254 characters` })
   email: string;
 
-  @ApiPropertyOptional({ enum: OPERATOR_ROLES, description: 'member when absent; owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")' })
+  @ApiPropertyOptional({
+    enum: OPERATOR_ROLES,
+    description:
+      'member when absent; owner: everything, operators and invitations included; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")',
+  })
   @ValidateIf((dto: CreateInvitationDto) => dto.role !== undefined)
   @IsIn(OPERATOR_ROLES, { message: `role must be one of ${OPERATOR_ROLES.join(', ')}` })
   role?: OperatorRole;
@@ -32,6 +36,9 @@ export class CreatedInvitationView extends InvitationView {
   @ApiProperty({ description: 'The one-time token. Shown only in this response (the service keeps its SHA-256).' })
   token: string;
 
-  @ApiProperty({ example: '/console/signup?invite=…', description: "The invitation link's path on this service; send the full link to the invitee" })
+  @ApiProperty({
+    example: '/console/signup?invite=…',
+    description: "The invitation link's path on this service; send the full link to the invitee",
+  })
   path: string;
 }

@@ -3,13 +3,15 @@ import { IsIn, IsNotEmpty, IsString, MaxLength } from 'class-validator';
 import { OPERATOR_ROLES, type OperatorRole } from '../../../auth/roles.js';
 import { NewPassword } from '../../operators/dto/signup.dto.js';
 
-const ROLES_DESCRIPTION = 'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")';
+const ROLES_DESCRIPTION =
+  'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")';
 
 export class MemberView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() email: string;
   @ApiProperty({ enum: OPERATOR_ROLES, description: ROLES_DESCRIPTION }) role: OperatorRole;
-  @ApiProperty({ nullable: true, type: String, description: 'The last successful sign-in; null when never signed in' }) lastSignInAt: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The last successful sign-in; null when never signed in' })
+  lastSignInAt: string | null;
   @ApiProperty() createdAt: string;
 }
 
@@ -27,7 +29,10 @@ export class UpdateMemberDto {
 export class PasswordResetLinkView {
   @ApiProperty({ format: 'uuid', description: 'The operator whose password the link resets' }) operatorId: string;
   @ApiProperty({ description: 'The one-time token, shown in this response only' }) token: string;
-  @ApiProperty({ example: '/console/reset-password?token=…', description: 'The link path to hand to the operator (POST /auth/password-reset with the token)' })
+  @ApiProperty({
+    example: '/console/reset-password?token=…',
+    description: 'The link path to hand to the operator (POST /auth/password-reset with the token)',
+  })
   path: string;
   @ApiProperty() expiresAt: string;
 }

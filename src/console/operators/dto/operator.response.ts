@@ -9,7 +9,11 @@ export class OrganizationView {
 export class OperatorView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() email: string;
-  @ApiProperty({ enum: OPERATOR_ROLES, description: 'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")' })
+  @ApiProperty({
+    enum: OPERATOR_ROLES,
+    description:
+      'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")',
+  })
   role: OperatorRole;
   @ApiProperty({ type: OrganizationView }) organization: OrganizationView;
   @ApiProperty() createdAt: string;

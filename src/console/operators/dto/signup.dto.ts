@@ -4,7 +4,8 @@ import { Transform } from 'class-transformer';
 import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { trimString } from '../../../core/http/validation.js';
 
-export const normaliseEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+export const normaliseEmail = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;
 
 // MaxLength carries the IsEmail wording: class-validator reports it first when email is missing or not a string.
 const EMAIL_MESSAGE = 'email must be a valid email address';
@@ -22,7 +23,10 @@ export class SignupDto {
   @MaxLength(200)
   password: string;
 
-  @ApiPropertyOptional({ example: 'Parcel Co', description: 'The new organization (required without inviteToken; ignored with one)' })
+  @ApiPropertyOptional({
+    example: 'Parcel Co',
+    description: 'The new organization (required without inviteToken; ignored with one)',
+  })
   @ValidateIf((dto: SignupDto) => dto.inviteToken === undefined)
   @Transform(trimString)
   @IsString()
@@ -31,7 +35,8 @@ export class SignupDto {
   organizationName?: string;
 
   @ApiPropertyOptional({
-    description: 'The token of an invitation link (`/console/signup?invite=…`): join the inviting organization with its role. The email must be the invited one.',
+    description:
+      'The token of an invitation link (`/console/signup?invite=…`): join the inviting organization with its role. The email must be the invited one.',
   })
   // Absent is fine; null is not (IsOptional would let it through as if absent).
   @ValidateIf((dto: SignupDto) => dto.inviteToken !== undefined)

@@ -8,12 +8,20 @@ import { SyncCountsDoc } from '../../phone-numbers/dto/phone-number.view.js';
 export class ParameterCountsDoc implements ParameterCounts {
   @ApiProperty({ example: 0 }) header!: number;
   @ApiProperty({ example: 2 }) body!: number;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { '0': 1 }, description: 'Button index → parameters expected' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { '0': 1 },
+    description: 'Button index → parameters expected',
+  })
   buttons!: Record<string, number>;
   @ApiProperty({
     type: 'object',
     required: ['header', 'body'],
-    properties: { header: { type: 'array', items: { type: 'string' } }, body: { type: 'array', items: { type: 'string' } } },
+    properties: {
+      header: { type: 'array', items: { type: 'string' } },
+      body: { type: 'array', items: { type: 'string' } },
+    },
     example: { header: [], body: ['order_id'] },
     description: 'NAMED templates: the placeholder names each component expects',
   })
@@ -27,12 +35,25 @@ export class TemplateDoc implements TemplateView {
   @ApiProperty({ example: 'order_update' }) name!: string;
   @ApiProperty({ example: 'en_US' }) language!: string;
   @ApiProperty({ example: 'APPROVED' }) status!: string;
-  @ApiProperty({ type: String, nullable: true, example: 'UTILITY', description: 'As synced, or as a template_category_update webhook changed it' }) category!: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'UTILITY',
+    description: 'As synced, or as a template_category_update webhook changed it',
+  })
+  category!: string | null;
   @ApiProperty({ example: 'POSITIONAL' }) parameterFormat!: string;
-  @ApiProperty({ description: "Meta's component objects as synced", type: 'array', items: { type: 'object' } }) components!: unknown;
+  @ApiProperty({ description: "Meta's component objects as synced", type: 'array', items: { type: 'object' } })
+  components!: unknown;
   @ApiProperty({ type: ParameterCountsDoc }) parameterCounts!: ParameterCountsDoc;
   @ApiProperty({ type: String, nullable: true }) statusReason!: string | null;
-  @ApiProperty({ type: String, nullable: true, example: 'GREEN', description: "Meta's quality score (message_template_quality_update): GREEN, YELLOW, RED, UNKNOWN; null until one arrives" })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'GREEN',
+    description:
+      "Meta's quality score (message_template_quality_update): GREEN, YELLOW, RED, UNKNOWN; null until one arrives",
+  })
   qualityScore!: string | null;
   @ApiProperty({ description: 'APPROVED, not removed: usable in POST /messages' }) sendable!: boolean;
   @ApiProperty({ description: 'No longer returned by the upstream platform at the last sync' }) removed!: boolean;
@@ -48,5 +69,9 @@ class TemplateSyncCountsDoc extends SyncCountsDoc {
 @ApiSchema({ name: 'TemplateSyncResult' })
 export class TemplateSyncResultDoc implements TemplateSyncResult {
   @ApiProperty({ type: TemplateSyncCountsDoc }) counts!: TemplateSyncCountsDoc;
-  @ApiProperty({ format: 'date-time', description: 'When this sync wrote (the account view shows it as templatesSyncedAt)' }) syncedAt!: string;
+  @ApiProperty({
+    format: 'date-time',
+    description: 'When this sync wrote (the account view shows it as templatesSyncedAt)',
+  })
+  syncedAt!: string;
 }

@@ -1,8 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BusinessAccountsRepository, type LockedStanding } from '../../../accounts/business-accounts/business-accounts.repository.js';
-import { PhoneNumbersRepository, type NumberNameDecision, type NumberQualityUpdate } from '../../../accounts/phone-numbers/phone-numbers.repository.js';
+import {
+  BusinessAccountsRepository,
+  type LockedStanding,
+} from '../../../accounts/business-accounts/business-accounts.repository.js';
+import {
+  PhoneNumbersRepository,
+  type NumberNameDecision,
+  type NumberQualityUpdate,
+} from '../../../accounts/phone-numbers/phone-numbers.repository.js';
 import { standingAfter, type Restriction, type StandingChange } from '../../../accounts/standing/account-standing.js';
-import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../../accounts/users/marketing-preferences.repository.js';
+import {
+  MarketingPreferencesRepository,
+  type MarketingPreferenceChange,
+} from '../../../accounts/users/marketing-preferences.repository.js';
 import { APP_LOGGER, type AppLogger } from '../../../core/logging/app-logger.js';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { isRecord, type JsonRecord } from '../../../events/classify.js';
@@ -74,10 +84,14 @@ export class AccountUpdateEffect implements EventEffect {
   }
 }
 
-const timeOf = (item: Pick<EffectItem, 'upstreamTimestamp' | 'createdAt'>): Date => item.upstreamTimestamp ?? item.createdAt ?? new Date();
+const timeOf = (item: Pick<EffectItem, 'upstreamTimestamp' | 'createdAt'>): Date =>
+  item.upstreamTimestamp ?? item.createdAt ?? new Date();
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 /** The items of this phone-number field with the number they name: its display number, as digits (webhooks carry no id). */
-function* numberItems(items: EffectItem[], eventType: string): Generator<{ item: EffectItem; v: JsonRecord; displayDigits: string }> {
+function* numberItems(
+  items: EffectItem[],
+  eventType: string,
+): Generator<{ item: EffectItem; v: JsonRecord; displayDigits: string }> {
   for (const item of items) {
     if (item.eventType !== eventType) continue;
     const v = isRecord(item.raw) ? item.raw : {};
@@ -87,14 +101,23 @@ function* numberItems(items: EffectItem[], eventType: string): Generator<{ item:
 }
 
 /** A user_preferences item's marketing preference, once per address it names (phone digits, BSUID); none for other categories. */
-export function preferenceChangesOf(item: Pick<EffectItem, 'eventType' | 'wabaId' | 'recipient' | 'userId' | 'raw' | 'upstreamTimestamp' | 'createdAt'>): MarketingPreferenceChange[] {
+export function preferenceChangesOf(
+  item: Pick<EffectItem, 'eventType' | 'wabaId' | 'recipient' | 'userId' | 'raw' | 'upstreamTimestamp' | 'createdAt'>,
+): MarketingPreferenceChange[] {
   if (item.eventType !== 'user_preferences') return [];
   const v = isRecord(item.raw) ? item.raw : {};
   const value = text(v.value);
   if (text(v.category) !== 'marketing_messages' || (value !== 'stop' && value !== 'resume')) return [];
   return [item.recipient, item.userId]
     .filter((u): u is string => u !== null)
-    .map((user) => ({ wabaId: item.wabaId, user, value, source: 'user_preferences' as const, detail: text(v.detail), at: timeOf(item) }));
+    .map((user) => ({
+      wabaId: item.wabaId,
+      user,
+      value,
+      source: 'user_preferences' as const,
+      detail: text(v.detail),
+      at: timeOf(item),
+    }));
 }
 
 /** The accounts that signed the Marketing Messages API terms (account_update MM_LITE_TERMS_SIGNED), with Meta's time. */
@@ -105,7 +128,9 @@ export function marketingOnboardingsOf(items: EffectItem[]): { wabaId: string; a
 }
 
 /** What an account_update or account_alerts webhook changes in the account's standing (Meta's shapes). */
-export function standingChangesOf(item: Pick<EffectItem, 'eventType' | 'raw' | 'upstreamTimestamp' | 'createdAt'>): StandingChange[] {
+export function standingChangesOf(
+  item: Pick<EffectItem, 'eventType' | 'raw' | 'upstreamTimestamp' | 'createdAt'>,
+): StandingChange[] {
   const v = isRecord(item.raw) ? item.raw : {};
   const at = timeOf(item);
   if (item.eventType === 'account_alerts') {
@@ -127,7 +152,8 @@ export function standingChangesOf(item: Pick<EffectItem, 'eventType' | 'raw' | '
   if (item.eventType !== 'account_update') return [];
   const changes: StandingChange[] = [];
   const ban = isRecord(v.ban_info) ? v.ban_info : undefined;
-  if (ban && text(ban.waba_ban_state)) changes.push({ kind: 'ban', state: text(ban.waba_ban_state)!, date: text(ban.waba_ban_date), at });
+  if (ban && text(ban.waba_ban_state))
+    changes.push({ kind: 'ban', state: text(ban.waba_ban_state)!, date: text(ban.waba_ban_date), at });
   if (v.event === 'ACCOUNT_RESTRICTION' || Array.isArray(v.restriction_info)) {
     const restrictions: Restriction[] = (Array.isArray(v.restriction_info) ? v.restriction_info : [])
       .filter(isRecord)
@@ -142,7 +168,12 @@ export function standingChangesOf(item: Pick<EffectItem, 'eventType' | 'raw' | '
     changes.push({
       kind: 'pricing_tier',
       at,
-      tier: { pricingCategory: text(tier.pricing_category), region: text(tier.region), tier: text(tier.tier), effectiveMonth: text(tier.effective_month) },
+      tier: {
+        pricingCategory: text(tier.pricing_category),
+        region: text(tier.region),
+        tier: text(tier.tier),
+        effectiveMonth: text(tier.effective_month),
+      },
     });
   }
   return changes;
@@ -186,7 +217,12 @@ export function foldQualityUpdates(items: EffectItem[]): NumberQualityUpdate[] {
 }
 
 /** Meta's name decision → the number's name_status (as the phone numbers API reports it). */
-const NAME_STATUS: Record<string, string> = { APPROVED: 'APPROVED', REJECTED: 'DECLINED', PENDING: 'PENDING_REVIEW', DEFERRED: 'DEFERRED' };
+const NAME_STATUS: Record<string, string> = {
+  APPROVED: 'APPROVED',
+  REJECTED: 'DECLINED',
+  PENDING: 'PENDING_REVIEW',
+  DEFERRED: 'DEFERRED',
+};
 
 /** The newest name decision per number of a chunk (items in time order). */
 export function newestNameDecisions(items: EffectItem[]): NumberNameDecision[] {

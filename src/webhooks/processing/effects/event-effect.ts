@@ -9,7 +9,18 @@ export type { StoredEvent };
  */
 export type EffectItem = Pick<
   StoredEvent,
-  'wabaId' | 'phoneNumberId' | 'eventType' | 'kind' | 'status' | 'recipient' | 'userId' | 'messageId' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'
+  | 'wabaId'
+  | 'phoneNumberId'
+  | 'eventType'
+  | 'kind'
+  | 'status'
+  | 'recipient'
+  | 'userId'
+  | 'messageId'
+  | 'upstreamTimestamp'
+  | 'errorCode'
+  | 'errorTitle'
+  | 'errorDetail'
 > & { raw: unknown; pricing: unknown; createdAt?: Date };
 
 /** An effect made ready for a chunk of items, inside the chunk's transaction. */

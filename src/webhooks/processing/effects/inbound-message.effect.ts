@@ -1,6 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Tx } from '../../../core/prisma/sql.js';
-import { ConversationWindowsRepository, type InboundContact } from '../../../messages/conversation-windows.repository.js';
+import {
+  ConversationWindowsRepository,
+  type InboundContact,
+} from '../../../messages/conversation-windows.repository.js';
 import { inboundMessageOf } from '../../../messages/inbound-message.js';
 import { MessagesRepository } from '../../../messages/messages.repository.js';
 import type { InboundMessages, InboundWindows } from '../processing.ports.js';
@@ -26,7 +29,10 @@ export class InboundMessageEffect implements EventEffect {
   prepare<T extends EffectItem>(tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
     return Promise.resolve(
       readyAll(async (owned) => {
-        await this.messages.insertInbound(tx, owned.flatMap((e) => inboundMessageOf(e) ?? []));
+        await this.messages.insertInbound(
+          tx,
+          owned.flatMap((e) => inboundMessageOf(e) ?? []),
+        );
         await this.windows.openOrRenew(tx, owned.flatMap(windowsOf));
       }),
     );
@@ -34,7 +40,11 @@ export class InboundMessageEffect implements EventEffect {
 }
 
 /** The windows an inbound message opens: one per address of its sender. */
-export function windowsOf(e: Pick<EffectItem, 'phoneNumberId' | 'recipient' | 'userId' | 'wabaId' | 'upstreamTimestamp' | 'createdAt'>): InboundContact[] {
+export function windowsOf(
+  e: Pick<EffectItem, 'phoneNumberId' | 'recipient' | 'userId' | 'wabaId' | 'upstreamTimestamp' | 'createdAt'>,
+): InboundContact[] {
   const at = e.upstreamTimestamp ?? e.createdAt ?? new Date();
-  return [e.recipient, e.userId].filter((r): r is string => r !== null).map((recipient) => ({ phoneNumberId: e.phoneNumberId!, recipient, wabaId: e.wabaId, at }));
+  return [e.recipient, e.userId]
+    .filter((r): r is string => r !== null)
+    .map((recipient) => ({ phoneNumberId: e.phoneNumberId!, recipient, wabaId: e.wabaId, at }));
 }

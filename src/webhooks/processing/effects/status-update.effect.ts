@@ -1,5 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { MarketingPreferencesRepository, type MarketingPreferenceChange } from '../../../accounts/users/marketing-preferences.repository.js';
+import {
+  MarketingPreferencesRepository,
+  type MarketingPreferenceChange,
+} from '../../../accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../core/prisma/sql.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
@@ -43,7 +46,9 @@ export class StatusUpdateEffect implements EventEffect {
   ) {}
 
   appliesTo(item: Pick<EffectItem, 'kind' | 'messageId' | 'status'>): boolean {
-    return item.kind === 'status_update' && item.messageId !== null && item.status !== null && isDeliveryStatus(item.status);
+    return (
+      item.kind === 'status_update' && item.messageId !== null && item.status !== null && isDeliveryStatus(item.status)
+    );
   }
 
   async prepare<T extends EffectItem>(tx: Tx, items: T[]): Promise<PreparedEffect<T>> {
@@ -56,7 +61,9 @@ export class StatusUpdateEffect implements EventEffect {
     const plan: StatusPlan<T> = { target: new Map(), linked: new Set(), waiting: [] };
     if (items.length === 0) return plan;
     const wamids = [...new Set(items.map((e) => e.messageId!))];
-    const callbackIds = [...new Set(items.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null))];
+    const callbackIds = [
+      ...new Set(items.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null)),
+    ];
     const rows = await this.messages.lockForStatuses(tx, wamids, callbackIds);
 
     const byWamid = new Map<string, Candidate>();
@@ -104,7 +111,10 @@ export class StatusUpdateEffect implements EventEffect {
 /** The columns to change on `message` for this status event (pure; empty when nothing changes). */
 export function statusChanges(
   message: LockedMessage & Partial<Pick<Candidate, 'pricingCategory' | 'pricingType' | 'pricingModel'>>,
-  event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & { createdAt?: Date; pricing?: unknown },
+  event: Pick<StoredEvent, 'status' | 'upstreamTimestamp' | 'errorCode' | 'errorTitle' | 'errorDetail'> & {
+    createdAt?: Date;
+    pricing?: unknown;
+  },
 ): StatusChanges {
   const incoming = event.status ?? '';
   const at = event.upstreamTimestamp ?? event.createdAt ?? new Date();
@@ -119,7 +129,12 @@ export function statusChanges(
   // the status does (a late `sent` still prices a message that is already read).
   const pricing = pricingOf(event.pricing);
   if (pricing && message.pricingCategory == null && message.pricingType == null && message.pricingModel == null) {
-    Object.assign(data, { pricingModel: pricing.pricing_model, pricingCategory: pricing.category, pricingType: pricing.type, pricingBillable: pricing.billable });
+    Object.assign(data, {
+      pricingModel: pricing.pricing_model,
+      pricingCategory: pricing.category,
+      pricingType: pricing.type,
+      pricingBillable: pricing.billable,
+    });
   }
   switch (incoming) {
     case 'sent':
@@ -155,12 +170,24 @@ export function statusChanges(
 export const MARKETING_STOPPED = 131050;
 
 /** A 131050 failure records the user's stop, once per address the status names (phone digits, BSUID). */
-export function marketingStopsOf(item: Pick<StatusItem, 'status' | 'errorCode' | 'errorTitle' | 'wabaId' | 'recipient' | 'userId' | 'upstreamTimestamp' | 'createdAt'>): MarketingPreferenceChange[] {
+export function marketingStopsOf(
+  item: Pick<
+    StatusItem,
+    'status' | 'errorCode' | 'errorTitle' | 'wabaId' | 'recipient' | 'userId' | 'upstreamTimestamp' | 'createdAt'
+  >,
+): MarketingPreferenceChange[] {
   if (item.status !== 'failed' || item.errorCode !== MARKETING_STOPPED) return [];
   const at = item.upstreamTimestamp ?? item.createdAt ?? new Date();
   return [item.recipient, item.userId]
     .filter((u): u is string => u !== null)
-    .map((user) => ({ wabaId: item.wabaId, user, value: 'stop' as const, source: 'error_131050' as const, detail: item.errorTitle, at }));
+    .map((user) => ({
+      wabaId: item.wabaId,
+      user,
+      value: 'stop' as const,
+      source: 'error_131050' as const,
+      detail: item.errorTitle,
+      at,
+    }));
 }
 
 function callbackMessageId(raw: unknown): number | null {

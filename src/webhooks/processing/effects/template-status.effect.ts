@@ -19,7 +19,11 @@ export function templateStatusAfter(event: string): string | null {
 }
 
 /** The template fields that change the synced copy; the others (components updates, unknown ones) are stored only. */
-const APPLIED_FIELDS = new Set(['message_template_status_update', 'template_category_update', 'message_template_quality_update']);
+const APPLIED_FIELDS = new Set([
+  'message_template_status_update',
+  'template_category_update',
+  'message_template_quality_update',
+]);
 
 /**
  * Meta's decision on a template (its status, category or quality score) updates the synced copy, so sends are checked against it without waiting for
@@ -38,7 +42,12 @@ export class TemplateStatusEffect implements EventEffect {
 
   prepare<T extends EffectItem>(tx: Tx, _items: T[]): Promise<PreparedEffect<T>> {
     return Promise.resolve(
-      readyAll((owned) => this.templates.applyDecisions(tx, owned.map(decisionOf).filter((d): d is TemplateDecision => d !== null))),
+      readyAll((owned) =>
+        this.templates.applyDecisions(
+          tx,
+          owned.map(decisionOf).filter((d): d is TemplateDecision => d !== null),
+        ),
+      ),
     );
   }
 }
@@ -53,7 +62,11 @@ function decisionOf(item: EffectItem): TemplateDecision | null {
     if (typeof v.event !== 'string' || v.event === '') return null;
     const status = templateStatusAfter(v.event);
     if (!status) return null;
-    return { ...base, status, reason: typeof v.reason === 'string' && v.reason !== '' && v.reason !== 'NONE' ? v.reason : null };
+    return {
+      ...base,
+      status,
+      reason: typeof v.reason === 'string' && v.reason !== '' && v.reason !== 'NONE' ? v.reason : null,
+    };
   }
   if (item.eventType === 'message_template_quality_update') {
     if (typeof v.new_quality_score !== 'string' || v.new_quality_score === '') return null;
