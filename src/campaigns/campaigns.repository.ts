@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { expressionBuilder } from 'kysely';
-import type { Database } from '../core/db/database.js';
+import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { now } from '../core/db/pg.js';
 import { qualified } from '../core/db/rows.js';
@@ -43,25 +43,12 @@ export type NewCampaign = Pick<
   | 'createdById'
 >;
 
-/** The columns of a CampaignRow (the lease is the runner's business, not the row's). */
-const COLUMNS = [
-  'id',
-  'business_account_id as businessAccountId',
-  'name',
-  'phone_number_id as phoneNumberId',
-  'template_name as templateName',
-  'template_language as templateLanguage',
-  'template_category as templateCategory',
-  'upstream_api as upstreamApi',
-  'status',
-  'status_reason as statusReason',
-  'total',
-  'created_by_id as createdById',
-  'created_at as createdAt',
-  'updated_at as updatedAt',
-  'completed_at as completedAt',
-  'run',
-] as const;
+type LeaseColumn = 'lease_owner as leaseOwner' | 'lease_until as leaseUntil';
+
+/** The columns of a CampaignRow: the table's, without the lease (the runner's business, not the row's). */
+const COLUMNS = columns.campaigns.filter(
+  (c): c is Exclude<(typeof columns.campaigns)[number], LeaseColumn> => !c.startsWith('lease_'),
+);
 
 const eb = expressionBuilder<Database, never>();
 
