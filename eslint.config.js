@@ -46,6 +46,28 @@ export default defineConfig(
     },
   },
   {
+    // No SQL text in the service's statements: they are Kysely builders checked against src/core/db/database.ts.
+    // The PostgreSQL constructs Kysely has no builder for are typed fragments in src/core/db/pg.ts (each run against
+    // PostgreSQL by test/medium/pg-fragments.spec.ts); only src/core/db may write SQL with Kysely's `sql` tag.
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/db/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'kysely',
+              importNames: ['sql'],
+              message:
+                'No SQL text outside src/core/db: use the query builder, or add a typed fragment to src/core/db/pg.ts with its test.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read HTTP answers through supertest, whose `res.body` is `any` by its type: every assertion on a body
     // would need a cast that checks nothing the assertion itself does not. The rest of the type-aware rules apply.
     files: ['test/**/*.ts', '**/*.spec.ts'],
