@@ -9,7 +9,8 @@
 import os from 'node:os';
 import { columns } from '../src/core/db/database.js';
 import { filterOf, when } from '../src/core/db/filter.js';
-import { snapshotHorizon, typed, unnest } from '../src/core/db/pg.js';
+import { feedStatement } from '../src/core/db/feed.js';
+import { typed, unnest } from '../src/core/db/pg.js';
 import { builder, prepared, preparedByShape } from '../src/core/db/statement.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20000);
@@ -115,48 +116,30 @@ const pageQuery = (wabaId: string, f: Filter, take: number, skip: number) => {
 };
 const feedQuery = (wabaId: string, f: Filter, after: { xid: bigint; id: number }, limit: number) => {
   const where = whereOf(wabaId, f);
-  return builder
-    .with(
-      (cte) => cte('h').materialized(),
-      (db) =>
-        db
-          .selectFrom(snapshotHorizon('x'))
-          .select((eb) => [
-            'x.horizon',
-            eb
-              .selectFrom('events as b')
-              .select('b.xid')
-              .where('b.waba_id', '=', wabaId)
-              .where('b.xid', '>=', eb.ref('x.horizon'))
-              .orderBy('b.xid')
-              .limit(1)
-              .as('beyond'),
-          ]),
-    )
-    .selectFrom('h')
-    .leftJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('events')
-          .select([...columns.events, 'xid'])
-          .where(where.where)
-          .where((eb) =>
-            eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(after.xid.toString(), 'xid8'), typed(after.id, 'bigint'))),
-          )
-          .where('xid', '<', eb.ref('h.horizon'))
-          .orderBy('xid')
-          .orderBy('id')
-          .limit(limit)
-          .as('r'),
-      (join) => join.onTrue(),
-    )
-    .select((eb) => [
-      eb.cast<string>('h.horizon', 'text').as('horizon'),
-      eb.cast<string | null>('h.beyond', 'text').as('beyond'),
-    ])
-    .selectAll('r')
-    .orderBy('r.xid')
-    .orderBy('r.id');
+  return feedStatement(builder, {
+    beyond: (eb, horizon) =>
+      eb
+        .selectFrom('events as b')
+        .select('b.xid')
+        .where('b.waba_id', '=', wabaId)
+        .where('b.xid', '>=', horizon)
+        .orderBy('b.xid')
+        .limit(1)
+        .as('beyond'),
+    page: (eb, horizon) =>
+      eb
+        .selectFrom('events')
+        .select([...columns.events, 'xid'])
+        .where(where.where)
+        .where((eb) =>
+          eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(after.xid.toString(), 'xid8'), typed(after.id, 'bigint'))),
+        )
+        .where('xid', '<', horizon)
+        .orderBy('xid')
+        .orderBy('id')
+        .limit(limit)
+        .as('r'),
+  });
 };
 const markProcessedBuilt = (p: { ids: number[]; events: number[]; since: Date }) =>
   builder

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
-import { feedRows } from '../core/db/feed.js';
+import { feedRows, feedStatement } from '../core/db/feed.js';
 import { filterOf, when, type Filter } from '../core/db/filter.js';
 import {
   dropDetachedLeftovers,
@@ -362,48 +362,30 @@ const feedOf = preparedByShape(
   'events_feed',
   shapeOf,
   (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
-    db
-      .with(
-        (cte) => cte('h').materialized(),
-        (db) =>
-          db
-            .selectFrom(snapshotHorizon('x'))
-            .select((eb) => [
-              'x.horizon',
-              eb
-                .selectFrom('events as b')
-                .select('b.xid')
-                .where('b.waba_id', '=', p.wabaId)
-                .where('b.xid', '>=', eb.ref('x.horizon'))
-                .orderBy('b.xid')
-                .limit(1)
-                .as('beyond'),
-            ]),
-      )
-      .selectFrom('h')
-      .leftJoinLateral(
-        (eb) =>
-          eb
-            .selectFrom('events')
-            .select([...columns.events, 'xid'])
-            .where(whereOf(p, given).where)
-            .where((eb) =>
-              eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
-            )
-            .where('xid', '<', eb.ref('h.horizon'))
-            .orderBy('xid')
-            .orderBy('id')
-            .limit(p.limit)
-            .as('r'),
-        (join) => join.onTrue(),
-      )
-      .select((eb) => [
-        eb.cast<string>('h.horizon', 'text').as('horizon'),
-        eb.cast<string | null>('h.beyond', 'text').as('beyond'),
-      ])
-      .selectAll('r')
-      .orderBy('r.xid')
-      .orderBy('r.id'),
+    feedStatement(db, {
+      beyond: (eb, horizon) =>
+        eb
+          .selectFrom('events as b')
+          .select('b.xid')
+          .where('b.waba_id', '=', p.wabaId)
+          .where('b.xid', '>=', horizon)
+          .orderBy('b.xid')
+          .limit(1)
+          .as('beyond'),
+      page: (eb, horizon) =>
+        eb
+          .selectFrom('events')
+          .select([...columns.events, 'xid'])
+          .where(whereOf(p, given).where)
+          .where((eb) =>
+            eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
+          )
+          .where('xid', '<', horizon)
+          .orderBy('xid')
+          .orderBy('id')
+          .limit(p.limit)
+          .as('r'),
+    }),
 );
 
 /** A page of the feed, and what a long poll needs to know about what is not in it yet. */

@@ -3,9 +3,9 @@ import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import { GroupCommit } from '../core/async/group-commit.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
-import { feedRows } from '../core/db/feed.js';
+import { feedRows, feedStatement } from '../core/db/feed.js';
 import { filterOf, when, type Filter } from '../core/db/filter.js';
-import { jsonRecords, now, snapshotHorizon, typed, unnest, utcBucket, utcBuckets } from '../core/db/pg.js';
+import { jsonRecords, now, typed, unnest, utcBucket, utcBuckets } from '../core/db/pg.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { FeedPosition } from '../events/feed-cursor.js';
@@ -1097,52 +1097,30 @@ const feedOf = preparedByShape(
   'messages_feed',
   shapeOf,
   (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
-    db
-      .with(
-        (cte) => cte('h').materialized(),
-        (db) =>
-          db
-            .selectFrom(snapshotHorizon('x'))
-            .select((eb) => [
-              'x.horizon',
-              eb
-                .selectFrom('messages as b')
-                .select('b.changed_xid')
-                .where('b.business_account_id', '=', typed(p.businessAccountId, 'uuid'))
-                .where('b.changed_xid', '>=', eb.ref('x.horizon'))
-                .orderBy('b.changed_xid')
-                .limit(1)
-                .as('beyond'),
-            ]),
-      )
-      .selectFrom('h')
-      .leftJoinLateral(
-        (eb) =>
-          eb
-            .selectFrom('messages')
-            .select([...columns.messages, 'changed_xid as xid'])
-            .where(whereOf(p, given).where)
-            .where((eb) =>
-              eb(
-                eb.refTuple('changed_xid', 'id'),
-                '>',
-                eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint')),
-              ),
-            )
-            .where('changed_xid', '<', eb.ref('h.horizon'))
-            .orderBy('changed_xid')
-            .orderBy('id')
-            .limit(p.limit)
-            .as('r'),
-        (join) => join.onTrue(),
-      )
-      .select((eb) => [
-        eb.cast<string>('h.horizon', 'text').as('horizon'),
-        eb.cast<string | null>('h.beyond', 'text').as('beyond'),
-      ])
-      .selectAll('r')
-      .orderBy('r.xid')
-      .orderBy('r.id'),
+    feedStatement(db, {
+      beyond: (eb, horizon) =>
+        eb
+          .selectFrom('messages as b')
+          .select('b.changed_xid')
+          .where('b.business_account_id', '=', typed(p.businessAccountId, 'uuid'))
+          .where('b.changed_xid', '>=', horizon)
+          .orderBy('b.changed_xid')
+          .limit(1)
+          .as('beyond'),
+      page: (eb, horizon) =>
+        eb
+          .selectFrom('messages')
+          .select([...columns.messages, 'changed_xid as xid'])
+          .where(whereOf(p, given).where)
+          .where((eb) =>
+            eb(eb.refTuple('changed_xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
+          )
+          .where('changed_xid', '<', horizon)
+          .orderBy('changed_xid')
+          .orderBy('id')
+          .limit(p.limit)
+          .as('r'),
+    }),
 );
 
 /** A customer's message as the worker stores it (content in the shapes of outbound content). */
