@@ -9,8 +9,9 @@
 import os from 'node:os';
 import { columns } from '../src/core/db/database.js';
 import { filterOf, when } from '../src/core/db/filter.js';
-import { feedStatement } from '../src/core/db/feed.js';
 import { typed, unnest } from '../src/core/db/pg.js';
+import type { EventKind } from '../src/events/classify.js';
+import { buildEventsFeed, type EventsFeedParams } from '../src/events/events.repository.js';
 import { builder, prepared, preparedByShape } from '../src/core/db/statement.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20000);
@@ -73,7 +74,7 @@ const oldMarkProcessed = statement(
 
 // ---- Kysely -------------------------------------------------------------------------------------------------------
 interface Filter {
-  kind?: string;
+  kind?: EventKind;
   status?: string;
   recipient?: string;
 }
@@ -115,31 +116,8 @@ const pageQuery = (wabaId: string, f: Filter, take: number, skip: number) => {
     .offset(skip);
 };
 const feedQuery = (wabaId: string, f: Filter, after: { xid: bigint; id: number }, limit: number) => {
-  const where = whereOf(wabaId, f);
-  return feedStatement(builder, {
-    beyond: (eb, horizon) =>
-      eb
-        .selectFrom('events as b')
-        .select('b.xid')
-        .where('b.waba_id', '=', wabaId)
-        .where('b.xid', '>=', horizon)
-        .orderBy('b.xid')
-        .limit(1)
-        .as('beyond'),
-    page: (eb, horizon) =>
-      eb
-        .selectFrom('events')
-        .select([...columns.events, 'xid'])
-        .where(where.where)
-        .where((eb) =>
-          eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(after.xid.toString(), 'xid8'), typed(after.id, 'bigint'))),
-        )
-        .where('xid', '<', horizon)
-        .orderBy('xid')
-        .orderBy('id')
-        .limit(limit)
-        .as('r'),
-  });
+  const given: EventsFeedParams = { ...f, wabaId, afterXid: after.xid.toString(), afterId: after.id, limit };
+  return buildEventsFeed(builder, given as Required<EventsFeedParams>, given);
 };
 const markProcessedBuilt = (p: { ids: number[]; events: number[]; since: Date }) =>
   builder
@@ -165,7 +143,7 @@ const markProcessed = prepared(
   (_db, p: { ids: number[]; events: number[]; since: Date }) => markProcessedBuilt(p),
 );
 
-const filter = { kind: 'status_update', status: 'read' };
+const filter = { kind: 'status_update' as const, status: 'read' };
 const ids = Array.from({ length: 32 }, (_, i) => 1000 + i);
 const events = ids.map(() => 3);
 const since = new Date();

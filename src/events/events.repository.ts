@@ -353,40 +353,38 @@ const countOf = preparedByShape('events_count', shapeOf, (db, p: Required<Scoped
     .where(whereOf(p, given).where),
 );
 
+export type EventsFeedParams = Scoped & { afterXid: string; afterId: number; limit: number };
+
 /**
- * The feed after (afterXid, afterId), oldest first by (xid, id), below the horizon (see EventsRepository.feed). The
- * horizon and `beyond` once per statement (a materialized CTE): as a scalar subquery of the select list it ran once
- * per row returned, across every partition each time (bench/history/2026-11-22-to-26.md, "Storage").
+ * The feed after (afterXid, afterId), oldest first by (xid, id), below the horizon (see EventsRepository.feed), for
+ * one filter's shape (src/core/db/feed.ts). Exported for bench/data-access-cost.ts, which times building it per call.
  */
-const feedOf = preparedByShape(
-  'events_feed',
-  shapeOf,
-  (db, p: Required<Scoped & { afterXid: string; afterId: number; limit: number }>, given) =>
-    feedStatement(db, {
-      beyond: (eb, horizon) =>
-        eb
-          .selectFrom('events as b')
-          .select('b.xid')
-          .where('b.waba_id', '=', p.wabaId)
-          .where('b.xid', '>=', horizon)
-          .orderBy('b.xid')
-          .limit(1)
-          .as('beyond'),
-      page: (eb, horizon) =>
-        eb
-          .selectFrom('events')
-          .select([...columns.events, 'xid'])
-          .where(whereOf(p, given).where)
-          .where((eb) =>
-            eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
-          )
-          .where('xid', '<', horizon)
-          .orderBy('xid')
-          .orderBy('id')
-          .limit(p.limit)
-          .as('r'),
-    }),
-);
+export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedParams>, given: EventsFeedParams) =>
+  feedStatement(db, {
+    beyond: (eb, horizon) =>
+      eb
+        .selectFrom('events as b')
+        .select('b.xid')
+        .where('b.waba_id', '=', p.wabaId)
+        .where('b.xid', '>=', horizon)
+        .orderBy('b.xid')
+        .limit(1)
+        .as('beyond'),
+    page: (eb, horizon) =>
+      eb
+        .selectFrom('events')
+        .select([...columns.events, 'xid'])
+        .where(whereOf(p, given).where)
+        .where((eb) =>
+          eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
+        )
+        .where('xid', '<', horizon)
+        .orderBy('xid')
+        .orderBy('id')
+        .limit(p.limit)
+        .as('r'),
+  });
+const feedOf = preparedByShape('events_feed', shapeOf, buildEventsFeed);
 
 /** A page of the feed, and what a long poll needs to know about what is not in it yet. */
 export interface FeedPage {
