@@ -127,6 +127,8 @@ const PENDING_COLUMNS = [
   'user_id',
   'upstream_api',
 ] as const;
+/** pendingRows' columns, in PENDING_COLUMNS' order. */
+const PENDING_VALUES = ['u.b', 'u.k', 'u.p', 'u.t', 'u.ty', 'u.tn', 'u.tl', 'u.c', 'u.ui', 'u.ua'] as const;
 
 /** Pending messages of concurrent sends, one array per column, in one statement. */
 const insertPendingBatch = prepared('insert_pending_messages', (db, p: PendingColumns) =>
@@ -136,20 +138,7 @@ const insertPendingBatch = prepared('insert_pending_messages', (db, p: PendingCo
     .expression(
       db
         .selectFrom(pendingRows(p))
-        .select((eb) => [
-          'u.b',
-          'u.k',
-          'u.p',
-          'u.t',
-          'u.ty',
-          'u.tn',
-          'u.tl',
-          'u.c',
-          'u.ui',
-          'u.ua',
-          eb.val('pending').as('status'),
-          now().as('updatedAt'),
-        ])
+        .select((eb) => [...PENDING_VALUES, eb.val('pending').as('status'), now().as('updatedAt')])
         .orderBy('u.ord'),
     )
     .returning(INSERTED_COLUMNS),
@@ -164,16 +153,7 @@ const insertCampaignMessages = prepared('insert_campaign_messages', (db, p: Pend
       db
         .selectFrom(pendingRows(p))
         .select((eb) => [
-          'u.b',
-          'u.k',
-          'u.p',
-          'u.t',
-          'u.ty',
-          'u.tn',
-          'u.tl',
-          'u.c',
-          'u.ui',
-          'u.ua',
+          ...PENDING_VALUES,
           typed(p.campaignId, 'bigint').as('campaignId'),
           eb.val('pending').as('status'),
           now().as('updatedAt'),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { Expression, ExpressionBuilder } from 'kysely';
 import { columns } from '../../core/db/database.js';
 import { Db, type Tx } from '../../core/db/db.js';
 import { jsonRecords } from '../../core/db/pg.js';
@@ -82,6 +83,10 @@ export interface NumberNameDecision {
  */
 const DIGITS = { pattern: '[^0-9]', flags: 'g' };
 
+/** A stored display number's digits only (as `displayDigits` of a webhook's decision), for matching the two. */
+const digitsOf = <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, displayNumber: Expression<string>) =>
+  eb.fn<string>('regexp_replace', [displayNumber, eb.val(DIGITS.pattern), eb.val(''), eb.val(DIGITS.flags)]);
+
 const applyQuality = prepared(
   'phone_numbers_apply_quality',
   (db, p: { updates: string }) =>
@@ -106,18 +111,7 @@ const applyQuality = prepared(
           ])
           .innerJoin('business_accounts as b', 'b.id', 'p.business_account_id')
           .whereRef('b.waba_id', '=', 'v.wabaId')
-          .where((eb) =>
-            eb(
-              eb.fn<string>('regexp_replace', [
-                'p.display_phone_number',
-                eb.val(DIGITS.pattern),
-                eb.val(''),
-                eb.val(DIGITS.flags),
-              ]),
-              '=',
-              eb.ref('v.displayDigits'),
-            ),
-          )
+          .where((eb) => eb(digitsOf(eb, eb.ref('p.display_phone_number')), '=', eb.ref('v.displayDigits')))
           .where((eb) =>
             eb.or([eb('p.quality_updated_at', 'is', null), eb('p.quality_updated_at', '<=', eb.ref('v.at'))]),
           )
@@ -161,18 +155,7 @@ const applyNames = prepared(
           ])
           .innerJoin('business_accounts as b', 'b.id', 'p.business_account_id')
           .whereRef('b.waba_id', '=', 'v.wabaId')
-          .where((eb) =>
-            eb(
-              eb.fn<string>('regexp_replace', [
-                'p.display_phone_number',
-                eb.val(DIGITS.pattern),
-                eb.val(''),
-                eb.val(DIGITS.flags),
-              ]),
-              '=',
-              eb.ref('v.displayDigits'),
-            ),
-          )
+          .where((eb) => eb(digitsOf(eb, eb.ref('p.display_phone_number')), '=', eb.ref('v.displayDigits')))
           .where((eb) => eb.or([eb('p.name_updated_at', 'is', null), eb('p.name_updated_at', '<=', eb.ref('v.at'))]))
           .select(['p.id', 'v.nameStatus', 'v.verifiedName', 'v.at'])
           .orderBy('p.id')
