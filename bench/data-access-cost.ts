@@ -7,12 +7,16 @@
 // "today's text" is the code the repositories had before issue 25 (sql-filter.ts's sqlFilter and feedSql, the
 // `statement(name, text)(values)` helper), copied here so the comparison stays runnable.
 import os from 'node:os';
-import { columns } from '../src/core/db/database.js';
-import { filterOf, when } from '../src/core/db/filter.js';
-import { typed, unnest } from '../src/core/db/pg.js';
 import type { EventKind } from '../src/events/classify.js';
-import { buildEventsFeed, type EventsFeedParams } from '../src/events/events.repository.js';
-import { builder, prepared, preparedByShape } from '../src/core/db/statement.js';
+import {
+  buildEventsFeed,
+  buildEventsPage,
+  type EventsFeedParams,
+  eventsPageOf,
+  type EventsPageParams,
+} from '../src/events/events.repository.js';
+import { buildMarkProcessed } from '../src/webhooks/deliveries/webhook-deliveries.repository.js';
+import { builder, prepared } from '../src/core/db/statement.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20000);
 
@@ -78,66 +82,15 @@ interface Filter {
   status?: string;
   recipient?: string;
 }
-// As the repositories write them: values from `p`, which filters are present from `given`.
-const whereFor = (p: Required<Filter> & { wabaId: string }, given: Filter) =>
-  filterOf<'events'>(
-    (eb) => eb('waba_id', '=', p.wabaId),
-    [
-      when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
-      when('s', given.status, (eb) => eb('status', '=', p.status)),
-      when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
-    ],
-  );
-const whereOf = (wabaId: string, f: Filter) => whereFor({ ...(f as Required<Filter>), wabaId }, f);
-type Scoped = Filter & { wabaId: string };
-const shapeOf = (given: Scoped) => whereFor(given as Required<Scoped>, given).shape;
-const pageOf = preparedByShape(
-  'events_page',
-  shapeOf,
-  (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
-    db
-      .selectFrom('events')
-      .select(columns.events)
-      .where(whereFor(p, given).where)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(p.take)
-      .offset(p.skip),
-);
 const pageQuery = (wabaId: string, f: Filter, take: number, skip: number) => {
-  const where = whereOf(wabaId, f);
-  return builder
-    .selectFrom('events')
-    .select(columns.events)
-    .where(where.where)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(take)
-    .offset(skip);
+  const given: EventsPageParams = { ...f, wabaId, take, skip };
+  return buildEventsPage(builder, given as Required<EventsPageParams>, given);
 };
 const feedQuery = (wabaId: string, f: Filter, after: { xid: bigint; id: number }, limit: number) => {
   const given: EventsFeedParams = { ...f, wabaId, afterXid: after.xid.toString(), afterId: after.id, limit };
   return buildEventsFeed(builder, given as Required<EventsFeedParams>, given);
 };
-const markProcessedBuilt = (p: { ids: number[]; events: number[]; since: Date }) =>
-  builder
-    .updateTable('webhook_deliveries as d')
-    .from(unnest('v', { id: 'bigint', events: 'int' }, { id: p.ids, events: p.events }))
-    .set((eb) => ({
-      status: 'processed',
-      processed_at: eb.fn('now', []),
-      event_count: eb.ref('v.events'),
-      last_error: null,
-      attempts: eb('d.attempts', '+', 1),
-    }))
-    .where((eb) =>
-      eb.and([
-        eb('d.id', '=', eb.ref('v.id')),
-        eb('d.id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
-        eb('d.status', '<>', 'processed'),
-        eb('d.received_at', '>=', p.since),
-      ]),
-    );
+const markProcessedBuilt = (p: { ids: number[]; events: number[]; since: Date }) => buildMarkProcessed(builder, p);
 const markProcessed = prepared(
   'mark_deliveries_processed',
   (_db, p: { ids: number[]; events: number[]; since: Date }) => markProcessedBuilt(p),
@@ -173,7 +126,7 @@ const results = {
   ),
   pagePrepared: measure('events page: prepared per shape (shape, lookup, values bound per run)', (i) => {
     const params = { ...filter, wabaId: `w${i}`, take: 50, skip: 0 };
-    return pageOf(params).query(params);
+    return eventsPageOf(params).query(params);
   }),
   feedText: measure("events feed: today's text (sqlFilter + feedSql)", (i) => {
     const where = sqlFilter({ sql: 'waba_id = $1', value: `w${i}` }, [['kind', '=', filter.kind, 'k']]);

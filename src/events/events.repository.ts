@@ -315,20 +315,22 @@ function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
 }
 const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).shape;
 
-/** Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. */
-const pageOf = preparedByShape(
-  'events_page',
-  shapeOf,
-  (db, p: Required<Scoped & { take: number; skip: number }>, given) =>
-    db
-      .selectFrom('events')
-      .select(columns.events)
-      .where(whereOf(p, given).where)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(p.take)
-      .offset(p.skip),
-);
+export type EventsPageParams = Scoped & { take: number; skip: number };
+
+/**
+ * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. The builders
+ * and eventsPageOf are exported for bench/data-access-cost.ts, which times them.
+ */
+export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPageParams>, given: EventsPageParams) =>
+  db
+    .selectFrom('events')
+    .select(columns.events)
+    .where(whereOf(p, given).where)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(p.take)
+    .offset(p.skip);
+export const eventsPageOf = preparedByShape('events_page', shapeOf, buildEventsPage);
 
 /** The totals that triggers keep in `event_counts` (account, kind and status only). */
 const maintainedCountOf = preparedByShape('event_counts', shapeOf, (db, p: Required<Scoped>, given) =>
@@ -357,7 +359,7 @@ export type EventsFeedParams = Scoped & { afterXid: string; afterId: number; lim
 
 /**
  * The feed after (afterXid, afterId), oldest first by (xid, id), below the horizon (see EventsRepository.feed), for
- * one filter's shape (src/core/db/feed.ts). Exported for bench/data-access-cost.ts, which times building it per call.
+ * one filter's shape (src/core/db/feed.ts).
  */
 export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedParams>, given: EventsFeedParams) =>
   feedStatement(db, {
@@ -415,7 +417,7 @@ export class EventsRepository {
   ): Promise<{ rows: Event[]; total: number }> {
     const params = { ...filter, wabaId, ...skipTake(page) };
     const [{ rows }, total] = await Promise.all([
-      this.db.exec(pageOf(params), params, undefined, 'partitionReads'),
+      this.db.exec(eventsPageOf(params), params, undefined, 'partitionReads'),
       this.count({ ...filter, wabaId }),
     ]);
     return { rows, total };
