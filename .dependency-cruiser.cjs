@@ -73,6 +73,17 @@ module.exports = {
     },
     ...layerOrder,
     {
+      name: 'http-at-the-edge',
+      comment:
+        "Only controllers (*.controller.ts, the fast path's too) and their specs speak HTTP: services, repositories, DTOs and views use core/contract, core/rows and domain errors, never core/http; nor does core/contract, the vocabulary below it (docs/architecture.md)",
+      severity: 'error',
+      from: {
+        path: '^src/((messages|accounts|webhooks|media|events|campaigns|console)/|core/contract/)',
+        pathNot: '\\.controller(\\.spec)?\\.ts$',
+      },
+      to: { path: '^src/core/http/' },
+    },
+    {
       name: 'src-stands-alone',
       comment: 'The service does not import its tests, benchmarks, scripts or the simulator',
       severity: 'error',

@@ -15,7 +15,7 @@ import { RateLimiterService } from './core/rate-limit/rate-limiter.service.js';
 import { PinoNestLogger } from './core/logging/logger.js';
 import { HealthService } from './health/health.service.js';
 import { setupSwagger } from './swagger.js';
-import { installWebhookFastPath } from './webhooks/receiver/webhook-fast-path.js';
+import { installWebhookFastPath } from './webhooks/receiver/webhook-fast-path.controller.js';
 import { signatureHeaderRefusal, WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
 
 /**

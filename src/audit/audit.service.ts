@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ConsoleScope } from '../auth/request-scope.js';
 import type { JsonValue } from '../core/db/database.js';
-import { toPage, type Page } from '../core/http/pagination.js';
+import { toPage, type Page } from '../core/rows/page.js';
 import { AuditLogsRepository } from './audit-logs.repository.js';
 
 export type AuditAction =

@@ -11,9 +11,9 @@ import {
   Matches,
   MaxLength,
 } from 'class-validator';
-import { ApiRowId } from '../core/http/openapi.js';
-import { PageQueryDto } from '../core/http/pagination.js';
-import { trimString } from '../core/http/validation.js';
+import { ApiRowId } from '../core/contract/row-id.js';
+import { PageQueryDto } from '../core/contract/pagination.js';
+import { trimString } from '../core/contract/validation.js';
 import { LANGUAGE_CODE } from '../messages/dto/send-message.dto.js';
 import { MessageErrorView } from '../messages/message.view.js';
 import { MAX_CAMPAIGN_RECIPIENTS } from './campaign-recipients.js';

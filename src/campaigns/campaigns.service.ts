@@ -4,10 +4,9 @@ import { AuditService } from '../audit/audit.service.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { AccountHealth } from '../accounts/health/account-health.js';
 import type { ParameterCounts } from '../accounts/templates/template-parameters.js';
-import { Conflict, NotFound, type FieldError } from '../core/errors/domain-errors.js';
-import { FieldValidationError } from '../core/http/api-error.js';
-import { toPage, type Page } from '../core/http/pagination.js';
-import { isRowId } from '../core/http/row-id.js';
+import { Conflict, InvalidInput, NotFound, type FieldError } from '../core/errors/domain-errors.js';
+import { toPage, type Page } from '../core/rows/page.js';
+import { isRowId } from '../core/rows/row-id.js';
 import { UnitOfWork } from '../core/db/unit-of-work.js';
 import type { TemplateComponentDto } from '../messages/dto/send-message.dto.js';
 import { parameterProblems } from '../messages/send/pre-send-checks.js';
@@ -99,7 +98,7 @@ export class CampaignsService {
           errors.length,
         ),
       );
-    if (refusals.length > 0 || errors.length > 0) throw new FieldValidationError([...refusals, ...errors]);
+    if (refusals.length > 0 || errors.length > 0) throw new InvalidInput([...refusals, ...errors]);
 
     const marketing = ctx.templateCategory === 'MARKETING';
     const created = await this.uow.run(async () => {

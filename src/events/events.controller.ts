@@ -6,7 +6,7 @@ import { Roles } from '../auth/roles.js';
 import { NotFoundError } from '../core/http/api-error.js';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import { ClientGone } from '../core/http/client-gone.js';
-import type { Page } from '../core/http/pagination.js';
+import type { Page } from '../core/rows/page.js';
 import { EventFeedView } from './dto/event-feed.view.js';
 import { EventsQueryDto } from './dto/events-query.dto.js';
 import { EventView } from './dto/event.view.js';

@@ -7,7 +7,7 @@ import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { FieldValidationError } from '../core/http/api-error.js';
-import type { Page } from '../core/http/pagination.js';
+import type { Page } from '../core/rows/page.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { StoredMessage } from './messages.repository.js';
-import { ApiRowId } from '../core/http/openapi.js';
+import { ApiRowId } from '../core/contract/row-id.js';
 import { MESSAGE_TYPES } from './dto/send-message.dto.js';
 
 export const MESSAGE_DIRECTIONS = ['outbound', 'inbound'] as const;

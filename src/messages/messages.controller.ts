@@ -18,14 +18,16 @@ import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
 import { FieldValidationError } from '../core/http/api-error.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
-import type { Page } from '../core/http/pagination.js';
+import { envelope, SUCCESS, type Envelope } from '../core/http/envelope.js';
+import { httpAnswerOfKind } from '../core/http/error-mapper.js';
+import type { Page } from '../core/rows/page.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
 import { ButtonActionDto, CtaUrlActionDto, ListActionDto } from './dto/message-content.dto.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
 import { SEND_MESSAGE_BODY, SEND_MESSAGE_SCHEMAS } from './dto/send-message.schemas.js';
-import { MessageDetailView, MessageListItemView, MessageView } from './message.view.js';
+import { MessageDetailView, MessageListItemView, MessageView, toMessageView } from './message.view.js';
 import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesFeedView } from './feed/messages-feed.view.js';
 import { MessagesList } from './query/messages-list.service.js';
@@ -33,7 +35,7 @@ import { MessageDetails } from './query/message-details.service.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
 import { SendMessageService } from './send/send-message.service.js';
-import { presentSend } from './send-message.presenter.js';
+import type { EarlierOutcome, SendOutcome } from './send/send-outcome.js';
 
 @ApiTags('messages')
 @ApiKeyAuth()
@@ -163,4 +165,48 @@ export class MessagesController {
   ): Promise<MessageDetailView> {
     return this.details.get(scope, id);
   }
+}
+
+// The send's presenter: the edge of the send use case, beside the route that answers with it.
+
+/** POST /messages' answer: status, headers and envelope. */
+export interface SendAnswer {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Envelope<MessageView>;
+}
+
+/**
+ * The edge of the send use case: what a send came to, as HTTP. Accepted: 200 with the stored message. Rejected:
+ * the status the one error mapper gives its kind (Retry-After when there is a time to come back), the stored
+ * `failed` message in `data`. Replayed: the first request's answer again, with `Idempotent-Replayed: true`.
+ */
+export function sendAnswerOf(outcome: SendOutcome): SendAnswer {
+  if (outcome.outcome !== 'replayed') return answerOf(outcome);
+  const { statusCode, body } = answerOf(outcome.earlier);
+  return { statusCode, headers: { 'Idempotent-Replayed': 'true' }, body };
+}
+
+function answerOf(outcome: EarlierOutcome): SendAnswer {
+  switch (outcome.outcome) {
+    case 'accepted':
+      return { statusCode: 200, headers: {}, body: envelope(200, SUCCESS, { data: toMessageView(outcome.message) }) };
+    case 'rejected': {
+      const answer = httpAnswerOfKind(outcome.reason);
+      return {
+        statusCode: answer.statusCode,
+        headers: answer.headers,
+        body: envelope(answer.statusCode, answer.message, { data: toMessageView(outcome.message) }),
+      };
+    }
+    case 'legacy_answer':
+      return { statusCode: outcome.statusCode, headers: {}, body: outcome.body as Envelope<MessageView> };
+  }
+}
+
+/** Writes the answer (the send route answers for itself: its status is not always 200, and it sets headers). */
+export function presentSend(res: Response, outcome: SendOutcome): void {
+  const answer = sendAnswerOf(outcome);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.status(answer.statusCode).json(answer.body);
 }

@@ -78,6 +78,8 @@ describe('campaigns (console session, worker, simulator)', () => {
       const res = await create(body);
       expect(res.status).toBe(422);
       expect(res.body).toMatchObject({ statusCode: 422, message: 'Field Validation Failed' });
+      // The envelope and nothing more, whether the pipe or the use case refused (the template's state).
+      expect(Object.keys(res.body)).toEqual(['statusCode', 'message', 'errors']);
       expect(fieldsOf(res.body)).toEqual([...fields].sort());
       const list = await stack.http.get(base()).set('cookie', t.operator.cookie);
       expect(list.body.data.items.filter((c: { name: string }) => c.name === 'refused')).toEqual([]);

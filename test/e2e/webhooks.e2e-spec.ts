@@ -150,9 +150,15 @@ describe('Webhooks: receiver, processing and events API', () => {
       const missing = await postWebhook(t, payload, { signature: null });
       expect(missing.status).toBe(401);
       expect(missing.body).toEqual({ statusCode: 401, message: 'Invalid or missing X-Hub-Signature-256' });
-      expect(
-        (await postWebhook(t, payload, { signature: signatureHeader(metaJson(payload), 'some-other-secret') })).status,
-      ).toBe(401);
+      // A well-formed header with the wrong HMAC is refused once the body is in: the same bytes.
+      const wrong = await postWebhook(t, payload, {
+        signature: signatureHeader(metaJson(payload), 'some-other-secret'),
+      });
+      expect([wrong.status, wrong.text]).toEqual([
+        401,
+        '{"statusCode":401,"message":"Invalid or missing X-Hub-Signature-256"}',
+      ]);
+      expect(wrong.headers['retry-after']).toBeUndefined();
       expect(
         (
           await postWebhook(t, payload, {
@@ -165,14 +171,24 @@ describe('Webhooks: receiver, processing and events API', () => {
     });
 
     it('answers 400 for a body that is not JSON, not a WhatsApp business account object, or has no entries', async () => {
-      const notJson = await postWebhook(t, undefined, { body: '{"object": "whatsapp_business_account", ' });
-      expect(notJson.status).toBe(400);
-      expect(notJson.body.statusCode).toBe(400);
-      const page = await postWebhook(t, { object: 'page', entry: [] });
-      expect(page.status).toBe(400);
-      expect(page.body.message).toContain('whatsapp_business_account');
-      expect((await postWebhook(t, { object: 'whatsapp_business_account' })).status).toBe(400);
-      expect((await postWebhook(t, [1, 2])).status).toBe(400);
+      // Each answer to the byte: the envelope with its message and nothing else (no errors[], no Retry-After).
+      const answer = async (res: ReturnType<typeof postWebhook>) => {
+        const r = await res;
+        return [r.status, r.text, r.headers['retry-after']];
+      };
+      const refused = (message: string) => [400, JSON.stringify({ statusCode: 400, message }), undefined];
+      expect(await answer(postWebhook(t, undefined, { body: '{"object": "whatsapp_business_account", ' }))).toEqual(
+        refused('Malformed JSON body'),
+      );
+      expect(await answer(postWebhook(t, { object: 'page', entry: [] }))).toEqual(
+        refused('Unsupported webhook object: expected whatsapp_business_account'),
+      );
+      expect(await answer(postWebhook(t, { object: 'whatsapp_business_account' }))).toEqual(
+        refused('Webhook payload has no entry array'),
+      );
+      expect(await answer(postWebhook(t, [1, 2]))).toEqual(
+        refused('Unsupported webhook object: expected whatsapp_business_account'),
+      );
     });
 
     it('answers 503 (so Meta retries) when the delivery cannot be stored', async () => {
@@ -188,8 +204,10 @@ describe('Webhooks: receiver, processing and events API', () => {
           }),
         );
         expect(res.status).toBe(503);
-        expect(res.body).toMatchObject({ statusCode: 503 });
-        expect(res.body.data).toBeUndefined();
+        expect(res.text).toBe(
+          '{"statusCode":503,"message":"Service Unavailable: the delivery could not be stored, retry later"}',
+        );
+        expect(res.headers['retry-after']).toBeUndefined();
       } finally {
         await noDb.close();
       }

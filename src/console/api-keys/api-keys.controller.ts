@@ -5,7 +5,7 @@ import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js'
 import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
-import type { Page } from '../../core/http/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 import { ApiKeysService, API_KEY_NOT_FOUND } from './api-keys.service.js';
 import { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';
 import { ApiKeyQueryDto, CreateApiKeyDto } from './dto/create-api-key.dto.js';

@@ -7,7 +7,7 @@ import { BusinessAccountsRepository } from '../../accounts/business-accounts/bus
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Conflict, NotFound } from '../../core/errors/domain-errors.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { OperatorsRepository } from '../operators/operators.repository.js';
 import type { ApiKeyView, CreatedApiKeyView } from './dto/api-key.view.js';

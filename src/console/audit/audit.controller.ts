@@ -5,7 +5,8 @@ import { AuditEntryDoc } from './dto/audit-entry.view.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
-import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { PageQueryDto } from '../../core/contract/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 import { AuditService, type AuditEntry } from '../../audit/audit.service.js';
 
 @ApiTags('console: audit log')

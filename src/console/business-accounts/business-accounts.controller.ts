@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
-import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { PageQueryDto } from '../../core/contract/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';

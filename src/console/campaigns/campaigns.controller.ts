@@ -13,7 +13,8 @@ import {
 import { CAMPAIGN_NOT_FOUND, CampaignsService } from '../../campaigns/campaigns.service.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
-import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { PageQueryDto } from '../../core/contract/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 
 /** A campaign's id in the path: anything but an integer names no campaign (404, as another organization's). */
 const CampaignId = () => Param('id', new ParseIntPipe({ exceptionFactory: () => new NotFound(CAMPAIGN_NOT_FOUND) }));

@@ -5,7 +5,8 @@ import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js'
 import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
-import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { PageQueryDto } from '../../core/contract/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 import { MemberView, PasswordResetLinkView, RemovedMemberView, UpdateMemberDto } from './dto/members.dto.js';
 import { LAST_OWNER, MEMBER_NOT_FOUND, MembersService } from './members.service.js';
 

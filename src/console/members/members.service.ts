@@ -6,7 +6,7 @@ import { SessionsService } from '../../auth/sessions/sessions.service.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, InvalidInput, NotFound } from '../../core/errors/domain-errors.js';
-import { toPage, type Page } from '../../core/http/pagination.js';
+import { toPage, type Page } from '../../core/rows/page.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { OperatorsRepository, type Operator } from '../operators/operators.repository.js';
 import { PasswordHasher } from '../operators/password-hasher.js';

@@ -4,7 +4,8 @@ import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
 import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
-import { PageQueryDto, type Page } from '../../core/http/pagination.js';
+import { PageQueryDto } from '../../core/contract/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 import { BlockedUsersService } from '../../accounts/users/blocked-users.service.js';
 import { MarketingPreferencesService } from '../../accounts/users/marketing-preferences.service.js';
 import {

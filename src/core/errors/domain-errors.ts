@@ -12,6 +12,7 @@ export type DomainErrorKind =
   | 'gone'
   | 'conflict'
   | 'invalid_input'
+  | 'malformed'
   | 'too_large'
   | 'timed_out'
   | 'unauthenticated'
@@ -80,6 +81,11 @@ export class InvalidInput extends DomainError {
   }
 }
 
+/** A body that cannot be read as what it should be (not JSON, not the document expected): no field to name. */
+export class Malformed extends DomainError {
+  readonly kind = 'malformed';
+}
+
 /** A body over a size limit, named by its field (an upload over Meta's limit for its type). */
 export class TooLarge extends DomainError {
   readonly kind = 'too_large';
@@ -111,11 +117,14 @@ export class TooManyAttempts extends DomainError {
   }
 }
 
-/** A dependency this request cannot safely go without (the login throttle's Redis) is down: try again later. */
+/**
+ * A dependency this request cannot safely go without (the login throttle's Redis, the webhook deliveries' storage)
+ * is down: try again later (after retryAfterSeconds when there is a time to name).
+ */
 export class TemporarilyUnavailable extends DomainError {
   readonly kind = 'temporarily_unavailable';
 
-  constructor(message: string, retryAfterSeconds: number) {
+  constructor(message: string, retryAfterSeconds?: number) {
     super(message, undefined, retryAfterSeconds);
   }
 }

@@ -1,7 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppConfig } from '../config/app-config.js';
-import type { ApiError } from './api-error.js';
+import type { DomainError } from '../errors/domain-errors.js';
 import { sendEnvelope } from './envelope.js';
+import { httpAnswerOfKind } from './error-mapper.js';
 
 /** Far deeper than any request body of the API (template components are about 5 levels deep). */
 export const MAX_JSON_DEPTH = 32;
@@ -55,7 +56,7 @@ const CAMPAIGN_CREATION = /^\/business-accounts\/[^/]+\/campaigns\/?$/;
  * before the body is read (a refusal is answered at once, and the connection closed rather than drained).
  * Everything else gets parsed JSON.
  */
-export type RawBodyRoutes = Record<string, (req: Request) => ApiError | undefined>;
+export type RawBodyRoutes = Record<string, (req: Request) => DomainError | undefined>;
 
 /**
  * Body parsing with errors in the envelope: malformed JSON → 400, too large → 413. Done here rather than by
@@ -72,8 +73,10 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
     const gate = req.method === 'POST' && Object.hasOwn(rawRoutes, req.path) ? rawRoutes[req.path] : undefined;
     const refusal = gate?.(req);
     if (refusal) {
+      const answer = httpAnswerOfKind(refusal);
+      for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
       res.setHeader('connection', 'close');
-      return sendEnvelope(res, refusal.getStatus(), refusal.message);
+      return sendEnvelope(res, answer.statusCode, answer.message, { errors: refusal.fields });
     }
     if (!gate) {
       const wrongType = contentTypeRefusal(req);

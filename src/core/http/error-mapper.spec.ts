@@ -1,4 +1,13 @@
-import { Conflict, InvalidInput, NotFound, TooManyAttempts } from '../errors/domain-errors.js';
+import {
+  Conflict,
+  Forbidden,
+  InvalidInput,
+  Malformed,
+  NotFound,
+  TemporarilyUnavailable,
+  TooManyAttempts,
+  Unauthenticated,
+} from '../errors/domain-errors.js';
 import { httpAnswerOf } from './error-mapper.js';
 
 describe('httpAnswerOf', () => {
@@ -20,6 +29,25 @@ describe('httpAnswerOf', () => {
     expect(httpAnswerOf(new TooManyAttempts('slow down', 30))).toMatchObject({
       statusCode: 429,
       headers: { 'Retry-After': '30' },
+    });
+  });
+
+  it("answers the webhook receiver's refusals as it answered them before they were domain errors", () => {
+    const bare = (statusCode: number, message: string) => ({ statusCode, message, errors: undefined, headers: {} });
+    expect(httpAnswerOf(new Malformed('Malformed JSON body'))).toEqual(bare(400, 'Malformed JSON body'));
+    expect(httpAnswerOf(new Unauthenticated('Invalid or missing X-Hub-Signature-256'))).toEqual(
+      bare(401, 'Invalid or missing X-Hub-Signature-256'),
+    );
+    expect(httpAnswerOf(new Forbidden('Webhook verification failed'))).toEqual(
+      bare(403, 'Webhook verification failed'),
+    );
+    // No time to name: no Retry-After (the login throttle names one).
+    expect(httpAnswerOf(new TemporarilyUnavailable('Service Unavailable: retry later'))).toEqual(
+      bare(503, 'Service Unavailable: retry later'),
+    );
+    expect(httpAnswerOf(new TemporarilyUnavailable('Redis is down', 5))).toMatchObject({
+      statusCode: 503,
+      headers: { 'Retry-After': '5' },
     });
   });
 

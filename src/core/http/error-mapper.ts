@@ -14,6 +14,7 @@ const STATUS: Record<DomainErrorKind, number> = {
   gone: 410,
   conflict: 409,
   invalid_input: 422,
+  malformed: 400,
   too_large: 413,
   timed_out: 408,
   unauthenticated: 401,

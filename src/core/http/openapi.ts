@@ -8,20 +8,10 @@ import {
   ApiSchema,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { MAX_PAGE_SIZE } from './pagination.js';
+import { MAX_PAGE_SIZE } from '../contract/pagination.js';
+import { ROW_ID_DESCRIPTION, ROW_ID_SCHEMA } from '../contract/row-id.js';
 
-/**
- * The id of a row of a table that grows without bound (messages, events, webhook deliveries, audit entries):
- * 64-bit in PostgreSQL, a JSON number in the API, exact up to 2^53 - 1 (JavaScript's safe integers).
- */
-const ROW_ID_SCHEMA = { type: 'integer', format: 'int64', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
-const ROW_ID_DESCRIPTION = '64-bit id: a JSON number, exact up to 2^53 - 1';
-
-/** A row id property (see ROW_ID_SCHEMA). */
-export const ApiRowId = (example: number) =>
-  ApiProperty({ ...ROW_ID_SCHEMA, example, description: ROW_ID_DESCRIPTION });
-
-/** The `:id` path parameter of a route that names such a row. */
+/** The `:id` path parameter of a route that names a row (its schema: core/contract/row-id.ts). */
 export const ApiRowIdParam = (description: string) =>
   ApiParam({ name: 'id', schema: { ...ROW_ID_SCHEMA }, description: `${description} (${ROW_ID_DESCRIPTION})` });
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiRowId } from '../../core/http/openapi.js';
+import { ApiRowId } from '../../core/contract/row-id.js';
 import type { Event } from '../events.repository.js';
 import { EVENT_KINDS, inboundMediaOf, pricingOf } from '../classify.js';
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { LimitQueryDto, PageNumber } from '../../core/http/pagination.js';
+import { LimitQueryDto, PageNumber } from '../../core/contract/pagination.js';
 import { FeedAfter, FeedWait } from './feed-query.decorators.js';
 import { EVENT_KINDS, type EventKind } from '../classify.js';
 

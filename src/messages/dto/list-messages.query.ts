@@ -12,7 +12,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { LimitQueryDto, PageNumber } from '../../core/http/pagination.js';
+import { LimitQueryDto, PageNumber } from '../../core/contract/pagination.js';
 import { FeedAfter, FeedWait } from '../../events/dto/feed-query.decorators.js';
 import { MESSAGE_STATUSES } from '../message-status.js';
 import { MESSAGE_DIRECTIONS, type MessageDirection } from '../message.view.js';

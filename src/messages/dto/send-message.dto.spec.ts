@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { flattenValidationErrors } from '../../core/http/validation.js';
+import { flattenValidationErrors } from '../../core/contract/validation.js';
 import { SendMessageDto } from './send-message.dto.js';
 
 /** The 422 `errors` a body would get (the global pipe: whitelist, forbidNonWhitelisted). */

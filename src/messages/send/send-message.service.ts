@@ -36,7 +36,7 @@ export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
  * write) or rejected (`failed` + the upstream error in one write). Returns what the send came to (accepted,
  * rejected with its kind, or the replay of an earlier request with the same Idempotency-Key) and the stored
  * message; refusals before anything is stored are thrown as domain errors. HTTP is the edge's business
- * (send-message.presenter.ts).
+ * (the presenter in messages.controller.ts).
  */
 @Injectable()
 export class SendMessageService {

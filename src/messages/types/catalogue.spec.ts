@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { flattenValidationErrors } from '../../core/http/validation.js';
+import { flattenValidationErrors } from '../../core/contract/validation.js';
 import { SendMessageDto } from '../dto/send-message.dto.js';
 import { MESSAGE_TYPE_CATALOGUE, MESSAGE_TYPES, messageType } from './catalogue.js';
 import { text } from './text.js';

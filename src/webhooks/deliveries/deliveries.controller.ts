@@ -5,7 +5,7 @@ import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
 import { NotFoundError } from '../../core/http/api-error.js';
-import type { Page } from '../../core/http/pagination.js';
+import type { Page } from '../../core/rows/page.js';
 import { DELIVERY_NOT_FOUND, DeliveriesService } from './deliveries.service.js';
 import {
   AccountDeliveryHealthView,

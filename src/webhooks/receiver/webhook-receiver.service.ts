@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
-import { ApiError } from '../../core/http/api-error.js';
+import { Forbidden, Malformed, TemporarilyUnavailable, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
@@ -14,11 +14,11 @@ import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook
 export const INVALID_SIGNATURE = 'Invalid or missing X-Hub-Signature-256';
 
 /**
- * The answer to a POST whose signature header is missing or malformed, given before its body is read (a body
+ * The refusal of a POST whose signature header is missing or malformed, given before its body is read (a body
  * of up to WEBHOOK_BODY_LIMIT_BYTES is not worth reading when it can never be accepted); undefined otherwise.
  */
-export function signatureHeaderRefusal(header: unknown): ApiError | undefined {
-  return isWellFormedSignature(header) ? undefined : new ApiError(401, INVALID_SIGNATURE);
+export function signatureHeaderRefusal(header: unknown): Unauthenticated | undefined {
+  return isWellFormedSignature(header) ? undefined : new Unauthenticated(INVALID_SIGNATURE);
 }
 export const VERIFICATION_FAILED = 'Webhook verification failed';
 
@@ -28,10 +28,11 @@ const ENQUEUE_TIMEOUT_MS = 1000;
 /**
  * The hot path for Meta's POSTs: verify, store the raw bytes durably, answer. Concurrent deliveries are
  * stored by one INSERT per short window (group commit, WEBHOOK_BATCH_WINDOW_MS / WEBHOOK_BATCH_MAX_ROWS):
- * each request is answered 200 only after the commit that holds its row, and every request of a batch
- * whose INSERT failed gets 503 (nothing of it is stored). The deliveries stored during one
- * WEBHOOK_JOB_WINDOW_MS make one queue job (JobWindow); when Redis is down they stay `received` and the
- * worker's sweeper enqueues them under the same job id.
+ * each request is acknowledged only after the commit that holds its row, and every request of a batch
+ * whose INSERT failed is refused with TemporarilyUnavailable (503 at the edge; nothing of it is stored). The
+ * deliveries stored during one WEBHOOK_JOB_WINDOW_MS make one queue job (JobWindow); when Redis is down they
+ * stay `received` and the worker's sweeper enqueues them under the same job id. Refusals are domain errors
+ * (Unauthenticated, Forbidden, Malformed, TemporarilyUnavailable); the controllers answer them.
  */
 @Injectable()
 export class WebhookReceiverService implements OnModuleDestroy {
@@ -56,7 +57,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids) => this.enqueue(key, ids));
   }
 
-  /** Meta's subscription handshake: the challenge when mode and token match, else 403. */
+  /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
   verifySubscription(query: URLSearchParams): string {
     const mode = query.get('hub.mode');
     const token = query.get('hub.verify_token');
@@ -67,14 +68,14 @@ export class WebhookReceiverService implements OnModuleDestroy {
       challenge === null ||
       !secretsEqual(token, this.config.whatsappVerifyToken)
     ) {
-      throw new ApiError(403, VERIFICATION_FAILED);
+      throw new Forbidden(VERIFICATION_FAILED);
     }
     return challenge;
   }
 
   async receive(rawBody: Buffer | undefined, signature: string | undefined): Promise<{ received: true }> {
     const body = rawBody ?? Buffer.alloc(0);
-    if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new ApiError(401, INVALID_SIGNATURE);
+    if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
     try {
       await this.batches.add(parts);
@@ -87,7 +88,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
         await this.partitions
           .ensureAhead()
           .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
-      throw new ApiError(503, 'Service Unavailable: the delivery could not be stored, retry later');
+      throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
     }
     return { received: true };
   }
@@ -126,13 +127,13 @@ function parsePayload(body: Buffer): WebhookPayload {
   try {
     payload = JSON.parse(body.toString('utf8'));
   } catch {
-    throw new ApiError(400, 'Malformed JSON body');
+    throw new Malformed('Malformed JSON body');
   }
   const p = payload as { object?: unknown; entry?: unknown } | null;
   if (typeof p !== 'object' || p === null || p.object !== 'whatsapp_business_account') {
-    throw new ApiError(400, 'Unsupported webhook object: expected whatsapp_business_account');
+    throw new Malformed('Unsupported webhook object: expected whatsapp_business_account');
   }
-  if (!Array.isArray(p.entry)) throw new ApiError(400, 'Webhook payload has no entry array');
+  if (!Array.isArray(p.entry)) throw new Malformed('Webhook payload has no entry array');
   return p as WebhookPayload;
 }
 

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { PageQueryDto } from '../../../core/http/pagination.js';
-import { trimString } from '../../../core/http/validation.js';
+import { PageQueryDto } from '../../../core/contract/pagination.js';
+import { trimString } from '../../../core/contract/validation.js';
 import { WABA_ID_PATTERN } from '../../business-accounts/dto/connect-business-account.dto.js';
 
 export class CreateApiKeyDto {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { ApiRowId } from '../../../core/http/openapi.js';
+import { ApiRowId } from '../../../core/contract/row-id.js';
 import type { AuditEntry } from '../../../audit/audit.service.js';
 
 @ApiSchema({ name: 'AuditEntry' })

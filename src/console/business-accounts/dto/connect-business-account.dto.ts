@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { trimString } from '../../../core/http/validation.js';
+import { trimString } from '../../../core/contract/validation.js';
 
 export const WABA_ID_PATTERN = /^\d{5,32}$/;
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { PageQueryDto } from '../../../core/http/pagination.js';
+import { PageQueryDto } from '../../../core/contract/pagination.js';
 import { BSUID, E164_DIGITS } from '../../../messages/dto/send-message.dto.js';
 
 /** A user as Meta's block_users takes it: a phone number (E.164 digits) or a business-scoped user id. */

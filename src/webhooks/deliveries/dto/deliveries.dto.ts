@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, Matches } from 'class-validator';
-import { ApiRowId } from '../../../core/http/openapi.js';
-import { PageQueryDto } from '../../../core/http/pagination.js';
+import { ApiRowId } from '../../../core/contract/row-id.js';
+import { PageQueryDto } from '../../../core/contract/pagination.js';
 
 export const DELIVERY_STATUSES = ['received', 'processed', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

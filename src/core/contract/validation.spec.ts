@@ -1,3 +1,5 @@
+// The decorators below need the metadata API that Nest loads in the application (this unit imports no Nest).
+import 'reflect-metadata';
 import { ArrayMaxSize, IsDefined, IsNotEmpty, IsString, MaxLength, ValidateNested, validate } from 'class-validator';
 import { Type } from 'class-transformer';
 import { flattenValidationErrors } from './validation.js';

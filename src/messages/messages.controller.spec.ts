@@ -2,7 +2,7 @@ import { TooManyAttempts } from '../core/errors/domain-errors.js';
 import { UpstreamError } from '../upstream/upstream.error.js';
 import { upstreamFailure } from '../upstream/upstream-failure.js';
 import { pendingRow, type StoredMessage } from './messages.repository.js';
-import { sendAnswerOf } from './send-message.presenter.js';
+import { sendAnswerOf } from './messages.controller.js';
 import { earlierOutcomeOf, recordOf, rejectionOf, type FinalOutcome } from './send/send-outcome.js';
 
 const at = new Date('2026-11-22T10:00:00.000Z');

@@ -3,6 +3,9 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, Max, Min, ValidateBy } from 'class-validator';
 
+// The list queries of the API's contract (docs/architecture.md, "Use cases and the HTTP edge"). The page object a
+// list answers with is core/rows/page.ts (a use case returns it); its Swagger schema is core/http/openapi.ts' PageDoc.
+
 export const MAX_PAGE_SIZE = 100;
 const DEFAULT_PAGE_SIZE = 20;
 /**

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError } from '../../core/http/api-error.js';
 import { envelope, SUCCESS } from '../../core/http/envelope.js';
+import { httpAnswerOf, type HttpErrorAnswer } from '../../core/http/error-mapper.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
 import { logContext } from '../../core/logging/log-context.js';
 import type { Metrics } from '../../core/metrics/metrics.js';
@@ -22,10 +22,12 @@ interface FastPathDeps {
  * Meta's POSTs to the receiver answered on node:http, in front of Express and Nest: the route is the hottest
  * of the service and has no guard, pipe or DTO to run, while Nest on Express costs several times node:http's
  * CPU per request. Everything a client sees is kept: the same WebhookReceiverService (signature over the raw
- * bytes, group commit, 200 only after the commit), the envelope and its error answers (400, 401, 413, 503,
- * 500 masked), the x-request-id echo, the security headers and the one log line per request, the body limit
- * (WEBHOOK_BODY_LIMIT_BYTES). The Nest controller stays as the route's Swagger entry and answers whatever the
- * fast path leaves to it: other methods, and bodies with a Content-Encoding (Express inflates those).
+ * bytes, group commit, 200 only after the commit), the envelope and its error answers (the receiver's domain
+ * errors through the one error mapper, as the exception filter answers them: 400, 401, 503; 413 for the body
+ * limit; 500 masked), the x-request-id echo, the security headers and the one log line per request, the body
+ * limit (WEBHOOK_BODY_LIMIT_BYTES). The Nest controller stays as the route's Swagger entry and answers whatever
+ * the fast path leaves to it: other methods, and bodies with a Content-Encoding (Express inflates those). This is
+ * the receiver's controller at the level of node:http: HTTP in, one call to the service, HTTP out.
  */
 export function installWebhookFastPath(server: Server, deps: FastPathDeps): void {
   const others = server.listeners('request') as RequestListener[];
@@ -61,7 +63,7 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   if (refusal) {
     // Answered before the body is read, and the connection closed rather than drained.
     res.setHeader('connection', 'close');
-    return sendError(res, refusal);
+    return sendError(res, httpAnswerOf(refusal)!);
   }
   const tooLarge = () => {
     // What is left of the body is read and dropped, so that the connection stays usable.
@@ -98,7 +100,8 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
       .then(
         (data) => send(res, 200, envelope(200, SUCCESS, { data })),
         (err: unknown) => {
-          if (err instanceof ApiError) return sendError(res, err);
+          const answer = httpAnswerOf(err);
+          if (answer) return sendError(res, answer);
           deps.logger.error({ reqId: id, method: req.method, path: RECEIVER_PATH, err }, 'unhandled error');
           send(res, 500, envelope(500, 'Internal server error'));
         },
@@ -106,10 +109,10 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   });
 }
 
-function sendError(res: ServerResponse, err: ApiError): void {
-  const { errors, headers } = err.details;
-  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-  send(res, err.getStatus(), envelope(err.getStatus(), err.message, { errors }));
+/** A domain error's answer (core/http/error-mapper.ts), as the exception filter gives it on the Nest route. */
+function sendError(res: ServerResponse, answer: HttpErrorAnswer): void {
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  send(res, answer.statusCode, envelope(answer.statusCode, answer.message, { errors: answer.errors }));
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
