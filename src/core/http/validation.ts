@@ -49,6 +49,10 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
 /** `@Transform(trimString)`: surrounding spaces do not count, so `IsNotEmpty` refuses a blank name. */
 export const trimString = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
+/** `@Transform(normaliseEmail)`: an email is compared trimmed and in lower case (signup, login, invitations). */
+export const normaliseEmail = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;
+
 const NUL = '\u0000';
 /** A UTF-16 surrogate without its other half: not Unicode text (validators throw on it, PostgreSQL would alter it). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
