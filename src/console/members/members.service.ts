@@ -19,8 +19,9 @@ const TOKEN_BYTES = 32;
 
 /**
  * The operator lifecycle of an organization (audit 2, finding 3): who is in it, their roles, removal, and the
- * one-time password-reset links owners issue (the operator uses one through OperatorsService.resetPassword). Who may call what is the controllers' @Roles; the last-owner rule
- * is here, counted under a lock of the organization's operators so two owners cannot demote each other at once.
+ * one-time password-reset links owners issue (the operator uses one through OperatorsService.resetPassword). Who may
+ * call what is the controllers' @Roles; the last-owner rule is here, counted under a lock of the organization's
+ * operators so two owners cannot demote each other at once.
  */
 @Injectable()
 export class MembersService {
