@@ -71,6 +71,15 @@ module.exports = {
       from: { path: '^(src/[^/]+|simulator|scripts|bench|prisma|test)$' },
       to: { circular: true },
     },
+    {
+      name: 'no-sub-folder-cycles',
+      comment:
+        'Two folders inside one (src/accounts/standing and src/accounts/business-accounts, test/utils and test/e2e, …) that depend on each other: move what both need below them, or the file into the folder that owns it',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^(src/[^/]+|simulator|scripts|bench|prisma|test)/' },
+      to: { circular: true },
+    },
     ...layerOrder,
     {
       name: 'http-at-the-edge',

@@ -8,7 +8,7 @@ import { AccountSync } from './business-accounts/account-sync.js';
 import { BusinessAccountsRepository } from './business-accounts/business-accounts.repository.js';
 import { BusinessAccountsService } from './business-accounts/business-accounts.service.js';
 import { WebhookSubscription } from './business-accounts/webhook-subscription.js';
-import { AccountCredentials } from './credentials/account-credentials.js';
+import { AccountCredentials } from './business-accounts/account-credentials.js';
 import { CredentialChecks } from './credentials/credential-checks.js';
 import { CredentialRotation } from './credentials/credential-rotation.js';
 import { LegacyCredentialsOnStart } from './credentials/legacy-credentials-on-start.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AccountCredentials } from '../accounts/credentials/account-credentials.js';
+import { AccountCredentials } from '../accounts/business-accounts/account-credentials.js';
 import { PhoneNumbersRepository } from '../accounts/phone-numbers/phone-numbers.repository.js';
 import { BlockedUsersRepository } from '../accounts/users/blocked-users.repository.js';
 import { MarketingPreferencesRepository } from '../accounts/users/marketing-preferences.repository.js';

@@ -11,10 +11,9 @@ import { InvitationsRepository } from './invitations/invitations.repository.js';
 import { InvitationsService } from './invitations/invitations.service.js';
 import { MembersController } from './members/members.controller.js';
 import { MembersService } from './members/members.service.js';
-import { PasswordResetsRepository } from './members/password-resets.repository.js';
 import { AuthController } from './operators/auth.controller.js';
 import { LoginThrottle } from './operators/login-throttle.js';
-import { OperatorsRepository } from './operators/operators.repository.js';
+import { OperatorsModule } from './operators/operators.module.js';
 import { OperatorsService } from './operators/operators.service.js';
 import { PasswordHasher } from './operators/password-hasher.js';
 import { OrganizationsRepository } from './organizations/organizations.repository.js';
@@ -29,7 +28,7 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
  * over the accounts domain (business accounts, phone numbers, templates) and the audit log.
  */
 @Module({
-  imports: [AccountsModule, AuditModule, CampaignsModule],
+  imports: [AccountsModule, AuditModule, CampaignsModule, OperatorsModule],
   controllers: [
     AuthController,
     BusinessAccountsController,
@@ -44,7 +43,6 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
   ],
   providers: [
     OrganizationsRepository,
-    OperatorsRepository,
     OperatorsService,
     PasswordHasher,
     LoginThrottle,
@@ -53,7 +51,6 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
     InvitationsService,
     ApiKeysService,
     MembersService,
-    PasswordResetsRepository,
   ],
 })
 export class ConsoleModule {}

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Transform, type Readable } from 'node:stream';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
-import { AccountCredentials } from '../accounts/credentials/account-credentials.js';
+import { AccountCredentials } from '../accounts/business-accounts/account-credentials.js';
 import { PhoneNumbersRepository } from '../accounts/phone-numbers/phone-numbers.repository.js';
 import { SlotQuota } from '../core/async/slot-quota.js';
 import { AppConfig } from '../core/config/app-config.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PasswordResetsRepository } from '../../src/console/members/password-resets.repository.js';
+import { PasswordResetsRepository } from '../../src/console/operators/password-resets.repository.js';
 import { insertOrganization, repositoryUnderTest } from '../utils/factories.js';
 
 describe('PasswordResetsRepository (PostgreSQL)', () => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { MemorySends } from '../utils/in-memory/sends.js';
-import type { AccountCredentials } from '../../src/accounts/credentials/account-credentials.js';
+import type { AccountCredentials } from '../../src/accounts/business-accounts/account-credentials.js';
 import type { CredentialChecks } from '../../src/accounts/credentials/credential-checks.js';
 import type { ApiKeyScope } from '../../src/auth/request-scope.js';
 import { Conflict, InvalidInput, type DomainErrorKind } from '../../src/core/errors/domain-errors.js';

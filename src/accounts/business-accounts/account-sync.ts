@@ -3,7 +3,7 @@ import type { ConsoleScope } from '../../auth/request-scope.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { asDomainFailure, SYNC_FAILURE } from '../../upstream/upstream-failure.js';
-import { AccountCredentials } from '../credentials/account-credentials.js';
+import { AccountCredentials } from './account-credentials.js';
 import { BusinessAccountsRepository, type BusinessAccount } from './business-accounts.repository.js';
 
 const AUDIT_ACTION = { phoneNumbers: 'phone_numbers.synced', templates: 'templates.synced' } as const;

@@ -9,7 +9,7 @@ import { UpstreamError } from '../../upstream/upstream.error.js';
 import { upstreamFailure } from '../../upstream/upstream-failure.js';
 import type { UpstreamBusinessAccount } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
-import { AccountCredentials } from '../credentials/account-credentials.js';
+import { AccountCredentials } from './account-credentials.js';
 import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
 import { WebhookSubscription } from './webhook-subscription.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';

@@ -7,7 +7,7 @@ import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { asDomainFailure, type UpstreamFailureOptions } from '../../upstream/upstream-failure.js';
 import type { UpstreamSubscribedApp } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
-import { AccountCredentials } from '../credentials/account-credentials.js';
+import { AccountCredentials } from './account-credentials.js';
 import { BusinessAccountsRepository } from './business-accounts.repository.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
 

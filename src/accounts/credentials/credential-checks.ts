@@ -12,7 +12,7 @@ import {
   type CredentialVerdict,
 } from '../business-accounts/business-accounts.repository.js';
 import { toBusinessAccountView, type BusinessAccountView } from '../business-accounts/business-account.view.js';
-import { AccountCredentials } from './account-credentials.js';
+import { AccountCredentials } from '../business-accounts/account-credentials.js';
 import { credentialVersionOf } from '../../auth/api-keys/credential-version.js';
 
 const BATCH = 100;

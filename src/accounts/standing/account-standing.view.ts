@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { BusinessAccount } from '../business-accounts/business-accounts.repository.js';
+import type { Row } from '../../core/db/rows.js';
 import { activeRestrictions, type AccountAlert, type PricingTier, type Restriction } from './account-standing.js';
 
 export class RestrictionView {
@@ -64,8 +64,9 @@ export class AccountStandingView {
   updatedAt: string | null;
 }
 
+/** The standing columns of a `business_accounts` row. */
 export type StandingRow = Pick<
-  BusinessAccount,
+  Row<'business_accounts'>,
   'banState' | 'banDate' | 'restrictions' | 'violationType' | 'pricingTiers' | 'alerts' | 'standingUpdatedAt'
 >;
 

@@ -7,7 +7,7 @@ import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { asDomainFailure } from '../../upstream/upstream-failure.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
-import { AccountCredentials } from '../credentials/account-credentials.js';
+import { AccountCredentials } from '../business-accounts/account-credentials.js';
 import { PhoneNumbersRepository } from '../phone-numbers/phone-numbers.repository.js';
 import { BlockedUsersRepository } from './blocked-users.repository.js';
 import {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { OperatorRole } from '../../auth/roles.js';
 import { columns } from '../../core/db/database.js';
 import { Db } from '../../core/db/db.js';
 import { lockForTransaction } from '../../core/db/advisory-lock.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
-import type { OperatorRole } from '../operators/operators.repository.js';
 
 export type Invitation = Row<'invitations'>;
 export type InvitationRow = Invitation & { invitedBy: { email: string } };

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
+import type { OperatorRole } from '../../auth/roles.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { randomToken, sha256Hex } from '../../core/crypto/tokens.js';
 import { Conflict, Forbidden, NotFound } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
-import { SIGNUP_CLOSED } from '../operators/operators.service.js';
-import type { OperatorRole } from '../operators/operators.repository.js';
 import type { CreatedInvitationView, InvitationView } from './dto/invitation.dto.js';
 import { InvitationsRepository, type InvitationRow } from './invitations.repository.js';
+import { SIGNUP_CLOSED } from './signup-mode.js';
 
 export const INVITATION_NOT_FOUND = 'Invitation not found';
 export const OWNERS_ONLY = 'Only owners of the organization can manage invitations';

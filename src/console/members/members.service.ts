@@ -9,20 +9,19 @@ import { Conflict, InvalidInput, NotFound } from '../../core/errors/domain-error
 import { toPage, type Page } from '../../core/rows/page.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { OperatorsRepository, type Operator } from '../operators/operators.repository.js';
-import { PasswordHasher } from '../operators/password-hasher.js';
+import { PasswordResetsRepository } from '../operators/password-resets.repository.js';
 import type { MemberView, PasswordResetLinkView, RemovedMemberView } from './dto/members.dto.js';
-import { PasswordResetsRepository } from './password-resets.repository.js';
 
 export const MEMBER_NOT_FOUND = 'Operator not found';
 export const LAST_OWNER = 'An organization keeps at least one owner: make another operator owner first';
 export const RESET_PATH = '/console/reset-password';
 const TOKEN_BYTES = 32;
-const INVALID_LINK = 'password-reset link is not valid (unknown, used, revoked or expired); ask an owner for a new one';
 
 /**
  * The operator lifecycle of an organization (audit 2, finding 3): who is in it, their roles, removal, and the
- * one-time password-reset links owners issue. Who may call what is the controllers' @Roles; the last-owner rule
- * is here, counted under a lock of the organization's operators so two owners cannot demote each other at once.
+ * one-time password-reset links owners issue (the operator uses one through OperatorsService.resetPassword). Who may
+ * call what is the controllers' @Roles; the last-owner rule is here, counted under a lock of the organization's
+ * operators so two owners cannot demote each other at once.
  */
 @Injectable()
 export class MembersService {
@@ -31,7 +30,6 @@ export class MembersService {
     private readonly operators: OperatorsRepository,
     private readonly resets: PasswordResetsRepository,
     private readonly sessions: SessionsService,
-    private readonly passwords: PasswordHasher,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
   ) {}
@@ -106,39 +104,6 @@ export class MembersService {
       path: `${RESET_PATH}?token=${encodeURIComponent(token)}`,
       expiresAt: expiresAt.toISOString(),
     };
-  }
-
-  /**
-   * Consumes a reset link (no session: the token is the credential): sets the new password and ends every session
-   * of the operator. The claim is conditional, so of two uses racing with one token one commits.
-   */
-  async resetPassword(token: string, newPassword: string): Promise<{ sessionsEnded: number }> {
-    const reset = await this.resets.findByTokenHash(sha256Hex(token));
-    if (!reset || reset.usedAt || reset.revokedAt || reset.expiresAt <= new Date())
-      throw InvalidInput.of('token', INVALID_LINK);
-    const passwordHash = await this.passwords.hash(newPassword);
-    return this.uow.run(async () => {
-      if (!(await this.resets.claim(reset.id, new Date()))) throw InvalidInput.of('token', INVALID_LINK);
-      const member = await this.operators.findMember(reset.organizationId, reset.operatorId);
-      if (!member) throw InvalidInput.of('token', INVALID_LINK);
-      await this.operators.setPasswordHash(member.id, passwordHash);
-      const sessionsEnded = await this.sessions.revokeAllOf(member.id);
-      const actor = {
-        operatorId: member.id,
-        organizationId: member.organizationId,
-        email: member.email,
-        sessionId: '',
-        role: member.role as OperatorRole,
-        platformAdmin: false,
-      };
-      await this.audit.record(
-        actor,
-        'operator.password_reset',
-        { type: 'operator', id: member.id },
-        { resetId: reset.id, sessionsEnded },
-      );
-      return { sessionsEnded };
-    });
   }
 
   private async getMember(organizationId: string, id: string): Promise<Operator> {

@@ -9,7 +9,7 @@ import { SessionsService } from '../../auth/sessions/sessions.service.js';
 import { Roles } from '../../auth/roles.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { clientAddress } from '../../core/http/client-address.js';
-import { ChangePasswordDto, LoginDto, SignupDto } from './dto/signup.dto.js';
+import { ChangePasswordDto, LoginDto, ResetPasswordDto, SignupDto } from './dto/signup.dto.js';
 import {
   LoggedOutView,
   OperatorView,
@@ -17,8 +17,6 @@ import {
   SessionView,
   SignedOutEverywhereView,
 } from './dto/operator.response.js';
-import { ResetPasswordDto } from '../members/dto/members.dto.js';
-import { MembersService } from '../members/members.service.js';
 import { OperatorsService } from './operators.service.js';
 
 @ApiTags('console: auth')
@@ -27,7 +25,6 @@ export class AuthController {
   constructor(
     private readonly operators: OperatorsService,
     private readonly sessions: SessionsService,
-    private readonly members: MembersService,
     private readonly config: AppConfig,
   ) {}
 
@@ -146,7 +143,7 @@ export class AuthController {
   })
   @ApiResponse({ status: 429, description: 'Too many requests from this address; see Retry-After' })
   resetPassword(@Body() dto: ResetPasswordDto): Promise<SessionsEndedView> {
-    return this.members.resetPassword(dto.token, dto.newPassword);
+    return this.operators.resetPassword(dto.token, dto.newPassword);
   }
 
   @Post('logout-everywhere')

@@ -18,19 +18,21 @@ import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
 import { InvitationsRepository } from '../invitations/invitations.repository.js';
+import { SIGNUP_CLOSED } from '../invitations/signup-mode.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { LoginDto, SignupDto } from './dto/signup.dto.js';
 import type { OperatorView } from './dto/operator.response.js';
 import { LoginThrottle, THROTTLE_UNAVAILABLE_RETRY_SECONDS } from './login-throttle.js';
 import { OperatorsRepository, type OperatorRole, type OperatorWithOrganization } from './operators.repository.js';
 import { PasswordHasher } from './password-hasher.js';
+import { PasswordResetsRepository } from './password-resets.repository.js';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const EMAIL_TAKEN = 'An operator with this email already exists';
 export const SIGNUP_INVITE_ONLY =
   'Signup is by invitation only: ask an owner of your organization for an invitation link';
-export const SIGNUP_CLOSED = 'Signup is closed';
 export const TOO_MANY_SIGNUPS = 'Too many signups from this address; try again later';
+const INVALID_LINK = 'password-reset link is not valid (unknown, used, revoked or expired); ask an owner for a new one';
 
 @Injectable()
 export class OperatorsService {
@@ -39,6 +41,7 @@ export class OperatorsService {
     private readonly organizations: OrganizationsRepository,
     private readonly operators: OperatorsRepository,
     private readonly invitations: InvitationsRepository,
+    private readonly resets: PasswordResetsRepository,
     private readonly sessions: SessionsService,
     private readonly throttle: LoginThrottle,
     private readonly budget: AttemptBudget,
@@ -104,16 +107,8 @@ export class OperatorsService {
       if (!(await this.invitations.claim(invitation.id, created.id, new Date()))) {
         throw InvalidInput.of('inviteToken', 'invitation has already been used');
       }
-      const scope = {
-        operatorId: created.id,
-        organizationId: created.organizationId,
-        email: created.email,
-        sessionId: '',
-        role: created.role as OperatorRole,
-        platformAdmin: false,
-      };
       await this.audit.record(
-        scope,
+        sessionless(created),
         'invitation.accepted',
         { type: 'invitation', id: invitation.id },
         { email: created.email, role: created.role },
@@ -206,6 +201,31 @@ export class OperatorsService {
     });
   }
 
+  /**
+   * Consumes a reset link (no session: the token is the credential): sets the new password and ends every session
+   * of the operator. The claim is conditional, so of two uses racing with one token one commits.
+   */
+  async resetPassword(token: string, newPassword: string): Promise<{ sessionsEnded: number }> {
+    const reset = await this.resets.findByTokenHash(sha256Hex(token));
+    if (!reset || reset.usedAt || reset.revokedAt || reset.expiresAt <= new Date())
+      throw InvalidInput.of('token', INVALID_LINK);
+    const passwordHash = await this.passwords.hash(newPassword);
+    return this.uow.run(async () => {
+      if (!(await this.resets.claim(reset.id, new Date()))) throw InvalidInput.of('token', INVALID_LINK);
+      const member = await this.operators.findMember(reset.organizationId, reset.operatorId);
+      if (!member) throw InvalidInput.of('token', INVALID_LINK);
+      await this.operators.setPasswordHash(member.id, passwordHash);
+      const sessionsEnded = await this.sessions.revokeAllOf(member.id);
+      await this.audit.record(
+        sessionless(member),
+        'operator.password_reset',
+        { type: 'operator', id: member.id },
+        { resetId: reset.id, sessionsEnded },
+      );
+      return { sessionsEnded };
+    });
+  }
+
   /** "Sign out everywhere": every session of the operator ends, the caller's own included. */
   async signOutEverywhere(scope: ConsoleScope): Promise<{ sessionsEnded: number }> {
     return this.uow.run(async () => {
@@ -234,5 +254,17 @@ function toView(operator: OperatorWithOrganization): OperatorView {
     role: operator.role as OperatorRole,
     organization: { id: operator.organization.id, name: operator.organization.name },
     createdAt: operator.createdAt.toISOString(),
+  };
+}
+
+/** The audit log's actor for an operator acting without a session: accepting an invitation, using a reset link. */
+function sessionless(operator: { id: string; organizationId: string; email: string; role: string }): ConsoleScope {
+  return {
+    operatorId: operator.id,
+    organizationId: operator.organizationId,
+    email: operator.email,
+    sessionId: '',
+    role: operator.role as OperatorRole,
+    platformAdmin: false,
   };
 }

@@ -1,22 +1,9 @@
 import 'reflect-metadata';
-import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AppConfig } from '../../core/config/app-config.js';
 import { loadEnvFile } from '../../core/config/env-file.js';
 import { loadConfigOrExit } from '../../core/config/load-config.js';
-import { CoreModule } from '../../core/core.module.js';
 import { OperatorsRepository } from './operators.repository.js';
-
-@Module({})
-class PlatformAdminModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    return {
-      module: PlatformAdminModule,
-      imports: [CoreModule.forRoot(config, 'worker')],
-      providers: [OperatorsRepository],
-    };
-  }
-}
+import { PlatformAdminModule } from './platform-admin.module.js';
 
 const USAGE = 'usage: npm run platform-admin -- grant <email> | revoke <email> | list';
 

@@ -51,3 +51,7 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
 
 /** `@Transform(trimString)`: surrounding spaces do not count, so `IsNotEmpty` refuses a blank name. */
 export const trimString = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+
+/** `@Transform(normaliseEmail)`: an email is compared trimmed and in lower case (signup, login, invitations). */
+export const normaliseEmail = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;

@@ -15,7 +15,7 @@ import {
 import { BSUID } from '../../upstream/upstream.types.js';
 import { MESSAGE_TYPE_CATALOGUE, MESSAGE_TYPES, type MessageType, type MessageTypeFields } from '../types/catalogue.js';
 import { stacked } from '../types/message-type.js';
-import { ContextDto } from './message-content.dto.js';
+import { ContextDto } from '../types/message-content.dto.js';
 
 export const E164_DIGITS = /^[1-9]\d{7,14}$/;
 export { BSUID, MESSAGE_TYPES, type MessageType };

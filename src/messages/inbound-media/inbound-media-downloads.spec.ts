@@ -4,7 +4,7 @@ import { Gone, NotFound, TooManyAttempts } from '../../core/errors/domain-errors
 import { UpstreamError } from '../../upstream/upstream.error.js';
 import type { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
-import type { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
+import type { AccountCredentials } from '../../accounts/business-accounts/account-credentials.js';
 import type { MessagesRepository } from '../messages.repository.js';
 import { InboundMediaDownloads } from './inbound-media-downloads.js';
 import { InboundMediaLinks } from './inbound-media-links.js';

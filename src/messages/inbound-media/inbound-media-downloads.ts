@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
-import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
+import { AccountCredentials } from '../../accounts/business-accounts/account-credentials.js';
 import { AppConfig } from '../../core/config/app-config.js';
 import { PerKeySlots } from '../../core/async/per-key-slots.js';
 import { Gone, NotFound, TooManyAttempts } from '../../core/errors/domain-errors.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidInput } from '../../core/errors/domain-errors.js';
 import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
-import type { AnalyticsQuery } from '../dto/list-messages.query.js';
 import { MessagesRepository, type MessageCounts } from '../messages.repository.js';
+import type { AnalyticsRequest } from './messages-request.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Bounds that keep the series (one row per bucket) reasonable. */
@@ -52,7 +52,7 @@ export class AnalyticsService {
   constructor(private readonly messages: MessagesRepository) {}
 
   /** `window`: what the caller may read of the account (docs/security.md, takeover): nothing outside it is counted. */
-  async compute(businessAccountId: string, query: AnalyticsQuery, window?: ReadWindow): Promise<Analytics> {
+  async compute(businessAccountId: string, query: AnalyticsRequest, window?: ReadWindow): Promise<Analytics> {
     const granularity = query.granularity ?? 'day';
     const until = query.until ? new Date(query.until) : new Date();
     const since = query.since ? new Date(query.since) : new Date(until.getTime() - 7 * DAY_MS);

@@ -6,7 +6,6 @@ import { PerKeySlots } from '../../core/async/per-key-slots.js';
 import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { toPage, type Page } from '../../core/rows/page.js';
 import { FeedWaiters } from '../../events/feed-waiters.js';
-import type { ListMessagesQuery } from '../dto/list-messages.query.js';
 import { FeedActivity } from '../feed/feed-activity.js';
 import { MessagesFeedCursors } from '../feed/messages-feed-cursors.js';
 import type { MessagesFeedView } from '../feed/messages-feed.view.js';
@@ -18,6 +17,7 @@ import {
   type MessagesFeedPage,
   type StoredMessage,
 } from '../messages.repository.js';
+import type { MessagesListRequest } from './messages-request.js';
 
 /** The account a list is read for: the key pair's (or the console operator's chosen) business account. */
 export interface ListScope {
@@ -54,7 +54,7 @@ export class MessagesList {
 
   async list(
     scope: ListScope,
-    query: ListMessagesQuery,
+    query: MessagesListRequest,
     gone?: AbortSignal,
   ): Promise<Page<MessageListItemView> | MessagesFeedView> {
     if (query.after !== undefined) return this.feed(scope, query, gone);
@@ -68,7 +68,7 @@ export class MessagesList {
     return toPage(this.items(rows), total, paging);
   }
 
-  private async feed(scope: ListScope, query: ListMessagesQuery, gone?: AbortSignal): Promise<MessagesFeedView> {
+  private async feed(scope: ListScope, query: MessagesListRequest, gone?: AbortSignal): Promise<MessagesFeedView> {
     if (query.page !== undefined)
       throw InvalidInput.of(
         'after',
@@ -122,7 +122,7 @@ export class MessagesList {
   }
 }
 
-function filterOf(query: ListMessagesQuery): MessageFilter {
+function filterOf(query: MessagesListRequest): MessageFilter {
   return {
     direction: query.direction,
     status: query.status,

@@ -12,7 +12,7 @@ import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
 import { MessagesRepository, type StoredMessage } from '../messages.repository.js';
-import { AccountCredentials } from '../../accounts/credentials/account-credentials.js';
+import { AccountCredentials } from '../../accounts/business-accounts/account-credentials.js';
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService, inProgress } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';

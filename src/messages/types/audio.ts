@@ -1,4 +1,4 @@
-import { AudioContentDto } from '../dto/message-content.dto.js';
+import { AudioContentDto } from './message-content.dto.js';
 import { mediaType } from './media.js';
 
 /** An audio file by link or uploaded media id (24 h window). */

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, ValidateIf, ValidateNested } from 'class-validator';
-import { ContactDto } from '../dto/message-content.dto.js';
+import { ContactDto } from './message-content.dto.js';
 import { apply, defineMessageType, given } from './message-type.js';
 
 /** 1 to 10 contact cards in Meta's contact object (24 h window). */

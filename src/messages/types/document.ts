@@ -1,4 +1,4 @@
-import { DocumentContentDto } from '../dto/message-content.dto.js';
+import { DocumentContentDto } from './message-content.dto.js';
 import { mediaType } from './media.js';
 
 /** A document by link or uploaded media id, with an optional caption and file name (24 h window). */

@@ -1,4 +1,4 @@
-import { ImageContentDto } from '../dto/message-content.dto.js';
+import { ImageContentDto } from './message-content.dto.js';
 import { mediaType } from './media.js';
 
 /** An image by link or uploaded media id, with an optional caption (24 h window). */

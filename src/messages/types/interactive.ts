@@ -1,4 +1,4 @@
-import { InteractiveContentDto } from '../dto/message-content.dto.js';
+import { InteractiveContentDto } from './message-content.dto.js';
 import { contentField, defineMessageType, given } from './message-type.js';
 
 /** Reply buttons (≤ 3), a list (≤ 10 rows) or a call-to-action URL, with a body and optional header and footer (24 h window). */

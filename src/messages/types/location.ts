@@ -1,4 +1,4 @@
-import { LocationContentDto } from '../dto/message-content.dto.js';
+import { LocationContentDto } from './message-content.dto.js';
 import { contentField, defineMessageType, given } from './message-type.js';
 
 /** A location pin: latitude, longitude, optional name and address (24 h window). */

@@ -1,4 +1,4 @@
-import { ReactionContentDto } from '../dto/message-content.dto.js';
+import { ReactionContentDto } from './message-content.dto.js';
 import { contentField, defineMessageType, given } from './message-type.js';
 
 /** A reaction (one emoji, or '' to remove it) to a message of the conversation (24 h window). */

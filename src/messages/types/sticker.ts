@@ -1,4 +1,4 @@
-import { StickerContentDto } from '../dto/message-content.dto.js';
+import { StickerContentDto } from './message-content.dto.js';
 import { mediaType } from './media.js';
 
 /** A sticker by link or uploaded media id (24 h window). */

@@ -1,4 +1,4 @@
-import { VideoContentDto } from '../dto/message-content.dto.js';
+import { VideoContentDto } from './message-content.dto.js';
 import { mediaType } from './media.js';
 
 /** A video by link or uploaded media id, with an optional caption (24 h window). */

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, MaxLength, ValidateIf } from 'class-validator';
-import { normaliseEmail } from '../../operators/dto/signup.dto.js';
-import { OPERATOR_ROLES, type OperatorRole } from '../../operators/operators.repository.js';
+import { OPERATOR_ROLES, type OperatorRole } from '../../../auth/roles.js';
+import { normaliseEmail } from '../../../core/contract/validation.js';
 
 const EMAIL_MESSAGE = 'email must be a valid email address';
 

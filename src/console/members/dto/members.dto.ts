@@ -1,7 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { IsIn } from 'class-validator';
 import { OPERATOR_ROLES, type OperatorRole } from '../../../auth/roles.js';
-import { NewPassword } from '../../operators/dto/signup.dto.js';
 
 const ROLES_DESCRIPTION =
   'owner: everything; admin: business accounts, key pairs, campaigns, blocked users; member: reads and sends (docs/security.md, "Roles")';
@@ -35,15 +34,4 @@ export class PasswordResetLinkView {
   })
   path: string;
   @ApiProperty() expiresAt: string;
-}
-
-export class ResetPasswordDto {
-  @ApiProperty({ description: 'The token of the password-reset link' })
-  @IsString()
-  @IsNotEmpty({ message: 'token must not be empty' })
-  @MaxLength(200)
-  token: string;
-
-  @NewPassword('a passphrase of my own')
-  newPassword: string;
 }

@@ -2,10 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsNotEmpty, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
-import { trimString } from '../../../core/contract/validation.js';
-
-export const normaliseEmail = ({ value }: { value: unknown }) =>
-  typeof value === 'string' ? value.trim().toLowerCase() : value;
+import { normaliseEmail, trimString } from '../../../core/contract/validation.js';
 
 // MaxLength carries the IsEmail wording: class-validator reports it first when email is missing or not a string.
 const EMAIL_MESSAGE = 'email must be a valid email address';
@@ -77,5 +74,16 @@ export class ChangePasswordDto {
   currentPassword: string;
 
   @NewPassword('a longer passphrase than before')
+  newPassword: string;
+}
+
+export class ResetPasswordDto {
+  @ApiProperty({ description: 'The token of the password-reset link' })
+  @IsString()
+  @IsNotEmpty({ message: 'token must not be empty' })
+  @MaxLength(200)
+  token: string;
+
+  @NewPassword('a passphrase of my own')
   newPassword: string;
 }

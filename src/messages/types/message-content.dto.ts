@@ -21,7 +21,7 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { apply } from '../types/message-type.js';
+import { apply } from './message-type.js';
 
 /**
  * The content objects of the non-template message types, in Meta's own shape (snake_case, as the Cloud API

@@ -1,9 +1,9 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { flattenValidationErrors } from '../../core/contract/validation.js';
-import { SendMessageDto } from '../dto/send-message.dto.js';
-import { MESSAGE_TYPE_CATALOGUE, MESSAGE_TYPES, messageType } from './catalogue.js';
-import { text } from './text.js';
+import { SendMessageDto } from './send-message.dto.js';
+import { MESSAGE_TYPE_CATALOGUE, MESSAGE_TYPES, messageType } from '../types/catalogue.js';
+import { text } from '../types/text.js';
 
 const sender = { phoneNumberId: '402000000000011', to: '447700900123' };
 const examples = MESSAGE_TYPE_CATALOGUE.flatMap((d) =>

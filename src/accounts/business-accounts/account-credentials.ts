@@ -3,7 +3,7 @@ import type { ApiKeyScope } from '../../auth/request-scope.js';
 import { SecretBox } from '../../core/crypto/secret-box.js';
 import { CredentialRejected, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
-import { BusinessAccountsRepository } from '../business-accounts/business-accounts.repository.js';
+import { BusinessAccountsRepository } from './business-accounts.repository.js';
 import { credentialVersionOf } from '../../auth/api-keys/credential-version.js';
 
 /**
