@@ -4,7 +4,7 @@
 
 /** src/ folders from the bottom up; the folders of one layer are independent of each other. */
 const LAYERS = [
-  ['core', 'generated'],
+  ['core'],
   ['upstream'],
   ['auth'],
   ['audit'],
@@ -100,6 +100,14 @@ module.exports = {
       to: { path: '^(test|bench|scripts|simulator)/' },
     },
     {
+      name: 'no-prisma-client-in-src',
+      comment:
+        "The service runs on Kysely (src/core/db): Prisma keeps the schema and the migrations, and its client (src/generated/prisma, @prisma/*) is for the tests' assertions only (test/utils/prisma.ts)",
+      severity: 'error',
+      from: { path: '^src/(?!generated/)' },
+      to: { path: ['^src/generated/prisma/', '(^|/)node_modules/@prisma/'] },
+    },
+    {
       name: 'simulator-stands-alone',
       comment: "The simulator stands in for Meta: it knows nothing of the service's code",
       severity: 'error',
@@ -116,8 +124,9 @@ module.exports = {
     },
   ],
   options: {
-    doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|node_modules|src/generated)/' },
+    // src/generated is seen (no-prisma-client-in-src needs its files as targets) but not cruised.
+    doNotFollow: { path: '^(node_modules|src/generated)/' },
+    exclude: { path: '^dist/' },
     // Type-only imports count: a type shared both ways is a loop too.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },

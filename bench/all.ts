@@ -34,6 +34,7 @@ import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
+import { createKey, type TenantAccount } from '../test/utils/factories.js';
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
 
@@ -429,19 +430,13 @@ async function settle(stack: Stack, before: string): Promise<void> {
 
 async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   // Key pairs spread over SEND_ACCOUNTS business accounts (each its own simulator account and number).
-  const accounts: Omit<Tenant, 'accessKey' | 'secretKey'>[] = [tenant];
-  while (accounts.length < SEND_ACCOUNTS) accounts.push(await stack.addAccount(tenant));
+  const accounts: TenantAccount[] = [tenant.account];
+  while (accounts.length < SEND_ACCOUNTS) accounts.push(await stack.addAccount(tenant.operator));
   const keys: { headers: Record<string, string>; phoneNumberId: string }[] = [];
   for (let i = 0; i < KEYS; i++) {
     const acc = accounts[i % accounts.length]!;
-    const k =
-      i === 0
-        ? { accessKey: tenant.accessKey, secretKey: tenant.secretKey }
-        : await stack.createApiKey(tenant.cookie, acc.wabaId, `bench-${i}`);
-    keys.push({
-      headers: { 'content-type': 'application/json', 'x-access-key': k.accessKey, 'x-secret-key': k.secretKey },
-      phoneNumberId: acc.phoneNumberId,
-    });
+    const k = i === 0 ? tenant.key : await createKey(stack.api, tenant.operator, acc.wabaId, `bench-${i}`);
+    keys.push({ headers: { 'content-type': 'application/json', ...k.headers }, phoneNumberId: acc.phoneNumberId });
   }
   log(`send: ${KEYS} key pairs over ${accounts.length} business account(s)`);
   // Recipients 447700000000…447700099999 (none of the simulator's special numbers); keys in turn.

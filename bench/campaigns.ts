@@ -102,12 +102,17 @@ async function call<T = unknown>(
 
 async function setLevel(stack: Stack, t: Tenant, level: 'HIGH' | 'STANDARD'): Promise<void> {
   const res = await call('POST', `${stack.simUrl}/_sim/throughput`, {
-    wabaId: t.wabaId,
-    phoneNumberId: t.phoneNumberId,
+    wabaId: t.account.wabaId,
+    phoneNumberId: t.account.phoneNumberId,
     level,
   });
   if (res.status !== 200) throw new Error(`throughput: ${res.status}`);
-  const sync = await call('POST', `${stack.apiUrl}/business-accounts/${t.wabaId}/phone-numbers/sync`, {}, t.cookie);
+  const sync = await call(
+    'POST',
+    `${stack.apiUrl}/business-accounts/${t.account.wabaId}/phone-numbers/sync`,
+    {},
+    t.operator.cookie,
+  );
   if (sync.status !== 200) throw new Error(`sync: ${sync.status}`);
 }
 
@@ -140,15 +145,15 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
   const t0 = Date.now();
   const created = await call<{ data: CampaignView }>(
     'POST',
-    `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns`,
+    `${stack.apiUrl}/business-accounts/${t.account.wabaId}/campaigns`,
     {
       name: label,
-      phoneNumberId: t.phoneNumberId,
+      phoneNumberId: t.account.phoneNumberId,
       templateName: 'hello_world',
       templateLanguage: 'en_US',
       recipients: tos.map((to) => ({ to })),
     },
-    t.cookie,
+    t.operator.cookie,
   );
   if (created.status !== 201)
     throw new Error(`campaign: ${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
@@ -161,9 +166,9 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
     view = (
       await call<{ data: CampaignView }>(
         'GET',
-        `${stack.apiUrl}/business-accounts/${t.wabaId}/campaigns/${id}`,
+        `${stack.apiUrl}/business-accounts/${t.account.wabaId}/campaigns/${id}`,
         undefined,
-        t.cookie,
+        t.operator.cookie,
       )
     ).body.data;
     if (polls % 10 === 9)
@@ -189,7 +194,7 @@ async function runCampaign(stack: Stack, t: Tenant, label: string, n: number, pr
       response: { status: number; body: { error?: { code?: number } } };
     }[];
   };
-  const mine = data.filter((d) => d.phoneNumberId === t.phoneNumberId);
+  const mine = data.filter((d) => d.phoneNumberId === t.account.phoneNumberId);
   const accepted = new Map<string, number>();
   let refused = 0;
   for (const d of mine) {
@@ -279,11 +284,11 @@ await runBench(
             headers: {
               ...req.headers,
               'content-type': 'application/json',
-              'x-access-key': t.accessKey,
-              'x-secret-key': t.secretKey,
+              'x-access-key': t.key.accessKey,
+              'x-secret-key': t.key.secretKey,
             },
             body: JSON.stringify({
-              phoneNumberId: t.phoneNumberId,
+              phoneNumberId: t.account.phoneNumberId,
               to: `4475${String(n++ % 1_000_000).padStart(7, '0')}`,
               type: 'template',
               templateName: 'hello_world',

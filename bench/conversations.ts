@@ -40,7 +40,7 @@ interface FeedItem {
   upstreamMessageId: string | null;
 }
 
-const keyHeaders = (t: Tenant) => ({ 'x-access-key': t.accessKey, 'x-secret-key': t.secretKey });
+const keyHeaders = (t: Tenant) => ({ 'x-access-key': t.key.accessKey, 'x-secret-key': t.key.secretKey });
 
 async function feed(
   url: string,
@@ -74,14 +74,14 @@ function inboundDeliveries(
   tag: string,
   n: number,
 ): { deliveries: Delivery[]; wamids: string[] } {
-  const phone = benchPhone(t.phoneNumberId);
+  const phone = benchPhone(t.account.phoneNumberId);
   const wamids: string[] = [];
   const deliveries = Array.from({ length: n }, (_, i) => {
     const from = `4479${String(i).padStart(8, '0')}`;
     const wamid = `wamid.${tag}.${i}`;
     wamids.push(wamid);
     return signedDelivery(
-      inboundWebhook(t.wabaId, phone, {
+      inboundWebhook(t.account.wabaId, phone, {
         from,
         id: wamid,
         timestamp: Math.floor(Date.now() / 1000),
@@ -129,8 +129,13 @@ function post(agent: http.Agent, url: URL, d: Delivery): Promise<number> {
 async function wakePhase(stack: Stack, loadTenant: Tenant, inbox: Tenant) {
   const url = stack.apiUrl;
   const statuses = new StatusPlan(`conv${stack.runId}`, Math.round(RATE * LOAD_S));
-  await statuses.seedMessages(stack.db, loadTenant.businessAccountId, loadTenant.phoneNumberId);
-  const statusDeliveries = statuses.deliveries(loadTenant.wabaId, loadTenant.phoneNumberId, 1, stack.appSecret);
+  await statuses.seedMessages(stack.db, loadTenant.account.businessAccountId, loadTenant.account.phoneNumberId);
+  const statusDeliveries = statuses.deliveries(
+    loadTenant.account.wabaId,
+    loadTenant.account.phoneNumberId,
+    1,
+    stack.appSecret,
+  );
   const { deliveries: inbound, wamids } = inboundDeliveries(
     stack,
     inbox,
@@ -281,7 +286,7 @@ async function triggerCost(stack: Stack, t: Tenant) {
   await stack.db.query(
     `INSERT INTO messages (business_account_id, phone_number_id, "to", type, status, upstream_message_id, updated_at)
      SELECT $1::uuid, $2, '4477' || lpad(i::text, 8, '0'), 'text', 'sent', $3 || i, now() FROM generate_series(1, $4::int) AS i`,
-    [t.businessAccountId, t.phoneNumberId, `wamid.${tag}.`, ROWS],
+    [t.account.businessAccountId, t.account.phoneNumberId, `wamid.${tag}.`, ROWS],
   );
   const ms: Record<'on' | 'off', number[]> = { on: [], off: [] };
   let status = 'delivered';
@@ -292,7 +297,7 @@ async function triggerCost(stack: Stack, t: Tenant) {
     const t0 = performance.now();
     await stack.db.query(
       `UPDATE messages SET status = $2, pricing_category = $3, updated_at = now() WHERE business_account_id = $1 AND upstream_message_id LIKE $4`,
-      [t.businessAccountId, status, `c${round}`, `wamid.${tag}.%`],
+      [t.account.businessAccountId, status, `c${round}`, `wamid.${tag}.%`],
     );
     ms[on ? 'on' : 'off'].push(performance.now() - t0);
   }

@@ -139,20 +139,20 @@ await runBench({ name: 'events', workers: 0, limitMs: 480_000 }, async (stack) =
   const m = machine();
   printMachine(m);
   const tenant = await stack.onboard();
-  const seeded = await seed(stack, tenant.wabaId, tenant.phoneNumberId);
+  const seeded = await seed(stack, tenant.account.wabaId, tenant.account.phoneNumberId);
   log(`seed: ${fmt(seeded.seconds)} s in all`);
 
   const expected: Record<string, number> = {};
   for (const kind of ['', 'status_update', 'inbound_message']) {
     const r = await stack.db.query<{ n: string }>(
       `SELECT count(*) AS n FROM events WHERE waba_id = $1${kind ? ' AND kind = $2' : ''}`,
-      kind ? [tenant.wabaId, kind] : [tenant.wabaId],
+      kind ? [tenant.account.wabaId, kind] : [tenant.account.wabaId],
     );
     expected[kind || 'all'] = Number(r.rows[0]!.n);
   }
   log(`COUNT(*) for the account: ${JSON.stringify(expected)}`);
 
-  const headers = { cookie: tenant.cookie };
+  const headers = { cookie: tenant.operator.cookie };
   const url = stack.apiUrl;
   const results: Record<string, { load: LoadSummary; total: number | null; totalExact: boolean; items: number }> = {};
   const meter = new CpuMeter(() => stack.cpuLabels());
@@ -162,7 +162,7 @@ await runBench({ name: 'events', workers: 0, limitMs: 480_000 }, async (stack) =
     ['kind=status_update', 'status_update'],
     ['kind=inbound_message', 'inbound_message'],
   ] as const) {
-    const path = `/webhooks/events?wabaId=${tenant.wabaId}&page=1&limit=50${kind ? `&kind=${kind}` : ''}`;
+    const path = `/webhooks/events?wabaId=${tenant.account.wabaId}&page=1&limit=50${kind ? `&kind=${kind}` : ''}`;
     const res = await fetch(url + path, { headers });
     const body = (await res.json()) as { data?: { total: number; items: unknown[] } };
     if (res.status !== 200 || !body.data)
@@ -184,7 +184,7 @@ await runBench({ name: 'events', workers: 0, limitMs: 480_000 }, async (stack) =
   console.log(formatCpu(queryCpu));
   // The same with some concurrency (4 connections), for the record.
   const concurrent = await load('no filter, 4 connections', {
-    url: `${url}/webhooks/events?wabaId=${tenant.wabaId}&page=1&limit=50`,
+    url: `${url}/webhooks/events?wabaId=${tenant.account.wabaId}&page=1&limit=50`,
     connections: 4,
     amount: REQUESTS,
     headers,

@@ -73,9 +73,9 @@ class Poller {
   private async get(after: string, wait: number): Promise<NonNullable<FeedBody['data']>> {
     this.requests++;
     const res = await fetch(
-      `${this.url}/webhooks/events?wabaId=${this.tenant.wabaId}&after=${encodeURIComponent(after)}&wait=${wait}&limit=100`,
+      `${this.url}/webhooks/events?wabaId=${this.tenant.account.wabaId}&after=${encodeURIComponent(after)}&wait=${wait}&limit=100`,
       {
-        headers: { cookie: this.tenant.cookie },
+        headers: { cookie: this.tenant.operator.cookie },
       },
     );
     const body = (await res.json()) as FeedBody;
@@ -105,8 +105,8 @@ function pct(sorted: number[], p: number): number {
 async function phase(stack: Stack, tenant: Tenant, label: string, seconds: number): Promise<PhaseResult> {
   const total = Math.round(RATE * seconds);
   const plan = new StatusPlan(`feed${stack.runId}${label}`, total);
-  await plan.seedMessages(stack.db, tenant.businessAccountId, tenant.phoneNumberId);
-  const deliveries = plan.deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
+  await plan.seedMessages(stack.db, tenant.account.businessAccountId, tenant.account.phoneNumberId);
+  const deliveries = plan.deliveries(tenant.account.wabaId, tenant.account.phoneNumberId, 1, stack.appSecret);
   const keys = deliveries.map((_, i) => {
     const item = plan.item(i);
     return `${String(item.id)}:${String(item.status)}`;

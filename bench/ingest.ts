@@ -35,7 +35,12 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
     10_000,
     [hello],
   );
-  const sample = new StatusPlan('ceiling', 20_000).deliveries(tenant.wabaId, tenant.phoneNumberId, 1, stack.appSecret);
+  const sample = new StatusPlan('ceiling', 20_000).deliveries(
+    tenant.account.wabaId,
+    tenant.account.phoneNumberId,
+    1,
+    stack.appSecret,
+  );
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();
   const ceiling = await load('node:http ceiling', {

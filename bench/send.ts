@@ -28,7 +28,7 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
       setupRequest: (req) => ({
         ...req,
         body: JSON.stringify({
-          phoneNumberId: tenant.phoneNumberId,
+          phoneNumberId: tenant.account.phoneNumberId,
           to: `4477000${String(n++ % 100_000).padStart(5, '0')}`,
           type: 'template',
           templateName: 'hello_world',
@@ -39,8 +39,8 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
   ];
   const headers = {
     'content-type': 'application/json',
-    'x-access-key': tenant.accessKey,
-    'x-secret-key': tenant.secretKey,
+    'x-access-key': tenant.key.accessKey,
+    'x-secret-key': tenant.key.secretKey,
   };
   const url = APIS === 1 ? stack.apiUrl : stack.apiUrls;
 
@@ -75,7 +75,7 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
   await new Promise((r) => setTimeout(r, 2000));
   const stored = await stack.db.query<{ status: string; n: string }>(
     'SELECT status, count(*) AS n FROM messages WHERE business_account_id = $1 GROUP BY status',
-    [tenant.businessAccountId],
+    [tenant.account.businessAccountId],
   );
   const byStatus = Object.fromEntries(stored.rows.map((r) => [r.status, Number(r.n)]));
   const acked = warm.ok2xx + saturation.ok2xx + fixed.ok2xx;

@@ -43,12 +43,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
 import { startServices, stopStale, type Services } from '../scripts/stack/services.js';
 import { expiredPartitions, type Partition } from '../src/core/db/partitions.js';
 import { Db, txOn } from '../src/core/db/db.js';
-import { inTransaction } from '../src/core/prisma/sql.js';
 import {
   EventsRepository,
   insertEvents,
@@ -723,21 +723,24 @@ async function dropSplit(
   let dropped = 0;
   let detachS = 0;
   let dropS = 0;
+  const db = Db.over(pool);
   for (const p of partitions) {
     const t0 = performance.now();
-    const detached = await inTransaction(pool, async (client) => {
-      await client.query(`SET LOCAL lock_timeout = '1s'`);
-      // The same statement as EventsRepository.dropPartitionsBefore runs before its detach.
-      await client.query(
-        `DELETE FROM event_counts WHERE bucket >= COALESCE($1, '-infinity'::timestamptz) AND bucket < $2`,
-        [p.lowerBound, p.upperBound],
-      );
-      await client.query(`ALTER TABLE events DETACH PARTITION "${p.name}"`);
-      return true;
-    }).catch((e: { code?: string }) => {
-      if (e.code === '55P03') return false;
-      throw e;
-    });
+    const detached = await db
+      .transaction(async (tx) => {
+        const q = db.on(tx);
+        await sql`SET LOCAL lock_timeout = '1s'`.execute(q);
+        // The same statement as EventsRepository.dropPartitionsBefore runs before its detach.
+        await sql`DELETE FROM event_counts WHERE bucket >= COALESCE(${p.lowerBound}, '-infinity'::timestamptz) AND bucket < ${p.upperBound}`.execute(
+          q,
+        );
+        await sql`ALTER TABLE events DETACH PARTITION ${sql.id(p.name)}`.execute(q);
+        return true;
+      })
+      .catch((e: { code?: string }) => {
+        if (e.code === '55P03') return false;
+        throw e;
+      });
     const t1 = performance.now();
     detachS += (t1 - t0) / 1000;
     if (!detached) continue;

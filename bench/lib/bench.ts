@@ -21,8 +21,19 @@ import {
 } from '../../scripts/stack/app.js';
 import { Child, freePort, sleep, waitFor } from '../../scripts/stack/process.js';
 import { startServices, stopStale, type Services } from '../../scripts/stack/services.js';
+import {
+  apiAt,
+  connectOver,
+  onboardOver,
+  type Api,
+  type ConnectedAccount,
+  type OnboardedTenant,
+  type Operator,
+} from '../../test/utils/factories.js';
 
 export { ROOT, freePort, sleep, waitFor };
+/** A bench's tenant: the tests' (test/utils/factories.ts), onboarded against the bench's simulator process. */
+export type Tenant = OnboardedTenant;
 export const BENCH_LOCAL = path.join(ROOT, '.local', 'bench');
 /**
  * A private build (not dist/), so that a bench never races another engineer's build or test run.
@@ -86,16 +97,6 @@ const PASS_THROUGH = [
   'LOG_LEVEL',
 ];
 
-export interface Tenant {
-  email: string;
-  cookie: string;
-  wabaId: string;
-  businessAccountId: string;
-  phoneNumberId: string;
-  accessKey: string;
-  secretKey: string;
-}
-
 export class Stack {
   readonly runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   readonly appSecret = randomBytes(16).toString('hex');
@@ -116,6 +117,7 @@ export class Stack {
   private simulator?: Child;
   private readonly extra: Child[] = [];
   private stopping?: Promise<void>;
+  private apiClient?: Api;
 
   constructor(readonly opts: StackOptions) {
     this.logDir = path.join(BENCH_LOCAL, 'logs', opts.name);
@@ -334,102 +336,27 @@ export class Stack {
   // tenant set-up through the console API, as an operator would do it
 
   /**
-   * A simulator account's CONNECTED number at a throughput tier (Meta's `throughput.level`), before the service syncs
-   * it: since issue 27 every send is paced to its number's tier, and a STANDARD number (80/s) would cap a send bench.
+   * A fresh organization with one connected account and a key pair (the tests' onboarding: test/utils/factories.ts);
+   * `suffix` tells several of one run apart. Its number is HIGH (1,000 sends/s) unless `level` says otherwise: since
+   * issue 27 every send is paced to its number's tier, and a STANDARD number (80/s) would cap a send bench.
    */
-  private async setThroughput(
-    sim: { wabaId: string; phoneNumbers: { id: string; status: string }[] },
-    level: 'HIGH' | 'STANDARD',
-  ): Promise<void> {
-    const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
-    if (phone)
-      await postJson(`${this.simUrl}/_sim/throughput`, { wabaId: sim.wabaId, phoneNumberId: phone.id, level }, 200);
-  }
-
-  /**
-   * A fresh organization with one connected account and a key pair; `suffix` tells several of one run apart. Its
-   * number is HIGH (1,000 sends/s) unless `level` says otherwise.
-   */
-  async onboard(suffix = '', level: 'HIGH' | 'STANDARD' = 'HIGH'): Promise<Tenant> {
-    const api = this.apiUrl;
-    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId}${suffix}` })) as {
-      wabaId: string;
-      accessToken: string;
-      phoneNumbers: { id: string; status: string }[];
-    };
-    const email = `bench-${this.runId}${suffix}@example.test`;
-    const password = `bench-password-${this.runId}`;
-    await postJson(`${api}/auth/signup`, { email, password, organizationName: `Bench ${this.runId}${suffix}` }, 201);
-    const login = await fetch(`${api}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
+  onboard(suffix = '', level: 'HIGH' | 'STANDARD' = 'HIGH'): Promise<OnboardedTenant> {
+    return onboardOver(this.api, this.simUrl, {
+      organizationName: `Bench ${this.runId}${suffix}`,
+      email: `bench-${this.runId}${suffix}@example.test`,
+      level,
+      keyName: 'bench',
     });
-    if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    await postJson(`${api}/business-accounts`, { wabaId: sim.wabaId, accessToken: sim.accessToken }, 201, cookie);
-    await this.setThroughput(sim, level);
-    await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, cookie);
-    await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, cookie);
-    const key = (await postJson(`${api}/api-keys`, { wabaId: sim.wabaId, name: 'bench' }, 201, cookie)) as {
-      data: { accessKey: string; secretKey: string };
-    };
-    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [
-      sim.wabaId,
-    ]);
-    const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
-    if (!phone || !row.rows[0]) throw new Error('onboarding: no CONNECTED number or no stored business account');
-    return {
-      email,
-      cookie,
-      wabaId: sim.wabaId,
-      businessAccountId: row.rows[0].id,
-      phoneNumberId: phone.id,
-      accessKey: key.data.accessKey,
-      secretKey: key.data.secretKey,
-    };
   }
 
-  /** One more business account for the onboarded operator (a new simulator account, numbers and templates synced). */
-  async addAccount(tenant: Tenant): Promise<Omit<Tenant, 'accessKey' | 'secretKey'>> {
-    const api = this.apiUrl;
-    const sim = (await postJson(`${this.simUrl}/_sim/accounts`, { name: `Bench ${this.runId} extra` })) as {
-      wabaId: string;
-      accessToken: string;
-      phoneNumbers: { id: string; status: string }[];
-    };
-    await postJson(
-      `${api}/business-accounts`,
-      { wabaId: sim.wabaId, accessToken: sim.accessToken },
-      201,
-      tenant.cookie,
-    );
-    await this.setThroughput(sim, 'HIGH');
-    await postJson(`${api}/business-accounts/${sim.wabaId}/phone-numbers/sync`, {}, 200, tenant.cookie);
-    await postJson(`${api}/business-accounts/${sim.wabaId}/templates/sync`, {}, 200, tenant.cookie);
-    const row = await this.db.query<{ id: string }>('SELECT id FROM business_accounts WHERE waba_id = $1', [
-      sim.wabaId,
-    ]);
-    const phone = sim.phoneNumbers.find((p) => p.status === 'CONNECTED');
-    if (!phone || !row.rows[0]) throw new Error('onboarding: no CONNECTED number or no stored business account');
-    return {
-      email: tenant.email,
-      cookie: tenant.cookie,
-      wabaId: sim.wabaId,
-      businessAccountId: row.rows[0].id,
-      phoneNumberId: phone.id,
-    };
+  /** One more business account for `operator` (a new simulator account at HIGH, numbers and templates synced). */
+  addAccount(operator: Operator): Promise<ConnectedAccount> {
+    return connectOver(this.api, this.simUrl, operator, { name: `Bench ${this.runId} extra`, level: 'HIGH' });
   }
 
-  /** A new key pair for a business account of the onboarded operator. */
-  async createApiKey(cookie: string, wabaId: string, name: string): Promise<{ accessKey: string; secretKey: string }> {
-    const key = (await postJson(`${this.apiUrl}/api-keys`, { wabaId, name }, 201, cookie)) as {
-      data: { accessKey: string; secretKey: string };
-    };
-    return { accessKey: key.data.accessKey, secretKey: key.data.secretKey };
+  /** The first API process, for the factories of test/utils. */
+  get api(): Api {
+    return (this.apiClient ??= apiAt(this.apiUrl));
   }
 }
 
@@ -442,18 +369,6 @@ function watch(proc: Child): Child {
       );
   });
   return proc;
-}
-
-async function postJson(url: string, body: unknown, expect?: number, cookie?: string): Promise<unknown> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if ((expect !== undefined && res.status !== expect) || res.status >= 400)
-    throw new Error(`POST ${url} → ${res.status}: ${text}`);
-  return text ? JSON.parse(text) : null;
 }
 
 // ---------------------------------------------------------------------------------------------------------

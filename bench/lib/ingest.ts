@@ -78,8 +78,13 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   const copies = o.copies ?? 1;
   const tag = `b${stack.runId}${o.label.replace(/[^a-z0-9]/gi, '')}`;
   const plan = new StatusPlan(tag, o.deliveries * o.perDelivery);
-  await plan.seedMessages(stack.db, tenant.businessAccountId, tenant.phoneNumberId);
-  const deliveries = plan.deliveries(tenant.wabaId, tenant.phoneNumberId, o.perDelivery, stack.appSecret);
+  await plan.seedMessages(stack.db, tenant.account.businessAccountId, tenant.account.phoneNumberId);
+  const deliveries = plan.deliveries(
+    tenant.account.wabaId,
+    tenant.account.phoneNumberId,
+    o.perDelivery,
+    stack.appSecret,
+  );
   const posts = deliveries.length * copies;
   const order = copies > 1 ? shuffled(deliveries.length, copies) : undefined;
   const { requests, issued } = deliveryRequests(deliveries, order);
@@ -115,7 +120,7 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   const processing = await waitProcessed(stack.db, {
     afterDeliveryId: before,
     deliveries: posts,
-    wabaId: tenant.wabaId,
+    wabaId: tenant.account.wabaId,
     tag,
     events: plan.events,
     loadEndedAt,
@@ -124,7 +129,7 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   const cpuProcessing = meter.end();
   const processedRate =
     processing.allProcessedAfterS === null ? null : plan.events / (result.durationS + processing.allProcessedAfterS);
-  const messageStatuses = await plan.messageStatuses(stack.db, tenant.businessAccountId);
+  const messageStatuses = await plan.messageStatuses(stack.db, tenant.account.businessAccountId);
   const expectedStatuses = plan.expectedMessageStatuses();
   const messagesExact = JSON.stringify(sortKeys(messageStatuses)) === JSON.stringify(sortKeys(expectedStatuses));
 

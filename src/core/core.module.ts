@@ -5,11 +5,9 @@ import { AppConfig } from './config/app-config.js';
 import { APP_LOGGER } from './logging/app-logger.js';
 import { createLogger } from './logging/logger.js';
 import { Metrics } from './metrics/metrics.js';
-import { PgListener } from './prisma/pg-listener.js';
 import { Db } from './db/db.js';
+import { PgListener } from './db/pg-listener.js';
 import { UnitOfWork } from './db/unit-of-work.js';
-import { PrismaService } from './prisma/prisma.service.js';
-import { UnitOfWork as PrismaUnitOfWork } from './prisma/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
 import { RedisService } from './redis/redis.service.js';
@@ -20,8 +18,8 @@ export interface CoreOptions {
 }
 
 /**
- * Shared by the API and the worker: validated config, logging, the database (Db and its unit of work; Prisma's client and
- * its unit of work for the repositories not yet on Kysely), Redis, queue producers, metrics.
+ * Shared by the API and the worker: validated config, logging, the database (Db, its unit of work and the LISTEN
+ * connection), Redis, queue producers, metrics.
  */
 @Global()
 @Module({})
@@ -34,8 +32,6 @@ export class CoreModule {
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`, opts.logDestination) },
         Db,
         UnitOfWork,
-        PrismaService,
-        PrismaUnitOfWork,
         PgListener,
         RedisService,
         QueueService,
@@ -48,8 +44,6 @@ export class CoreModule {
         APP_LOGGER,
         Db,
         UnitOfWork,
-        PrismaService,
-        PrismaUnitOfWork,
         PgListener,
         RedisService,
         QueueService,

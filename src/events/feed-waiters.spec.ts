@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { TooManyAttempts } from '../core/errors/domain-errors.js';
-import type { ChannelSubscriber, PgListener } from '../core/prisma/pg-listener.js';
+import type { ChannelSubscriber, PgListener } from '../core/db/pg-listener.js';
 import type { EventsRepository } from './events.repository.js';
 import { LongPollShares } from '../core/async/long-poll-shares.js';
 import type { AppConfig } from '../core/config/app-config.js';

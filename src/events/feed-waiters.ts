@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { LongPollShares, type LongPollOwner } from '../core/async/long-poll-shares.js';
 import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
-import { PgListener } from '../core/prisma/pg-listener.js';
+import { PgListener } from '../core/db/pg-listener.js';
 import { EventsRepository } from './events.repository.js';
 
 /** NOTIFYed by the statement trigger on `events` at commit, payload '<waba_id> <xid>' (migration events_feed). */

@@ -104,15 +104,15 @@ describe('Security: console and API', () => {
       const theirs = await connectAccount(stack, other);
       // Younger than the sweeper's 5 s, so no worker of another test file picks them up meanwhile.
       const threeSecondsAgo = new Date(Date.now() - 3000);
-      await insertDelivery(stack.prisma, { wabaIds: [a.wabaId], status: 'received', receivedAt: threeSecondsAgo });
-      await insertDelivery(stack.prisma, {
+      await insertDelivery(stack.db, { wabaIds: [a.wabaId], status: 'received', receivedAt: threeSecondsAgo });
+      await insertDelivery(stack.db, {
         wabaIds: [a.wabaId, theirs.wabaId],
         status: 'received',
         receivedAt: new Date(),
       });
-      await insertDelivery(stack.prisma, { wabaIds: [a.wabaId], status: 'failed', lastError: 'boom' });
-      await insertDelivery(stack.prisma, { wabaIds: [a.wabaId], status: 'processed', processedAt: new Date() });
-      await insertDelivery(stack.prisma, { wabaIds: [theirs.wabaId], status: 'failed', lastError: 'theirs' });
+      await insertDelivery(stack.db, { wabaIds: [a.wabaId], status: 'failed', lastError: 'boom' });
+      await insertDelivery(stack.db, { wabaIds: [a.wabaId], status: 'processed', processedAt: new Date() });
+      await insertDelivery(stack.db, { wabaIds: [theirs.wabaId], status: 'failed', lastError: 'theirs' });
 
       const res = await stack.http.get('/webhooks/deliveries/health').set('cookie', operator.cookie);
       expect(res.status).toBe(200);

@@ -179,8 +179,8 @@ describe('Security: secrets', () => {
 
     it('deletes ended sessions and expired idempotency keys, keeping live ones', async () => {
       const worker = stack.worker!;
-      const org = await insertOrganization(stack.prisma);
-      const scope = await insertSendScope(stack.prisma);
+      const org = await insertOrganization(stack.db);
+      const scope = await insertSendScope(stack.db);
       // As of 2000-01-01 (so that only these rows are concerned): one expired and one live row of each table.
       const now = new Date('2000-01-01T00:00:00.000Z');
       const far = new Date('2100-01-01T00:00:00.000Z');

@@ -48,8 +48,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     await t?.close();
   });
 
-  const deliveryOf = async (tenant: Tenant) =>
-    (await insertDelivery(t.prisma, { wabaIds: [tenant.account.wabaId] })).id;
+  const deliveryOf = async (tenant: Tenant) => (await insertDelivery(t.db, { wabaIds: [tenant.account.wabaId] })).id;
   /** Stores the rows in one transaction; their ids in the order given. */
   const store = async (rows: EventRow[]) => {
     const inserted = await unitOfWork.run((tx) => repo.insert(tx, rows));

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { withNumberId } from '../../src/core/prisma/prisma.service.js';
+import { withNumberId } from '../utils/prisma.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
 import { createTenant, wamid, type Tenant } from '../utils/factories.js';

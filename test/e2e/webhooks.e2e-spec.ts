@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import pg from 'pg';
 import { metaJson } from '../../simulator/meta-json.js';
-import { withNumberId } from '../../src/core/prisma/prisma.service.js';
+import { withNumberId } from '../utils/prisma.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
 import {

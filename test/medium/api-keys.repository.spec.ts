@@ -2,13 +2,13 @@ import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.j
 import { repositoryUnderTest, insertApiKey, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('ApiKeysRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new ApiKeysRepository(db));
+  const t = repositoryUnderTest((db) => new ApiKeysRepository(db));
 
   it("lists, finds and revokes an organization's keys only within it", async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
     const [a, b] = [
-      await insertBusinessAccount(t.prisma, mine.organizationId),
-      await insertBusinessAccount(t.prisma, mine.organizationId),
+      await insertBusinessAccount(t.db, mine.organizationId),
+      await insertBusinessAccount(t.db, mine.organizationId),
     ];
     const first = await t.repo.create(mine.organizationId, {
       businessAccountId: a.id,
@@ -17,7 +17,7 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
       secretHash: 'h1',
       createdById: mine.operatorId,
     });
-    const second = await insertApiKey(t.prisma, mine.organizationId, b.id);
+    const second = await insertApiKey(t.db, mine.organizationId, b.id);
     expect(first.businessAccount.wabaId).toBe(a.wabaId);
 
     const page = await t.repo.page(mine.organizationId, { page: 1, limit: 1 });
@@ -35,17 +35,17 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
   });
 
   it('revokes every live key of one business account and says which', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const [account, other] = [
-      await insertBusinessAccount(t.prisma, org.organizationId),
-      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
     ];
     const earlier = new Date('2026-01-01T00:00:00.000Z');
     const [live1, live2, old, elsewhere] = [
-      await insertApiKey(t.prisma, org.organizationId, account.id),
-      await insertApiKey(t.prisma, org.organizationId, account.id),
-      await insertApiKey(t.prisma, org.organizationId, account.id, { revokedAt: earlier }),
-      await insertApiKey(t.prisma, org.organizationId, other.id),
+      await insertApiKey(t.db, org.organizationId, account.id),
+      await insertApiKey(t.db, org.organizationId, account.id),
+      await insertApiKey(t.db, org.organizationId, account.id, { revokedAt: earlier }),
+      await insertApiKey(t.db, org.organizationId, other.id),
     ];
     const revoked = await t.repo.revokeAllOf(account.id, new Date());
     expect(revoked.sort()).toEqual([live1.accessKey, live2.accessKey].sort());
@@ -55,9 +55,9 @@ describe('ApiKeysRepository (PostgreSQL)', () => {
   });
 
   it('finds a key for authentication with the state of its account, and moves lastUsedAt forward only', async () => {
-    const org = await insertOrganization(t.prisma);
-    const account = await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() });
-    const key = await insertApiKey(t.prisma, org.organizationId, account.id);
+    const org = await insertOrganization(t.db);
+    const account = await insertBusinessAccount(t.db, org.organizationId, { disconnectedAt: new Date() });
+    const key = await insertApiKey(t.db, org.organizationId, account.id);
     expect(await t.repo.findForAuthentication(key.accessKey)).toMatchObject({
       id: key.id,
       businessAccount: {

@@ -3,7 +3,7 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 
 describe('AuditLogsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new AuditLogsRepository(db));
+  const t = repositoryUnderTest((db) => new AuditLogsRepository(db));
 
   const entry = (org: { operatorId: string; email: string }, targetId: string) => ({
     operatorId: org.operatorId,
@@ -15,7 +15,7 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
   });
 
   it("pages an organization's entries newest first, and no other organization's", async () => {
-    const [org, other] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const [org, other] = [await insertOrganization(t.db), await insertOrganization(t.db)];
     for (const id of ['a', 'b', 'c']) await t.repo.append(org.organizationId, entry(org, id));
     await t.repo.append(other.organizationId, entry(other, 'x'));
 
@@ -36,7 +36,7 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
   });
 
   it('commits an entry with the change it records, or neither', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const uow = new UnitOfWork(t.db);
     await expect(
       uow.run(async () => {

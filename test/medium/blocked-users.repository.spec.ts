@@ -8,12 +8,12 @@ import {
 } from '../utils/factories.js';
 
 describe('BlockedUsersRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new BlockedUsersRepository(db));
+  const t = repositoryUnderTest((db) => new BlockedUsersRepository(db));
 
   it('blocks per phone number of a business account, by the user as given or as Meta resolved it, and forgets blocks', async () => {
-    const org = await insertOrganization(t.prisma);
-    const a = await insertBusinessAccount(t.prisma, org.organizationId);
-    const other = await insertBusinessAccount(t.prisma, org.organizationId);
+    const org = await insertOrganization(t.db);
+    const a = await insertBusinessAccount(t.db, org.organizationId);
+    const other = await insertBusinessAccount(t.db, org.organizationId);
     const [number, otherNumber] = [metaId(), metaId()];
     const phone = recipient();
     const bsuid = 'US.13491208655302741918';

@@ -4,12 +4,12 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new BusinessAccountsRepository(db));
+  const t = repositoryUnderTest((db) => new BusinessAccountsRepository(db));
 
   it("finds an organization's account only for that organization, and a disconnected one only when asked", async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
-    const gone = await insertBusinessAccount(t.prisma, mine.organizationId, { disconnectedAt: new Date() });
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
+    const account = await insertBusinessAccount(t.db, mine.organizationId);
+    const gone = await insertBusinessAccount(t.db, mine.organizationId, { disconnectedAt: new Date() });
 
     expect((await t.repo.getOwned(mine.organizationId, account.wabaId)).id).toBe(account.id);
     await expect(t.repo.getOwned(theirs.organizationId, account.wabaId)).rejects.toBeInstanceOf(NotFound);
@@ -26,8 +26,8 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('creates an account, and answers null (writing nothing) for a wabaId taken by any organization', async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const taken = await insertBusinessAccount(t.prisma, theirs.organizationId);
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
+    const taken = await insertBusinessAccount(t.db, theirs.organizationId);
     const checkedAt = new Date('2026-01-02T03:04:05.000Z');
     const created = await t.repo.create(
       mine.organizationId,
@@ -60,8 +60,8 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('changes an account only within its organization', async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
+    const account = await insertBusinessAccount(t.db, mine.organizationId);
     const at = new Date('2026-01-02T03:04:05.000Z');
 
     await expect(t.repo.disconnect(theirs.organizationId, account.id, at)).rejects.toThrow();
@@ -114,10 +114,10 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('walks every stored credential in id order (key rotation) and replaces one only if it is still the one read', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const [a, b] = [
-      await insertBusinessAccount(t.prisma, org.organizationId),
-      await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() }),
+      await insertBusinessAccount(t.db, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId, { disconnectedAt: new Date() }),
     ];
     const walked: string[] = [];
     for (
@@ -139,8 +139,8 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('records a credential verdict only within its organization and only for the token that was checked', async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
+    const account = await insertBusinessAccount(t.db, mine.organizationId);
     const at = new Date('2026-02-03T04:05:06.000Z');
     const rejected = { valid: false as const, error: 'Error validating access token (190)' };
 
@@ -178,8 +178,8 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('starts the read cut-off at the first rejection (kept by later ones) and at a disconnect; an accepted check or a reconnect lifts it (issue 29, finding 5)', async () => {
-    const mine = await insertOrganization(t.prisma);
-    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const mine = await insertOrganization(t.db);
+    const account = await insertBusinessAccount(t.db, mine.organizationId);
     const at = (s: number) => new Date(Date.UTC(2026, 1, 3, 4, 5, s));
     const rejected = { valid: false as const, error: 'Error validating access token (190)' };
     const cutOff = async () =>
@@ -203,8 +203,8 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('hands an account over to another organization only while its holder is disconnected or rejected, with the token read', async () => {
-    const [holder, claimant] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const account = await insertBusinessAccount(t.prisma, holder.organizationId);
+    const [holder, claimant] = [await insertOrganization(t.db), await insertOrganization(t.db)];
+    const account = await insertBusinessAccount(t.db, holder.organizationId);
     const at = new Date('2026-02-04T00:00:00.000Z');
     const credential = { accessTokenEncrypted: 'v2.k.claimant', checkedAt: at };
 
@@ -242,9 +242,9 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('finds the tokens still sealed in the v1 format, in id order', async () => {
-    const org = await insertOrganization(t.prisma);
-    const legacy = await insertBusinessAccount(t.prisma, org.organizationId);
-    const current = await insertBusinessAccount(t.prisma, org.organizationId);
+    const org = await insertOrganization(t.db);
+    const legacy = await insertBusinessAccount(t.db, org.organizationId);
+    const current = await insertBusinessAccount(t.db, org.organizationId);
     await t.prisma.businessAccount.update({ where: { id: current.id }, data: { accessTokenEncrypted: 'v2.k0.a.b.c' } });
     const found: string[] = [];
     for (
@@ -258,8 +258,8 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('marks the webhook subscription only within its organization', async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
-    const account = await insertBusinessAccount(t.prisma, mine.organizationId);
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
+    const account = await insertBusinessAccount(t.db, mine.organizationId);
     const at = new Date('2026-02-03T04:05:06.000Z');
     await expect(t.repo.markWebhooksSubscribed(theirs.organizationId, account.id, at)).rejects.toThrow();
     expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
@@ -273,12 +273,12 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('lists the connected accounts due for a credential check, in id order after a given id', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const dueBefore = new Date('2026-03-01T00:00:00.000Z');
-    const never = await insertBusinessAccount(t.prisma, org.organizationId);
-    const stale = await insertBusinessAccount(t.prisma, org.organizationId);
-    const fresh = await insertBusinessAccount(t.prisma, org.organizationId);
-    const gone = await insertBusinessAccount(t.prisma, org.organizationId, { disconnectedAt: new Date() });
+    const never = await insertBusinessAccount(t.db, org.organizationId);
+    const stale = await insertBusinessAccount(t.db, org.organizationId);
+    const fresh = await insertBusinessAccount(t.db, org.organizationId);
+    const gone = await insertBusinessAccount(t.db, org.organizationId, { disconnectedAt: new Date() });
     await t.prisma.businessAccount.update({
       where: { id: stale.id },
       data: { credentialsCheckedAt: new Date(dueBefore.getTime() - 1) },
@@ -307,10 +307,10 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('locks the standings of the named accounts, writes them back once, and serves a send the ban state and restrictions', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const [a, b] = [
-      await insertBusinessAccount(t.prisma, org.organizationId),
-      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
     ];
     expect(await t.repo.sendState(a.id)).toEqual({
       credentialsValid: true,
@@ -357,10 +357,10 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
   });
 
   it('records the Marketing Messages API onboarding: read with a credential check, or signed (webhook, newest by Meta’s time wins)', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const [a, b] = [
-      await insertBusinessAccount(t.prisma, org.organizationId),
-      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
     ];
     const checkedAt = new Date('2026-11-26T08:00:00.000Z');
     await t.repo.recordCredentialCheck(

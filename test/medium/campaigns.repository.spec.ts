@@ -11,7 +11,7 @@ import {
 } from '../utils/factories.js';
 
 describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => ({
+  const t = repositoryUnderTest((db) => ({
     campaigns: new CampaignsRepository(db),
     recipients: new CampaignRecipientsRepository(db),
     messages: new MessagesRepository(db),
@@ -20,8 +20,8 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
   }));
 
   async function campaignOf(n: number) {
-    const org = await insertOrganization(t.prisma);
-    const account = await insertBusinessAccount(t.prisma, org.organizationId);
+    const org = await insertOrganization(t.db);
+    const account = await insertBusinessAccount(t.db, org.organizationId);
     const phoneNumberId = metaId();
     const tos = Array.from({ length: n }, () => recipient());
     const campaign = await t.repo.uow.run(async () => {

@@ -6,7 +6,7 @@ import {
 import { metaId, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('ConversationWindowsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new ConversationWindowsRepository(db));
+  const t = repositoryUnderTest((db) => new ConversationWindowsRepository(db));
   const openOrRenew = (contacts: InboundContact[]) =>
     new UnitOfWork(t.db).run((tx) => t.repo.openOrRenew(tx, contacts));
   /** When the customer last wrote to this business number, as the send path reads it (null: no window). */

@@ -1,8 +1,10 @@
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Db } from '../../src/core/db/db.js';
+import { safeInteger } from '../../src/core/db/pg-pool.js';
 import { prepared } from '../../src/core/db/statement.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { metaId, recipient } from '../utils/factories.js';
+import { testPrisma } from '../utils/prisma.js';
 import { testEnv } from '../utils/test-env.js';
 
 /** The data access every repository stands on: prepared statements, the unit of work's transactions, int8 as numbers. */
@@ -74,6 +76,15 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
         .selectNoFrom((eb) => eb.cast<number>(eb.val('9007199254740993'), 'bigint').as('id'))
         .execute(),
     ).rejects.toThrow(RangeError);
+    expect((await db.pool.query('SELECT 1::int8 AS one')).rows).toEqual([{ one: 1 }]); // the query failed, not the pool
+  });
+
+  it('converts a bigint or int8 text to a number only when it is a safe integer', () => {
+    expect([safeInteger(3_000_000_000n), safeInteger('4294967297'), safeInteger(-1n)]).toEqual([
+      3_000_000_000, 4_294_967_297, -1,
+    ]);
+    for (const bad of [2n ** 53n, '9007199254740993', '99999999999999999999'])
+      expect(() => safeInteger(bad)).toThrow(RangeError);
   });
 
   it('commits every statement of a unit of work together, those given the Tx and Kysely statements joining it alike', async () => {
@@ -142,5 +153,39 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
         .transaction()
         .execute(async () => undefined),
     ).rejects.toThrow(/UnitOfWork/);
+  });
+});
+
+/**
+ * A process that closes its Db must be able to exit at once: an idle connection left in the pool holds the event loop
+ * for its idle timeout (30 s).
+ */
+describe('Db (PostgreSQL): close', () => {
+  const open = () => new Db(AppConfig.fromEnv(testEnv()));
+
+  it('ends the pools with their idle connections, and a second close does nothing', async () => {
+    const db = open();
+    await Promise.all([db.pool.query('SELECT 1'), db.pool.query('SELECT 2'), db.partitionReads.query('SELECT 3')]);
+    expect(db.pool.idleCount).toBeGreaterThan(0);
+
+    await db.close();
+    await db.close();
+    for (const pool of [db.pool, db.partitionReads]) {
+      expect(pool.ended).toBe(true);
+      expect(pool.totalCount).toBe(0);
+    }
+    await expect(db.pool.query('SELECT 1')).rejects.toThrow(/after calling end/);
+  });
+
+  it("ends the pool after the tests' Prisma client used it, which reads BigInt as bigint (its adapter's own parsers)", async () => {
+    const db = open();
+    const prisma = testPrisma(db);
+    expect(await prisma.$queryRaw`SELECT 3000000000::int8 AS n`).toEqual([{ n: 3_000_000_000n }]);
+    expect((await db.pool.query('SELECT 3000000000::int8 AS n')).rows).toEqual([{ n: 3_000_000_000 }]);
+
+    await prisma.$disconnect();
+    await db.close();
+    expect(db.pool.ended).toBe(true);
+    expect(db.pool.totalCount).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
+import { sql } from 'kysely';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
-import { inTransaction } from '../../src/core/prisma/sql.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import {
   eventRow,
@@ -12,12 +12,12 @@ import {
 } from '../utils/factories.js';
 
 describe('EventsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new EventsRepository(db));
+  const t = repositoryUnderTest((db) => new EventsRepository(db));
   const unitOfWork = () => new UnitOfWork(t.db);
   const insert = (rows: EventRow[]) => unitOfWork().run((tx) => t.repo.insert(tx, rows));
   /** A delivery of `wabaId` and that many of its events, stored; the events' ids in the order given. */
   async function stored(wabaId: string, ...overrides: Partial<EventRow>[]) {
-    const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+    const delivery = await insertDelivery(t.db, { wabaIds: [wabaId] });
     const rows = overrides.map((o) => eventRow(delivery.id, wabaId, o));
     const inserted = await insert(rows);
     const refs = rows.map((r) => inserted.get(r.dedupeKey)!);
@@ -28,7 +28,7 @@ describe('EventsRepository (PostgreSQL)', () => {
   describe('insert', () => {
     it('stores a dedupe key once, and returns only what this call inserted', async () => {
       const wabaId = metaId();
-      const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+      const delivery = await insertDelivery(t.db, { wabaIds: [wabaId] });
       const [a, b, c] = [
         eventRow(delivery.id, wabaId),
         eventRow(delivery.id, wabaId, { status: 'read' }),
@@ -65,7 +65,7 @@ describe('EventsRepository (PostgreSQL)', () => {
 
     it('stores nothing, and counts nothing, when the unit of work it ran in fails', async () => {
       const wabaId = metaId();
-      const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+      const delivery = await insertDelivery(t.db, { wabaIds: [wabaId] });
       const rows = [eventRow(delivery.id, wabaId), eventRow(delivery.id, wabaId)];
       await expect(
         unitOfWork().run(async (tx) => {
@@ -262,11 +262,12 @@ describe('EventsRepository (PostgreSQL)', () => {
 
     // The weekly partitions of a fresh database are too small for the planner to prefer an index over reading them:
     // with sequential scans off it still has to pick the partial index of each partition (their names end the same).
-    const plan = await inTransaction(t.prisma.pool, async (client) => {
-      await client.query('SET LOCAL enable_seqscan = off');
-      return client.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN SELECT id FROM events WHERE waba_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC LIMIT 20`,
-        [wabaId, userId],
+    const plan = await t.db.transaction(async (tx) => {
+      await sql`SET LOCAL enable_seqscan = off`.execute(t.db.on(tx));
+      return sql<{
+        'QUERY PLAN': string;
+      }>`EXPLAIN SELECT id FROM events WHERE waba_id = ${wabaId} AND user_id = ${userId} ORDER BY created_at DESC, id DESC LIMIT 20`.execute(
+        t.db.on(tx),
       );
     });
     expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('waba_id_user_id_created_at_id_idx');
@@ -284,8 +285,8 @@ describe('EventsRepository (PostgreSQL)', () => {
       expect((await t.repo.feed(wabaId, {}, { xid: 0n, id: 0 }, 10)).rows.length).toBeLessThanOrEqual(2);
     }
     // Every connection of the read pool (at most its size), each asked for its own prepared statements.
-    const size = (t.prisma.partitionReads as unknown as { options: { max: number } }).options.max;
-    const clients = await Promise.all(Array.from({ length: size }, () => t.prisma.partitionReads.connect()));
+    const size = (t.db.partitionReads as unknown as { options: { max: number } }).options.max;
+    const clients = await Promise.all(Array.from({ length: size }, () => t.db.partitionReads.connect()));
     try {
       const plans = await Promise.all(
         clients.map((c) =>
@@ -312,7 +313,7 @@ describe('EventsRepository (PostgreSQL)', () => {
 
     it('stops short of a transaction still open, even when later ones have committed, and names it as beyond', async () => {
       const wabaId = metaId();
-      const delivery = await insertDelivery(t.prisma, { wabaIds: [wabaId] });
+      const delivery = await insertDelivery(t.db, { wabaIds: [wabaId] });
       const before = await insert([eventRow(delivery.id, wabaId)]);
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
@@ -363,7 +364,7 @@ describe('EventsRepository (PostgreSQL)', () => {
       const { ids } = await stored(wabaId, {}, {}, {}, {});
       const xids = ['100', '99', '10', '9'];
       for (const [i, id] of ids.entries())
-        await t.prisma.pool.query(`UPDATE events SET xid = $1::xid8 WHERE id = $2`, [xids[i], id]);
+        await t.db.pool.query(`UPDATE events SET xid = $1::xid8 WHERE id = $2`, [xids[i], id]);
       const byXid = [ids[3], ids[2], ids[1], ids[0]];
       expect(idsOf(await t.repo.feed(wabaId, {}, start, 100))).toEqual(byXid);
       // Followed one event at a time, the cursor walks the same order, each once.

@@ -5,13 +5,13 @@ import { insertSendScope, metaId, pendingMessage, repositoryUnderTest } from '..
 
 /** Claims are stored with their pending message by MessagesRepository (see messages.repository.spec.ts); here, the rest. */
 describe('IdempotencyKeysRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new IdempotencyKeysRepository(db));
+  const t = repositoryUnderTest((db) => new IdempotencyKeysRepository(db));
   const claimedAt = new Date('2026-03-01T10:00:00.000Z');
   const hash = IdempotencyService.fingerprint({ to: '447700900123' });
   /** Two key pairs (of two accounts) that both hold an in-flight claim of the same key string. */
   async function twoClaimsOfOneKey() {
     const messages = new MessagesRepository(t.db);
-    const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+    const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
     const key = `order-${metaId()}`;
     for (const s of [scope, other]) {
       const claimed = await messages.insertPendingClaimingKey(
@@ -80,7 +80,7 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
 
   it('purges keys past their expiry and keeps the others', async () => {
     const messages = new MessagesRepository(t.db);
-    const scope = await insertSendScope(t.prisma);
+    const scope = await insertSendScope(t.db);
     // Claimed in 1999 (expired by 2000-01-01, the purge's "now") and now (kept): no other test's keys are that old.
     const old = `old-${metaId()}`;
     const fresh = `fresh-${metaId()}`;

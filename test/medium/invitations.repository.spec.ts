@@ -3,7 +3,7 @@ import { InvitationsRepository } from '../../src/console/invitations/invitations
 import { insertOrganization, repositoryUnderTest, uniqueEmail } from '../utils/factories.js';
 
 describe('InvitationsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new InvitationsRepository(db));
+  const t = repositoryUnderTest((db) => new InvitationsRepository(db));
   const hour = 3600_000;
 
   async function invite(organizationId: string, invitedById: string, expiresAt = new Date(Date.now() + hour)) {
@@ -19,8 +19,8 @@ describe('InvitationsRepository (PostgreSQL)', () => {
   }
 
   it('creates, finds by token hash, and lets exactly one claim use an invitation', async () => {
-    const org = await insertOrganization(t.prisma, 'Inviting Org');
-    const joiner = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db, 'Inviting Org');
+    const joiner = await insertOrganization(t.db);
     const { row, tokenHash } = await invite(org.organizationId, org.operatorId);
     expect(row).toMatchObject({
       organizationId: org.organizationId,
@@ -40,8 +40,8 @@ describe('InvitationsRepository (PostgreSQL)', () => {
   });
 
   it('refuses to claim an expired or revoked invitation; lists only pending ones of the organization', async () => {
-    const org = await insertOrganization(t.prisma);
-    const other = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
+    const other = await insertOrganization(t.db);
     const expired = await invite(org.organizationId, org.operatorId, new Date(Date.now() - 1000));
     const revoked = await invite(org.organizationId, org.operatorId);
     const pending = await invite(org.organizationId, org.operatorId);

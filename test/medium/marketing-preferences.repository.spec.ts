@@ -6,10 +6,10 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { insertBusinessAccount, insertOrganization, recipient, repositoryUnderTest } from '../utils/factories.js';
 
 describe('MarketingPreferencesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new MarketingPreferencesRepository(db));
+  const t = repositoryUnderTest((db) => new MarketingPreferencesRepository(db));
   const record = (changes: MarketingPreferenceChange[]) => new UnitOfWork(t.db).run((tx) => t.repo.record(tx, changes));
   const at = (minute: number) => new Date(Date.UTC(2026, 5, 1, 10, minute));
-  const account = async () => insertBusinessAccount(t.prisma, (await insertOrganization(t.prisma)).organizationId);
+  const account = async () => insertBusinessAccount(t.db, (await insertOrganization(t.db)).organizationId);
   const change = (
     wabaId: string,
     user: string,

@@ -28,7 +28,7 @@ type Scope = Awaited<ReturnType<typeof insertSendScope>>;
  * horizon over (changed_xid, id) with the trigger that moves a changed message, and the one-snapshot list.
  */
 describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
+  const t = repositoryUnderTest((db) => new MessagesRepository(db));
   const uow = () => new UnitOfWork(t.db);
   const START: FeedPosition = { xid: 0n, id: 0 };
   const inbound = (scope: Scope, overrides: Partial<InboundMessageRow> = {}): InboundMessageRow => ({
@@ -63,7 +63,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     }))!;
 
   it('stores an inbound message once per wamid, in the account that owns the receiving WABA, and nothing for an unknown WABA', async () => {
-    const scope = await insertSendScope(t.prisma);
+    const scope = await insertSendScope(t.db);
     const row = inbound(scope, { from: null, userId: 'US.777' });
     expect(
       await uow().run((tx) => t.repo.insertInbound(tx, [row, inbound({ ...scope, wabaId: '999000000000001' })])),
@@ -89,7 +89,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
   });
 
   it("lists a message again, once, in its latest state when its status changes; other writes don't move it", async () => {
-    const scope = await insertSendScope(t.prisma);
+    const scope = await insertSendScope(t.db);
     const sent = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
     const first = await settled(scope, START, 1);
     expect(first.seen.map((s) => [s.id, s.status])).toEqual([[sent.id, 'pending']]);
@@ -121,7 +121,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
   });
 
   it('never passes a message of a transaction still open: it comes after, in order, once that transaction ends', async () => {
-    const scope = await insertSendScope(t.prisma);
+    const scope = await insertSendScope(t.db);
     const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await client.connect();
     try {
@@ -145,7 +145,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
   });
 
   it('hands every change to a poller once, in order, while 4 writers insert and move messages concurrently', async () => {
-    const scope = await insertSendScope(t.prisma);
+    const scope = await insertSendScope(t.db);
     const WRITERS = 4;
     const ROUNDS = 25;
     const finals = new Map<number, string>();
@@ -196,12 +196,12 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
   });
 
   it('reads a message and its status history in one snapshot: a status committed between the two reads shows in neither', async () => {
-    const scope = await insertSendScope(t.prisma);
+    const scope = await insertSendScope(t.db);
     const events = new EventsRepository(t.db);
     const sent = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
     const w = wamid();
     await t.repo.markSent(scope.businessAccountId, sent.id, w, new Date());
-    const deliveryId = (await insertDelivery(t.prisma, { wabaIds: [scope.wabaId] })).id;
+    const deliveryId = (await insertDelivery(t.db, { wabaIds: [scope.wabaId] })).id;
     // The worker's transaction: the `delivered` event and the message's new status together.
     const deliver = () =>
       uow().run(async (tx) => {
@@ -224,7 +224,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
   });
 
   it('reads a page and its total in one snapshot, and finds a message only in its own account', async () => {
-    const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+    const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
     await uow().run((tx) =>
       t.repo.insertInbound(tx, [
         inbound(scope),

@@ -16,7 +16,7 @@ import {
 } from '../utils/factories.js';
 
 describe('MessagesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new MessagesRepository(db));
+  const t = repositoryUnderTest((db) => new MessagesRepository(db));
   const at = (iso: string) => new Date(iso);
   const failure = {
     code: 131026,
@@ -26,14 +26,14 @@ describe('MessagesRepository (PostgreSQL)', () => {
   };
   /** A pending message of a fresh send scope, and another account (of another organization) that must never see it. */
   async function pendingOfNewScope() {
-    const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+    const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
     const message = await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId));
     return { scope, other, message };
   }
 
   describe('send writes', () => {
     it('stores a send as pending and returns it as stored, found only in its business account', async () => {
-      const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+      const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
       const pending = pendingMessage(scope.apiKeyId, {
         type: 'template',
         templateName: 'hello',
@@ -84,7 +84,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
 
     it('stores concurrent sends together, each caller getting its own row, and marks them sent per row and per account', async () => {
-      const [a, b] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+      const [a, b] = [await insertSendScope(t.db), await insertSendScope(t.db)];
       const sends = Array.from({ length: 40 }, (_, i) => {
         const scope = i % 2 ? a : b;
         return {
@@ -247,7 +247,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       (await t.repo.list(businessAccountId, {}, { page: 1, limit: 100 })).rows.map((m) => m.id);
 
     it('stores the claim and the message together, and nothing while the key is held, answered or another body waits', async () => {
-      const scope = await insertSendScope(t.prisma);
+      const scope = await insertSendScope(t.db);
       const key = `order-${metaId()}`;
       const m = pendingMessage(scope.apiKeyId);
 
@@ -287,7 +287,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
 
     it('lets one of several concurrent duplicates claim a new key, storing one message', async () => {
-      const scope = await insertSendScope(t.prisma);
+      const scope = await insertSendScope(t.db);
       const key = `order-${metaId()}`;
       const claims = await Promise.all(
         Array.from({ length: 4 }, () =>
@@ -304,7 +304,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
 
     it('lets the same body take over a claim abandoned by a crashed request, keeping its 24 h', async () => {
-      const scope = await insertSendScope(t.prisma);
+      const scope = await insertSendScope(t.db);
       const key = `order-${metaId()}`;
       const first = await t.repo.insertPendingClaimingKey(
         scope.businessAccountId,
@@ -328,7 +328,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
 
     it('claims an expired key afresh, forgetting its old answer', async () => {
-      const scope = await insertSendScope(t.prisma);
+      const scope = await insertSendScope(t.db);
       const key = `order-${metaId()}`;
       const first = await t.repo.insertPendingClaimingKey(
         scope.businessAccountId,
@@ -367,7 +367,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
 
     it("keeps one key pair's keys apart from another's with the same string", async () => {
-      const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+      const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
       const key = `order-${metaId()}`;
       expect(
         await t.repo.insertPendingClaimingKey(
@@ -387,7 +387,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
 
     it('completes the key only when it moved the message to sent, and only in the account of the message', async () => {
-      const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+      const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
       const key = `order-${metaId()}`;
       const message = await t.repo.insertPendingClaimingKey(
         scope.businessAccountId,
@@ -437,11 +437,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
      * messages just outside the range and another account's message inside it.
      */
     async function history() {
-      const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
+      const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
       const [number, otherNumber] = [metaId(), metaId()];
       const undeliverable = { errorCode: 131026, errorTitle: 'Message undeliverable' };
       const insert = (createdAt: string, data: Parameters<typeof insertMessage>[2] = {}) =>
-        insertMessage(t.prisma, scope.businessAccountId, { phoneNumberId: number, createdAt: at(createdAt), ...data });
+        insertMessage(t.db, scope.businessAccountId, { phoneNumberId: number, createdAt: at(createdAt), ...data });
       const template = (templateName: string) => ({ type: 'template', templateName, templateLanguage: 'en_US' });
       const sent = () => ({ upstreamMessageId: wamid() });
       const rows = {
@@ -484,7 +484,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       };
       await insert('2026-02-28T23:59:59.999Z', { ...sent(), status: 'read' });
       await insert('2026-03-04T00:00:00.000Z', { ...sent(), status: 'read' });
-      await insertMessage(t.prisma, other.businessAccountId, {
+      await insertMessage(t.db, other.businessAccountId, {
         phoneNumberId: number,
         createdAt: at('2026-03-02T12:00:00.000Z'),
         ...sent(),
@@ -633,14 +633,14 @@ describe('MessagesRepository (PostgreSQL)', () => {
     });
     /** Messages of two accounts: sent (with a wamid), pending (none yet), and a retryable failure of the other account. */
     async function messagesOfTwoAccounts() {
-      const [scope, other] = [await insertSendScope(t.prisma), await insertSendScope(t.prisma)];
-      const sent = await insertMessage(t.prisma, scope.businessAccountId, {
+      const [scope, other] = [await insertSendScope(t.db), await insertSendScope(t.db)];
+      const sent = await insertMessage(t.db, scope.businessAccountId, {
         status: 'sent',
         upstreamMessageId: wamid(),
         sentAt: at('2026-03-01T10:00:00.000Z'),
       });
-      const pending = await insertMessage(t.prisma, scope.businessAccountId);
-      const timedOut = await insertMessage(t.prisma, other.businessAccountId, {
+      const pending = await insertMessage(t.db, scope.businessAccountId);
+      const timedOut = await insertMessage(t.db, other.businessAccountId, {
         status: 'failed',
         upstreamMessageId: wamid(),
         errorTitle: 'Internal error',
@@ -652,7 +652,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
 
     it('locks messages by wamid, and by callback id only while they have no wamid, in id order with their wabaId', async () => {
       const { scope, other, sent, pending, timedOut } = await messagesOfTwoAccounts();
-      const notAsked = await insertMessage(t.prisma, scope.businessAccountId);
+      const notAsked = await insertMessage(t.db, scope.businessAccountId);
 
       const rows = await lock(
         [timedOut.upstreamMessageId!, 'wamid.unknown', sent.upstreamMessageId!],
@@ -723,7 +723,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(stored[0]!.sentAt).toEqual(sent.sentAt);
       expect(stored.map((m, i) => m!.updatedAt > [sent, pending, timedOut][i]!.updatedAt)).toEqual([true, true, true]);
 
-      const untouched = await insertMessage(t.prisma, scope.businessAccountId);
+      const untouched = await insertMessage(t.db, scope.businessAccountId);
       await unitOfWork().run((tx) => t.repo.writeStatuses(tx, []));
       expect(await t.repo.findOne(scope.businessAccountId, untouched.id)).toEqual(untouched);
     });
@@ -765,7 +765,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
   describe('finds the row by primary key', () => {
     /** The statement the repository sends to the pool for `call` (text and values). */
     async function statementOf(call: () => Promise<unknown>): Promise<pg.QueryConfig> {
-      const spy = jest.spyOn(t.prisma.pool, 'query');
+      const spy = jest.spyOn(t.db.pool, 'query');
       try {
         await call();
         return spy.mock.calls[0]![0] as unknown as pg.QueryConfig;
@@ -782,7 +782,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
      * table of `rows` rows, never analysed).
      */
     async function scansOfMessages(statement: pg.QueryConfig, rows = 0): Promise<Array<[string, string | undefined]>> {
-      const client = await t.prisma.pool.connect();
+      const client = await t.db.pool.connect();
       try {
         await client.query('BEGIN');
         // Shadows public.messages in this transaction only (pg_temp is searched first), and is dropped with it.

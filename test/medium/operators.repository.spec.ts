@@ -3,10 +3,10 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertOrganization, uniqueEmail } from '../utils/factories.js';
 
 describe('OperatorsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new OperatorsRepository(db));
+  const t = repositoryUnderTest((db) => new OperatorsRepository(db));
 
   it('creates an operator with its organization, and answers null for an email already registered', async () => {
-    const [org, other] = [await insertOrganization(t.prisma, 'Acme'), await insertOrganization(t.prisma)];
+    const [org, other] = [await insertOrganization(t.db, 'Acme'), await insertOrganization(t.db)];
     const email = uniqueEmail();
     const created = await t.repo.create(org.organizationId, { email, passwordHash: 'h', role: 'member' });
     expect(created).toMatchObject({ email, role: 'member', organization: { id: org.organizationId, name: 'Acme' } });
@@ -22,7 +22,7 @@ describe('OperatorsRepository (PostgreSQL)', () => {
   });
 
   it('upgrades a password hash only if it is still the one that was verified', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const created = (await t.repo.create(org.organizationId, {
       email: uniqueEmail(),
       passwordHash: 'old',
@@ -35,7 +35,7 @@ describe('OperatorsRepository (PostgreSQL)', () => {
   });
 
   it('pages the organization’s members oldest first without removed ones; roles and removal are scoped by organization (issue 29, finding 3)', async () => {
-    const [org, other] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const [org, other] = [await insertOrganization(t.db), await insertOrganization(t.db)];
     const admin = (await t.repo.create(org.organizationId, {
       email: uniqueEmail(),
       passwordHash: 'h',
@@ -73,7 +73,7 @@ describe('OperatorsRepository (PostgreSQL)', () => {
   });
 
   it('counts owners under a lock: two transactions demoting the two owners at once leave one', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const [a, b] = [
       (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'owner' }))!,
       (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'owner' }))!,

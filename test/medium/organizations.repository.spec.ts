@@ -4,14 +4,14 @@ import { OrganizationsRepository } from '../../src/console/organizations/organiz
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 
 describe('OrganizationsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new OrganizationsRepository(db));
+  const t = repositoryUnderTest((db) => new OrganizationsRepository(db));
 
   it('creates an organization, and none when the signup it belongs to fails (same unit of work)', async () => {
     const created = await t.repo.create(`Org ${Date.now()}`);
     expect(await t.prisma.organization.findUnique({ where: { id: created.id } })).toMatchObject({ name: created.name });
 
     // A signup whose email is taken: the organization created first in the same unit is rolled back too.
-    const taken = await insertOrganization(t.prisma);
+    const taken = await insertOrganization(t.db);
     const name = `Doomed ${Date.now()}`;
     await expect(
       new UnitOfWork(t.db).run(async () => {

@@ -3,7 +3,7 @@ import { PasswordResetsRepository } from '../../src/console/operators/password-r
 import { insertOrganization, repositoryUnderTest } from '../utils/factories.js';
 
 describe('PasswordResetsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new PasswordResetsRepository(db));
+  const t = repositoryUnderTest((db) => new PasswordResetsRepository(db));
   const hour = 3600_000;
 
   async function issue(org: { organizationId: string; operatorId: string }, expiresAt = new Date(Date.now() + hour)) {
@@ -18,7 +18,7 @@ describe('PasswordResetsRepository (PostgreSQL)', () => {
   }
 
   it('finds a link by its token hash only, and lets exactly one of two racing uses claim it', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const { row, tokenHash } = await issue(org);
     expect(await t.repo.findByTokenHash(tokenHash)).toMatchObject({
       id: row.id,
@@ -33,7 +33,7 @@ describe('PasswordResetsRepository (PostgreSQL)', () => {
   });
 
   it('refuses to claim an expired or revoked link; revokes only the unused links of that operator in that organization', async () => {
-    const [org, other] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const [org, other] = [await insertOrganization(t.db), await insertOrganization(t.db)];
     const expired = await issue(org, new Date(Date.now() - 1000));
     const used = await issue(org);
     expect(await t.repo.claim(used.row.id, new Date())).toBe(true);

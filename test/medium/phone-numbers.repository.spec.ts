@@ -8,17 +8,17 @@ import {
 } from '../utils/factories.js';
 
 describe('PhoneNumbersRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new PhoneNumbersRepository(db));
+  const t = repositoryUnderTest((db) => new PhoneNumbersRepository(db));
 
   /** Every number of the account: one page as large as a page may be. */
   const list = async (businessAccountId: string) =>
     (await t.repo.page(businessAccountId, { page: 1, limit: 100 })).rows;
 
   async function twoAccounts() {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     return [
-      await insertBusinessAccount(t.prisma, org.organizationId),
-      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
     ];
   }
 

@@ -3,10 +3,10 @@ import { SessionsRepository } from '../../src/auth/sessions/sessions.repository.
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 
 describe('SessionsRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new SessionsRepository(db));
+  const t = repositoryUnderTest((db) => new SessionsRepository(db));
 
   it('finds a session by its token hash with its operator, touches it, and revokes it once', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const tokenHash = randomBytes(32).toString('hex');
     const created = new Date('2026-01-01T00:00:00.000Z');
     await t.repo.create(org.operatorId, {
@@ -34,7 +34,7 @@ describe('SessionsRepository (PostgreSQL)', () => {
   });
 
   it('purges sessions that ended (expired, idle past the limit, or revoked) and keeps live ones', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     // Dates well before any other test's rows, so that this purge (as of 2000-01-01) touches only these.
     const now = new Date('2000-01-01T00:00:00.000Z');
     const idleSince = new Date('1999-12-31T12:00:00.000Z');

@@ -2,7 +2,6 @@ import { AppConfig } from '../../src/core/config/app-config.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
 import { isMissingPartition, WEEK_MS } from '../../src/core/db/partitions.js';
 import { Db, txOn } from '../../src/core/db/db.js';
-import { PrismaService } from '../../src/core/prisma/prisma.service.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
@@ -30,7 +29,8 @@ const partitionName = (week: Date) => `events_p${week.toISOString().slice(0, 10)
  */
 describe('Storage partitions (PostgreSQL)', () => {
   let db: ScratchDatabase;
-  let prisma: PrismaService;
+  /** The data access on the scratch database. */
+  let data: Db;
   let events: EventsRepository;
   let deliveries: WebhookDeliveriesRepository;
   const logged: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
@@ -45,15 +45,15 @@ describe('Storage partitions (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await scratchDatabase();
     await db.client.query('DROP TABLE events_history; DROP TABLE webhook_deliveries_history');
-    prisma = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
-    events = new EventsRepository(prisma.db);
-    deliveries = new WebhookDeliveriesRepository(prisma.db);
+    data = new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
+    events = new EventsRepository(data);
+    deliveries = new WebhookDeliveriesRepository(data);
     const from = new Date(thisWeek.getTime() - 20 * WEEK_MS);
     await events.ensurePartitions(from, now);
     await deliveries.ensurePartitions(from, now);
   });
   afterAll(async () => {
-    await prisma?.close();
+    await data?.close();
     await db?.drop();
   });
 
@@ -65,7 +65,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       metrics,
       logger as never,
     );
-  const insertAt = (rows: EventRow[], at: Date) => new UnitOfWork(prisma.db).run((tx) => events.insert(tx, rows, at));
+  const insertAt = (rows: EventRow[], at: Date) => new UnitOfWork(data).run((tx) => events.insert(tx, rows, at));
   const stored = async (wabaId: string) => (await events.page(wabaId, {}, { page: 1, limit: 100 })).rows;
   const partitionOf = async (id: number) =>
     (await db.client.query<{ p: string }>('SELECT tableoid::regclass::text AS p FROM events WHERE id = $1', [id]))
@@ -116,7 +116,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       const wabaId = metaId();
       const boundary = new Date(thisWeek.getTime() - 2 * WEEK_MS);
       const item = eventRow(1, wabaId);
-      const a = await prisma.pool.connect();
+      const a = await data.pool.connect();
       try {
         await a.query('BEGIN');
         const before = await events.insert(txOn(a), [item], new Date(boundary.getTime() - 500));
@@ -269,11 +269,11 @@ describe('Storage partitions (PostgreSQL)', () => {
   });
 
   it('a pass that fails (PostgreSQL unreachable) changes nothing, counts the failure and logs how far ahead partitions exist', async () => {
-    const broken = new PrismaService(new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url }))));
+    const broken = new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
     const metrics = new Metrics();
     const m = new PartitionMaintenance(
-      new EventsRepository(broken.db),
-      new WebhookDeliveriesRepository(broken.db),
+      new EventsRepository(broken),
+      new WebhookDeliveriesRepository(broken),
       AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })),
       metrics,
       logger as never,

@@ -3,16 +3,16 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization, syncedTemplate } from '../utils/factories.js';
 
 describe('TemplatesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new TemplatesRepository(db));
+  const t = repositoryUnderTest((db) => new TemplatesRepository(db));
   /** Every matching template: one page as large as a page may be. */
   const list = async (businessAccountId: string, filter: { name?: string; status?: string } = {}) =>
     (await t.repo.page(businessAccountId, { page: 1, limit: 100, ...filter })).rows;
 
   it('keys templates by name and language, marks unlisted ones removed, and touches no other account', async () => {
-    const org = await insertOrganization(t.prisma);
+    const org = await insertOrganization(t.db);
     const [account, other] = [
-      await insertBusinessAccount(t.prisma, org.organizationId),
-      await insertBusinessAccount(t.prisma, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
+      await insertBusinessAccount(t.db, org.organizationId),
     ];
     const hello = syncedTemplate({ name: 'hello' });
     const helloFr = syncedTemplate({ name: 'hello', language: 'fr_FR', status: 'PENDING' });
@@ -51,10 +51,10 @@ describe('TemplatesRepository (PostgreSQL)', () => {
 
   describe("the send path's reads", () => {
     it("answers a send with the template's state in that language and account only", async () => {
-      const org = await insertOrganization(t.prisma);
+      const org = await insertOrganization(t.db);
       const [account, other] = [
-        await insertBusinessAccount(t.prisma, org.organizationId),
-        await insertBusinessAccount(t.prisma, org.organizationId),
+        await insertBusinessAccount(t.db, org.organizationId),
+        await insertBusinessAccount(t.db, org.organizationId),
       ];
       const named = syncedTemplate({
         name: 'order_ready',
@@ -107,10 +107,10 @@ describe('TemplatesRepository (PostgreSQL)', () => {
     });
 
     it('lists the languages a template is synced in, sorted, without removed ones or other accounts', async () => {
-      const org = await insertOrganization(t.prisma);
+      const org = await insertOrganization(t.db);
       const [account, other] = [
-        await insertBusinessAccount(t.prisma, org.organizationId),
-        await insertBusinessAccount(t.prisma, org.organizationId),
+        await insertBusinessAccount(t.db, org.organizationId),
+        await insertBusinessAccount(t.db, org.organizationId),
       ];
       const hello = syncedTemplate({ name: 'hello' });
       const [fr, de, es] = ['fr_FR', 'de_DE', 'es_ES'].map((language) => ({ ...hello, language }));
@@ -137,8 +137,8 @@ describe('TemplatesRepository (PostgreSQL)', () => {
       new UnitOfWork(t.db).run((tx) => t.repo.applyDecisions(tx, decisions));
     /** An account of a fresh organization with these templates synced at `readAt`. */
     async function syncedAccount(...templates: ReturnType<typeof syncedTemplate>[]) {
-      const org = await insertOrganization(t.prisma);
-      const account = await insertBusinessAccount(t.prisma, org.organizationId);
+      const org = await insertOrganization(t.db);
+      const account = await insertBusinessAccount(t.db, org.organizationId);
       await t.repo.replaceAll(account.id, templates, readAt, readAt);
       return account;
     }

@@ -12,7 +12,7 @@ import {
 } from '../utils/factories.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
-  const t = repositoryUnderTest((_prisma, db) => new WebhookDeliveriesRepository(db));
+  const t = repositoryUnderTest((db) => new WebhookDeliveriesRepository(db));
 
   /** A business account's deliveries as the console lists them. */
   async function listed(wabaId: string) {
@@ -61,7 +61,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       incomingDelivery({ wabaIds: [wabaId] }),
       incomingDelivery({ wabaIds: [wabaId] }),
     ]);
-    const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 4 });
+    const done = await insertDelivery(t.db, { wabaIds: [wabaId], status: 'processed', eventCount: 4 });
     const found = await t.repo.findForProcessing([done.id, b!, 2_000_000_000, a!]);
     expect(found.map((d) => [d.id, d.status, d.eventCount])).toEqual([
       [a, 'received', null],
@@ -69,7 +69,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       [done.id, 'processed', 4],
     ]);
     // One received weeks ago (another partition than this week's) is found too, with the recent ones.
-    const old = await insertDelivery(t.prisma, {
+    const old = await insertDelivery(t.db, {
       wabaIds: [wabaId],
       receivedAt: new Date(Date.now() - 40 * 24 * 3600_000),
     });
@@ -86,7 +86,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     ]);
     await t.repo.recordFailure([a!], 'upstream timeout', false);
     const before = new Date('2026-01-01T00:00:00.000Z');
-    const earlier = await insertDelivery(t.prisma, {
+    const earlier = await insertDelivery(t.db, {
       wabaIds: [wabaId],
       status: 'processed',
       eventCount: 7,
@@ -125,7 +125,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     );
     const stored = await t.repo.findForProcessing(ids);
     const id = Math.min(...ids);
-    const spy = jest.spyOn(t.prisma.pool, 'query');
+    const spy = jest.spyOn(t.db.pool, 'query');
     let statement: { text: string; values: unknown[] };
     try {
       await t.repo.markProcessed(stored.map((d) => ({ id: d.id, events: 1, receivedAt: d.receivedAt })));
@@ -135,7 +135,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     }
     type PlanNode = { 'Node Type': string; 'Relation Name'?: string; Plans?: PlanNode[] };
     const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-    const client = await t.prisma.pool.connect();
+    const client = await t.db.pool.connect();
     try {
       await client.query('BEGIN');
       // Shadows public.webhook_deliveries in this transaction only (pg_temp is searched first).
@@ -183,7 +183,7 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       incomingDelivery({ wabaIds: [wabaId] }),
       incomingDelivery({ wabaIds: [wabaId] }),
     ]);
-    const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed', eventCount: 1 });
+    const done = await insertDelivery(t.db, { wabaIds: [wabaId], status: 'processed', eventCount: 1 });
 
     await t.repo.recordFailure([a!, b!, done.id], 'PostgreSQL unavailable', false);
     await t.repo.recordFailure([a!], `payload rejected: ${'x'.repeat(5000)}`, true);
@@ -200,8 +200,8 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   it('dead-letters only deliveries still received and says which changed', async () => {
     const wabaId = metaId();
     const [a] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] })]);
-    const done = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'processed' });
-    const dead = await insertDelivery(t.prisma, { wabaIds: [wabaId], status: 'failed', lastError: 'first death' });
+    const done = await insertDelivery(t.db, { wabaIds: [wabaId], status: 'processed' });
+    const dead = await insertDelivery(t.db, { wabaIds: [wabaId], status: 'failed', lastError: 'first death' });
 
     expect(await t.repo.markDeadLetter([a!, done.id, dead.id], 'job stalled too often')).toEqual([a]);
     const rows = new Map((await listed(wabaId)).map((d) => [d.id, d]));
@@ -215,13 +215,13 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     const t0 = momentIn(1990, 2000);
     const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
     const batchId = randomUUID();
-    const first = await insertDelivery(t.prisma, { receivedAt: at(0), batchId });
-    const tied = await insertDelivery(t.prisma, { receivedAt: at(1), batchId });
-    const alone = await insertDelivery(t.prisma, { receivedAt: at(1) });
-    await insertDelivery(t.prisma, { receivedAt: at(2), status: 'processed' });
-    await insertDelivery(t.prisma, { receivedAt: at(3), status: 'failed' });
-    const last = await insertDelivery(t.prisma, { receivedAt: at(4) });
-    await insertDelivery(t.prisma, { receivedAt: at(10) });
+    const first = await insertDelivery(t.db, { receivedAt: at(0), batchId });
+    const tied = await insertDelivery(t.db, { receivedAt: at(1), batchId });
+    const alone = await insertDelivery(t.db, { receivedAt: at(1) });
+    await insertDelivery(t.db, { receivedAt: at(2), status: 'processed' });
+    await insertDelivery(t.db, { receivedAt: at(3), status: 'failed' });
+    const last = await insertDelivery(t.db, { receivedAt: at(4) });
+    await insertDelivery(t.db, { receivedAt: at(10) });
 
     const olderThan = at(5);
     const start = { receivedAt: at(-1), id: 0 };
@@ -242,25 +242,25 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   // of its own: test/medium/storage-partitions.spec.ts.
 
   it("lists and replays a tenant's deliveries only for that tenant's business accounts", async () => {
-    const [mine, theirs] = [await insertOrganization(t.prisma), await insertOrganization(t.prisma)];
+    const [mine, theirs] = [await insertOrganization(t.db), await insertOrganization(t.db)];
     const [a, b] = [
-      (await insertBusinessAccount(t.prisma, mine.organizationId)).wabaId,
-      (await insertBusinessAccount(t.prisma, theirs.organizationId)).wabaId,
+      (await insertBusinessAccount(t.db, mine.organizationId)).wabaId,
+      (await insertBusinessAccount(t.db, theirs.organizationId)).wabaId,
     ];
     const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute));
-    const ours = await insertDelivery(t.prisma, {
+    const ours = await insertDelivery(t.db, {
       wabaIds: [a],
       status: 'failed',
       lastError: 'bad payload',
       receivedAt: at(1),
     });
-    const theirsOnly = await insertDelivery(t.prisma, {
+    const theirsOnly = await insertDelivery(t.db, {
       wabaIds: [b],
       status: 'failed',
       lastError: 'bad payload',
       receivedAt: at(2),
     });
-    const shared = await insertDelivery(t.prisma, { wabaIds: [b, a], status: 'processed', receivedAt: at(3) });
+    const shared = await insertDelivery(t.db, { wabaIds: [b, a], status: 'processed', receivedAt: at(3) });
 
     const all = await t.repo.listForAccounts([{ wabaId: a }], { page: 1, limit: 10 });
     expect([all.total, all.rows.map((d) => d.id)]).toEqual([2, [shared.id, ours.id]]);
@@ -292,13 +292,13 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   });
 
   it("lists and replays only what arrived inside the reader's window of the account (taken over, credentials failed: issue 29, finding 5)", async () => {
-    const mine = await insertOrganization(t.prisma);
-    const a = (await insertBusinessAccount(t.prisma, mine.organizationId)).wabaId;
+    const mine = await insertOrganization(t.db);
+    const a = (await insertBusinessAccount(t.db, mine.organizationId)).wabaId;
     const at = (minute: number) => new Date(Date.UTC(2026, 2, 2, 10, minute));
     const [early, middle, late] = [
-      await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(1) }),
-      await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(2) }),
-      await insertDelivery(t.prisma, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(3) }),
+      await insertDelivery(t.db, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(1) }),
+      await insertDelivery(t.db, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(2) }),
+      await insertDelivery(t.db, { wabaIds: [a], status: 'failed', lastError: 'x', receivedAt: at(3) }),
     ];
     const ids = async (window: { since?: Date; until?: Date }) => {
       const listed = await t.repo.listForAccounts([{ wabaId: a, ...window }], { page: 1, limit: 10 });
@@ -321,11 +321,11 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     // Younger than the sweeper's 5 s, so no worker of another test file processes them meanwhile.
     const older = new Date(Date.now() - 3000);
     const newer = new Date(Date.now() - 1000);
-    await insertDelivery(t.prisma, { wabaIds: [a], status: 'received', receivedAt: newer });
-    await insertDelivery(t.prisma, { wabaIds: [a, other], status: 'received', receivedAt: older });
-    await insertDelivery(t.prisma, { wabaIds: [a, b], status: 'failed', lastError: 'x' });
-    await insertDelivery(t.prisma, { wabaIds: [b], status: 'processed', processedAt: new Date() });
-    await insertDelivery(t.prisma, { wabaIds: [other], status: 'failed', lastError: 'y' });
+    await insertDelivery(t.db, { wabaIds: [a], status: 'received', receivedAt: newer });
+    await insertDelivery(t.db, { wabaIds: [a, other], status: 'received', receivedAt: older });
+    await insertDelivery(t.db, { wabaIds: [a, b], status: 'failed', lastError: 'x' });
+    await insertDelivery(t.db, { wabaIds: [b], status: 'processed', processedAt: new Date() });
+    await insertDelivery(t.db, { wabaIds: [other], status: 'failed', lastError: 'y' });
 
     const rows = await t.repo.backlogForAccounts([a, b]);
     expect(rows.sort((x, y) => (x.wabaId === a ? -1 : y.wabaId === a ? 1 : 0))).toEqual([

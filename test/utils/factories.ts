@@ -1,20 +1,32 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import request from 'supertest';
 import type { CreatedAccount } from '../../simulator/store.js';
 import type { SyncedPhoneNumber } from '../../src/accounts/phone-numbers/phone-numbers.repository.js';
 import type { SyncedTemplate } from '../../src/accounts/templates/templates.repository.js';
 import type { DeliveryStatus } from '../../src/webhooks/deliveries/dto/deliveries.dto.js';
 import type { IncomingDelivery } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
 import type { EventRow } from '../../src/events/events.repository.js';
-import type { Prisma } from '../../src/generated/prisma/client.js';
 import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Db } from '../../src/core/db/db.js';
-import { PrismaService, withNumberId } from '../../src/core/prisma/prisma.service.js';
+import type { Insertable } from 'kysely';
+import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
+import type { Row } from '../../src/core/db/rows.js';
+import { testPrisma, type TestPrisma } from './prisma.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
 import { testEnv } from './test-env.js';
 
 export const PASSWORD = 'correct horse battery staple';
+
+/**
+ * The API over HTTP, as the factories drive it: a test's app or stack (supertest on the in-process API), or a bench's
+ * built processes (`apiAt(url)`).
+ */
+export type Api = Pick<TestApp, 'http'>;
+
+/** The API listening at `url` (another process: a bench's, the fault suite's). */
+export const apiAt = (url: string): Api => ({ http: request(url) });
 
 export interface Operator {
   email: string;
@@ -26,11 +38,7 @@ export interface Operator {
 export const uniqueEmail = () => `op-${randomBytes(6).toString('hex')}@example.test`;
 
 /** A fresh organization with its first operator, logged in. */
-export async function signupAndLogin(
-  t: TestApp,
-  organizationName = 'Test Org',
-  email = uniqueEmail(),
-): Promise<Operator> {
+export async function signupAndLogin(t: Api, organizationName = 'Test Org', email = uniqueEmail()): Promise<Operator> {
   const signup = await t.http.post('/auth/signup').send({ email, password: PASSWORD, organizationName });
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${JSON.stringify(signup.body)}`);
   const { cookie } = await loginAs(t, email);
@@ -39,7 +47,7 @@ export async function signupAndLogin(
 
 /** Another operator of `owner`'s organization with `role`: invited by the owner, signed up with the link, logged in. */
 export async function joinOrganization(
-  t: TestApp,
+  t: Api,
   owner: Operator,
   role: 'owner' | 'admin' | 'member',
   email = uniqueEmail(),
@@ -55,11 +63,7 @@ export async function joinOrganization(
 }
 
 /** A new session of an existing operator (another device). */
-export async function loginAs(
-  t: TestApp,
-  email: string,
-  password = PASSWORD,
-): Promise<Pick<Operator, 'email' | 'cookie'>> {
+export async function loginAs(t: Api, email: string, password = PASSWORD): Promise<Pick<Operator, 'email' | 'cookie'>> {
   const login = await t.http.post('/auth/login').send({ email, password });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
   return {
@@ -86,9 +90,13 @@ export interface ConnectedAccount extends TenantAccount {
 }
 
 /** A new simulator business account, connected in the console by `operator`. */
-export async function connectAccount(stack: Stack, operator: Operator): Promise<ConnectedAccount> {
-  const sim = stack.sim.createAccount();
-  const res = await stack.http
+export function connectAccount(stack: Stack, operator: Operator): Promise<ConnectedAccount> {
+  return connectSimAccount(stack, operator, stack.sim.createAccount());
+}
+
+/** A simulator business account (`sim`: made in-process or by `POST /_sim/accounts`) connected by `operator`. */
+export async function connectSimAccount(api: Api, operator: Operator, sim: CreatedAccount): Promise<ConnectedAccount> {
+  const res = await api.http
     .post('/business-accounts')
     .set('cookie', operator.cookie)
     .send({ wabaId: sim.wabaId, accessToken: sim.accessToken });
@@ -104,7 +112,7 @@ export async function connectAccount(stack: Stack, operator: Operator): Promise<
   };
 }
 
-export async function syncAll(stack: Stack, operator: Operator, wabaId: string): Promise<void> {
+export async function syncAll(stack: Api, operator: Operator, wabaId: string): Promise<void> {
   for (const path of ['phone-numbers', 'templates']) {
     const res = await stack.http.post(`/business-accounts/${wabaId}/${path}/sync`).set('cookie', operator.cookie);
     if (res.status !== 200) throw new Error(`${path} sync failed: ${res.status} ${JSON.stringify(res.body)}`);
@@ -118,7 +126,7 @@ export interface KeyPair {
   headers: { 'x-access-key': string; 'x-secret-key': string };
 }
 
-export async function createKey(t: TestApp, operator: Operator, wabaId: string, name = 'test key'): Promise<KeyPair> {
+export async function createKey(t: Api, operator: Operator, wabaId: string, name = 'test key'): Promise<KeyPair> {
   const res = await t.http.post('/api-keys').set('cookie', operator.cookie).send({ wabaId, name });
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${JSON.stringify(res.body)}`);
   const { id, accessKey, secretKey } = res.body.data;
@@ -153,16 +161,51 @@ export async function onboard(stack: Stack, organizationName = 'Test Org'): Prom
 export async function createTenant(t: TestApp, opts: { wabaId?: string } = {}): Promise<Tenant> {
   const operator = await signupAndLogin(t, 'Webhook Test Co');
   const wabaId = opts.wabaId ?? metaId();
-  const row = await t.prisma.businessAccount.create({
-    data: {
-      organizationId: operator.organizationId,
-      wabaId,
-      name: `Test WABA ${wabaId}`,
-      accessTokenEncrypted: 'not-a-real-token',
-    },
+  const row = await insertBusinessAccount(t.db, operator.organizationId, {
+    wabaId,
+    name: `Test WABA ${wabaId}`,
+    accessTokenEncrypted: 'not-a-real-token',
   });
   const key = await createKey(t, operator, wabaId);
   return { operator, account: { wabaId, businessAccountId: row.id, phoneNumberId: metaId() }, key };
+}
+
+/**
+ * The spec's onboarding against a simulator in another process (a bench's, the fault suite's): signup, login, a new
+ * simulator account connected with its number at `level` (the simulator's throughput), numbers and templates synced,
+ * a key pair.
+ */
+export async function onboardOver(
+  api: Api,
+  simUrl: string,
+  opts: { organizationName?: string; email?: string; level?: 'HIGH' | 'STANDARD'; keyName?: string } = {},
+): Promise<OnboardedTenant> {
+  const operator = await signupAndLogin(api, opts.organizationName ?? 'Test Org', opts.email);
+  const account = await connectOver(api, simUrl, operator, { name: opts.organizationName, level: opts.level });
+  const key = await createKey(api, operator, account.wabaId, opts.keyName);
+  return { operator, account, key };
+}
+
+/**
+ * One more business account of `operator`, from a simulator in another process: a new simulator account connected,
+ * its number at `level`, numbers and templates synced.
+ */
+export async function connectOver(
+  api: Api,
+  simUrl: string,
+  operator: Operator,
+  opts: { name?: string; level?: 'HIGH' | 'STANDARD' } = {},
+): Promise<ConnectedAccount> {
+  const sim = (await postSim(simUrl, 'accounts', { name: opts.name }, 201)) as unknown as CreatedAccount;
+  const account = await connectSimAccount(api, operator, sim);
+  if (opts.level)
+    await postSim(simUrl, 'throughput', {
+      wabaId: sim.wabaId,
+      phoneNumberId: account.phoneNumberId,
+      level: opts.level,
+    });
+  await syncAll(api, operator, account.wabaId);
+  return account;
 }
 
 /** A UK mobile number the simulator treats as a normal recipient (accepted, then sent → delivered → read). */
@@ -179,13 +222,23 @@ export const helloWorld = (t: Tenant, to: string, extra: Record<string, unknown>
 });
 
 /** POST to one of the simulator's control routes (`/_sim/<path>`); anything but 200 throws with the answer. */
-export async function simControl(stack: Stack, path: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${stack.sim.url}/_sim/${path}`, {
+export function simControl(stack: Stack, path: string, body: unknown): Promise<Record<string, unknown>> {
+  return postSim(stack.sim.url, path, body);
+}
+
+/** POST to a control route of the simulator at `simUrl`; any other status than `expected` throws with the answer. */
+export async function postSim(
+  simUrl: string,
+  path: string,
+  body: unknown,
+  expected = 200,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${simUrl}/_sim/${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  if (res.status !== 200) throw new Error(`simulator ${path}: ${res.status} ${await res.text()}`);
+  if (res.status !== expected) throw new Error(`simulator ${path}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, unknown>>;
 }
 
@@ -216,19 +269,29 @@ export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000
  * For a repository test file: the real PostgreSQL of the run (./scripts/test.sh provides DATABASE_URL)
  * without the rest of the app, and the repository on it; set before the file's tests, closed after them.
  */
-export function repositoryUnderTest<R>(make: (prisma: PrismaService, db: Db) => R): {
-  prisma: PrismaService;
+export function repositoryUnderTest<R>(make: (db: Db) => R): {
   db: Db;
+  /** For assertions that read rows back (test/utils/prisma.ts); rows are written through `db`. */
+  prisma: TestPrisma;
   repo: R;
 } {
-  const t = {} as { prisma: PrismaService; db: Db; repo: R };
+  const t = {} as { db: Db; prisma: TestPrisma; repo: R };
   beforeAll(() => {
     t.db = new Db(AppConfig.fromEnv(testEnv()));
-    t.prisma = new PrismaService(t.db);
-    t.repo = make(t.prisma, t.db);
+    t.prisma = testPrisma(t.db);
+    t.repo = make(t.db);
   });
-  afterAll(() => t.prisma.close());
+  afterAll(() => t.db.close());
   return t;
+}
+
+/** camelCase fields (as rows are read: `Row<table>`) as the snake_case columns Kysely writes. */
+function toColumns(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]),
+  );
 }
 
 /** n random decimal digits, the first not 0 (Meta's ids are numbers). */
@@ -254,29 +317,42 @@ export interface Org {
 }
 
 /** A fresh organization with one operator (the password hash is not a real one: these tests never log in). */
-export async function insertOrganization(prisma: PrismaService, name = 'Medium Org'): Promise<Org> {
-  const organization = await prisma.organization.create({ data: { name } });
-  const operator = await prisma.operator.create({
-    data: { organizationId: organization.id, email: uniqueEmail(), passwordHash: 'not-a-hash' },
-  });
+export async function insertOrganization(db: Db, name = 'Medium Org'): Promise<Org> {
+  const organization = await db
+    .on()
+    .insertInto('organizations')
+    .values({ id: randomUUID(), name })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const operator = await db
+    .on()
+    .insertInto('operators')
+    .values({ id: randomUUID(), organization_id: organization.id, email: uniqueEmail(), password_hash: 'not-a-hash' })
+    .returning(['id', 'email'])
+    .executeTakeFirstOrThrow();
   return { organizationId: organization.id, operatorId: operator.id, email: operator.email };
 }
 
 /** A connected business account of `organizationId` with a random wabaId. */
 export function insertBusinessAccount(
-  prisma: PrismaService,
+  db: Db,
   organizationId: string,
-  data: { name?: string; disconnectedAt?: Date } = {},
-) {
-  return prisma.businessAccount.create({
-    data: {
-      organizationId,
-      wabaId: metaId(),
+  data: { wabaId?: string; name?: string; accessTokenEncrypted?: string; disconnectedAt?: Date } = {},
+): Promise<Row<'business_accounts'>> {
+  return db
+    .on()
+    .insertInto('business_accounts')
+    .values({
+      id: randomUUID(),
+      organization_id: organizationId,
+      waba_id: data.wabaId ?? metaId(),
       name: data.name ?? 'Medium WABA',
-      accessTokenEncrypted: `v1.sealed-${randomBytes(8).toString('hex')}`,
-      disconnectedAt: data.disconnectedAt,
-    },
-  });
+      access_token_encrypted: data.accessTokenEncrypted ?? `v1.sealed-${randomBytes(8).toString('hex')}`,
+      disconnected_at: data.disconnectedAt,
+      updated_at: new Date(),
+    })
+    .returning(columns.business_accounts)
+    .executeTakeFirstOrThrow();
 }
 
 /** A phone number as a sync would list it (override any field). */
@@ -308,34 +384,51 @@ export const syncedTemplate = (overrides: Partial<SyncedTemplate> = {}): SyncedT
 
 /** A key pair row of a business account (its secret is irrelevant to these tests). */
 export function insertApiKey(
-  prisma: PrismaService,
+  db: Db,
   organizationId: string,
   businessAccountId: string,
   data: { revokedAt?: Date } = {},
-) {
-  return prisma.apiKey.create({
-    data: {
-      organizationId,
-      businessAccountId,
+): Promise<Row<'api_keys'>> {
+  return db
+    .on()
+    .insertInto('api_keys')
+    .values({
+      id: randomUUID(),
+      organization_id: organizationId,
+      business_account_id: businessAccountId,
       name: 'medium key',
-      accessKey: `ak_${randomBytes(12).toString('hex')}`,
-      secretHash: randomBytes(32).toString('hex'),
-      revokedAt: data.revokedAt,
-    },
-  });
+      access_key: `ak_${randomBytes(12).toString('hex')}`,
+      secret_hash: randomBytes(32).toString('hex'),
+      revoked_at: data.revokedAt,
+    })
+    .returning(columns.api_keys)
+    .executeTakeFirstOrThrow();
 }
 
 /** The scope of a send through the API: a business account of a fresh organization and a key pair of it. */
-export async function insertSendScope(prisma: PrismaService) {
-  const org = await insertOrganization(prisma);
-  const account = await insertBusinessAccount(prisma, org.organizationId);
-  const key = await insertApiKey(prisma, org.organizationId, account.id);
+export async function insertSendScope(db: Db) {
+  const org = await insertOrganization(db);
+  const account = await insertBusinessAccount(db, org.organizationId);
+  const key = await insertApiKey(db, org.organizationId, account.id);
   return {
     organizationId: org.organizationId,
     businessAccountId: account.id,
     wabaId: account.wabaId,
     apiKeyId: key.id,
   };
+}
+
+/**
+ * A business account of a fresh organization (insertOrganization) with a random number, rows only: a tenant as the
+ * worker sees one (the fault suite's, whose webhooks come from the test itself).
+ */
+export async function insertTenantAccount(
+  db: Db,
+  name = 'Medium Org',
+): Promise<TenantAccount & { organizationId: string }> {
+  const { organizationId } = await insertOrganization(db, name);
+  const account = await insertBusinessAccount(db, organizationId, { name: `${name} WABA` });
+  return { organizationId, wabaId: account.wabaId, businessAccountId: account.id, phoneNumberId: metaId() };
 }
 
 /** A message id as Meta returns it (`wamid.` + base64, which may hold `/` and `+`, as Meta's do). */
@@ -356,16 +449,31 @@ export const pendingMessage = (apiKeyId: string, overrides: Partial<PendingMessa
 });
 
 /** A message row in any state and at any time (the send path only ever inserts new `pending` ones). */
-export async function insertMessage(
-  prisma: PrismaService,
+export function insertMessage(
+  db: Db,
   businessAccountId: string,
-  data: Partial<Prisma.MessageUncheckedCreateInput> = {},
-) {
-  return withNumberId(
-    await prisma.message.create({
-      data: { businessAccountId, phoneNumberId: metaId(), to: recipient(), type: 'text', status: 'pending', ...data },
-    }),
-  );
+  data: Partial<Omit<Row<'messages'>, 'id'>> = {},
+): Promise<Row<'messages'>> {
+  const fields = {
+    businessAccountId,
+    phoneNumberId: metaId(),
+    to: recipient(),
+    type: 'text',
+    status: 'pending',
+    updatedAt: new Date(),
+    ...data,
+  };
+  return db
+    .on()
+    .insertInto('messages')
+    .values(
+      toColumns({
+        ...fields,
+        content: fields.content === undefined ? undefined : JSON.stringify(fields.content),
+      }) as Insertable<MessageTable>,
+    )
+    .returning(columns.messages)
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -383,8 +491,8 @@ export const incomingDelivery = (overrides: Partial<IncomingDelivery> = {}): Inc
 };
 
 /** A delivery row in any state (the receiver's storeBatch only ever writes new `received` ones). */
-export async function insertDelivery(
-  prisma: PrismaService,
+export function insertDelivery(
+  db: Db,
   data: {
     wabaIds?: string[];
     status?: DeliveryStatus;
@@ -394,11 +502,14 @@ export async function insertDelivery(
     lastError?: string;
     processedAt?: Date;
   } = {},
-) {
+): Promise<Row<'webhook_deliveries'>> {
   const { rawBody, signature, wabaIds } = incomingDelivery(data.wabaIds && { wabaIds: data.wabaIds });
-  return withNumberId(
-    await prisma.webhookDelivery.create({ data: { ...data, rawBody: new Uint8Array(rawBody), signature, wabaIds } }),
-  );
+  return db
+    .on()
+    .insertInto('webhook_deliveries')
+    .values(toColumns({ ...data, rawBody, signature, wabaIds }) as Insertable<WebhookDeliveryTable>)
+    .returning(columns.webhook_deliveries)
+    .executeTakeFirstOrThrow();
 }
 
 /** An event of `deliveryId` as the worker stores it: a `delivered` status, not applied yet (override any field). */

@@ -4,13 +4,17 @@ import type TestAgent from 'supertest/lib/agent.js';
 import { createApp } from '../../src/app.setup.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import type { CoreOptions } from '../../src/core/core.module.js';
-import { PrismaService } from '../../src/core/prisma/prisma.service.js';
+import { Db } from '../../src/core/db/db.js';
+import { testPrisma, type TestPrisma } from './prisma.js';
 import { testEnv } from './test-env.js';
 
 export interface TestApp {
   app: NestExpressApplication;
   config: AppConfig;
-  prisma: PrismaService;
+  /** The app's data access (its pool): what factories and setup write with. */
+  db: Db;
+  /** Prisma's client on the app's pool, for assertions that read rows back (test/utils/prisma.ts). */
+  prisma: TestPrisma;
   http: TestAgent;
   url: string;
   close(): Promise<void>;
@@ -23,10 +27,12 @@ export async function startTestApp(overrides: Record<string, string> = {}, core:
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
+  const db = app.get(Db);
   return {
     app,
     config,
-    prisma: app.get(PrismaService),
+    db,
+    prisma: testPrisma(db),
     http: request(url),
     url,
     close: () => app.close(),

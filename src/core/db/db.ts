@@ -59,7 +59,7 @@ export type Reads = 'pool' | 'partitionReads';
  */
 @Injectable()
 export class Db implements OnApplicationShutdown {
-  /** The pool (Prisma's client runs on it too, until the last repository leaves it). */
+  /** The pool. */
   readonly pool: pg.Pool;
   /** Kysely to build a statement with, to run through `run` (it has no connection: `.execute()` is `on(tx)`'s). */
   readonly build = builder;
@@ -189,7 +189,7 @@ export class Db implements OnApplicationShutdown {
 
   /** Ends the pools (once; later calls do nothing). */
   close(): Promise<void> {
-    // Prisma's adapter ends the pool itself when its client had connected (its $disconnect).
+    // A pool may already be ending: the tests' Prisma client (test/utils/prisma.ts) ends it on its $disconnect.
     const end = (pool: pg.Pool) => ((pool as pg.Pool & { ending?: boolean }).ending ? Promise.resolve() : pool.end());
     this.closing ??= Promise.all([end(this.pool), this.readsPool && end(this.readsPool)]).then(() => undefined);
     return this.closing;
@@ -197,7 +197,7 @@ export class Db implements OnApplicationShutdown {
 
   /**
    * The pools end last, once every provider's onModuleDestroy is done (the receiver's last batch, the workers' last
-   * jobs and Prisma's client are still using them until then).
+   * jobs are still using them until then).
    */
   async onApplicationShutdown(): Promise<void> {
     await this.close();

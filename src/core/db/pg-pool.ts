@@ -19,8 +19,9 @@ export function safeInteger(value: string | bigint): number {
 
 /**
  * The pool reads `int8` as a number (node-postgres' default is a string): the generated types say `number` for every
- * BigInt of the schema. Prisma's adapter is not affected: it passes its own type parsers with every query
- * (PgQueryable.performIO in @prisma/adapter-pg), so Prisma's client keeps returning BigInt fields as bigint.
+ * BigInt of the schema. The tests' Prisma client on the same pool (test/utils/prisma.ts) is not affected: its adapter
+ * passes its own type parsers with every query (PgQueryable.performIO in @prisma/adapter-pg), so BigInt fields stay
+ * bigint there.
  */
 const poolTypes: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -1,4 +1,4 @@
-import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
+import type { ChannelSubscriber, PgListener } from '../../core/db/pg-listener.js';
 import { FeedActivity } from './feed-activity.js';
 
 describe('FeedActivity', () => {

@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { PgListener } from '../../core/prisma/pg-listener.js';
+import { PgListener } from '../../core/db/pg-listener.js';
 import { EVENTS_FEED_CHANNEL } from '../../events/feed-waiters.js';
 
 /**

@@ -1,5 +1,5 @@
 import { UNRESTRICTED_ACCOUNT } from '../../accounts/health/account-health.js';
-import type { ChannelSubscriber, PgListener } from '../../core/prisma/pg-listener.js';
+import type { ChannelSubscriber, PgListener } from '../../core/db/pg-listener.js';
 import { SendContextCache } from './send-context.cache.js';
 import type { SendContext, SendContextQuery, SendContextReader } from './send-context.reader.js';
 

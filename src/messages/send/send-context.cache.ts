@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { PgListener } from '../../core/prisma/pg-listener.js';
+import { PgListener } from '../../core/db/pg-listener.js';
 import {
   SEND_CONTEXT_CHANNEL,
   SendContextReader,

@@ -3,7 +3,7 @@ import { UnrecoverableError } from 'bullmq';
 import { AppConfig } from '../../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { isMissingPartition } from '../../core/db/partitions.js';
-import type { Tx } from '../../core/prisma/sql.js';
+import type { Tx } from '../../core/db/db.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';

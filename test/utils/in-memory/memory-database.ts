@@ -1,6 +1,6 @@
 import type { LockedStanding } from '../../../src/accounts/business-accounts/business-accounts.repository.js';
 import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
-import type { Tx } from '../../../src/core/prisma/sql.js';
+import type { Tx } from '../../../src/core/db/db.js';
 import type { StatusCandidate } from '../../../src/messages/messages.repository.js';
 import type { ProcessingUnitOfWork } from '../../../src/webhooks/processing/processing.ports.js';
 import type { EventRow } from '../../../src/events/events.repository.js';

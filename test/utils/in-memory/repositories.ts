@@ -5,7 +5,7 @@ import type {
 } from '../../../src/accounts/phone-numbers/phone-numbers.repository.js';
 import type { TemplateDecision } from '../../../src/accounts/templates/templates.repository.js';
 import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
-import type { Tx } from '../../../src/core/prisma/sql.js';
+import type { Tx } from '../../../src/core/db/db.js';
 import type { InboundContact } from '../../../src/messages/conversation-windows.repository.js';
 import type { InboundMessageRow, StatusCandidate } from '../../../src/messages/messages.repository.js';
 import type { StoredDelivery } from '../../../src/webhooks/deliveries/webhook-deliveries.repository.js';

@@ -14,7 +14,7 @@ import {
   type MarketingPreferenceChange,
 } from '../../../accounts/users/marketing-preferences.repository.js';
 import { APP_LOGGER, type AppLogger } from '../../../core/logging/app-logger.js';
-import type { Tx } from '../../../core/prisma/sql.js';
+import type { Tx } from '../../../core/db/db.js';
 import { isRecord, type JsonRecord } from '../../../events/classify.js';
 import type { AccountStandings, NumberUpdates, PreferenceChanges } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect } from './event-effect.js';

@@ -1,4 +1,4 @@
-import type { Tx } from '../../../core/prisma/sql.js';
+import type { Tx } from '../../../core/db/db.js';
 import type { StoredEvent } from '../../../events/events.repository.js';
 
 export type { StoredEvent };

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Tx } from '../../../core/prisma/sql.js';
+import type { Tx } from '../../../core/db/db.js';
 import {
   ConversationWindowsRepository,
   type InboundContact,

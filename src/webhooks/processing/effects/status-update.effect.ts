@@ -3,7 +3,7 @@ import {
   MarketingPreferencesRepository,
   type MarketingPreferenceChange,
 } from '../../../accounts/users/marketing-preferences.repository.js';
-import type { Tx } from '../../../core/prisma/sql.js';
+import type { Tx } from '../../../core/db/db.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
 import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
 import { isRecord, pricingOf } from '../../../events/classify.js';

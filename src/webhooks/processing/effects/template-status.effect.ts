@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TemplatesRepository, type TemplateDecision } from '../../../accounts/templates/templates.repository.js';
-import type { Tx } from '../../../core/prisma/sql.js';
+import type { Tx } from '../../../core/db/db.js';
 import { isRecord } from '../../../events/classify.js';
 import type { TemplateDecisions } from '../processing.ports.js';
 import { readyAll, type EffectItem, type EventEffect, type PreparedEffect } from './event-effect.js';
