@@ -20,8 +20,9 @@ COPY scripts/db-types.ts ./scripts/
 COPY src ./src
 COPY simulator ./simulator
 # API + worker (tsc) and the web console (vite → dist/web, served under /console)
-# (and the check that the committed Kysely types match the schema)
-RUN node_modules/.bin/prisma generate && node_modules/.bin/tsx scripts/db-types.ts --check && npm run build
+# (and the check that the committed Kysely types match the schema). No `prisma generate`: the service runs on
+# Kysely; Prisma's client is generated for the tests only (their assertions, test/utils/prisma.ts).
+RUN node_modules/.bin/tsx scripts/db-types.ts --check && npm run build
 
 FROM build AS migrate
 CMD ["node_modules/.bin/tsx", "prisma/migrate.ts", "deploy"]

@@ -18,7 +18,8 @@ done
 
 ensure_node
 ensure_dependencies
-ensure_prisma_client
+# The service runs on Kysely: only the Kysely types are checked here (Prisma's client is the tests', test.sh).
+ensure_db_types
 
 # .env: made once from .env.example with fresh secrets; never overrides the environment.
 if [ ! -f .env ]; then

@@ -57,7 +57,8 @@ ensure_dependencies() {
   fi
 }
 
-# The Prisma client is generated code (git-ignored); regenerate when the schema changed.
+# Prisma's client is generated code (git-ignored) that only the tests use (their assertions: test/utils/prisma.ts);
+# regenerate when the schema changed.
 ensure_prisma_client() {
   local out="src/generated/prisma/client.ts"
   if [ ! -f "$out" ] || [ prisma/schema.prisma -nt "$out" ]; then

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type SimulatorHandle, startSimulator } from '../../simulator/simulator.js';
+import { poll } from '../utils/poll.js';
 
 const APP_SECRET = 'sim-app-secret-123';
 
@@ -46,15 +47,8 @@ async function startReceiver() {
   };
 }
 
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 3000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = <T>(probe: () => T | undefined, what: string, timeoutMs = 3000): Promise<T> =>
+  poll(probe, { done: (v) => v !== undefined, timeoutMs, intervalMs: 10, what }) as Promise<T>;
 
 describe('WhatsApp Cloud API simulator', () => {
   let sim: SimulatorHandle;

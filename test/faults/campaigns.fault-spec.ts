@@ -23,6 +23,8 @@ import {
 import type { Postgres } from '../../scripts/stack/postgres.js';
 import { freePort, stopAll, tail } from '../../scripts/stack/process.js';
 import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
+import { apiAt, onboardOver } from '../utils/factories.js';
+import { poll } from '../utils/poll.js';
 import { startDataServices } from './db.js';
 
 const SECRET = 'fault-suite-campaigns-7c1e9a3b5d2f4e6a8b0c';
@@ -117,36 +119,11 @@ beforeAll(async () => {
       startWorker(workerOpts('worker-2')),
     ]);
 
-    // The console's onboarding, over HTTP: signup, login, a simulator account connected and synced, its number HIGH.
-    const email = `faults-${randomBytes(4).toString('hex')}@example.test`;
-    const password = 'correct horse battery staple';
-    expect(
-      (await call('POST', `${api.url}/auth/signup`, { email, password, organizationName: 'Faults Org' })).status,
-    ).toBe(201);
-    const login = await fetch(`${api.url}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
-    });
-    cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const account = (await call('POST', `${sim.url}/_sim/accounts`, {})).body as {
-      wabaId: string;
-      accessToken: string;
-      phoneNumbers: { id: string; status: string }[];
-    };
-    wabaId = account.wabaId;
-    phoneNumberId = account.phoneNumbers.find((p) => p.status === 'CONNECTED')!.id;
-    expect((await call('POST', `${sim.url}/_sim/throughput`, { wabaId, phoneNumberId, level: 'HIGH' })).status).toBe(
-      200,
-    );
-    expect(
-      (await call('POST', `${api.url}/business-accounts`, { wabaId, accessToken: account.accessToken })).status,
-    ).toBe(201);
-    for (const what of ['phone-numbers', 'templates'])
-      expect((await call('POST', `${api.url}/business-accounts/${wabaId}/${what}/sync`)).status).toBe(200);
+    // The console's onboarding, over HTTP (test/utils/factories.ts): signup, login, a simulator account connected
+    // and synced, its number HIGH.
+    const tenant = await onboardOver(apiAt(api.url), sim.url, { organizationName: 'Faults Org', level: 'HIGH' });
+    ({ cookie } = tenant.operator);
+    ({ wabaId, phoneNumberId } = tenant.account);
     out(
       `stack up: PostgreSQL ${pgServer.port}, Redis ${redis.url}, simulator ${sim.url}, API ${api.url}, workers ${workers.map((w) => w.proc.pid).join(', ')}; logs in ${dir}`,
     );
@@ -219,22 +196,20 @@ const sentOf = (c: { counts: Record<string, number> }) => c.counts.sent! + c.cou
 
 /** The campaign as the console shows it (waiting out an API that is still reconnecting to PostgreSQL). */
 async function campaign(id: number): Promise<Json> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const res = await call('GET', `${api.url}/business-accounts/${wabaId}/campaigns/${id}`).catch(() => null);
-    if (res?.status === 200 || Date.now() > deadline) return res?.body?.data;
-    await sleep(250);
-  }
+  const res = await poll(
+    () => call('GET', `${api.url}/business-accounts/${wabaId}/campaigns/${id}`).catch(() => null),
+    {
+      done: (r) => r?.status === 200,
+      timeoutMs: 30_000,
+      intervalMs: 250,
+    },
+  );
+  return res?.body?.data;
 }
 
-async function until(id: number, done: (c: Json) => boolean, timeoutMs: number): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  let c = await campaign(id);
-  while (!done(c) && Date.now() < deadline) {
-    await sleep(250);
-    c = await campaign(id);
-  }
-  return c;
+/** The campaign once `done` holds (or as it is when the time is up: the caller's expect shows it). */
+function until(id: number, done: (c: Json) => boolean, timeoutMs: number): Promise<Json> {
+  return poll(() => campaign(id), { done, timeoutMs, intervalMs: 250 });
 }
 
 /** Every recipient's status and error title, from the database (the recipients list, unpaged). */

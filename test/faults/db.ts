@@ -1,11 +1,13 @@
 // The suite's own view of the database: tenant set-up, audit triggers that record every processing claim
 // and every message status change (so "processed once" is measured, not assumed), and the counts.
-import { randomInt } from 'node:crypto';
 import { chmodSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { migrate } from '../../scripts/stack/app.js';
 import { Postgres } from '../../scripts/stack/postgres.js';
 import { Redis as RedisServer } from '../../scripts/stack/redis.js';
+import { Db as DataAccess } from '../../src/core/db/db.js';
+import { insertTenantAccount, type TenantAccount } from '../utils/factories.js';
+import { poll } from '../utils/poll.js';
 
 export class Db {
   readonly pool: pg.Pool;
@@ -27,15 +29,7 @@ export class Db {
     params: unknown[] = [],
     timeoutMs = 30_000,
   ): Promise<R[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await this.query<R>(sql, params);
-      } catch (err) {
-        if (Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    return poll(() => this.query<R>(sql, params), { done: () => true, timeoutMs, intervalMs: 200 });
   }
 
   close(): Promise<void> {
@@ -80,50 +74,26 @@ export class Db {
   }
 }
 
-export interface FaultTenant {
+/** A tenant of the suite: a business account (test/utils/factories.ts) and the messages its status events refer to. */
+export interface FaultTenant extends TenantAccount {
   organizationId: string;
-  businessAccountId: string;
-  wabaId: string;
-  phoneNumberId: string;
   /** wamid → message id, for the messages the status events refer to. */
   messages: Map<string, number>;
 }
 
-const digits = (prefix: string, length = 15) => {
-  let s = prefix;
-  while (s.length < length) s += String(randomInt(0, 10));
-  return s;
-};
-
-/** An organization, a business account and `messageCount` sent messages with wamids, straight in SQL. */
+/** An organization, a business account (the factories' rows) and `messageCount` sent messages with wamids. */
 export async function createTenant(db: Db, label: string, messageCount: number): Promise<FaultTenant> {
-  const wabaId = digits('3199');
-  const phoneNumberId = digits('4099');
-  const [org] = await db.query<{ id: string }>(
-    `INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), $1) RETURNING id`,
-    [`Fault ${label}`],
-  );
-  const [ba] = await db.query<{ id: string }>(
-    `INSERT INTO business_accounts (id, organization_id, waba_id, name, access_token_encrypted, updated_at)
-     VALUES (gen_random_uuid(), $1, $2, $3, 'not-a-real-token', now()) RETURNING id`,
-    [org!.id, wabaId, `Fault WABA ${label}`],
-  );
-  const wamids = Array.from({ length: messageCount }, (_, i) => `wamid.fault.${label}.${wabaId}.${i}`);
+  const tenant = await insertTenantAccount(DataAccess.over(db.pool), `Fault ${label}`);
+  const wamids = Array.from({ length: messageCount }, (_, i) => `wamid.fault.${label}.${tenant.wabaId}.${i}`);
   // This pool has no int8 parser: the (bigint) ids come back as text.
   const rows = await db.query<{ id: string; upstream_message_id: string }>(
     `INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, status, upstream_message_id, updated_at)
      SELECT $1, $2, '4477009' || lpad(i::text, 5, '0'), 'template', 'parcel_update', 'en_GB', 'sent', w, now()
        FROM unnest($3::text[]) WITH ORDINALITY AS t(w, i)
      RETURNING id, upstream_message_id`,
-    [ba!.id, phoneNumberId, wamids],
+    [tenant.businessAccountId, tenant.phoneNumberId, wamids],
   );
-  return {
-    organizationId: org!.id,
-    businessAccountId: ba!.id,
-    wabaId,
-    phoneNumberId,
-    messages: new Map(rows.map((r) => [r.upstream_message_id, Number(r.id)])),
-  };
+  return { ...tenant, messages: new Map(rows.map((r) => [r.upstream_message_id, Number(r.id)])) };
 }
 
 export interface Progress {

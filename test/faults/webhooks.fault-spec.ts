@@ -47,6 +47,7 @@ import {
   type Workload,
   type WorkloadOptions,
 } from './load.js';
+import { poll } from '../utils/poll.js';
 const SECRET = 'fault-suite-9f3c2a7b1e6d4c8a0b5f2e7d9c1a3b6e';
 /** How long processing may take after the load ends (worker takeover of a killed worker's jobs needs ~15 s). */
 const SETTLE_MS = 40_000;
@@ -324,21 +325,16 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       // with this load, so once a quarter is processed the tenant's messages are locked: every job that reaches
       // a status then waits inside its transaction, and the kill lands in the middle of those jobs.
       const deadline = Date.now() + 10_000;
-      let before = await progress(db, s.tenant.wabaId);
-      while (Date.now() < deadline && before.processed < n * 0.25) {
-        await sleep(100);
-        before = await progress(db, s.tenant.wabaId);
-      }
+      await poll(() => progress(db, s.tenant.wabaId), { done: (p) => p.processed >= n * 0.25, timeoutMs: 10_000 });
       const blocker = await db.pool.connect();
       await blocker.query('BEGIN');
       await blocker.query('SELECT id FROM messages WHERE business_account_id = $1::uuid ORDER BY id FOR UPDATE', [
         s.tenant.businessAccountId,
       ]);
-      let active = await activeJobs();
-      while (Date.now() < deadline + 10_000 && active < 4) {
-        await sleep(100);
-        active = await activeJobs();
-      }
+      const active = await poll(activeJobs, {
+        done: (active) => active >= 4,
+        timeoutMs: deadline + 10_000 - Date.now(),
+      });
       const killedPid = worker.proc.pid;
       await worker.proc.kill();
       await blocker.query('ROLLBACK');

@@ -12,6 +12,7 @@ import { Db } from '../../src/core/db/db.js';
 import type { Insertable } from 'kysely';
 import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
 import type { Row } from '../../src/core/db/rows.js';
+import { poll } from './poll.js';
 import { testPrisma, type TestPrisma } from './prisma.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
@@ -252,15 +253,9 @@ export async function postSimStatuses(stack: Stack, t: Tenant, statuses: Record<
   if (res.status !== 200) throw new Error(`the simulator refused the statuses: ${res.status} ${await res.text()}`);
 }
 
-/** Polls until `probe` returns a truthy value (or the time is up) and returns the last value. */
-export async function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000, intervalMs = 100 } = {}): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await probe();
-  while (!value && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, intervalMs));
-    value = await probe();
-  }
-  return value;
+/** Polls until `probe` returns a truthy value (or the time is up) and returns the last value (see poll). */
+export function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000, intervalMs = 100 } = {}): Promise<T> {
+  return poll(probe, { timeoutMs, intervalMs });
 }
 
 // ---- Rows straight into PostgreSQL, for the repository tests (test/medium), which run without the API. ----

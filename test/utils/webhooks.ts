@@ -1,4 +1,3 @@
-import { inspect } from 'node:util';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Response } from 'supertest';
@@ -9,6 +8,7 @@ import type { CoreOptions } from '../../src/core/core.module.js';
 import { DeliverySweeper } from '../../src/webhooks/processing/delivery.sweeper.js';
 import { DeliveryWorker } from '../../src/webhooks/processing/delivery.worker.js';
 import { WorkerModule } from '../../src/worker/worker.module.js';
+import { poll } from './poll.js';
 import type { TestApp } from './test-app.js';
 
 /** The worker process (WorkerModule) started in-process, with the API's config: same database, same queue prefix. */
@@ -60,22 +60,11 @@ export function unixNow(offsetSeconds = 0): number {
   return Math.floor(Date.now() / 1000) + offsetSeconds;
 }
 
-/** Polls until `probe` returns a value other than undefined (or throws with `what` after the timeout). */
-export async function waitFor<T>(
+/** Polls until `probe` returns a value other than undefined (or throws with `what` after the timeout; see poll). */
+export function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   what: string,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${inspect(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return poll(probe, { done: (v) => v !== undefined, timeoutMs, intervalMs: 50, what }) as Promise<T>;
 }
