@@ -562,7 +562,7 @@ function beyondOnce(text: string): string | undefined {
 
 async function measureReads(url: string, a: Accounts, withPlans: boolean): Promise<QueryResult[]> {
   // A fresh connection per stage: prepared statements and their plans as a restarted service would have them.
-  // The service's read pool plans them generically (PrismaService.partitionReads); BENCH_STORAGE_PLAN_CACHE_MODE=auto
+  // The service's read pool plans them generically (Db.partitionReads); BENCH_STORAGE_PLAN_CACHE_MODE=auto
   // measures PostgreSQL's own choice instead (custom plans, planned on every run).
   const mode = process.env.BENCH_STORAGE_PLAN_CACHE_MODE || 'force_generic_plan';
   const db = new pg.Pool({ connectionString: url, max: 1, ...(mode ? { options: `-c plan_cache_mode=${mode}` } : {}) });
