@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ApiError } from '../core/http/api-error.js';
 import { Db } from '../core/db/db.js';
+import { TemporarilyUnavailable } from '../core/errors/domain-errors.js';
 import { RedisService } from '../core/redis/redis.service.js';
 
 export interface Readiness {
@@ -24,16 +24,20 @@ export class HealthService {
 
   async readiness(): Promise<Readiness> {
     if (this.shuttingDown) {
-      throw new ApiError(503, 'Service Unavailable: shutting down', {
-        errors: [{ field: 'process', message: 'The process is shutting down' }],
-      });
+      throw new TemporarilyUnavailable('Service Unavailable: shutting down', undefined, [
+        { field: 'process', message: 'The process is shutting down' },
+      ]);
     }
     const [postgres, redis] = await Promise.allSettled([this.db.ping(2000), this.redis.ping(1000)]);
     const errors = [];
     if (postgres.status === 'rejected') errors.push({ field: 'postgres', message: 'PostgreSQL is unreachable' });
     if (redis.status === 'rejected') errors.push({ field: 'redis', message: 'Redis is unreachable' });
     if (errors.length > 0) {
-      throw new ApiError(503, `Service Unavailable: ${errors.map((e) => e.field).join(', ')} down`, { errors });
+      throw new TemporarilyUnavailable(
+        `Service Unavailable: ${errors.map((e) => e.field).join(', ')} down`,
+        undefined,
+        errors,
+      );
     }
     return { status: 'ready', checks: { postgres: 'up', redis: 'up' } };
   }

@@ -179,6 +179,7 @@ describe('Foundation: graceful shutdown of the API process', () => {
       const body = await (await fetch(`${url}/health/ready`)).json();
       expect(body).toMatchObject({
         statusCode: 503,
+        message: 'Service Unavailable: shutting down',
         errors: [{ field: 'process', message: 'The process is shutting down' }],
       });
       expect(await status('/health')).toBe(200); // still serving while load balancers drain

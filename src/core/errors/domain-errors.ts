@@ -118,14 +118,14 @@ export class TooManyAttempts extends DomainError {
 }
 
 /**
- * A dependency this request cannot safely go without (the login throttle's Redis, the webhook deliveries' storage)
- * is down: try again later (after retryAfterSeconds when there is a time to name).
+ * A dependency this request cannot safely go without (the login throttle's Redis, the webhook deliveries' storage,
+ * the readiness probe's PostgreSQL and Redis) is down, or the process is stopping: try again later (after retryAfterSeconds when there is a time to name).
  */
 export class TemporarilyUnavailable extends DomainError {
   readonly kind = 'temporarily_unavailable';
 
-  constructor(message: string, retryAfterSeconds?: number) {
-    super(message, undefined, retryAfterSeconds);
+  constructor(message: string, retryAfterSeconds?: number, fields?: FieldError[]) {
+    super(message, fields, retryAfterSeconds);
   }
 }
 
