@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidInput, type FieldError } from '../../core/errors/domain-errors.js';
+import { DomainError, InvalidInput, type FieldError } from '../../core/errors/domain-errors.js';
 import { SendContextCache } from './send-context.cache.js';
 import { SendContextReader, type SendContext } from './send-context.reader.js';
 import { AccountHealth } from '../../accounts/health/account-health.js';
@@ -46,16 +46,28 @@ export class PreSendChecks {
    */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<SendPlan> {
     const template = dto.type === 'template';
-    // The type's window rule (its catalogue file): templates any time (business-initiated), the others within 24 h.
-    const windowed = messageType(dto.type).window === 'service_window';
-    const recipient = recipientOf(dto);
-    const ctx = await this.contexts.get(businessAccountId, {
+    const query = {
       phoneNumberId: dto.phoneNumberId,
       templateName: template ? dto.templateName! : null,
       templateLanguage: template ? dto.templateLanguage! : null,
-      recipient: recipient.value,
-      window: windowed,
-    });
+      recipient: recipientOf(dto).value,
+      // The type's window rule (its catalogue file): templates any time (business-initiated), the others within 24 h.
+      window: messageType(dto.type).window === 'service_window',
+    };
+    try {
+      return await this.check(businessAccountId, dto, await this.contexts.get(businessAccountId, query));
+    } catch (refusal) {
+      if (!(refusal instanceof DomainError)) throw refusal;
+      // Refused on what the cache holds: confirmed on the database's state before the caller hears it (the user
+      // unblocked or the number reconnected a moment ago, in this process or another, and the cache has not heard).
+      return this.check(businessAccountId, dto, await this.contexts.get(businessAccountId, query, { fresh: true }));
+    }
+  }
+
+  private async check(businessAccountId: string, dto: SendMessageDto, ctx: SendContext): Promise<SendPlan> {
+    const template = dto.type === 'template';
+    const windowed = messageType(dto.type).window === 'service_window';
+    const recipient = recipientOf(dto);
     // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
     // token): 424 with the reason, the operator or Meta must act.
     const synced = ctx.numberExists && !ctx.numberRemovedAt;

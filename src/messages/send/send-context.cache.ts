@@ -43,6 +43,10 @@ interface AccountEntries {
  * The recipient's state (blocked on the number, marketing preference) is invalidated like the rest: triggers on
  * `blocked_users` and `marketing_preferences` NOTIFY the same channel.
  *
+ * A cached entry can only make a send pass that the database would pass a moment later (or refuse: Meta refuses it
+ * then): a send about to be refused on cached state is checked again on a fresh read (PreSendChecks), so unblocking a
+ * user or reconnecting a number and sending at once is never refused on what the cache had not heard yet.
+ *
  * The 24 h window: only an open window is cached, until it closes (or the TTL). Windows only ever move
  * forward (the worker keeps the latest inbound time), so an open window cannot close early; a closed or
  * absent one is always read fresh, so "inbound message arrives → customer replies at once" never sees a
@@ -71,9 +75,14 @@ export class SendContextCache implements OnModuleInit {
     });
   }
 
-  async get(businessAccountId: string, q: SendContextQuery): Promise<SendContext> {
+  /**
+   * The context of one send. `fresh`: read the database whatever is cached (and cache what was read), for a send about
+   * to be refused: a refusal is made on the database's state, never on an entry that may predate a change committed a
+   * moment ago (an unblock, a reconnect) whose notification has not arrived yet.
+   */
+  async get(businessAccountId: string, q: SendContextQuery, { fresh: bypass = false } = {}): Promise<SendContext> {
     const now = Date.now();
-    const account = this.accounts.get(businessAccountId);
+    const account = bypass ? undefined : this.accounts.get(businessAccountId);
     const partKey = `${q.phoneNumberId}\u0000${q.templateName ?? ''}\u0000${q.templateLanguage ?? ''}`;
     const windowKey = q.window ? `${q.phoneNumberId}\u0000${q.recipient}` : null;
     const fresh = <T>(entry: Entry<T> | undefined) => (entry && entry.expiresAt > now ? entry : undefined);
