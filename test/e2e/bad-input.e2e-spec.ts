@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { eventually, onboard, type Tenant } from '../utils/factories.js';
+import { countDeliveries, countEvents } from '../utils/messaging-rows.js';
 import { rawRequest, type RawRequest, type RawResponse } from '../utils/raw-http.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
@@ -809,7 +810,7 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
   async function countRows(): Promise<Record<string, number>> {
     const org = tenant.operator.organizationId;
     const q = async (sql: string, ...params: unknown[]) =>
-      Number((await stack.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(sql, ...params))[0]!.n);
+      (await stack.db.pool.query<{ n: number }>(sql, params)).rows[0]!.n;
     const ba = `SELECT id FROM business_accounts WHERE organization_id = $1::uuid`;
     return {
       organizations: await q(`SELECT count(*) AS n FROM organizations WHERE id = $1::uuid`, org),
@@ -907,11 +908,9 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
     const settled = await eventually(
       async () => {
         const [deliveries, pending, events] = await Promise.all([
-          stack.prisma.webhookDelivery.count({ where: { wabaIds: { has: tenant.account.wabaId } } }),
-          stack.prisma.webhookDelivery.count({
-            where: { wabaIds: { has: tenant.account.wabaId }, status: 'received' },
-          }),
-          stack.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } }),
+          countDeliveries(stack, tenant.account.wabaId),
+          countDeliveries(stack, tenant.account.wabaId, 'received'),
+          countEvents(stack, tenant.account.wabaId, { processed: true }),
         ]);
         return deliveries >= 3 && pending === 0 && events >= 3;
       },

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { startDemoInstance, type DemoInstance } from '../utils/demo-instance.js';
+import { accountRow } from '../utils/messaging-rows.js';
 import { runProcess, type Exit } from '../utils/run-built.js';
 
 /**
@@ -180,13 +181,21 @@ describe('the first hour (README walk-through, Swagger examples, generated clien
     ]);
 
     // What the walk-through did is stored: the account is the demo organization's, the four messages are its.
-    const account = await demo.stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: '310000000000002' } });
-    const operator = await demo.stack.prisma.operator.findUniqueOrThrow({ where: { email: 'demo@example.com' } });
+    const account = await accountRow(demo.stack, '310000000000002');
+    const operator = await demo.stack.db
+      .on()
+      .selectFrom('operators')
+      .select('organization_id as organizationId')
+      .where('email', '=', 'demo@example.com')
+      .executeTakeFirstOrThrow();
     expect(account.organizationId).toBe(operator.organizationId);
-    const messages = await demo.stack.prisma.message.findMany({
-      where: { businessAccountId: account.id },
-      orderBy: { id: 'asc' },
-    });
+    const messages = await demo.stack.db
+      .on()
+      .selectFrom('messages')
+      .select(['direction', 'type'])
+      .where('business_account_id', '=', account.id)
+      .orderBy('id')
+      .execute();
     expect(messages.map((m) => [m.direction, m.type])).toEqual([
       ['outbound', 'template'],
       ['inbound', 'text'],

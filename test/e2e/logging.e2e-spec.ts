@@ -5,6 +5,7 @@ import request from 'supertest';
 import { metaJson } from '../../simulator/meta-json.js';
 import { DeliveryQueue, deliveryJobIds } from '../../src/webhooks/delivery-queue.js';
 import { createTenant, helloWorld, onboard, wamid, type Tenant } from '../utils/factories.js';
+import { deliveriesOf, insertDeliveries } from '../utils/messaging-rows.js';
 import { LogCapture } from '../utils/log-capture.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
@@ -178,17 +179,14 @@ describe('Logging: every line of a request carries its request id, every line of
         const posts = webhookPosts(tenant, ['hi', 'hello']);
         const answers = await postAll(noRedis, posts);
         expect(answers.map((a) => a.status)).toEqual([200, 200]);
-        const stored = await t.prisma.webhookDelivery.findMany({
-          where: { wabaIds: { has: tenant.account.wabaId } },
-          orderBy: { id: 'asc' },
-        });
+        const stored = await deliveriesOf(t, tenant.account.wabaId);
         expect(stored).toHaveLength(2);
         const notEnqueued = await waitFor(
           () => shared.where('msg', 'webhook deliveries stored but not enqueued; the sweeper will enqueue them')[0],
           'the enqueue to time out',
         );
         // One job for both requests' deliveries: it belongs to neither request.
-        expect(notEnqueued.deliveryIds).toEqual(stored.map((d) => Number(d.id)));
+        expect(notEnqueued.deliveryIds).toEqual(stored.map((d) => d.id));
         expect(notEnqueued.reqId).toBeUndefined();
         for (const p of posts) expect(shared.where('reqId', p.id).map((l) => l.msg)).toEqual(['request completed']);
       } finally {
@@ -229,22 +227,23 @@ describe('Logging: every line of a request carries its request id, every line of
       // One batch job of three deliveries, one of which cannot be parsed. Stored just now: younger than the sweeper's
       // 5 s, so only this file's worker (whose queue gets the job) processes them.
       const batchId = `log-${tenant.account.wabaId}`;
-      await t.prisma.webhookDelivery.createMany({
-        data: bodies.map((b) => ({
-          rawBody: Buffer.from(b),
+      const inBatch = () =>
+        t.db.on().selectFrom('webhook_deliveries').select(['id', 'status']).where('batch_id', '=', batchId);
+      await insertDeliveries(
+        t,
+        bodies.map((b) => ({
+          raw_body: Buffer.from(b),
           signature: signatureHeader(b, t.config.whatsappAppSecret),
-          wabaIds: [tenant.account.wabaId],
-          batchId,
+          waba_ids: [tenant.account.wabaId],
+          batch_id: batchId,
         })),
-      });
-      const [account, broken, inbound] = (
-        await t.prisma.webhookDelivery.findMany({ where: { batchId }, orderBy: { id: 'asc' } })
-      ).map((d) => Number(d.id));
+      );
+      const [account, broken, inbound] = (await inBatch().orderBy('id').execute()).map((d) => d.id);
       const ids = [account!, broken!, inbound!];
       const jobId = deliveryJobIds.batch(batchId);
       await t.app.get(DeliveryQueue).enqueue({ deliveryIds: ids }, jobId);
       await waitFor(async () => {
-        const rows = await t.prisma.webhookDelivery.findMany({ where: { batchId } });
+        const rows = await inBatch().execute();
         return rows.every((d) => d.status !== 'received') ? rows : undefined;
       }, 'the batch to be processed');
 

@@ -7,6 +7,7 @@ import {
   recipient,
   type OnboardedTenant,
 } from '../utils/factories.js';
+import { accountRow, backdateMessages, insertMessages } from '../utils/messaging-rows.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -122,10 +123,13 @@ describe('GET /messages/analytics', () => {
     ]);
     const settled = await eventually(
       async () => {
-        const rows = await stack.prisma.message.findMany({
-          where: { id: { in: [delivered.id, read.id, readParcel.id, asyncFailed.id] } },
-        });
-        const by = new Map(rows.map((r) => [Number(r.id), r.status]));
+        const rows = await stack.db
+          .on()
+          .selectFrom('messages')
+          .select(['id', 'status'])
+          .where('id', 'in', [delivered.id, read.id, readParcel.id, asyncFailed.id])
+          .execute();
+        const by = new Map(rows.map((r) => [r.id, r.status]));
         return (
           by.get(delivered.id) === 'delivered' &&
           by.get(read.id) === 'read' &&
@@ -140,26 +144,24 @@ describe('GET /messages/analytics', () => {
     // Test data the API cannot make: fixed creation times, so the buckets do not depend on the clock.
     anchor = startOfHour(Date.now()) - HOUR + 10 * 60_000;
     const all = [delivered, read, sentOnly, asyncFailed, undeliverable1, undeliverable2, restricted].map((m) => m.id);
-    await stack.prisma.message.updateMany({ where: { id: { in: all } }, data: { createdAt: new Date(anchor) } });
-    await stack.prisma.message.update({
-      where: { id: readParcel.id },
-      data: { createdAt: new Date(anchor - 2 * DAY) },
-    });
+    await backdateMessages(stack, all, new Date(anchor));
+    await backdateMessages(stack, [readParcel.id], new Date(anchor - 2 * DAY));
     // Two customers wrote in: counted apart (inbound), never in the sends' totals or rates.
-    const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
-    await stack.prisma.message.createMany({
-      data: [1, 2].map((n) => ({
-        businessAccountId: account.id,
-        phoneNumberId: t.account.phoneNumberId,
+    const account = await accountRow(stack, t.account.wabaId);
+    await insertMessages(
+      stack,
+      [1, 2].map((n) => ({
+        business_account_id: account.id,
+        phone_number_id: t.account.phoneNumberId,
         direction: 'inbound',
         from: recipient(),
         to: null,
         type: 'text',
         status: 'received',
-        content: { text: { body: `question ${n}` } },
-        createdAt: new Date(anchor),
+        content: JSON.stringify({ text: { body: `question ${n}` } }),
+        created_at: new Date(anchor),
       })),
-    });
+    );
 
     // Another account's traffic must not show up.
     const res = await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, '15550000001'));

@@ -357,10 +357,14 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
 
   it('evaluates the account’s bucket beside each pair’s: more pairs do not add up to more requests; other accounts are not affected', async () => {
     // Back to the onboarding pair alone (the test above made others), then two more pairs of the same account.
-    await stack.prisma.apiKey.updateMany({
-      where: { businessAccount: { wabaId: a.account.wabaId }, revokedAt: null, NOT: { accessKey: a.key.accessKey } },
-      data: { revokedAt: new Date() },
-    });
+    await stack.db
+      .on()
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('business_account_id', '=', a.account.businessAccountId)
+      .where('revoked_at', 'is', null)
+      .where('access_key', '!=', a.key.accessKey)
+      .execute();
     const k2 = await createKey(stack, a.operator, a.account.wabaId, 'second pair');
     const k3 = await createKey(stack, a.operator, a.account.wabaId, 'third pair');
     // 5 on the first pair (its whole bucket), then 3 on the second: the account's 8.

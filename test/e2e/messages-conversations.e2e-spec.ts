@@ -4,6 +4,7 @@ import type { Response } from 'supertest';
 import { InboundMediaLinks } from '../../src/messages/inbound-media/inbound-media-links.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, helloWorld, onboard, recipient, simInbound, type Tenant } from '../utils/factories.js';
+import { accountRow, insertMessages } from '../utils/messaging-rows.js';
 
 jest.setTimeout(120_000);
 
@@ -213,19 +214,17 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     const url = item!.media!.url;
     const [body, mac] = url.split('/').at(-1)!.split('.') as [string, string];
     const payload = Buffer.from(body, 'base64url').toString();
-    const otherImage = await stack.prisma.message.create({
-      data: {
-        businessAccountId: (
-          await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: other.account.wabaId } })
-        ).id,
-        phoneNumberId: other.account.phoneNumberId,
+    const [otherImage] = await insertMessages(stack, [
+      {
+        business_account_id: (await accountRow(stack, other.account.wabaId)).id,
+        phone_number_id: other.account.phoneNumberId,
         direction: 'inbound',
         type: 'image',
         status: 'received',
-        content: { image: { id: image.mediaId } },
+        content: JSON.stringify({ image: { id: image.mediaId } }),
       },
-    });
-    const retarget = payload.replace(`:${item!.id}:`, `:${otherImage.id}:`);
+    ]);
+    const retarget = payload.replace(`:${item!.id}:`, `:${otherImage!.id}:`);
     for (const bad of [
       `${Buffer.from(retarget).toString('base64url')}.${mac}`,
       `${body}.${'A'.repeat(22)}`,
@@ -241,9 +240,7 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     }
 
     const links = stack.app.get(InboundMediaLinks);
-    const businessAccountId = (
-      await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })
-    ).id;
+    const businessAccountId = (await accountRow(stack, t.account.wabaId)).id;
     const expired = links.sign({ businessAccountId, messageId: item!.id }, Date.now() - 3_600_000);
     const gone = await fetchLink(expired.url);
     expect(gone.status).toBe(410);
@@ -253,17 +250,17 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     });
 
     // Meta no longer has the media (an id it does not know): 404 naming the media, no bytes.
-    const stale = await stack.prisma.message.create({
-      data: {
-        businessAccountId,
-        phoneNumberId: t.account.phoneNumberId,
+    const [stale] = await insertMessages(stack, [
+      {
+        business_account_id: businessAccountId,
+        phone_number_id: t.account.phoneNumberId,
         direction: 'inbound',
         type: 'image',
         status: 'received',
-        content: { image: { id: '999999999999999', mime_type: 'image/png' } },
+        content: JSON.stringify({ image: { id: '999999999999999', mime_type: 'image/png' } }),
       },
-    });
-    const missing = await fetchLink(links.sign({ businessAccountId, messageId: Number(stale.id) }).url);
+    ]);
+    const missing = await fetchLink(links.sign({ businessAccountId, messageId: stale!.id }).url);
     expect(missing.status).toBe(404);
     expect(JSON.parse((missing.body as Buffer).toString()).message).toMatch(
       /Media 999999999999999 of message \d+ is no longer available/,

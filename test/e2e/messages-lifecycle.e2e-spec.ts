@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, helloWorld, onboard, postSimStatuses, recipient, type Tenant } from '../utils/factories.js';
+import { deliveriesOf, messageRow } from '../utils/messaging-rows.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -116,10 +117,7 @@ describe('Message lifecycle with the worker running', () => {
     // The simulator posts five webhooks (two byte-identical repeats): wait until all five are processed.
     const processed = await eventually(
       async () => {
-        const deliveries = await stack.prisma.webhookDelivery.findMany({
-          where: { wabaIds: { has: t.account.wabaId } },
-          select: { rawBody: true, status: true },
-        });
+        const deliveries = await deliveriesOf(stack, t.account.wabaId);
         // Meta-style bodies escape `/` (which a base64 wamid may contain) as `\/`.
         const mine = deliveries.filter((d) =>
           Buffer.from(d.rawBody).toString('utf8').replaceAll('\\/', '/').includes(sent.upstreamMessageId),
@@ -215,10 +213,15 @@ describe('A status that arrives while the send call is still failing', () => {
       .send(helloWorld(t, HANG))
       .then((r) => r);
     const pending = await eventually(
-      () =>
-        stack.prisma.message.findFirst({
-          where: { to: HANG, status: 'pending', businessAccount: { wabaId: t.account.wabaId } },
-        }),
+      async () =>
+        (await stack.db
+          .on()
+          .selectFrom('messages')
+          .select('id')
+          .where('to', '=', HANG)
+          .where('status', '=', 'pending')
+          .where('business_account_id', '=', t.account.businessAccountId)
+          .executeTakeFirst()) ?? null,
       { timeoutMs: 3000, intervalMs: 20 },
     );
     expect(pending).not.toBeNull();
@@ -228,7 +231,7 @@ describe('A status that arrives while the send call is still failing', () => {
     ]);
     const delivered = await eventually(
       async () => {
-        const row = await stack.prisma.message.findUnique({ where: { id: pending!.id } });
+        const row = await messageRow(stack, pending!.id);
         return row?.status === 'delivered' ? row : null;
       },
       { timeoutMs: 3000, intervalMs: 20 },

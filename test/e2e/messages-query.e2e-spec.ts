@@ -1,5 +1,6 @@
 import { startStack, type Stack } from '../utils/stack.js';
 import { helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
+import { backdateMessages, messageRow, openWindow } from '../utils/messaging-rows.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3600_000;
@@ -57,14 +58,7 @@ describe('GET /messages and GET /messages/:id', () => {
     await sendOk('hello', helloWorld(t, recipient()));
     await sendOk('parcel', parcelUpdate(t, recipient()));
     const textTo = recipient();
-    await stack.prisma.conversationWindow.create({
-      data: {
-        phoneNumberId: t.account.phoneNumberId,
-        recipient: textTo,
-        wabaId: t.account.wabaId,
-        lastInboundAt: new Date(),
-      },
-    });
+    await openWindow(stack, t.account, textTo);
     await sendOk('text', {
       phoneNumberId: t.account.phoneNumberId,
       to: textTo,
@@ -74,12 +68,9 @@ describe('GET /messages and GET /messages/:id', () => {
     await sendOk('failed', helloWorld(t, '15550000001'), 422);
     // Test data that cannot be made through the API: one message three days old, and two created in the
     // same millisecond (the id breaks the tie).
-    await stack.prisma.message.update({ where: { id: m.old.id }, data: { createdAt: new Date(Date.now() - 3 * DAY) } });
+    await backdateMessages(stack, [m.old.id], new Date(Date.now() - 3 * DAY));
     const twinAt = new Date(Date.now() - 2 * DAY);
-    await stack.prisma.message.updateMany({
-      where: { id: { in: [m.twinA.id, m.twinB.id] } },
-      data: { createdAt: twinAt },
-    });
+    await backdateMessages(stack, [m.twinA.id, m.twinB.id], twinAt);
     const sentOther = await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, recipient()));
     otherMessageId = sentOther.body.data.id;
   }, 60_000);
@@ -145,7 +136,7 @@ describe('GET /messages and GET /messages/:id', () => {
       expect(ids(recent)).toEqual([m.failed.id, m.text.id, m.parcel.id, m.hello.id]);
       const oldOnly = await list({ until: new Date(Date.now() - 2.5 * DAY).toISOString() });
       expect(ids(oldOnly)).toEqual([m.old.id]);
-      const twins = await stack.prisma.message.findUniqueOrThrow({ where: { id: m.twinA.id } });
+      const twins = await messageRow(stack, m.twinA.id);
       const exact = await list({
         since: twins.createdAt.toISOString(),
         until: new Date(twins.createdAt.getTime() + 1).toISOString(),

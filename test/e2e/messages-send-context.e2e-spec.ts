@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { openWindow } from '../utils/messaging-rows.js';
 
 /**
  * The pre-send read (number, template, 24 h window) is cached per API process. These tests change the
@@ -16,10 +18,14 @@ describe('POST /messages: cached send context follows changes', () => {
 
   const send = (t: Tenant, body: object) => stack.http.post('/messages').set(t.key.headers).send(body);
   const setTemplateStatus = (t: Tenant, name: string, language: string, status: string) =>
-    stack.prisma.template.updateMany({
-      where: { businessAccount: { wabaId: t.account.wabaId }, name, language },
-      data: { status },
-    });
+    stack.db
+      .on()
+      .updateTable('templates')
+      .set({ status, updated_at: new Date() })
+      .where('business_account_id', '=', t.account.businessAccountId)
+      .where('name', '=', name)
+      .where('language', '=', language)
+      .execute();
   /**
    * Polls sends until one answers `status` (each attempt uses a fresh recipient); returns the last answer. A 422
    * must be ours (no `data`: nothing stored, Meta not called), not the simulator refusing a paused template.
@@ -135,14 +141,7 @@ describe('POST /messages: cached send context follows changes', () => {
     expect(closed.status).toBe(422);
     expect(closed.body.errors).toEqual([{ field: 'to', message: expect.stringContaining('24 h') }]);
     // What the worker writes for an inbound message from this customer.
-    await stack.prisma.conversationWindow.create({
-      data: {
-        phoneNumberId: a.account.phoneNumberId,
-        recipient: to,
-        wabaId: a.account.wabaId,
-        lastInboundAt: new Date(),
-      },
-    });
+    await openWindow(stack, a.account, to);
     const open = await send(a, text);
     expect(open.status).toBe(200);
     expect((await send(a, text)).status).toBe(200);
@@ -150,8 +149,10 @@ describe('POST /messages: cached send context follows changes', () => {
 
   it('stops caching while its notification connection is down, so changes made meanwhile still apply at once', async () => {
     expect((await send(a, helloWorld(a, recipient()))).status).toBe(200);
-    const killed = await stack.prisma.$queryRaw<{ n: number }[]>`
-      SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`;
+    const { rows: killed } = await sql<{ n: number }>`
+      SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`.execute(
+      stack.db.on(),
+    );
     expect(killed[0]!.n).toBeGreaterThanOrEqual(1);
     await setTemplateStatus(a, 'hello_world', 'en_US', 'PAUSED');
     expect((await sendUntil(a, 422)).status).toBe(422);

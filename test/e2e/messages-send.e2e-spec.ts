@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { createKey, eventually, helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
+import { accountRow, countMessages, messageRow, openWindow, storeAccessToken } from '../utils/messaging-rows.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -142,7 +143,7 @@ describe('POST /messages (simulator + real API)', () => {
   describe('pre-send checks: 422 naming the field, no upstream call', () => {
     async function expectRefused(body: Record<string, unknown>, field: string, message?: RegExp) {
       const before = upstreamSends(stack, t).length;
-      const stored = await stack.prisma.message.count({ where: { to: body.to as string } });
+      const stored = await countMessages(stack, { to: body.to as string });
       const res = await send(body);
       expect(res.status).toBe(422);
       expect(res.body.message).toBe('Field Validation Failed');
@@ -151,7 +152,7 @@ describe('POST /messages (simulator + real API)', () => {
       if (message) expect(res.body.errors[0].message).toMatch(message);
       expect(upstreamSends(stack, t).length).toBe(before);
       // Refused before anything is stored: no failed message appears in the list.
-      expect(await stack.prisma.message.count({ where: { to: body.to as string } })).toBe(stored);
+      expect(await countMessages(stack, { to: body.to as string })).toBe(stored);
     }
 
     it('refuses a phone number id that was never synced', async () => {
@@ -256,14 +257,7 @@ describe('POST /messages (simulator + real API)', () => {
       };
       await expectRefused(text, 'to', /24 h/);
       // A window that closed 25 hours ago is closed.
-      await stack.prisma.conversationWindow.create({
-        data: {
-          phoneNumberId: t.account.phoneNumberId,
-          recipient: to,
-          wabaId: t.account.wabaId,
-          lastInboundAt: new Date(Date.now() - 25 * 3600_000),
-        },
-      });
+      await openWindow(stack, t.account, to, new Date(Date.now() - 25 * 3600_000));
       await expectRefused(text, 'to');
     });
 
@@ -271,14 +265,7 @@ describe('POST /messages (simulator + real API)', () => {
       // The inbound message that opens a window is processed by the webhooks worker, which is not wired yet:
       // the window row it would write is inserted directly.
       const to = recipient();
-      await stack.prisma.conversationWindow.create({
-        data: {
-          phoneNumberId: t.account.phoneNumberId,
-          recipient: to,
-          wabaId: t.account.wabaId,
-          lastInboundAt: new Date(Date.now() - 23 * 3600_000),
-        },
-      });
+      await openWindow(stack, t.account, to, new Date(Date.now() - 23 * 3600_000));
       const body = 'x'.repeat(4096);
       const res = await send({ phoneNumberId: t.account.phoneNumberId, to, type: 'text', text: { body } });
       expect(res.status).toBe(200);
@@ -329,7 +316,7 @@ describe('POST /messages (simulator + real API)', () => {
         data.upstreamMessageId,
       );
 
-      const row = await stack.prisma.message.findUnique({ where: { id: data.id } });
+      const row = await messageRow(stack, data.id);
       expect(row).toMatchObject({
         upstreamMessageId: data.upstreamMessageId,
         status: 'sent',
@@ -403,9 +390,9 @@ describe('POST /messages (simulator + real API)', () => {
       });
       expect(Number.isInteger(res.body.data.id)).toBe(true);
 
-      const row = await stack.prisma.message.findUnique({ where: { id: res.body.data.id } });
+      const row = await messageRow(stack, res.body.data.id);
       expect(row).toMatchObject({ status: 'failed', errorCode: error.code, errorTitle: error.title });
-      expect(row!.failedAt).toBeInstanceOf(Date);
+      expect(row.failedAt).toBeInstanceOf(Date);
 
       const got = await stack.http.get(`/messages/${res.body.data.id}`).set(tenant.key.headers);
       expect(got.status).toBe(200);
@@ -488,10 +475,7 @@ describe('POST /messages (simulator + real API)', () => {
       expect((await send(helloWorld(own, recipient()), own)).status).toBe(200);
       // The token changes behind this process's back (another API process reconnected the account).
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({
-        where: { wabaId: own.account.wabaId },
-        data: { accessTokenEncrypted: box.seal('sim-token-revoked', own.account.wabaId) },
-      });
+      await storeAccessToken(stack, own.account.wabaId, box.seal('sim-token-revoked', own.account.wabaId));
       const refused = await eventually(
         async () => {
           const res = await send(helloWorld(own, recipient()), own);
@@ -542,7 +526,7 @@ describe('POST /messages (simulator + real API)', () => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
       expect(sendsTo(to)).toHaveLength(1);
-      expect(await stack.prisma.message.count({ where: { to } })).toBe(1);
+      expect(await countMessages(stack, { to })).toBe(1);
     });
 
     it('replays a key completed before outcomes were kept (the HTTP answer it stored) as it was', async () => {
@@ -552,14 +536,13 @@ describe('POST /messages (simulator + real API)', () => {
       expect(first.status).toBe(200);
       // The record as the previous version wrote it: the status code and the envelope.
       const kept = { ...first.body, data: { ...first.body.data, upstreamMessageId: 'wamid.KEPT-BEFORE-OUTCOMES' } };
-      expect(
-        (
-          await stack.prisma.idempotencyKey.updateMany({
-            where: { key },
-            data: { responseStatus: 200, responseBody: kept },
-          })
-        ).count,
-      ).toBe(1);
+      const { numUpdatedRows } = await stack.db
+        .on()
+        .updateTable('idempotency_keys')
+        .set({ response_status: 200, response_body: JSON.stringify(kept) })
+        .where('key', '=', key)
+        .executeTakeFirstOrThrow();
+      expect(numUpdatedRows).toBe(1n);
 
       const again = await sendWithKey(key, helloWorld(t, to));
       expect(again.status).toBe(200);
@@ -705,7 +688,7 @@ describe('POST /messages when the upstream platform does not answer in time', ()
   it('answers 409 to a concurrent request with the same Idempotency-Key, and sends once', async () => {
     const key = `concurrent-${randomBytes(6).toString('hex')}`;
     const businessAccountId = await accountId(stack, t);
-    const storedBefore = await stack.prisma.message.count({ where: { businessAccountId, to: HANG } });
+    const storedBefore = await countMessages(stack, { businessAccountId, to: HANG });
     const post = () =>
       stack.http.post('/messages').set(t.key.headers).set('Idempotency-Key', key).send(helloWorld(t, HANG));
     const both = await Promise.all([post(), new Promise((r) => setTimeout(r, 50)).then(post)]);
@@ -714,7 +697,7 @@ describe('POST /messages when the upstream platform does not answer in time', ()
       statusCode: 409,
       message: expect.stringContaining('still in progress'),
     });
-    expect(await stack.prisma.message.count({ where: { businessAccountId, to: HANG } })).toBe(storedBefore + 1);
+    expect(await countMessages(stack, { businessAccountId, to: HANG })).toBe(storedBefore + 1);
     // The simulator records a hanging send when it finally answers.
     const sends = await eventually(
       async () => {
@@ -728,6 +711,5 @@ describe('POST /messages when the upstream platform does not answer in time', ()
 });
 
 async function accountId(stack: Stack, t: OnboardedTenant): Promise<string> {
-  const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
-  return account.id;
+  return (await accountRow(stack, t.account.wabaId)).id;
 }

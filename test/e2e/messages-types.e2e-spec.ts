@@ -1,5 +1,6 @@
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, onboard, recipient, type Tenant } from '../utils/factories.js';
+import { openWindow as openWindowOf } from '../utils/messaging-rows.js';
 
 /** What the simulator received from this tenant's business account. */
 const upstreamSends = (stack: Stack, t: Tenant) => stack.sim.sends().filter((s) => s.wabaId === t.account.wabaId);
@@ -70,14 +71,7 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
   /** A recipient whose 24 h window is open (as an inbound message would leave it). */
   const openWindow = async () => {
     const to = recipient();
-    await stack.prisma.conversationWindow.create({
-      data: {
-        phoneNumberId: t.account.phoneNumberId,
-        recipient: to,
-        wabaId: t.account.wabaId,
-        lastInboundAt: new Date(),
-      },
-    });
+    await openWindowOf(stack, t.account, to);
     return to;
   };
 

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { userIdFor } from '../../simulator/payloads/webhooks.js';
 import { helloWorld, onboard, recipient, simControl, type Tenant } from '../utils/factories.js';
+import { countMessages, deliveriesOf } from '../utils/messaging-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
@@ -87,7 +88,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
       });
       expect(listed.body.data.items[0].raw).toMatchObject({ recipient_user_id: userId });
       expect(listed.body.data.items[0].raw).not.toHaveProperty('recipient_id');
-      const delivery = await stack.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: t.account.wabaId } } });
+      const delivery = await deliveriesOf(stack, t.account.wabaId);
       expect(delivery.every((d) => d.status === 'processed')).toBe(true);
     });
 
@@ -127,7 +128,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
       const feedNone = await events(t, { after: '0', userId: 'US.0000000000000000000' });
       expect(feedNone.body.data.items).toEqual([]);
       // Nothing failed or was dead-lettered for want of a phone number.
-      const deliveries = await stack.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: t.account.wabaId } } });
+      const deliveries = await deliveriesOf(stack, t.account.wabaId);
       expect(deliveries.map((d) => d.status)).not.toContain('failed');
     });
 
@@ -263,7 +264,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
       expect(refused.body.message).toMatch(/FLAGGED/);
       expect(refused.body.errors).toEqual([{ field: 'phoneNumberId', message: 'phone number status is FLAGGED' }]);
       expect(stack.sim.sends({ to })).toEqual([]);
-      expect(await stack.prisma.message.count({ where: { to } })).toBe(0);
+      expect(await countMessages(stack, { to })).toBe(0);
     });
 
     it('lets the number send again once Meta unflags it, and keeps the newest limit', async () => {
@@ -377,7 +378,7 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
         message: expect.stringMatching(/disabled this business account \(ban state DISABLE since November 24, 2026\)/),
       });
       expect(stack.sim.sends({ to })).toEqual([]);
-      expect(await stack.prisma.message.count({ where: { to } })).toBe(0);
+      expect(await countMessages(stack, { to })).toBe(0);
 
       await control('account-update', {
         wabaId: t.account.wabaId,

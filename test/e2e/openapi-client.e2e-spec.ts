@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { API_TYPES_FILE, openApiTypes } from '../../src/openapi-types.cli.js';
 import { onboard, recipient, type Tenant } from '../utils/factories.js';
+import { messageRow } from '../utils/messaging-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
 /**
@@ -176,10 +177,10 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
       refused: { httpStatus: number; id?: number; status?: string; code?: number | null };
     };
 
-    const stored = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.sent.id } });
+    const stored = await messageRow(stack, out.sent.id);
     expect(out.sent).toEqual({
       httpStatus: 200,
-      id: Number(stored.id),
+      id: stored.id,
       status: expect.stringMatching(/^(sent|delivered|read)$/),
       wamid: stored.upstreamMessageId,
       to,
@@ -198,8 +199,8 @@ describe('a client generated from the served OpenAPI document (openapi-typescrip
       field: 'to',
       reason: expect.stringContaining('to'),
     });
-    const refused = await stack.prisma.message.findUniqueOrThrow({ where: { id: out.refused.id } });
-    expect(out.refused).toEqual({ httpStatus: 422, id: Number(refused.id), status: 'failed', code: 131026 });
+    const refused = await messageRow(stack, out.refused.id!);
+    expect(out.refused).toEqual({ httpStatus: 422, id: refused.id, status: 'failed', code: 131026 });
     expect(refused).toMatchObject({ status: 'failed', errorCode: 131026, to: '15550000001' });
   });
 

@@ -1,4 +1,4 @@
-import { createCipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { WorkerPurges } from '../../src/worker/worker-purges.js';
@@ -10,6 +10,7 @@ import {
   type ConnectedAccount,
   type Operator,
 } from '../utils/factories.js';
+import { accountRow, storeAccessToken } from '../utils/messaging-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
@@ -87,8 +88,7 @@ describe('Security: secrets', () => {
       await stack?.close();
     });
 
-    const stored = async (wabaId: string) =>
-      (await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId } })).accessTokenEncrypted;
+    const stored = async (wabaId: string) => (await accountRow(stack, wabaId)).accessTokenEncrypted;
     const sync = (app: TestApp, wabaId: string) =>
       app.http.post(`/business-accounts/${wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
 
@@ -96,10 +96,7 @@ describe('Security: secrets', () => {
       const [a, b, legacy] = accounts as [ConnectedAccount, ConnectedAccount, ConnectedAccount];
       expect(await stored(a.wabaId)).toMatch(/^v2\.old\./);
       // A token stored before this change: the old format, no key id, no account binding.
-      await stack.prisma.businessAccount.update({
-        where: { wabaId: legacy.wabaId },
-        data: { accessTokenEncrypted: legacySeal(oldKey, legacy.accessToken) },
-      });
+      await storeAccessToken(stack, legacy.wabaId, legacySeal(oldKey, legacy.accessToken));
       // With the new key ring (new key first, old key kept for reading) a process re-seals the v1 token when it
       // starts (nothing opens v1 any more: issue 29, finding 7); the old key's v2 tokens keep working.
       const both = await startTestApp({
@@ -147,10 +144,7 @@ describe('Security: secrets', () => {
         UPSTREAM_BASE_URL: stack.sim.baseUrl,
       });
       try {
-        await stack.prisma.businessAccount.update({
-          where: { wabaId: b.wabaId },
-          data: { accessTokenEncrypted: await stored(a.wabaId) },
-        });
+        await storeAccessToken(stack, b.wabaId, await stored(a.wabaId));
         const copied = await sync(app, b.wabaId);
         expect(copied.status).toBe(424);
         expect(copied.body.message).toMatch(/cannot be decrypted.*reconnect/);
@@ -185,26 +179,32 @@ describe('Security: secrets', () => {
       const now = new Date('2000-01-01T00:00:00.000Z');
       const far = new Date('2100-01-01T00:00:00.000Z');
       const session = (expiresAt: Date) =>
-        stack.prisma.session.create({
-          data: {
-            operatorId: org.operatorId,
-            tokenHash: randomBytes(32).toString('hex'),
-            expiresAt,
-            lastSeenAt: new Date(),
-          },
-        });
+        stack.db
+          .on()
+          .insertInto('sessions')
+          .values({
+            id: randomUUID(),
+            operator_id: org.operatorId,
+            token_hash: randomBytes(32).toString('hex'),
+            expires_at: expiresAt,
+            last_seen_at: new Date(),
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
       const [expired, live] = [await session(new Date('1999-12-31T00:00:00.000Z')), await session(far)];
       const key = (name: string, expiresAt: Date) =>
-        stack.prisma.idempotencyKey.create({
-          data: {
-            apiKeyId: scope.apiKeyId,
+        stack.db
+          .on()
+          .insertInto('idempotency_keys')
+          .values({
+            api_key_id: scope.apiKeyId,
             key: name,
-            requestHash: 'h',
+            request_hash: 'h',
             state: 'completed',
-            lockedUntil: expiresAt,
-            expiresAt,
-          },
-        });
+            locked_until: expiresAt,
+            expires_at: expiresAt,
+          })
+          .execute();
       await key('old', new Date('1999-12-31T00:00:00.000Z'));
       await key('fresh', far);
 
@@ -212,12 +212,16 @@ describe('Security: secrets', () => {
       await purges.sessions.purge(now);
       await purges.idempotencyKeys.purge(now);
 
-      expect(await stack.prisma.session.findUnique({ where: { id: expired.id } })).toBeNull();
-      expect(await stack.prisma.session.findUnique({ where: { id: live.id } })).not.toBeNull();
-      const keys = await stack.prisma.idempotencyKey.findMany({
-        where: { apiKeyId: scope.apiKeyId },
-        select: { key: true },
-      });
+      const sessionRow = (id: string) =>
+        stack.db.on().selectFrom('sessions').select('id').where('id', '=', id).executeTakeFirst();
+      expect((await sessionRow(expired.id)) ?? null).toBeNull();
+      expect((await sessionRow(live.id)) ?? null).not.toBeNull();
+      const keys = await stack.db
+        .on()
+        .selectFrom('idempotency_keys')
+        .select('key')
+        .where('api_key_id', '=', scope.apiKeyId)
+        .execute();
       expect(keys.map((k) => k.key)).toEqual(['fresh']);
     });
   });

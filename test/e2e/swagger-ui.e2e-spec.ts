@@ -74,11 +74,14 @@ describe('Swagger UI (headless Chromium)', () => {
         }),
       );
       // The request Swagger UI made carried both halves of the pair: the message exists for this key's account.
-      const stored = await stack.prisma.message.findUniqueOrThrow({
-        where: { id: shown.data.id },
-        include: { businessAccount: true },
-      });
-      expect([stored.to, stored.businessAccount.wabaId]).toEqual([to, tenant.account.wabaId]);
+      const stored = await stack.db
+        .on()
+        .selectFrom('messages')
+        .innerJoin('business_accounts', 'business_accounts.id', 'messages.business_account_id')
+        .select(['messages.to', 'business_accounts.waba_id as wabaId'])
+        .where('messages.id', '=', shown.data.id)
+        .executeTakeFirstOrThrow();
+      expect([stored.to, stored.wabaId]).toEqual([to, tenant.account.wabaId]);
       // Swagger UI and its assets are served by the service itself.
       expect(foreignRequests).toEqual([]);
     } finally {

@@ -1,10 +1,12 @@
 import { jest } from '@jest/globals';
+import { sql } from 'kysely';
 import pg from 'pg';
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { metaJson } from '../../simulator/meta-json.js';
 import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
 import { createTenant, wamid, type Tenant } from '../utils/factories.js';
+import { countEvents, deliveriesOf, insertDeliveries } from '../utils/messaging-rows.js';
 import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
 
@@ -36,8 +38,11 @@ function postConcurrently(
 
 /** The tenant's stored deliveries; `xmin` names the transaction (the INSERT) that stored each, `batchId` its queue job. */
 async function storedFor(t: TestApp, wabaId: string): Promise<{ id: number; batchId: string | null; xmin: string }[]> {
-  return t.prisma
-    .$queryRaw`SELECT id, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids) ORDER BY id`;
+  const { rows } = await sql<{ id: number; batchId: string | null; xmin: string }>`
+    SELECT id, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids) ORDER BY id`.execute(
+    t.db.on(),
+  );
+  return rows;
 }
 
 describe('Webhook receiver: group commit', () => {
@@ -78,13 +83,10 @@ describe('Webhook receiver: group commit', () => {
     expect(rows[0]!.batchId).not.toBeNull();
     worker = await startTestWorker(t.config);
     await waitFor(
-      async () =>
-        (await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } })) === 12
-          ? true
-          : undefined,
+      async () => ((await countEvents(t, tenant.account.wabaId, { processed: true })) === 12 ? true : undefined),
       '12 processed events',
     );
-    const deliveries = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
+    const deliveries = await deliveriesOf(t, tenant.account.wabaId);
     expect(deliveries.every((d) => d.status === 'processed' && d.eventCount === 1)).toBe(true);
   });
 
@@ -123,9 +125,11 @@ describe('Webhook receiver: group commit', () => {
     try {
       await waitFor(async () => {
         // Asked on another connection: inside the locking transaction pg_stat_activity is a frozen snapshot.
-        const rows = await t.prisma.$queryRaw<{ n: number }[]>`
+        const { rows } = await sql<{ n: number }>`
           SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_deliveries"%'`;
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_deliveries"%'`.execute(
+          t.db.on(),
+        );
         return rows[0]!.n >= 1 ? true : undefined;
       }, 'the batch INSERT to wait on the lock');
       await new Promise((r) => setTimeout(r, 300));
@@ -182,25 +186,23 @@ describe('Webhook receiver: group commit', () => {
     const bodies = [inbound(), 'this is not json', inbound()];
     // Stored as one group commit whose job was lost (Redis down at the time): the sweeper enqueues the batch.
     const batchId = `test-${tenant.account.wabaId}`;
-    await t.prisma.webhookDelivery.createMany({
-      data: bodies.map((b) => ({
-        rawBody: Buffer.from(b),
+    await insertDeliveries(
+      t,
+      bodies.map((b) => ({
+        raw_body: Buffer.from(b),
         signature: signatureHeader(b, t.config.whatsappAppSecret),
-        wabaIds: [tenant.account.wabaId],
-        batchId,
-        receivedAt: new Date(Date.now() - 10_000),
+        waba_ids: [tenant.account.wabaId],
+        batch_id: batchId,
+        received_at: new Date(Date.now() - 10_000),
       })),
-    });
+    );
     const rows = await waitFor(async () => {
-      const all = await t.prisma.webhookDelivery.findMany({
-        where: { wabaIds: { has: tenant.account.wabaId } },
-        orderBy: { id: 'asc' },
-      });
+      const all = await deliveriesOf(t, tenant.account.wabaId);
       return all.every((d) => d.status !== 'received') ? all : undefined;
     }, 'the batch to be processed');
     expect(rows.map((r) => r.status)).toEqual(['processed', 'failed', 'processed']);
     expect(rows[1]!.lastError).toContain('not valid JSON');
-    expect(await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } })).toBe(2);
+    expect(await countEvents(t, tenant.account.wabaId, { processed: true })).toBe(2);
   });
 
   it('stores a delivery whose entry id holds NUL (never a real account) without failing the others of its batch', async () => {

@@ -1,9 +1,9 @@
 import { jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { withNumberId } from '../utils/prisma.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
 import { createTenant, wamid, type Tenant } from '../utils/factories.js';
+import { countEvents, deliveriesOf as deliveriesOfWaba, eventsOf } from '../utils/messaging-rows.js';
 import { inboundTextValue, messagesValue, statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
 
 jest.setTimeout(60_000);
@@ -26,13 +26,7 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     await t?.close();
   });
 
-  const deliveriesOf = async (tenant: Tenant) =>
-    (
-      await t.prisma.webhookDelivery.findMany({
-        where: { wabaIds: { has: tenant.account.wabaId } },
-        orderBy: { id: 'asc' },
-      })
-    ).map(withNumberId);
+  const deliveriesOf = (tenant: Tenant) => deliveriesOfWaba(t, tenant.account.wabaId);
   const listDeliveries = async (tenant: Tenant) => {
     const res = await t.http.get('/webhooks/deliveries').set('cookie', tenant.operator.cookie);
     expect(res.status).toBe(200);
@@ -50,10 +44,10 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     // An item the database refuses (as an unforeseen failure would): a trigger on events, for this test's marker only.
     const marker = `4479${randomBytes(4).readUInt32BE() % 10_000_000}`;
     const fn = `poison_${randomBytes(4).toString('hex')}`;
-    await t.prisma.$executeRawUnsafe(
+    await t.db.pool.query(
       `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'poisoned item'; END $$`,
     );
-    await t.prisma.$executeRawUnsafe(
+    await t.db.pool.query(
       `CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.recipient = '${marker}') EXECUTE FUNCTION ${fn}()`,
     );
     try {
@@ -89,10 +83,10 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
       expect(ofA!.lastError).toContain('poisoned item');
 
       // B's event is stored and applied; A's is not (yet).
-      const eventsOfB = await t.prisma.event.findMany({ where: { wabaId: b.account.wabaId } });
+      const eventsOfB = await eventsOf(t, b.account.wabaId);
       expect(eventsOfB).toHaveLength(1);
       expect(eventsOfB[0]).toMatchObject({ kind: 'inbound_message', processed: true });
-      expect(await t.prisma.event.count({ where: { wabaId: a.account.wabaId } })).toBe(0);
+      expect(await countEvents(t, a.account.wabaId)).toBe(0);
 
       // Each organization sees its own delivery and its own error only.
       const seenByB = await listDeliveries(b);
@@ -110,8 +104,8 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
         (await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.operator.cookie)).status,
       ).toBe(404);
     } finally {
-      await t.prisma.$executeRawUnsafe(`DROP TRIGGER IF EXISTS ${fn} ON events`);
-      await t.prisma.$executeRawUnsafe(`DROP FUNCTION IF EXISTS ${fn}()`);
+      await t.db.pool.query(`DROP TRIGGER IF EXISTS ${fn} ON events`);
+      await t.db.pool.query(`DROP FUNCTION IF EXISTS ${fn}()`);
     }
 
     // Once the cause is gone, A replays its own delivery: its event is stored, B's is not stored twice.
@@ -123,8 +117,8 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
       async () => ((await deliveriesOf(a))[0]!.status === 'processed' ? true : undefined),
       "A's replay to be processed",
     );
-    expect(await t.prisma.event.count({ where: { wabaId: a.account.wabaId, recipient: marker } })).toBe(1);
-    expect(await t.prisma.event.count({ where: { wabaId: b.account.wabaId } })).toBe(1);
+    expect(await countEvents(t, a.account.wabaId, { recipient: marker })).toBe(1);
+    expect(await countEvents(t, b.account.wabaId)).toBe(1);
   });
 
   it('keeps a single-account delivery as the exact bytes received', async () => {
@@ -165,7 +159,7 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
       return rows.length === 1 && rows[0]!.status !== 'received' ? rows : undefined;
     }, 'the delivery to be processed');
     expect(row).toMatchObject({ status: 'processed', lastError: null, eventCount: 1 });
-    const [event] = await t.prisma.event.findMany({ where: { wabaId: a.account.wabaId } });
+    const [event] = await eventsOf(t, a.account.wabaId);
     // The column cannot hold it; the stored item keeps it as Meta sent it.
     expect(event).toMatchObject({ status: 'failed', errorCode: null, errorTitle: 'Something new' });
     expect((event!.raw as { errors: Array<{ code: number }> }).errors[0]!.code).toBe(99999999999);

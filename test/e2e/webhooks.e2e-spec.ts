@@ -1,7 +1,9 @@
 import { jest } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { metaJson } from '../../simulator/meta-json.js';
-import { withNumberId } from '../utils/prisma.js';
+import { columns } from '../../src/core/db/database.js';
 import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
 import {
@@ -14,6 +16,16 @@ import {
   type OnboardedTenant,
   type Tenant,
 } from '../utils/factories.js';
+import {
+  countDeliveries,
+  countEvents,
+  countMessages,
+  deliveriesOf,
+  eventsOf,
+  insertDeliveries,
+  insertMessages,
+  messageRow,
+} from '../utils/messaging-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
@@ -30,36 +42,33 @@ jest.setTimeout(60_000);
 
 /** Helpers bound to one running app. */
 function harness(t: TestApp) {
-  const prisma = t.prisma;
   return {
     /** Waits until `n` deliveries concerning this WABA are processed (and none is left `received`). */
     async processed(wabaId: string, n: number) {
       return waitFor(async () => {
-        const rows = (
-          await prisma.webhookDelivery.findMany({ where: { wabaIds: { has: wabaId } }, orderBy: { id: 'asc' } })
-        ).map(withNumberId);
+        const rows = await deliveriesOf(t, wabaId);
         const done = rows.filter((r) => r.status === 'processed');
         return done.length >= n && rows.every((r) => r.status !== 'received') ? done : undefined;
       }, `${n} processed deliveries for ${wabaId}`);
     },
     async events(wabaId: string) {
-      return (await prisma.event.findMany({ where: { wabaId }, orderBy: { id: 'asc' } })).map(withNumberId);
+      return eventsOf(t, wabaId);
     },
     async createMessage(tenant: Tenant, data: { upstreamMessageId?: string | null; status?: string; to?: string }) {
-      const message = await prisma.message.create({
-        data: {
-          businessAccountId: tenant.account.businessAccountId,
-          phoneNumberId: tenant.account.phoneNumberId,
+      const [message] = await insertMessages(t, [
+        {
+          business_account_id: tenant.account.businessAccountId,
+          phone_number_id: tenant.account.phoneNumberId,
           to: data.to ?? '447700900123',
           type: 'template',
-          templateName: 'parcel_update',
-          templateLanguage: 'en_GB',
+          template_name: 'parcel_update',
+          template_language: 'en_GB',
           status: data.status ?? 'sent',
-          upstreamMessageId: data.upstreamMessageId === undefined ? wamid() : data.upstreamMessageId,
-          sentAt: data.status === 'pending' ? null : new Date(),
+          upstream_message_id: data.upstreamMessageId === undefined ? wamid() : data.upstreamMessageId,
+          sent_at: data.status === 'pending' ? null : new Date(),
         },
-      });
-      return withNumberId(message);
+      ]);
+      return message!;
     },
     listEvents(tenant: Tenant, query: Record<string, string | number>) {
       return t.http.get('/webhooks/events').set('cookie', tenant.operator.cookie).query(query);
@@ -167,7 +176,7 @@ describe('Webhooks: receiver, processing and events API', () => {
         ).status,
       ).toBe(401);
       expect((await postWebhook(t, payload, { signature: 'sha256=abc' })).status).toBe(401);
-      expect(await t.prisma.webhookDelivery.count({ where: { wabaIds: { has: wabaId } } })).toBe(0);
+      expect(await countDeliveries(t, wabaId)).toBe(0);
     });
 
     it('answers 400 for a body that is not JSON, not a WhatsApp business account object, or has no entries', async () => {
@@ -299,7 +308,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       const events = await h.events(tenant.account.wabaId);
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ processed: true, status: 'delivered', messageId: message.upstreamMessageId });
-      const after = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const after = await messageRow(t, message.id);
       expect(after.status).toBe('delivered');
     });
 
@@ -326,7 +335,7 @@ describe('Webhooks: receiver, processing and events API', () => {
         await h.processed(tenant.account.wabaId, i + 1);
       }
       await h.processed(tenant.account.wabaId, 3);
-      const after = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const after = await messageRow(t, message.id);
       expect(after.status).toBe('read');
       expect(after.readAt?.getTime()).toBe((t0 + 2) * 1000);
       expect(after.deliveredAt?.getTime()).toBe((t0 + 1) * 1000);
@@ -362,13 +371,15 @@ describe('Webhooks: receiver, processing and events API', () => {
       await h.processed(tenant.account.wabaId, 1);
 
       // The send response arrives late.
-      await t.prisma.message.update({
-        where: { id: message.id },
-        data: { upstreamMessageId: w, status: 'sent', sentAt: new Date() },
-      });
+      await t.db
+        .on()
+        .updateTable('messages')
+        .set({ upstream_message_id: w, status: 'sent', sent_at: new Date(), updated_at: new Date() })
+        .where('id', '=', message.id)
+        .execute();
       const applied = await waitFor(
         async () => {
-          const m = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+          const m = await messageRow(t, message.id);
           return m.status === 'delivered' ? m : undefined;
         },
         'the delayed re-run to apply the status',
@@ -393,19 +404,23 @@ describe('Webhooks: receiver, processing and events API', () => {
       const [delivery] = await h.processed(tenant.account.wabaId, 1);
       // Redis loses the delayed re-runs; the status has been waiting longer than they would have lasted.
       await t.app.get(QueueService).queue(QUEUES.webhookDeliveries).drain(true);
-      await t.prisma.webhookDelivery.updateMany({
-        where: { id: delivery!.id },
-        data: { receivedAt: new Date(Date.now() - 11 * 60_000) },
-      });
-      await t.prisma.event.updateMany({
-        where: { wabaId: tenant.account.wabaId },
-        data: { createdAt: new Date(Date.now() - 10 * 60_000) },
-      });
+      await t.db
+        .on()
+        .updateTable('webhook_deliveries')
+        .set({ received_at: new Date(Date.now() - 11 * 60_000) })
+        .where('id', '=', delivery!.id)
+        .execute();
+      await t.db
+        .on()
+        .updateTable('events')
+        .set({ created_at: new Date(Date.now() - 10 * 60_000) })
+        .where('waba_id', '=', tenant.account.wabaId)
+        .execute();
       const message = await h.createMessage(tenant, { status: 'sent', upstreamMessageId: w });
 
       expect(await worker.sweeper.sweep()).toBeGreaterThanOrEqual(1);
       const applied = await waitFor(async () => {
-        const m = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+        const m = await messageRow(t, message.id);
         return m.status === 'read' ? m : undefined;
       }, 'the sweeper to re-run the delivery');
       expect(applied.readAt).not.toBeNull();
@@ -426,9 +441,9 @@ describe('Webhooks: receiver, processing and events API', () => {
       ]);
       expect((await postWebhook(t, payload)).status).toBe(200);
       await h.processed(tenant.account.wabaId, 1);
-      const linked = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const linked = await messageRow(t, message.id);
       expect(linked).toMatchObject({ upstreamMessageId: w, status: 'sent' });
-      const untouched = await t.prisma.message.findUniqueOrThrow({ where: { id: foreign.id } });
+      const untouched = await messageRow(t, foreign.id);
       expect(untouched).toMatchObject({ upstreamMessageId: null, status: 'pending' });
     });
 
@@ -440,7 +455,7 @@ describe('Webhooks: receiver, processing and events API', () => {
       ]);
       expect((await postWebhook(t, payload)).status).toBe(200);
       await h.processed(tenant.account.wabaId, 1);
-      const failed = await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const failed = await messageRow(t, message.id);
       expect(failed).toMatchObject({
         status: 'failed',
         errorCode: 131047,
@@ -462,16 +477,22 @@ describe('Webhooks: receiver, processing and events API', () => {
     it("updates a synced template from Meta's decision: rejected or paused templates stop being sendable", async () => {
       const tenant = await createTenant(t);
       const template = (language: string) => ({
-        businessAccountId: tenant.account.businessAccountId,
-        upstreamId: digits(16),
+        id: randomUUID(),
+        business_account_id: tenant.account.businessAccountId,
+        upstream_id: digits(16),
         name: 'parcel_update',
         language,
         status: 'APPROVED',
-        components: [],
-        parameterCounts: { header: 0, body: 0, buttons: {} },
-        syncedAt: new Date(),
+        components: JSON.stringify([]),
+        parameter_counts: JSON.stringify({ header: 0, body: 0, buttons: {} }),
+        synced_at: new Date(),
+        updated_at: new Date(),
       });
-      await t.prisma.template.createMany({ data: [template('en_GB'), template('en_US')] });
+      await t.db
+        .on()
+        .insertInto('templates')
+        .values([template('en_GB'), template('en_US')])
+        .execute();
       const decision = (language: string, event: string, reason: string, time: number) =>
         fieldWebhook(
           tenant.account.wabaId,
@@ -544,19 +565,23 @@ describe('Webhooks: receiver, processing and events API', () => {
       const tenant = await createTenant(t);
       const now = unixNow();
       // As a sync 100 s ago left it.
-      await t.prisma.template.create({
-        data: {
-          businessAccountId: tenant.account.businessAccountId,
-          upstreamId: digits(16),
+      await t.db
+        .on()
+        .insertInto('templates')
+        .values({
+          id: randomUUID(),
+          business_account_id: tenant.account.businessAccountId,
+          upstream_id: digits(16),
           name: 'order_ready',
           language: 'en_GB',
           status: 'APPROVED',
-          components: [],
-          parameterCounts: { header: 0, body: 0, buttons: {} },
-          syncedAt: new Date((now - 100) * 1000),
-          statusUpdatedAt: new Date((now - 100) * 1000),
-        },
-      });
+          components: JSON.stringify([]),
+          parameter_counts: JSON.stringify({ header: 0, body: 0, buttons: {} }),
+          synced_at: new Date((now - 100) * 1000),
+          status_updated_at: new Date((now - 100) * 1000),
+          updated_at: new Date(),
+        })
+        .execute();
       const decision = (event: string, reason: string, time: number) =>
         fieldWebhook(
           tenant.account.wabaId,
@@ -571,9 +596,13 @@ describe('Webhooks: receiver, processing and events API', () => {
           time,
         );
       const status = async () =>
-        t.prisma.template.findFirstOrThrow({
-          where: { businessAccountId: tenant.account.businessAccountId, name: 'order_ready' },
-        });
+        t.db
+          .on()
+          .selectFrom('templates')
+          .select(columns.templates)
+          .where('business_account_id', '=', tenant.account.businessAccountId)
+          .where('name', '=', 'order_ready')
+          .executeTakeFirstOrThrow();
 
       // Decided before the sync read the template: the sync's state stands.
       await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 200));
@@ -617,11 +646,17 @@ describe('Webhooks: receiver, processing and events API', () => {
         }),
       );
       await h.processed(tenant.account.wabaId, 1);
-      const window = await t.prisma.conversationWindow.findUnique({
-        where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } },
-      });
+      const windowOf = () =>
+        t.db
+          .on()
+          .selectFrom('conversation_windows')
+          .select(columns.conversation_windows)
+          .where('phone_number_id', '=', tenant.account.phoneNumberId)
+          .where('recipient', '=', from)
+          .executeTakeFirstOrThrow();
+      const window = await windowOf();
       expect(window).toMatchObject({ wabaId: tenant.account.wabaId });
-      expect(window!.lastInboundAt.getTime()).toBe(at * 1000);
+      expect(window.lastInboundAt.getTime()).toBe(at * 1000);
 
       await postWebhook(
         t,
@@ -633,9 +668,7 @@ describe('Webhooks: receiver, processing and events API', () => {
         }),
       );
       await h.processed(tenant.account.wabaId, 2);
-      const still = await t.prisma.conversationWindow.findUniqueOrThrow({
-        where: { phoneNumberId_recipient: { phoneNumberId: tenant.account.phoneNumberId, recipient: from } },
-      });
+      const still = await windowOf();
       expect(still.lastInboundAt.getTime()).toBe(at * 1000);
       const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, kind: 'inbound_message' });
       expect(res.body.data.items.map((e: { title: string; recipient: string }) => [e.title, e.recipient])).toEqual([
@@ -829,17 +862,18 @@ describe('Webhooks: receiver, processing and events API', () => {
     });
 
     it('keeps listing the events of a disconnected business account', async () => {
-      await t.prisma.businessAccount.update({
-        where: { id: tenant.account.businessAccountId },
-        data: { disconnectedAt: new Date() },
-      });
+      const setDisconnectedAt = (at: Date | null) =>
+        t.db
+          .on()
+          .updateTable('business_accounts')
+          .set({ disconnected_at: at, updated_at: new Date() })
+          .where('id', '=', tenant.account.businessAccountId)
+          .execute();
+      await setDisconnectedAt(new Date());
       try {
         expect((await h.listEvents(tenant, { wabaId: tenant.account.wabaId })).body.data.total).toBe(5);
       } finally {
-        await t.prisma.businessAccount.update({
-          where: { id: tenant.account.businessAccountId },
-          data: { disconnectedAt: null },
-        });
+        await setDisconnectedAt(null);
       }
     });
 
@@ -894,20 +928,18 @@ describe('Webhooks: receiver, processing and events API', () => {
           statusItem(message.upstreamMessageId!, 'read', unixNow()),
         ]),
       );
-      const row = withNumberId(
-        await t.prisma.webhookDelivery.create({
-          data: {
-            rawBody: Buffer.from(body),
-            signature: signatureHeader(body, t.config.whatsappAppSecret),
-            wabaIds: [tenant.account.wabaId],
-            receivedAt: new Date(Date.now() - 10_000),
-          },
-        }),
-      );
+      const [row] = await insertDeliveries(t, [
+        {
+          raw_body: Buffer.from(body),
+          signature: signatureHeader(body, t.config.whatsappAppSecret),
+          waba_ids: [tenant.account.wabaId],
+          received_at: new Date(Date.now() - 10_000),
+        },
+      ]);
       const [done] = await h.processed(tenant.account.wabaId, 1);
-      expect(done!.id).toBe(row.id);
+      expect(done!.id).toBe(row!.id);
       expect(done!.eventCount).toBe(1);
-      expect((await t.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('read');
+      expect((await messageRow(t, message.id)).status).toBe('read');
     });
 
     it('acknowledges with 200 while Redis is unreachable, and the sweeper processes the delivery', async () => {
@@ -940,18 +972,24 @@ describe('Webhooks: receiver, processing and events API', () => {
     it('dead-letters a delivery that cannot be processed, lists it, and replays it once fixed', async () => {
       const tenant = await createTenant(t);
       const other = await createTenant(t);
-      const broken = withNumberId(
-        await t.prisma.webhookDelivery.create({
-          data: {
-            rawBody: Buffer.from('this is not json'),
-            signature: 'sha256=00',
-            wabaIds: [tenant.account.wabaId, '999999999999'],
-            receivedAt: new Date(Date.now() - 10_000),
-          },
-        }),
-      );
+      const [inserted] = await insertDeliveries(t, [
+        {
+          raw_body: Buffer.from('this is not json'),
+          signature: 'sha256=00',
+          waba_ids: [tenant.account.wabaId, '999999999999'],
+          received_at: new Date(Date.now() - 10_000),
+        },
+      ]);
+      const broken = inserted!;
+      const deliveryRow = () =>
+        t.db
+          .on()
+          .selectFrom('webhook_deliveries')
+          .select(columns.webhook_deliveries)
+          .where('id', '=', broken.id)
+          .executeTakeFirstOrThrow();
       const failed = await waitFor(async () => {
-        const d = await t.prisma.webhookDelivery.findFirstOrThrow({ where: { id: broken.id } });
+        const d = await deliveryRow();
         return d.status === 'failed' ? d : undefined;
       }, 'the delivery to be dead-lettered');
       expect(failed.lastError).toContain('not valid JSON');
@@ -993,7 +1031,12 @@ describe('Webhooks: receiver, processing and events API', () => {
           text: 'hi',
         }),
       );
-      await t.prisma.webhookDelivery.updateMany({ where: { id: broken.id }, data: { rawBody: Buffer.from(fixed) } });
+      await t.db
+        .on()
+        .updateTable('webhook_deliveries')
+        .set({ raw_body: Buffer.from(fixed) })
+        .where('id', '=', broken.id)
+        .execute();
       const replay = await t.http
         .post(`/webhooks/deliveries/${broken.id}/replay`)
         .set('cookie', tenant.operator.cookie);
@@ -1023,16 +1066,17 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
   it('leaves every event stored and applied exactly once after a restart', async () => {
     const tenant = await createTenant(t);
     const count = 500;
-    const messages = await t.prisma.message.createManyAndReturn({
-      data: Array.from({ length: count }, (_, i) => ({
-        businessAccountId: tenant.account.businessAccountId,
-        phoneNumberId: tenant.account.phoneNumberId,
+    const messages = await insertMessages(
+      t,
+      Array.from({ length: count }, (_, i) => ({
+        business_account_id: tenant.account.businessAccountId,
+        phone_number_id: tenant.account.phoneNumberId,
         to: `4477009${String(i).padStart(5, '0')}`,
         type: 'template',
         status: 'sent',
-        upstreamMessageId: wamid(),
+        upstream_message_id: wamid(),
       })),
-    });
+    );
     const now = unixNow();
     // Meta's maximum: 1000 updates in one POST.
     const statuses = messages.flatMap((m) => [
@@ -1056,15 +1100,17 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     const blockedPid = await waitFor(
       async () => {
         // Asked on another connection: inside the blocker's transaction pg_stat_activity is a frozen snapshot.
-        const rows = await t.prisma.$queryRaw<{ pid: number }[]>`
+        const { rows } = await sql<{ pid: number }>`
         SELECT pid FROM pg_stat_activity
-         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%for update of "m"%'`;
+         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%for update of "m"%'`.execute(
+          t.db.on(),
+        );
         return rows[0]?.pid;
       },
       'the first worker to wait on the locked message',
       60_000,
     );
-    const progressed = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });
+    const progressed = await countEvents(t, tenant.account.wabaId, { processed: true });
     expect(progressed).toBe(2 * EVENT_CHUNK);
 
     // The crash: the worker stops, and its database connection dies in the middle of the third chunk.
@@ -1073,19 +1119,17 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     await crashing;
     await blocker.query('ROLLBACK');
     await blocker.end();
-    const atCrash = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: true } });
+    const atCrash = await countEvents(t, tenant.account.wabaId, { processed: true });
     expect(atCrash).toBe(2 * EVENT_CHUNK);
-    const halfway = await t.prisma.message.count({
-      where: { businessAccountId: tenant.account.businessAccountId, status: 'read' },
-    });
+    const halfway = await countMessages(t, { businessAccountId: tenant.account.businessAccountId, status: 'read' });
     expect(halfway).toBe(EVENT_CHUNK);
 
     const second = await startTestWorker(t.config);
     workers.push(second);
     const [delivery] = await waitFor(
       async () => {
-        const rows = await t.prisma.webhookDelivery.findMany({ where: { wabaIds: { has: tenant.account.wabaId } } });
-        const pending = await t.prisma.event.count({ where: { wabaId: tenant.account.wabaId, processed: false } });
+        const rows = await deliveriesOf(t, tenant.account.wabaId);
+        const pending = await countEvents(t, tenant.account.wabaId, { processed: false });
         return rows[0]?.status === 'processed' && pending === 0 ? rows : undefined;
         // A crashed worker's lock expires after 15 s; then the batch is finished (slower on a loaded machine).
       },
@@ -1094,25 +1138,30 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
     );
     expect(delivery!.eventCount).toBe(2 * count);
 
-    const events = await t.prisma.event.findMany({
-      where: { wabaId: tenant.account.wabaId },
-      select: { dedupeKey: true, processed: true },
-    });
+    const events = await t.db
+      .on()
+      .selectFrom('events')
+      .select(['dedupe_key as dedupeKey', 'processed'])
+      .where('waba_id', '=', tenant.account.wabaId)
+      .execute();
     expect(events).toHaveLength(2 * count);
     expect(new Set(events.map((e) => e.dedupeKey)).size).toBe(2 * count);
-    const after = await t.prisma.message.groupBy({
-      by: ['status'],
-      where: { businessAccountId: tenant.account.businessAccountId },
-      _count: true,
-    });
+    const after = await t.db
+      .on()
+      .selectFrom('messages')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('_count')])
+      .where('business_account_id', '=', tenant.account.businessAccountId)
+      .groupBy('status')
+      .execute();
     expect(after).toEqual([{ status: 'read', _count: count }]);
-    const stamped = await t.prisma.message.count({
-      where: {
-        businessAccountId: tenant.account.businessAccountId,
-        deliveredAt: new Date((now + 1) * 1000),
-        readAt: new Date((now + 2) * 1000),
-      },
-    });
+    const { stamped } = await t.db
+      .on()
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<number>().as('stamped'))
+      .where('business_account_id', '=', tenant.account.businessAccountId)
+      .where('delivered_at', '=', new Date((now + 1) * 1000))
+      .where('read_at', '=', new Date((now + 2) * 1000))
+      .executeTakeFirstOrThrow();
     expect(stamped).toBe(count);
   }, 240_000);
 });

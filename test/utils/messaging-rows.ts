@@ -1,0 +1,133 @@
+import type { Insertable } from 'kysely';
+import type { Db } from '../../src/core/db/db.js';
+import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
+
+/**
+ * Reads (and a few arrangements) of the messaging tables for the e2e tests' assertions: Kysely on the app's pool, rows
+ * under the application's field names (`columns`), int8 ids and counts as numbers.
+ */
+interface OnDb {
+  db: Db;
+}
+
+/** A business account and phone number as the tests' tenants carry them. */
+interface Account {
+  phoneNumberId: string;
+  wabaId: string;
+}
+
+/** The message row `id`. */
+export const messageRow = (app: OnDb, id: number) =>
+  app.db.on().selectFrom('messages').select(columns.messages).where('id', '=', id).executeTakeFirstOrThrow();
+
+/** How many messages are stored to `to`, of a business account, in a status (each when given). */
+export async function countMessages(
+  app: OnDb,
+  where: { to?: string; businessAccountId?: string; status?: string },
+): Promise<number> {
+  let query = app.db
+    .on()
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'));
+  if (where.to !== undefined) query = query.where('to', '=', where.to);
+  if (where.businessAccountId !== undefined) query = query.where('business_account_id', '=', where.businessAccountId);
+  if (where.status !== undefined) query = query.where('status', '=', where.status);
+  return (await query.executeTakeFirstOrThrow()).n;
+}
+
+/** The business account of `wabaId`. */
+export const accountRow = (app: OnDb, wabaId: string) =>
+  app.db
+    .on()
+    .selectFrom('business_accounts')
+    .select(columns.business_accounts)
+    .where('waba_id', '=', wabaId)
+    .executeTakeFirstOrThrow();
+
+/** The webhook deliveries naming `wabaId`, oldest first. */
+export const deliveriesOf = (app: OnDb, wabaId: string) =>
+  app.db
+    .on()
+    .selectFrom('webhook_deliveries')
+    .select(columns.webhook_deliveries)
+    .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('waba_ids')))
+    .orderBy('id')
+    .execute();
+
+/** How many webhook deliveries name `wabaId` (only those in `status` when given). */
+export async function countDeliveries(app: OnDb, wabaId: string, status?: string): Promise<number> {
+  let query = app.db
+    .on()
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('waba_ids')));
+  if (status !== undefined) query = query.where('status', '=', status);
+  return (await query.executeTakeFirstOrThrow()).n;
+}
+
+/** The events of `wabaId`, oldest first. */
+export const eventsOf = (app: OnDb, wabaId: string) =>
+  app.db.on().selectFrom('events').select(columns.events).where('waba_id', '=', wabaId).orderBy('id').execute();
+
+/** How many events `wabaId` has (only those processed or not, or to `recipient`, when given). */
+export async function countEvents(
+  app: OnDb,
+  wabaId: string,
+  where: { processed?: boolean; recipient?: string } = {},
+): Promise<number> {
+  let query = app.db
+    .on()
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('waba_id', '=', wabaId);
+  if (where.processed !== undefined) query = query.where('processed', '=', where.processed);
+  if (where.recipient !== undefined) query = query.where('recipient', '=', where.recipient);
+  return (await query.executeTakeFirstOrThrow()).n;
+}
+
+/** Opens `recipient`'s 24 h window on the account's number, as the worker does for an inbound message. */
+export async function openWindow(app: OnDb, account: Account, recipient: string, lastInboundAt = new Date()) {
+  await app.db
+    .on()
+    .insertInto('conversation_windows')
+    .values({
+      phone_number_id: account.phoneNumberId,
+      recipient,
+      waba_id: account.wabaId,
+      last_inbound_at: lastInboundAt,
+    })
+    .execute();
+}
+
+/** Sets the creation time of messages `ids` (test data the API cannot make). */
+export async function backdateMessages(app: OnDb, ids: number[], createdAt: Date) {
+  await app.db
+    .on()
+    .updateTable('messages')
+    .set({ created_at: createdAt, updated_at: new Date() })
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** Stores messages as given (`updated_at` now), returning their rows. */
+export const insertMessages = (app: OnDb, rows: Array<Omit<Insertable<MessageTable>, 'updated_at'>>) =>
+  app.db
+    .on()
+    .insertInto('messages')
+    .values(rows.map((row) => ({ ...row, updated_at: new Date() })))
+    .returning(columns.messages)
+    .execute();
+
+/** Replaces the stored (sealed) access token of `wabaId` behind the app's back, as another process would. */
+export async function storeAccessToken(app: OnDb, wabaId: string, accessTokenEncrypted: string) {
+  await app.db
+    .on()
+    .updateTable('business_accounts')
+    .set({ access_token_encrypted: accessTokenEncrypted, updated_at: new Date() })
+    .where('waba_id', '=', wabaId)
+    .execute();
+}
+
+/** Stores webhook deliveries as given (as the receiver would have), returning their rows in that order. */
+export const insertDeliveries = (app: OnDb, rows: Array<Insertable<WebhookDeliveryTable>>) =>
+  app.db.on().insertInto('webhook_deliveries').values(rows).returning(columns.webhook_deliveries).execute();
