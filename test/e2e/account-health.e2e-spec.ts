@@ -12,6 +12,7 @@ import {
 import { freePort } from '../utils/net.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp } from '../utils/test-app.js';
+import { accountRow, countRows, rowsWhere } from '../utils/console-rows.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -35,12 +36,9 @@ describe('Business account health: webhook subscription and credentials', () => 
     stack.http.get(`/business-accounts/${wabaId}`).set('cookie', operator.cookie);
   const send = (t: Tenant, to = recipient()) => stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, to));
   const auditActions = async (operator: Operator) =>
-    (
-      await stack.prisma.auditLog.findMany({
-        where: { organizationId: operator.organizationId },
-        orderBy: { id: 'asc' },
-      })
-    ).map((e) => e.action);
+    (await rowsWhere(stack.db, 'audit_logs', { organization_id: operator.organizationId }, ['id'])).map(
+      (e) => e.action,
+    );
 
   describe('subscription on connect', () => {
     it("subscribes the app to the account's webhooks and shows it on the account", async () => {
@@ -125,11 +123,9 @@ describe('Business account health: webhook subscription and credentials', () => 
         expect(res.body.message).not.toContain(upstream.accessToken);
         if (status === 429) expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         // Nothing half-written: no account, hence no numbers, templates or keys; no audit entry.
-        expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
+        expect(await countRows(stack.db, 'business_accounts', { waba_id: upstream.wabaId })).toBe(0);
         expect(
-          await stack.prisma.phoneNumber.count({
-            where: { phoneNumberId: { in: upstream.phoneNumbers.map((p) => p.id) } },
-          }),
+          await countRows(stack.db, 'phone_numbers', { phone_number_id: upstream.phoneNumbers.map((p) => p.id) }),
         ).toBe(0);
         expect(await auditActions(operator)).toEqual([]);
         expect((await stack.http.get('/business-accounts').set('cookie', operator.cookie)).body.data.items).toEqual([]);
@@ -149,7 +145,7 @@ describe('Business account health: webhook subscription and credentials', () => 
       const t = await onboard(stack, 'Replace Subscribe Org');
       const newToken = stack.sim.rotateToken(t.account.wabaId);
       stack.sim.setSubscriptionFault(t.account.wabaId, 'POST', 'unavailable');
-      const before = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
+      const before = await accountRow(stack.db, { wabaId: t.account.wabaId });
 
       const refused = await stack.http
         .put(`/business-accounts/${t.account.wabaId}/access-token`)
@@ -157,9 +153,7 @@ describe('Business account health: webhook subscription and credentials', () => 
         .send({ accessToken: newToken });
       expect(refused.status).toBe(502);
       expect(refused.body.message).toMatch(/webhook subscription/);
-      expect(await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })).toEqual(
-        before,
-      );
+      expect(await accountRow(stack.db, { wabaId: t.account.wabaId })).toEqual(before);
 
       stack.sim.setSubscriptionFault(t.account.wabaId, 'POST', null);
       const replaced = await stack.http
@@ -201,7 +195,7 @@ describe('Business account health: webhook subscription and credentials', () => 
 
     it('answers an upstream failure with its cause and leaves the account as it was', async () => {
       const t = await onboard(stack, 'Resubscribe Failure Org');
-      const before = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
+      const before = await accountRow(stack.db, { wabaId: t.account.wabaId });
       const audit = await auditActions(t.operator);
 
       stack.sim.setSubscriptionFault(t.account.wabaId, 'POST', 'permission');
@@ -224,9 +218,7 @@ describe('Business account health: webhook subscription and credentials', () => 
         message: expect.stringMatching(/^Upstream platform unavailable: webhook subscription/),
       });
 
-      expect(await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })).toEqual(
-        before,
-      );
+      expect(await accountRow(stack.db, { wabaId: t.account.wabaId })).toEqual(before);
       expect(await auditActions(t.operator)).toEqual(audit);
     });
 
@@ -276,7 +268,7 @@ describe('Business account health: webhook subscription and credentials', () => 
       });
       expect(refused.body.message).toMatch(/reconnect it with a new token/);
       expect(stack.sim.sends({ to })).toEqual([]);
-      expect(await stack.prisma.message.count({ where: { to } })).toBe(0);
+      expect(await countRows(stack.db, 'messages', { to })).toBe(0);
 
       // Replacing the token re-validates it; sends use the new token once the key lookup sees it (API_KEY_CACHE_TTL_MS).
       const replaced = await stack.http
@@ -316,7 +308,7 @@ describe('Business account health: webhook subscription and credentials', () => 
       );
 
       // The same service with nothing listening at its upstream address: no verdict, 502, nothing recorded.
-      const before = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
+      const before = await accountRow(stack.db, { wabaId: t.account.wabaId });
       const down = await startTestApp({
         UPSTREAM_BASE_URL: `http://127.0.0.1:${await freePort()}/v23.0`,
         ENCRYPTION_KEY: stack.config.encryptionKeys[0]!.key.toString('hex'),
@@ -333,23 +325,19 @@ describe('Business account health: webhook subscription and credentials', () => 
       } finally {
         await down.close();
       }
-      expect(await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })).toEqual(
-        before,
-      );
+      expect(await accountRow(stack.db, { wabaId: t.account.wabaId })).toEqual(before);
     });
 
     it("answers 404 for another organization's account and changes nothing", async () => {
       const t = await onboard(stack, 'Check Owner Org');
       const other = await signupAndLogin(stack, 'Check Stranger Org');
-      const before = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } });
+      const before = await accountRow(stack.db, { wabaId: t.account.wabaId });
       const res = await stack.http
         .post(`/business-accounts/${t.account.wabaId}/credentials/check`)
         .set('cookie', other.cookie);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ statusCode: 404, message: 'Business account not found' });
-      expect(await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: t.account.wabaId } })).toEqual(
-        before,
-      );
+      expect(await accountRow(stack.db, { wabaId: t.account.wabaId })).toEqual(before);
     });
   });
 
@@ -366,16 +354,13 @@ describe('Business account health: webhook subscription and credentials', () => 
     it("marks a token Meta rejects as invalid on its own, and the account's sends are refused before any upstream call", async () => {
       const rejected = await onboard(scheduled, 'Scheduled Rejected Org');
       const healthy = await onboard(scheduled, 'Scheduled Healthy Org');
-      const healthyCheckedAt = (
-        await scheduled.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: healthy.account.wabaId } })
-      ).credentialsCheckedAt!;
+      const healthyCheckedAt = (await accountRow(scheduled.db, { wabaId: healthy.account.wabaId }))
+        .credentialsCheckedAt!;
       scheduled.sim.rotateToken(rejected.account.wabaId);
 
       const marked = await eventually(
         async () => {
-          const row = await scheduled.prisma.businessAccount.findUniqueOrThrow({
-            where: { wabaId: rejected.account.wabaId },
-          });
+          const row = await accountRow(scheduled.db, { wabaId: rejected.account.wabaId });
           return row.credentialsValid ? null : row;
         },
         { timeoutMs: 8000, intervalMs: 200 },
@@ -385,9 +370,7 @@ describe('Business account health: webhook subscription and credentials', () => 
       // The healthy account was checked too (its check time moved on) and stays valid.
       const rechecked = await eventually(
         async () => {
-          const row = await scheduled.prisma.businessAccount.findUniqueOrThrow({
-            where: { wabaId: healthy.account.wabaId },
-          });
+          const row = await accountRow(scheduled.db, { wabaId: healthy.account.wabaId });
           return row.credentialsCheckedAt! > healthyCheckedAt ? row : null;
         },
         { timeoutMs: 8000, intervalMs: 200 },

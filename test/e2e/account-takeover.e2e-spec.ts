@@ -7,6 +7,7 @@ import {
   type Operator,
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { accountRow, countRows } from '../utils/console-rows.js';
 
 /**
  * Issue 29, finding 5: business-account ownership is not permanent. A caller whose token Meta accepts for a WABA
@@ -43,7 +44,7 @@ describe('Business-account takeover and read cut-offs', () => {
     const { wamid } = await simInbound(stack, t, { from: '447700900123', text });
     expect(
       await eventually(
-        async () => (await stack.prisma.event.count({ where: { wabaId: t.account.wabaId, messageId: wamid } })) > 0,
+        async () => (await countRows(stack.db, 'events', { waba_id: t.account.wabaId, message_id: wamid })) > 0,
       ),
     ).toBe(true);
   };
@@ -140,11 +141,17 @@ describe('Business-account takeover and read cut-offs', () => {
     await inbound(holder, 'after the disconnect');
     expect(await inboundTexts(holder.operator, wabaId)).toEqual(['while connected']);
     expect(await messageTexts(holder.operator, wabaId)).toEqual(['while connected']);
-    const { readableUntil } = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId } });
-    const stored = await stack.prisma.webhookDelivery.count({ where: { wabaIds: { has: wabaId } } });
-    const late = await stack.prisma.webhookDelivery.count({
-      where: { wabaIds: { has: wabaId }, receivedAt: { gte: readableUntil! } },
-    });
+    const { readableUntil } = await accountRow(stack.db, { wabaId });
+    const deliveriesOf = (receivedSince?: Date) =>
+      stack.db
+        .on()
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('waba_ids')))
+        .$if(receivedSince !== undefined, (q) => q.where('received_at', '>=', receivedSince!))
+        .executeTakeFirstOrThrow();
+    const { n: stored } = await deliveriesOf();
+    const { n: late } = await deliveriesOf(readableUntil!);
     expect([stored > late, late >= 1]).toEqual([true, true]);
     const deliveries = await stack.http.get('/webhooks/deliveries?limit=100').set('cookie', holder.operator.cookie);
     expect(deliveries.body.data.items.filter((d: { wabaIds: string[] }) => d.wabaIds.includes(wabaId))).toHaveLength(

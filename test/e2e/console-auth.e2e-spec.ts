@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PASSWORD, connectAccount, createKey, onboard, signupAndLogin, uniqueEmail } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { countRows, rowsWhere } from '../utils/console-rows.js';
 
 /** Every console route (the session-cookie ones), with placeholders for path parameters. */
 const CONSOLE_ROUTES: Array<[method: 'get' | 'post' | 'delete', path: string]> = [
@@ -37,7 +38,7 @@ describe('Console auth rules', () => {
     await stack?.close();
   });
 
-  const operatorsWithEmail = (email: string) => stack.prisma.operator.count({ where: { email } });
+  const operatorsWithEmail = (email: string) => countRows(stack.db, 'operators', { email });
 
   describe('signup', () => {
     it('refuses an email already registered, whatever its case or surrounding spaces (409)', async () => {
@@ -56,7 +57,7 @@ describe('Console auth rules', () => {
         errors: [{ field: 'email', message: 'email is already registered' }],
       });
       expect(await operatorsWithEmail(email)).toBe(1);
-      expect(await stack.prisma.organization.count({ where: { name: organizationName } })).toBe(1);
+      expect(await countRows(stack.db, 'organizations', { name: organizationName })).toBe(1);
 
       // The first password still works, with the email typed differently.
       const login = await stack.http
@@ -163,7 +164,7 @@ describe('Console auth rules', () => {
         expect([method, url, res.status]).toEqual([method, url, 401]);
       }
       // Nothing changed: the key is still the only one and still live, the account still connected.
-      const keys = await stack.prisma.apiKey.findMany({ where: { organizationId: operator.organizationId } });
+      const keys = await rowsWhere(stack.db, 'api_keys', { organization_id: operator.organizationId });
       expect(keys.map((k) => [k.id, k.revokedAt])).toEqual([[key.id, null]]);
       const account2 = await stack.http.get(`/business-accounts/${account.wabaId}`).set('cookie', operator.cookie);
       expect(account2.body.data.status).toBe('connected');
@@ -194,7 +195,7 @@ describe('Console auth rules', () => {
         .send({ email: operator.email, password: PASSWORD });
       expect(login.status).toBe(403);
       expect(login.headers['set-cookie']).toBeUndefined();
-      expect(await stack.prisma.session.count({ where: { operatorId: operator.operatorId } })).toBe(1);
+      expect(await countRows(stack.db, 'sessions', { operator_id: operator.operatorId })).toBe(1);
     });
 
     it('refuse every state-changing console route (403) and write nothing; the same origin is accepted', async () => {
@@ -203,13 +204,12 @@ describe('Console auth rules', () => {
       const cross = (req: ReturnType<Stack['http']['post']>, how: 'origin' | 'fetch-site') =>
         how === 'origin' ? req.set('origin', EVIL_ORIGIN) : req.set('sec-fetch-site', 'cross-site');
       const snapshot = async () => ({
-        accounts: await stack.prisma.businessAccount.findMany({
-          where: { organizationId: operator.organizationId },
-          orderBy: { createdAt: 'asc' },
-        }),
-        keys: await stack.prisma.apiKey.findMany({ where: { organizationId: operator.organizationId } }),
-        audit: await stack.prisma.auditLog.count({ where: { organizationId: operator.organizationId } }),
-        sessions: await stack.prisma.session.findMany({ where: { operatorId: operator.operatorId } }),
+        accounts: await rowsWhere(stack.db, 'business_accounts', { organization_id: operator.organizationId }, [
+          'created_at',
+        ]),
+        keys: await rowsWhere(stack.db, 'api_keys', { organization_id: operator.organizationId }),
+        audit: await countRows(stack.db, 'audit_logs', { organization_id: operator.organizationId }),
+        sessions: await rowsWhere(stack.db, 'sessions', { operator_id: operator.operatorId }),
       });
       const before = await snapshot();
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { startSimulator } from '../../simulator/simulator.js';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import {
@@ -12,6 +13,7 @@ import {
 import { startStack, type Stack } from '../utils/stack.js';
 import { freePort } from '../utils/net.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { accountRow, countRows, rowsWhere, updateAccount } from '../utils/console-rows.js';
 
 const ALREADY_CONNECTED = {
   statusCode: 409,
@@ -34,29 +36,16 @@ describe('Console business accounts', () => {
 
   /** Everything a sync or a connect could write for this organization. */
   async function stateOf(operator: Operator) {
-    const accounts = await stack.prisma.businessAccount.findMany({
-      where: { organizationId: operator.organizationId },
-      orderBy: { createdAt: 'asc' },
-    });
+    const accounts = await rowsWhere(stack.db, 'business_accounts', { organization_id: operator.organizationId }, [
+      'created_at',
+    ]);
     const ids = accounts.map((a) => a.id);
     return {
       accounts,
-      phoneNumbers: await stack.prisma.phoneNumber.findMany({
-        where: { businessAccountId: { in: ids } },
-        orderBy: { phoneNumberId: 'asc' },
-      }),
-      templates: await stack.prisma.template.findMany({
-        where: { businessAccountId: { in: ids } },
-        orderBy: [{ name: 'asc' }, { language: 'asc' }],
-      }),
-      keys: await stack.prisma.apiKey.findMany({
-        where: { organizationId: operator.organizationId },
-        orderBy: { createdAt: 'asc' },
-      }),
-      audit: await stack.prisma.auditLog.findMany({
-        where: { organizationId: operator.organizationId },
-        orderBy: { id: 'asc' },
-      }),
+      phoneNumbers: await rowsWhere(stack.db, 'phone_numbers', { business_account_id: ids }, ['phone_number_id']),
+      templates: await rowsWhere(stack.db, 'templates', { business_account_id: ids }, ['name', 'language']),
+      keys: await rowsWhere(stack.db, 'api_keys', { organization_id: operator.organizationId }, ['created_at']),
+      audit: await rowsWhere(stack.db, 'audit_logs', { organization_id: operator.organizationId }, ['id']),
     };
   }
 
@@ -75,7 +64,7 @@ describe('Console business accounts', () => {
       // The simulator's (Meta's) own words and code: "Invalid OAuth access token - Cannot parse access token", 190.
       expect(res.body.errors[0].message).toContain('Invalid OAuth access token');
       expect(res.body.errors[0].message).toContain('190');
-      expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
+      expect(await countRows(stack.db, 'business_accounts', { waba_id: upstream.wabaId })).toBe(0);
       expect((await stateOf(operator)).audit).toEqual([]);
       const list = await stack.http.get('/business-accounts').set('cookie', operator.cookie);
       expect(list.body.data).toEqual({ items: [], page: 1, limit: 20, total: 0, totalPages: 0 });
@@ -93,7 +82,7 @@ describe('Console business accounts', () => {
       expect(res.body.errors).toEqual([
         { field: 'wabaId', message: expect.stringContaining('Unsupported get request') },
       ]);
-      expect(await stack.prisma.businessAccount.count({ where: { wabaId: mine.wabaId } })).toBe(0);
+      expect(await countRows(stack.db, 'business_accounts', { waba_id: mine.wabaId })).toBe(0);
     });
 
     it('refuses a wabaId already connected, by the same or by another organization (409), leaving it with its owner', async () => {
@@ -150,17 +139,20 @@ describe('Console business accounts', () => {
       const account = await connectAccount(stack, operator);
       await syncAll(stack, operator, account.wabaId);
       // A number known from an earlier sync that has since gone from the upstream account.
-      const row = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: account.wabaId } });
+      const row = await accountRow(stack.db, { wabaId: account.wabaId });
       const ghost = `4028${Date.now()}`.slice(0, 15);
-      await stack.prisma.phoneNumber.create({
-        data: {
-          businessAccountId: row.id,
-          phoneNumberId: ghost,
-          displayPhoneNumber: '+44 7700 900999',
+      await stack.db
+        .on()
+        .insertInto('phone_numbers')
+        .values({
+          id: randomUUID(),
+          business_account_id: row.id,
+          phone_number_id: ghost,
+          display_phone_number: '+44 7700 900999',
           status: 'CONNECTED',
-          syncedAt: new Date(Date.now() - 86_400_000),
-        },
-      });
+          synced_at: new Date(Date.now() - 86_400_000),
+        })
+        .execute();
 
       const sync = await stack.http
         .post(`/business-accounts/${account.wabaId}/phone-numbers/sync`)
@@ -271,9 +263,8 @@ describe('Console business accounts', () => {
       await syncAll(stack, operator, account.wabaId);
       // The token is revoked upstream: from now on the upstream does not know the stored token.
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({
-        where: { wabaId: account.wabaId },
-        data: { accessTokenEncrypted: box.seal('sim-token-revoked-upstream', account.wabaId) },
+      await updateAccount(stack.db, account.wabaId, {
+        access_token_encrypted: box.seal('sim-token-revoked-upstream', account.wabaId),
       });
       const before = await stateOf(operator);
 
@@ -294,9 +285,8 @@ describe('Console business accounts', () => {
       const account = await connectAccount(stack, operator);
       const key = await createKey(stack, operator, account.wabaId);
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({
-        where: { wabaId: account.wabaId },
-        data: { accessTokenEncrypted: box.seal('sim-token-expired', account.wabaId) },
+      await updateAccount(stack.db, account.wabaId, {
+        access_token_encrypted: box.seal('sim-token-expired', account.wabaId),
       });
       expect(
         (
@@ -335,9 +325,8 @@ describe('Console business accounts', () => {
       const operator = await signupAndLogin(stack, 'Revoked Before Sync Org');
       const account = await connectAccount(stack, operator);
       const box = new SecretBox(stack.config.encryptionKeys);
-      await stack.prisma.businessAccount.update({
-        where: { wabaId: account.wabaId },
-        data: { accessTokenEncrypted: box.seal('sim-token-unknown', account.wabaId) },
+      await updateAccount(stack.db, account.wabaId, {
+        access_token_encrypted: box.seal('sim-token-unknown', account.wabaId),
       });
       for (const kind of ['phone-numbers', 'templates']) {
         expect(
@@ -384,7 +373,7 @@ describe('Console business accounts', () => {
         expect(res.status).toBe(502);
         expect(res.body.statusCode).toBe(502);
         expect(res.body.message).toMatch(/^Upstream platform unavailable/);
-        expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
+        expect(await countRows(stack.db, 'business_accounts', { waba_id: upstream.wabaId })).toBe(0);
         expect((await stateOf(operator)).audit).toEqual([]);
         // Once the upstream answers again, the same request succeeds.
         const retry = await stack.http

@@ -1,5 +1,6 @@
 import { onboard, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { accountRow, rowWhere, rowsWhere } from '../utils/console-rows.js';
 
 const ACCOUNT_NOT_FOUND = { statusCode: 404, message: 'Business account not found' };
 const KEY_NOT_FOUND = { statusCode: 404, message: 'API key not found' };
@@ -26,25 +27,15 @@ describe('Console isolation between organizations', () => {
 
   /** Everything of A that B could touch. */
   async function stateOf(tenant: Tenant) {
-    const account = await stack.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: tenant.account.wabaId } });
+    const account = await accountRow(stack.db, { wabaId: tenant.account.wabaId });
     return {
       account,
-      phoneNumbers: await stack.prisma.phoneNumber.findMany({
-        where: { businessAccountId: account.id },
-        orderBy: { phoneNumberId: 'asc' },
-      }),
-      templates: await stack.prisma.template.findMany({
-        where: { businessAccountId: account.id },
-        orderBy: [{ name: 'asc' }, { language: 'asc' }],
-      }),
-      keys: await stack.prisma.apiKey.findMany({
-        where: { businessAccountId: account.id },
-        orderBy: { createdAt: 'asc' },
-      }),
-      audit: await stack.prisma.auditLog.findMany({
-        where: { organizationId: tenant.operator.organizationId },
-        orderBy: { id: 'asc' },
-      }),
+      phoneNumbers: await rowsWhere(stack.db, 'phone_numbers', { business_account_id: account.id }, [
+        'phone_number_id',
+      ]),
+      templates: await rowsWhere(stack.db, 'templates', { business_account_id: account.id }, ['name', 'language']),
+      keys: await rowsWhere(stack.db, 'api_keys', { business_account_id: account.id }, ['created_at']),
+      audit: await rowsWhere(stack.db, 'audit_logs', { organization_id: tenant.operator.organizationId }, ['id']),
     };
   }
 
@@ -78,7 +69,7 @@ describe('Console isolation between organizations', () => {
     const res = await stack.http.delete(`/api-keys/${a.key.id}`).set('cookie', b.operator.cookie);
     expect(res.status).toBe(404);
     expect(res.body).toEqual(KEY_NOT_FOUND);
-    const key = await stack.prisma.apiKey.findUniqueOrThrow({ where: { id: a.key.id } });
+    const key = await rowWhere(stack.db, 'api_keys', { id: a.key.id });
     expect(key.revokedAt).toBeNull();
     await new Promise((r) => setTimeout(r, stack.config.apiKeyCacheTtlMs + 100));
     expect((await stack.http.get('/messages').set(a.key.headers)).status).toBe(200);

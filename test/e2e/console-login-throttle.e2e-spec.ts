@@ -1,6 +1,7 @@
 import { PASSWORD, uniqueEmail } from '../utils/factories.js';
 import { startAppWithOwnRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { countRows } from '../utils/console-rows.js';
 
 const TOO_MANY = { statusCode: 429, message: 'Too many failed login attempts; try again later' };
 const BURST = 100;
@@ -193,6 +194,6 @@ describe('Console login and signup when Redis is unreachable', () => {
       .send({ email: other, password: PASSWORD, organizationName: 'Redis Down Org 2' });
     expect(signup.status).toBe(503);
     expect(signup.body).toEqual({ statusCode: 503, message: 'Signup is temporarily unavailable; try again shortly' });
-    expect(await t.prisma.operator.count({ where: { email: other } })).toBe(0);
+    expect(await countRows(t.db, 'operators', { email: other })).toBe(0);
   });
 });

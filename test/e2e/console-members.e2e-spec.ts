@@ -8,6 +8,7 @@ import {
   type Operator,
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { countRows, rowsWhere } from '../utils/console-rows.js';
 
 const LAST_OWNER = {
   statusCode: 409,
@@ -114,7 +115,7 @@ describe('Console: organization members', () => {
     const statuses = answers.map((r) => r.status).sort();
     expect(statuses[0]).toBe(200);
     expect([403, 409]).toContain(statuses[1]);
-    expect(await t.prisma.operator.count({ where: { organizationId: owner.organizationId, role: 'owner' } })).toBe(1);
+    expect(await countRows(t.db, 'operators', { organization_id: owner.organizationId, role: 'owner' })).toBe(1);
   });
 
   it('DELETE /organization/members/{id}: every session of the operator ends at once, it cannot sign in again, the key pairs it issued keep working and stay attributed', async () => {
@@ -172,7 +173,7 @@ describe('Console: organization members', () => {
       path: `/console/reset-password?token=${link.body.data.token}`,
       expiresAt: expect.any(String),
     });
-    const stored = await t.prisma.passwordReset.findMany({ where: { operatorId: member.operatorId } });
+    const stored = await rowsWhere(t.db, 'password_resets', { operator_id: member.operatorId });
     expect(stored.map((r) => r.tokenHash)).not.toContain(link.body.data.token);
 
     const stale = invalid(
@@ -193,10 +194,14 @@ describe('Console: organization members', () => {
     expect((await use(link.body.data.token, 'yet another passphrase')).body).toEqual(stale);
 
     const expired = (await issue(owner, member.operatorId)).body.data as { token: string };
-    await t.prisma.passwordReset.updateMany({
-      where: { operatorId: member.operatorId, usedAt: null, revokedAt: null },
-      data: { expiresAt: new Date(Date.now() - 1000) },
-    });
+    await t.db
+      .on()
+      .updateTable('password_resets')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('operator_id', '=', member.operatorId)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .execute();
     expect((await use(expired.token)).body).toEqual(stale);
     expect((await t.http.post('/auth/login').send({ email: member.email, password: NEW_PASSWORD })).status).toBe(200);
   });

@@ -4,6 +4,8 @@ import { defaultFixture, type Fixture, type SimTemplate } from '../../simulator/
 import { startSimulator, type SimulatorHandle } from '../../simulator/simulator.js';
 import { PASSWORD, eventually, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { accountRow, countRows, rowWhere, rowsWhere } from '../utils/console-rows.js';
+import { sql } from 'kysely';
 
 /**
  * The console onboarding of the issue, end to end: real API, real PostgreSQL and Redis, the simulator as
@@ -147,7 +149,7 @@ describe('Console onboarding, end to end', () => {
     expect(expiresAt).toBeGreaterThan(Date.now());
     const cookie = sessionCookie!.split(';')[0]!;
     // Only the hash of the session token is stored.
-    const sessions = await t.prisma.session.findMany({ where: { operatorId } });
+    const sessions = await rowsWhere(t.db, 'sessions', { operator_id: operatorId });
     expect(sessions).toHaveLength(1);
     expect(JSON.stringify(sessions)).not.toContain(token);
 
@@ -172,9 +174,9 @@ describe('Console onboarding, end to end', () => {
       disconnectedAt: null,
     });
     expect(JSON.stringify(connect.body)).not.toContain(upstream.accessToken);
-    const stored = await t.prisma.$queryRaw<
-      Array<{ access_token_encrypted: string }>
-    >`SELECT access_token_encrypted FROM business_accounts WHERE waba_id = ${upstream.wabaId}`;
+    const { rows: stored } = await sql<{
+      access_token_encrypted: string;
+    }>`SELECT access_token_encrypted FROM business_accounts WHERE waba_id = ${upstream.wabaId}`.execute(t.db.on());
     expect(stored).toHaveLength(1);
     const column = stored[0]!.access_token_encrypted;
     const secretPart = upstream.accessToken.replace(/^sim-token-/, '');
@@ -229,8 +231,8 @@ describe('Console onboarding, end to end', () => {
     expect(afterResync.body.data.items.map((p: { phoneNumberId: string }) => p.phoneNumberId).sort()).toEqual(
       expectedNumbers,
     );
-    const account = await t.prisma.businessAccount.findUniqueOrThrow({ where: { wabaId: upstream.wabaId } });
-    expect(await t.prisma.phoneNumber.count({ where: { businessAccountId: account.id } })).toBe(3);
+    const account = await accountRow(t.db, { wabaId: upstream.wabaId });
+    expect(await countRows(t.db, 'phone_numbers', { business_account_id: account.id })).toBe(3);
 
     // --- templates over 3+ upstream pages ------------------------------------------------------------
     const templatePath = `/v23.0/${upstream.wabaId}/message_templates`;
@@ -328,7 +330,7 @@ describe('Console onboarding, end to end', () => {
       total: upstream.templates.length - 1,
       approved: approved.length - 1,
     });
-    expect(await t.prisma.template.count({ where: { businessAccountId: account.id } })).toBe(upstream.templates.length);
+    expect(await countRows(t.db, 'templates', { business_account_id: account.id })).toBe(upstream.templates.length);
     const helloAfter = await t.http.get(`${base}/templates?name=hello_world`).set('cookie', cookie);
     expect(helloAfter.body.data.items).toEqual([
       expect.objectContaining({ name: 'hello_world', removed: true, sendable: false }),
@@ -373,7 +375,7 @@ describe('Console onboarding, end to end', () => {
     ]);
     expect(keys.body.data.items[0]).not.toHaveProperty('secretKey');
     expect(JSON.stringify(keys.body)).not.toContain(secretRandom);
-    const keyRow = await t.prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
+    const keyRow = await rowWhere(t.db, 'api_keys', { id: keyId });
     expect(JSON.stringify(keyRow)).not.toContain(secretRandom);
 
     // --- the pair works until it is revoked, then is refused ---------------------------------------------

@@ -1,7 +1,8 @@
-import { randomBytes, scryptSync } from 'node:crypto';
+import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { PASSWORD, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { productionSecrets } from '../utils/test-env.js';
+import { rowWhere } from '../utils/console-rows.js';
 
 const setCookies = (res: { headers: Record<string, unknown> }) =>
   ([] as string[]).concat((res.headers['set-cookie'] as string[] | undefined) ?? []);
@@ -66,14 +67,22 @@ describe('Console session cookie', () => {
     it('is renewed as its use moves the idle deadline, never past the absolute expiry; logout still clears it', async () => {
       const { email, login } = await signupAndLogin(t);
       const pair = setCookies(login)[0]!.split(';')[0]!;
-      const session = async () => (await t.prisma.session.findMany({ where: { operator: { email } } }))[0]!;
+      const session = () =>
+        t.db
+          .on()
+          .selectFrom('sessions')
+          .innerJoin('operators', 'operators.id', 'sessions.operator_id')
+          .select('sessions.id')
+          .where('operators.email', '=', email)
+          .executeTakeFirstOrThrow();
+      const setSession = async (to: { last_seen_at: Date; expires_at?: Date }) => {
+        const { id } = await session();
+        await t.db.on().updateTable('sessions').set(to).where('id', '=', id).execute();
+      };
       // Used within the minute after login: nothing to renew.
       expect(setCookies(await t.http.get('/auth/me').set('cookie', pair))).toEqual([]);
 
-      await t.prisma.session.update({
-        where: { id: (await session()).id },
-        data: { lastSeenAt: new Date(Date.now() - 120_000) },
-      });
+      await setSession({ last_seen_at: new Date(Date.now() - 120_000) });
       const renewed = setCookies(await t.http.get('/auth/me').set('cookie', pair));
       expect(renewed).toHaveLength(1);
       expect(renewed[0]!.split(';')[0]).toBe(pair);
@@ -82,10 +91,7 @@ describe('Console session cookie', () => {
       );
 
       // Ten minutes of absolute lifetime left: the renewed cookie lives no longer than that.
-      await t.prisma.session.update({
-        where: { id: (await session()).id },
-        data: { lastSeenAt: new Date(Date.now() - 120_000), expiresAt: new Date(Date.now() + 600_000) },
-      });
+      await setSession({ last_seen_at: new Date(Date.now() - 120_000), expires_at: new Date(Date.now() + 600_000) });
       const capped = setCookies(await t.http.get('/auth/me').set('cookie', pair));
       const maxAge = Number(
         attributesOf(capped[0]!)
@@ -96,10 +102,7 @@ describe('Console session cookie', () => {
       expect(maxAge).toBeLessThanOrEqual(600);
 
       // A logout that also renews: the only cookie sent back is the cleared one.
-      await t.prisma.session.update({
-        where: { id: (await session()).id },
-        data: { lastSeenAt: new Date(Date.now() - 120_000) },
-      });
+      await setSession({ last_seen_at: new Date(Date.now() - 120_000) });
       const logout = setCookies(await t.http.post('/auth/logout').set('cookie', pair));
       expect(logout).toHaveLength(1);
       expect(logout[0]).toMatch(/^__Host-bm_session=;.*expires=Thu, 01 Jan 1970/i);
@@ -145,8 +148,7 @@ describe('Password hashes', () => {
     await t?.close();
   });
 
-  const storedHash = async (email: string) =>
-    (await t.prisma.operator.findUniqueOrThrow({ where: { email } })).passwordHash;
+  const storedHash = async (email: string) => (await rowWhere(t.db, 'operators', { email })).passwordHash;
 
   it('are scrypt with N = 2^17, r = 8, p = 1 by default', async () => {
     expect(t.config.passwordHashCost).toBe(17);
@@ -159,10 +161,17 @@ describe('Password hashes', () => {
     const salt = randomBytes(16);
     const oldKey = scryptSync(PASSWORD, salt, 64, { N: 16384, r: 8, p: 1 });
     const oldHash = ['scrypt', 16384, 8, 1, salt.toString('base64url'), oldKey.toString('base64url')].join('$');
-    const organization = await t.prisma.organization.create({ data: { name: 'Old Hash Org' } });
-    await t.prisma.operator.create({
-      data: { organizationId: organization.id, email, passwordHash: oldHash, role: 'owner' },
-    });
+    const organization = await t.db
+      .on()
+      .insertInto('organizations')
+      .values({ id: randomUUID(), name: 'Old Hash Org' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await t.db
+      .on()
+      .insertInto('operators')
+      .values({ id: randomUUID(), organization_id: organization.id, email, password_hash: oldHash, role: 'owner' })
+      .execute();
 
     expect((await t.http.post('/auth/login').send({ email, password: 'not the password' })).status).toBe(401);
     expect(await storedHash(email)).toBe(oldHash);

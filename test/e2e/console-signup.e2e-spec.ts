@@ -1,6 +1,7 @@
 import { sha256Hex } from '../../src/core/crypto/tokens.js';
 import { PASSWORD, signupAndLogin, uniqueEmail, type Operator } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { countRows, rowWhere } from '../utils/console-rows.js';
 
 const INVITE_ONLY = {
   statusCode: 403,
@@ -16,7 +17,7 @@ const invalid = (field: string, message: string) => ({
 
 /** Issue 12, finding 3: signup limited per address, SIGNUP_MODE, and one-time invitations. */
 describe('Console signup', () => {
-  const operatorsWithEmail = (t: TestApp, email: string) => t.prisma.operator.count({ where: { email } });
+  const operatorsWithEmail = (t: TestApp, email: string) => countRows(t.db, 'operators', { email });
 
   describe('rate limit per address (SIGNUP_MAX_PER_ADDRESS=3, TRUST_PROXY=1)', () => {
     let t: TestApp;
@@ -44,7 +45,7 @@ describe('Console signup', () => {
         expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(t.config.signupWindowSeconds);
       }
-      expect(await t.prisma.operator.count({ where: { email: { in: emails } } })).toBe(3);
+      expect(await countRows(t.db, 'operators', { email: emails })).toBe(3);
       // Another address is not affected.
       expect((await signup('192.0.2.11')).status).toBe(201);
     });
@@ -87,7 +88,7 @@ describe('Console signup', () => {
       expect(res.status).toBe(403);
       expect(res.body).toEqual(INVITE_ONLY);
       expect(await operatorsWithEmail(t, email)).toBe(0);
-      expect(await t.prisma.organization.count({ where: { name: organizationName } })).toBe(0);
+      expect(await countRows(t.db, 'organizations', { name: organizationName })).toBe(0);
     });
 
     it('an owner invites by one-time link; the invitee joins the organization with the role; the link works once', async () => {
@@ -108,7 +109,7 @@ describe('Console signup', () => {
       expect(token.length).toBeGreaterThanOrEqual(43);
       expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(t.config.invitationTtlSeconds * 1000 - 60_000);
       // Stored hashed; listed without the token.
-      const row = await t.prisma.invitation.findUniqueOrThrow({ where: { id: created.body.data.id } });
+      const row = await rowWhere(t.db, 'invitations', { id: created.body.data.id });
       expect(row.tokenHash).toBe(sha256Hex(token));
       expect(JSON.stringify(row)).not.toContain(token);
       const listed = await t.http.get('/invitations').set('cookie', owner.cookie);
@@ -158,7 +159,13 @@ describe('Console signup', () => {
 
       const expiredEmail = uniqueEmail();
       const expired = (await invite(owner, { email: expiredEmail })).body.data as { id: string; token: string };
-      await t.prisma.invitation.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await t.db
+        .on()
+        .updateTable('invitations')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .where('id', '=', expired.id)
+        .returning('id')
+        .executeTakeFirstOrThrow();
       const late = await accept({ email: expiredEmail, inviteToken: expired.token });
       expect(late.status).toBe(422);
       expect(late.body).toEqual(invalid('inviteToken', 'invitation has expired; ask for a new one'));
@@ -189,7 +196,7 @@ describe('Console signup', () => {
       expect(refused.status).toBe(403);
       expect(refused.body).toEqual(OWNERS_ONLY);
       expect((await t.http.get('/invitations').set('cookie', member.cookie)).body).toEqual(OWNERS_ONLY);
-      expect(await t.prisma.invitation.count({ where: { invitedById: member.operatorId } })).toBe(0);
+      expect(await countRows(t.db, 'invitations', { invited_by_id: member.operatorId })).toBe(0);
 
       const ownerEmail = uniqueEmail();
       const second = (await invite(owner, { email: ownerEmail, role: 'owner' })).body.data as { token: string };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PASSWORD, connectAccount, createKey, signupAndLogin, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { countRows, rowsWhere } from '../utils/console-rows.js';
 
 /**
  * Bad input on every console route that takes input: one 422 `Field Validation Failed` naming every failing
@@ -42,10 +43,10 @@ describe('Console input validation', () => {
 
   async function orgState(operator: Operator) {
     return {
-      accounts: await stack.prisma.businessAccount.findMany({ where: { organizationId: operator.organizationId } }),
-      keys: await stack.prisma.apiKey.findMany({ where: { organizationId: operator.organizationId } }),
-      audit: await stack.prisma.auditLog.count({ where: { organizationId: operator.organizationId } }),
-      sessions: await stack.prisma.session.count({ where: { operatorId: operator.operatorId } }),
+      accounts: await rowsWhere(stack.db, 'business_accounts', { organization_id: operator.organizationId }),
+      keys: await rowsWhere(stack.db, 'api_keys', { organization_id: operator.organizationId }),
+      audit: await countRows(stack.db, 'audit_logs', { organization_id: operator.organizationId }),
+      sessions: await countRows(stack.db, 'sessions', { operator_id: operator.operatorId }),
     };
   }
 
@@ -56,7 +57,7 @@ describe('Console input validation', () => {
       const errors = expectFieldErrors(res, ['email', 'password', 'organizationName']);
       expect(messageOf(errors, 'email')).toBe('email must be a valid email address');
       expect(messageOf(errors, 'password')).toBe('password must be at least 10 characters');
-      expect(await stack.prisma.operator.count({ where: { email: bad } })).toBe(0);
+      expect(await countRows(stack.db, 'operators', { email: bad })).toBe(0);
     });
 
     it('names every field of an empty body with its own reason', async () => {
@@ -76,7 +77,7 @@ describe('Console input validation', () => {
         .send({ email, password: PASSWORD, organizationName: '   ', role: 'admin' });
       const errors = expectFieldErrors(res, ['organizationName', 'role']);
       expect(messageOf(errors, 'role')).toBe('role is not allowed');
-      expect(await stack.prisma.operator.count({ where: { email } })).toBe(0);
+      expect(await countRows(stack.db, 'operators', { email })).toBe(0);
     });
   });
 
@@ -137,7 +138,7 @@ describe('Console input validation', () => {
         .set('cookie', operator.cookie)
         .send({ wabaId: Number(upstream.wabaId), accessToken: upstream.accessToken });
       expectFieldErrors(numeric, ['wabaId']);
-      expect(await stack.prisma.businessAccount.count({ where: { wabaId: upstream.wabaId } })).toBe(0);
+      expect(await countRows(stack.db, 'business_accounts', { waba_id: upstream.wabaId })).toBe(0);
       // The same credentials, well formed, connect: the refusals above were about the input.
       const ok = await stack.http
         .post('/business-accounts')

@@ -13,6 +13,7 @@ import {
   uniqueEmail,
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { rowWhere, updateAccount } from '../utils/console-rows.js';
 
 /**
  * The web console in headless Chromium against the real API, worker and simulator: what an operator does
@@ -45,7 +46,13 @@ describe('web console (headless Chromium)', () => {
       throw new Error('dist/web is not built: run npm run build:web (./scripts/test.sh does)');
     [stack, browser] = await Promise.all([startStack({ worker: true }), launchChromium()]);
     await signupAndLogin(stack, 'Platform Org', ADMIN_EMAIL);
-    await stack.prisma.operator.update({ where: { email: ADMIN_EMAIL }, data: { platformAdmin: true } });
+    await stack.db
+      .on()
+      .updateTable('operators')
+      .set({ platform_admin: true })
+      .where('email', '=', ADMIN_EMAIL)
+      .returning('id')
+      .executeTakeFirstOrThrow();
   });
 
   afterEach(async () => {
@@ -330,10 +337,7 @@ describe('web console (headless Chromium)', () => {
     });
     const newToken = stack.sim.rotateToken(t.account.wabaId);
     // The console's state is still what connect saw: subscribed, token valid.
-    await stack.prisma.businessAccount.update({
-      where: { wabaId: t.account.wabaId },
-      data: { webhooksSubscribed: false },
-    });
+    await updateAccount(stack.db, t.account.wabaId, { webhooks_subscribed: false });
     const { page } = await open({ cookie: t.operator.cookie });
     await page.goto(`/console/accounts/${t.account.wabaId}`);
     const health = page.getByTestId('account-health');
@@ -450,8 +454,7 @@ describe('web console (headless Chromium)', () => {
     await owner.page.getByLabel(`Role of ${colleague.email}`).selectOption('admin');
     expect(
       await eventually(
-        async () =>
-          (await stack.prisma.operator.findUniqueOrThrow({ where: { id: colleague.operatorId } })).role === 'admin',
+        async () => (await rowWhere(stack.db, 'operators', { id: colleague.operatorId })).role === 'admin',
       ),
     ).toBe(true);
 

@@ -41,10 +41,13 @@ describe('AuditLogsRepository (PostgreSQL)', () => {
     await expect(
       uow.run(async () => {
         await t.repo.append(org.organizationId, entry(org, 'rolled-back'));
-        await t.prisma.organization.update({
-          where: { id: '00000000-0000-0000-0000-000000000000' },
-          data: { name: 'nobody' },
-        });
+        await t.db
+          .on()
+          .updateTable('organizations')
+          .set({ name: 'nobody' })
+          .where('id', '=', '00000000-0000-0000-0000-000000000000')
+          .returning('id')
+          .executeTakeFirstOrThrow();
       }),
     ).rejects.toThrow();
     await uow.run(async () => {

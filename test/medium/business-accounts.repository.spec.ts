@@ -1,6 +1,7 @@
 import { BusinessAccountsRepository } from '../../src/accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../src/core/errors/domain-errors.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { accountRow } from '../utils/console-rows.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {
@@ -66,7 +67,7 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
 
     await expect(t.repo.disconnect(theirs.organizationId, account.id, at)).rejects.toThrow();
     await expect(t.repo.markSynced(theirs.organizationId, account.id, 'templates', at)).rejects.toThrow();
-    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
+    expect(await accountRow(t.db, { id: account.id })).toMatchObject({
       disconnectedAt: null,
       templatesSyncedAt: null,
     });
@@ -151,7 +152,7 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     expect(
       await t.repo.recordCredentialCheck(mine.organizationId, account.id, 'v1.some-older-token', rejected, at),
     ).toBeNull();
-    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
+    expect(await accountRow(t.db, { id: account.id })).toMatchObject({
       credentialsValid: true,
       credentialsError: null,
       credentialsCheckedAt: null,
@@ -182,8 +183,7 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const account = await insertBusinessAccount(t.db, mine.organizationId);
     const at = (s: number) => new Date(Date.UTC(2026, 1, 3, 4, 5, s));
     const rejected = { valid: false as const, error: 'Error validating access token (190)' };
-    const cutOff = async () =>
-      (await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).readableUntil;
+    const cutOff = async () => (await accountRow(t.db, { id: account.id })).readableUntil;
 
     await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at(1));
     await t.repo.recordCredentialCheck(mine.organizationId, account.id, account.accessTokenEncrypted, rejected, at(2));
@@ -245,7 +245,12 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const org = await insertOrganization(t.db);
     const legacy = await insertBusinessAccount(t.db, org.organizationId);
     const current = await insertBusinessAccount(t.db, org.organizationId);
-    await t.prisma.businessAccount.update({ where: { id: current.id }, data: { accessTokenEncrypted: 'v2.k0.a.b.c' } });
+    await t.db
+      .on()
+      .updateTable('business_accounts')
+      .set({ access_token_encrypted: 'v2.k0.a.b.c', updated_at: new Date() })
+      .where('id', '=', current.id)
+      .execute();
     const found: string[] = [];
     for (
       let after: string | undefined, batch;
@@ -262,7 +267,7 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const account = await insertBusinessAccount(t.db, mine.organizationId);
     const at = new Date('2026-02-03T04:05:06.000Z');
     await expect(t.repo.markWebhooksSubscribed(theirs.organizationId, account.id, at)).rejects.toThrow();
-    expect(await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account.id } })).toMatchObject({
+    expect(await accountRow(t.db, { id: account.id })).toMatchObject({
       webhooksSubscribed: false,
       webhooksCheckedAt: null,
     });
@@ -279,11 +284,15 @@ describe('BusinessAccountsRepository (PostgreSQL)', () => {
     const stale = await insertBusinessAccount(t.db, org.organizationId);
     const fresh = await insertBusinessAccount(t.db, org.organizationId);
     const gone = await insertBusinessAccount(t.db, org.organizationId, { disconnectedAt: new Date() });
-    await t.prisma.businessAccount.update({
-      where: { id: stale.id },
-      data: { credentialsCheckedAt: new Date(dueBefore.getTime() - 1) },
-    });
-    await t.prisma.businessAccount.update({ where: { id: fresh.id }, data: { credentialsCheckedAt: dueBefore } });
+    const checkedAt = (id: string, at: Date) =>
+      t.db
+        .on()
+        .updateTable('business_accounts')
+        .set({ credentials_checked_at: at, updated_at: new Date() })
+        .where('id', '=', id)
+        .execute();
+    await checkedAt(stale.id, new Date(dueBefore.getTime() - 1));
+    await checkedAt(fresh.id, dueBefore);
 
     const walked: string[] = [];
     for (

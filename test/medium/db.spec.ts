@@ -4,7 +4,6 @@ import { safeInteger } from '../../src/core/db/pg-pool.js';
 import { prepared } from '../../src/core/db/statement.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { metaId, recipient } from '../utils/factories.js';
-import { testPrisma } from '../utils/prisma.js';
 import { testEnv } from '../utils/test-env.js';
 
 /** The data access every repository stands on: prepared statements, the unit of work's transactions, int8 as numbers. */
@@ -175,17 +174,5 @@ describe('Db (PostgreSQL): close', () => {
       expect(pool.totalCount).toBe(0);
     }
     await expect(db.pool.query('SELECT 1')).rejects.toThrow(/after calling end/);
-  });
-
-  it("ends the pool after the tests' Prisma client used it, which reads BigInt as bigint (its adapter's own parsers)", async () => {
-    const db = open();
-    const prisma = testPrisma(db);
-    expect(await prisma.$queryRaw`SELECT 3000000000::int8 AS n`).toEqual([{ n: 3_000_000_000n }]);
-    expect((await db.pool.query('SELECT 3000000000::int8 AS n')).rows).toEqual([{ n: 3_000_000_000 }]);
-
-    await prisma.$disconnect();
-    await db.close();
-    expect(db.pool.ended).toBe(true);
-    expect(db.pool.totalCount).toBe(0);
   });
 });

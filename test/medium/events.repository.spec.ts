@@ -87,10 +87,12 @@ describe('EventsRepository (PostgreSQL)', () => {
     const elsewhere = await stored(wabaId, {});
     const stale = await stored(wabaId, {});
     const since = new Date(Date.now() - 60_000);
-    await t.prisma.event.updateMany({
-      where: { id: stale.ids[0]! },
-      data: { createdAt: new Date(since.getTime() - 1) },
-    });
+    await t.db
+      .on()
+      .updateTable('events')
+      .set({ created_at: new Date(since.getTime() - 1) })
+      .where('id', '=', stale.ids[0]!)
+      .execute();
 
     const pending = await t.repo.pendingOf([two.deliveryId, one.deliveryId, stale.deliveryId], since);
     expect(pending.map((e) => [e.id, e.deliveryId])).toEqual(
@@ -132,7 +134,12 @@ describe('EventsRepository (PostgreSQL)', () => {
     const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
     const wabaId = metaId();
     const age = async (ids: number[], minutes: number) => {
-      await t.prisma.event.updateMany({ where: { id: { in: ids } }, data: { createdAt: at(minutes) } });
+      await t.db
+        .on()
+        .updateTable('events')
+        .set({ created_at: at(minutes) })
+        .where('id', 'in', ids)
+        .execute();
     };
     const waiting = await stored(wabaId, {}, { status: 'read' });
     const alsoWaiting = await stored(wabaId, {});
@@ -156,11 +163,13 @@ describe('EventsRepository (PostgreSQL)', () => {
     const aged = [...waiting.ids, ...applied.ids].map((id) => ({ id, createdAt: at(10) }));
     for (let run = 0; run < 3; run++) await unitOfWork().run((tx) => t.repo.countWait(tx, aged));
     expect(await t.repo.deliveriesWithWaitingStatuses(query)).toEqual([alsoWaiting.deliveryId]);
-    const attempts = await t.prisma.event.findMany({
-      where: { id: { in: [...waiting.ids, ...applied.ids] } },
-      orderBy: { id: 'asc' },
-      select: { attempts: true },
-    });
+    const attempts = await t.db
+      .on()
+      .selectFrom('events')
+      .select('attempts')
+      .where('id', 'in', [...waiting.ids, ...applied.ids])
+      .orderBy('id')
+      .execute();
     expect(attempts.map((e) => e.attempts)).toEqual([3, 3, 0]);
   });
 

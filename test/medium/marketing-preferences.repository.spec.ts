@@ -74,7 +74,15 @@ describe('MarketingPreferencesRepository (PostgreSQL)', () => {
   it('stores nothing for a business account it does not know (a webhook of another deployment)', async () => {
     await record([change('999000000000001', recipient(), 'stop', 1)]);
     expect(
-      await t.prisma.marketingPreference.count({ where: { businessAccount: { wabaId: '999000000000001' } } }),
+      (
+        await t.db
+          .on()
+          .selectFrom('marketing_preferences')
+          .innerJoin('business_accounts', 'business_accounts.id', 'marketing_preferences.business_account_id')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('business_accounts.waba_id', '=', '999000000000001')
+          .executeTakeFirstOrThrow()
+      ).n,
     ).toBe(0);
   });
 });

@@ -1,7 +1,9 @@
 import { jest } from '@jest/globals';
+import type { Updateable } from 'kysely';
 import type pg from 'pg';
+import type { MessageTable } from '../../src/core/db/database.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
-import { txOn } from '../../src/core/db/db.js';
+import { Db, txOn } from '../../src/core/db/db.js';
 import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.query.js';
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
 import { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
@@ -18,6 +20,14 @@ import {
 describe('MessagesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new MessagesRepository(db));
   const at = (iso: string) => new Date(iso);
+  /** Changes a message behind the repository's back, as a status webhook would (updated_at with it). */
+  const moveOn = (id: number, set: Updateable<MessageTable>) =>
+    t.db
+      .on()
+      .updateTable('messages')
+      .set({ ...set, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
   const failure = {
     code: 131026,
     title: 'Message undeliverable',
@@ -135,7 +145,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('does not mark sent a message a status webhook already moved on', async () => {
       const { scope, message } = await pendingOfNewScope();
       const deliveredAt = at('2026-03-01T10:00:02.000Z');
-      await t.prisma.message.update({ where: { id: message.id }, data: { status: 'delivered', deliveredAt } });
+      await moveOn(message.id, { status: 'delivered', delivered_at: deliveredAt });
       expect(await t.repo.markSent(scope.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:03.000Z'))).toBe(
         false,
       );
@@ -150,7 +160,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('fills in only the missing wamid and acceptance time of a message a webhook moved on, in its account only', async () => {
       const { scope, other, message } = await pendingOfNewScope();
       const [linked, deliveredAt] = [wamid(), at('2026-03-01T10:00:02.000Z')];
-      await t.prisma.message.update({ where: { id: message.id }, data: { status: 'delivered', deliveredAt } });
+      await moveOn(message.id, { status: 'delivered', delivered_at: deliveredAt });
 
       await expect(
         t.repo.recordLateAcceptance(other.businessAccountId, message.id, wamid(), at('2026-03-01T10:00:03.000Z')),
@@ -218,10 +228,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     it('answers with the message as a status webhook left it when the failing call lost the race', async () => {
       const { scope, message } = await pendingOfNewScope();
       const [linked, sentAt] = [wamid(), at('2026-03-01T10:00:02.000Z')];
-      await t.prisma.message.update({
-        where: { id: message.id },
-        data: { status: 'sent', upstreamMessageId: linked, sentAt },
-      });
+      await moveOn(message.id, { status: 'sent', upstream_message_id: linked, sent_at: sentAt });
 
       const stored = await t.repo.markFailed(scope.businessAccountId, message.id, failure);
       expect(stored).toMatchObject({
@@ -670,7 +677,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
 
     it('holds the lock until the unit of work ends', async () => {
       const { sent } = await messagesOfTwoAccounts();
-      const lockedElsewhere = () => t.prisma.$queryRaw`SELECT id FROM messages WHERE id = ${sent.id} FOR UPDATE NOWAIT`;
+      // On a connection of its own (outside the unit of work in progress), as another process's statement.
+      const lockedElsewhere = () =>
+        Db.outside(() =>
+          t.db.on().selectFrom('messages').select('id').where('id', '=', sent.id).forUpdate().noWait().execute(),
+        );
       await unitOfWork().run(async (tx) => {
         expect(await t.repo.lockForStatuses(tx, [sent.upstreamMessageId!], [])).toHaveLength(1);
         await expect(lockedElsewhere()).rejects.toThrow(/lock/);

@@ -1,6 +1,7 @@
 import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertOrganization, uniqueEmail } from '../utils/factories.js';
+import { countRows } from '../utils/console-rows.js';
 
 describe('OperatorsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new OperatorsRepository(db));
@@ -78,7 +79,7 @@ describe('OperatorsRepository (PostgreSQL)', () => {
       (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'owner' }))!,
       (await t.repo.create(org.organizationId, { email: uniqueEmail(), passwordHash: 'h', role: 'owner' }))!,
     ];
-    await t.prisma.operator.update({ where: { id: org.operatorId }, data: { role: 'member' } });
+    await t.db.on().updateTable('operators').set({ role: 'member' }).where('id', '=', org.operatorId).execute();
     const uow = new UnitOfWork(t.db);
     const demote = (id: string) =>
       uow.run(async () => {
@@ -90,6 +91,6 @@ describe('OperatorsRepository (PostgreSQL)', () => {
         return true;
       });
     expect((await Promise.all([demote(a.id), demote(b.id)])).sort()).toEqual([false, true]);
-    expect(await t.prisma.operator.count({ where: { organizationId: org.organizationId, role: 'owner' } })).toBe(1);
+    expect(await countRows(t.db, 'operators', { organization_id: org.organizationId, role: 'owner' })).toBe(1);
   });
 });

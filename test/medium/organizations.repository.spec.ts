@@ -2,13 +2,22 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
 import { OrganizationsRepository } from '../../src/console/organizations/organizations.repository.js';
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
+import { columns } from '../../src/core/db/database.js';
+import { countRows } from '../utils/console-rows.js';
 
 describe('OrganizationsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new OrganizationsRepository(db));
 
   it('creates an organization, and none when the signup it belongs to fails (same unit of work)', async () => {
     const created = await t.repo.create(`Org ${Date.now()}`);
-    expect(await t.prisma.organization.findUnique({ where: { id: created.id } })).toMatchObject({ name: created.name });
+    expect(
+      await t.db
+        .on()
+        .selectFrom('organizations')
+        .select(columns.organizations)
+        .where('id', '=', created.id)
+        .executeTakeFirst(),
+    ).toMatchObject({ name: created.name });
 
     // A signup whose email is taken: the organization created first in the same unit is rolled back too.
     const taken = await insertOrganization(t.db);
@@ -26,6 +35,6 @@ describe('OrganizationsRepository (PostgreSQL)', () => {
           throw new Error('email taken');
       }),
     ).rejects.toThrow('email taken');
-    expect(await t.prisma.organization.count({ where: { name } })).toBe(0);
+    expect(await countRows(t.db, 'organizations', { name })).toBe(0);
   });
 });

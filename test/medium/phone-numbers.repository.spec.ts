@@ -6,6 +6,7 @@ import {
   insertOrganization,
   syncedPhoneNumber,
 } from '../utils/factories.js';
+import { accountRow } from '../utils/console-rows.js';
 
 describe('PhoneNumbersRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new PhoneNumbersRepository(db));
@@ -108,7 +109,7 @@ describe('PhoneNumbersRepository (PostgreSQL)', () => {
     const sameDigitsElsewhere = syncedPhoneNumber({ displayPhoneNumber: '+44 7700 900011' });
     await t.repo.replaceAll(account!.id, [number], new Date());
     await t.repo.replaceAll(other!.id, [sameDigitsElsewhere], new Date());
-    const { wabaId } = await t.prisma.businessAccount.findUniqueOrThrow({ where: { id: account!.id } });
+    const { wabaId } = await accountRow(t.db, { id: account!.id });
     const run = (work: (tx: Parameters<Parameters<UnitOfWork['run']>[0]>[0]) => Promise<void>) =>
       new UnitOfWork(t.db).run(work);
     const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, s));

@@ -55,7 +55,12 @@ describe('SessionsRepository (PostgreSQL)', () => {
     }
 
     await t.repo.deleteEnded({ now, idleSince }, 1000);
-    const left = await t.prisma.session.findMany({ where: { operatorId: org.operatorId }, select: { id: true } });
+    const left = await t.db
+      .on()
+      .selectFrom('sessions')
+      .select('id')
+      .where('operator_id', '=', org.operatorId)
+      .execute();
     expect(left.map((s) => s.id)).toEqual([ids.live]);
     // In batches: a limit of 0 deletes nothing.
     expect(await t.repo.deleteEnded({ now: future, idleSince: future }, 0)).toBe(0);

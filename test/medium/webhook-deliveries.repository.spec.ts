@@ -10,6 +10,9 @@ import {
   momentIn,
   repositoryUnderTest,
 } from '../utils/factories.js';
+import { sql } from 'kysely';
+import { columns } from '../../src/core/db/database.js';
+import { countRows } from '../utils/console-rows.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new WebhookDeliveriesRepository(db));
@@ -30,14 +33,20 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       expect(stored.map((d) => [d.id, Buffer.from(d.rawBody).toString(), d.status, d.eventCount])).toEqual(
         rows.map((r, i) => [ids[i], r.rawBody.toString(), 'received', null]),
       );
-      const saved = await t.prisma.webhookDelivery.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
-      expect(saved.map((d) => [Number(d.id), d.signature, d.wabaIds, d.batchId])).toEqual(
+      const saved = await t.db
+        .on()
+        .selectFrom('webhook_deliveries')
+        .select(columns.webhook_deliveries)
+        .where('id', 'in', ids)
+        .orderBy('id')
+        .execute();
+      expect(saved.map((d) => [d.id, d.signature, d.wabaIds, d.batchId])).toEqual(
         rows.map((r, i) => [ids[i], r.signature, r.wabaIds, batchId]),
       );
       // One INSERT: one transaction wrote every row.
-      const writers = await t.prisma.$queryRaw<
-        { xmin: string }[]
-      >`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::bigint[])`;
+      const { rows: writers } = await sql<{
+        xmin: string;
+      }>`SELECT DISTINCT xmin::text FROM webhook_deliveries WHERE id = ANY(${ids}::bigint[])`.execute(t.db.on());
       expect(writers).toHaveLength(1);
     });
 
@@ -46,11 +55,11 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
       // text cannot hold a NUL byte: PostgreSQL rejects the parameter, so the whole INSERT fails.
       const rows = [incomingDelivery(), incomingDelivery({ signature: 'sha256=ab\u0000cd' }), incomingDelivery()];
       await expect(t.repo.storeBatch(batchId, rows)).rejects.toThrow(/0x00/);
-      expect(await t.prisma.webhookDelivery.count({ where: { batchId } })).toBe(0);
+      expect(await countRows(t.db, 'webhook_deliveries', { batch_id: batchId })).toBe(0);
       expect(await listed(rows[0]!.wabaIds[0]!)).toEqual([]);
 
       const retry = await t.repo.storeBatch(batchId, [rows[0]!, incomingDelivery(), rows[2]!]);
-      expect(await t.prisma.webhookDelivery.count({ where: { batchId } })).toBe(3);
+      expect(await countRows(t.db, 'webhook_deliveries', { batch_id: batchId })).toBe(3);
       expect((await listed(rows[0]!.wabaIds[0]!)).map((d) => d.id)).toEqual([retry[0]]);
     });
   });
