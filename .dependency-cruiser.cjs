@@ -101,12 +101,12 @@ module.exports = {
       to: { path: '^(test|bench|scripts|simulator)/' },
     },
     {
-      name: 'no-prisma-client-in-src',
+      name: 'prisma-for-schema-and-migrations-only',
       comment:
-        "The service runs on Kysely (src/core/db): Prisma keeps the schema and the migrations, and its client (src/generated/prisma, @prisma/*) is for the tests' assertions only (test/utils/prisma.ts)",
+        'The service, its tests, benches and the simulator run on Kysely (src/core/db): Prisma keeps the schema and the migrations (prisma/, scripts/db-types.ts) and nothing else imports it',
       severity: 'error',
-      from: { path: '^src/(?!generated/)' },
-      to: { path: ['^src/generated/prisma/', '(^|/)node_modules/@prisma/'] },
+      from: { path: '^(src|test|bench|simulator)/' },
+      to: { path: ['(^|/)node_modules/@prisma/', '^@prisma/', '^prisma($|/)'] },
     },
     {
       name: 'simulator-stands-alone',
@@ -125,8 +125,7 @@ module.exports = {
     },
   ],
   options: {
-    // src/generated is seen (no-prisma-client-in-src needs its files as targets) but not cruised.
-    doNotFollow: { path: '^(node_modules|src/generated)/' },
+    doNotFollow: { path: '^node_modules/' },
     exclude: { path: '^dist/' },
     // Type-only imports count: a type shared both ways is a loop too.
     tsPreCompilationDeps: true,

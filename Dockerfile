@@ -20,8 +20,8 @@ COPY scripts/db-types.ts ./scripts/
 COPY src ./src
 COPY simulator ./simulator
 # API + worker (tsc) and the web console (vite → dist/web, served under /console)
-# (and the check that the committed Kysely types match the schema). No `prisma generate`: the service runs on
-# Kysely; Prisma's client is generated for the tests only (their assertions, test/utils/prisma.ts).
+# (and the check that the committed Kysely types match the schema). Nothing runs on Prisma's client: the schema has
+# no generator; Prisma keeps the schema and the migrations (prisma/migrate.ts).
 RUN node_modules/.bin/tsx scripts/db-types.ts --check && npm run build
 
 FROM build AS migrate

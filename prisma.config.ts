@@ -1,5 +1,5 @@
 // Prisma CLI config. The CLI tries to download a native schema engine before every command; offline we
-// point it at any existing file so that `prisma generate` (which needs no engine) runs. Migrations run
+// point it at any existing file so that `prisma validate` / `prisma format` (which need no engine) run. Migrations run
 // through our own WASM-engine entry point (prisma/migrate.ts), see README "Why our own migrate command".
 import { defineConfig } from 'prisma/config';
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up everything (dependencies, Prisma client, real PostgreSQL + Redis, migrations, build), lints (SKIP_LINT=1
+# Sets up everything (dependencies, the Kysely types' check, real PostgreSQL + Redis, migrations, build), lints (SKIP_LINT=1
 # skips that outside CI) and runs every test: the fault suite (full runs only), then unit and end-to-end. Exits
 # non-zero when the lint or either suite fails, and ends with the main test run's summary.
 # Given DATABASE_URL / REDIS_URL are used as they are; otherwise private ones are started and stopped.
@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib/common.sh"
 
 ensure_node
 ensure_dependencies
-ensure_prisma_client
+ensure_db_types
 # Lint first (ESLint, the layer rules, Prettier: npm run lint): a finding stops the run before the long part.
 # SKIP_LINT=1 skips it on a developer's machine, never in CI (CI=true).
 if [ "${SKIP_LINT:-0}" = "1" ] && [ "${CI:-}" != "true" ]; then

@@ -57,17 +57,6 @@ ensure_dependencies() {
   fi
 }
 
-# Prisma's client is generated code (git-ignored) that only the tests use (their assertions: test/utils/prisma.ts);
-# regenerate when the schema changed.
-ensure_prisma_client() {
-  local out="src/generated/prisma/client.ts"
-  if [ ! -f "$out" ] || [ prisma/schema.prisma -nt "$out" ]; then
-    say "generating the Prisma client…"
-    node_modules/.bin/prisma generate >/dev/null
-  fi
-  ensure_db_types
-}
-
 # The Kysely types of the database (src/core/db/database.ts, committed, generated from prisma/schema.prisma by
 # scripts/db-types.ts): the dev script rewrites them; the test script (CI) fails when they do not match the schema.
 ensure_db_types() {

@@ -12,7 +12,7 @@ import {
 import { freePort } from '../utils/net.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp } from '../utils/test-app.js';
-import { accountRow, countRows, rowsWhere } from '../utils/console-rows.js';
+import { accountRow, countRows, rowsWhere } from '../utils/db-rows.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -7,7 +7,7 @@ import {
   type Operator,
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { accountRow, countRows } from '../utils/console-rows.js';
+import { accountRow, countRows } from '../utils/db-rows.js';
 
 /**
  * Issue 29, finding 5: business-account ownership is not permanent. A caller whose token Meta accepts for a WABA

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PASSWORD, connectAccount, createKey, onboard, signupAndLogin, uniqueEmail } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { countRows, rowsWhere } from '../utils/console-rows.js';
+import { countRows, rowsWhere } from '../utils/db-rows.js';
 
 /** Every console route (the session-cookie ones), with placeholders for path parameters. */
 const CONSOLE_ROUTES: Array<[method: 'get' | 'post' | 'delete', path: string]> = [

@@ -13,7 +13,7 @@ import {
 import { startStack, type Stack } from '../utils/stack.js';
 import { freePort } from '../utils/net.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { accountRow, countRows, rowsWhere, updateAccount } from '../utils/console-rows.js';
+import { accountRow, countRows, rowsWhere, updateAccount } from '../utils/db-rows.js';
 
 const ALREADY_CONNECTED = {
   statusCode: 409,

@@ -1,6 +1,6 @@
 import { onboard, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { accountRow, rowWhere, rowsWhere } from '../utils/console-rows.js';
+import { accountRow, rowWhere, rowsWhere } from '../utils/db-rows.js';
 
 const ACCOUNT_NOT_FOUND = { statusCode: 404, message: 'Business account not found' };
 const KEY_NOT_FOUND = { statusCode: 404, message: 'API key not found' };

@@ -1,7 +1,7 @@
 import { PASSWORD, uniqueEmail } from '../utils/factories.js';
 import { startAppWithOwnRedis, type AppWithOwnRedis } from '../utils/disposable-redis.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { countRows } from '../utils/console-rows.js';
+import { countRows } from '../utils/db-rows.js';
 
 const TOO_MANY = { statusCode: 429, message: 'Too many failed login attempts; try again later' };
 const BURST = 100;

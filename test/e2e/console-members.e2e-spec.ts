@@ -8,7 +8,7 @@ import {
   type Operator,
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { countRows, rowsWhere } from '../utils/console-rows.js';
+import { countRows, rowsWhere } from '../utils/db-rows.js';
 
 const LAST_OWNER = {
   statusCode: 409,

@@ -4,7 +4,7 @@ import { defaultFixture, type Fixture, type SimTemplate } from '../../simulator/
 import { startSimulator, type SimulatorHandle } from '../../simulator/simulator.js';
 import { PASSWORD, eventually, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { accountRow, countRows, rowWhere, rowsWhere } from '../utils/console-rows.js';
+import { accountRow, countRows, rowWhere, rowsWhere } from '../utils/db-rows.js';
 import { sql } from 'kysely';
 
 /**

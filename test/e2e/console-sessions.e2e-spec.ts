@@ -2,7 +2,7 @@ import { randomBytes, randomUUID, scryptSync } from 'node:crypto';
 import { PASSWORD, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { productionSecrets } from '../utils/test-env.js';
-import { rowWhere } from '../utils/console-rows.js';
+import { rowWhere } from '../utils/db-rows.js';
 
 const setCookies = (res: { headers: Record<string, unknown> }) =>
   ([] as string[]).concat((res.headers['set-cookie'] as string[] | undefined) ?? []);

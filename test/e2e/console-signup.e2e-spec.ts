@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../src/core/crypto/tokens.js';
 import { PASSWORD, signupAndLogin, uniqueEmail, type Operator } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { countRows, rowWhere } from '../utils/console-rows.js';
+import { countRows, rowWhere } from '../utils/db-rows.js';
 
 const INVITE_ONLY = {
   statusCode: 403,

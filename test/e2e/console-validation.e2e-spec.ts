@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PASSWORD, connectAccount, createKey, signupAndLogin, type Operator } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { countRows, rowsWhere } from '../utils/console-rows.js';
+import { countRows, rowsWhere } from '../utils/db-rows.js';
 
 /**
  * Bad input on every console route that takes input: one 422 `Field Validation Failed` naming every failing

@@ -13,7 +13,7 @@ import {
   uniqueEmail,
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
-import { rowWhere, updateAccount } from '../utils/console-rows.js';
+import { rowWhere, updateAccount } from '../utils/db-rows.js';
 
 /**
  * The web console in headless Chromium against the real API, worker and simulator: what an operator does

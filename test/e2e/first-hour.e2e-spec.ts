@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { startDemoInstance, type DemoInstance } from '../utils/demo-instance.js';
-import { accountRow } from '../utils/messaging-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 import { runProcess, type Exit } from '../utils/run-built.js';
 
 /**
@@ -181,7 +181,7 @@ describe('the first hour (README walk-through, Swagger examples, generated clien
     ]);
 
     // What the walk-through did is stored: the account is the demo organization's, the four messages are its.
-    const account = await accountRow(demo.stack, '310000000000002');
+    const account = await accountRow(demo.stack.db, { wabaId: '310000000000002' });
     const operator = await demo.stack.db
       .on()
       .selectFrom('operators')

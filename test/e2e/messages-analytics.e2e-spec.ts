@@ -7,7 +7,8 @@ import {
   recipient,
   type OnboardedTenant,
 } from '../utils/factories.js';
-import { accountRow, backdateMessages, insertMessages } from '../utils/messaging-rows.js';
+import { backdateMessages, insertMessages } from '../utils/messaging-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -147,7 +148,7 @@ describe('GET /messages/analytics', () => {
     await backdateMessages(stack, all, new Date(anchor));
     await backdateMessages(stack, [readParcel.id], new Date(anchor - 2 * DAY));
     // Two customers wrote in: counted apart (inbound), never in the sends' totals or rates.
-    const account = await accountRow(stack, t.account.wabaId);
+    const account = await accountRow(stack.db, { wabaId: t.account.wabaId });
     await insertMessages(
       stack,
       [1, 2].map((n) => ({

@@ -4,7 +4,8 @@ import type { Response } from 'supertest';
 import { InboundMediaLinks } from '../../src/messages/inbound-media/inbound-media-links.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, helloWorld, onboard, recipient, simInbound, type Tenant } from '../utils/factories.js';
-import { accountRow, insertMessages } from '../utils/messaging-rows.js';
+import { insertMessages } from '../utils/messaging-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 
 jest.setTimeout(120_000);
 
@@ -216,7 +217,7 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     const payload = Buffer.from(body, 'base64url').toString();
     const [otherImage] = await insertMessages(stack, [
       {
-        business_account_id: (await accountRow(stack, other.account.wabaId)).id,
+        business_account_id: (await accountRow(stack.db, { wabaId: other.account.wabaId })).id,
         phone_number_id: other.account.phoneNumberId,
         direction: 'inbound',
         type: 'image',
@@ -240,7 +241,7 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
     }
 
     const links = stack.app.get(InboundMediaLinks);
-    const businessAccountId = (await accountRow(stack, t.account.wabaId)).id;
+    const businessAccountId = (await accountRow(stack.db, { wabaId: t.account.wabaId })).id;
     const expired = links.sign({ businessAccountId, messageId: item!.id }, Date.now() - 3_600_000);
     const gone = await fetchLink(expired.url);
     expect(gone.status).toBe(410);

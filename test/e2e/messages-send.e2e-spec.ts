@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/core/crypto/secret-box.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { createKey, eventually, helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
-import { accountRow, countMessages, messageRow, openWindow, storeAccessToken } from '../utils/messaging-rows.js';
+import { countMessages, messageRow, openWindow, storeAccessToken } from '../utils/messaging-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -711,5 +712,5 @@ describe('POST /messages when the upstream platform does not answer in time', ()
 });
 
 async function accountId(stack: Stack, t: OnboardedTenant): Promise<string> {
-  return (await accountRow(stack, t.account.wabaId)).id;
+  return (await accountRow(stack.db, { wabaId: t.account.wabaId })).id;
 }

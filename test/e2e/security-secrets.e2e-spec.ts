@@ -10,7 +10,8 @@ import {
   type ConnectedAccount,
   type Operator,
 } from '../utils/factories.js';
-import { accountRow, storeAccessToken } from '../utils/messaging-rows.js';
+import { storeAccessToken } from '../utils/messaging-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { testEnv } from '../utils/test-env.js';
@@ -88,7 +89,7 @@ describe('Security: secrets', () => {
       await stack?.close();
     });
 
-    const stored = async (wabaId: string) => (await accountRow(stack, wabaId)).accessTokenEncrypted;
+    const stored = async (wabaId: string) => (await accountRow(stack.db, { wabaId })).accessTokenEncrypted;
     const sync = (app: TestApp, wabaId: string) =>
       app.http.post(`/business-accounts/${wabaId}/phone-numbers/sync`).set('cookie', operator.cookie);
 

@@ -1,7 +1,7 @@
 import { BusinessAccountsRepository } from '../../src/accounts/business-accounts/business-accounts.repository.js';
 import { NotFound } from '../../src/core/errors/domain-errors.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
-import { accountRow } from '../utils/console-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 import { repositoryUnderTest, insertBusinessAccount, insertOrganization } from '../utils/factories.js';
 
 describe('BusinessAccountsRepository (PostgreSQL)', () => {

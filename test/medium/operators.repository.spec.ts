@@ -1,7 +1,7 @@
 import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { repositoryUnderTest, insertOrganization, uniqueEmail } from '../utils/factories.js';
-import { countRows } from '../utils/console-rows.js';
+import { countRows } from '../utils/db-rows.js';
 
 describe('OperatorsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new OperatorsRepository(db));

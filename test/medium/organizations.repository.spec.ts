@@ -3,7 +3,7 @@ import { OperatorsRepository } from '../../src/console/operators/operators.repos
 import { OrganizationsRepository } from '../../src/console/organizations/organizations.repository.js';
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 import { columns } from '../../src/core/db/database.js';
-import { countRows } from '../utils/console-rows.js';
+import { countRows } from '../utils/db-rows.js';
 
 describe('OrganizationsRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new OrganizationsRepository(db));

@@ -6,7 +6,7 @@ import {
   insertOrganization,
   syncedPhoneNumber,
 } from '../utils/factories.js';
-import { accountRow } from '../utils/console-rows.js';
+import { accountRow } from '../utils/db-rows.js';
 
 describe('PhoneNumbersRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new PhoneNumbersRepository(db));

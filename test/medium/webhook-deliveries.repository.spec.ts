@@ -12,7 +12,7 @@ import {
 } from '../utils/factories.js';
 import { sql } from 'kysely';
 import { columns } from '../../src/core/db/database.js';
-import { countRows } from '../utils/console-rows.js';
+import { countRows } from '../utils/db-rows.js';
 
 describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new WebhookDeliveriesRepository(db));

@@ -13,7 +13,6 @@ import type { Insertable } from 'kysely';
 import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
 import type { Row } from '../../src/core/db/rows.js';
 import { poll } from './poll.js';
-import { testPrisma, type TestPrisma } from './prisma.js';
 import type { Stack } from './stack.js';
 import type { TestApp } from './test-app.js';
 import { testEnv } from './test-env.js';
@@ -264,16 +263,10 @@ export function eventually<T>(probe: () => Promise<T>, { timeoutMs = 10000, inte
  * For a repository test file: the real PostgreSQL of the run (./scripts/test.sh provides DATABASE_URL)
  * without the rest of the app, and the repository on it; set before the file's tests, closed after them.
  */
-export function repositoryUnderTest<R>(make: (db: Db) => R): {
-  db: Db;
-  /** For assertions that read rows back (test/utils/prisma.ts); rows are written through `db`. */
-  prisma: TestPrisma;
-  repo: R;
-} {
-  const t = {} as { db: Db; prisma: TestPrisma; repo: R };
+export function repositoryUnderTest<R>(make: (db: Db) => R): { db: Db; repo: R } {
+  const t = {} as { db: Db; repo: R };
   beforeAll(() => {
     t.db = new Db(AppConfig.fromEnv(testEnv()));
-    t.prisma = testPrisma(t.db);
     t.repo = make(t.db);
   });
   afterAll(() => t.db.close());

@@ -35,15 +35,6 @@ export async function countMessages(
   return (await query.executeTakeFirstOrThrow()).n;
 }
 
-/** The business account of `wabaId`. */
-export const accountRow = (app: OnDb, wabaId: string) =>
-  app.db
-    .on()
-    .selectFrom('business_accounts')
-    .select(columns.business_accounts)
-    .where('waba_id', '=', wabaId)
-    .executeTakeFirstOrThrow();
-
 /** The webhook deliveries naming `wabaId`, oldest first. */
 export const deliveriesOf = (app: OnDb, wabaId: string) =>
   app.db

@@ -5,16 +5,13 @@ import { createApp } from '../../src/app.setup.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import type { CoreOptions } from '../../src/core/core.module.js';
 import { Db } from '../../src/core/db/db.js';
-import { testPrisma, type TestPrisma } from './prisma.js';
 import { testEnv } from './test-env.js';
 
 export interface TestApp {
   app: NestExpressApplication;
   config: AppConfig;
-  /** The app's data access (its pool): what factories and setup write with. */
+  /** The app's data access (its pool): what factories and setup write with, and assertions read rows back with. */
   db: Db;
-  /** Prisma's client on the app's pool, for assertions that read rows back (test/utils/prisma.ts). */
-  prisma: TestPrisma;
   http: TestAgent;
   url: string;
   close(): Promise<void>;
@@ -32,7 +29,6 @@ export async function startTestApp(overrides: Record<string, string> = {}, core:
     app,
     config,
     db,
-    prisma: testPrisma(db),
     http: request(url),
     url,
     close: () => app.close(),

@@ -189,7 +189,7 @@ export class Db implements OnApplicationShutdown {
 
   /** Ends the pools (once; later calls do nothing). */
   close(): Promise<void> {
-    // A pool may already be ending: the tests' Prisma client (test/utils/prisma.ts) ends it on its $disconnect.
+    // A pool someone else ended (pool.end() directly) is not ended twice: pg throws on a second end().
     const end = (pool: pg.Pool) => ((pool as pg.Pool & { ending?: boolean }).ending ? Promise.resolve() : pool.end());
     this.closing ??= Promise.all([end(this.pool), this.readsPool && end(this.readsPool)]).then(() => undefined);
     return this.closing;

@@ -19,9 +19,7 @@ export function safeInteger(value: string | bigint): number {
 
 /**
  * The pool reads `int8` as a number (node-postgres' default is a string): the generated types say `number` for every
- * BigInt of the schema. The tests' Prisma client on the same pool (test/utils/prisma.ts) is not affected: its adapter
- * passes its own type parsers with every query (PgQueryable.performIO in @prisma/adapter-pg), so BigInt fields stay
- * bigint there.
+ * BigInt of the schema.
  */
 const poolTypes: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -3,7 +3,8 @@ import { columns, type Database } from '../../src/core/db/database.js';
 import type { Db } from '../../src/core/db/db.js';
 import type { Row } from '../../src/core/db/rows.js';
 
-// Reading back what the code under test wrote, for the console's and the accounts' tests (Kysely on the test's pool).
+// Reading back what the code under test wrote, for any test (Kysely on the test's pool): a row, rows or a count of any
+// table by conditions on its columns. test/utils/messaging-rows.ts adds the messaging tables' usual reads.
 
 type Table = keyof typeof columns;
 type Column<T extends Table> = keyof Selectable<Database[T]> & string;
