@@ -17,6 +17,9 @@ export interface CoreOptions {
   logDestination?: DestinationStream;
 }
 
+/** The classes core provides and exports as they are (besides the config and the logger, made from the process's). */
+const SERVICES = [Db, UnitOfWork, PgListener, RedisService, QueueService, Metrics, RateLimiterService, LongPollShares];
+
 /**
  * Shared by the API and the worker: validated config, logging, the database (Db, its unit of work and the LISTEN
  * connection), Redis, queue producers, metrics.
@@ -30,27 +33,9 @@ export class CoreModule {
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`, opts.logDestination) },
-        Db,
-        UnitOfWork,
-        PgListener,
-        RedisService,
-        QueueService,
-        Metrics,
-        RateLimiterService,
-        LongPollShares,
+        ...SERVICES,
       ],
-      exports: [
-        AppConfig,
-        APP_LOGGER,
-        Db,
-        UnitOfWork,
-        PgListener,
-        RedisService,
-        QueueService,
-        Metrics,
-        RateLimiterService,
-        LongPollShares,
-      ],
+      exports: [AppConfig, APP_LOGGER, ...SERVICES],
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage, ApiUpstreamErrors } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
 import { PhoneNumberDoc, PhoneNumberSyncResultDoc } from './dto/phone-number.view.js';
@@ -31,15 +31,7 @@ export class PhoneNumbersController {
       'Sync phone numbers from the upstream platform (all pages, all or nothing): what changed and when; GET lists them',
   })
   @ApiEnvelope(PhoneNumberSyncResultDoc)
-  @ApiResponse({
-    status: 424,
-    description: 'The upstream platform rejected the stored token: reconnect the business account',
-  })
-  @ApiResponse({
-    status: 429,
-    description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written',
-  })
-  @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
+  @ApiUpstreamErrors('nothing was written')
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<PhoneNumberSyncResult> {
     return this.phoneNumbers.sync(operator, wabaId);
   }

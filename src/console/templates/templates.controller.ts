@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage, ApiUpstreamErrors } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
 import { TemplateDoc, TemplateSyncResultDoc } from './dto/template.view.js';
@@ -60,15 +60,7 @@ export class TemplatesController {
       'Sync message templates from the upstream platform (all pages, all or nothing): what changed and when; GET lists them',
   })
   @ApiEnvelope(TemplateSyncResultDoc)
-  @ApiResponse({
-    status: 424,
-    description: 'The upstream platform rejected the stored token: reconnect the business account',
-  })
-  @ApiResponse({
-    status: 429,
-    description: 'Upstream rate limit: try again after Retry-After seconds; nothing was written',
-  })
-  @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was written' })
+  @ApiUpstreamErrors('nothing was written')
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<TemplateSyncResult> {
     return this.templates.sync(operator, wabaId);
   }

@@ -3,7 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
-import { ApiEnvelope, ApiPage } from '../../core/http/openapi.js';
+import { ApiEnvelope, ApiPage, ApiUpstreamErrors } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
 import { BlockedUsersService } from '../../accounts/users/blocked-users.service.js';
@@ -44,12 +44,7 @@ export class UsersController {
     description:
       'Field Validation Failed: `users` empty or malformed, or every user refused by the upstream platform (`users.<i>` with its reason)',
   })
-  @ApiResponse({
-    status: 424,
-    description: 'The upstream platform rejected the stored token: reconnect the business account',
-  })
-  @ApiResponse({ status: 429, description: 'Rate limited (console or upstream platform): wait Retry-After seconds' })
-  @ApiResponse({ status: 502, description: 'Upstream platform unavailable; nothing was blocked' })
+  @ApiUpstreamErrors('nothing was blocked', 'Rate limited (console or upstream platform): wait Retry-After seconds')
   block(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,

@@ -136,3 +136,20 @@ export function ApiErrors(errors: Record<number, string>, opts: { data?: Type<un
     ),
   );
 }
+
+/**
+ * A console route that calls the upstream platform with the business account's stored token: its 424 (reconnect), 429
+ * (the upstream's rate limit, or `tooMany`) and 502 (unavailable), each saying what was left undone (`undone`).
+ */
+export const ApiUpstreamErrors = (undone: string, tooMany?: string) =>
+  applyDecorators(
+    ApiResponse({
+      status: 424,
+      description: 'The upstream platform rejected the stored token: reconnect the business account',
+    }),
+    ApiResponse({
+      status: 429,
+      description: tooMany ?? `Upstream rate limit: try again after Retry-After seconds; ${undone}`,
+    }),
+    ApiResponse({ status: 502, description: `Upstream platform unavailable; ${undone}` }),
+  );
