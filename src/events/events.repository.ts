@@ -14,6 +14,7 @@ import {
   type Partition,
 } from '../core/db/partitions.js';
 import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
+import { columnsExcept } from '../core/db/rows.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { EventDraft, EventKind } from './classify.js';
@@ -29,26 +30,8 @@ export interface EventFilter {
   until?: Date;
 }
 
-/** The columns of an event the worker's effects read. */
-const STORED_EVENT_COLUMNS = [
-  'id',
-  'delivery_id as deliveryId',
-  'waba_id as wabaId',
-  'phone_number_id as phoneNumberId',
-  'event_type as eventType',
-  'kind',
-  'status',
-  'recipient',
-  'user_id as userId',
-  'message_id as messageId',
-  'upstream_timestamp as upstreamTimestamp',
-  'error_code as errorCode',
-  'error_title as errorTitle',
-  'error_detail as errorDetail',
-  'raw',
-  'pricing',
-  'created_at as createdAt',
-] as const;
+/** The columns of an event the worker's effects read: all but its title and its own processing state. */
+const STORED_EVENT_COLUMNS = columnsExcept('events', ['title', 'dedupe_key', 'processed', 'processed_at', 'attempts']);
 
 /** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
 export type EventRow = EventDraft & { deliveryId: number; processed: boolean; attempts: number };

@@ -30,3 +30,17 @@ export function columnsOf<T extends Tables, A extends string>(
 export function qualified<A extends string, C extends string>(alias: A, list: readonly C[]): Array<`${A}.${C}`> {
   return list.map((c): `${A}.${C}` => `${alias}.${c}`);
 }
+
+/**
+ * The columns of `table` but those named in `except` (by column name): a statement that reads all of a row but a few
+ * columns. A column added to the table is read here too, and the row type follows.
+ */
+export function columnsExcept<T extends Tables, X extends ColumnOf<(typeof columns)[T][number]>>(
+  table: T,
+  except: readonly X[],
+): Array<Exclude<(typeof columns)[T][number], X | `${X} as ${string}`>> {
+  const left = (c: string) => !except.some((x) => c === x || c.startsWith(`${x} as `));
+  return (columns[table] as readonly (typeof columns)[T][number][]).filter(
+    (c): c is Exclude<(typeof columns)[T][number], X | `${X} as ${string}`> => left(c),
+  );
+}
