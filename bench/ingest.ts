@@ -6,7 +6,7 @@
 //                                load sized from a warm-up; BENCH_CONNECTIONS=64; BENCH_INGEST_RATE=500: the rate of
 //                                the fixed-rate phase, which shows the ack latency below saturation)
 import path from 'node:path';
-import { ingestPhase, sized } from './lib/ingest.js';
+import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { check, fmt, load, machine, printMachine, writeResult, type Check } from './lib/report.js';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
 import { ROOT, freePort, log, runBench, waitFor } from './lib/bench.js';
@@ -105,30 +105,7 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
   );
   console.log('\nTargets');
   const checks: Check[] = [
-    check(
-      'single: deliveries acked/s',
-      '≥ 5000/s',
-      `${fmt(single.ackedPerSecond, 0)}/s`,
-      single.ackedPerSecond >= 5000,
-    ),
-    check(
-      'single: ack latency p99',
-      '< 25 ms',
-      `${fmt(single.load.latencyMs.p99)} ms (p50 ${fmt(single.load.latencyMs.p50)} ms)`,
-      single.load.latencyMs.p99 < 25,
-    ),
-    check(
-      'single: all processed after load end',
-      '≤ 5 s',
-      secs(single.processing.allProcessedAfterS),
-      (single.processing.allProcessedAfterS ?? Infinity) <= 5,
-    ),
-    check(
-      'single: exact counts',
-      '0 lost, 0 duplicated',
-      `lost ${single.lost}, duplicated ${single.duplicated}, ${single.processing.eventsProcessed}/${single.expected.events} processed${single.pending ? ` (${single.pending} still pending)` : ''}`,
-      single.exact,
-    ),
+    ...phaseChecks('single', single, `${fmt(single.ackedPerSecond, 0)}/s`),
     check(
       `single at ${RATE}/s: ack latency p99`,
       '< 25 ms',
@@ -147,30 +124,7 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
       `lost ${fixed.lost}, duplicated ${fixed.duplicated}`,
       fixed.exact,
     ),
-    check(
-      'batch100: deliveries acked/s',
-      '≥ 5000/s',
-      `${fmt(batch.ackedPerSecond, 0)}/s (${fmt(batch.eventsPerSecond, 0)} events/s)`,
-      batch.ackedPerSecond >= 5000,
-    ),
-    check(
-      'batch100: ack latency p99',
-      '< 25 ms',
-      `${fmt(batch.load.latencyMs.p99)} ms (p50 ${fmt(batch.load.latencyMs.p50)} ms)`,
-      batch.load.latencyMs.p99 < 25,
-    ),
-    check(
-      'batch100: all processed after load end',
-      '≤ 5 s',
-      secs(batch.processing.allProcessedAfterS),
-      (batch.processing.allProcessedAfterS ?? Infinity) <= 5,
-    ),
-    check(
-      'batch100: exact counts',
-      '0 lost, 0 duplicated',
-      `lost ${batch.lost}, duplicated ${batch.duplicated}, ${batch.processing.eventsProcessed}/${batch.expected.events} processed${batch.pending ? ` (${batch.pending} still pending)` : ''}`,
-      batch.exact,
-    ),
+    ...phaseChecks('batch100', batch, `${fmt(batch.ackedPerSecond, 0)}/s (${fmt(batch.eventsPerSecond, 0)} events/s)`),
   ];
   log(`ceiling fraction ${fmt(fraction * 100, 1)}%`);
   writeResult('ingest', {
@@ -188,4 +142,29 @@ await runBench({ name: 'ingest', limitMs: 540_000 }, async (stack) => {
 
 function secs(s: number | null): string {
   return s === null ? 'not within the limit' : `${fmt(s, 2)} s`;
+}
+
+/** A saturation phase's four targets: acked/s, ack p99, everything processed soon after, exact counts. */
+function phaseChecks(name: string, r: PhaseResult, acked: string): Check[] {
+  return [
+    check(`${name}: deliveries acked/s`, '≥ 5000/s', acked, r.ackedPerSecond >= 5000),
+    check(
+      `${name}: ack latency p99`,
+      '< 25 ms',
+      `${fmt(r.load.latencyMs.p99)} ms (p50 ${fmt(r.load.latencyMs.p50)} ms)`,
+      r.load.latencyMs.p99 < 25,
+    ),
+    check(
+      `${name}: all processed after load end`,
+      '≤ 5 s',
+      secs(r.processing.allProcessedAfterS),
+      (r.processing.allProcessedAfterS ?? Infinity) <= 5,
+    ),
+    check(
+      `${name}: exact counts`,
+      '0 lost, 0 duplicated',
+      `lost ${r.lost}, duplicated ${r.duplicated}, ${r.processing.eventsProcessed}/${r.expected.events} processed${r.pending ? ` (${r.pending} still pending)` : ''}`,
+      r.exact,
+    ),
+  ];
 }
