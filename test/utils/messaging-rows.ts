@@ -1,10 +1,11 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../../src/core/db/db.js';
 import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
+import { countRows, rowsWhere, rowWhere, updateAccount } from './db-rows.js';
 
 /**
- * Reads (and a few arrangements) of the messaging tables for the e2e tests' assertions: Kysely on the app's pool, rows
- * under the application's field names (`columns`), int8 ids and counts as numbers.
+ * Reads (and a few arrangements) of the messaging tables for the e2e tests' assertions, in their usual shapes: Kysely on
+ * the app's pool (most through db-rows.ts), rows under the application's field names, int8 ids and counts as numbers.
  */
 interface OnDb {
   db: Db;
@@ -17,23 +18,15 @@ interface Account {
 }
 
 /** The message row `id`. */
-export const messageRow = (app: OnDb, id: number) =>
-  app.db.on().selectFrom('messages').select(columns.messages).where('id', '=', id).executeTakeFirstOrThrow();
+export const messageRow = (app: OnDb, id: number) => rowWhere(app.db, 'messages', { id });
 
 /** How many messages are stored to `to`, of a business account, in a status (each when given). */
-export async function countMessages(
-  app: OnDb,
-  where: { to?: string; businessAccountId?: string; status?: string },
-): Promise<number> {
-  let query = app.db
-    .on()
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'));
-  if (where.to !== undefined) query = query.where('to', '=', where.to);
-  if (where.businessAccountId !== undefined) query = query.where('business_account_id', '=', where.businessAccountId);
-  if (where.status !== undefined) query = query.where('status', '=', where.status);
-  return (await query.executeTakeFirstOrThrow()).n;
-}
+export const countMessages = (app: OnDb, where: { to?: string; businessAccountId?: string; status?: string }) =>
+  countRows(
+    app.db,
+    'messages',
+    given({ to: where.to, business_account_id: where.businessAccountId, status: where.status }),
+  );
 
 /** The webhook deliveries naming `wabaId`, oldest first. */
 export const deliveriesOf = (app: OnDb, wabaId: string) =>
@@ -57,24 +50,11 @@ export async function countDeliveries(app: OnDb, wabaId: string, status?: string
 }
 
 /** The events of `wabaId`, oldest first. */
-export const eventsOf = (app: OnDb, wabaId: string) =>
-  app.db.on().selectFrom('events').select(columns.events).where('waba_id', '=', wabaId).orderBy('id').execute();
+export const eventsOf = (app: OnDb, wabaId: string) => rowsWhere(app.db, 'events', { waba_id: wabaId }, ['id']);
 
 /** How many events `wabaId` has (only those processed or not, or to `recipient`, when given). */
-export async function countEvents(
-  app: OnDb,
-  wabaId: string,
-  where: { processed?: boolean; recipient?: string } = {},
-): Promise<number> {
-  let query = app.db
-    .on()
-    .selectFrom('events')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('waba_id', '=', wabaId);
-  if (where.processed !== undefined) query = query.where('processed', '=', where.processed);
-  if (where.recipient !== undefined) query = query.where('recipient', '=', where.recipient);
-  return (await query.executeTakeFirstOrThrow()).n;
-}
+export const countEvents = (app: OnDb, wabaId: string, where: { processed?: boolean; recipient?: string } = {}) =>
+  countRows(app.db, 'events', given({ waba_id: wabaId, processed: where.processed, recipient: where.recipient }));
 
 /** Opens `recipient`'s 24 h window on the account's number, as the worker does for an inbound message. */
 export async function openWindow(app: OnDb, account: Account, recipient: string, lastInboundAt = new Date()) {
@@ -110,15 +90,14 @@ export const insertMessages = (app: OnDb, rows: Array<Omit<Insertable<MessageTab
     .execute();
 
 /** Replaces the stored (sealed) access token of `wabaId` behind the app's back, as another process would. */
-export async function storeAccessToken(app: OnDb, wabaId: string, accessTokenEncrypted: string) {
-  await app.db
-    .on()
-    .updateTable('business_accounts')
-    .set({ access_token_encrypted: accessTokenEncrypted, updated_at: new Date() })
-    .where('waba_id', '=', wabaId)
-    .execute();
-}
+export const storeAccessToken = (app: OnDb, wabaId: string, accessTokenEncrypted: string) =>
+  updateAccount(app.db, wabaId, { access_token_encrypted: accessTokenEncrypted });
 
 /** Stores webhook deliveries as given (as the receiver would have), returning their rows in that order. */
 export const insertDeliveries = (app: OnDb, rows: Array<Insertable<WebhookDeliveryTable>>) =>
   app.db.on().insertInto('webhook_deliveries').values(rows).returning(columns.webhook_deliveries).execute();
+
+/** The conditions a caller gave: `where` without its undefined entries (db-rows refuses a condition on undefined). */
+function given<W extends object>(where: W): W {
+  return Object.fromEntries(Object.entries(where).filter(([, value]) => value !== undefined)) as W;
+}

@@ -55,18 +55,23 @@ export class PreSendChecks {
       window: messageType(dto.type).window === 'service_window',
     };
     try {
-      return await this.check(businessAccountId, dto, await this.contexts.get(businessAccountId, query));
+      return await this.check(businessAccountId, dto, query.window, await this.contexts.get(businessAccountId, query));
     } catch (refusal) {
       if (!(refusal instanceof DomainError)) throw refusal;
       // Refused on what the cache holds: confirmed on the database's state before the caller hears it (the user
       // unblocked or the number reconnected a moment ago, in this process or another, and the cache has not heard).
-      return this.check(businessAccountId, dto, await this.contexts.get(businessAccountId, query, { fresh: true }));
+      const fresh = await this.contexts.get(businessAccountId, query, { fresh: true });
+      return this.check(businessAccountId, dto, query.window, fresh);
     }
   }
 
-  private async check(businessAccountId: string, dto: SendMessageDto, ctx: SendContext): Promise<SendPlan> {
+  private async check(
+    businessAccountId: string,
+    dto: SendMessageDto,
+    windowed: boolean,
+    ctx: SendContext,
+  ): Promise<SendPlan> {
     const template = dto.type === 'template';
-    const windowed = messageType(dto.type).window === 'service_window';
     const recipient = recipientOf(dto);
     // The account's own refusals first (disabled by Meta, a flagged number, a restriction in force, a rejected
     // token): 424 with the reason, the operator or Meta must act.
