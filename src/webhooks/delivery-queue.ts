@@ -33,8 +33,6 @@ export const deliveryJobIds = {
       .digest('base64url')
       .slice(0, 20)}-${rerun}`,
   replay: (deliveryId: number, at = Date.now()) => `delivery-${deliveryId}-replay-${at}`,
-  /** A second chance for a delivery stuck in `received` long after its job ended (see DeliverySweeper). */
-  sweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-sweep-${bucket}`,
   /** Another run for a delivery whose statuses still wait for their message (one per minute bucket). */
   pendingSweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-pending-sweep-${bucket}`,
 };
@@ -81,5 +79,22 @@ export class DeliveryQueue {
         opts: this.jobOptions(j.jobId),
       })),
     );
+  }
+
+  /**
+   * Makes sure each of these jobs is live (waiting, delayed, active or retrying) and returns how many were not:
+   * an id Redis does not know is added; an id whose job has ended (completed or failed) while the caller still
+   * sees its deliveries unprocessed is removed and added again under the same id, so that it runs once more.
+   * A job that ends between the look-up and the add is seen ended by the caller's next pass.
+   */
+  async ensureLive(jobs: { deliveryIds: number[]; jobId: string }[]): Promise<number> {
+    if (jobs.length === 0) return 0;
+    const queue = this.queues.queue(QUEUES.webhookDeliveries);
+    const states = await Promise.all(jobs.map((j) => queue.getJobState(j.jobId)));
+    const ended = (state: string) => state === 'completed' || state === 'failed';
+    await Promise.all(jobs.filter((_, i) => ended(states[i]!)).map((j) => queue.remove(j.jobId)));
+    const notLive = jobs.filter((_, i) => ended(states[i]!) || states[i] === 'unknown');
+    await this.enqueueMany(notLive);
+    return notLive.length;
   }
 }

@@ -38,7 +38,7 @@ import {
 } from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 /** Helpers bound to one running app. */
 function harness(t: TestApp) {
@@ -940,6 +940,37 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(done!.id).toBe(row!.id);
       expect(done!.eventCount).toBe(1);
       expect((await messageRow(t, message.id)).status).toBe('read');
+    });
+
+    it('runs a delivery again when its batch job ended without it (the job carried only the part of the batch old enough to sweep)', async () => {
+      const tenant = await createTenant(t);
+      const batchId = `split-${randomUUID()}`;
+      const stored = async (receivedAt: Date) => {
+        const message = await h.createMessage(tenant, {});
+        const body = metaJson(
+          statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+            statusItem(message.upstreamMessageId!, 'read', unixNow()),
+          ]),
+        );
+        const [row] = await insertDeliveries(t, [
+          {
+            raw_body: Buffer.from(body),
+            signature: signatureHeader(body, t.config.whatsappAppSecret),
+            waba_ids: [tenant.account.wabaId],
+            batch_id: batchId,
+            received_at: receivedAt,
+          },
+        ]);
+        return { message, row: row! };
+      };
+      // Redis was down when the batch was stored; a sweep saw only its older delivery, and batch-<id> ran for it alone.
+      const first = await stored(new Date(Date.now() - 10_000));
+      await h.processed(tenant.account.wabaId, 1);
+      // The rest of the same batch becomes old enough after that job has completed (kept in Redis under its id).
+      const second = await stored(new Date());
+      const [a, b] = await h.processed(tenant.account.wabaId, 2);
+      expect([a!.id, b!.id].sort()).toEqual([first.row.id, second.row.id].sort());
+      expect((await messageRow(t, second.message.id)).status).toBe('read');
     });
 
     it('acknowledges with 200 while Redis is unreachable, and the sweeper processes the delivery', async () => {

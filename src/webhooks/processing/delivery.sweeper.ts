@@ -5,9 +5,7 @@ import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { EventsRepository } from '../../events/events.repository.js';
 
 /** A delivery younger than this is still in the receiver's hands (its job may be on its way). */
-const MIN_AGE_MS = 5_000;
-/** Longer than any job's retries take (8 attempts with exponential backoff ≈ 2 min); see sweep(). */
-const STUCK_AFTER_MS = 10 * 60_000;
+export const SWEEP_MIN_AGE_MS = 5_000;
 const BATCH = 1000;
 /** Pending statuses are swept once the regular delayed re-runs are over, for this long, this many tries. */
 const PENDING_AFTER_MS = 9 * 60_000;
@@ -16,13 +14,19 @@ const PENDING_MAX_ATTEMPTS = 140;
 const MAX_BATCHES_PER_SWEEP = 20;
 
 /**
- * Nothing acknowledged is lost: every delivery still `received` a few seconds after it arrived is
- * (re-)enqueued under its deterministic job id: the receiver's batch job (`batch-<batchId>`, re-added with
- * the batch's deliveries still received), or the delivery's own. That recovers deliveries acknowledged while
- * Redis was down and jobs lost with Redis's data; for a delivery whose job is queued, running or retrying,
- * the add is a no-op. Run every WEBHOOK_SWEEP_INTERVAL_MS as the `webhook-sweep` scheduled task (worker/worker-schedules.ts):
- * once per interval across all workers. Should two passes overlap (one outlasting its interval), the job ids make
- * that harmless.
+ * Nothing acknowledged is lost: every delivery still `received` SWEEP_MIN_AGE_MS after it arrived gets a live job
+ * under its deterministic id: the receiver's batch job (`batch-<batchId>`, carrying the batch's deliveries still
+ * received), or the delivery's own. A job that is waiting, delayed, running or retrying is left alone; an id Redis
+ * does not know (Redis was down at the enqueue, or came back empty) is added; an id whose job has ended while some
+ * of its deliveries are still `received` (a batch job that carried only the part of its batch old enough at an
+ * earlier pass, a crash between a job's end and its rows' update) is removed and added again. Run every
+ * WEBHOOK_SWEEP_INTERVAL_MS as the `webhook-sweep` scheduled task (worker/worker-schedules.ts), once per interval
+ * across all workers, and at once when a worker's Redis connection is ready again (the schedule is re-created).
+ *
+ * The bound (docs/operations-and-scaling.md, "The sweeper's promise"): once Redis answers, a delivery without a live
+ * job gets one within SWEEP_MIN_AGE_MS + WEBHOOK_SWEEP_INTERVAL_MS (+ one pass), and one whose job ended without it
+ * within one more interval after that end. A pass looks at up to MAX_BATCHES_PER_SWEEP × BATCH deliveries, oldest
+ * first. Should two passes overlap (one outlasting its interval), the job ids make that harmless.
  */
 @Injectable()
 export class DeliverySweeper implements OnModuleDestroy {
@@ -42,10 +46,10 @@ export class DeliverySweeper implements OnModuleDestroy {
 
   /** One pass; returns how many deliveries were handed to the queue. */
   async sweep(now = Date.now()): Promise<number> {
-    const olderThan = new Date(now - MIN_AGE_MS);
-    const stuckBefore = now - STUCK_AFTER_MS;
+    const olderThan = new Date(now - SWEEP_MIN_AGE_MS);
     let cursor: { receivedAt: Date; id: number } | undefined;
     let total = 0;
+    let enqueued = 0;
     for (let batch = 0; batch < MAX_BATCHES_PER_SWEEP && !this.stopped; batch++) {
       const rows = await this.deliveries.stillReceived(olderThan, cursor, BATCH);
       if (rows.length === 0) break;
@@ -56,22 +60,21 @@ export class DeliverySweeper implements OnModuleDestroy {
         else byBatch.set(r.batchId, [...(byBatch.get(r.batchId) ?? []), r.id]);
       }
       for (const [batchId, ids] of byBatch) jobs.push({ deliveryIds: ids, jobId: deliveryJobIds.batch(batchId) });
-      // Still `received` long after every retry would have ended: its job finished without updating the row
-      // (a replay whose enqueue was lost, a crash between the job's end and the row's update). A fresh job id
-      // per 10-minute bucket gives it another run; processing is idempotent, and a real failure dead-letters it.
-      const bucket = Math.floor(now / STUCK_AFTER_MS);
-      for (const r of rows) {
-        if (r.receivedAt.getTime() < stuckBefore)
-          jobs.push({ deliveryIds: [r.id], jobId: deliveryJobIds.sweep(r.id, bucket) });
-      }
-      await this.queue.enqueueMany(jobs);
+      enqueued += await this.queue.ensureLive(jobs);
       total += rows.length;
       if (rows.length < BATCH) break;
       const last = rows[rows.length - 1]!;
       cursor = { receivedAt: last.receivedAt, id: last.id };
     }
-    // Debug only: a delivery whose job is running or backing off is seen (and skipped by its job id) every pass.
-    if (total > 0) this.logger.debug({ deliveries: total }, 'sweeper handed deliveries still received to the queue');
+    // Info when the pass gave jobs to deliveries that had none (a recovery); a delivery whose job is running or
+    // backing off is seen (and left alone) every pass, which is only worth a debug line.
+    if (enqueued > 0)
+      this.logger.info(
+        { deliveries: total, jobs: enqueued },
+        'sweeper gave jobs to deliveries still received that had none',
+      );
+    else if (total > 0)
+      this.logger.debug({ deliveries: total }, 'sweeper saw deliveries still received, every one with a live job');
     return total + (this.stopped ? 0 : await this.sweepPendingStatuses(now));
   }
 
