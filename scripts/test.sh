@@ -3,11 +3,32 @@
 # skips that outside CI) and runs every test: the fault suite (full runs only), then unit and end-to-end. Exits
 # non-zero when the lint or either suite fails, and ends with the main test run's summary.
 # Given DATABASE_URL / REDIS_URL are used as they are; otherwise private ones are started and stopped.
+# --slow-host (or SLOW_HOST=1; `npm run test:slow-host`): the slow-host rehearsal. The same run with the CPU taken by
+# SLOW_HOST_BUSY_LOOPS busy-loop processes (default: one per core) from set-up to the end, as on a slow, busy CI host;
+# run it before resolving an issue (README.md, "Tests on a slow host").
 set -euo pipefail
 SCRIPT_NAME=test
 source "$(dirname "$0")/lib/common.sh"
 
+SLOW_HOST="${SLOW_HOST:-0}"
+jest_args=()
+for arg in "$@"; do
+  if [ "$arg" = "--slow-host" ]; then SLOW_HOST=1; else jest_args+=("$arg"); fi
+done
+set -- ${jest_args[@]+"${jest_args[@]}"}
+
+# Busy loops for the slow-host rehearsal: children of this script, stopped by its cleanup however it ends.
+start_busy_loops() {
+  local n="${SLOW_HOST_BUSY_LOOPS:-$(nproc)}" i
+  say "slow-host rehearsal: $n busy-loop processes take the CPU until the run ends"
+  for ((i = 0; i < n; i++)); do
+    node -e 'for (;;) {}' &
+    CHILD_PIDS+=("$!")
+  done
+}
+
 ensure_node
+[ "$SLOW_HOST" = "1" ] && start_busy_loops
 ensure_dependencies
 ensure_db_types
 # Lint first (ESLint, the layer rules, Prettier: npm run lint): a finding stops the run before the long part.
@@ -26,7 +47,7 @@ build_web
 ensure_chromium
 ensure_jq
 
-# The fault suite (test/faults, `npm run test:faults`, about 2 minutes) starts its own PostgreSQL, Redis, API
+# The fault suite (test/faults, `npm run test:faults`, about 4 minutes on a quiet host) starts its own PostgreSQL, Redis, API
 # and worker processes and breaks them on purpose. Full runs only (no jest arguments; SKIP_FAULTS=1 skips it),
 # and before the main suite; the last line printed is one plain "tests: N passed, M failed" over both runs.
 fault_code=0

@@ -55,6 +55,8 @@ export async function openConsole(
     const url = request.url();
     if (!url.startsWith(baseUrl) && !url.startsWith('data:')) foreignRequests.push(url);
   });
+  // Waits are ceilings, not budgets: on a slow, busy host a page may take many seconds to render an answer.
+  context.setDefaultTimeout(60_000);
   const page = await context.newPage();
   // A crash inside the app shows as a blank page; surface it in the test output instead.
   page.on('pageerror', (error) => process.stderr.write(`[browser] ${error.message}\n`));

@@ -363,7 +363,7 @@ describe('Business account health: webhook subscription and credentials', () => 
           const row = await accountRow(scheduled.db, { wabaId: rejected.account.wabaId });
           return row.credentialsValid ? null : row;
         },
-        { timeoutMs: 8000, intervalMs: 200 },
+        { timeoutMs: 15_000, intervalMs: 200 },
       );
       expect(marked).toMatchObject({ credentialsValid: false, credentialsError: expect.stringContaining('(190)') });
 
@@ -373,7 +373,7 @@ describe('Business account health: webhook subscription and credentials', () => 
           const row = await accountRow(scheduled.db, { wabaId: healthy.account.wabaId });
           return row.credentialsCheckedAt! > healthyCheckedAt ? row : null;
         },
-        { timeoutMs: 8000, intervalMs: 200 },
+        { timeoutMs: 15_000, intervalMs: 200 },
       );
       expect(rechecked).toMatchObject({ credentialsValid: true, credentialsError: null });
 

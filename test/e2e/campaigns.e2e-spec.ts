@@ -7,7 +7,7 @@ import { eventually, onboard, recipient, signupAndLogin, simControl, type Tenant
 type Counts = components['schemas']['CampaignCountsView'];
 
 // Campaigns run in the worker at a number's pace (STANDARD: 80/s) on a host shared with other suites.
-jest.setTimeout(90_000);
+jest.setTimeout(180_000);
 
 const fieldsOf = (body: { errors?: Array<{ field: string }> }) => (body.errors ?? []).map((e) => e.field).sort();
 
@@ -59,6 +59,7 @@ describe('campaigns (console session, worker, simulator)', () => {
     stack = await startStack({
       worker: true,
       env: {
+        UPSTREAM_TIMEOUT_MS: '2000',
         CAMPAIGN_LEASE_MS: '2000',
         CAMPAIGN_UNCONFIRMED_AFTER_MS: '10000',
         PACING_WINDOW_MS: '1300',
@@ -67,7 +68,7 @@ describe('campaigns (console session, worker, simulator)', () => {
       sim: { hangMs: 3000 },
     });
     t = await onboard(stack, 'Campaigns Org');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

@@ -194,7 +194,7 @@ describe('Console business accounts', () => {
             const r = await stack.http.get('/messages').set(pair.headers);
             return r.status === 401 ? r : undefined;
           },
-          { timeoutMs: 2000 },
+          { timeoutMs: 15_000 },
         );
         expect(refused?.body).toEqual({ statusCode: 401, message: 'Invalid API key' });
       }

@@ -13,7 +13,7 @@ import { startStack, type Stack } from '../utils/stack.js';
 /** The simulator refuses a send to this number at once: 131026, "Message undeliverable". */
 const UNDELIVERABLE = '15550000001';
 
-const visible = (page: Page, value: string | RegExp, timeout = 15_000) =>
+const visible = (page: Page, value: string | RegExp, timeout = 60_000) =>
   page.getByText(value).first().waitFor({ timeout });
 
 describe('web console: campaigns (headless Chromium)', () => {
@@ -31,7 +31,7 @@ describe('web console: campaigns (headless Chromium)', () => {
       launchChromium(),
     ]);
     t = await onboard(stack, 'Browser Campaigns Org');
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await session?.context.close();
@@ -77,7 +77,7 @@ describe('web console: campaigns (headless Chromium)', () => {
       );
     expect(await counts.count()).toBe(8);
     const moving = await eventually(async () => Number(await progress.getAttribute('value')) > 0.05, {
-      timeoutMs: 20_000,
+      timeoutMs: 60_000,
       intervalMs: 200,
     });
     expect(moving).toBe(true);
@@ -85,7 +85,7 @@ describe('web console: campaigns (headless Chromium)', () => {
 
     // Pause: the page says so and offers Resume; nothing more is sent (beyond calls already in flight).
     await page.getByRole('button', { name: 'Pause' }).click();
-    await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 60_000 });
     await visible(page, /^paused$/);
     const atPause = (
       await stack.http.get(`/business-accounts/${wabaId}/campaigns/${id}`).set('cookie', t.operator.cookie)
@@ -102,12 +102,12 @@ describe('web console: campaigns (headless Chromium)', () => {
 
     // Resume: it goes on where it stopped and completes; the bar is full and the counts add up.
     await page.getByRole('button', { name: 'Resume' }).click();
-    await visible(page, /^completed$/, 40_000);
+    await visible(page, /^completed$/, 90_000);
     await visible(page, 'Progress: 100.0%');
     expect(Number(await progress.getAttribute('value'))).toBe(1);
     // The counts as the API has them (statuses still arrive by webhook: the page polls every 2 s).
     const accepted = async () => (await shown('Sent')) + (await shown('Delivered')) + (await shown('Read'));
-    expect(await eventually(async () => (await accepted()) === 400, { timeoutMs: 10_000, intervalMs: 200 })).toBe(true);
+    expect(await eventually(async () => (await accepted()) === 400, { timeoutMs: 60_000, intervalMs: 200 })).toBe(true);
     expect({
       failed: await shown('Failed'),
       pending: await shown('Pending'),
@@ -117,7 +117,7 @@ describe('web console: campaigns (headless Chromium)', () => {
 
     // The failed recipient, with Meta's reason; each recipient reached Meta once.
     const failedRow = page.getByRole('row', { name: new RegExp(UNDELIVERABLE) });
-    await failedRow.waitFor({ timeout: 10_000 });
+    await failedRow.waitFor({ timeout: 60_000 });
     expect(await failedRow.innerText()).toMatch(/Message undeliverable \(131026\)/);
     await page.getByRole('button', { name: 'Retry 1 failed' }).waitFor();
     await screenshot(page, 'campaigns-04-completed');
@@ -130,7 +130,7 @@ describe('web console: campaigns (headless Chromium)', () => {
     await page
       .getByRole('row', { name: /Browser November notice/ })
       .getByText('completed')
-      .waitFor({ timeout: 10_000 });
+      .waitFor({ timeout: 60_000 });
     expect(session.foreignRequests).toEqual([]);
   });
 });

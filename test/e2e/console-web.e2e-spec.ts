@@ -27,7 +27,7 @@ const ADMIN_EMAIL = uniqueEmail();
 /** Simulator: accepted, then `sent` and `failed` with 131047 (Re-engagement message) by webhook. */
 const FAILS_LATER = '15550000002';
 const text = (page: Page, value: string | RegExp) => page.getByText(value).first();
-const visible = (page: Page, value: string | RegExp, timeout = 10_000) => text(page, value).waitFor({ timeout });
+const visible = (page: Page, value: string | RegExp, timeout = 60_000) => text(page, value).waitFor({ timeout });
 const activeElementId = (page: Page) => page.evaluate('document.activeElement && document.activeElement.id');
 
 describe('web console (headless Chromium)', () => {
@@ -162,7 +162,7 @@ describe('web console (headless Chromium)', () => {
     await visible(page, 'You are logged out.');
     await page.goto('/console');
     await page.waitForURL(/\/console\/login/);
-  }, 60_000);
+  }, 180_000);
 
   it('shows a message sent through the API in the messages list, its timeline and failure reason, and its events as they arrive', async () => {
     const t = await onboard(stack, 'Messages Org');
@@ -177,8 +177,8 @@ describe('web console (headless Chromium)', () => {
     expect(sent.status).toBe(200);
     const failing = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, FAILS_LATER));
     expect(failing.status).toBe(200);
-    await visible(page, 'Message read', 15_000);
-    await visible(page, 'Message failed: Re-engagement message (131047)', 15_000);
+    await visible(page, 'Message read', 90_000);
+    await visible(page, 'Message failed: Re-engagement message (131047)', 90_000);
     await screenshot(page, '06-events');
 
     await page.getByLabel('Status').selectOption('read');
@@ -231,7 +231,7 @@ describe('web console (headless Chromium)', () => {
     await narrow.page.getByRole('cell', { name: to }).waitFor();
     expect(await narrow.page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await screenshot(narrow.page, '12-messages-375px');
-  }, 60_000);
+  }, 180_000);
 
   it('renders each type’s content and links inbound media to its download', async () => {
     const t = await onboard(stack, 'Types Browser Org');
@@ -299,7 +299,7 @@ describe('web console (headless Chromium)', () => {
 
     await page.goto(`${base}/events?kind=inbound_message`);
     const link = page.getByRole('link', { name: /Download the image\/png of event/ });
-    await link.waitFor({ timeout: 15_000 });
+    await link.waitFor({ timeout: 60_000 });
     const href = await link.getAttribute('href');
     const bytes = await page.evaluate(
       async (url) => Array.from(new Uint8Array(await (await fetch(url!)).arrayBuffer())),
@@ -311,7 +311,7 @@ describe('web console (headless Chromium)', () => {
     // The same image in the messages page: received, from the customer, previewed through its signed link.
     await page.goto(`${base}/messages?direction=inbound`);
     const row = page.getByRole('row').filter({ hasText: 'image: “Damaged box”' });
-    await row.waitFor({ timeout: 15_000 });
+    await row.waitFor({ timeout: 60_000 });
     expect(await row.getByRole('cell', { name: 'Received', exact: true }).count()).toBe(1);
     expect(await row.getByRole('cell', { name: to }).count()).toBe(1);
     const preview = row.getByRole('img', { name: 'Damaged box' });
@@ -326,7 +326,7 @@ describe('web console (headless Chromium)', () => {
     );
     expect(Buffer.from(previewBytes).equals(png)).toBe(true);
     await screenshot(page, '12d-messages-inbound');
-  }, 60_000);
+  }, 180_000);
 
   it("shows the account's health: subscribes to webhooks again, finds the token rejected, and replaces it", async () => {
     const t = await onboard(stack, 'Health Org');
@@ -443,7 +443,7 @@ describe('web console (headless Chromium)', () => {
     // A member sees that only owners invite.
     await invitee.page.goto('/console/team');
     await visible(invitee.page, /Only owners of “Team Org” can invite operators/);
-  }, 60_000);
+  }, 180_000);
 
   it('lists the operators on the Team page; an owner changes a role and hands out a password-reset link the operator uses once (issue 29, finding 3)', async () => {
     const t = await onboard(stack, 'Operators Org');
@@ -475,7 +475,7 @@ describe('web console (headless Chromium)', () => {
       (await stack.http.post('/auth/login').send({ email: colleague.email, password: 'a password of my own choosing' }))
         .status,
     ).toBe(200);
-  }, 60_000);
+  }, 180_000);
 
   it("shows the account's standing with Meta, each number's quality and limit, and each template's quality, as Meta's webhooks report them", async () => {
     const t = await onboard(stack, 'Standing Browser Org');
@@ -600,7 +600,7 @@ describe('web console (headless Chromium)', () => {
       .get(`/business-accounts/${t.account.wabaId}/phone-numbers/${t.account.phoneNumberId}/blocked-users`)
       .set('cookie', t.operator.cookie);
     expect(list.body.data.total).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it('shows each organization its own queue health, and Bull Board only to platform administrators', async () => {
     const t = await onboard(stack, 'Queues Org');
@@ -623,7 +623,7 @@ describe('web console (headless Chromium)', () => {
     await admin.page.getByLabel('Password').fill(PASSWORD);
     await admin.page.getByRole('button', { name: 'Log in' }).click();
     await admin.page.waitForURL(/\/console\/queues/);
-    await visible(admin.page, 'webhook-deliveries', 15_000);
+    await visible(admin.page, 'webhook-deliveries', 90_000);
     await screenshot(admin.page, '15-queues');
   });
 
@@ -635,7 +635,7 @@ describe('web console (headless Chromium)', () => {
     });
     const res = await page.goto('/swagger/docs');
     expect(res?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
-    await page.getByText('Business Messaging API').first().waitFor({ timeout: 15_000 });
+    await page.getByText('Business Messaging API').first().waitFor({ timeout: 60_000 });
     await page.locator('.opblock').first().waitFor();
     await screenshot(page, '16-swagger');
     expect(violations).toEqual([]);

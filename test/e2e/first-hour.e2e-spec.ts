@@ -39,7 +39,7 @@ describe('the first hour (README walk-through, Swagger examples, generated clien
     // Inside the checkout (test-results/ is git-ignored): npx finds the project's openapi-typescript, tsc and tsx.
     mkdirSync('test-results', { recursive: true });
     dir = mkdtempSync(path.resolve('test-results/first-hour-'));
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     if (dir) rmSync(dir, { recursive: true, force: true });

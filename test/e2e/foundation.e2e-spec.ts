@@ -187,7 +187,7 @@ describe('Foundation: graceful shutdown of the API process', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('Foundation: shutdown of a worker whose Redis is gone', () => {
@@ -225,7 +225,7 @@ describe('Foundation: shutdown of a worker whose Redis is gone', () => {
       child.kill('SIGKILL');
       redis.kill();
     }
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('Foundation: a quiet start', () => {
@@ -234,7 +234,7 @@ describe('Foundation: a quiet start', () => {
   let db: ScratchDatabase;
   beforeAll(async () => {
     db = await scratchDatabase();
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => {
     await db?.drop();
   });
@@ -286,12 +286,12 @@ describe('Foundation: a quiet start', () => {
     expect(warnings(lines)).toEqual([]);
     expect(lines.map((l) => l.msg)).toContain('API listening');
     expect(lines.length).toBeLessThanOrEqual(10); // 74 lines of framework narration before
-  }, 60_000);
+  }, 180_000);
 
   it('the worker says it started, without framework chatter or a warning', async () => {
     const lines = await startupLines('dist/src/worker/main.js', 'worker started', { WORKER_METRICS_PORT: '0' });
     expect(frameworkNarration(lines)).toEqual([]);
     expect(warnings(lines)).toEqual([]);
     expect(lines.map((l) => l.msg)).toContain('worker started');
-  }, 60_000);
+  }, 180_000);
 });

@@ -12,8 +12,9 @@ import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
 import { fieldWebhook, inboundWebhook } from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
+import { schemaChange } from '../utils/schema-change.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 const newId = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
 
@@ -140,7 +141,8 @@ describe('Logging: every line of a request carries its request id, every line of
           IF position('${poison}' in convert_from(NEW.raw_body, 'UTF8')) > 0 THEN RAISE EXCEPTION 'poisoned delivery'; END IF;
           RETURN NEW;
         END $$`);
-      await admin.query(
+      await schemaChange(
+        admin,
         `CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION ${trigger}()`,
       );
       const posts = webhookPosts(tenant, ['hi', 'hello', poison]);
@@ -148,7 +150,7 @@ describe('Logging: every line of a request carries its request id, every line of
         const answers = await postAll(t, posts);
         expect(answers.map((a) => a.status)).toEqual([503, 503, 503]);
       } finally {
-        await admin.query(`DROP TRIGGER ${trigger} ON webhook_deliveries`);
+        await schemaChange(admin, `DROP TRIGGER ${trigger} ON webhook_deliveries`);
         await admin.query(`DROP FUNCTION ${trigger}()`);
       }
       for (const p of posts) {

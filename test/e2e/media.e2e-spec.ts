@@ -43,7 +43,7 @@ describe('Media: upload, send by id, inbound media, download (simulator + real A
   beforeAll(async () => {
     stack = await startStack({ worker: true });
     [t, other] = await Promise.all([onboard(stack, 'Media Org'), onboard(stack, 'Other Media Org')]);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

@@ -167,7 +167,7 @@ describe('GET /messages/analytics', () => {
     // Another account's traffic must not show up.
     const res = await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, '15550000001'));
     expect(res.status).toBe(422);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

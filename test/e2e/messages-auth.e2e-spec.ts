@@ -46,7 +46,7 @@ describe('API key pair authentication on /messages', () => {
   beforeAll(async () => {
     stack = await startStack();
     t = await onboard(stack, 'Auth Org');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -125,7 +125,7 @@ describe('API key pair authentication on /messages', () => {
         const r = await stack.http.get('/messages').set(tenant.key.headers);
         return r.status === 401 ? r.status : null;
       },
-      { timeoutMs: 3000 },
+      { timeoutMs: 15_000 },
     );
     expect(status).toBe(401);
     await expectAll401(tenant.key.headers, INVALID_KEY, tenant);
@@ -174,7 +174,7 @@ describe('Tenant isolation between business accounts', () => {
     expect([sentA.status, sentB.status]).toEqual([200, 200]);
     aMessageId = sentA.body.data.id;
     bMessageId = sentB.body.data.id;
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -272,7 +272,7 @@ describe('Rate limit per key pair', () => {
     stack = await startStack({ env: { RATE_LIMIT_PER_SECOND: '5', RATE_LIMIT_BURST: '5' } });
     a = await onboard(stack, 'Limited Org');
     b = await createKey(stack, a.operator, a.account.wabaId, 'second pair');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -329,7 +329,7 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
       },
     });
     [a, other] = await Promise.all([onboard(stack, 'Many Keys Org'), onboard(stack, 'Neighbour Org')]);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

@@ -7,7 +7,7 @@ import { eventually, helloWorld, onboard, recipient, simInbound, type Tenant } f
 import { insertMessages } from '../utils/messaging-rows.js';
 import { accountRow } from '../utils/db-rows.js';
 
-jest.setTimeout(120_000);
+jest.setTimeout(180_000);
 
 /** A real 1×1 PNG with random trailing bytes, so each run's file is its own. */
 const png = () =>
@@ -80,7 +80,7 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
   beforeAll(async () => {
     stack = await startStack({ worker: true, env: { MESSAGES_FEED_WAITERS_PER_ACCOUNT: '2' } });
     [t, other] = await Promise.all([onboard(stack, 'Inbox Org'), onboard(stack, 'Other Inbox Org')]);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

@@ -57,7 +57,7 @@ describe('Message lifecycle with the worker running', () => {
   beforeAll(async () => {
     stack = await startStack({ worker: true, sim: { hangMs: 2500 }, env: { UPSTREAM_TIMEOUT_MS: '1000' } });
     t = await onboard(stack, 'Lifecycle Org');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -199,7 +199,7 @@ describe('A status that arrives while the send call is still failing', () => {
     // The simulator holds the send for a minute; our client gives up after 4 s.
     stack = await startStack({ worker: true, sim: { hangMs: 60_000 }, env: { UPSTREAM_TIMEOUT_MS: '4000' } });
     t = await onboard(stack, 'Late Answer Org');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

@@ -73,7 +73,7 @@ describe('GET /messages and GET /messages/:id', () => {
     await backdateMessages(stack, [m.twinA.id, m.twinB.id], twinAt);
     const sentOther = await stack.http.post('/messages').set(other.key.headers).send(helloWorld(other, recipient()));
     otherMessageId = sentOther.body.data.id;
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

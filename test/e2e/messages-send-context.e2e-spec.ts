@@ -45,7 +45,7 @@ describe('POST /messages: cached send context follows changes', () => {
   beforeAll(async () => {
     stack = await startStack({ sim: { webhooksEnabled: false } });
     [a, b] = await Promise.all([onboard(stack, 'Context Org A'), onboard(stack, 'Context Org B')]);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

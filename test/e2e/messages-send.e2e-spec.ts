@@ -41,7 +41,7 @@ describe('POST /messages (simulator + real API)', () => {
   beforeAll(async () => {
     stack = await startStack();
     [t, other] = await Promise.all([onboard(stack, 'Send Org'), onboard(stack, 'Other Org')]);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -482,7 +482,7 @@ describe('POST /messages (simulator + real API)', () => {
           const res = await send(helloWorld(own, recipient()), own);
           return res.status === 424 ? res : null;
         },
-        { timeoutMs: 3000, intervalMs: 200 },
+        { timeoutMs: 15_000, intervalMs: 200 },
       );
       expect(refused?.body.data.error).toMatchObject({ code: 190, category: 'credential' });
 
@@ -496,7 +496,7 @@ describe('POST /messages (simulator + real API)', () => {
           const res = await send(helloWorld(own, recipient()), own);
           return res.status === 200 ? res : null;
         },
-        { timeoutMs: 3000, intervalMs: 200 },
+        { timeoutMs: 15_000, intervalMs: 200 },
       );
       expect(accepted?.body.data).toMatchObject({ status: 'sent', error: null });
     });
@@ -666,7 +666,7 @@ describe('POST /messages when the upstream platform does not answer in time', ()
   beforeAll(async () => {
     stack = await startStack({ sim: { hangMs: 2500 }, env: { UPSTREAM_TIMEOUT_MS: '1000' } });
     t = await onboard(stack, 'Timeout Org');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -705,7 +705,7 @@ describe('POST /messages when the upstream platform does not answer in time', ()
         const s = stack.sim.sends({ to: HANG }).filter((x) => x.wabaId === t.account.wabaId);
         return s.length >= storedBefore + 1 ? s : null;
       },
-      { timeoutMs: 8000 },
+      { timeoutMs: 15_000 },
     );
     expect(sends).toHaveLength(storedBefore + 1);
   });

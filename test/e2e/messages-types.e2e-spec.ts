@@ -78,7 +78,7 @@ describe('POST /messages: every message type (simulator + real API + worker)', (
   beforeAll(async () => {
     stack = await startStack({ worker: true });
     t = await onboard(stack, 'Types Org');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await stack?.close();
   });

@@ -14,7 +14,7 @@ import {
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
-jest.setTimeout(90_000);
+jest.setTimeout(180_000);
 
 /**
  * Issue 28 end to end, against the real API and worker and the simulator speaking Meta's format: sends to

@@ -5,7 +5,7 @@ import { countMessages, deliveriesOf } from '../utils/messaging-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { waitFor } from '../utils/webhooks.js';
 
-jest.setTimeout(90_000);
+jest.setTimeout(180_000);
 
 /**
  * Issue 14 parts 2–4 end to end: the simulator posts each webhook in Meta's shape (signed), the real receiver

@@ -5,7 +5,7 @@ import { Metrics } from '../../src/core/metrics/metrics.js';
 import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 /** The value of one series in a Prometheus text exposition (0 when absent). */
 function sample(text: string, series: string): number {

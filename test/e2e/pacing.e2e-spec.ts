@@ -49,7 +49,7 @@ describe("per-number pacing (Meta's throughput)", () => {
     beforeAll(async () => {
       stack = await startStack();
       t = await onboard(stack, 'Sim Throughput Org');
-    }, 60_000);
+    }, 180_000);
     afterAll(async () => {
       await stack?.close();
     });
@@ -109,7 +109,7 @@ describe("per-number pacing (Meta's throughput)", () => {
       });
       t = await onboard(stack, 'Pacing Org');
       await coexistence(stack, t);
-    }, 60_000);
+    }, 180_000);
     afterAll(async () => {
       await stack?.close();
     });
@@ -139,7 +139,7 @@ describe("per-number pacing (Meta's throughput)", () => {
       stack = await startStack({ env: { PACING_MAX_WAIT_MS: '0', PACING_LATE_MS: '200' } });
       t = await onboard(stack, 'Pacing Refusal Org');
       await coexistence(stack, t);
-    }, 60_000);
+    }, 180_000);
     afterAll(async () => {
       await stack?.close();
     });

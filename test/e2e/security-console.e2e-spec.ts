@@ -93,7 +93,7 @@ describe('Security: console and API', () => {
 
       expect((await cli('revoke', adminEmail)).code).toBe(0);
       expect((await board()).status).toBe(404);
-    }, 120_000);
+    }, 180_000);
   });
 
   describe("a tenant's own backlog (GET /webhooks/deliveries/health)", () => {
@@ -214,7 +214,7 @@ describe('Security: console and API', () => {
       } finally {
         await app.close();
       }
-    }, 60_000);
+    }, 180_000);
   });
 
   describe('console rate limits', () => {

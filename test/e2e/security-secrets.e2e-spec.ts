@@ -136,7 +136,7 @@ describe('Security: secrets', () => {
       } finally {
         await newOnly.close();
       }
-    }, 90_000);
+    }, 180_000);
 
     it('binds a ciphertext to its account: copied onto another account it does not decrypt (424, reconnect)', async () => {
       const [a, b] = accounts as [ConnectedAccount, ConnectedAccount];

@@ -8,7 +8,7 @@ import { countDeliveries } from '../utils/messaging-rows.js';
 import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 interface Probe {
   name: string;

@@ -9,8 +9,9 @@ import { createTenant, wamid, type Tenant } from '../utils/factories.js';
 import { countEvents, deliveriesOf, insertDeliveries } from '../utils/messaging-rows.js';
 import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
+import { schemaChange } from '../utils/schema-change.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 /** `n` signed inbound-message deliveries for one tenant, posted at once; resolves when all are answered. */
 function postConcurrently(
@@ -152,7 +153,8 @@ describe('Webhook receiver: group commit', () => {
         IF position('${poison}' in convert_from(NEW.raw_body, 'UTF8')) > 0 THEN RAISE EXCEPTION 'poisoned delivery'; END IF;
         RETURN NEW;
       END $$`);
-    await admin.query(
+    await schemaChange(
+      admin,
       `CREATE TRIGGER test_reject_poison_${tenant.account.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`,
     );
     try {
@@ -164,7 +166,7 @@ describe('Webhook receiver: group commit', () => {
         expect(r.body).toMatchObject({ statusCode: 503, message: expect.stringContaining('could not be stored') });
       expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(0);
     } finally {
-      await admin.query(`DROP TRIGGER test_reject_poison_${tenant.account.wabaId} ON webhook_deliveries`);
+      await schemaChange(admin, `DROP TRIGGER test_reject_poison_${tenant.account.wabaId} ON webhook_deliveries`);
     }
     // Meta retries: the same deliveries, without the poisoned one, are then stored and acknowledged.
     const retried = await postConcurrently(t, tenant, 4).answers;

@@ -5,8 +5,9 @@ import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from 
 import { createTenant, wamid, type Tenant } from '../utils/factories.js';
 import { countEvents, deliveriesOf as deliveriesOfWaba, eventsOf } from '../utils/messaging-rows.js';
 import { inboundTextValue, messagesValue, statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
+import { schemaChange } from '../utils/schema-change.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 /**
  * One delivery can carry entries of several business accounts (of different organizations). Each account's
@@ -47,7 +48,8 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
     await t.db.pool.query(
       `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'poisoned item'; END $$`,
     );
-    await t.db.pool.query(
+    await schemaChange(
+      t.db.pool,
       `CREATE TRIGGER ${fn} BEFORE INSERT ON events FOR EACH ROW WHEN (NEW.recipient = '${marker}') EXECUTE FUNCTION ${fn}()`,
     );
     try {
@@ -104,7 +106,7 @@ describe('Webhooks: a delivery with entries of several business accounts', () =>
         (await t.http.post(`/webhooks/deliveries/${ofB!.id}/replay`).set('cookie', a.operator.cookie)).status,
       ).toBe(404);
     } finally {
-      await t.db.pool.query(`DROP TRIGGER IF EXISTS ${fn} ON events`);
+      await schemaChange(t.db.pool, `DROP TRIGGER IF EXISTS ${fn} ON events`);
       await t.db.pool.query(`DROP FUNCTION IF EXISTS ${fn}()`);
     }
 

@@ -10,7 +10,7 @@ import { LogCapture } from '../utils/log-capture.js';
 import { testEnv } from '../utils/test-env.js';
 import { startTestWorker, waitFor, type TestWorker } from '../utils/webhooks.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 const EVERY_MS = 250;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

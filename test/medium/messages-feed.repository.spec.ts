@@ -19,7 +19,7 @@ import {
   wamid,
 } from '../utils/factories.js';
 
-jest.setTimeout(120_000);
+jest.setTimeout(180_000);
 
 type Scope = Awaited<ReturnType<typeof insertSendScope>>;
 

@@ -54,7 +54,7 @@ describe('private PostgreSQL and Redis', () => {
   beforeAll(async () => {
     dir = tempDir();
     services = await startServices({ dir, dbName: 'app', extraDbs: ['other'], env: {} });
-  }, 60_000);
+  }, 180_000);
 
   afterAll(() => services?.stop());
 
@@ -95,7 +95,7 @@ describe('private PostgreSQL and Redis', () => {
     expect((await pgQuery({ connectionString: services.databaseUrl }, 'SELECT n FROM kept')).rows).toEqual([{ n: 42 }]);
     expect(await redisPing({ host: '127.0.0.1', port: redis.port })).toBe(true);
     expect(pg.starts).toBe(2);
-  }, 60_000);
+  }, 180_000);
 
   it('port in use: a requested port that is taken is a clear error, nothing is started', async () => {
     const other = tempDir();
@@ -133,7 +133,7 @@ describe('private PostgreSQL and Redis', () => {
     expect(pids.some(isAlive)).toBe(false);
     expect([await accepts(ports[0]!), await accepts(ports[1]!)]).toEqual([false, false]);
     expect([readPidFile(dir, 'postgres'), readPidFile(dir, 'redis')]).toEqual([null, null]);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('a child process', () => {
@@ -197,7 +197,7 @@ describe('the CLI (scripts/stack/cli.ts, what dev.sh and test.sh run)', () => {
     expect(await exitOf(sup)).toBe(0);
     expect(await gone(pids, 5_000)).toBe(true);
     expect(fs.existsSync(envFile)).toBe(false);
-  }, 60_000);
+  }, 180_000);
 
   it('SIGKILL of the CLI itself: its watchdogs stop PostgreSQL and Redis; the next run reuses the state dir', async () => {
     const sup = cli();
@@ -216,7 +216,7 @@ describe('the CLI (scripts/stack/cli.ts, what dev.sh and test.sh run)', () => {
     again.kill('SIGTERM');
     expect(await exitOf(again)).toBe(0);
     expect(await gone(pids2, 5_000)).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('Ctrl-C with a parent: SIGINT leaves the services to the parent script, which stops them last with SIGTERM', async () => {
     const parent = spawn('sleep', ['600'], { stdio: 'ignore' });
@@ -237,5 +237,5 @@ describe('the CLI (scripts/stack/cli.ts, what dev.sh and test.sh run)', () => {
     } finally {
       parent.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 180_000);
 });

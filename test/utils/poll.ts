@@ -18,7 +18,7 @@ export interface PollOptions<T> {
  */
 export async function poll<T>(
   probe: () => Promise<T> | T,
-  { done = (v) => Boolean(v), timeoutMs = 10_000, intervalMs = 100, what }: PollOptions<T> = {},
+  { done = (v) => Boolean(v), timeoutMs = 30_000, intervalMs = 100, what }: PollOptions<T> = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -64,7 +64,7 @@ export function unixNow(offsetSeconds = 0): number {
 export function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   what: string,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   return poll(probe, { done: (v) => v !== undefined, timeoutMs, intervalMs: 50, what }) as Promise<T>;
 }
