@@ -41,6 +41,7 @@ else
 fi
 start_services
 apply_migrations
+check_schema_drift
 move_ids_above_int32
 build
 build_web

@@ -100,6 +100,19 @@ apply_migrations() {
   node_modules/.bin/tsx prisma/migrate.ts deploy | sed 's/^/  /'
 }
 
+# The test tier only (scripts/test.sh, after the migrations): schema.prisma and prisma/migrations must describe the same
+# schema (`tsx prisma/migrate.ts diff`: the migrations replayed on a shadow database against schema.prisma). A drift
+# fails the run with the SQL that would close it, instead of being folded into someone else's next migration.
+check_schema_drift() {
+  say "checking that prisma/schema.prisma and prisma/migrations agree (tsx prisma/migrate.ts diff)…"
+  local out code=0
+  out="$(node_modules/.bin/tsx prisma/migrate.ts diff 2>&1)" || code=$?
+  if [ "$code" -ne 0 ]; then
+    printf '%s\n' "$out" | sed 's/^/  /' >&2
+    die "schema.prisma and the migrations differ (exit $code): add a migration (npm run db:migrate -- <name>) or fix the schema"
+  fi
+}
+
 # The test tier only (scripts/test.sh, after the migrations): every id sequence past 2^31, each table at its own
 # billion (scripts/lib/ids-above-int32.sql), so that any 32-bit assumption left fails a test loudly.
 move_ids_above_int32() {
