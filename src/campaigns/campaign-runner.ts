@@ -13,7 +13,11 @@ import { errorCategoryOf } from '../messages/message-status.js';
 import { MessagesRepository, type MessageFailure } from '../messages/messages.repository.js';
 import { NumberPacer, PacerUnavailable, sleep, throughputOf, type PaceSlot } from '../messages/pacing/number-pacer.js';
 import { callbackDataFor } from '../messages/send/send-message.service.js';
-import { defaultRetryAfterSeconds } from '../upstream/meta-error-catalogue.js';
+import {
+  defaultRetryAfterSeconds,
+  isThroughputRefusal,
+  isTransientPlatformError,
+} from '../upstream/meta-error-catalogue.js';
 import { UpstreamError } from '../upstream/upstream.error.js';
 import type { TemplateComponentValues, TemplateSend } from '../upstream/upstream.types.js';
 import { WhatsAppClient } from '../upstream/whatsapp.client.js';
@@ -22,7 +26,6 @@ import { CampaignsRepository, type CampaignRow, type CampaignStatus } from './ca
 
 /** Transient refusals (Meta answered, so nothing was sent) a recipient is sent again for, up to this many attempts. */
 const MAX_ATTEMPTS = 3;
-const TRANSIENT_CODES = new Set([1, 2, 131000, 131016, 131057, 133004]);
 /**
  * How far ahead a runner reserves its number's slots (at HIGH, about 50 sends): enough that a slot is never missed for
  * want of a reservation, short enough that a pause stops the sends within it and POST /messages on the same number
@@ -423,7 +426,7 @@ export class CampaignRunner {
           category: errorCategoryOf(error.code, error.errorClass),
         },
       });
-      if (error.code === 130429) {
+      if (isThroughputRefusal(error.code)) {
         holdMs = Math.max(holdMs, (error.retryAfterSeconds ?? defaultRetryAfterSeconds(error.code)) * 1000);
         again.push(recipient.id); // Meta refused it: nothing was sent
       } else if (error.neverSent && recipient.attempts < MAX_ATTEMPTS) {
@@ -432,7 +435,7 @@ export class CampaignRunner {
         error.errorClass === 'retryable' &&
         !error.isTimeout &&
         error.httpStatus !== undefined &&
-        TRANSIENT_CODES.has(error.code ?? -1) &&
+        isTransientPlatformError(error.code) &&
         recipient.attempts < MAX_ATTEMPTS
       ) {
         again.push(recipient.id);

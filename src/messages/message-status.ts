@@ -32,4 +32,4 @@ export function isDeliveryStatus(value: string): value is 'sent' | 'delivered' |
 }
 
 /** The category shown with a failed message's error: read from the one Meta error catalogue. */
-export { errorCategoryOf, type ErrorCategory } from '../upstream/meta-error-catalogue.js';
+export { errorCategoryOf, isMarketingStop, type ErrorCategory } from '../upstream/meta-error-catalogue.js';

@@ -2,7 +2,10 @@ import {
   classifyUpstreamError,
   defaultRetryAfterSeconds,
   errorCategoryOf,
+  isMarketingStop,
   isRateLimit,
+  isThroughputRefusal,
+  isTransientPlatformError,
   metaErrorOf,
 } from './meta-error-catalogue.js';
 
@@ -17,6 +20,37 @@ describe('the Meta error catalogue', () => {
     ],
   ] as const)('classifies %j as %s', (codes, expected) => {
     for (const code of codes) expect([code, classifyUpstreamError(code, 400)]).toEqual([code, expected]);
+  });
+
+  it('answers the three questions callers ask of a code (no Meta code is compared outside the catalogue)', () => {
+    const codes = [1, 2, 4, 80007, 130429, 131000, 131016, 131026, 131047, 131050, 131056, 131057, 133004, 190, 0];
+    const answers = Object.fromEntries(
+      codes.map((c) => [c, [isTransientPlatformError(c), isThroughputRefusal(c), isMarketingStop(c)]]),
+    );
+    expect(answers).toEqual({
+      1: [true, false, false],
+      2: [true, false, false],
+      4: [false, false, false],
+      80007: [false, false, false],
+      130429: [false, true, false],
+      131000: [true, false, false],
+      131016: [true, false, false],
+      131026: [false, false, false],
+      131047: [false, false, false],
+      131050: [false, false, true],
+      131056: [false, false, false],
+      131057: [true, false, false],
+      133004: [true, false, false],
+      190: [false, false, false],
+      0: [false, false, false],
+    });
+    for (const absent of [null, undefined, 999999]) {
+      expect([isTransientPlatformError(absent), isThroughputRefusal(absent), isMarketingStop(absent)]).toEqual([
+        false,
+        false,
+        false,
+      ]);
+    }
   });
 
   it('falls back on the HTTP status for codes that do not decide the class', () => {

@@ -28,6 +28,10 @@ export interface MetaErrorEntry {
   rateLimit: boolean;
   /** Seconds to wait when the answer carries no Retry-After. */
   retryAfterSeconds?: number;
+  /** A passing failure of Meta's platform: the same message may be sent again as it was (a campaign does). */
+  transient?: boolean;
+  /** The user stopped marketing messages from this business (a failed status with it records the stop). */
+  marketingStop?: boolean;
 }
 
 const retryable = (
@@ -35,18 +39,19 @@ const retryable = (
   retryAfterSeconds?: number,
   category: ErrorCategory = 'retryable',
 ): MetaErrorEntry => ({ errorClass: 'retryable', category, rateLimit, retryAfterSeconds });
+const transient: MetaErrorEntry = { ...retryable(), transient: true };
 const credential: MetaErrorEntry = { errorClass: 'credential', category: 'credential', rateLimit: false };
 const blocked: MetaErrorEntry = { errorClass: 'account_blocked', category: 'policy', rateLimit: false };
 const policy: MetaErrorEntry = { category: 'policy', rateLimit: false };
 
 const CATALOGUE: ReadonlyMap<number, MetaErrorEntry> = new Map<number, MetaErrorEntry>([
   // Transient platform errors.
-  [1, retryable()], // unknown error (is_transient)
-  [2, retryable()], // service temporarily unavailable
-  [131000, retryable()], // something went wrong
-  [131016, retryable()], // service overloaded
-  [131057, retryable()], // account in maintenance mode
-  [133004, retryable()], // server temporarily unavailable
+  [1, transient], // unknown error (is_transient)
+  [2, transient], // service temporarily unavailable
+  [131000, transient], // something went wrong
+  [131016, transient], // service overloaded
+  [131057, transient], // account in maintenance mode
+  [133004, transient], // server temporarily unavailable
   // Rate limits.
   [4, retryable(true, 1)], // application request limit
   [80007, retryable(true, 1)], // WABA rate limit
@@ -65,7 +70,7 @@ const CATALOGUE: ReadonlyMap<number, MetaErrorEntry> = new Map<number, MetaError
   // Permanent for this message, for policy reasons.
   [131048, policy], // spam rate limit hit
   [131049, policy], // not delivered to maintain healthy ecosystem engagement
-  [131050, policy], // user stopped marketing messages
+  [131050, { ...policy, marketingStop: true }], // user stopped marketing messages
   // Outside the customer service window.
   [131047, { category: 'window', rateLimit: false }], // re-engagement message
 ]);
@@ -106,4 +111,19 @@ export function isRateLimit(code: number | null | undefined): boolean {
 /** Seconds to wait after a rate limit whose answer had no Retry-After. */
 export function defaultRetryAfterSeconds(code: number | null | undefined): number {
   return metaErrorOf(code)?.retryAfterSeconds ?? 1;
+}
+
+/** Meta refused the send over the number's throughput (130429): nothing was sent, the number must slow down. */
+export function isThroughputRefusal(code: number | null | undefined): boolean {
+  return metaErrorOf(code)?.category === 'throughput';
+}
+
+/** A passing failure of Meta's platform (is_transient): the same message may be sent again as it was. */
+export function isTransientPlatformError(code: number | null | undefined): boolean {
+  return metaErrorOf(code)?.transient ?? false;
+}
+
+/** The user stopped marketing messages (131050): a failed status with this code records the stop. */
+export function isMarketingStop(code: number | null | undefined): boolean {
+  return metaErrorOf(code)?.marketingStop ?? false;
 }

@@ -16,7 +16,7 @@ import { AccountCredentials } from '../../accounts/business-accounts/account-cre
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService, inProgress } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
-import { defaultRetryAfterSeconds } from '../../upstream/meta-error-catalogue.js';
+import { defaultRetryAfterSeconds, isThroughputRefusal } from '../../upstream/meta-error-catalogue.js';
 import { NumberPacer, PacerUnavailable, throughputOf, type PaceSlot } from '../pacing/number-pacer.js';
 import { isFinal, outcomeLabel, rejectionOf, type FinalOutcome, type SendOutcome } from './send-outcome.js';
 import { messageType } from '../types/catalogue.js';
@@ -191,7 +191,7 @@ export class SendMessageService {
       });
       // Meta rejected the token itself: the account's next sends are refused before any upstream call.
       if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
-      const heldFor = error.code === 130429 ? await this.holdBack(dto.phoneNumberId, error) : undefined;
+      const heldFor = isThroughputRefusal(error.code) ? await this.holdBack(dto.phoneNumberId, error) : undefined;
       // While the call was failing (a timeout), a status for this very message arrived (found by its callback
       // data): the upstream platform accepted it. That is the outcome; the failed call is not.
       outcome =

@@ -5,7 +5,13 @@ import {
 } from '../../../accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../core/db/db.js';
 import { MessagesRepository, type LockedMessage, type StatusCandidate } from '../../../messages/messages.repository.js';
-import { errorCategoryOf, isDeliveryStatus, nextStatus, type MessageStatus } from '../../../messages/message-status.js';
+import {
+  errorCategoryOf,
+  isDeliveryStatus,
+  isMarketingStop,
+  nextStatus,
+  type MessageStatus,
+} from '../../../messages/message-status.js';
 import { isRecord, pricingOf } from '../../../events/classify.js';
 import type { PreferenceChanges, StatusMessages } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
@@ -166,9 +172,6 @@ export function statusChanges(
   return data;
 }
 
-/** Meta's code for a marketing message the user stopped (a failed status). */
-export const MARKETING_STOPPED = 131050;
-
 /** A 131050 failure records the user's stop, once per address the status names (phone digits, BSUID). */
 export function marketingStopsOf(
   item: Pick<
@@ -176,7 +179,7 @@ export function marketingStopsOf(
     'status' | 'errorCode' | 'errorTitle' | 'wabaId' | 'recipient' | 'userId' | 'upstreamTimestamp' | 'createdAt'
   >,
 ): MarketingPreferenceChange[] {
-  if (item.status !== 'failed' || item.errorCode !== MARKETING_STOPPED) return [];
+  if (item.status !== 'failed' || !isMarketingStop(item.errorCode)) return [];
   const at = item.upstreamTimestamp ?? item.createdAt ?? new Date();
   return [item.recipient, item.userId]
     .filter((u): u is string => u !== null)
