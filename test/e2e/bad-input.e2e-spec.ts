@@ -28,7 +28,8 @@ import { signatureHeader } from '../../simulator/payloads/signature.js';
  */
 
 // Every route of the document, each with dozens of cases (the campaign routes added nine): minutes on a busy host.
-jest.setTimeout(300_000);
+// A ceiling: about a minute on a quiet host; several times that on a slow, busy one (thousands of requests).
+jest.setTimeout(900_000);
 
 // ---------------------------------------------------------------------------------------------------------
 // hostile values
