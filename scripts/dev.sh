@@ -20,6 +20,7 @@ ensure_node
 ensure_dependencies
 # The service runs on Kysely: only the Kysely types are checked here (Prisma's client is the tests', test.sh).
 ensure_db_types
+ensure_sql_snapshots
 
 # .env: made once from .env.example with fresh secrets; never overrides the environment.
 if [ ! -f .env ]; then

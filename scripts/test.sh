@@ -31,6 +31,7 @@ ensure_node
 [ "$SLOW_HOST" = "1" ] && start_busy_loops
 ensure_dependencies
 ensure_db_types
+ensure_sql_snapshots
 # Lint first (ESLint, the layer rules, Prettier: npm run lint): a finding stops the run before the long part.
 # SKIP_LINT=1 skips it on a developer's machine, never in CI (CI=true).
 if [ "${SKIP_LINT:-0}" = "1" ] && [ "${CI:-}" != "true" ]; then

@@ -67,6 +67,16 @@ ensure_db_types() {
   fi
 }
 
+# The SQL snapshots (src/**/queries/*.sql: every prepared statement as PostgreSQL receives it, written by
+# scripts/sql-snapshots.ts, `npm run db:sql`): the dev script rewrites them; the test script (CI) fails when one is stale.
+ensure_sql_snapshots() {
+  if [ "${SCRIPT_NAME:-}" = test ]; then
+    node_modules/.bin/tsx scripts/sql-snapshots.ts --check || die "the SQL snapshots are out of date: npm run db:sql, then commit src/**/queries/*.sql"
+  else
+    node_modules/.bin/tsx scripts/sql-snapshots.ts
+  fi
+}
+
 # Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run by the
 # stack module's CLI (scripts/stack/cli.ts, run through tsx; stops with this script, even after a kill -9).
 start_services() {

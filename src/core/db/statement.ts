@@ -34,6 +34,22 @@ export interface PreparedOptions {
   planned?: boolean;
 }
 
+/** Every statement defined with prepared()/preparedByShape(), with the file that defines it (scripts/sql-snapshots.ts). */
+export interface DefinedStatement {
+  name: string;
+  /** The defining module's path, from the stack at definition (module load: once per statement). */
+  file: string;
+  /** The SQL text (a shaped statement: the shape of no optional parameter given). */
+  text(): string;
+}
+export const definedStatements: DefinedStatement[] = [];
+
+function definingFile(): string {
+  const frames = (new Error().stack ?? '').split('\n').slice(1);
+  const own = frames.find((f) => !f.includes('/core/db/statement.'));
+  return own?.match(/(?:file:\/\/)?(\/[^:)]+):\d+:\d+/)?.[1] ?? 'unknown';
+}
+
 /**
  * A statement of a hot path, built with Kysely (checked by the compiler against the schema) and compiled once, on
  * its first run; each run sends only its name and values (node-postgres prepares a named statement once per
@@ -77,7 +93,9 @@ export function prepared<P extends object, R>(
   build: (db: Kysely<Database>, p: P) => Compilable<R>,
   options?: PreparedOptions,
 ): Prepared<P, R> {
-  return new Prepared(name, build, options);
+  const statement = new Prepared(name, build, options);
+  definedStatements.push({ name, file: definingFile(), text: () => statement.text });
+  return statement;
 }
 
 /**
@@ -93,6 +111,12 @@ export function preparedByShape<P extends object, R>(
   options?: PreparedOptions,
 ): (given: P) => Prepared<P, R> {
   const byShape = new Map<string, Prepared<P, R>>();
+  const base = {} as P;
+  definedStatements.push({
+    name: `${name}_<shape> (the shape with no optional parameter given)`,
+    file: definingFile(),
+    text: () => new Prepared<P, R>(name, (db, p) => build(db, p as Required<P>, base), options).text,
+  });
   return (given) => {
     const s = shape(given);
     let statement = byShape.get(s);

@@ -1,0 +1,22 @@
+-- The statements of src/accounts/users/marketing-preferences.repository.ts, as PostgreSQL receives them ($n: the run's values).
+-- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
+
+-- marketing_preferences_record
+insert into "marketing_preferences" ("business_account_id", "user", "value", "source", "detail", "updated_at")
+select "b"."id", "u"."usr", "u"."val", "u"."src", "u"."det", "u"."at"
+from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[]) as "u"("waba", "usr", "val", "src", "det", "at")
+inner join "business_accounts" as "b" on "b"."waba_id" = "u"."waba"
+order by "b"."id", "u"."usr"
+on conflict ("business_account_id", "user")
+do update set "value" = "excluded"."value", "source" = "excluded"."source", "detail" = "excluded"."detail", "updated_at" = "excluded"."updated_at"
+where "marketing_preferences"."updated_at" <= "excluded"."updated_at";
+
+-- marketing_preference_of
+select "value"
+from "marketing_preferences"
+where "business_account_id" = $1 and "user" = $2;
+
+-- marketing_stopped_among
+select "user"
+from "marketing_preferences"
+where "business_account_id" = $1 and "user" = any($2) and "value" = $3;

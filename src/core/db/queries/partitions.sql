@@ -1,0 +1,22 @@
+-- The statements of src/core/db/partitions.ts, as PostgreSQL receives them ($n: the run's values).
+-- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
+
+-- storage_ensure_partitions
+select storage_ensure_partitions($1, $2, $3) as "made";
+
+-- storage_partitions
+select "p"."name", "p"."lower_bound" as "lowerBound", "p"."upper_bound" as "upperBound"
+from storage_partitions($1) as "p";
+
+-- storage_lock_timeout
+select set_config($1, $2, true) as "timeout";
+
+-- storage_detach_partition
+select storage_detach_partition($1, $2) as "detached";
+
+-- storage_drop_detached
+select storage_drop_detached($1, $2) as "dropped";
+
+-- storage_detached_leftovers
+select "l"."name"
+from storage_detached_leftovers($1) as "l";

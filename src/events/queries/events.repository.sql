@@ -1,0 +1,104 @@
+-- The statements of src/events/events.repository.ts, as PostgreSQL receives them ($n: the run's values).
+-- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
+
+-- lock_dedupe_keys
+select cast(count(pg_advisory_xact_lock("keys"."h")) as integer) as "locked"
+from (
+  select distinct hashtextextended("u"."k", 0) as "h"
+  from unnest($1::text[]) as "u"("k")
+  order by "h") as "keys";
+
+-- events_stored_keys
+select "s"."dedupe_key"
+from "events" as "s"
+where ("s"."dedupe_key" = any($1::text[]) and "s"."created_at" >= coalesce($2::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($3::timestamptz, now()) + '1 day'::interval);
+
+-- insert_events
+insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "kind", "title", "status", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "pricing", "dedupe_key", "processed", "processed_at", "attempts", "created_at")
+select distinct on ("d"."dedupeKey") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", "d"."eventType", "d"."kind", "d"."title", "d"."status", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", "d"."raw", "d"."pricing", "d"."dedupeKey", "d"."processed", case when "d"."processed" = $1 then now() end as "processedAt", "d"."attempts", coalesce($2::timestamptz, now()) as "createdAt"
+from jsonb_to_recordset($3::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventType" text, "kind" text, "title" text, "status" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "raw" jsonb, "pricing" jsonb, "dedupeKey" text, "processed" boolean, "attempts" int)
+where "d"."dedupeKey" not in (
+  select "s"."dedupe_key"
+  from "events" as "s"
+  where ("s"."dedupe_key" = any($4::text[]) and "s"."created_at" >= coalesce($5::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($6::timestamptz, now()) + '1 day'::interval))
+order by "d"."dedupeKey"
+returning "id", "dedupe_key" as "dedupeKey", "created_at" as "createdAt";
+
+-- pending_events
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "created_at" as "createdAt"
+from "events"
+where ("delivery_id" = any($1::bigint[]) and not "processed" and "created_at" >= $2)
+order by "id";
+
+-- claim_events
+update "events"
+set "processed" = $1, "processed_at" = now()
+where ("id" = any($2::bigint[]) and "created_at" >= $3 and not "processed")
+returning "id";
+
+-- count_event_wait
+update "events"
+set "attempts" = "attempts" + $1
+where ("id" = any($2::bigint[]) and "created_at" >= $3 and not "processed");
+
+-- status_history
+select "status", "upstream_timestamp" as "upstreamTimestamp", "created_at" as "createdAt"
+from "events"
+where "message_id" = $1 and "waba_id" = $2 and "kind" = $3 and "created_at" >= $4
+order by "upstream_timestamp" asc nulls last, "id" asc;
+
+-- find_event_in_accounts
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
+from "events"
+where "id" = $1 and "waba_id" = any($2::text[]);
+
+-- deliveries_with_waiting_statuses
+select distinct "delivery_id" as "deliveryId"
+from "events"
+where (not "processed" and "kind" = $1 and "attempts" < $2 and "created_at" < $3 and "created_at" > $4)
+limit $5;
+
+-- events_feed_horizon
+select cast("x"."horizon" as text) as "horizon"
+from pg_snapshot_xmin(pg_current_snapshot()) as "x"(horizon);
+
+-- retention_delete_event_counts
+delete from "event_counts"
+where "bucket" >= coalesce($1::timestamptz, $2::timestamptz) and "bucket" < $3;
+
+-- events_page_<shape> (the shape with no optional parameter given)
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
+from "events"
+where "waba_id" = $1
+order by "created_at" desc, "id" desc
+limit $2
+offset $3;
+
+-- event_counts_<shape> (the shape with no optional parameter given)
+select cast(coalesce(sum("count"), 0) as text) as "n"
+from "event_counts"
+where "waba_id" = $1;
+
+-- events_count_<shape> (the shape with no optional parameter given)
+select cast(count(*) as text) as "n"
+from "events"
+where "waba_id" = $1;
+
+-- events_feed_<shape> (the shape with no optional parameter given)
+with "h" as materialized (
+  select "x"."horizon", (
+    select "b"."xid"
+    from "events" as "b"
+    where "b"."waba_id" = $1 and "b"."xid" >= "x"."horizon"
+    order by "b"."xid"
+    limit $2) as "beyond"
+  from pg_snapshot_xmin(pg_current_snapshot()) as "x"(horizon))
+select cast("h"."horizon" as text) as "horizon", cast("h"."beyond" as text) as "beyond", "r".*
+from "h"
+left join lateral (
+  select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt", "xid"
+  from "events"
+  where "waba_id" = $3 and ("xid", "id") > ($4::xid8, $5::bigint) and "xid" < "h"."horizon"
+  order by "xid", "id"
+  limit $6) as "r" on true
+order by "r"."xid", "r"."id";

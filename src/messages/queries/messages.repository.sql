@@ -1,0 +1,145 @@
+-- The statements of src/messages/messages.repository.ts, as PostgreSQL receives them ($n: the run's values).
+-- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
+
+-- find_message
+select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt"
+from "messages"
+where ("id" = $1 and ("business_account_id" = $2::uuid) is true);
+
+-- insert_inbound_messages
+insert into "messages" ("business_account_id", "phone_number_id", "direction", "from", "user_id", "type", "content", "status", "upstream_message_id", "updated_at")
+select "b"."id", "d"."phoneNumberId", $1 as "direction", "d"."from", "d"."userId", "d"."type", "d"."content", $2 as "status", "d"."wamid", now() as "updatedAt"
+from jsonb_to_recordset($3::jsonb) as "d"("wabaId" text, "phoneNumberId" text, "from" text, "userId" text, "type" text, "content" jsonb, "wamid" text)
+inner join "business_accounts" as "b" on "b"."waba_id" = "d"."wabaId"
+on conflict ("upstream_message_id") do nothing;
+
+-- insert_pending_messages
+insert into "messages" ("business_account_id", "api_key_id", "phone_number_id", "to", "type", "template_name", "template_language", "content", "user_id", "upstream_api", "status", "updated_at")
+select "u"."b", "u"."k", "u"."p", "u"."t", "u"."ty", "u"."tn", "u"."tl", "u"."c", "u"."ui", "u"."ua", $1 as "status", now() as "updatedAt"
+from unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[], $11::text[])
+WITH ORDINALITY as "u"("b", "k", "p", "t", "ty", "tn", "tl", "c", "ui", "ua", "ord")
+order by "u"."ord"
+returning "id", "created_at" as "createdAt", "updated_at" as "updatedAt";
+
+-- insert_campaign_messages
+insert into "messages" ("business_account_id", "api_key_id", "phone_number_id", "to", "type", "template_name", "template_language", "content", "user_id", "upstream_api", "campaign_id", "status", "updated_at")
+select "u"."b", "u"."k", "u"."p", "u"."t", "u"."ty", "u"."tn", "u"."tl", "u"."c", "u"."ui", "u"."ua", $1::bigint as "campaignId", $2 as "status", now() as "updatedAt"
+from unnest($3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::text[], $12::text[])
+WITH ORDINALITY as "u"("b", "k", "p", "t", "ty", "tn", "tl", "c", "ui", "ua", "ord")
+order by "u"."ord"
+returning "id";
+
+-- mark_messages_failed
+update "messages" as "m"
+set "status" = $1, "failed_at" = $2, "error_code" = "u"."code", "error_title" = "u"."title", "error_detail" = "u"."detail", "error_category" = "u"."category", "updated_at" = $3
+from unnest($4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[]) as "u"("id", "code", "title", "detail", "category")
+where ("m"."id" = "u"."id" and ("m"."status" = $9 and "m"."business_account_id" = $10::uuid) is true);
+
+-- mark_messages_sent
+update "messages" as "m"
+set "status" = $1, "upstream_message_id" = "u"."wamid", "accepted_at" = "u"."at", "sent_at" = "u"."at", "updated_at" = "u"."at"
+from unnest($2::bigint[], $3::uuid[], $4::text[], $5::timestamptz[]) as "u"("id", "b", "wamid", "at")
+where ("m"."id" = "u"."id" and ("m"."status" = $6 and "m"."business_account_id" = "u"."b") is true)
+returning "m"."id";
+
+-- record_late_acceptance
+update "messages"
+set "upstream_message_id" = coalesce("upstream_message_id", $1::text), "accepted_at" = coalesce("accepted_at", $2::timestamptz), "updated_at" = now()
+where ("id" = $3 and ("business_account_id" = $4::uuid) is true)
+returning "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt";
+
+-- mark_message_failed
+with "failed" as (
+  update "messages"
+  set "status" = $1, "failed_at" = $2, "error_code" = $3, "error_title" = $4, "error_detail" = $5, "error_category" = $6, "updated_at" = $7
+  where ("id" = $8 and "status" = $9 and ("business_account_id" = $10::uuid) is true)
+  returning "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt")
+select *
+from "failed"
+union all
+select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt"
+from "messages"
+where ("id" = $11 and ("business_account_id" = $12::uuid) is true and not exists (
+    select 1 as "one"
+    from "failed"));
+
+-- insert_pending_message_claiming_key
+with "claim" as (
+  insert into "idempotency_keys" ("api_key_id", "key", "request_hash", "state", "locked_until", "created_at", "expires_at")
+  values ($1::uuid, $2, $3, $4, $5, $6, $7)
+  on conflict ("api_key_id", "key")
+  do update set "request_hash" = "excluded"."request_hash", "state" = $8, "response_status" = $9, "response_body" = $10, "locked_until" = "excluded"."locked_until", "created_at" = case when "idempotency_keys"."expires_at" <= $11 then "excluded"."created_at" else "idempotency_keys"."created_at" end, "expires_at" = case when "idempotency_keys"."expires_at" <= $12 then "excluded"."expires_at" else "idempotency_keys"."expires_at" end
+  where ("idempotency_keys"."expires_at" <= $13 or ("idempotency_keys"."state" = $14 and "idempotency_keys"."locked_until" <= $15 and "idempotency_keys"."request_hash" = "excluded"."request_hash"))
+  returning 1 as "claimed")
+insert into "messages" ("business_account_id", "api_key_id", "phone_number_id", "to", "type", "template_name", "template_language", "content", "user_id", "upstream_api", "status", "updated_at")
+select $16::uuid as "b", $17::uuid as "k", $18::text as "p", $19::text as "t", $20::text as "ty", $21::text as "tn", $22::text as "tl", $23::jsonb as "c", $24::text as "ui", $25::text as "ua", $26 as "status", now() as "updatedAt"
+from "claim"
+returning "id", "created_at" as "createdAt", "updated_at" as "updatedAt";
+
+-- mark_message_sent_completing_key
+with "sent" as (
+  update "messages"
+  set "status" = $1, "upstream_message_id" = $2, "accepted_at" = $3, "sent_at" = $4, "updated_at" = $5
+  where ("id" = $6 and "status" = $7 and ("business_account_id" = $8::uuid) is true)
+  returning "id"), "completed" as (
+  update "idempotency_keys"
+  set "state" = $9, "response_status" = $10, "response_body" = $11
+  where "api_key_id" = $12::uuid and "key" = $13 and (
+    select exists (
+      select "sent"."id"
+      from "sent") as "moved"))
+select cast(count(*) as integer) as "sent"
+from "sent";
+
+-- lock_messages_for_statuses
+select "m"."id", "b"."waba_id" as "wabaId", "m"."upstream_message_id" as "upstreamMessageId", "m"."status", "m"."error_category" as "errorCategory", "m"."error_code" as "errorCode", "m"."error_title" as "errorTitle", "m"."error_detail" as "errorDetail", "m"."sent_at" as "sentAt", "m"."delivered_at" as "deliveredAt", "m"."read_at" as "readAt", "m"."failed_at" as "failedAt", "m"."pricing_model" as "pricingModel", "m"."pricing_category" as "pricingCategory", "m"."pricing_type" as "pricingType", "m"."pricing_billable" as "pricingBillable"
+from "messages" as "m"
+inner join "business_accounts" as "b" on "b"."id" = "m"."business_account_id"
+where "m"."id" = any(array((
+      select "x"."id"
+      from "messages" as "x"
+      where "x"."upstream_message_id" = any($1::text[])
+      union all
+      select "x"."id"
+      from "messages" as "x"
+      where ("x"."id" = any($2::bigint[]) and "x"."upstream_message_id" is null))))
+order by "m"."id"
+for update of "m";
+
+-- write_message_statuses
+update "messages" as "m"
+set "status" = "v"."status", "error_category" = "v"."errorCategory", "error_code" = "v"."errorCode", "error_title" = "v"."errorTitle", "error_detail" = "v"."errorDetail", "sent_at" = "v"."sentAt", "delivered_at" = "v"."deliveredAt", "read_at" = "v"."readAt", "failed_at" = "v"."failedAt", "upstream_message_id" = "v"."upstreamMessageId", "pricing_model" = "v"."pricingModel", "pricing_category" = "v"."pricingCategory", "pricing_type" = "v"."pricingType", "pricing_billable" = "v"."pricingBillable", "updated_at" = now()
+from jsonb_to_recordset($1::jsonb) as "v"("id" bigint, "status" text, "errorCategory" text, "errorCode" int, "errorTitle" text, "errorDetail" text, "sentAt" timestamptz, "deliveredAt" timestamptz, "readAt" timestamptz, "failedAt" timestamptz, "upstreamMessageId" text, "pricingModel" text, "pricingCategory" text, "pricingType" text, "pricingBillable" boolean)
+where ("m"."id" = "v"."id" and "m"."id" = any($2::bigint[]));
+
+-- messages_page_<shape> (the shape with no optional parameter given)
+select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt"
+from "messages"
+where "business_account_id" = $1::uuid
+order by "created_at" desc, "id" desc
+limit $2
+offset $3;
+
+-- messages_count_<shape> (the shape with no optional parameter given)
+select cast(count(*) as text) as "n"
+from "messages"
+where "business_account_id" = $1::uuid;
+
+-- messages_feed_<shape> (the shape with no optional parameter given)
+with "h" as materialized (
+  select "x"."horizon", (
+    select "b"."changed_xid"
+    from "messages" as "b"
+    where "b"."business_account_id" = $1::uuid and "b"."changed_xid" >= "x"."horizon"
+    order by "b"."changed_xid"
+    limit $2) as "beyond"
+  from pg_snapshot_xmin(pg_current_snapshot()) as "x"(horizon))
+select cast("h"."horizon" as text) as "horizon", cast("h"."beyond" as text) as "beyond", "r".*
+from "h"
+left join lateral (
+  select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "changed_xid" as "xid"
+  from "messages"
+  where "business_account_id" = $3::uuid and ("changed_xid", "id") > ($4::xid8, $5::bigint) and "changed_xid" < "h"."horizon"
+  order by "changed_xid", "id"
+  limit $6) as "r" on true
+order by "r"."xid", "r"."id";
