@@ -269,7 +269,8 @@ describe('Rate limit per key pair', () => {
   let b: KeyPair;
 
   beforeAll(async () => {
-    stack = await startStack({ env: { RATE_LIMIT_PER_SECOND: '5', RATE_LIMIT_BURST: '5' } });
+    // A token every 5 s: however slow this host, a burst is not refilled while it is being answered.
+    stack = await startStack({ env: { RATE_LIMIT_PER_SECOND: '0.2', RATE_LIMIT_BURST: '5' } });
     a = await onboard(stack, 'Limited Org');
     b = await createKey(stack, a.operator, a.account.wabaId, 'second pair');
   }, 180_000);
@@ -321,9 +322,10 @@ describe('Rate limit per business account, and a cap on key pairs per account (i
   beforeAll(async () => {
     stack = await startStack({
       env: {
-        RATE_LIMIT_PER_SECOND: '1',
+        // A token every 20 s: the nine requests below are answered well within it, however slow this host.
+        RATE_LIMIT_PER_SECOND: '0.05',
         RATE_LIMIT_BURST: '5',
-        ACCOUNT_RATE_LIMIT_PER_SECOND: '1',
+        ACCOUNT_RATE_LIMIT_PER_SECOND: '0.05',
         ACCOUNT_RATE_LIMIT_BURST: '8',
         API_KEYS_MAX_PER_ACCOUNT: '3',
       },

@@ -46,6 +46,20 @@ describe('AppConfig', () => {
     );
   });
 
+  it('takes rate limits with decimals (a token every few seconds) and refuses what is not a positive number', () => {
+    const config = AppConfig.fromEnv({ ...valid, RATE_LIMIT_PER_SECOND: '0.2', CONSOLE_RATE_LIMIT_PER_SECOND: '2.5' });
+    expect([config.rateLimitPerSecond, config.consoleRateLimitPerSecond]).toEqual([0.2, 2.5]);
+    expect(() => AppConfig.fromEnv({ ...valid, RATE_LIMIT_PER_SECOND: '-1' })).toThrow(
+      /RATE_LIMIT_PER_SECOND must be a positive number/,
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, ACCOUNT_RATE_LIMIT_PER_SECOND: '0' })).toThrow(
+      /ACCOUNT_RATE_LIMIT_PER_SECOND must be >= 0.001/,
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND: 'fast' })).toThrow(
+      /CONSOLE_ADDRESS_RATE_LIMIT_PER_SECOND must be a positive number/,
+    );
+  });
+
   it('refuses ADMIN_EMAILS (platform administrators are a stored flag now, never an email anyone can register)', () => {
     expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: 'ops@example.com' })).toThrow(
       /ADMIN_EMAILS is no longer read .* npm run platform-admin -- grant <email>/,

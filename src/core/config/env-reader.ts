@@ -49,6 +49,16 @@ export class EnvReader {
     return n;
   }
 
+  /** A positive rate, decimals allowed ("0.2": one every 5 s), at least `min`. */
+  rate(name: string, opts: { default: number; min: number }): number {
+    const value = this.raw(name);
+    if (value === undefined) return opts.default;
+    if (!/^\d+(\.\d+)?$/.test(value)) return this.fail(name, `must be a positive number (got "${value}")`, 0);
+    const n = Number(value);
+    if (n < opts.min) return this.fail(name, `must be >= ${opts.min}`, 0);
+    return n;
+  }
+
   bool(name: string, fallback: boolean): boolean {
     const value = this.raw(name);
     if (value === undefined) return fallback;
