@@ -40,7 +40,7 @@ describe('campaigns (console session, worker, simulator)', () => {
   async function finished(
     id: number,
     status = 'completed',
-    timeoutMs = 40_000,
+    timeoutMs = 150_000,
   ): Promise<{ status: string; counts: Counts; progress: number }> {
     const done = await eventually(
       async () => {

@@ -143,14 +143,14 @@ describe('Foundation: configuration checked at boot', () => {
     expect(existsSync(entry)).toBe(true);
     const env = { ...testEnv(), PATH: process.env.PATH };
     delete (env as Record<string, string | undefined>).WHATSAPP_APP_SECRET;
-    const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 20000 });
+    const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 120_000 });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('WHATSAPP_APP_SECRET is required');
   });
 
   it('exits 1 naming a malformed variable', () => {
     const env = { ...testEnv(), PATH: process.env.PATH, PORT: 'eighty' };
-    const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 20000 });
+    const run = spawnSync(process.execPath, [entry], { env, encoding: 'utf8', timeout: 120_000 });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('PORT must be an integer');
   });
@@ -172,7 +172,7 @@ describe('Foundation: graceful shutdown of the API process', () => {
           () => 0,
         );
       // Booting the process may take many seconds on a busy host (the whole suite on 2 cores); the drain is what is timed.
-      expect(await eventually(() => status('/health/ready'), 200, 300)).toBe(200);
+      expect(await eventually(() => status('/health/ready'), 200, 1200)).toBe(200);
       child.kill('SIGTERM');
       const ready = await eventually(() => status('/health/ready'), 503);
       expect(ready).toBe(503);
@@ -255,7 +255,7 @@ describe('Foundation: a quiet start', () => {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
       // A busy host (the whole suite on 2 cores) can take many seconds to boot Nest.
-      for (let i = 0; i < 450 && !out.includes(ready); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 1500 && !out.includes(ready); i++) await new Promise((r) => setTimeout(r, 100));
       expect(out).toContain(ready);
       // What else it says while it settles (scheduled tasks, listeners) counts too.
       await new Promise((r) => setTimeout(r, 500));

@@ -38,7 +38,7 @@ export function runProcess(
 export function runBuilt(
   entry: string,
   env: Record<string, string>,
-  timeoutMs = 20_000,
+  timeoutMs = 120_000,
   args: string[] = [],
 ): Promise<Exit> {
   if (!existsSync(entry)) throw new Error(`${entry} is not built: run npm run build (./scripts/test.sh does)`);
