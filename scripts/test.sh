@@ -47,6 +47,7 @@ move_ids_above_int32
 build
 build_web
 ensure_chromium
+ensure_pgbouncer
 ensure_jq
 
 # The fault suite (test/faults, `npm run test:faults`, about 4 minutes on a quiet host) starts its own PostgreSQL, Redis, API

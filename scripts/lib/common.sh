@@ -105,9 +105,10 @@ start_services() {
   load_env_file "$env_file"
 }
 
+# Migrations, the drift check and the id moves are session work: on DATABASE_DIRECT_URL when DATABASE_URL is a pooler.
 apply_migrations() {
   say "applying database migrations…"
-  node_modules/.bin/tsx prisma/migrate.ts deploy | sed 's/^/  /'
+  DATABASE_URL="${DATABASE_DIRECT_URL:-$DATABASE_URL}" node_modules/.bin/tsx prisma/migrate.ts deploy | sed 's/^/  /'
 }
 
 # The test tier only (scripts/test.sh, after the migrations): schema.prisma and prisma/migrations must describe the same
@@ -116,7 +117,7 @@ apply_migrations() {
 check_schema_drift() {
   say "checking that prisma/schema.prisma and prisma/migrations agree (tsx prisma/migrate.ts diff)…"
   local out code=0
-  out="$(node_modules/.bin/tsx prisma/migrate.ts diff 2>&1)" || code=$?
+  out="$(DATABASE_URL="${DATABASE_DIRECT_URL:-$DATABASE_URL}" node_modules/.bin/tsx prisma/migrate.ts diff 2>&1)" || code=$?
   if [ "$code" -ne 0 ]; then
     printf '%s\n' "$out" | sed 's/^/  /' >&2
     die "schema.prisma and the migrations differ (exit $code): add a migration (npm run db:migrate -- <name>) or fix the schema"
@@ -129,7 +130,7 @@ move_ids_above_int32() {
   say "moving every id sequence past 2^31 (scripts/lib/ids-above-int32.sql)…"
   node -e '
     const fs = require("fs"), pg = require("pg");
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    const client = new pg.Client({ connectionString: process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL });
     const moved = [];
     client.on("notice", (n) => moved.push(n.message));
     (async () => {
@@ -164,6 +165,21 @@ ensure_jq() {
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq jq \
     || { apt-get -o DPkg::Lock::Timeout=120 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq jq; }
   command -v jq >/dev/null || die "apt-get install jq did not provide jq"
+}
+
+# test/e2e/pooler.e2e-spec.ts runs the service behind Debian's PgBouncer in transaction pooling.
+ensure_pgbouncer() {
+  [ -x /usr/sbin/pgbouncer ] && return 0
+  [ "$(id -u)" -eq 0 ] || die "the pooler test needs PgBouncer at /usr/sbin/pgbouncer; install it with: sudo apt-get install -y pgbouncer"
+  local apt=(apt-get -o DPkg::Lock::Timeout=120)
+  say "installing PgBouncer for the pooler test: ${apt[*]} install -y pgbouncer (one-time)"
+  if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq pgbouncer; then
+    "${apt[@]}" update -qq
+    DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq pgbouncer
+  fi
+  [ -x /usr/sbin/pgbouncer ] || die "apt-get install pgbouncer did not provide /usr/sbin/pgbouncer"
+  # Debian's package starts its own service on port 6432; the test runs its own instance.
+  service pgbouncer stop >/dev/null 2>&1 || true
 }
 
 # The browser tests drive Debian's Chromium (Playwright cannot download browsers on these machines).

@@ -21,6 +21,10 @@ export class AppConfig {
   /** Address the API listens on: loopback unless asked (HOST), every interface in production (containers). */
   readonly host!: string;
   readonly databaseUrl!: string;
+  /** What is session-bound (LISTEN for the caches and long polls): PostgreSQL itself, never a transaction pooler. */
+  readonly databaseDirectUrl!: string;
+  /** `named`: each hot statement prepared once per connection; `unnamed`: for poolers without prepared statements. */
+  readonly databasePreparedStatements!: 'named' | 'unnamed';
   readonly databasePoolSize!: number;
   readonly redisUrl!: string;
   readonly queuePrefix!: string;
@@ -148,6 +152,10 @@ export class AppConfig {
         pattern: /^[0-9a-fA-F.:]+$|^localhost$/,
       }),
       databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+      databaseDirectUrl: env.DATABASE_DIRECT_URL
+        ? r.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
+        : r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+      databasePreparedStatements: r.oneOf('DATABASE_PREPARED_STATEMENTS', ['named', 'unnamed'] as const, 'named'),
       databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
       queuePrefix: r.string('QUEUE_PREFIX', { default: 'bmapi', pattern: /^[A-Za-z0-9_-]{1,40}$/ }),

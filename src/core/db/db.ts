@@ -67,16 +67,19 @@ export class Db implements OnApplicationShutdown {
   private readsPool?: pg.Pool;
   private readsKysely?: Kysely<Database>;
   private closing?: Promise<void>;
+  /** DATABASE_PREPARED_STATEMENTS=unnamed: statements are sent without a name (see send). */
+  private readonly unnamed: boolean;
 
   constructor(private readonly config: AppConfig) {
     this.pool = createPool(config);
+    this.unnamed = config.databasePreparedStatements === 'unnamed';
     this.kysely = kyselyOn(this.pool);
   }
 
   /** Db over pools made elsewhere (benches); `close` ends them. */
   static over(pool: pg.Pool, partitionReads: pg.Pool = pool): Db {
     const db = Object.create(Db.prototype) as Db;
-    Object.assign(db, { build: builder, pool, kysely: kyselyOn(pool), readsPool: partitionReads });
+    Object.assign(db, { build: builder, pool, kysely: kyselyOn(pool), readsPool: partitionReads, unnamed: false });
     return db;
   }
 
@@ -91,9 +94,11 @@ export class Db implements OnApplicationShutdown {
    * half the size of `pool`.
    */
   get partitionReads(): pg.Pool {
+    // Unnamed statements (behind a transaction pooler) are planned at every run anyway, and a pooler refuses the
+    // `options` startup parameter: the reads pool then differs from `pool` by its size only.
     this.readsPool ??= createPool(this.config, {
       max: Math.max(2, Math.ceil(this.config.databasePoolSize / 2)),
-      options: '-c plan_cache_mode=force_generic_plan',
+      ...(this.unnamed ? {} : { options: '-c plan_cache_mode=force_generic_plan' }),
     });
     return this.readsPool;
   }
@@ -136,6 +141,9 @@ export class Db implements OnApplicationShutdown {
    */
   private async send<R>(query: pg.QueryConfig, tx: Tx | undefined, reads: Reads = 'pool'): Promise<Result<R>> {
     const on = tx ? (tx as unknown as Transaction).client : reads === 'pool' ? this.pool : this.partitionReads;
+    // DATABASE_PREPARED_STATEMENTS=unnamed (PgBouncer < 1.21 in transaction pooling): a named statement prepared on
+    // one server connection would be missing on the next one the pooler hands out; the same text goes unnamed.
+    if (query.name && this.unnamed) query = { ...query, name: undefined };
     const { rows, rowCount } = await on.query<R & pg.QueryResultRow>(query);
     return { rows, rowCount: rowCount ?? 0 };
   }

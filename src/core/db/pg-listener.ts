@@ -49,7 +49,8 @@ export class PgListener implements OnModuleDestroy {
     this.timer = undefined;
     if (this.stopped) return;
     const client = new pg.Client({
-      connectionString: this.config.databaseUrl,
+      // LISTEN is session state: on PostgreSQL itself, never through a transaction pooler.
+      connectionString: this.config.databaseDirectUrl,
       connectionTimeoutMillis: 3000,
       keepAlive: true,
     });

@@ -1,0 +1,102 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../utils/net.js';
+import { startStack, type Stack } from '../utils/stack.js';
+import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
+
+const PGBOUNCER = '/usr/sbin/pgbouncer';
+
+/**
+ * The service behind a real PgBouncer (Debian's 1.18) in transaction pooling, as managed PostgreSQL is fronted: every
+ * statement of the API and the worker goes through the pooler (DATABASE_URL), unnamed (PgBouncer < 1.21 keeps no
+ * prepared statement across transactions: DATABASE_PREPARED_STATEMENTS=unnamed), and only what is session-bound
+ * (LISTEN) goes to PostgreSQL itself (DATABASE_DIRECT_URL). ./scripts/test.sh installs pgbouncer when it is missing.
+ */
+describe('Behind PgBouncer in transaction pooling', () => {
+  let dir: string;
+  let bouncer: ChildProcess;
+  let stack: Stack;
+  let t: Tenant;
+
+  beforeAll(async () => {
+    if (!existsSync(PGBOUNCER))
+      throw new Error(`${PGBOUNCER} is missing: ./scripts/test.sh installs it (apt-get install pgbouncer)`);
+    const direct = new URL(process.env.DATABASE_URL!);
+    const port = await freePort();
+    dir = mkdtempSync(path.join(os.tmpdir(), 'bmapi-pgbouncer-'));
+    chmodSync(dir, 0o777);
+    const database = direct.pathname.slice(1);
+    writeFileSync(
+      path.join(dir, 'pgbouncer.ini'),
+      [
+        '[databases]',
+        `${database} = host=${direct.hostname} port=${direct.port} dbname=${database} user=${decodeURIComponent(direct.username)} password=${decodeURIComponent(direct.password)}`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${port}`,
+        'unix_socket_dir =',
+        'auth_type = any',
+        'pool_mode = transaction',
+        'default_pool_size = 8',
+        'max_client_conn = 500',
+        'ignore_startup_parameters = extra_float_digits',
+        `logfile = ${path.join(dir, 'pgbouncer.log')}`,
+        'log_connections = 1',
+      ].join('\n'),
+    );
+    // PgBouncer refuses to run as root.
+    const asUser = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
+    bouncer = spawn(PGBOUNCER, [...asUser, path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+    const pooled = new URL(direct.href);
+    pooled.port = String(port);
+    await eventually(async () => spawnSync('bash', ['-c', `echo > /dev/tcp/127.0.0.1/${port}`]).status === 0, {
+      timeoutMs: 30_000,
+    });
+    stack = await startStack({
+      worker: true,
+      env: {
+        DATABASE_URL: pooled.href,
+        DATABASE_DIRECT_URL: direct.href,
+        DATABASE_PREPARED_STATEMENTS: 'unnamed',
+      },
+    });
+    t = await onboard(stack, 'Pooled Org');
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.close();
+    bouncer?.kill('SIGTERM');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends, takes Meta’s status webhooks through the worker, and serves the lists and the events feed', async () => {
+    const sent = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, recipient()));
+    expect(sent.status).toBe(200);
+    const id = sent.body.data.id as number;
+    // The simulator posts sent, delivered and read; the receiver stores them, the worker applies them (its
+    // statements through the pooler too).
+    const read = await eventually(
+      async () => {
+        const res = await stack.http.get(`/messages/${id}`).set(t.key.headers);
+        return res.body.data?.status === 'read' ? res.body.data : null;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(read).toMatchObject({ id, status: 'read' });
+    const list = await stack.http.get('/messages').set(t.key.headers);
+    expect(list.status).toBe(200);
+    expect(list.body.data.items.map((m: { id: number }) => m.id)).toContain(id);
+    const feed = await stack.http
+      .get('/webhooks/events')
+      .query({ wabaId: t.account.wabaId, after: '0' })
+      .set('cookie', t.operator.cookie);
+    expect(feed.status).toBe(200);
+    expect(feed.body.data.items.map((e: { status: string }) => e.status)).toEqual(
+      expect.arrayContaining(['sent', 'delivered', 'read']),
+    );
+    // The connections really went through the pooler.
+    expect(readFileSync(path.join(dir, 'pgbouncer.log'), 'utf8')).toMatch(/login attempt: db=/);
+  });
+});
