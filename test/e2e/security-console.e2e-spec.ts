@@ -113,6 +113,8 @@ describe('Security: console and API', () => {
       const page = await stack.http.get('/console/queues').set('cookie', admin.cookie).set('accept', 'text/html');
       expect(page.status).toBe(200);
       expect(page.text).toContain('Queue health');
+      // A way back to the console, first thing on the page (issue 43).
+      expect(page.text).toMatch(/<body[^>]*><a id="back-to-console" href="\/console">← Back to the console<\/a>/);
       const api = await stack.http.get('/console/queues/api/queues').set('cookie', admin.cookie);
       expect(api.status).toBe(200);
       expect(api.body.queues.map((q: { name: string }) => q.name)).toContain('webhook-deliveries');
