@@ -60,21 +60,23 @@ export function queueBoard(basePath: string, queues: Queue[], consolePath: strin
     },
   });
   const board = adapter.getRouter() as RequestHandler;
-  return (req, res, next) => board(req, withoutWebFonts(res, next), next);
+  return (req, res, next) => board(req, rendered(res, next, consolePath), next);
 }
 
 const WEB_FONT_LINK = /<link[^>]+fonts\.googleapis\.com[^>]*>/g;
 
 /**
- * Bull Board's page template links Google Fonts. The console must not reach outside the service (offline
- * machines, privacy), so the link is dropped from the rendered page and the board uses its fallback fonts;
- * the CSP would block the request anyway, but the browser would still log a violation on every page.
+ * Bull Board's page as rendered, with two changes. Its template links Google Fonts: the console must not reach
+ * outside the service (offline machines, privacy), so the link is dropped and the board uses its fallback fonts (the
+ * CSP would block the request anyway, but the browser would still log a violation on every page). And a plain link
+ * back to the console heads the page (issue 43: the board's own miscLinks entry sits in its header menu, easy to miss).
  */
-function withoutWebFonts(res: Response, next: NextFunction): Response {
+function rendered(res: Response, next: NextFunction, consolePath: string): Response {
   const render = res.render.bind(res);
+  const back = `<a id="back-to-console" href="${consolePath}">← Back to the console</a>`;
   res.render = (view: string, options?: object) =>
     render(view, options ?? {}, (error: Error | null, html: string) =>
-      error ? next(error) : res.send(html.replace(WEB_FONT_LINK, '')),
+      error ? next(error) : res.send(html.replace(WEB_FONT_LINK, '').replace(/<body([^>]*)>/, `<body$1>${back}`)),
     );
   return res;
 }

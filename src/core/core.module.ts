@@ -17,8 +17,8 @@ export interface CoreOptions {
   logDestination?: DestinationStream;
 }
 
-/** The classes core provides and exports as they are (besides the config and the logger, made from the process's). */
-const SERVICES = [Db, UnitOfWork, PgListener, RedisService, QueueService, Metrics, RateLimiterService, LongPollShares];
+/** The classes core provides and exports as they are (besides the config, the logger and the metrics, made for the process). */
+const SERVICES = [Db, UnitOfWork, PgListener, RedisService, QueueService, RateLimiterService, LongPollShares];
 
 /**
  * Shared by the API and the worker: validated config, logging, the database (Db, its unit of work and the LISTEN
@@ -33,9 +33,11 @@ export class CoreModule {
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: APP_LOGGER, useValue: createLogger(config.logLevel, `bmapi-${processName}`, opts.logDestination) },
+        // Only the series this process counts (the API's requests and sends, the worker's jobs and deliveries).
+        { provide: Metrics, useFactory: () => new Metrics(processName) },
         ...SERVICES,
       ],
-      exports: [AppConfig, APP_LOGGER, ...SERVICES],
+      exports: [AppConfig, APP_LOGGER, Metrics, ...SERVICES],
     };
   }
 }

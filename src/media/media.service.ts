@@ -9,6 +9,7 @@ import { PhoneNumbersRepository } from '../accounts/phone-numbers/phone-numbers.
 import { SlotQuota } from '../core/async/slot-quota.js';
 import { AppConfig } from '../core/config/app-config.js';
 import { InvalidInput, NotFound, TimedOut, TooLarge } from '../core/errors/domain-errors.js';
+import { withArticle } from '../core/contract/validation.js';
 import { UpstreamError } from '../upstream/upstream.error.js';
 import { WhatsAppClient } from '../upstream/whatsapp.client.js';
 import { MEDIA_LIMITS, mediaRuleFor, SUPPORTED_MEDIA } from './media-limits.js';
@@ -187,7 +188,10 @@ export class MediaService {
           );
           return void file.resume();
         }
-        const over = new TooLarge('file', `a ${rule.kind} (${rule.mimeType}) may be at most ${rule.maxBytes} bytes`);
+        const over = new TooLarge(
+          'file',
+          `${withArticle(rule.kind)} (${rule.mimeType}) may be at most ${rule.maxBytes} bytes`,
+        );
         if (Number.isFinite(declared) && declared > rule.maxBytes + MULTIPART_SLACK) {
           refusal = over;
           return void file.resume();

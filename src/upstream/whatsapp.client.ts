@@ -392,15 +392,27 @@ export class WhatsAppClient implements OnModuleDestroy {
       });
     } catch (err) {
       // Never rethrow or wrap err: axios errors hold config.headers, i.e. the token.
-      throw this.failed(UpstreamError.fromTransport(operation, err, this.timeoutMs), timer({ outcome: 'unavailable' }));
+      throw this.failed(
+        UpstreamError.fromTransport(operation, err, this.timeoutMs),
+        timer({ outcome: 'unavailable' }),
+        'unavailable',
+      );
     }
     const ok = response.status >= 200 && response.status < 300;
     const seconds = timer({ outcome: ok ? 'ok' : 'error' });
-    if (ok) return response.data as T;
+    if (ok) {
+      // One line per call, as for a failed one (below): in the request's or job's log context, so it carries its ids.
+      this.logger.info(
+        { operation, outcome: 'ok', httpStatus: response.status, latencyMs: Math.round(seconds * 10_000) / 10 },
+        'upstream call',
+      );
+      return response.data as T;
+    }
     const retryAfter: unknown = response.headers['retry-after'];
     throw this.failed(
       UpstreamError.fromResponse(operation, response.status, response.data, retryAfter, [token]),
       seconds,
+      'error',
     );
   }
 
@@ -409,10 +421,11 @@ export class WhatsAppClient implements OnModuleDestroy {
    * so it carries the request id. A rejection (permanent, credential, blocked) is the caller's business: info; an
    * unavailable or retryable platform is ours: warn.
    */
-  private failed(error: UpstreamError, seconds: number): UpstreamError {
+  private failed(error: UpstreamError, seconds: number, outcome: 'error' | 'unavailable'): UpstreamError {
     this.logger[error.errorClass === 'retryable' ? 'warn' : 'info'](
       {
         operation: error.operation,
+        outcome,
         httpStatus: error.httpStatus,
         code: error.code,
         errorClass: error.errorClass,

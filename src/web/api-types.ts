@@ -2786,7 +2786,16 @@ export interface components {
             detail: string | null;
         };
         EventPricingView: {
-            /** @example PMP */
+            /**
+             * @description Meta's pricing_model
+             * @example PMP
+             */
+            pricingModel: string | null;
+            /**
+             * @deprecated
+             * @description The same as pricingModel, in Meta's spelling: kept for existing clients; read pricingModel
+             * @example PMP
+             */
             pricing_model: string | null;
             /**
              * @description marketing, utility, authentication, authentication_international, service, …
@@ -6520,7 +6529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it) */
+            /** @description INVITATIONS_MAX_PENDING invitations already pending, or one for this email already is: revoke it first (an already registered email is not refused here: the answer tells nothing about it) */
             409: {
                 headers: {
                     [name: string]: unknown;

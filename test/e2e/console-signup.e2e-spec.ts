@@ -237,6 +237,23 @@ describe('Console signup', () => {
       expect((await invite(capped, { email: uniqueEmail() })).status).toBe(201);
     });
 
+    it('refuses a second pending invitation for the same email (409 naming the pending one); once revoked, a new one goes', async () => {
+      const inviting = await signupAndLogin(open, 'Twice Org');
+      const email = uniqueEmail();
+      const first = await invite(inviting, { email });
+      expect(first.status).toBe(201);
+      const id = first.body.data.id as string;
+      const again = await invite(inviting, { email: email.toUpperCase(), role: 'admin' });
+      expect(again.body).toEqual({
+        statusCode: 409,
+        message: expect.stringContaining(`An invitation for ${email} is already pending (id ${id}`),
+      });
+      const listed = (await t.http.get('/invitations').set('cookie', inviting.cookie)).body.data as { email: string }[];
+      expect(listed.map((i) => i.email)).toEqual([email]);
+      expect((await t.http.delete(`/invitations/${id}`).set('cookie', inviting.cookie)).status).toBe(200);
+      expect((await invite(inviting, { email })).status).toBe(201);
+    });
+
     it('refuses a role other than owner, admin or member (422)', async () => {
       const role = await invite(owner, { email: uniqueEmail(), role: 'superuser' });
       expect(role.body).toEqual(invalid('role', 'role must be one of owner, admin, member'));

@@ -68,7 +68,11 @@ describe('Foundation: envelope, errors, request ids, docs, health', () => {
     const big = JSON.stringify({ pad: 'x'.repeat(t.config.bodyLimitBytes + 10) });
     const res = await t.http.post('/auth/login').set('content-type', 'application/json').send(big);
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ statusCode: 413, message: 'Payload Too Large' });
+    expect(res.body).toEqual({
+      statusCode: 413,
+      message: `Payload Too Large: the request body is over this route's limit of ${t.config.bodyLimitBytes} bytes`,
+      errors: [{ field: 'body', message: `must be at most ${t.config.bodyLimitBytes} bytes` }],
+    });
   });
 
   it('echoes a well-formed x-request-id and replaces a malformed one', async () => {

@@ -4,7 +4,7 @@ import pg from 'pg';
 import request from 'supertest';
 import { metaJson } from '../../simulator/meta-json.js';
 import { DeliveryQueue, deliveryJobIds } from '../../src/webhooks/delivery-queue.js';
-import { createTenant, helloWorld, onboard, wamid, type Tenant } from '../utils/factories.js';
+import { createTenant, eventually, helloWorld, onboard, recipient, wamid, type Tenant } from '../utils/factories.js';
 import { deliveriesOf, insertDeliveries } from '../utils/messaging-rows.js';
 import { LogCapture } from '../utils/log-capture.js';
 import { startStack, type Stack } from '../utils/stack.js';
@@ -105,6 +105,86 @@ describe('Logging: every line of a request carries its request id, every line of
       const upstreamLines = logs.where('msg', 'upstream call failed');
       expect(upstreamLines).toHaveLength(6);
       expect(new Set(upstreamLines.map((l) => l.reqId))).toEqual(new Set(sends.map((s) => s.id)));
+    });
+  });
+
+  describe('one message through the logs (issue 43): the send, its call to Meta, the status webhooks, the worker', () => {
+    const apiLogs = new LogCapture();
+    const workerLogs = new LogCapture();
+    let stack: Stack;
+    let tenant: Tenant;
+
+    beforeAll(async () => {
+      stack = await startStack({ env: { LOG_LEVEL: 'info' }, core: { logDestination: apiLogs.destination } });
+      await stack.startWorker({ logDestination: workerLogs.destination });
+      tenant = await onboard(stack);
+    });
+    afterAll(() => stack?.close());
+
+    it("logs the send with its message id, wamid and key id, and the Meta call, under the request's id; the worker logs each delivery of the statuses at info under the webhook requests' ids", async () => {
+      const reqId = newId('follow');
+      const sent = await stack.http
+        .post('/messages')
+        .set(tenant.key.headers)
+        .set('x-request-id', reqId)
+        .send(helloWorld(tenant, recipient()));
+      expect(sent.status).toBe(200);
+      const { id: messageId, upstreamMessageId } = sent.body.data as { id: number; upstreamMessageId: string };
+
+      const mine = apiLogs.where('reqId', reqId);
+      expect(mine.map((l) => l.msg).sort()).toEqual(['message sent', 'request completed', 'upstream call']);
+      expect(mine.find((l) => l.msg === 'message sent')).toMatchObject({
+        level: 30,
+        messageId,
+        wamid: upstreamMessageId,
+        keyId: tenant.key.id,
+        phoneNumberId: tenant.account.phoneNumberId,
+        type: 'template',
+      });
+      expect(mine.find((l) => l.msg === 'upstream call')).toMatchObject({
+        level: 30,
+        operation: 'sendMessage',
+        outcome: 'ok',
+        httpStatus: 200,
+        latencyMs: expect.any(Number),
+      });
+
+      // The simulator posts the statuses (sent, delivered, read) as webhooks, each POST with a request id of its own.
+      await eventually(
+        async () => {
+          const res = await stack.http.get(`/messages/${messageId}`).set(tenant.key.headers);
+          return res.body.data.status === 'read' ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      const hooks = apiLogs.lines
+        .filter((l) => l.msg === 'request completed' && l.path === '/webhooks/whatsapp' && l.status === 200)
+        .map((l) => l.reqId as string);
+      expect(hooks.length).toBeGreaterThanOrEqual(3);
+      // Each webhook request's id is on the worker's line for the deliveries it stored (the job carries it).
+      const processed = await waitFor(
+        () => {
+          const lines = workerLogs.where('msg', 'webhook deliveries processed');
+          const carried = new Set(lines.flatMap((l) => (l.reqIds as string[] | undefined) ?? []));
+          return hooks.every((id) => carried.has(id)) ? lines : undefined;
+        },
+        "the worker's lines for every status webhook",
+        30_000,
+      );
+      for (const line of processed.filter((l) =>
+        (l.reqIds as string[] | undefined)?.some((id) => hooks.includes(id)),
+      )) {
+        expect(line).toMatchObject({
+          level: 30,
+          jobId: expect.any(String),
+          deliveryIds: expect.any(Array),
+          items: expect.any(Array),
+          events: expect.any(Number),
+          ms: expect.any(Number),
+        });
+        expect((line.items as number[]).length).toBe((line.deliveryIds as number[]).length);
+        expect((line.items as number[]).every((n) => n >= 1)).toBe(true);
+      }
     });
   });
 

@@ -193,7 +193,14 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
       }, 'five processed statuses');
 
       const event = (await events(t, { messageId: utility.upstreamMessageId })).body.data.items[0];
-      expect(event.pricing).toEqual({ pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true });
+      // camelCase like every other field (issue 43); Meta's pricing_model kept beside it for existing clients.
+      expect(event.pricing).toEqual({
+        pricingModel: 'PMP',
+        pricing_model: 'PMP',
+        category: 'utility',
+        type: 'regular',
+        billable: true,
+      });
       expect((await events(t, { messageId: unpriced.upstreamMessageId })).body.data.items[0].pricing).toBeNull();
       const detail = await stack.http.get(`/messages/${service.id}`).set(t.key.headers);
       expect(detail.body.data.pricing).toEqual({

@@ -60,6 +60,45 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
     expect(text).toMatch(/bmapi_http_request_duration_seconds_count\{method="other"/);
   });
 
+  it("exports on each process only what that process counts, not the other's counters as 0 (issue 43)", async () => {
+    const api = (await scrapeApi()).text;
+    const worker = await scrapeWorker();
+    const names = (text: string) =>
+      new Set(
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('# TYPE bmapi_'))
+          .map((l) => l.split(' ')[2]),
+      );
+    const [onApi, onWorker] = [names(api), names(worker)];
+    const apiOnly = [
+      'bmapi_http_request_duration_seconds',
+      'bmapi_sends_total',
+      'bmapi_webhook_deliveries_received_total',
+    ];
+    const workerOnly = [
+      'bmapi_webhook_deliveries_processed_total',
+      'bmapi_webhook_deliveries_dead_lettered_total',
+      'bmapi_webhook_events_stored_total',
+      'bmapi_queue_job_duration_seconds',
+      'bmapi_scheduled_task_duration_seconds',
+      'bmapi_storage_partition_maintenance_failures_total',
+    ];
+    expect({
+      apiOnly: apiOnly.map((n) => [n, onApi.has(n), onWorker.has(n)]),
+      workerOnly: workerOnly.map((n) => [n, onApi.has(n), onWorker.has(n)]),
+      // Both call Meta: the API's sends and syncs, the worker's campaigns and credential checks.
+      both: [
+        onApi.has('bmapi_upstream_request_duration_seconds'),
+        onWorker.has('bmapi_upstream_request_duration_seconds'),
+      ],
+    }).toEqual({
+      apiOnly: apiOnly.map((n) => [n, true, false]),
+      workerOnly: workerOnly.map((n) => [n, false, true]),
+      both: [true, true],
+    });
+  });
+
   it('needs the bearer token when METRICS_TOKEN is set', async () => {
     expect((await stack.http.get('/metrics')).status).toBe(401);
     expect((await stack.http.get('/metrics').set('authorization', 'Bearer wrong')).status).toBe(401);

@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { ApiKeyAuthenticator } from '../../src/auth/api-keys/api-key.authenticator.js';
 import { ApiKeysRepository } from '../../src/auth/api-keys/api-keys.repository.js';
 import {
@@ -12,7 +13,7 @@ import {
 } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp } from '../utils/test-app.js';
-import { runBuilt } from '../utils/run-built.js';
+import { runBuilt, runProcess } from '../utils/run-built.js';
 import { testEnv } from '../utils/test-env.js';
 
 /**
@@ -72,10 +73,35 @@ describe('Security: console and API', () => {
           args,
         );
 
-      // Upper case on purpose: emails are compared as stored (lower case).
-      expect(await cli('grant', adminEmail.toUpperCase())).toMatchObject({
+      // Granted with the line dev.sh's banner prints, as printed: only the database and Redis are given (issue 43: it
+      // once failed with "UPSTREAM_BASE_URL is required"). Upper case on purpose: emails are compared as stored.
+      const bannerLine =
+        /^\s*(DATABASE_URL=\$DATABASE_URL REDIS_URL=\$REDIS_URL npm run platform-admin -- grant .*)$/m.exec(
+          readFileSync('scripts/dev.sh', 'utf8'),
+        )?.[1];
+      expect(bannerLine).toBeDefined();
+      const {
+        UPSTREAM_BASE_URL: _notGiven,
+        DATABASE_URL,
+        REDIS_URL,
+        ...rest
+      } = testEnv({
+        QUEUE_PREFIX: stack.config.queuePrefix,
+      });
+      const granted = await runProcess('bash', ['-euo', 'pipefail', '-c', bannerLine!], {
+        env: {
+          ...rest,
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          DATABASE_URL: DATABASE_URL!,
+          REDIS_URL: REDIS_URL!,
+          CONSOLE_LOGIN: `${adminEmail.toUpperCase()} / its-password`,
+        },
+        timeoutMs: 60_000,
+      });
+      expect({ code: granted.code, stdout: granted.stdout.trim().split('\n').pop() }).toEqual({
         code: 0,
-        stdout: `${adminEmail}: platform administrator granted\n`,
+        stdout: `${adminEmail}: platform administrator granted`,
       });
       expect((await cli('list')).stdout).toContain(adminEmail);
       expect(await cli('grant', 'nobody-signed-up@example.test')).toMatchObject({
@@ -87,6 +113,8 @@ describe('Security: console and API', () => {
       const page = await stack.http.get('/console/queues').set('cookie', admin.cookie).set('accept', 'text/html');
       expect(page.status).toBe(200);
       expect(page.text).toContain('Queue health');
+      // A way back to the console, first thing on the page (issue 43).
+      expect(page.text).toMatch(/<body[^>]*><a id="back-to-console" href="\/console">← Back to the console<\/a>/);
       const api = await stack.http.get('/console/queues/api/queues').set('cookie', admin.cookie);
       expect(api.status).toBe(200);
       expect(api.body.queues.map((q: { name: string }) => q.name)).toContain('webhook-deliveries');

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from './net.js';
 import { runBuilt } from './run-built.js';
 import { scratchDatabase, type ScratchDatabase } from './scratch-database.js';
 import { startStack, type Stack } from './stack.js';
@@ -32,8 +33,12 @@ export async function startDemoInstance(): Promise<DemoInstance> {
   const keyDir = mkdtempSync(path.join(tmpdir(), 'demo-seed-'));
   let stack: Stack | undefined;
   try {
-    // The API, the worker and the seed share the database, the queue namespace and the encryption key.
+    // The API, the worker and the seed share the database, the queue namespace and the encryption key. The API's
+    // port is chosen first so that its inbound media links point at it, as dev.sh's PUBLIC_BASE_URL does.
+    const port = await freePort();
     const shared = {
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       DATABASE_URL: db.url,
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       QUEUE_PREFIX: `demo${randomBytes(4).toString('hex')}`,

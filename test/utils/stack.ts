@@ -8,7 +8,8 @@ import { startTestApp, type TestApp } from './test-app.js';
 export interface Stack extends TestApp {
   sim: SimulatorHandle;
   worker?: INestApplicationContext;
-  startWorker(): Promise<INestApplicationContext>;
+  /** `core`: the worker's own (e.g. a log destination of its own). */
+  startWorker(core?: CoreOptions): Promise<INestApplicationContext>;
   stopWorker(): Promise<void>;
 }
 
@@ -34,8 +35,10 @@ export async function startStack(
   const stack: Stack = {
     ...app,
     sim,
-    async startWorker() {
-      const worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(app.config), { logger: false });
+    async startWorker(core?: CoreOptions) {
+      const worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(app.config, core), {
+        logger: false,
+      });
       await worker.init();
       stack.worker = worker;
       return worker;

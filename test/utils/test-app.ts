@@ -17,11 +17,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real API (AppModule, real PostgreSQL and Redis) listening on a random loopback port. */
+/** The real API (AppModule, real PostgreSQL and Redis) listening on a random loopback port (or PORT when given). */
 export async function startTestApp(overrides: Record<string, string> = {}, core: CoreOptions = {}): Promise<TestApp> {
   const config = AppConfig.fromEnv(testEnv(overrides));
   const app = await createApp(config, core);
-  await app.listen(0, '127.0.0.1');
+  await app.listen(overrides.PORT ? config.port : 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
   const db = app.get(Db);

@@ -29,7 +29,7 @@ export class InvitationsController {
   @ApiResponse({
     status: 409,
     description:
-      'INVITATIONS_MAX_PENDING invitations already pending: revoke some first (an already registered email is not refused here: the answer tells nothing about it)',
+      'INVITATIONS_MAX_PENDING invitations already pending, or one for this email already is: revoke it first (an already registered email is not refused here: the answer tells nothing about it)',
   })
   @ApiResponse({ status: 422, description: 'Field Validation Failed (email, role)' })
   create(@CurrentOperator() operator: ConsoleScope, @Body() dto: CreateInvitationDto): Promise<CreatedInvitationView> {

@@ -34,7 +34,15 @@ export class InvitationsService {
     // by an email that is taken, as signup refuses it). Owners see their own operators in GET /organization/members.
     const token = randomToken(TOKEN_BYTES);
     const invitation = await this.uow.run(async () => {
-      const pending = await this.invitations.countPendingLocked(operator.organizationId, new Date());
+      const now = new Date();
+      const pending = await this.invitations.countPendingLocked(operator.organizationId, now);
+      // One pending invitation per email (under the same lock): a second link for it would be a second way in.
+      const same = (await this.invitations.listPending(operator.organizationId, now)).find((i) => i.email === email);
+      if (same) {
+        throw new Conflict(
+          `An invitation for ${email} is already pending (id ${same.id}, until ${same.expiresAt.toISOString()}); revoke it (DELETE /invitations/${same.id}) to send a new link`,
+        );
+      }
       if (pending >= this.config.invitationsMaxPending) {
         throw new Conflict(
           `At most ${this.config.invitationsMaxPending} invitations may be pending at once; revoke some (DELETE /invitations/{id}) or wait until they are used or expire`,

@@ -22,7 +22,9 @@ async function main(args: string[]): Promise<void> {
     return;
   }
   loadEnvFile();
-  const config = loadConfigOrExit();
+  // It changes one column and never calls the upstream platform: its address is not needed (dev.sh's banner line
+  // gives the database and Redis only, and a .env without UPSTREAM_BASE_URL is dev.sh's simulator default).
+  const config = loadConfigOrExit({ UPSTREAM_BASE_URL: 'http://upstream.not-used.invalid', ...process.env });
   const app = await NestFactory.createApplicationContext(PlatformAdminModule.forRoot(config), { logger: ['error'] });
   try {
     const operators = app.get(OperatorsRepository);

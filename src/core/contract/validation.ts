@@ -55,3 +55,8 @@ export const trimString = ({ value }: { value: unknown }) => (typeof value === '
 /** `@Transform(normaliseEmail)`: an email is compared trimmed and in lower case (signup, login, invitations). */
 export const normaliseEmail = ({ value }: { value: unknown }) =>
   typeof value === 'string' ? value.trim().toLowerCase() : value;
+
+/** `word` with its indefinite article, for messages: "an image", "a video" (never "a image"). */
+export function withArticle(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+}

@@ -95,7 +95,17 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
         return next();
       }
       const e = err as { type?: string; status?: number };
-      if (e.type === 'entity.too.large') return sendEnvelope(res, 413, 'Payload Too Large');
+      if (e.type === 'entity.too.large') {
+        const limit =
+          parser === raw
+            ? config.webhookBodyLimitBytes
+            : parser === json
+              ? config.bodyLimitBytes
+              : config.campaignBodyLimitBytes;
+        return sendEnvelope(res, 413, tooLargeMessage(limit), {
+          errors: [{ field: 'body', message: `must be at most ${limit} bytes` }],
+        });
+      }
       if (e.type === 'entity.parse.failed') return sendEnvelope(res, 400, 'Malformed JSON body');
       if (e.type === 'encoding.unsupported') {
         return sendEnvelope(res, 415, 'Unsupported body encoding', {
@@ -110,4 +120,9 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
       return sendEnvelope(res, e.status && e.status < 500 ? e.status : 400, 'Invalid request body');
     });
   };
+}
+
+/** A body over its route's limit: the message says the limit, so the caller knows what to send instead. */
+export function tooLargeMessage(limitBytes: number): string {
+  return `Payload Too Large: the request body is over this route's limit of ${limitBytes} bytes`;
 }

@@ -8,6 +8,8 @@ export interface LogContext {
   readonly reqId?: string;
   readonly jobId?: string;
   readonly deliveryIds?: readonly number[];
+  /** A webhook job: the requests that stored its deliveries (their reqId). */
+  readonly reqIds?: readonly string[];
   /** A scheduled task's run (core/scheduling): which task. */
   readonly task?: string;
   /** A campaign run (campaigns/campaigns.worker.ts): which campaign. */

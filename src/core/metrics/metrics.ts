@@ -1,12 +1,13 @@
-import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+
+/** The process a Metrics serves: each exports only the series it counts (issue 43: not the other's as 0). */
+export type MetricsProcess = 'api' | 'worker';
 
 /**
  * The process's Prometheus metrics (prom-client), one registry per process: the API serves them at
  * GET /metrics on its port, the worker on its own small port (WORKER_METRICS_PORT). Names start with `bmapi_`.
  * Gauges whose value lives elsewhere (queue depth, the oldest unprocessed delivery) are read when scraped.
  */
-@Injectable()
 export class Metrics {
   readonly registry = new Registry();
 
@@ -15,14 +16,14 @@ export class Metrics {
     help: 'HTTP requests by method, route (the matched route pattern) and status',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly sends = new Counter({
     name: 'bmapi_sends_total',
     help: 'POST /messages answers by outcome: accepted, rejected (by the upstream platform), upstream_unavailable, rate_limited, replayed (Idempotency-Key)',
     labelNames: ['outcome'] as const,
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly upstreamRequests = new Histogram({
@@ -30,7 +31,7 @@ export class Metrics {
     help: "Calls to Meta's Cloud API by operation and outcome (ok, error, unavailable)",
     labelNames: ['operation', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly pacedSends = new Histogram({
@@ -38,7 +39,7 @@ export class Metrics {
     help: 'How long after its pacer slot a paced send was ready to leave, by outcome: sent (within PACING_LATE_MS), forfeited (later: it took a new slot, as it would have bunched with the next sends at Meta)',
     labelNames: ['outcome'] as const,
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1],
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly scheduledTasks = new Histogram({
@@ -46,7 +47,7 @@ export class Metrics {
     help: "Runs of the workers' periodic tasks (webhook-sweep, storage-partitions, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers",
     labelNames: ['task', 'outcome'] as const,
     buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly queueJobs = new Histogram({
@@ -54,7 +55,7 @@ export class Metrics {
     help: "Jobs run by the worker's BullMQ consumers by queue (webhook-deliveries, campaigns, scheduled-tasks) and outcome (ok, failed: retried or failed for good as the queue says)",
     labelNames: ['queue', 'outcome'] as const,
     buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60, 300],
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly deliveriesReceived = this.counter(
@@ -79,28 +80,48 @@ export class Metrics {
     name: 'bmapi_storage_partitions_until_timestamp_seconds',
     help: 'Until when partitions exist for new rows, by table (events, webhook_deliveries), as last seen by the partition-maintenance task; alert when it comes within a week of now',
     labelNames: ['table'] as const,
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly partitionsDropped = new Counter({
     name: 'bmapi_storage_partitions_dropped_total',
     help: 'Weekly partitions dropped by the retention, by table (events: EVENTS_RETENTION_DAYS, webhook_deliveries: WEBHOOK_RETENTION_DAYS)',
     labelNames: ['table'] as const,
-    registers: [this.registry],
+    registers: [],
   });
 
   readonly partitionMaintenanceFailures = new Counter({
     name: 'bmapi_storage_partition_maintenance_failures_total',
     help: 'Partition-maintenance passes that failed (PostgreSQL unreachable, a lock not had); the next pass runs again',
-    registers: [this.registry],
+    registers: [],
   });
 
-  constructor() {
+  /**
+   * `process`: the API or the worker (CoreModule makes one per process), whose own series only are registered
+   * (docs/operations-and-scaling.md, the table's Process column); the upstream calls and the pacer are counted by
+   * both (sends and syncs in the API, campaigns and checks in the worker). Without it (tests of one component,
+   * tools): every series.
+   */
+  constructor(process?: MetricsProcess) {
+    // Partitions are checked at every process's start too (PartitionMaintenance), and the gauge says what was seen.
+    const both: Metric[] = [this.upstreamRequests, this.pacedSends, this.partitionsUntil];
+    const api: Metric[] = [this.httpRequests, this.sends, this.deliveriesReceived];
+    const worker: Metric[] = [
+      this.scheduledTasks,
+      this.queueJobs,
+      this.deliveriesProcessed,
+      this.deliveriesDeadLettered,
+      this.eventsStored,
+      this.partitionsDropped,
+      this.partitionMaintenanceFailures,
+    ];
+    const own = process === 'api' ? api : process === 'worker' ? worker : [...api, ...worker];
+    for (const metric of [...own, ...both]) this.registry.registerMetric(metric);
     collectDefaultMetrics({ register: this.registry, prefix: 'bmapi_' });
   }
 
   private counter(name: string, help: string): Counter {
-    return new Counter({ name, help, registers: [this.registry] });
+    return new Counter({ name, help, registers: [] });
   }
 
   /** A gauge read when scraped; a failing read leaves the gauge without a value for that scrape. */

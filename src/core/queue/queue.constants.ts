@@ -20,6 +20,8 @@ export interface RunCampaignJob {
 /** Webhook deliveries to process together (one receiver batch, or what the sweeper found). */
 export interface ProcessDeliveryJob {
   deliveryIds: number[];
+  /** The ids of the webhook requests that stored them (their lines' reqId), on every line of the job. */
+  reqIds?: string[];
   /** Jobs queued by a build before batches carried one delivery each. */
   deliveryId?: number;
 }

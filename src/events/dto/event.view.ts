@@ -23,9 +23,21 @@ export class EventMediaView {
   downloadPath: string;
 }
 
-/** Meta's pricing object of a status, as sent (per-message pricing). */
+/**
+ * Meta's pricing object of a status (per-message pricing), in camelCase like every other field (as on the message's
+ * `pricing`); `pricing_model`, Meta's spelling, stays beside `pricingModel` with the same value for existing clients.
+ */
 export class EventPricingView {
-  @ApiProperty({ nullable: true, type: String, example: 'PMP' }) pricing_model: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'PMP', description: "Meta's pricing_model" })
+  pricingModel: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'PMP',
+    deprecated: true,
+    description: "The same as pricingModel, in Meta's spelling: kept for existing clients; read pricingModel",
+  })
+  pricing_model: string | null;
   @ApiProperty({
     nullable: true,
     type: String,
@@ -119,12 +131,18 @@ export function toEventView(e: Event): EventView {
     phoneNumberId: e.phoneNumberId,
     upstreamTimestamp: e.upstreamTimestamp?.toISOString() ?? null,
     error: hasError ? { code: e.errorCode, title: e.errorTitle, detail: e.errorDetail } : null,
-    pricing: pricingOf(e.pricing),
+    pricing: eventPricingOf(e.pricing),
     processed: e.processed,
     createdAt: e.createdAt.toISOString(),
     raw: e.raw,
     media: mediaViewOf(e),
   };
+}
+
+/** Meta's object (its four documented keys) with `pricingModel` first; null when it carried none. */
+function eventPricingOf(value: unknown): EventPricingView | null {
+  const pricing = pricingOf(value);
+  return pricing ? { pricingModel: pricing.pricing_model, ...pricing } : null;
 }
 
 function mediaViewOf(e: Event): EventMediaView | null {

@@ -55,6 +55,19 @@ export class SendMessageService {
   async send(scope: ApiKeyScope, dto: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
     const outcome = await this.attempt(scope, dto, idempotencyKey);
     this.metrics.sends.inc({ outcome: outcomeLabel(outcome) });
+    // The line an operator follows a message by (docs/operations-and-scaling.md "Following one message"): the
+    // request's reqId (log context), our id, Meta's wamid (its status webhooks name it) and the key pair that sent it.
+    if (outcome.outcome === 'accepted')
+      this.logger.info(
+        {
+          messageId: outcome.message.id,
+          wamid: outcome.message.upstreamMessageId,
+          keyId: scope.apiKeyId,
+          phoneNumberId: dto.phoneNumberId,
+          type: dto.type,
+        },
+        'message sent',
+      );
     return outcome;
   }
 
@@ -272,7 +285,13 @@ export class SendMessageService {
   /** A synchronous upstream rejection: the stored (failed) message and the domain's reason. */
   private rejected(message: StoredMessage, error: UpstreamError, note?: string): FinalOutcome {
     this.logger.info(
-      { messageId: message.id, code: error.code, errorClass: error.errorClass, httpStatus: error.httpStatus },
+      {
+        messageId: message.id,
+        keyId: message.apiKeyId,
+        code: error.code,
+        errorClass: error.errorClass,
+        httpStatus: error.httpStatus,
+      },
       'send rejected upstream',
     );
     const failure = upstreamFailure(error, {

@@ -22,6 +22,7 @@ import {
   type ValidationArguments,
 } from 'class-validator';
 import { apply } from './message-type.js';
+import { withArticle } from '../../core/contract/validation.js';
 
 /**
  * The content objects of the non-template message types, in Meta's own shape (snake_case, as the Cloud API
@@ -265,7 +266,7 @@ function headerMedia(kind: string, cls: new () => object): PropertyDecorator {
   return apply([
     ApiPropertyOptional({ type: cls, description: `Required when the header type is ${kind}` }),
     ValidateIf((h: InteractiveHeaderDto) => h.type === kind || h[kind as keyof InteractiveHeaderDto] !== undefined),
-    IsDefined({ message: `${kind} is required for a ${kind} header` }),
+    IsDefined({ message: `${kind} is required for ${withArticle(kind)} header` }),
     ValidateNested(),
     Type(() => cls),
   ]);

@@ -29,6 +29,8 @@ const CLOCK_MARGIN_MS = 10 * 60 * 1000;
 
 export interface ProcessResult {
   deliveryIds: number[];
+  /** Items each of them carried, in the order of `deliveryIds`. */
+  items: number[];
   /** Events these deliveries carried (after removing repeats inside each payload). */
   events: number;
   /** Newly stored; fewer than `events` when Meta had delivered some of them before. */
@@ -86,6 +88,7 @@ export class DeliveryProcessor {
     const found = (await this.deliveries.findForProcessing(deliveryIds)).filter((d) => d.status !== 'failed');
     const result: ProcessResult = {
       deliveryIds: found.map((d) => d.id),
+      items: [],
       events: 0,
       inserted: 0,
       applied: 0,
@@ -103,7 +106,8 @@ export class DeliveryProcessor {
       // The same item in two deliveries of the batch (a redelivery) is stored once, by the first.
       for (const d of own) if (!keys.has(d.dedupeKey) && keys.add(d.dedupeKey)) drafts.push(d);
     }
-    result.events = found.reduce((sum, d) => sum + (counts.get(d.id) ?? d.eventCount ?? 0), 0);
+    result.items = found.map((d) => counts.get(d.id) ?? d.eventCount ?? 0);
+    result.events = result.items.reduce((sum, n) => sum + n, 0);
 
     const waitingIn = new Set<number>();
     const tried = new Set<number>();

@@ -37,7 +37,11 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
         concurrency: this.config.workerConcurrency,
         ...LOCKS,
         // Every line logged while a job runs (processor, effects, repositories) carries its job id and deliveries.
-        logContextOf: (job) => ({ deliveryIds: deliveriesOf(job.data) }),
+        // The webhook requests that stored them too (reqIds), when the receiver enqueued the job.
+        logContextOf: (job) => ({
+          deliveryIds: deliveriesOf(job.data),
+          ...(job.data.reqIds?.length ? { reqIds: job.data.reqIds } : {}),
+        }),
       },
       { redisUrl: this.config.redisUrl, prefix: this.config.queuePrefix, logger: this.logger, metrics: this.metrics },
       (job) => this.run(job),
@@ -77,13 +81,10 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
    */
   private async run(job: Job<DeliveryJobData>): Promise<ProcessResult | null> {
     const ids = deliveriesOf(job.data);
+    const started = performance.now();
     try {
       const result = await this.processor.process(ids, job.data.rerun, this.abort.signal);
-      this.logger.debug(
-        { events: result.events, inserted: result.inserted, applied: result.applied, waiting: result.waiting },
-        'webhook deliveries processed',
-      );
-      this.counted(result);
+      this.counted(result, started);
       return result;
     } catch (err) {
       // Stopped hard: whatever failed after that is the stop itself, not the deliveries' fault.
@@ -97,9 +98,10 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     let retry: Error | undefined;
     for (const id of ids) {
       // Its own lines name this delivery only.
-      await logContext.run({ jobId: job.id, deliveryIds: [id] }, async () => {
+      await logContext.run({ jobId: job.id, deliveryIds: [id], reqIds: job.data.reqIds }, async () => {
         try {
-          this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal));
+          const alone = performance.now();
+          this.counted(await this.processor.process([id], job.data.rerun, this.abort.signal), alone);
         } catch (err) {
           if (err instanceof ProcessingAborted || this.abort.signal.aborted) throw err;
           if (!(await this.recordFailure(job, [id], err))) retry = err instanceof Error ? err : new Error(inspect(err));
@@ -122,7 +124,19 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     return final;
   }
 
-  private counted(result: ProcessResult): void {
+  /** Counted, and one info line per run naming each delivery with its items (the job's context adds jobId, reqIds). */
+  private counted(result: ProcessResult, started: number): void {
+    this.logger.info(
+      {
+        deliveryIds: result.deliveryIds,
+        items: result.items,
+        events: result.inserted,
+        applied: result.applied,
+        waiting: result.waiting,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      },
+      'webhook deliveries processed',
+    );
     this.metrics.deliveriesProcessed.inc(result.deliveryIds.length);
     this.metrics.eventsStored.inc(result.inserted);
   }

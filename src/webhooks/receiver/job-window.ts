@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 interface OpenJob {
   key: string;
   ids: number[];
+  /** The requests whose deliveries these are (their reqId). */
+  reqIds: string[];
   /** INSERTs tagged with this key that have not settled yet. */
   writing: number;
   closed: boolean;
@@ -22,16 +24,17 @@ export class JobWindow {
 
   constructor(
     private readonly windowMs: number,
-    private readonly emit: (key: string, deliveryIds: number[]) => void,
+    private readonly emit: (key: string, deliveryIds: number[], reqIds: string[]) => void,
   ) {}
 
   /** Runs one INSERT under the open job's key (opening one if needed); its ids join that job once stored. */
-  async write(insert: (key: string) => Promise<number[]>): Promise<number[]> {
+  async write(insert: (key: string) => Promise<number[]>, reqIds: string[] = []): Promise<number[]> {
     const job = this.current();
     job.writing++;
     try {
       const ids = await insert(job.key);
       job.ids.push(...ids);
+      job.reqIds.push(...reqIds);
       return ids;
     } finally {
       job.writing--;
@@ -46,7 +49,13 @@ export class JobWindow {
 
   private current(): OpenJob {
     if (this.open) return this.open;
-    const job: OpenJob = { key: `${this.prefix}-${(this.counter++).toString(36)}`, ids: [], writing: 0, closed: false };
+    const job: OpenJob = {
+      key: `${this.prefix}-${(this.counter++).toString(36)}`,
+      ids: [],
+      reqIds: [],
+      writing: 0,
+      closed: false,
+    };
     this.open = job;
     setTimeout(() => this.close(job), this.windowMs).unref();
     return job;
@@ -61,9 +70,10 @@ export class JobWindow {
 
   private settle(job: OpenJob): void {
     if (job.closed && job.writing === 0 && job.ids.length > 0) {
-      const ids = job.ids;
+      const [ids, reqIds] = [job.ids, job.reqIds];
       job.ids = [];
-      this.emit(job.key, ids);
+      job.reqIds = [];
+      this.emit(job.key, ids, reqIds);
     }
   }
 }

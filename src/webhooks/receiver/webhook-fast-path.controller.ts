@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { envelope, SUCCESS } from '../../core/http/envelope.js';
+import { tooLargeMessage } from '../../core/http/body-parsers.js';
 import { httpAnswerOf, type HttpErrorAnswer } from '../../core/http/error-mapper.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
 import { logContext } from '../../core/logging/log-context.js';
@@ -68,7 +69,13 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   const tooLarge = () => {
     // What is left of the body is read and dropped, so that the connection stays usable.
     req.resume();
-    send(res, 413, envelope(413, 'Payload Too Large'));
+    send(
+      res,
+      413,
+      envelope(413, tooLargeMessage(deps.limitBytes), {
+        errors: [{ field: 'body', message: `must be at most ${deps.limitBytes} bytes` }],
+      }),
+    );
   };
   if (Number(req.headers['content-length']) > deps.limitBytes) return tooLarge();
 

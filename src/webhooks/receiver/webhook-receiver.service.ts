@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Forbidden, Malformed, TemporarilyUnavailable, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
+import { logContext } from '../../core/logging/log-context.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
@@ -36,8 +37,11 @@ const ENQUEUE_TIMEOUT_MS = 1000;
  */
 @Injectable()
 export class WebhookReceiverService implements OnModuleDestroy {
-  /** An item is one request: its deliveries (one per business account, see splitByAccount), stored together. */
-  private readonly batches: GroupCommit<IncomingDelivery[], number[]>;
+  /**
+   * An item is one request: its deliveries (one per business account, see splitByAccount), stored together, and its
+   * request id (carried by the queue job, so the worker's lines name the requests that brought their deliveries).
+   */
+  private readonly batches: GroupCommit<{ parts: IncomingDelivery[]; reqId?: string }, number[]>;
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
@@ -54,7 +58,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
       windowMs: config.webhookBatchWindowMs,
       maxItems: config.webhookBatchMaxRows,
     });
-    this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids) => this.enqueue(key, ids));
+    this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids, reqIds) => this.enqueue(key, ids, reqIds));
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
@@ -78,7 +82,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
     try {
-      await this.batches.add(parts);
+      await this.batches.add({ parts, reqId: logContext.current()?.reqId });
       this.metrics.deliveriesReceived.inc(parts.length);
     } catch (err) {
       // Never 200 without the payload being durable: Meta retries anything else.
@@ -94,10 +98,18 @@ export class WebhookReceiverService implements OnModuleDestroy {
   }
 
   /** One INSERT for every delivery of these requests; each request gets its own ids back. */
-  private async store(requests: IncomingDelivery[][]): Promise<number[][]> {
-    const ids = await this.jobs.write((key) => this.deliveries.storeBatch(key, requests.flat()));
+  private async store(requests: { parts: IncomingDelivery[]; reqId?: string }[]): Promise<number[][]> {
+    const reqIds = requests.flatMap((r) => (r.reqId ? [r.reqId] : []));
+    const ids = await this.jobs.write(
+      (key) =>
+        this.deliveries.storeBatch(
+          key,
+          requests.flatMap((r) => r.parts),
+        ),
+      reqIds,
+    );
     let at = 0;
-    return requests.map((parts) => ids.slice(at, (at += parts.length)));
+    return requests.map((r) => ids.slice(at, (at += r.parts.length)));
   }
 
   /** Acknowledged deliveries are committed already; this waits for the batches being written and enqueues their jobs. */
@@ -108,9 +120,9 @@ export class WebhookReceiverService implements OnModuleDestroy {
   }
 
   /** Not awaited by the requests: their deliveries are durable, and the sweeper covers a lost enqueue. */
-  private enqueue(key: string, deliveryIds: number[]): void {
+  private enqueue(key: string, deliveryIds: number[], reqIds: string[]): void {
     const done: Promise<void> = this.queue
-      .enqueue({ deliveryIds }, deliveryJobIds.batch(key), { timeoutMs: ENQUEUE_TIMEOUT_MS })
+      .enqueue({ deliveryIds, reqIds }, deliveryJobIds.batch(key), { timeoutMs: ENQUEUE_TIMEOUT_MS })
       .catch((err: unknown) =>
         this.logger.warn(
           { err, deliveryIds },
