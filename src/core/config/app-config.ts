@@ -147,6 +147,12 @@ export class AppConfig {
   readonly campaignBodyLimitBytes!: number;
   /** Campaigns one worker process runs at once. */
   readonly campaignConcurrency!: number;
+  /** How long a campaign runs before it hands its worker slot to the next campaign waiting (and queues behind it). */
+  readonly campaignSliceMs!: number;
+  /** Campaigns of one organization running at once (started, resumed or retried past it: 409). */
+  readonly campaignsRunningPerOrganization!: number;
+  /** Recipients of the campaigns one organization creates in any 24 hours (past it: 429). */
+  readonly campaignRecipientsPerDayPerOrganization!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
@@ -233,6 +239,17 @@ export class AppConfig {
       campaignUnconfirmedAfterMs: r.int('CAMPAIGN_UNCONFIRMED_AFTER_MS', { default: 60_000, min: 0, max: 86_400_000 }),
       campaignBodyLimitBytes: r.int('CAMPAIGN_BODY_LIMIT_BYTES', { default: 16 * 1024 * 1024, min: 1024 }),
       campaignConcurrency: r.int('CAMPAIGN_CONCURRENCY', { default: 4, min: 1, max: 100 }),
+      campaignSliceMs: r.int('CAMPAIGN_SLICE_MS', { default: 10_000, min: 100, max: 3_600_000 }),
+      campaignsRunningPerOrganization: r.int('CAMPAIGNS_RUNNING_PER_ORGANIZATION', {
+        default: 10,
+        min: 1,
+        max: 10_000,
+      }),
+      campaignRecipientsPerDayPerOrganization: r.int('CAMPAIGN_RECIPIENTS_PER_DAY_PER_ORGANIZATION', {
+        default: 1_000_000,
+        min: 1,
+        max: 1_000_000_000,
+      }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       workerShutdownTimeoutMs: r.int('WORKER_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100, max: 600_000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
