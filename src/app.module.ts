@@ -9,6 +9,7 @@ import { AllExceptionsFilter } from './core/http/exception.filter.js';
 import { createValidationPipe } from './core/http/validation.js';
 import { HealthModule } from './health/health.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { TenantLoadInterceptor } from './auth/tenant-load.interceptor.js';
 import { ConsoleModule } from './console/console.module.js';
 import { ConsoleWebModule } from './console-web/console-web.module.js';
 import { MediaModule } from './media/media.module.js';
@@ -39,6 +40,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: ConsoleSessionRateLimitGuard },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        // After the guards (the caller is known): each organization's requests and reads in flight, reads' share of the pool.
+        { provide: APP_INTERCEPTOR, useClass: TenantLoadInterceptor },
       ],
     };
   }

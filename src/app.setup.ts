@@ -2,6 +2,8 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
+import { ApiKeyAuthenticator } from './auth/api-keys/api-key.authenticator.js';
+import { SessionsService } from './auth/sessions/sessions.service.js';
 import { unauthenticatedRateLimit } from './auth/unauthenticated-rate-limit.js';
 import { AppConfig } from './core/config/app-config.js';
 import type { CoreOptions } from './core/core.module.js';
@@ -59,7 +61,14 @@ export async function createApp(config: AppConfig, core: CoreOptions = {}): Prom
   if (config.trustProxy !== false) app.set('trust proxy', config.trustProxy);
   app.use(requestContext(logger, metrics));
   app.use(securityHeaders(config));
-  app.use(unauthenticatedRateLimit(app.get(RateLimiterService), config));
+  app.use(
+    unauthenticatedRateLimit(
+      app.get(RateLimiterService),
+      app.get(ApiKeyAuthenticator),
+      app.get(SessionsService),
+      config,
+    ),
+  );
   app.use(
     bodyParsers(config, { '/webhooks/whatsapp': (req) => signatureHeaderRefusal(req.headers['x-hub-signature-256']) }),
   );

@@ -58,12 +58,14 @@ export class AuthGuard implements CanActivate {
         return true;
       case 'apiKey':
         assertKeyHeaders(req);
-        req.apiKey = await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
+        // Verified ahead of the body parser when the request may carry a body (auth/unauthenticated-rate-limit.ts).
+        req.apiKey ??= await this.apiKeys.authenticate(req.headers['x-access-key'], req.headers['x-secret-key']);
         return true;
       case 'console': {
         const token = readSessionCookie(req, this.config);
         if (!token) throw new ApiError(401, AUTHENTICATION_REQUIRED);
-        const session = await this.sessions.authenticateSliding(token);
+        const checked = req.sessionCheck?.token === token ? req.sessionCheck.result : undefined;
+        const session = checked !== undefined ? checked : await this.sessions.authenticateSliding(token);
         if (!session) throw new ApiError(401, SESSION_INVALID);
         req.operator = session.scope;
         this.assertRole(context, session.scope);

@@ -34,6 +34,8 @@ declare module 'express-serve-static-core' {
   interface Request {
     apiKey?: ApiKeyScope;
     operator?: ConsoleScope;
+    /** The session cookie's lookup made ahead of the body parser (auth/unauthenticated-rate-limit.ts), for the guard. */
+    sessionCheck?: { token: string; result: { scope: ConsoleScope; renewedForSeconds?: number } | null };
   }
 }
 

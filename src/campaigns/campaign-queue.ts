@@ -31,4 +31,25 @@ export class CampaignQueue {
       this.logger.warn({ err, campaignId }, 'campaign run not queued (Redis); a worker sweep will start it');
     }
   }
+
+  /**
+   * The next time slice of a run, behind every job waiting (other campaigns get their turn first), running as `owner`
+   * (the lease handed over to it). Fails soft: the lease expires and a worker's sweep queues the campaign again.
+   */
+  async enqueueSlice(campaignId: number, run: number, slice: number, owner: string): Promise<void> {
+    try {
+      await this.queues.add<RunCampaignJob>(
+        QUEUES.campaigns,
+        JOBS.runCampaign,
+        { campaignId, owner, slice },
+        {
+          jobId: jobIds.campaignSlice(campaignId, run, slice, owner),
+          removeOnComplete: { age: 3600 },
+          removeOnFail: { age: 24 * 3600 },
+        },
+      );
+    } catch (err) {
+      this.logger.warn({ err, campaignId }, 'campaign slice not queued (Redis); a worker sweep will go on with it');
+    }
+  }
 }

@@ -21,6 +21,7 @@ import {
 import { UpstreamError } from '../upstream/upstream.error.js';
 import type { TemplateComponentValues, TemplateSend } from '../upstream/upstream.types.js';
 import { WhatsAppClient } from '../upstream/whatsapp.client.js';
+import { CampaignQueue } from './campaign-queue.js';
 import { CampaignRecipientsRepository, type ClaimedRecipient } from './campaign-recipients.repository.js';
 import { CampaignsRepository, type CampaignRow, type CampaignStatus } from './campaigns.repository.js';
 
@@ -35,7 +36,13 @@ const RESERVE_AHEAD_MS = 50;
 /** How long a write of results keeps trying while PostgreSQL is away (its results are known only here). */
 const WRITE_RETRY_MS = 120_000;
 
-export type RunOutcome = 'completed' | 'stopped' | 'not_running' | 'held_elsewhere' | 'lease_lost';
+export type RunOutcome = 'completed' | 'stopped' | 'not_running' | 'held_elsewhere' | 'lease_lost' | 'yielded';
+
+/** A run's job: the lease handed over by the slice before (`owner`) and how many slices came before. */
+export interface SliceOf {
+  owner?: string;
+  slice?: number;
+}
 
 /** One recipient's send, ready to go: its claimed row and its stored (pending) message. */
 interface Sendable {
@@ -60,6 +67,8 @@ interface RunState {
   inFlight: number;
   /** Settles once the last chunk to start has reserved all its slots (the next chunk reserves after it). */
   reserving: Promise<void>;
+  /** When this slice stops claiming and hands the campaign to its next slice (CAMPAIGN_SLICE_MS). */
+  sliceEndsAt: number;
 }
 
 /**
@@ -83,13 +92,20 @@ export class CampaignRunner {
     private readonly sql: UnitOfWork,
     private readonly pacer: NumberPacer,
     private readonly upstream: WhatsAppClient,
+    private readonly queue: CampaignQueue,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  async run(campaignId: number, signal: AbortSignal): Promise<RunOutcome> {
-    const owner = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
-    const leased = await this.lease(campaignId, owner, signal);
+  /**
+   * One time slice of the campaign (issue 37, finding 3): it claims and sends for CAMPAIGN_SLICE_MS, writes what it
+   * sent, then hands its lease to the next slice's job, queued behind every job waiting. CAMPAIGN_CONCURRENCY jobs
+   * then take turns between all running campaigns, whoever started them, instead of the first few holding every slot
+   * until they end.
+   */
+  async run(campaignId: number, signal: AbortSignal, sliceOf: SliceOf = {}): Promise<RunOutcome> {
+    const owner = sliceOf.owner ?? newOwner();
+    const leased = await this.lease(campaignId, owner, signal, sliceOf.owner !== undefined);
     if (typeof leased === 'string') return leased;
     const state: RunState = {
       campaign: leased,
@@ -99,6 +115,7 @@ export class CampaignRunner {
       stop: null,
       inFlight: 0,
       reserving: Promise.resolve(),
+      sliceEndsAt: Date.now() + this.config.campaignSliceMs,
     };
     const heartbeat = setInterval(
       () => void this.renew(state),
@@ -115,7 +132,7 @@ export class CampaignRunner {
         this.logger.warn({ campaignId, err }, 'campaign paused: its business account has no usable token');
         return 'stopped';
       }
-      if (leased.previousOwner && leased.previousOwner !== owner)
+      if (leased.previousOwner && leased.previousOwner !== owner && sliceOf.owner === undefined)
         this.logger.warn(
           { campaignId, previousOwner: leased.previousOwner },
           'campaign taken over from a runner that stopped renewing its lease',
@@ -123,7 +140,10 @@ export class CampaignRunner {
       for (;;) {
         await this.sendAll(state, signal);
         if (state.stop || signal.aborted) return state.stop?.status === 'lease_lost' ? 'lease_lost' : 'stopped';
-        if (!(await this.settle(state, signal))) continue; // recipients went back to pending: send them
+        if (Date.now() >= state.sliceEndsAt) return await this.handOver(state, sliceOf.slice ?? 0);
+        const settled = await this.settle(state, signal);
+        if (settled === 'slice_over') return await this.handOver(state, sliceOf.slice ?? 0);
+        if (!settled) continue; // recipients went back to pending: send them
         if (state.stop || signal.aborted) return 'stopped';
         if (await this.writeRetrying(() => this.campaigns.complete(campaignId, owner, state.campaign.run), signal)) {
           this.logger.info({ campaignId }, 'campaign completed');
@@ -137,11 +157,28 @@ export class CampaignRunner {
     }
   }
 
-  /** The lease, waiting (up to twice its length) for a runner that is finishing to let go. */
+  /**
+   * The end of a slice with recipients left: the lease goes to the next slice's job, queued behind the jobs waiting.
+   * The lease stays held meanwhile (a sweep leaves the campaign alone for a lease), and the next slice finds it its own.
+   */
+  private async handOver(state: RunState, slice: number): Promise<RunOutcome> {
+    const next = newOwner();
+    const { campaign } = state;
+    if (!(await this.campaigns.handOverLease(campaign.id, state.owner, next, this.config.campaignLeaseMs)))
+      return 'lease_lost';
+    await this.queue.enqueueSlice(campaign.id, campaign.run, slice + 1, next);
+    return 'yielded';
+  }
+
+  /**
+   * The lease, waiting (up to twice its length) for a runner that is finishing to let go. A slice handed the lease
+   * (`handedOver`) does not wait: a lease no longer its own was taken over (a sweep), and that runner goes on.
+   */
   private async lease(
     campaignId: number,
     owner: string,
     signal: AbortSignal,
+    handedOver = false,
   ): Promise<(CampaignRow & { previousOwner: string | null }) | Exclude<RunOutcome, 'completed'>> {
     const deadline = Date.now() + 2 * this.config.campaignLeaseMs;
     for (;;) {
@@ -149,7 +186,7 @@ export class CampaignRunner {
       if (leased) return leased;
       // Not running any more (paused, cancelled, completed, gone): nothing to wait for.
       if ((await this.campaigns.statusOf(campaignId)) !== 'running') return 'not_running';
-      if (Date.now() > deadline || signal.aborted) return 'held_elsewhere';
+      if (handedOver || Date.now() > deadline || signal.aborted) return 'held_elsewhere';
       await sleep(500);
     }
   }
@@ -185,7 +222,7 @@ export class CampaignRunner {
     // few recipients wait for a slot once claimed (a pause stops them; a killed runner leaves few in doubt).
     const chunkSize = Math.max(1, Math.min(this.config.campaignChunkSize, Math.ceil(state.perSecond / 10)));
     const ahead = Math.min(this.config.campaignMaxInFlight, Math.max(chunkSize, Math.ceil(state.perSecond / 4)));
-    while (!state.stop && !signal.aborted) {
+    while (!state.stop && !signal.aborted && Date.now() < state.sliceEndsAt) {
       while (state.inFlight >= ahead && running.size > 0) await Promise.race(running);
       let chunk: Sendable[] | null;
       try {
@@ -483,10 +520,12 @@ export class CampaignRunner {
    * failed as unconfirmed (never resent by the service: only retry-failed does). True once nothing is left; false
    * when recipients went back to pending meanwhile.
    */
-  private async settle(state: RunState, signal: AbortSignal): Promise<boolean> {
+  private async settle(state: RunState, signal: AbortSignal): Promise<boolean | 'slice_over'> {
     const { campaign } = state;
     for (;;) {
       if (state.stop || signal.aborted) return true;
+      // Waiting for the last answers takes no slot from other campaigns past the slice either.
+      if (Date.now() >= state.sliceEndsAt) return 'slice_over';
       if (await this.recipients.hasPending(campaign.id)) return false;
       const left = await this.recipients.unsettled(campaign.id);
       if (left.length === 0) return true;
@@ -528,6 +567,9 @@ export class CampaignRunner {
     }
   }
 }
+
+/** A runner's name in the lease: host, process and a random part (every run, and every slice, is a new owner). */
+const newOwner = () => `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
 
 /** The address a recipient is known by (phone digits or BSUID), as marketing preferences and blocks store it. */
 const addressOf = (r: ClaimedRecipient) => r.userId ?? r.to!;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { expressionBuilder } from 'kysely';
 import { columns, type Database } from '../core/db/database.js';
+import { lockForTransaction } from '../core/db/advisory-lock.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { now } from '../core/db/pg.js';
 import { qualified } from '../core/db/rows.js';
@@ -140,6 +141,19 @@ const statusForShare = prepared('campaign_status_for_share', (db, p: { id: numbe
     .where('id', '=', p.id)
     .forShare()
     .$narrowType<{ status: CampaignStatus }>(),
+);
+
+/** The lease passed from one runner to the next (a slice's end): the next runs as `next`, within one lease. */
+const handOverLease = prepared(
+  'campaign_hand_over_lease',
+  (db, p: { id: number; owner: string; next: string; seconds: number }) =>
+    db
+      .updateTable('campaigns')
+      .set({ lease_owner: p.next, lease_until: fromNow('date_add', p.seconds) })
+      .where('id', '=', p.id)
+      .where('lease_owner', '=', p.owner)
+      .where('status', '=', 'running')
+      .returning('id'),
 );
 
 const releaseLease = prepared('campaign_release_lease', (db, p: { id: number; owner: string }) =>
@@ -307,6 +321,35 @@ export class CampaignsRepository {
   async statusForShare(tx: Tx, id: number): Promise<CampaignStatus | null> {
     const { rows } = await this.db.exec(statusForShare, { id }, tx);
     return rows[0]?.status ?? null;
+  }
+
+  /**
+   * What an organization's campaign quotas count (issue 37, finding 3): its campaigns running now, and the recipients of
+   * those it created since `since`. Under a transaction-scoped lock of the organization's campaigns, so two creations
+   * (or resumes) at once cannot both see room for one more (call inside a unit of work).
+   */
+  async quotaUseLocked(organizationId: string, since: Date): Promise<{ running: number; recipients: number }> {
+    const db = this.db.on();
+    await lockForTransaction(db, `campaigns:${organizationId}`);
+    const row = await db
+      .selectFrom('campaigns as c')
+      .innerJoin('business_accounts as b', 'b.id', 'c.business_account_id')
+      .select((eb) => [
+        eb.fn.countAll<number>().filterWhere('c.status', '=', 'running').as('running'),
+        eb.fn
+          .coalesce(eb.fn.sum<number>('c.total').filterWhere('c.created_at', '>=', since), eb.lit(0))
+          .as('recipients'),
+      ])
+      .where('b.organization_id', '=', organizationId)
+      .where((eb) => eb.or([eb('c.status', '=', 'running'), eb('c.created_at', '>=', since)]))
+      .executeTakeFirstOrThrow();
+    return { running: Number(row.running), recipients: Number(row.recipients) };
+  }
+
+  /** Whether the lease went to `next` (false: it was not `owner`'s any more, or the campaign stopped running). */
+  async handOverLease(id: number, owner: string, next: string, leaseMs: number): Promise<boolean> {
+    const { rows } = await this.db.exec(handOverLease, { id, owner, next, seconds: leaseMs / 1000 });
+    return rows.length > 0;
   }
 
   async releaseLease(id: number, owner: string): Promise<void> {

@@ -4,7 +4,8 @@ import { AuditService } from '../audit/audit.service.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
 import { AccountHealth } from '../accounts/health/account-health.js';
 import type { ParameterCounts } from '../accounts/templates/template-parameters.js';
-import { Conflict, InvalidInput, NotFound, type FieldError } from '../core/errors/domain-errors.js';
+import { AppConfig } from '../core/config/app-config.js';
+import { Conflict, InvalidInput, NotFound, TooManyAttempts, type FieldError } from '../core/errors/domain-errors.js';
 import { toPage, type Page } from '../core/rows/page.js';
 import { isRowId } from '../core/rows/row-id.js';
 import { UnitOfWork } from '../core/db/unit-of-work.js';
@@ -23,6 +24,8 @@ import type { CampaignCountsView, CampaignRecipientView, CampaignView, CreateCam
 
 export const CAMPAIGN_NOT_FOUND = 'Campaign not found';
 
+const DAY_MS = 24 * 3600 * 1000;
+
 /**
  * Campaigns for operators (console session): created with every recipient checked first (nothing stored or sent
  * from a refused one), then run by the worker; paused, resumed, cancelled, failed recipients retried. Every change
@@ -38,7 +41,29 @@ export class CampaignsService {
     private readonly contexts: SendContextReader,
     private readonly audit: AuditService,
     private readonly queue: CampaignQueue,
+    private readonly config: AppConfig,
   ) {}
+
+  /**
+   * Issue 37, finding 3: an organization's share of the campaign workers. At most CAMPAIGNS_RUNNING_PER_ORGANIZATION
+   * of its campaigns run at once (one more: 409), and the campaigns it creates in any 24 hours hold at most
+   * CAMPAIGN_RECIPIENTS_PER_DAY_PER_ORGANIZATION recipients (past it: 429). Counted under the organization's lock,
+   * in the unit of work that starts the campaign.
+   */
+  private async assertQuota(organizationId: string, adding: number): Promise<void> {
+    const use = await this.campaigns.quotaUseLocked(organizationId, new Date(Date.now() - DAY_MS));
+    const running = this.config.campaignsRunningPerOrganization;
+    if (use.running >= running)
+      throw new Conflict(
+        `The organization already has ${use.running} campaigns running, its limit (CAMPAIGNS_RUNNING_PER_ORGANIZATION=${running}): pause, cancel or wait for one to end`,
+      );
+    const perDay = this.config.campaignRecipientsPerDayPerOrganization;
+    if (adding > 0 && use.recipients + adding > perDay)
+      throw new TooManyAttempts(
+        `Campaign recipients over the organization's daily quota (CAMPAIGN_RECIPIENTS_PER_DAY_PER_ORGANIZATION=${perDay}): ${use.recipients} in the last 24 hours, ${adding} more asked`,
+        3600,
+      );
+  }
 
   async create(operator: ConsoleScope, wabaId: string, dto: CreateCampaignDto): Promise<CampaignView> {
     const account = await this.accounts.getConnected(operator.organizationId, wabaId);
@@ -102,6 +127,7 @@ export class CampaignsService {
 
     const marketing = ctx.templateCategory === 'MARKETING';
     const created = await this.uow.run(async () => {
+      await this.assertQuota(operator.organizationId, recipients.length);
       const campaign = await this.campaigns.create(account.id, {
         name: dto.name,
         phoneNumberId: dto.phoneNumberId,
@@ -182,6 +208,8 @@ export class CampaignsService {
     if (campaign.status === 'cancelled') throw new Conflict('Campaign is cancelled: its recipients are not sent again');
     let requeued = 0;
     const updated = await this.uow.run(async () => {
+      // A completed campaign runs again: one more running.
+      if (campaign.status === 'completed') await this.assertQuota(operator.organizationId, 0);
       const current =
         campaign.status === 'paused'
           ? await this.campaigns.transition(campaign.businessAccountId, campaign.id, ['paused'], 'paused')
@@ -216,6 +244,7 @@ export class CampaignsService {
   ): Promise<CampaignView> {
     const { campaign } = await this.owned(operator.organizationId, wabaId, id);
     const updated = await this.uow.run(async () => {
+      if (to === 'running') await this.assertQuota(operator.organizationId, 0);
       const changed = await this.campaigns.transition(campaign.businessAccountId, campaign.id, from, to);
       if (!changed) return null;
       await also?.(changed);

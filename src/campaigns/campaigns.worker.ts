@@ -44,7 +44,8 @@ export class CampaignsWorker implements OnApplicationBootstrap, OnModuleDestroy 
         logContextOf: (job) => ({ campaignId: job.data.campaignId }),
       },
       { redisUrl: this.config.redisUrl, prefix: this.config.queuePrefix, logger: this.logger, metrics: this.metrics },
-      (job) => this.runner.run(job.data.campaignId, this.abort.signal),
+      (job) =>
+        this.runner.run(job.data.campaignId, this.abort.signal, { owner: job.data.owner, slice: job.data.slice }),
     );
     this.worker.start().on('failed', (job, err) => this.logger.error({ err, jobId: job?.id }, 'campaign run failed'));
     this.sweeper = setInterval(() => void this.sweep(), this.config.campaignLeaseMs);

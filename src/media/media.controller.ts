@@ -15,6 +15,7 @@ import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { Roles } from '../auth/roles.js';
+import { OwnInFlightLimits } from '../auth/tenant-load.interceptor.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { ApiEnvelope } from '../core/http/openapi.js';
 import { SUPPORTED_MEDIA } from './media-limits.js';
@@ -29,6 +30,7 @@ export class UploadedMediaView {
 
 @ApiTags('console: media')
 @ConsoleAuth()
+@OwnInFlightLimits()
 @Roles('member')
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @ApiResponse({

@@ -1151,6 +1151,11 @@ export interface components {
             total: number;
             /** @example 1 */
             totalPages: number;
+            /**
+             * @description Present (true) when counting stopped early and `total` (and `totalPages`) is a lower bound: GET /messages counts up to MESSAGES_COUNT_LIMIT (10,000) matching messages
+             * @enum {boolean}
+             */
+            totalIsLowerBound?: true;
         };
         ReplaceAccessTokenDto: {
             /** @description A new system-user access token; checked against the upstream platform, stored encrypted */
@@ -5381,6 +5386,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The organization already has CAMPAIGNS_RUNNING_PER_ORGANIZATION campaigns running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Body over CAMPAIGN_BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -5396,7 +5416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            /** @description A Content-Encoding other than identity (compressed bodies are refused) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5435,7 +5455,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            /** @description Recipients over CAMPAIGN_RECIPIENTS_PER_DAY_PER_ORGANIZATION in 24 hours (Retry-After); or too many request bodies in flight from this address */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5797,7 +5817,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Campaign is not paused */
+            /** @description Campaign is not paused, or the organization already has CAMPAIGNS_RUNNING_PER_ORGANIZATION campaigns running */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6007,7 +6027,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Campaign is cancelled */
+            /** @description Campaign is cancelled, or (a completed one) the organization already has CAMPAIGNS_RUNNING_PER_ORGANIZATION campaigns running */
             409: {
                 headers: {
                     [name: string]: unknown;

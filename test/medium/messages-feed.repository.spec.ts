@@ -70,7 +70,12 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     ).toBe(1);
     // A redelivery (same wamid) in a later transaction stores nothing.
     expect(await uow().run((tx) => t.repo.insertInbound(tx, [row]))).toBe(0);
-    const { rows } = await t.repo.list(scope.businessAccountId, { direction: 'inbound' }, { page: 1, limit: 10 });
+    const { rows } = await t.repo.list(
+      scope.businessAccountId,
+      { direction: 'inbound' },
+      { page: 1, limit: 10 },
+      10_000,
+    );
     expect(rows).toEqual([
       expect.objectContaining({
         direction: 'inbound',
@@ -83,9 +88,9 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
         phoneNumberId: row.phoneNumberId,
       }),
     ]);
-    expect((await t.repo.list(scope.businessAccountId, { direction: 'outbound' }, { page: 1, limit: 10 })).total).toBe(
-      0,
-    );
+    expect(
+      (await t.repo.list(scope.businessAccountId, { direction: 'outbound' }, { page: 1, limit: 10 }, 10_000)).total,
+    ).toBe(0);
   });
 
   it("lists a message again, once, in its latest state when its status changes; other writes don't move it", async () => {
@@ -181,7 +186,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     await poller;
 
     const pages = await Promise.all(
-      [1, 2, 3].map((page) => t.repo.list(scope.businessAccountId, {}, { page, limit: 100 })),
+      [1, 2, 3].map((page) => t.repo.list(scope.businessAccountId, {}, { page, limit: 100 }, 10_000)),
     );
     expect(pages[0]!.total).toBe(WRITERS * ROUNDS * 3);
     const stored = new Map(pages.flatMap((p) => p.rows).map((m) => [m.id, m.status]));
@@ -231,7 +236,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
         inbound(scope, { type: 'image', content: { image: { id: '1', mime_type: 'image/png' } } }),
       ]),
     );
-    const page = await t.repo.list(scope.businessAccountId, { type: 'image' }, { page: 1, limit: 10 });
+    const page = await t.repo.list(scope.businessAccountId, { type: 'image' }, { page: 1, limit: 10 }, 10_000);
     expect([page.total, page.rows.map((r) => r.type)]).toEqual([1, ['image']]);
     expect(await t.repo.findOne(other.businessAccountId, page.rows[0]!.id)).toBeNull();
     expect(await uow().snapshot((tx) => t.repo.findOne(scope.businessAccountId, page.rows[0]!.id, tx))).toEqual(

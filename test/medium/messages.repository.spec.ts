@@ -251,7 +251,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
     const claimAt = (key: string, body: string, s: number) =>
       IdempotencyService.claim(key, IdempotencyService.fingerprint({ body }), secondsAfter(s));
     const messagesOf = async (businessAccountId: string) =>
-      (await t.repo.list(businessAccountId, {}, { page: 1, limit: 100 })).rows.map((m) => m.id);
+      (await t.repo.list(businessAccountId, {}, { page: 1, limit: 100 }, 10_000)).rows.map((m) => m.id);
 
     it('stores the claim and the message together, and nothing while the key is held, answered or another body waits', async () => {
       const scope = await insertSendScope(t.db);
@@ -506,6 +506,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
         businessAccountId,
         { ...q, since: q.since ? new Date(q.since) : undefined, until: q.until ? new Date(q.until) : undefined },
         { page: q.page ?? 1, limit: q.limit },
+        10_000,
       );
 
     it("lists one account's messages newest first, with exact totals under every filter", async () => {
@@ -553,6 +554,16 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect((await list(other.businessAccountId, query())).total).toBe(1);
       expect(await t.repo.findOne(other.businessAccountId, rows.read.id)).toBeNull();
       expect(await t.repo.findOne(scope.businessAccountId, rows.read.id)).toEqual(rows.read);
+    });
+
+    it('counts up to the count limit: past it the total is the limit, said to be a lower bound (issue 37)', async () => {
+      const { scope } = await history();
+      const counted = (countLimit: number) =>
+        t.repo.list(scope.businessAccountId, {}, { page: 1, limit: 2 }, countLimit);
+      const capped = await counted(4);
+      expect([capped.total, capped.totalIsLowerBound, capped.rows.length]).toEqual([4, true, 2]);
+      const exact = await counted(9);
+      expect([exact.total, exact.totalIsLowerBound]).toEqual([9, false]);
     });
 
     it('aggregates totals, every day of the range (zeros included), failure reasons and templates', async () => {

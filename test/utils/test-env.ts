@@ -35,6 +35,11 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     // Likewise the per-address bucket ahead of body parsing (its own test sets it low).
     UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '100000',
     UNAUTHENTICATED_RATE_LIMIT_BURST: '100000',
+    // Likewise the in-flight caps per address and per organization (security-body-before-sender and
+    // security-tenant-load set them low).
+    BODY_PARSES_PER_ADDRESS: '10000',
+    ORGANIZATION_READS_IN_FLIGHT: '10000',
+    ORGANIZATION_REQUESTS_IN_FLIGHT: '10000',
     ...overrides,
   };
 }

@@ -48,7 +48,10 @@ export class CampaignsController {
   @ApiBody({ type: CreateCampaignDto, examples: { template: { value: CREATE_EXAMPLE } } })
   @ApiEnvelope(CampaignView, { status: 201, description: 'Created and running' })
   @ApiErrors({
+    409: 'The organization already has CAMPAIGNS_RUNNING_PER_ORGANIZATION campaigns running',
     413: 'Body over CAMPAIGN_BODY_LIMIT_BYTES',
+    415: 'A Content-Encoding other than identity (compressed bodies are refused)',
+    429: 'Recipients over CAMPAIGN_RECIPIENTS_PER_DAY_PER_ORGANIZATION in 24 hours (Retry-After); or too many request bodies in flight from this address',
     422: 'Field Validation Failed: name, phoneNumberId (not synced or not CONNECTED), templateName (not synced or not APPROVED), templateLanguage, recipients (none, over 100,000), recipients.<i>.to / .userId / .components (the first 100 problems)',
     424: "Meta's standing of the account or number forbids sending (disabled, restricted, flagged), or the stored token was rejected",
   })
@@ -135,7 +138,9 @@ export class CampaignsController {
   })
   @ApiRowIdParam('The campaign id')
   @ApiEnvelope(CampaignView, { description: 'Running again' })
-  @ApiErrors({ 409: 'Campaign is not paused' })
+  @ApiErrors({
+    409: 'Campaign is not paused, or the organization already has CAMPAIGNS_RUNNING_PER_ORGANIZATION campaigns running',
+  })
   resume(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,
@@ -172,7 +177,9 @@ export class CampaignsController {
   })
   @ApiRowIdParam('The campaign id')
   @ApiEnvelope(RetryFailedView, { description: 'Failed recipients sent back to pending' })
-  @ApiErrors({ 409: 'Campaign is cancelled' })
+  @ApiErrors({
+    409: 'Campaign is cancelled, or (a completed one) the organization already has CAMPAIGNS_RUNNING_PER_ORGANIZATION campaigns running',
+  })
   retryFailed(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,

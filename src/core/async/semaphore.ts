@@ -21,21 +21,36 @@ export class Semaphore {
     return this.waiting.length;
   }
 
-  /** Runs `task` with a permit; null (task not run) when the queue is full. */
-  async run<T>(task: () => Promise<T>): Promise<{ value: T } | null> {
+  /**
+   * A permit, once one is free (waiting in arrival order): the function that gives it back (once; later calls do
+   * nothing). Null at once when the queue is full.
+   */
+  async acquire(): Promise<(() => void) | null> {
     if (this.running >= this.permits) {
       if (this.waiting.length >= this.maxWaiting) return null;
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {
       this.running++;
     }
-    try {
-      return { value: await task() };
-    } finally {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       const next = this.waiting.shift();
       // The permit passes straight to the next waiter (running stays the same), so no newcomer can overtake it.
       if (next) next();
       else this.running--;
+    };
+  }
+
+  /** Runs `task` with a permit; null (task not run) when the queue is full. */
+  async run<T>(task: () => Promise<T>): Promise<{ value: T } | null> {
+    const release = await this.acquire();
+    if (!release) return null;
+    try {
+      return { value: await task() };
+    } finally {
+      release();
     }
   }
 }

@@ -26,6 +26,14 @@ export class AppConfig {
   /** `named`: each hot statement prepared once per connection; `unnamed`: for poolers without prepared statements. */
   readonly databasePreparedStatements!: 'named' | 'unnamed';
   readonly databasePoolSize!: number;
+  /** Connections of the pool tenants' reads never take together (left for sends, webhook ingest, the worker). */
+  readonly databasePoolReserved!: number;
+  /** Requests of one organization in flight at once per API process (key pairs and console together); more answer 429. */
+  readonly organizationRequestsInFlight!: number;
+  /** Reads (GET) of one organization in flight at once per API process; more answer 429. */
+  readonly organizationReadsInFlight!: number;
+  /** GET /messages counts matching messages up to this many; beyond, `total` is this and `totalIsLowerBound` is true. */
+  readonly messagesCountLimit!: number;
   readonly redisUrl!: string;
   readonly queuePrefix!: string;
   readonly swaggerEnabled!: boolean;
@@ -42,6 +50,10 @@ export class AppConfig {
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses/CIDRs; never "trust everything". */
   readonly trustProxy!: TrustProxy;
   readonly bodyLimitBytes!: number;
+  /** Largest body read from a caller not verified yet (no credential, or one that did not authenticate). */
+  readonly unauthenticatedBodyLimitBytes!: number;
+  /** Bodies read at once per client address from unverified callers, and campaign-sized ones; more answer 429. */
+  readonly bodyParsesPerAddress!: number;
   readonly webhookBodyLimitBytes!: number;
   readonly sessionIdleTtlSeconds!: number;
   readonly sessionAbsoluteTtlSeconds!: number;
@@ -139,11 +151,18 @@ export class AppConfig {
   readonly campaignBodyLimitBytes!: number;
   /** Campaigns one worker process runs at once. */
   readonly campaignConcurrency!: number;
+  /** How long a campaign runs before it hands its worker slot to the next campaign waiting (and queues behind it). */
+  readonly campaignSliceMs!: number;
+  /** Campaigns of one organization running at once (started, resumed or retried past it: 409). */
+  readonly campaignsRunningPerOrganization!: number;
+  /** Recipients of the campaigns one organization creates in any 24 hours (past it: 429). */
+  readonly campaignRecipientsPerDayPerOrganization!: number;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const r = new EnvReader(env);
     const nodeEnv = r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development');
     const loginMaxFailures = r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 });
+    const databasePoolSize = r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 });
     const config: AppConfig = Object.assign(new AppConfig(), {
       nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
@@ -156,7 +175,15 @@ export class AppConfig {
         ? r.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
         : r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
       databasePreparedStatements: r.oneOf('DATABASE_PREPARED_STATEMENTS', ['named', 'unnamed'] as const, 'named'),
-      databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 }),
+      databasePoolSize,
+      databasePoolReserved: r.int('DATABASE_POOL_RESERVED', {
+        default: Math.floor(databasePoolSize / 4),
+        min: 0,
+        max: databasePoolSize - 1,
+      }),
+      organizationRequestsInFlight: r.int('ORGANIZATION_REQUESTS_IN_FLIGHT', { default: 128, min: 1, max: 100_000 }),
+      organizationReadsInFlight: r.int('ORGANIZATION_READS_IN_FLIGHT', { default: 8, min: 1, max: 10_000 }),
+      messagesCountLimit: r.int('MESSAGES_COUNT_LIMIT', { default: 10_000, min: 1, max: 100_000_000 }),
       redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
       queuePrefix: r.string('QUEUE_PREFIX', { default: 'bmapi', pattern: /^[A-Za-z0-9_-]{1,40}$/ }),
       // The API's whole surface, described: public in development, opt-in in production.
@@ -171,6 +198,8 @@ export class AppConfig {
       logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
       trustProxy: r.parsed('TRUST_PROXY', false, parseTrustProxy),
       bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1024 * 1024, min: 1024 }),
+      unauthenticatedBodyLimitBytes: r.int('UNAUTHENTICATED_BODY_LIMIT_BYTES', { default: 64 * 1024, min: 1024 }),
+      bodyParsesPerAddress: r.int('BODY_PARSES_PER_ADDRESS', { default: 8, min: 1, max: 10_000 }),
       webhookBodyLimitBytes: r.int('WEBHOOK_BODY_LIMIT_BYTES', { default: 3 * 1024 * 1024, min: 1024 }),
       sessionIdleTtlSeconds: r.int('SESSION_IDLE_TTL_SECONDS', { default: 12 * 3600, min: 60 }),
       sessionAbsoluteTtlSeconds: r.int('SESSION_ABSOLUTE_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
@@ -216,8 +245,19 @@ export class AppConfig {
       campaignMaxInFlight: r.int('CAMPAIGN_MAX_IN_FLIGHT', { default: 256, min: 1, max: 5000 }),
       campaignLeaseMs: r.int('CAMPAIGN_LEASE_MS', { default: 15_000, min: 1000, max: 600_000 }),
       campaignUnconfirmedAfterMs: r.int('CAMPAIGN_UNCONFIRMED_AFTER_MS', { default: 60_000, min: 0, max: 86_400_000 }),
-      campaignBodyLimitBytes: r.int('CAMPAIGN_BODY_LIMIT_BYTES', { default: 32 * 1024 * 1024, min: 1024 }),
+      campaignBodyLimitBytes: r.int('CAMPAIGN_BODY_LIMIT_BYTES', { default: 16 * 1024 * 1024, min: 1024 }),
       campaignConcurrency: r.int('CAMPAIGN_CONCURRENCY', { default: 4, min: 1, max: 100 }),
+      campaignSliceMs: r.int('CAMPAIGN_SLICE_MS', { default: 10_000, min: 100, max: 3_600_000 }),
+      campaignsRunningPerOrganization: r.int('CAMPAIGNS_RUNNING_PER_ORGANIZATION', {
+        default: 10,
+        min: 1,
+        max: 10_000,
+      }),
+      campaignRecipientsPerDayPerOrganization: r.int('CAMPAIGN_RECIPIENTS_PER_DAY_PER_ORGANIZATION', {
+        default: 1_000_000,
+        min: 1,
+        max: 1_000_000_000,
+      }),
       workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
       workerShutdownTimeoutMs: r.int('WORKER_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100, max: 600_000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),

@@ -14,6 +14,7 @@ import {
 import type pg from 'pg';
 import { withTimeout } from '../async/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
+import { TemporarilyUnavailable } from '../errors/domain-errors.js';
 import type { Database } from './database.js';
 import { createPool } from './pg-pool.js';
 import { builder, type Prepared } from './statement.js';
@@ -41,6 +42,35 @@ class Transaction {
 
 const current = new AsyncLocalStorage<Transaction>();
 
+/** node-postgres' words when no connection came within connectionTimeoutMillis: every one busy, or none could be opened. */
+const NO_CONNECTION = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+]);
+
+/** The answer to a statement that found no connection in time: the database is busy, come back shortly (503). */
+export const DATABASE_BUSY = 'Service Unavailable: the database is busy, try again shortly';
+
+/**
+ * Issue 37, finding 2: a connection that did not come in time is the database being busy (or out of reach) for a
+ * moment, which the caller is told as a 503 with Retry-After (TemporarilyUnavailable), never a 500.
+ */
+export function busyIfNoConnection(error: unknown): unknown {
+  return error instanceof Error && NO_CONNECTION.has(error.message)
+    ? new TemporarilyUnavailable(DATABASE_BUSY, 1, [
+        { field: 'database', message: 'No database connection was free in time' },
+      ])
+    : error;
+}
+
+async function orBusy<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw busyIfNoConnection(error);
+  }
+}
+
 /** The rows of a statement and how many rows it changed (inserted, updated, deleted). */
 export interface Result<R> {
   rows: R[];
@@ -66,6 +96,8 @@ export class Db implements OnApplicationShutdown {
   private readonly kysely: Kysely<Database>;
   private readsPool?: pg.Pool;
   private readsKysely?: Kysely<Database>;
+  private healthPool?: pg.Pool;
+  private healthKysely?: Kysely<Database>;
   private closing?: Promise<void>;
   /** DATABASE_PREPARED_STATEMENTS=unnamed: statements are sent without a name (see send). */
   private readonly unnamed: boolean;
@@ -144,7 +176,7 @@ export class Db implements OnApplicationShutdown {
     // DATABASE_PREPARED_STATEMENTS=unnamed (PgBouncer < 1.21 in transaction pooling): a named statement prepared on
     // one server connection would be missing on the next one the pooler hands out; the same text goes unnamed.
     if (query.name && this.unnamed) query = { ...query, name: undefined };
-    const { rows, rowCount } = await on.query<R & pg.QueryResultRow>(query);
+    const { rows, rowCount } = await orBusy(on.query<R & pg.QueryResultRow>(query));
     return { rows, rowCount: rowCount ?? 0 };
   }
 
@@ -156,7 +188,7 @@ export class Db implements OnApplicationShutdown {
   async transaction<T>(work: (tx: Tx) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     const outer = current.getStore();
     if (outer) return work(outer as unknown as Tx);
-    const client = await this.pool.connect();
+    const client = await orBusy(this.pool.connect());
     try {
       await client.query(begin);
       const t = new Transaction(client);
@@ -186,10 +218,17 @@ export class Db implements OnApplicationShutdown {
     return current.exit(work);
   }
 
-  /** Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping). */
+  /**
+   * Readiness: one round trip to PostgreSQL, bounded in time (like RedisService.ping), on a pool of its own (one
+   * connection, opened on first use): a pool busy with tenants' statements is no reason to be taken out of service.
+   */
   async ping(timeoutMs = 2000): Promise<void> {
+    if (!this.healthKysely) {
+      this.healthPool = this.config ? createPool(this.config, { max: 1 }) : this.pool;
+      this.healthKysely = kyselyOn(this.healthPool);
+    }
     await withTimeout(
-      this.kysely.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
+      this.healthKysely.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
       timeoutMs,
       'PostgreSQL ping timed out',
     );
@@ -199,7 +238,8 @@ export class Db implements OnApplicationShutdown {
   close(): Promise<void> {
     // A pool someone else ended (pool.end() directly) is not ended twice: pg throws on a second end().
     const end = (pool: pg.Pool) => ((pool as pg.Pool & { ending?: boolean }).ending ? Promise.resolve() : pool.end());
-    this.closing ??= Promise.all([end(this.pool), this.readsPool && end(this.readsPool)]).then(() => undefined);
+    const own = (pool?: pg.Pool) => (pool && pool !== this.pool ? end(pool) : undefined);
+    this.closing ??= Promise.all([end(this.pool), own(this.readsPool), own(this.healthPool)]).then(() => undefined);
     return this.closing;
   }
 
@@ -235,7 +275,7 @@ class PgConnection implements DatabaseConnection {
   constructor(private readonly on: pg.Pool | pg.ClientBase) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await this.on.query<R & pg.QueryResultRow>(query.sql, query.parameters as unknown[]);
+    const result = await orBusy(this.on.query<R & pg.QueryResultRow>(query.sql, query.parameters as unknown[]));
     const changed = ['INSERT', 'UPDATE', 'DELETE', 'MERGE'].includes(result.command);
     return { rows: result.rows, ...(changed ? { numAffectedRows: BigInt(result.rowCount ?? 0) } : {}) };
   }

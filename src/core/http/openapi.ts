@@ -55,6 +55,14 @@ export class PageDoc {
 
   @ApiProperty({ example: 1 })
   totalPages!: number;
+
+  @ApiProperty({
+    required: false,
+    enum: [true],
+    description:
+      'Present (true) when counting stopped early and `total` (and `totalPages`) is a lower bound: GET /messages counts up to MESSAGES_COUNT_LIMIT (10,000) matching messages',
+  })
+  totalIsLowerBound?: true;
 }
 
 const successEnvelope = (status: number, data: Record<string, unknown>) => ({

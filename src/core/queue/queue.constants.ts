@@ -12,9 +12,17 @@ export const JOBS = {
   runCampaign: 'run-campaign',
 } as const;
 
-/** Runs a campaign until it is done, paused or cancelled (the campaign's lease decides who runs it). */
+/**
+ * Runs a campaign for one time slice (CAMPAIGN_SLICE_MS), until it is done, paused or cancelled (the campaign's lease
+ * decides who runs it). A slice that ends with recipients left hands its lease to the next slice's job (`owner`) and
+ * queues it behind the campaigns waiting, so campaigns take turns on the worker's slots.
+ */
 export interface RunCampaignJob {
   campaignId: number;
+  /** The lease the previous slice handed over: this job runs as that owner. */
+  owner?: string;
+  /** How many slices of this run came before. */
+  slice?: number;
 }
 
 /** Webhook deliveries to process together (one receiver batch, or what the sweeper found). */
@@ -32,4 +40,7 @@ export const jobIds = {
   /** One job per run of a campaign; a sweep adds `sweep` and its time slot (a duplicate run finds the lease taken). */
   campaign: (campaignId: number, run: number, sweep?: number) =>
     `campaign-${campaignId}-${run}${sweep === undefined ? '' : `-sweep-${sweep}`}`,
+  /** The next slice of a campaign's run, queued by the slice before it. */
+  campaignSlice: (campaignId: number, run: number, slice: number, owner: string) =>
+    `campaign-${campaignId}-${run}-slice-${slice}-${owner.slice(-12)}`,
 };

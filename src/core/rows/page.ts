@@ -5,6 +5,8 @@ export interface Page<T> {
   limit: number;
   total: number;
   totalPages: number;
+  /** Present (true) when counting stopped early: at least `total` items match (GET /messages: MESSAGES_COUNT_LIMIT). */
+  totalIsLowerBound?: true;
 }
 
 export function toPage<T>(items: T[], total: number, query: { page: number; limit: number }): Page<T> {

@@ -40,6 +40,7 @@ export interface ListScope {
 @Injectable()
 export class MessagesList {
   private readonly slots: PerKeySlots;
+  private readonly countLimit: number;
 
   constructor(
     private readonly messages: MessagesRepository,
@@ -50,6 +51,7 @@ export class MessagesList {
     config: AppConfig,
   ) {
     this.slots = new PerKeySlots(config.messagesFeedWaitersPerAccount);
+    this.countLimit = config.messagesCountLimit;
   }
 
   async list(
@@ -60,12 +62,14 @@ export class MessagesList {
     if (query.after !== undefined) return this.feed(scope, query, gone);
     if (query.wait !== undefined) throw InvalidInput.of('wait', 'wait only applies to the feed (with after)');
     const paging = { page: query.page ?? 1, limit: query.limit };
-    const { rows, total } = await this.messages.list(
+    const { rows, total, totalIsLowerBound } = await this.messages.list(
       scope.businessAccountId,
       withinWindow(filterOf(query), scope.window),
       paging,
+      this.countLimit,
     );
-    return toPage(this.items(rows), total, paging);
+    const page = toPage(this.items(rows), total, paging);
+    return totalIsLowerBound ? { ...page, totalIsLowerBound } : page;
   }
 
   private async feed(scope: ListScope, query: MessagesListRequest, gone?: AbortSignal): Promise<MessagesFeedView> {
