@@ -17,7 +17,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     REDIS_URL,
     // A queue namespace per test file: workers of one file never take another file's jobs.
     QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`,
-    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v23.0',
+    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v25.0',
     UPSTREAM_TIMEOUT_MS: '2000',
     WHATSAPP_APP_SECRET: 'test-app-secret',
     WHATSAPP_VERIFY_TOKEN: 'test-verify-token',

@@ -95,6 +95,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Set at start from UPSTREAM_BASE_URL (upstream/graph-api-version.check.ts). */
+  readonly upstreamVersionExpiring = new Gauge({
+    name: 'bmapi_upstream_api_version_expiring',
+    help: "1 when the Graph API version of UPSTREAM_BASE_URL is within 180 days of Meta's published expiry (or past it), else 0; by version",
+    labelNames: ['version'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamVersionExpiry = new Gauge({
+    name: 'bmapi_upstream_api_version_expiry_timestamp_seconds',
+    help: 'When Meta retires the Graph API version of UPSTREAM_BASE_URL (absent when no date is published); by version',
+    labelNames: ['version'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'bmapi_' });
   }
