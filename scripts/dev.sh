@@ -78,7 +78,7 @@ if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
   SIMULATOR_PORT="$SIMULATOR_PORT" SIMULATOR_WEBHOOK_URL="${SIMULATOR_WEBHOOK_URL:-http://127.0.0.1:$PORT/webhooks/whatsapp}" \
     node --import tsx --import ./scripts/stack/parent-guard.mjs simulator/main.ts > >(sed -u 's/^/[simulator] /') 2>&1 &
   CHILD_PIDS+=($!)
-  export UPSTREAM_BASE_URL="http://127.0.0.1:$SIMULATOR_PORT/v23.0"
+  export UPSTREAM_BASE_URL="http://127.0.0.1:$SIMULATOR_PORT/v25.0"
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null && break; sleep 0.2; done
   curl -sf "http://127.0.0.1:$SIMULATOR_PORT/_sim/health" >/dev/null || die "the simulator did not start"
   SEED_SIMULATOR_URL="http://127.0.0.1:$SIMULATOR_PORT"

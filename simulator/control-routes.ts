@@ -7,7 +7,16 @@ import { perSecondOf, THROUGHPUT_PER_SECOND } from './throughput.js';
 import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
 import { SUBSCRIPTION_FAULTS, type SubscriptionFault, type SubscriptionMethod } from './subscribed-apps.js';
-import { fieldWebhook, messagesWebhook, templateStatusValue } from './payloads/webhooks.js';
+import {
+  agentEchoValue,
+  callValue,
+  fieldWebhook,
+  handoverValue,
+  messagesWebhook,
+  templateStatusValue,
+  userChangeValue,
+  webhookOf,
+} from './payloads/webhooks.js';
 
 /** A refused control request: answered as `{ error: { message } }` with this status. */
 export class ControlError extends Error {
@@ -68,6 +77,14 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
       return sendJson(res, 200, subscriptionFault(ctx, await readBody(req)));
     case 'POST /_sim/inbound':
       return sendJson(res, 200, await inbound(ctx, await readBody(req)));
+    case 'POST /_sim/agent':
+      return sendJson(res, 200, await agent(ctx, await readBody(req)));
+    case 'POST /_sim/agent-reply':
+      return sendJson(res, 200, await agentReply(ctx, await readBody(req)));
+    case 'POST /_sim/user-change':
+      return sendJson(res, 200, await userChange(ctx, await readBody(req)));
+    case 'POST /_sim/calls':
+      return sendJson(res, 200, await call(ctx, await readBody(req)));
     case 'POST /_sim/template-status':
       return sendJson(res, 200, await templateStatus(ctx, await readBody(req)));
     case 'POST /_sim/account-update': {
@@ -190,7 +207,96 @@ async function inbound(ctx: SimContext, body: Body) {
     messages: [message],
   };
   ctx.store.recordInbound(phone.id, from, userId);
-  return { wamid, mediaId, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value)) };
+  // While Meta Business Agent holds the conversation, the customer's messages come on `standby`.
+  const field = ctx.store.agentHolds(phone.id, from, userId) ? 'standby' : 'messages';
+  return { wamid, mediaId, field, delivery: await deliver(ctx, messagesWebhook(account.id, phone, value, field)) };
+}
+
+/**
+ * Meta Business Agent and a customer's conversation (`{wabaId, phoneNumberId, from?, userId?, active?: true,
+ * metadata?}`): `active` true, the agent takes it (Meta's `messaging_handovers` control_passed to ai_agent; the
+ * customer's messages then come on `standby`); false, the business releases it back without a notification (Meta
+ * sends none for a release). A service message the business sends takes it back (graph-routes.ts, control_taken).
+ */
+async function agent(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  const userId = optionalString(body, 'userId');
+  const from = userId && body.from === undefined ? undefined : requireString(body, 'from').replace(/\D/g, '');
+  const active = body.active !== false;
+  ctx.store.setAgent(phone.id, [from, userId], active);
+  if (!active) return { active };
+  const value = handoverValue(phone, { waId: from, userId }, 'control_passed', optionalString(body, 'metadata'));
+  return { active, delivery: await deliver(ctx, webhookOf(account.id, [{ field: 'messaging_handovers', value }])) };
+}
+
+/**
+ * Meta Business Agent answers a customer (`{wabaId, phoneNumberId, to, text}`): its message's echo, then its
+ * `delivered` status, both on `standby`.
+ */
+async function agentReply(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  const to = requireString(body, 'to').replace(/\D/g, '');
+  const wamid = newWamid(to);
+  const echo = await deliver(
+    ctx,
+    webhookOf(account.id, [{ field: 'standby', value: agentEchoValue(phone, to, wamid, requireString(body, 'text')) }]),
+  );
+  const status = { id: wamid, status: 'delivered', timestamp: String(unixSeconds()), recipient_id: to };
+  const delivered = await deliver(
+    ctx,
+    messagesWebhook(account.id, phone, { contacts: [{ wa_id: to }], statuses: [status] }, 'standby'),
+  );
+  return { wamid, deliveries: [echo, delivered] };
+}
+
+/**
+ * A user's address changes (`{wabaId, phoneNumberId, type?: user_changed_user_id | user_changed_number, from?,
+ * waId?, previousUserId, userId}`): Meta's system message, and what the simulator keeps per user (the 24 h window,
+ * a marketing stop) follows the user.
+ */
+async function userChange(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  const type = optionalString(body, 'type') ?? 'user_changed_user_id';
+  if (type !== 'user_changed_user_id' && type !== 'user_changed_number')
+    throw new ControlError(400, 'type must be user_changed_user_id or user_changed_number');
+  const from = optionalString(body, 'from')?.replace(/\D/g, '');
+  const waId = optionalString(body, 'waId')?.replace(/\D/g, '');
+  if (type === 'user_changed_number' && (!from || !waId))
+    throw new ControlError(400, 'from and waId are required for user_changed_number');
+  const previousUserId = requireString(body, 'previousUserId');
+  const userId = requireString(body, 'userId');
+  const wamid = newWamid(from ?? userId);
+  ctx.store.followUser(previousUserId, userId);
+  if (from && waId) ctx.store.followUser(from, waId);
+  const value = userChangeValue(phone, { type, from, waId, userId, previousUserId, wamid });
+  return { wamid, delivery: await deliver(ctx, webhookOf(account.id, [{ field: 'messages', value }])) };
+}
+
+/**
+ * A call on the number (`{wabaId, phoneNumberId, from, event?: connect | terminate, direction?: USER_INITIATED |
+ * BUSINESS_INITIATED, callId?, status?, duration?}`): Meta's `calls` webhook. A user-initiated call opens the
+ * customer service window (Meta's rule since 2026-05-21).
+ */
+async function call(ctx: SimContext, body: Body) {
+  const { account, phone } = phoneOf(ctx, body);
+  const customer = requireString(body, 'from').replace(/\D/g, '');
+  const event = optionalString(body, 'event') ?? 'connect';
+  const direction = optionalString(body, 'direction') ?? 'USER_INITIATED';
+  if (event !== 'connect' && event !== 'terminate') throw new ControlError(400, 'event must be connect or terminate');
+  if (direction !== 'USER_INITIATED' && direction !== 'BUSINESS_INITIATED')
+    throw new ControlError(400, 'direction must be USER_INITIATED or BUSINESS_INITIATED');
+  const callId = optionalString(body, 'callId') ?? `wacid.${newWamid(customer).slice('wamid.'.length)}`;
+  const duration = typeof body.duration === 'number' ? body.duration : undefined;
+  if (direction === 'USER_INITIATED') ctx.store.recordInbound(phone.id, customer, undefined);
+  const value = callValue(phone, {
+    id: callId,
+    customer,
+    event,
+    direction,
+    status: optionalString(body, 'status'),
+    duration,
+  });
+  return { callId, delivery: await deliver(ctx, webhookOf(account.id, [{ field: 'calls', value }])) };
 }
 
 async function templateStatus(ctx: SimContext, body: Body) {

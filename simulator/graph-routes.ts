@@ -8,6 +8,7 @@ import { handleMediaInfo, handleUpload } from './media.js';
 import { checkSend } from './send-validation.js';
 import { handleSubscribedApps } from './subscriptions.js';
 import { recipientDigits } from './store.js';
+import { handoverValue, webhookOf } from './payloads/webhooks.js';
 import { perSecondOf } from './throughput.js';
 
 const DEFAULT_LIMIT = 25;
@@ -288,6 +289,15 @@ async function handleSend(
     // Meta reports message_status for template sends only.
     messages: [{ id: wamid, ...(check.template ? { message_status: 'accepted' } : {}) }],
   });
+  // A service message from the business takes the conversation from Meta Business Agent (Meta's control_taken).
+  const addresses = recipient.kind === 'user' ? [recipient.userId] : [digits];
+  if (ctx.store.agentHolds(phoneNumberId, ...addresses)) {
+    ctx.store.setAgent(phoneNumberId, addresses, false);
+    const user = recipient.kind === 'user' ? { userId: recipient.userId } : { waId: digits };
+    const value = handoverValue(sender.phone, user, 'control_taken');
+    if (ctx.dispatcher.receiverUrl)
+      ctx.dispatcher.deliver(webhookOf(account.id, [{ field: 'messaging_handovers', value }])).catch(() => undefined);
+  }
   ctx.statuses.start(
     {
       wabaId: account.id,

@@ -41,7 +41,7 @@ export interface SimulatorOptions {
 export interface SimulatorHandle {
   /** e.g. http://127.0.0.1:4010 */
   url: string;
-  /** `url` plus the version, e.g. http://127.0.0.1:4010/v23.0 (the service's UPSTREAM_BASE_URL). */
+  /** `url` plus the version, e.g. http://127.0.0.1:4010/v25.0 (the service's UPSTREAM_BASE_URL). */
   baseUrl: string;
   /** Cancels every pending timer, webhook and hanging request, then stops listening. */
   close(): Promise<void>;
@@ -67,7 +67,7 @@ export const DEFAULT_STATUS_DELAYS_MS: StatusDelays = { sent: 50, delivered: 150
 
 /** Starts a WhatsApp Cloud API stand-in on plain node:http (see simulator/README.md). */
 export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorHandle> {
-  const version = opts.version ?? 'v23.0';
+  const version = opts.version ?? 'v25.0';
   const scheduler = new Scheduler();
   const store = new SimStore(opts.fixture ?? defaultFixture());
   const dispatcher = new WebhookDispatcher(

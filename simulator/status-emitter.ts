@@ -22,7 +22,7 @@ export interface AcceptedMessage {
   recipientId?: string;
   /** The BSUID sent to (Meta's `recipient`): its statuses carry `recipient_user_id` and no `recipient_id`. */
   recipientUserId?: string;
-  /** Template category (lower case) for pricing; undefined for a free-form text in the service window. */
+  /** Template category (lower case) for pricing; undefined for a free-form message in the service window (`service`). */
   templateCategory?: string;
   bizOpaqueCallbackData?: string;
 }
@@ -73,9 +73,13 @@ function statusObject(
   timestamp: number,
   userIds: UserIdMode,
 ): Record<string, unknown> {
-  const pricing = message.templateCategory
-    ? { billable: true, pricing_model: 'PMP', type: 'regular', category: message.templateCategory }
-    : { billable: false, pricing_model: 'PMP', type: 'free_customer_service', category: 'service' };
+  // Since 2026-10-01 Meta bills service (non-template) messages too: pricing type regular, category service.
+  const pricing = {
+    billable: true,
+    pricing_model: 'PMP',
+    type: 'regular',
+    category: message.templateCategory ?? 'service',
+  };
   return {
     id: message.wamid,
     status: step.status,

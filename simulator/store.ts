@@ -147,6 +147,34 @@ export class SimStore {
     if (from && userId) this.phoneOfUser.set(userId, from);
   }
 
+  /** Conversations Meta Business Agent holds: `<phone-number-id>:<user>` (phone digits and BSUID). */
+  private readonly agentHeld = new Set<string>();
+
+  /** Whether Meta Business Agent holds the conversation of any of these addresses of a user on the number. */
+  agentHolds(phoneNumberId: string, ...users: (string | undefined)[]): boolean {
+    return users.some((u) => u !== undefined && this.agentHeld.has(`${phoneNumberId}:${u}`));
+  }
+
+  /** Meta Business Agent takes (`held`) or leaves the conversation of these addresses of a user. */
+  setAgent(phoneNumberId: string, users: (string | undefined)[], held: boolean): void {
+    for (const u of users)
+      if (u !== undefined) {
+        if (held) this.agentHeld.add(`${phoneNumberId}:${u}`);
+        else this.agentHeld.delete(`${phoneNumberId}:${u}`);
+      }
+  }
+
+  /** A user's address changed (Meta's user id or number change): what Meta keeps per user follows it. */
+  followUser(previous: string, next: string): void {
+    for (const [k, at] of [...this.lastInbound]) {
+      const [phoneNumberId, user] = k.split(':');
+      if (user === previous) this.lastInbound.set(`${phoneNumberId}:${next}`, at);
+    }
+    for (const stops of this.marketingStops.values()) if (stops.has(previous)) stops.add(next);
+    const phone = this.phoneOfUser.get(previous);
+    if (phone) this.phoneOfUser.set(next, phone);
+  }
+
   /** Blocks `user` on the number: its wa_id, or undefined when it did not write in the last 24 h (Meta's rule). */
   block(phoneNumberId: string, user: string, now = Date.now()): string | undefined {
     const digits = /^\+?\d+$/.test(user) ? user.replace(/\D/g, '') : undefined;

@@ -67,7 +67,7 @@ function providedTwice(roots: ModuleRef[]): Record<string, string[]> {
 const config = AppConfig.fromEnv({
   DATABASE_URL: 'postgresql://unused:unused@127.0.0.1:9/unused',
   REDIS_URL: 'redis://127.0.0.1:9',
-  UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v23.0',
+  UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v25.0',
   WHATSAPP_APP_SECRET: 'module-walk-only-secret',
   WHATSAPP_VERIFY_TOKEN: 'module-walk-only-token',
   ENCRYPTION_KEY: '11'.repeat(32),

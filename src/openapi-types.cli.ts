@@ -43,7 +43,7 @@ async function documentOfApp(): Promise<object> {
     ENV_FILE: 'none',
     DATABASE_URL: 'postgresql://unused:unused@127.0.0.1:9/unused',
     REDIS_URL: 'redis://127.0.0.1:9',
-    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v23.0',
+    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v25.0',
     WHATSAPP_APP_SECRET: 'document-only-secret',
     WHATSAPP_VERIFY_TOKEN: 'document-only-token',
     ENCRYPTION_KEY: '11'.repeat(32),

@@ -196,7 +196,7 @@ export class Stack {
         databaseUrl: this.databaseUrl,
         redisUrl: this.redisUrl,
         queuePrefix: `bench${this.runId}`,
-        upstreamBaseUrl: `${this.simUrl}/v23.0`,
+        upstreamBaseUrl: `${this.simUrl}/v25.0`,
         appSecret: this.appSecret,
         verifyToken: this.verifyToken,
         encryptionKey: this.encryptionKey,

@@ -200,3 +200,140 @@ export function templateCategoryValue(
     new_category: next,
   };
 }
+
+/** The customer of a conversation as Meta names it in contacts: phone digits and/or business-scoped user id. */
+export interface WebhookUser {
+  waId?: string;
+  userId?: string;
+}
+
+const contactFor = (user: WebhookUser, name?: string): Record<string, unknown> => ({
+  ...(name ? { profile: { name } } : {}),
+  ...(user.waId ? { wa_id: user.waId } : {}),
+  ...(user.userId ? { user_id: user.userId } : {}),
+});
+
+/** The app the simulator plays for the business (the escalation partner of Meta Business Agent). */
+export const SIM_BUSINESS_APP_ID = '1500000000000001';
+
+/**
+ * `messaging_handovers` (assumed shape, docs/whatsapp-cloud-api.md): `type` names the notification object beside it,
+ * `control_passed` (the owner passed the conversation: to Meta Business Agent here) or `control_taken` (the
+ * business app took it, by sending a service message); each names the previous and new owner by role (and app id).
+ */
+export function handoverValue(
+  phone: PhoneArg,
+  user: WebhookUser,
+  type: 'control_passed' | 'control_taken',
+  metadata?: string,
+): Record<string, unknown> {
+  const agent = { role: 'ai_agent' };
+  const app = { role: 'escalation_partner', app_id: SIM_BUSINESS_APP_ID };
+  return messagesValue(phone, {
+    contacts: [contactFor(user)],
+    type,
+    [type]: {
+      previous_owner: type === 'control_passed' ? app : agent,
+      new_owner: type === 'control_passed' ? agent : app,
+      timestamp: String(unixSeconds()),
+      ...(metadata ? { metadata } : {}),
+    },
+  });
+}
+
+/** An echo of a message Meta Business Agent sent (on `standby`): `message_echoes[]`, from the business number. */
+export function agentEchoValue(phoneArg: PhoneArg, to: string, wamid: string, text: string): Record<string, unknown> {
+  const phone = phoneFor(phoneArg);
+  return messagesValue(phone, {
+    message_echoes: [
+      {
+        from: phone.display_phone_number.replace(/\D/g, ''),
+        to,
+        id: wamid,
+        timestamp: String(unixSeconds()),
+        type: 'text',
+        text: { body: text },
+      },
+    ],
+  });
+}
+
+/**
+ * A `system` message announcing a user's new address: `user_changed_user_id` (`user_id`, `previous_user_id`) or
+ * `user_changed_number` (`wa_id`: the new number, sent from the old one, with the previous and new user ids).
+ */
+export function userChangeValue(
+  phone: PhoneArg,
+  change: {
+    type: 'user_changed_user_id' | 'user_changed_number';
+    from?: string;
+    waId?: string;
+    userId: string;
+    previousUserId: string;
+    wamid: string;
+  },
+): Record<string, unknown> {
+  const body =
+    change.type === 'user_changed_number'
+      ? `User changed from ${change.from ?? 'a number'} to ${change.waId ?? 'a new number'}`
+      : 'User changed their user id';
+  return messagesValue(phone, {
+    contacts: [contactFor({ waId: change.waId ?? change.from, userId: change.userId })],
+    messages: [
+      {
+        ...(change.from ? { from: change.from } : {}),
+        from_user_id: change.previousUserId,
+        id: change.wamid,
+        timestamp: String(unixSeconds()),
+        type: 'system',
+        system: {
+          body,
+          type: change.type,
+          ...(change.waId ? { wa_id: change.waId } : {}),
+          user_id: change.userId,
+          previous_user_id: change.previousUserId,
+        },
+      },
+    ],
+  });
+}
+
+/** A `calls` change: a call event (connect, or terminate with status and duration) of a call with a customer. */
+export function callValue(
+  phoneArg: PhoneArg,
+  call: {
+    id: string;
+    customer: string;
+    event: 'connect' | 'terminate';
+    direction: 'USER_INITIATED' | 'BUSINESS_INITIATED';
+    status?: string;
+    duration?: number;
+    name?: string;
+  },
+): Record<string, unknown> {
+  const phone = phoneFor(phoneArg);
+  const business = phone.display_phone_number.replace(/\D/g, '');
+  const userInitiated = call.direction === 'USER_INITIATED';
+  const now = unixSeconds();
+  return messagesValue(phone, {
+    contacts: [contactFor({ waId: call.customer }, call.name ?? 'Sim Customer')],
+    calls: [
+      {
+        id: call.id,
+        from: userInitiated ? call.customer : business,
+        to: userInitiated ? business : call.customer,
+        event: call.event,
+        direction: call.direction,
+        timestamp: String(now),
+        ...(call.event === 'terminate'
+          ? {
+              status: call.status ?? 'COMPLETED',
+              duration: call.duration ?? 0,
+              start_time: String(now - (call.duration ?? 0)),
+              end_time: String(now),
+            }
+          : {}),
+      },
+    ],
+  });
+}

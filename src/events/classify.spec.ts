@@ -740,3 +740,175 @@ describe('classify: user_preferences (marketing stops)', () => {
     });
   });
 });
+
+describe('classify: since mid-2026 (Meta Business Agent, handovers, calls, user id changes, 2026 statuses)', () => {
+  const standbyChange = (value: Record<string, unknown>) => ({
+    field: 'standby',
+    value: { messaging_product: 'whatsapp', metadata, ...value },
+  });
+  const only = (change: unknown) => classify(payload({ id: WABA, changes: [change] }));
+
+  it("keeps a customer's message on `standby` an inbound message, titled as handled by Meta Business Agent", () => {
+    const { drafts, anomalies } = only(
+      standbyChange({ contacts: [{ profile: { name: 'Priya' }, wa_id: '447700900123' }], messages: [inbound] }),
+    );
+    expect(anomalies).toEqual([]);
+    expect(drafts).toHaveLength(1);
+    expect(drafts[0]).toMatchObject({
+      kind: 'inbound_message',
+      eventType: 'standby',
+      recipient: '447700900123',
+      messageId: 'wamid.IN1',
+      phoneNumberId: PHONE,
+      dedupeKey: 'inbound:wamid.IN1',
+    });
+    expect(drafts[0]!.title).toMatch(/^Inbound text from 447700900123.*\(handled by Meta Business Agent\)$/);
+  });
+
+  it("stores the agent's echoes (message_echoes[], or messages[] sent from the business number) as agent messages, never inbound", () => {
+    const echo = {
+      from: '447700900500',
+      to: '447700900123',
+      id: 'wamid.ECHO1',
+      timestamp: '1767182600',
+      type: 'text',
+      text: { body: 'Your parcel is on its way' },
+    };
+    const { drafts, anomalies } = only(
+      standbyChange({ message_echoes: [echo], messages: [{ ...echo, id: 'wamid.ECHO2', to: undefined }] }),
+    );
+    expect(anomalies).toEqual([]);
+    expect(drafts.map((d) => [d.kind, d.messageId, d.recipient])).toEqual([
+      ['agent_message', 'wamid.ECHO1', '447700900123'],
+      ['agent_message', 'wamid.ECHO2', null],
+    ]);
+    expect(drafts[0]!.title).toBe('Meta Business Agent sent text to 447700900123');
+    expect(drafts.every((d) => d.kind !== 'inbound_message')).toBe(true);
+  });
+
+  it('keeps statuses on `standby` as status updates of that field (the effect decides whether one is ours)', () => {
+    const { drafts } = only(standbyChange({ statuses: [delivered] }));
+    expect(drafts).toEqual([
+      expect.objectContaining({
+        kind: 'status_update',
+        eventType: 'standby',
+        status: 'delivered',
+        messageId: 'wamid.A',
+      }),
+    ]);
+  });
+
+  it('titles a messaging_handovers change by who holds the conversation now, with no unknown-field anomaly', () => {
+    const taken = {
+      messaging_product: 'whatsapp',
+      metadata,
+      contacts: [{ wa_id: '447700900123', user_id: 'US.13491208655302741918' }],
+      type: 'control_taken',
+      control_taken: {
+        previous_owner: { role: 'ai_agent' },
+        new_owner: { role: 'escalation_partner', app_id: '1234567890' },
+        timestamp: '1767182700',
+      },
+    };
+    const { drafts, anomalies } = only({ field: 'messaging_handovers', value: taken });
+    expect(anomalies).toEqual([]);
+    expect(drafts).toEqual([
+      expect.objectContaining({
+        kind: 'handover',
+        eventType: 'messaging_handovers',
+        status: 'control_taken',
+        recipient: '447700900123',
+        userId: 'US.13491208655302741918',
+        phoneNumberId: PHONE,
+        title: 'Conversation with 447700900123: the business app took control from Meta Business Agent',
+        upstreamTimestamp: new Date(1767182700 * 1000),
+      }),
+    ]);
+    const passed = only({
+      field: 'messaging_handovers',
+      value: {
+        metadata,
+        wa_id: '447700900123',
+        pass_thread_control: { new_owner_app_id: '99', previous_owner_app_id: '1' },
+      },
+    }).drafts[0]!;
+    expect(passed.title).toBe('Conversation with 447700900123: app 99 now holds control from app 1');
+    // Any shape is stored, titled as well as it can be.
+    expect(only({ field: 'messaging_handovers', value: 'garbage' }).drafts[0]).toMatchObject({
+      kind: 'handover',
+      title: 'Conversation with unknown user: control changed',
+    });
+  });
+
+  it('stores calls as call events: who, direction, connect/terminate and duration; statuses of business calls too', () => {
+    const call = {
+      id: 'wacid.ABC',
+      from: '447700900123',
+      to: '447700900500',
+      event: 'connect',
+      direction: 'USER_INITIATED',
+      timestamp: '1767182800',
+    };
+    const { drafts, anomalies } = only({
+      field: 'calls',
+      value: {
+        messaging_product: 'whatsapp',
+        metadata,
+        contacts: [{ profile: { name: 'Priya' }, wa_id: '447700900123' }],
+        calls: [call, { ...call, event: 'terminate', status: 'COMPLETED', duration: 42, timestamp: '1767182842' }],
+        statuses: [{ id: 'wacid.OUT', status: 'RINGING', recipient_id: '447700900999', timestamp: '1767182900' }],
+      },
+    });
+    expect(anomalies).toEqual([]);
+    expect(drafts.map((d) => [d.kind, d.status, d.recipient, d.messageId, d.title])).toEqual([
+      ['call', 'connect', '447700900123', 'wacid.ABC', 'Call from 447700900123: connect (user initiated)'],
+      ['call', 'terminate', '447700900123', 'wacid.ABC', 'Call from 447700900123 ended (COMPLETED) after 42 s'],
+      ['call', 'ringing', '447700900999', 'wacid.OUT', 'Call to 447700900999: ringing'],
+    ]);
+    expect(new Set(drafts.map((d) => d.dedupeKey)).size).toBe(3);
+    expect(drafts[1]!.upstreamTimestamp).toEqual(new Date(1767182842 * 1000));
+  });
+
+  it('keeps system messages (a user id change) as inbound system messages titled by their body', () => {
+    const system = {
+      from: '447700900123',
+      id: 'wamid.SYS1',
+      timestamp: '1767183000',
+      type: 'system',
+      system: {
+        body: 'User A changed their user id',
+        type: 'user_changed_user_id',
+        user_id: 'US.2222222222222222222',
+        previous_user_id: 'US.1111111111111111111',
+      },
+    };
+    const [draft] = only(messagesChange({ messages: [system] })).drafts;
+    expect(draft).toMatchObject({ kind: 'inbound_message', messageId: 'wamid.SYS1' });
+    expect(draft!.title).toBe('Inbound system from 447700900123: User A changed their user id');
+  });
+
+  it('moves a status whose contacts carry no profile, and keeps an unsupported inbound message as such', () => {
+    const { drafts, anomalies } = only(
+      messagesChange({
+        contacts: [{ wa_id: '447700900123', user_id: 'US.13491208655302741918' }],
+        statuses: [delivered],
+        messages: [
+          {
+            from: '447700900123',
+            id: 'wamid.U1',
+            timestamp: '1767183100',
+            type: 'unsupported',
+            errors: [{ code: 131051, title: 'Message type unknown' }],
+          },
+        ],
+      }),
+    );
+    expect(anomalies).toEqual([]);
+    expect(drafts[0]).toMatchObject({ kind: 'status_update', status: 'delivered', userId: 'US.13491208655302741918' });
+    expect(drafts[1]).toMatchObject({
+      kind: 'inbound_message',
+      errorCode: 131051,
+      title: 'Inbound unsupported from 447700900123',
+    });
+  });
+});

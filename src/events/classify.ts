@@ -7,7 +7,15 @@ import { createHash } from 'node:crypto';
  * `anomalies`, so the caller can log it.
  */
 
-export const EVENT_KINDS = ['inbound_message', 'status_update', 'template_status', 'account_update'] as const;
+export const EVENT_KINDS = [
+  'inbound_message',
+  'status_update',
+  'template_status',
+  'account_update',
+  'call',
+  'handover',
+  'agent_message',
+] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export type JsonRecord = Record<string, unknown>;
@@ -59,6 +67,9 @@ const TEMPLATE_FIELDS = new Set([
   'message_template_components_update',
 ]);
 
+/** Fields of a number's conversations: a change of one that carries no item is stored without an anomaly. */
+const MESSAGE_FIELDS = new Set(['messages', 'standby', 'calls']);
+
 /** Every field that is not a message or template field is an account-level update, known or not. */
 export function kindOfField(field: string): Extract<EventKind, 'template_status' | 'account_update'> {
   if (TEMPLATE_FIELDS.has(field) || field.startsWith('message_template') || field.startsWith('template_'))
@@ -104,6 +115,20 @@ function classifyEntry(entry: unknown, e: number, out: Classification): void {
     const statuses = Array.isArray(value.statuses) ? value.statuses : [];
     const messages = Array.isArray(value.messages) ? value.messages : [];
 
+    if (field === 'calls' && (Array.isArray(value.calls) || Array.isArray(value.statuses))) {
+      const contacts = Array.isArray(value.contacts) ? value.contacts.filter(isRecord) : [];
+      const items: unknown[] = [
+        ...(Array.isArray(value.calls) ? (value.calls as unknown[]) : []),
+        ...(statuses as unknown[]),
+      ];
+      for (const item of items) out.drafts.push(callDraft(wabaId, phoneNumberId, item, metadata, contacts));
+      if (items.length > 0) return;
+    }
+    if (field === 'messaging_handovers') {
+      out.drafts.push(handoverDraft(wabaId, phoneNumberId, entry.time, entryTime, value));
+      return;
+    }
+    const echoes = Array.isArray(value.message_echoes) ? value.message_echoes : [];
     const preferences =
       field === 'user_preferences' && Array.isArray(value.user_preferences) ? value.user_preferences : [];
     if (preferences.length > 0) {
@@ -111,18 +136,30 @@ function classifyEntry(entry: unknown, e: number, out: Classification): void {
         out.drafts.push(preferenceDraft(wabaId, phoneNumberId, item, metadata, entryTime));
       return;
     }
-    if (statuses.length === 0 && messages.length === 0) {
+    if (statuses.length === 0 && messages.length === 0 && echoes.length === 0) {
       out.drafts.push(changeDraft(wabaId, entry.time, entryTime, field, change.value, phoneNumberId));
-      if (field !== 'messages' && !TEMPLATE_FIELDS.has(field) && !ACCOUNT_TITLES[field])
+      if (!MESSAGE_FIELDS.has(field) && !TEMPLATE_FIELDS.has(field) && !ACCOUNT_TITLES[field])
         out.anomalies.push(`unknown webhook field ${field}`);
       return;
     }
     const base = { wabaId, phoneNumberId, eventType: field };
     const contacts = Array.isArray(value.contacts) ? value.contacts.filter(isRecord) : [];
     for (const item of statuses) out.drafts.push(statusDraft(base, item, metadata, contacts));
-    for (const item of messages) out.drafts.push(inboundDraft(base, item, metadata, contacts));
+    // While Meta Business Agent holds a conversation (field `standby`), its replies come back as echoes: in
+    // `message_echoes[]`, or as `messages[]` items sent from the business number (`from` is the display number or a
+    // `to` names the customer). They are the agent's messages, never a customer's.
+    const display = str(metadata?.display_phone_number)?.replace(/\D/g, '');
+    for (const item of echoes) out.drafts.push(echoDraft(base, item, metadata));
+    for (const item of messages) {
+      const echo =
+        field === STANDBY && isRecord(item) && (str(item.to) !== undefined || (display && item.from === display));
+      out.drafts.push(echo ? echoDraft(base, item, metadata) : inboundDraft(base, item, metadata, contacts));
+    }
   });
 }
+
+/** The field Meta uses while another sender (Meta Business Agent) handles the conversation: same shape as `messages`. */
+export const STANDBY = 'standby';
 
 interface DraftBase {
   wabaId: string;
@@ -227,7 +264,7 @@ function inboundDraft(
     phoneNumberId: base.phoneNumberId,
     eventType: base.eventType,
     kind: 'inbound_message',
-    title: `Inbound ${type} from ${from ?? userId ?? 'unknown sender'}${inboundTitleDetail(type, m)}`,
+    title: `Inbound ${type} from ${from ?? userId ?? 'unknown sender'}${inboundTitleDetail(type, m)}${base.eventType === STANDBY ? ' (handled by Meta Business Agent)' : ''}`,
     status: null,
     recipient: from,
     userId,
@@ -239,6 +276,173 @@ function inboundDraft(
     raw,
     pricing: null,
     dedupeKey: wamid ? `inbound:${wamid}` : `inbound:?:${hashOf(m)}`,
+  };
+}
+
+/**
+ * A message Meta Business Agent (or another sender on the number) sent to a customer, echoed on `standby`: stored as
+ * an event of kind agent_message, never as a customer's message. `recipient` is the customer (`to`).
+ */
+function echoDraft(base: DraftBase, item: unknown, metadata: JsonRecord | undefined): EventDraft {
+  const m = isRecord(item) ? item : { item };
+  const wamid = str(m.id) ?? null;
+  const to = str(m.to) ?? null;
+  const userId = str(m.to_user_id) ?? str(m.recipient_user_id) ?? null;
+  const type = str(m.type) ?? 'message';
+  const sender = base.eventType === STANDBY ? 'Meta Business Agent' : 'Another sender';
+  return {
+    wabaId: base.wabaId,
+    phoneNumberId: base.phoneNumberId,
+    eventType: base.eventType,
+    kind: 'agent_message',
+    title: `${sender} sent ${type} to ${to ?? userId ?? 'unknown recipient'}${inboundTitleDetail(type, m)}`,
+    status: null,
+    recipient: to,
+    userId,
+    messageId: wamid,
+    upstreamTimestamp: unixTime(m.timestamp),
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    raw: metadata ? { ...m, metadata } : m,
+    pricing: null,
+    dedupeKey: wamid ? `echo:${wamid}` : `echo:?:${hashOf(m)}`,
+  };
+}
+
+const CALL_DIRECTIONS: Record<string, string> = {
+  USER_INITIATED: 'from',
+  BUSINESS_INITIATED: 'to',
+};
+
+/**
+ * One item of a `calls` change: a call event (`event` connect | terminate, `direction`, `duration` and `status` on
+ * terminate) or a business-initiated call's status (`statuses[]`: RINGING, ACCEPTED, REJECTED…). `recipient` is the
+ * customer (the caller of a user-initiated call, the callee otherwise), `messageId` the call id (`wacid.…`), `status`
+ * the event (or the call status of a status item).
+ */
+function callDraft(
+  wabaId: string,
+  phoneNumberId: string | null,
+  item: unknown,
+  metadata: JsonRecord | undefined,
+  contacts: JsonRecord[],
+): EventDraft {
+  const c = isRecord(item) ? item : { item };
+  const callId = str(c.id) ?? null;
+  const direction = str(c.direction) ?? (str(c.recipient_id) ? 'BUSINESS_INITIATED' : null);
+  const userInitiated = direction === 'USER_INITIATED';
+  const customer = (userInitiated ? str(c.from) : (str(c.to) ?? str(c.recipient_id))) ?? null;
+  const ownUserId =
+    (userInitiated ? str(c.from_user_id) : (str(c.to_user_id) ?? str(c.recipient_user_id))) ?? str(c.user_id) ?? null;
+  const contact = contactOf(contacts, customer, ownUserId);
+  const event = str(c.event) ?? null;
+  const callStatus = str(c.status) ?? null;
+  const status = event ?? callStatus?.toLowerCase() ?? null;
+  const duration =
+    typeof c.duration === 'number' || (typeof c.duration === 'string' && /^\d+$/.test(c.duration))
+      ? Number(c.duration)
+      : null;
+  const who = customer ?? ownUserId ?? str(contact?.user_id) ?? 'unknown user';
+  const way = direction ? `${CALL_DIRECTIONS[direction] ?? direction.toLowerCase()} ` : '';
+  let title = `Call ${way}${who}: ${status ?? 'update'}`;
+  if (event === 'connect') title = `Call ${way}${who}: connect${userInitiated ? ' (user initiated)' : ''}`;
+  if (event === 'terminate')
+    title = `Call ${way}${who} ended${callStatus ? ` (${callStatus})` : ''}${duration !== null ? ` after ${duration} s` : ''}`;
+  const error = firstError(c.errors);
+  return {
+    wabaId,
+    phoneNumberId,
+    eventType: 'calls',
+    kind: 'call',
+    title,
+    status,
+    recipient: customer,
+    userId: ownUserId ?? str(contact?.user_id) ?? null,
+    messageId: callId,
+    upstreamTimestamp: unixTime(c.timestamp),
+    errorCode: error?.code ?? null,
+    errorTitle: error?.title ?? null,
+    errorDetail: error?.detail ?? null,
+    raw: metadata ? { ...c, metadata } : c,
+    pricing: null,
+    dedupeKey: callId ? `call:${callId}:${status ?? ''}:${timeKey(c.timestamp)}` : `call:?:${hashOf(c)}`,
+  };
+}
+
+/** Who a `messaging_handovers` notification names as owner: a role (`ai_agent`, …) or an app id. */
+function ownerOf(value: unknown, role: unknown, appId: unknown): string | null {
+  const o = isRecord(value) ? value : {};
+  const r = str(o.role) ?? str(role) ?? str(value);
+  const id = str(o.app_id) ?? str(appId) ?? (typeof appId === 'number' ? String(appId) : undefined);
+  if (r) return OWNER_NAMES[r.toLowerCase()] ?? humanise(r);
+  return id ? `app ${id}` : null;
+}
+
+const OWNER_NAMES: Record<string, string> = {
+  ai_agent: 'Meta Business Agent',
+  meta_business_agent: 'Meta Business Agent',
+  app: 'the business app',
+  business: 'the business app',
+  escalation_partner: 'the business app',
+};
+
+/**
+ * A `messaging_handovers` change: the conversation with one user changed hands between Meta Business Agent and the
+ * business app. Meta's notification names its type (`control_passed`: the owner passed it; `control_taken`: the
+ * escalation partner took it, explicitly or by sending a service message) and an object of that name with the
+ * previous and new owners (roles and/or app ids) and an optional `metadata` string; other shapes (the Messenger
+ * handover protocol's `pass_thread_control` / `take_thread_control`) are read the same way. Kind handover; the title
+ * says who holds the conversation now.
+ */
+function handoverDraft(
+  wabaId: string,
+  phoneNumberId: string | null,
+  time: unknown,
+  entryTime: Date | null,
+  value: JsonRecord,
+): EventDraft {
+  const type =
+    str(value.type) ??
+    ['control_passed', 'control_taken', 'pass_thread_control', 'take_thread_control', 'request_thread_control'].find(
+      (k) => isRecord(value[k]),
+    ) ??
+    null;
+  const detail = type && isRecord(value[type]) ? value[type] : value;
+  const contacts = Array.isArray(value.contacts) ? value.contacts.filter(isRecord) : [];
+  const sender = isRecord(value.sender) ? value.sender : isRecord(detail.sender) ? detail.sender : {};
+  const recipient =
+    str(detail.wa_id) ?? str(value.wa_id) ?? str(sender.phone_number) ?? str(contacts[0]?.wa_id) ?? null;
+  const userId = str(detail.user_id) ?? str(value.user_id) ?? str(sender.user_id) ?? str(contacts[0]?.user_id) ?? null;
+  const next = ownerOf(detail.new_owner ?? detail.new_owner_role, detail.new_owner_role, detail.new_owner_app_id);
+  const previous = ownerOf(
+    detail.previous_owner ?? detail.previous_owner_role,
+    detail.previous_owner_role,
+    detail.previous_owner_app_id,
+  );
+  const who = recipient ?? userId ?? 'unknown user';
+  const verb = type === 'control_taken' || type === 'take_thread_control' ? 'took' : 'now holds';
+  const title = next
+    ? `Conversation with ${who}: ${next} ${verb} control${previous ? ` from ${previous}` : ''}`
+    : `Conversation with ${who}: control changed${type ? ` (${humanise(type)})` : ''}`;
+  const at = unixTime(detail.timestamp) ?? unixTime(value.timestamp) ?? entryTime;
+  return {
+    wabaId,
+    phoneNumberId,
+    eventType: 'messaging_handovers',
+    kind: 'handover',
+    title,
+    status: type,
+    recipient,
+    userId,
+    messageId: null,
+    upstreamTimestamp: at,
+    errorCode: null,
+    errorTitle: null,
+    errorDetail: null,
+    raw: value,
+    pricing: null,
+    dedupeKey: `messaging_handovers:${wabaId}:${timeKey(time)}:${hashOf(value)}`,
   };
 }
 
@@ -284,7 +488,8 @@ function inboundTitleDetail(type: string, m: JsonRecord): string {
     str(content.caption) ??
     (reply ? str(reply.title) : undefined) ??
     (type === 'reaction' ? str(content.emoji) : undefined) ??
-    (type === 'location' ? str(content.name) : undefined);
+    (type === 'location' ? str(content.name) : undefined) ??
+    (type === 'system' ? (str(content.body) ?? str(content.type)) : undefined);
   return detail ? `: ${detail.slice(0, 80)}` : '';
 }
 

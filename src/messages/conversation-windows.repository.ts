@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Db, type Tx } from '../core/db/db.js';
 import { unnest } from '../core/db/pg.js';
 import { prepared } from '../core/db/statement.js';
+import { changeColumns, distinctChanges, type UserIdChange } from '../accounts/users/user-id-change.js';
 
 export interface InboundContact {
   phoneNumberId: string;
@@ -39,6 +40,35 @@ const openWindows = prepared(
       ),
 );
 
+/** Each window of a previous address, on every number of the account, also opened for the next (the later time wins). */
+const followUsers = prepared(
+  'conversation_windows_follow_users',
+  (db, p: { waba: string[]; old: string[]; nu: string[] }) =>
+    db
+      .insertInto('conversation_windows')
+      .columns(['phone_number_id', 'recipient', 'waba_id', 'last_inbound_at'])
+      .expression(
+        db
+          .selectFrom(unnest('u', { waba: 'text', old: 'text', nu: 'text' }, p))
+          .innerJoin('conversation_windows as w', (j) =>
+            j.onRef('w.waba_id', '=', 'u.waba').onRef('w.recipient', '=', 'u.old'),
+          )
+          .select((eb) => ['w.phone_number_id', 'u.nu', 'w.waba_id', eb.fn.max('w.last_inbound_at').as('at')])
+          .$narrowType<{ nu: string }>()
+          .groupBy(['w.phone_number_id', 'u.nu', 'w.waba_id'])
+          .orderBy('w.phone_number_id')
+          .orderBy('u.nu'),
+      )
+      .onConflict((oc) =>
+        oc.columns(['phone_number_id', 'recipient']).doUpdateSet((eb) => ({
+          last_inbound_at: eb.fn<Date>('greatest', [
+            'conversation_windows.last_inbound_at',
+            'excluded.last_inbound_at',
+          ]),
+        })),
+      ),
+);
+
 const lastInbound = prepared(
   'conversation_window_last_inbound',
   (db, p: { phoneNumberId: string; recipient: string }) =>
@@ -61,6 +91,12 @@ export class ConversationWindowsRepository {
   async lastInboundAt(phoneNumberId: string, recipient: string): Promise<Date | null> {
     const { rows } = await this.db.exec(lastInbound, { phoneNumberId, recipient });
     return rows[0]?.lastInboundAt ?? null;
+  }
+
+  /** The windows of each previous address follow the user to its next one (Meta's user id and number changes). */
+  async followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const distinct = distinctChanges(changes);
+    if (distinct.length > 0) await this.db.exec(followUsers, changeColumns(distinct), tx);
   }
 
   /** Opens or renews the windows of these inbound messages, in the caller's transaction; one statement. */

@@ -7,6 +7,7 @@ describe('inboundMessageOf', () => {
     recipient: '447700900123',
     userId: 'US.1',
     messageId: 'wamid.A',
+    eventType: 'messages',
   };
 
   it('stores the content under the type, in the shape of outbound content, with the reply context as {message_id}', () => {
@@ -24,6 +25,7 @@ describe('inboundMessageOf', () => {
       phoneNumberId: base.phoneNumberId,
       from: '447700900123',
       userId: 'US.1',
+      handledBy: null,
       type: 'text',
       content: { text: { body: 'Where is my parcel?' }, context: { message_id: 'wamid.ORIGINAL' } },
       wamid: 'wamid.A',
@@ -56,5 +58,21 @@ describe('inboundMessageOf', () => {
       content: { unsupported: null, errors: [{ code: 131051 }], context: { forwarded: true } },
     });
     expect(inboundMessageOf({ ...base, phoneNumberId: null, raw: { type: 'text' } })).toBeNull();
+  });
+});
+
+describe('inboundMessageOf: who handled the conversation', () => {
+  const item = {
+    wabaId: '310900000000001',
+    phoneNumberId: '402000000000011',
+    recipient: '447700900123',
+    userId: null,
+    messageId: 'wamid.S',
+    raw: { type: 'text', text: { body: 'Hello agent' } },
+  };
+
+  it('marks a message that came on `standby` as handled by Meta Business Agent, and one on `messages` as not', () => {
+    expect(inboundMessageOf({ ...item, eventType: 'standby' })?.handledBy).toBe('meta_business_agent');
+    expect(inboundMessageOf({ ...item, eventType: 'messages' })?.handledBy).toBeNull();
   });
 });

@@ -10,6 +10,8 @@ export interface InboundItem {
   recipient: string | null;
   userId: string | null;
   messageId: string | null;
+  /** The webhook field it came on: `standby` while Meta Business Agent handled the conversation. */
+  eventType: string;
   raw: unknown;
 }
 
@@ -36,6 +38,7 @@ export function inboundMessageOf(item: InboundItem): InboundMessageRow | null {
     phoneNumberId: item.phoneNumberId,
     from: item.recipient,
     userId: item.userId,
+    handledBy: item.eventType === 'standby' ? 'meta_business_agent' : null,
     type,
     content,
     wamid: item.messageId,

@@ -61,6 +61,15 @@ export class MessageView {
   })
   userId: string | null;
   @ApiProperty({
+    nullable: true,
+    type: String,
+    enum: ['meta_business_agent'],
+    example: null,
+    description:
+      "Inbound: who handled the conversation when the customer wrote. `meta_business_agent`: Meta's AI agent held it (the message came on Meta's `standby` webhook field; the agent may answer it, and a reply you send takes the conversation over); null: your app held it. Always null for outbound messages",
+  })
+  handledBy: string | null;
+  @ApiProperty({
     enum: ['cloud_api', 'marketing_messages'],
     example: 'cloud_api',
     description:
@@ -197,6 +206,7 @@ export function toMessageView(m: StoredMessage): MessageView {
     to: m.to,
     from: m.from,
     userId: m.userId,
+    handledBy: m.handledBy,
     upstreamApi: m.upstreamApi,
     type: m.type,
     status: m.status,

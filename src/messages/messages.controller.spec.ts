@@ -45,6 +45,7 @@ const view = {
   to: '447700900123',
   from: null,
   userId: null,
+  handledBy: null,
   upstreamApi: 'cloud_api',
   type: 'text',
   status: 'sent',

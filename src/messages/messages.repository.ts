@@ -9,6 +9,7 @@ import { jsonRecords, now, typed, unnest, utcBucket, utcBuckets } from '../core/
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { FeedPosition } from '../events/feed-cursor.js';
+import { changeColumns, distinctChanges, type UserIdChange } from '../accounts/users/user-id-change.js';
 import { claimKey, completeKey } from './send/idempotency-keys.repository.js';
 
 type Eb = ExpressionBuilder<Database, 'messages'>;
@@ -54,6 +55,7 @@ const insertInbound = prepared(
         'direction',
         'from',
         'user_id',
+        'handled_by',
         'type',
         'content',
         'status',
@@ -70,6 +72,7 @@ const insertInbound = prepared(
                 phoneNumberId: 'text',
                 from: 'text',
                 userId: 'text',
+                handledBy: 'text',
                 type: 'text',
                 content: 'jsonb',
                 wamid: 'text',
@@ -84,6 +87,7 @@ const insertInbound = prepared(
             eb.val('inbound').as('direction'),
             'd.from',
             'd.userId',
+            'd.handledBy',
             'd.type',
             'd.content',
             eb.val('received').as('status'),
@@ -93,6 +97,16 @@ const insertInbound = prepared(
       )
       .onConflict((oc) => oc.column('upstream_message_id').doNothing()),
   { planned: true },
+);
+
+const followUsers = prepared('messages_follow_users', (db, p: { waba: string[]; old: string[]; nu: string[] }) =>
+  db
+    .updateTable('messages as m')
+    .from([unnest('u', { waba: 'text', old: 'text', nu: 'text' }, p), 'business_accounts as b'])
+    .set((eb) => ({ user_id: eb.ref('u.nu') }))
+    .whereRef('b.waba_id', '=', 'u.waba')
+    .whereRef('m.business_account_id', '=', 'b.id')
+    .whereRef('m.user_id', '=', 'u.old'),
 );
 
 /** The unnest of PendingColumns, with the order of the arrays (ORDER BY ord: ids are drawn in that order). */
@@ -710,6 +724,16 @@ export class MessagesRepository {
    * transaction (the one that stores their events). Once per wamid: a redelivery, a retried chunk or a second
    * worker inserts nothing (the unique upstream_message_id). Returns how many rows this call inserted.
    */
+  /**
+   * The messages of a previous business-scoped user id are the next one's (Meta's user id changes): sends to it and
+   * its inbound messages are listed under the new id. Phone numbers a message was sent to or from stay as they were.
+   */
+  async followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const distinct = distinctChanges(changes).filter((c) => !/^\d+$/.test(c.previous));
+    if (distinct.length === 0) return;
+    await this.db.exec(followUsers, changeColumns(distinct), tx);
+  }
+
   async insertInbound(tx: Tx, rows: InboundMessageRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const { rowCount } = await this.db.exec(insertInbound, { rows: JSON.stringify(rows) }, tx);
@@ -1113,6 +1137,8 @@ export interface InboundMessageRow {
   phoneNumberId: string;
   from: string | null;
   userId: string | null;
+  /** meta_business_agent when it arrived on `standby`; null when the business app held the conversation. */
+  handledBy: string | null;
   type: string;
   content: unknown;
   wamid: string | null;
@@ -1146,6 +1172,7 @@ export function pendingRow(businessAccountId: string, m: PendingMessage, r: Inse
     to: m.to,
     direction: 'outbound',
     from: null,
+    handledBy: null,
     userId: m.userId,
     upstreamApi: m.upstreamApi,
     type: m.type,

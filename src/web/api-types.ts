@@ -2394,6 +2394,12 @@ export interface components {
              */
             userId: string | null;
             /**
+             * @description Inbound: who handled the conversation when the customer wrote. `meta_business_agent`: Meta's AI agent held it (the message came on Meta's `standby` webhook field; the agent may answer it, and a reply you send takes the conversation over); null: your app held it. Always null for outbound messages
+             * @example null
+             * @enum {string|null}
+             */
+            handledBy: "meta_business_agent" | null;
+            /**
              * @description Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)
              * @example cloud_api
              * @enum {string}
@@ -2500,6 +2506,12 @@ export interface components {
              */
             userId: string | null;
             /**
+             * @description Inbound: who handled the conversation when the customer wrote. `meta_business_agent`: Meta's AI agent held it (the message came on Meta's `standby` webhook field; the agent may answer it, and a reply you send takes the conversation over); null: your app held it. Always null for outbound messages
+             * @example null
+             * @enum {string|null}
+             */
+            handledBy: "meta_business_agent" | null;
+            /**
              * @description Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)
              * @example cloud_api
              * @enum {string}
@@ -2595,12 +2607,14 @@ export interface components {
         };
         AnalyticsPricing: {
             /**
-             * @description Messages by the category of the pricing object of their status webhooks
+             * @description Messages by the category of the pricing object of their status webhooks. Meta's categories are always listed (zeros included): marketing, utility, authentication, authentication_international, service, marketing_lite, referral_conversion, group_marketing, group_utility, group_service, general_purpose_ai; any other category Meta sends is listed as it comes
              * @example {
              *       "marketing": 3,
              *       "utility": 40,
              *       "authentication": 0,
-             *       "service": 12
+             *       "service": 12,
+             *       "group_service": 0,
+             *       "general_purpose_ai": 2
              *     }
              */
             byCategory: {
@@ -2615,6 +2629,22 @@ export interface components {
              *     }
              */
             byType: {
+                [key: string]: number;
+            };
+            /**
+             * @description Messages Meta billed: those whose pricing type is `regular` (the free types are free_customer_service and free_entry_point). Since 2026-10-01 service messages and utility templates inside an open window are billed too
+             * @example 45
+             */
+            billable: number;
+            /**
+             * @description The billable messages by category (every category of byCategory listed)
+             * @example {
+             *       "marketing": 3,
+             *       "utility": 30,
+             *       "service": 12
+             *     }
+             */
+            billableByCategory: {
                 [key: string]: number;
             };
         };
@@ -2715,6 +2745,12 @@ export interface components {
              * @example null
              */
             userId: string | null;
+            /**
+             * @description Inbound: who handled the conversation when the customer wrote. `meta_business_agent`: Meta's AI agent held it (the message came on Meta's `standby` webhook field; the agent may answer it, and a reply you send takes the conversation over); null: your app held it. Always null for outbound messages
+             * @example null
+             * @enum {string|null}
+             */
+            handledBy: "meta_business_agent" | null;
             /**
              * @description Which upstream API carried it: the Cloud API (/messages) or the Marketing Messages API (/marketing_messages: MARKETING templates of an onboarded account)
              * @example cloud_api
@@ -2846,7 +2882,7 @@ export interface components {
              */
             eventType: string;
             /** @enum {string} */
-            kind: "inbound_message" | "status_update" | "template_status" | "account_update";
+            kind: "inbound_message" | "status_update" | "template_status" | "account_update" | "call" | "handover" | "agent_message";
             /** @example Message delivered */
             title: string;
             /**
@@ -8284,7 +8320,7 @@ export interface operations {
                 wait?: number;
                 /** @description Business account whose events are listed (one of your organization) */
                 wabaId: string;
-                kind?: "inbound_message" | "status_update" | "template_status" | "account_update";
+                kind?: "inbound_message" | "status_update" | "template_status" | "account_update" | "call" | "handover" | "agent_message";
                 /** @description Delivery status: sent, delivered, read, failed (played for voice) */
                 status?: string;
                 /** @description Upstream message id (wamid): a message's upstreamMessageId */

@@ -6,6 +6,7 @@ import { DeliveryProcessor } from './processing/delivery.processor.js';
 import { DeliverySweeper } from './processing/delivery.sweeper.js';
 import { DeliveryWorker } from './processing/delivery.worker.js';
 import { AccountUpdateEffect } from './processing/effects/account-update.effect.js';
+import { CallEffect } from './processing/effects/call.effect.js';
 import { InboundMessageEffect } from './processing/effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './processing/effects/status-update.effect.js';
 import { TemplateStatusEffect } from './processing/effects/template-status.effect.js';
@@ -14,7 +15,7 @@ import { WebhooksModule } from './webhooks.module.js';
 /**
  * Worker side of webhooks: the delivery consumer and its effects on the accounts domain (templates, phone numbers and
  * business accounts: their quality, limits and standing from account-level webhooks; the users' marketing
- * preferences) and on the messages domain (statuses, inbound messages, conversation windows), and the sweeper.
+ * preferences) and on the messages domain (statuses, inbound messages, calls, conversation windows; a user's id change moves its windows, marketing stop and blocks), and the sweeper.
  */
 @Module({
   imports: [WebhooksModule, EventsModule, MessagesModule, AccountsModule],
@@ -26,6 +27,7 @@ import { WebhooksModule } from './webhooks.module.js';
     InboundMessageEffect,
     TemplateStatusEffect,
     AccountUpdateEffect,
+    CallEffect,
   ],
   // Run as scheduled tasks by the worker (worker/worker-schedules.ts), with the domain's PartitionMaintenance.
   exports: [DeliverySweeper, WebhooksModule],

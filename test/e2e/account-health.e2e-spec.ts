@@ -310,7 +310,7 @@ describe('Business account health: webhook subscription and credentials', () => 
       // The same service with nothing listening at its upstream address: no verdict, 502, nothing recorded.
       const before = await accountRow(stack.db, { wabaId: t.account.wabaId });
       const down = await startTestApp({
-        UPSTREAM_BASE_URL: `http://127.0.0.1:${await freePort()}/v23.0`,
+        UPSTREAM_BASE_URL: `http://127.0.0.1:${await freePort()}/v25.0`,
         ENCRYPTION_KEY: stack.config.encryptionKeys[0]!.key.toString('hex'),
       });
       try {

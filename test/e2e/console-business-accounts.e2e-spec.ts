@@ -354,7 +354,7 @@ describe('Console business accounts', () => {
       beforeAll(async () => {
         // The same service (same database, same encryption key) whose upstream address has nothing listening.
         down = await startTestApp({
-          UPSTREAM_BASE_URL: `http://127.0.0.1:${await closedPort()}/v23.0`,
+          UPSTREAM_BASE_URL: `http://127.0.0.1:${await closedPort()}/v25.0`,
           ENCRYPTION_KEY: stack.config.encryptionKeys[0]!.key.toString('hex'),
           WHATSAPP_APP_SECRET: 'test-app-secret',
         });

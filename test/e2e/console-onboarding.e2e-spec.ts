@@ -80,7 +80,7 @@ async function startRecordingProxy(sim: SimulatorHandle): Promise<RecordingProxy
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   self = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    baseUrl: `http://${self}/v23.0`,
+    baseUrl: `http://${self}/v25.0`,
     requests,
     close: () =>
       new Promise<void>((resolve) => {
@@ -235,7 +235,7 @@ describe('Console onboarding, end to end', () => {
     expect(await countRows(t.db, 'phone_numbers', { business_account_id: account.id })).toBe(3);
 
     // --- templates over 3+ upstream pages ------------------------------------------------------------
-    const templatePath = `/v23.0/${upstream.wabaId}/message_templates`;
+    const templatePath = `/v25.0/${upstream.wabaId}/message_templates`;
     const pagesBefore = proxy.requests.filter((r) => r.path.startsWith(templatePath)).length;
     const approved = upstream.templates.filter((tpl) => tpl.status === 'APPROVED');
     const templateSync = await t.http.post(`${base}/templates/sync`).set('cookie', cookie);

@@ -31,9 +31,24 @@ const parcelUpdate = (t: OnboardedTenant, to: string) => ({
 });
 
 /** No status here carries a pricing object (the statuses are posted without one): every count is zero. */
+const noCategories = {
+  marketing: 0,
+  utility: 0,
+  authentication: 0,
+  authentication_international: 0,
+  service: 0,
+  marketing_lite: 0,
+  referral_conversion: 0,
+  group_marketing: 0,
+  group_utility: 0,
+  group_service: 0,
+  general_purpose_ai: 0,
+};
 const noPricing = {
-  byCategory: { marketing: 0, utility: 0, authentication: 0, authentication_international: 0, service: 0 },
+  byCategory: noCategories,
   byType: { regular: 0, free_customer_service: 0, free_entry_point: 0 },
+  billable: 0,
+  billableByCategory: noCategories,
 };
 
 const startOfHour = (ms: number) => Math.floor(ms / HOUR) * HOUR;

@@ -213,9 +213,24 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
 
       const res = await stack.http.get('/messages/analytics').set(t.key.headers);
       expect(res.status).toBe(200);
+      const none = {
+        marketing: 0,
+        utility: 0,
+        authentication: 0,
+        authentication_international: 0,
+        service: 0,
+        marketing_lite: 0,
+        referral_conversion: 0,
+        group_marketing: 0,
+        group_utility: 0,
+        group_service: 0,
+        general_purpose_ai: 0,
+      };
       const expected = {
-        byCategory: { marketing: 1, utility: 1, authentication: 0, authentication_international: 0, service: 1 },
+        byCategory: { ...none, marketing: 1, utility: 1, service: 1 },
         byType: { regular: 2, free_customer_service: 1, free_entry_point: 0 },
+        billable: 2,
+        billableByCategory: { ...none, marketing: 1, utility: 1 },
       };
       expect(res.body.data.pricing).toEqual(expected);
       const today = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000).toISOString();
@@ -225,8 +240,10 @@ describe("Meta fidelity 2026: user ids, pricing, quality, limits and account hea
       expect(earlier.length).toBeGreaterThan(0);
       for (const b of earlier)
         expect(b.pricing).toEqual({
-          byCategory: { ...expected.byCategory, marketing: 0, utility: 0, service: 0 },
+          byCategory: none,
           byType: { regular: 0, free_customer_service: 0, free_entry_point: 0 },
+          billable: 0,
+          billableByCategory: none,
         });
     });
   });

@@ -4,6 +4,8 @@ import { portOf, startMetricsServer } from '../../src/core/metrics/metrics-endpo
 import { Metrics } from '../../src/core/metrics/metrics.js';
 import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { LogCapture } from '../utils/log-capture.js';
+import { startTestApp } from '../utils/test-app.js';
 
 jest.setTimeout(180_000);
 
@@ -41,6 +43,32 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
         headers: { authorization: 'Bearer scrape-token-123' },
       })
     ).text();
+
+  it("exposes the Graph API version of UPSTREAM_BASE_URL against Meta's published expiry (v25.0: 2028-07-29, not expiring)", async () => {
+    const text = (await scrapeApi()).text;
+    expect(sample(text, 'bmapi_upstream_api_version_expiring{version="v25.0"}')).toBe(0);
+    expect(sample(text, 'bmapi_upstream_api_version_expiry_timestamp_seconds{version="v25.0"}')).toBe(
+      Date.parse('2028-07-29T00:00:00Z') / 1000,
+    );
+    expect(sample(await scrapeWorker(), 'bmapi_upstream_api_version_expiring{version="v25.0"}')).toBe(0);
+  });
+
+  it('warns at start and sets the gauge to 1 for a version within 180 days of its expiry (v20.0: past it)', async () => {
+    const logs = new LogCapture();
+    const old = await startTestApp(
+      { UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v20.0', LOG_LEVEL: 'info' },
+      { logDestination: logs.destination },
+    );
+    try {
+      const text = (await old.http.get('/metrics')).text;
+      expect(sample(text, 'bmapi_upstream_api_version_expiring{version="v20.0"}')).toBe(1);
+      const [warning] = logs.where('version', 'v20.0');
+      expect(warning).toMatchObject({ level: 40, expiresAt: '2026-09-24' });
+      expect(warning!.msg).toMatch(/Graph API v20\.0 \(UPSTREAM_BASE_URL\) expired on 2026-09-24/);
+    } finally {
+      await old.close();
+    }
+  });
 
   it('counts a made-up HTTP method as other, so callers cannot mint series (issue 29, finding 7)', async () => {
     const url = new URL(stack.url);

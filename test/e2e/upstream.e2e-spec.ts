@@ -288,7 +288,7 @@ describe('WhatsAppClient against the simulator', () => {
         });
       });
       const offline = new WhatsAppClient(
-        configFor(`http://127.0.0.1:${closed}/v23.0`),
+        configFor(`http://127.0.0.1:${closed}/v25.0`),
         new Metrics(),
         createLogger('silent', 'test'),
       );
@@ -311,14 +311,14 @@ describe('WhatsAppClient against the simulator', () => {
         hits.push(req.url ?? '');
         const origin = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
         const next = req.url!.includes('/1/')
-          ? 'https://evil.example/v23.0/1/message_templates?after=x'
+          ? 'https://evil.example/v25.0/1/message_templates?after=x'
           : `${origin}${req.url}`;
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ data: [{ id: '1' }], paging: { cursors: {}, next } }));
       });
       await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
       fakeClient = new WhatsAppClient(
-        configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v23.0`),
+        configFor(`http://127.0.0.1:${(fake.address() as AddressInfo).port}/v25.0`),
         new Metrics(),
         createLogger('silent', 'test'),
       );

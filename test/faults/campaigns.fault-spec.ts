@@ -106,7 +106,7 @@ beforeAll(async () => {
         appSecret: SECRET,
         encryptionKey: randomBytes(32).toString('hex'),
         queuePrefix: PREFIX,
-        upstreamBaseUrl: `${sim.url}/v23.0`,
+        upstreamBaseUrl: `${sim.url}/v25.0`,
       }),
       SIGNUP_MODE: 'open',
       CAMPAIGN_LEASE_MS: '3000',

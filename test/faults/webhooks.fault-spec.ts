@@ -110,7 +110,7 @@ async function startStack(): Promise<void> {
       appSecret: SECRET,
       encryptionKey: randomBytes(32).toString('hex'),
       queuePrefix: 'faults',
-      upstreamBaseUrl: 'http://127.0.0.1:9/v23.0',
+      upstreamBaseUrl: 'http://127.0.0.1:9/v25.0',
     }),
     WEBHOOK_SWEEP_INTERVAL_MS: '2000',
   };

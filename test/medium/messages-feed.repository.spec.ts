@@ -36,6 +36,7 @@ describe('MessagesRepository: inbound messages and the feed (PostgreSQL)', () =>
     phoneNumberId: '402000000000011',
     from: '447700900123',
     userId: null,
+    handledBy: null,
     type: 'text',
     content: { text: { body: 'hello' } },
     wamid: wamid(),

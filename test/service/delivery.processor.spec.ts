@@ -511,3 +511,111 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
     });
   });
 });
+
+describe('DeliveryProcessor: Meta since mid-2026 (standby, calls, user id changes)', () => {
+  const USER_BEFORE = 'US.1111111111111111111';
+  const USER_AFTER = 'US.2222222222222222222';
+
+  it("on standby: the customer's message is inbound and opens the window; a status of ours moves it; the agent's own statuses are stored, never waited for", async () => {
+    const p = setUp();
+    const id = p.receive(
+      webhookOf(WABA, [
+        {
+          field: 'standby',
+          value: messagesValue(PHONE, {
+            ...inboundTextValue({ from: CUSTOMER, id: 'wamid.SB1', timestamp: T0 + 10, text: 'Hello?' }),
+            statuses: [status('wamid.A', 'delivered', 12), status('wamid.AGENT', 'delivered', 13)],
+          }),
+        },
+      ]),
+    );
+
+    const result = await p.processor.process([id]);
+
+    expect(result).toMatchObject({ events: 3, inserted: 3, applied: 3, waiting: 0 });
+    expect(p.queue.jobs).toEqual([]);
+    expect(p.messages.get(p.sent.id)).toMatchObject({ status: 'delivered', deliveredAt: at(12) });
+    expect(p.messages.inbound().map((m) => [m.upstreamMessageId, m.from])).toEqual([['wamid.SB1', CUSTOMER]]);
+    expect(p.windows.lastInbound(PHONE.id, CUSTOMER)).toEqual(at(10));
+    expect(p.events.all().every((e) => e.processed)).toBe(true);
+  });
+
+  it('a user-initiated call opens the window; a business-initiated one does not', async () => {
+    const p = setUp();
+    const call = (customer: string, direction: string) => ({
+      id: `wacid.${customer}`,
+      from: direction === 'USER_INITIATED' ? customer : '447700900500',
+      to: direction === 'USER_INITIATED' ? '447700900500' : customer,
+      event: 'connect',
+      direction,
+      timestamp: String(T0 + 20),
+    });
+    const id = p.receive(
+      webhookOf(WABA, [
+        {
+          field: 'calls',
+          value: messagesValue(PHONE, {
+            calls: [call(CUSTOMER, 'USER_INITIATED'), call('447700900999', 'BUSINESS_INITIATED')],
+          }),
+        },
+      ]),
+    );
+
+    await p.processor.process([id]);
+
+    expect(p.events.all().map((e) => [e.kind, e.recipient, e.processed])).toEqual([
+      ['call', CUSTOMER, true],
+      ['call', '447700900999', true],
+    ]);
+    expect(p.windows.lastInbound(PHONE.id, CUSTOMER)).toEqual(at(20));
+    expect(p.windows.lastInbound(PHONE.id, '447700900999')).toBeUndefined();
+  });
+
+  it("user_changed_user_id: the window, the marketing stop, blocks and the messages' user id follow the user; nothing else moves", async () => {
+    const p = setUp();
+    const first = p.receive(
+      messagesWebhook(WABA, PHONE, {
+        contacts: [{ user_id: USER_BEFORE }],
+        messages: [
+          { from_user_id: USER_BEFORE, id: 'wamid.U1', timestamp: String(T0 + 5), type: 'text', text: { body: 'Hi' } },
+        ],
+      }),
+    );
+    await p.processor.process([first]);
+    p.blocked.block(WABA, PHONE.id, USER_BEFORE);
+    const stop = p.receive(
+      messagesWebhook(
+        WABA,
+        PHONE,
+        {
+          user_preferences: [
+            { user_id: USER_BEFORE, category: 'marketing_messages', value: 'stop', timestamp: T0 + 6 },
+          ],
+        },
+        'user_preferences',
+      ),
+    );
+    await p.processor.process([stop]);
+    const change = p.receive(
+      messagesWebhook(WABA, PHONE, {
+        messages: [
+          {
+            from_user_id: USER_BEFORE,
+            id: 'wamid.SYS',
+            timestamp: String(T0 + 50),
+            type: 'system',
+            system: { type: 'user_changed_user_id', user_id: USER_AFTER, previous_user_id: USER_BEFORE },
+          },
+        ],
+      }),
+    );
+
+    await p.processor.process([change]);
+
+    expect(p.windows.lastInbound(PHONE.id, USER_AFTER)).toEqual(at(50));
+    expect(p.preferences.get(WABA, USER_AFTER)).toMatchObject({ value: 'stop', user: USER_AFTER });
+    expect(p.blocked.isBlocked(WABA, PHONE.id, USER_AFTER)).toBe(true);
+    expect(p.messages.inbound().map((m) => m.userId)).toEqual([USER_AFTER, USER_AFTER]);
+    expect(p.messages.get(p.sent.id)?.userId).toBeNull();
+  });
+});

@@ -17,7 +17,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     REDIS_URL,
     // A queue namespace per test file: workers of one file never take another file's jobs.
     QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`,
-    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v23.0',
+    UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v25.0',
     // How long the service waits for the simulator: generous, since on a slow, busy host the simulator (another
     // event loop on the same cores) may take seconds to answer an onboarding call. Tests about the timeout itself
     // set their own; TEST_UPSTREAM_TIMEOUT_MS raises or lowers the rest.

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Db, type Tx } from '../../core/db/db.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
+import { unnest } from '../../core/db/pg.js';
+import { changeColumns, distinctChanges, type UserIdChange } from './user-id-change.js';
 
 export interface StoredBlockedUser {
   phoneNumberId: string;
@@ -43,6 +45,38 @@ const blockedAmong = prepared(
       ),
 );
 
+/** A block of a previous address (as given or as Meta resolved it), on any number of the account, also blocks the next. */
+const followUsers = prepared('blocked_users_follow_users', (db, p: { waba: string[]; old: string[]; nu: string[] }) =>
+  db
+    .insertInto('blocked_users')
+    .columns(['business_account_id', 'phone_number_id', 'user', 'wa_id', 'blocked_by_id', 'created_at'])
+    .expression(
+      db
+        .selectFrom(unnest('u', { waba: 'text', old: 'text', nu: 'text' }, p))
+        .innerJoin('business_accounts as b', 'b.waba_id', 'u.waba')
+        .innerJoin('blocked_users as k', (j) =>
+          j
+            .onRef('k.business_account_id', '=', 'b.id')
+            .on((eb) => eb.or([eb('k.user', '=', eb.ref('u.old')), eb('k.wa_id', '=', eb.ref('u.old'))])),
+        )
+        .distinctOn(['b.id', 'k.phone_number_id', 'u.nu'])
+        .select((eb) => [
+          'b.id',
+          'k.phone_number_id',
+          'u.nu',
+          eb.val<string | null>(null).as('wa_id'),
+          'k.blocked_by_id',
+          'k.created_at',
+        ])
+        .$narrowType<{ nu: string }>()
+        .orderBy('b.id')
+        .orderBy('k.phone_number_id')
+        .orderBy('u.nu')
+        .orderBy('k.created_at'),
+    )
+    .onConflict((oc) => oc.doNothing()),
+);
+
 /**
  * The one owner of `blocked_users`: the users blocked on each phone number (Meta's block_users), as blocked through
  * the console. Read by the send path (a send to a blocked user is refused before Meta) and the console.
@@ -62,6 +96,12 @@ export class BlockedUsersRepository {
     if (users.length === 0) return new Set();
     const { rows } = await this.db.exec(blockedAmong, { businessAccountId, phoneNumberId, users }, tx);
     return new Set(rows.flatMap((r) => (r.waId ? [r.user, r.waId] : [r.user])));
+  }
+
+  /** Each previous address's blocks follow the user to its next one (Meta's user id and number changes). */
+  async followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const distinct = distinctChanges(changes);
+    if (distinct.length > 0) await this.db.exec(followUsers, changeColumns(distinct), tx);
   }
 
   /** Records blocks Meta confirmed (a block again keeps the first time). In the caller's unit of work. */

@@ -3,6 +3,7 @@ import { Db, type Tx } from '../../core/db/db.js';
 import { unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
+import { changeColumns, distinctChanges, type UserIdChange } from './user-id-change.js';
 
 export type MarketingPreferenceValue = 'stop' | 'resume';
 
@@ -63,6 +64,40 @@ const record = prepared(
   { planned: true },
 );
 
+/** The preference of each previous address is the next one's too, unless the next one has a newer one. */
+const followUsers = prepared(
+  'marketing_preferences_follow_users',
+  (db, p: { waba: string[]; old: string[]; nu: string[] }) =>
+    db
+      .insertInto('marketing_preferences')
+      .columns(['business_account_id', 'user', 'value', 'source', 'detail', 'updated_at'])
+      .expression(
+        db
+          .selectFrom(unnest('u', { waba: 'text', old: 'text', nu: 'text' }, p))
+          .innerJoin('business_accounts as b', 'b.waba_id', 'u.waba')
+          .innerJoin('marketing_preferences as m', (j) =>
+            j.onRef('m.business_account_id', '=', 'b.id').onRef('m.user', '=', 'u.old'),
+          )
+          .distinctOn(['b.id', 'u.nu'])
+          .select(['b.id', 'u.nu', 'm.value', 'm.source', 'm.detail', 'm.updated_at'])
+          .$narrowType<{ nu: string }>()
+          .orderBy('b.id')
+          .orderBy('u.nu')
+          .orderBy('m.updated_at', 'desc'),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['business_account_id', 'user'])
+          .doUpdateSet((eb) => ({
+            value: eb.ref('excluded.value'),
+            source: eb.ref('excluded.source'),
+            detail: eb.ref('excluded.detail'),
+            updated_at: eb.ref('excluded.updated_at'),
+          }))
+          .whereRef('marketing_preferences.updated_at', '<', 'excluded.updated_at'),
+      ),
+);
+
 const valueOf = prepared('marketing_preference_of', (db, p: { businessAccountId: string; user: string }) =>
   db
     .selectFrom('marketing_preferences')
@@ -112,6 +147,12 @@ export class MarketingPreferencesRepository {
       },
       tx,
     );
+  }
+
+  /** Each previous address's preference follows the user to its next one (Meta's user id and number changes). */
+  async followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const distinct = distinctChanges(changes);
+    if (distinct.length > 0) await this.db.exec(followUsers, changeColumns(distinct), tx);
   }
 
   /** The user's latest preference (`stop`, `resume`), or null when none is known. */

@@ -4,7 +4,7 @@ import { AppConfig, ConfigError } from './app-config.js';
 const valid = {
   DATABASE_URL: 'postgresql://u:p@127.0.0.1:5432/db',
   REDIS_URL: 'redis://127.0.0.1:6379',
-  UPSTREAM_BASE_URL: 'http://127.0.0.1:4010/v23.0/',
+  UPSTREAM_BASE_URL: 'http://127.0.0.1:4010/v25.0/',
   WHATSAPP_APP_SECRET: 'app-secret-123',
   WHATSAPP_VERIFY_TOKEN: 'verify-token-123',
   ENCRYPTION_KEY: 'a'.repeat(64),
@@ -21,7 +21,7 @@ describe('AppConfig', () => {
   it('applies defaults and normalises values', () => {
     const config = AppConfig.fromEnv(valid);
     expect(config.port).toBe(3000);
-    expect(config.upstreamBaseUrl).toBe('http://127.0.0.1:4010/v23.0');
+    expect(config.upstreamBaseUrl).toBe('http://127.0.0.1:4010/v25.0');
     expect(config.encryptionKeys).toEqual([{ id: 'k0', key: Buffer.from('a'.repeat(64), 'hex') }]);
     expect(config.swaggerEnabled).toBe(true);
     // Security defaults (issue 12): scrypt N = 2^17, no proxy trusted, open signup outside production.

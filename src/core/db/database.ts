@@ -175,6 +175,7 @@ export interface MessageTable {
   upstream_api: Generated<string>;
   direction: Generated<string>;
   from: string | null;
+  handled_by: string | null;
   type: string;
   template_name: string | null;
   template_language: string | null;
@@ -507,6 +508,7 @@ export const columns = {
     'upstream_api as upstreamApi',
     'direction',
     'from',
+    'handled_by as handledBy',
     'type',
     'template_name as templateName',
     'template_language as templateLanguage',

@@ -96,6 +96,21 @@ export class Metrics {
     registers: [],
   });
 
+  /** Set at start from UPSTREAM_BASE_URL (upstream/graph-api-version.check.ts). */
+  readonly upstreamVersionExpiring = new Gauge({
+    name: 'bmapi_upstream_api_version_expiring',
+    help: "1 when the Graph API version of UPSTREAM_BASE_URL is within 180 days of Meta's published expiry (or past it), else 0; by version",
+    labelNames: ['version'] as const,
+    registers: [],
+  });
+
+  readonly upstreamVersionExpiry = new Gauge({
+    name: 'bmapi_upstream_api_version_expiry_timestamp_seconds',
+    help: 'When Meta retires the Graph API version of UPSTREAM_BASE_URL (absent when no date is published); by version',
+    labelNames: ['version'] as const,
+    registers: [],
+  });
+
   /**
    * `process`: the API or the worker (CoreModule makes one per process), whose own series only are registered
    * (docs/operations-and-scaling.md, the table's Process column); the upstream calls and the pacer are counted by
@@ -104,7 +119,14 @@ export class Metrics {
    */
   constructor(process?: MetricsProcess) {
     // Partitions are checked at every process's start too (PartitionMaintenance), and the gauge says what was seen.
-    const both: Metric[] = [this.upstreamRequests, this.pacedSends, this.partitionsUntil];
+    // The Graph API version's standing is checked at every process's start (upstream/graph-api-version.check.ts).
+    const both: Metric[] = [
+      this.upstreamRequests,
+      this.pacedSends,
+      this.partitionsUntil,
+      this.upstreamVersionExpiring,
+      this.upstreamVersionExpiry,
+    ];
     const api: Metric[] = [this.httpRequests, this.sends, this.deliveriesReceived];
     const worker: Metric[] = [
       this.scheduledTasks,

@@ -26,8 +26,9 @@ class PricingCountsDoc implements PricingCounts {
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'number' },
-    example: { marketing: 3, utility: 40, authentication: 0, service: 12 },
-    description: 'Messages by the category of the pricing object of their status webhooks',
+    example: { marketing: 3, utility: 40, authentication: 0, service: 12, group_service: 0, general_purpose_ai: 2 },
+    description:
+      "Messages by the category of the pricing object of their status webhooks. Meta's categories are always listed (zeros included): marketing, utility, authentication, authentication_international, service, marketing_lite, referral_conversion, group_marketing, group_utility, group_service, general_purpose_ai; any other category Meta sends is listed as it comes",
   })
   byCategory!: Record<string, number>;
   @ApiProperty({
@@ -37,6 +38,19 @@ class PricingCountsDoc implements PricingCounts {
     description: 'Messages by pricing type: regular, free_customer_service, free_entry_point',
   })
   byType!: Record<string, number>;
+  @ApiProperty({
+    example: 45,
+    description:
+      'Messages Meta billed: those whose pricing type is `regular` (the free types are free_customer_service and free_entry_point). Since 2026-10-01 service messages and utility templates inside an open window are billed too',
+  })
+  billable!: number;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    example: { marketing: 3, utility: 30, service: 12 },
+    description: 'The billable messages by category (every category of byCategory listed)',
+  })
+  billableByCategory!: Record<string, number>;
 }
 
 @ApiSchema({ name: 'AnalyticsBucket' })

@@ -10,19 +10,35 @@ const MAX_RANGE_MS = { day: 400 * DAY_MS, hour: 31 * DAY_MS };
 
 /** Meta's pricing types (per-message pricing), always listed, zeros included. */
 export const PRICING_TYPES = ['regular', 'free_customer_service', 'free_entry_point'] as const;
-/** Meta's pricing categories, always listed, zeros included; any other category Meta sends is listed as it comes. */
+/**
+ * Meta's pricing categories (2026-10), always listed, zeros included; any other category Meta sends is listed as it
+ * comes. `service` (non-template messages) is billed since 2026-10-01, the `group_*` ones are messages to groups,
+ * `general_purpose_ai` Meta Business Agent's.
+ */
 export const PRICING_CATEGORIES = [
   'marketing',
   'utility',
   'authentication',
   'authentication_international',
   'service',
+  'marketing_lite',
+  'referral_conversion',
+  'group_marketing',
+  'group_utility',
+  'group_service',
+  'general_purpose_ai',
 ] as const;
+
+/** The pricing type Meta bills; `free_customer_service` and `free_entry_point` are free. */
+export const BILLABLE_PRICING_TYPE = 'regular';
 
 /** How many messages Meta priced in each category and each type (counts only: Meta bills the customer directly). */
 export interface PricingCounts {
   byCategory: Record<string, number>;
   byType: Record<string, number>;
+  /** Messages Meta billed (pricing type `regular`), in total and per category: what the invoice counts. */
+  billable: number;
+  billableByCategory: Record<string, number>;
 }
 
 export interface Analytics {
@@ -114,6 +130,8 @@ function emptyPricing(): PricingCounts {
   return {
     byCategory: Object.fromEntries(PRICING_CATEGORIES.map((c) => [c, 0])),
     byType: Object.fromEntries(PRICING_TYPES.map((t) => [t, 0])),
+    billable: 0,
+    billableByCategory: Object.fromEntries(PRICING_CATEGORIES.map((c) => [c, 0])),
   };
 }
 
@@ -123,4 +141,8 @@ function addPricing(counts: PricingCounts, row: { category: string | null; type:
   const type = row.type ?? 'unknown';
   counts.byCategory[category] = (counts.byCategory[category] ?? 0) + row.count;
   counts.byType[type] = (counts.byType[type] ?? 0) + row.count;
+  if (type === BILLABLE_PRICING_TYPE) {
+    counts.billable += row.count;
+    counts.billableByCategory[category] = (counts.billableByCategory[category] ?? 0) + row.count;
+  }
 }

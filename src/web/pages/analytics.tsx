@@ -253,13 +253,19 @@ function BarChart({ analytics }: { analytics: Analytics }) {
 
 /** How many messages Meta priced per category and type, over the range and per bucket (counts, not amounts). */
 function PricingSection({ analytics: a }: { analytics: Analytics }) {
-  const categories = Object.keys(a.pricing.byCategory);
+  // Meta lists eleven categories; the table shows those that priced something in the range (marketing, utility and
+  // service always).
+  const categories = Object.keys(a.pricing.byCategory).filter(
+    (c) => ['marketing', 'utility', 'service'].includes(c) || (a.pricing.byCategory[c] ?? 0) > 0,
+  );
   const types = Object.keys(a.pricing.byType);
   return (
     <section aria-labelledby="pricing-heading">
       <h2 id="pricing-heading">Pricing</h2>
       <p className="muted">
         Messages by the pricing Meta reported in their status webhooks. Counts only: Meta bills the customer directly.
+        Billable: priced <code>regular</code> (since October 2026 service messages are billed too); {a.pricing.billable}{' '}
+        in the range.
       </p>
       <TableRegion label="Pricing">
         <table>
@@ -276,6 +282,7 @@ function PricingSection({ analytics: a }: { analytics: Analytics }) {
                   {t}
                 </th>
               ))}
+              <th scope="col">billable</th>
             </tr>
           </thead>
           <tbody>
@@ -292,6 +299,7 @@ function PricingSection({ analytics: a }: { analytics: Analytics }) {
                   {types.map((t) => (
                     <td key={`t-${t}`}>{b.pricing.byType[t] ?? 0}</td>
                   ))}
+                  <td>{b.pricing.billable}</td>
                 </tr>
               ))}
             <tr>
@@ -302,6 +310,7 @@ function PricingSection({ analytics: a }: { analytics: Analytics }) {
               {types.map((t) => (
                 <td key={`t-${t}`}>{a.pricing.byType[t]}</td>
               ))}
+              <td>{a.pricing.billable}</td>
             </tr>
           </tbody>
         </table>

@@ -23,6 +23,9 @@ const KIND_LABEL: Record<string, string> = {
   inbound_message: 'Inbound message',
   template_status: 'Template status',
   account_update: 'Account update',
+  call: 'Call',
+  handover: 'Conversation handover',
+  agent_message: 'Meta Business Agent message',
 };
 const KIND_OPTIONS = [
   { value: '', label: 'Any kind' },

@@ -305,6 +305,12 @@ export function MessageDetailPage({ wabaId, id }: { wabaId: string; id: string }
                 <dd>{m.upstreamApi === 'marketing_messages' ? 'Marketing Messages API' : 'Cloud API'}</dd>
               </div>
             )}
+            {m.handledBy === 'meta_business_agent' && (
+              <div>
+                <dt>Handled by</dt>
+                <dd>Meta Business Agent (a reply you send takes the conversation over)</dd>
+              </div>
+            )}
             <div>
               <dt>{m.direction === 'inbound' ? 'Sender' : 'Recipient'}</dt>
               <dd className="mono">{customerOf(m)}</dd>

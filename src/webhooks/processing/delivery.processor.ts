@@ -10,6 +10,7 @@ import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs 
 import { EventsRepository, type EventRow, type StoredEvent } from '../../events/events.repository.js';
 import { classify, isRecord, type EventDraft } from '../../events/classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
+import { CallEffect } from './effects/call.effect.js';
 import type { EffectItem, EventEffect, PreparedEffect } from './effects/event-effect.js';
 import { InboundMessageEffect } from './effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from './effects/status-update.effect.js';
@@ -74,9 +75,10 @@ export class DeliveryProcessor {
     inbound: InboundMessageEffect,
     template: TemplateStatusEffect,
     account: AccountUpdateEffect,
+    calls: CallEffect,
   ) {
     // Statuses first: their prepare locks messages, and every chunk locks in the same order.
-    this.effects = [statuses, inbound, template, account];
+    this.effects = [statuses, inbound, template, account, calls];
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { BusinessAccountsRepository } from '../../accounts/business-accounts/business-accounts.repository.js';
 import type { PhoneNumbersRepository } from '../../accounts/phone-numbers/phone-numbers.repository.js';
 import type { TemplatesRepository } from '../../accounts/templates/templates.repository.js';
+import type { BlockedUsersRepository } from '../../accounts/users/blocked-users.repository.js';
 import type { MarketingPreferencesRepository } from '../../accounts/users/marketing-preferences.repository.js';
 import type { AppConfig } from '../../core/config/app-config.js';
 import type { UnitOfWork } from '../../core/db/unit-of-work.js';
@@ -29,8 +30,10 @@ export type PartitionsAhead = Pick<PartitionMaintenance, 'ensureAhead'>;
 export type ProcessingConfig = Pick<AppConfig, 'webhookEventChunk'>;
 
 export type StatusMessages = Pick<MessagesRepository, 'lockForStatuses' | 'writeStatuses'>;
-export type InboundMessages = Pick<MessagesRepository, 'insertInbound'>;
-export type InboundWindows = Pick<ConversationWindowsRepository, 'openOrRenew'>;
+export type InboundMessages = Pick<MessagesRepository, 'insertInbound' | 'followUsers'>;
+export type InboundWindows = Pick<ConversationWindowsRepository, 'openOrRenew' | 'followUsers'>;
+export type PreferenceMoves = Pick<MarketingPreferencesRepository, 'followUsers'>;
+export type BlockedUserMoves = Pick<BlockedUsersRepository, 'followUsers'>;
 export type TemplateDecisions = Pick<TemplatesRepository, 'applyDecisions'>;
 export type AccountStandings = Pick<
   BusinessAccountsRepository,

@@ -2,6 +2,7 @@ import pino from 'pino';
 import type { DeliveryJobData } from '../../../src/webhooks/delivery-queue.js';
 import { DeliveryProcessor } from '../../../src/webhooks/processing/delivery.processor.js';
 import { AccountUpdateEffect } from '../../../src/webhooks/processing/effects/account-update.effect.js';
+import { CallEffect } from '../../../src/webhooks/processing/effects/call.effect.js';
 import { InboundMessageEffect } from '../../../src/webhooks/processing/effects/inbound-message.effect.js';
 import { StatusUpdateEffect } from '../../../src/webhooks/processing/effects/status-update.effect.js';
 import { TemplateStatusEffect } from '../../../src/webhooks/processing/effects/template-status.effect.js';
@@ -10,6 +11,7 @@ import { metaJson } from '../../../simulator/meta-json.js';
 import { MemoryDatabase } from './memory-database.js';
 import {
   MemoryAccounts,
+  MemoryBlocked,
   MemoryDeliveries,
   MemoryEvents,
   MemoryMessages,
@@ -57,6 +59,7 @@ export function processingOverMemory(opts: { chunk?: number } = {}) {
   const accounts = new MemoryAccounts(db);
   const numbers = new MemoryNumbers(db);
   const preferences = new MemoryPreferences(db);
+  const blocked = new MemoryBlocked(db);
   const queue = new MemoryQueue();
   const partitions = new MemoryPartitions();
   const logger = pino({ level: 'silent' });
@@ -69,9 +72,10 @@ export function processingOverMemory(opts: { chunk?: number } = {}) {
     partitions,
     logger,
     new StatusUpdateEffect(messages, preferences),
-    new InboundMessageEffect(windows, messages),
+    new InboundMessageEffect(windows, messages, preferences, blocked),
     new TemplateStatusEffect(templates),
     new AccountUpdateEffect(accounts, numbers, preferences, logger),
+    new CallEffect(windows),
   );
   /** What the receiver does with Meta's POST (its signature checked): stores the bytes as Meta serialised them; returns the delivery id. */
   const receive = (payload: unknown, receivedAt?: Date): number =>
@@ -87,6 +91,7 @@ export function processingOverMemory(opts: { chunk?: number } = {}) {
     accounts,
     numbers,
     preferences,
+    blocked,
     queue,
     partitions,
     receive,

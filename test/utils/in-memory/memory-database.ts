@@ -81,6 +81,8 @@ export interface MemoryState {
   templates: Map<string, MemoryTemplate>;
   numbers: Map<string, MemoryNumber>;
   preferences: Map<string, MarketingPreferenceChange>;
+  /** blocked_users: (wabaId, phone number id, user) keys. */
+  blocked: Set<string>;
 }
 
 const emptyState = (): MemoryState => ({
@@ -93,6 +95,7 @@ const emptyState = (): MemoryState => ({
   templates: new Map(),
   numbers: new Map(),
   preferences: new Map(),
+  blocked: new Set(),
 });
 
 /**

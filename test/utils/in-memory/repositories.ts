@@ -5,6 +5,7 @@ import type {
 } from '../../../src/accounts/phone-numbers/phone-numbers.repository.js';
 import type { TemplateDecision } from '../../../src/accounts/templates/templates.repository.js';
 import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
+import type { UserIdChange } from '../../../src/accounts/users/user-id-change.js';
 import type { Tx } from '../../../src/core/db/db.js';
 import type { InboundContact } from '../../../src/messages/conversation-windows.repository.js';
 import type { InboundMessageRow, StatusCandidate } from '../../../src/messages/messages.repository.js';
@@ -12,6 +13,7 @@ import type { StoredDelivery } from '../../../src/webhooks/deliveries/webhook-de
 import type { EventRow, InsertedEvent, StoredEvent, StoredRef } from '../../../src/events/events.repository.js';
 import type {
   AccountStandings,
+  BlockedUserMoves,
   InboundMessages,
   InboundWindows,
   NumberUpdates,
@@ -287,6 +289,13 @@ export class MemoryMessages implements StatusMessages, InboundMessages {
     return Promise.resolve(inserted);
   }
 
+  followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const state = this.db.within(tx, 'messages.followUsers');
+    for (const c of changes)
+      for (const m of state.messages.values()) if (m.wabaId === c.wabaId && m.userId === c.previous) m.userId = c.next;
+    return Promise.resolve();
+  }
+
   private blank(id: number, wabaId: string): MemoryMessage {
     return {
       id,
@@ -321,6 +330,18 @@ export class MemoryWindows implements InboundWindows {
 
   lastInbound(phoneNumberId: string, recipient: string): Date | undefined {
     return this.db.state.windows.get(key(phoneNumberId, recipient))?.lastInboundAt;
+  }
+
+  followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const state = this.db.within(tx, 'windows.followUsers');
+    for (const c of changes)
+      for (const w of [...state.windows.values()]) {
+        if (w.wabaId !== c.wabaId || w.recipient !== c.previous) continue;
+        const k = key(w.phoneNumberId, c.next);
+        const open = state.windows.get(k);
+        if (!open || open.lastInboundAt < w.lastInboundAt) state.windows.set(k, { ...w, recipient: c.next });
+      }
+    return Promise.resolve();
   }
 
   openOrRenew(tx: Tx, contacts: InboundContact[]): Promise<void> {
@@ -496,6 +517,17 @@ export class MemoryPreferences implements PreferenceChanges {
     return this.db.state.preferences.get(key(wabaId, user));
   }
 
+  followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const state = this.db.within(tx, 'preferences.followUsers');
+    for (const c of changes) {
+      const previous = state.preferences.get(key(c.wabaId, c.previous));
+      const next = state.preferences.get(key(c.wabaId, c.next));
+      if (previous && (!next || next.at < previous.at))
+        state.preferences.set(key(c.wabaId, c.next), { ...structuredClone(previous), user: c.next });
+    }
+    return Promise.resolve();
+  }
+
   record(tx: Tx, changes: MarketingPreferenceChange[]): Promise<void> {
     const state = this.db.within(tx, 'preferences.record');
     for (const c of changes) {
@@ -504,6 +536,29 @@ export class MemoryPreferences implements PreferenceChanges {
       const stored = state.preferences.get(k);
       if (!stored || stored.at <= c.at) state.preferences.set(k, structuredClone(c));
     }
+    return Promise.resolve();
+  }
+}
+
+/** blocked_users: per (business account, phone number, user). */
+export class MemoryBlocked implements BlockedUserMoves {
+  constructor(private readonly db: MemoryDatabase) {}
+
+  block(wabaId: string, phoneNumberId: string, user: string): void {
+    this.db.autocommit('blocked.add').blocked.add(key(wabaId, key(phoneNumberId, user)));
+  }
+
+  isBlocked(wabaId: string, phoneNumberId: string, user: string): boolean {
+    return this.db.state.blocked.has(key(wabaId, key(phoneNumberId, user)));
+  }
+
+  followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
+    const state = this.db.within(tx, 'blocked.followUsers');
+    for (const c of changes)
+      for (const k of [...state.blocked]) {
+        const [wabaId, phoneNumberId, user] = k.split('\u0000');
+        if (wabaId === c.wabaId && user === c.previous) state.blocked.add(key(wabaId, key(phoneNumberId!, c.next)));
+      }
     return Promise.resolve();
   }
 }

@@ -12,7 +12,7 @@ import {
   nextStatus,
   type MessageStatus,
 } from '../../../messages/message-status.js';
-import { isRecord, pricingOf } from '../../../events/classify.js';
+import { isRecord, pricingOf, STANDBY } from '../../../events/classify.js';
 import type { PreferenceChanges, StatusMessages } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
 
@@ -93,7 +93,9 @@ export class StatusUpdateEffect implements EventEffect {
         }
       }
       if (message && message.wabaId === item.wabaId) plan.target.set(item, message);
-      else plan.waiting.push(item);
+      // On `standby` Meta reports the statuses of Meta Business Agent's messages: one of ours moves, another sender's is
+      // stored only (it never will be ours: nothing to wait for).
+      else if (item.eventType !== STANDBY) plan.waiting.push(item);
     }
     return plan;
   }
@@ -104,7 +106,8 @@ export class StatusUpdateEffect implements EventEffect {
     await this.preferences.record(tx, owned.flatMap(marketingStopsOf));
     const changed = new Set<Candidate>();
     for (const item of owned) {
-      const message = plan.target.get(item)!;
+      const message = plan.target.get(item);
+      if (!message) continue;
       const changes = statusChanges(message, item);
       Object.assign(message, changes);
       if (Object.keys(changes).length > 0 || plan.linked.has(message)) changed.add(message);
