@@ -97,8 +97,9 @@ export function unauthenticatedRateLimit(
     );
   };
   return (req: Request, res: Response, next: NextFunction): void => {
+    // The receiver's exact path only (its raw-bytes parser takes no other): any variant is counted.
+    if (!mayCarryBody(req) || EXCLUDED.has(req.path)) return next();
     const path = normalisedPath(req);
-    if (!mayCarryBody(req) || EXCLUDED.has(path)) return next();
     if (PUBLIC_BODY_ROUTES.includes(path)) return count(req, res, next);
     verifyCaller(req, apiKeys, sessions, config).then(
       () => (req.bodyCaller === undefined ? count(req, res, next) : next()),

@@ -140,8 +140,8 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
   };
 
   return (req: Request, res: Response, next: NextFunction): void => {
-    const path = normalisedPath(req);
-    const gate = req.method === 'POST' && Object.hasOwn(rawRoutes, path) ? rawRoutes[path] : undefined;
+    // The exact path only: a variant (`/Webhooks/WhatsApp/`) reaches the handler without its raw bytes and is refused.
+    const gate = req.method === 'POST' && Object.hasOwn(rawRoutes, req.path) ? rawRoutes[req.path] : undefined;
     const refusal = gate?.(req);
     if (refusal) {
       const answer = httpAnswerOfKind(refusal);
