@@ -221,7 +221,7 @@ export class AppConfig {
       signupWindowSeconds: r.int('SIGNUP_WINDOW_SECONDS', { default: 3600, min: 1 }),
       invitationTtlSeconds: r.int('INVITATION_TTL_SECONDS', { default: 7 * 24 * 3600, min: 60 }),
       invitationsMaxPending: r.int('INVITATIONS_MAX_PENDING', { default: 20, min: 1, max: 10_000 }),
-      unauthenticatedRateLimitPerSecond: r.int('UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', { default: 2, min: 1 }),
+      unauthenticatedRateLimitPerSecond: r.rate('UNAUTHENTICATED_RATE_LIMIT_PER_SECOND', { default: 2, min: 0.001 }),
       unauthenticatedRateLimitBurst: r.int('UNAUTHENTICATED_RATE_LIMIT_BURST', { default: 30, min: 1 }),
       passwordResetTtlSeconds: r.int('PASSWORD_RESET_TTL_SECONDS', { default: 24 * 3600, min: 60 }),
       passwordHashCost: r.int('PASSWORD_HASH_COST', { default: 17, min: 10, max: 20 }),
