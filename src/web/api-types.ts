@@ -2234,12 +2234,12 @@ export interface components {
              * @example button
              * @enum {string}
              */
-            type: "button" | "list" | "cta_url";
+            type: "button" | "list" | "cta_url" | "flow" | "location_request_message";
             header?: components["schemas"]["InteractiveHeaderDto"];
             body: components["schemas"]["InteractiveTextDto"];
             footer?: components["schemas"]["InteractiveShortTextDto"];
-            /** @description buttons (button), button + sections (list) or name + parameters (cta_url) */
-            action: components["schemas"]["ButtonActionDto"] | components["schemas"]["ListActionDto"] | components["schemas"]["CtaUrlActionDto"];
+            /** @description buttons (button), button + sections (list), name + parameters (cta_url, flow) or name send_location (location_request_message) */
+            action: components["schemas"]["ButtonActionDto"] | components["schemas"]["ListActionDto"] | components["schemas"]["CtaUrlActionDto"] | components["schemas"]["FlowActionDto"] | components["schemas"]["LocationRequestActionDto"];
         };
         SendInteractiveMessageDto: {
             /**
@@ -2262,7 +2262,7 @@ export interface components {
              * @enum {string}
              */
             type: "interactive";
-            /** @description Required when type is interactive: button, list or cta_url */
+            /** @description Required when type is interactive: button, list, cta_url, flow or location_request_message */
             interactive: components["schemas"]["InteractiveContentDto"];
             /** @description Any type: reply to this message (quoted by WhatsApp) */
             context?: components["schemas"]["ContextDto"];
@@ -2352,6 +2352,71 @@ export interface components {
             /** @enum {string} */
             name: "cta_url";
             parameters: components["schemas"]["CtaUrlParametersDto"];
+        };
+        FlowActionPayloadDto: {
+            /**
+             * @description The flow's first screen (its id in the flow JSON)
+             * @example DELIVERY_SLOT
+             */
+            screen: string;
+            /**
+             * @description The screen's initial data, as the flow JSON declares it
+             * @example {
+             *       "order_id": "ORD-7781"
+             *     }
+             */
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        FlowParametersDto: {
+            /**
+             * @description Meta's flow message version: "3"
+             * @example 3
+             * @enum {string}
+             */
+            flow_message_version: "3";
+            /**
+             * @description Yours: comes back in the user's answer (nfm_reply) so you can tell whose it is
+             * @example ORD-7781
+             */
+            flow_token?: string;
+            /**
+             * @description The flow's id (exactly one of flow_id or flow_name)
+             * @example 1188000000000001
+             */
+            flow_id?: string;
+            /**
+             * @description The flow's name (exactly one of flow_id or flow_name)
+             * @example delivery_slot
+             */
+            flow_name?: string;
+            /**
+             * @description The label of the button that opens the flow
+             * @example Choose a slot
+             */
+            flow_cta: string;
+            /**
+             * @description Meta's default: navigate
+             * @enum {string}
+             */
+            flow_action?: "navigate" | "data_exchange";
+            /** @description With navigate: the first screen (and its data) */
+            flow_action_payload?: components["schemas"]["FlowActionPayloadDto"];
+            /**
+             * @description draft sends an unpublished flow (testing only)
+             * @enum {string}
+             */
+            mode?: "draft" | "published";
+        };
+        FlowActionDto: {
+            /** @enum {string} */
+            name: "flow";
+            parameters: components["schemas"]["FlowParametersDto"];
+        };
+        LocationRequestActionDto: {
+            /** @enum {string} */
+            name: "send_location";
         };
         MessageView: {
             /**
@@ -3019,6 +3084,10 @@ export type ListSectionDto = components['schemas']['ListSectionDto'];
 export type ListActionDto = components['schemas']['ListActionDto'];
 export type CtaUrlParametersDto = components['schemas']['CtaUrlParametersDto'];
 export type CtaUrlActionDto = components['schemas']['CtaUrlActionDto'];
+export type FlowActionPayloadDto = components['schemas']['FlowActionPayloadDto'];
+export type FlowParametersDto = components['schemas']['FlowParametersDto'];
+export type FlowActionDto = components['schemas']['FlowActionDto'];
+export type LocationRequestActionDto = components['schemas']['LocationRequestActionDto'];
 export type MessageView = components['schemas']['MessageView'];
 export type MessagePricingView = components['schemas']['MessagePricingView'];
 export type InboundMediaView = components['schemas']['InboundMediaView'];
