@@ -326,19 +326,25 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                     <td>
                       {!t.removed && account.status !== 'disconnected' && (
                         <span className="row-actions">
-                          <button type="button" className="secondary" onClick={() => setEditing(t)}>
-                            Edit<span className="visually-hidden"> {t.name}</span>
+                          <button
+                            type="button"
+                            className="secondary"
+                            title={`Edit ${t.name} (${t.language})`}
+                            onClick={() => setEditing(t)}
+                          >
+                            Edit
                           </button>
                           <button
                             type="button"
                             className="secondary"
                             disabled={removeTemplate.pending}
+                            title={`Delete ${t.name} (${t.language}) at WhatsApp`}
                             onClick={() => {
                               if (window.confirm(`Delete ${t.name} (${t.language}) at WhatsApp?`))
                                 void removeTemplate.run(t).then((done) => done && templatesChanged());
                             }}
                           >
-                            Delete<span className="visually-hidden"> {t.name}</span>
+                            Delete
                           </button>
                         </span>
                       )}
