@@ -94,11 +94,41 @@ function checkInteractive(value: unknown): MetaError | undefined {
       if (typeof p.url !== 'string' || !HTTPS.test(p.url)) return bad("parameters['url'] must be an https URL.");
       return undefined;
     }
+    case 'flow':
+      return checkFlow(action);
+    case 'location_request_message':
+      if (action.name !== 'send_location')
+        return metaErrors.invalidParameter("interactive['action']['name'] must be send_location.");
+      if (value.header !== undefined || value.footer !== undefined)
+        return metaErrors.invalidParameter('A location request message has a body only (no header or footer).');
+      return undefined;
     default:
       return metaErrors.invalidParameter(
-        "interactive['type'] must be one of {button, list, cta_url, flow, product, product_list}.",
+        "interactive['type'] must be one of {button, list, cta_url, flow, location_request_message, product, product_list}.",
       );
   }
+}
+
+/** Meta's flow message parameters (flow_message_version 3): one of flow_id or flow_name, a CTA of at most 30 characters. */
+function checkFlow(action: Record<string, unknown>): MetaError | undefined {
+  const p = action.parameters;
+  if (action.name !== 'flow' || !isObject(p))
+    return metaErrors.invalidParameter("interactive['action'] must have name flow and parameters.");
+  if (p.flow_message_version !== '3') return bad("parameters['flow_message_version'] must be 3.");
+  if ((p.flow_id === undefined) === (p.flow_name === undefined))
+    return metaErrors.invalidParameter("Exactly one of parameters['flow_id'] or parameters['flow_name'] is required.");
+  if (p.flow_id !== undefined && (typeof p.flow_id !== 'string' || !/^\d+$/.test(p.flow_id)))
+    return bad("parameters['flow_id'] is not a valid flow id.");
+  if (p.flow_name !== undefined && !str(p.flow_name, 1, 200)) return bad("parameters['flow_name'] is not valid.");
+  if (!str(p.flow_cta, 1, 30)) return bad("parameters['flow_cta'] must be 1 to 30 characters.");
+  if (p.flow_token !== undefined && !str(p.flow_token, 1, 256)) return bad("parameters['flow_token'] is not valid.");
+  const flowAction = p.flow_action ?? 'navigate';
+  if (flowAction !== 'navigate' && flowAction !== 'data_exchange')
+    return bad("parameters['flow_action'] must be navigate or data_exchange.");
+  const payload = p.flow_action_payload;
+  if (payload !== undefined && (!isObject(payload) || !str(payload.screen, 1, 256)))
+    return bad("parameters['flow_action_payload']['screen'] is required.");
+  return undefined;
 }
 
 const EMOJI =

@@ -3,6 +3,7 @@ import type { SimContext } from './context.js';
 import type { SimAccount, SimPhoneNumber, SimTemplate } from './fixture.js';
 import { readJson, sendJson } from './http-util.js';
 import { storeMedia } from './media.js';
+import { flowReplyOf } from './flows.js';
 import { perSecondOf, THROUGHPUT_PER_SECOND } from './throughput.js';
 import { handleHealthControl, type HealthRouteHelpers } from './health-routes.js';
 import { newWamid, unixSeconds } from './meta-json.js';
@@ -85,6 +86,14 @@ export async function handleControl(ctx: SimContext, req: IncomingMessage, res: 
       return sendJson(res, 200, await userChange(ctx, await readBody(req)));
     case 'POST /_sim/calls':
       return sendJson(res, 200, await call(ctx, await readBody(req)));
+    case 'POST /_sim/flow-reply': {
+      // {wabaId, phoneNumberId, wamid (a flow message sent), response?: {answers}, body?}: the user's nfm_reply.
+      const body = await readBody(req);
+      const { phone } = phoneOf(ctx, body);
+      const reply = flowReplyOf(ctx, body, phone.display_phone_number);
+      if ('refused' in reply) throw new ControlError(reply.status, reply.refused);
+      return sendJson(res, 200, await inbound(ctx, reply.inbound));
+    }
     case 'POST /_sim/template-status':
       return sendJson(res, 200, await templateStatus(ctx, await readBody(req)));
     case 'POST /_sim/account-update': {

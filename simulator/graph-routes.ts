@@ -6,6 +6,7 @@ import { newWamid } from './meta-json.js';
 import { MARKETING_STOPPED_STEPS, NORMAL_STEPS, type StatusStep, outcomeFor } from './outcomes.js';
 import { handleMediaInfo, handleUpload } from './media.js';
 import { checkSend } from './send-validation.js';
+import { handleTemplateEdit, handleTemplates } from './templates.js';
 import { handleSubscribedApps } from './subscriptions.js';
 import { recipientDigits } from './store.js';
 import { handoverValue, webhookOf } from './payloads/webhooks.js';
@@ -68,6 +69,10 @@ export async function handleGraph(
       );
     return handleBlockUsers(ctx, req, res, id);
   }
+  if (edge === 'message_templates' && rest.length === 0 && id === account.id && req.method !== 'GET')
+    return handleTemplates(ctx, req, res, account, url);
+  const template = edge === undefined && req.method === 'POST' ? account.templates.find((t) => t.id === id) : undefined;
+  if (template) return handleTemplateEdit(ctx, req, res, account, template);
   if (req.method !== 'GET' || id !== account.id) {
     return sendError(res, metaErrors.unsupportedRequest(req.method === 'GET' ? 'get' : 'post', id));
   }

@@ -243,6 +243,11 @@ export class SimStore {
     );
   }
 
+  /** A new template id, unused so far (kept below 2^53: webhooks carry template ids as JSON numbers). */
+  freshTemplateId(): string {
+    return this.freshId('12099', 16);
+  }
+
   private freshId(prefix: string, length: number): string {
     for (;;) {
       let id = prefix;

@@ -59,6 +59,25 @@ describe('inboundMessageOf', () => {
     });
     expect(inboundMessageOf({ ...base, phoneNumberId: null, raw: { type: 'text' } })).toBeNull();
   });
+  it("stores a flow's answer (nfm_reply) with its response_json parsed, linked to the flow message by context", () => {
+    const nfm = {
+      type: 'nfm_reply',
+      nfm_reply: { name: 'flow', body: 'Sent', response_json: '{"flow_token":"ORD-7781","slot":"am"}' },
+    };
+    const row = inboundMessageOf({
+      ...base,
+      raw: { type: 'interactive', interactive: nfm, context: { from: '15550001111', id: 'wamid.FLOW' } },
+    });
+    expect(row?.content).toEqual({
+      interactive: { ...nfm, nfm_reply: { ...nfm.nfm_reply, response: { flow_token: 'ORD-7781', slot: 'am' } } },
+      context: { message_id: 'wamid.FLOW' },
+    });
+    // Not JSON, or JSON but not an object: kept as Meta sent it, nothing added.
+    for (const response_json of ['{not json', '"a string"', '[1]']) {
+      const raw = { type: 'interactive', interactive: { ...nfm, nfm_reply: { ...nfm.nfm_reply, response_json } } };
+      expect(inboundMessageOf({ ...base, raw })?.content).toEqual({ interactive: raw.interactive });
+    }
+  });
 });
 
 describe('inboundMessageOf: who handled the conversation', () => {

@@ -18,7 +18,7 @@ export interface InboundItem {
 /**
  * A customer's message as a stored message: its content in the shapes of outbound content, `{[type]: Meta's
  * object}` (`{text: {body}}`, `{image: {id, mime_type, sha256, caption}}`, `{location: {…}}`, `{interactive:
- * {type, button_reply|list_reply}}`, `{reaction: {message_id, emoji}}`, `{contacts: […]}`, …) plus
+ * {type, button_reply|list_reply|nfm_reply}}` (a flow's answer with its `response_json` parsed as `response`), `{reaction: {message_id, emoji}}`, `{contacts: […]}`, …) plus
  * `context: {message_id}` for a reply (Meta's `context.id`; forwarded flags kept). Null for an item without the
  * receiving number (nothing to file it under).
  */
@@ -26,7 +26,7 @@ export function inboundMessageOf(item: InboundItem): InboundMessageRow | null {
   if (item.phoneNumberId === null) return null;
   const raw = isRecord(item.raw) ? item.raw : {};
   const type = typeof raw.type === 'string' && raw.type !== '' ? raw.type : 'unknown';
-  const content: JsonRecord = { [type]: raw[type] ?? null };
+  const content: JsonRecord = { [type]: type === 'interactive' ? withFlowResponse(raw[type]) : (raw[type] ?? null) };
   if (isRecord(raw.context)) {
     const { id, from: _from, ...flags } = raw.context;
     content.context = { ...(typeof id === 'string' ? { message_id: id } : {}), ...flags };
@@ -43,4 +43,23 @@ export function inboundMessageOf(item: InboundItem): InboundMessageRow | null {
     content,
     wamid: item.messageId,
   };
+}
+
+/**
+ * A flow's answer (`interactive.type: nfm_reply`) with Meta's `response_json` (a JSON string) also parsed, as
+ * `nfm_reply.response`, so readers get the user's answers as an object. A string that is not a JSON object is kept
+ * as it came, with nothing added (tolerant: the message is stored whatever Meta sent).
+ */
+export function withFlowResponse(interactive: unknown): unknown {
+  if (!isRecord(interactive) || interactive.type !== 'nfm_reply' || !isRecord(interactive.nfm_reply))
+    return interactive ?? null;
+  const reply = interactive.nfm_reply;
+  if (typeof reply.response_json !== 'string') return interactive;
+  let response: unknown;
+  try {
+    response = JSON.parse(reply.response_json);
+  } catch {
+    return interactive;
+  }
+  return isRecord(response) ? { ...interactive, nfm_reply: { ...reply, response } } : interactive;
 }

@@ -24,7 +24,7 @@ import type { Page } from '../core/rows/page.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { AnalyticsDoc } from './dto/analytics.view.js';
 import { AnalyticsQuery, ListMessagesQuery } from './dto/list-messages.query.js';
-import { ButtonActionDto, CtaUrlActionDto, ListActionDto } from './types/message-content.dto.js';
+import { INTERACTIVE_ACTION_MODELS } from './types/message-content.dto.js';
 import { SendMessageDto } from './dto/send-message.dto.js';
 import { SEND_MESSAGE_BODY, SEND_MESSAGE_SCHEMAS } from './dto/send-message.schemas.js';
 import { MessageDetailView, MessageListItemView, MessageView, toMessageView } from './message.view.js';
@@ -39,7 +39,7 @@ import type { EarlierOutcome, SendOutcome } from './send/send-outcome.js';
 
 @ApiTags('messages')
 @ApiKeyAuth()
-@ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ButtonActionDto, ListActionDto, CtaUrlActionDto)
+@ApiExtraModels(...SEND_MESSAGE_SCHEMAS, ...INTERACTIVE_ACTION_MODELS)
 @UseGuards(RateLimitGuard)
 @ApiResponse({
   status: 401,

@@ -46,6 +46,8 @@ export interface UpstreamErrorInit {
   errorClass: UpstreamErrorClass;
   httpStatus?: number;
   code?: number;
+  /** Meta's `error.error_subcode` (e.g. 2388024: a template's name and language exist already). */
+  subcode?: number;
   detail?: string;
   fbtraceId?: string;
   retryAfterSeconds?: number;
@@ -91,7 +93,9 @@ export class UpstreamError extends Error implements TranslatableError {
   readonly httpStatus?: number;
   /** Meta's error code (`error.code`). */
   readonly code?: number;
-  /** Meta's `error.error_data.details`. */
+  /** Meta's `error.error_subcode`. */
+  readonly subcode?: number;
+  /** Meta's `error.error_data.details` (or, for Graph API errors such as template management's, `error_user_msg`). */
   readonly detail?: string;
   readonly fbtraceId?: string;
   readonly retryAfterSeconds?: number;
@@ -116,6 +120,7 @@ export class UpstreamError extends Error implements TranslatableError {
     this.errorClass = init.errorClass;
     this.httpStatus = init.httpStatus;
     this.code = init.code;
+    this.subcode = init.subcode;
     this.detail = init.detail;
     this.fbtraceId = init.fbtraceId;
     this.retryAfterSeconds = init.retryAfterSeconds;
@@ -135,13 +140,14 @@ export class UpstreamError extends Error implements TranslatableError {
     const error = asRecord(asRecord(body)?.error);
     const code = typeof error?.code === 'number' ? error.code : undefined;
     const message = asString(error?.message);
-    const detail = asString(asRecord(error?.error_data)?.details);
+    const detail = asString(asRecord(error?.error_data)?.details) ?? asString(error?.error_user_msg);
     return new UpstreamError({
       operation,
       title: message ? redact(stripCodePrefix(message), secrets) : `Upstream answered HTTP ${httpStatus}`,
       errorClass: classifyUpstreamError(code, httpStatus),
       httpStatus,
       code,
+      subcode: typeof error?.error_subcode === 'number' ? error.error_subcode : undefined,
       detail: detail && redact(detail, secrets),
       fbtraceId: asString(error?.fbtrace_id),
       retryAfterSeconds: parseRetryAfter(retryAfterHeader),
@@ -209,6 +215,7 @@ export class UpstreamError extends Error implements TranslatableError {
       errorClass: this.errorClass,
       httpStatus: this.httpStatus,
       code: this.code,
+      subcode: this.subcode,
       title: this.title,
       detail: this.detail,
       fbtraceId: this.fbtraceId,

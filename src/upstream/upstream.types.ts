@@ -97,6 +97,22 @@ export interface UpstreamTemplate {
   components: UpstreamTemplateComponent[];
 }
 
+/** `POST /{waba-id}/message_templates`: a new template as Meta takes it (components in Meta's own shape). */
+export interface TemplateDefinition {
+  name: string;
+  language: string;
+  category: string;
+  parameter_format?: 'POSITIONAL' | 'NAMED';
+  components: object[];
+}
+
+/** What Meta answers a template creation: its id, the review status (PENDING, or at once APPROVED/REJECTED) and category. */
+export interface CreatedTemplate {
+  id: string;
+  status: string;
+  category: string;
+}
+
 /** A page of a Graph API list; `paging.next` is present only when more pages follow. */
 export interface GraphPage<T> {
   data: T[];

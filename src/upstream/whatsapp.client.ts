@@ -11,12 +11,14 @@ import { BSUID } from './upstream.types.js';
 import type {
   BlockOutcome,
   BlockUsersResponse,
+  CreatedTemplate,
   GraphPage,
   MediaInfo,
   UploadMediaResponse,
   SendMessageResponse,
   SendPayload,
   SendResult,
+  TemplateDefinition,
   TemplateSend,
   UpstreamBusinessAccount,
   UpstreamPhoneNumber,
@@ -149,6 +151,64 @@ export class WhatsAppClient implements OnModuleDestroy {
       fields: TEMPLATE_FIELDS,
       limit: opts.pageSize ?? DEFAULT_PAGE_SIZE,
     });
+  }
+
+  /** `POST /{waba-id}/message_templates`: submits a new template for review. */
+  async createTemplate(token: string, wabaId: string, definition: TemplateDefinition): Promise<CreatedTemplate> {
+    const operation = 'createTemplate';
+    const body = await this.call<Partial<CreatedTemplate> & { id?: unknown }>(operation, token, {
+      method: 'POST',
+      url: `/${idSegment(operation, wabaId)}/message_templates`,
+      data: definition,
+    });
+    if (body?.id === undefined || body.id === null || typeof body.status !== 'string')
+      throw new UpstreamError({
+        operation,
+        title: 'Template creation answered without an id and status',
+        errorClass: 'permanent',
+        httpStatus: 200,
+      });
+    return {
+      id: String(body.id),
+      status: body.status,
+      category: body.category ?? definition.category,
+    };
+  }
+
+  /** `POST /{template-id}`: new components and/or category; Meta reviews the template again. */
+  async editTemplate(
+    token: string,
+    templateId: string,
+    change: { components?: object[]; category?: string },
+  ): Promise<void> {
+    const operation = 'editTemplate';
+    const body = await this.call<UpstreamSuccess>(operation, token, {
+      method: 'POST',
+      url: `/${idSegment(operation, templateId)}`,
+      data: change,
+    });
+    this.expectSuccess(operation, body);
+  }
+
+  /** `DELETE /{waba-id}/message_templates?name=…&hsm_id=…`: deletes one language of a template (by its id). */
+  async deleteTemplate(token: string, wabaId: string, name: string, templateId: string): Promise<void> {
+    const operation = 'deleteTemplate';
+    const body = await this.call<UpstreamSuccess>(operation, token, {
+      method: 'DELETE',
+      url: `/${idSegment(operation, wabaId)}/message_templates`,
+      params: { name, hsm_id: idSegment(operation, templateId) },
+    });
+    this.expectSuccess(operation, body);
+  }
+
+  private expectSuccess(operation: string, body: UpstreamSuccess | undefined): void {
+    if (body?.success !== true)
+      throw new UpstreamError({
+        operation,
+        title: 'Answered without success',
+        errorClass: 'permanent',
+        httpStatus: 200,
+      });
   }
 
   /** `POST /{phone-number-id}/messages`: the Cloud API. */

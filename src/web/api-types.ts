@@ -310,11 +310,30 @@ export interface paths {
         /** Synced templates, optionally filtered by status (e.g. APPROVED) or name */
         get: operations["listTemplates"];
         put?: never;
-        post?: never;
+        /** Create a template: checked against Meta's rules, submitted for review (Meta's POST /{waba-id}/message_templates), stored as Meta answered (PENDING until the review webhook). Audit-logged. */
+        post: operations["createTemplate"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete this language of a template at Meta (DELETE /{waba-id}/message_templates?name=…&hsm_id=…); kept here as removed. Audit-logged. */
+        delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        /** Edit a template's components and/or category (Meta's POST /{template-id}); it is PENDING again until Meta's review webhook. Audit-logged. */
+        patch: operations["editTemplate"];
         trace?: never;
     };
     "/business-accounts/{wabaId}/phone-numbers/{phoneNumberId}/blocked-users": {
@@ -1296,6 +1315,121 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        CreateTemplateDto: {
+            /**
+             * @description Lowercase letters, digits and underscores
+             * @example order_ready
+             */
+            name: string;
+            /**
+             * @description Meta's language code (en, en_GB, pt_BR, …)
+             * @example en_GB
+             */
+            language: string;
+            /**
+             * @example UTILITY
+             * @enum {string}
+             */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            /**
+             * @description Meta's component objects (HEADER, BODY, FOOTER, BUTTONS), as Meta takes them. A BODY with text is required; every variable needs an example (`example.body_text: [["…"]]`, `header_text: ["…"]`; NAMED: `body_text_named_params: [{param_name, example}]`). Checked before Meta: 422 naming the field, e.g. `components.1.example.body_text`.
+             * @example [
+             *       {
+             *         "type": "HEADER",
+             *         "format": "TEXT",
+             *         "text": "Order {{1}}",
+             *         "example": {
+             *           "header_text": [
+             *             "ORD-7781"
+             *           ]
+             *         }
+             *       },
+             *       {
+             *         "type": "BODY",
+             *         "text": "Hi {{1}}, your order {{2}} is ready for collection.",
+             *         "example": {
+             *           "body_text": [
+             *             [
+             *               "Priya",
+             *               "ORD-7781"
+             *             ]
+             *           ]
+             *         }
+             *       },
+             *       {
+             *         "type": "FOOTER",
+             *         "text": "Parcel Co"
+             *       },
+             *       {
+             *         "type": "BUTTONS",
+             *         "buttons": [
+             *           {
+             *             "type": "QUICK_REPLY",
+             *             "text": "Thanks"
+             *           }
+             *         ]
+             *       }
+             *     ]
+             */
+            components: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * @description POSITIONAL ({{1}}, {{2}}) when absent, or NAMED ({{first_name}})
+             * @enum {string}
+             */
+            parameterFormat?: "POSITIONAL" | "NAMED";
+        };
+        EditTemplateDto: {
+            /**
+             * @description The new components (all of them). Meta's component objects (HEADER, BODY, FOOTER, BUTTONS), as Meta takes them. A BODY with text is required; every variable needs an example (`example.body_text: [["…"]]`, `header_text: ["…"]`; NAMED: `body_text_named_params: [{param_name, example}]`). Checked before Meta: 422 naming the field, e.g. `components.1.example.body_text`.
+             * @example [
+             *       {
+             *         "type": "HEADER",
+             *         "format": "TEXT",
+             *         "text": "Order {{1}}",
+             *         "example": {
+             *           "header_text": [
+             *             "ORD-7781"
+             *           ]
+             *         }
+             *       },
+             *       {
+             *         "type": "BODY",
+             *         "text": "Hi {{1}}, your order {{2}} is ready for collection.",
+             *         "example": {
+             *           "body_text": [
+             *             [
+             *               "Priya",
+             *               "ORD-7781"
+             *             ]
+             *           ]
+             *         }
+             *       },
+             *       {
+             *         "type": "FOOTER",
+             *         "text": "Parcel Co"
+             *       },
+             *       {
+             *         "type": "BUTTONS",
+             *         "buttons": [
+             *           {
+             *             "type": "QUICK_REPLY",
+             *             "text": "Thanks"
+             *           }
+             *         ]
+             *       }
+             *     ]
+             */
+            components?: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * @example MARKETING
+             * @enum {string}
+             */
+            category?: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+        };
         BlockedUserView: {
             /**
              * @description The user as blocked: phone number (E.164 digits) or business-scoped user id
@@ -2239,12 +2373,12 @@ export interface components {
              * @example button
              * @enum {string}
              */
-            type: "button" | "list" | "cta_url";
+            type: "button" | "list" | "cta_url" | "flow" | "location_request_message";
             header?: components["schemas"]["InteractiveHeaderDto"];
             body: components["schemas"]["InteractiveTextDto"];
             footer?: components["schemas"]["InteractiveShortTextDto"];
-            /** @description buttons (button), button + sections (list) or name + parameters (cta_url) */
-            action: components["schemas"]["ButtonActionDto"] | components["schemas"]["ListActionDto"] | components["schemas"]["CtaUrlActionDto"];
+            /** @description buttons (button), button + sections (list), name + parameters (cta_url, flow) or name send_location (location_request_message) */
+            action: components["schemas"]["ButtonActionDto"] | components["schemas"]["ListActionDto"] | components["schemas"]["CtaUrlActionDto"] | components["schemas"]["FlowActionDto"] | components["schemas"]["LocationRequestActionDto"];
         };
         SendInteractiveMessageDto: {
             /**
@@ -2267,7 +2401,7 @@ export interface components {
              * @enum {string}
              */
             type: "interactive";
-            /** @description Required when type is interactive: button, list or cta_url */
+            /** @description Required when type is interactive: button, list, cta_url, flow or location_request_message */
             interactive: components["schemas"]["InteractiveContentDto"];
             /** @description Any type: reply to this message (quoted by WhatsApp) */
             context?: components["schemas"]["ContextDto"];
@@ -2357,6 +2491,71 @@ export interface components {
             /** @enum {string} */
             name: "cta_url";
             parameters: components["schemas"]["CtaUrlParametersDto"];
+        };
+        FlowActionPayloadDto: {
+            /**
+             * @description The flow's first screen (its id in the flow JSON)
+             * @example DELIVERY_SLOT
+             */
+            screen: string;
+            /**
+             * @description The screen's initial data, as the flow JSON declares it
+             * @example {
+             *       "order_id": "ORD-7781"
+             *     }
+             */
+            data?: {
+                [key: string]: unknown;
+            };
+        };
+        FlowParametersDto: {
+            /**
+             * @description Meta's flow message version: "3"
+             * @example 3
+             * @enum {string}
+             */
+            flow_message_version: "3";
+            /**
+             * @description Yours: comes back in the user's answer (nfm_reply) so you can tell whose it is
+             * @example ORD-7781
+             */
+            flow_token?: string;
+            /**
+             * @description The flow's id (exactly one of flow_id or flow_name)
+             * @example 1188000000000001
+             */
+            flow_id?: string;
+            /**
+             * @description The flow's name (exactly one of flow_id or flow_name)
+             * @example delivery_slot
+             */
+            flow_name?: string;
+            /**
+             * @description The label of the button that opens the flow
+             * @example Choose a slot
+             */
+            flow_cta: string;
+            /**
+             * @description Meta's default: navigate
+             * @enum {string}
+             */
+            flow_action?: "navigate" | "data_exchange";
+            /** @description With navigate: the first screen (and its data) */
+            flow_action_payload?: components["schemas"]["FlowActionPayloadDto"];
+            /**
+             * @description draft sends an unpublished flow (testing only)
+             * @enum {string}
+             */
+            mode?: "draft" | "published";
+        };
+        FlowActionDto: {
+            /** @enum {string} */
+            name: "flow";
+            parameters: components["schemas"]["FlowParametersDto"];
+        };
+        LocationRequestActionDto: {
+            /** @enum {string} */
+            name: "send_location";
         };
         MessageView: {
             /**
@@ -3004,6 +3203,8 @@ export type TemplateSyncCounts = components['schemas']['TemplateSyncCounts'];
 export type TemplateSyncResult = components['schemas']['TemplateSyncResult'];
 export type TemplateParameterCounts = components['schemas']['TemplateParameterCounts'];
 export type Template = components['schemas']['Template'];
+export type CreateTemplateDto = components['schemas']['CreateTemplateDto'];
+export type EditTemplateDto = components['schemas']['EditTemplateDto'];
 export type BlockedUserView = components['schemas']['BlockedUserView'];
 export type BlockFailureView = components['schemas']['BlockFailureView'];
 export type BlockUsersResultView = components['schemas']['BlockUsersResultView'];
@@ -3069,6 +3270,10 @@ export type ListSectionDto = components['schemas']['ListSectionDto'];
 export type ListActionDto = components['schemas']['ListActionDto'];
 export type CtaUrlParametersDto = components['schemas']['CtaUrlParametersDto'];
 export type CtaUrlActionDto = components['schemas']['CtaUrlActionDto'];
+export type FlowActionPayloadDto = components['schemas']['FlowActionPayloadDto'];
+export type FlowParametersDto = components['schemas']['FlowParametersDto'];
+export type FlowActionDto = components['schemas']['FlowActionDto'];
+export type LocationRequestActionDto = components['schemas']['LocationRequestActionDto'];
 export type MessageView = components['schemas']['MessageView'];
 export type MessagePricingView = components['schemas']['MessagePricingView'];
 export type InboundMediaView = components['schemas']['InboundMediaView'];
@@ -4834,6 +5039,442 @@ export interface operations {
                      * @example {
                      *       "statusCode": 429,
                      *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTemplateDto"];
+            };
+        };
+        responses: {
+            /** @description The stored template (status PENDING, sendable false) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 201 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A template of this name and language exists already at Meta */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 409,
+                     *       "message": "Conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed, naming the field (checked before Meta: name, language, category, a BODY with text, an example for every variable); or Meta's refusal in its own words */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The upstream platform rejected the stored token: reconnect the business account */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rate limit: try again after Retry-After seconds; nothing was stored */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable; nothing was stored */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template, removed (sendable false) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Template not found (or removed already), or business account not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Meta's refusal in its own words */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The upstream platform rejected the stored token: reconnect the business account */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rate limit: try again after Retry-After seconds; nothing was changed */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable; nothing was changed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    editTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                wabaId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditTemplateDto"];
+            };
+        };
+        responses: {
+            /** @description The stored template, PENDING again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Template not found (or removed), or business account not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed, naming the field (checked before Meta: name, language, category, a BODY with text, an example for every variable); or Meta's refusal in its own words (e.g. a template still in review) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The upstream platform rejected the stored token: reconnect the business account */
+            424: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 424,
+                     *       "message": "Failed Dependency"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream rate limit: try again after Retry-After seconds; nothing was changed */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Upstream platform unavailable; nothing was changed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 502,
+                     *       "message": "Bad Gateway"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];

@@ -58,6 +58,26 @@ const ROUTES: { method: Method; path: string; swagger: string; role: Role; body?
     role: 'admin',
   },
   {
+    method: 'post',
+    path: `/business-accounts/${WABA}/templates`,
+    swagger: '/business-accounts/{wabaId}/templates',
+    role: 'admin',
+    body: {},
+  },
+  {
+    method: 'patch',
+    path: `/business-accounts/${WABA}/templates/${UUID}`,
+    swagger: '/business-accounts/{wabaId}/templates/{id}',
+    role: 'admin',
+    body: {},
+  },
+  {
+    method: 'delete',
+    path: `/business-accounts/${WABA}/templates/${UUID}`,
+    swagger: '/business-accounts/{wabaId}/templates/{id}',
+    role: 'admin',
+  },
+  {
     method: 'get',
     path: `/business-accounts/${WABA}/templates`,
     swagger: '/business-accounts/{wabaId}/templates',

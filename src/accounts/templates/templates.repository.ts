@@ -245,6 +245,95 @@ export class TemplatesRepository {
     }
   }
 
+  /** One of the account's templates by our id (removed or not), or undefined. */
+  async get(businessAccountId: string, id: string): Promise<Template | undefined> {
+    return this.db
+      .on()
+      .selectFrom('templates')
+      .select(columns.templates)
+      .where('business_account_id', '=', businessAccountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  /**
+   * A template Meta has just accepted for review (created through the API): stored as Meta answered (usually
+   * PENDING), its status decided at `at`, so Meta's review webhook (at or after it) applies. A removed template of
+   * the same name and language is replaced.
+   */
+  async insertCreated(businessAccountId: string, t: SyncedTemplate, at: Date): Promise<Template> {
+    const values = {
+      upstream_id: t.upstreamId,
+      status: t.status,
+      category: t.category,
+      parameter_format: t.parameterFormat,
+      components: JSON.stringify(t.components),
+      parameter_counts: JSON.stringify(t.parameterCounts),
+      status_reason: null,
+      status_updated_at: at,
+      category_updated_at: at,
+      quality_score: null,
+      quality_updated_at: null,
+      removed_at: null,
+      synced_at: at,
+      updated_at: now(),
+    };
+    return this.db
+      .on()
+      .insertInto('templates')
+      .values({
+        id: randomUUID(),
+        business_account_id: businessAccountId,
+        name: t.name,
+        language: t.language,
+        ...values,
+      })
+      .onConflict((oc) => oc.columns(['business_account_id', 'name', 'language']).doUpdateSet(values))
+      .returning(columns.templates)
+      .executeTakeFirstOrThrow();
+  }
+
+  /** An edit Meta accepted: the new components and/or category, and PENDING again (Meta reviews it again) as of `at`. */
+  async markEdited(
+    businessAccountId: string,
+    id: string,
+    change: { components?: UpstreamTemplateComponent[]; parameterCounts?: ParameterCounts; category?: string },
+    at: Date,
+  ): Promise<Template | undefined> {
+    return this.db
+      .on()
+      .updateTable('templates')
+      .set({
+        ...(change.components !== undefined
+          ? {
+              components: JSON.stringify(change.components),
+              parameter_counts: JSON.stringify(change.parameterCounts),
+            }
+          : {}),
+        ...(change.category !== undefined ? { category: change.category, category_updated_at: at } : {}),
+        status: 'PENDING',
+        status_reason: null,
+        status_updated_at: at,
+        updated_at: now(),
+      })
+      .where('business_account_id', '=', businessAccountId)
+      .where('id', '=', id)
+      .returning(columns.templates)
+      .executeTakeFirst();
+  }
+
+  /** Deleted at Meta: kept, marked removed (as a sync marks templates Meta no longer lists). */
+  async markRemoved(businessAccountId: string, id: string, at: Date): Promise<Template | undefined> {
+    return this.db
+      .on()
+      .updateTable('templates')
+      .set({ removed_at: at, updated_at: now() })
+      .where('business_account_id', '=', businessAccountId)
+      .where('id', '=', id)
+      .returning(columns.templates)
+      .executeTakeFirst();
+  }
+
   /** The send path's read (a named prepared statement: it runs on every cache miss of a send); null when never synced. */
   async sendState(businessAccountId: string, name: string, language: string): Promise<TemplateSendState | null> {
     const { rows } = await this.db.exec(sendState, { businessAccountId, name, language });

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiUpstreamErrors } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
@@ -9,10 +9,17 @@ import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
 import {
+  TEMPLATE_NOT_FOUND,
   TemplatesService,
   type TemplateSyncResult,
   type TemplateView,
 } from '../../accounts/templates/templates.service.js';
+import { NotFound } from '../../core/errors/domain-errors.js';
+import { CreateTemplateDto, EditTemplateDto } from './dto/template-draft.dto.js';
+
+const TemplateId = () => Param('id', new ParseUUIDPipe({ exceptionFactory: () => new NotFound(TEMPLATE_NOT_FOUND) }));
+const META_REFUSED =
+  "Field Validation Failed, naming the field (checked before Meta: name, language, category, a BODY with text, an example for every variable); or Meta's refusal in its own words";
 
 export const TEMPLATE_STATUSES = [
   'APPROVED',
@@ -63,6 +70,64 @@ export class TemplatesController {
   @ApiUpstreamErrors('nothing was written')
   sync(@CurrentOperator() operator: ConsoleScope, @Param('wabaId') wabaId: string): Promise<TemplateSyncResult> {
     return this.templates.sync(operator, wabaId);
+  }
+
+  @Post()
+  @Roles('admin')
+  @ApiOperation({
+    operationId: 'createTemplate',
+    summary:
+      "Create a template: checked against Meta's rules, submitted for review (Meta's POST /{waba-id}/message_templates), stored as Meta answered (PENDING until the review webhook). Audit-logged.",
+  })
+  @ApiEnvelope(TemplateDoc, { status: 201, description: 'The stored template (status PENDING, sendable false)' })
+  @ApiResponse({ status: 409, description: 'A template of this name and language exists already at Meta' })
+  @ApiResponse({ status: 422, description: META_REFUSED })
+  @ApiUpstreamErrors('nothing was stored')
+  create(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @Body() dto: CreateTemplateDto,
+  ): Promise<TemplateView> {
+    return this.templates.create(operator, wabaId, dto);
+  }
+
+  @Patch(':id')
+  @Roles('admin')
+  @ApiOperation({
+    operationId: 'editTemplate',
+    summary:
+      "Edit a template's components and/or category (Meta's POST /{template-id}); it is PENDING again until Meta's review webhook. Audit-logged.",
+  })
+  @ApiEnvelope(TemplateDoc, { description: 'The stored template, PENDING again' })
+  @ApiResponse({ status: 404, description: 'Template not found (or removed), or business account not found' })
+  @ApiResponse({ status: 422, description: `${META_REFUSED} (e.g. a template still in review)` })
+  @ApiUpstreamErrors('nothing was changed')
+  edit(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @TemplateId() id: string,
+    @Body() dto: EditTemplateDto,
+  ): Promise<TemplateView> {
+    return this.templates.edit(operator, wabaId, id, dto);
+  }
+
+  @Delete(':id')
+  @Roles('admin')
+  @ApiOperation({
+    operationId: 'deleteTemplate',
+    summary:
+      'Delete this language of a template at Meta (DELETE /{waba-id}/message_templates?name=…&hsm_id=…); kept here as removed. Audit-logged.',
+  })
+  @ApiEnvelope(TemplateDoc, { description: 'The template, removed (sendable false)' })
+  @ApiResponse({ status: 404, description: 'Template not found (or removed already), or business account not found' })
+  @ApiResponse({ status: 422, description: "Meta's refusal in its own words" })
+  @ApiUpstreamErrors('nothing was changed')
+  remove(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('wabaId') wabaId: string,
+    @TemplateId() id: string,
+  ): Promise<TemplateView> {
+    return this.templates.remove(operator, wabaId, id);
   }
 
   @Get()

@@ -177,7 +177,7 @@ export class UpstreamUnavailable extends DomainError {
 export class UpstreamRejected extends DomainError {
   readonly kind = 'upstream_rejected';
 
-  constructor(reason: string) {
-    super(`Upstream rejected the message: ${reason}`);
+  constructor(reason: string, what = 'the message') {
+    super(`Upstream rejected ${what}: ${reason}`);
   }
 }

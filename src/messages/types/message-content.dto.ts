@@ -8,6 +8,7 @@ import {
   IsDefined,
   IsIn,
   IsNumber,
+  IsObject,
   IsOptional,
   IsString,
   IsUrl,
@@ -245,7 +246,7 @@ export class ContactDto {
 
 // ---- Interactive --------------------------------------------------------------------------------------------------
 
-export const INTERACTIVE_TYPES = ['button', 'list', 'cta_url'] as const;
+export const INTERACTIVE_TYPES = ['button', 'list', 'cta_url', 'flow', 'location_request_message'] as const;
 
 export class InteractiveTextDto {
   @ApiProperty({ example: 'Your delivery slot' })
@@ -418,7 +419,111 @@ export class CtaUrlActionDto {
   parameters: CtaUrlParametersDto;
 }
 
-const ACTIONS = { button: ButtonActionDto, list: ListActionDto, cta_url: CtaUrlActionDto } as const;
+/** A flow's first screen and its initial data (`flow_action: navigate`). */
+export class FlowActionPayloadDto {
+  @ApiProperty({ example: 'DELIVERY_SLOT', description: "The flow's first screen (its id in the flow JSON)" })
+  @IsString({ message: 'screen must be a string' })
+  @Length(1, 256, { message: 'screen must be 1 to 256 characters' })
+  screen: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { order_id: 'ORD-7781' },
+    description: "The screen's initial data, as the flow JSON declares it",
+  })
+  @IsOptional()
+  @IsObject({ message: 'data must be an object' })
+  data?: Record<string, unknown>;
+}
+
+/** Meta's flow parameters (`action.parameters` of an interactive `flow`). */
+export class FlowParametersDto {
+  @ApiProperty({ enum: ['3'], example: '3', description: 'Meta\'s flow message version: "3"' })
+  @Equals('3', { message: 'flow_message_version must be "3"' })
+  flow_message_version: '3';
+
+  @ApiPropertyOptional({
+    maxLength: 256,
+    example: 'ORD-7781',
+    description: "Yours: comes back in the user's answer (nfm_reply) so you can tell whose it is",
+  })
+  @IsOptional()
+  @IsString({ message: 'flow_token must be a string' })
+  @Length(1, 256, { message: 'flow_token must be 1 to 256 characters' })
+  flow_token?: string;
+
+  @ApiPropertyOptional({
+    example: '1188000000000001',
+    description: "The flow's id (exactly one of flow_id or flow_name)",
+  })
+  @ValidateIf((p: FlowParametersDto) => p.flow_id !== undefined || p.flow_name === undefined)
+  @IsDefined({ message: 'flow_id or flow_name is required' })
+  @Matches(/^\d{1,32}$/, { message: 'flow_id must be the digits of a flow id' })
+  @AbsentWith('flow_name', 'exactly one of flow_id or flow_name is allowed')
+  flow_id?: string;
+
+  @ApiPropertyOptional({
+    example: 'delivery_slot',
+    description: "The flow's name (exactly one of flow_id or flow_name)",
+  })
+  @IsOptional()
+  @IsString({ message: 'flow_name must be a string' })
+  @Length(1, 200, { message: 'flow_name must be 1 to 200 characters' })
+  flow_name?: string;
+
+  @ApiProperty({ maxLength: 30, example: 'Choose a slot', description: 'The label of the button that opens the flow' })
+  @IsDefined({ message: 'flow_cta is required (the button label, 1 to 30 characters)' })
+  @IsString({ message: 'flow_cta must be a string' })
+  @Length(1, 30, { message: 'flow_cta must be 1 to 30 characters' })
+  flow_cta: string;
+
+  @ApiPropertyOptional({ enum: ['navigate', 'data_exchange'], description: "Meta's default: navigate" })
+  @IsOptional()
+  @IsIn(['navigate', 'data_exchange'], { message: 'flow_action must be navigate or data_exchange' })
+  flow_action?: 'navigate' | 'data_exchange';
+
+  @ApiPropertyOptional({ type: FlowActionPayloadDto, description: 'With navigate: the first screen (and its data)' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => FlowActionPayloadDto)
+  flow_action_payload?: FlowActionPayloadDto;
+
+  @ApiPropertyOptional({ enum: ['draft', 'published'], description: 'draft sends an unpublished flow (testing only)' })
+  @IsOptional()
+  @IsIn(['draft', 'published'], { message: 'mode must be draft or published' })
+  mode?: 'draft' | 'published';
+}
+
+export class FlowActionDto {
+  @ApiProperty({ enum: ['flow'] })
+  @Equals('flow', { message: 'name must be flow' })
+  name: 'flow';
+
+  @ApiProperty({ type: FlowParametersDto })
+  @IsDefined({ message: 'parameters is required for flow messages' })
+  @ValidateNested()
+  @Type(() => FlowParametersDto)
+  parameters: FlowParametersDto;
+}
+
+/** A location request: the user is asked to share a location (answered by an inbound `location`). */
+export class LocationRequestActionDto {
+  @ApiProperty({ enum: ['send_location'] })
+  @Equals('send_location', { message: 'name must be send_location' })
+  name: 'send_location';
+}
+
+const ACTIONS = {
+  button: ButtonActionDto,
+  list: ListActionDto,
+  cta_url: CtaUrlActionDto,
+  flow: FlowActionDto,
+  location_request_message: LocationRequestActionDto,
+} as const;
+
+/** The action shapes (by interactive type), for Swagger's oneOf. */
+export const INTERACTIVE_ACTION_MODELS = Object.values(ACTIONS);
 
 export class InteractiveContentDto {
   @ApiProperty({ enum: INTERACTIVE_TYPES, example: 'button' })
@@ -444,12 +549,9 @@ export class InteractiveContentDto {
   footer?: InteractiveShortTextDto;
 
   @ApiProperty({
-    description: 'buttons (button), button + sections (list) or name + parameters (cta_url)',
-    oneOf: [
-      { $ref: '#/components/schemas/ButtonActionDto' },
-      { $ref: '#/components/schemas/ListActionDto' },
-      { $ref: '#/components/schemas/CtaUrlActionDto' },
-    ],
+    description:
+      'buttons (button), button + sections (list), name + parameters (cta_url, flow) or name send_location (location_request_message)',
+    oneOf: Object.values(ACTIONS).map((model) => ({ $ref: `#/components/schemas/${model.name}` })),
   })
   @IsDefined({ message: 'action is required' })
   @ValidateNested()
@@ -458,7 +560,7 @@ export class InteractiveContentDto {
     (opts) =>
       ACTIONS[(opts?.object as { type?: keyof typeof ACTIONS } | undefined)?.type ?? 'button'] ?? ButtonActionDto,
   )
-  action: ButtonActionDto | ListActionDto | CtaUrlActionDto;
+  action: ButtonActionDto | ListActionDto | CtaUrlActionDto | FlowActionDto | LocationRequestActionDto;
 }
 
 // ---- Reaction and context -----------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import { useAccount } from './account-layout';
 import { AccountHealthPanel } from './account-health';
 import { AccountStandingSection } from './account-standing';
 import { BlockedUsersSection, MarketingMessagesSection, MarketingPreferencesSection } from './account-users';
+import { TemplateEditor } from './template-editor';
 
 export function AccountsPage() {
   const { search } = useLocation();
@@ -169,6 +170,12 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
     () => api.get<Page<Template>>(`${base}/templates`, { status: 'APPROVED', page: 1, limit: 1 }),
     [wabaId],
   );
+  const [editing, setEditing] = useState<Template>();
+  const removeTemplate = useAction((t: Template) => api.delete<Template>(`${base}/templates/${seg(t.id)}`));
+  const templatesChanged = () => {
+    templates.reload();
+    approved.reload();
+  };
   const live = numbers.data?.items.filter((n) => !n.removed) ?? [];
   const neverSynced = (syncedAt: string | null) => (syncedAt ? '' : ' Press “Sync now” to fetch them from WhatsApp.');
 
@@ -278,6 +285,7 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
         }}
       >
         <ErrorMessage error={templates.error} />
+        <ErrorMessage error={removeTemplate.error} />
         {templates.data && templates.data.total === 0 && (
           <p className="empty-state">
             No message templates{account.templatesSyncedAt ? ' at the last sync' : ' yet'}.
@@ -295,6 +303,9 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                   <th scope="col">Status</th>
                   <th scope="col">Category</th>
                   <th scope="col">Quality</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -312,6 +323,32 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
                     <td>
                       <StatusBadge status={t.qualityScore} />
                     </td>
+                    <td>
+                      {!t.removed && account.status !== 'disconnected' && (
+                        <span className="row-actions">
+                          <button
+                            type="button"
+                            className="secondary"
+                            title={`Edit ${t.name} (${t.language})`}
+                            onClick={() => setEditing(t)}
+                          >
+                            Edit
+                          </button>
+                          <button
+                            type="button"
+                            className="secondary"
+                            disabled={removeTemplate.pending}
+                            title={`Delete ${t.name} (${t.language}) at WhatsApp`}
+                            onClick={() => {
+                              if (window.confirm(`Delete ${t.name} (${t.language}) at WhatsApp?`))
+                                void removeTemplate.run(t).then((done) => done && templatesChanged());
+                            }}
+                          >
+                            Delete
+                          </button>
+                        </span>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -326,6 +363,17 @@ export function AccountOverviewPage({ wabaId }: { wabaId: string }) {
           </TableRegion>
         )}
       </SyncSection>
+
+      {account.status !== 'disconnected' && (
+        <TemplateEditor
+          wabaId={wabaId}
+          editing={editing}
+          onDone={(saved) => {
+            setEditing(undefined);
+            if (saved) templatesChanged();
+          }}
+        />
+      )}
 
       <BlockedUsersSection wabaId={wabaId} numbers={live} disabled={account.status === 'disconnected'} />
       <MarketingPreferencesSection wabaId={wabaId} />
