@@ -10,6 +10,7 @@ import { createValidationPipe } from './core/http/validation.js';
 import { HealthModule } from './health/health.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { ConsoleModule } from './console/console.module.js';
+import { ContactsModule } from './contacts/contacts.module.js';
 import { ConsoleWebModule } from './console-web/console-web.module.js';
 import { MediaModule } from './media/media.module.js';
 import { MessagesApiModule } from './messages/messages-api.module.js';
@@ -26,6 +27,7 @@ export class AppModule {
         AuthModule,
         HealthModule,
         ConsoleModule,
+        ContactsModule,
         MessagesApiModule,
         MediaModule,
         WebhooksApiModule,
