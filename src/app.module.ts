@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { TenantLoadInterceptor } from './auth/tenant-load.interceptor.js';
 import { ConsoleModule } from './console/console.module.js';
+import { ContactsModule } from './contacts/contacts.module.js';
 import { ConsoleWebModule } from './console-web/console-web.module.js';
 import { MediaModule } from './media/media.module.js';
 import { MessagesApiModule } from './messages/messages-api.module.js';
@@ -27,6 +28,7 @@ export class AppModule {
         AuthModule,
         HealthModule,
         ConsoleModule,
+        ContactsModule,
         MessagesApiModule,
         MediaModule,
         WebhooksApiModule,

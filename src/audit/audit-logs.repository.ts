@@ -56,4 +56,27 @@ export class AuditLogsRepository {
     ]);
     return { rows, total: counted.n };
   }
+
+  /**
+   * Rewrites the organization's entries whose details name one of these addresses (a blocked user's number, say),
+   * each occurrence replaced by `replacement` (a keyed hash): an erased contact stays provable, never readable.
+   * Joins the caller's unit of work. Returns how many entries changed.
+   */
+  async replaceInDetails(organizationId: string, addresses: string[], replacement: string): Promise<number> {
+    const db = this.db.on();
+    const rows = await db
+      .selectFrom('audit_logs')
+      .select(['id', 'details'])
+      .where('organization_id', '=', organizationId)
+      .where((eb) =>
+        eb.or(addresses.map((a) => eb(eb.fn<number>('strpos', [eb.cast('details', 'text'), eb.val(a)]), '>', 0))),
+      )
+      .execute();
+    for (const r of rows) {
+      let text = JSON.stringify(r.details);
+      for (const a of addresses) text = text.split(a).join(replacement);
+      await db.updateTable('audit_logs').set({ details: text }).where('id', '=', r.id).execute();
+    }
+    return rows.length;
+  }
 }

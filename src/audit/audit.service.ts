@@ -34,7 +34,9 @@ export type AuditAction =
   | 'campaign.paused'
   | 'campaign.resumed'
   | 'campaign.cancelled'
-  | 'campaign.retried';
+  | 'campaign.retried'
+  | 'contact.exported'
+  | 'contact.erased';
 
 export interface AuditEntry {
   id: number;
@@ -83,6 +85,14 @@ export class AuditService {
       targetId: target.id,
       details,
     });
+  }
+
+  /**
+   * An erased contact (src/contacts): the organization's entries whose details name one of its addresses get
+   * `replacement` (the contact's keyed hash) instead, inside the caller's unit of work. Returns how many changed.
+   */
+  replaceContact(organizationId: string, addresses: string[], replacement: string): Promise<number> {
+    return this.logs.replaceInDetails(organizationId, addresses, replacement);
   }
 
   async list(organizationId: string, query: { page: number; limit: number }): Promise<Page<AuditEntry>> {

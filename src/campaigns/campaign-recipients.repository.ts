@@ -321,6 +321,76 @@ export class CampaignRecipientsRepository {
     return rows;
   }
 
+  // ---- One contact's memberships (src/contacts: export, erasure) ---------------------------------------------------
+
+  /** The account's campaigns that list one of these addresses, with the recipient's state and message. */
+  async ofContact(
+    businessAccountId: string,
+    addresses: string[],
+  ): Promise<
+    {
+      campaignId: number;
+      campaignName: string;
+      templateName: string;
+      createdAt: Date;
+      to: string | null;
+      userId: string | null;
+      components: unknown;
+      state: string;
+      skipReason: string | null;
+      messageId: number | null;
+    }[]
+  > {
+    return this.db
+      .on()
+      .selectFrom('campaign_recipients as r')
+      .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
+      .select([
+        'c.id as campaignId',
+        'c.name as campaignName',
+        'c.template_name as templateName',
+        'c.created_at as createdAt',
+        'r.to',
+        'r.user_id as userId',
+        'r.components',
+        'r.state',
+        'r.skip_reason as skipReason',
+        'r.message_id as messageId',
+      ])
+      .where('c.business_account_id', '=', businessAccountId)
+      .where((eb) =>
+        eb.or([eb('r.to', '=', eb.fn.any(eb.val(addresses))), eb('r.user_id', '=', eb.fn.any(eb.val(addresses)))]),
+      )
+      .orderBy('r.id')
+      .limit(10_000)
+      .execute();
+  }
+
+  /**
+   * Removes the contact from the account's campaigns, in the caller's transaction: the address and parameters go, the
+   * row stays (the campaign's counts); a recipient not sent yet is skipped (`erased`). Returns how many.
+   */
+  async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
+    const { numUpdatedRows } = await this.db
+      .on(tx)
+      .updateTable('campaign_recipients')
+      .set((eb) => ({
+        to: null,
+        user_id: null,
+        components: null,
+        skip_reason: eb.case().when('state', '=', 'pending').then('erased').else(eb.ref('skip_reason')).end(),
+        state: eb.case().when('state', '=', 'pending').then('skipped').else(eb.ref('state')).end(),
+      }))
+      .where('campaign_id', 'in', (eb) =>
+        eb.selectFrom('campaigns').select('id').where('business_account_id', '=', businessAccountId),
+      )
+      .where((eb) =>
+        eb.or([eb('to', '=', eb.fn.any(eb.val(addresses))), eb('user_id', '=', eb.fn.any(eb.val(addresses)))]),
+      )
+      .executeTakeFirstOrThrow();
+    return Number(numUpdatedRows);
+  }
+
   /** The campaign's recipients (`r`) with their messages (`m`, when they have one). */
   private withMessages(campaignId: number) {
     return this.db

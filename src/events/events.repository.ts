@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
@@ -541,6 +541,69 @@ export class EventsRepository {
       dropped.push(p);
     }
     return dropped;
+  }
+
+  // ---- One contact's events (src/contacts: export, erasure) ------------------------------------
+
+  /**
+   * The account's events of the contact (its address as recipient or user id, or a status of one of `wamids`),
+   * oldest first after `after` (id), inside the reader's window.
+   */
+  async pageOfContact(
+    wabaId: string,
+    contact: { addresses: string[]; wamids: string[] },
+    q: { afterId: number; limit: number; since?: Date; until?: Date },
+  ): Promise<Event[]> {
+    let rows = this.db
+      .on(undefined, 'partitionReads')
+      .selectFrom('events')
+      .select(columns.events)
+      .where('waba_id', '=', wabaId)
+      .where('id', '>', q.afterId)
+      .where((eb) => this.ofContact(eb, contact));
+    if (q.since) rows = rows.where('created_at', '>=', q.since);
+    if (q.until) rows = rows.where('created_at', '<=', q.until);
+    return rows.orderBy('id').limit(q.limit).execute();
+  }
+
+  /**
+   * Deletes up to `limit` of the contact's events of the account, every partition, in the caller's transaction
+   * (event_counts follow by trigger). Returns how many; fewer than `limit`: none left.
+   */
+  async eraseContactBatch(
+    tx: Tx,
+    wabaId: string,
+    contact: { addresses: string[]; wamids: string[] },
+    limit: number,
+  ): Promise<number> {
+    const db = this.db.on(tx);
+    const found = await db
+      .selectFrom('events')
+      .select(['id', 'created_at as createdAt'])
+      .where('waba_id', '=', wabaId)
+      .where((eb) => this.ofContact(eb, contact))
+      .limit(limit)
+      .execute();
+    if (found.length === 0) return 0;
+    const { numDeletedRows } = await db
+      .deleteFrom('events')
+      .where('waba_id', '=', wabaId)
+      .where((eb) => eb('id', '=', eb.fn.any(eb.val(found.map((e) => e.id)))))
+      .where('created_at', '>=', oldest(found))
+      .where('created_at', '<=', new Date(Math.max(...found.map((e) => e.createdAt.getTime()))))
+      .executeTakeFirstOrThrow();
+    return Number(numDeletedRows);
+  }
+
+  private ofContact(
+    eb: ExpressionBuilder<Database, 'events'>,
+    contact: { addresses: string[]; wamids: string[] },
+  ): Expression<SqlBool> {
+    return eb.or([
+      eb('recipient', '=', eb.fn.any(eb.val(contact.addresses))),
+      eb('user_id', '=', eb.fn.any(eb.val(contact.addresses))),
+      ...(contact.wamids.length > 0 ? [eb('message_id', '=', eb.fn.any(eb.val(contact.wamids)))] : []),
+    ]);
   }
 }
 

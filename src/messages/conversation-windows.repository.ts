@@ -122,4 +122,29 @@ export class ConversationWindowsRepository {
       tx,
     );
   }
+
+  /** The contact's windows on the account's numbers. */
+  async ofContact(
+    wabaId: string,
+    addresses: string[],
+  ): Promise<{ phoneNumberId: string; recipient: string; lastInboundAt: Date }[]> {
+    return this.db
+      .on()
+      .selectFrom('conversation_windows')
+      .select(['phone_number_id as phoneNumberId', 'recipient', 'last_inbound_at as lastInboundAt'])
+      .where('waba_id', '=', wabaId)
+      .where((eb) => eb('recipient', '=', eb.fn.any(eb.val(addresses))))
+      .execute();
+  }
+
+  /** Deletes the contact's windows on the account's numbers (the next inbound message opens one again); returns how many. */
+  async eraseContact(tx: Tx, wabaId: string, addresses: string[]): Promise<number> {
+    const { numDeletedRows } = await this.db
+      .on(tx)
+      .deleteFrom('conversation_windows')
+      .where('waba_id', '=', wabaId)
+      .where((eb) => eb('recipient', '=', eb.fn.any(eb.val(addresses))))
+      .executeTakeFirstOrThrow();
+    return Number(numDeletedRows);
+  }
 }

@@ -902,6 +902,92 @@ export class MessagesRepository {
       inbound: inboundBuckets,
     };
   }
+
+  // ---- One contact's messages (src/contacts: export, erasure) ----------------------------------
+
+  /** Whether a message of the account names one of these addresses (recipient, sender or user id). */
+  private ofContact(eb: Eb, addresses: string[]): Expression<SqlBool> {
+    return eb.or([
+      eb('to', '=', eb.fn.any(eb.val(addresses))),
+      eb('from', '=', eb.fn.any(eb.val(addresses))),
+      eb('user_id', '=', eb.fn.any(eb.val(addresses))),
+    ]);
+  }
+
+  /** Every address the account's messages pair with these: a phone number's user id, a user id's phone number. */
+  async addressesOf(businessAccountId: string, addresses: string[]): Promise<string[]> {
+    const rows = await this.db
+      .on()
+      .selectFrom('messages')
+      .select(['to', 'from', 'user_id as userId'])
+      .distinct()
+      .where('business_account_id', '=', businessAccountId)
+      .where('erased_at', 'is', null)
+      .where((eb) => this.ofContact(eb, addresses))
+      .limit(100)
+      .execute();
+    const found = new Set(addresses);
+    for (const r of rows) for (const a of [r.to, r.from, r.userId]) if (a !== null) found.add(a);
+    return [...found];
+  }
+
+  /** The contact's messages after message `afterId`, oldest first, inside the reader's window. */
+  async pageOfContact(
+    businessAccountId: string,
+    addresses: string[],
+    q: { afterId: number; limit: number; since?: Date; until?: Date },
+  ): Promise<StoredMessage[]> {
+    let rows = this.db
+      .on()
+      .selectFrom('messages')
+      .select(columns.messages)
+      .where('business_account_id', '=', businessAccountId)
+      .where('erased_at', 'is', null)
+      .where('id', '>', q.afterId)
+      .where((eb) => this.ofContact(eb, addresses));
+    if (q.since) rows = rows.where('created_at', '>=', q.since);
+    if (q.until) rows = rows.where('created_at', '<=', q.until);
+    return rows.orderBy('id').limit(q.limit).execute();
+  }
+
+  /**
+   * Erases up to `limit` of the contact's messages in the caller's transaction: content, addresses, the wamid and
+   * the error's detail go; the row (type, template, status, times, pricing, error code) stays for the counts.
+   * Returns the erased rows' wamids (their status events go with them); an empty answer: none left.
+   */
+  async eraseContactBatch(
+    tx: Tx,
+    businessAccountId: string,
+    addresses: string[],
+    limit: number,
+  ): Promise<{ count: number; wamids: string[] }> {
+    const db = this.db.on(tx);
+    const rows = await db
+      .selectFrom('messages')
+      .select(['id', 'upstream_message_id as wamid'])
+      .where('business_account_id', '=', businessAccountId)
+      .where('erased_at', 'is', null)
+      .where((eb) => this.ofContact(eb, addresses))
+      .orderBy('id')
+      .limit(limit)
+      .forUpdate()
+      .execute();
+    if (rows.length === 0) return { count: 0, wamids: [] };
+    await db
+      .updateTable('messages')
+      .set({
+        content: null,
+        to: null,
+        from: null,
+        user_id: null,
+        upstream_message_id: null,
+        error_detail: null,
+        erased_at: now(),
+      })
+      .where('id', '=', (eb) => eb.fn.any(eb.val(rows.map((r) => r.id))))
+      .execute();
+    return { count: rows.length, wamids: rows.flatMap((r) => (r.wamid === null ? [] : [r.wamid])) };
+  }
 }
 
 /** What the status rules (messages/message-status.ts) need to know of a message. */
@@ -1190,6 +1276,7 @@ export function pendingRow(businessAccountId: string, m: PendingMessage, r: Inse
     deliveredAt: null,
     readAt: null,
     failedAt: null,
+    erasedAt: null,
     pricingModel: null,
     pricingCategory: null,
     pricingType: null,

@@ -5,6 +5,7 @@ import { AccountLayout } from './pages/account-layout';
 import { AccountOverviewPage, AccountsPage } from './pages/accounts';
 import { AnalyticsPage } from './pages/analytics';
 import { CampaignDetailPage, CampaignsPage } from './pages/campaigns';
+import { ContactsPage } from './pages/contacts';
 import { LoginPage, ResetPasswordPage, SignupPage } from './pages/auth';
 import { EventsPage } from './pages/events';
 import { KeysPage } from './pages/keys';
@@ -74,6 +75,7 @@ function route(path: string): ReactNode {
     ['/accounts/:wabaId/analytics', (wabaId) => <AnalyticsPage wabaId={wabaId} />],
     ['/accounts/:wabaId/campaigns', (wabaId) => <CampaignsPage wabaId={wabaId} />],
     ['/accounts/:wabaId/campaigns/:id', (wabaId, p) => <CampaignDetailPage wabaId={wabaId} id={p.id!} />],
+    ['/accounts/:wabaId/contacts', (wabaId) => <ContactsPage wabaId={wabaId} />],
   ];
   for (const [pattern, render] of accountPages) {
     const params = match(pattern, path);

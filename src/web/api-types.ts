@@ -647,6 +647,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/business-accounts/{wabaId}/contacts/{phoneOrUserId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Everything stored about one contact on this account, as one JSON document: messages both ways (content, statuses and their times, errors, media metadata), the contact's events, campaign memberships, marketing preferences, blocks and windows. Messages are paged (`after`, `limit`); audit-logged */
+        get: operations["exportContact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/business-accounts/{wabaId}/contacts/{phoneOrUserId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Erase one contact from this account: every table and partition (docs/security.md, "A contact's data"). Answers what was erased; the audit log keeps the counts and a keyed hash of the contact, never the number. A contact who writes again later is stored as usual */
+        delete: operations["eraseContact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/messages": {
         parameters: {
             query?: never;
@@ -1894,6 +1928,84 @@ export interface components {
              */
             path: string;
             expiresAt: string;
+        };
+        ContactExportView: {
+            /** @example 447700900456 */
+            contact: string;
+            /** @description The addresses exported: the contact and those its messages pair it with */
+            addresses: string[];
+            /** @example 310000000000001 */
+            wabaId: string;
+            /** @example 2026-12-01T23:00:00.000Z */
+            exportedAt: string;
+            /** @description Messages both ways, oldest first: content, statuses and their times, errors, media metadata */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /** @description The contact's events (inbound items, statuses, preferences), with Meta's raw item */
+            events: {
+                [key: string]: unknown;
+            }[];
+            /** @description Campaigns listing the contact, with its state there */
+            campaigns: {
+                [key: string]: unknown;
+            }[];
+            /** @description Marketing preferences */
+            marketingPreferences: {
+                [key: string]: unknown;
+            }[];
+            /** @description Blocks on the account’s numbers */
+            blocks: {
+                [key: string]: unknown;
+            }[];
+            /** @description 24 h windows */
+            conversationWindows: {
+                [key: string]: unknown;
+            }[];
+            /** @description Pass as `after` for the next page of messages; null: last page */
+            nextAfter: number | null;
+        };
+        ErasureCountsView: {
+            /**
+             * @description Messages whose content, addresses and wamid were erased (rows kept for counts)
+             * @example 12
+             */
+            messages: number;
+            /**
+             * @description Events deleted (every partition)
+             * @example 40
+             */
+            events: number;
+            /**
+             * @description Raw webhook bodies rewritten without the contact (other users kept)
+             * @example 2
+             */
+            webhookBodiesRewritten: number;
+            /**
+             * @description Raw webhook bodies deleted (they held only the contact)
+             * @example 30
+             */
+            webhookBodiesDeleted: number;
+            /**
+             * @description Items (messages, statuses, contacts, …) taken out of raw bodies
+             * @example 34
+             */
+            webhookItemsRemoved: number;
+            /** @example 1 */
+            campaignRecipients: number;
+            /** @example 1 */
+            conversationWindows: number;
+            /** @example 1 */
+            marketingPreferences: number;
+            /** @example 0 */
+            blockedUsers: number;
+            /** @example 0 */
+            idempotencyRecords: number;
+            /**
+             * @description Audit entries whose details named the contact, now its keyed hash
+             * @example 0
+             */
+            auditEntriesScrubbed: number;
         };
         TemplateParameterDto: {
             /**
@@ -3229,6 +3341,8 @@ export type MemberView = components['schemas']['MemberView'];
 export type UpdateMemberDto = components['schemas']['UpdateMemberDto'];
 export type RemovedMemberView = components['schemas']['RemovedMemberView'];
 export type PasswordResetLinkView = components['schemas']['PasswordResetLinkView'];
+export type ContactExportView = components['schemas']['ContactExportView'];
+export type ErasureCountsView = components['schemas']['ErasureCountsView'];
 export type TemplateParameterDto = components['schemas']['TemplateParameterDto'];
 export type TemplateComponentDto = components['schemas']['TemplateComponentDto'];
 export type ContextDto = components['schemas']['ContextDto'];
@@ -7747,6 +7861,206 @@ export interface operations {
                 };
             };
             /** @description Field Validation Failed (id: your own password is changed with POST /auth/password) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    exportContact: {
+        parameters: {
+            query?: {
+                /** @description The previous page’s `nextAfter` (a message id); 0 starts */
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Phone number (E.164 digits) or business-scoped user id */
+                phoneOrUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["ContactExportView"];
+                    };
+                };
+            };
+            /** @description No or expired console session (an API key pair is not accepted here) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed: `phoneOrUserId` is not a phone number or business-scoped user id (or after, limit) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    eraseContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Phone number (E.164 digits) or business-scoped user id */
+                phoneOrUserId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased (all counts 0: nothing was stored about the contact) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["ErasureCountsView"];
+                    };
+                };
+            };
+            /** @description No or expired console session (an API key pair is not accepted here) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Business account not found (or not of this organization) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "message": "Not Found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed: `phoneOrUserId` is not a phone number or business-scoped user id (or after, limit) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -104,6 +104,18 @@ const ROUTES: { method: Method; path: string; swagger: string; role: Role; body?
   },
   {
     method: 'get',
+    path: `/business-accounts/${WABA}/contacts/16505551234/export`,
+    swagger: '/business-accounts/{wabaId}/contacts/{phoneOrUserId}/export',
+    role: 'admin',
+  },
+  {
+    method: 'delete',
+    path: `/business-accounts/${WABA}/contacts/16505551234`,
+    swagger: '/business-accounts/{wabaId}/contacts/{phoneOrUserId}',
+    role: 'admin',
+  },
+  {
+    method: 'get',
     path: `/business-accounts/${WABA}/marketing-preferences`,
     swagger: '/business-accounts/{wabaId}/marketing-preferences',
     role: 'member',

@@ -1,6 +1,7 @@
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Db } from '../../src/core/db/db.js';
 import {
+  bytesContain,
   jsonRecords,
   minus,
   now,
@@ -159,5 +160,20 @@ describe('PostgreSQL fragments of the data access (src/core/db/pg.ts)', () => {
       new Date('2026-03-01T11:00:00Z'),
       new Date('2026-03-01T12:00:00Z'),
     ]);
+  });
+
+  it('bytesContain finds bytes anywhere in a bytea value, and only those bytes', async () => {
+    const body = Buffer.from('{"from":"447700900456","text":{"body":"héllo"}}');
+    const found = async (needle: string) => {
+      const row = await db
+        .on()
+        .selectFrom(db.on().selectNoFrom(typed(body, 'bytea').as('b')).as('t'))
+        .select(bytesContain('t.b', Buffer.from(needle)).as('hit'))
+        .executeTakeFirstOrThrow();
+      return row.hit;
+    };
+    expect(await found('447700900456')).toBe(true);
+    expect(await found('héllo')).toBe(true);
+    expect(await found('447700900457')).toBe(false);
   });
 });

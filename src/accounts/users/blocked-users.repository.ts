@@ -140,6 +140,39 @@ export class BlockedUsersRepository {
     return Number(numDeletedRows);
   }
 
+  /** The contact's blocks on the account's numbers (as given, or as Meta resolved it). */
+  async ofContact(businessAccountId: string, addresses: string[]): Promise<StoredBlockedUser[]> {
+    return this.db
+      .on()
+      .selectFrom('blocked_users')
+      .select([
+        'phone_number_id as phoneNumberId',
+        'user',
+        'wa_id as waId',
+        'blocked_by_id as blockedById',
+        'created_at as createdAt',
+      ])
+      .where('business_account_id', '=', businessAccountId)
+      .where((eb) =>
+        eb.or([eb('user', '=', eb.fn.any(eb.val(addresses))), eb('wa_id', '=', eb.fn.any(eb.val(addresses)))]),
+      )
+      .orderBy('created_at')
+      .execute();
+  }
+
+  /** Deletes the contact's blocks here (Meta's block list is not changed); returns how many. */
+  async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
+    const { numDeletedRows } = await this.db
+      .on(tx)
+      .deleteFrom('blocked_users')
+      .where('business_account_id', '=', businessAccountId)
+      .where((eb) =>
+        eb.or([eb('user', '=', eb.fn.any(eb.val(addresses))), eb('wa_id', '=', eb.fn.any(eb.val(addresses)))]),
+      )
+      .executeTakeFirstOrThrow();
+    return Number(numDeletedRows);
+  }
+
   /** The number's blocked users, newest first. */
   async page(
     businessAccountId: string,

@@ -168,6 +168,29 @@ export class MarketingPreferencesRepository {
     return new Set(rows.map((r) => r.user));
   }
 
+  /** The contact's preferences on the account. */
+  async ofContact(businessAccountId: string, addresses: string[]): Promise<StoredMarketingPreference[]> {
+    return this.db
+      .on()
+      .selectFrom('marketing_preferences')
+      .select(['user', 'value', 'source', 'detail', 'updated_at as updatedAt'])
+      .where('business_account_id', '=', businessAccountId)
+      .where((eb) => eb('user', '=', eb.fn.any(eb.val(addresses))))
+      .orderBy('updated_at')
+      .execute();
+  }
+
+  /** Deletes the contact's preferences on the account; returns how many. */
+  async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
+    const { numDeletedRows } = await this.db
+      .on(tx)
+      .deleteFrom('marketing_preferences')
+      .where('business_account_id', '=', businessAccountId)
+      .where((eb) => eb('user', '=', eb.fn.any(eb.val(addresses))))
+      .executeTakeFirstOrThrow();
+    return Number(numDeletedRows);
+  }
+
   /** The account's preferences, newest first; `value` filters. */
   async page(
     businessAccountId: string,

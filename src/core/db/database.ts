@@ -198,6 +198,7 @@ export interface MessageTable {
   campaign_id: number | null;
   created_at: Generated<Date>;
   updated_at: Date;
+  erased_at: Date | null;
   changed_xid: ColumnType<string, never, never>;
 }
 
@@ -256,6 +257,7 @@ export interface WebhookDeliveryTable {
   received_at: Generated<Date>;
   original_received_at: Date | null;
   processed_at: Date | null;
+  redacted_at: Date | null;
 }
 
 /** Table `events` (model Event). jsonb is read parsed and written as JSON text. */
@@ -531,6 +533,7 @@ export const columns = {
     'campaign_id as campaignId',
     'created_at as createdAt',
     'updated_at as updatedAt',
+    'erased_at as erasedAt',
   ],
   marketing_preferences: [
     'business_account_id as businessAccountId',
@@ -578,6 +581,7 @@ export const columns = {
     'received_at as receivedAt',
     'original_received_at as originalReceivedAt',
     'processed_at as processedAt',
+    'redacted_at as redactedAt',
   ],
   events: [
     'id',

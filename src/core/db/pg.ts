@@ -16,6 +16,7 @@ interface PgTypes {
   boolean: boolean;
   timestamptz: Date;
   jsonb: JsonValue;
+  bytea: Buffer;
   /** A transaction id (64-bit, never wraps): read as its text. */
   xid8: string;
 }
@@ -101,4 +102,9 @@ export function utcBucket(unit: 'day' | 'hour', column: string): RawBuilder<Date
 export function utcBuckets(unit: 'day' | 'hour', since: Date, until: Date): RawBuilder<Date> {
   const utc = (at: Date) => sql`timezone('UTC', ${at}::timestamptz)`;
   return sql<Date>`timezone('UTC', generate_series(date_trunc(${sql.lit(unit)}, ${utc(since)}), ${utc(until)}, ${sql.lit(`1 ${unit}`)}::interval))`;
+}
+
+/** `position($needle in column) > 0`: whether a bytea column holds these bytes anywhere (a raw webhook body, say). */
+export function bytesContain(column: string, needle: Buffer): RawBuilder<boolean> {
+  return sql<boolean>`(position(${needle}::bytea in ${sql.ref(column)}) > 0)`;
 }

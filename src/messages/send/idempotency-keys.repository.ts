@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Expression, QueryCreator, SqlBool } from 'kysely';
 import { columns, type Database } from '../../core/db/database.js';
-import { Db } from '../../core/db/db.js';
+import { Db, type Tx } from '../../core/db/db.js';
 import { typed } from '../../core/db/pg.js';
 import { prepared, type RowOf } from '../../core/db/statement.js';
 
@@ -158,5 +158,23 @@ export class IdempotencyKeysRepository {
   async deleteExpired(now: Date, limit: number): Promise<number> {
     const { rowCount } = await this.db.exec(deleteExpired, { now, limit });
     return rowCount;
+  }
+
+  /**
+   * Deletes the records of the account's key pairs whose kept outcome names one of these addresses (an erased
+   * contact's send: a retry with that key then sends again); returns how many.
+   */
+  async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
+    const { numDeletedRows } = await this.db
+      .on(tx)
+      .deleteFrom('idempotency_keys')
+      .where('api_key_id', 'in', (eb) =>
+        eb.selectFrom('api_keys').select('id').where('business_account_id', '=', businessAccountId),
+      )
+      .where((eb) =>
+        eb.or(addresses.map((a) => eb(eb.fn<number>('strpos', [eb.cast('response_body', 'text'), eb.val(a)]), '>', 0))),
+      )
+      .executeTakeFirstOrThrow();
+    return Number(numDeletedRows);
   }
 }

@@ -19,6 +19,7 @@ const TABS = [
   { to: '/events', label: 'Events' },
   { to: '/analytics', label: 'Analytics' },
   { to: '/campaigns', label: 'Campaigns' },
+  { to: '/contacts', label: 'Contacts' },
 ];
 
 /** Header and tabs shared by the pages of one business account. */

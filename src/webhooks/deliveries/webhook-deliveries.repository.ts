@@ -10,7 +10,7 @@ import {
   partitionsOf,
   type Partition,
 } from '../../core/db/partitions.js';
-import { minus, now, plus, typed, unnest } from '../../core/db/pg.js';
+import { bytesContain, minus, now, plus, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
@@ -448,6 +448,52 @@ export class WebhookDeliveriesRepository {
   async backlogForAccounts(wabaIds: string[]): Promise<AccountBacklog[]> {
     const { rows } = await this.db.exec(backlogForAccounts, { wabaIds });
     return rows;
+  }
+
+  // ---- Raw bodies holding one contact (src/contacts: erasure) --------------------------
+
+  /**
+   * Up to `limit` deliveries of the account, after `after` (id), whose raw bytes hold one of `needles` (the
+   * contact's addresses), in id order: each is rewritten or deleted next. Every partition, dead letters included.
+   */
+  async holding(
+    wabaId: string,
+    needles: string[],
+    after: number,
+    limit: number,
+  ): Promise<{ id: number; receivedAt: Date; rawBody: Buffer }[]> {
+    if (needles.length === 0) return [];
+    return this.db
+      .on()
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'received_at as receivedAt', 'raw_body as rawBody'])
+      .where('waba_ids', '@>', typed([wabaId], 'text[]'))
+      .where('id', '>', after)
+      .where((eb) => eb.or(needles.map((n) => bytesContain('raw_body', Buffer.from(n)))))
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Replaces a delivery's bytes (another user's items kept, the erased contact's gone) and marks it redacted. */
+  async rewriteBody(tx: Tx, d: { id: number; receivedAt: Date }, rawBody: Buffer): Promise<void> {
+    await this.db
+      .on(tx)
+      .updateTable('webhook_deliveries')
+      .set({ raw_body: rawBody, redacted_at: now() })
+      .where('id', '=', d.id)
+      .where('received_at', '=', d.receivedAt)
+      .execute();
+  }
+
+  /** Deletes a delivery whose every item was the erased contact's. */
+  async remove(tx: Tx, d: { id: number; receivedAt: Date }): Promise<void> {
+    await this.db
+      .on(tx)
+      .deleteFrom('webhook_deliveries')
+      .where('id', '=', d.id)
+      .where('received_at', '=', d.receivedAt)
+      .execute();
   }
 }
 
