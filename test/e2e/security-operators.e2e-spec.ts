@@ -1,4 +1,13 @@
-import { joinOrganization, loginAs, PASSWORD, signupAndLogin, uniqueEmail, type Operator } from '../utils/factories.js';
+import {
+  connectAccount,
+  createKey,
+  joinOrganization,
+  loginAs,
+  PASSWORD,
+  signupAndLogin,
+  uniqueEmail,
+  type Operator,
+} from '../utils/factories.js';
 import { rowWhere } from '../utils/db-rows.js';
 import { startStack, type Stack } from '../utils/stack.js';
 
@@ -110,6 +119,31 @@ describe('Security: operators, invitations and reset links', () => {
     // Made owner again, her invitations are not revived, but a new one works.
     expect((await setRole(second, first.operatorId, 'owner')).status).toBe(200);
     expect((await accept(await invite(first, 'member'))).status).toBe(201);
+  });
+
+  it('finding 9: removing an operator revokes the key pairs it created and lists them; keepKeys=true keeps them working and lists them', async () => {
+    const owner = await signupAndLogin(t, 'Removed Keys Org');
+    const leaving = await joinOrganization(t, owner, 'admin');
+    const staying = await joinOrganization(t, owner, 'admin');
+    const account = await connectAccount(t, owner);
+    const revoked = await createKey(t, leaving, account.wabaId, 'leaving admin’s key');
+    const kept = await createKey(t, staying, account.wabaId, 'kept on purpose');
+    const ownersKey = await createKey(t, owner, account.wabaId, 'owner’s key');
+
+    expect((await remove(owner, staying.operatorId).query({ keepKeys: 'maybe' })).body).toEqual(
+      invalid('keepKeys', 'keepKeys must be true or false'),
+    );
+    const gone = await remove(owner, leaving.operatorId);
+    expect(gone.body.data).toMatchObject({
+      keysRevoked: [{ id: revoked.id, name: 'leaving admin’s key' }],
+      keysKept: [],
+    });
+    expect((await t.http.get('/messages').set(revoked.headers)).status).toBe(401);
+
+    const keeping = await remove(owner, staying.operatorId).query({ keepKeys: 'true' });
+    expect(keeping.body.data).toMatchObject({ keysRevoked: [], keysKept: [{ id: kept.id, name: 'kept on purpose' }] });
+    expect((await t.http.get('/messages').set(kept.headers)).status).toBe(200);
+    expect((await t.http.get('/messages').set(ownersKey.headers)).status).toBe(200);
   });
 
   it('finding 7: changing one’s own password revokes the reset links issued for the operator before', async () => {

@@ -7,7 +7,13 @@ import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
-import { MemberView, PasswordResetLinkView, RemovedMemberView, UpdateMemberDto } from './dto/members.dto.js';
+import {
+  MemberView,
+  PasswordResetLinkView,
+  RemovedMemberView,
+  RemoveMemberQuery,
+  UpdateMemberDto,
+} from './dto/members.dto.js';
 import { LAST_OWNER, MEMBER_NOT_FOUND, MembersService, PLATFORM_ADMIN_MANAGED_OUT_OF_BAND } from './members.service.js';
 
 /** Above @Roles, so it replaces the role's 403 in the document: both refusals are this route's. */
@@ -61,15 +67,20 @@ export class MembersController {
   @ApiOperation({
     operationId: 'removeMember',
     summary:
-      'Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it',
+      'Remove an operator from the organization (owners only): every session of it ends at once, and the key pairs it created are revoked (listed in keysRevoked) unless keepKeys=true (then listed in keysKept, still working)',
   })
   @ApiEnvelope(RemovedMemberView, { description: 'The removed operator' })
   @ApiErrors({
     404: MEMBER_NOT_FOUND + ' (or not of this organization, or already removed)',
     409: LAST_OWNER,
+    422: 'Field Validation Failed (keepKeys)',
   })
-  remove(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string): Promise<RemovedMemberView> {
-    return this.members.remove(operator, id);
+  remove(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('id', memberId()) id: string,
+    @Query() query: RemoveMemberQuery,
+  ): Promise<RemovedMemberView> {
+    return this.members.remove(operator, id, { keepKeys: query.keepKeys === 'true' });
   }
 
   @OwnerOnlyNotPlatformAdmin()

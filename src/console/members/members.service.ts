@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service.js';
+import { ApiKeyAuthenticator } from '../../auth/api-keys/api-key.authenticator.js';
+import { ApiKeysRepository } from '../../auth/api-keys/api-keys.repository.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
 import type { OperatorRole } from '../../auth/roles.js';
 import { SessionsService } from '../../auth/sessions/sessions.service.js';
@@ -35,6 +37,8 @@ export class MembersService {
     private readonly operators: OperatorsRepository,
     private readonly resets: PasswordResetsRepository,
     private readonly invitations: InvitationsRepository,
+    private readonly keys: ApiKeysRepository,
+    private readonly authenticator: ApiKeyAuthenticator,
     private readonly sessions: SessionsService,
     private readonly audit: AuditService,
     private readonly config: AppConfig,
@@ -69,11 +73,11 @@ export class MembersService {
   }
 
   /**
-   * Removes the operator: every session of it ends at once, its unused reset links and the pending invitations it
-   * sent too; key pairs it issued stay.
+   * Removes the operator: every session of it ends at once, its unused reset links, the pending invitations it sent
+   * and (unless `keepKeys`) the key pairs it created too.
    */
-  async remove(scope: ConsoleScope, id: string): Promise<RemovedMemberView> {
-    return this.uow.run(async () => {
+  async remove(scope: ConsoleScope, id: string, opts: { keepKeys?: boolean } = {}): Promise<RemovedMemberView> {
+    const removed = await this.uow.run(async () => {
       const member = await this.getManageableMember(scope.organizationId, id);
       if (member.role === 'owner' && (await this.operators.countOwnersLocked(scope.organizationId)) <= 1)
         throw new Conflict(LAST_OWNER);
@@ -82,14 +86,31 @@ export class MembersService {
       const sessionsEnded = await this.sessions.revokeAllOf(id);
       await this.resets.revokeAllOf(scope.organizationId, id, at);
       const invitationsRevoked = await this.invitations.revokeAllSentBy(scope.organizationId, id, at);
+      // The key pairs it made are revoked with it unless kept on purpose (audit 3, finding 9).
+      const keys = await this.keys.revokeAllCreatedBy(scope.organizationId, id, opts.keepKeys ? null : at);
       await this.audit.record(
         scope,
         'operator.removed',
         { type: 'operator', id },
-        { email: member.email, role: member.role, sessionsEnded, invitationsRevoked },
+        {
+          email: member.email,
+          role: member.role,
+          sessionsEnded,
+          invitationsRevoked,
+          [opts.keepKeys ? 'keysKept' : 'keysRevoked']: keys.map((k) => k.id),
+        },
       );
-      return { ...toView(member), removedAt: at.toISOString(), sessionsEnded };
+      return { member, at, sessionsEnded, keys };
     });
+    if (!opts.keepKeys) for (const key of removed.keys) this.authenticator.invalidate(key.accessKey);
+    const keys = removed.keys.map((k) => ({ id: k.id, name: k.name }));
+    return {
+      ...toView(removed.member),
+      removedAt: removed.at.toISOString(),
+      sessionsEnded: removed.sessionsEnded,
+      keysRevoked: opts.keepKeys ? [] : keys,
+      keysKept: opts.keepKeys ? keys : [],
+    };
   }
 
   /** A one-time link that sets a new password for the operator; earlier unused links of it stop working. */
