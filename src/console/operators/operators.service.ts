@@ -160,9 +160,26 @@ export class OperatorsService {
     // A removed operator is an unknown email: verified against the dummy hash, same answer, same time.
     const operator = found && !found.removedAt ? found : null;
     const { valid, needsRehash } = await this.passwords.verify(dto.password, operator?.passwordHash);
-    if (!operator || !valid) throw new Unauthenticated(INVALID_CREDENTIALS);
+    if (!operator || !valid) {
+      // A wrong password for an operator is in its organization's audit log (audit 3, finding 10); an unknown email
+      // belongs to no organization.
+      if (operator)
+        await this.audit.recordForOrganization(
+          operator.organizationId,
+          'operator.sign_in_failed',
+          { type: 'operator', id: operator.id },
+          { email: operator.email, address },
+        );
+      throw new Unauthenticated(INVALID_CREDENTIALS);
+    }
     await attempt.succeeded();
     await this.operators.recordLogin(operator.id, new Date());
+    await this.audit.record(
+      sessionless(operator),
+      'operator.signed_in',
+      { type: 'operator', id: operator.id },
+      { address },
+    );
     if (needsRehash) {
       await this.operators.upgradePasswordHash(
         operator.id,
