@@ -5,6 +5,7 @@ import { AppConfig } from '../core/config/app-config.js';
 import { SecretBox } from '../core/crypto/secret-box.js';
 import { UpstreamModule } from '../upstream/upstream.module.js';
 import { AccountSync } from './business-accounts/account-sync.js';
+import { AccountTakeoverHooks } from './business-accounts/account-takeover-hooks.js';
 import { BusinessAccountsRepository } from './business-accounts/business-accounts.repository.js';
 import { BusinessAccountsService } from './business-accounts/business-accounts.service.js';
 import { WebhookSubscription } from './business-accounts/webhook-subscription.js';
@@ -37,6 +38,7 @@ const secretBoxProvider = {
 @Module({
   imports: [UpstreamModule, AuditModule, AuthModule],
   providers: [
+    AccountTakeoverHooks,
     BusinessAccountsRepository,
     PhoneNumbersRepository,
     TemplatesRepository,
@@ -56,6 +58,7 @@ const secretBoxProvider = {
     secretBoxProvider,
   ],
   exports: [
+    AccountTakeoverHooks,
     BusinessAccountsRepository,
     PhoneNumbersRepository,
     TemplatesRepository,

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../core/config/app-config.js';
+import { clientAddress } from '../core/http/client-address.js';
 import {
   enforceRateLimit,
   RateLimiterService,
@@ -47,7 +48,7 @@ abstract class ConsoleRateLimit implements CanActivate {
  * Console routes, step 1 of 2 (registered before the AuthGuard): a token bucket per client address
  * (CONSOLE_ADDRESS_RATE_LIMIT_*), taken before the session is looked up, so a flood of made-up session
  * cookies from one address is refused without a database query each. The address is `req.ip`, which
- * follows TRUST_PROXY.
+ * follows TRUST_PROXY, an IPv6 one counted by its /64 as every per-address limit (audit 3, finding 10).
  */
 @Injectable()
 export class ConsoleAddressRateLimitGuard extends ConsoleRateLimit {
@@ -56,7 +57,7 @@ export class ConsoleAddressRateLimitGuard extends ConsoleRateLimit {
       perSecond: this.config.consoleAddressRateLimitPerSecond,
       burst: this.config.consoleAddressRateLimitBurst,
     };
-    return { bucket: `console-address:${req.ip ?? 'unknown'}`, rule };
+    return { bucket: `console-address:${clientAddress(req)}`, rule };
   }
 }
 

@@ -214,12 +214,14 @@ export class CampaignRecipientsRepository {
   }
 
   /** A cancel: every recipient not claimed yet will never be sent. */
-  async cancelPending(campaignId: number): Promise<number> {
+  async cancelPending(campaignId: number | number[]): Promise<number> {
+    const ids = ([] as number[]).concat(campaignId);
+    if (ids.length === 0) return 0;
     const { numUpdatedRows } = await this.db
       .on()
       .updateTable('campaign_recipients')
       .set({ state: 'cancelled' })
-      .where('campaign_id', '=', campaignId)
+      .where('campaign_id', 'in', ids)
       .where('state', '=', 'pending')
       .executeTakeFirstOrThrow();
     return Number(numUpdatedRows);

@@ -4,6 +4,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
 import { CampaignQueue } from './campaign-queue.js';
 import { CampaignRecipientsRepository } from './campaign-recipients.repository.js';
+import { CampaignsOnTakeover } from './campaigns-on-takeover.js';
 import { CampaignsRepository } from './campaigns.repository.js';
 import { CampaignsService } from './campaigns.service.js';
 
@@ -13,7 +14,7 @@ import { CampaignsService } from './campaigns.service.js';
  */
 @Module({
   imports: [AccountsModule, AuditModule, MessagesModule],
-  providers: [CampaignsRepository, CampaignRecipientsRepository, CampaignsService, CampaignQueue],
+  providers: [CampaignsRepository, CampaignRecipientsRepository, CampaignsService, CampaignQueue, CampaignsOnTakeover],
   exports: [CampaignsRepository, CampaignRecipientsRepository, CampaignsService, CampaignQueue],
 })
 export class CampaignsModule {}

@@ -215,8 +215,9 @@ export class CampaignsRepository {
       .executeTakeFirstOrThrow();
   }
 
-  async find(businessAccountId: string, id: number): Promise<CampaignRow | null> {
-    const row = await this.campaigns(businessAccountId)
+  /** `heldSince`: the account's holder took it over then, and its campaigns from before are not its own. */
+  async find(businessAccountId: string, id: number, heldSince: Date | null = null): Promise<CampaignRow | null> {
+    const row = await this.campaigns(businessAccountId, heldSince)
       .select(COLUMNS)
       .where('id', '=', id)
       .$narrowType<{ status: CampaignStatus }>()
@@ -227,11 +228,12 @@ export class CampaignsRepository {
   /** Newest first, and the total. */
   async page(
     businessAccountId: string,
+    heldSince: Date | null,
     page: { page: number; limit: number },
   ): Promise<{ rows: CampaignRow[]; total: number }> {
     const { skip, take } = skipTake(page);
     const [rows, counted] = await Promise.all([
-      this.campaigns(businessAccountId)
+      this.campaigns(businessAccountId, heldSince)
         .select(COLUMNS)
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
@@ -239,7 +241,7 @@ export class CampaignsRepository {
         .offset(skip)
         .$narrowType<{ status: CampaignStatus }>()
         .execute(),
-      this.campaigns(businessAccountId)
+      this.campaigns(businessAccountId, heldSince)
         .select((e) => e.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow(),
     ]);
@@ -273,6 +275,23 @@ export class CampaignsRepository {
       .$narrowType<{ status: CampaignStatus }>()
       .executeTakeFirst();
     return row ?? null;
+  }
+
+  /**
+   * At a takeover (in its transaction): the previous holder's running and paused campaigns of the account (created
+   * before `at`) are cancelled with the reason, so nothing of theirs is sent with the new holder's token. Their ids.
+   */
+  async cancelBefore(businessAccountId: string, at: Date, reason: string): Promise<number[]> {
+    const rows = await this.db
+      .on()
+      .updateTable('campaigns')
+      .set({ status: 'cancelled', status_reason: reason, updated_at: now(), completed_at: now() })
+      .where('business_account_id', '=', businessAccountId)
+      .where('created_at', '<', at)
+      .where('status', 'in', ['running', 'paused'])
+      .returning('id')
+      .execute();
+    return rows.map((r) => Number(r.id));
   }
 
   // ---- The runner (worker) ------------------------------------------------------------------------------------
@@ -362,7 +381,8 @@ export class CampaignsRepository {
   }
 
   /** The business account's campaigns. */
-  private campaigns(businessAccountId: string) {
-    return this.db.on().selectFrom('campaigns').where('business_account_id', '=', businessAccountId);
+  private campaigns(businessAccountId: string, heldSince: Date | null = null) {
+    const all = this.db.on().selectFrom('campaigns').where('business_account_id', '=', businessAccountId);
+    return heldSince ? all.where('created_at', '>=', heldSince) : all;
   }
 }

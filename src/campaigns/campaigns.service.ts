@@ -158,7 +158,7 @@ export class CampaignsService {
     query: { page: number; limit: number },
   ): Promise<Page<CampaignView>> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
-    const { rows, total } = await this.campaigns.page(account.id, query);
+    const { rows, total } = await this.campaigns.page(account.id, account.heldSince, query);
     return toPage(
       rows.map((c) => toView(wabaId, c, null)),
       total,
@@ -268,7 +268,7 @@ export class CampaignsService {
 
   private async owned(organizationId: string, wabaId: string, id: number): Promise<{ campaign: CampaignRow }> {
     const account = await this.accounts.getOwned(organizationId, wabaId);
-    const campaign = isRowId(id) ? await this.campaigns.find(account.id, id) : null;
+    const campaign = isRowId(id) ? await this.campaigns.find(account.id, id, account.heldSince) : null;
     if (!campaign) throw new NotFound(CAMPAIGN_NOT_FOUND);
     return { campaign };
   }

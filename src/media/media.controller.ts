@@ -82,7 +82,7 @@ export class MediaController {
     @Req() req: Request,
     @ClientGone() gone: AbortSignal,
   ): Promise<UploadedMediaView> {
-    return this.media.upload(operator.organizationId, wabaId, phoneNumberId, req, gone);
+    return this.media.upload(operator, wabaId, phoneNumberId, req, gone);
   }
 
   @Get('media/:mediaId')
@@ -103,7 +103,7 @@ export class MediaController {
     @Res() res: Response,
     @ClientGone() gone: AbortSignal,
   ): Promise<void> {
-    const file = await this.media.download(operator.organizationId, wabaId, mediaId, gone);
+    const file = await this.media.download(operator, wabaId, mediaId, gone);
     res.status(200).setHeader('Content-Type', file.contentType);
     if (file.contentLength !== undefined) res.setHeader('Content-Length', String(file.contentLength));
     res.setHeader('Cache-Control', 'private, no-store');

@@ -622,7 +622,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it */
+        /** Remove an operator from the organization (owners only): every session of it ends at once, and the key pairs it created are revoked (listed in keysRevoked) unless keepKeys=true (then listed in keysKept, still working) */
         delete: operations["removeMember"];
         options?: never;
         head?: never;
@@ -1479,7 +1479,7 @@ export interface components {
             phoneNumberId: string;
             /**
              * Format: uuid
-             * @description The operator who blocked the user
+             * @description The operator who blocked the user (null when unknown, or when the block was made before this organization took the account over)
              */
             blockedById: string | null;
             /** @example 2026-11-26T09:00:00.000Z */
@@ -1895,6 +1895,12 @@ export interface components {
              */
             role: "owner" | "admin" | "member";
         };
+        MemberKeyView: {
+            /** Format: uuid */
+            id: string;
+            /** @example production backend */
+            name: string;
+        };
         RemovedMemberView: {
             /** Format: uuid */
             id: string;
@@ -1913,6 +1919,10 @@ export interface components {
              * @example 2
              */
             sessionsEnded: number;
+            /** @description The active key pairs the operator created, revoked by the removal (empty with keepKeys=true) */
+            keysRevoked: components["schemas"]["MemberKeyView"][];
+            /** @description With keepKeys=true: the active key pairs the operator created, still working (revoke them with DELETE /api-keys/{id} once the backends using them have new ones) */
+            keysKept: components["schemas"]["MemberKeyView"][];
         };
         PasswordResetLinkView: {
             /**
@@ -3339,6 +3349,7 @@ export type CreateInvitationDto = components['schemas']['CreateInvitationDto'];
 export type InvitationView = components['schemas']['InvitationView'];
 export type MemberView = components['schemas']['MemberView'];
 export type UpdateMemberDto = components['schemas']['UpdateMemberDto'];
+export type MemberKeyView = components['schemas']['MemberKeyView'];
 export type RemovedMemberView = components['schemas']['RemovedMemberView'];
 export type PasswordResetLinkView = components['schemas']['PasswordResetLinkView'];
 export type ContactExportView = components['schemas']['ContactExportView'];
@@ -7557,7 +7568,10 @@ export interface operations {
     };
     removeMember: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: the key pairs the operator created keep working (they are listed in keysKept); by default they are revoked with the removal */
+                keepKeys?: "true" | "false";
+            };
             header?: never;
             path: {
                 id: string;
@@ -7596,7 +7610,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Only owners of the organization can do this */
+            /**
+             * @description Only owners of the organization can do this
+             *
+             *     Only owners of the organization can do this; or: Platform administrators are managed only from the command line (npm run platform-admin): their role, removal and password resets are not available in the console
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7638,6 +7656,15 @@ export interface operations {
                      *       "message": "Conflict"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (keepKeys) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -7703,7 +7730,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Only owners of the organization can do this */
+            /**
+             * @description Only owners of the organization can do this
+             *
+             *     Only owners of the organization can do this; or: Platform administrators are managed only from the command line (npm run platform-admin): their role, removal and password resets are not available in the console
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7830,7 +7861,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Only owners of the organization can do this */
+            /**
+             * @description Only owners of the organization can do this
+             *
+             *     Only owners of the organization can do this; or: Platform administrators are managed only from the command line (npm run platform-admin): their role, removal and password resets are not available in the console
+             */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,3 +1,4 @@
+import { AuditModule } from '../audit/audit.module.js';
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { DeliveriesController } from './deliveries/deliveries.controller.js';
@@ -11,7 +12,7 @@ import { WebhooksModule } from './webhooks.module.js';
 
 /** API side of webhooks: Meta's receiver, the events routes (over EventsFeedModule) and the console's deliveries (dead letters, replay). */
 @Module({
-  imports: [AccountsModule, WebhooksModule, EventsFeedModule],
+  imports: [AccountsModule, AuditModule, WebhooksModule, EventsFeedModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
   providers: [WebhookReceiverService, DeliveriesService, DeliveryMetrics],
 })

@@ -99,7 +99,7 @@ describe('Console isolation between organizations', () => {
 
     const audit = await stack.http.get('/audit-log?limit=100').set('cookie', b.operator.cookie);
     expect(audit.status).toBe(200);
-    expect(audit.body.data.total).toBe(4); // B's own: connected, numbers synced, templates synced, key created
+    expect(audit.body.data.total).toBe(5); // B's own: signed in, connected, numbers synced, templates synced, key created
     expect(audit.body.data.items.every((e: { operatorEmail: string }) => e.operatorEmail === b.operator.email)).toBe(
       true,
     );
@@ -107,7 +107,7 @@ describe('Console isolation between organizations', () => {
 
     // And the other way round: A sees only A's.
     const aAudit = await stack.http.get('/audit-log?limit=100').set('cookie', a.operator.cookie);
-    expect(aAudit.body.data.total).toBe(4);
+    expect(aAudit.body.data.total).toBe(5);
     expect(JSON.stringify(aAudit.body)).toContain(a.key.id);
     expect(JSON.stringify(aAudit.body)).not.toContain(b.key.id);
   });
@@ -121,6 +121,6 @@ describe('Console isolation between organizations', () => {
     const after = await stack.http.get('/audit-log?limit=100').set('cookie', a.operator.cookie);
     expect(after.body.data).toEqual(before.body.data);
     const bAudit = await stack.http.get('/audit-log?limit=100').set('cookie', b.operator.cookie);
-    expect(bAudit.body.data.total).toBe(4);
+    expect(bAudit.body.data.total).toBe(5);
   });
 });

@@ -410,6 +410,7 @@ describe('Console onboarding, end to end', () => {
       'phone_numbers.synced',
       'phone_numbers.synced',
       'business_account.connected',
+      'operator.signed_in',
     ]);
     const times = audit.body.data.items.map((e: { createdAt: string }) => Date.parse(e.createdAt));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
@@ -429,7 +430,7 @@ describe('Console onboarding, end to end', () => {
     expect(JSON.stringify(audit.body)).not.toContain(upstream.accessToken);
     const page1 = await t.http.get('/audit-log?page=1&limit=3').set('cookie', cookie);
     const page3 = await t.http.get('/audit-log?page=3&limit=3').set('cookie', cookie);
-    expect(page1.body.data).toMatchObject({ page: 1, limit: 3, total: 7, totalPages: 3 });
+    expect(page1.body.data).toMatchObject({ page: 1, limit: 3, total: 8, totalPages: 3 });
     expect(page1.body.data.items.map((e: { action: string }) => e.action)).toEqual(actions.slice(0, 3));
     expect(page3.body.data.items.map((e: { action: string }) => e.action)).toEqual(actions.slice(6));
 

@@ -10,6 +10,7 @@ import { upstreamFailure } from '../../upstream/upstream-failure.js';
 import type { UpstreamBusinessAccount } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountCredentials } from './account-credentials.js';
+import { AccountTakeoverHooks } from './account-takeover-hooks.js';
 import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
 import { WebhookSubscription } from './webhook-subscription.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
@@ -31,6 +32,7 @@ export class BusinessAccountsService {
     private readonly audit: AuditService,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly subscription: WebhookSubscription,
+    private readonly takeoverHooks: AccountTakeoverHooks,
   ) {}
 
   /**
@@ -43,8 +45,8 @@ export class BusinessAccountsService {
    * Takeover (audit 2, finding 5): another organization's account whose credentials failed their check, or that it
    * disconnected, goes to a caller whose token Meta accepts for that WABA now. The token is verified before any
    * 409, so a caller with a bad token gets the answer of any bad token and learns nothing about who holds the WABA.
-   * The old holder's key pairs are revoked and it loses the account (what it stored stays out of the new holder's
-   * reads: `heldSince`); both organizations' audit logs record it.
+   * The old holder's key pairs are revoked, its running campaigns cancelled (AccountTakeoverHooks) and it loses the
+   * account (what it stored stays out of the new holder's reads: `heldSince`); both organizations' audit logs record it.
    */
   async connect(
     operator: ConsoleScope,
@@ -69,6 +71,12 @@ export class BusinessAccountsService {
         // The holder reconnected (or another caller took it) meanwhile: it keeps it.
         if (!taken) throw alreadyConnected();
         revokedKeys.push(...(await this.keys.revokeAllOf(existing.id, at)));
+        const ended = await this.takeoverHooks.run({
+          businessAccountId: existing.id,
+          wabaId: request.wabaId,
+          previousOrganizationId: existing.organizationId,
+          at,
+        });
         const reason = existing.disconnectedAt ? 'disconnected' : 'credentials_rejected';
         await this.audit.record(
           operator,
@@ -83,6 +91,7 @@ export class BusinessAccountsService {
           {
             reason,
             revokedKeys: revokedKeys.length,
+            ...ended,
             detail:
               'another organization connected it with a token the upstream platform accepts for this business account',
           },

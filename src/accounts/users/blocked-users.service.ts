@@ -121,7 +121,15 @@ export class BlockedUsersService {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     if (!(await this.numbers.sendState(account.id, phoneNumberId))) throw new NotFound(PHONE_NUMBER_NOT_FOUND);
     const { rows, total } = await this.blocked.page(account.id, phoneNumberId, page);
-    return toPage(rows.map(toBlockedUserView), total, page);
+    // A block made before a takeover still holds (Meta keeps it), but who made it is the previous holder's operator,
+    // not the new holder's to see (audit 3, finding 6).
+    const { heldSince } = account;
+    const ours = (b: (typeof rows)[number]) => (heldSince && b.createdAt < heldSince ? { ...b, blockedById: null } : b);
+    return toPage(
+      rows.map((b) => toBlockedUserView(ours(b))),
+      total,
+      page,
+    );
   }
 
   /** The organization's connected account and one of its synced numbers (404 otherwise), with the account's token. */

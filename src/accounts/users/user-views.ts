@@ -16,7 +16,13 @@ export class BlockedUserView {
   })
   waId: string | null;
   @ApiProperty({ example: '402000000000011' }) phoneNumberId: string;
-  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'The operator who blocked the user' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    description:
+      'The operator who blocked the user (null when unknown, or when the block was made before this organization took the account over)',
+  })
   blockedById: string | null;
   @ApiProperty({ example: '2026-11-26T09:00:00.000Z' }) createdAt: string;
 }

@@ -177,6 +177,36 @@ export class ApiKeysRepository {
     return rows.map((k) => k.access_key);
   }
 
+  /**
+   * The organization's active key pairs `createdById` made: revoked at `at` (its removal, audit 3, finding 9), or only
+   * listed when `at` is null (removal with keepKeys). Their ids, names and access keys (for the caches).
+   */
+  async revokeAllCreatedBy(
+    organizationId: string,
+    createdById: string,
+    at: Date | null,
+  ): Promise<{ id: string; name: string; accessKey: string }[]> {
+    const db = this.db.on();
+    const rows = at
+      ? await db
+          .updateTable('api_keys')
+          .set({ revoked_at: at })
+          .where('organization_id', '=', organizationId)
+          .where('created_by_id', '=', createdById)
+          .where('revoked_at', 'is', null)
+          .returning(['id', 'name', 'access_key'])
+          .execute()
+      : await db
+          .selectFrom('api_keys')
+          .select(['id', 'name', 'access_key'])
+          .where('organization_id', '=', organizationId)
+          .where('created_by_id', '=', createdById)
+          .where('revoked_at', 'is', null)
+          .orderBy('created_at')
+          .execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, accessKey: r.access_key }));
+  }
+
   private async getOwned(organizationId: string, id: string): Promise<ApiKeyRow> {
     return withWabaId(
       await this.selectWithWabaId()

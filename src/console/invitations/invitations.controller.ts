@@ -5,12 +5,13 @@ import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
+import { INVITING_ROLE } from './signup-mode.js';
 import { CreatedInvitationView, CreateInvitationDto, InvitationView } from './dto/invitation.dto.js';
 import { INVITATION_NOT_FOUND, InvitationsService, OWNERS_ONLY } from './invitations.service.js';
 
 @ApiTags('console: invitations')
 @ConsoleAuth()
-@Roles('owner', OWNERS_ONLY)
+@Roles(INVITING_ROLE, OWNERS_ONLY)
 @ApiResponse({ status: 401, description: 'No or expired console session' })
 @Controller('invitations')
 export class InvitationsController {

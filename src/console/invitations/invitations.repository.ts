@@ -122,6 +122,20 @@ export class InvitationsRepository {
     return numUpdatedRows === 1n;
   }
 
+  /** Revokes every pending invitation `invitedById` sent (its removal or demotion); how many. */
+  async revokeAllSentBy(organizationId: string, invitedById: string, at: Date): Promise<number> {
+    const { numUpdatedRows } = await this.db
+      .on()
+      .updateTable('invitations')
+      .set({ revoked_at: at })
+      .where('organization_id', '=', organizationId)
+      .where('invited_by_id', '=', invitedById)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(numUpdatedRows);
+  }
+
   /** Invitations (`i`) with the email of who sent each. */
   private withInviter() {
     return this.db

@@ -2,14 +2,23 @@ import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, P
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
-import { Roles } from '../../auth/roles.js';
+import { roleRefusal, Roles } from '../../auth/roles.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
-import { MemberView, PasswordResetLinkView, RemovedMemberView, UpdateMemberDto } from './dto/members.dto.js';
-import { LAST_OWNER, MEMBER_NOT_FOUND, MembersService } from './members.service.js';
+import {
+  MemberView,
+  PasswordResetLinkView,
+  RemovedMemberView,
+  RemoveMemberQuery,
+  UpdateMemberDto,
+} from './dto/members.dto.js';
+import { LAST_OWNER, MEMBER_NOT_FOUND, MembersService, PLATFORM_ADMIN_MANAGED_OUT_OF_BAND } from './members.service.js';
 
+/** Above @Roles, so it replaces the role's 403 in the document: both refusals are this route's. */
+const OwnerOnlyNotPlatformAdmin = () =>
+  ApiErrors({ 403: `${roleRefusal('owner')}; or: ${PLATFORM_ADMIN_MANAGED_OUT_OF_BAND}` });
 const memberId = () => new ParseUUIDPipe({ exceptionFactory: () => new NotFound(MEMBER_NOT_FOUND) });
 
 @ApiTags('console: organization members')
@@ -31,6 +40,7 @@ export class MembersController {
     return this.members.list(operator.organizationId, query);
   }
 
+  @OwnerOnlyNotPlatformAdmin()
   @Patch(':id')
   @Roles('owner')
   @ApiOperation({
@@ -51,19 +61,29 @@ export class MembersController {
     return this.members.changeRole(operator, id, dto.role);
   }
 
+  @OwnerOnlyNotPlatformAdmin()
   @Delete(':id')
   @Roles('owner')
   @ApiOperation({
     operationId: 'removeMember',
     summary:
-      'Remove an operator from the organization (owners only): every session of it ends at once; the key pairs it issued stay, attributed to it',
+      'Remove an operator from the organization (owners only): every session of it ends at once, and the key pairs it created are revoked (listed in keysRevoked) unless keepKeys=true (then listed in keysKept, still working)',
   })
   @ApiEnvelope(RemovedMemberView, { description: 'The removed operator' })
-  @ApiErrors({ 404: MEMBER_NOT_FOUND + ' (or not of this organization, or already removed)', 409: LAST_OWNER })
-  remove(@CurrentOperator() operator: ConsoleScope, @Param('id', memberId()) id: string): Promise<RemovedMemberView> {
-    return this.members.remove(operator, id);
+  @ApiErrors({
+    404: MEMBER_NOT_FOUND + ' (or not of this organization, or already removed)',
+    409: LAST_OWNER,
+    422: 'Field Validation Failed (keepKeys)',
+  })
+  remove(
+    @CurrentOperator() operator: ConsoleScope,
+    @Param('id', memberId()) id: string,
+    @Query() query: RemoveMemberQuery,
+  ): Promise<RemovedMemberView> {
+    return this.members.remove(operator, id, { keepKeys: query.keepKeys === 'true' });
   }
 
+  @OwnerOnlyNotPlatformAdmin()
   @Post(':id/password-reset')
   @Roles('owner')
   @HttpCode(201)

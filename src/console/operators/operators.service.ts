@@ -18,7 +18,7 @@ import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
 import { InvitationsRepository } from '../invitations/invitations.repository.js';
-import { SIGNUP_CLOSED } from '../invitations/signup-mode.js';
+import { mayInvite, SIGNUP_CLOSED } from '../invitations/signup-mode.js';
 import { OrganizationsRepository } from '../organizations/organizations.repository.js';
 import type { LoginDto, SignupDto } from './dto/signup.dto.js';
 import type { OperatorView } from './dto/operator.response.js';
@@ -98,6 +98,11 @@ export class OperatorsService {
     if (invitation.email !== input.email) throw InvalidInput.of('email', 'email does not match the invitation');
     const passwordHash = await this.passwords.hash(input.password);
     const operator = await this.uow.run(async () => {
+      // The inviter must still be allowed to invite (audit 3, finding 5): removing or demoting it revokes what it
+      // sent, and this check, inside the transaction that claims the invitation, covers invitations of older builds.
+      const inviter = await this.operators.findMember(invitation.organizationId, invitation.invitedById);
+      if (!inviter || !mayInvite(inviter.role as OperatorRole))
+        throw InvalidInput.of('inviteToken', 'invitation is not valid (its sender can no longer invite)');
       const created = await this.createOperator(invitation.organizationId, {
         email: input.email,
         passwordHash,
@@ -155,9 +160,26 @@ export class OperatorsService {
     // A removed operator is an unknown email: verified against the dummy hash, same answer, same time.
     const operator = found && !found.removedAt ? found : null;
     const { valid, needsRehash } = await this.passwords.verify(dto.password, operator?.passwordHash);
-    if (!operator || !valid) throw new Unauthenticated(INVALID_CREDENTIALS);
+    if (!operator || !valid) {
+      // A wrong password for an operator is in its organization's audit log (audit 3, finding 10); an unknown email
+      // belongs to no organization.
+      if (operator)
+        await this.audit.recordForOrganization(
+          operator.organizationId,
+          'operator.sign_in_failed',
+          { type: 'operator', id: operator.id },
+          { email: operator.email, address },
+        );
+      throw new Unauthenticated(INVALID_CREDENTIALS);
+    }
     await attempt.succeeded();
     await this.operators.recordLogin(operator.id, new Date());
+    await this.audit.record(
+      sessionless(operator),
+      'operator.signed_in',
+      { type: 'operator', id: operator.id },
+      { address },
+    );
     if (needsRehash) {
       await this.operators.upgradePasswordHash(
         operator.id,
@@ -191,11 +213,13 @@ export class OperatorsService {
       if (!(await this.operators.replacePasswordHash(operator.id, operator.passwordHash, hash)))
         throw new Conflict('The password was changed meanwhile; sign in again');
       const sessionsEnded = await this.sessions.revokeAllOf(operator.id, scope.sessionId);
+      // A reset link issued before would undo the change (audit 3, finding 7).
+      const resetLinksRevoked = await this.resets.revokeAllOf(operator.organizationId, operator.id, new Date());
       await this.audit.record(
         scope,
         'operator.password_changed',
         { type: 'operator', id: operator.id },
-        { sessionsEnded },
+        { sessionsEnded, resetLinksRevoked },
       );
       return { sessionsEnded };
     });
@@ -215,6 +239,7 @@ export class OperatorsService {
       const member = await this.operators.findMember(reset.organizationId, reset.operatorId);
       if (!member) throw InvalidInput.of('token', INVALID_LINK);
       await this.operators.setPasswordHash(member.id, passwordHash);
+      await this.resets.revokeAllOf(member.organizationId, member.id, new Date());
       const sessionsEnded = await this.sessions.revokeAllOf(member.id);
       await this.audit.record(
         sessionless(member),

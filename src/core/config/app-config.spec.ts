@@ -128,6 +128,29 @@ describe('AppConfig', () => {
     ).toThrow(/ENCRYPTION_KEYS \(key "old"\) is the example value/);
   });
 
+  it('in production refuses an encryption key that is not random: a repeated pattern, a passphrase, steady steps (issue 37, finding 10)', () => {
+    const production = { ...valid, ...strong(), NODE_ENV: 'production' };
+    const start = (key: string) => () => AppConfig.fromEnv({ ...production, ENCRYPTION_KEY: key });
+    expect(start(randomBytes(32).toString('hex'))).not.toThrow();
+    for (const weak of [
+      '0123456789abcdef'.repeat(4),
+      Buffer.from('my very own encryption key 2026!').toString('hex'),
+      Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex'),
+      Buffer.from(Array.from({ length: 32 }, (_, i) => (i % 2 ? 0x9c : 0x17))).toString('hex'),
+    ]) {
+      expect(start(weak)).toThrow(/ENCRYPTION_KEY is too weak for production \(a pattern, a passphrase/);
+    }
+    expect(() =>
+      AppConfig.fromEnv({
+        ...production,
+        ENCRYPTION_KEY: undefined,
+        ENCRYPTION_KEYS: `new:${randomBytes(32).toString('hex')},old:${'ab01'.repeat(16)}`,
+      }),
+    ).toThrow(/ENCRYPTION_KEYS \(key "old"\) is too weak/);
+    // Outside production any key of the right length still starts (the local defaults).
+    expect(() => AppConfig.fromEnv({ ...valid, ENCRYPTION_KEY: '0123456789abcdef'.repeat(4) })).not.toThrow();
+  });
+
   it('in production wants METRICS_TOKEN and shared secrets of 32+ random characters, refusing weak ones (issue 29, finding 7)', () => {
     const production = {
       ...valid,

@@ -14,6 +14,20 @@ export interface SecretsToCheck {
   encryptionKeys: { id: string; key: Buffer }[];
 }
 
+/**
+ * A key no random generator gives (audit 3, finding 10): fewer than 16 distinct bytes of 32 (a repeated pattern such
+ * as `0123456789abcdef` × 4), printable characters only (a passphrase typed as the key), or bytes in steady steps
+ * (`00 01 02 …`). A random 32-byte key is any of these with a probability below 10^-13.
+ */
+export function isLowEntropyKey(key: Buffer): boolean {
+  if (key.length === 0) return false;
+  const distinct = new Set(key).size;
+  const printable = key.every((b) => b >= 0x20 && b <= 0x7e);
+  const step = ((key[1] ?? 0) - key[0]! + 256) % 256;
+  const steady = key.length > 1 && key.every((b, i) => i === 0 || (b - key[i - 1]! + 256) % 256 === step);
+  return distinct < Math.min(16, key.length) || printable || steady;
+}
+
 export function exampleSecretProblems(config: SecretsToCheck, keysVariable: string): string[] {
   const problems: string[] = [];
   const placeholder = (name: string, value: string) => {
@@ -23,10 +37,14 @@ export function exampleSecretProblems(config: SecretsToCheck, keysVariable: stri
   placeholder('WHATSAPP_APP_SECRET', config.whatsappAppSecret);
   placeholder('WHATSAPP_VERIFY_TOKEN', config.whatsappVerifyToken);
   for (const { id, key } of config.encryptionKeys) {
+    const which = keysVariable === 'ENCRYPTION_KEYS' ? `ENCRYPTION_KEYS (key "${id}")` : keysVariable;
     if (isDegenerateKey(key)) {
-      const which = keysVariable === 'ENCRYPTION_KEYS' ? `ENCRYPTION_KEYS (key "${id}")` : keysVariable;
       problems.push(
         `${which} is the example value of .env.example (every byte the same): generate a random key in production`,
+      );
+    } else if (isLowEntropyKey(key)) {
+      problems.push(
+        `${which} is too weak for production (a pattern, a passphrase or too few distinct bytes, not 32 random bytes): generate one with node -e "console.log(require('crypto').randomBytes(32).toString('hex'))"`,
       );
     }
   }

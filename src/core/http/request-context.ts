@@ -25,6 +25,18 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 export const methodLabel = (method: string | undefined): string =>
   method && KNOWN_METHODS.has(method) ? method : 'other';
 
+/** A route parameter of this name is a credential (the signed inbound-media links: `/media/inbound/:token`). */
+const CREDENTIAL_PARAM = /:token\b/;
+
+/**
+ * The path a request line shows: the raw path (without its query), except on a route whose path carries a credential,
+ * where it is the route pattern (audit 3, finding 8: a signed media link in the log was a working link for
+ * whoever reads the logs, until it expired).
+ */
+export function loggedPath(url: string | undefined, pattern: unknown): string {
+  return typeof pattern === 'string' && CREDENTIAL_PARAM.test(pattern) ? pattern : (url ?? '').split('?')[0]!;
+}
+
 /**
  * Echoes the id on the response, logs one structured line when the response has gone out, and counts it in
  * the request histogram by route pattern (Express's matched route, or the fast path's own; never the raw
@@ -58,7 +70,7 @@ export function trackRequest(
       {
         reqId: id,
         method: req.method,
-        path: (req.url ?? '').split('?')[0],
+        path: loggedPath(req.url, pattern),
         status: res.statusCode,
         latencyMs: Math.round(latencyMs * 10) / 10,
       },

@@ -68,6 +68,6 @@ export class DeliveriesController {
     @CurrentOperator() operator: ConsoleScope,
     @Param('id', new ParseIntPipe({ exceptionFactory: () => new NotFoundError(DELIVERY_NOT_FOUND) })) id: number,
   ): Promise<DeliveryView> {
-    return this.deliveries.replay(operator.organizationId, id);
+    return this.deliveries.replay(operator, id);
   }
 }

@@ -4,7 +4,10 @@ import {
   BUSINESS_ACCOUNT_NOT_FOUND,
   BusinessAccountsRepository,
 } from '../../accounts/business-accounts/business-accounts.repository.js';
+import { AuditService } from '../../audit/audit.service.js';
+import type { ConsoleScope } from '../../auth/request-scope.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
+import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { isRowId } from '../../core/rows/row-id.js';
 import { toPage, type Page } from '../../core/rows/page.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
@@ -24,6 +27,8 @@ export class DeliveriesService {
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly accounts: BusinessAccountsRepository,
     private readonly queue: DeliveryQueue,
+    private readonly uow: UnitOfWork,
+    private readonly audit: AuditService,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
@@ -63,11 +68,22 @@ export class DeliveriesService {
   }
 
   /** Back to `received` with a fresh job; processing is idempotent, so only what is missing gets done. */
-  async replay(organizationId: string, id: number): Promise<DeliveryView> {
-    const accounts = await this.ownAccounts(organizationId);
+  async replay(operator: ConsoleScope, id: number): Promise<DeliveryView> {
+    const accounts = await this.ownAccounts(operator.organizationId);
     const own = accounts.map((a) => a.wabaId);
     if (own.length === 0 || !isRowId(id)) throw new NotFound(DELIVERY_NOT_FOUND);
-    const row = await this.deliveries.resetForReplay(accounts, id);
+    // Audited with the reset (audit 3, finding 10): a replay applies a delivery's effects again.
+    const row = await this.uow.run(async (tx) => {
+      const reset = await this.deliveries.resetForReplay(accounts, id, tx);
+      if (reset)
+        await this.audit.record(
+          operator,
+          'webhook_delivery.replayed',
+          { type: 'webhook_delivery', id: String(id) },
+          { wabaIds: reset.wabaIds.filter((w) => own.includes(w)) },
+        );
+      return reset;
+    });
     if (!row) throw new NotFound(DELIVERY_NOT_FOUND);
     try {
       await this.queue.enqueue({ deliveryIds: [id] }, deliveryJobIds.replay(id));

@@ -439,8 +439,8 @@ export class WebhookDeliveriesRepository {
   }
 
   /** Back to `received` (attempts and error cleared) if it concerns one of the accounts, inside its window; null otherwise. */
-  async resetForReplay(accounts: AccountWindow[], id: number): Promise<DeliveryRow | null> {
-    const { rows } = await this.db.exec(replay, { ...windowsOf(accounts), id });
+  async resetForReplay(accounts: AccountWindow[], id: number, tx?: Tx): Promise<DeliveryRow | null> {
+    const { rows } = await this.db.exec(replay, { ...windowsOf(accounts), id }, tx);
     return rows[0] ?? null;
   }
 

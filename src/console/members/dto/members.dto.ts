@@ -1,5 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsIn } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
 import { OPERATOR_ROLES, type OperatorRole } from '../../../auth/roles.js';
 
 const ROLES_DESCRIPTION =
@@ -14,9 +14,36 @@ export class MemberView {
   @ApiProperty() createdAt: string;
 }
 
+export class MemberKeyView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ example: 'production backend' }) name: string;
+}
+
 export class RemovedMemberView extends MemberView {
   @ApiProperty() removedAt: string;
   @ApiProperty({ example: 2, description: 'How many sessions of the operator this ended' }) sessionsEnded: number;
+  @ApiProperty({
+    type: [MemberKeyView],
+    description: 'The active key pairs the operator created, revoked by the removal (empty with keepKeys=true)',
+  })
+  keysRevoked: MemberKeyView[];
+  @ApiProperty({
+    type: [MemberKeyView],
+    description:
+      'With keepKeys=true: the active key pairs the operator created, still working (revoke them with DELETE /api-keys/{id} once the backends using them have new ones)',
+  })
+  keysKept: MemberKeyView[];
+}
+
+export class RemoveMemberQuery {
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description:
+      'true: the key pairs the operator created keep working (they are listed in keysKept); by default they are revoked with the removal',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'keepKeys must be true or false' })
+  keepKeys?: 'true' | 'false';
 }
 
 export class UpdateMemberDto {
