@@ -45,6 +45,12 @@ select "status"
 from "campaigns"
 where "id" = $1 for share;
 
+-- campaign_hand_over_lease
+update "campaigns"
+set "lease_owner" = $1, "lease_until" = date_add(now(), make_interval(0, 0, 0, 0, 0, 0, $2))
+where "id" = $3 and "lease_owner" = $4 and "status" = $5
+returning "id";
+
 -- campaign_release_lease
 update "campaigns"
 set "lease_owner" = $1, "lease_until" = $2

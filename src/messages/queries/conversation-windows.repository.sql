@@ -8,6 +8,16 @@ from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) as "w"("p", "
 on conflict ("phone_number_id", "recipient")
 do update set "last_inbound_at" = greatest("conversation_windows"."last_inbound_at", "excluded"."last_inbound_at"), "waba_id" = "excluded"."waba_id";
 
+-- conversation_windows_follow_users
+insert into "conversation_windows" ("phone_number_id", "recipient", "waba_id", "last_inbound_at")
+select "w"."phone_number_id", "u"."nu", "w"."waba_id", max("w"."last_inbound_at") as "at"
+from unnest($1::text[], $2::text[], $3::text[]) as "u"("waba", "old", "nu")
+inner join "conversation_windows" as "w" on "w"."waba_id" = "u"."waba" and "w"."recipient" = "u"."old"
+group by "w"."phone_number_id", "u"."nu", "w"."waba_id"
+order by "w"."phone_number_id", "u"."nu"
+on conflict ("phone_number_id", "recipient")
+do update set "last_inbound_at" = greatest("conversation_windows"."last_inbound_at", "excluded"."last_inbound_at");
+
 -- conversation_window_last_inbound
 select "last_inbound_at" as "lastInboundAt"
 from "conversation_windows"

@@ -2,16 +2,22 @@
 -- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
 
 -- find_message
-select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt"
+select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "handled_by" as "handledBy", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "erased_at" as "erasedAt"
 from "messages"
 where ("id" = $1 and ("business_account_id" = $2::uuid) is true);
 
 -- insert_inbound_messages
-insert into "messages" ("business_account_id", "phone_number_id", "direction", "from", "user_id", "type", "content", "status", "upstream_message_id", "updated_at")
-select "b"."id", "d"."phoneNumberId", $1 as "direction", "d"."from", "d"."userId", "d"."type", "d"."content", $2 as "status", "d"."wamid", now() as "updatedAt"
-from jsonb_to_recordset($3::jsonb) as "d"("wabaId" text, "phoneNumberId" text, "from" text, "userId" text, "type" text, "content" jsonb, "wamid" text)
+insert into "messages" ("business_account_id", "phone_number_id", "direction", "from", "user_id", "handled_by", "type", "content", "status", "upstream_message_id", "updated_at")
+select "b"."id", "d"."phoneNumberId", $1 as "direction", "d"."from", "d"."userId", "d"."handledBy", "d"."type", "d"."content", $2 as "status", "d"."wamid", now() as "updatedAt"
+from jsonb_to_recordset($3::jsonb) as "d"("wabaId" text, "phoneNumberId" text, "from" text, "userId" text, "handledBy" text, "type" text, "content" jsonb, "wamid" text)
 inner join "business_accounts" as "b" on "b"."waba_id" = "d"."wabaId"
 on conflict ("upstream_message_id") do nothing;
+
+-- messages_follow_users
+update "messages" as "m"
+set "user_id" = "u"."nu"
+from unnest($1::text[], $2::text[], $3::text[]) as "u"("waba", "old", "nu"), "business_accounts" as "b"
+where "b"."waba_id" = "u"."waba" and "m"."business_account_id" = "b"."id" and "m"."user_id" = "u"."old";
 
 -- insert_pending_messages
 insert into "messages" ("business_account_id", "api_key_id", "phone_number_id", "to", "type", "template_name", "template_language", "content", "user_id", "upstream_api", "status", "updated_at")
@@ -46,18 +52,18 @@ returning "m"."id";
 update "messages"
 set "upstream_message_id" = coalesce("upstream_message_id", $1::text), "accepted_at" = coalesce("accepted_at", $2::timestamptz), "updated_at" = now()
 where ("id" = $3 and ("business_account_id" = $4::uuid) is true)
-returning "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt";
+returning "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "handled_by" as "handledBy", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "erased_at" as "erasedAt";
 
 -- mark_message_failed
 with "failed" as (
   update "messages"
   set "status" = $1, "failed_at" = $2, "error_code" = $3, "error_title" = $4, "error_detail" = $5, "error_category" = $6, "updated_at" = $7
   where ("id" = $8 and "status" = $9 and ("business_account_id" = $10::uuid) is true)
-  returning "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt")
+  returning "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "handled_by" as "handledBy", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "erased_at" as "erasedAt")
 select *
 from "failed"
 union all
-select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt"
+select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "handled_by" as "handledBy", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "erased_at" as "erasedAt"
 from "messages"
 where ("id" = $11 and ("business_account_id" = $12::uuid) is true and not exists (
     select 1 as "one"
@@ -113,7 +119,7 @@ from jsonb_to_recordset($1::jsonb) as "v"("id" bigint, "status" text, "errorCate
 where ("m"."id" = "v"."id" and "m"."id" = any($2::bigint[]));
 
 -- messages_page_<shape> (the shape with no optional parameter given)
-select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt"
+select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "handled_by" as "handledBy", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "erased_at" as "erasedAt"
 from "messages"
 where "business_account_id" = $1::uuid
 order by "created_at" desc, "id" desc
@@ -122,8 +128,11 @@ offset $3;
 
 -- messages_count_<shape> (the shape with no optional parameter given)
 select cast(count(*) as text) as "n"
-from "messages"
-where "business_account_id" = $1::uuid;
+from (
+  select "id"
+  from "messages"
+  where "business_account_id" = $1::uuid
+  limit $2) as "counted";
 
 -- messages_feed_<shape> (the shape with no optional parameter given)
 with "h" as materialized (
@@ -137,7 +146,7 @@ with "h" as materialized (
 select cast("h"."horizon" as text) as "horizon", cast("h"."beyond" as text) as "beyond", "r".*
 from "h"
 left join lateral (
-  select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "changed_xid" as "xid"
+  select "id", "business_account_id" as "businessAccountId", "api_key_id" as "apiKeyId", "phone_number_id" as "phoneNumberId", "to", "user_id" as "userId", "upstream_api" as "upstreamApi", "direction", "from", "handled_by" as "handledBy", "type", "template_name" as "templateName", "template_language" as "templateLanguage", "content", "status", "upstream_message_id" as "upstreamMessageId", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "error_category" as "errorCategory", "accepted_at" as "acceptedAt", "sent_at" as "sentAt", "delivered_at" as "deliveredAt", "read_at" as "readAt", "failed_at" as "failedAt", "pricing_model" as "pricingModel", "pricing_category" as "pricingCategory", "pricing_type" as "pricingType", "pricing_billable" as "pricingBillable", "campaign_id" as "campaignId", "created_at" as "createdAt", "updated_at" as "updatedAt", "erased_at" as "erasedAt", "changed_xid" as "xid"
   from "messages"
   where "business_account_id" = $3::uuid and ("changed_xid", "id") > ($4::xid8, $5::bigint) and "changed_xid" < "h"."horizon"
   order by "changed_xid", "id"

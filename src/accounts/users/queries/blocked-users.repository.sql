@@ -11,3 +11,12 @@ select exists (
 select "user", "wa_id" as "waId"
 from "blocked_users"
 where "business_account_id" = $1 and "phone_number_id" = $2 and ("user" = any($3) or "wa_id" = any($4));
+
+-- blocked_users_follow_users
+insert into "blocked_users" ("business_account_id", "phone_number_id", "user", "wa_id", "blocked_by_id", "created_at")
+select distinct on ("b"."id", "k"."phone_number_id", "u"."nu") "b"."id", "k"."phone_number_id", "u"."nu", $1 as "wa_id", "k"."blocked_by_id", "k"."created_at"
+from unnest($2::text[], $3::text[], $4::text[]) as "u"("waba", "old", "nu")
+inner join "business_accounts" as "b" on "b"."waba_id" = "u"."waba"
+inner join "blocked_users" as "k" on "k"."business_account_id" = "b"."id" and ("k"."user" = "u"."old" or "k"."wa_id" = "u"."old")
+order by "b"."id", "k"."phone_number_id", "u"."nu", "k"."created_at"
+on conflict do nothing;

@@ -11,6 +11,17 @@ on conflict ("business_account_id", "user")
 do update set "value" = "excluded"."value", "source" = "excluded"."source", "detail" = "excluded"."detail", "updated_at" = "excluded"."updated_at"
 where "marketing_preferences"."updated_at" <= "excluded"."updated_at";
 
+-- marketing_preferences_follow_users
+insert into "marketing_preferences" ("business_account_id", "user", "value", "source", "detail", "updated_at")
+select distinct on ("b"."id", "u"."nu") "b"."id", "u"."nu", "m"."value", "m"."source", "m"."detail", "m"."updated_at"
+from unnest($1::text[], $2::text[], $3::text[]) as "u"("waba", "old", "nu")
+inner join "business_accounts" as "b" on "b"."waba_id" = "u"."waba"
+inner join "marketing_preferences" as "m" on "m"."business_account_id" = "b"."id" and "m"."user" = "u"."old"
+order by "b"."id", "u"."nu", "m"."updated_at" desc
+on conflict ("business_account_id", "user")
+do update set "value" = "excluded"."value", "source" = "excluded"."source", "detail" = "excluded"."detail", "updated_at" = "excluded"."updated_at"
+where "marketing_preferences"."updated_at" < "excluded"."updated_at";
+
 -- marketing_preference_of
 select "value"
 from "marketing_preferences"
