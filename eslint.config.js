@@ -76,11 +76,11 @@ export default defineConfig(
       'no-restricted-syntax': [
         'error',
         {
-          selector: "BinaryExpression[operator=/^[!=]==?$/] > Literal[raw=/^1[3][0-9]{4}$/]",
+          selector: 'BinaryExpression[operator=/^[!=]==?$/] > Literal[raw=/^1[3][0-9]{4}$/]',
           message: "Compare Meta's error codes through src/upstream/meta-error-catalogue.ts (add a predicate there).",
         },
         {
-          selector: "SwitchCase > Literal[raw=/^1[3][0-9]{4}$/]",
+          selector: 'SwitchCase > Literal[raw=/^1[3][0-9]{4}$/]',
           message: "Compare Meta's error codes through src/upstream/meta-error-catalogue.ts (add a predicate there).",
         },
       ],
