@@ -52,7 +52,7 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
       const result = await p.processor.process([id]);
 
-      expect(result).toEqual({ deliveryIds: [id], events: 2, inserted: 2, applied: 2, waiting: 0 });
+      expect(result).toEqual({ deliveryIds: [id], items: [2], events: 2, inserted: 2, applied: 2, waiting: 0 });
       expect(p.messages.get(p.sent.id)).toMatchObject({
         status: 'read',
         sentAt: at(0),
@@ -238,7 +238,7 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       const again = p.receive(payload);
       const result = await p.processor.process([again]);
 
-      expect(result).toEqual({ deliveryIds: [again], events: 2, inserted: 0, applied: 0, waiting: 0 });
+      expect(result).toEqual({ deliveryIds: [again], items: [2], events: 2, inserted: 0, applied: 0, waiting: 0 });
       expect(p.db.state.messages).toEqual(before);
       expect(p.events.all()).toHaveLength(2);
       expect(p.deliveries.get(again)).toMatchObject({ status: 'processed', eventCount: 2 });
@@ -267,6 +267,7 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
       expect(await p.processor.process([done, dead])).toEqual({
         deliveryIds: [done],
+        items: [1],
         events: 1,
         inserted: 0,
         applied: 0,
@@ -431,6 +432,7 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
 
       expect(await p.processor.process([id])).toEqual({
         deliveryIds: [id],
+        items: [4],
         events: 4,
         inserted: 2,
         applied: 2,

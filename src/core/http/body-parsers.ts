@@ -130,6 +130,13 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
   // header is checked before a byte is read, the limit counts inflated bytes, and raw bytes are not parsed.
   const raw = express.raw({ type: () => true, limit: config.webhookBodyLimitBytes });
   const inFlight = new ParsesInFlight(config.bodyParsesPerAddress);
+  /** Each parser's limit, as the 413 says it. */
+  const limits = new Map<typeof json, number>([
+    [unverifiedJson, config.unauthenticatedBodyLimitBytes],
+    [json, config.bodyLimitBytes],
+    [campaignJson, config.campaignBodyLimitBytes],
+    [raw, config.webhookBodyLimitBytes],
+  ]);
 
   const parserOf = (req: Request, gate: unknown): { parser: typeof json; counted: boolean } => {
     if (gate) return { parser: raw, counted: false };
@@ -178,12 +185,7 @@ export function bodyParsers(config: AppConfig, rawRoutes: RawBodyRoutes) {
       }
       const e = err as { type?: string; status?: number };
       if (e.type === 'entity.too.large') {
-        const limit =
-          parser === raw
-            ? config.webhookBodyLimitBytes
-            : parser === json
-              ? config.bodyLimitBytes
-              : config.campaignBodyLimitBytes;
+        const limit = limits.get(parser)!;
         return sendEnvelope(res, 413, tooLargeMessage(limit), {
           errors: [{ field: 'body', message: `must be at most ${limit} bytes` }],
         });
