@@ -44,7 +44,12 @@ describe('Security: no body is parsed before its sender is known', () => {
       .set('content-type', 'application/json')
       .send(body100k);
     expect(forged.status).toBe(413);
-    expect(forged.body).toEqual({ statusCode: 413, message: 'Payload Too Large' });
+    const small = t.config.unauthenticatedBodyLimitBytes;
+    expect(forged.body).toEqual({
+      statusCode: 413,
+      message: `Payload Too Large: the request body is over this route's limit of ${small} bytes`,
+      errors: [{ field: 'body', message: `must be at most ${small} bytes` }],
+    });
 
     const signedIn = await t.http
       .post(campaignPath)
