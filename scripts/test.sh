@@ -50,7 +50,7 @@ ensure_chromium
 ensure_pgbouncer
 ensure_jq
 
-# The fault suite (test/faults, `npm run test:faults`, about 3 minutes on a quiet machine) starts its own PostgreSQL, Redis, API
+# The fault suite (test/faults, `npm run test:faults`, about 4 minutes on a quiet machine) starts its own PostgreSQL, Redis, API
 # and worker processes and breaks them on purpose. Full runs only (no jest arguments; SKIP_FAULTS=1 skips it),
 # and before the main suite; the last line printed is one plain "tests: N passed, M failed" over both runs.
 fault_code=0
