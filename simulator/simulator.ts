@@ -102,6 +102,11 @@ export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorH
       sendMeta(res, 500, metaErrors.unknownError().body);
     });
   });
+  // Idle keep-alive connections stay open a minute (Node's default is 5 s): a client's agent that picks an idle socket
+  // just as the server's 5 s timer fires gets ECONNRESET, and on a slow, busy host that race was seen (a connect
+  // answered 502 "Network error (ECONNRESET)"). headersTimeout must stay above keepAliveTimeout.
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 61_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
