@@ -53,6 +53,8 @@ export interface SimulatorHandle {
   uploadAttempts(phoneNumberId: string): number;
   /** Upload requests still open (their body arriving or their answer not sent): sockets a client holds here. */
   uploadsOpen(): number;
+  /** How many media objects an account holds (uploads and inbound media). */
+  mediaCount(wabaId: string): number;
   /** A stored media object's bytes (uploads and inbound media), for tests. */
   mediaBytes(mediaId: string): Buffer | undefined;
   /** The apps subscribed to the account's webhooks (`POST /{waba-id}/subscribed_apps`). */
@@ -131,6 +133,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<SimulatorH
     setWebhookUrl: (url) => dispatcher.setUrl(url),
     createAccount: (o) => store.createAccount(o?.name),
     uploadAttempts: (phoneNumberId) => store.uploadAttempts(phoneNumberId),
+    mediaCount: (wabaId) => store.mediaCount(wabaId),
     uploadsOpen: () => store.uploadsOpen,
     mediaBytes: (mediaId) => store.media(mediaId)?.bytes,
     subscribedApps: (wabaId) => store.subscriptions.list(wabaId),

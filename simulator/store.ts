@@ -216,6 +216,13 @@ export class SimStore {
     return this.uploads.get(phoneNumberId) ?? 0;
   }
 
+  /** Media objects stored for an account (uploads and inbound media). */
+  mediaCount(wabaId: string): number {
+    let n = 0;
+    for (const media of this.mediaById.values()) if (media.wabaId === wabaId) n++;
+    return n;
+  }
+
   media(id: string): SimMedia | undefined {
     return this.mediaById.get(id);
   }

@@ -74,7 +74,11 @@ export class MediaController {
     description:
       'file larger than Meta allows for its type, or the whole body larger than that file allows (errors names file); the rest of the body is not read',
   })
-  @ApiResponse({ status: 422, description: 'file missing or of a type Meta does not accept (errors names file)' })
+  @ApiResponse({
+    status: 422,
+    description:
+      'file missing, of a type Meta does not accept, or whose first bytes are not of its declared type (errors names file)',
+  })
   upload(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,

@@ -15,6 +15,7 @@ import { withArticle } from '../core/contract/validation.js';
 import { UpstreamError } from '../upstream/upstream.error.js';
 import { WhatsAppClient } from '../upstream/whatsapp.client.js';
 import { MEDIA_LIMITS, mediaRuleFor, SUPPORTED_MEDIA } from './media-limits.js';
+import { SIGNATURE_BYTES, signatureMismatch } from './media-signatures.js';
 
 export interface UploadedMedia {
   id: string;
@@ -226,11 +227,27 @@ export class MediaService {
           `${over.fields![0]!.message}; the whole request body at most ${bodyLimit} bytes`,
         );
         let size = 0;
+        // The first SIGNATURE_BYTES are held until they are all here (or the file ends), then checked against the
+        // declared type; the upstream upload is already open and simply receives them a moment later.
+        let head: Buffer | undefined = Buffer.alloc(0);
+        const checked = (bytes: Buffer): Error | undefined => {
+          const mismatch = signatureMismatch(rule.mimeType, bytes);
+          return mismatch === undefined ? undefined : InvalidInput.of('file', mismatch);
+        };
         counted = new Transform({
           transform(chunk: Buffer, _encoding, done) {
             size += chunk.length;
             if (size > rule.maxBytes) return done(over);
-            done(null, chunk);
+            if (head === undefined) return done(null, chunk);
+            head = Buffer.concat([head, chunk]);
+            if (head.length < SIGNATURE_BYTES) return done();
+            const held = head;
+            head = undefined;
+            done(checked(held), held);
+          },
+          flush(done) {
+            if (head === undefined) return done();
+            done(checked(head), head);
           },
         });
         counted.on('error', (error) => stop(error));

@@ -8986,7 +8986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description file missing or of a type Meta does not accept (errors names file) */
+            /** @description file missing, of a type Meta does not accept, or whose first bytes are not of its declared type (errors names file) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -159,6 +159,32 @@ describe('Media: upload, send by id, inbound media, download (simulator + real A
     expect(stack.sim.uploadAttempts(t.account.phoneNumberId)).toBe(before);
   });
 
+  it('refuses a file whose first bytes are not its declared type (an HTML page as a PNG, a program as a PDF, binary as text): 422 naming file, nothing stored at Meta', async () => {
+    const stored = stack.sim.mediaCount(t.account.wabaId);
+    const html = await upload(Buffer.from('<!DOCTYPE html><script>steal()</script>'), 'p.png', 'image/png');
+    expect(html.status).toBe(422);
+    expect(html.body).toMatchObject({
+      statusCode: 422,
+      errors: [
+        {
+          field: 'file',
+          message: "the file's first bytes do not match its declared type image/png (they look like an HTML page)",
+        },
+      ],
+    });
+    const program = await upload(Buffer.from('MZ\x90\x00\x03 not a real program'), 'invoice.pdf', 'application/pdf');
+    expect(program.status).toBe(422);
+    expect(program.body.errors).toEqual([{ field: 'file', message: expect.stringMatching(/Windows program/) }]);
+    const binary = await upload(Buffer.from([0x68, 0x69, 0x00, 0x01, 0x02]), 'notes.txt', 'text/plain');
+    expect(binary.status).toBe(422);
+    // A file shorter than the bytes checked is judged by what it has: a real one passes.
+    const pdf = await upload(Buffer.from('%PDF-1.7\n%%EOF\n'), 'short.pdf', 'application/pdf');
+    expect(pdf.status).toBe(200);
+    expect(pdf.body.data).toMatchObject({ mimeType: 'application/pdf' });
+    await eventually(async () => stack.sim.uploadsOpen() === 0);
+    expect(stack.sim.mediaCount(t.account.wabaId)).toBe(stored + 1);
+  });
+
   it('refuses a sticker over 500 KB, and an upload to another organization’s account (404)', async () => {
     const foreign = await stack.http
       .post(uploadPath(t))
@@ -196,6 +222,7 @@ describe('Media: upload, send by id, inbound media, download (simulator + real A
       req.write(
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.png"\r\nContent-Type: image/png\r\n\r\n`,
       );
+      req.write(png());
       for (let i = 0; i < 6; i++) req.write(Buffer.alloc(1024 * 1024, 7));
       req.end(`\r\n--${boundary}--\r\n`);
     });
