@@ -7,13 +7,13 @@ const LAYERS = [
   ['core'],
   ['upstream'],
   ['auth'],
-  ['audit'],
+  ['audit', 'organizations'],
   ['accounts'],
   ['events'],
   ['messages'],
   ['webhooks', 'campaigns', 'media'],
-  // One contact's data across the features' tables (export, erasure).
-  ['contacts'],
+  // One contact's data across the features' tables (export, erasure); content retention across the same tables.
+  ['contacts', 'retention'],
   ['console', 'console-web', 'health'],
   // The processes' composition: the API's files at the root of src/ (main, app.module, app.setup, swagger) and the
   // worker's folder; then the demo seed, which runs the API's module.

@@ -41,7 +41,9 @@ export type AuditAction =
   | 'campaign.cancelled'
   | 'campaign.retried'
   | 'contact.exported'
-  | 'contact.erased';
+  | 'contact.erased'
+  | 'organization.settings_changed'
+  | 'content.scrubbed';
 
 export interface AuditEntry {
   id: number;

@@ -16,7 +16,9 @@ import { LoginThrottle } from './operators/login-throttle.js';
 import { OperatorsModule } from './operators/operators.module.js';
 import { OperatorsService } from './operators/operators.service.js';
 import { PasswordHasher } from './operators/password-hasher.js';
-import { OrganizationsRepository } from './organizations/organizations.repository.js';
+import { OrganizationsModule } from '../organizations/organizations.module.js';
+import { OrganizationSettingsController } from './settings/organization-settings.controller.js';
+import { OrganizationSettingsService } from './settings/organization-settings.service.js';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller.js';
 import { TemplatesController } from './templates/templates.controller.js';
 import { UsersController } from './users/users.controller.js';
@@ -28,7 +30,7 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
  * over the accounts domain (business accounts, phone numbers, templates) and the audit log.
  */
 @Module({
-  imports: [AccountsModule, AuditModule, CampaignsModule, OperatorsModule],
+  imports: [AccountsModule, AuditModule, CampaignsModule, OperatorsModule, OrganizationsModule],
   controllers: [
     AuthController,
     BusinessAccountsController,
@@ -40,9 +42,9 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
     AuditController,
     InvitationsController,
     MembersController,
+    OrganizationSettingsController,
   ],
   providers: [
-    OrganizationsRepository,
     OperatorsService,
     PasswordHasher,
     LoginThrottle,
@@ -51,6 +53,7 @@ import { CampaignsModule } from '../campaigns/campaigns.module.js';
     InvitationsService,
     ApiKeysService,
     MembersService,
+    OrganizationSettingsService,
   ],
 })
 export class ConsoleModule {}

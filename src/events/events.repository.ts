@@ -13,7 +13,7 @@ import {
   partitionsOf,
   type Partition,
 } from '../core/db/partitions.js';
-import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest } from '../core/db/pg.js';
+import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest, withoutMessageContent } from '../core/db/pg.js';
 import { columnsExcept } from '../core/db/rows.js';
 import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
@@ -593,6 +593,43 @@ export class EventsRepository {
       .where('created_at', '<=', new Date(Math.max(...found.map((e) => e.createdAt.getTime()))))
       .executeTakeFirstOrThrow();
     return Number(numDeletedRows);
+  }
+
+  /**
+   * Content retention (src/retention): up to `limit` message events (inbound, and other senders' echoes) of these
+   * accounts created in [since, before) still holding their content lose it: `raw` keeps the ids, addresses, type,
+   * timestamp and metadata only (and says `contentScrubbed`), the title loses its detail (a caption, a file name, a
+   * reply). Returns how many; fewer than `limit` means none is left in the range.
+   */
+  async scrubContentBatch(
+    tx: Tx,
+    wabaIds: string[],
+    range: { since: Date | null; before: Date },
+    limit: number,
+  ): Promise<number> {
+    const db = this.db.on(tx);
+    const found = await db
+      .selectFrom('events')
+      .select(['id', 'created_at as createdAt'])
+      .where('waba_id', '=', (eb) => eb.fn.any(eb.val(wabaIds)))
+      .where('created_at', '<', range.before)
+      .where('created_at', '>=', range.since ?? new Date(0))
+      .where('kind', 'in', ['inbound_message', 'agent_message'])
+      .where((eb) => eb.not(eb('raw', '?', 'contentScrubbed')))
+      .limit(limit)
+      .execute();
+    if (found.length === 0) return 0;
+    await db
+      .updateTable('events')
+      .set((eb) => ({
+        raw: withoutMessageContent('raw'),
+        title: eb.fn<string>('split_part', ['title', eb.val(': '), eb.val(1)]),
+      }))
+      .where('id', '=', (eb) => eb.fn.any(eb.val(found.map((e) => e.id))))
+      .where('created_at', '>=', oldest(found))
+      .where('created_at', '<', range.before)
+      .execute();
+    return found.length;
   }
 
   private ofContact(

@@ -152,6 +152,14 @@ export class MessageListItemView extends MessageView {
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: CONTENT_DESCRIPTION })
   content: unknown;
   @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description:
+      "When the organization's content retention removed what the message said (content is null from then on; statuses, pricing and addresses stay)",
+  })
+  contentScrubbedAt: string | null;
+  @ApiProperty({
     type: MessagePricingView,
     nullable: true,
     description: 'Null until a status webhook with a pricing object arrived',
@@ -164,6 +172,7 @@ export class MessageListItemView extends MessageView {
 export const toMessageListItem = (m: StoredMessage, media: InboundMediaView | null = null): MessageListItemView => ({
   ...toMessageView(m),
   content: m.content,
+  contentScrubbedAt: m.contentScrubbedAt?.toISOString() ?? null,
   pricing: pricingViewOf(m),
   media,
 });

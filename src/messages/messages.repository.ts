@@ -955,6 +955,38 @@ export class MessagesRepository {
    * the error's detail go; the row (type, template, status, times, pricing, error code) stays for the counts.
    * Returns the erased rows' wamids (their status events go with them); an empty answer: none left.
    */
+  /**
+   * Content retention (src/retention): up to `limit` messages of these accounts created in [since, before) that
+   * still hold content lose it (`content` null, `content_scrubbed_at` set); the row, its addresses, statuses, errors
+   * and pricing stay, and the messages feed does not move (its trigger watches status, error, pricing and wamid).
+   * Returns how many; fewer than `limit` means none is left in the range.
+   */
+  async scrubContentBatch(
+    tx: Tx,
+    businessAccountIds: string[],
+    range: { since: Date | null; before: Date },
+    limit: number,
+  ): Promise<number> {
+    const db = this.db.on(tx);
+    const found = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('business_account_id', '=', (eb) => eb.fn.any(eb.val(businessAccountIds)))
+      .where('created_at', '<', range.before)
+      .where('created_at', '>=', range.since ?? new Date(0))
+      .where('content', 'is not', null)
+      .limit(limit)
+      .forUpdate()
+      .execute();
+    if (found.length === 0) return 0;
+    await db
+      .updateTable('messages')
+      .set({ content: null, content_scrubbed_at: now() })
+      .where('id', '=', (eb) => eb.fn.any(eb.val(found.map((r) => r.id))))
+      .execute();
+    return found.length;
+  }
+
   async eraseContactBatch(
     tx: Tx,
     businessAccountId: string,
@@ -1277,6 +1309,7 @@ export function pendingRow(businessAccountId: string, m: PendingMessage, r: Inse
     readAt: null,
     failedAt: null,
     erasedAt: null,
+    contentScrubbedAt: null,
     pricingModel: null,
     pricingCategory: null,
     pricingType: null,

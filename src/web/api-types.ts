@@ -647,6 +647,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/organization/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's settings: its content retention, the service's default and how far scrubbing has got */
+        get: operations["getOrganizationSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set the organization's content retention (admins and owners; audited): days after which message content and raw payloads are scrubbed, 0 for forever, null for the service's default */
+        patch: operations["updateOrganizationSettings"];
+        trace?: never;
+    };
     "/business-accounts/{wabaId}/contacts/{phoneOrUserId}/export": {
         parameters: {
             query?: never;
@@ -1939,6 +1957,38 @@ export interface components {
             path: string;
             expiresAt: string;
         };
+        OrganizationSettingsView: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description Days message content (what was sent and received) and raw webhook payloads are kept; then they are scrubbed while messages, statuses, pricing and counts stay (docs/storage.md, "Content retention"). 0 keeps content forever; null: the service's default (defaultContentRetentionDays)
+             * @example 90
+             */
+            contentRetentionDays: number | null;
+            /**
+             * @description The service's default (CONTENT_RETENTION_DAYS); 0 keeps content forever
+             * @example 0
+             */
+            defaultContentRetentionDays: number;
+            /**
+             * @description The retention in force: contentRetentionDays, else the default
+             * @example 90
+             */
+            effectiveContentRetentionDays: number;
+            /**
+             * @description Content of messages, events and raw payloads created before this has been scrubbed (the scheduled task, every PURGE_INTERVAL_SECONDS); null: none yet
+             * @example 2026-09-03T02:00:00.000Z
+             */
+            contentScrubbedThrough: string | null;
+        };
+        UpdateOrganizationSettingsDto: {
+            /**
+             * @description Days message content (what was sent and received) and raw webhook payloads are kept; then they are scrubbed while messages, statuses, pricing and counts stay (docs/storage.md, "Content retention"). 0 keeps content forever; null: follow the service's default
+             * @example 90
+             */
+            contentRetentionDays: number | null;
+        };
         ContactExportView: {
             /** @example 447700900456 */
             contact: string;
@@ -2872,6 +2922,11 @@ export interface components {
             content: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description When the organization's content retention removed what the message said (content is null from then on; statuses, pricing and addresses stay)
+             * @example null
+             */
+            contentScrubbedAt: string | null;
             /** @description Null until a status webhook with a pricing object arrived */
             pricing: components["schemas"]["MessagePricingView"] | null;
             /** @description Inbound media messages only */
@@ -3112,6 +3167,11 @@ export interface components {
             content: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description When the organization's content retention removed what the message said (content is null from then on; statuses, pricing and addresses stay)
+             * @example null
+             */
+            contentScrubbedAt: string | null;
             /** @description Null until a status webhook with a pricing object arrived */
             pricing: components["schemas"]["MessagePricingView"] | null;
             /** @description Inbound media messages only */
@@ -3352,6 +3412,8 @@ export type UpdateMemberDto = components['schemas']['UpdateMemberDto'];
 export type MemberKeyView = components['schemas']['MemberKeyView'];
 export type RemovedMemberView = components['schemas']['RemovedMemberView'];
 export type PasswordResetLinkView = components['schemas']['PasswordResetLinkView'];
+export type OrganizationSettingsView = components['schemas']['OrganizationSettingsView'];
+export type UpdateOrganizationSettingsDto = components['schemas']['UpdateOrganizationSettingsDto'];
 export type ContactExportView = components['schemas']['ContactExportView'];
 export type ErasureCountsView = components['schemas']['ErasureCountsView'];
 export type TemplateParameterDto = components['schemas']['TemplateParameterDto'];
@@ -7896,6 +7958,161 @@ export interface operations {
                 };
             };
             /** @description Field Validation Failed (id: your own password is changed with POST /auth/password) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["OrganizationSettingsView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (per session or per client address): wait `Retry-After` seconds; RateLimit-* headers on every answer */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 429,
+                     *       "message": "Too Many Requests"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOrganizationSettingsDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        statusCode: number;
+                        /** @example Success */
+                        message: string;
+                        data: components["schemas"]["OrganizationSettingsView"];
+                    };
+                };
+            };
+            /** @description No or expired console session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 401,
+                     *       "message": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Only owners and admins of the organization can do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not sent as `Content-Type: application/json` (missing, or another type): `errors` names `content-type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 415,
+                     *       "message": "Unsupported Media Type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Field Validation Failed (contentRetentionDays: 0–36500 or null) */
             422: {
                 headers: {
                     [name: string]: unknown;

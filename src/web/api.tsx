@@ -44,6 +44,7 @@ export type BlockUsersResult = DataOf<'blockUsers'>;
 export type BlockUsersBody = BodyOf<'blockUsers'>;
 export type ContactExport = DataOf<'exportContact'>;
 export type ContactErasure = DataOf<'eraseContact'>;
+export type OrganizationSettings = DataOf<'getOrganizationSettings'>;
 export type PhoneNumberSync = DataOf<'syncPhoneNumbers'>;
 export type TemplateSync = DataOf<'syncTemplates'>;
 export type ApiKey = DataOf<'revokeApiKey'>;

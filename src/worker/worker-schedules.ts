@@ -6,6 +6,7 @@ import { TaskScheduler, type ScheduledTask } from '../core/scheduling/task-sched
 import { DeliverySweeper } from '../webhooks/processing/delivery.sweeper.js';
 import { PARTITION_MAINTENANCE_INTERVAL_MS, PartitionMaintenance } from '../webhooks/storage/partition-maintenance.js';
 import { CREDENTIAL_CHECK_FIRST_AFTER_MS, WorkerCredentialChecks } from './worker-credential-checks.js';
+import { ContentRetention } from '../retention/content-retention.js';
 import { WorkerPurges } from './worker-purges.js';
 
 /** Retention and purges wait this long after their schedule is created: a restarting fleet gets to its jobs first. */
@@ -21,6 +22,7 @@ export function workerTasks(
   partitions: PartitionMaintenance,
   purges: WorkerPurges,
   credentials: WorkerCredentialChecks,
+  retention: ContentRetention,
 ): ScheduledTask[] {
   const purgeEveryMs = config.purgeIntervalSeconds * 1000;
   const credentialEveryMs = config.credentialCheckIntervalSeconds * 1000;
@@ -48,6 +50,13 @@ export function workerTasks(
       firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
       run: () => purges.idempotencyKeys.purge(),
     },
+    // Message content past each organization's retention (CONTENT_RETENTION_DAYS or its own setting), in batches.
+    {
+      id: 'content-retention',
+      everyMs: purgeEveryMs,
+      firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
+      run: () => retention.pass(),
+    },
     // One Graph call per connected account and interval, whatever the number of workers.
     {
       id: 'credential-check',
@@ -69,10 +78,11 @@ export class WorkerSchedules implements OnApplicationBootstrap, OnModuleDestroy 
     partitions: PartitionMaintenance,
     purges: WorkerPurges,
     credentials: WorkerCredentialChecks,
+    retention: ContentRetention,
     metrics: Metrics,
     @Inject(APP_LOGGER) logger: AppLogger,
   ) {
-    this.scheduler = new TaskScheduler(workerTasks(config, sweeper, partitions, purges, credentials), {
+    this.scheduler = new TaskScheduler(workerTasks(config, sweeper, partitions, purges, credentials, retention), {
       redisUrl: config.redisUrl,
       prefix: config.queuePrefix,
       logger,

@@ -5,6 +5,7 @@ import { CampaignsWorkerModule } from '../campaigns/campaigns-worker.module.js';
 import { AppConfig } from '../core/config/app-config.js';
 import { CoreModule, type CoreOptions } from '../core/core.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
+import { RetentionModule } from '../retention/retention.module.js';
 import { WebhooksWorkerModule } from '../webhooks/webhooks-worker.module.js';
 import { WorkerCredentialChecks } from './worker-credential-checks.js';
 import { WorkerPurges } from './worker-purges.js';
@@ -27,6 +28,7 @@ export class WorkerModule {
         MessagesModule,
         WebhooksWorkerModule,
         CampaignsWorkerModule,
+        RetentionModule,
       ],
       providers: [WorkerPurges, WorkerCredentialChecks, WorkerSchedules],
     };

@@ -128,6 +128,7 @@ interface Schema {
   required?: string[];
   items?: Schema;
   allOf?: Schema[];
+  nullable?: boolean;
 }
 
 interface Operation {
@@ -183,6 +184,8 @@ interface Field {
   path: string;
   type: string;
   required: boolean;
+  /** null is one of its values (a required field may be nullable: a setting's "the default"). */
+  nullable: boolean;
 }
 
 function fieldsOf(doc: OpenApi, schema: Schema, prefix = '', depth = 0): Field[] {
@@ -191,7 +194,7 @@ function fieldsOf(doc: OpenApi, schema: Schema, prefix = '', depth = 0): Field[]
     const prop = resolve(doc, raw) ?? {};
     const path = prefix ? `${prefix}.${name}` : name;
     const type = prop.type ?? (prop.properties ? 'object' : prop.enum ? 'string' : 'unknown');
-    out.push({ path, type, required: (schema.required ?? []).includes(name) });
+    out.push({ path, type, required: (schema.required ?? []).includes(name), nullable: prop.nullable === true });
     if (depth < 2 && prop.properties) out.push(...fieldsOf(doc, prop, path, depth + 1));
     const items = resolve(doc, prop.items);
     if (depth < 2 && type === 'array' && items?.properties) out.push(...fieldsOf(doc, items, `${path}.0`, depth + 1));
@@ -273,6 +276,12 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
 
   const UNKNOWN_WABA = '399999999999990';
   const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
+
+  /**
+   * Settings: every well-typed body is a valid setting (answered 200 and audited), so only what is not (a wrong
+   * type, an unknown field, a body that is no JSON object) must be refused.
+   */
+  const SETTINGS = new Set(['PATCH /organization/settings']);
 
   /** Valid-looking bodies that a business rule refuses without writing anything. */
   const safeBases = (): Record<string, Array<{ body: Record<string, unknown>; fields?: (f: string) => boolean }>> => ({
@@ -580,12 +589,12 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
           const fits =
             jsType === declared ||
             (declared === 'number' && jsType === 'number') ||
-            (jsType === 'null' && !f.required) ||
+            (jsType === 'null' && (!f.required || f.nullable)) ||
             declared === 'unknown';
           add(
             `body ${f.path}: ${label}`,
             { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify(setPath(base, f.path, value)) },
-            fits ? {} : { names: f.path },
+            fits ? (SETTINGS.has(id) ? { benign: true } : {}) : { names: f.path },
           );
         }
         if (f.type === 'string' || f.type === 'unknown') {
@@ -606,14 +615,18 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
         { path, headers: { ...auth, ...JSON_CT }, body: JSON.stringify({ ...first, [marker]: 1 }) },
         { names: marker },
       );
-      add('body: __proto__ and constructor keys', {
-        path,
-        headers: { ...auth, ...JSON_CT },
-        body: JSON.stringify(first).replace(
-          /^\{/,
-          '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},',
-        ),
-      });
+      add(
+        'body: __proto__ and constructor keys',
+        {
+          path,
+          headers: { ...auth, ...JSON_CT },
+          body: JSON.stringify(first).replace(
+            /^\{/,
+            '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},',
+          ),
+        },
+        SETTINGS.has(id) ? { benign: true } : {},
+      );
       add('body: JSON array instead of object', {
         path,
         headers: { ...auth, ...JSON_CT },
@@ -860,11 +873,13 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
         `SELECT count(*) AS n FROM api_keys WHERE organization_id = $1::uuid AND revoked_at IS NOT NULL`,
         org,
       ),
-      // Audit entries of what the sweep may rightly do: sign in, and export or erase a contact with unusual but
-      // valid headers (the benign cases, answered 200: an erasure of nobody erases nothing, and is audited).
+      // Audit entries of what the sweep may rightly do: sign in, export or erase a contact with unusual but valid
+      // headers (the benign cases, answered 200: an erasure of nobody erases nothing, and is audited), and change
+      // a setting to another valid value.
       auditLogs: await q(
         `SELECT count(*) AS n FROM audit_logs WHERE organization_id = $1::uuid
-           AND action NOT IN ('operator.signed_in', 'operator.sign_in_failed', 'contact.exported', 'contact.erased')`,
+           AND action NOT IN ('operator.signed_in', 'operator.sign_in_failed', 'contact.exported', 'contact.erased',
+                              'organization.settings_changed')`,
         org,
       ),
       messages: await q(`SELECT count(*) AS n FROM messages WHERE business_account_id IN (${ba})`, org),

@@ -221,6 +221,9 @@ const ROUTES: { method: Method; path: string; swagger: string; role: Role; body?
     swagger: '/organization/members/{id}/password-reset',
     role: 'owner',
   },
+  { method: 'get', path: '/organization/settings', swagger: '/organization/settings', role: 'member' },
+  // An invalid body: the role is checked first, and an allowed caller gets 422, changing nothing.
+  { method: 'patch', path: '/organization/settings', swagger: '/organization/settings', role: 'admin', body: {} },
   { method: 'get', path: '/webhooks/events', swagger: '/webhooks/events', role: 'member' },
   { method: 'get', path: '/webhooks/events/1', swagger: '/webhooks/events/{id}', role: 'member' },
   { method: 'get', path: '/webhooks/deliveries', swagger: '/webhooks/deliveries', role: 'member' },

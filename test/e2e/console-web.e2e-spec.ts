@@ -477,6 +477,23 @@ describe('web console (headless Chromium)', () => {
     ).toBe(200);
   }, 180_000);
 
+  it('sets how long message content is kept on the Team page (issue 41): a bad value is named, a good one saved', async () => {
+    const t = await onboard(stack, 'Retention Browser Org');
+    const owner = await open({ cookie: t.operator.cookie });
+    await owner.page.goto('/console/team');
+    await visible(owner.page, /Now: kept forever \(the service’s default\)/);
+    const field = owner.page.getByLabel('Days to keep message content');
+    await field.fill('-3');
+    await owner.page.getByRole('button', { name: 'Save retention' }).click();
+    await visible(owner.page, 'contentRetentionDays must be at least 0 (0 keeps content forever)');
+    await field.fill('30');
+    await owner.page.getByRole('button', { name: 'Save retention' }).click();
+    await visible(owner.page, /Now: 30 days\./);
+    expect((await rowWhere(stack.db, 'organizations', { id: t.operator.organizationId })).contentRetentionDays).toBe(
+      30,
+    );
+  }, 180_000);
+
   it("shows the account's standing with Meta, each number's quality and limit, and each template's quality, as Meta's webhooks report them", async () => {
     const t = await onboard(stack, 'Standing Browser Org');
     const control = async (path: string, body: Record<string, unknown>) => {

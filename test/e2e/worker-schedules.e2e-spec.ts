@@ -120,6 +120,7 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
       'storage-partitions': 3_600_000,
       'purge-console-sessions': 600_000,
       'purge-idempotency-keys': 600_000,
+      'content-retention': 600_000,
       'credential-check': 21_600_000,
     });
     // Housekeeping waits a minute after its schedule is created, so that a restarting fleet gets to its jobs first.

@@ -1,6 +1,6 @@
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { OperatorsRepository } from '../../src/console/operators/operators.repository.js';
-import { OrganizationsRepository } from '../../src/console/organizations/organizations.repository.js';
+import { OrganizationsRepository } from '../../src/organizations/organizations.repository.js';
 import { repositoryUnderTest, insertOrganization } from '../utils/factories.js';
 import { columns } from '../../src/core/db/database.js';
 import { countRows } from '../utils/db-rows.js';

@@ -19,7 +19,7 @@ import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
 import { InvitationsRepository } from '../invitations/invitations.repository.js';
 import { mayInvite, SIGNUP_CLOSED } from '../invitations/signup-mode.js';
-import { OrganizationsRepository } from '../organizations/organizations.repository.js';
+import { OrganizationsRepository } from '../../organizations/organizations.repository.js';
 import type { LoginDto, SignupDto } from './dto/signup.dto.js';
 import type { OperatorView } from './dto/operator.response.js';
 import { LoginThrottle, THROTTLE_UNAVAILABLE_RETRY_SECONDS } from './login-throttle.js';

@@ -100,6 +100,11 @@ export class AppConfig {
   readonly webhookRetentionDays!: number;
   /** Days events are kept (whole weekly partitions dropped once every row in them is older); 0 keeps them forever. */
   readonly eventsRetentionDays!: number;
+  /**
+   * Days message content and raw payloads are kept for an organization without a setting of its own (PATCH
+   * /organization/settings); 0 keeps them forever. Scrubbed every PURGE_INTERVAL_SECONDS (src/retention).
+   */
+  readonly contentRetentionDays!: number;
   readonly webhookBatchWindowMs!: number;
   readonly webhookBatchMaxRows!: number;
   readonly webhookJobWindowMs!: number;
@@ -264,6 +269,7 @@ export class AppConfig {
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
       webhookRetentionDays: r.int('WEBHOOK_RETENTION_DAYS', { default: 30, min: 0, max: 3650 }),
       eventsRetentionDays: r.int('EVENTS_RETENTION_DAYS', { default: 90, min: 0, max: 36500 }),
+      contentRetentionDays: r.int('CONTENT_RETENTION_DAYS', { default: 0, min: 0, max: 36500 }),
       webhookBatchWindowMs: r.int('WEBHOOK_BATCH_WINDOW_MS', { default: 2, min: 0, max: 1000 }),
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),

@@ -9,6 +9,8 @@ export interface OrganizationTable {
   id: Generated<string>;
   name: string;
   created_at: Generated<Date>;
+  content_retention_days: number | null;
+  content_scrubbed_through: Date | null;
 }
 
 /** Table `operators` (model Operator). jsonb is read parsed and written as JSON text. */
@@ -199,6 +201,7 @@ export interface MessageTable {
   created_at: Generated<Date>;
   updated_at: Date;
   erased_at: Date | null;
+  content_scrubbed_at: Date | null;
   changed_xid: ColumnType<string, never, never>;
 }
 
@@ -364,7 +367,13 @@ export interface Database {
  * columns only the database writes, such as the xid8 of the feeds).
  */
 export const columns = {
-  organizations: ['id', 'name', 'created_at as createdAt'],
+  organizations: [
+    'id',
+    'name',
+    'created_at as createdAt',
+    'content_retention_days as contentRetentionDays',
+    'content_scrubbed_through as contentScrubbedThrough',
+  ],
   operators: [
     'id',
     'organization_id as organizationId',
@@ -534,6 +543,7 @@ export const columns = {
     'created_at as createdAt',
     'updated_at as updatedAt',
     'erased_at as erasedAt',
+    'content_scrubbed_at as contentScrubbedAt',
   ],
   marketing_preferences: [
     'business_account_id as businessAccountId',

@@ -108,3 +108,13 @@ export function utcBuckets(unit: 'day' | 'hour', since: Date, until: Date): RawB
 export function bytesContain(column: string, needle: Buffer): RawBuilder<boolean> {
   return sql<boolean>`(position(${needle}::bytea in ${sql.ref(column)}) > 0)`;
 }
+
+/**
+ * A stored message item's `raw` JSON without what the message said (content retention, src/retention): its ids,
+ * addresses, type, timestamp and metadata stay, and `contentScrubbed: true` says the rest was removed.
+ */
+export function withoutMessageContent(column: string): RawBuilder<string> {
+  const keep = ['id', 'from', 'to', 'from_user_id', 'to_user_id', 'type', 'timestamp', 'metadata'];
+  const pairs = keep.map((key) => sql`${sql.lit(key)}, ${sql.ref(column)}->${sql.lit(key)}`);
+  return sql<string>`jsonb_strip_nulls(jsonb_build_object(${sql.join(pairs)}, 'contentScrubbed', true))`;
+}

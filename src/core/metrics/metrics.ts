@@ -90,6 +90,13 @@ export class Metrics {
     registers: [],
   });
 
+  readonly contentScrubbed = new Counter({
+    name: 'bmapi_content_scrubbed_total',
+    help: "Rows whose content the content-retention task removed, by table (messages: content; events: the message item's words; webhook_deliveries: the raw body)",
+    labelNames: ['table'] as const,
+    registers: [],
+  });
+
   readonly partitionMaintenanceFailures = new Counter({
     name: 'bmapi_storage_partition_maintenance_failures_total',
     help: 'Partition-maintenance passes that failed (PostgreSQL unreachable, a lock not had); the next pass runs again',
@@ -136,6 +143,7 @@ export class Metrics {
       this.eventsStored,
       this.partitionsDropped,
       this.partitionMaintenanceFailures,
+      this.contentScrubbed,
     ];
     const own = process === 'api' ? api : process === 'worker' ? worker : [...api, ...worker];
     for (const metric of [...own, ...both]) this.registry.registerMetric(metric);

@@ -7,6 +7,7 @@ import {
   type InviteBody,
   type Member,
   type Operator,
+  type OrganizationSettings,
   type Page,
   type PasswordResetLink,
   type Role,
@@ -29,6 +30,7 @@ export function TeamPage({ operator }: { operator: Operator }) {
           your colleague.
         </p>
         <Members operator={operator} />
+        <ContentRetention operator={operator} />
       </>
     );
   }
@@ -46,7 +48,72 @@ export function TeamPage({ operator }: { operator: Operator }) {
       )}
       <PendingInvitations key={created?.id ?? 'list'} />
       <Members operator={operator} />
+      <ContentRetention operator={operator} />
     </>
+  );
+}
+
+const forever = (days: number) => (days === 0 ? 'kept forever' : `${days} days`);
+
+/**
+ * How long message content is kept (docs/security.md, "Content retention"): everyone sees it, admins and owners
+ * change it. Empty follows the service's default; 0 keeps content forever.
+ */
+function ContentRetention({ operator }: { operator: Operator }) {
+  const settings = useLoad(() => api.get<OrganizationSettings>('/organization/settings'), []);
+  const [days, setDays] = useState<string>();
+  const save = useAction((contentRetentionDays: number | null) =>
+    api.patch<OrganizationSettings>('/organization/settings', { contentRetentionDays }),
+  );
+  const current = settings.data;
+  const value = days ?? (current?.contentRetentionDays === null ? '' : String(current?.contentRetentionDays ?? ''));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const saved = await save.run(value.trim() === '' ? null : Number(value));
+    if (saved) {
+      setDays(undefined);
+      settings.reload();
+    }
+  };
+  return (
+    <section aria-labelledby="retention-heading" className="card">
+      <h2 id="retention-heading">Message content retention</h2>
+      <ErrorMessage error={settings.error} />
+      {current && (
+        <>
+          <p className="muted">
+            Now: {forever(current.effectiveContentRetentionDays)}
+            {current.contentRetentionDays === null ? ' (the service’s default)' : ''}. After that, what messages said
+            (their content and the raw webhook payloads) is removed; messages, statuses, pricing and counts stay.
+            {current.contentScrubbedThrough && (
+              <>
+                {' '}
+                Removed for everything before <DateTime iso={current.contentScrubbedThrough} />.
+              </>
+            )}
+          </p>
+          {operator.role === 'member' ? null : (
+            <form onSubmit={(e) => void submit(e)} noValidate className="form-grid">
+              <TextField
+                label="Days to keep message content"
+                name="contentRetentionDays"
+                inputMode="numeric"
+                hint={`Empty: the service’s default (${forever(current.defaultContentRetentionDays)}); 0: forever`}
+                value={value}
+                onChange={(e) => setDays(e.target.value)}
+                error={save.error?.field('contentRetentionDays')}
+              />
+              <ErrorMessage error={save.error} fields={['contentRetentionDays']} />
+              <div className="form-actions">
+                <button type="submit" disabled={save.pending}>
+                  {save.pending ? 'Saving…' : 'Save retention'}
+                </button>
+              </div>
+            </form>
+          )}
+        </>
+      )}
+    </section>
   );
 }
 

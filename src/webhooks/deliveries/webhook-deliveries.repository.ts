@@ -486,6 +486,40 @@ export class WebhookDeliveriesRepository {
       .execute();
   }
 
+  /**
+   * Content retention (src/retention): up to `limit` processed deliveries received in [since, before) that concern
+   * only these accounts (a body that also holds another organization's account is left to WEBHOOK_RETENTION_DAYS)
+   * lose their raw bytes (an empty body, marked redacted); their events stay. Dead letters and deliveries still
+   * waiting keep theirs (a replay needs them). Returns how many; fewer than `limit` means none is left in the range.
+   */
+  async scrubBodiesBatch(
+    tx: Tx,
+    wabaIds: string[],
+    range: { since: Date | null; before: Date },
+    limit: number,
+  ): Promise<number> {
+    const db = this.db.on(tx);
+    const found = await db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'received_at as receivedAt'])
+      .where('waba_ids', '<@', typed(wabaIds, 'text[]'))
+      .where('received_at', '<', range.before)
+      .where('received_at', '>=', range.since ?? new Date(0))
+      .where('status', '=', 'processed')
+      .where((eb) => eb(eb.fn<number>('octet_length', ['raw_body']), '>', 0))
+      .limit(limit)
+      .execute();
+    if (found.length === 0) return 0;
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ raw_body: Buffer.alloc(0), redacted_at: now() })
+      .where('id', '=', (eb) => eb.fn.any(eb.val(found.map((d) => d.id))))
+      .where('received_at', '>=', new Date(Math.min(...found.map((d) => d.receivedAt.getTime()))))
+      .where('received_at', '<', range.before)
+      .execute();
+    return found.length;
+  }
+
   /** Deletes a delivery whose every item was the erased contact's. */
   async remove(tx: Tx, d: { id: number; receivedAt: Date }): Promise<void> {
     await this.db
