@@ -205,8 +205,11 @@ export class CampaignRunner {
   private async renew(state: RunState): Promise<void> {
     try {
       const now = await this.campaigns.renewLease(state.campaign.id, state.owner, this.config.campaignLeaseMs);
-      if (!now) state.stop = { status: 'lease_lost' };
-      else if (now.status !== 'running' || now.run !== state.campaign.run)
+      if (!now) {
+        // A pause or cancel frees the lease too (CampaignsRepository.transition): say which it was.
+        const status = await this.campaigns.statusOf(state.campaign.id);
+        state.stop ??= { status: status && status !== 'running' ? status : 'lease_lost' };
+      } else if (now.status !== 'running' || now.run !== state.campaign.run)
         state.stop ??= { status: now.status === 'running' ? 'paused' : now.status };
       else await this.refresh(state);
     } catch (err) {

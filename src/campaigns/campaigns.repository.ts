@@ -250,7 +250,9 @@ export class CampaignsRepository {
 
   /**
    * `from` → `to` for an operator (locks the row: a claim in progress finishes first, no claim follows). Back to
-   * running bumps `run` (a new queue job). Null when the campaign is in none of the `from` statuses.
+   * running bumps `run` (a new queue job). Paused or cancelled, the lease is nobody's: its runner stops at its next
+   * claim or renewal anyway, and a lease handed to a slice still queued would otherwise hold a resumed run back until
+   * it expired (then a sweep's wait more). Null when the campaign is in none of the `from` statuses.
    */
   async transition(
     businessAccountId: string,
@@ -267,6 +269,7 @@ export class CampaignsRepository {
         updated_at: now(),
         run: to === 'running' ? e('run', '+', 1) : e.ref('run'),
         completed_at: to === 'completed' || to === 'cancelled' ? now() : null,
+        ...(to === 'running' ? {} : { lease_owner: null, lease_until: null }),
       }))
       .where('id', '=', id)
       .where('business_account_id', '=', businessAccountId)

@@ -102,7 +102,7 @@ describe('web console: campaigns (headless Chromium)', () => {
 
     // Resume: it goes on where it stopped and completes; the bar is full and the counts add up.
     await page.getByRole('button', { name: 'Resume' }).click();
-    await visible(page, /^completed$/, 90_000);
+    await visible(page, /^completed$/, 150_000);
     await visible(page, 'Progress: 100.0%');
     expect(Number(await progress.getAttribute('value'))).toBe(1);
     // The counts as the API has them (statuses still arrive by webhook: the page polls every 2 s).

@@ -1,5 +1,5 @@
 import { CampaignRecipientsRepository } from '../../src/campaigns/campaign-recipients.repository.js';
-import { CampaignsRepository } from '../../src/campaigns/campaigns.repository.js';
+import { CampaignsRepository, type CampaignStatus } from '../../src/campaigns/campaigns.repository.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { MessagesRepository } from '../../src/messages/messages.repository.js';
 import {
@@ -85,6 +85,24 @@ describe('CampaignsRepository and CampaignRecipientsRepository (PostgreSQL)', ()
     await new Promise((r) => setTimeout(r, 20));
     expect(await t.repo.campaigns.acquireLease(c.campaign.id, 'b', 60_000)).toMatchObject({ previousOwner: 'a' });
     expect(await t.repo.campaigns.orphaned(60_000)).not.toContainEqual(expect.objectContaining({ id: c.campaign.id }));
+  });
+
+  it('a pause frees the lease, even one handed to a slice still queued: the resumed run takes it at once', async () => {
+    const c = await campaignOf(3);
+    await t.repo.campaigns.acquireLease(c.campaign.id, 'slice-1', 60_000);
+    expect(await t.repo.campaigns.handOverLease(c.campaign.id, 'slice-1', 'slice-2', 60_000)).toBe(true);
+    const move = (from: CampaignStatus[], to: CampaignStatus) =>
+      t.repo.uow.run(() => t.repo.campaigns.transition(c.account.id, c.campaign.id, from, to));
+    expect(await move(['running'], 'paused')).toMatchObject({ status: 'paused' });
+    // The queued slice finds nothing to run, and the paused campaign's lease is nobody's.
+    expect(await t.repo.campaigns.acquireLease(c.campaign.id, 'slice-2', 60_000)).toBeNull();
+    expect(await t.repo.campaigns.renewLease(c.campaign.id, 'slice-2', 60_000)).toBeNull();
+    await move(['paused'], 'running');
+    // Before, the resumed run waited for slice-2's lease to expire (then for a sweep).
+    expect(await t.repo.campaigns.acquireLease(c.campaign.id, 'resumed', 60_000)).toMatchObject({
+      status: 'running',
+      previousOwner: null,
+    });
   });
 
   it('never gives a recipient to two concurrent claims, and claims nothing once the campaign is paused', async () => {
