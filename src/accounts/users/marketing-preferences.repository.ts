@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { OnConflictBuilder } from 'kysely';
+import type { Database } from '../../core/db/database.js';
 import { Db, type Tx } from '../../core/db/db.js';
 import { unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
@@ -30,6 +32,21 @@ export interface StoredMarketingPreference {
 }
 
 /**
+ * On a stored (account, user): the incoming preference replaces it when it is newer, or (`same or newer`, what Meta
+ * reports) of the same moment too: the later report of one second wins.
+ */
+const replacedBy = (when: 'newer' | 'same or newer') => (oc: OnConflictBuilder<Database, 'marketing_preferences'>) =>
+  oc
+    .columns(['business_account_id', 'user'])
+    .doUpdateSet((eb) => ({
+      value: eb.ref('excluded.value'),
+      source: eb.ref('excluded.source'),
+      detail: eb.ref('excluded.detail'),
+      updated_at: eb.ref('excluded.updated_at'),
+    }))
+    .whereRef('marketing_preferences.updated_at', when === 'newer' ? '<' : '<=', 'excluded.updated_at');
+
+/**
  * One row per (account, user), in key order (a statement may not touch a row twice; concurrent chunks lock in the
  * same order). The account is found by wabaId; an unknown wabaId stores nothing.
  */
@@ -50,17 +67,7 @@ const record = prepared(
           .orderBy('b.id')
           .orderBy('u.usr'),
       )
-      .onConflict((oc) =>
-        oc
-          .columns(['business_account_id', 'user'])
-          .doUpdateSet((eb) => ({
-            value: eb.ref('excluded.value'),
-            source: eb.ref('excluded.source'),
-            detail: eb.ref('excluded.detail'),
-            updated_at: eb.ref('excluded.updated_at'),
-          }))
-          .whereRef('marketing_preferences.updated_at', '<=', 'excluded.updated_at'),
-      ),
+      .onConflict(replacedBy('same or newer')),
   { planned: true },
 );
 
@@ -85,17 +92,7 @@ const followUsers = prepared(
           .orderBy('u.nu')
           .orderBy('m.updated_at', 'desc'),
       )
-      .onConflict((oc) =>
-        oc
-          .columns(['business_account_id', 'user'])
-          .doUpdateSet((eb) => ({
-            value: eb.ref('excluded.value'),
-            source: eb.ref('excluded.source'),
-            detail: eb.ref('excluded.detail'),
-            updated_at: eb.ref('excluded.updated_at'),
-          }))
-          .whereRef('marketing_preferences.updated_at', '<', 'excluded.updated_at'),
-      ),
+      .onConflict(replacedBy('newer')),
 );
 
 const valueOf = prepared('marketing_preference_of', (db, p: { businessAccountId: string; user: string }) =>
