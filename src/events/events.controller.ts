@@ -1,9 +1,8 @@
-import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { Roles } from '../auth/roles.js';
-import { NotFoundError } from '../core/http/api-error.js';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import type { Page } from '../core/rows/page.js';
@@ -11,6 +10,7 @@ import { EventFeedView } from './dto/event-feed.view.js';
 import { EventsQueryDto } from './dto/events-query.dto.js';
 import { EventView } from './dto/event.view.js';
 import { EVENT_NOT_FOUND, EventsService } from './events.service.js';
+import { RowId } from '../core/http/row-id-param.js';
 
 @ApiTags('webhooks: events')
 @ConsoleAuth()
@@ -58,10 +58,7 @@ export class EventsController {
   @ApiRowIdParam('The event id')
   @ApiEnvelope(EventView)
   @ApiResponse({ status: 404, description: 'Event not found (or not of a business account of this organization)' })
-  get(
-    @CurrentOperator() operator: ConsoleScope,
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => new NotFoundError(EVENT_NOT_FOUND) })) id: number,
-  ): Promise<EventView> {
+  get(@CurrentOperator() operator: ConsoleScope, @RowId(EVENT_NOT_FOUND) id: number): Promise<EventView> {
     return this.events.get(operator.organizationId, id);
   }
 }

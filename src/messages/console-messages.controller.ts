@@ -1,12 +1,11 @@
 import { readWindowOf } from '../auth/read-window.js';
 import { Roles } from '../auth/roles.js';
-import { Controller, Get, Param, ParseIntPipe, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../auth/request-scope.js';
 import { BusinessAccountsRepository } from '../accounts/business-accounts/business-accounts.repository.js';
-import { FieldValidationError } from '../core/http/api-error.js';
 import type { Page } from '../core/rows/page.js';
 import { ClientGone } from '../core/http/client-gone.js';
 import { AnalyticsDoc } from './dto/analytics.view.js';
@@ -16,6 +15,8 @@ import { AnalyticsService, type Analytics } from './query/analytics.service.js';
 import { MessagesFeedView } from './feed/messages-feed.view.js';
 import { MessagesList } from './query/messages-list.service.js';
 import { MessageDetails } from './query/message-details.service.js';
+import { RowId } from '../core/http/row-id-param.js';
+import { MESSAGE_NOT_FOUND } from './query/message-details.service.js';
 
 /**
  * The message reads of `/messages`, for the console: an operator picks one of the organization's business
@@ -70,13 +71,11 @@ export class ConsoleMessagesController {
   })
   @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
-  @ApiResponse({ status: 404, description: 'Business account or message not found' })
-  @ApiResponse({ status: 422, description: 'id is not an integer' })
+  @ApiResponse({ status: 404, description: 'Business account or message not found (or the id is no positive integer)' })
   async get(
     @CurrentOperator() operator: ConsoleScope,
     @Param('wabaId') wabaId: string,
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') }))
-    id: number,
+    @RowId(MESSAGE_NOT_FOUND) id: number,
   ): Promise<MessageDetailView> {
     const account = await this.accounts.getOwned(operator.organizationId, wabaId);
     return this.details.get(

@@ -1,22 +1,9 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  ParseIntPipe,
-  Post,
-  Query,
-  Res,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiErrors, ApiPage, ApiRowIdParam } from '../core/http/openapi.js';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { CurrentApiKey, type ApiKeyScope } from '../auth/request-scope.js';
-import { FieldValidationError } from '../core/http/api-error.js';
 import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { envelope, SUCCESS, type Envelope } from '../core/http/envelope.js';
 import { httpAnswerOfKind } from '../core/http/error-mapper.js';
@@ -36,6 +23,8 @@ import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { IdempotencyService, IDEMPOTENCY_HEADER } from './send/idempotency.service.js';
 import { SendMessageService } from './send/send-message.service.js';
 import type { EarlierOutcome, SendOutcome } from './send/send-outcome.js';
+import { RowId } from '../core/http/row-id-param.js';
+import { MESSAGE_NOT_FOUND } from './query/message-details.service.js';
 
 @ApiTags('messages')
 @ApiKeyAuth()
@@ -156,13 +145,11 @@ export class MessagesController {
   })
   @ApiRowIdParam('The message id')
   @ApiEnvelope(MessageDetailView)
-  @ApiResponse({ status: 404, description: 'Message not found (or not of this business account)' })
-  @ApiResponse({ status: 422, description: 'id is not an integer' })
-  async get(
-    @CurrentApiKey() scope: ApiKeyScope,
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => FieldValidationError.of('id', 'id must be an integer') }))
-    id: number,
-  ): Promise<MessageDetailView> {
+  @ApiResponse({
+    status: 404,
+    description: 'Message not found (or not of this business account, or the id is no positive integer)',
+  })
+  async get(@CurrentApiKey() scope: ApiKeyScope, @RowId(MESSAGE_NOT_FOUND) id: number): Promise<MessageDetailView> {
     return this.details.get(scope, id);
   }
 }

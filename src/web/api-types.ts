@@ -8686,7 +8686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Message not found (or not of this business account) */
+            /** @description Message not found (or not of this business account, or the id is no positive integer) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8698,15 +8698,6 @@ export interface operations {
                      *       "message": "Not Found"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description id is not an integer */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
@@ -8879,7 +8870,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Business account or message not found */
+            /** @description Business account or message not found (or the id is no positive integer) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8891,15 +8882,6 @@ export interface operations {
                      *       "message": "Not Found"
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description id is not an integer */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };

@@ -252,20 +252,15 @@ describe('GET /messages and GET /messages/:id', () => {
       ['an id beyond 2^53', () => '9007199254740993'],
       ['an id of 20 digits', () => '99999999999999999999'],
       ['id 0', () => 0],
+      // Malformed ids name no message either: the same answer as on every route with a row id (ParseRowIdPipe).
+      ['a word', () => 'abc'],
+      ['a decimal', () => '1.5'],
+      ['digits then letters', () => '12abc'],
+      ['a negative number', () => '-5'],
     ])('answers 404 Message not found for %s', async (_label, id) => {
       const res = await stack.http.get(`/messages/${id()}`).set(t.key.headers);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ statusCode: 404, message: 'Message not found' });
-    });
-
-    it.each([['abc'], ['1.5'], ['12abc']])('answers 422 naming id for %s', async (id) => {
-      const res = await stack.http.get(`/messages/${id}`).set(t.key.headers);
-      expect(res.status).toBe(422);
-      expect(res.body).toEqual({
-        statusCode: 422,
-        message: 'Field Validation Failed',
-        errors: [{ field: 'id', message: expect.any(String) }],
-      });
     });
   });
 });

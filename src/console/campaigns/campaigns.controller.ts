@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { Roles } from '../../auth/roles.js';
@@ -11,13 +11,13 @@ import {
   RetryFailedView,
 } from '../../campaigns/campaign.dto.js';
 import { CAMPAIGN_NOT_FOUND, CampaignsService } from '../../campaigns/campaigns.service.js';
-import { NotFound } from '../../core/errors/domain-errors.js';
 import { ApiEnvelope, ApiErrors, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
+import { RowId } from '../../core/http/row-id-param.js';
 
 /** A campaign's id in the path: anything but an integer names no campaign (404, as another organization's). */
-const CampaignId = () => Param('id', new ParseIntPipe({ exceptionFactory: () => new NotFound(CAMPAIGN_NOT_FOUND) }));
+const CampaignId = () => RowId(CAMPAIGN_NOT_FOUND);
 
 const CREATE_EXAMPLE = {
   name: 'November parcel notice',

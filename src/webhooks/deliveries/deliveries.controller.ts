@@ -1,10 +1,9 @@
-import { Controller, Get, HttpCode, Param, ParseIntPipe, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiRowIdParam } from '../../core/http/openapi.js';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
-import { NotFoundError } from '../../core/http/api-error.js';
 import type { Page } from '../../core/rows/page.js';
 import { DELIVERY_NOT_FOUND, DeliveriesService } from './deliveries.service.js';
 import {
@@ -13,6 +12,7 @@ import {
   DeliveriesQueryDto,
   DeliveryView,
 } from './dto/deliveries.dto.js';
+import { RowId } from '../../core/http/row-id-param.js';
 
 @ApiTags('webhooks: deliveries')
 @ConsoleAuth()
@@ -64,10 +64,7 @@ export class DeliveriesController {
   @ApiRowIdParam('The delivery id')
   @ApiEnvelope(DeliveryView, { description: 'The delivery, back to `received`' })
   @ApiResponse({ status: 404, description: 'Delivery not found (or not concerning this organization)' })
-  replay(
-    @CurrentOperator() operator: ConsoleScope,
-    @Param('id', new ParseIntPipe({ exceptionFactory: () => new NotFoundError(DELIVERY_NOT_FOUND) })) id: number,
-  ): Promise<DeliveryView> {
+  replay(@CurrentOperator() operator: ConsoleScope, @RowId(DELIVERY_NOT_FOUND) id: number): Promise<DeliveryView> {
     return this.deliveries.replay(operator, id);
   }
 }
