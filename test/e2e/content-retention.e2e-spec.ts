@@ -25,12 +25,19 @@ const DAY_MS = 24 * 3600 * 1000;
  */
 describe('Content retention per organization', () => {
   let stack: Stack;
+  /** The settings' organization. */
   let t: OnboardedTenant;
+  /** The scrubbed organization: due only once its rows are aged. */
+  let r: OnboardedTenant;
   let other: OnboardedTenant;
 
   beforeAll(async () => {
     stack = await startStack({ worker: true });
-    [t, other] = await Promise.all([onboard(stack, 'Retention Org'), onboard(stack, 'Keeps Everything Org')]);
+    [t, r, other] = await Promise.all([
+      onboard(stack, 'Retention Org'),
+      onboard(stack, 'Scrubbed Org'),
+      onboard(stack, 'Keeps Everything Org'),
+    ]);
   }, 90_000);
   afterAll(async () => {
     await stack?.close();
@@ -86,24 +93,23 @@ describe('Content retention per organization', () => {
   });
 
   it('scrubs what the messages said once older than the retention; rows, statuses and younger content stay', async () => {
-    expect((await setRetention(t, { contentRetentionDays: 30 })).status).toBe(200);
     const customer = recipient();
     const oldWord = `aardvark${randomBytes(5).toString('hex')}`;
     const newWord = `bilby${randomBytes(5).toString('hex')}`;
     const otherWord = `cassowary${randomBytes(5).toString('hex')}`;
 
-    const oldInbound = await simInbound(stack, t, { from: customer, text: `Old secret ${oldWord}` });
-    const sent = await stack.http.post('/messages').set(t.key.headers).send(helloWorld(t, customer));
+    const oldInbound = await simInbound(stack, r, { from: customer, text: `Old secret ${oldWord}` });
+    const sent = await stack.http.post('/messages').set(r.key.headers).send(helloWorld(r, customer));
     expect(sent.status).toBe(200);
     const outboundId = sent.body.data.id as number;
-    await simInbound(stack, t, { from: customer, text: `New secret ${newWord}` });
+    await simInbound(stack, r, { from: customer, text: `New secret ${newWord}` });
     await simInbound(stack, other, { from: recipient(), text: `Other org ${otherWord}` });
 
     // Everything stored and processed: both inbound messages, the outbound one delivered.
     const inboundOld = await waitFor(async () => {
-      const res = await stack.http.get('/messages').query({ direction: 'inbound', limit: 10 }).set(t.key.headers);
+      const res = await stack.http.get('/messages').query({ direction: 'inbound', limit: 10 }).set(r.key.headers);
       const items = (res.body.data?.items ?? []) as { id: number; upstreamMessageId: string }[];
-      const outbound = await stack.http.get(`/messages/${outboundId}`).set(t.key.headers);
+      const outbound = await stack.http.get(`/messages/${outboundId}`).set(r.key.headers);
       return items.length === 2 && ['delivered', 'read'].includes(outbound.body.data?.status)
         ? items.find((m) => m.upstreamMessageId === oldInbound.wamid)
         : undefined;
@@ -131,9 +137,14 @@ describe('Content retention per organization', () => {
       WHERE position(convert_to(${oldWord}, 'UTF8') in raw_body) > 0 RETURNING id`.execute(db);
     expect(bodies.length).toBe(1);
 
+    // Only now is the organization due: a pass (any worker's) never saw it before its rows were aged, so none moved
+    // its mark past them (rows are never created in the past outside a test).
+    expect((await setRetention(r, { contentRetentionDays: 30 })).status).toBe(200);
+    // The pass as the worker's schedule runs it. (Any worker on this database may run one meanwhile: other test
+    // files' stacks share it, and this stack's own schedule starts a minute after the worker. Hence no count of this
+    // call's own: the outcome and the audit entries say what was done.)
     const retention = stack.worker!.get(ContentRetention);
-    const scrubbed = await retention.pass();
-    expect(scrubbed).toBeGreaterThanOrEqual(4);
+    await retention.pass();
 
     // The old words are nowhere; the young ones and the other organization's are where they were.
     expect(await whereInDatabase(stack, oldWord)).toEqual([]);
@@ -141,7 +152,7 @@ describe('Content retention per organization', () => {
     expect((await whereInDatabase(stack, otherWord)).length).toBeGreaterThan(1);
 
     // The messages are still there, with their statuses, addresses and when their content went.
-    const outbound = await stack.http.get(`/messages/${outboundId}`).set(t.key.headers);
+    const outbound = await stack.http.get(`/messages/${outboundId}`).set(r.key.headers);
     expect(outbound.body.data).toMatchObject({
       id: outboundId,
       to: customer,
@@ -150,9 +161,9 @@ describe('Content retention per organization', () => {
       contentScrubbedAt: expect.any(String),
       sentAt: expect.any(String),
     });
-    const inbound = await stack.http.get(`/messages/${inboundOld.id}`).set(t.key.headers);
+    const inbound = await stack.http.get(`/messages/${inboundOld.id}`).set(r.key.headers);
     expect(inbound.body.data).toMatchObject({ from: customer, content: null, contentScrubbedAt: expect.any(String) });
-    const young = await stack.http.get('/messages').query({ direction: 'inbound', limit: 10 }).set(t.key.headers);
+    const young = await stack.http.get('/messages').query({ direction: 'inbound', limit: 10 }).set(r.key.headers);
     expect(young.body.data.items).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ content: { text: { body: `New secret ${newWord}` } }, contentScrubbedAt: null }),
@@ -170,19 +181,24 @@ describe('Content retention per organization', () => {
     });
 
     // How far it got, and the audit entry of the pass (no operator: the service did it).
-    const after = await settings(t);
+    const after = await settings(r);
     const through = Date.parse(after.body.data.contentScrubbedThrough as string);
     expect(Math.abs(through - (Date.now() - 30 * DAY_MS))).toBeLessThan(5 * 60_000);
-    const audit = await stack.http.get('/audit-log').query({ limit: 100 }).set('cookie', t.operator.cookie);
-    expect(audit.body.data.items).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          action: 'content.scrubbed',
-          operatorId: null,
-          details: expect.objectContaining({ retentionDays: 30, messages: 2, events: 1, webhookBodies: 1 }),
-        }),
-      ]),
+    const audit = await stack.http.get('/audit-log').query({ limit: 100 }).set('cookie', r.operator.cookie);
+    const passes = (audit.body.data.items as { action: string; operatorId: string | null; details: never }[]).filter(
+      (e) => e.action === 'content.scrubbed',
     );
+    expect(passes.length).toBeGreaterThanOrEqual(1);
+    for (const e of passes) {
+      expect(e.operatorId).toBeNull();
+      expect(e.details).toMatchObject({ retentionDays: 30 });
+    }
+    // Messages are locked while scrubbed, so two passes at once never count one twice.
+    const total = (key: 'messages' | 'events' | 'webhookBodies') =>
+      passes.reduce((n, e: { details: Record<string, number> }) => n + e.details[key]!, 0);
+    expect(total('messages')).toBe(2);
+    expect(total('events')).toBeGreaterThanOrEqual(1);
+    expect(total('webhookBodies')).toBeGreaterThanOrEqual(1);
 
     // The next pass has nothing left to do: it starts where this one stopped.
     await expect(
