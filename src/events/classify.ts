@@ -1,4 +1,7 @@
-import { createHash } from 'node:crypto';
+import { ACCOUNT_TITLES, accountTitle, templateTitle } from './event-titles.js';
+import { firstError, hashOf, humanise, isRecord, str, timeKey, unixTime, type JsonRecord } from './payload-values.js';
+
+export { isRecord, unixTime, type JsonRecord } from './payload-values.js';
 
 /**
  * Turns one webhook payload into one event per item, without any I/O. Meta batches: every `entry[]`, every
@@ -17,8 +20,6 @@ export const EVENT_KINDS = [
   'agent_message',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
-
-export type JsonRecord = Record<string, unknown>;
 
 export interface EventDraft {
   wabaId: string;
@@ -590,121 +591,4 @@ function unknownDraft(
     pricing: null,
     dedupeKey: `${field}:${wabaId}:${timeKey(time)}:${hashOf(raw)}`,
   };
-}
-
-function templateTitle(field: string, v: JsonRecord): string {
-  const name = str(v.message_template_name);
-  const language = str(v.message_template_language);
-  const template = name ? `Template ${name}${language ? ` (${language})` : ''}` : 'Template';
-  switch (field) {
-    case 'message_template_status_update': {
-      const event = str(v.event);
-      if (!event) return `${template} status update`;
-      const reason = str(v.reason);
-      return `${template} ${humanise(event)}${reason && reason !== 'NONE' ? `: ${reason}` : ''}`;
-    }
-    case 'message_template_quality_update':
-      return `${template} quality: ${str(v.previous_quality_score) ?? '?'} → ${str(v.new_quality_score) ?? '?'}`;
-    case 'template_category_update':
-      return `${template} category: ${str(v.previous_category) ?? '?'} → ${str(v.new_category) ?? '?'}`;
-    case 'message_template_components_update':
-      return `${template} components updated`;
-    default:
-      return name ? `${template}: ${field}` : `Update: ${field}`;
-  }
-}
-
-const ACCOUNT_TITLES: Record<string, (v: JsonRecord) => string> = {
-  account_update: (v) => `Account update: ${str(v.event) ?? 'unknown'}${accountUpdateDetail(v)}`,
-  phone_number_quality_update: (v) => {
-    const limit = str(v.max_daily_conversations_per_business) ?? str(v.current_limit);
-    return `Phone number quality update: ${str(v.event) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}${limit ? `, limit ${limit}` : ''}`;
-  },
-  phone_number_name_update: (v) =>
-    `Phone number name update: ${str(v.decision) ?? 'unknown'}${str(v.display_phone_number) ? ` (${str(v.display_phone_number)})` : ''}${str(v.requested_verified_name) ? `: ${str(v.requested_verified_name)}` : ''}`,
-  account_review_update: (v) => `Account review: ${str(v.decision) ?? 'unknown'}`,
-  business_capability_update: () => 'Business capability update',
-  user_preferences: () => 'User preferences update',
-  account_alerts: (v) =>
-    `Account alert: ${str(v.alert_type) ?? str(v.alert_description) ?? 'unknown'}${str(v.alert_status) ? ` (${str(v.alert_status)})` : ''}`,
-};
-
-/** What an account_update says beyond its event: the ban state, the restrictions, the violation or the pricing tier. */
-function accountUpdateDetail(v: JsonRecord): string {
-  const ban = isRecord(v.ban_info) ? str(v.ban_info.waba_ban_state) : undefined;
-  if (ban) return `: ${ban}`;
-  const restrictions = Array.isArray(v.restriction_info)
-    ? v.restriction_info
-        .filter(isRecord)
-        .map((r) => str(r.restriction_type))
-        .filter(Boolean)
-    : [];
-  if (restrictions.length > 0) return `: ${restrictions.join(', ')}`;
-  const violation = isRecord(v.violation_info) ? str(v.violation_info.violation_type) : undefined;
-  if (violation) return `: ${violation}`;
-  const tier = isRecord(v.volume_tier_info) ? v.volume_tier_info : undefined;
-  if (tier && str(tier.tier))
-    return `: ${str(tier.pricing_category) ?? 'pricing'} tier ${str(tier.tier)}${str(tier.region) ? ` (${str(tier.region)})` : ''}`;
-  return '';
-}
-
-function accountTitle(field: string, v: JsonRecord): string {
-  return ACCOUNT_TITLES[field]?.(v) ?? `Update: ${field}`;
-}
-
-interface ErrorInfo {
-  code: number | null;
-  title: string | null;
-  detail: string | null;
-}
-
-function firstError(errors: unknown): ErrorInfo | null {
-  if (!Array.isArray(errors) || !isRecord(errors[0])) return null;
-  const e = errors[0];
-  const data = isRecord(e.error_data) ? e.error_data : undefined;
-  const n =
-    typeof e.code === 'number'
-      ? e.code
-      : typeof e.code === 'string' && /^\d{1,10}$/.test(e.code)
-        ? Number(e.code)
-        : NaN;
-  // Stored in an integer column: a code out of its range is kept in the raw item only, never a processing error.
-  const code = Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX ? n : null;
-  return { code, title: str(e.title) ?? str(e.message) ?? null, detail: str(data?.details) ?? str(e.message) ?? null };
-}
-
-const [INT32_MIN, INT32_MAX] = [-(2 ** 31), 2 ** 31 - 1];
-
-/** "IN_APPEAL" → "in appeal". */
-function humanise(event: string): string {
-  return event.toLowerCase().replace(/_/g, ' ');
-}
-
-/** Unix seconds, as a string (statuses, messages) or an integer (entry.time), to a Date; anything else → null. */
-export function unixTime(value: unknown): Date | null {
-  const seconds =
-    typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,12}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isFinite(seconds) || seconds < 0) return null;
-  const date = new Date(seconds * 1000);
-  return Number.isNaN(date.getTime()) ? null : date;
-}
-
-/** A payload's timestamp as text for a dedupe key: Meta sends a string (a number is taken as its digits); nothing gives ''. */
-function timeKey(time: unknown): string {
-  if (time === undefined || time === null) return '';
-  return typeof time === 'string' || typeof time === 'number' ? String(time) : JSON.stringify(time);
-}
-
-function hashOf(value: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(value) ?? 'null')
-    .digest('hex');
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-export function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

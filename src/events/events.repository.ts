@@ -3,8 +3,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
-import { feedRows, feedStatement } from '../core/db/feed.js';
-import { filterOf, when, type Filter } from '../core/db/filter.js';
+import { feedRows } from '../core/db/feed.js';
 import {
   dropDetachedLeftovers,
   dropPartition,
@@ -15,20 +14,20 @@ import {
 } from '../core/db/partitions.js';
 import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest, withoutMessageContent } from '../core/db/pg.js';
 import { columnsExcept } from '../core/db/rows.js';
-import { prepared, preparedByShape, type RowOf } from '../core/db/statement.js';
+import { prepared, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
-import type { EventDraft, EventKind } from './classify.js';
+import type { EventDraft } from './classify.js';
 import type { FeedPosition } from './feed-cursor.js';
+import { countOf, feedOf, maintainedCountOf, eventsPageOf, type EventFilter, type Scoped } from './statements/reads.js';
 
-export interface EventFilter {
-  kind?: EventKind;
-  status?: string;
-  messageId?: string;
-  recipient?: string;
-  userId?: string;
-  since?: Date;
-  until?: Date;
-}
+export {
+  buildEventsFeed,
+  buildEventsPage,
+  eventsPageOf,
+  type EventFilter,
+  type EventsFeedParams,
+  type EventsPageParams,
+} from './statements/reads.js';
 
 /** The columns of an event the worker's effects read: all but its title and its own processing state. */
 const STORED_EVENT_COLUMNS = columnsExcept('events', ['title', 'dedupe_key', 'processed', 'processed_at', 'attempts']);
@@ -277,99 +276,6 @@ const deleteCounts = prepared('retention_delete_event_counts', (db, p: { from: D
     .where('bucket', '>=', (eb) => eb.fn.coalesce(typed(p.from, 'timestamptz'), typed('-infinity', 'timestamptz')))
     .where('bucket', '<', p.to),
 );
-
-/** A filter of the events lists, with the account it is read for. */
-type Scoped = EventFilter & { wabaId: string };
-
-/** The filters on `events` (the business account first): values from `p`, which filters are present from `given`. */
-function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
-  return filterOf<'events'>(
-    (eb) => eb('waba_id', '=', p.wabaId),
-    [
-      when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
-      when('s', given.status, (eb) => eb('status', '=', p.status)),
-      when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
-      when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
-      when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
-      when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
-      when('u', given.until, (eb) => eb('created_at', '<=', p.until)),
-    ],
-  );
-}
-const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).shape;
-
-export type EventsPageParams = Scoped & { take: number; skip: number };
-
-/**
- * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. The builders
- * and eventsPageOf are exported for bench/data-access-cost.ts, which times them.
- */
-export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPageParams>, given: EventsPageParams) =>
-  db
-    .selectFrom('events')
-    .select(columns.events)
-    .where(whereOf(p, given).where)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(p.take)
-    .offset(p.skip);
-export const eventsPageOf = preparedByShape('events_page', shapeOf, buildEventsPage);
-
-/** The totals that triggers keep in `event_counts` (account, kind and status only). */
-const maintainedCountOf = preparedByShape('event_counts', shapeOf, (db, p: Required<Scoped>, given) =>
-  db
-    .selectFrom('event_counts')
-    .select((eb) => eb.cast<string>(eb.fn.coalesce(eb.fn.sum<string>('count'), eb.lit(0)), 'text').as('n'))
-    .where((eb) =>
-      filterOf<'event_counts'>(
-        (eb) => eb('waba_id', '=', p.wabaId),
-        [
-          when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
-          when('s', given.status, (eb) => eb('status', '=', p.status)),
-        ],
-      ).where(eb),
-    ),
-);
-
-const countOf = preparedByShape('events_count', shapeOf, (db, p: Required<Scoped>, given) =>
-  db
-    .selectFrom('events')
-    .select((eb) => eb.cast<string>(eb.fn.countAll(), 'text').as('n'))
-    .where(whereOf(p, given).where),
-);
-
-export type EventsFeedParams = Scoped & { afterXid: string; afterId: number; limit: number };
-
-/**
- * The feed after (afterXid, afterId), oldest first by (xid, id), below the horizon (see EventsRepository.feed), for
- * one filter's shape (src/core/db/feed.ts).
- */
-export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedParams>, given: EventsFeedParams) =>
-  feedStatement(db, {
-    beyond: (eb, horizon) =>
-      eb
-        .selectFrom('events as b')
-        .select('b.xid')
-        .where('b.waba_id', '=', p.wabaId)
-        .where('b.xid', '>=', horizon)
-        .orderBy('b.xid')
-        .limit(1)
-        .as('beyond'),
-    page: (eb, horizon) =>
-      eb
-        .selectFrom('events')
-        .select([...columns.events, 'xid'])
-        .where(whereOf(p, given).where)
-        .where((eb) =>
-          eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
-        )
-        .where('xid', '<', horizon)
-        .orderBy('xid')
-        .orderBy('id')
-        .limit(p.limit)
-        .as('r'),
-  });
-const feedOf = preparedByShape('events_feed', shapeOf, buildEventsFeed);
 
 /** A page of the feed, and what a long poll needs to know about what is not in it yet. */
 export interface FeedPage {

@@ -1,0 +1,113 @@
+// The console's lists and the feed of `events`: run by EventsRepository (../events.repository.ts), the table's one
+// owner. Their SQL as PostgreSQL receives it: ./queries/reads.sql (`npm run db:sql` writes it).
+import type { Kysely } from 'kysely';
+import { columns, type Database } from '../../core/db/database.js';
+import { feedStatement } from '../../core/db/feed.js';
+import { filterOf, when, type Filter } from '../../core/db/filter.js';
+import { typed } from '../../core/db/pg.js';
+import { preparedByShape } from '../../core/db/statement.js';
+import type { EventKind } from '../classify.js';
+
+/** List and feed filters; the business account (wabaId) is always the first condition. */
+export interface EventFilter {
+  kind?: EventKind;
+  status?: string;
+  messageId?: string;
+  recipient?: string;
+  userId?: string;
+  since?: Date;
+  until?: Date;
+}
+
+/** A filter of the events lists, with the account it is read for. */
+export type Scoped = EventFilter & { wabaId: string };
+
+/** The filters on `events` (the business account first): values from `p`, which filters are present from `given`. */
+function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
+  return filterOf<'events'>(
+    (eb) => eb('waba_id', '=', p.wabaId),
+    [
+      when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
+      when('s', given.status, (eb) => eb('status', '=', p.status)),
+      when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
+      when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
+      when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
+      when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
+      when('u', given.until, (eb) => eb('created_at', '<=', p.until)),
+    ],
+  );
+}
+const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).shape;
+
+export type EventsPageParams = Scoped & { take: number; skip: number };
+
+/**
+ * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. The builders
+ * and eventsPageOf are exported for bench/data-access-cost.ts, which times them.
+ */
+export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPageParams>, given: EventsPageParams) =>
+  db
+    .selectFrom('events')
+    .select(columns.events)
+    .where(whereOf(p, given).where)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(p.take)
+    .offset(p.skip);
+export const eventsPageOf = preparedByShape('events_page', shapeOf, buildEventsPage);
+
+/** The totals that triggers keep in `event_counts` (account, kind and status only). */
+export const maintainedCountOf = preparedByShape('event_counts', shapeOf, (db, p: Required<Scoped>, given) =>
+  db
+    .selectFrom('event_counts')
+    .select((eb) => eb.cast<string>(eb.fn.coalesce(eb.fn.sum<string>('count'), eb.lit(0)), 'text').as('n'))
+    .where((eb) =>
+      filterOf<'event_counts'>(
+        (eb) => eb('waba_id', '=', p.wabaId),
+        [
+          when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
+          when('s', given.status, (eb) => eb('status', '=', p.status)),
+        ],
+      ).where(eb),
+    ),
+);
+
+export const countOf = preparedByShape('events_count', shapeOf, (db, p: Required<Scoped>, given) =>
+  db
+    .selectFrom('events')
+    .select((eb) => eb.cast<string>(eb.fn.countAll(), 'text').as('n'))
+    .where(whereOf(p, given).where),
+);
+
+export type EventsFeedParams = Scoped & { afterXid: string; afterId: number; limit: number };
+
+/**
+ * The feed after (afterXid, afterId), oldest first by (xid, id), below the horizon (see EventsRepository.feed), for
+ * one filter's shape (src/core/db/feed.ts).
+ */
+export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedParams>, given: EventsFeedParams) =>
+  feedStatement(db, {
+    beyond: (eb, horizon) =>
+      eb
+        .selectFrom('events as b')
+        .select('b.xid')
+        .where('b.waba_id', '=', p.wabaId)
+        .where('b.xid', '>=', horizon)
+        .orderBy('b.xid')
+        .limit(1)
+        .as('beyond'),
+    page: (eb, horizon) =>
+      eb
+        .selectFrom('events')
+        .select([...columns.events, 'xid'])
+        .where(whereOf(p, given).where)
+        .where((eb) =>
+          eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
+        )
+        .where('xid', '<', horizon)
+        .orderBy('xid')
+        .orderBy('id')
+        .limit(p.limit)
+        .as('r'),
+  });
+export const feedOf = preparedByShape('events_feed', shapeOf, buildEventsFeed);
