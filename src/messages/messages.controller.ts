@@ -186,8 +186,6 @@ function answerOf(outcome: EarlierOutcome): SendAnswer {
         body: envelope(answer.statusCode, answer.message, { data: toMessageView(outcome.message) }),
       };
     }
-    case 'legacy_answer':
-      return { statusCode: outcome.statusCode, headers: {}, body: outcome.body as Envelope<MessageView> };
   }
 }
 

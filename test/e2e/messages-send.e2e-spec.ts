@@ -530,28 +530,6 @@ describe('POST /messages (simulator + real API)', () => {
       expect(await countMessages(stack, { to })).toBe(1);
     });
 
-    it('replays a key completed before outcomes were kept (the HTTP answer it stored) as it was', async () => {
-      const key = idem();
-      const to = recipient();
-      const first = await sendWithKey(key, helloWorld(t, to));
-      expect(first.status).toBe(200);
-      // The record as the previous version wrote it: the status code and the envelope.
-      const kept = { ...first.body, data: { ...first.body.data, upstreamMessageId: 'wamid.KEPT-BEFORE-OUTCOMES' } };
-      const { numUpdatedRows } = await stack.db
-        .on()
-        .updateTable('idempotency_keys')
-        .set({ response_status: 200, response_body: JSON.stringify(kept) })
-        .where('key', '=', key)
-        .executeTakeFirstOrThrow();
-      expect(numUpdatedRows).toBe(1n);
-
-      const again = await sendWithKey(key, helloWorld(t, to));
-      expect(again.status).toBe(200);
-      expect(again.headers['idempotent-replayed']).toBe('true');
-      expect(again.body).toEqual(kept);
-      expect(sendsTo(to)).toHaveLength(1);
-    });
-
     it('replays a final failure (422 from upstream) without sending again', async () => {
       const key = idem();
       const first = await sendWithKey(key, helloWorld(t, '15550000001'));

@@ -49,14 +49,12 @@ describe('IdempotencyKeysRepository (PostgreSQL)', () => {
 
     expect(await t.repo.find(scope.apiKeyId, key)).toMatchObject({
       state: 'completed',
-      responseStatus: null,
       responseBody: outcome,
       requestHash: hash,
       createdAt: claimedAt,
     });
     expect(await t.repo.find(other.apiKeyId, key)).toMatchObject({
       state: 'in_flight',
-      responseStatus: null,
       responseBody: null,
     });
   });

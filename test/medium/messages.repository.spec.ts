@@ -266,7 +266,6 @@ describe('MessagesRepository (PostgreSQL)', () => {
         createdAt: t0,
         lockedUntil: secondsAfter(60),
         expiresAt: secondsAfter(24 * 3600),
-        responseStatus: null,
       });
 
       // In flight, its lock still running: a concurrent duplicate stores nothing.
@@ -285,7 +284,6 @@ describe('MessagesRepository (PostgreSQL)', () => {
       ).toBe(true);
       expect(await keys().find(scope.apiKeyId, key)).toMatchObject({
         state: 'completed',
-        responseStatus: null,
         responseBody: outcome,
       });
       // Answered: even after the lock's time, a retry gets the stored answer (the service reads it), not a second send.
@@ -365,7 +363,6 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(await keys().find(scope.apiKeyId, key)).toMatchObject({
         state: 'in_flight',
         requestHash: IdempotencyService.fingerprint({ body: 'b' }),
-        responseStatus: null,
         responseBody: null,
         createdAt: secondsAfter(day),
         expiresAt: secondsAfter(2 * day),
@@ -407,7 +404,7 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(
         await t.repo.markSentCompletingKey(other.businessAccountId, message!.id, w, secondsAfter(1), completion),
       ).toBe(false);
-      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'in_flight', responseStatus: null });
+      expect(await keys().find(scope.apiKeyId, key)).toMatchObject({ state: 'in_flight', responseBody: null });
       expect(await t.repo.findOne(scope.businessAccountId, message!.id)).toMatchObject({
         status: 'pending',
         upstreamMessageId: null,
@@ -618,6 +615,12 @@ describe('MessagesRepository (PostgreSQL)', () => {
       expect(nothing.totals).toEqual({ total: 0, sent: 0, delivered: 0, read: 0, failed: 0 });
       expect([nothing.series.length, nothing.failureReasons, nothing.templates]).toEqual([3, [], []]);
     });
+  });
+
+  it('the database refuses a status no rule knows (messages_status_check): a typo in a statement fails loudly', async () => {
+    const { message } = await pendingOfNewScope();
+    await expect(moveOn(message.id, { status: 'delivred' })).rejects.toThrow(/messages_status_check/);
+    expect((await t.repo.findOne(message.businessAccountId, message.id))?.status).toBe('pending');
   });
 
   describe('status webhooks (the worker)', () => {

@@ -206,6 +206,14 @@ describe('WebhookDeliveriesRepository (PostgreSQL)', () => {
     expect(rows.get(done.id)).toMatchObject({ status: 'processed', attempts: 0, lastError: null });
   });
 
+  it('the database refuses a delivery status other than received, processed or failed', async () => {
+    const wabaId = metaId();
+    const [id] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] })]);
+    const set = t.db.on().updateTable('webhook_deliveries').set({ status: 'done' }).where('id', '=', id!).execute();
+    await expect(set).rejects.toThrow(/webhook_deliveries_status_check/);
+    expect((await listed(wabaId))[0]).toMatchObject({ id, status: 'received' });
+  });
+
   it('dead-letters only deliveries still received and says which changed', async () => {
     const wabaId = metaId();
     const [a] = await t.repo.storeBatch(randomUUID(), [incomingDelivery({ wabaIds: [wabaId] })]);

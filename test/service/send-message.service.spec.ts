@@ -362,18 +362,6 @@ describe('SendMessageService', () => {
       later.store.keys.set(`key-1\u0000k-1`, first.store.keys.get(`key-1\u0000k-1`)!);
       expect(await later.service.send(scope, text(), 'k-1')).toEqual({ outcome: 'replayed', earlier: accepted });
     });
-
-    it('a record completed before outcomes were kept (status and body) is replayed as it was', async () => {
-      const { service, store } = setup();
-      const body = { statusCode: 200, message: 'Success', data: { id: 41, status: 'sent' } };
-      store.holdKey('key-1', 'k-1', IdempotencyService.fingerprint(text()), new Date(Date.now() + 60_000));
-      Object.assign(store.keys.get(`key-1\u0000k-1`)!, { state: 'completed', responseStatus: 200, responseBody: body });
-      expect(await service.send(scope, text(), 'k-1')).toEqual({
-        outcome: 'replayed',
-        earlier: { outcome: 'legacy_answer', statusCode: 200, body },
-      });
-      expect(store.messages.size).toBe(0);
-    });
   });
 
   describe('a status webhook that arrives before the send’s own answer (late acceptance)', () => {

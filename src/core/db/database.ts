@@ -231,7 +231,6 @@ export interface IdempotencyKeyTable {
   key: string;
   request_hash: string;
   state: string;
-  response_status: number | null;
   response_body: ColumnType<JsonValue | null, string | null, string | null>;
   locked_until: Date;
   created_at: Generated<Date>;
@@ -566,7 +565,6 @@ export const columns = {
     'key',
     'request_hash as requestHash',
     'state',
-    'response_status as responseStatus',
     'response_body as responseBody',
     'locked_until as lockedUntil',
     'created_at as createdAt',

@@ -39,7 +39,6 @@ export const claimKey = (db: QueryCreator<Database>, p: ClaimParams) =>
         .doUpdateSet((eb) => ({
           request_hash: eb.ref('excluded.request_hash'),
           state: 'in_flight',
-          response_status: null,
           response_body: null,
           locked_until: eb.ref('excluded.locked_until'),
           created_at: eb
@@ -84,7 +83,7 @@ export interface CompletionParams {
 export function completeKey(db: QueryCreator<Database>, p: CompletionParams, guard?: Expression<SqlBool>) {
   const update = db
     .updateTable('idempotency_keys')
-    .set({ state: 'completed', response_status: null, response_body: p.outcome })
+    .set({ state: 'completed', response_body: p.outcome })
     .where('api_key_id', '=', typed(p.apiKeyId, 'uuid'))
     .where('key', '=', p.key);
   return guard ? update.where(guard) : update;
@@ -131,9 +130,8 @@ export type IdempotencyKey = RowOf<typeof find>;
 
 /**
  * `idempotency_keys`, scoped to the key pair (its id is the first argument). A completed key keeps the send's
- * outcome (JSON, see messages/send/send-outcome.ts) in `response_body`; `response_status` is set only on records
- * completed before outcomes were kept (an HTTP answer), read as such until they expire. Every statement that writes this
- * table is in this file: the claim and the completion that ride on a message's own writes are the builders above,
+ * outcome (JSON, see messages/send/send-outcome.ts) in `response_body`. Every statement that writes this table is in
+ * this file: the claim and the completion that ride on a message's own writes are the builders above,
  * composed into MessagesRepository's statements (insertPendingClaimingKey, markSentCompletingKey).
  */
 @Injectable()

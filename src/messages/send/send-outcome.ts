@@ -32,17 +32,8 @@ export interface SendReplayed {
 export type FinalOutcome = SendAccepted | SendRejected;
 export type SendOutcome = FinalOutcome | SendReplayed;
 
-/**
- * An Idempotency-Key record completed before records held outcomes: the HTTP answer it kept, replayed as it is.
- * Records live 24 h, so none is left a day after this shape was deployed; then this variant can go.
- */
-export interface LegacyAnswer {
-  outcome: 'legacy_answer';
-  statusCode: number;
-  body: unknown;
-}
-
-export type EarlierOutcome = FinalOutcome | LegacyAnswer;
+/** What an earlier request with the same Idempotency-Key came to, as its record keeps it. */
+export type EarlierOutcome = FinalOutcome;
 
 /** The rejection a domain error stands for, with a note said after its message. */
 export function rejectionOf(error: DomainError, note?: string): SendRejection {
@@ -97,10 +88,8 @@ export function recordOf(outcome: FinalOutcome): RecordedOutcome {
   return JSON.parse(JSON.stringify(outcome)) as RecordedOutcome;
 }
 
-/** The outcome a record holds; a record completed by an earlier version (status and body columns) as its answer. */
-export function earlierOutcomeOf(record: { responseStatus: number | null; responseBody: unknown }): EarlierOutcome {
-  if (record.responseStatus !== null)
-    return { outcome: 'legacy_answer', statusCode: record.responseStatus, body: record.responseBody };
+/** The outcome a completed record holds. */
+export function earlierOutcomeOf(record: { responseBody: unknown }): EarlierOutcome {
   const recorded = record.responseBody as RecordedOutcome;
   const message = reviveMessage(recorded.message);
   return recorded.outcome === 'accepted'

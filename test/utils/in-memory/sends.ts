@@ -65,7 +65,6 @@ export class MemorySends implements SendStatements, KeyStatements {
       key: claim.key,
       requestHash: claim.requestHash,
       state: 'in_flight',
-      responseStatus: null,
       responseBody: null,
       lockedUntil: claim.lockedUntil,
       createdAt: expired ? claim.now : existing.createdAt,
@@ -126,7 +125,7 @@ export class MemorySends implements SendStatements, KeyStatements {
 
   complete(apiKeyId: string, key: string, outcome: unknown): Promise<void> {
     const row = this.keys.get(keyOf(apiKeyId, key));
-    if (row) Object.assign(row, { state: 'completed', responseStatus: null, responseBody: asJsonb(outcome) });
+    if (row) Object.assign(row, { state: 'completed', responseBody: asJsonb(outcome) });
     return Promise.resolve();
   }
 
@@ -158,7 +157,6 @@ export class MemorySends implements SendStatements, KeyStatements {
       key,
       requestHash,
       state: 'in_flight',
-      responseStatus: null,
       responseBody: null,
       lockedUntil,
       createdAt: now,

@@ -2,14 +2,14 @@
 -- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
 
 -- idempotency_key
-select "api_key_id" as "apiKeyId", "key", "request_hash" as "requestHash", "state", "response_status" as "responseStatus", "response_body" as "responseBody", "locked_until" as "lockedUntil", "created_at" as "createdAt", "expires_at" as "expiresAt"
+select "api_key_id" as "apiKeyId", "key", "request_hash" as "requestHash", "state", "response_body" as "responseBody", "locked_until" as "lockedUntil", "created_at" as "createdAt", "expires_at" as "expiresAt"
 from "idempotency_keys"
 where "api_key_id" = $1 and "key" = $2;
 
 -- complete_idempotency_key
 update "idempotency_keys"
-set "state" = $1, "response_status" = $2, "response_body" = $3
-where "api_key_id" = $4::uuid and "key" = $5;
+set "state" = $1, "response_body" = $2
+where "api_key_id" = $3::uuid and "key" = $4;
 
 -- release_idempotency_key
 delete from "idempotency_keys"

@@ -42,11 +42,11 @@ with "claim" as (
   insert into "idempotency_keys" ("api_key_id", "key", "request_hash", "state", "locked_until", "created_at", "expires_at")
   values ($1::uuid, $2, $3, $4, $5, $6, $7)
   on conflict ("api_key_id", "key")
-  do update set "request_hash" = "excluded"."request_hash", "state" = $8, "response_status" = $9, "response_body" = $10, "locked_until" = "excluded"."locked_until", "created_at" = case when "idempotency_keys"."expires_at" <= $11 then "excluded"."created_at" else "idempotency_keys"."created_at" end, "expires_at" = case when "idempotency_keys"."expires_at" <= $12 then "excluded"."expires_at" else "idempotency_keys"."expires_at" end
-  where ("idempotency_keys"."expires_at" <= $13 or ("idempotency_keys"."state" = $14 and "idempotency_keys"."locked_until" <= $15 and "idempotency_keys"."request_hash" = "excluded"."request_hash"))
+  do update set "request_hash" = "excluded"."request_hash", "state" = $8, "response_body" = $9, "locked_until" = "excluded"."locked_until", "created_at" = case when "idempotency_keys"."expires_at" <= $10 then "excluded"."created_at" else "idempotency_keys"."created_at" end, "expires_at" = case when "idempotency_keys"."expires_at" <= $11 then "excluded"."expires_at" else "idempotency_keys"."expires_at" end
+  where ("idempotency_keys"."expires_at" <= $12 or ("idempotency_keys"."state" = $13 and "idempotency_keys"."locked_until" <= $14 and "idempotency_keys"."request_hash" = "excluded"."request_hash"))
   returning 1 as "claimed")
 insert into "messages" ("business_account_id", "api_key_id", "phone_number_id", "to", "type", "template_name", "template_language", "content", "user_id", "upstream_api", "status", "updated_at")
-select $16::uuid as "b", $17::uuid as "k", $18::text as "p", $19::text as "t", $20::text as "ty", $21::text as "tn", $22::text as "tl", $23::jsonb as "c", $24::text as "ui", $25::text as "ua", $26 as "status", now() as "updatedAt"
+select $15::uuid as "b", $16::uuid as "k", $17::text as "p", $18::text as "t", $19::text as "ty", $20::text as "tn", $21::text as "tl", $22::jsonb as "c", $23::text as "ui", $24::text as "ua", $25 as "status", now() as "updatedAt"
 from "claim"
 returning "id", "created_at" as "createdAt", "updated_at" as "updatedAt";
 
@@ -57,8 +57,8 @@ with "sent" as (
   where ("id" = $6 and "status" = $7 and ("business_account_id" = $8::uuid) is true)
   returning "id"), "completed" as (
   update "idempotency_keys"
-  set "state" = $9, "response_status" = $10, "response_body" = $11
-  where "api_key_id" = $12::uuid and "key" = $13 and (
+  set "state" = $9, "response_body" = $10
+  where "api_key_id" = $11::uuid and "key" = $12 and (
     select exists (
       select "sent"."id"
       from "sent") as "moved"))
