@@ -11,20 +11,33 @@ import type { SendPayload } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../dto/send-message.dto.js';
 import { errorCategoryOf } from '../message-status.js';
-import { MessagesRepository, type StoredMessage } from '../messages.repository.js';
+import { MessagesRepository, type PendingMessage, type StoredMessage } from '../messages.repository.js';
 import { AccountCredentials } from '../../accounts/business-accounts/account-credentials.js';
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService, inProgress } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
 import { defaultRetryAfterSeconds, isThroughputRefusal } from '../../upstream/meta-error-catalogue.js';
 import { NumberPacer, PacerUnavailable, throughputOf, type PaceSlot } from '../pacing/number-pacer.js';
-import { isFinal, outcomeLabel, rejectionOf, type FinalOutcome, type SendOutcome } from './send-outcome.js';
+import {
+  isFinal,
+  outcomeLabel,
+  rejectionOf,
+  type FinalOutcome,
+  type SendOutcome,
+  type SendReplayed,
+} from './send-outcome.js';
 import { messageType } from '../types/catalogue.js';
 
 /** What the pacer said for a send: its slot, a refusal (over the pace past the wait, or held back), or nothing (Redis away: unpaced). */
 interface Paced {
   slot?: PaceSlot;
   refused?: { message: string; retryAfterSeconds: number };
+}
+
+/** A send with an Idempotency-Key: the key and the fingerprint of its body. */
+interface KeyedSend {
+  key: string;
+  requestHash: string;
 }
 
 /** Correlation echoed by Meta in status webhooks: lets a status find its message before we know the wamid. */
@@ -90,140 +103,174 @@ export class SendMessageService {
     return this.deliver(scope, dto, plan, { key: idempotencyKey, requestHash });
   }
 
+  /**
+   * The send in its steps, each returning what it came to: claim (store the attempt as `pending`, with its key) or
+   * replay an earlier outcome; wait for the number's slot; call Meta; settle (the stored message, and the key kept
+   * with a final outcome or released for a retry).
+   */
   private async deliver(
     scope: ApiKeyScope,
     dto: SendMessageDto,
     plan: SendPlan,
-    keyed?: { key: string; requestHash: string },
+    keyed?: KeyedSend,
   ): Promise<SendOutcome> {
     const token = await this.credentials.tokenFor(scope);
     // The number's slot, reserved while the message is stored (its Redis round trip hidden behind the insert); a slot
     // taken for a send that ends up not sent (an idempotent replay) is one slot of the number's second, not more.
     const pacing = this.pace(dto.phoneNumberId, plan.throughputLevel);
     pacing.catch(() => undefined);
-    const pending = {
-      apiKeyId: scope.apiKeyId,
-      phoneNumberId: dto.phoneNumberId,
-      to: dto.to ?? null,
-      userId: dto.userId ?? null,
-      upstreamApi: plan.upstreamApi,
-      type: dto.type,
-      templateName: dto.type === 'template' ? dto.templateName! : null,
-      templateLanguage: dto.type === 'template' ? dto.templateLanguage! : null,
-      content: contentOf(dto),
-    };
-    let message: StoredMessage | null = null;
-    if (!keyed) message = await this.messages.insertPending(scope.businessAccountId, pending);
-    else {
-      for (let attempt = 0; attempt < 2 && !message; attempt++) {
-        message = await this.messages.insertPendingClaimingKey(
-          scope.businessAccountId,
-          pending,
-          IdempotencyService.claim(keyed.key, keyed.requestHash),
-        );
-        if (message) break;
-        const earlier = await this.idempotency.earlierOutcome(scope.apiKeyId, keyed.key, keyed.requestHash);
-        if (earlier) return { outcome: 'replayed', earlier };
-        // The holder released or abandoned the key meanwhile: claim again.
-      }
-      if (!message) throw inProgress();
-    }
+    const claim = await this.claimOrReplay(scope, pendingOf(scope, dto, plan), keyed);
+    if (claim.outcome === 'replayed') return claim;
+    const { message } = claim;
 
     let outcome: FinalOutcome | undefined;
-    let completed = false;
+    let keyCompleted = false;
     try {
       // Over the number's pace: the stored attempt fails with the reason, and Meta is not called.
       const held = await this.atSlot(await pacing, dto.phoneNumberId, plan.throughputLevel);
-      if (held) {
-        const stored = await this.messages.markFailed(scope.businessAccountId, message.id, {
-          code: null,
-          title: held.message,
-          detail: null,
-          category: 'throughput',
-        });
-        outcome = {
-          outcome: 'rejected',
-          message: stored,
-          reason: rejectionOf(new TooManyAttempts(held.message, held.retryAfterSeconds)),
-        };
-        return outcome;
-      }
-      const payload = payloadOf(dto, message.id);
-      // MARKETING templates of an account onboarded to the Marketing Messages API go through it (PreSendChecks decides).
-      const result =
-        plan.upstreamApi === 'marketing_messages' && payload.type === 'template'
-          ? await this.upstream.sendMarketingMessage(token, dto.phoneNumberId, payload)
-          : await this.upstream.sendMessage(token, dto.phoneNumberId, payload);
-      const now = new Date();
-      // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
-      // that was still pending is now exactly the stored one plus this write: no need to read it back.
-      const sent: StoredMessage = {
-        ...message,
-        status: 'sent',
-        upstreamMessageId: result.wamid,
-        acceptedAt: now,
-        sentAt: now,
-        updatedAt: now,
-      };
-      outcome = { outcome: 'accepted', message: sent };
-      completed = keyed
-        ? await this.messages.markSentCompletingKey(
-            scope.businessAccountId,
-            message.id,
-            result.wamid,
-            now,
-            IdempotencyService.completion(scope.apiKeyId, keyed.key, outcome),
-          )
-        : await this.messages.markSent(scope.businessAccountId, message.id, result.wamid, now);
-      if (!completed) {
-        // A status webhook moved it on first: only the wamid and acceptance time are filled in.
-        outcome = {
-          outcome: 'accepted',
-          message: await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, result.wamid, now),
-        };
-      }
-      return outcome;
+      if (held) return (outcome = await this.settleHeld(scope, message, held));
+      const wamid = await this.callMeta(token, dto, plan, message.id);
+      const settled = await this.settleAccepted(scope, message, wamid, keyed);
+      keyCompleted = settled.keyCompleted;
+      return (outcome = settled.outcome);
     } catch (error) {
-      outcome = undefined;
-      if (!(error instanceof UpstreamError)) {
-        await this.messages
-          .markFailed(scope.businessAccountId, message.id, {
-            code: null,
-            title: 'Internal error before the upstream platform answered',
-            detail: null,
-            category: 'retryable',
-          })
-          .catch(() => undefined);
-        throw error;
-      }
-      const stored = await this.messages.markFailed(scope.businessAccountId, message.id, {
-        code: error.code ?? null,
-        title: error.title,
-        detail: error.detail ?? null,
-        category: errorCategoryOf(error.code, error.errorClass),
-      });
-      // Meta rejected the token itself: the account's next sends are refused before any upstream call.
-      if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
-      const heldFor = isThroughputRefusal(error.code) ? await this.holdBack(dto.phoneNumberId, error) : undefined;
-      // While the call was failing (a timeout), a status for this very message arrived (found by its callback
-      // data): the upstream platform accepted it. That is the outcome; the failed call is not.
-      outcome =
-        stored.status !== 'failed'
-          ? { outcome: 'accepted', message: stored }
-          : this.rejected(
-              stored,
-              error,
-              heldFor !== undefined
-                ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)`
-                : undefined,
-            );
-      return outcome;
+      // Nothing was settled yet (each step above assigns only once it has returned).
+      return (outcome = await this.settleFailed(scope, dto, message, error));
     } finally {
-      if (keyed && !completed) {
-        if (outcome && isFinal(outcome)) await this.idempotency.complete(scope.apiKeyId, keyed.key, outcome);
-        else await this.idempotency.release(scope.apiKeyId, keyed.key);
-      }
+      if (keyed && !keyCompleted) await this.settleKey(scope, keyed, outcome);
     }
+  }
+
+  /**
+   * Step 1: the attempt stored as `pending`; with an Idempotency-Key, the key claimed by the same statement, or the
+   * earlier request's outcome when the key is already decided (nothing stored). A key held by a request still in
+   * flight: Conflict.
+   */
+  private async claimOrReplay(
+    scope: ApiKeyScope,
+    pending: PendingMessage,
+    keyed?: KeyedSend,
+  ): Promise<{ outcome: 'claimed'; message: StoredMessage } | SendReplayed> {
+    if (!keyed)
+      return { outcome: 'claimed', message: await this.messages.insertPending(scope.businessAccountId, pending) };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const message = await this.messages.insertPendingClaimingKey(
+        scope.businessAccountId,
+        pending,
+        IdempotencyService.claim(keyed.key, keyed.requestHash),
+      );
+      if (message) return { outcome: 'claimed', message };
+      const earlier = await this.idempotency.earlierOutcome(scope.apiKeyId, keyed.key, keyed.requestHash);
+      if (earlier) return { outcome: 'replayed', earlier };
+      // The holder released or abandoned the key meanwhile: claim again.
+    }
+    throw inProgress();
+  }
+
+  /** Step 2: Meta's call (MARKETING templates of an onboarded account through the Marketing Messages API); the wamid. */
+  private async callMeta(token: string, dto: SendMessageDto, plan: SendPlan, messageId: number): Promise<string> {
+    const payload = payloadOf(dto, messageId);
+    const result =
+      plan.upstreamApi === 'marketing_messages' && payload.type === 'template'
+        ? await this.upstream.sendMarketingMessage(token, dto.phoneNumberId, payload)
+        : await this.upstream.sendMessage(token, dto.phoneNumberId, payload);
+    return result.wamid;
+  }
+
+  /** Settled without calling Meta: the number is over its pace past the wait, or held back. */
+  private async settleHeld(
+    scope: ApiKeyScope,
+    message: StoredMessage,
+    held: { message: string; retryAfterSeconds: number },
+  ): Promise<FinalOutcome> {
+    const stored = await this.messages.markFailed(scope.businessAccountId, message.id, {
+      code: null,
+      title: held.message,
+      detail: null,
+      category: 'throughput',
+    });
+    return {
+      outcome: 'rejected',
+      message: stored,
+      reason: rejectionOf(new TooManyAttempts(held.message, held.retryAfterSeconds)),
+    };
+  }
+
+  /**
+   * Meta accepted: pending → sent with the wamid (and the key completed by the same statement). A status webhook that
+   * moved the message first keeps its status; only the wamid and the acceptance time are filled in.
+   */
+  private async settleAccepted(
+    scope: ApiKeyScope,
+    message: StoredMessage,
+    wamid: string,
+    keyed?: KeyedSend,
+  ): Promise<{ outcome: FinalOutcome; keyCompleted: boolean }> {
+    const now = new Date();
+    // Whatever else writes a message moves it off `pending` (a webhook that found it by callback data), so a row
+    // that was still pending is now exactly the stored one plus this write: no need to read it back.
+    const sent: FinalOutcome = {
+      outcome: 'accepted',
+      message: { ...message, status: 'sent', upstreamMessageId: wamid, acceptedAt: now, sentAt: now, updatedAt: now },
+    };
+    const moved = keyed
+      ? await this.messages.markSentCompletingKey(
+          scope.businessAccountId,
+          message.id,
+          wamid,
+          now,
+          IdempotencyService.completion(scope.apiKeyId, keyed.key, sent),
+        )
+      : await this.messages.markSent(scope.businessAccountId, message.id, wamid, now);
+    if (moved) return { outcome: sent, keyCompleted: true };
+    const late = await this.messages.recordLateAcceptance(scope.businessAccountId, message.id, wamid, now);
+    return { outcome: { outcome: 'accepted', message: late }, keyCompleted: false };
+  }
+
+  /**
+   * The call failed: the stored attempt becomes `failed` with Meta's error (a token Meta refused marks the account; a
+   * 130429 holds the number back). Anything but Meta's answer is rethrown after the attempt is marked failed.
+   */
+  private async settleFailed(
+    scope: ApiKeyScope,
+    dto: SendMessageDto,
+    message: StoredMessage,
+    error: unknown,
+  ): Promise<FinalOutcome> {
+    if (!(error instanceof UpstreamError)) {
+      await this.messages
+        .markFailed(scope.businessAccountId, message.id, {
+          code: null,
+          title: 'Internal error before the upstream platform answered',
+          detail: null,
+          category: 'retryable',
+        })
+        .catch(() => undefined);
+      throw error;
+    }
+    const stored = await this.messages.markFailed(scope.businessAccountId, message.id, {
+      code: error.code ?? null,
+      title: error.title,
+      detail: error.detail ?? null,
+      category: errorCategoryOf(error.code, error.errorClass),
+    });
+    // Meta rejected the token itself: the account's next sends are refused before any upstream call.
+    if (error.errorClass === 'credential') await this.recordCredentialRejection(scope, error);
+    const heldFor = isThroughputRefusal(error.code) ? await this.holdBack(dto.phoneNumberId, error) : undefined;
+    // While the call was failing (a timeout), a status for this very message arrived (found by its callback
+    // data): the upstream platform accepted it. That is the outcome; the failed call is not.
+    if (stored.status !== 'failed') return { outcome: 'accepted', message: stored };
+    const note =
+      heldFor !== undefined
+        ? `sends on phone number ${dto.phoneNumberId} are held for ${heldFor} s (Meta answered 130429: something else sends on this number too)`
+        : undefined;
+    return this.rejected(stored, error, note);
+  }
+
+  /** The key of a send its own write did not complete: kept with a final outcome, else released for a retry. */
+  private async settleKey(scope: ApiKeyScope, keyed: KeyedSend, outcome: FinalOutcome | undefined): Promise<void> {
+    if (outcome && isFinal(outcome)) await this.idempotency.complete(scope.apiKeyId, keyed.key, outcome);
+    else await this.idempotency.release(scope.apiKeyId, keyed.key);
   }
 
   /**
@@ -309,6 +356,21 @@ function payloadOf(dto: SendMessageDto, messageId: number): SendPayload {
     ...replyOf(dto),
   };
   return { ...common, ...messageType(dto.type).upstream(dto) };
+}
+
+/** The attempt as it is stored before Meta's call. */
+function pendingOf(scope: ApiKeyScope, dto: SendMessageDto, plan: SendPlan): PendingMessage {
+  return {
+    apiKeyId: scope.apiKeyId,
+    phoneNumberId: dto.phoneNumberId,
+    to: dto.to ?? null,
+    userId: dto.userId ?? null,
+    upstreamApi: plan.upstreamApi,
+    type: dto.type,
+    templateName: dto.type === 'template' ? dto.templateName! : null,
+    templateLanguage: dto.type === 'template' ? dto.templateLanguage! : null,
+    content: contentOf(dto),
+  };
 }
 
 /** What is stored (and shown as `content`): the type's content as its catalogue file says, plus the message replied to. */
