@@ -9,6 +9,14 @@ import { startTestApp, type TestApp } from '../utils/test-app.js';
 
 jest.setTimeout(300_000);
 
+/**
+ * An event as the worker stores one it has applied. The feed is under test here, not processing: statuses stored as
+ * waiting for their message (eventRow's default) would be re-run by every worker of the run's shared database for two
+ * hours (delivery.sweeper.ts), 10,000 of them slowing every later test's webhooks (a slow-host run of 2026-12-02).
+ */
+const appliedEvent = (deliveryId: number, wabaId: string, overrides: Partial<EventRow> = {}): EventRow =>
+  eventRow(deliveryId, wabaId, { processed: true, ...overrides });
+
 const unlimited = {
   DATABASE_POOL_SIZE: '12',
   CONSOLE_RATE_LIMIT_PER_SECOND: '100000',
@@ -78,7 +86,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     let heldOpen = true;
     let committedWhileHeld = 0;
     const heldTx = unitOfWork.run(async (tx) => {
-      const rows = Array.from({ length: 4 }, () => eventRow(deliveryId, tenant.account.wabaId));
+      const rows = Array.from({ length: 4 }, () => appliedEvent(deliveryId, tenant.account.wabaId));
       const inserted = await repo.insert(tx, rows);
       heldIds = rows.map((r) => inserted.get(r.dedupeKey)!.id);
       await held;
@@ -101,7 +109,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
         const holdMs = n % 3 === 0 ? n % 40 : 0;
         // Insert, then (sometimes) stay open while later transactions of the other writers commit.
         const ids = await unitOfWork.run(async (tx) => {
-          const rows = Array.from({ length: size }, () => eventRow(deliveryId, tenant.account.wabaId));
+          const rows = Array.from({ length: size }, () => appliedEvent(deliveryId, tenant.account.wabaId));
           const inserted = await repo.insert(tx, rows);
           if (holdMs) await sleep(holdMs);
           return [...inserted.values()].map((e) => e.id);
@@ -164,9 +172,9 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const deliveryId = await deliveryOf(tenant);
     const who = '447700900555';
     const first = await store([
-      eventRow(deliveryId, tenant.account.wabaId, { status: 'sent' }),
-      eventRow(deliveryId, tenant.account.wabaId, { status: 'read', recipient: who }),
-      eventRow(deliveryId, tenant.account.wabaId, {
+      appliedEvent(deliveryId, tenant.account.wabaId, { status: 'sent' }),
+      appliedEvent(deliveryId, tenant.account.wabaId, { status: 'read', recipient: who }),
+      appliedEvent(deliveryId, tenant.account.wabaId, {
         kind: 'inbound_message',
         status: null,
         title: 'Inbound message',
@@ -174,8 +182,8 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
       }),
     ]);
     const second = await store([
-      eventRow(deliveryId, tenant.account.wabaId, { status: 'read' }),
-      eventRow(deliveryId, tenant.account.wabaId, { status: 'delivered', recipient: who }),
+      appliedEvent(deliveryId, tenant.account.wabaId, { status: 'read' }),
+      appliedEvent(deliveryId, tenant.account.wabaId, { status: 'delivered', recipient: who }),
     ]);
     // One statement stores its rows in dedupe-key order, so ids follow that within a transaction.
     const byId = (ids: number[]) => [...ids].sort((x, y) => x - y);
@@ -223,14 +231,14 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
     const now = await feed(t, tenant, { after: 'now' });
     expect(now.items).toEqual([]);
     expect(now.nextCursor).not.toBe('now');
-    const [later] = await store([eventRow(deliveryId, tenant.account.wabaId)]);
+    const [later] = await store([appliedEvent(deliveryId, tenant.account.wabaId)]);
     // A long poll, for the same reason as above.
     expect((await feed(t, tenant, { after: now.nextCursor, wait: 10 })).items.map((e) => e.id)).toEqual([later]);
   });
 
   it('refuses a malformed, forged or foreign cursor, and after with page, with 422 naming the field', async () => {
     const [a, b] = [await createTenant(t), await createTenant(t)];
-    await store([eventRow(await deliveryOf(a), a.account.wabaId)]);
+    await store([appliedEvent(await deliveryOf(a), a.account.wabaId)]);
     // A long poll: another test file's open transaction may hold the horizon back for a moment, and a cursor
     // taken before A's event is visible would be the start cursor '0', which any tenant may use.
     const ofA = (await feed(t, a, { after: '0', wait: 10 })).nextCursor;
@@ -281,7 +289,7 @@ describe('Webhooks: the events feed (after=cursor, wait=seconds)', () => {
         expect(answeredEarly).toBe(false);
         const committedAt = Date.now();
         committed = true;
-        const [id] = await store([eventRow(deliveryId, tenant.account.wabaId)]);
+        const [id] = await store([appliedEvent(deliveryId, tenant.account.wabaId)]);
         const page = await waiting;
         const answeredAt = Date.now();
         expect(answeredEarly).toBe(false);

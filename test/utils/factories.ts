@@ -253,7 +253,7 @@ export async function postSimStatuses(stack: Stack, t: Tenant, statuses: Record<
 }
 
 /** Polls until `probe` returns a truthy value (or the time is up) and returns the last value (see poll). */
-export function eventually<T>(probe: () => Promise<T>, { timeoutMs = 30_000, intervalMs = 100 } = {}): Promise<T> {
+export function eventually<T>(probe: () => Promise<T>, { timeoutMs = 90_000, intervalMs = 100 } = {}): Promise<T> {
   return poll(probe, { timeoutMs, intervalMs });
 }
 

@@ -14,11 +14,12 @@ export interface PollOptions<T> {
 
 /**
  * The one polling loop of the tests (factories' `eventually`, webhooks' `waitFor` and the specs' own waits): calls
- * `probe` until its value is done, a probe that throws counting as not done yet.
+ * `probe` until its value is done, a probe that throws counting as not done yet. The default ceiling (90 s) is for a
+ * slow, busy host (`./scripts/test.sh --slow-host`); a wait that succeeds returns as soon as its condition holds.
  */
 export async function poll<T>(
   probe: () => Promise<T> | T,
-  { done = (v) => Boolean(v), timeoutMs = 30_000, intervalMs = 100, what }: PollOptions<T> = {},
+  { done = (v) => Boolean(v), timeoutMs = 90_000, intervalMs = 100, what }: PollOptions<T> = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
