@@ -82,7 +82,7 @@ export interface FaultTenant extends TenantAccount {
 }
 
 /** An organization, a business account (the factories' rows) and `messageCount` sent messages with wamids. */
-export async function createTenant(db: Db, label: string, messageCount: number): Promise<FaultTenant> {
+export async function createFaultTenant(db: Db, label: string, messageCount: number): Promise<FaultTenant> {
   const tenant = await insertTenantAccount(DataAccess.over(db.pool), `Fault ${label}`);
   const wamids = Array.from({ length: messageCount }, (_, i) => `wamid.fault.${label}.${tenant.wabaId}.${i}`);
   // This pool has no int8 parser: the (bigint) ids come back as text.

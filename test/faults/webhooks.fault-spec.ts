@@ -33,7 +33,7 @@ import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
 import {
   Db,
   ackedNotStored,
-  createTenant,
+  createFaultTenant,
   progress,
   startDataServices,
   storedByHash,
@@ -158,7 +158,7 @@ interface Scenario {
 }
 
 async function prepare(label: string, messages: number, opts: Omit<WorkloadOptions, 'secret'>): Promise<Scenario> {
-  const tenant = await createTenant(db, label, messages);
+  const tenant = await createFaultTenant(db, label, messages);
   return { tenant, workload: buildWorkload(tenant, { ...opts, secret: SECRET }) };
 }
 

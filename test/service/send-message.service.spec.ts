@@ -1,19 +1,12 @@
-import type { Logger } from 'pino';
 import { MemorySends } from '../utils/in-memory/sends.js';
-import type { AccountCredentials } from '../../src/accounts/business-accounts/account-credentials.js';
-import type { CredentialChecks } from '../../src/accounts/credentials/credential-checks.js';
 import type { ApiKeyScope } from '../../src/auth/request-scope.js';
 import { Conflict, InvalidInput, type DomainErrorKind } from '../../src/core/errors/domain-errors.js';
-import type { Metrics } from '../../src/core/metrics/metrics.js';
 import { UpstreamError } from '../../src/upstream/upstream.error.js';
 import type { SendPayload, SendResult } from '../../src/upstream/upstream.types.js';
-import type { WhatsAppClient } from '../../src/upstream/whatsapp.client.js';
 import type { SendMessageDto } from '../../src/messages/dto/send-message.dto.js';
-import type { MessagesRepository } from '../../src/messages/messages.repository.js';
 import { PacerUnavailable, type NumberPacer } from '../../src/messages/pacing/number-pacer.js';
-import type { IdempotencyKeysRepository } from '../../src/messages/send/idempotency-keys.repository.js';
 import { IdempotencyService } from '../../src/messages/send/idempotency.service.js';
-import type { PreSendChecks, SendPlan } from '../../src/messages/send/pre-send-checks.js';
+import type { SendPlan } from '../../src/messages/send/pre-send-checks.js';
 import { SendMessageService } from '../../src/messages/send/send-message.service.js';
 import type { SendOutcome } from '../../src/messages/send/send-outcome.js';
 
@@ -37,7 +30,7 @@ const template = {
   templateName: 'parcel_update',
   templateLanguage: 'en_GB',
   components: [],
-} as unknown as SendMessageDto;
+} as SendMessageDto;
 const CLOUD: SendPlan = { upstreamApi: 'cloud_api', throughputLevel: 'STANDARD' };
 
 /** What the fake upstream does with a send: answer, throw, or let a status webhook arrive first. */
@@ -93,7 +86,10 @@ function setup(options: Options = {}) {
     acquire: () =>
       options.pace === 'unavailable'
         ? Promise.reject(new PacerUnavailable('down'))
-        : Promise.resolve(options.pace ?? { ok: true as const }),
+        : Promise.resolve(
+            options.pace ?? { ok: true as const, slot: { notBefore: Date.now(), lateAfter: Date.now() + 1000 } },
+          ),
+    until: () => Promise.resolve(true),
     holdBack: (_phoneNumberId: string, ms: number) => {
       seen.holds.push(ms);
       return Promise.resolve();
@@ -108,15 +104,15 @@ function setup(options: Options = {}) {
   const metrics = { sends: { inc: (labels: { outcome: string }) => seen.labels.push(labels.outcome) } };
   const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
   const service = new SendMessageService(
-    store as unknown as MessagesRepository,
-    checks as unknown as PreSendChecks,
-    new IdempotencyService(store as unknown as IdempotencyKeysRepository),
-    { tokenFor: () => Promise.resolve('token') } as unknown as AccountCredentials,
-    credentialChecks as unknown as CredentialChecks,
-    { sendMessage: call('cloud_api'), sendMarketingMessage: call('marketing_messages') } as unknown as WhatsAppClient,
-    pacer as unknown as NumberPacer,
-    metrics as unknown as Metrics,
-    quiet as unknown as Logger,
+    store,
+    checks,
+    new IdempotencyService(store),
+    { tokenFor: () => Promise.resolve('token') },
+    credentialChecks,
+    { sendMessage: call('cloud_api'), sendMarketingMessage: call('marketing_messages') },
+    pacer,
+    metrics,
+    quiet,
   );
   return { service, store, seen };
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Conflict, InvalidInput } from '../../core/errors/domain-errors.js';
 import type { KeyClaim, KeyCompletion } from '../messages.repository.js';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository.js';
 import { earlierOutcomeOf, recordOf, type EarlierOutcome, type FinalOutcome } from './send-outcome.js';
+import type { IdempotencyKeys } from './send.ports.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const KEEP_MS = 24 * 3600 * 1000;
@@ -22,7 +23,7 @@ const LOCK_MS = 60 * 1000;
  */
 @Injectable()
 export class IdempotencyService {
-  constructor(private readonly keys: IdempotencyKeysRepository) {}
+  constructor(@Inject(IdempotencyKeysRepository) private readonly keys: IdempotencyKeys) {}
 
   static validateKey(value: unknown): string | undefined {
     if (value === undefined) return undefined;

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Logger } from 'pino';
 import type { ApiKeyScope } from '../../auth/request-scope.js';
 
 import { InvalidInput, TooManyAttempts } from '../../core/errors/domain-errors.js';
@@ -16,6 +15,16 @@ import { AccountCredentials } from '../../accounts/business-accounts/account-cre
 import { CredentialChecks } from '../../accounts/credentials/credential-checks.js';
 import { IdempotencyService, inProgress } from './idempotency.service.js';
 import { PreSendChecks, type SendPlan } from './pre-send-checks.js';
+import type {
+  RejectedTokens,
+  SendChecks,
+  SendCounter,
+  SendLogger,
+  SendMessages,
+  SendPacer,
+  SendTokens,
+  SendUpstream,
+} from './send.ports.js';
 import { defaultRetryAfterSeconds, isThroughputRefusal } from '../../upstream/meta-error-catalogue.js';
 import { NumberPacer, PacerUnavailable, throughputOf, type PaceSlot } from '../pacing/number-pacer.js';
 import {
@@ -54,15 +63,15 @@ export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
 @Injectable()
 export class SendMessageService {
   constructor(
-    private readonly messages: MessagesRepository,
-    private readonly checks: PreSendChecks,
+    @Inject(MessagesRepository) private readonly messages: SendMessages,
+    @Inject(PreSendChecks) private readonly checks: SendChecks,
     private readonly idempotency: IdempotencyService,
-    private readonly credentials: AccountCredentials,
-    private readonly credentialChecks: CredentialChecks,
-    private readonly upstream: WhatsAppClient,
-    private readonly pacer: NumberPacer,
-    private readonly metrics: Metrics,
-    @Inject(APP_LOGGER) private readonly logger: Logger,
+    @Inject(AccountCredentials) private readonly credentials: SendTokens,
+    @Inject(CredentialChecks) private readonly credentialChecks: RejectedTokens,
+    @Inject(WhatsAppClient) private readonly upstream: SendUpstream,
+    @Inject(NumberPacer) private readonly pacer: SendPacer,
+    @Inject(Metrics) private readonly metrics: SendCounter,
+    @Inject(APP_LOGGER) private readonly logger: SendLogger,
   ) {}
 
   async send(scope: ApiKeyScope, dto: SendMessageDto, idempotencyKey?: string): Promise<SendOutcome> {
