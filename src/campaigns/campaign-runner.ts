@@ -22,6 +22,20 @@ import { UpstreamError } from '../upstream/upstream.error.js';
 import type { TemplateComponentValues, TemplateSend } from '../upstream/upstream.types.js';
 import { WhatsAppClient } from '../upstream/whatsapp.client.js';
 import { CampaignQueue } from './campaign-queue.js';
+import type {
+  RunnerBlocked,
+  RunnerCampaigns,
+  RunnerConfig,
+  RunnerCredentials,
+  RunnerMessages,
+  RunnerNumbers,
+  RunnerPacer,
+  RunnerPreferences,
+  RunnerRecipients,
+  RunnerUnitOfWork,
+  RunnerUpstream,
+  SliceQueue,
+} from './campaign-runner.ports.js';
 import { CampaignRecipientsRepository, type ClaimedRecipient } from './campaign-recipients.repository.js';
 import { CampaignsRepository, type CampaignRow, type CampaignStatus } from './campaigns.repository.js';
 
@@ -82,18 +96,18 @@ interface RunState {
 @Injectable()
 export class CampaignRunner {
   constructor(
-    private readonly campaigns: CampaignsRepository,
-    private readonly recipients: CampaignRecipientsRepository,
-    private readonly messages: MessagesRepository,
-    private readonly numbers: PhoneNumbersRepository,
-    private readonly preferences: MarketingPreferencesRepository,
-    private readonly blocked: BlockedUsersRepository,
-    private readonly credentials: AccountCredentials,
-    private readonly sql: UnitOfWork,
-    private readonly pacer: NumberPacer,
-    private readonly upstream: WhatsAppClient,
-    private readonly queue: CampaignQueue,
-    private readonly config: AppConfig,
+    @Inject(CampaignsRepository) private readonly campaigns: RunnerCampaigns,
+    @Inject(CampaignRecipientsRepository) private readonly recipients: RunnerRecipients,
+    @Inject(MessagesRepository) private readonly messages: RunnerMessages,
+    @Inject(PhoneNumbersRepository) private readonly numbers: RunnerNumbers,
+    @Inject(MarketingPreferencesRepository) private readonly preferences: RunnerPreferences,
+    @Inject(BlockedUsersRepository) private readonly blocked: RunnerBlocked,
+    @Inject(AccountCredentials) private readonly credentials: RunnerCredentials,
+    @Inject(UnitOfWork) private readonly sql: RunnerUnitOfWork,
+    @Inject(NumberPacer) private readonly pacer: RunnerPacer,
+    @Inject(WhatsAppClient) private readonly upstream: RunnerUpstream,
+    @Inject(CampaignQueue) private readonly queue: SliceQueue,
+    @Inject(AppConfig) private readonly config: RunnerConfig,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 

@@ -1,7 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LockedStanding } from '../../../src/accounts/business-accounts/business-accounts.repository.js';
 import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../src/core/db/db.js';
-import type { StatusCandidate } from '../../../src/messages/messages.repository.js';
+import type { CampaignRow } from '../../../src/campaigns/campaigns.repository.js';
+import type { StatusCandidate, StoredMessage } from '../../../src/messages/messages.repository.js';
 import type { ProcessingUnitOfWork } from '../../../src/webhooks/processing/processing.ports.js';
 import type { EventRow } from '../../../src/events/events.repository.js';
 
@@ -70,7 +72,28 @@ export interface MemoryNumber {
   nameUpdatedAt: Date | null;
 }
 
-/** Every table the webhook pipeline writes, as plain data (so that a transaction can copy it and put it back). */
+/** A campaign with its lease (the runner's columns, which CampaignRow leaves out). */
+export type MemoryCampaign = CampaignRow & { leaseOwner: string | null; leaseUntil: Date | null };
+
+/** A campaign's recipient: its own state until claimed, then its (latest) message. */
+export interface MemoryRecipient {
+  id: number;
+  campaignId: number;
+  to: string | null;
+  userId: string | null;
+  components: unknown[] | null;
+  state: 'pending' | 'claimed' | 'skipped' | 'cancelled';
+  attempts: number;
+  claimedBy: string | null;
+  claimedAt: Date | null;
+  skipReason: string | null;
+  messageId: number | null;
+}
+
+/**
+ * Every table the webhook pipeline and the campaign runner write, as plain data (so that a transaction can copy it
+ * and put it back).
+ */
 export interface MemoryState {
   lastId: number;
   deliveries: Map<number, MemoryDelivery>;
@@ -83,6 +106,10 @@ export interface MemoryState {
   preferences: Map<string, MarketingPreferenceChange>;
   /** blocked_users: (wabaId, phone number id, user) keys. */
   blocked: Set<string>;
+  campaigns: Map<number, MemoryCampaign>;
+  recipients: Map<number, MemoryRecipient>;
+  /** The messages campaigns stored, whole rows (as MemorySends keeps the send path's). */
+  campaignMessages: Map<number, StoredMessage>;
 }
 
 const emptyState = (): MemoryState => ({
@@ -96,26 +123,38 @@ const emptyState = (): MemoryState => ({
   numbers: new Map(),
   preferences: new Map(),
   blocked: new Set(),
+  campaigns: new Map(),
+  recipients: new Map(),
+  campaignMessages: new Map(),
 });
 
 /**
  * The in-memory database of the service tier: the rows of every in-memory repository, and transactions with
  * PostgreSQL's all-or-nothing rule (a failed unit of work puts every table back as it was at BEGIN). The unit of
  * work (`run`) hands out an opaque Tx; a repository given a Tx that is not the open one (used after its commit,
- * or made up) throws, as a statement on a released connection would.
+ * or made up) throws, as a statement on a released connection would. Units of work run one at a time: one that
+ * starts while another is open waits for it (the campaign runner's claims and result writes overlap; PostgreSQL's
+ * row locks order them), and a rollback puts back the tables as at its BEGIN, so a fault test keeps other work
+ * from writing meanwhile. A `run` inside a `run` throws (UnitOfWork would join the outer one; none of the services
+ * tested here nests them).
  */
 export class MemoryDatabase implements ProcessingUnitOfWork {
   state = emptyState();
   private open: Tx | null = null;
+  private readonly inside = new AsyncLocalStorage<Tx>();
+  private turn: Promise<unknown> = Promise.resolve();
   private readonly faults = new Map<string, { calls: number; error: Error }>();
   /** Transactions committed and rolled back so far. */
   readonly transactions = { committed: 0, rolledBack: 0 };
 
-  async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    if (this.open)
-      throw new Error(
-        'MemoryDatabase: a transaction is already open (the processor runs its chunks one after another)',
-      );
+  run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.inside.getStore()) return Promise.reject(new Error('MemoryDatabase: a unit of work run inside another'));
+    const result = this.turn.then(() => this.transaction(work));
+    this.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  private async transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const before = structuredClone(this.state);
     // An opaque token, as UnitOfWork hands out a connection the services cannot query on.
     const tx = Object.freeze({
@@ -123,7 +162,7 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
     }) as unknown as Tx;
     this.open = tx;
     try {
-      const result = await work(tx);
+      const result = await this.inside.run(tx, () => work(tx));
       this.transactions.committed++;
       return result;
     } catch (err) {

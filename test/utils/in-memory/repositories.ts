@@ -11,6 +11,7 @@ import type { InboundContact } from '../../../src/messages/conversation-windows.
 import type { InboundMessageRow, StatusCandidate } from '../../../src/messages/messages.repository.js';
 import type { StoredDelivery } from '../../../src/webhooks/deliveries/webhook-deliveries.repository.js';
 import type { EventRow, InsertedEvent, StoredEvent, StoredRef } from '../../../src/events/events.repository.js';
+import type { RunnerBlocked, RunnerPreferences } from '../../../src/campaigns/campaign-runner.ports.js';
 import type {
   AccountStandings,
   BlockedUserMoves,
@@ -29,6 +30,7 @@ import {
   type MemoryDelivery,
   type MemoryEvent,
   type MemoryMessage,
+  type MemoryState,
 } from './memory-database.js';
 
 /*
@@ -42,6 +44,11 @@ function without<T extends object, K extends keyof T>(row: T, ...columns: K[]): 
   const copy = structuredClone(row);
   for (const c of columns) delete copy[c];
   return copy;
+}
+
+/** The wabaId of a business account known by its id (the runner's statements name it by id, webhooks by wabaId). */
+function wabaOf(state: MemoryState, businessAccountId: string): string | undefined {
+  return [...state.accounts.values()].find((a) => a.id === businessAccountId)?.wabaId;
 }
 
 /** webhook_deliveries. */
@@ -510,7 +517,7 @@ export class MemoryNumbers implements NumberUpdates {
 }
 
 /** marketing_preferences: per (business account, user), the newest change wins. */
-export class MemoryPreferences implements PreferenceChanges {
+export class MemoryPreferences implements PreferenceChanges, RunnerPreferences {
   constructor(private readonly db: MemoryDatabase) {}
 
   get(wabaId: string, user: string): MarketingPreferenceChange | undefined {
@@ -538,10 +545,17 @@ export class MemoryPreferences implements PreferenceChanges {
     }
     return Promise.resolve();
   }
+
+  /** Those of `users` whose latest preference on the account is `stop` (a campaign's claim, in its transaction). */
+  stoppedAmong(tx: Tx, businessAccountId: string, users: string[]): Promise<Set<string>> {
+    const state = this.db.within(tx, 'preferences.stoppedAmong');
+    const wabaId = wabaOf(state, businessAccountId) ?? '';
+    return Promise.resolve(new Set(users.filter((u) => state.preferences.get(key(wabaId, u))?.value === 'stop')));
+  }
 }
 
 /** blocked_users: per (business account, phone number, user). */
-export class MemoryBlocked implements BlockedUserMoves {
+export class MemoryBlocked implements BlockedUserMoves, RunnerBlocked {
   constructor(private readonly db: MemoryDatabase) {}
 
   block(wabaId: string, phoneNumberId: string, user: string): void {
@@ -550,6 +564,13 @@ export class MemoryBlocked implements BlockedUserMoves {
 
   isBlocked(wabaId: string, phoneNumberId: string, user: string): boolean {
     return this.db.state.blocked.has(key(wabaId, key(phoneNumberId, user)));
+  }
+
+  /** Those of `users` blocked on the number (a campaign's claim, in its transaction). */
+  blockedAmong(tx: Tx, businessAccountId: string, phoneNumberId: string, users: string[]): Promise<Set<string>> {
+    const state = this.db.within(tx, 'blocked.blockedAmong');
+    const wabaId = wabaOf(state, businessAccountId) ?? '';
+    return Promise.resolve(new Set(users.filter((u) => state.blocked.has(key(wabaId, key(phoneNumberId, u))))));
   }
 
   followUsers(tx: Tx, changes: UserIdChange[]): Promise<void> {
