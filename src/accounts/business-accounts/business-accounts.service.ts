@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ApiKeyAuthenticator } from '../../auth/api-keys/api-key.authenticator.js';
 import { ApiKeysRepository } from '../../auth/api-keys/api-keys.repository.js';
 import type { ConsoleScope } from '../../auth/request-scope.js';
@@ -12,6 +12,17 @@ import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountCredentials } from './account-credentials.js';
 import { AccountTakeoverHooks } from './account-takeover-hooks.js';
 import { BusinessAccountsRepository, type VerifiedCredential } from './business-accounts.repository.js';
+import type {
+  AccountAudit,
+  AccountKeyRevocations,
+  AccountRows,
+  AccountsUnitOfWork,
+  AccountSubscription,
+  AccountUpstream,
+  CredentialSealing,
+  KeyCacheInvalidation,
+  TakeoverEnds,
+} from './business-accounts.ports.js';
 import { WebhookSubscription } from './webhook-subscription.js';
 import { toBusinessAccountView, type BusinessAccountView } from './business-account.view.js';
 import { toPage, type Page } from '../../core/rows/page.js';
@@ -24,15 +35,15 @@ const alreadyConnected = () =>
 @Injectable()
 export class BusinessAccountsService {
   constructor(
-    private readonly uow: UnitOfWork,
-    private readonly accounts: BusinessAccountsRepository,
-    private readonly keys: ApiKeysRepository,
-    private readonly upstream: WhatsAppClient,
-    private readonly credentials: AccountCredentials,
-    private readonly audit: AuditService,
-    private readonly authenticator: ApiKeyAuthenticator,
-    private readonly subscription: WebhookSubscription,
-    private readonly takeoverHooks: AccountTakeoverHooks,
+    @Inject(UnitOfWork) private readonly uow: AccountsUnitOfWork,
+    @Inject(BusinessAccountsRepository) private readonly accounts: AccountRows,
+    @Inject(ApiKeysRepository) private readonly keys: AccountKeyRevocations,
+    @Inject(WhatsAppClient) private readonly upstream: AccountUpstream,
+    @Inject(AccountCredentials) private readonly credentials: CredentialSealing,
+    @Inject(AuditService) private readonly audit: AccountAudit,
+    @Inject(ApiKeyAuthenticator) private readonly authenticator: KeyCacheInvalidation,
+    @Inject(WebhookSubscription) private readonly subscription: AccountSubscription,
+    @Inject(AccountTakeoverHooks) private readonly takeoverHooks: TakeoverEnds,
   ) {}
 
   /**

@@ -8,6 +8,18 @@ import { AttemptBudget } from '../../core/redis/attempt-budget.js';
 export const TOO_MANY_LOGINS = 'Too many failed login attempts; try again later';
 export const THROTTLE_UNAVAILABLE_RETRY_SECONDS = 5;
 
+/** What the throttle uses of the budgets (Redis) and of the configuration (the service tier's stand-ins implement these). */
+export type ThrottleBudget = Pick<AttemptBudget, 'take' | 'giveBack' | 'isMarked' | 'mark'>;
+export type ThrottleConfig = Pick<
+  AppConfig,
+  | 'queuePrefix'
+  | 'loginMaxFailures'
+  | 'loginEmailMaxFailures'
+  | 'loginAddressMaxFailures'
+  | 'loginKnownAddressTtlSeconds'
+  | 'loginWindowSeconds'
+>;
+
 /** A login attempt that was allowed to verify a password; settle it with `succeeded` or leave it counted. */
 export interface LoginAttempt {
   succeeded(): Promise<void>;
@@ -37,8 +49,8 @@ export interface LoginAttempt {
 @Injectable()
 export class LoginThrottle {
   constructor(
-    private readonly budget: AttemptBudget,
-    private readonly config: AppConfig,
+    @Inject(AttemptBudget) private readonly budget: ThrottleBudget,
+    @Inject(AppConfig) private readonly config: ThrottleConfig,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {}
 

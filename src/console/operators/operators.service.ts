@@ -26,6 +26,19 @@ import { LoginThrottle, THROTTLE_UNAVAILABLE_RETRY_SECONDS } from './login-throt
 import { OperatorsRepository, type OperatorRole, type OperatorWithOrganization } from './operators.repository.js';
 import { PasswordHasher } from './password-hasher.js';
 import { PasswordResetsRepository } from './password-resets.repository.js';
+import type {
+  InvitationClaims,
+  LoginAttempts,
+  NewOrganizations,
+  OperatorAudit,
+  OperatorRows,
+  OperatorSessions,
+  OperatorsUnitOfWork,
+  Passwords,
+  ResetLinks,
+  SignupBudget,
+  SignupConfig,
+} from './operators.ports.js';
 
 export const INVALID_CREDENTIALS = 'Invalid email or password';
 export const EMAIL_TAKEN = 'An operator with this email already exists';
@@ -37,17 +50,17 @@ const INVALID_LINK = 'password-reset link is not valid (unknown, used, revoked o
 @Injectable()
 export class OperatorsService {
   constructor(
-    private readonly uow: UnitOfWork,
-    private readonly organizations: OrganizationsRepository,
-    private readonly operators: OperatorsRepository,
-    private readonly invitations: InvitationsRepository,
-    private readonly resets: PasswordResetsRepository,
-    private readonly sessions: SessionsService,
-    private readonly throttle: LoginThrottle,
-    private readonly budget: AttemptBudget,
-    private readonly passwords: PasswordHasher,
-    private readonly audit: AuditService,
-    private readonly config: AppConfig,
+    @Inject(UnitOfWork) private readonly uow: OperatorsUnitOfWork,
+    @Inject(OrganizationsRepository) private readonly organizations: NewOrganizations,
+    @Inject(OperatorsRepository) private readonly operators: OperatorRows,
+    @Inject(InvitationsRepository) private readonly invitations: InvitationClaims,
+    @Inject(PasswordResetsRepository) private readonly resets: ResetLinks,
+    @Inject(SessionsService) private readonly sessions: OperatorSessions,
+    @Inject(LoginThrottle) private readonly throttle: LoginAttempts,
+    @Inject(AttemptBudget) private readonly budget: SignupBudget,
+    @Inject(PasswordHasher) private readonly passwords: Passwords,
+    @Inject(AuditService) private readonly audit: OperatorAudit,
+    @Inject(AppConfig) private readonly config: SignupConfig,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {}
 

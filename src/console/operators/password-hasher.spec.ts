@@ -1,9 +1,8 @@
 import { randomBytes, scryptSync } from 'node:crypto';
-import type { AppConfig } from '../../core/config/app-config.js';
 import { parseHash, PasswordHasher } from './password-hasher.js';
 
 const hasher = (cost: number, scryptConcurrency = 2) =>
-  new PasswordHasher({ passwordHashCost: cost, scryptConcurrency } as AppConfig);
+  new PasswordHasher({ passwordHashCost: cost, scryptConcurrency });
 const hashWith = (password: string, N: number) => {
   const salt = randomBytes(16);
   return [

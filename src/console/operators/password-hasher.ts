@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Semaphore } from '../../core/async/semaphore.js';
@@ -46,6 +46,9 @@ export function parseHash(stored: string): (ScryptParams & { salt: Buffer; hash:
   return { ...params, salt: Buffer.from(salt, 'base64url'), hash: Buffer.from(hash, 'base64url') };
 }
 
+/** What the hasher reads of the configuration. */
+export type HasherConfig = Pick<AppConfig, 'passwordHashCost' | 'scryptConcurrency'>;
+
 export interface Verification {
   valid: boolean;
   /** The hash is weaker than today's parameters: store a fresh one now that the password is known. */
@@ -69,7 +72,7 @@ export class PasswordHasher {
 
   private readonly gate: Semaphore;
 
-  constructor(config: AppConfig) {
+  constructor(@Inject(AppConfig) config: HasherConfig) {
     this.params = { N: 2 ** config.passwordHashCost, r: R, p: P };
     this.gate = new Semaphore(config.scryptConcurrency, config.scryptConcurrency * WAITING_PER_PERMIT);
     this.dummyHash = encode(this.params, Buffer.alloc(16), Buffer.alloc(KEYLEN));

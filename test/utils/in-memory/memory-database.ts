@@ -1,11 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { LockedStanding } from '../../../src/accounts/business-accounts/business-accounts.repository.js';
+import type {
+  BusinessAccount,
+  LockedStanding,
+} from '../../../src/accounts/business-accounts/business-accounts.repository.js';
 import type { MarketingPreferenceChange } from '../../../src/accounts/users/marketing-preferences.repository.js';
 import type { Tx } from '../../../src/core/db/db.js';
 import type { CampaignRow } from '../../../src/campaigns/campaigns.repository.js';
 import type { StatusCandidate, StoredMessage } from '../../../src/messages/messages.repository.js';
 import type { ProcessingUnitOfWork } from '../../../src/webhooks/processing/processing.ports.js';
 import type { EventRow } from '../../../src/events/events.repository.js';
+import type { AuditLogEntry } from '../../../src/audit/audit-logs.repository.js';
+import type { Invitation } from '../../../src/console/invitations/invitations.repository.js';
+import type { Operator } from '../../../src/console/operators/operators.repository.js';
+import type { PasswordReset } from '../../../src/console/operators/password-resets.repository.js';
+import type { Organization } from '../../../src/organizations/organizations.repository.js';
 
 /** A composite key of a table kept in a Map (the columns of its unique key, in order). */
 export const key = (...parts: string[]) => parts.join('\u0000');
@@ -90,10 +98,39 @@ export interface MemoryRecipient {
   messageId: number | null;
 }
 
-/**
- * Every table the webhook pipeline and the campaign runner write, as plain data (so that a transaction can copy it
- * and put it back).
- */
+/** An api_keys row, as far as revoking a business account's keys reads it. */
+export interface MemoryApiKey {
+  id: string;
+  businessAccountId: string;
+  accessKey: string;
+  revokedAt: Date | null;
+}
+
+/** An audit_logs row (details as jsonb keeps them). */
+export type MemoryAuditEntry = AuditLogEntry & { organizationId: string };
+
+/** A sessions row (the token only as its hash). */
+export interface MemorySession {
+  id: string;
+  operatorId: string;
+  tokenHash: string;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
+/** The console's tables (business accounts, operators and what they sign in with), whole rows by id. */
+export interface MemoryConsoleTables {
+  businessAccounts: Map<string, BusinessAccount>;
+  apiKeys: Map<string, MemoryApiKey>;
+  auditLogs: MemoryAuditEntry[];
+  organizations: Map<string, Organization>;
+  operators: Map<string, Operator>;
+  invitations: Map<string, Invitation>;
+  passwordResets: Map<string, PasswordReset>;
+  sessions: Map<string, MemorySession>;
+}
+
+/** Every table the in-memory repositories write, as plain data (so that a transaction can copy it and put it back). */
 export interface MemoryState {
   lastId: number;
   deliveries: Map<number, MemoryDelivery>;
@@ -110,6 +147,8 @@ export interface MemoryState {
   recipients: Map<number, MemoryRecipient>;
   /** The messages campaigns stored, whole rows (as MemorySends keeps the send path's). */
   campaignMessages: Map<number, StoredMessage>;
+  /** The console's tables (the service tier of the business-accounts and operators services). */
+  console: MemoryConsoleTables;
 }
 
 const emptyState = (): MemoryState => ({
@@ -126,6 +165,16 @@ const emptyState = (): MemoryState => ({
   campaigns: new Map(),
   recipients: new Map(),
   campaignMessages: new Map(),
+  console: {
+    businessAccounts: new Map(),
+    apiKeys: new Map(),
+    auditLogs: [],
+    organizations: new Map(),
+    operators: new Map(),
+    invitations: new Map(),
+    passwordResets: new Map(),
+    sessions: new Map(),
+  },
 });
 
 /**
@@ -144,6 +193,9 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
   private readonly inside = new AsyncLocalStorage<Tx>();
   private turn: Promise<unknown> = Promise.resolve();
   private readonly faults = new Map<string, { calls: number; error: Error }>();
+  private readonly others = new Map<string, (state: MemoryState) => void>();
+  /** The tables as they were at BEGIN of the open transaction (what a rollback puts back). */
+  private atBegin: MemoryState | null = null;
   /** Transactions committed and rolled back so far. */
   readonly transactions = { committed: 0, rolledBack: 0 };
 
@@ -156,6 +208,7 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
 
   private async transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const before = structuredClone(this.state);
+    this.atBegin = before;
     // An opaque token, as UnitOfWork hands out a connection the services cannot query on.
     const tx = Object.freeze({
       transaction: this.transactions.committed + this.transactions.rolledBack + 1,
@@ -171,6 +224,7 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
       throw err;
     } finally {
       this.open = null;
+      this.atBegin = null;
     }
   }
 
@@ -196,7 +250,22 @@ export class MemoryDatabase implements ProcessingUnitOfWork {
     this.faults.set(statement, { calls: nth, error });
   }
 
+  /**
+   * Another transaction commits `change` right before the next call of `statement` (e.g. another acceptance claims the
+   * invitation this one read): a race lost between a read and a conditional write. What it changed stays even when the
+   * transaction of `statement` rolls back. `change` gets the tables (twice inside a transaction: build rows in it).
+   */
+  meanwhile(statement: string, change: (state: MemoryState) => void): void {
+    this.others.set(statement, change);
+  }
+
   private hit(statement: string): void {
+    const other = this.others.get(statement);
+    if (other) {
+      this.others.delete(statement);
+      other(this.state);
+      if (this.atBegin) other(this.atBegin);
+    }
     const fault = this.faults.get(statement);
     if (!fault || --fault.calls > 0) return;
     this.faults.delete(statement);
