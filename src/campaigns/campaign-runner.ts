@@ -42,9 +42,8 @@ import { CampaignsRepository, type CampaignRow, type CampaignStatus } from './ca
 /** Transient refusals (Meta answered, so nothing was sent) a recipient is sent again for, up to this many attempts. */
 const MAX_ATTEMPTS = 3;
 /**
- * How far ahead a runner reserves its number's slots (at HIGH, about 50 sends): enough that a slot is never missed for
- * want of a reservation, short enough that a pause stops the sends within it and POST /messages on the same number
- * waits little behind the campaign.
+ * How far ahead a runner reserves its number's slots (at HIGH, about 50 sends): a slot is never missed for want of a
+ * reservation, and a pause stops the sends within it and POST /messages on the number waits little behind it.
  */
 const RESERVE_AHEAD_MS = 50;
 /** How long a write of results keeps trying while PostgreSQL is away (its results are known only here). */
@@ -219,17 +218,26 @@ export class CampaignRunner {
   private async renew(state: RunState): Promise<void> {
     try {
       const now = await this.campaigns.renewLease(state.campaign.id, state.owner, this.config.campaignLeaseMs);
-      if (!now) {
-        // A pause or cancel frees the lease too (CampaignsRepository.transition): say which it was.
-        const status = await this.campaigns.statusOf(state.campaign.id);
-        state.stop ??= { status: status && status !== 'running' ? status : 'lease_lost' };
-      } else if (now.status !== 'running' || now.run !== state.campaign.run)
-        state.stop ??= { status: now.status === 'running' ? 'paused' : now.status };
+      if (!now || now.status !== 'running' || now.run !== state.campaign.run)
+        state.stop ??= await this.stopOf(state, now);
       else await this.refresh(state);
     } catch (err) {
       // PostgreSQL away: the lease is kept on the next renewal, or lost once it expires (another runner takes over).
       this.logger.warn({ err, campaignId: state.campaign.id }, 'campaign lease not renewed');
     }
+  }
+
+  /**
+   * Why the run stops, from a lease renewal's answer. No lease: a pause or cancel frees it too (see transition), so
+   * the status says which (running: another runner has it). A lease of another run or a stopped campaign: paused/status.
+   */
+  private async stopOf(
+    state: RunState,
+    now: { status: CampaignStatus } | null,
+  ): Promise<NonNullable<RunState['stop']>> {
+    if (now) return { status: now.status === 'running' ? 'paused' : now.status };
+    const status = await this.campaigns.statusOf(state.campaign.id).catch(() => null);
+    return { status: status && status !== 'running' ? status : 'lease_lost' };
   }
 
   /** Claims and sends until nothing is pending or the campaign stops; returns once every chunk's results are written. */
@@ -338,7 +346,7 @@ export class CampaignRunner {
       const now = await this.campaigns
         .renewLease(campaign.id, state.owner, this.config.campaignLeaseMs)
         .catch(() => null);
-      state.stop ??= { status: now === null ? 'lease_lost' : now.status === 'running' ? 'paused' : now.status };
+      state.stop ??= await this.stopOf(state, now);
     }
     return claimed;
   }

@@ -408,6 +408,29 @@ describe('CampaignRunner (service tier, in-memory repositories)', () => {
       );
     });
 
+    it.each(['paused', 'cancelled'] as const)(
+      'a campaign %s between chunks, first seen by the next claim (before any renewal), stops as such, not as a lost lease',
+      async (status) => {
+        // A long lease: no renewal comes during the test; one chunk of 3 in flight at a time.
+        const t = setUp({ config: { campaignLeaseMs: 60_000, campaignChunkSize: 3, campaignMaxInFlight: 3 } });
+        t.pacer.gateAfter = 3;
+        const { campaign } = t.start(numbers(10));
+        const running = t.run(campaign.id);
+        await until(() => t.meta.calls.length === 3, 'the first chunk');
+        const renewals = t.campaigns.renewals;
+        t.campaigns.transition(campaign.id, status);
+        if (status === 'cancelled') t.recipients.cancelPending(campaign.id);
+        t.pacer.open();
+
+        expect(await running).toBe('stopped');
+        expect(t.campaigns.get(campaign.id).status).toBe(status);
+        // At most the chunk claimed before the stop went out; nobody is left claimed.
+        expect(t.meta.calls.length).toBeLessThanOrEqual(6);
+        expect(t.recipients.counts(campaign.id).sending).toBeUndefined();
+        expect(t.campaigns.renewals - renewals).toBeLessThanOrEqual(1);
+      },
+    );
+
     it('a lease lost to another runner stops this one (lease_lost): its recipients go back to pending for the new runner', async () => {
       const { t, campaign, outcome } = await midRun((t, id) => t.campaigns.leaseTo(id, 'sweep-runner', 60_000));
 
