@@ -1,3 +1,5 @@
+import type { UpstreamTemplateComponent } from '../../upstream/upstream.types.js';
+
 /**
  * How many parameters each component of a template expects, read from its upstream definition, so a send
  * can be checked before it reaches the upstream platform (which would answer 132000).
@@ -11,14 +13,6 @@ export interface ParameterCounts {
   names: { header: string[]; body: string[] };
   /** IMAGE, VIDEO, DOCUMENT or LOCATION: the header's one parameter must be of that type (absent for text headers). */
   headerFormat?: string;
-}
-
-export interface UpstreamTemplateComponent {
-  type?: string;
-  format?: string;
-  text?: string;
-  /** `otp_type` on an authentication template's OTP button: COPY_CODE, ONE_TAP or ZERO_TAP. */
-  buttons?: Array<{ type?: string; url?: string; text?: string; otp_type?: string }>;
 }
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;

@@ -8,7 +8,8 @@ import type { Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
 import type { SyncCounts } from '../phone-numbers/phone-numbers.repository.js';
-import type { ParameterCounts, UpstreamTemplateComponent } from './template-parameters.js';
+import type { UpstreamTemplateComponent } from '../../upstream/upstream.types.js';
+import type { ParameterCounts } from './template-parameters.js';
 
 export type Template = Row<'templates'>;
 

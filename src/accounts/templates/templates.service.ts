@@ -4,13 +4,13 @@ import { AuditService } from '../../audit/audit.service.js';
 import { Conflict, InvalidInput, NotFound, UpstreamRejected } from '../../core/errors/domain-errors.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { UpstreamError } from '../../upstream/upstream.error.js';
-import type { UpstreamTemplate } from '../../upstream/upstream.types.js';
+import type { UpstreamTemplate, UpstreamTemplateComponent } from '../../upstream/upstream.types.js';
 import { WhatsAppClient } from '../../upstream/whatsapp.client.js';
 import { AccountCredentials } from '../business-accounts/account-credentials.js';
 import { AccountSync } from '../business-accounts/account-sync.js';
 import { BusinessAccountsRepository, type BusinessAccount } from '../business-accounts/business-accounts.repository.js';
 import { checkTemplateComponents, type ParameterFormat } from './template-definition.js';
-import { countParameters, type ParameterCounts, type UpstreamTemplateComponent } from './template-parameters.js';
+import { countParameters, type ParameterCounts } from './template-parameters.js';
 import { TemplatesRepository, type SyncedTemplate, type Template } from './templates.repository.js';
 import { toPage, type Page } from '../../core/rows/page.js';
 
@@ -130,7 +130,7 @@ export class TemplatesService {
     await this.upstream
       .editTemplate(this.credentials.open(account), template.upstreamId, change)
       .catch(templateFailure(`${template.name} (${template.language})`));
-    const components = change.components;
+    const components = change.components as UpstreamTemplateComponent[] | undefined;
     const row = await this.uow.run(async () => {
       const edited = await this.templates.markEdited(
         account.id,
@@ -226,7 +226,7 @@ function firstOfEach(templates: SyncedTemplate[]): SyncedTemplate[] {
 }
 
 function fromUpstream(t: UpstreamTemplate): SyncedTemplate {
-  const components = (t.components ?? []) as UpstreamTemplateComponent[];
+  const components = t.components ?? [];
   return {
     upstreamId: String(t.id),
     name: t.name,
