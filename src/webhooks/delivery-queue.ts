@@ -33,9 +33,21 @@ export const deliveryJobIds = {
       .digest('base64url')
       .slice(0, 20)}-${rerun}`,
   replay: (deliveryId: number, at = Date.now()) => `delivery-${deliveryId}-replay-${at}`,
-  /** Another run for a delivery whose statuses still wait for their message (one per minute bucket). */
-  pendingSweep: (deliveryId: number, bucket: number) => `delivery-${deliveryId}-pending-sweep-${bucket}`,
+  /** Another run for deliveries whose statuses still wait for their message (one per set and minute bucket). */
+  pendingSweep: (deliveryIds: number[], bucket: number) =>
+    `pending-sweep-${createHash('sha1')
+      .update([...deliveryIds].sort((a, b) => a - b).join(','))
+      .digest('base64url')
+      .slice(0, 20)}-${bucket}`,
 };
+
+/**
+ * BullMQ priorities of the queue's jobs (lower runs first; a job without one, priority 0, before any of them): a
+ * delivery Meta just sent never waits behind re-runs of statuses still waiting for their message, however many
+ * there are (statuses of messages other tools sent never match, and on a busy or slow host thousands of re-runs
+ * queued ahead of fresh deliveries held the latter for minutes: slow-host rehearsal of 2026-12-02).
+ */
+export const RERUN_PRIORITY = { delayed: 5, sweep: 10 } as const;
 
 /** Producer side of the webhook-deliveries queue, shared by the receiver, the console replay and the worker. */
 @Injectable()
@@ -45,12 +57,13 @@ export class DeliveryQueue {
     private readonly config: AppConfig,
   ) {}
 
-  jobOptions(jobId: string, delayMs?: number): JobsOptions {
+  jobOptions(jobId: string, delayMs?: number, priority?: number): JobsOptions {
     return {
       jobId,
       attempts: this.config.webhookMaxAttempts,
       backoff: { type: 'exponential', delay: 1000 },
       ...(delayMs ? { delay: delayMs } : {}),
+      ...(priority ? { priority } : {}),
     };
   }
 
@@ -58,25 +71,25 @@ export class DeliveryQueue {
   async enqueue(
     data: DeliveryJobData,
     jobId: string,
-    opts: { delayMs?: number; timeoutMs?: number } = {},
+    opts: { delayMs?: number; timeoutMs?: number; priority?: number } = {},
   ): Promise<void> {
     await this.queues.add(
       QUEUES.webhookDeliveries,
       JOBS.processDelivery,
       data,
-      this.jobOptions(jobId, opts.delayMs),
+      this.jobOptions(jobId, opts.delayMs, opts.priority),
       opts.timeoutMs ?? 1000,
     );
   }
 
   /** One round trip for many jobs; ids that already exist are left as they are. */
-  async enqueueMany(jobs: { deliveryIds: number[]; jobId: string }[]): Promise<void> {
+  async enqueueMany(jobs: { deliveryIds: number[]; jobId: string; priority?: number }[]): Promise<void> {
     if (jobs.length === 0) return;
     await this.queues.queue(QUEUES.webhookDeliveries).addBulk(
       jobs.map((j) => ({
         name: JOBS.processDelivery,
         data: { deliveryIds: j.deliveryIds } satisfies DeliveryJobData,
-        opts: this.jobOptions(j.jobId),
+        opts: this.jobOptions(j.jobId, undefined, j.priority),
       })),
     );
   }

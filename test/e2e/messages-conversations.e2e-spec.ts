@@ -119,8 +119,13 @@ describe('Conversations with the key pair alone: inbound messages, the messages 
       media: { base64: file.toString('base64'), mimeType: 'image/png' },
       context: { from: customer, id: text.wamid },
     });
-    const next = await feed({ after: woken.nextCursor, wait: 30 });
-    const imageItem = next.items.find((i) => i.upstreamMessageId === image.wamid)!;
+    // Followed as a poller does: page after page (another change may come first) until the image is there.
+    let after = woken.nextCursor;
+    const imageItem = (await eventually(async () => {
+      const page = await feed({ after, wait: 5 });
+      after = page.nextCursor;
+      return page.items.find((i) => i.upstreamMessageId === image.wamid);
+    }))!;
     expect(imageItem).toMatchObject({
       direction: 'inbound',
       type: 'image',

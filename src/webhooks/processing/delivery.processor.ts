@@ -6,7 +6,13 @@ import { isMissingPartition } from '../../core/db/partitions.js';
 import type { Tx } from '../../core/db/db.js';
 import { UnitOfWork } from '../../core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository, type StoredDelivery } from '../deliveries/webhook-deliveries.repository.js';
-import { DeliveryQueue, MAX_PENDING_RERUNS, deliveryJobIds, pendingRerunDelayMs } from '../delivery-queue.js';
+import {
+  DeliveryQueue,
+  MAX_PENDING_RERUNS,
+  RERUN_PRIORITY,
+  deliveryJobIds,
+  pendingRerunDelayMs,
+} from '../delivery-queue.js';
 import { EventsRepository, type EventRow, type StoredEvent } from '../../events/events.repository.js';
 import { classify, isRecord, type EventDraft } from '../../events/classify.js';
 import { AccountUpdateEffect } from './effects/account-update.effect.js';
@@ -296,6 +302,7 @@ export class DeliveryProcessor {
     }
     await this.queue.enqueue({ deliveryIds, rerun }, deliveryJobIds.pending(deliveryIds, rerun), {
       delayMs: pendingRerunDelayMs(rerun),
+      priority: RERUN_PRIORITY.delayed,
     });
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { WebhookDeliveriesRepository } from '../deliveries/webhook-deliveries.repository.js';
-import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
+import { DeliveryQueue, RERUN_PRIORITY, deliveryJobIds } from '../delivery-queue.js';
 import { EventsRepository } from '../../events/events.repository.js';
 
 /** A delivery younger than this is still in the receiver's hands (its job may be on its way). */
@@ -11,6 +11,8 @@ const BATCH = 1000;
 const PENDING_AFTER_MS = 9 * 60_000;
 const PENDING_FOR_MS = 2 * 3600_000;
 const PENDING_MAX_ATTEMPTS = 140;
+/** Deliveries one pending-sweep job runs together. */
+const SWEEP_JOB_DELIVERIES = 50;
 const MAX_BATCHES_PER_SWEEP = 20;
 
 /**
@@ -91,9 +93,17 @@ export class DeliverySweeper implements OnModuleDestroy {
       limit: BATCH,
     });
     const bucket = Math.floor(now / 60_000);
-    await this.queue.enqueueMany(
-      ids.map((id) => ({ deliveryIds: [id], jobId: deliveryJobIds.pendingSweep(id, bucket) })),
-    );
+    // Groups of deliveries a job (as the receiver's batches), behind every fresh delivery (RERUN_PRIORITY).
+    const jobs = [];
+    for (let i = 0; i < ids.length; i += SWEEP_JOB_DELIVERIES) {
+      const deliveryIds = ids.slice(i, i + SWEEP_JOB_DELIVERIES);
+      jobs.push({
+        deliveryIds,
+        jobId: deliveryJobIds.pendingSweep(deliveryIds, bucket),
+        priority: RERUN_PRIORITY.sweep,
+      });
+    }
+    await this.queue.enqueueMany(jobs);
     return ids.length;
   }
 }
