@@ -5,7 +5,6 @@
 //
 //   npx tsx bench/scrypt-memory.ts        (env: BENCH_LOGINS=16, BENCH_CONCURRENCIES=2,16)
 import { loadavg } from 'node:os';
-import type { AppConfig } from '../src/core/config/app-config.js';
 import { PasswordHasher } from '../src/console/operators/password-hasher.js';
 
 const logins = Number(process.env.BENCH_LOGINS ?? 16);
@@ -13,7 +12,7 @@ const concurrencies = (process.env.BENCH_CONCURRENCIES ?? '2,16').split(',').map
 const MiB = 1024 * 1024;
 
 async function run(scryptConcurrency: number): Promise<void> {
-  const hasher = new PasswordHasher({ passwordHashCost: 17, scryptConcurrency } as AppConfig);
+  const hasher = new PasswordHasher({ passwordHashCost: 17, scryptConcurrency });
   const stored = await hasher.hash('correct horse battery staple');
   (globalThis as { gc?: () => void }).gc?.();
   await new Promise((r) => setTimeout(r, 500));
