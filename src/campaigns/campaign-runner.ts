@@ -236,7 +236,7 @@ export class CampaignRunner {
     now: { status: CampaignStatus } | null,
   ): Promise<NonNullable<RunState['stop']>> {
     if (now) return { status: now.status === 'running' ? 'paused' : now.status };
-    const status = await this.campaigns.statusOf(state.campaign.id).catch(() => null);
+    const status = await this.campaigns.statusOf(state.campaign.id);
     return { status: status && status !== 'running' ? status : 'lease_lost' };
   }
 
@@ -346,7 +346,7 @@ export class CampaignRunner {
       const now = await this.campaigns
         .renewLease(campaign.id, state.owner, this.config.campaignLeaseMs)
         .catch(() => null);
-      state.stop ??= await this.stopOf(state, now);
+      state.stop ??= await this.stopOf(state, now).catch(() => ({ status: 'lease_lost' as const }));
     }
     return claimed;
   }
