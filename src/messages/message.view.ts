@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { PricingView } from '../core/contract/pricing.view.js';
 import type { StoredMessage } from './messages.repository.js';
 import { ApiRowId } from '../core/contract/row-id.js';
 import { MESSAGE_TYPES } from './dto/send-message.dto.js';
@@ -109,21 +110,6 @@ const CONTENT_DESCRIPTION =
   'What was sent (or received), in the shape it is sent: `{components}` for templates, `{text: {body}}`, or the field named after the type (`{image: {link|id, caption}}`, `{interactive: {…}}`, …), plus `context: {message_id}` for replies. ' +
   "Inbound: Meta's object under the type (`{image: {id, mime_type, sha256, caption}}`, `{interactive: {type: 'button_reply', button_reply: {id, title}}}`, `{location: {…}}`, `{reaction: {message_id, emoji}}`, …)";
 
-/** The pricing object of the message's status webhooks (per-message pricing): counts, not amounts. */
-export class MessagePricingView {
-  @ApiProperty({ nullable: true, type: String, example: 'PMP' }) pricingModel: string | null;
-  @ApiProperty({ nullable: true, type: String, example: 'utility' }) category: string | null;
-  @ApiProperty({
-    nullable: true,
-    type: String,
-    example: 'regular',
-    description: 'regular, free_customer_service or free_entry_point',
-  })
-  type: string | null;
-  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable:
-    boolean | null;
-}
-
 /** The media of an inbound image, video, audio, document or sticker, with a link that serves its bytes. */
 export class InboundMediaView {
   @ApiProperty({ nullable: true, type: String, example: 'image/jpeg' }) mimeType: string | null;
@@ -160,11 +146,11 @@ export class MessageListItemView extends MessageView {
   })
   contentScrubbedAt: string | null;
   @ApiProperty({
-    type: MessagePricingView,
+    type: PricingView,
     nullable: true,
     description: 'Null until a status webhook with a pricing object arrived',
   })
-  pricing: MessagePricingView | null;
+  pricing: PricingView | null;
   @ApiProperty({ type: InboundMediaView, nullable: true, description: 'Inbound media messages only' })
   media: InboundMediaView | null;
 }
@@ -177,7 +163,7 @@ export const toMessageListItem = (m: StoredMessage, media: InboundMediaView | nu
   media,
 });
 
-function pricingViewOf(m: StoredMessage): MessagePricingView | null {
+function pricingViewOf(m: StoredMessage): PricingView | null {
   if (m.pricingModel === null && m.pricingCategory === null && m.pricingType === null && m.pricingBillable === null)
     return null;
   return {

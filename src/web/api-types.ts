@@ -2807,10 +2807,16 @@ export interface components {
             /** @description Why it failed (upstream error), when it did */
             error: components["schemas"]["MessageErrorView"] | null;
         };
-        MessagePricingView: {
-            /** @example PMP */
+        PricingView: {
+            /**
+             * @description Meta's pricing_model
+             * @example PMP
+             */
             pricingModel: string | null;
-            /** @example utility */
+            /**
+             * @description marketing, utility, authentication, authentication_international, service, …
+             * @example utility
+             */
             category: string | null;
             /**
              * @description regular, free_customer_service or free_entry_point
@@ -2928,7 +2934,7 @@ export interface components {
              */
             contentScrubbedAt: string | null;
             /** @description Null until a status webhook with a pricing object arrived */
-            pricing: components["schemas"]["MessagePricingView"] | null;
+            pricing: components["schemas"]["PricingView"] | null;
             /** @description Inbound media messages only */
             media: components["schemas"]["InboundMediaView"] | null;
         };
@@ -3173,7 +3179,7 @@ export interface components {
              */
             contentScrubbedAt: string | null;
             /** @description Null until a status webhook with a pricing object arrived */
-            pricing: components["schemas"]["MessagePricingView"] | null;
+            pricing: components["schemas"]["PricingView"] | null;
             /** @description Inbound media messages only */
             media: components["schemas"]["InboundMediaView"] | null;
             sentAt: string | null;
@@ -3214,12 +3220,6 @@ export interface components {
              */
             pricingModel: string | null;
             /**
-             * @deprecated
-             * @description The same as pricingModel, in Meta's spelling: kept for existing clients; read pricingModel
-             * @example PMP
-             */
-            pricing_model: string | null;
-            /**
              * @description marketing, utility, authentication, authentication_international, service, …
              * @example utility
              */
@@ -3231,6 +3231,12 @@ export interface components {
             type: string | null;
             /** @description Deprecated by Meta in favour of type */
             billable: boolean | null;
+            /**
+             * @deprecated
+             * @description The same as pricingModel, in Meta's spelling: kept for existing clients until 2027-06-01; read pricingModel
+             * @example PMP
+             */
+            pricing_model: string | null;
         };
         EventMediaView: {
             /**
@@ -3462,7 +3468,7 @@ export type FlowParametersDto = components['schemas']['FlowParametersDto'];
 export type FlowActionDto = components['schemas']['FlowActionDto'];
 export type LocationRequestActionDto = components['schemas']['LocationRequestActionDto'];
 export type MessageView = components['schemas']['MessageView'];
-export type MessagePricingView = components['schemas']['MessagePricingView'];
+export type PricingView = components['schemas']['PricingView'];
 export type InboundMediaView = components['schemas']['InboundMediaView'];
 export type MessageListItemView = components['schemas']['MessageListItemView'];
 export type MessagesFeedView = components['schemas']['MessagesFeedView'];

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PricingView } from '../../core/contract/pricing.view.js';
 import { ApiRowId } from '../../core/contract/row-id.js';
 import type { Event } from '../events.repository.js';
 import { EVENT_KINDS, inboundMediaOf, pricingOf } from '../classify.js';
@@ -24,36 +25,20 @@ export class EventMediaView {
 }
 
 /**
- * Meta's pricing object of a status (per-message pricing), in camelCase like every other field (as on the message's
- * `pricing`); `pricing_model`, Meta's spelling, stays beside `pricingModel` with the same value for existing clients.
+ * The pricing view (PricingView, as on the message), plus `pricing_model`, Meta's spelling of `pricingModel`, which
+ * status events carried before 2026-12: deprecated, kept with the same value for clients written against it until
+ * 2027-06-01 (docs/receiving-and-feeds.md), then removed.
  */
-export class EventPricingView {
-  @ApiProperty({ nullable: true, type: String, example: 'PMP', description: "Meta's pricing_model" })
-  pricingModel: string | null;
+export class EventPricingView extends PricingView {
   @ApiProperty({
     nullable: true,
     type: String,
     example: 'PMP',
     deprecated: true,
-    description: "The same as pricingModel, in Meta's spelling: kept for existing clients; read pricingModel",
+    description:
+      "The same as pricingModel, in Meta's spelling: kept for existing clients until 2027-06-01; read pricingModel",
   })
   pricing_model: string | null;
-  @ApiProperty({
-    nullable: true,
-    type: String,
-    example: 'utility',
-    description: 'marketing, utility, authentication, authentication_international, service, …',
-  })
-  category: string | null;
-  @ApiProperty({
-    nullable: true,
-    type: String,
-    example: 'regular',
-    description: 'regular, free_customer_service or free_entry_point',
-  })
-  type: string | null;
-  @ApiProperty({ nullable: true, type: Boolean, description: 'Deprecated by Meta in favour of type' }) billable:
-    boolean | null;
 }
 
 export class EventView {
