@@ -1,14 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiConsumes,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiProperty,
-  ApiResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { ConsoleAuth } from '../auth/auth.decorators.js';
@@ -20,13 +11,7 @@ import { RawResponse } from '../core/http/envelope.interceptor.js';
 import { ApiEnvelope } from '../core/http/openapi.js';
 import { SUPPORTED_MEDIA } from './media-limits.js';
 import { MediaService } from './media.service.js';
-
-export class UploadedMediaView {
-  @ApiProperty({ example: '1037543291543636', description: 'Use as image.id, video.id, … in POST /messages' })
-  id: string;
-  @ApiProperty({ example: 'image/png' }) mimeType: string;
-  @ApiProperty({ example: 48213, description: 'Bytes' }) size: number;
-}
+import { UploadedMediaView } from './uploaded-media.view.js';
 
 @ApiTags('console: media')
 @ConsoleAuth()

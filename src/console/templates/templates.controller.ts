@@ -1,10 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiEnvelope, ApiPage, ApiUpstreamErrors } from '../../core/http/openapi.js';
-import { PageQueryDto } from '../../core/contract/pagination.js';
 import type { Page } from '../../core/rows/page.js';
 import { TemplateDoc, TemplateSyncResultDoc } from './dto/template.view.js';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ConsoleAuth } from '../../auth/auth.decorators.js';
 import { CurrentOperator, type ConsoleScope } from '../../auth/request-scope.js';
 import { Roles } from '../../auth/roles.js';
@@ -16,38 +14,11 @@ import {
 } from '../../accounts/templates/templates.service.js';
 import { NotFound } from '../../core/errors/domain-errors.js';
 import { CreateTemplateDto, EditTemplateDto } from './dto/template-draft.dto.js';
+import { TemplateQueryDto } from './dto/template-query.dto.js';
 
 const TemplateId = () => Param('id', new ParseUUIDPipe({ exceptionFactory: () => new NotFound(TEMPLATE_NOT_FOUND) }));
 const META_REFUSED =
   "Field Validation Failed, naming the field (checked before Meta: name, language, category, a BODY with text, an example for every variable); or Meta's refusal in its own words";
-
-export const TEMPLATE_STATUSES = [
-  'APPROVED',
-  'PENDING',
-  'REJECTED',
-  'PAUSED',
-  'DISABLED',
-  'IN_APPEAL',
-  'LIMIT_EXCEEDED',
-  'LOCKED',
-  'ARCHIVED',
-  'DELETED',
-  'PENDING_DELETION',
-  'FLAGGED',
-];
-
-export class TemplateQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: TEMPLATE_STATUSES })
-  @IsOptional()
-  @IsIn(TEMPLATE_STATUSES, { message: `status must be one of ${TEMPLATE_STATUSES.join(', ')}` })
-  status?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @IsString()
-  @MaxLength(512)
-  name?: string;
-}
 
 @ApiTags('console: templates')
 @ConsoleAuth()

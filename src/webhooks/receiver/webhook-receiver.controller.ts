@@ -5,7 +5,6 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
-  ApiProperty,
   ApiQuery,
   ApiResponse,
   ApiTags,
@@ -14,11 +13,8 @@ import type { Request, Response } from 'express';
 import { Public } from '../../auth/auth.decorators.js';
 import { RawResponse } from '../../core/http/envelope.interceptor.js';
 import { ApiEnvelope } from '../../core/http/openapi.js';
+import { WebhookReceivedView } from './webhook-received.view.js';
 import { WebhookReceiverService } from './webhook-receiver.service.js';
-
-export class WebhookReceivedView {
-  @ApiProperty({ enum: [true] }) received: true;
-}
 
 /** Meta's callback URL. Public: Meta authenticates with the verify token (GET) and the body's HMAC (POST). */
 @ApiTags('webhooks: receiver')
