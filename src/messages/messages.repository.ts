@@ -53,13 +53,17 @@ export class MessagesRepository {
   /**
    * The two writes of every send (pending, then sent) of concurrent sends go to PostgreSQL together: one
    * statement and one commit per batch instead of per send (group commit without a wait, see GroupCommit).
-   * Each send still gets its answer only after the commit that holds its row.
+   * Each send still gets its answer only after the commit that holds its row. A batch belongs to all its callers, so
+   * it runs outside any caller's unit of work (Db.outside).
    */
   private readonly pendingInserts = new GroupCommit<{ businessAccountId: string; m: PendingMessage }, StoredMessage>(
-    (items) => this.insertPendingBatch(items),
+    (items) => Db.outside(() => this.insertPendingBatch(items)),
     SEND_BATCHING,
   );
-  private readonly sentMarks = new GroupCommit<SentMark, boolean>((marks) => this.markSentBatch(marks), SEND_BATCHING);
+  private readonly sentMarks = new GroupCommit<SentMark, boolean>(
+    (marks) => Db.outside(() => this.markSentBatch(marks)),
+    SEND_BATCHING,
+  );
 
   constructor(private readonly db: Db) {}
 

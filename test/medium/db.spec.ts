@@ -1,5 +1,5 @@
 import { AppConfig } from '../../src/core/config/app-config.js';
-import { Db } from '../../src/core/db/db.js';
+import { Db, OUTSIDE_WITHOUT_TX } from '../../src/core/db/db.js';
 import { safeInteger } from '../../src/core/db/pg-pool.js';
 import { prepared } from '../../src/core/db/statement.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
@@ -95,13 +95,23 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
         .insertInto('conversation_windows')
         .values({ phone_number_id: b.phoneNumberId, recipient: b.recipient, waba_id: 'test', last_inbound_at: at })
         .execute();
-      // Not visible outside before the commit: a prepared statement not given the Tx runs on the pool (the send path's
-      // group commits must never run inside the transaction of whichever caller started a batch).
-      expect((await db.exec(windowOf, a)).rows).toEqual([]);
+      // Not visible outside before the commit (Db.outside: on a connection of its own, as the send path's group
+      // commits run, never inside the transaction of whichever caller started a batch).
+      expect((await Db.outside(() => db.exec(windowOf, a))).rows).toEqual([]);
       expect((await db.exec(windowOf, a, tx)).rows).toHaveLength(1);
     });
     expect((await db.exec(windowOf, a)).rows).toEqual([{ recipient: a.recipient, lastInboundAt: at }]);
     expect((await db.exec(windowOf, b)).rows).toEqual([{ recipient: b.recipient, lastInboundAt: at }]);
+  });
+
+  it('refuses a prepared statement run inside a unit of work without its Tx, before it runs', async () => {
+    const a = contact();
+    await expect(uow.run(() => db.exec(openWindow, { ...a, at }))).rejects.toThrow(OUTSIDE_WITHOUT_TX);
+    await expect(
+      uow.snapshot(() => db.run(db.build.selectFrom('conversation_windows').select('recipient'))),
+    ).rejects.toThrow(OUTSIDE_WITHOUT_TX);
+    // It would have committed on the pool, whatever became of the unit of work: nothing was written.
+    expect((await db.exec(windowOf, a)).rows).toEqual([]);
   });
 
   it('rolls the whole unit back on an error, a nested unit of work included', async () => {

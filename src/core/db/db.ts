@@ -71,6 +71,10 @@ async function orBusy<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** A prepared statement run inside a unit of work without its Tx: a programming error, refused before it runs. */
+export const OUTSIDE_WITHOUT_TX =
+  'a prepared statement inside a unit of work needs its Tx (db.exec(statement, params, tx)), or Db.outside to run on its own';
+
 /** The rows of a statement and how many rows it changed (inserted, updated, deleted). */
 export interface Result<R> {
   rows: R[];
@@ -85,7 +89,7 @@ export type Reads = 'pool' | 'partitionReads';
  * from prisma/schema.prisma), and the transactions of the unit of work. For repositories only; services use
  * UnitOfWork. Kysely's `on(tx)` runs on the transaction given, else on the unit of work's in progress (a repository
  * call inside `UnitOfWork.run` joins it), else on the pool; prepared statements (`exec`, `run`) run on the transaction
- * given, else on the pool.
+ * given, else on the pool, and inside a unit of work only with its Tx (see `send`).
  */
 @Injectable()
 export class Db implements OnApplicationShutdown {
@@ -167,11 +171,14 @@ export class Db implements OnApplicationShutdown {
   }
 
   /**
-   * Prepared and per-shape statements run where they are told: on `tx`, else on the pool. They do not join a unit of
+   * Prepared and per-shape statements run where they are told: on `tx`, else on the pool. They never join a unit of
    * work in progress on their own: the send path's group commits (GroupCommit) run one caller's statement for many
-   * callers, and must never run inside whichever caller's transaction happened to start the batch.
+   * callers, and must never run inside whichever caller's transaction happened to start the batch. Inside a unit of
+   * work, one without its Tx is refused (OUTSIDE_WITHOUT_TX) rather than run on the pool, outside the transaction the
+   * caller believes it is in; work meant to run on its own from there says so with `Db.outside`.
    */
   private async send<R>(query: pg.QueryConfig, tx: Tx | undefined, reads: Reads = 'pool'): Promise<Result<R>> {
+    if (!tx && current.getStore()) throw new Error(`${OUTSIDE_WITHOUT_TX} (${query.name ?? 'an unnamed statement'})`);
     const on = tx ? (tx as unknown as Transaction).client : reads === 'pool' ? this.pool : this.partitionReads;
     // DATABASE_PREPARED_STATEMENTS=unnamed (PgBouncer < 1.21 in transaction pooling): a named statement prepared on
     // one server connection would be missing on the next one the pooler hands out; the same text goes unnamed.
