@@ -55,13 +55,24 @@ ensure_jq
 # and before the main suite; the last line printed is one plain "tests: N passed, M failed" over both runs.
 fault_code=0
 rm -f "$STATE_DIR/jest-faults.json"
+# How busy the machine's CPUs were over a span (from /proc/stat): beside each suite's time, it tells whether the span was
+# waiting (room for more jest workers) or computing, and on what kind of host it ran.
+cpu_ticks() { awk '/^cpu /{ print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8 }' /proc/stat 2>/dev/null || echo "0 0"; }
+cpu_busy_since() {
+  local b0 t0 b1 t1
+  read -r b0 t0 <<<"$1"
+  read -r b1 t1 <<<"$(cpu_ticks)"
+  [ "$t1" -gt "$t0" ] && echo "$(((b1 - b0) * 100 / (t1 - t0)))% of $(nproc) CPUs busy" || echo "CPU use unknown"
+}
 if [ "$#" -eq 0 ] && [ "${SKIP_FAULTS:-0}" != "1" ]; then
   say "running the fault suite (test/faults: Redis, worker and PostgreSQL failures, duplicate storm)…"
+  started=$SECONDS ticks="$(cpu_ticks)"
   set +e
   NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest -c jest.faults.config.js --ci \
     --json --outputFile="$STATE_DIR/jest-faults.json" 2>&1
   fault_code=$?
   set -e
+  say "fault suite: $((SECONDS - started)) s, $(cpu_busy_since "$ticks")"
   [ "$fault_code" -eq 0 ] || say "the fault suite FAILED (exit $fault_code); see above. Running the main suite anyway."
 fi
 
@@ -69,9 +80,11 @@ say "running the test suite (unit + e2e) against PostgreSQL and Redis…"
 export NODE_ENV=test
 set +e
 rm -f "$STATE_DIR/jest-main.json"
+started=$SECONDS ticks="$(cpu_ticks)"
 NODE_OPTIONS='--experimental-vm-modules --no-warnings' node_modules/.bin/jest --ci --json --outputFile="$STATE_DIR/jest-main.json" "$@" 2>&1
 code=$?
 set -e
+say "main suite: $((SECONDS - started)) s, $(cpu_busy_since "$ticks")"
 if [ "$code" -eq 0 ] && [ "$fault_code" -ne 0 ]; then code="$fault_code"; fi
 # One plain closing line over both runs (jest's own summary is just above it).
 node -e '

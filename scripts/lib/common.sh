@@ -6,8 +6,9 @@ STATE_DIR="${STATE_DIR:-$ROOT/.local/${SCRIPT_NAME:-dev}}"
 cd "$ROOT"
 mkdir -p "$STATE_DIR"
 
-say() { printf '\033[1m[%s]\033[0m %s\n' "${SCRIPT_NAME:-setup}" "$*"; }
-die() { printf '\033[31m[%s] %s\033[0m\n' "${SCRIPT_NAME:-setup}" "$*" >&2; exit 1; }
+# Each line carries the seconds since the script started (bash's SECONDS): where a long set-up or run spends its time.
+say() { printf '\033[1m[%s +%ss]\033[0m %s\n' "${SCRIPT_NAME:-setup}" "$SECONDS" "$*"; }
+die() { printf '\033[31m[%s +%ss] %s\033[0m\n' "${SCRIPT_NAME:-setup}" "$SECONDS" "$*" >&2; exit 1; }
 
 CHILD_PIDS=()
 SERVICES_PID=""
