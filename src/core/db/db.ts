@@ -264,14 +264,6 @@ function transactionOf(tx: Tx | undefined): Transaction | undefined {
   return (tx as unknown as Transaction | undefined) ?? current.getStore();
 }
 
-/**
- * For the repositories still written on node-postgres directly (until they move to Kysely): the connection of a Tx.
- * @deprecated build the statement with Kysely and run it through Db.
- */
-export function connectionOf(tx: Tx): pg.PoolClient {
-  return (tx as unknown as Transaction).client as pg.PoolClient;
-}
-
 /** A Tx on a connection whose transaction the caller began itself (benches that drive one connection by hand). */
 export function txOn(client: pg.ClientBase): Tx {
   return new Transaction(client) as unknown as Tx;
