@@ -172,6 +172,12 @@ export interface SendStats {
   /** Answers by HTTP status, plus `network` (no answer: refused, reset) and `timeout` (outcome unknown). */
   answers: Record<string, number>;
   retries: number;
+  /**
+   * Attempts sent on a kept-alive socket the API had just closed as idle (ECONNRESET or EPIPE on a reused socket, before
+   * any answer): the request never reached the receiver, and is sent again at once on a new socket, as Node's
+   * documentation advises any client to do. Neither a POST nor an answer of the receiver; counted here only.
+   */
+  staleSockets: number;
   /** Scheduled sends still not acknowledged at the deadline. */
   gaveUp: number;
   /** Non-200 answers: first and last, in ms after the start. */
@@ -206,6 +212,7 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
     ackedByHash: new Map(),
     answers: {},
     retries: 0,
+    staleSockets: 0,
     gaveUp: 0,
     firstNon200At: null,
     lastNon200At: null,
@@ -219,7 +226,7 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
   const start = Date.now();
   const count = (k: string) => (stats.answers[k] = (stats.answers[k] ?? 0) + 1);
 
-  const attempt = (d: Delivery): Promise<{ status: number | 'network' | 'timeout'; ms: number }> =>
+  const attempt = (d: Delivery): Promise<{ status: number | 'network' | 'timeout' | 'stale-socket'; ms: number }> =>
     new Promise((resolve) => {
       const t = performance.now();
       const req = http.request(
@@ -245,7 +252,10 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
         timedOut = true;
         req.destroy();
       });
-      req.on('error', () => resolve({ status: timedOut ? 'timeout' : 'network', ms: performance.now() - t }));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        const stale = req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+        resolve({ status: timedOut ? 'timeout' : stale ? 'stale-socket' : 'network', ms: performance.now() - t });
+      });
       req.end(d.body);
     });
 
@@ -254,7 +264,11 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
       stats.posts++;
       if (n > 0) stats.retries++;
       const startedAt = Date.now();
-      const r = await attempt(d);
+      let r = await attempt(d);
+      while (r.status === 'stale-socket') {
+        stats.staleSockets++;
+        r = await attempt(d);
+      }
       count(String(r.status));
       stats.attempts.push({ startedAt, endedAt: Date.now(), status: String(r.status) });
       if (r.status === 200) {

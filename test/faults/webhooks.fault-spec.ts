@@ -240,7 +240,7 @@ async function conclude(
     .map(([k, n]) => `${k}: ${n}`)
     .join(', ');
   const line =
-    `${name}: acknowledged ${stats.acked} deliveries (${stats.posts} POSTs; ${answers}; retries ${stats.retries}; gave up ${stats.gaveUp}), ` +
+    `${name}: acknowledged ${stats.acked} deliveries (${stats.posts} POSTs; ${answers}; retries ${stats.retries}; stale keep-alive sockets sent again ${stats.staleSockets}; gave up ${stats.gaveUp}), ` +
     `stored deliveries ${v.deliveriesStored} (acknowledged but not stored ${missing}; processed ${v.deliveriesProcessed}, dead-lettered ${v.deliveriesFailed}, left received ${v.deliveriesReceived}), ` +
     `expected events ${v.expectedEvents}, stored ${v.storedEvents}, processed ${v.processedEvents}, applied (claims) ${v.claims}, applied twice ${v.claimedTwice}, ` +
     `duplicates ${v.duplicates}, lost ${v.lost}, unexpected ${v.unexpected}, event_counts ${v.eventCountsTotal} vs COUNT(*) ${v.storedEvents}, ` +
