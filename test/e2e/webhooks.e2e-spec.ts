@@ -8,7 +8,6 @@ import { QUEUES } from '../../src/core/queue/queue.constants.js';
 import { QueueService } from '../../src/core/queue/queue.service.js';
 import {
   createTenant,
-  digits,
   metaId,
   onboard,
   recipient,
@@ -29,13 +28,7 @@ import {
 import { startStack, type Stack } from '../utils/stack.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, waitFor, type TestWorker } from '../utils/webhooks.js';
-import {
-  fieldWebhook,
-  inboundWebhook,
-  messagesValue,
-  statusItem,
-  statusesWebhook,
-} from '../../simulator/payloads/webhooks.js';
+import { inboundWebhook, messagesValue, statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 jest.setTimeout(180_000);
@@ -296,58 +289,6 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect(events).toHaveLength(7);
     });
 
-    it('stores an item delivered three times once, and applies it once', async () => {
-      const tenant = await createTenant(t);
-      const message = await h.createMessage(tenant, {});
-      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
-        statusItem(message.upstreamMessageId!, 'delivered', unixNow()),
-      ]);
-      for (let i = 0; i < 3; i++) expect((await postWebhook(t, payload)).status).toBe(200);
-      const deliveries = await h.processed(tenant.account.wabaId, 3);
-      expect(deliveries).toHaveLength(3);
-      const events = await h.events(tenant.account.wabaId);
-      expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ processed: true, status: 'delivered', messageId: message.upstreamMessageId });
-      const after = await messageRow(t, message.id);
-      expect(after.status).toBe('delivered');
-    });
-
-    it('ends a message as read whatever the order: read before delivered, sent after read', async () => {
-      const tenant = await createTenant(t);
-      const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: wamid() });
-      const w = message.upstreamMessageId!;
-      const t0 = unixNow(-60);
-      const arrivals = [
-        ['read', t0 + 2],
-        ['delivered', t0 + 1],
-        ['sent', t0],
-      ] as const;
-      for (const [i, [s, at]] of arrivals.entries()) {
-        expect(
-          (
-            await postWebhook(
-              t,
-              statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [statusItem(w, s, at)]),
-            )
-          ).status,
-        ).toBe(200);
-        // One at a time, so that they are stored in this (Meta's worst-case) order.
-        await h.processed(tenant.account.wabaId, i + 1);
-      }
-      await h.processed(tenant.account.wabaId, 3);
-      const after = await messageRow(t, message.id);
-      expect(after.status).toBe('read');
-      expect(after.readAt?.getTime()).toBe((t0 + 2) * 1000);
-      expect(after.deliveredAt?.getTime()).toBe((t0 + 1) * 1000);
-      expect(after.sentAt?.getTime()).toBe(t0 * 1000);
-      const events = await h.events(tenant.account.wabaId);
-      expect(events.map((e) => [e.status, e.processed])).toEqual([
-        ['read', true],
-        ['delivered', true],
-        ['sent', true],
-      ]);
-    });
-
     it('applies a status that arrived before its message had a wamid, once the wamid is stored', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: null });
@@ -427,26 +368,6 @@ describe('Webhooks: receiver, processing and events API', () => {
       expect((await h.events(tenant.account.wabaId)).map((e) => e.processed)).toEqual([true]);
     });
 
-    it('links a status to its message by our callback data when the wamid is not stored yet', async () => {
-      const tenant = await createTenant(t);
-      const other = await createTenant(t);
-      const message = await h.createMessage(tenant, { status: 'pending', upstreamMessageId: null });
-      const foreign = await h.createMessage(other, { status: 'pending', upstreamMessageId: null });
-      const w = wamid();
-      const w2 = wamid();
-      const payload = statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
-        statusItem(w, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${message.id}` }),
-        // Callback data naming another organization's message never links it.
-        statusItem(w2, 'sent', unixNow(), '447700900123', { biz_opaque_callback_data: `bm:${foreign.id}` }),
-      ]);
-      expect((await postWebhook(t, payload)).status).toBe(200);
-      await h.processed(tenant.account.wabaId, 1);
-      const linked = await messageRow(t, message.id);
-      expect(linked).toMatchObject({ upstreamMessageId: w, status: 'sent' });
-      const untouched = await messageRow(t, foreign.id);
-      expect(untouched).toMatchObject({ upstreamMessageId: null, status: 'pending' });
-    });
-
     it('records an asynchronous 131047 failure on the message with code, title and detail', async () => {
       const tenant = await createTenant(t);
       const message = await h.createMessage(tenant, {});
@@ -472,209 +393,6 @@ describe('Webhooks: receiver, processing and events API', () => {
         error: { code: 131047, title: 'Re-engagement message', detail: reEngagement.error_data.details },
         processed: true,
       });
-    });
-
-    it("updates a synced template from Meta's decision: rejected or paused templates stop being sendable", async () => {
-      const tenant = await createTenant(t);
-      const template = (language: string) => ({
-        id: randomUUID(),
-        business_account_id: tenant.account.businessAccountId,
-        upstream_id: digits(16),
-        name: 'parcel_update',
-        language,
-        status: 'APPROVED',
-        components: JSON.stringify([]),
-        parameter_counts: JSON.stringify({ header: 0, body: 0, buttons: {} }),
-        synced_at: new Date(),
-        updated_at: new Date(),
-      });
-      await t.db
-        .on()
-        .insertInto('templates')
-        .values([template('en_GB'), template('en_US')])
-        .execute();
-      const decision = (language: string, event: string, reason: string, time: number) =>
-        fieldWebhook(
-          tenant.account.wabaId,
-          'message_template_status_update',
-          {
-            event,
-            message_template_id: 1203344556677889,
-            message_template_name: 'parcel_update',
-            message_template_language: language,
-            reason,
-          },
-          time,
-        );
-      const now = unixNow();
-      await postWebhook(t, decision('en_GB', 'REJECTED', 'INVALID_FORMAT', now));
-      await postWebhook(t, decision('en_US', 'PAUSED', 'LOW_QUALITY', now));
-      await postWebhook(
-        t,
-        fieldWebhook(
-          tenant.account.wabaId,
-          'message_template_status_update',
-          {
-            event: 'APPROVED',
-            message_template_name: 'never_synced',
-            message_template_language: 'en_GB',
-            reason: 'NONE',
-          },
-          now,
-        ),
-      );
-      await h.processed(tenant.account.wabaId, 3);
-
-      const list = async () => {
-        const res = await t.http
-          .get(`/business-accounts/${tenant.account.wabaId}/templates`)
-          .set('cookie', tenant.operator.cookie);
-        expect(res.status).toBe(200);
-        return Object.fromEntries(
-          (
-            res.body.data.items as {
-              language: string;
-              status: string;
-              statusReason: string | null;
-              sendable: boolean;
-            }[]
-          ).map((x) => [x.language, x]),
-        );
-      };
-      const templates = await list();
-      expect(templates.en_GB).toMatchObject({ status: 'REJECTED', statusReason: 'INVALID_FORMAT', sendable: false });
-      expect(templates.en_US).toMatchObject({ status: 'PAUSED', statusReason: 'LOW_QUALITY', sendable: false });
-
-      await postWebhook(t, decision('en_US', 'REINSTATED', 'NONE', now + 1));
-      await h.processed(tenant.account.wabaId, 4);
-      expect((await list()).en_US).toMatchObject({ status: 'APPROVED', statusReason: null, sendable: true });
-
-      const events = await h.events(tenant.account.wabaId);
-      // The first three deliveries are processed concurrently, so they are stored in any order among themselves.
-      const titles = events.map((e) => e.title);
-      expect(titles.slice(0, 3).sort()).toEqual([
-        'Template never_synced (en_GB) approved',
-        'Template parcel_update (en_GB) rejected: INVALID_FORMAT',
-        'Template parcel_update (en_US) paused: LOW_QUALITY',
-      ]);
-      expect(titles.slice(3)).toEqual(['Template parcel_update (en_US) reinstated']);
-      expect(events.every((e) => e.processed && e.kind === 'template_status')).toBe(true);
-    });
-
-    it("keeps the newest template decision when Meta's webhooks arrive out of order, or older than the last sync", async () => {
-      const tenant = await createTenant(t);
-      const now = unixNow();
-      // As a sync 100 s ago left it.
-      await t.db
-        .on()
-        .insertInto('templates')
-        .values({
-          id: randomUUID(),
-          business_account_id: tenant.account.businessAccountId,
-          upstream_id: digits(16),
-          name: 'order_ready',
-          language: 'en_GB',
-          status: 'APPROVED',
-          components: JSON.stringify([]),
-          parameter_counts: JSON.stringify({ header: 0, body: 0, buttons: {} }),
-          synced_at: new Date((now - 100) * 1000),
-          status_updated_at: new Date((now - 100) * 1000),
-          updated_at: new Date(),
-        })
-        .execute();
-      const decision = (event: string, reason: string, time: number) =>
-        fieldWebhook(
-          tenant.account.wabaId,
-          'message_template_status_update',
-          {
-            event,
-            message_template_id: 1203344556677001,
-            message_template_name: 'order_ready',
-            message_template_language: 'en_GB',
-            reason,
-          },
-          time,
-        );
-      const status = async () =>
-        t.db
-          .on()
-          .selectFrom('templates')
-          .select(columns.templates)
-          .where('business_account_id', '=', tenant.account.businessAccountId)
-          .where('name', '=', 'order_ready')
-          .executeTakeFirstOrThrow();
-
-      // Decided before the sync read the template: the sync's state stands.
-      await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 200));
-      await h.processed(tenant.account.wabaId, 1);
-      expect(await status()).toMatchObject({ status: 'APPROVED', statusReason: null });
-
-      // Paused at now - 10, then the older rejection at now - 20 arrives late: it stays paused.
-      await postWebhook(t, decision('PAUSED', 'LOW_QUALITY', now - 10));
-      await h.processed(tenant.account.wabaId, 2);
-      await postWebhook(t, decision('REJECTED', 'INVALID_FORMAT', now - 20));
-      await h.processed(tenant.account.wabaId, 3);
-      expect(await status()).toMatchObject({
-        status: 'PAUSED',
-        statusReason: 'LOW_QUALITY',
-        statusUpdatedAt: new Date((now - 10) * 1000),
-      });
-
-      // A newer decision applies.
-      await postWebhook(t, decision('REINSTATED', 'NONE', now));
-      await h.processed(tenant.account.wabaId, 4);
-      expect(await status()).toMatchObject({
-        status: 'APPROVED',
-        statusReason: null,
-        statusUpdatedAt: new Date(now * 1000),
-      });
-      // Every decision is still listed as an event.
-      expect((await h.events(tenant.account.wabaId)).filter((e) => e.processed)).toHaveLength(4);
-    });
-
-    it('opens the 24 h window on an inbound message, and an older redelivery never shortens it', async () => {
-      const tenant = await createTenant(t);
-      const from = recipient();
-      const at = unixNow(-30);
-      await postWebhook(
-        t,
-        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
-          from,
-          id: wamid(),
-          timestamp: String(at),
-          text: 'Can I change the delivery slot?',
-        }),
-      );
-      await h.processed(tenant.account.wabaId, 1);
-      const windowOf = () =>
-        t.db
-          .on()
-          .selectFrom('conversation_windows')
-          .select(columns.conversation_windows)
-          .where('phone_number_id', '=', tenant.account.phoneNumberId)
-          .where('recipient', '=', from)
-          .executeTakeFirstOrThrow();
-      const window = await windowOf();
-      expect(window).toMatchObject({ wabaId: tenant.account.wabaId });
-      expect(window.lastInboundAt.getTime()).toBe(at * 1000);
-
-      await postWebhook(
-        t,
-        inboundWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, {
-          from,
-          id: wamid(),
-          timestamp: String(at - 3600),
-          text: 'older',
-        }),
-      );
-      await h.processed(tenant.account.wabaId, 2);
-      const still = await windowOf();
-      expect(still.lastInboundAt.getTime()).toBe(at * 1000);
-      const res = await h.listEvents(tenant, { wabaId: tenant.account.wabaId, kind: 'inbound_message' });
-      expect(res.body.data.items.map((e: { title: string; recipient: string }) => [e.title, e.recipient])).toEqual([
-        [`Inbound text from ${from}`, from],
-        [`Inbound text from ${from}`, from],
-      ]);
     });
 
     it('stores and applies items whose text holds a NUL or a lone surrogate (JSON escapes PostgreSQL cannot store), as U+FFFD', async () => {

@@ -148,6 +148,44 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       ]);
     });
 
+    it("Meta's rejection makes the synced template REJECTED with its reason, in that language only; a decision on a template never synced here is kept as an event and files no template", async () => {
+      const p = setUp();
+      p.templates.synced(WABA, TEMPLATE.name, 'en_GB');
+      p.templates.synced(WABA, TEMPLATE.name, 'en_US');
+      const unknown = { ...TEMPLATE, name: 'never_synced' };
+
+      await p.processor.process([
+        p.receive(
+          fieldWebhook(
+            WABA,
+            'message_template_status_update',
+            templateStatusValue(TEMPLATE, 'REJECTED', 'INVALID_FORMAT'),
+            T0 + 10,
+          ),
+        ),
+        p.receive(
+          fieldWebhook(
+            WABA,
+            'message_template_status_update',
+            templateStatusValue(unknown, 'APPROVED', 'NONE'),
+            T0 + 11,
+          ),
+        ),
+      ]);
+
+      expect(p.templates.get(WABA, TEMPLATE.name, 'en_GB')).toMatchObject({
+        status: 'REJECTED',
+        statusReason: 'INVALID_FORMAT',
+        statusUpdatedAt: at(10),
+      });
+      expect(p.templates.get(WABA, TEMPLATE.name, 'en_US')).toMatchObject({ status: 'APPROVED', statusReason: null });
+      expect(p.templates.get(WABA, 'never_synced', TEMPLATE.language)).toBeUndefined();
+      expect(p.events.all().map((e) => [e.kind, e.processed])).toEqual([
+        ['template_status', true],
+        ['template_status', true],
+      ]);
+    });
+
     it("account-level webhooks change the account's standing, the number's quality and the user's marketing preference", async () => {
       const p = setUp();
       p.numbers.synced(WABA, '447700900500');
@@ -301,6 +339,31 @@ describe('DeliveryProcessor (service tier, in-memory repositories)', () => {
       });
       expect(p.events.all()).toHaveLength(4);
       expect(p.events.all().every((e) => e.processed)).toBe(true);
+    });
+
+    it("a message whose send answer was never stored ends read with each of Meta's times: read, delivered, then sent arriving", async () => {
+      const p = setUp();
+      const pending = p.messages.outbound(WABA, { upstreamMessageId: 'wamid.P' });
+      expect(pending).toMatchObject({ status: 'pending', sentAt: null });
+      // Each in its own delivery, stored in this (Meta's worst-case) order.
+      for (const item of [
+        status('wamid.P', 'read', 9),
+        status('wamid.P', 'delivered', 5),
+        status('wamid.P', 'sent', 1),
+      ])
+        await p.processor.process([p.receive(statuses(item))]);
+
+      expect(p.messages.get(pending.id)).toMatchObject({
+        status: 'read',
+        sentAt: at(1),
+        deliveredAt: at(5),
+        readAt: at(9),
+      });
+      expect(p.events.all().map((e) => [e.status, e.processed])).toEqual([
+        ['read', true],
+        ['delivered', true],
+        ['sent', true],
+      ]);
     });
 
     it('in one payload too, whatever their order in it', async () => {
