@@ -8,7 +8,7 @@ import type { JsonValue } from './database.js';
  */
 
 /** The PostgreSQL types of parameters and record columns used here, and what node-postgres reads them as. */
-interface PgTypes {
+export interface PgTypes {
   uuid: string;
   text: string;
   int: number;
