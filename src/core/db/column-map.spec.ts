@@ -66,6 +66,30 @@ describe('columnMap', () => {
     ]);
   });
 
+  it('writes a row of a VALUES insert by column, from parameters named after the source keys', () => {
+    expect(map.keys).toEqual(['deliveryId', 'wabaId', 'attempts']);
+    const insert = builder
+      .insertInto('events')
+      .values([0, 1].map((i) => map.row((key) => `${key}${i}`, { processedAt: null, createdAt: `at${i}` })));
+    expect(compiled(insert)).toMatchObject({
+      sql:
+        'insert into "events" ("delivery_id", "waba_id", "processed_at", "attempts", "created_at") ' +
+        'values ($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)',
+      parameters: [
+        'deliveryId0',
+        'wabaId0',
+        null,
+        'attempts0',
+        'at0',
+        'deliveryId1',
+        'wabaId1',
+        null,
+        'attempts1',
+        'at1',
+      ],
+    });
+  });
+
   it('is checked by the compiler: a misspelt column, a missing value or a missing row field does not compile', () => {
     // Each line below is a compile error (npm run typecheck fails if one compiles, "unused @ts-expect-error").
     // @ts-expect-error: `delivery_idd` is no column of events

@@ -1,4 +1,4 @@
-import type { AliasableExpression, AliasedExpression, AliasedRawBuilder } from 'kysely';
+import type { AliasableExpression, AliasedExpression, AliasedRawBuilder, InsertObject } from 'kysely';
 import type { Database } from './database.js';
 import { jsonRecords, typed, unnest, type PgType, type PgTypes } from './pg.js';
 
@@ -17,6 +17,8 @@ type Entry = readonly [key: string, type: PgType] | string;
 export type SourceKey<S> = {
   [C in keyof S]: S[C] extends readonly [infer K extends string, PgType] ? K : never;
 }[keyof S];
+/** The values each statement gives, by key: an expression, or for `row`, a parameter. */
+type GivenValues<S> = { [K in GivenKey<S>]: unknown };
 /** The keys of the values each statement gives. */
 export type GivenKey<S> = { [C in keyof S]: S[C] extends string ? S[C] : never }[keyof S];
 type Types<S> = {
@@ -67,6 +69,10 @@ export interface ColumnMap<T extends keyof Database, S extends ColumnSpec<T>> {
   ): Array<`${A}.${SourceKey<S>}` | Extract<G[keyof G], string> | AliasedExpression<unknown, GivenKey<S>>>;
   /** The select list of one row of parameters: `$n::type as key`, or the given value `as key`, in `columns`' order. */
   values(params: SourceRow<S>, given: Given<S>): Array<AliasedExpression<unknown, SourceKey<S> | GivenKey<S>>>;
+  /** The source columns' keys, in order. */
+  readonly keys: ReadonlyArray<SourceKey<S>>;
+  /** One row of a multi-row VALUES insert, `{ column: value }`: each source key's value (a parameter), or the given one. */
+  row(value: (key: SourceKey<S>) => unknown, given: GivenValues<S>): InsertObject<Database, T>;
   /** The rows as the JSON `records` reads (each needs every source key: the compiler says which one is missing). */
   json(rows: ReadonlyArray<SourceRow<S>>): string;
 }
@@ -95,6 +101,14 @@ export function columnMap<T extends keyof Database, const S extends ColumnSpec<T
     select: (alias, given) => list((key) => `${alias}.${key}`, given),
     values: (params, given) =>
       list((key, type) => typed((params as Record<string, unknown>)[key], type).as(key), given),
+    keys: Object.keys(types) as never,
+    row: (value, given) =>
+      Object.fromEntries(
+        entries.map(([c, e]) => [
+          c,
+          typeof e === 'string' ? (given as Record<string, unknown>)[e] : value(e[0] as never),
+        ]),
+      ) as InsertObject<Database, T>,
     json: (rows) => JSON.stringify(rows),
   };
 }

@@ -19,6 +19,8 @@ export interface PgTypes {
   bytea: Buffer;
   /** A transaction id (64-bit, never wraps): read as its text. */
   xid8: string;
+  /** A row's list (`waba_ids`): a jsonRecords column or a VALUES cell, never an unnest array (it would flatten). */
+  'text[]': string[];
 }
 export type PgType = keyof PgTypes;
 
