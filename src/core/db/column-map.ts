@@ -7,8 +7,9 @@ import { jsonRecords, typed, unnest, type PgType, type PgTypes } from './pg.js';
  * value comes from. `column: [key, type]`: the source rows' column `key` (a jsonRecords record field, an unnest
  * array, a typed parameter) of PostgreSQL type `type`; `column: 'key'`: a value each statement gives (`now()`, a
  * constant), selected as `key`. From it: the insert's column list (`columns`, checked against the table), the
- * source's types (`records`, `unnest`) and the select list in the same order (`select`, `values`). Adding a column to
- * such an insert is one line here; the compiler then asks the rows and the statements for its value.
+ * source's types (`records`, `unnest`), the select list in the same order (`select`, `values`), a VALUES row (`row`)
+ * and the JSON rows (`json`). Adding a column to such an insert is one line here; the compiler then asks the rows
+ * and the statements for its value. Every statement's text stays its own: an unchanged SQL snapshot proves it.
  */
 export type ColumnSpec<T extends keyof Database> = { readonly [C in keyof Database[T] & string]?: Entry };
 type Entry = readonly [key: string, type: PgType] | string;
@@ -17,10 +18,10 @@ type Entry = readonly [key: string, type: PgType] | string;
 export type SourceKey<S> = {
   [C in keyof S]: S[C] extends readonly [infer K extends string, PgType] ? K : never;
 }[keyof S];
-/** The values each statement gives, by key: an expression, or for `row`, a parameter. */
-type GivenValues<S> = { [K in GivenKey<S>]: unknown };
 /** The keys of the values each statement gives. */
 export type GivenKey<S> = { [C in keyof S]: S[C] extends string ? S[C] : never }[keyof S];
+/** The values a VALUES row gives, by key (parameters). */
+type GivenValues<S> = { [K in GivenKey<S>]: unknown };
 type Types<S> = {
   [C in keyof S as S[C] extends readonly [infer K extends string, PgType] ? K : never]: S[C] extends readonly [
     string,
