@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
+import { columnMap } from '../core/db/column-map.js';
 import { columns, type Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { feedRows } from '../core/db/feed.js';
@@ -12,7 +13,7 @@ import {
   partitionsOf,
   type Partition,
 } from '../core/db/partitions.js';
-import { jsonRecords, minus, now, plus, snapshotHorizon, typed, unnest, withoutMessageContent } from '../core/db/pg.js';
+import { minus, now, plus, snapshotHorizon, typed, unnest, withoutMessageContent } from '../core/db/pg.js';
 import { columnsExcept } from '../core/db/rows.js';
 import { prepared, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
@@ -76,6 +77,34 @@ const storedKeysQuery = (db: Kysely<Database>, p: { keys: string[]; at: Date | n
 export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
 
 /**
+ * The events insert's columns, once (core/db/column-map.ts): each with its field in the JSON rows (EventRow) and its
+ * type, or the key of the value the statement gives (processed_at, created_at).
+ */
+export const EVENT_INSERT = columnMap('events', {
+  delivery_id: ['deliveryId', 'bigint'],
+  waba_id: ['wabaId', 'text'],
+  phone_number_id: ['phoneNumberId', 'text'],
+  event_type: ['eventType', 'text'],
+  kind: ['kind', 'text'],
+  title: ['title', 'text'],
+  status: ['status', 'text'],
+  recipient: ['recipient', 'text'],
+  user_id: ['userId', 'text'],
+  message_id: ['messageId', 'text'],
+  upstream_timestamp: ['upstreamTimestamp', 'timestamptz'],
+  error_code: ['errorCode', 'int'],
+  error_title: ['errorTitle', 'text'],
+  error_detail: ['errorDetail', 'text'],
+  raw: ['raw', 'jsonb'],
+  pricing: ['pricing', 'jsonb'],
+  dedupe_key: ['dedupeKey', 'text'],
+  processed: ['processed', 'boolean'],
+  processed_at: 'processedAt',
+  attempts: ['attempts', 'int'],
+  created_at: 'createdAt',
+});
+
+/**
  * Part 2: one statement per chunk; an item is stored unless its key is stored in the last EVENTS_DEDUPE_WINDOW_DAYS (8; in
  * whichever weekly partitions those are: the window prunes the rest, the empty ones ahead included; a day ahead
  * covers other hosts' clocks), and once if it comes twice in the chunk.
@@ -85,82 +114,17 @@ export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
 export const insertEvents = prepared('insert_events', (db, p: { rows: string; at: Date | null; keys: string[] }) =>
   db
     .insertInto('events')
-    .columns([
-      'delivery_id',
-      'waba_id',
-      'phone_number_id',
-      'event_type',
-      'kind',
-      'title',
-      'status',
-      'recipient',
-      'user_id',
-      'message_id',
-      'upstream_timestamp',
-      'error_code',
-      'error_title',
-      'error_detail',
-      'raw',
-      'pricing',
-      'dedupe_key',
-      'processed',
-      'processed_at',
-      'attempts',
-      'created_at',
-    ])
+    .columns(EVENT_INSERT.columns)
     .expression(
       db
-        .selectFrom(
-          jsonRecords(
-            'd',
-            {
-              deliveryId: 'bigint',
-              wabaId: 'text',
-              phoneNumberId: 'text',
-              eventType: 'text',
-              kind: 'text',
-              title: 'text',
-              status: 'text',
-              recipient: 'text',
-              userId: 'text',
-              messageId: 'text',
-              upstreamTimestamp: 'timestamptz',
-              errorCode: 'int',
-              errorTitle: 'text',
-              errorDetail: 'text',
-              raw: 'jsonb',
-              pricing: 'jsonb',
-              dedupeKey: 'text',
-              processed: 'boolean',
-              attempts: 'int',
-            },
-            p.rows,
-          ),
-        )
+        .selectFrom(EVENT_INSERT.records('d', p.rows))
         .distinctOn('d.dedupeKey')
-        .select((eb) => [
-          'd.deliveryId',
-          'd.wabaId',
-          'd.phoneNumberId',
-          'd.eventType',
-          'd.kind',
-          'd.title',
-          'd.status',
-          'd.recipient',
-          'd.userId',
-          'd.messageId',
-          'd.upstreamTimestamp',
-          'd.errorCode',
-          'd.errorTitle',
-          'd.errorDetail',
-          'd.raw',
-          'd.pricing',
-          'd.dedupeKey',
-          'd.processed',
-          eb.case().when('d.processed', '=', true).then(now()).end().as('processedAt'),
-          'd.attempts',
-          eb.fn.coalesce(typed(p.at, 'timestamptz'), now()).as('createdAt'),
-        ])
+        .select((eb) =>
+          EVENT_INSERT.select('d', {
+            processedAt: eb.case().when('d.processed', '=', true).then(now()).end(),
+            createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()),
+          }),
+        )
         .where((eb) => eb('d.dedupeKey', 'not in', storedKeysQuery(db, p)))
         .orderBy('d.dedupeKey'),
     )
@@ -370,7 +334,7 @@ export class EventsRepository {
     await this.db.exec(lockDedupeKeys, { keys }, tx);
     const { rows: inserted } = await this.db.exec(
       insertEvents,
-      { rows: JSON.stringify(rows), at: at ?? null, keys },
+      { rows: EVENT_INSERT.json(rows), at: at ?? null, keys },
       tx,
     );
     return new Map(inserted.map((r) => [r.dedupeKey, r]));

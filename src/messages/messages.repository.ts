@@ -8,7 +8,7 @@ import { changeColumns, distinctChanges, type UserIdChange } from '../accounts/u
 import { messageAnalytics, type AnalyticsFilter, type MessageAggregates } from './statements/analytics.js';
 import { insertCampaignMessages, markFailedBatch } from './statements/campaigns.js';
 import { addressesOf, eraseContactBatch, pageOfContact, scrubContentBatch } from './statements/contacts.js';
-import { insertInbound, type InboundMessageRow } from './statements/inbound.js';
+import { INBOUND_INSERT, insertInbound, type InboundMessageRow } from './statements/inbound.js';
 import {
   countOf,
   feedOf,
@@ -263,7 +263,7 @@ export class MessagesRepository {
    */
   async insertInbound(tx: Tx, rows: InboundMessageRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const { rowCount } = await this.db.exec(insertInbound, { rows: JSON.stringify(rows) }, tx);
+    const { rowCount } = await this.db.exec(insertInbound, { rows: INBOUND_INSERT.json(rows) }, tx);
     return rowCount;
   }
 

@@ -8,7 +8,7 @@ import type { JsonValue } from './database.js';
  */
 
 /** The PostgreSQL types of parameters and record columns used here, and what node-postgres reads them as. */
-interface PgTypes {
+export interface PgTypes {
   uuid: string;
   text: string;
   int: number;
@@ -19,6 +19,8 @@ interface PgTypes {
   bytea: Buffer;
   /** A transaction id (64-bit, never wraps): read as its text. */
   xid8: string;
+  /** A row's list (`waba_ids`): a jsonRecords column or a VALUES cell, never an unnest array (it would flatten). */
+  'text[]': string[];
 }
 export type PgType = keyof PgTypes;
 

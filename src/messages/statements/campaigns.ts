@@ -1,8 +1,17 @@
 // A campaign runner's statements on `messages`: run by MessagesRepository (../messages.repository.ts), the table's
 // one owner. Their SQL as PostgreSQL receives it: ./queries/campaigns.sql (`npm run db:sql` writes it).
+import { columnMap } from '../../core/db/column-map.js';
 import { now, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
-import { PENDING_COLUMNS, PENDING_VALUES, pendingRows, type PendingColumns } from './send.js';
+import { PENDING_SOURCE, type PendingColumns } from './send.js';
+
+/** A campaign's pending messages: a send's source columns, then the campaign and what the statement gives. */
+const CAMPAIGN_INSERT = columnMap('messages', {
+  ...PENDING_SOURCE,
+  campaign_id: 'campaignId',
+  status: 'status',
+  updated_at: 'updatedAt',
+});
 
 /** A campaign chunk's pending messages (as insertPendingBatch, with the campaign; no key pair). */
 export const insertCampaignMessages = prepared(
@@ -10,16 +19,17 @@ export const insertCampaignMessages = prepared(
   (db, p: PendingColumns & { campaignId: number }) =>
     db
       .insertInto('messages')
-      .columns([...PENDING_COLUMNS, 'campaign_id', 'status', 'updated_at'])
+      .columns(CAMPAIGN_INSERT.columns)
       .expression(
         db
-          .selectFrom(pendingRows(p))
-          .select((eb) => [
-            ...PENDING_VALUES,
-            typed(p.campaignId, 'bigint').as('campaignId'),
-            eb.val('pending').as('status'),
-            now().as('updatedAt'),
-          ])
+          .selectFrom(CAMPAIGN_INSERT.unnest('u', p, 'ord'))
+          .select((eb) =>
+            CAMPAIGN_INSERT.select('u', {
+              campaignId: typed(p.campaignId, 'bigint'),
+              status: eb.val('pending'),
+              updatedAt: now(),
+            }),
+          )
           .orderBy('u.ord'),
       )
       .returning('id'),

@@ -1,7 +1,26 @@
 // Customers' messages, stored by the worker in its transaction: run by MessagesRepository (../messages.repository.ts),
 // the table's one owner. Their SQL as PostgreSQL receives it: ./queries/inbound.sql (`npm run db:sql` writes it).
-import { jsonRecords, now } from '../../core/db/pg.js';
+import { columnMap } from '../../core/db/column-map.js';
+import { now } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
+
+/**
+ * An inbound message's columns, once (core/db/column-map.ts): each with its field in the JSON rows
+ * (InboundMessageRow) and its type, or the key of the value the statement gives (the account from the join).
+ */
+export const INBOUND_INSERT = columnMap('messages', {
+  business_account_id: 'accountId',
+  phone_number_id: ['phoneNumberId', 'text'],
+  direction: 'direction',
+  from: ['from', 'text'],
+  user_id: ['userId', 'text'],
+  handled_by: ['handledBy', 'text'],
+  type: ['type', 'text'],
+  content: ['content', 'jsonb'],
+  status: 'status',
+  upstream_message_id: ['wamid', 'text'],
+  updated_at: 'updatedAt',
+});
 
 /**
  * Customers' messages, each in the business account that owns the receiving WABA (an event of an account not
@@ -12,51 +31,19 @@ export const insertInbound = prepared(
   (db, p: { rows: string }) =>
     db
       .insertInto('messages')
-      .columns([
-        'business_account_id',
-        'phone_number_id',
-        'direction',
-        'from',
-        'user_id',
-        'handled_by',
-        'type',
-        'content',
-        'status',
-        'upstream_message_id',
-        'updated_at',
-      ])
+      .columns(INBOUND_INSERT.columns)
       .expression(
         db
-          .selectFrom(
-            jsonRecords(
-              'd',
-              {
-                wabaId: 'text',
-                phoneNumberId: 'text',
-                from: 'text',
-                userId: 'text',
-                handledBy: 'text',
-                type: 'text',
-                content: 'jsonb',
-                wamid: 'text',
-              },
-              p.rows,
-            ),
-          )
+          .selectFrom(INBOUND_INSERT.records('d', p.rows, { wabaId: 'text' }))
           .innerJoin('business_accounts as b', 'b.waba_id', 'd.wabaId')
-          .select((eb) => [
-            'b.id',
-            'd.phoneNumberId',
-            eb.val('inbound').as('direction'),
-            'd.from',
-            'd.userId',
-            'd.handledBy',
-            'd.type',
-            'd.content',
-            eb.val('received').as('status'),
-            'd.wamid',
-            now().as('updatedAt'),
-          ]),
+          .select((eb) =>
+            INBOUND_INSERT.select('d', {
+              accountId: 'b.id',
+              direction: eb.val('inbound'),
+              status: eb.val('received'),
+              updatedAt: now(),
+            }),
+          ),
       )
       .onConflict((oc) => oc.column('upstream_message_id').doNothing()),
   { planned: true },

@@ -2,6 +2,7 @@
 // owner. Their SQL as PostgreSQL receives it: ./queries/send.sql (`npm run db:sql` writes it).
 import type { Expression, SqlBool } from 'kysely';
 import { columns } from '../../core/db/database.js';
+import { columnMap, type ColumnSpec, type SourceArrays } from '../../core/db/column-map.js';
 import { now, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { claimKey, completeKey } from '../send/idempotency-keys.repository.js';
@@ -11,50 +12,35 @@ import { sameAccount } from './shared.js';
 /** What the database decides on insert; the rest of a pending row is what was inserted (see pendingRow). */
 const INSERTED_COLUMNS = ['id', 'created_at as createdAt', 'updated_at as updatedAt'] as const;
 
-/** The unnest of PendingColumns, with the order of the arrays (ORDER BY ord: ids are drawn in that order). */
-export const pendingRows = (c: PendingColumns) =>
-  unnest(
-    'u',
-    {
-      b: 'uuid',
-      k: 'uuid',
-      p: 'text',
-      t: 'text',
-      ty: 'text',
-      tn: 'text',
-      tl: 'text',
-      c: 'jsonb',
-      ui: 'text',
-      ua: 'text',
-    },
-    { b: c.b, k: c.k, p: c.p, t: c.t, ty: c.ty, tn: c.tn, tl: c.tl, c: c.c, ui: c.ui, ua: c.ua },
-    'ord',
-  );
+/**
+ * A pending message's columns, once (core/db/column-map.ts): each with its array (PendingColumns) or parameter and its
+ * type. The inserts add what they give themselves (PENDING_INSERT; campaigns.ts adds campaign_id).
+ */
+export const PENDING_SOURCE = {
+  business_account_id: ['b', 'uuid'],
+  api_key_id: ['k', 'uuid'],
+  phone_number_id: ['p', 'text'],
+  to: ['t', 'text'],
+  type: ['ty', 'text'],
+  template_name: ['tn', 'text'],
+  template_language: ['tl', 'text'],
+  content: ['c', 'jsonb'],
+  user_id: ['ui', 'text'],
+  upstream_api: ['ua', 'text'],
+} as const satisfies ColumnSpec<'messages'>;
 
-export const PENDING_COLUMNS = [
-  'business_account_id',
-  'api_key_id',
-  'phone_number_id',
-  'to',
-  'type',
-  'template_name',
-  'template_language',
-  'content',
-  'user_id',
-  'upstream_api',
-] as const;
-/** pendingRows' columns, in PENDING_COLUMNS' order. */
-export const PENDING_VALUES = ['u.b', 'u.k', 'u.p', 'u.t', 'u.ty', 'u.tn', 'u.tl', 'u.c', 'u.ui', 'u.ua'] as const;
+/** A send's pending messages: the source columns, then the status and the update time the statement gives. */
+const PENDING_INSERT = columnMap('messages', { ...PENDING_SOURCE, status: 'status', updated_at: 'updatedAt' });
 
 /** Pending messages of concurrent sends, one array per column, in one statement. */
 export const insertPendingBatch = prepared('insert_pending_messages', (db, p: PendingColumns) =>
   db
     .insertInto('messages')
-    .columns([...PENDING_COLUMNS, 'status', 'updated_at'])
+    .columns(PENDING_INSERT.columns)
     .expression(
       db
-        .selectFrom(pendingRows(p))
-        .select((eb) => [...PENDING_VALUES, eb.val('pending').as('status'), now().as('updatedAt')])
+        .selectFrom(PENDING_INSERT.unnest('u', p, 'ord'))
+        .select((eb) => PENDING_INSERT.select('u', { status: eb.val('pending'), updatedAt: now() }))
         .orderBy('u.ord'),
     )
     .returning(INSERTED_COLUMNS),
@@ -180,24 +166,25 @@ export const insertPendingClaimingKey = prepared(
         }),
       )
       .insertInto('messages')
-      .columns([...PENDING_COLUMNS, 'status', 'updated_at'])
+      .columns(PENDING_INSERT.columns)
       .expression((eb) =>
-        eb
-          .selectFrom('claim')
-          .select((eb) => [
-            typed(p.businessAccountId, 'uuid').as('b'),
-            typed(p.apiKeyId, 'uuid').as('k'),
-            typed(p.phoneNumberId, 'text').as('p'),
-            typed(p.to, 'text').as('t'),
-            typed(p.type, 'text').as('ty'),
-            typed(p.templateName, 'text').as('tn'),
-            typed(p.templateLanguage, 'text').as('tl'),
-            typed(p.content, 'jsonb').as('c'),
-            typed(p.userId, 'text').as('ui'),
-            typed(p.upstreamApi, 'text').as('ua'),
-            eb.val('pending').as('status'),
-            now().as('updatedAt'),
-          ]),
+        eb.selectFrom('claim').select((eb) =>
+          PENDING_INSERT.values(
+            {
+              b: p.businessAccountId,
+              k: p.apiKeyId,
+              p: p.phoneNumberId,
+              t: p.to,
+              ty: p.type,
+              tn: p.templateName,
+              tl: p.templateLanguage,
+              c: p.content,
+              ui: p.userId,
+              ua: p.upstreamApi,
+            },
+            { status: eb.val('pending'), updatedAt: now() },
+          ),
+        ),
       )
       .returning(INSERTED_COLUMNS),
 );
@@ -253,19 +240,8 @@ export interface PendingMessage {
   content: unknown;
 }
 
-/** Pending messages as the arrays of the batch inserts (one per column, a row per index). */
-export interface PendingColumns {
-  b: string[];
-  k: (string | null)[];
-  p: string[];
-  t: (string | null)[];
-  ty: string[];
-  tn: (string | null)[];
-  tl: (string | null)[];
-  c: string[];
-  ui: (string | null)[];
-  ua: string[];
-}
+/** Pending messages as the arrays of the batch inserts (one per column of PENDING_SOURCE, a row per index). */
+export type PendingColumns = SourceArrays<typeof PENDING_SOURCE>;
 
 export function pendingColumns(items: { businessAccountId: string; m: PendingMessage }[]): PendingColumns {
   return {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import { columnMap } from '../../core/db/column-map.js';
 import type { Database } from '../../core/db/database.js';
 import { Db, type Tx } from '../../core/db/db.js';
 import {
@@ -64,18 +65,24 @@ const rowColumns = (eb: Eb) =>
     'processed_at as processedAt',
   ] as const;
 
+/**
+ * The deliveries insert's columns, once (core/db/column-map.ts): each with its IncomingDelivery field (the
+ * parameter `<field><i>` of row i), and the batch the statement gives.
+ */
+const DELIVERY_INSERT = columnMap('webhook_deliveries', {
+  raw_body: ['rawBody', 'bytea'],
+  signature: ['signature', 'text'],
+  waba_ids: ['wabaIds', 'text[]'],
+  batch_id: 'batchId',
+});
+
 /** One statement per batch size (1…max rows), prepared once per connection. */
 function storeMany(rows: number) {
   return prepared(`store_deliveries_${rows}`, (db, p: Record<string, unknown>) =>
     db
       .insertInto('webhook_deliveries')
       .values(
-        Array.from({ length: rows }, (_, i) => ({
-          raw_body: p[`r${i}`] as Buffer,
-          signature: p[`s${i}`] as string,
-          waba_ids: p[`w${i}`] as string[],
-          batch_id: p.batchId as string,
-        })),
+        Array.from({ length: rows }, (_, i) => DELIVERY_INSERT.row((key) => p[`${key}${i}`], { batchId: p.batchId })),
       )
       .returning('id'),
   );
@@ -333,9 +340,7 @@ export class WebhookDeliveriesRepository {
     if (!statement) storeStatements.set(rows.length, (statement = storeMany(rows.length)));
     const params: Record<string, unknown> = { batchId };
     rows.forEach((r, i) => {
-      params[`r${i}`] = r.rawBody;
-      params[`s${i}`] = r.signature;
-      params[`w${i}`] = r.wabaIds;
+      for (const key of DELIVERY_INSERT.keys) params[`${key}${i}`] = r[key];
     });
     const { rows: ids } = await this.db.exec(statement, params);
     // RETURNING follows the VALUES order for a plain multi-row INSERT.
