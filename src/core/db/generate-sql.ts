@@ -14,6 +14,13 @@ export interface SqlSample<A extends unknown[]> {
   params: [...A];
 }
 
+/** A sample as the method takes it: `const` inference reads arrays and objects as readonly, the methods take them as they are. */
+type Writable<T> = T extends Date | Uint8Array
+  ? T
+  : T extends object
+    ? { -readonly [K in keyof T]: Writable<T[K]> }
+    : T;
+
 /** A repository class's marked methods, in the order they are defined. */
 export interface GeneratedSqlMethod {
   method: string;
@@ -28,12 +35,15 @@ export const generatedSql = new Map<abstract new (...args: never[]) => unknown, 
  * The values only have to be well typed: every value reaches PostgreSQL as a parameter (`$n`), so the SQL depends on
  * which arguments are given and on the length of arrays, not on the values (see Sample).
  */
-export function GenerateSql<const A extends unknown[]>(...samples: SqlSample<A>[]) {
-  return (target: object, method: string, _descriptor: { value?: (...args: A) => Promise<unknown> }): void => {
+export function GenerateSql<const S extends SqlSample<unknown[]>[]>(...samples: S) {
+  return (
+    target: object,
+    method: string,
+    _descriptor: { value?: (...args: Writable<S[number]['params']>) => Promise<unknown> },
+  ): void => {
     const cls = target.constructor as abstract new (...args: never[]) => unknown;
     const methods = generatedSql.get(cls) ?? [];
-    const given: SqlSample<unknown[]>[] = samples;
-    methods.push({ method, samples: given.length ? given : [{ params: [] }] });
+    methods.push({ method, samples: samples.length ? samples : [{ params: [] }] });
     generatedSql.set(cls, methods);
   };
 }
