@@ -1,3 +1,5 @@
+import type { Tx } from './db.js';
+
 /**
  * `@GenerateSql` marks a repository method that builds its SQL per call (Kysely on `db.on(tx)`, `db.run(query)`): the
  * SQL snapshot script (scripts/sql-snapshots.ts, `npm run db:sql`) calls it with each sample's arguments on a Db that
@@ -50,6 +52,8 @@ export function GenerateSql<const S extends SqlSample<unknown[]>[]>(...samples: 
 
 /** Sample values (Immich's DummyValue): fixed, so a snapshot never changes with the day it is written. */
 export const Sample = {
+  /** A unit of work's transaction (the recording Db ignores it: every statement is recorded alike). */
+  TX: {} as Tx,
   UUID: '00000000-0000-4000-a000-000000000000',
   UUID2: '00000000-0000-4000-a000-000000000001',
   STRING: 'sample',
