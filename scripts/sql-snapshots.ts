@@ -174,6 +174,7 @@ async function sampleBlocks(
         blocks.push(`${heading}\n${ran.map(block).join('\n')}${stopped}`);
       }
   }
+  if (blocks.length === 0) throw new Error(`${file}: @GenerateSql on no method of an exported class`);
   return { blocks, statements };
 }
 

@@ -43,6 +43,7 @@ export function GenerateSql<const S extends SqlSample<unknown[]>[]>(...samples: 
     method: string,
     _descriptor: { value?: (...args: Writable<S[number]['params']>) => Promise<unknown> },
   ): void => {
+    if (typeof method !== 'string') throw new Error('@GenerateSql is a legacy decorator: experimentalDecorators');
     const cls = target.constructor as abstract new (...args: never[]) => unknown;
     const methods = generatedSql.get(cls) ?? [];
     methods.push({ method, samples: samples.length ? samples : [{ params: [] }] });
