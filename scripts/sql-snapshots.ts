@@ -239,7 +239,8 @@ async function main(): Promise<number> {
   }
   for (const f of leftOver) rmSync(f);
   console.log(`wrote ${stale.length} and removed ${leftOver.length} SQL snapshot files: ${summary}`);
-  return missing.length > 0 ? 1 : 0;
+  // Writing still succeeds (dev.sh runs it before starting): the methods named above fail --check, so CI.
+  return 0;
 }
 
 main().then(
