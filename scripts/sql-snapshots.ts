@@ -3,8 +3,8 @@
 // - each statement defined with prepared()/preparedByShape() (src/core/db/statement.ts), headed by its name;
 // - each call of a @GenerateSql sample (src/core/db/generate-sql.ts) of a repository method that builds its SQL per
 //   call, headed `Class.method` (and the sample's name): the method runs on a Db that records every statement it
-//   sends and answers no rows (scripts/lib/recording-db.ts); one that gives up on the empty answer (NotFound, say)
-//   still shows what it ran before, and the block says where it stopped.
+//   sends and answers no rows, or the sample's `rows` (scripts/lib/recording-db.ts); one that gives up on the empty
+//   answer (NotFound, say) still shows what it ran before, and the block says where it stopped.
 // Reviewers read SQL diffs in a pull request instead of working the builders out in their heads. `npm run db:sql`
 // writes them; `--check` (./scripts/test.sh, so CI) fails when one is stale, missing or left over, and when a
 // repository method that builds SQL per call (`this.db.on(`, `this.db.run(`, itself or through a private method of
@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
+import type { GeneratedSqlMethod } from '../src/core/db/generate-sql.js';
 import { RecordingDb, type Recorded } from './lib/recording-db.js';
 
 const srcArg = process.argv.indexOf('--src');
@@ -141,7 +142,7 @@ function block(r: Recorded): string {
 /** The blocks of every @GenerateSql sample of the classes `file` exports, by calling each on a RecordingDb. */
 async function sampleBlocks(
   file: string,
-  generatedSql: Map<unknown, { method: string; samples: { name?: string; params: unknown[] }[] }[]>,
+  generatedSql: Map<unknown, GeneratedSqlMethod[]>,
 ): Promise<{ blocks: string[]; statements: number }> {
   const blocks: string[] = [];
   let statements = 0;
@@ -157,13 +158,15 @@ async function sampleBlocks(
       for (const sample of samples) {
         const heading = `-- ${className}.${method}${sample.name ? ` (${sample.name})` : ''}`;
         let stopped = '';
+        db.answer(sample.rows ?? []);
         try {
           await repository[method]!(...sample.params);
         } catch (error) {
           // A method may give up on the empty answers (NotFound, Kysely's NoResultError): what it ran before stays.
           // A programming error is not an answer: it stops the script.
           if (error instanceof TypeError || error instanceof ReferenceError) throw error;
-          stopped = `-- (stops here on the empty answer: ${(error as Error).constructor.name})\n`;
+          const answer = sample.rows?.length ? 'the sample’s rows' : 'the empty answer';
+          stopped = `-- (stops here on ${answer}: ${(error as Error).constructor.name})\n`;
         }
         // Statements started alongside the one that failed (Promise.all) reach the driver on the next turns.
         await new Promise((resolve) => setImmediate(resolve));
@@ -183,7 +186,7 @@ async function main(): Promise<number> {
     definedStatements: { name: string; file: string; text(): string }[];
   };
   const { generatedSql } = (await import(pathToFileURL(path.join(OWN_SRC, 'core/db/generate-sql.ts')).href)) as {
-    generatedSql: Map<unknown, { method: string; samples: { name?: string; params: unknown[] }[] }[]>;
+    generatedSql: Map<unknown, GeneratedSqlMethod[]>;
   };
   const before = definedStatements.length;
   for (const m of definingModules(SRC)) await import(pathToFileURL(m).href);

@@ -1,5 +1,5 @@
 // A Db that runs nothing: every statement a repository method sends (Kysely on `on(tx)`, `exec`, `run`) is compiled
-// and recorded, in order, and answered with no rows (0 rows changed). `transaction`/`snapshot` hand the work a Tx
+// and recorded, in order, and answered with the rows given to `answer` (none by default; as many rows changed). `transaction`/`snapshot` hand the work a Tx
 // that stands for nothing. scripts/sql-snapshots.ts calls each @GenerateSql sample on it.
 import {
   Kysely,
@@ -23,11 +23,11 @@ export interface Recorded {
 }
 
 class RecordingConnection implements DatabaseConnection {
-  constructor(private readonly record: (text: string) => void) {}
+  constructor(private readonly record: (text: string) => unknown[]) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    this.record(query.sql);
-    return Promise.resolve({ rows: [], numAffectedRows: 0n });
+    const rows = this.record(query.sql) as R[];
+    return Promise.resolve({ rows, numAffectedRows: BigInt(rows.length) });
   }
 
   streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -52,10 +52,14 @@ class RecordingDriver implements Driver {
 export class RecordingDb {
   readonly build = builder;
   private recorded: Recorded[] = [];
+  private rows: readonly unknown[] = [];
   private readonly kysely: Kysely<Database>;
 
   constructor() {
-    const connection = new RecordingConnection((text) => this.recorded.push({ text }));
+    const connection = new RecordingConnection((text) => {
+      this.recorded.push({ text });
+      return this.rows.map((r) => ({ ...(r as object) }));
+    });
     this.kysely = new Kysely<Database>({
       dialect: {
         createAdapter: () => new PostgresAdapter(),
@@ -68,6 +72,11 @@ export class RecordingDb {
 
   get asDb(): Db {
     return this as unknown as Db;
+  }
+
+  /** The rows every statement is answered with from now on (copies: a method may change what it reads). */
+  answer(rows: readonly Record<string, unknown>[]): void {
+    this.rows = rows;
   }
 
   /** The statements recorded since the last call. */
@@ -83,11 +92,11 @@ export class RecordingDb {
 
   exec<P extends object, R>(statement: Prepared<P, R>, params: P): Promise<Result<R>> {
     const { name, text } = statement.query(params);
-    return this.answer<R>(text, name);
+    return this.respond<R>(text, name);
   }
 
   run<R>(query: Compilable<R>, options: { name?: string } = {}): Promise<Result<R>> {
-    return this.answer<R>(query.compile().sql, options.name && `sql_${options.name}`);
+    return this.respond<R>(query.compile().sql, options.name && `sql_${options.name}`);
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -98,8 +107,9 @@ export class RecordingDb {
     return work({} as Tx);
   }
 
-  private answer<R>(text: string, name?: string): Promise<Result<R>> {
+  private respond<R>(text: string, name?: string): Promise<Result<R>> {
     this.recorded.push(name ? { text, name } : { text });
-    return Promise.resolve({ rows: [], rowCount: 0 });
+    const rows = this.rows.map((r) => ({ ...(r as object) }) as R);
+    return Promise.resolve({ rows, rowCount: rows.length });
   }
 }

@@ -77,7 +77,10 @@ export class AuditLogsRepository {
    * each occurrence replaced by `replacement` (a keyed hash): an erased contact stays provable, never readable.
    * Joins the caller's unit of work. Returns how many entries changed.
    */
-  @GenerateSql({ params: [Sample.UUID, [Sample.PHONE], Sample.STRING] })
+  @GenerateSql({
+    params: [Sample.UUID, [Sample.PHONE], Sample.STRING],
+    rows: [{ id: 1, details: { to: Sample.PHONE } }],
+  })
   async replaceInDetails(organizationId: string, addresses: string[], replacement: string): Promise<number> {
     const db = this.db.on();
     const rows = await db

@@ -491,7 +491,10 @@ export class EventsRepository {
    * Deletes up to `limit` of the contact's events of the account, every partition, in the caller's transaction
    * (event_counts follow by trigger). Returns how many; fewer than `limit`: none left.
    */
-  @GenerateSql({ params: [Sample.TX, Sample.WABA_ID, { addresses: [Sample.PHONE], wamids: [Sample.STRING] }, 500] })
+  @GenerateSql({
+    params: [Sample.TX, Sample.WABA_ID, { addresses: [Sample.PHONE], wamids: [Sample.STRING] }, 500],
+    rows: Sample.FOUND,
+  })
   async eraseContactBatch(
     tx: Tx,
     wabaId: string,
@@ -523,7 +526,7 @@ export class EventsRepository {
    * timestamp and metadata only (and says `contentScrubbed`), the title loses its detail (a caption, a file name, a
    * reply). Returns how many; fewer than `limit` means none is left in the range.
    */
-  @GenerateSql({ params: [Sample.TX, [Sample.WABA_ID], { since: null, before: Sample.DATE }, 500] })
+  @GenerateSql({ params: [Sample.TX, [Sample.WABA_ID], { since: null, before: Sample.DATE }, 500], rows: Sample.FOUND })
   async scrubContentBatch(
     tx: Tx,
     wabaIds: string[],

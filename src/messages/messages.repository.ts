@@ -369,7 +369,7 @@ export class MessagesRepository {
   }
 
   /** Content retention: up to `limit` messages' content scrubbed in `tx` (see statements/contacts.ts); how many. */
-  @GenerateSql({ params: [Sample.TX, [Sample.UUID], { since: null, before: Sample.DATE }, 500] })
+  @GenerateSql({ params: [Sample.TX, [Sample.UUID], { since: null, before: Sample.DATE }, 500], rows: Sample.FOUND })
   scrubContentBatch(
     tx: Tx,
     businessAccountIds: string[],
@@ -380,7 +380,7 @@ export class MessagesRepository {
   }
 
   /** Erasure: up to `limit` of the contact's messages erased in `tx` (see statements/contacts.ts); their wamids. */
-  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE], 500] })
+  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE], 500], rows: Sample.FOUND })
   eraseContactBatch(
     tx: Tx,
     businessAccountId: string,

@@ -25,7 +25,10 @@ fs.writeFileSync(
   JSON.stringify({ compilerOptions: { target: 'ES2023', module: 'NodeNext', experimentalDecorators: true } }),
 );
 
-/** A repository of the `operators` table: `find` with an optional filter, `count` that gives up on no rows. */
+/**
+ * A repository of the `operators` table: `find` with an optional filter, `count` that gives up on no rows (and goes on
+ * when its sample answers rows).
+ */
 function writeRepository(opts: { orderBy?: string; unmarked?: boolean } = {}): void {
   fs.mkdirSync(path.dirname(repository), { recursive: true });
   fs.writeFileSync(
@@ -43,7 +46,7 @@ export class ThingsRepository {
     return q.orderBy('${opts.orderBy ?? 'created_at'}').execute();
   }
 
-  @GenerateSql({ params: [Sample.UUID] })
+  @GenerateSql({ params: [Sample.UUID] }, { name: 'found', params: [Sample.UUID], rows: [{ id: 1, n: 2 }] })
   async count(organizationId: string) {
     const db = this.db.on();
     await db.selectFrom('organizations').select('id').where('id', '=', organizationId).execute();
@@ -120,6 +123,19 @@ describe('SQL snapshots of @GenerateSql methods (scripts/sql-snapshots.ts)', () 
         'from "operators"',
         'where "organization_id" = $1;',
         '-- (stops here on the empty answer: NoResultError)',
+        '',
+        '-- ThingsRepository.count (found)',
+        'select "id"',
+        'from "organizations"',
+        'where "id" = $1;',
+        '',
+        'select count(*) as "n"',
+        'from "operators"',
+        'where "organization_id" = $1;',
+        '',
+        'select "id"',
+        'from "operators";',
+        '',
       ].join('\n'),
     );
     expect(await snapshots('--check')).toMatchObject({ code: 0 });

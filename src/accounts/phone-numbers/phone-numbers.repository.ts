@@ -207,7 +207,8 @@ export class PhoneNumbersRepository {
   @GenerateSql(
     { name: 'none listed', params: [Sample.UUID, [], Sample.DATE] },
     {
-      name: 'one listed',
+      name: 'one listed, one gone',
+      rows: [{ id: Sample.UUID2, phone_number_id: '15550000002', removed_at: null }],
       params: [
         Sample.UUID,
         [

@@ -166,7 +166,8 @@ export class TemplatesRepository {
   @GenerateSql(
     { name: 'none listed', params: [Sample.UUID, [], Sample.DATE, Sample.DATE] },
     {
-      name: 'one listed',
+      name: 'one listed, one gone',
+      rows: [{ id: Sample.UUID2, name: 'gone', language: 'en_US', removed_at: null }],
       params: [
         Sample.UUID,
         [

@@ -22,3 +22,7 @@ where "organization_id" = $1;
 select "id", "details"
 from "audit_logs"
 where "organization_id" = $1 and strpos(cast("details" as text), $2) > $3;
+
+update "audit_logs"
+set "details" = $1
+where "id" = $2;

@@ -19,7 +19,10 @@ export class OperatorsRepository {
   constructor(private readonly db: Db) {}
 
   /** Null when the email is already registered (the unique index decides between racing signups). */
-  @GenerateSql({ params: [Sample.UUID, { email: Sample.EMAIL, passwordHash: Sample.STRING, role: 'admin' }] })
+  @GenerateSql({
+    params: [Sample.UUID, { email: Sample.EMAIL, passwordHash: Sample.STRING, role: 'admin' }],
+    rows: [{ id: Sample.UUID2 }],
+  })
   async create(
     organizationId: string,
     operator: { email: string; passwordHash: string; role: OperatorRole },

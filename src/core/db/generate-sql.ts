@@ -10,10 +10,15 @@ import type { Tx } from './db.js';
  * filters gets one with none and one with every filter.
  */
 
-/** One call of the method: its arguments (`params`), and a label when the method has several samples. */
+/**
+ * One call of the method: its arguments (`params`), a label when the method has several samples, and the rows every
+ * statement of the call is answered with (`rows`, default none: a branch that only runs on rows read first, such as a
+ * sync's removals, needs them).
+ */
 export interface SqlSample<A extends unknown[]> {
   name?: string;
   params: [...A];
+  rows?: readonly Record<string, unknown>[];
 }
 
 /** A sample as the method takes it: `const` inference reads arrays and objects as readonly, the methods take them as they are. */
@@ -51,6 +56,8 @@ export function GenerateSql<const S extends SqlSample<unknown[]>[]>(...samples: 
   };
 }
 
+const DATE = new Date('2026-01-01T00:00:00.000Z');
+
 /** Sample values (Immich's DummyValue): fixed, so a snapshot never changes with the day it is written. */
 export const Sample = {
   /** A unit of work's transaction (the recording Db ignores it: every statement is recorded alike). */
@@ -62,6 +69,8 @@ export const Sample = {
   WABA_ID: '100000000000001',
   PHONE: '15550000001',
   NUMBER: 1,
-  DATE: new Date('2026-01-01T00:00:00.000Z'),
+  DATE,
   PAGE: { page: 1, limit: 20 },
+  /** A row a batch's read found (`rows`): the id and the times its write is then bounded by. */
+  FOUND: [{ id: 1, createdAt: DATE, receivedAt: DATE }],
 } as const;

@@ -86,8 +86,15 @@ from "events"
 where "waba_id" = $1 and ("recipient" = any($2) or "user_id" = any($3) or "message_id" = any($4))
 limit $5;
 
+delete from "events"
+where "waba_id" = $1 and "id" = any($2) and "created_at" >= $3 and "created_at" <= $4;
+
 -- EventsRepository.scrubContentBatch
 select "id", "created_at" as "createdAt"
 from "events"
 where "waba_id" = any($1) and "created_at" < $2 and "created_at" >= $3 and "kind" in ($4, $5) and not "raw" ? $6
 limit $7;
+
+update "events"
+set "raw" = jsonb_strip_nulls(jsonb_build_object('id', "raw"->'id', 'from', "raw"->'from', 'to', "raw"->'to', 'from_user_id', "raw"->'from_user_id', 'to_user_id', "raw"->'to_user_id', 'type', "raw"->'type', 'timestamp', "raw"->'timestamp', 'metadata', "raw"->'metadata', 'contentScrubbed', true)), "title" = split_part("title", $1, $2)
+where "id" = any($3) and "created_at" >= $4 and "created_at" < $5;

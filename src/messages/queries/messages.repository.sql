@@ -136,6 +136,10 @@ where "business_account_id" = any($1) and "created_at" < $2 and "created_at" >= 
 limit $4
 for update;
 
+update "messages"
+set "content" = $1, "content_scrubbed_at" = now()
+where "id" = any($2);
+
 -- MessagesRepository.eraseContactBatch
 select "id", "upstream_message_id" as "wamid"
 from "messages"
@@ -143,3 +147,7 @@ where "business_account_id" = $1 and "erased_at" is null and ("to" = any($2) or 
 order by "id"
 limit $5
 for update;
+
+update "messages"
+set "content" = $1, "to" = $2, "from" = $3, "user_id" = $4, "upstream_message_id" = $5, "error_detail" = $6, "erased_at" = now()
+where "id" = any($7);

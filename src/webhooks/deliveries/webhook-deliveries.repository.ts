@@ -495,7 +495,7 @@ export class WebhookDeliveriesRepository {
    * lose their raw bytes (an empty body, marked redacted); their events stay. Dead letters and deliveries still
    * waiting keep theirs (a replay needs them). Returns how many; fewer than `limit` means none is left in the range.
    */
-  @GenerateSql({ params: [Sample.TX, [Sample.WABA_ID], { since: null, before: Sample.DATE }, 500] })
+  @GenerateSql({ params: [Sample.TX, [Sample.WABA_ID], { since: null, before: Sample.DATE }, 500], rows: Sample.FOUND })
   async scrubBodiesBatch(
     tx: Tx,
     wabaIds: string[],

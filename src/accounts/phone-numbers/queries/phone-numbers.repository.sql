@@ -50,7 +50,7 @@ select "id", "phone_number_id", "removed_at"
 from "phone_numbers"
 where "business_account_id" = $1;
 
--- PhoneNumbersRepository.replaceAll (one listed)
+-- PhoneNumbersRepository.replaceAll (one listed, one gone)
 select "id", "phone_number_id", "removed_at"
 from "phone_numbers"
 where "business_account_id" = $1;
@@ -59,3 +59,7 @@ insert into "phone_numbers" ("id", "business_account_id", "phone_number_id", "di
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 on conflict ("business_account_id", "phone_number_id")
 do update set "display_phone_number" = "excluded"."display_phone_number", "verified_name" = "excluded"."verified_name", "quality_rating" = "excluded"."quality_rating", "status" = "excluded"."status", "code_verification_status" = "excluded"."code_verification_status", "name_status" = "excluded"."name_status", "platform_type" = "excluded"."platform_type", "throughput_level" = "excluded"."throughput_level", "removed_at" = $14, "synced_at" = "excluded"."synced_at";
+
+update "phone_numbers"
+set "removed_at" = $1
+where "business_account_id" = $2 and "id" in ($3);

@@ -61,7 +61,7 @@ select "id", "name", "language", "removed_at"
 from "templates"
 where "business_account_id" = $1;
 
--- TemplatesRepository.replaceAll (one listed)
+-- TemplatesRepository.replaceAll (one listed, one gone)
 select "id", "name", "language", "removed_at"
 from "templates"
 where "business_account_id" = $1;
@@ -70,6 +70,10 @@ insert into "templates" ("id", "business_account_id", "upstream_id", "name", "la
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, now())
 on conflict ("business_account_id", "name", "language")
 do update set "upstream_id" = "excluded"."upstream_id", "status" = "excluded"."status", "category" = "excluded"."category", "parameter_format" = "excluded"."parameter_format", "components" = "excluded"."components", "parameter_counts" = "excluded"."parameter_counts", "status_reason" = $16, "status_updated_at" = "excluded"."status_updated_at", "category_updated_at" = "excluded"."category_updated_at", "removed_at" = $17, "synced_at" = "excluded"."synced_at", "updated_at" = now();
+
+update "templates"
+set "removed_at" = $1, "updated_at" = now()
+where "business_account_id" = $2 and "id" in ($3);
 
 -- TemplatesRepository.get
 select "id", "business_account_id" as "businessAccountId", "upstream_id" as "upstreamId", "name", "language", "status", "category", "parameter_format" as "parameterFormat", "components", "parameter_counts" as "parameterCounts", "status_reason" as "statusReason", "status_updated_at" as "statusUpdatedAt", "category_updated_at" as "categoryUpdatedAt", "quality_score" as "qualityScore", "quality_updated_at" as "qualityUpdatedAt", "removed_at" as "removedAt", "synced_at" as "syncedAt", "updated_at" as "updatedAt"

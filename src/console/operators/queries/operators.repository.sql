@@ -7,6 +7,11 @@ values ($1, $2, $3, $4, $5)
 on conflict ("email") do nothing
 returning "id";
 
+select "o"."id", "o"."organization_id" as "organizationId", "o"."email", "o"."password_hash" as "passwordHash", "o"."role", "o"."last_login_at" as "lastLoginAt", "o"."removed_at" as "removedAt", "o"."platform_admin" as "platformAdmin", "o"."created_at" as "createdAt", "g"."name" as "organizationName"
+from "operators" as "o"
+inner join "organizations" as "g" on "g"."id" = "o"."organization_id"
+where "o"."id" = $1;
+
 -- OperatorsRepository.findByEmail
 select "o"."id", "o"."organization_id" as "organizationId", "o"."email", "o"."password_hash" as "passwordHash", "o"."role", "o"."last_login_at" as "lastLoginAt", "o"."removed_at" as "removedAt", "o"."platform_admin" as "platformAdmin", "o"."created_at" as "createdAt", "g"."name" as "organizationName"
 from "operators" as "o"

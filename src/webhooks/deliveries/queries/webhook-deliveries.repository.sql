@@ -122,6 +122,10 @@ from "webhook_deliveries"
 where "waba_ids" <@ $1::text[] and "received_at" < $2 and "received_at" >= $3 and "status" = $4 and octet_length("raw_body") > $5
 limit $6;
 
+update "webhook_deliveries"
+set "raw_body" = $1, "redacted_at" = now()
+where "id" = any($2) and "received_at" >= $3 and "received_at" < $4;
+
 -- WebhookDeliveriesRepository.remove
 delete from "webhook_deliveries"
 where "id" = $1 and "received_at" = $2;
