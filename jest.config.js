@@ -12,6 +12,7 @@ export default {
   },
   // test/medium: each repository against the real PostgreSQL, without the API (Immich's middle tier).
   // test/stack: the stack module (scripts/stack/) with PostgreSQL and Redis of its own.
+  // test/scripts: the other scripts (scripts/sql-snapshots.ts) on trees of their own, without the database.
   // test/service: services over in-memory repositories (test/utils/in-memory), no database.
   // test/contract: what the simulator (standing in for Meta) and the API must agree on, without either running.
   testMatch: [
@@ -21,6 +22,7 @@ export default {
     '<rootDir>/test/service/**/*.spec.ts',
     '<rootDir>/test/contract/**/*.spec.ts',
     '<rootDir>/test/stack/**/*.spec.ts',
+    '<rootDir>/test/scripts/**/*.spec.ts',
     '<rootDir>/test/e2e/**/*.e2e-spec.ts',
   ],
   // A ceiling, not a budget: a test that passes in 5 s on a quiet host may take 30 s on a slow, busy one, and only

@@ -68,11 +68,12 @@ ensure_db_types() {
   fi
 }
 
-# The SQL snapshots (src/**/queries/*.sql: every prepared statement as PostgreSQL receives it, written by
-# scripts/sql-snapshots.ts, `npm run db:sql`): the dev script rewrites them; the test script (CI) fails when one is stale.
+# The SQL snapshots (src/**/queries/*.sql: every prepared statement and every @GenerateSql sample of a repository
+# method as PostgreSQL receives it, written by scripts/sql-snapshots.ts, `npm run db:sql`): the dev script rewrites
+# them; the test script (CI) fails when one is stale, or when a method that builds SQL per call has no @GenerateSql.
 ensure_sql_snapshots() {
   if [ "${SCRIPT_NAME:-}" = test ]; then
-    node_modules/.bin/tsx scripts/sql-snapshots.ts --check || die "the SQL snapshots are out of date: npm run db:sql, then commit src/**/queries/*.sql"
+    node_modules/.bin/tsx scripts/sql-snapshots.ts --check || die "the SQL snapshots are out of date (or a method has no @GenerateSql): npm run db:sql, then commit src/**/queries/*.sql"
   else
     node_modules/.bin/tsx scripts/sql-snapshots.ts
   fi

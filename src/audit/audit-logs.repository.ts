@@ -3,6 +3,7 @@ import { columns, type JsonValue } from '../core/db/database.js';
 import { Db } from '../core/db/db.js';
 import type { Row } from '../core/db/rows.js';
 import { skipTake } from '../core/rows/page.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 export interface AuditLogEntry {
   operatorId: string | null;
@@ -21,6 +22,19 @@ export type StoredAuditLog = Row<'audit_logs'>;
 export class AuditLogsRepository {
   constructor(private readonly db: Db) {}
 
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      {
+        operatorId: Sample.UUID2,
+        operatorEmail: Sample.EMAIL,
+        action: Sample.STRING,
+        targetType: Sample.STRING,
+        targetId: Sample.STRING,
+        details: { before: Sample.STRING },
+      },
+    ],
+  })
   async append(organizationId: string, entry: AuditLogEntry): Promise<void> {
     await this.db
       .on()
@@ -38,6 +52,7 @@ export class AuditLogsRepository {
   }
 
   /** Newest first. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PAGE] })
   async page(
     organizationId: string,
     query: { page: number; limit: number },
@@ -62,6 +77,10 @@ export class AuditLogsRepository {
    * each occurrence replaced by `replacement` (a keyed hash): an erased contact stays provable, never readable.
    * Joins the caller's unit of work. Returns how many entries changed.
    */
+  @GenerateSql({
+    params: [Sample.UUID, [Sample.PHONE], Sample.STRING],
+    rows: [{ id: 1, details: { to: Sample.PHONE } }],
+  })
   async replaceInDetails(organizationId: string, addresses: string[], replacement: string): Promise<number> {
     const db = this.db.on();
     const rows = await db

@@ -5,6 +5,7 @@ import { Db, type Tx } from '../core/db/db.js';
 import { now, typed, unnest } from '../core/db/pg.js';
 import { prepared } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 /** A recipient as given at creation: a phone number (`to`) or a business-scoped user id, and its template parameters. */
 export interface NewRecipient {
@@ -181,6 +182,7 @@ export class CampaignRecipientsRepository {
   // ---- Console (in the caller's unit of work) -----------------------------------------------------------------
 
   /** Every recipient of a new campaign in one statement, positions in the order given. */
+  @GenerateSql({ params: [Sample.NUMBER, [{ to: Sample.PHONE, userId: null, components: null }]] })
   async insertAll(campaignId: number, recipients: NewRecipient[]): Promise<void> {
     if (recipients.length === 0) return;
     const db = this.db.on();
@@ -214,6 +216,10 @@ export class CampaignRecipientsRepository {
   }
 
   /** A cancel: every recipient not claimed yet will never be sent. */
+  @GenerateSql(
+    { name: 'one campaign', params: [Sample.NUMBER] },
+    { name: 'several campaigns', params: [[Sample.NUMBER, 2]] },
+  )
   async cancelPending(campaignId: number | number[]): Promise<number> {
     const ids = ([] as number[]).concat(campaignId);
     if (ids.length === 0) return 0;
@@ -231,6 +237,7 @@ export class CampaignRecipientsRepository {
    * Retry-failed: recipients whose latest message failed (and not while it is being resent) go back to pending, with
    * a fresh attempt budget; their failed messages stay as they are (every attempt leaves a message).
    */
+  @GenerateSql({ params: [Sample.NUMBER] })
   async requeueFailed(campaignId: number): Promise<number> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -246,6 +253,7 @@ export class CampaignRecipientsRepository {
   }
 
   /** How many recipients show each status (RECIPIENT_STATUSES), zeros included. */
+  @GenerateSql({ params: [Sample.NUMBER] })
   async counts(campaignId: number): Promise<Record<RecipientStatus, number>> {
     // Grouped by the column of a subquery: the CASE's constants are parameters, so GROUP BY could not name it again.
     const rows = await this.db
@@ -260,6 +268,10 @@ export class CampaignRecipientsRepository {
   }
 
   /** A page in the order given, optionally only those showing `status`, and the total. */
+  @GenerateSql(
+    { name: 'every status', params: [Sample.NUMBER, undefined, Sample.PAGE] },
+    { name: 'one status', params: [Sample.NUMBER, 'failed', Sample.PAGE] },
+  )
   async page(
     campaignId: number,
     status: RecipientStatus | undefined,
@@ -326,6 +338,7 @@ export class CampaignRecipientsRepository {
   // ---- One contact's memberships (src/contacts: export, erasure) ---------------------------------------------------
 
   /** The account's campaigns that list one of these addresses, with the recipient's state and message. */
+  @GenerateSql({ params: [Sample.UUID, [Sample.PHONE]] })
   async ofContact(
     businessAccountId: string,
     addresses: string[],
@@ -372,6 +385,7 @@ export class CampaignRecipientsRepository {
    * Removes the contact from the account's campaigns, in the caller's transaction: the address and parameters go, the
    * row stays (the campaign's counts); a recipient not sent yet is skipped (`erased`). Returns how many.
    */
+  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE]] })
   async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
     const { numUpdatedRows } = await this.db
       .on(tx)

@@ -7,6 +7,7 @@ import { now } from '../core/db/pg.js';
 import { qualified } from '../core/db/rows.js';
 import { prepared } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 export const CAMPAIGN_STATUSES = ['running', 'paused', 'cancelled', 'completed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -194,6 +195,21 @@ export class CampaignsRepository {
 
   // ---- Console (in the caller's unit of work) -----------------------------------------------------------------
 
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      {
+        name: Sample.STRING,
+        phoneNumberId: Sample.PHONE,
+        templateName: Sample.STRING,
+        templateLanguage: 'en_US',
+        templateCategory: 'MARKETING',
+        upstreamApi: 'cloud',
+        total: 1,
+        createdById: Sample.UUID2,
+      },
+    ],
+  })
   create(businessAccountId: string, c: NewCampaign): Promise<CampaignRow> {
     return this.db
       .on()
@@ -216,6 +232,10 @@ export class CampaignsRepository {
   }
 
   /** `heldSince`: the account's holder took it over then, and its campaigns from before are not its own. */
+  @GenerateSql(
+    { name: 'every campaign', params: [Sample.UUID, Sample.NUMBER] },
+    { name: 'created since the hold', params: [Sample.UUID, Sample.NUMBER, Sample.DATE] },
+  )
   async find(businessAccountId: string, id: number, heldSince: Date | null = null): Promise<CampaignRow | null> {
     const row = await this.campaigns(businessAccountId, heldSince)
       .select(COLUMNS)
@@ -226,6 +246,10 @@ export class CampaignsRepository {
   }
 
   /** Newest first, and the total. */
+  @GenerateSql(
+    { name: 'every campaign', params: [Sample.UUID, null, Sample.PAGE] },
+    { name: 'created since the hold', params: [Sample.UUID, Sample.DATE, Sample.PAGE] },
+  )
   async page(
     businessAccountId: string,
     heldSince: Date | null,
@@ -254,6 +278,7 @@ export class CampaignsRepository {
    * claim or renewal anyway, and a lease handed to a slice still queued would otherwise hold a resumed run back until
    * it expired (then a sweep's wait more). Null when the campaign is in none of the `from` statuses.
    */
+  @GenerateSql({ params: [Sample.UUID, Sample.NUMBER, ['running', 'paused'], 'cancelled'] })
   async transition(
     businessAccountId: string,
     id: number,
@@ -284,6 +309,7 @@ export class CampaignsRepository {
    * At a takeover (in its transaction): the previous holder's running and paused campaigns of the account (created
    * before `at`) are cancelled with the reason, so nothing of theirs is sent with the new holder's token. Their ids.
    */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE, Sample.STRING] })
   async cancelBefore(businessAccountId: string, at: Date, reason: string): Promise<number[]> {
     const rows = await this.db
       .on()
@@ -350,6 +376,7 @@ export class CampaignsRepository {
    * those it created since `since`. Under a transaction-scoped lock of the organization's campaigns, so two creations
    * (or resumes) at once cannot both see room for one more (call inside a unit of work).
    */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async quotaUseLocked(organizationId: string, since: Date): Promise<{ running: number; recipients: number }> {
     const db = this.db.on();
     await lockForTransaction(db, `campaigns:${organizationId}`);

@@ -29,6 +29,7 @@ export {
   type EventsFeedParams,
   type EventsPageParams,
 } from './statements/reads.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 /** The columns of an event the worker's effects read: all but its title and its own processing state. */
 const STORED_EVENT_COLUMNS = columnsExcept('events', ['title', 'dedupe_key', 'processed', 'processed_at', 'attempts']);
@@ -419,6 +420,20 @@ export class EventsRepository {
    * The account's events of the contact (its address as recipient or user id, or a status of one of `wamids`),
    * oldest first after `after` (id), inside the reader's window.
    */
+  @GenerateSql(
+    {
+      name: 'no window',
+      params: [Sample.WABA_ID, { addresses: [Sample.PHONE], wamids: [Sample.STRING] }, { afterId: 0, limit: 100 }],
+    },
+    {
+      name: 'a window',
+      params: [
+        Sample.WABA_ID,
+        { addresses: [Sample.PHONE], wamids: [Sample.STRING] },
+        { afterId: 0, limit: 100, since: Sample.DATE, until: Sample.DATE },
+      ],
+    },
+  )
   async pageOfContact(
     wabaId: string,
     contact: { addresses: string[]; wamids: string[] },
@@ -440,6 +455,10 @@ export class EventsRepository {
    * Deletes up to `limit` of the contact's events of the account, every partition, in the caller's transaction
    * (event_counts follow by trigger). Returns how many; fewer than `limit`: none left.
    */
+  @GenerateSql({
+    params: [Sample.TX, Sample.WABA_ID, { addresses: [Sample.PHONE], wamids: [Sample.STRING] }, 500],
+    rows: Sample.FOUND,
+  })
   async eraseContactBatch(
     tx: Tx,
     wabaId: string,
@@ -471,6 +490,7 @@ export class EventsRepository {
    * timestamp and metadata only (and says `contentScrubbed`), the title loses its detail (a caption, a file name, a
    * reply). Returns how many; fewer than `limit` means none is left in the range.
    */
+  @GenerateSql({ params: [Sample.TX, [Sample.WABA_ID], { since: null, before: Sample.DATE }, 500], rows: Sample.FOUND })
   async scrubContentBatch(
     tx: Tx,
     wabaIds: string[],

@@ -3,6 +3,7 @@ import { Db, type Tx } from '../core/db/db.js';
 import { unnest } from '../core/db/pg.js';
 import { prepared } from '../core/db/statement.js';
 import { changeColumns, distinctChanges, type UserIdChange } from '../accounts/users/user-id-change.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 export interface InboundContact {
   phoneNumberId: string;
@@ -124,6 +125,7 @@ export class ConversationWindowsRepository {
   }
 
   /** The contact's windows on the account's numbers. */
+  @GenerateSql({ params: [Sample.WABA_ID, [Sample.PHONE]] })
   async ofContact(
     wabaId: string,
     addresses: string[],
@@ -138,6 +140,7 @@ export class ConversationWindowsRepository {
   }
 
   /** Deletes the contact's windows on the account's numbers (the next inbound message opens one again); returns how many. */
+  @GenerateSql({ params: [Sample.TX, Sample.WABA_ID, [Sample.PHONE]] })
   async eraseContact(tx: Tx, wabaId: string, addresses: string[]): Promise<number> {
     const { numDeletedRows } = await this.db
       .on(tx)

@@ -33,6 +33,7 @@ import {
   type PendingMessage,
 } from './statements/send.js';
 import { followUsers, lockForStatuses, writeStatuses, type StatusCandidate } from './statements/statuses.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 export type { AnalyticsFilter, MessageAggregates, MessageCounts } from './statements/analytics.js';
 export type { InboundMessageRow } from './statements/inbound.js';
@@ -322,6 +323,23 @@ export class MessagesRepository {
    * included), failure reasons and per-template figures. sent = accepted by the upstream platform; delivered
    * includes read.
    */
+  @GenerateSql(
+    { name: 'no filter', params: [Sample.UUID, { since: Sample.DATE, until: Sample.DATE, granularity: 'day' }] },
+    {
+      name: 'every filter',
+      params: [
+        Sample.UUID,
+        {
+          since: Sample.DATE,
+          until: Sample.DATE,
+          granularity: 'hour',
+          phoneNumberId: Sample.PHONE,
+          templateName: Sample.STRING,
+          type: 'template',
+        },
+      ],
+    },
+  )
   analytics(businessAccountId: string, f: AnalyticsFilter): Promise<MessageAggregates> {
     return messageAnalytics(this.db.on(), businessAccountId, f);
   }
@@ -329,11 +347,19 @@ export class MessagesRepository {
   // ---- One contact's messages (src/contacts: export, erasure) and content retention (src/retention) ----------
 
   /** Every address the account's messages pair with these: a phone number's user id, a user id's phone number. */
+  @GenerateSql({ params: [Sample.UUID, [Sample.PHONE]] })
   addressesOf(businessAccountId: string, addresses: string[]): Promise<string[]> {
     return addressesOf(this.db.on(), businessAccountId, addresses);
   }
 
   /** The contact's messages after message `afterId`, oldest first, inside the reader's window. */
+  @GenerateSql(
+    { name: 'no window', params: [Sample.UUID, [Sample.PHONE], { afterId: 0, limit: 100 }] },
+    {
+      name: 'a window',
+      params: [Sample.UUID, [Sample.PHONE], { afterId: 0, limit: 100, since: Sample.DATE, until: Sample.DATE }],
+    },
+  )
   pageOfContact(
     businessAccountId: string,
     addresses: string[],
@@ -343,6 +369,7 @@ export class MessagesRepository {
   }
 
   /** Content retention: up to `limit` messages' content scrubbed in `tx` (see statements/contacts.ts); how many. */
+  @GenerateSql({ params: [Sample.TX, [Sample.UUID], { since: null, before: Sample.DATE }, 500], rows: Sample.FOUND })
   scrubContentBatch(
     tx: Tx,
     businessAccountIds: string[],
@@ -353,6 +380,7 @@ export class MessagesRepository {
   }
 
   /** Erasure: up to `limit` of the contact's messages erased in `tx` (see statements/contacts.ts); their wamids. */
+  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE], 500], rows: Sample.FOUND })
   eraseContactBatch(
     tx: Tx,
     businessAccountId: string,

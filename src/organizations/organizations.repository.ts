@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { columns } from '../core/db/database.js';
 import { Db } from '../core/db/db.js';
 import type { Row } from '../core/db/rows.js';
+import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 export type Organization = Row<'organizations'>;
 
@@ -19,6 +20,7 @@ export interface ContentRetentionDue {
 export class OrganizationsRepository {
   constructor(private readonly db: Db) {}
 
+  @GenerateSql({ params: [Sample.STRING] })
   create(name: string): Promise<Organization> {
     return this.db
       .on()
@@ -28,6 +30,7 @@ export class OrganizationsRepository {
       .executeTakeFirstOrThrow();
   }
 
+  @GenerateSql({ params: [Sample.UUID] })
   get(id: string): Promise<Organization> {
     return this.db
       .on()
@@ -38,6 +41,7 @@ export class OrganizationsRepository {
   }
 
   /** The organization's own content retention: days, 0 (forever) or null (the service's default). */
+  @GenerateSql({ params: [Sample.UUID, 30] })
   setContentRetention(id: string, days: number | null): Promise<Organization> {
     return this.db
       .on()
@@ -49,6 +53,7 @@ export class OrganizationsRepository {
   }
 
   /** Every organization whose retention in force (its own, else `defaultDays`) is not "forever", by id. */
+  @GenerateSql({ params: [30] })
   contentRetentionDue(defaultDays: number): Promise<ContentRetentionDue[]> {
     return this.db
       .on()
@@ -64,6 +69,7 @@ export class OrganizationsRepository {
   }
 
   /** Everything of the organization created before `through` holds no content any more (the mark only moves on). */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async markScrubbedThrough(id: string, through: Date): Promise<void> {
     await this.db
       .on()

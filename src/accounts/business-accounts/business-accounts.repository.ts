@@ -10,6 +10,7 @@ import { NotFound } from '../../core/errors/domain-errors.js';
 import { skipTake } from '../../core/rows/page.js';
 import type { AccountSendState } from '../health/account-health.js';
 import type { AccountStanding } from '../standing/account-standing.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export const BUSINESS_ACCOUNT_NOT_FOUND = 'Business account not found';
 
@@ -151,6 +152,7 @@ export class BusinessAccountsRepository {
   constructor(private readonly db: Db) {}
 
   /** The organization's business account with this wabaId (connected or not), or NotFound. */
+  @GenerateSql({ params: [Sample.UUID, Sample.WABA_ID] })
   async getOwned(organizationId: string, wabaId: string): Promise<BusinessAccount> {
     const account = await this.accounts()
       .where('organization_id', '=', organizationId)
@@ -161,6 +163,7 @@ export class BusinessAccountsRepository {
   }
 
   /** As getOwned, but only while connected: syncs and new keys need a live credential. */
+  @GenerateSql({ params: [Sample.UUID, Sample.WABA_ID] })
   async getConnected(organizationId: string, wabaId: string): Promise<BusinessAccount> {
     const account = await this.getOwned(organizationId, wabaId);
     if (account.disconnectedAt) throw new NotFound(BUSINESS_ACCOUNT_NOT_FOUND);
@@ -168,6 +171,7 @@ export class BusinessAccountsRepository {
   }
 
   /** One page of the organization's accounts, oldest connected first, and how many there are. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PAGE] })
   async page(
     organizationId: string,
     query: { page: number; limit: number },
@@ -191,16 +195,19 @@ export class BusinessAccountsRepository {
     return { rows, total: counted.n };
   }
 
+  @GenerateSql({ params: [Sample.UUID] })
   list(organizationId: string): Promise<BusinessAccount[]> {
     return this.accounts().where('organization_id', '=', organizationId).orderBy('created_at').execute();
   }
 
   /** Across organizations on purpose: a WABA belongs to one organization, so connecting one looks everywhere. */
+  @GenerateSql({ params: [Sample.WABA_ID] })
   async findAnyByWabaId(wabaId: string): Promise<BusinessAccount | null> {
     return (await this.accounts().where('waba_id', '=', wabaId).executeTakeFirst()) ?? null;
   }
 
   /** The stored (encrypted) token of a business account, the scope of a key pair; null once disconnected. */
+  @GenerateSql({ params: [Sample.UUID] })
   async findCredential(businessAccountId: string): Promise<StoredCredential | null> {
     const account = await this.db
       .on()
@@ -221,15 +228,24 @@ export class BusinessAccountsRepository {
    * Across organizations on purpose (key rotation re-seals every stored token): the next `limit` accounts,
    * connected or not, after the id `afterId`, in id order.
    */
+  @GenerateSql(
+    { name: 'first page', params: [undefined, Sample.NUMBER] },
+    { name: 'after an id', params: [Sample.UUID, Sample.NUMBER] },
+  )
   credentialsAfter(afterId: string | undefined, limit: number): Promise<(StoredCredential & { id: string })[]> {
     return this.credentialsPage(afterId, limit).execute();
   }
 
   /** Accounts whose token is still sealed in the retired v1 format, by id, after `afterId`. */
+  @GenerateSql(
+    { name: 'first page', params: [undefined, Sample.NUMBER] },
+    { name: 'after an id', params: [Sample.UUID, Sample.NUMBER] },
+  )
   legacyCredentialsAfter(afterId: string | undefined, limit: number): Promise<(StoredCredential & { id: string })[]> {
     return this.credentialsPage(afterId, limit).where('access_token_encrypted', 'like', 'v1.%').execute();
   }
 
+  @GenerateSql()
   async countAll(): Promise<number> {
     const { n } = await this.db
       .on()
@@ -240,6 +256,7 @@ export class BusinessAccountsRepository {
   }
 
   /** Replaces the stored token only if it is still `expected` (a reconnect meanwhile wins); whether it did. */
+  @GenerateSql({ params: [Sample.UUID, Sample.STRING, Sample.STRING] })
   async replaceCredentialIf(id: string, expected: string, accessTokenEncrypted: string): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -252,6 +269,13 @@ export class BusinessAccountsRepository {
   }
 
   /** A new connection; null when the wabaId is already taken (the unique index decides between racing connects). */
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      { wabaId: Sample.WABA_ID, name: Sample.STRING },
+      { accessTokenEncrypted: Sample.STRING, checkedAt: Sample.DATE, marketingMessagesStatus: Sample.STRING },
+    ],
+  })
   async create(
     organizationId: string,
     account: { wabaId: string; name: string },
@@ -275,6 +299,25 @@ export class BusinessAccountsRepository {
   }
 
   /** Connected again, with a new (verified) token and a new name when given: credential and subscription state start afresh. */
+  @GenerateSql(
+    {
+      name: 'name kept',
+      params: [
+        Sample.UUID,
+        Sample.UUID2,
+        { accessTokenEncrypted: Sample.STRING, checkedAt: Sample.DATE, marketingMessagesStatus: Sample.STRING },
+      ],
+    },
+    {
+      name: 'renamed',
+      params: [
+        Sample.UUID,
+        Sample.UUID2,
+        { accessTokenEncrypted: Sample.STRING, checkedAt: Sample.DATE, marketingMessagesStatus: Sample.STRING },
+        Sample.STRING,
+      ],
+    },
+  )
   reconnect(
     organizationId: string,
     id: string,
@@ -289,6 +332,7 @@ export class BusinessAccountsRepository {
   }
 
   /** The account's webhook subscription was made again and checked. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   markWebhooksSubscribed(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
     return this.updateOwned(organizationId, id, { webhooks_subscribed: true, webhooks_checked_at: at });
   }
@@ -297,6 +341,22 @@ export class BusinessAccountsRepository {
    * Records what a check of the token `checkedCiphertext` found, only if that is still the stored token (a
    * replacement meanwhile was verified itself and wins); the updated account, or null when it was replaced.
    */
+  @GenerateSql(
+    {
+      name: 'valid',
+      params: [
+        Sample.UUID,
+        Sample.UUID2,
+        Sample.STRING,
+        { valid: true, marketingMessagesStatus: Sample.STRING },
+        Sample.DATE,
+      ],
+    },
+    {
+      name: 'rejected',
+      params: [Sample.UUID, Sample.UUID2, Sample.STRING, { valid: false, error: Sample.STRING }, Sample.DATE],
+    },
+  )
   async recordCredentialCheck(
     organizationId: string,
     id: string,
@@ -330,6 +390,10 @@ export class BusinessAccountsRepository {
    * Across organizations on purpose (the worker's scheduled check looks at every account): up to `limit`
    * connected accounts after the id `afterId`, in id order, whose token was not checked since `dueBefore`.
    */
+  @GenerateSql(
+    { name: 'first page', params: [Sample.DATE, undefined, Sample.NUMBER] },
+    { name: 'after an id', params: [Sample.DATE, Sample.UUID, Sample.NUMBER] },
+  )
   credentialChecksDue(dueBefore: Date, afterId: string | undefined, limit: number): Promise<CredentialCheckDue[]> {
     let due = this.db
       .on()
@@ -353,6 +417,7 @@ export class BusinessAccountsRepository {
   }
 
   /** Disconnected at `at`: also the holder's read cut-off (what arrives later is not its to read), unless one started earlier. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   disconnect(organizationId: string, id: string, at: Date): Promise<BusinessAccount> {
     return this.updateOwned(organizationId, id, {
       disconnected_at: at,
@@ -365,6 +430,15 @@ export class BusinessAccountsRepository {
    * only if it is still as `from` was read (same holder and token, still disconnected or with rejected credentials):
    * an old holder that reconnected meanwhile keeps it (null). The new holder reads from `at` on.
    */
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      { id: Sample.UUID2, organizationId: Sample.UUID2, accessTokenEncrypted: Sample.STRING },
+      { accessTokenEncrypted: Sample.STRING, checkedAt: Sample.DATE, marketingMessagesStatus: Sample.STRING },
+      Sample.STRING,
+      Sample.DATE,
+    ],
+  })
   async takeOver(
     organizationId: string,
     from: { id: string; organizationId: string; accessTokenEncrypted: string },
@@ -392,6 +466,10 @@ export class BusinessAccountsRepository {
     return taken ?? null;
   }
 
+  @GenerateSql(
+    { name: 'phone numbers', params: [Sample.UUID, Sample.UUID2, 'phoneNumbers', Sample.DATE] },
+    { name: 'templates', params: [Sample.UUID, Sample.UUID2, 'templates', Sample.DATE] },
+  )
   async markSynced(organizationId: string, id: string, what: 'phoneNumbers' | 'templates', at: Date): Promise<void> {
     await this.updateOwned(
       organizationId,

@@ -7,6 +7,7 @@ import { jsonRecords } from '../../core/db/pg.js';
 import type { Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type PhoneNumber = Row<'phone_numbers'>;
 
@@ -178,6 +179,7 @@ export class PhoneNumbersRepository {
   constructor(private readonly db: Db) {}
 
   /** One page of the account's numbers, current ones first, then removed ones; by display number. And how many there are. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PAGE] })
   async page(
     businessAccountId: string,
     query: { page: number; limit: number },
@@ -202,6 +204,30 @@ export class PhoneNumbersRepository {
    * Makes the stored numbers what the upstream listed: listed ones upserted (and no longer removed), the
    * others marked removed (kept: messages refer to them). Run it inside a unit of work: all or nothing.
    */
+  @GenerateSql(
+    { name: 'none listed', params: [Sample.UUID, [], Sample.DATE] },
+    {
+      name: 'one listed, one gone',
+      rows: [{ id: Sample.UUID2, phone_number_id: '15550000002', removed_at: null }],
+      params: [
+        Sample.UUID,
+        [
+          {
+            phoneNumberId: Sample.PHONE,
+            displayPhoneNumber: Sample.PHONE,
+            verifiedName: Sample.STRING,
+            qualityRating: 'GREEN',
+            status: 'CONNECTED',
+            codeVerificationStatus: 'VERIFIED',
+            nameStatus: 'APPROVED',
+            platformType: 'CLOUD_API',
+            throughputLevel: 'STANDARD',
+          },
+        ],
+        Sample.DATE,
+      ],
+    },
+  )
   async replaceAll(businessAccountId: string, numbers: SyncedPhoneNumber[], syncedAt: Date): Promise<SyncCounts> {
     const db = this.db.on();
     const existing = await db

@@ -10,6 +10,7 @@ import { skipTake } from '../../core/rows/page.js';
 import type { SyncCounts } from '../phone-numbers/phone-numbers.repository.js';
 import type { UpstreamTemplateComponent } from '../../upstream/upstream.types.js';
 import type { ParameterCounts } from './template-parameters.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type Template = Row<'templates'>;
 
@@ -131,6 +132,10 @@ export class TemplatesRepository {
   constructor(private readonly db: Db) {}
 
   /** One page of the account's templates (by name, then language) and how many match. */
+  @GenerateSql(
+    { name: 'no filter', params: [Sample.UUID, Sample.PAGE] },
+    { name: 'every filter', params: [Sample.UUID, { ...Sample.PAGE, status: 'APPROVED', name: Sample.STRING }] },
+  )
   async page(
     businessAccountId: string,
     query: { page: number; limit: number; status?: string; name?: string },
@@ -158,6 +163,30 @@ export class TemplatesRepository {
    * upserted with their status decided at `statusReadAt`, the others marked removed. Run it inside a unit
    * of work: all or nothing.
    */
+  @GenerateSql(
+    { name: 'none listed', params: [Sample.UUID, [], Sample.DATE, Sample.DATE] },
+    {
+      name: 'one listed, one gone',
+      rows: [{ id: Sample.UUID2, name: 'gone', language: 'en_US', removed_at: null }],
+      params: [
+        Sample.UUID,
+        [
+          {
+            upstreamId: Sample.STRING,
+            name: Sample.STRING,
+            language: 'en_US',
+            status: 'APPROVED',
+            category: 'UTILITY',
+            parameterFormat: 'POSITIONAL',
+            components: [],
+            parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: [] } },
+          },
+        ],
+        Sample.DATE,
+        Sample.DATE,
+      ],
+    },
+  )
   async replaceAll(
     businessAccountId: string,
     templates: SyncedTemplate[],
@@ -247,6 +276,7 @@ export class TemplatesRepository {
   }
 
   /** One of the account's templates by our id (removed or not), or undefined. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2] })
   async get(businessAccountId: string, id: string): Promise<Template | undefined> {
     return this.db
       .on()
@@ -262,6 +292,22 @@ export class TemplatesRepository {
    * PENDING), its status decided at `at`, so Meta's review webhook (at or after it) applies. A removed template of
    * the same name and language is replaced.
    */
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      {
+        upstreamId: Sample.STRING,
+        name: Sample.STRING,
+        language: 'en_US',
+        status: 'APPROVED',
+        category: 'UTILITY',
+        parameterFormat: 'POSITIONAL',
+        components: [],
+        parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: [] } },
+      },
+      Sample.DATE,
+    ],
+  })
   async insertCreated(businessAccountId: string, t: SyncedTemplate, at: Date): Promise<Template> {
     const values = {
       upstream_id: t.upstreamId,
@@ -295,6 +341,22 @@ export class TemplatesRepository {
   }
 
   /** An edit Meta accepted: the new components and/or category, and PENDING again (Meta reviews it again) as of `at`. */
+  @GenerateSql(
+    { name: 'no change', params: [Sample.UUID, Sample.UUID2, {}, Sample.DATE] },
+    {
+      name: 'every change',
+      params: [
+        Sample.UUID,
+        Sample.UUID2,
+        {
+          components: [],
+          parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: [] } },
+          category: 'MARKETING',
+        },
+        Sample.DATE,
+      ],
+    },
+  )
   async markEdited(
     businessAccountId: string,
     id: string,
@@ -324,6 +386,7 @@ export class TemplatesRepository {
   }
 
   /** Deleted at Meta: kept, marked removed (as a sync marks templates Meta no longer lists). */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async markRemoved(businessAccountId: string, id: string, at: Date): Promise<Template | undefined> {
     return this.db
       .on()

@@ -4,6 +4,7 @@ import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
 import { unnest } from '../../core/db/pg.js';
 import { changeColumns, distinctChanges, type UserIdChange } from './user-id-change.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export interface StoredBlockedUser {
   phoneNumberId: string;
@@ -105,6 +106,7 @@ export class BlockedUsersRepository {
   }
 
   /** Records blocks Meta confirmed (a block again keeps the first time). In the caller's unit of work. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PHONE, [{ user: Sample.PHONE, waId: Sample.PHONE }], Sample.UUID2] })
   async add(
     businessAccountId: string,
     phoneNumberId: string,
@@ -129,6 +131,7 @@ export class BlockedUsersRepository {
   }
 
   /** Forgets a block (by the user as given or as Meta resolved it); how many rows it removed. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PHONE, Sample.PHONE] })
   async remove(businessAccountId: string, phoneNumberId: string, user: string): Promise<number> {
     const { numDeletedRows } = await this.db
       .on()
@@ -141,6 +144,7 @@ export class BlockedUsersRepository {
   }
 
   /** The contact's blocks on the account's numbers (as given, or as Meta resolved it). */
+  @GenerateSql({ params: [Sample.UUID, [Sample.PHONE]] })
   async ofContact(businessAccountId: string, addresses: string[]): Promise<StoredBlockedUser[]> {
     return this.db
       .on()
@@ -161,6 +165,7 @@ export class BlockedUsersRepository {
   }
 
   /** Deletes the contact's blocks here (Meta's block list is not changed); returns how many. */
+  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE]] })
   async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
     const { numDeletedRows } = await this.db
       .on(tx)
@@ -174,6 +179,7 @@ export class BlockedUsersRepository {
   }
 
   /** The number's blocked users, newest first. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PHONE, Sample.PAGE] })
   async page(
     businessAccountId: string,
     phoneNumberId: string,

@@ -6,6 +6,7 @@ import { unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
 import { changeColumns, distinctChanges, type UserIdChange } from './user-id-change.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type MarketingPreferenceValue = 'stop' | 'resume';
 
@@ -166,6 +167,7 @@ export class MarketingPreferencesRepository {
   }
 
   /** The contact's preferences on the account. */
+  @GenerateSql({ params: [Sample.UUID, [Sample.PHONE]] })
   async ofContact(businessAccountId: string, addresses: string[]): Promise<StoredMarketingPreference[]> {
     return this.db
       .on()
@@ -178,6 +180,7 @@ export class MarketingPreferencesRepository {
   }
 
   /** Deletes the contact's preferences on the account; returns how many. */
+  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE]] })
   async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
     const { numDeletedRows } = await this.db
       .on(tx)
@@ -189,6 +192,10 @@ export class MarketingPreferencesRepository {
   }
 
   /** The account's preferences, newest first; `value` filters. */
+  @GenerateSql(
+    { name: 'no filter', params: [Sample.UUID, {}, Sample.PAGE] },
+    { name: 'every filter', params: [Sample.UUID, { value: 'stop', user: Sample.PHONE }, Sample.PAGE] },
+  )
   async page(
     businessAccountId: string,
     filter: { value?: string; user?: string },

@@ -5,6 +5,7 @@ import { lockForTransaction } from '../../core/db/advisory-lock.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type ApiKey = Row<'api_keys'>;
 
@@ -74,6 +75,7 @@ export class ApiKeysRepository {
   }
 
   /** Moves lastUsedAt forward only (batched writes may arrive out of order). */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async touchLastUsed(id: string, at: Date): Promise<void> {
     await this.db
       .on()
@@ -88,6 +90,7 @@ export class ApiKeysRepository {
    * Active (not revoked) key pairs of a business account, counted under a transaction-scoped lock of the
    * account's keys, so concurrent creations cannot both see room for one more (call inside a unit of work).
    */
+  @GenerateSql({ params: [Sample.UUID] })
   async countActiveLocked(businessAccountId: string): Promise<number> {
     const db = this.db.on();
     await lockForTransaction(db, `api_keys:${businessAccountId}`);
@@ -100,6 +103,18 @@ export class ApiKeysRepository {
     return n;
   }
 
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      {
+        businessAccountId: Sample.UUID2,
+        name: Sample.STRING,
+        accessKey: Sample.STRING,
+        secretHash: Sample.STRING,
+        createdById: Sample.UUID,
+      },
+    ],
+  })
   async create(
     organizationId: string,
     key: { businessAccountId: string; name: string; accessKey: string; secretHash: string; createdById: string | null },
@@ -122,6 +137,10 @@ export class ApiKeysRepository {
   }
 
   /** Newest first, optionally only one business account's. */
+  @GenerateSql(
+    { name: 'every account', params: [Sample.UUID, Sample.PAGE] },
+    { name: 'one account', params: [Sample.UUID, { ...Sample.PAGE, wabaId: Sample.WABA_ID }] },
+  )
   async page(
     organizationId: string,
     query: { page: number; limit: number; wabaId?: string },
@@ -143,6 +162,7 @@ export class ApiKeysRepository {
     return { rows: rows.map(withWabaId), total: counted.n };
   }
 
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2] })
   async findOwned(organizationId: string, id: string): Promise<ApiKeyRow | null> {
     const row = await this.selectWithWabaId()
       .where('k.organization_id', '=', organizationId)
@@ -152,6 +172,7 @@ export class ApiKeysRepository {
   }
 
   /** Throws when the organization has no such key (as an update of a missing row does). */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async revoke(organizationId: string, id: string, at: Date): Promise<ApiKeyRow> {
     await this.db
       .on()
@@ -165,6 +186,7 @@ export class ApiKeysRepository {
   }
 
   /** Revokes every live key of a business account; returns their access keys (to drop them from caches). */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async revokeAllOf(businessAccountId: string, at: Date): Promise<string[]> {
     const rows = await this.db
       .on()
@@ -181,6 +203,7 @@ export class ApiKeysRepository {
    * The organization's active key pairs `createdById` made: revoked at `at` (its removal, audit 3, finding 9), or only
    * listed when `at` is null (removal with keepKeys). Their ids, names and access keys (for the caches).
    */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async revokeAllCreatedBy(
     organizationId: string,
     createdById: string,

@@ -4,6 +4,7 @@ import { columns } from '../../core/db/database.js';
 import { Db } from '../../core/db/db.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
 import { prepared } from '../../core/db/statement.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type Session = Row<'sessions'>;
 
@@ -39,6 +40,7 @@ const byTokenHash = prepared('session_by_token_hash', (db, p: { tokenHash: strin
 export class SessionsRepository {
   constructor(private readonly db: Db) {}
 
+  @GenerateSql({ params: [Sample.UUID, { tokenHash: Sample.STRING, expiresAt: Sample.DATE, lastSeenAt: Sample.DATE }] })
   async create(operatorId: string, session: { tokenHash: string; expiresAt: Date; lastSeenAt: Date }): Promise<void> {
     await this.db
       .on()
@@ -79,6 +81,7 @@ export class SessionsRepository {
     };
   }
 
+  @GenerateSql({ params: [Sample.UUID] })
   async findById(id: string): Promise<Session | null> {
     return (
       (await this.db.on().selectFrom('sessions').select(columns.sessions).where('id', '=', id).executeTakeFirst()) ??
@@ -86,6 +89,7 @@ export class SessionsRepository {
     );
   }
 
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async touch(id: string, at: Date): Promise<void> {
     await this.db
       .on()
@@ -97,6 +101,10 @@ export class SessionsRepository {
   }
 
   /** Revokes every live session of the operator, but `except` (the caller's own); how many it ended. */
+  @GenerateSql(
+    { name: 'every session', params: [Sample.UUID, Sample.DATE] },
+    { name: 'but one', params: [Sample.UUID, Sample.DATE, Sample.UUID2] },
+  )
   async revokeAllOf(operatorId: string, at: Date, except?: string): Promise<number> {
     let update = this.db
       .on()
@@ -109,6 +117,7 @@ export class SessionsRepository {
     return Number(numUpdatedRows);
   }
 
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async revoke(id: string, at: Date): Promise<void> {
     await this.db
       .on()
@@ -123,6 +132,7 @@ export class SessionsRepository {
    * Deletes up to `limit` sessions that can no longer authenticate as of `now`: past their absolute expiry,
    * unused since `idleSince`, or revoked. Returns how many.
    */
+  @GenerateSql({ params: [{ now: Sample.DATE, idleSince: Sample.DATE }, Sample.NUMBER] })
   async deleteEnded(at: { now: Date; idleSince: Date }, limit: number): Promise<number> {
     const { numDeletedRows } = await this.db
       .on()

@@ -62,3 +62,68 @@ from "campaigns"
 where "status" = $1 and ("lease_until" < now() or ("lease_until" is null and "updated_at" < date_subtract(now(), make_interval(0, 0, 0, 0, 0, 0, $2))))
 order by "id"
 limit $3;
+
+-- CampaignsRepository.create
+insert into "campaigns" ("business_account_id", "name", "phone_number_id", "template_name", "template_language", "template_category", "upstream_api", "total", "created_by_id", "run")
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+returning "id", "business_account_id" as "businessAccountId", "name", "phone_number_id" as "phoneNumberId", "template_name" as "templateName", "template_language" as "templateLanguage", "template_category" as "templateCategory", "upstream_api" as "upstreamApi", "status", "status_reason" as "statusReason", "total", "created_by_id" as "createdById", "created_at" as "createdAt", "updated_at" as "updatedAt", "completed_at" as "completedAt", "run";
+-- (stops here on the empty answer: NoResultError)
+
+-- CampaignsRepository.find (every campaign)
+select "id", "business_account_id" as "businessAccountId", "name", "phone_number_id" as "phoneNumberId", "template_name" as "templateName", "template_language" as "templateLanguage", "template_category" as "templateCategory", "upstream_api" as "upstreamApi", "status", "status_reason" as "statusReason", "total", "created_by_id" as "createdById", "created_at" as "createdAt", "updated_at" as "updatedAt", "completed_at" as "completedAt", "run"
+from "campaigns"
+where "business_account_id" = $1 and "id" = $2;
+
+-- CampaignsRepository.find (created since the hold)
+select "id", "business_account_id" as "businessAccountId", "name", "phone_number_id" as "phoneNumberId", "template_name" as "templateName", "template_language" as "templateLanguage", "template_category" as "templateCategory", "upstream_api" as "upstreamApi", "status", "status_reason" as "statusReason", "total", "created_by_id" as "createdById", "created_at" as "createdAt", "updated_at" as "updatedAt", "completed_at" as "completedAt", "run"
+from "campaigns"
+where "business_account_id" = $1 and "created_at" >= $2 and "id" = $3;
+
+-- CampaignsRepository.page (every campaign)
+select "id", "business_account_id" as "businessAccountId", "name", "phone_number_id" as "phoneNumberId", "template_name" as "templateName", "template_language" as "templateLanguage", "template_category" as "templateCategory", "upstream_api" as "upstreamApi", "status", "status_reason" as "statusReason", "total", "created_by_id" as "createdById", "created_at" as "createdAt", "updated_at" as "updatedAt", "completed_at" as "completedAt", "run"
+from "campaigns"
+where "business_account_id" = $1
+order by "created_at" desc, "id" desc
+limit $2
+offset $3;
+
+select count(*) as "n"
+from "campaigns"
+where "business_account_id" = $1;
+-- (stops here on the empty answer: NoResultError)
+
+-- CampaignsRepository.page (created since the hold)
+select "id", "business_account_id" as "businessAccountId", "name", "phone_number_id" as "phoneNumberId", "template_name" as "templateName", "template_language" as "templateLanguage", "template_category" as "templateCategory", "upstream_api" as "upstreamApi", "status", "status_reason" as "statusReason", "total", "created_by_id" as "createdById", "created_at" as "createdAt", "updated_at" as "updatedAt", "completed_at" as "completedAt", "run"
+from "campaigns"
+where "business_account_id" = $1 and "created_at" >= $2
+order by "created_at" desc, "id" desc
+limit $3
+offset $4;
+
+select count(*) as "n"
+from "campaigns"
+where "business_account_id" = $1 and "created_at" >= $2;
+-- (stops here on the empty answer: NoResultError)
+
+-- CampaignsRepository.transition
+update "campaigns"
+set "status" = $1, "status_reason" = $2, "updated_at" = now(), "run" = "run", "completed_at" = now(), "lease_owner" = $3, "lease_until" = $4
+where "id" = $5 and "business_account_id" = $6 and "status" = any($7)
+returning "id", "business_account_id" as "businessAccountId", "name", "phone_number_id" as "phoneNumberId", "template_name" as "templateName", "template_language" as "templateLanguage", "template_category" as "templateCategory", "upstream_api" as "upstreamApi", "status", "status_reason" as "statusReason", "total", "created_by_id" as "createdById", "created_at" as "createdAt", "updated_at" as "updatedAt", "completed_at" as "completedAt", "run";
+
+-- CampaignsRepository.cancelBefore
+update "campaigns"
+set "status" = $1, "status_reason" = $2, "updated_at" = now(), "completed_at" = now()
+where "business_account_id" = $3 and "created_at" < $4 and "status" in ($5, $6)
+returning "id";
+
+-- CampaignsRepository.quotaUseLocked
+select pg_advisory_xact_lock(hashtext($1)) as "locked";
+
+select count(*) filter(
+  where "c"."status" = $1) as "running", coalesce(sum("c"."total") filter(
+    where "c"."created_at" >= $2), 0) as "recipients"
+from "campaigns" as "c"
+inner join "business_accounts" as "b" on "b"."id" = "c"."business_account_id"
+where "b"."organization_id" = $3 and ("c"."status" = $4 or "c"."created_at" >= $5);
+-- (stops here on the empty answer: NoResultError)

@@ -5,6 +5,7 @@ import { columns } from '../../core/db/database.js';
 import { Db } from '../../core/db/db.js';
 import { lockForTransaction } from '../../core/db/advisory-lock.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type Invitation = Row<'invitations'>;
 export type InvitationRow = Invitation & { invitedBy: { email: string } };
@@ -20,6 +21,18 @@ const LIST_LIMIT = 100;
 export class InvitationsRepository {
   constructor(private readonly db: Db) {}
 
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      {
+        email: Sample.EMAIL,
+        role: 'member',
+        tokenHash: Sample.STRING,
+        invitedById: Sample.UUID2,
+        expiresAt: Sample.DATE,
+      },
+    ],
+  })
   async create(
     organizationId: string,
     invitation: { email: string; role: OperatorRole; tokenHash: string; invitedById: string; expiresAt: Date },
@@ -44,6 +57,7 @@ export class InvitationsRepository {
   }
 
   /** The invitation carrying this token, whichever organization it is of: the token is its own scope. */
+  @GenerateSql({ params: [Sample.STRING] })
   async findByTokenHash(tokenHash: string): Promise<Invitation | null> {
     return (
       (await this.db
@@ -56,6 +70,7 @@ export class InvitationsRepository {
   }
 
   /** Marks the invitation used by `operatorId`; false when it was used, revoked or expired meanwhile. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async claim(id: string, operatorId: string, at: Date): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -70,6 +85,7 @@ export class InvitationsRepository {
   }
 
   /** Not used, not revoked, not expired; newest first. */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async listPending(organizationId: string, now: Date): Promise<InvitationRow[]> {
     const rows = await this.withInviter()
       .where('i.organization_id', '=', organizationId)
@@ -86,6 +102,7 @@ export class InvitationsRepository {
    * Pending invitations of the organization, counted under a transaction-scoped lock of its invitations, so two
    * concurrent creations cannot both see room for one more (call inside a unit of work).
    */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async countPendingLocked(organizationId: string, now: Date): Promise<number> {
     const db = this.db.on();
     await lockForTransaction(db, `invitations:${organizationId}`);
@@ -100,6 +117,7 @@ export class InvitationsRepository {
     return n;
   }
 
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2] })
   async findOwned(organizationId: string, id: string): Promise<InvitationRow | null> {
     const row = await this.withInviter()
       .where('i.id', '=', id)
@@ -109,6 +127,7 @@ export class InvitationsRepository {
   }
 
   /** Revokes a pending invitation; false when it was already used or revoked. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async revoke(organizationId: string, id: string, at: Date): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -123,6 +142,7 @@ export class InvitationsRepository {
   }
 
   /** Revokes every pending invitation `invitedById` sent (its removal or demotion); how many. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async revokeAllSentBy(organizationId: string, invitedById: string, at: Date): Promise<number> {
     const { numUpdatedRows } = await this.db
       .on()

@@ -6,6 +6,7 @@ import { lockForTransaction } from '../../core/db/advisory-lock.js';
 import { columnsOf, type Row } from '../../core/db/rows.js';
 import { skipTake } from '../../core/rows/page.js';
 import type { OperatorRole } from '../../auth/roles.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export { OPERATOR_ROLES, type OperatorRole } from '../../auth/roles.js';
 
@@ -18,6 +19,10 @@ export class OperatorsRepository {
   constructor(private readonly db: Db) {}
 
   /** Null when the email is already registered (the unique index decides between racing signups). */
+  @GenerateSql({
+    params: [Sample.UUID, { email: Sample.EMAIL, passwordHash: Sample.STRING, role: 'admin' }],
+    rows: [{ id: Sample.UUID2 }],
+  })
   async create(
     organizationId: string,
     operator: { email: string; passwordHash: string; role: OperatorRole },
@@ -39,17 +44,20 @@ export class OperatorsRepository {
   }
 
   /** Login: by email, across organizations (the email is what identifies an operator). */
+  @GenerateSql({ params: [Sample.EMAIL] })
   async findByEmail(email: string): Promise<OperatorWithOrganization | null> {
     const row = await this.withOrganization().where('o.email', '=', email).executeTakeFirst();
     return row ? withOrganization(row) : null;
   }
 
+  @GenerateSql({ params: [Sample.UUID] })
   async findById(id: string): Promise<OperatorWithOrganization | null> {
     const row = await this.withOrganization().where('o.id', '=', id).executeTakeFirst();
     return row ? withOrganization(row) : null;
   }
 
   /** Sets or clears the platform-administrator flag of the operator with this email; false when there is none (or it was removed). */
+  @GenerateSql({ params: [Sample.EMAIL, true] })
   async setPlatformAdmin(email: string, platformAdmin: boolean): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -62,6 +70,7 @@ export class OperatorsRepository {
   }
 
   /** The platform administrators' emails, sorted. */
+  @GenerateSql()
   async listPlatformAdmins(): Promise<string[]> {
     const rows = await this.db
       .on()
@@ -74,6 +83,7 @@ export class OperatorsRepository {
   }
 
   /** The organization's operators (removed ones left out), oldest first, as GET /api-keys pages them. */
+  @GenerateSql({ params: [Sample.UUID, Sample.PAGE] })
   async pageMembers(
     organizationId: string,
     query: { page: number; limit: number },
@@ -92,6 +102,7 @@ export class OperatorsRepository {
   }
 
   /** An operator of the organization that has not been removed. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2] })
   async findMember(organizationId: string, id: string): Promise<Operator | null> {
     const row = await this.db
       .on()
@@ -105,6 +116,7 @@ export class OperatorsRepository {
   }
 
   /** Emails of these operators of the organization (removed ones included: what they made stays attributed). */
+  @GenerateSql({ params: [Sample.UUID, [Sample.UUID, Sample.UUID2]] })
   async emailsOf(organizationId: string, ids: string[]): Promise<Map<string, string>> {
     if (!ids.length) return new Map();
     const rows = await this.db
@@ -121,6 +133,7 @@ export class OperatorsRepository {
    * The organization's owners (not removed), counted under a transaction-scoped lock of its operators' roles, so two
    * owners demoting or removing each other at once cannot both see another owner left (call inside a unit of work).
    */
+  @GenerateSql({ params: [Sample.UUID] })
   async countOwnersLocked(organizationId: string): Promise<number> {
     const db = this.db.on();
     await lockForTransaction(db, `operators:${organizationId}`);
@@ -135,6 +148,7 @@ export class OperatorsRepository {
   }
 
   /** Sets the role of a (not removed) operator of the organization; null when there is none. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, 'admin'] })
   async setRole(organizationId: string, id: string, role: OperatorRole): Promise<Operator | null> {
     const row = await this.db
       .on()
@@ -149,6 +163,7 @@ export class OperatorsRepository {
   }
 
   /** Removes an operator from the organization (it can never sign in again; the row stays); false when already removed. */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async markRemoved(organizationId: string, id: string, at: Date): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -161,6 +176,7 @@ export class OperatorsRepository {
     return numUpdatedRows === 1n;
   }
 
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async recordLogin(id: string, at: Date): Promise<void> {
     await this.db
       .on()
@@ -172,6 +188,7 @@ export class OperatorsRepository {
   }
 
   /** Sets a new password hash, unless the hash changed since it was read (false then). */
+  @GenerateSql({ params: [Sample.UUID, Sample.STRING, Sample.STRING] })
   async replacePasswordHash(id: string, from: string, to: string): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -184,6 +201,7 @@ export class OperatorsRepository {
   }
 
   /** Sets a new password hash whatever the current one (a password-reset link). */
+  @GenerateSql({ params: [Sample.UUID, Sample.STRING] })
   async setPasswordHash(id: string, passwordHash: string): Promise<void> {
     await this.db
       .on()
@@ -195,6 +213,7 @@ export class OperatorsRepository {
   }
 
   /** Replaces a password hash with a stronger one of the same password, unless it changed in the meantime. */
+  @GenerateSql({ params: [Sample.UUID, Sample.STRING, Sample.STRING] })
   async upgradePasswordHash(id: string, from: string, to: string): Promise<void> {
     await this.replacePasswordHash(id, from, to);
   }

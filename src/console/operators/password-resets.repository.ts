@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { columns } from '../../core/db/database.js';
 import { Db } from '../../core/db/db.js';
 import type { Row } from '../../core/db/rows.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 export type PasswordReset = Row<'password_resets'>;
 
@@ -14,6 +15,12 @@ export type PasswordReset = Row<'password_resets'>;
 export class PasswordResetsRepository {
   constructor(private readonly db: Db) {}
 
+  @GenerateSql({
+    params: [
+      Sample.UUID,
+      { operatorId: Sample.UUID2, tokenHash: Sample.STRING, issuedById: Sample.UUID2, expiresAt: Sample.DATE },
+    ],
+  })
   create(
     organizationId: string,
     reset: { operatorId: string; tokenHash: string; issuedById: string; expiresAt: Date },
@@ -34,6 +41,7 @@ export class PasswordResetsRepository {
   }
 
   /** The link carrying this token, whichever organization it is of: the token is its own scope. */
+  @GenerateSql({ params: [Sample.STRING] })
   async findByTokenHash(tokenHash: string): Promise<PasswordReset | null> {
     return (
       (await this.db
@@ -46,6 +54,7 @@ export class PasswordResetsRepository {
   }
 
   /** Marks the link used; false when it was used, revoked or expired meanwhile (of two racing uses, one wins). */
+  @GenerateSql({ params: [Sample.UUID, Sample.DATE] })
   async claim(id: string, at: Date): Promise<boolean> {
     const { numUpdatedRows } = await this.db
       .on()
@@ -60,6 +69,7 @@ export class PasswordResetsRepository {
   }
 
   /** Revokes every unused link of the operator (a newer link replaces them; a removal ends them). */
+  @GenerateSql({ params: [Sample.UUID, Sample.UUID2, Sample.DATE] })
   async revokeAllOf(organizationId: string, operatorId: string, at: Date): Promise<number> {
     const { numUpdatedRows } = await this.db
       .on()

@@ -65,3 +65,36 @@ from pg_snapshot_xmin(pg_current_snapshot()) as "x"(horizon);
 -- retention_delete_event_counts
 delete from "event_counts"
 where "bucket" >= coalesce($1::timestamptz, $2::timestamptz) and "bucket" < $3;
+
+-- EventsRepository.pageOfContact (no window)
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
+from "events"
+where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5))
+order by "id"
+limit $6;
+
+-- EventsRepository.pageOfContact (a window)
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
+from "events"
+where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5)) and "created_at" >= $6 and "created_at" <= $7
+order by "id"
+limit $8;
+
+-- EventsRepository.eraseContactBatch
+select "id", "created_at" as "createdAt"
+from "events"
+where "waba_id" = $1 and ("recipient" = any($2) or "user_id" = any($3) or "message_id" = any($4))
+limit $5;
+
+delete from "events"
+where "waba_id" = $1 and "id" = any($2) and "created_at" >= $3 and "created_at" <= $4;
+
+-- EventsRepository.scrubContentBatch
+select "id", "created_at" as "createdAt"
+from "events"
+where "waba_id" = any($1) and "created_at" < $2 and "created_at" >= $3 and "kind" in ($4, $5) and not "raw" ? $6
+limit $7;
+
+update "events"
+set "raw" = jsonb_strip_nulls(jsonb_build_object('id', "raw"->'id', 'from', "raw"->'from', 'to', "raw"->'to', 'from_user_id', "raw"->'from_user_id', 'to_user_id', "raw"->'to_user_id', 'type', "raw"->'type', 'timestamp', "raw"->'timestamp', 'metadata', "raw"->'metadata', 'contentScrubbed', true)), "title" = split_part("title", $1, $2)
+where "id" = any($3) and "created_at" >= $4 and "created_at" < $5;

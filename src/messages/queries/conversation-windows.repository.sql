@@ -22,3 +22,12 @@ do update set "last_inbound_at" = greatest("conversation_windows"."last_inbound_
 select "last_inbound_at" as "lastInboundAt"
 from "conversation_windows"
 where "phone_number_id" = $1 and "recipient" = $2;
+
+-- ConversationWindowsRepository.ofContact
+select "phone_number_id" as "phoneNumberId", "recipient", "last_inbound_at" as "lastInboundAt"
+from "conversation_windows"
+where "waba_id" = $1 and "recipient" = any($2);
+
+-- ConversationWindowsRepository.eraseContact
+delete from "conversation_windows"
+where "waba_id" = $1 and "recipient" = any($2);

@@ -4,6 +4,7 @@ import { columns, type Database } from '../../core/db/database.js';
 import { Db, type Tx } from '../../core/db/db.js';
 import { typed } from '../../core/db/pg.js';
 import { prepared, type RowOf } from '../../core/db/statement.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 /** The values of a claim, in the statement that composes it (parameters of that statement). */
 export interface ClaimParams {
@@ -162,6 +163,7 @@ export class IdempotencyKeysRepository {
    * Deletes the records of the account's key pairs whose kept outcome names one of these addresses (an erased
    * contact's send: a retry with that key then sends again); returns how many.
    */
+  @GenerateSql({ params: [Sample.TX, Sample.UUID, [Sample.PHONE]] })
   async eraseContact(tx: Tx, businessAccountId: string, addresses: string[]): Promise<number> {
     const { numDeletedRows } = await this.db
       .on(tx)

@@ -15,6 +15,7 @@ import { bytesContain, minus, now, plus, typed, unnest } from '../../core/db/pg.
 import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
+import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
 
 /** A signed POST as the receiver stores it: the bytes as received. */
 export interface IncomingDelivery {
@@ -461,6 +462,7 @@ export class WebhookDeliveriesRepository {
    * Up to `limit` deliveries of the account, after `after` (id), whose raw bytes hold one of `needles` (the
    * contact's addresses), in id order: each is rewritten or deleted next. Every partition, dead letters included.
    */
+  @GenerateSql({ params: [Sample.WABA_ID, [Sample.PHONE], 0, 100] })
   async holding(
     wabaId: string,
     needles: string[],
@@ -481,6 +483,7 @@ export class WebhookDeliveriesRepository {
   }
 
   /** Replaces a delivery's bytes (another user's items kept, the erased contact's gone) and marks it redacted. */
+  @GenerateSql({ params: [Sample.TX, { id: Sample.NUMBER, receivedAt: Sample.DATE }, Buffer.from('{}')] })
   async rewriteBody(tx: Tx, d: { id: number; receivedAt: Date }, rawBody: Buffer): Promise<void> {
     await this.db
       .on(tx)
@@ -497,6 +500,7 @@ export class WebhookDeliveriesRepository {
    * lose their raw bytes (an empty body, marked redacted); their events stay. Dead letters and deliveries still
    * waiting keep theirs (a replay needs them). Returns how many; fewer than `limit` means none is left in the range.
    */
+  @GenerateSql({ params: [Sample.TX, [Sample.WABA_ID], { since: null, before: Sample.DATE }, 500], rows: Sample.FOUND })
   async scrubBodiesBatch(
     tx: Tx,
     wabaIds: string[],
@@ -526,6 +530,7 @@ export class WebhookDeliveriesRepository {
   }
 
   /** Deletes a delivery whose every item was the erased contact's. */
+  @GenerateSql({ params: [Sample.TX, { id: Sample.NUMBER, receivedAt: Sample.DATE }] })
   async remove(tx: Tx, d: { id: number; receivedAt: Date }): Promise<void> {
     await this.db
       .on(tx)

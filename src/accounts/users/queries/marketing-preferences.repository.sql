@@ -31,3 +31,39 @@ where "business_account_id" = $1 and "user" = $2;
 select "user"
 from "marketing_preferences"
 where "business_account_id" = $1 and "user" = any($2) and "value" = $3;
+
+-- MarketingPreferencesRepository.ofContact
+select "user", "value", "source", "detail", "updated_at" as "updatedAt"
+from "marketing_preferences"
+where "business_account_id" = $1 and "user" = any($2)
+order by "updated_at";
+
+-- MarketingPreferencesRepository.eraseContact
+delete from "marketing_preferences"
+where "business_account_id" = $1 and "user" = any($2);
+
+-- MarketingPreferencesRepository.page (no filter)
+select "user", "value", "source", "detail", "updated_at" as "updatedAt"
+from "marketing_preferences"
+where "business_account_id" = $1
+order by "updated_at" desc, "user"
+limit $2
+offset $3;
+
+select count(*) as "n"
+from "marketing_preferences"
+where "business_account_id" = $1;
+-- (stops here on the empty answer: NoResultError)
+
+-- MarketingPreferencesRepository.page (every filter)
+select "user", "value", "source", "detail", "updated_at" as "updatedAt"
+from "marketing_preferences"
+where "business_account_id" = $1 and "value" = $2 and "user" = $3
+order by "updated_at" desc, "user"
+limit $4
+offset $5;
+
+select count(*) as "n"
+from "marketing_preferences"
+where "business_account_id" = $1 and "value" = $2 and "user" = $3;
+-- (stops here on the empty answer: NoResultError)

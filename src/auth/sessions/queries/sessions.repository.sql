@@ -6,3 +6,42 @@ select "s"."id", "s"."operator_id" as "operatorId", "s"."token_hash" as "tokenHa
 from "sessions" as "s"
 inner join "operators" as "o" on "o"."id" = "s"."operator_id"
 where "s"."token_hash" = $1;
+
+-- SessionsRepository.create
+insert into "sessions" ("id", "operator_id", "token_hash", "expires_at", "last_seen_at")
+values ($1, $2, $3, $4, $5);
+
+-- SessionsRepository.findById
+select "id", "operator_id" as "operatorId", "token_hash" as "tokenHash", "created_at" as "createdAt", "last_seen_at" as "lastSeenAt", "expires_at" as "expiresAt", "revoked_at" as "revokedAt"
+from "sessions"
+where "id" = $1;
+
+-- SessionsRepository.touch
+update "sessions"
+set "last_seen_at" = $1
+where "id" = $2
+returning "id";
+-- (stops here on the empty answer: NoResultError)
+
+-- SessionsRepository.revokeAllOf (every session)
+update "sessions"
+set "revoked_at" = $1
+where "operator_id" = $2 and "revoked_at" is null;
+
+-- SessionsRepository.revokeAllOf (but one)
+update "sessions"
+set "revoked_at" = $1
+where "operator_id" = $2 and "revoked_at" is null and "id" <> $3;
+
+-- SessionsRepository.revoke
+update "sessions"
+set "revoked_at" = $1
+where "id" = $2 and "revoked_at" is null;
+
+-- SessionsRepository.deleteEnded
+delete from "sessions"
+where "id" in (
+  select "id"
+  from "sessions"
+  where ("expires_at" <= $1 or "last_seen_at" <= $2 or "revoked_at" <= $3)
+  limit $4);

@@ -23,3 +23,10 @@ where ("api_key_id", "key") in (
   where "expires_at" <= $1
   order by "expires_at"
   limit $2);
+
+-- IdempotencyKeysRepository.eraseContact
+delete from "idempotency_keys"
+where "api_key_id" in (
+  select "id"
+  from "api_keys"
+  where "business_account_id" = $1) and strpos(cast("response_body" as text), $2) > $3;

@@ -103,3 +103,29 @@ from "webhook_deliveries" as "d"
 cross join lateral unnest("d"."waba_ids"::text[]) as "w"("waba")
 where ("d"."status" in ($4, $5) and "d"."waba_ids" && $6::text[] and "w"."waba" = any($7::text[]))
 group by "w"."waba";
+
+-- WebhookDeliveriesRepository.holding
+select "id", "received_at" as "receivedAt", "raw_body" as "rawBody"
+from "webhook_deliveries"
+where "waba_ids" @> $1::text[] and "id" > $2 and (position($3::bytea in "raw_body") > 0)
+order by "id"
+limit $4;
+
+-- WebhookDeliveriesRepository.rewriteBody
+update "webhook_deliveries"
+set "raw_body" = $1, "redacted_at" = now()
+where "id" = $2 and "received_at" = $3;
+
+-- WebhookDeliveriesRepository.scrubBodiesBatch
+select "id", "received_at" as "receivedAt"
+from "webhook_deliveries"
+where "waba_ids" <@ $1::text[] and "received_at" < $2 and "received_at" >= $3 and "status" = $4 and octet_length("raw_body") > $5
+limit $6;
+
+update "webhook_deliveries"
+set "raw_body" = $1, "redacted_at" = now()
+where "id" = any($2) and "received_at" >= $3 and "received_at" < $4;
+
+-- WebhookDeliveriesRepository.remove
+delete from "webhook_deliveries"
+where "id" = $1 and "received_at" = $2;
