@@ -72,8 +72,15 @@ export class BenchServer {
         settings: (process.env.LOCAL_PG_SETTINGS ?? this.o.settings).split(/\s+/).filter(Boolean),
         log: this.o.log,
       });
-      await this.postgres.start();
-      await this.postgres.ensureDatabases([this.o.dbName]);
+      // The stack's children are unref'd (they outlive nothing they should not): something of ours keeps the event
+      // loop alive until initdb and the start are done, as startServices' Redis check does for it.
+      const alive = setInterval(() => undefined, 1000);
+      try {
+        await this.postgres.start();
+        await this.postgres.ensureDatabases([this.o.dbName]);
+      } finally {
+        clearInterval(alive);
+      }
       this.url = this.postgres.url(this.o.dbName);
     }
     this.postmasterPid = await this.findPostmaster();
