@@ -318,6 +318,17 @@ function recordStatements(pool: pg.Pool, into: Sent[]): void {
   });
 }
 
+/**
+ * A statement's text with its parameters and constants as `?`: pg_stat_statements keeps the text with constants
+ * replaced by parameters (`position(… in raw_body) > 0` is stored as `> $4`), the client sent them as written.
+ */
+const shape = (text: string) =>
+  text
+    .replace(/'(?:[^']|'')*'/g, '?')
+    .replace(/\$\d+|\b\d+\b/g, '?')
+    .replace(/\s+/g, ' ')
+    .trim();
+
 /** Calls of the service into its repositories, by phase of the erasure. */
 interface Call {
   phase: string;
@@ -341,6 +352,57 @@ function timed<T extends object>(repo: T, calls: Call[], phaseOf: (method: strin
       };
     },
   });
+}
+
+interface LockWait {
+  /** From the first to the last time it was seen waiting (a wait shorter than the 20 ms between looks may be missed). */
+  ms: number;
+  lock: string;
+  waiter: string;
+  blockers: string;
+}
+
+/** Who waits for a lock in the database while the erasure runs, and behind which statement. */
+class LockWatch {
+  private running = false;
+  private done?: Promise<void>;
+  private readonly seen = new Map<string, LockWait & { first: number }>();
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  start(): void {
+    this.running = true;
+    this.done = (async () => {
+      while (this.running) {
+        const { rows } = await this.pool.query<{ key: string; lock: string; waiter: string; blockers: string | null }>(
+          `SELECT a.pid || '@' || a.query_start AS key, a.wait_event AS lock, left(regexp_replace(a.query, '\\s+', ' ', 'g'), 80) AS waiter,
+                  (SELECT string_agg(left(regexp_replace(b.query, '\\s+', ' ', 'g'), 80), ' | ') FROM pg_stat_activity b
+                    WHERE b.pid = ANY (pg_blocking_pids(a.pid))) AS blockers
+             FROM pg_stat_activity a WHERE a.datname = current_database() AND a.wait_event_type = 'Lock'`,
+        );
+        const now = performance.now();
+        for (const r of rows) {
+          const w = this.seen.get(r.key) ?? {
+            first: now,
+            ms: 0,
+            lock: r.lock,
+            waiter: r.waiter,
+            blockers: r.blockers ?? '?',
+          };
+          w.ms = now - w.first;
+          this.seen.set(r.key, w);
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+  }
+
+  /** The waits seen, longest first. */
+  async stop(): Promise<LockWait[]> {
+    this.running = false;
+    await this.done;
+    return [...this.seen.values()].map(({ first: _f, ...w }) => w).sort((a, b) => b.ms - a.ms);
+  }
 }
 
 /** The unit of work, each transaction's length kept: the longest is the longest any of the erasure's row locks is held. */
@@ -396,6 +458,8 @@ interface ErasureResult {
   pgStatStatements: { statements: number; calls: number; rows: number; sharedBuffers: number; walBytes: number } | null;
   serverWalBytes: number;
   inserts: { before: Stats; during: Stats; after: Stats };
+  /** Lock waits seen while the erasure ran (pg_stat_activity every 20 ms): the stalls that were locks, not the host. */
+  lockWaits: LockWait[];
   conditions: Conditions;
   plans: { text: string; plan: string }[];
 }
@@ -454,12 +518,15 @@ async function eraseMeasured(url: string, organizationId: string, operatorId: st
         phoneNumberId: ACCOUNTS.phoneNumberIds[0]!,
       });
       inserter.start();
+      const locks = new LockWatch(monitor);
       await new Promise((r) => setTimeout(r, 3000));
       const lsn0 = (await monitor.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l')).rows[0]!.l;
       if (statStatements) await monitor.query('SELECT pg_stat_statements_reset()');
+      locks.start();
       const e0 = performance.now();
       const counts = await service.erase(operator, ACCOUNTS.wabaIds[0]!, CONTACT);
       const e1 = performance.now();
+      const lockWaits = await locks.stop();
       const wal = (
         await monitor.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS b', [
           lsn0,
@@ -472,6 +539,7 @@ async function eraseMeasured(url: string, organizationId: string, operatorId: st
         counts,
         wallS: (e1 - e0) / 1000,
         serverWalBytes: Number(wal),
+        lockWaits,
         inserts: {
           before: inserter.between(inserter.samples[0]?.at ?? 0, e0 - 1),
           during: inserter.between(e0, e1),
@@ -493,7 +561,7 @@ async function eraseMeasured(url: string, organizationId: string, operatorId: st
       const phase = calls.find((c) => c.t0 >= t.t0 && c.t0 <= t.t0 + t.ms)?.phase ?? 'unknown';
       longestByPhase[phase] = Math.max(longestByPhase[phase] ?? 0, t.ms);
     }
-    const erasureTexts = new Set(sent.map((s) => s.text));
+    const erasureTexts = new Set(sent.map((s) => shape(s.text)));
     const byText = new Map<
       string,
       { text: string; calls: number; ms: number; maxMs: number; rows: number; slowest: Sent }
@@ -527,7 +595,7 @@ async function eraseMeasured(url: string, organizationId: string, operatorId: st
            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       );
       const mine: PgStatement[] = rows
-        .filter((r) => erasureTexts.has(r.query) && !/^(BEGIN|COMMIT|ROLLBACK)/i.test(r.query))
+        .filter((r) => erasureTexts.has(shape(r.query)) && !/^(BEGIN|COMMIT|ROLLBACK)/i.test(r.query))
         .map((r) => ({
           query: r.query,
           calls: Number(r.calls),
@@ -736,6 +804,11 @@ async function main(): Promise<void> {
       `  inserter (10 events / 10 ms, same account) before: ${p(r.inserts.before)}; load average ${la}`,
       `  inserter during: ${p(r.inserts.during)}; load average ${la}`,
       `  inserter after: ${p(r.inserts.after)}; load average ${la}`,
+      `  lock waits while it ran (pg_stat_activity every 20 ms): ${
+        r.lockWaits.length === 0
+          ? 'none seen'
+          : `${r.lockWaits.length}, longest ~${fmt(r.lockWaits[0]!.ms, 0)} ms (${r.lockWaits[0]!.waiter} waiting for ${r.lockWaits[0]!.lock} behind: ${r.lockWaits[0]!.blockers})`
+      }; load average ${la}`,
       `  counts: ${JSON.stringify(r.counts)}`,
       `  afterwards: the number found in ${verification.contactHits.length ? JSON.stringify(verification.contactHits) : 'no column'}, the words in ${verification.wordHits.length ? JSON.stringify(verification.wordHits) : 'no column'}; ${fmtInt(verification.bystandersKept)} rewritten bodies still hold their other user (of ${fmtInt(contact.batched)}); searched in ${fmt(verification.seconds, 1)} s`,
     ];
