@@ -19,9 +19,11 @@
 // service sent (count, rows, time; pg_stat_statements: their rows, buffers and WAL bytes), the server's WAL over
 // the erasure (pg_current_wal_lsn, the inserter's included). Meanwhile an inserter stores 10 status events every
 // 10 ms into the same business account through EventsRepository.insert (as bench/storage.ts's drop part does; the
-// same account, so it meets the erasure's event_counts rows): its worst latency before, during and after. Then the
-// whole database is searched for the contact's number and words (test/utils/db-search.ts): the bench fails if
-// anything is left, and if the other users' items of the batched bodies are gone. EXPLAIN (ANALYZE, BUFFERS) of the
+// same account, so it meets the erasure's event_counts rows): its worst latency before, during and after, and every
+// lock wait seen meanwhile (pg_stat_activity every 20 ms, with the statement it waited behind), which tells a lock
+// from a busy host. The whole database is searched for the contact's number before (it must be in all 9 tables it
+// was stored in) and for the number and words after (test/utils/db-search.ts): the bench fails if anything is left,
+// or if the other users' items of the batched bodies are gone. EXPLAIN (ANALYZE, BUFFERS) of the
 // statements that took the most time (run again in a rolled-back transaction after the erasure) is printed and kept.
 //
 // PostgreSQL: DATABASE_URL (the bench creates erasure_<pid>_main next to the given database and drops it afterwards
