@@ -46,20 +46,26 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
-import { startServices, stopStale, type Services } from '../scripts/stack/services.js';
 import { expiredPartitions, type Partition } from '../src/core/db/partitions.js';
 import { Db, txOn } from '../src/core/db/db.js';
-import {
-  EventsRepository,
-  insertEvents,
-  storedKeys,
-  type EventFilter,
-  type EventRow,
-} from '../src/events/events.repository.js';
+import { EventsRepository, insertEvents, storedKeys, type EventFilter } from '../src/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
-import { CpuMeter, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
+import { waitUntilQuiet } from './lib/cpu.js';
 import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
+import {
+  BenchServer,
+  INSERTER_ACCOUNT,
+  Inserter,
+  fmtConditions,
+  inserterRow,
+  relayout,
+  settle,
+  stats,
+  weeklyLayout,
+  type Conditions,
+  type Stats,
+} from './lib/pg-bench.js';
 import { fmt, machine, printMachine, writeResult } from './lib/report.js';
 import {
   DELIVERIES_SQL,
@@ -93,142 +99,17 @@ const KEEP = process.env.BENCH_STORAGE_KEEP === '1';
 const DB_PREFIX = process.env.BENCH_STORAGE_DB_PREFIX ?? `storage_${process.pid}_`;
 const ACCOUNTS = accounts(20);
 const DAY_MS = 86_400_000;
-
-// ---------------------------------------------------------------------------------------------------------
-// the server
-
-let services: Services | undefined;
-let serverUrl = '';
-let postmasterPid = 0;
-const created = new Set<string>();
-
-function dbUrl(name: string): string {
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin<T>(work: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: dbUrl('postgres') });
-  await c.connect();
-  try {
-    return await work(c);
-  } finally {
-    await c.end();
-  }
-}
-
-async function createDb(name: string): Promise<string> {
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.query(`CREATE DATABASE ${name}`);
-  });
-  created.add(name);
-  return dbUrl(name);
-}
-
-async function dropDb(name: string): Promise<void> {
-  if (KEEP) return void log(`kept database ${name} (BENCH_STORAGE_KEEP=1)`);
-  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  created.delete(name);
-}
-
-function procStat(pid: number): string[] | null {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-}
-
-/** The postmaster of the server (the parent of our backend), when it runs on this machine. */
-async function findPostmaster(): Promise<number> {
-  const c = new pg.Client({ connectionString: serverUrl });
-  await c.connect();
-  const backend = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-  const f = procStat(backend); // while the backend is alive
-  await c.end();
-  return f ? Number(f[1]) : 0;
-}
-
-const niceOf = (pid: number) => (procStat(pid)?.[16] !== undefined ? Number(procStat(pid)![16]) : NaN);
-
-async function startServer(): Promise<void> {
-  if (process.env.DATABASE_URL) {
-    serverUrl = process.env.DATABASE_URL;
-    log(`using the PostgreSQL of DATABASE_URL (databases ${DB_PREFIX}* are created next to the given one)`);
-  } else {
-    const dir = process.env.BENCH_STORAGE_STATE_DIR ?? path.join(BENCH_LOCAL, 'storage-services');
-    await stopStale(dir, { supervisor: true });
-    services = await startServices({
-      dir,
-      dbName: 'storage',
-      env: { ...process.env, REDIS_URL: process.env.REDIS_URL || 'redis://unused' },
-      postgresSettings: (
-        process.env.LOCAL_PG_SETTINGS ?? 'shared_buffers=1GB max_wal_size=4GB checkpoint_timeout=30min'
-      )
-        .split(/\s+/)
-        .filter(Boolean),
-      log,
-    });
-    serverUrl = services.databaseUrl;
-  }
-  postmasterPid = await findPostmaster();
-  if (services && postmasterPid) {
-    // Lower PostgreSQL's priority (and its children's: backends forked later inherit it) so that other people's
-    // work on a shared machine keeps the CPU it needs; the figures say so.
-    for (const pid of [postmasterPid, ...childrenOf(postmasterPid)]) {
-      try {
-        os.setPriority(pid, 10);
-      } catch {
-        /* gone */
-      }
-    }
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .map(Number)
-    .filter((p) => Number(procStat(p)?.[1]) === pid);
-}
-
-async function serverSettings(): Promise<Record<string, string>> {
-  const c = new pg.Client({ connectionString: serverUrl });
-  await c.connect();
-  const { rows } = await c.query<{ name: string; setting: string; unit: string | null }>(
-    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('server_version', 'shared_buffers', 'work_mem', 'maintenance_work_mem', 'max_wal_size',
-       'checkpoint_timeout', 'synchronous_commit', 'fsync', 'effective_cache_size', 'random_page_cost', 'max_parallel_workers_per_gather', 'jit')`,
-  );
-  await c.end();
-  return Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} ${r.unit}` : r.setting]));
-}
+const server = new BenchServer({
+  stateDir: process.env.BENCH_STORAGE_STATE_DIR ?? path.join(BENCH_LOCAL, 'storage-services'),
+  dbName: 'storage',
+  settings: 'shared_buffers=1GB max_wal_size=4GB checkpoint_timeout=30min',
+  keep: KEEP,
+  log,
+  prefix: DB_PREFIX,
+});
 
 // ---------------------------------------------------------------------------------------------------------
 // measuring
-
-interface Stats {
-  runs: number;
-  p50: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
-
-function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
-  return {
-    runs: s.length,
-    p50: at(0.5),
-    p99: at(0.99),
-    max: s[s.length - 1] ?? NaN,
-    mean: s.reduce((a, b) => a + b, 0) / (s.length || 1),
-  };
-}
 
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 
@@ -383,98 +264,11 @@ async function captured(call: (repo: EventsRepository) => Promise<unknown>): Pro
   return configs;
 }
 
-function cpuMeter(): CpuMeter {
-  return new CpuMeter(
-    () =>
-      new Map<number, string>([
-        [process.pid, 'bench'],
-        ...(postmasterPid ? ([[postmasterPid, 'postgres']] as [number, string][]) : []),
-      ]),
-  );
-}
-
-interface Conditions {
-  loadAvg: number[];
-  cpu: CpuUsage | null;
-}
-
-async function measured<T>(work: () => Promise<T>): Promise<{ value: T; conditions: Conditions }> {
-  const meter = cpuMeter();
-  meter.begin();
-  const value = await work();
-  return { value, conditions: { loadAvg: os.loadavg().map((x) => Math.round(x * 100) / 100), cpu: meter.end() } };
-}
-
-const fmtConditions = (c: Conditions) =>
-  `load average ${c.loadAvg.join(' / ')}; CPU cores busy: ${
-    c.cpu
-      ? Object.entries(c.cpu.cores)
-          .map(([k, v]) => `${k} ${v.toFixed(2)}`)
-          .join(', ')
-      : 'n/a'
-  }`;
-
 // ---------------------------------------------------------------------------------------------------------
 // schema helpers
 
-/** Replaces the migration's partitions of `events` (empty on a fresh database) by `layout`, run in one transaction. */
-async function relayout(db: pg.Pool, layout: (c: pg.PoolClient) => Promise<void>): Promise<void> {
-  const c = await db.connect();
-  try {
-    await c.query('BEGIN');
-    const parts = (await c.query<{ name: string }>(`SELECT name FROM storage_partitions('events')`)).rows;
-    for (const p of parts) {
-      await c.query(`ALTER TABLE events DETACH PARTITION "${p.name}"`);
-      await c.query(`DROP TABLE "${p.name}"`);
-    }
-    await layout(c);
-    await c.query('COMMIT');
-  } catch (e) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw e;
-  } finally {
-    c.release();
-  }
-}
-
-/** Weekly partitions (storage_ensure_partitions) from the week of `from` through `through`, and a history partition below. */
-async function weeklyLayout(c: pg.ClientBase, from: Date, through: Date): Promise<void> {
-  await c.query(`SELECT storage_ensure_partitions('events', $1, $2)`, [from, through]);
-  if ((await c.query<{ r: string | null }>(`SELECT to_regclass('events_history') AS r`)).rows[0]!.r !== null) return;
-  const { rows } = await c.query<{ sql: string }>(
-    `SELECT format('CREATE TABLE events_history PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', storage_period_start($1)) AS sql`,
-    [from],
-  );
-  await c.query(rows[0]!.sql);
-}
-
 async function partitionCount(db: pg.Pool): Promise<number> {
   return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM storage_partitions('events')`)).rows[0]!.n);
-}
-
-/**
- * After a bulk load: vacuum and analyze what the reads touch (`events`, and `event_counts`, which the load's
- * statement triggers upserted once per chunk), checkpoint, then wait for autovacuum to finish whatever the load
- * started, so that the reads measure the steady state rather than the maintenance a bulk load leaves behind.
- */
-async function settle(db: pg.Pool, what = 'events, event_counts'): Promise<number> {
-  const t = Date.now();
-  await db.query(`VACUUM (ANALYZE) ${what}`);
-  await db.query('CHECKPOINT');
-  await autovacuumIdle(db, 120_000);
-  return (Date.now() - t) / 1000;
-}
-
-/** Waits (at most maxMs) until no autovacuum worker runs in this database. */
-async function autovacuumIdle(db: pg.Pool, maxMs: number): Promise<void> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < maxMs) {
-    const { rows } = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database()`,
-    );
-    if (Number(rows[0]!.n) === 0) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 async function dbSize(db: pg.Pool): Promise<number> {
@@ -608,84 +402,6 @@ async function measureReads(url: string, a: Accounts, withPlans: boolean): Promi
 // ---------------------------------------------------------------------------------------------------------
 // the retention drop with an inserter (part "drop")
 
-const INSERTER_WABA = '319999999999999';
-
-class Inserter {
-  private running = false;
-  private done?: Promise<void>;
-  readonly samples: { at: number; ms: number }[] = [];
-  private k = 0;
-  private readonly db: Db;
-
-  constructor(
-    pool: pg.Pool,
-    private readonly repo: EventsRepository,
-    private readonly everyMs: number,
-    private readonly perTx: number,
-  ) {
-    this.db = Db.over(pool);
-  }
-
-  start(): void {
-    this.running = true;
-    this.done = (async () => {
-      let due = performance.now();
-      while (this.running) {
-        const rows = Array.from({ length: this.perTx }, () => inserterRow(this.k++));
-        const t0 = performance.now();
-        await this.db.transaction((tx) => this.repo.insert(tx, rows));
-        this.samples.push({ at: t0, ms: performance.now() - t0 });
-        due += this.everyMs;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        else due = performance.now();
-      }
-    })();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.done;
-  }
-
-  between(from: number, to: number): Stats {
-    return stats(this.samples.filter((s) => s.at + s.ms >= from && s.at <= to).map((s) => s.ms));
-  }
-}
-
-/** One status event of the inserter's account, a new dedupe key each (k). */
-function inserterRow(k: number): EventRow {
-  const wamid = `wamid.HBgMNDQ3drop${process.pid}x${k}`;
-  const ts = String(Math.floor(Date.now() / 1000));
-  return {
-    deliveryId: k,
-    processed: true,
-    attempts: 0,
-    wabaId: INSERTER_WABA,
-    phoneNumberId: '402000000000999',
-    eventType: 'messages',
-    kind: 'status_update',
-    title: 'Message delivered',
-    status: 'delivered',
-    recipient: '447700900123',
-    userId: null,
-    messageId: wamid,
-    upstreamTimestamp: new Date(),
-    errorCode: null,
-    errorTitle: null,
-    errorDetail: null,
-    raw: {
-      id: wamid,
-      status: 'delivered',
-      timestamp: ts,
-      recipient_id: '447700900123',
-      metadata: { display_phone_number: '15550001111', phone_number_id: '402000000000999' },
-    },
-    pricing: { pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true },
-    dedupeKey: `status:${wamid}:delivered:${ts}`,
-  };
-}
-
 interface DropResult {
   cutoff: Date;
   rowsBefore: number;
@@ -780,7 +496,7 @@ async function dropMonth(
       `drop: ${doomed.length} partitions before ${cutoff.toISOString()} (${doomed.map((p) => p.name).join(', ')}): ${fmtInt(rowsDropped)} of ${fmtInt(rowsBefore)} rows`,
     );
 
-    const { value, conditions } = await measured(async () => {
+    const { value, conditions } = await server.measured(async () => {
       const inserter = new Inserter(pool, repo, 10, 10);
       inserter.start();
       await new Promise((r) => setTimeout(r, 3000));
@@ -833,7 +549,7 @@ async function dropMonth(
     if (PARTS.has('drop-split')) {
       await refill(cutoff);
       const again = expiredPartitions(await repo.partitions(), cutoff);
-      const split = await measured(async () => {
+      const split = await server.measured(async () => {
         const inserter = new Inserter(pool, repo, 10, 10);
         inserter.start();
         await new Promise((r) => setTimeout(r, 3000));
@@ -880,7 +596,7 @@ interface StageResult {
 
 async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult }> {
   const name = `${DB_PREFIX}main`;
-  const url = await createDb(name);
+  const url = await server.createDb(name);
   await migrate(url);
   const db = new pg.Pool({ connectionString: url, max: 4 });
   const stages: StageResult[] = [];
@@ -926,13 +642,13 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
       log(
         `stage ${s + 1}: ${fmtInt(l.rows)} rows in ${l.seconds.toFixed(0)} s (${fmtInt(l.rows / l.seconds)} rows/s); VACUUM ANALYZE + CHECKPOINT ${settleS.toFixed(0)} s; database ${gib(bytes)}`,
       );
-      const { value: reads, conditions } = await measured(() => measureReads(url, ACCOUNTS, true));
+      const { value: reads, conditions } = await server.measured(() => measureReads(url, ACCOUNTS, true));
       log(`stage ${s + 1} measured: ${fmtConditions(conditions)}`);
       // More passes over the same rows, a minute apart: how far the p99 moves with nothing changed but the machine.
       const again: { reads: QueryResult[]; conditions: Conditions }[] = [];
       for (let pass = 1; pass < PASSES; pass++) {
         await new Promise((r) => setTimeout(r, 60_000));
-        const m = await measured(() => measureReads(url, ACCOUNTS, false));
+        const m = await server.measured(() => measureReads(url, ACCOUNTS, false));
         log(`stage ${s + 1} pass ${pass + 1} measured: ${fmtConditions(m.conditions)}`);
         again.push({ reads: m.value, conditions: m.conditions });
       }
@@ -946,7 +662,7 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
         reads,
         conditions,
         again,
-        postgresNice: niceOf(postmasterPid),
+        postgresNice: server.nice,
       });
       if (PARTS.has('drop') && !drop && rows >= DROP_AT) {
         // Back to the same rows after a drop: the dropped weeks' partitions again, and their rows of every stage so far.
@@ -967,8 +683,11 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
           }
           await settle(db);
           const n = Number(
-            (await db.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE waba_id <> $1`, [INSERTER_WABA]))
-              .rows[0]!.n,
+            (
+              await db.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE waba_id <> $1`, [
+                INSERTER_ACCOUNT.wabaId,
+              ])
+            ).rows[0]!.n,
           );
           log(`refilled the dropped weeks: ${fmtInt(n)} rows stored again (of ${fmtInt(rows)})`);
         };
@@ -979,7 +698,7 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
     return { stages, drop };
   } finally {
     await db.end();
-    await dropDb(name);
+    await server.dropDb(name);
   }
 }
 
@@ -997,7 +716,7 @@ interface WidthResult {
 
 async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
   const name = `${DB_PREFIX}width_${layout}`;
-  const url = await createDb(name);
+  const url = await server.createDb(name);
   await migrate(url);
   const db = new pg.Pool({ connectionString: url, max: 4 });
   try {
@@ -1037,7 +756,7 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
       )
     ).rows[0]!.m;
     const absent = Array.from({ length: 500 }, (_, i) => `status:wamid.absent.${i}:delivered:1790000000`);
-    const { value, conditions } = await measured(async () => {
+    const { value, conditions } = await server.measured(async () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
@@ -1143,7 +862,7 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
     return { layout, partitions, rows: WIDTH_ROWS, ...value, conditions };
   } finally {
     await db.end();
-    await dropDb(name);
+    await server.dropDb(name);
   }
 }
 
@@ -1176,7 +895,7 @@ function tableOf(stmt: string): string {
 
 async function upgradePart(): Promise<UpgradeResult> {
   const name = `${DB_PREFIX}upgrade`;
-  const url = await createDb(name);
+  const url = await server.createDb(name);
   const db = new pg.Pool({ connectionString: url, max: 3 });
   try {
     const c = await db.connect();
@@ -1208,7 +927,7 @@ async function upgradePart(): Promise<UpgradeResult> {
     );
     const file = migrationFolders().find((m) => m.name === NEW_MIGRATION)!.file;
     const statements = splitSql(fs.readFileSync(file, 'utf8'));
-    const { value, conditions } = await measured(async () => {
+    const { value, conditions } = await server.measured(async () => {
       const client = await db.connect();
       const timings: { label: string; seconds: number; table: string }[] = [];
       const t0 = performance.now();
@@ -1257,7 +976,7 @@ async function upgradePart(): Promise<UpgradeResult> {
     };
   } finally {
     await db.end();
-    await dropDb(name);
+    await server.dropDb(name);
   }
 }
 
@@ -1409,30 +1128,16 @@ function report(r: {
 
 // ---------------------------------------------------------------------------------------------------------
 
-let finishing = false;
-async function cleanup(): Promise<void> {
-  if (finishing) return;
-  finishing = true;
-  if (!KEEP)
-    for (const name of created)
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => undefined);
-  await services?.stop();
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    console.error(`[bench] ${sig}: dropping the bench's databases and stopping`);
-    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
-  });
-}
+server.cleanupOnSignals();
 
 try {
   const m = machine();
   printMachine(m);
-  await startServer();
-  const settings = await serverSettings();
-  const nice = niceOf(postmasterPid);
+  await server.start();
+  const settings = await server.settings();
+  const nice = server.nice;
   log(
-    `PostgreSQL ${settings.server_version} (postmaster pid ${postmasterPid || 'unknown'}, nice ${Number.isNaN(nice) ? 'unknown' : nice}); ${JSON.stringify(settings)}`,
+    `PostgreSQL ${settings.server_version} (postmaster pid ${server.postmasterPid || 'unknown'}, nice ${Number.isNaN(nice) ? 'unknown' : nice}); ${JSON.stringify(settings)}`,
   );
   log(
     `sizes ${SIZES.map(mn).join(', ')} · runs ${RUNS} · width ${mn(WIDTH_ROWS)} · upgrade ${mn(UPGRADE_ROWS)} · parts ${[...PARTS].join(',')} · drop at ${mn(DROP_AT)}`,
@@ -1454,10 +1159,10 @@ try {
     ...result,
     summaryMarkdown: table,
   });
-  await cleanup();
+  await server.cleanup();
   process.exit(0);
 } catch (e) {
   console.error('[bench] failed:', e instanceof Error ? (e.stack ?? e.message) : e);
-  await cleanup();
+  await server.cleanup();
   process.exit(1);
 }

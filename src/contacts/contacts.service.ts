@@ -213,20 +213,25 @@ export class ContactsService {
     for (;;) {
       const found = await this.deliveries.holding(wabaId, addresses, after, DELIVERY_BATCH);
       if (found.length === 0) break;
+      // The batch's bodies in two statements (deleted, rewritten), not one per body: 10,000 messages mean ~20,000
+      // bodies (bench/erasure.ts).
+      const deleted: typeof found = [];
+      const rewritten: { id: number; receivedAt: Date; rawBody: Buffer }[] = [];
+      let removed = 0;
+      for (const d of found) {
+        const redaction = redactContact(d.rawBody, addresses);
+        if (redaction.kind === 'unchanged') continue;
+        removed += redaction.removed;
+        if (redaction.kind === 'deleted') deleted.push(d);
+        else rewritten.push({ id: d.id, receivedAt: d.receivedAt, rawBody: redaction.body });
+      }
       await this.uow.run(async (tx) => {
-        for (const d of found) {
-          const redaction = redactContact(d.rawBody, addresses);
-          if (redaction.kind === 'unchanged') continue;
-          counts.webhookItemsRemoved += redaction.removed;
-          if (redaction.kind === 'deleted') {
-            await this.deliveries.remove(tx, d);
-            counts.webhookBodiesDeleted += 1;
-          } else {
-            await this.deliveries.rewriteBody(tx, d, redaction.body);
-            counts.webhookBodiesRewritten += 1;
-          }
-        }
+        await this.deliveries.removeAll(tx, deleted);
+        await this.deliveries.rewriteBodies(tx, rewritten);
       });
+      counts.webhookItemsRemoved += removed;
+      counts.webhookBodiesDeleted += deleted.length;
+      counts.webhookBodiesRewritten += rewritten.length;
       after = found[found.length - 1]!.id;
       if (found.length < DELIVERY_BATCH) break;
     }

@@ -482,15 +482,31 @@ export class WebhookDeliveriesRepository {
       .execute();
   }
 
-  /** Replaces a delivery's bytes (another user's items kept, the erased contact's gone) and marks it redacted. */
-  @GenerateSql({ params: [Sample.TX, { id: Sample.NUMBER, receivedAt: Sample.DATE }, Buffer.from('{}')] })
-  async rewriteBody(tx: Tx, d: { id: number; receivedAt: Date }, rawBody: Buffer): Promise<void> {
+  /**
+   * Replaces these deliveries' bytes (other users' items kept, the erased contact's gone) and marks them redacted, in
+   * one statement (an erasure rewrites up to a batch of bodies at a time).
+   */
+  @GenerateSql({
+    params: [Sample.TX, [{ id: Sample.NUMBER, receivedAt: Sample.DATE, rawBody: Buffer.from('{}') }]],
+  })
+  async rewriteBodies(tx: Tx, rows: { id: number; receivedAt: Date; rawBody: Buffer }[]): Promise<void> {
+    if (rows.length === 0) return;
+    const times = rows.map((r) => r.receivedAt.getTime());
     await this.db
       .on(tx)
       .updateTable('webhook_deliveries')
-      .set({ raw_body: rawBody, redacted_at: now() })
-      .where('id', '=', d.id)
-      .where('received_at', '=', d.receivedAt)
+      .from(
+        unnest(
+          'r',
+          { id: 'bigint', at: 'timestamptz', body: 'bytea' },
+          { id: rows.map((r) => r.id), at: rows.map((r) => r.receivedAt), body: rows.map((r) => r.rawBody) },
+        ),
+      )
+      .set((eb) => ({ raw_body: eb.ref('r.body').$notNull(), redacted_at: now() }))
+      .whereRef('webhook_deliveries.id', '=', 'r.id')
+      .whereRef('webhook_deliveries.received_at', '=', 'r.at')
+      .where('webhook_deliveries.received_at', '>=', new Date(Math.min(...times)))
+      .where('webhook_deliveries.received_at', '<=', new Date(Math.max(...times)))
       .execute();
   }
 
@@ -529,14 +545,17 @@ export class WebhookDeliveriesRepository {
     return found.length;
   }
 
-  /** Deletes a delivery whose every item was the erased contact's. */
-  @GenerateSql({ params: [Sample.TX, { id: Sample.NUMBER, receivedAt: Sample.DATE }] })
-  async remove(tx: Tx, d: { id: number; receivedAt: Date }): Promise<void> {
+  /** Deletes these deliveries (every item in them was the erased contact's), in one statement. */
+  @GenerateSql({ params: [Sample.TX, [{ id: Sample.NUMBER, receivedAt: Sample.DATE }]] })
+  async removeAll(tx: Tx, ds: { id: number; receivedAt: Date }[]): Promise<void> {
+    if (ds.length === 0) return;
+    const times = ds.map((d) => d.receivedAt.getTime());
     await this.db
       .on(tx)
       .deleteFrom('webhook_deliveries')
-      .where('id', '=', d.id)
-      .where('received_at', '=', d.receivedAt)
+      .where('id', '=', (eb) => eb.fn.any(eb.val(ds.map((d) => d.id))))
+      .where('received_at', '>=', new Date(Math.min(...times)))
+      .where('received_at', '<=', new Date(Math.max(...times)))
       .execute();
   }
 }
