@@ -103,7 +103,7 @@ describe('Behind PgBouncer in transaction pooling', () => {
         const seen = feed.body.data.items.map((e: { status: string }) => e.status) as string[];
         return ['sent', 'delivered', 'read'].every((s) => seen.includes(s)) ? seen : null;
       },
-      { timeoutMs: 120_000, what: 'the sent, delivered and read events in the feed' },
+      { timeoutMs: 120_000 },
     );
     expect(statuses).toEqual(expect.arrayContaining(['sent', 'delivered', 'read']));
     // The connections really went through the pooler.

@@ -111,10 +111,11 @@ where "waba_ids" @> $1::text[] and "id" > $2 and (position($3::bytea in "raw_bod
 order by "id"
 limit $4;
 
--- WebhookDeliveriesRepository.rewriteBody
+-- WebhookDeliveriesRepository.rewriteBodies
 update "webhook_deliveries"
-set "raw_body" = $1, "redacted_at" = now()
-where "id" = $2 and "received_at" = $3;
+set "raw_body" = "r"."body", "redacted_at" = now()
+from unnest($1::bigint[], $2::timestamptz[], $3::bytea[]) as "r"("id", "at", "body")
+where "webhook_deliveries"."id" = "r"."id" and "webhook_deliveries"."received_at" = "r"."at" and "webhook_deliveries"."received_at" >= $4 and "webhook_deliveries"."received_at" <= $5;
 
 -- WebhookDeliveriesRepository.scrubBodiesBatch
 select "id", "received_at" as "receivedAt"
@@ -126,6 +127,6 @@ update "webhook_deliveries"
 set "raw_body" = $1, "redacted_at" = now()
 where "id" = any($2) and "received_at" >= $3 and "received_at" < $4;
 
--- WebhookDeliveriesRepository.remove
+-- WebhookDeliveriesRepository.removeAll
 delete from "webhook_deliveries"
-where "id" = $1 and "received_at" = $2;
+where "id" = any($1) and "received_at" >= $2 and "received_at" <= $3;
