@@ -127,6 +127,18 @@ const requalify = decision<{ qualityScore: string }>('template_quality', 'qualit
  * Owns `templates`. Every statement is scoped to one business account, its first argument (webhook decisions:
  * the account's wabaId, in the worker's transaction).
  */
+/** The template the @GenerateSql samples store (one APPROVED, POSITIONAL template with one body parameter). */
+const SAMPLE_TEMPLATE = {
+  upstreamId: Sample.STRING,
+  name: Sample.STRING,
+  language: 'en_US',
+  status: 'APPROVED',
+  category: 'UTILITY',
+  parameterFormat: 'POSITIONAL',
+  components: [],
+  parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: [] } },
+} as const;
+
 @Injectable()
 export class TemplatesRepository {
   constructor(private readonly db: Db) {}
@@ -168,23 +180,7 @@ export class TemplatesRepository {
     {
       name: 'one listed, one gone',
       rows: [{ id: Sample.UUID2, name: 'gone', language: 'en_US', removed_at: null }],
-      params: [
-        Sample.UUID,
-        [
-          {
-            upstreamId: Sample.STRING,
-            name: Sample.STRING,
-            language: 'en_US',
-            status: 'APPROVED',
-            category: 'UTILITY',
-            parameterFormat: 'POSITIONAL',
-            components: [],
-            parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: [] } },
-          },
-        ],
-        Sample.DATE,
-        Sample.DATE,
-      ],
+      params: [Sample.UUID, [SAMPLE_TEMPLATE], Sample.DATE, Sample.DATE],
     },
   )
   async replaceAll(
@@ -293,20 +289,7 @@ export class TemplatesRepository {
    * the same name and language is replaced.
    */
   @GenerateSql({
-    params: [
-      Sample.UUID,
-      {
-        upstreamId: Sample.STRING,
-        name: Sample.STRING,
-        language: 'en_US',
-        status: 'APPROVED',
-        category: 'UTILITY',
-        parameterFormat: 'POSITIONAL',
-        components: [],
-        parameterCounts: { header: 0, body: 1, buttons: {}, names: { header: [], body: [] } },
-      },
-      Sample.DATE,
-    ],
+    params: [Sample.UUID, SAMPLE_TEMPLATE, Sample.DATE],
   })
   async insertCreated(businessAccountId: string, t: SyncedTemplate, at: Date): Promise<Template> {
     const values = {
