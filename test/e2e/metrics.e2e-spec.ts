@@ -149,29 +149,34 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
     });
     expect(message).toBeDefined();
 
-    const after = (await scrapeApi()).text;
+    // Counters move when each request and job finishes, which on a slow host can trail the message's status:
+    // wait until every expected count is in, then compare.
+    const received = 'bmapi_webhook_deliveries_received_total';
+    const webhookRoute =
+      'bmapi_http_request_duration_seconds_count{method="POST",route="/webhooks/whatsapp",status="200"}';
+    const [processed, stored] = ['bmapi_webhook_deliveries_processed_total', 'bmapi_webhook_events_stored_total'];
+    const { after, workerAfter } = await eventually(async () => {
+      const [api, worker] = [(await scrapeApi()).text, await scrapeWorker()];
+      const grown = (text: string, was: string, series: string) => sample(text, series) - sample(was, series) >= 3;
+      const done =
+        grown(api, before, received) &&
+        grown(api, before, webhookRoute) &&
+        grown(worker, workerBefore, processed) &&
+        grown(worker, workerBefore, stored);
+      return done ? { after: api, workerAfter: worker } : undefined;
+    });
     const delta = (series: string) => sample(after, series) - sample(before, series);
     expect(delta('bmapi_sends_total{outcome="accepted"}')).toBe(1);
     expect(delta('bmapi_http_request_duration_seconds_count{method="POST",route="/messages",status="200"}')).toBe(1);
     expect(delta('bmapi_upstream_request_duration_seconds_count{operation="sendMessage",outcome="ok"}')).toBe(1);
-    expect(delta('bmapi_webhook_deliveries_received_total')).toBeGreaterThanOrEqual(3);
-    expect(
-      delta('bmapi_http_request_duration_seconds_count{method="POST",route="/webhooks/whatsapp",status="200"}'),
-    ).toBeGreaterThanOrEqual(3);
+    expect(delta(received)).toBeGreaterThanOrEqual(3);
+    expect(delta(webhookRoute)).toBeGreaterThanOrEqual(3);
     // Message ids never become label values: the route pattern is the label.
     expect(after).toContain('route="/messages/:id"');
     expect(after).not.toContain(`route="/messages/${sent.body.data.id}"`);
     expect(after).toContain('bmapi_webhook_oldest_unprocessed_age_seconds');
     expect(after).toContain('bmapi_webhook_queue_jobs_waiting');
-
-    const workerAfter = await scrapeWorker();
-    expect(
-      sample(workerAfter, 'bmapi_webhook_deliveries_processed_total') -
-        sample(workerBefore, 'bmapi_webhook_deliveries_processed_total'),
-    ).toBeGreaterThanOrEqual(3);
-    expect(
-      sample(workerAfter, 'bmapi_webhook_events_stored_total') -
-        sample(workerBefore, 'bmapi_webhook_events_stored_total'),
-    ).toBeGreaterThanOrEqual(3);
+    expect(sample(workerAfter, processed) - sample(workerBefore, processed)).toBeGreaterThanOrEqual(3);
+    expect(sample(workerAfter, stored) - sample(workerBefore, stored)).toBeGreaterThanOrEqual(3);
   });
 });
