@@ -32,12 +32,12 @@ ensure_node
 ensure_dependencies
 ensure_db_types
 ensure_sql_snapshots
-# Lint first (ESLint, the layer rules, Prettier, file lengths: npm run lint): a finding stops the run before the long part.
+# Lint first (the compiler over every file, ESLint, the layer rules, Prettier, file lengths: npm run lint): a finding stops the run before the long part.
 # SKIP_LINT=1 skips it on a developer's machine, never in CI (CI=true).
 if [ "${SKIP_LINT:-0}" = "1" ] && [ "${CI:-}" != "true" ]; then
   say "SKIP_LINT=1: not linting (CI always lints)"
 else
-  say "linting (npm run lint: eslint, dependency-cruiser, prettier, file lengths)…"
+  say "linting (npm run lint: typecheck, eslint, dependency-cruiser, prettier, file lengths)…"
   npm run --silent lint
 fi
 start_services

@@ -4,6 +4,7 @@ import { eventually, onboard, type Tenant } from '../utils/factories.js';
 import { countDeliveries, countEvents } from '../utils/messaging-rows.js';
 import { rawRequest, type RawRequest, type RawResponse } from '../utils/raw-http.js';
 import { startStack, type Stack } from '../utils/stack.js';
+import { bodyDefinition } from '../utils/template-components.js';
 import { signatureHeader } from '../../simulator/payloads/signature.js';
 
 /**
@@ -314,7 +315,7 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
           name: `sweep_${marker}`.toLowerCase().replace(/[^a-z0-9_]/g, '_'),
           language: 'not-a-language',
           category: 'UTILITY',
-          components: [{ type: 'BODY', text: 'Hi {{1}}', example: { body_text: [['Sweep']] } }],
+          components: [bodyDefinition('Hi {{1}}', ['Sweep'])],
         },
         fields: (f) => f !== 'language',
       },
@@ -323,7 +324,7 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
           name: `sweep_${marker}`.toLowerCase().replace(/[^a-z0-9_]/g, '_'),
           language: 'en_GB',
           category: 'NOT_A_CATEGORY',
-          components: [{ type: 'BODY', text: 'Hi {{1}}', example: { body_text: [['Sweep']] } }],
+          components: [bodyDefinition('Hi {{1}}', ['Sweep'])],
         },
       },
     ],

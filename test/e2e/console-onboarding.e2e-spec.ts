@@ -4,6 +4,7 @@ import { defaultFixture, type Fixture, type SimTemplate } from '../../simulator/
 import { startSimulator, type SimulatorHandle } from '../../simulator/simulator.js';
 import { PASSWORD, eventually, uniqueEmail } from '../utils/factories.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
+import { bodyDefinition } from '../utils/template-components.js';
 import { accountRow, countRows, rowWhere, rowsWhere } from '../utils/db-rows.js';
 import { sql } from 'kysely';
 
@@ -27,7 +28,7 @@ function bigTemplateFixture(): Fixture {
     status: FILLER_STATUSES[i % FILLER_STATUSES.length]!,
     category: 'UTILITY',
     parameter_format: 'POSITIONAL',
-    components: [{ type: 'BODY', text: `Filler ${i}: {{1}}`, example: { body_text: [['x']] } }],
+    components: [bodyDefinition(`Filler ${i}: {{1}}`, ['x'])],
   }));
   model.templates = [...fillers, ...model.templates];
   return fixture;

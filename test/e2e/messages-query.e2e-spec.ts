@@ -1,22 +1,13 @@
 import { startStack, type Stack } from '../utils/stack.js';
 import { helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
 import { backdateMessages, messageRow, openWindow } from '../utils/messaging-rows.js';
+import { parcelUpdateComponents } from '../utils/template-components.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
-const PARCEL_COMPONENTS = [
-  { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-  {
-    type: 'body',
-    parameters: [
-      { type: 'text', text: 'Priya' },
-      { type: 'text', text: 'ORD-7781' },
-    ],
-  },
-  { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-];
+const PARCEL_COMPONENTS = parcelUpdateComponents();
 
 const parcelUpdate = (t: OnboardedTenant, to: string) =>
   helloWorld(t, to, { templateName: 'parcel_update', templateLanguage: 'en_GB', components: PARCEL_COMPONENTS });

@@ -4,22 +4,10 @@ import { startStack, type Stack } from '../utils/stack.js';
 import { createKey, eventually, helloWorld, onboard, recipient, type OnboardedTenant } from '../utils/factories.js';
 import { countMessages, messageRow, openWindow, storeAccessToken } from '../utils/messaging-rows.js';
 import { accountRow } from '../utils/db-rows.js';
+import { parcelUpdateComponents as parcelComponents, textParameters } from '../utils/template-components.js';
 
 /** A recipient no simulator rule matches: accepted with normal statuses. */
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** parcel_update (en_GB): text header {{1}}, body {{1}} {{2}}, URL button 0 with {{1}}. */
-const parcelComponents = () => [
-  { type: 'header', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-  {
-    type: 'body',
-    parameters: [
-      { type: 'text', text: 'Priya' },
-      { type: 'text', text: 'ORD-7781' },
-    ],
-  },
-  { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'ORD-7781' }] },
-];
 
 /** What the simulator received from this tenant's business account. */
 const upstreamSends = (stack: Stack, t: OnboardedTenant) =>
@@ -194,7 +182,7 @@ describe('POST /messages (simulator + real API)', () => {
         helloWorld(t, recipient(), {
           templateName,
           templateLanguage,
-          components: [{ type: 'body', parameters: [{ type: 'text', text: 'x' }] }],
+          components: [textParameters(['x'])],
         }),
         'templateName',
         new RegExp(status),
@@ -217,15 +205,12 @@ describe('POST /messages (simulator + real API)', () => {
         helloWorld(t, recipient(), {
           templateName: 'parcel_update',
           templateLanguage: 'en_GB',
-          components: [{ type: 'body', parameters: [{ type: 'text', text: 'Priya' }] }],
+          components: [textParameters(['Priya'])],
         }),
         'components',
         /body expects 2 parameters, got 1/,
       );
-      await expectRefused(
-        helloWorld(t, recipient(), { components: [{ type: 'body', parameters: [{ type: 'text', text: 'extra' }] }] }),
-        'components',
-      );
+      await expectRefused(helloWorld(t, recipient(), { components: [textParameters(['extra'])] }), 'components');
     });
 
     it('refuses a NAMED template whose parameters do not carry the placeholder names, naming components', async () => {
@@ -338,7 +323,7 @@ describe('POST /messages (simulator + real API)', () => {
       ];
       const photo = [
         { type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/p.jpg' } }] },
-        { type: 'body', parameters: [{ type: 'text', text: 'ORD-7781' }] },
+        textParameters(['ORD-7781']),
       ];
       for (const [templateName, components] of [
         ['welcome_named', named],

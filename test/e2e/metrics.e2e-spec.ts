@@ -155,7 +155,7 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
     const webhookRoute =
       'bmapi_http_request_duration_seconds_count{method="POST",route="/webhooks/whatsapp",status="200"}';
     const [processed, stored] = ['bmapi_webhook_deliveries_processed_total', 'bmapi_webhook_events_stored_total'];
-    const { after, workerAfter } = await eventually(async () => {
+    const counted = await eventually(async () => {
       const [api, worker] = [(await scrapeApi()).text, await scrapeWorker()];
       const grown = (text: string, was: string, series: string) => sample(text, series) - sample(was, series) >= 3;
       const done =
@@ -165,6 +165,8 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
         grown(worker, workerBefore, stored);
       return done ? { after: api, workerAfter: worker } : undefined;
     });
+    expect(counted).toBeDefined();
+    const { after, workerAfter } = counted!;
     const delta = (series: string) => sample(after, series) - sample(before, series);
     expect(delta('bmapi_sends_total{outcome="accepted"}')).toBe(1);
     expect(delta('bmapi_http_request_duration_seconds_count{method="POST",route="/messages",status="200"}')).toBe(1);

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { startStack, type Stack } from '../utils/stack.js';
+import { bodyDefinition, textParameters } from '../utils/template-components.js';
 import {
   eventually,
   joinOrganization,
@@ -25,7 +26,7 @@ interface TemplateItem {
 
 const uniqueName = (prefix = 'order_ready') => `${prefix}_${Math.random().toString(36).slice(2, 8)}`;
 const components = (text = 'Hi {{1}}, your order {{2}} is ready.', examples = ['Priya', 'ORD-7781']) => [
-  { type: 'BODY', text, example: { body_text: [examples] } },
+  bodyDefinition(text, examples),
   { type: 'FOOTER', text: 'Parcel Co' },
 ];
 
@@ -57,15 +58,7 @@ describe('Templates through the API: create, edit, delete at Meta (simulator + A
         type: 'template',
         templateName: name,
         templateLanguage: 'en_GB',
-        components: [
-          {
-            type: 'body',
-            parameters: [
-              { type: 'text', text: 'Priya' },
-              { type: 'text', text: 'ORD-7781' },
-            ],
-          },
-        ],
+        components: [textParameters(['Priya', 'ORD-7781'])],
       });
   const auditActions = async () =>
     (
