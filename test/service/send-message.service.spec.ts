@@ -72,6 +72,7 @@ function setup(options: Options = {}) {
     upstream: [] as { api: string; payload: SendPayload }[],
     labels: [] as string[],
     credentialRejections: [] as string[],
+    forgotten: [] as string[],
     holds: [] as number[],
   };
   const call = (api: string) => (_token: string, _phoneNumberId: string, payload: SendPayload) => {
@@ -81,6 +82,7 @@ function setup(options: Options = {}) {
   };
   const checks = {
     assertSendable: () => (options.refusal ? Promise.reject(options.refusal) : Promise.resolve(options.plan ?? CLOUD)),
+    forget: (businessAccountId: string) => void seen.forgotten.push(businessAccountId),
   };
   const pacer = {
     acquire: () =>
@@ -272,6 +274,8 @@ describe('SendMessageService', () => {
       const { service, seen } = setup({ upstream: refuse(190, 401) });
       await service.send(scope, text());
       expect(seen.credentialRejections).toHaveLength(1);
+      // This process's cached account state goes at once: its next send reads the rejection, not the old state.
+      expect(seen.forgotten).toEqual([scope.businessAccountId]);
     });
 
     it('Meta’s 130429 holds the number back for its Retry-After and says so', async () => {

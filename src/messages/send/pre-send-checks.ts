@@ -44,6 +44,14 @@ export class PreSendChecks {
    * 424) → number synced → number CONNECTED → recipient blocked → template (and the recipient's marketing stop) →
    * window. Answers which API carries the message.
    */
+  /**
+   * Drops this process's cached state of the account at once, after this process changed it (the token Meta just
+   * rejected): the next send here reads it fresh instead of waiting for the change's NOTIFY to come back.
+   */
+  forget(businessAccountId: string): void {
+    this.contexts.invalidate(businessAccountId);
+  }
+
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<SendPlan> {
     const template = dto.type === 'template';
     const query = {

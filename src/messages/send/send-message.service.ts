@@ -330,6 +330,8 @@ export class SendMessageService {
   private async recordCredentialRejection(scope: ApiKeyScope, error: UpstreamError): Promise<void> {
     try {
       await this.credentialChecks.recordRejectedBySend(scope, error.reason);
+      // Other API processes hear it by NOTIFY; this one refuses its very next send on this account already.
+      this.checks.forget(scope.businessAccountId);
     } catch (err) {
       this.logger.error(
         { err, wabaId: scope.wabaId },

@@ -24,7 +24,7 @@ export type SendMessages = Pick<
   | 'markFailed'
 >;
 export type IdempotencyKeys = Pick<IdempotencyKeysRepository, 'find' | 'complete' | 'release'>;
-export type SendChecks = Pick<PreSendChecks, 'assertSendable'>;
+export type SendChecks = Pick<PreSendChecks, 'assertSendable' | 'forget'>;
 export type SendTokens = Pick<AccountCredentials, 'tokenFor'>;
 export type RejectedTokens = Pick<CredentialChecks, 'recordRejectedBySend'>;
 export type SendUpstream = Pick<WhatsAppClient, 'sendMessage' | 'sendMarketingMessage'>;
