@@ -39,12 +39,6 @@ export class PreSendChecks {
   ) {}
 
   /**
-   * One read for account, number, template and window (usually from the per-process cache); checked in the
-   * order account health (AccountHealth: Meta's standing, the number's FLAGGED/RESTRICTED status, the token;
-   * 424) → number synced → number CONNECTED → recipient blocked → template (and the recipient's marketing stop) →
-   * window. Answers which API carries the message.
-   */
-  /**
    * Drops this process's cached state of the account at once, after this process changed it (the token Meta just
    * rejected): the next send here reads it fresh instead of waiting for the change's NOTIFY to come back.
    */
@@ -52,6 +46,12 @@ export class PreSendChecks {
     this.contexts.invalidate(businessAccountId);
   }
 
+  /**
+   * One read for account, number, template and window (usually from the per-process cache); checked in the
+   * order account health (AccountHealth: Meta's standing, the number's FLAGGED/RESTRICTED status, the token;
+   * 424) → number synced → number CONNECTED → recipient blocked → template (and the recipient's marketing stop) →
+   * window. Answers which API carries the message.
+   */
   async assertSendable(businessAccountId: string, dto: SendMessageDto): Promise<SendPlan> {
     const template = dto.type === 'template';
     const query = {
