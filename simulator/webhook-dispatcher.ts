@@ -31,7 +31,9 @@ export class WebhookDispatcher {
     'https:': new https.Agent({ keepAlive: true }),
   };
 
-  private url: string | undefined;
+  /** One receiver, or several in turn (the stand-in for a load balancer in front of several API processes). */
+  private urls: string[] = [];
+  private turn = 0;
 
   constructor(
     private readonly appSecret: string,
@@ -43,15 +45,28 @@ export class WebhookDispatcher {
   }
 
   get receiverUrl(): string | undefined {
-    return this.url;
+    return this.urls.length ? this.urls.join(',') : undefined;
   }
 
-  /** Rejects a malformed URL here, at configuration time, rather than in a background delivery. */
+  /**
+   * One URL, or several separated by commas: each delivery (and each retry of it) goes to the next one in turn,
+   * as a load balancer in front of several API processes would spread Meta's POSTs. Rejects a malformed URL here,
+   * at configuration time, rather than in a background delivery.
+   */
   setUrl(url: string | undefined): void {
-    if (url !== undefined && !/^https?:$/.test(new URL(url).protocol)) {
-      throw new Error(`webhook receiver must be an http(s) URL, got ${url}`);
+    const urls = (url ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
+    for (const u of urls) {
+      if (!/^https?:$/.test(new URL(u).protocol)) throw new Error(`webhook receiver must be an http(s) URL, got ${u}`);
     }
-    this.url = url;
+    this.urls = urls;
+  }
+
+  private nextUrl(): string {
+    if (!this.urls.length) throw new Error('no webhook receiver URL configured');
+    return this.urls[this.turn++ % this.urls.length]!;
   }
 
   /**
@@ -59,11 +74,10 @@ export class WebhookDispatcher {
    * later attempts run in the background, so callers never wait on a failing receiver.
    */
   async deliver(payload: unknown, opts: { retry?: boolean } = {}): Promise<DeliveryResult> {
-    const url = this.url;
-    if (!url) throw new Error('no webhook receiver URL configured');
+    const url = this.nextUrl();
     const body = Buffer.from(metaJson(payload), 'utf8');
     const first = await this.post(url, body);
-    if (first.status !== 200 && opts.retry !== false) this.retryLater(url, body, 2);
+    if (first.status !== 200 && opts.retry !== false) this.retryLater(body, 2);
     return first;
   }
 
@@ -72,11 +86,12 @@ export class WebhookDispatcher {
     Object.values(this.agents).forEach((agent) => agent.destroy());
   }
 
-  private retryLater(url: string, body: Buffer, attempt: number): void {
+  private retryLater(body: Buffer, attempt: number): void {
     if (attempt > this.retry.maxAttempts) return;
     this.scheduler.after(this.retry.baseDelayMs * 2 ** (attempt - 2), () => {
-      void this.post(url, body).then((result) => {
-        if (result.status !== 200) this.retryLater(url, body, attempt + 1);
+      if (!this.urls.length) return;
+      void this.post(this.nextUrl(), body).then((result) => {
+        if (result.status !== 200) this.retryLater(body, attempt + 1);
       });
     });
   }

@@ -532,6 +532,41 @@ describe('WhatsApp Cloud API simulator', () => {
     });
   });
 
+  describe('several receivers (the stand-in for a load balancer before several API processes)', () => {
+    it('posts each delivery to the next receiver in turn, and a retry to the one after', async () => {
+      // A simulator of its own: no other test's deliveries take turns in between.
+      const [first, second] = [await startReceiver(), await startReceiver()];
+      const spread = await startSimulator({
+        appSecret: APP_SECRET,
+        webhookUrl: `${first.url},${second.url}`,
+        webhookRetry: { maxAttempts: 3, baseDelayMs: 20 },
+      });
+      const post = async () => {
+        const res = await fetch(`${spread.url}/_sim/account-update`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ wabaId: account.wabaId, event: 'VERIFIED_ACCOUNT' }),
+        });
+        return ((await res.json()) as Json).delivery;
+      };
+      const account = spread.createAccount();
+      try {
+        for (let i = 0; i < 4; i++) expect(await post()).toEqual({ status: 200 });
+        expect([first.received.length, second.received.length]).toEqual([2, 2]);
+
+        // The fifth goes to the first receiver, which refuses it: the retry reaches the second.
+        first.refuse(account.wabaId, [503]);
+        expect(await post()).toEqual({ status: 503 });
+        await waitFor(() => (second.received.length === 3 ? true : undefined), 'the retry on the second receiver');
+        expect(first.received).toHaveLength(3);
+        expect(second.received.at(-1)!.raw.equals(first.received.at(-1)!.raw)).toBe(true);
+      } finally {
+        await spread.close();
+        await Promise.all([first.close(), second.close()]);
+      }
+    });
+  });
+
   describe('Graph API reads', () => {
     it('pages templates with cursors and an absolute paging.next until the last page', async () => {
       const first = '/310000000000001/message_templates?fields=id,name,language,status&limit=3';
