@@ -5,16 +5,22 @@
 # Every variable already set in the environment wins over .env and over the defaults here.
 #   --watch (npm run start:dev): the TypeScript compiler keeps compiling src/ on every change and the API and
 #   the worker restart on every new build (tsc -w + node --watch).
+#   --scaled: the topology of a hosted deployment on this machine (docs/operations-and-scaling.md): a PostgreSQL
+#   primary with a streaming replica, PgBouncer in transaction pooling before the primary, a Redis Cluster of 3
+#   masters and 3 replicas, two API processes (PORT and PORT+1) and two workers. Its data lives in .local/dev-scaled.
 set -euo pipefail
-SCRIPT_NAME=dev
-source "$(dirname "$0")/lib/common.sh"
 WATCH=0
+SCALED=0
 for arg in "$@"; do
   case "$arg" in
     --watch) WATCH=1 ;;
-    *) die "unknown argument: $arg (usage: ./scripts/dev.sh [--watch])" ;;
+    --scaled) SCALED=1 ;;
+    *) printf 'unknown argument: %s (usage: ./scripts/dev.sh [--watch] [--scaled])\n' "$arg" >&2; exit 64 ;;
   esac
 done
+SCRIPT_NAME=dev
+[ "$SCALED" = 1 ] && STATE_DIR="${STATE_DIR:-$(cd "$(dirname "$0")/.." && pwd)/.local/dev-scaled}"
+source "$(dirname "$0")/lib/common.sh"
 
 ensure_node
 ensure_dependencies
@@ -52,9 +58,25 @@ pick_port() { # <variable> <default>
 }
 pick_port PORT 3000
 pick_port WORKER_METRICS_PORT 9464
+# --scaled: the second API and the second worker on the next ports (taken ones are an error: they are printed as
+# PORT+1 and WORKER_METRICS_PORT+1 in the banner).
+API_PORTS=("$PORT")
+WORKER_PORTS=("$WORKER_METRICS_PORT")
+if [ "$SCALED" = 1 ]; then
+  second="$(claim_port $((PORT + 1)))"
+  [ "$second" = $((PORT + 1)) ] || die "--scaled runs the second API on PORT+1 = $((PORT + 1)), which is taken; set PORT to another value"
+  API_PORTS+=("$second")
+  if [ "$WORKER_METRICS_PORT" -gt 0 ] 2>/dev/null; then
+    second="$(claim_port $((WORKER_METRICS_PORT + 1)))"
+    [ "$second" = $((WORKER_METRICS_PORT + 1)) ] || die "--scaled runs the second worker's metrics on WORKER_METRICS_PORT+1 = $((WORKER_METRICS_PORT + 1)), which is taken"
+    WORKER_PORTS+=("$second")
+  else
+    WORKER_PORTS+=("$WORKER_METRICS_PORT")
+  fi
+fi
 # Inbound media links (GET /messages/:id → media.url) point at this API unless told otherwise.
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}"
-start_services
+if [ "$SCALED" = 1 ]; then start_services --scaled; else start_services; fi
 apply_migrations
 # The web console is built beside the TypeScript build, so the API starts with it ready (no 503, no warning).
 # (Stopped with the rest if the TypeScript build fails meanwhile.)
@@ -75,7 +97,9 @@ SEED_ARGS=()
 if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
   pick_port SIMULATOR_PORT 4010
   say "starting the WhatsApp Cloud API simulator on port $SIMULATOR_PORT…"
-  SIMULATOR_PORT="$SIMULATOR_PORT" SIMULATOR_WEBHOOK_URL="${SIMULATOR_WEBHOOK_URL:-http://127.0.0.1:$PORT/webhooks/whatsapp}" \
+  # Several API processes: Meta's POSTs spread over them in turn (the simulator stands in for a load balancer).
+  receivers="$(printf 'http://127.0.0.1:%s/webhooks/whatsapp,' "${API_PORTS[@]}")"
+  SIMULATOR_PORT="$SIMULATOR_PORT" SIMULATOR_WEBHOOK_URL="${SIMULATOR_WEBHOOK_URL:-${receivers%,}}" \
     node --import tsx --import ./scripts/stack/parent-guard.mjs simulator/main.ts > >(sed -u 's/^/[simulator] /') 2>&1 &
   CHILD_PIDS+=($!)
   export UPSTREAM_BASE_URL="http://127.0.0.1:$SIMULATOR_PORT/v25.0"
@@ -93,19 +117,31 @@ if [ "$WATCH" = 1 ]; then
   CHILD_PIDS+=($!)
   NODE_ARGS+=(--watch)
 fi
-say "starting the API on port $PORT and the worker…"
-node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/main.js > >(pretty api) 2>&1 &
-CHILD_PIDS+=($!)
-node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/worker/main.js > >(pretty worker) 2>&1 &
-CHILD_PIDS+=($!)
+if [ "$SCALED" = 1 ]; then
+  say "starting two APIs on ports ${API_PORTS[*]} and two workers…"
+  for i in 0 1; do
+    PORT="${API_PORTS[$i]}" node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/main.js > >(pretty "api-$((i + 1))") 2>&1 &
+    CHILD_PIDS+=($!)
+    WORKER_METRICS_PORT="${WORKER_PORTS[$i]}" node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/worker/main.js > >(pretty "worker-$((i + 1))") 2>&1 &
+    CHILD_PIDS+=($!)
+  done
+else
+  say "starting the API on port $PORT and the worker…"
+  node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/main.js > >(pretty api) 2>&1 &
+  CHILD_PIDS+=($!)
+  node ${NODE_ARGS[@]+"${NODE_ARGS[@]}"} dist/src/worker/main.js > >(pretty worker) 2>&1 &
+  CHILD_PIDS+=($!)
+fi
 
 API="http://127.0.0.1:$PORT"
-for _ in $(seq 1 300); do
-  curl -sf "$API/health/ready" >/dev/null && break
-  for pid in "${CHILD_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a process exited during start-up; see its output above"; done
-  sleep 0.2
+for port in "${API_PORTS[@]}"; do
+  for _ in $(seq 1 300); do
+    curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break
+    for pid in "${CHILD_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a process exited during start-up; see its output above"; done
+    sleep 0.2
+  done
+  curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null || die "the API on port $port did not become ready within 60 s"
 done
-curl -sf "$API/health/ready" >/dev/null || die "the API did not become ready within 60 s"
 # Ready was answered by this script's API, not by something else on that port: every process still runs.
 sleep 0.5
 for pid in "${CHILD_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || die "a process exited during start-up; see its output above"; done
@@ -118,11 +154,21 @@ read -r DEMO_ACCESS_KEY DEMO_SECRET_KEY < <(node -e '
   console.log(k ? `${k.accessKey} ${k.secretKey}` : "<your-access-key> <your-secret-key>")' <<<"$SEED_OUT")
 CONSOLE_LOGIN="$(node -e 'const l = JSON.parse(require("fs").readFileSync(0, "utf8")).consoleLogin; console.log(`${l.email} / ${l.password}`)' <<<"$SEED_OUT")"
 
-WORKER_METRICS="http://127.0.0.1:$WORKER_METRICS_PORT/metrics"
+WORKER_METRICS="$(printf 'http://127.0.0.1:%s/metrics ' "${WORKER_PORTS[@]}")"
+WORKER_METRICS="${WORKER_METRICS% }"
 [ "$WORKER_METRICS_PORT" -gt 0 ] 2>/dev/null || WORKER_METRICS="(WORKER_METRICS_PORT=$WORKER_METRICS_PORT: see the worker's log)"
+TOPOLOGY=""
+if [ "$SCALED" = 1 ]; then
+  TOPOLOGY="
+  Second API     http://127.0.0.1:${API_PORTS[1]}   (Meta's webhooks go to both in turn)
+  PostgreSQL     ${DATABASE_URL}   (DATABASE_URL: the pooler, unnamed statements)
+                 ${DATABASE_DIRECT_URL:-$DATABASE_URL}   (DATABASE_DIRECT_URL: the primary itself)
+                 ${DATABASE_READ_URL:-(none)}   (DATABASE_READ_URL: the streaming replica)
+  Redis Cluster  ${REDIS_CLUSTER_NODES:-${REDIS_URL:-}}"
+fi
 cat <<INFO
 
-  API            $API
+  API            $API$TOPOLOGY
   Web console    $API/console
   Console login  $CONSOLE_LOGIN
   Swagger UI     $API/swagger/docs   (Authorize with the key pair below; every example works as given)

@@ -30,27 +30,9 @@ import {
 import type { Postgres } from '../../scripts/stack/postgres.js';
 import { stopAll, tail } from '../../scripts/stack/process.js';
 import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
-import {
-  Db,
-  ackedNotStored,
-  createFaultTenant,
-  progress,
-  startDataServices,
-  storedByHash,
-  verdict,
-  type FaultTenant,
-  type Verdict,
-} from './db.js';
-import {
-  buildWorkload,
-  rebatch,
-  send,
-  steady,
-  type Scheduled,
-  type SendStats,
-  type Workload,
-  type WorkloadOptions,
-} from './load.js';
+import { Db, progress, startDataServices } from './db.js';
+import { rebatch, send, steady, type Scheduled } from './load.js';
+import { Scenarios, type Scenario } from './scenario.js';
 import { poll } from '../utils/poll.js';
 const SECRET = 'fault-suite-9f3c2a7b1e6d4c8a0b5f2e7d9c1a3b6e';
 /**
@@ -85,7 +67,7 @@ let worker: Served;
 let workerOpts: NodeProcessOptions;
 let db: Db;
 let failed = false;
-const summary: string[] = [];
+let scenarios: Scenarios;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bmapi-faults-'));
@@ -99,6 +81,7 @@ async function startStack(): Promise<void> {
   ({ pgServer, redis } = data);
   const databaseUrl = data.databaseUrl;
   db = new Db(databaseUrl);
+  scenarios = new Scenarios({ db, secret: SECRET, out, stragglers, settleCeilingMs: SETTLE_CEILING_MS });
   // Ids above 2^31, as in the main suite: a 32-bit id anywhere on the webhook path fails a scenario.
   await db.moveIdsAboveInt32();
   await db.installAudit();
@@ -120,14 +103,14 @@ async function startStack(): Promise<void> {
     startWorker(workerOpts),
   ]);
   // Warm-up (first queries, JIT), so that the scenarios' latencies are the steady state's.
-  const warm = await prepare('warmup', 10, { inbound: 5 });
+  const warm = await scenarios.prepare('warmup', 10, { inbound: 5 });
   const warmStats = await send(steady(warm.workload.deliveries, 50), {
     url: api.url,
     retry: true,
     timeoutMs: ATTEMPT_TIMEOUT_MS,
     deadlineMs: 30_000,
   });
-  await settle(warm);
+  await scenarios.settle(warm);
   if (warmStats.acked !== warm.workload.deliveries.length)
     throw new Error(`warm-up: ${JSON.stringify(warmStats.answers)}`);
   out(
@@ -137,9 +120,9 @@ async function startStack(): Promise<void> {
 }
 
 afterAll(async () => {
-  if (summary.length > 0) {
+  if (scenarios?.summary.length) {
     out('summary:');
-    for (const line of summary) out(`  ${line}`);
+    for (const line of scenarios.summary) out(`  ${line}`);
   }
   await db?.close().catch(() => undefined);
   // Worker and API first (they hold connections), then Redis, PostgreSQL last.
@@ -151,37 +134,6 @@ afterAll(async () => {
     else fs.rmSync(dir, { recursive: true, force: true });
   }
 }, 60_000);
-
-interface Scenario {
-  tenant: FaultTenant;
-  workload: Workload;
-}
-
-async function prepare(label: string, messages: number, opts: Omit<WorkloadOptions, 'secret'>): Promise<Scenario> {
-  const tenant = await createFaultTenant(db, label, messages);
-  return { tenant, workload: buildWorkload(tenant, { ...opts, secret: SECRET }) };
-}
-
-/**
- * Waits for "every acknowledged delivery processed, every expected event stored and processed": nothing left
- * `received`, and the events counted. Past the ceiling it names what is missing (the deliveries still `received`
- * and the state of the job that should carry each) in the suite's output; the verdict's counts then fail the test.
- */
-async function settle(s: Scenario, timeoutMs = SETTLE_CEILING_MS): Promise<number> {
-  const t = Date.now();
-  const n = s.workload.expected.length;
-  for (;;) {
-    const p = await db.queryRetrying(`SELECT 1`).then(() => progress(db, s.tenant.wabaId));
-    if (p.received === 0 && p.events >= n && p.processed >= n) return Date.now() - t;
-    if (Date.now() - t > timeoutMs) {
-      out(
-        `not settled within ${secs(timeoutMs)}: ${JSON.stringify(p)} of ${n} expected events; still received: ${await stragglers(s)}`,
-      );
-      return Date.now() - t;
-    }
-    await sleep(250);
-  }
-}
 
 /** The deliveries of this scenario still `received`, each with the state of the job the sweeper gives it. */
 async function stragglers(s: Scenario): Promise<string> {
@@ -216,89 +168,6 @@ function busyLoops(count: number): { stop(): void } {
   for (let i = 0; i < count; i++)
     procs.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore', detached: false }));
   return { stop: () => procs.forEach((p) => p.kill('SIGKILL')) };
-}
-
-interface Outcome {
-  stats: SendStats;
-  verdict: Verdict;
-  ackedNotStored: number;
-  settleMs: number;
-}
-
-async function conclude(
-  name: string,
-  s: Scenario,
-  stats: SendStats,
-  startedAt: number,
-  extra: string,
-): Promise<Outcome> {
-  const settleMs = await settle(s);
-  const v = await verdict(db, s.tenant, s.workload.expected, s.workload.expectedMessages, s.workload.expectedWindows);
-  const missing = ackedNotStored(stats.ackedByHash, await storedByHash(db, s.tenant.wabaId));
-  const answers = Object.entries(stats.answers)
-    .sort()
-    .map(([k, n]) => `${k}: ${n}`)
-    .join(', ');
-  const line =
-    `${name}: acknowledged ${stats.acked} deliveries (${stats.posts} POSTs; ${answers}; retries ${stats.retries}; stale keep-alive sockets sent again ${stats.staleSockets}; gave up ${stats.gaveUp}), ` +
-    `stored deliveries ${v.deliveriesStored} (acknowledged but not stored ${missing}; processed ${v.deliveriesProcessed}, dead-lettered ${v.deliveriesFailed}, left received ${v.deliveriesReceived}), ` +
-    `expected events ${v.expectedEvents}, stored ${v.storedEvents}, processed ${v.processedEvents}, applied (claims) ${v.claims}, applied twice ${v.claimedTwice}, ` +
-    `duplicates ${v.duplicates}, lost ${v.lost}, unexpected ${v.unexpected}, event_counts ${v.eventCountsTotal} vs COUNT(*) ${v.storedEvents}, ` +
-    `messages wrong ${v.wrongMessages}, backward/repeated status changes ${v.badTransitions}, windows ${v.windows}/${v.expectedWindows}; ` +
-    `load ${secs(stats.elapsedMs)} (ack p50 ${stats.p50} ms, p99 ${stats.p99} ms; slowest ${stats.slowest.map((a) => `${a.ms} ms at ${secs(a.at)}`).join(', ')}), ` +
-    `all processed ${secs(settleMs)} after the load; ${extra}; scenario ${secs(Date.now() - startedAt)}`;
-  out(line);
-  summary.push(line);
-  return { stats, verdict: v, ackedNotStored: missing, settleMs };
-}
-
-/** What every scenario must end with: nothing lost, nothing twice, effects right, counts exact. */
-function expectExactlyOnce(o: Outcome): void {
-  const v = o.verdict;
-  const got = {
-    gaveUp: o.stats.gaveUp,
-    ackedNotStored: o.ackedNotStored,
-    deliveriesReceived: v.deliveriesReceived,
-    deliveriesFailed: v.deliveriesFailed,
-    storedEvents: v.storedEvents,
-    processedEvents: v.processedEvents,
-    claims: v.claims,
-    claimedTwice: v.claimedTwice,
-    duplicates: v.duplicates,
-    lost: v.lost,
-    unexpected: v.unexpected,
-    eventCountsTotal: v.eventCountsTotal,
-    wrongMessages: v.wrongMessages,
-    badTransitions: v.badTransitions,
-    windows: v.windows,
-  };
-  expect(got).toEqual({
-    gaveUp: 0,
-    ackedNotStored: 0,
-    deliveriesReceived: 0,
-    deliveriesFailed: 0,
-    storedEvents: v.expectedEvents,
-    processedEvents: v.expectedEvents,
-    claims: v.expectedEvents,
-    claimedTwice: 0,
-    duplicates: 0,
-    lost: 0,
-    unexpected: 0,
-    eventCountsTotal: v.expectedEvents,
-    wrongMessages: 0,
-    badTransitions: 0,
-    windows: v.expectedWindows,
-  });
-  // Every 200 is a stored row; a row may exist without a 200 only when its answer was not a 200 (a commit
-  // whose answer was lost in the fault), and the sender then retried.
-  expect(v.deliveriesStored).toBeGreaterThanOrEqual(o.stats.acked);
-  expect(v.deliveriesStored).toBeLessThanOrEqual(o.stats.acked + nonOk(o.stats));
-}
-
-function nonOk(stats: SendStats): number {
-  return Object.entries(stats.answers)
-    .filter(([k]) => k !== '200')
-    .reduce((n, [, c]) => n + c, 0);
 }
 
 async function guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -347,7 +216,7 @@ async function redisRestart(
   opts: { messages: number; inbound: number; upAfterMs: number; downMs: number },
 ): Promise<void> {
   const t = Date.now();
-  const s = await prepare(label, opts.messages, { inbound: opts.inbound });
+  const s = await scenarios.prepare(label, opts.messages, { inbound: opts.inbound });
   const sending = send(steady(s.workload.deliveries, 40), {
     url: api.url,
     retry: true,
@@ -362,7 +231,7 @@ async function redisRestart(
   await redis.start();
   const downMs = Date.now() - downAt;
   const stats = await sending;
-  const o = await conclude(
+  const o = await scenarios.conclude(
     name,
     s,
     stats,
@@ -372,7 +241,7 @@ async function redisRestart(
   // Nothing but 200: the receiver never needs Redis to acknowledge.
   expect(stats.answers).toEqual({ '200': stats.posts });
   expect(atRestart.received).toBeGreaterThan(0);
-  expectExactlyOnce(o);
+  scenarios.expectExactlyOnce(o);
   expect(await httpStatus(`${api.url}/health/ready`)).toBe(200);
 }
 
@@ -403,7 +272,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
   it('b. worker killed (SIGKILL) mid-batch and restarted: each event processed once', () =>
     guard(async () => {
       const t = Date.now();
-      const s = await prepare('worker', 200, { inbound: 60, bigDeliveries: { count: 6, size: 60 } });
+      const s = await scenarios.prepare('worker', 200, { inbound: 60, bigDeliveries: { count: 6, size: 60 } });
       const n = s.workload.expected.length;
       const sending = send(steady(s.workload.deliveries, 60), {
         url: api.url,
@@ -433,7 +302,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       await sleep(1500);
       worker = await startWorker(workerOpts);
       const stats = await sending;
-      const o = await conclude(
+      const o = await scenarios.conclude(
         'b. worker SIGKILL',
         s,
         stats,
@@ -444,7 +313,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       // Killed mid-batch: jobs were running (waiting on the locked messages) and events were still to process.
       expect(active).toBeGreaterThanOrEqual(4);
       expect(after.processed).toBeLessThan(n);
-      expectExactlyOnce(o);
+      scenarios.expectExactlyOnce(o);
     }));
 
   it('c. PostgreSQL restarted during ingest: 503 (never 200) while down, Meta-style retries, API and worker recover by themselves', () =>
@@ -452,7 +321,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       const t = Date.now();
       const apiPid = api.proc.pid;
       const workerPid = worker.proc.pid;
-      const s = await prepare('postgres', 150, { inbound: 60 });
+      const s = await scenarios.prepare('postgres', 150, { inbound: 60 });
       const sending = send(steady(s.workload.deliveries, 40), {
         url: api.url,
         retry: true,
@@ -473,7 +342,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       for (const a of stats.attempts) {
         if (a.startedAt >= downFrom && a.endedAt <= downTo) whileDown[a.status] = (whileDown[a.status] ?? 0) + 1;
       }
-      const o = await conclude(
+      const o = await scenarios.conclude(
         'c. PostgreSQL restarted',
         s,
         stats,
@@ -486,7 +355,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       expect(Object.keys(stats.answers).sort()).toEqual(['200', '503']);
       expect(stats.answers['503']).toBeGreaterThan(0);
       expect(Object.keys(whileDown)).toEqual(['503']);
-      expectExactlyOnce(o);
+      scenarios.expectExactlyOnce(o);
       expect({
         api: api.proc.pid,
         apiAlive: api.proc.alive(),
@@ -506,7 +375,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       const t = Date.now();
       const apiPid = api.proc.pid;
       const workerPid = worker.proc.pid;
-      const s = await prepare('terminate', 150, { inbound: 60, bigDeliveries: { count: 4, size: 40 } });
+      const s = await scenarios.prepare('terminate', 150, { inbound: 60, bigDeliveries: { count: 4, size: 40 } });
       const sending = send(steady(s.workload.deliveries, 50), {
         url: api.url,
         retry: true,
@@ -524,7 +393,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
         await sleep(600);
       }
       const stats = await sending;
-      const o = await conclude(
+      const o = await scenarios.conclude(
         'c2. connections killed',
         s,
         stats,
@@ -534,7 +403,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       // A cut connection may fail an insert (503, which Meta retries); nothing else.
       expect(Object.keys(stats.answers).filter((k) => k !== '200' && k !== '503')).toEqual([]);
       expect(killed).toBeGreaterThan(0);
-      expectExactlyOnce(o);
+      scenarios.expectExactlyOnce(o);
       expect({
         api: api.proc.pid,
         apiAlive: api.proc.alive(),
@@ -551,7 +420,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
   it('d. a storm of duplicates: one event per distinct item, effects applied once, event_counts exact', () =>
     guard(async () => {
       const t = Date.now();
-      const s = await prepare('storm', 70, { inbound: 30 });
+      const s = await scenarios.prepare('storm', 70, { inbound: 30 });
       const base = s.workload.deliveries;
       // Meta may also batch an item it already delivered into a new delivery: different bytes, same items.
       const rebatched: typeof base = [];
@@ -571,7 +440,7 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
         deadlineMs: SEND_DEADLINE_MS,
         maxInFlight: 48,
       });
-      const o = await conclude(
+      const o = await scenarios.conclude(
         'd. duplicate storm',
         s,
         stats,
@@ -580,6 +449,6 @@ describe('Fault suite: webhook ingest and processing under failures', () => {
       );
       expect(stats.answers).toEqual({ '200': stats.posts });
       expect(stats.acked).toBe(all.length * COPIES);
-      expectExactlyOnce(o);
+      scenarios.expectExactlyOnce(o);
     }));
 });
