@@ -1,169 +1,93 @@
-// Item 5 of issue 7: the ingest run and a duplicate storm with two API processes and two worker processes on the
-// same PostgreSQL and Redis, load split across both API ports: counts exact, throughput, no event processed twice.
-// "Processed twice" is observed directly: on a database this bench started, an audit trigger records every
-// claim of an event (processed false → true, or stored already processed by the transaction that applied it),
-// and each event must have exactly one.
+// Issue 39's figure: the hosted topology against one PostgreSQL and one Redis, side by side in one run. Runs
+// bench/scale-run.ts (two APIs and two workers: ingest, a duplicate storm, sends) once per topology, alternating
+// single → scaled for BENCH_ROUNDS rounds (default 1), each run on fresh engines, then compares the best figure of each
+// side: single-status ingest (deliveries acknowledged per second), batches of 100, and sends. The engines share this
+// machine's two cores with the service, so the point is that the topology costs little (target: within 25 %), and that
+// nothing is lost or done twice on either side (every check of each run).
 //
-//   npm run bench:scale     (env: BENCH_SINGLES, BENCH_BATCHES, BENCH_STORM, BENCH_STORM_BATCHES: fixed counts instead of
-//                            ~BENCH_LOAD_S seconds of load sized from a warm-up; BENCH_COPIES=4 BENCH_CONNECTIONS=64)
-import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
+//   npm run bench:scale     (env: BENCH_ROUNDS=1, and every variable of bench/scale-run.ts)
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT, log } from './lib/bench.js';
 import { check, fmt, machine, printMachine, writeResult, type Check } from './lib/report.js';
-import { log, runBench, type Stack } from './lib/bench.js';
 
-const COPIES = Number(process.env.BENCH_COPIES ?? 4);
-const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const TOPOLOGIES = ['single', 'scaled'] as const;
+type Topology = (typeof TOPOLOGIES)[number];
 
-const AUDIT_SQL = `
-CREATE TABLE IF NOT EXISTS bench_claims (event_id bigint NOT NULL, backend_pid int NOT NULL DEFAULT pg_backend_pid(), at timestamptz NOT NULL DEFAULT clock_timestamp());
-CREATE OR REPLACE FUNCTION bench_claim_audit() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO bench_claims (event_id) VALUES (NEW.id);
-  RETURN NULL;
-END $$;
-DROP TRIGGER IF EXISTS bench_claim_audit ON events;
-CREATE TRIGGER bench_claim_audit AFTER UPDATE OF processed ON events
-  FOR EACH ROW WHEN (NEW.processed AND OLD.processed IS DISTINCT FROM NEW.processed) EXECUTE FUNCTION bench_claim_audit();
-DROP TRIGGER IF EXISTS bench_claim_audit_insert ON events;
-CREATE TRIGGER bench_claim_audit_insert AFTER INSERT ON events
-  FOR EACH ROW WHEN (NEW.processed) EXECUTE FUNCTION bench_claim_audit();`;
-
-interface Claims {
-  claims: number;
-  claimedEvents: number;
-  claimedTwice: number;
+interface RunResult {
+  phases: { label: string; ackedPerSecond: number; exact: boolean; load: { latencyMs: { p99: number } } }[];
+  sends: { saturation: { okPerSecond: number; latencyMs: { p99: number } } };
+  checks: Check[];
+  machine: { loadAvg?: number[] };
 }
 
-async function claims(stack: Stack, tag: string): Promise<Claims> {
-  const r = await stack.db.query<{ claims: string; events: string; twice: string }>(
-    `SELECT count(*) AS claims, count(DISTINCT c.event_id) AS events,
-            (SELECT count(*) FROM (SELECT c2.event_id FROM bench_claims c2 JOIN events e2 ON e2.id = c2.event_id
-                                    WHERE e2.message_id LIKE $1 GROUP BY c2.event_id HAVING count(*) > 1) AS t) AS twice
-       FROM bench_claims c JOIN events e ON e.id = c.event_id WHERE e.message_id LIKE $1`,
-    [`wamid.${tag}.%`],
-  );
-  const row = r.rows[0]!;
-  return { claims: Number(row.claims), claimedEvents: Number(row.events), claimedTwice: Number(row.twice) };
+/** One run of scale-run.ts; its output goes through, its result file is read back. */
+function runOnce(topology: Topology): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/scale-run.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_TOPOLOGY: topology },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let file = '';
+    child.stdout.on('data', (d: Buffer) => {
+      const text = d.toString();
+      process.stdout.write(text);
+      file = /result written to (\S+\.json)/.exec(text)?.[1] ?? file;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0 || !file) return reject(new Error(`bench/scale-run.ts (${topology}) exited ${code}`));
+      resolve(JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')) as RunResult);
+    });
+  });
 }
 
-await runBench({ name: 'scale', apis: 2, workers: 2, limitMs: 480_000 }, async (stack) => {
-  const m = machine();
-  printMachine(m);
-  const audit = !process.env.DATABASE_URL;
-  if (audit) await stack.db.query(AUDIT_SQL);
-  else log('DATABASE_URL given: no audit trigger installed; "processed twice" is checked through the counts only');
-  const tenant = await stack.onboard();
-  const urls = stack.apiUrls;
-
-  const warm = await ingestPhase(stack, tenant, {
-    label: 'warm-up',
-    deliveries: 1500,
-    perDelivery: 1,
-    connections: CONNECTIONS,
-    urls,
-    processLimitMs: 60_000,
-  });
-  const warmBatch = await ingestPhase(stack, tenant, {
-    label: 'warm-up batch100',
-    deliveries: 60,
-    perDelivery: 100,
-    connections: CONNECTIONS,
-    urls,
-    processLimitMs: 60_000,
-  });
-  const SINGLES = sized(process.env.BENCH_SINGLES, warm.ackedPerSecond, LOAD_S, 1000, 100_000);
-  // Capped so that the worker can finish within the processing limit (it handles a few hundred events per second here).
-  const BATCHES = sized(process.env.BENCH_BATCHES, warmBatch.ackedPerSecond, LOAD_S * 0.3, 30, 150);
-  const STORM = sized(process.env.BENCH_STORM, warm.ackedPerSecond / COPIES, LOAD_S, 500, 50_000);
-  const STORM_BATCHES = sized(process.env.BENCH_STORM_BATCHES, warmBatch.ackedPerSecond / COPIES, LOAD_S * 0.3, 10, 50);
-  const phases: PhaseResult[] = [];
-  phases.push(
-    await ingestPhase(stack, tenant, {
-      label: 'single',
-      deliveries: SINGLES,
-      perDelivery: 1,
-      connections: CONNECTIONS,
-      urls,
-      processLimitMs: 90_000,
-    }),
-  );
-  phases.push(
-    await ingestPhase(stack, tenant, {
-      label: 'batch100',
-      deliveries: BATCHES,
-      perDelivery: 100,
-      connections: CONNECTIONS,
-      urls,
-      processLimitMs: 90_000,
-    }),
-  );
-  phases.push(
-    await ingestPhase(stack, tenant, {
-      label: `storm single x${COPIES}`,
-      deliveries: STORM,
-      perDelivery: 1,
-      copies: COPIES,
-      connections: CONNECTIONS,
-      urls,
-      processLimitMs: 90_000,
-    }),
-  );
-  phases.push(
-    await ingestPhase(stack, tenant, {
-      label: `storm batch100 x${COPIES}`,
-      deliveries: STORM_BATCHES,
-      perDelivery: 100,
-      copies: COPIES,
-      connections: CONNECTIONS,
-      urls,
-      processLimitMs: 90_000,
-    }),
-  );
-
-  const claimCounts: Record<string, Claims | null> = {};
-  for (const p of phases) {
-    claimCounts[p.label] = audit ? await claims(stack, p.tag) : null;
-    if (claimCounts[p.label])
-      console.log(`  ${p.label}: claims ${JSON.stringify(claimCounts[p.label])} for ${p.expected.events} events`);
+const m = machine();
+printMachine(m);
+const runs: Record<Topology, RunResult[]> = { single: [], scaled: [] };
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const topology of TOPOLOGIES) {
+    log(`round ${round}/${ROUNDS}: ${topology}`);
+    runs[topology].push(await runOnce(topology));
   }
-  console.log('\nTargets (2 API + 2 worker processes)');
-  const checks: Check[] = [];
-  for (const p of phases) {
-    const c = claimCounts[p.label];
-    const once = c
-      ? c.claims === p.expected.events && c.claimedEvents === p.expected.events && c.claimedTwice === 0
-      : true;
-    checks.push(
-      check(
-        `${p.label}: exact counts`,
-        '0 lost, 0 duplicated, all processed',
-        `${p.posts} POSTs, ${p.processing.deliveriesStored} deliveries stored, events ${p.processing.eventsStored}/${p.expected.events} stored, ${p.processing.eventsProcessed} processed; lost ${p.lost}, duplicated ${p.duplicated}`,
-        p.exact,
-      ),
-    );
-    if (c)
-      checks.push(
-        check(
-          `${p.label}: processed once`,
-          'every event claimed exactly once',
-          `${c.claims} claims for ${c.claimedEvents} events, ${c.claimedTwice} claimed twice`,
-          once,
-        ),
-      );
-    checks.push(
-      check(
-        `${p.label}: throughput`,
-        'reported',
-        `${fmt(p.ackedPerSecond, 0)} deliveries/s acked (p99 ${fmt(p.load.latencyMs.p99)} ms), ${fmt(p.eventsPerSecond, 0)} distinct events/s; processed ${p.processing.allProcessedAfterS === null ? 'NOT within the limit' : `${fmt(p.processing.allProcessedAfterS, 2)} s after the load`}`,
-        p.processing.allProcessedAfterS !== null,
-      ),
-    );
-  }
-  writeResult('scale', {
-    machine: m,
-    config: { SINGLES, BATCHES, STORM, STORM_BATCHES, COPIES, CONNECTIONS, LOAD_S, apis: 2, workers: 2 },
-    phases,
-    claims: claimCounts,
-    checks,
-  });
-});
+}
+
+const best = (topology: Topology, pick: (r: RunResult) => number) => Math.max(...runs[topology].map(pick));
+const phase = (label: string) => (r: RunResult) => r.phases.find((p) => p.label === label)?.ackedPerSecond ?? 0;
+const figures = {
+  'single-status ingest (deliveries/s)': phase('single'),
+  'batch100 ingest (deliveries/s)': phase('batch100'),
+  'sends (per s)': (r: RunResult) => r.sends.saturation.okPerSecond,
+};
+console.log('\nScaled topology against one PostgreSQL and one Redis (best of each side)');
+const checks: Check[] = [];
+const ratios: Record<string, { single: number; scaled: number; ratio: number }> = {};
+for (const [name, pick] of Object.entries(figures)) {
+  const single = best('single', pick);
+  const scaled = best('scaled', pick);
+  const ratio = scaled / single;
+  ratios[name] = { single, scaled, ratio };
+  checks.push(
+    check(
+      `${name}: scaled vs single`,
+      '≥ 75 % (within 25 %)',
+      `${fmt(scaled, 0)} vs ${fmt(single, 0)} = ${fmt(ratio * 100, 1)} %`,
+      ratio >= 0.75,
+    ),
+  );
+}
+for (const topology of TOPOLOGIES) {
+  const failed = runs[topology].flatMap((r) => r.checks.filter((c) => !c.pass).map((c) => c.name));
+  checks.push(
+    check(
+      `${topology}: every run's own checks (exact counts, processed once, sends without error)`,
+      'all pass',
+      failed.length ? `missed: ${failed.join('; ')}` : `${runs[topology].length} run(s), all pass`,
+      failed.length === 0,
+    ),
+  );
+}
+writeResult('scale', { machine: m, rounds: ROUNDS, ratios, runs, checks });

@@ -45,6 +45,11 @@ export const BUILD_DIR = process.env.BENCH_BUILD_DIR
 const GUARD = pathToFileURL(path.join(ROOT, 'bench/lib/child-guard.mjs')).href;
 
 export const log = (msg: string) => console.log(`[bench] ${msg}`);
+/**
+ * BENCH_TOPOLOGY=scaled: the API and the worker on the hosted topology (scripts/stack/scaled.ts: PgBouncer before a
+ * primary with a streaming replica, a Redis Cluster of 3 + 3) instead of one PostgreSQL and one Redis.
+ */
+export const TOPOLOGY = process.env.BENCH_TOPOLOGY === 'scaled' ? 'scaled' : 'single';
 
 // ---------------------------------------------------------------------------------------------------------
 // build
@@ -156,11 +161,21 @@ export class Stack {
       fs.rmSync(this.servicesDir, { recursive: true, force: true });
     }
     const t = Date.now();
-    this.services = await startServices({ dir: this.servicesDir, dbName: 'bench' });
-    this.databaseUrl = this.services.databaseUrl;
+    this.services = await startServices({ dir: this.servicesDir, dbName: 'bench', scaled: TOPOLOGY === 'scaled' });
+    const scaled = this.services.scaled;
+    // The bench's own statements (migrations, set-up, counts) go to PostgreSQL itself, as the scripts' do.
+    this.databaseUrl = scaled?.directUrl ?? this.services.databaseUrl;
     this.redisUrl = this.services.redisUrl;
-    if (this.services.postgres || this.services.redis)
+    if (scaled) for (const line of scaled.readyLines) log(line);
+    else if (this.services.postgres || this.services.redis)
       log(`PostgreSQL and Redis ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  }
+
+  /** The topology's own settings for the API and the worker (the pooler, the replica, the cluster's nodes). */
+  private topologyEnv(): NodeJS.ProcessEnv {
+    const scaled = this.services?.scaled;
+    if (!scaled) return {};
+    return { ...scaled.env, ...(scaled.redisClusterNodes ? { REDIS_URL: undefined } : {}) };
   }
 
   private profileArgs(kind: 'api' | 'worker'): string[] {
@@ -218,6 +233,7 @@ export class Stack {
       UNAUTHENTICATED_RATE_LIMIT_PER_SECOND: '1000000',
       UNAUTHENTICATED_RATE_LIMIT_BURST: '1000000',
     };
+    Object.assign(env, this.topologyEnv());
     for (const k of PASS_THROUGH) if (process.env[k]) env[k] = process.env[k];
     // The pacer's and the campaign runner's knobs, for experiments (issue 27): every PACING_* and CAMPAIGN_* set.
     for (const [k, v] of Object.entries(process.env)) if (v && /^(PACING|CAMPAIGN)_/.test(k)) env[k] = v;

@@ -81,14 +81,19 @@ ensure_sql_snapshots() {
 
 # Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run by the
 # stack module's CLI (scripts/stack/cli.ts, run through tsx; stops with this script, even after a kill -9).
+# With --scaled (dev.sh --scaled): a primary with a streaming replica, PgBouncer and a Redis Cluster (scripts/stack/scaled.ts).
 start_services() {
-  if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}" ]; then
-    say "using the given DATABASE_URL and REDIS_URL"
+  if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}${REDIS_CLUSTER_NODES:-}" ]; then
+    say "using the given DATABASE_URL and ${REDIS_CLUSTER_NODES:+REDIS_CLUSTER_NODES}${REDIS_CLUSTER_NODES:-REDIS_URL}"
     return 0
   fi
   local log="$STATE_DIR/services.log" env_file="$STATE_DIR/services.env"
   rm -f "$env_file"
-  say "starting local services (PostgreSQL and/or Redis)…"
+  if [ "${1:-}" = --scaled ]; then
+    say "starting local services: PostgreSQL primary + streaming replica, PgBouncer, Redis Cluster (3 masters + 3 replicas)…"
+  else
+    say "starting local services (PostgreSQL and/or Redis)…"
+  fi
   node --import tsx scripts/stack/cli.ts --state-dir "$STATE_DIR" --parent-pid $$ "$@" >"$log" 2>&1 &
   SERVICES_PID=$!
   local waited=0

@@ -1,12 +1,14 @@
 // PostgreSQL + Redis for the shell scripts (scripts/lib/common.sh start_services, used by dev.sh and test.sh):
 //
-//   node --import tsx scripts/stack/cli.ts --state-dir <dir> [--db-name bmapi] [--extra-db <name>]... [--parent-pid <pid>]
+//   node --import tsx scripts/stack/cli.ts --state-dir <dir> [--db-name bmapi] [--extra-db <name>]... [--parent-pid <pid>] [--scaled]
 //   node --import tsx scripts/stack/cli.ts --state-dir <dir> --stop-stale
 //
 // Runs in the foreground. Uses $DATABASE_URL / $REDIS_URL when they are set; otherwise starts a private
 // PostgreSQL and a private redis-server (scripts/stack/postgres.ts, redis.ts) on free ports bound to
 // 127.0.0.1, data kept in the state dir across runs. When everything accepts connections it writes
 // <state-dir>/services.env (DATABASE_URL, DATABASE_URL_<NAME>..., REDIS_URL, LOCAL_SERVICES_PID) atomically,
+// (with --scaled: a primary, a streaming replica, PgBouncer and a Redis Cluster, scripts/stack/scaled.ts, and
+// DATABASE_DIRECT_URL, DATABASE_READ_URL, DATABASE_PREPARED_STATEMENTS, REDIS_CLUSTER_NODES instead of REDIS_URL)
 // then stays alive until SIGTERM/SIGHUP (and SIGINT, unless --parent-pid names the process that decides when)
 // or until its parent process dies, and stops what it started.
 // If this process itself is killed (even SIGKILL), the watchdogs of scripts/stack/process.ts stop the services.
@@ -26,12 +28,13 @@ const log = (msg: string) => console.log(`[services] ${msg}`);
 const warn = (msg: string) => console.error(`[services] ${msg}`);
 
 const USAGE = `usage: node --import tsx scripts/stack/cli.ts --state-dir <dir> [--db-name <name>] [--extra-db <name>]...
-                                                [--parent-pid <pid>] [--stop-stale]
+                                                [--parent-pid <pid>] [--scaled] [--stop-stale]
 
   --state-dir <dir>   state directory (data, logs, pids, services.env); required
   --db-name <name>    database to create in the private PostgreSQL (default: bmapi)
   --extra-db <name>   additional database to create (repeatable); exported as DATABASE_URL_<NAME>
   --parent-pid <pid>  stop when this pid dies (default: stop when the parent process changes)
+  --scaled            a PostgreSQL primary + streaming replica, PgBouncer, a Redis Cluster (3 + 3)
   --stop-stale        stop leftovers of a previous run for this state dir (incl. a live supervisor), then exit
 
 env: DATABASE_URL / REDIS_URL, when non-empty, are used instead of starting PostgreSQL / Redis.`;
@@ -42,6 +45,7 @@ interface Options {
   extraDbs: string[];
   parentPid: number | null;
   stopStale: boolean;
+  scaled: boolean;
 }
 
 class UsageError extends Error {}
@@ -53,6 +57,7 @@ function parseArgs(argv: string[]): Options {
     extraDbs: [] as string[],
     parentPid: null as number | null,
     stopStale: false,
+    scaled: false,
   };
   for (let i = 0; i < argv.length; i++) {
     let flag = argv[i]!;
@@ -70,6 +75,7 @@ function parseArgs(argv: string[]): Options {
     else if (flag === '--db-name') o.dbName = value();
     else if (flag === '--extra-db') o.extraDbs.push(value());
     else if (flag === '--stop-stale') o.stopStale = true;
+    else if (flag === '--scaled') o.scaled = true;
     else if (flag === '--parent-pid') {
       const v = value();
       if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--parent-pid: not a pid: ${v}`);
@@ -132,10 +138,12 @@ function shutdown(code: number, reason?: string): Promise<never> {
 
 /** From now on a service that exits is fatal. */
 function watch(services: Services): void {
-  for (const s of [services.postgres, services.redis]) {
+  // A Redis Cluster node may die (its replica takes over): not fatal.
+  const scaled = services.scaled;
+  for (const s of [services.postgres, services.redis, scaled?.replica?.server, scaled?.pooler]) {
     void s?.proc?.exited.then(({ code, signal }) => {
       if (shuttingDown) return;
-      const label = s.proc!.name === 'redis' ? 'redis-server' : 'postgres';
+      const label = s.proc!.name === 'redis' ? 'redis-server' : s.proc!.name;
       warn(`${label} exited unexpectedly (${signal ? `signal ${signal}` : `exit code ${code}`})`);
       warn(`--- last lines of ${s.logFile} ---\n${tail(s.logFile, 30)}`);
       void shutdown(1, `${label} died`);
@@ -197,7 +205,7 @@ async function main(): Promise<void> {
 
   let services: Services;
   try {
-    services = await startServices({ dir, dbName: opts.dbName, extraDbs: opts.extraDbs, log });
+    services = await startServices({ dir, dbName: opts.dbName, extraDbs: opts.extraDbs, scaled: opts.scaled, log });
   } catch (e) {
     if (shuttingDown) return;
     report(e);

@@ -6,9 +6,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { StackError } from './process.js';
+import { StackError, allPids, isAlive, killAndWait, procCmdline } from './process.js';
 import { findExecutable } from './redis.js';
 import { PrivateService } from './service.js';
+import { readPidFile, removePidFile } from './state.js';
 
 const READY_TIMEOUT_MS = 30_000;
 type Log = (msg: string) => void;
@@ -127,4 +128,24 @@ function installPgBouncer(log: Log): string {
   const bin = findExecutable('pgbouncer');
   if (!bin) throw new StackError(`apt-get install pgbouncer failed (exit ${r.status})`);
   return bin;
+}
+
+/** Stops a PgBouncer an earlier run left in this state dir (any pgbouncer whose command line names its config). */
+export async function stopStalePgBouncer(dir: string): Promise<string[]> {
+  const ini = path.join(dir, 'pgbouncer', 'pgbouncer.ini');
+  const ours = (pid: number) => procCmdline(pid).some((a) => a === ini) && /pgbouncer/.test(procCmdline(pid)[0] ?? '');
+  const pids = new Set(allPids().filter(ours));
+  const rec = readPidFile(dir, 'pgbouncer');
+  if (rec && ours(rec.pid)) pids.add(rec.pid);
+  const stopped: string[] = [];
+  for (const pid of pids) {
+    if (!isAlive(pid)) continue;
+    await killAndWait(pid, [
+      ['SIGTERM', 3_000],
+      ['SIGKILL', 3_000],
+    ]);
+    stopped.push(`pgbouncer ${pid}`);
+  }
+  removePidFile(dir, 'pgbouncer');
+  return stopped;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Postgres, stopStalePostgres, useGivenPostgres } from './postgres.js';
 import { Redis, redisServerOrInstallable, stopStaleRedis, useGivenRedis } from './redis.js';
 import { maskUrl, secs } from './process.js';
+import { startScaled, stopStaleScaled, type ScaledServices } from './scaled.js';
 import { stopSupervisor } from './state.js';
 
 type Log = (msg: string) => void;
@@ -23,6 +24,8 @@ export interface ServicesOptions {
   redisPort?: number;
   /** Extra PostgreSQL settings (default: LOCAL_PG_SETTINGS, `name=value` separated by spaces). */
   postgresSettings?: string[];
+  /** The hosted topology instead of one PostgreSQL and one Redis (scripts/stack/scaled.ts). */
+  scaled?: boolean;
   log?: Log;
 }
 
@@ -33,6 +36,8 @@ export interface Services {
   /** The private services (undefined for a given URL). */
   postgres?: Postgres;
   redis?: Redis;
+  /** With `scaled`: the replica, the pooler, the cluster, and the URLs of each. */
+  scaled?: ScaledServices;
   /** One line per service: what is used, where, how long it took. */
   readyLines: string[];
   /** KEY=VALUE lines for a services.env (DATABASE_URL, DATABASE_URL_<NAME>..., REDIS_URL). */
@@ -46,6 +51,7 @@ export async function stopStale(dir: string, o: { supervisor: boolean; log?: Log
   const log = o.log ?? (() => undefined);
   return [
     ...(o.supervisor ? await stopSupervisor(dir, log) : []),
+    ...(await stopStaleScaled(dir)),
     ...(await stopStalePostgres(dir)),
     ...(await stopStaleRedis(dir)),
   ];
@@ -64,6 +70,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   const stale = await stopStale(dir, { supervisor: false, log });
   if (stale.length) log(`stopped leftovers of a previous run: ${stale.join(', ')}`);
   if (!givenRedis) redisServerOrInstallable();
+  if (o.scaled) return scaledServices(o, dir, dbName, extraDbs, env, log);
 
   const postgres = givenDb
     ? undefined
@@ -123,13 +130,49 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     readyLines: [pgLine, redisRes.value],
     envLines: () => [
       `DATABASE_URL=${envValue(databaseUrl)}`,
-      ...Object.entries(extraUrls).map(
-        ([n, u]) => `DATABASE_URL_${n.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}=${envValue(u)}`,
-      ),
+      ...extraUrlLines(extraUrls),
       `REDIS_URL=${envValue(redisUrl)}`,
     ],
     stop,
   };
+}
+
+async function scaledServices(
+  o: ServicesOptions,
+  dir: string,
+  dbName: string,
+  extraDbs: string[],
+  env: NodeJS.ProcessEnv,
+  log: Log,
+): Promise<Services> {
+  const scaled = await startScaled({
+    dir,
+    dbName,
+    extraDbs,
+    env,
+    postgresSettings: o.postgresSettings ?? (env.LOCAL_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean),
+    log,
+  });
+  return {
+    databaseUrl: scaled.databaseUrl,
+    extraUrls: scaled.extraUrls,
+    redisUrl: scaled.redisUrl,
+    postgres: scaled.primary,
+    scaled,
+    readyLines: scaled.readyLines,
+    envLines: () => [
+      ...Object.entries(scaled.env).map(([k, v]) => `${k}=${envValue(v)}`),
+      ...extraUrlLines(scaled.extraUrls),
+    ],
+    stop: scaled.stop,
+  };
+}
+
+/** DATABASE_URL_<NAME> lines of the extra databases. */
+function extraUrlLines(extraUrls: Record<string, string>): string[] {
+  return Object.entries(extraUrls).map(
+    ([n, u]) => `DATABASE_URL_${n.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}=${envValue(u)}`,
+  );
 }
 
 /** Values that a shell `source` / dotenv reads literally need no quoting; others get single quotes. */

@@ -194,7 +194,8 @@ export interface SendStats {
 }
 
 export interface SendOptions {
-  url: string;
+  /** The API; several (a load balancer's spread): each attempt goes to the next in turn. */
+  url: string | string[];
   retry: boolean;
   maxInFlight?: number;
   /** No new attempt after this many ms (the sender gives up, as Meta does after its retry window). */
@@ -205,7 +206,8 @@ export interface SendOptions {
 /** Posts every scheduled delivery; resolves when each is acknowledged or given up. */
 export async function send(schedule: Scheduled[], opts: SendOptions): Promise<SendStats> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.maxInFlight ?? 64 });
-  const target = new URL('/webhooks/whatsapp', opts.url);
+  const targets = (Array.isArray(opts.url) ? opts.url : [opts.url]).map((u) => new URL('/webhooks/whatsapp', u));
+  let turn = 0;
   const stats: SendStats = {
     posts: 0,
     acked: 0,
@@ -230,7 +232,7 @@ export async function send(schedule: Scheduled[], opts: SendOptions): Promise<Se
     new Promise((resolve) => {
       const t = performance.now();
       const req = http.request(
-        target,
+        targets[turn++ % targets.length]!,
         {
           method: 'POST',
           agent,
