@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command to a running local service: installs what is missing, starts real PostgreSQL and Redis when
-# DATABASE_URL / REDIS_URL are not given, the WhatsApp Cloud API simulator when UPSTREAM_BASE_URL is not
-# given, applies migrations, seeds demo data, then runs the API and the worker until Ctrl-C.
+# DATABASE_URL / REDIS_URL (or REDIS_CLUSTER_NODES) are not given, the WhatsApp Cloud API simulator when
+# UPSTREAM_BASE_URL is not given, applies migrations, seeds demo data, then runs the API and the worker until Ctrl-C.
 # Every variable already set in the environment wins over .env and over the defaults here.
 #   --watch (npm run start:dev): the TypeScript compiler keeps compiling src/ on every change and the API and
 #   the worker restart on every new build (tsc -w + node --watch).
@@ -166,6 +166,9 @@ if [ "$SCALED" = 1 ]; then
                  ${DATABASE_READ_URL:-(none)}   (DATABASE_READ_URL: the streaming replica)
   Redis Cluster  ${REDIS_CLUSTER_NODES:-${REDIS_URL:-}}"
 fi
+# The platform-admin command below names the Redis this run uses: a given cluster, or REDIS_URL.
+REDIS_SETTING="REDIS_URL=${REDIS_URL:-}"
+[ -z "${REDIS_CLUSTER_NODES:-}" ] || REDIS_SETTING="REDIS_CLUSTER_NODES=$REDIS_CLUSTER_NODES"
 cat <<INFO
 
   API            $API$TOPOLOGY
@@ -182,7 +185,7 @@ cat <<INFO
     export SIM=${SEED_SIMULATOR_URL:-<no simulator: UPSTREAM_BASE_URL is given>}
 
   The queue board ($API/console/queues) is for platform administrators only; to make the demo login one:
-    DATABASE_URL=$DATABASE_URL REDIS_URL=$REDIS_URL npm run platform-admin -- grant ${CONSOLE_LOGIN%% /*}
+    DATABASE_URL=${DATABASE_DIRECT_URL:-$DATABASE_URL} $REDIS_SETTING npm run platform-admin -- grant ${CONSOLE_LOGIN%% /*}
 
   Ctrl-C stops everything this script started.
 INFO

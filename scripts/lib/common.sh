@@ -79,12 +79,14 @@ ensure_sql_snapshots() {
   fi
 }
 
-# Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL, or private ones started for this run by the
-# stack module's CLI (scripts/stack/cli.ts, run through tsx; stops with this script, even after a kill -9).
+# Real PostgreSQL and Redis: the given DATABASE_URL / REDIS_URL (or REDIS_CLUSTER_NODES), or private ones started for
+# this run by the stack module's CLI (scripts/stack/cli.ts, run through tsx; stops with this script, even after a
+# kill -9). A given REDIS_CLUSTER_NODES gets no generated REDIS_URL: the service would refuse the two together.
 # With --scaled (dev.sh --scaled): a primary with a streaming replica, PgBouncer and a Redis Cluster (scripts/stack/scaled.ts).
 start_services() {
-  if [ -n "${DATABASE_URL:-}" ] && [ -n "${REDIS_URL:-}${REDIS_CLUSTER_NODES:-}" ]; then
-    say "using the given DATABASE_URL and ${REDIS_CLUSTER_NODES:+REDIS_CLUSTER_NODES}${REDIS_CLUSTER_NODES:-REDIS_URL}"
+  if [ -n "${DATABASE_URL:-}" ] && { [ -n "${REDIS_URL:-}" ] || [ -n "${REDIS_CLUSTER_NODES:-}" ]; }; then
+    if [ -n "${REDIS_CLUSTER_NODES:-}" ]; then say "using the given DATABASE_URL and REDIS_CLUSTER_NODES"
+    else say "using the given DATABASE_URL and REDIS_URL"; fi
     return 0
   fi
   local log="$STATE_DIR/services.log" env_file="$STATE_DIR/services.env"

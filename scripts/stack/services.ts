@@ -17,7 +17,11 @@ export interface ServicesOptions {
   dbName?: string;
   /** More databases to create; their URLs are in extraUrls (and DATABASE_URL_<NAME> in envLines). */
   extraDbs?: string[];
-  /** Where DATABASE_URL / REDIS_URL are looked up (default process.env); non-empty ones are used instead of starting a service. */
+  /**
+   * Where DATABASE_URL / REDIS_URL are looked up (default process.env); non-empty ones are used instead of starting a
+   * service. A non-empty REDIS_CLUSTER_NODES is a given Redis too: no private one is started and no REDIS_URL written
+   * (the service refuses both at once).
+   */
   env?: NodeJS.ProcessEnv;
   /** Fixed ports for the private services (default: free ones). */
   postgresPort?: number;
@@ -64,12 +68,13 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   const extraDbs = [...new Set(o.extraDbs ?? [])].filter((n) => n !== dbName);
   const givenDb = env.DATABASE_URL?.trim() || null;
   const givenRedis = env.REDIS_URL?.trim() || null;
+  const givenCluster = env.REDIS_CLUSTER_NODES?.trim() || null;
   const dir = path.resolve(o.dir);
   fs.mkdirSync(dir, { recursive: true });
 
   const stale = await stopStale(dir, { supervisor: false, log });
   if (stale.length) log(`stopped leftovers of a previous run: ${stale.join(', ')}`);
-  if (!givenRedis) redisServerOrInstallable();
+  if (!givenRedis && !givenCluster) redisServerOrInstallable();
   if (o.scaled) return scaledServices(o, dir, dbName, extraDbs, env, log);
 
   const postgres = givenDb
@@ -80,7 +85,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
         settings: o.postgresSettings ?? (env.LOCAL_PG_SETTINGS ?? '').split(/\s+/).filter(Boolean),
         log,
       });
-  const redis = givenRedis ? undefined : new Redis({ dir, port: o.redisPort, log });
+  const redis = givenRedis || givenCluster ? undefined : new Redis({ dir, port: o.redisPort, log });
   // Logs of this run only, for the services this run starts.
   if (postgres) fs.writeFileSync(postgres.logFile, '');
   if (redis) fs.writeFileSync(redis.logFile, '');
@@ -106,6 +111,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   };
   const startRedis = async (): Promise<string> => {
     const t = Date.now();
+    if (givenCluster) return `redis: using REDIS_CLUSTER_NODES ${givenCluster} (checked by the service at its start)`;
     if (givenRedis) {
       await useGivenRedis(givenRedis, log);
       return `redis: using REDIS_URL ${maskUrl(givenRedis)} (PONG, ${secs(Date.now() - t)})`;
@@ -120,7 +126,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   }
   const [extraUrls, pgLine] = pgRes.value;
   const databaseUrl = givenDb ?? postgres!.url(dbName);
-  const redisUrl = givenRedis ?? redis!.url;
+  const redisUrl = givenCluster ? (givenRedis ?? '') : (givenRedis ?? redis!.url);
   return {
     databaseUrl,
     extraUrls,
@@ -131,7 +137,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     envLines: () => [
       `DATABASE_URL=${envValue(databaseUrl)}`,
       ...extraUrlLines(extraUrls),
-      `REDIS_URL=${envValue(redisUrl)}`,
+      ...(redisUrl ? [`REDIS_URL=${envValue(redisUrl)}`] : []),
     ],
     stop,
   };

@@ -4,6 +4,7 @@ import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { Metrics } from '../core/metrics/metrics.js';
 import { ManagedWorker, type JobLocks } from '../core/queue/managed-worker.js';
 import { QUEUES, type RunCampaignJob } from '../core/queue/queue.constants.js';
+import { queueKeyPrefix } from '../core/redis/redis-keys.js';
 import { CampaignQueue } from './campaign-queue.js';
 import { CampaignRunner, type RunOutcome } from './campaign-runner.js';
 import { CampaignsRepository } from './campaigns.repository.js';
@@ -43,7 +44,13 @@ export class CampaignsWorker implements OnApplicationBootstrap, OnModuleDestroy 
         ...LOCKS,
         logContextOf: (job) => ({ campaignId: job.data.campaignId }),
       },
-      { redisUrl: this.config.redisUrl, prefix: this.config.queuePrefix, logger: this.logger, metrics: this.metrics },
+      {
+        redisUrl: this.config.redisUrl,
+        redisCluster: this.config.redisCluster,
+        prefix: queueKeyPrefix(this.config),
+        logger: this.logger,
+        metrics: this.metrics,
+      },
       (job) =>
         this.runner.run(job.data.campaignId, this.abort.signal, { owner: job.data.owner, slice: job.data.slice }),
     );

@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { AppConfig } from '../core/config/app-config.js';
 import { APP_LOGGER, type AppLogger } from '../core/logging/app-logger.js';
 import { Metrics } from '../core/metrics/metrics.js';
+import { queueKeyPrefix } from '../core/redis/redis-keys.js';
 import { TaskScheduler, type ScheduledTask } from '../core/scheduling/task-scheduler.js';
 import { DeliverySweeper } from '../webhooks/processing/delivery.sweeper.js';
 import { PARTITION_MAINTENANCE_INTERVAL_MS, PartitionMaintenance } from '../webhooks/storage/partition-maintenance.js';
@@ -84,7 +85,8 @@ export class WorkerSchedules implements OnApplicationBootstrap, OnModuleDestroy 
   ) {
     this.scheduler = new TaskScheduler(workerTasks(config, sweeper, partitions, purges, credentials, retention), {
       redisUrl: config.redisUrl,
-      prefix: config.queuePrefix,
+      redisCluster: config.redisCluster,
+      prefix: queueKeyPrefix(config),
       logger,
       metrics,
     });

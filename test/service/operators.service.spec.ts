@@ -73,6 +73,7 @@ function setUp(opts: { signupMode?: SignupMode } = {}) {
     budget,
     {
       queuePrefix: 'bm',
+      redisCluster: null,
       loginMaxFailures: PAIR_FAILURES,
       loginEmailMaxFailures: 4 * PAIR_FAILURES,
       loginAddressMaxFailures: 50,

@@ -4,6 +4,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { TemporarilyUnavailable, TooManyAttempts } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER } from '../../core/logging/app-logger.js';
 import { AttemptBudget } from '../../core/redis/attempt-budget.js';
+import { groupedKey } from '../../core/redis/redis-keys.js';
 
 export const TOO_MANY_LOGINS = 'Too many failed login attempts; try again later';
 export const THROTTLE_UNAVAILABLE_RETRY_SECONDS = 5;
@@ -13,6 +14,7 @@ export type ThrottleBudget = Pick<AttemptBudget, 'take' | 'giveBack' | 'isMarked
 export type ThrottleConfig = Pick<
   AppConfig,
   | 'queuePrefix'
+  | 'redisCluster'
   | 'loginMaxFailures'
   | 'loginEmailMaxFailures'
   | 'loginAddressMaxFailures'
@@ -56,11 +58,13 @@ export class LoginThrottle {
 
   /** Counts the attempt, or throws TooManyAttempts when one of its budgets is spent. */
   async begin(email: string, address: string): Promise<LoginAttempt> {
-    const prefix = `${this.config.queuePrefix}:login`;
-    const knownKey = `${prefix}:known:${address}:${email}`;
-    const pair = { key: `${prefix}:pair:${address}:${email}`, limit: this.config.loginMaxFailures };
-    const perEmail = { key: `${prefix}:email:${email}`, limit: this.config.loginEmailMaxFailures };
-    const perAddress = { key: `${prefix}:ip:${address}`, limit: this.config.loginAddressMaxFailures };
+    // The three budgets are taken in one script: on a Redis Cluster they share the hash tag {login} (one slot; logins
+    // are few). The known-address mark is read and written on its own.
+    const key = (name: string) => groupedKey(this.config, 'login', `login:${name}`);
+    const knownKey = `${this.config.queuePrefix}:login:known:${address}:${email}`;
+    const pair = { key: key(`pair:${address}:${email}`), limit: this.config.loginMaxFailures };
+    const perEmail = { key: key(`email:${email}`), limit: this.config.loginEmailMaxFailures };
+    const perAddress = { key: key(`ip:${address}`), limit: this.config.loginAddressMaxFailures };
     let result;
     let budgets;
     try {

@@ -1,5 +1,6 @@
 import { ConfigError, EnvReader } from './env-reader.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { readRedisTarget, type RedisCluster } from './redis-cluster-nodes.js';
 import { exampleSecretProblems, weakSecretProblems } from './example-secrets.js';
 
 /** Webhook items per worker transaction unless WEBHOOK_EVENT_CHUNK says otherwise (bench:floor measures with it too). */
@@ -34,7 +35,13 @@ export class AppConfig {
   readonly organizationReadsInFlight!: number;
   /** GET /messages counts matching messages up to this many; beyond, `total` is this and `totalIsLowerBound` is true. */
   readonly messagesCountLimit!: number;
+  /** REDIS_URL: one Redis; '' when REDIS_CLUSTER_NODES names a cluster instead. */
   readonly redisUrl!: string;
+  /**
+   * REDIS_CLUSTER_NODES: a Redis Cluster's seeds; null for one Redis (REDIS_URL). On a cluster the queues' prefix and
+   * the keys a script touches together carry hash tags (core/redis/redis-keys.ts).
+   */
+  readonly redisCluster!: RedisCluster | null;
   readonly queuePrefix!: string;
   readonly swaggerEnabled!: boolean;
   readonly upstreamBaseUrl!: string;
@@ -189,7 +196,7 @@ export class AppConfig {
       organizationRequestsInFlight: r.int('ORGANIZATION_REQUESTS_IN_FLIGHT', { default: 128, min: 1, max: 100_000 }),
       organizationReadsInFlight: r.int('ORGANIZATION_READS_IN_FLIGHT', { default: 8, min: 1, max: 10_000 }),
       messagesCountLimit: r.int('MESSAGES_COUNT_LIMIT', { default: 10_000, min: 1, max: 100_000_000 }),
-      redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+      ...readRedisTarget(r),
       queuePrefix: r.string('QUEUE_PREFIX', { default: 'bmapi', pattern: /^[A-Za-z0-9_-]{1,40}$/ }),
       // The API's whole surface, described: public in development, opt-in in production.
       swaggerEnabled: r.bool('SWAGGER_ENABLED', nodeEnv !== 'production'),

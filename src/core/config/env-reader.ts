@@ -22,6 +22,11 @@ export class EnvReader {
     return fallback;
   }
 
+  /** Whether the variable is set to something other than blanks. */
+  has(name: string): boolean {
+    return this.raw(name) !== undefined;
+  }
+
   /** A problem found by a rule across variables (the message names them). */
   problem(message: string): void {
     this.problems.push(message);

@@ -1,14 +1,12 @@
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { AppLogger } from '../logging/app-logger.js';
 import { logContext, type LogContext } from '../logging/log-context.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { createRedisConnection } from '../redis/redis.service.js';
+import { createRedisConnection, type RedisClient, type RedisEndpoint } from '../redis/redis-connection.js';
 
 /** Where and with what a worker runs: the same for every consumer of a process. */
-export interface WorkerRuntime {
-  redisUrl: string;
-  /** QUEUE_PREFIX. */
+export interface WorkerRuntime extends RedisEndpoint {
+  /** BullMQ's prefix: queueKeyPrefix(config) (QUEUE_PREFIX, hash-tagged on a Redis Cluster). */
   prefix: string;
   logger: AppLogger;
   metrics: Metrics;
@@ -34,7 +32,7 @@ export interface ManagedWorkerSpec<D> extends JobLocks {
   /** What every line logged while a job runs carries besides the job's id (its deliveries, its campaign). */
   logContextOf?: (job: Job<D>) => Omit<LogContext, 'jobId'>;
   /** A connection owned by the caller (it also serves the caller's queue); by default the worker opens its own. */
-  connection?: Redis;
+  connection?: RedisClient;
 }
 
 /**
@@ -46,7 +44,7 @@ export interface ManagedWorkerSpec<D> extends JobLocks {
  */
 export class ManagedWorker<D, R> {
   private worker?: Worker<D, R>;
-  private connection?: Redis;
+  private connection?: RedisClient;
 
   constructor(
     private readonly spec: ManagedWorkerSpec<D>,
@@ -57,7 +55,7 @@ export class ManagedWorker<D, R> {
   /** Starts taking jobs; returns the BullMQ worker for listeners of its own (`failed`). */
   start(): Worker<D, R> {
     const { spec, runtime } = this;
-    this.connection = spec.connection ?? createRedisConnection(runtime.redisUrl, { failFast: false });
+    this.connection = spec.connection ?? createRedisConnection(runtime, { failFast: false });
     const timed = runtime.metrics.queueJobs;
     const run = (job: Job<D>): Promise<R> =>
       logContext.run({ jobId: job.id, ...spec.logContextOf?.(job) }, async () => {

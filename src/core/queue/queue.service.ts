@@ -1,9 +1,9 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { withTimeout } from '../async/with-timeout.js';
-import { createRedisConnection } from '../redis/redis.service.js';
+import { createRedisConnection, type RedisClient } from '../redis/redis-connection.js';
+import { queueKeyPrefix } from '../redis/redis-keys.js';
 
 /**
  * Producer side of the queues. Enqueueing fails fast (bounded time) when Redis is unreachable, so callers
@@ -11,11 +11,11 @@ import { createRedisConnection } from '../redis/redis.service.js';
  */
 @Injectable()
 export class QueueService implements OnModuleDestroy {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly queues = new Map<string, Queue>();
 
   constructor(private readonly config: AppConfig) {
-    this.connection = createRedisConnection(config.redisUrl, { failFast: true });
+    this.connection = createRedisConnection(config, { failFast: true });
   }
 
   queue(name: string): Queue {
@@ -23,7 +23,7 @@ export class QueueService implements OnModuleDestroy {
     if (!queue) {
       queue = new Queue(name, {
         connection: this.connection,
-        prefix: this.config.queuePrefix,
+        prefix: queueKeyPrefix(this.config),
         defaultJobOptions: { removeOnComplete: { age: 3600, count: 10000 }, removeOnFail: { age: 7 * 24 * 3600 } },
       });
       queue.on('error', () => undefined);

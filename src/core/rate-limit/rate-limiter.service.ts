@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
 import { ApiError } from '../http/api-error.js';
 import { APP_LOGGER } from '../logging/app-logger.js';
+import { groupedKey } from '../redis/redis-keys.js';
 import { RedisService } from '../redis/redis.service.js';
 
 export const RATE_LIMIT_EXCEEDED = 'Rate limit exceeded';
@@ -83,7 +84,8 @@ export interface RateLimitDecision {
 
 /**
  * The service's one rate limiter (key pairs on the message routes, sessions and client addresses on the
- * console routes): a named bucket per caller, `<QUEUE_PREFIX>:rate:<bucket>` in Redis.
+ * console routes): a named bucket per caller, `<QUEUE_PREFIX>:rate:<bucket>` in Redis (on a Redis Cluster, buckets
+ * taken together carry their group's hash tag: `<QUEUE_PREFIX>:{rate:<group>}:rate:<bucket>`).
  */
 @Injectable()
 export class RateLimiterService {
@@ -98,14 +100,18 @@ export class RateLimiterService {
 
   /**
    * One token from each bucket, or from none when any is empty (all evaluated in one Lua call). A decision per
-   * bucket, in order; null when Redis is unreachable (fail open, as take()).
+   * bucket, in order; null when Redis is unreachable (fail open, as take()). `group` names what the buckets share (the
+   * business account): on a Redis Cluster it is their keys' hash tag, so the one script finds them on one slot.
    */
-  async takeAll(buckets: { bucket: string; rule: RateLimitRule }[]): Promise<(RateLimitDecision | null)[]> {
+  async takeAll(
+    group: string,
+    buckets: { bucket: string; rule: RateLimitRule }[],
+  ): Promise<(RateLimitDecision | null)[]> {
     try {
       const client = this.redis.client as unknown as {
         tokenBuckets(count: number, ...args: (string | number)[]): Promise<(number | string)[]>;
       };
-      const keys = buckets.map((b) => `${this.config.queuePrefix}:rate:${b.bucket}`);
+      const keys = buckets.map((b) => groupedKey(this.config, `rate:${group}`, `rate:${b.bucket}`));
       const out = await client.tokenBuckets(
         keys.length,
         ...keys,

@@ -1,8 +1,7 @@
 import { Queue, UnrecoverableError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { ManagedWorker, type JobLocks, type WorkerRuntime } from '../queue/managed-worker.js';
 import { QUEUES } from '../queue/queue.constants.js';
-import { createRedisConnection } from '../redis/redis.service.js';
+import { createRedisConnection, type RedisClient } from '../redis/redis-connection.js';
 
 /** Periodic work of the worker processes (see worker/worker-schedules.ts). */
 export interface ScheduledTask {
@@ -36,7 +35,7 @@ const KEEP = { count: 100 };
  */
 export class TaskScheduler {
   private readonly tasks: Map<string, ScheduledTask>;
-  private connection?: Redis;
+  private connection?: RedisClient;
   private queue?: Queue;
   private worker?: ManagedWorker<unknown, number>;
   private upserting?: Promise<void>;
@@ -51,8 +50,8 @@ export class TaskScheduler {
   }
 
   start(): void {
-    const { redisUrl, prefix } = this.opts;
-    this.connection = createRedisConnection(redisUrl, { failFast: false });
+    const { prefix } = this.opts;
+    this.connection = createRedisConnection(this.opts, { failFast: false });
     this.queue = new Queue(QUEUES.scheduledTasks, { connection: this.connection, prefix });
     this.queue.on('error', () => undefined);
     this.connection.on('ready', () => void this.upsertAll());

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config.js';
 import { Metrics } from '../../core/metrics/metrics.js';
+import { groupedKey } from '../../core/redis/redis-keys.js';
 import { RedisService } from '../../core/redis/redis.service.js';
 
 /** Meta's throughput tiers (`throughput.level` of a phone number), in messages per second. */
@@ -103,7 +104,8 @@ export class PacerUnavailable extends Error {}
  * Keeps every phone number at or below its Meta tier, across every API and worker process (Redis), for POST /messages
  * and campaigns together: one slot per PACING_WINDOW_MS / tier, each send leaving at its slot and at most
  * PACING_LATE_MS after it (else it takes a new slot). Keys: `<QUEUE_PREFIX>:pace:<phone-number-id>:next` and `…:hold`
- * (the back-off after a 130429).
+ * (the back-off after a 130429); on a Redis Cluster both carry the hash tag `{pace:<phone-number-id>}` (one slot per
+ * number, so the script that reads both runs there).
  */
 @Injectable()
 export class NumberPacer {
@@ -133,14 +135,13 @@ export class NumberPacer {
     const client = this.redis.client as unknown as {
       paceReserve(k1: string, k2: string, interval: string, horizon: number, want: number): Promise<number[]>;
     };
-    const key = this.keyOf(phoneNumberId);
     const interval = this.config.pacingWindowMs / perSecond;
     const asked = performance.now();
     let answer: number[];
     try {
       answer = await client.paceReserve(
-        `${key}:next`,
-        `${key}:hold`,
+        this.keyOf(phoneNumberId, 'next'),
+        this.keyOf(phoneNumberId, 'hold'),
         interval.toFixed(3),
         Math.max(0, Math.floor(horizonMs)),
         Math.max(1, want),
@@ -193,14 +194,14 @@ export class NumberPacer {
   /** Meta refused the number with 130429 (someone else sends on it too): no slot for `ms`. */
   async holdBack(phoneNumberId: string, ms: number): Promise<void> {
     try {
-      await this.redis.client.set(`${this.keyOf(phoneNumberId)}:hold`, '1', 'PX', Math.max(1, Math.round(ms)));
+      await this.redis.client.set(this.keyOf(phoneNumberId, 'hold'), '1', 'PX', Math.max(1, Math.round(ms)));
     } catch (err) {
       throw new PacerUnavailable(err instanceof Error ? err.message : String(err));
     }
   }
 
-  private keyOf(phoneNumberId: string): string {
-    return `${this.config.queuePrefix}:pace:${phoneNumberId}`;
+  private keyOf(phoneNumberId: string, part: 'next' | 'hold'): string {
+    return groupedKey(this.config, `pace:${phoneNumberId}`, `pace:${phoneNumberId}:${part}`);
   }
 }
 

@@ -19,7 +19,7 @@ export class RateLimitGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
     if (!req.apiKey) return true;
-    const decisions = await this.limiter.takeAll([
+    const decisions = await this.limiter.takeAll(`account:${req.apiKey.businessAccountId}`, [
       {
         bucket: req.apiKey.apiKeyId,
         rule: { perSecond: this.config.rateLimitPerSecond, burst: this.config.rateLimitBurst },

@@ -7,6 +7,7 @@ import { logContext } from '../../core/logging/log-context.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { ManagedWorker, type JobLocks } from '../../core/queue/managed-worker.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
+import { queueKeyPrefix } from '../../core/redis/redis-keys.js';
 import { deliveriesOf, type DeliveryJobData } from '../delivery-queue.js';
 import { DeliveryProcessor, ProcessingAborted, type ProcessResult } from './delivery.processor.js';
 
@@ -43,7 +44,13 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
           ...(job.data.reqIds?.length ? { reqIds: job.data.reqIds } : {}),
         }),
       },
-      { redisUrl: this.config.redisUrl, prefix: this.config.queuePrefix, logger: this.logger, metrics: this.metrics },
+      {
+        redisUrl: this.config.redisUrl,
+        redisCluster: this.config.redisCluster,
+        prefix: queueKeyPrefix(this.config),
+        logger: this.logger,
+        metrics: this.metrics,
+      },
       (job) => this.run(job),
     );
     this.worker.start().on('failed', (job, err) => void this.onFailed(job, err));
