@@ -70,6 +70,11 @@ export class RecordingDb {
     });
   }
 
+  /** Reads that tolerate lag are recorded like any other (there is no replica here). */
+  lagTolerant<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return work(this.asDb);
+  }
+
   get asDb(): Db {
     return this as unknown as Db;
   }

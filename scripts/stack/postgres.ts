@@ -55,7 +55,7 @@ export const PG_STOP_STEPS: StopStep[] = [
   ['SIGKILL', 3_000],
 ];
 
-type Ids = { uid: number; gid: number };
+export type Ids = { uid: number; gid: number };
 type Log = (msg: string) => void;
 
 export interface PostgresOptions {
@@ -65,6 +65,11 @@ export interface PostgresOptions {
   port?: number;
   /** Extra server settings, `name=value` (e.g. fsync=off for a throw-away cluster). */
   settings?: string[];
+  /**
+   * Fills a data dir that is not initialised yet instead of initdb (a standby's copy of its primary,
+   * postgres-replica.ts); `ids`: the OS user PostgreSQL runs as when we are root, who must own what it writes.
+   */
+  seed?: (dataDir: string, ids: Ids | null) => Promise<void>;
   log?: Log;
 }
 
@@ -123,7 +128,7 @@ export class Postgres extends PrivateService {
         this.log('PostgreSQL failed to start from the existing data dir; re-initialising it. Its log said:');
         for (const l of tailLines(text, 15)) this.log(`    ${l}`);
         this.moveAside();
-        await this.initdb();
+        await this.fill();
         fresh = true;
         return true;
       },
@@ -147,9 +152,16 @@ export class Postgres extends PrivateService {
         this.log(`data dir ${this.dataDir} is incomplete or from another PostgreSQL version; re-initialising`);
         this.moveAside();
       }
-      await this.initdb();
+      await this.fill();
       this.freshCluster = true;
     }
+  }
+
+  /** A new cluster in the data dir: initdb, or the seed's copy. */
+  private async fill(): Promise<void> {
+    if (!this.o.seed) return this.initdb();
+    fs.rmSync(this.dataDir, { recursive: true, force: true });
+    await this.o.seed(this.dataDir, this.ids);
   }
 
   private async initdb(): Promise<void> {

@@ -7,6 +7,7 @@ import { createLogger } from './logging/logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { Db } from './db/db.js';
 import { PgListener } from './db/pg-listener.js';
+import { ReplicaRouter } from './db/replica-router.js';
 import { UnitOfWork } from './db/unit-of-work.js';
 import { QueueService } from './queue/queue.service.js';
 import { RateLimiterService } from './rate-limit/rate-limiter.service.js';
@@ -36,6 +37,8 @@ export class CoreModule {
         // Only the series this process counts (the API's requests and sends, the worker's jobs and deliveries).
         { provide: Metrics, useFactory: () => new Metrics(processName) },
         ...SERVICES,
+        // The lists and analytics the replica serves are the API's; the worker reads nothing there.
+        ...(processName === 'api' && config.databaseReadUrl ? [ReplicaRouter] : []),
       ],
       exports: [AppConfig, APP_LOGGER, Metrics, ...SERVICES],
     };

@@ -270,11 +270,14 @@ export class EventsRepository {
     page: { page: number; limit: number },
   ): Promise<{ rows: Event[]; total: number }> {
     const params = { ...filter, wabaId, ...skipTake(page) };
-    const [{ rows }, total] = await Promise.all([
-      this.db.exec(eventsPageOf(params), params, undefined, 'partitionReads'),
-      this.count({ ...filter, wabaId }),
-    ]);
-    return { rows, total };
+    // Lag-tolerant (the read replica when there is one); the feed is not (see `feed`).
+    return this.db.lagTolerant(async (db) => {
+      const [{ rows }, total] = await Promise.all([
+        db.exec(eventsPageOf(params), params, undefined, 'partitionReads'),
+        this.count(db, { ...filter, wabaId }),
+      ]);
+      return { rows, total };
+    });
   }
 
   /**
@@ -283,7 +286,7 @@ export class EventsRepository {
    * userId, since/until) fall back to COUNT(*) on their indexes. `event_counts` keeps a NULL status as '', so an empty
    * status filter is counted the slow way too.
    */
-  private async count(filter: Scoped): Promise<number> {
+  private async count(db: Db, filter: Scoped): Promise<number> {
     const maintained =
       filter.messageId === undefined &&
       filter.recipient === undefined &&
@@ -292,7 +295,7 @@ export class EventsRepository {
       !filter.until &&
       filter.status !== '';
     const statement = maintained ? maintainedCountOf(filter) : countOf(filter);
-    const { rows } = await this.db.exec(statement, filter, undefined, 'partitionReads');
+    const { rows } = await db.exec(statement, filter, undefined, 'partitionReads');
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -303,7 +306,9 @@ export class EventsRepository {
    * `xid` stays an xid8 in SQL (node-postgres hands it over as a string): ordered as text it would break where
    * xids gain a digit (99999 < 100000 but '99999' > '100000'). The horizon and `beyond` once per statement (a
    * materialized CTE): as a scalar subquery of the select list it ran once per row returned, across every partition
-   * each time (bench/history/2026-11-22-to-26.md, "Storage").
+   * each time (bench/history/2026-11-22-to-26.md, "Storage"). Always on the primary, never the read replica: long
+   * polls are woken by the primary's NOTIFY and re-read at once, which a lagging standby would answer with nothing
+   * yet (docs/operations-and-scaling.md, "Read replica").
    */
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const params = { ...filter, wabaId, afterXid: after.xid.toString(), afterId: after.id, limit };

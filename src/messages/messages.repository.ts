@@ -285,12 +285,16 @@ export class MessagesRepository {
     // Counting stops past `countLimit` rows (issue 37, finding 2): an account of millions of messages costs a
     // bounded read per page, and the total is then a lower bound.
     const counting = { ...scoped, countTake: countLimit + 1 };
-    return this.db.snapshot(async (tx) => {
-      const { rows } = await this.db.exec(pageOf(params), params, tx);
-      const { rows: counted } = await this.db.exec(countOf(counting), counting, tx);
-      const n = Number(counted[0]?.n ?? 0);
-      return { rows, total: Math.min(n, countLimit), totalIsLowerBound: n > countLimit };
-    });
+    // Lag-tolerant (the read replica when there is one): GET /messages/:id, the feed and every read of the send path
+    // stay on the primary.
+    return this.db.lagTolerant((db) =>
+      db.snapshot(async (tx) => {
+        const { rows } = await db.exec(pageOf(params), params, tx);
+        const { rows: counted } = await db.exec(countOf(counting), counting, tx);
+        const n = Number(counted[0]?.n ?? 0);
+        return { rows, total: Math.min(n, countLimit), totalIsLowerBound: n > countLimit };
+      }),
+    );
   }
 
   /** The account's message, read through `tx` when given (a snapshot shared with other reads). */
@@ -341,7 +345,7 @@ export class MessagesRepository {
     },
   )
   analytics(businessAccountId: string, f: AnalyticsFilter): Promise<MessageAggregates> {
-    return messageAnalytics(this.db.on(), businessAccountId, f);
+    return this.db.lagTolerant((db) => messageAnalytics(db.on(), businessAccountId, f));
   }
 
   // ---- One contact's messages (src/contacts: export, erasure) and content retention (src/retention) ----------

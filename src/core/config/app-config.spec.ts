@@ -67,6 +67,27 @@ describe('AppConfig', () => {
     expect(() => AppConfig.fromEnv({ ...valid, ADMIN_EMAILS: '' })).not.toThrow();
   });
 
+  it('takes a read replica with a lag bound, and refuses one that names the primary or a bound without a replica', () => {
+    expect(AppConfig.fromEnv(valid)).toMatchObject({ databaseReadUrl: '', databaseReadMaxLagMs: 5000 });
+    const replica = 'postgresql://u:p@10.0.0.2:5432/db';
+    expect(AppConfig.fromEnv({ ...valid, DATABASE_READ_URL: replica, DATABASE_READ_MAX_LAG_MS: '2000' })).toMatchObject(
+      { databaseReadUrl: replica, databaseReadMaxLagMs: 2000 },
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, DATABASE_READ_URL: 'postgresql://x:y@127.0.0.1/db' })).toThrow(
+      /DATABASE_READ_URL names the same server and database as DATABASE_URL/,
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, DATABASE_DIRECT_URL: replica, DATABASE_READ_URL: replica })).toThrow(
+      /same server and database as DATABASE_DIRECT_URL/,
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, DATABASE_READ_MAX_LAG_MS: '2000' })).toThrow(
+      /DATABASE_READ_MAX_LAG_MS is set without DATABASE_READ_URL/,
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, DATABASE_READ_URL: replica, DATABASE_READ_MAX_LAG_MS: '10' })).toThrow(
+      /DATABASE_READ_MAX_LAG_MS/,
+    );
+    expect(() => AppConfig.fromEnv({ ...valid, DATABASE_READ_URL: 'mysql://h/db' })).toThrow(/DATABASE_READ_URL/);
+  });
+
   it('reads a key ring (newest first)', () => {
     const k2 = Buffer.alloc(32, 2).toString('base64');
     const env = { ...valid, ENCRYPTION_KEY: undefined, ENCRYPTION_KEYS: `k2:${k2}, k1:${'b'.repeat(64)}` };

@@ -29,6 +29,11 @@ export class AppConfig {
   readonly databasePoolSize!: number;
   /** Connections of the pool tenants' reads never take together (left for sends, webhook ingest, the worker). */
   readonly databasePoolReserved!: number;
+  // ---- Read replica (issue 39): a standby for the reads that tolerate lag (core/db/replica-router.ts) ----
+  /** A streaming standby of DATABASE_URL's primary, for the lists and analytics; '' when there is none. */
+  readonly databaseReadUrl!: string;
+  /** Lag past which the replica's reads go to the primary instead (measured every second). */
+  readonly databaseReadMaxLagMs!: number;
   /** Requests of one organization in flight at once per API process (key pairs and console together); more answer 429. */
   readonly organizationRequestsInFlight!: number;
   /** Reads (GET) of one organization in flight at once per API process; more answer 429. */
@@ -193,6 +198,7 @@ export class AppConfig {
         min: 0,
         max: databasePoolSize - 1,
       }),
+      ...readReplica(r, env),
       organizationRequestsInFlight: r.int('ORGANIZATION_REQUESTS_IN_FLIGHT', { default: 128, min: 1, max: 100_000 }),
       organizationReadsInFlight: r.int('ORGANIZATION_READS_IN_FLIGHT', { default: 8, min: 1, max: 10_000 }),
       messagesCountLimit: r.int('MESSAGES_COUNT_LIMIT', { default: 10_000, min: 1, max: 100_000_000 }),
@@ -333,6 +339,40 @@ export class AppConfig {
   get isProduction(): boolean {
     return this.nodeEnv === 'production';
   }
+}
+
+/**
+ * DATABASE_READ_URL and its lag bound. The replica serves only reads outside transactions (core/db/replica-router.ts);
+ * DATABASE_PREPARED_STATEMENTS applies to it as to DATABASE_URL (a pooler in front of the standby needs `unnamed`
+ * just the same). A read URL naming the primary itself, or a lag bound without a read URL, is refused: either would
+ * look like a replica in use while every read still reaches the primary.
+ */
+function readReplica(
+  r: EnvReader,
+  env: NodeJS.ProcessEnv,
+): Pick<AppConfig, 'databaseReadUrl' | 'databaseReadMaxLagMs'> {
+  const databaseReadMaxLagMs = r.int('DATABASE_READ_MAX_LAG_MS', { default: 5000, min: 1000, max: 600_000 });
+  if (!env.DATABASE_READ_URL?.trim()) {
+    if (env.DATABASE_READ_MAX_LAG_MS?.trim())
+      r.problem('DATABASE_READ_MAX_LAG_MS is set without DATABASE_READ_URL: set the replica’s URL, or unset both');
+    return { databaseReadUrl: '', databaseReadMaxLagMs };
+  }
+  const databaseReadUrl = r.url('DATABASE_READ_URL', ['postgres:', 'postgresql:']);
+  const server = (url: string | undefined) => {
+    try {
+      const u = new URL(url ?? '');
+      return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const read = server(databaseReadUrl);
+  for (const name of ['DATABASE_URL', 'DATABASE_DIRECT_URL'] as const)
+    if (read && read === server(env[name]))
+      r.problem(
+        `DATABASE_READ_URL names the same server and database as ${name}: point it at a streaming standby of that primary, or unset it`,
+      );
+  return { databaseReadUrl, databaseReadMaxLagMs };
 }
 
 export interface EncryptionKey {

@@ -81,6 +81,11 @@ export interface Result<R> {
   rowCount: number;
 }
 
+/** Where the reads that tolerate lag go (ReplicaRouter, when DATABASE_READ_URL is set): a Db for `work`, or this one. */
+export interface LagTolerantReads {
+  read<T>(work: (db: Db) => Promise<T>): Promise<T>;
+}
+
 /** Where a statement runs outside a transaction: the pool, or the pool of the partitioned tables' reads. */
 export type Reads = 'pool' | 'partitionReads';
 
@@ -105,6 +110,7 @@ export class Db implements OnApplicationShutdown {
   private closing?: Promise<void>;
   /** DATABASE_PREPARED_STATEMENTS=unnamed: statements are sent without a name (see send). */
   private readonly unnamed: boolean;
+  private lagTolerantReads?: LagTolerantReads;
 
   constructor(private readonly config: AppConfig) {
     this.pool = createPool(config);
@@ -137,6 +143,21 @@ export class Db implements OnApplicationShutdown {
       ...(this.unnamed ? {} : { options: '-c plan_cache_mode=force_generic_plan' }),
     });
     return this.readsPool;
+  }
+
+  /** The read replica's router (ReplicaRouter hands itself over when DATABASE_READ_URL is set). */
+  routeLagTolerantReads(reads: LagTolerantReads): void {
+    this.lagTolerantReads = reads;
+  }
+
+  /**
+   * A read that may be served a little stale (lists, analytics: docs/operations-and-scaling.md, "Read replica"): `work`
+   * runs on the read replica's Db when one is set up, answering and within DATABASE_READ_MAX_LAG_MS, else on this
+   * one. Inside a unit of work it always runs here: what a transaction reads must see what it wrote.
+   */
+  lagTolerant<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    if (!this.lagTolerantReads || current.getStore()) return work(this);
+    return this.lagTolerantReads.read(work);
   }
 
   /**

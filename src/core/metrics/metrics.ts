@@ -118,6 +118,33 @@ export class Metrics {
     registers: [],
   });
 
+  /** The read replica's lag (no value while it does not answer); registered by ReplicaRouter, when there is one. */
+  readonly replicaLag = new Gauge({
+    name: 'bmapi_db_replica_lag_seconds',
+    help: 'How far the read replica (DATABASE_READ_URL) is behind the primary, measured every second; no value while it does not answer',
+    registers: [],
+  });
+
+  readonly replicaServing = new Gauge({
+    name: 'bmapi_db_replica_serving',
+    help: '1 while the reads that tolerate lag go to the read replica, 0 while they go to the primary (lagging past DATABASE_READ_MAX_LAG_MS, out of reach, not a standby)',
+    registers: [],
+  });
+
+  readonly replicaFallbacks = new Counter({
+    name: 'bmapi_db_replica_fallbacks_total',
+    help: 'Reads meant for the read replica that the primary served instead, by reason: lag (past DATABASE_READ_MAX_LAG_MS), unavailable (not answering its checks), error (the read failed on the replica and was run again on the primary)',
+    labelNames: ['reason'] as const,
+    registers: [],
+  });
+
+  /** The read replica's series, for a process that has one (ReplicaRouter). */
+  registerReplica(): void {
+    if (this.registry.getSingleMetric('bmapi_db_replica_lag_seconds')) return;
+    for (const metric of [this.replicaLag, this.replicaServing, this.replicaFallbacks])
+      this.registry.registerMetric(metric);
+  }
+
   /**
    * `process`: the API or the worker (CoreModule makes one per process), whose own series only are registered
    * (docs/operations-and-scaling.md, the table's Process column); the upstream calls and the pacer are counted by
