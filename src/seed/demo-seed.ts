@@ -14,6 +14,7 @@ import { ApiKeysService } from '../console/api-keys/api-keys.service.js';
 import { OperatorsRepository } from '../console/operators/operators.repository.js';
 import { OperatorsService } from '../console/operators/operators.service.js';
 import { loadConfigOrExit } from '../core/config/load-config.js';
+import { stderrDestination } from '../core/logging/logger.js';
 import { ConversationWindowsRepository } from '../messages/conversation-windows.repository.js';
 
 /**
@@ -36,7 +37,11 @@ async function seed(): Promise<void> {
   const env = process.env;
   const email = env.SEED_EMAIL ?? 'demo@example.com';
   const password = env.SEED_PASSWORD ?? 'demo-password-123';
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error'] });
+  // stdout carries the result (dev.sh parses it): the service's log lines (an upstream call, say) go to stderr.
+  const app = await NestFactory.createApplicationContext(
+    AppModule.forRoot(config, { logDestination: stderrDestination() }),
+    { logger: ['error'] },
+  );
   try {
     const operators = app.get(OperatorsRepository);
     if (!(await operators.findByEmail(email))) {

@@ -48,6 +48,8 @@ export async function startDemoInstance(): Promise<DemoInstance> {
       'dist/src/seed/demo-seed.js',
       {
         ...testEnv({ ...shared, UPSTREAM_BASE_URL: stack.sim.baseUrl }),
+        // dev.sh's level (.env.example): the seed's stdout must stay its JSON alone while the service logs.
+        LOG_LEVEL: 'info',
         SEED_WABA_ID: '310000000000001',
         SEED_ACCESS_TOKEN: 'sim-token-waba-1',
         SEED_SIMULATOR_URL: stack.sim.url,

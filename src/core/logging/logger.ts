@@ -35,6 +35,9 @@ export function createLogger(level: LogLevel, name: string, destination?: Destin
   return destination ? pino(options, destination) : pino(options);
 }
 
+/** Log lines to stderr: for a command whose stdout is its result (the demo seed's JSON). */
+export const stderrDestination = (): DestinationStream => pino.destination(2);
+
 /**
  * Nest's own start-up narration (one line per module, controller and route: 74 lines on every start and watch
  * restart) says nothing an operator acts on; it is kept at debug. Warnings and errors from these contexts stay.
