@@ -110,7 +110,7 @@ export async function startScaled(o: ScaledOptions): Promise<ScaledServices> {
       return `redis: using REDIS_URL ${maskUrl(givenRedis)} (PONG, ${secs(Date.now() - t)})`;
     }
     await cluster!.start();
-    return `redis cluster ready: 3 masters + 3 replicas on ${cluster!.seeds} (${secs(Date.now() - t)})`;
+    return `redis cluster: REDIS_CLUSTER_NODES=${cluster!.seeds} (${secs(Date.now() - t)})`;
   };
   const [pgRes, redisRes] = await Promise.allSettled([startPg(), startRedis()]);
   if (pgRes.status === 'rejected' || redisRes.status === 'rejected') {

@@ -170,7 +170,7 @@ async function scaledServices(
       ...Object.entries(scaled.env).map(([k, v]) => `${k}=${envValue(v)}`),
       ...extraUrlLines(scaled.extraUrls),
     ],
-    stop: scaled.stop,
+    stop: () => scaled.stop(),
   };
 }
 

@@ -179,7 +179,7 @@ beforeAll(async () => {
     ]);
     tenant = await onboardOver(apiAt(apis[0]!.url), sim.url, { organizationName: 'Scaled Org', level: 'HIGH' });
     out(
-      `stack up in ${((Date.now() - t) / 1000).toFixed(1)} s${built.built ? ' (built dist)' : ''}: ${scaled.readyLines.join('; ')}; APIs ${apis.map((a) => a.url).join(', ')}; logs in ${dir}`,
+      `stack up in ${((Date.now() - t) / 1000).toFixed(1)} s${built.built ? ' (built dist)' : ''}: ${scaled.readyLines.join('; ')}; APIs ${apis.map((a) => a.url).join(', ')}, workers ${workers.map((w) => w.proc.pid).join(', ')}; logs in ${dir}`,
     );
   });
 }, 300_000);
@@ -219,7 +219,8 @@ describe('the hosted topology: PgBouncer, a streaming replica, a Redis Cluster, 
       // The list (a read that tolerates lag: the replica) shows all of them once the replica has replayed them.
       const listed = await poll(
         async () =>
-          (await call('GET', `${apis[1]!.url}/messages?limit=100`, undefined, keyHeaders())).body?.data as Json[],
+          (await call('GET', `${apis[1]!.url}/messages?limit=100`, undefined, keyHeaders())).body?.data
+            ?.items as Json[],
         {
           done: (items) =>
             Array.isArray(items) && ids.every((id) => items.some((m) => m.id === id && m.status === 'read')),
@@ -228,6 +229,8 @@ describe('the hosted topology: PgBouncer, a streaming replica, a Redis Cluster, 
         },
       );
       expect(ids.filter((id) => listed.some((m) => m.id === id))).toEqual(ids);
+      // Each API reads its lists from the replica (it answers within the lag bound).
+      for (const api of apis) expect(await metric(api.url, 'bmapi_db_replica_serving')).toBe(1);
 
       // The events feed, page by page from the oldest: sent, delivered and read of each message, each once.
       const seen = new Map<string, number>();
