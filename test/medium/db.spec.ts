@@ -155,6 +155,38 @@ describe('Db and UnitOfWork (PostgreSQL)', () => {
     expect((await db.exec(windowOf, b)).rows).toEqual([]);
   });
 
+  it('hands a lag-tolerant read to the read replica’s router outside a unit of work only: inside, it reads the write', async () => {
+    const routed: string[] = [];
+    const own = new Db(AppConfig.fromEnv(testEnv()));
+    own.routeLagTolerantReads({
+      read: (work) => {
+        routed.push('router');
+        return work(own);
+      },
+    });
+    const windowAt = (d: Db, c: ReturnType<typeof contact>) =>
+      d
+        .on()
+        .selectFrom('conversation_windows')
+        .select('recipient')
+        .where('phone_number_id', '=', c.phoneNumberId)
+        .where('recipient', '=', c.recipient)
+        .execute();
+    try {
+      const c = contact();
+      await new UnitOfWork(own).run(async (tx) => {
+        await own.exec(openWindow, { ...c, at }, tx);
+        // Inside the write: on its transaction (the router never asked), so it sees the row not committed yet.
+        expect(await own.lagTolerant((d) => windowAt(d, c))).toEqual([{ recipient: c.recipient }]);
+      });
+      expect(routed).toEqual([]);
+      expect(await own.lagTolerant((d) => windowAt(d, c))).toEqual([{ recipient: c.recipient }]);
+      expect(routed).toEqual(['router']);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('refuses Kysely transactions: the unit of work is the one way to a transaction', async () => {
     await expect(
       db

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { withTimeout } from '../async/with-timeout.js';
 import { AppConfig } from '../config/app-config.js';
@@ -105,14 +105,17 @@ export class ReplicaRouter implements LagTolerantReads, OnModuleInit, OnApplicat
       this.become(lagMs <= this.maxLagMs ? 'serving' : 'lag', `${lagMs} ms behind`);
     } catch (error) {
       this.lag.reset();
-      this.metrics.replicaLag.reset();
+      this.metrics.replicaLag.set(NaN);
       this.become('unavailable', error);
     }
   }
 
   private become(state: State, why: unknown): void {
     if (state === this.state) return;
-    const reason = why instanceof Error ? why.message : String(why);
+    const message = (why as { message?: unknown } | null)?.message;
+    const reason = typeof message === 'string' ? message : String(why);
+    // Out of reach, its lag is unknown: NaN rather than the last one measured.
+    if (state === 'unavailable') this.metrics.replicaLag.set(NaN);
     if (state === 'serving') this.logger.info({ reason }, 'read replica: serving the lists and analytics again');
     else
       this.logger.warn(
@@ -137,6 +140,11 @@ export class ReplicaRouter implements LagTolerantReads, OnModuleInit, OnApplicat
  */
 export function replicaFault(error: unknown): boolean {
   if (error instanceof TemporarilyUnavailable) return true;
-  if (error instanceof pg.DatabaseError) return /^(08|53|57P|40001)/.test(error.code ?? '');
-  return error instanceof Error && ('errno' in error || /^Connection terminated/.test(error.message));
+  if (typeof error !== 'object' || error === null) return false;
+  // Read by shape, not by class: Node's socket errors come from another realm under some runners (jest's VM).
+  const { code, errno, message, severity } = error as Partial<Record<'code' | 'message' | 'severity', unknown>> & {
+    errno?: unknown;
+  };
+  if (typeof severity === 'string') return typeof code === 'string' && /^(08|53|57P|40001)/.test(code);
+  return errno !== undefined || (typeof message === 'string' && /^Connection terminated|not queryable/.test(message));
 }

@@ -118,10 +118,10 @@ export class Metrics {
     registers: [],
   });
 
-  /** The read replica's lag (no value while it does not answer); registered by ReplicaRouter, when there is one. */
+  /** The read replica's lag (NaN while it does not answer); registered by ReplicaRouter, when there is one. */
   readonly replicaLag = new Gauge({
     name: 'bmapi_db_replica_lag_seconds',
-    help: 'How far the read replica (DATABASE_READ_URL) is behind the primary, measured every second; no value while it does not answer',
+    help: 'How far the read replica (DATABASE_READ_URL) is behind the primary, measured every second; NaN while it does not answer',
     registers: [],
   });
 
