@@ -12,7 +12,8 @@
 //   BENCH_TOPOLOGY=scaled tsx bench/scale-run.ts     (one topology only)
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { check, fmt, load, machine, printMachine, writeResult, type Check } from './lib/report.js';
-import { TOPOLOGY, log, runBench, type Stack } from './lib/bench.js';
+import { TOPOLOGY, log, runBench, type Stack, type Tenant } from './lib/bench.js';
+import { templateSends } from './lib/send-requests.js';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
 
 const COPIES = Number(process.env.BENCH_COPIES ?? 4);
@@ -53,29 +54,8 @@ async function claims(stack: Stack, tag: string): Promise<Claims> {
 }
 
 /** POST /messages at saturation through both APIs (hello_world to varied recipients), as bench:send does through one. */
-async function sends(stack: Stack, tenant: Awaited<ReturnType<Stack['onboard']>>) {
-  let n = 0;
-  const requests = [
-    {
-      method: 'POST' as const,
-      path: '/messages',
-      setupRequest: (req: object) => ({
-        ...req,
-        body: JSON.stringify({
-          phoneNumberId: tenant.account.phoneNumberId,
-          to: `4477001${String(n++ % 100_000).padStart(5, '0')}`,
-          type: 'template',
-          templateName: 'hello_world',
-          templateLanguage: 'en_US',
-        }),
-      }),
-    },
-  ];
-  const headers = {
-    'content-type': 'application/json',
-    'x-access-key': tenant.key.accessKey,
-    'x-secret-key': tenant.key.secretKey,
-  };
+async function sends(stack: Stack, tenant: Tenant) {
+  const { requests, headers } = templateSends(tenant, '4477001');
   await load('sends warm-up', { url: stack.apiUrls, connections: 16, amount: 1500, headers, requests });
   const meter = new CpuMeter(() => stack.cpuLabels());
   meter.begin();

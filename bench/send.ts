@@ -7,10 +7,10 @@
 // pending, the call to the simulator on keep-alive, UPDATE sent) on the same PostgreSQL, Redis and simulator, at
 // saturation with the same requests: our saturation figure as a share of it (issue 40: ≥ 70 %). BENCH_REFERENCE=0
 // skips it.
-import type { RequestSpec } from 'autocannon';
 import path from 'node:path';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
 import { paced } from './lib/paced.js';
+import { templateSends } from './lib/send-requests.js';
 import { check, fmt, load, machine, printMachine, writeResult } from './lib/report.js';
 import { ROOT, freePort, runBench, waitFor } from './lib/bench.js';
 
@@ -27,29 +27,8 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
   printMachine(m);
   const tenant = await stack.onboard();
 
-  // Recipients 447700000000…447700099999, none of the simulator's special numbers (1555000000x).
-  let n = 0;
-  const requests: RequestSpec[] = [
-    {
-      method: 'POST',
-      path: '/messages',
-      setupRequest: (req) => ({
-        ...req,
-        body: JSON.stringify({
-          phoneNumberId: tenant.account.phoneNumberId,
-          to: `4477000${String(n++ % 100_000).padStart(5, '0')}`,
-          type: 'template',
-          templateName: 'hello_world',
-          templateLanguage: 'en_US',
-        }),
-      }),
-    },
-  ];
-  const headers = {
-    'content-type': 'application/json',
-    'x-access-key': tenant.key.accessKey,
-    'x-secret-key': tenant.key.secretKey,
-  };
+  // Recipients 447700000000…447700099999.
+  const { requests, headers } = templateSends(tenant, '4477000');
   const url = APIS === 1 ? stack.apiUrl : stack.apiUrls;
 
   // Long enough for the JIT to settle (a cold process is several times slower per request).

@@ -86,7 +86,8 @@ export class PgBouncer extends PrivateService {
       // node-postgres sends it; PgBouncer would refuse the connection otherwise.
       'ignore_startup_parameters = extra_float_digits',
       'server_reset_query =',
-      'log_connections = 0',
+      // One line per client login: the proof, in pgbouncer.log, that a client went through the pooler.
+      'log_connections = 1',
       'log_disconnections = 0',
       '',
     ].join('\n');

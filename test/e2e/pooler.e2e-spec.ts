@@ -1,8 +1,7 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../utils/net.js';
+import { PgBouncer } from '../../scripts/stack/pgbouncer.js';
 import { startStack, type Stack } from '../utils/stack.js';
 import { eventually, helloWorld, onboard, recipient, type Tenant } from '../utils/factories.js';
 
@@ -16,7 +15,7 @@ const PGBOUNCER = '/usr/sbin/pgbouncer';
  */
 describe('Behind PgBouncer in transaction pooling', () => {
   let dir: string;
-  let bouncer: ChildProcess;
+  let bouncer: PgBouncer;
   let stack: Stack;
   let t: Tenant;
 
@@ -24,36 +23,13 @@ describe('Behind PgBouncer in transaction pooling', () => {
     if (!existsSync(PGBOUNCER))
       throw new Error(`${PGBOUNCER} is missing: ./scripts/test.sh installs it (apt-get install pgbouncer)`);
     const direct = new URL(process.env.DATABASE_URL!);
-    const port = await freePort();
     dir = mkdtempSync(path.join(os.tmpdir(), 'bmapi-pgbouncer-'));
-    chmodSync(dir, 0o777);
-    const database = direct.pathname.slice(1);
-    writeFileSync(
-      path.join(dir, 'pgbouncer.ini'),
-      [
-        '[databases]',
-        `${database} = host=${direct.hostname} port=${direct.port} dbname=${database} user=${decodeURIComponent(direct.username)} password=${decodeURIComponent(direct.password)}`,
-        '[pgbouncer]',
-        'listen_addr = 127.0.0.1',
-        `listen_port = ${port}`,
-        'unix_socket_dir =',
-        'auth_type = any',
-        'pool_mode = transaction',
-        'default_pool_size = 8',
-        'max_client_conn = 500',
-        'ignore_startup_parameters = extra_float_digits',
-        `logfile = ${path.join(dir, 'pgbouncer.log')}`,
-        'log_connections = 1',
-      ].join('\n'),
-    );
-    // PgBouncer refuses to run as root.
-    const asUser = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
-    bouncer = spawn(PGBOUNCER, [...asUser, path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
-    const pooled = new URL(direct.href);
-    pooled.port = String(port);
-    await eventually(async () => spawnSync('bash', ['-c', `echo > /dev/tcp/127.0.0.1/${port}`]).status === 0, {
-      timeoutMs: 30_000,
-    });
+    chmodSync(dir, 0o755);
+    // The same private PgBouncer as ./scripts/dev.sh --scaled starts (scripts/stack/pgbouncer.ts), eight server
+    // connections: fewer than the service's pools ask for, so clients queue in the pooler as they do in production.
+    bouncer = new PgBouncer({ dir, upstreamUrl: direct.href, poolSize: 8 });
+    await bouncer.start();
+    const pooled = new URL(bouncer.url());
     stack = await startStack({
       worker: true,
       // Meta retries a webhook the receiver did not take (a 503 while eight server connections are busy on a slow
@@ -70,7 +46,7 @@ describe('Behind PgBouncer in transaction pooling', () => {
 
   afterAll(async () => {
     await stack?.close();
-    bouncer?.kill('SIGTERM');
+    await bouncer?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

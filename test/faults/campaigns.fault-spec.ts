@@ -26,6 +26,7 @@ import type { Redis as RedisServer } from '../../scripts/stack/redis.js';
 import { apiAt, onboardOver } from '../utils/factories.js';
 import { poll } from '../utils/poll.js';
 import { startDataServices } from './db.js';
+import { call as httpCall, type Json } from './http.js';
 
 const SECRET = 'fault-suite-campaigns-7c1e9a3b5d2f4e6a8b0c';
 const PREFIX = 'faultsc';
@@ -59,23 +60,9 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the console's JSON, read by assertions as supertest's bodies are.
-type Json = any;
-
-async function call(
-  method: string,
-  url: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Json; headers: Headers }> {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-}
+/** A call with the operator's session, once logged in. */
+const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
+  httpCall(method, url, body, { ...(cookie ? { cookie } : {}), ...headers });
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bmapi-faults-campaigns-'));

@@ -18,6 +18,7 @@ import { startServices, type Services } from '../../scripts/stack/services.js';
 import { apiAt, onboardOver, recipient, type OnboardedTenant } from '../utils/factories.js';
 import { poll } from '../utils/poll.js';
 import { Db } from './db.js';
+import { call, type Json } from './http.js';
 import { send, steady } from './load.js';
 import { Scenarios, type Scenario } from './scenario.js';
 
@@ -28,9 +29,6 @@ jest.setTimeout(300_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out = (line: string) => process.stdout.write(`[faults:scaled] ${line}\n`);
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the API's JSON, read by assertions.
-type Json = any;
 
 let dir: string;
 let services: Services;
@@ -51,21 +49,6 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
       out(`last lines of ${name}.log:\n${tail(path.join(dir, `${name}.log`), 12)}`);
     throw err;
   }
-}
-
-async function call(
-  method: string,
-  url: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Json; headers: Headers }> {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
 
 const keyHeaders = () => tenant.key.headers as Record<string, string>;
