@@ -20,6 +20,7 @@ import {
   type OnboardedTenant,
 } from '../utils/factories.js';
 import { OtlpReceiver, type ReceivedSpan } from '../utils/otlp-receiver.js';
+import { poll } from '../utils/poll.js';
 import { testEnv } from '../utils/test-env.js';
 
 jest.setTimeout(120_000);
@@ -181,6 +182,48 @@ describe('Tracing on (OTEL_EXPORTER_OTLP_ENDPOINT given)', () => {
       { timeoutMs: 10_000 },
     );
     expect(statements).toBeGreaterThan(0);
+  });
+});
+
+describe('Tracing on: a campaign run', () => {
+  it("is one trace from the POST that created it through the worker's job to each call to Meta", async () => {
+    const tenant = await onboardThrough(api.url, 'Campaign Org');
+    const recipients = [recipient(), recipient()];
+    const res = await fetch(`${api.url}/business-accounts/${tenant.account.wabaId}/campaigns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: tenant.operator.cookie },
+      body: JSON.stringify({
+        name: 'Traced campaign',
+        phoneNumberId: tenant.account.phoneNumberId,
+        templateName: 'hello_world',
+        templateLanguage: 'en_US',
+        recipients: recipients.map((to) => ({ to })),
+      }),
+    });
+    expect(res.status).toBe(201);
+    const post = await eventually(
+      async () =>
+        receiver.spans.find(
+          (s) =>
+            s.service === 'bmapi-api' && s.kind === SERVER && s.name === 'POST /business-accounts/:wabaId/campaigns',
+        ),
+      { timeoutMs: 30_000 },
+    );
+    expect(post).toBeDefined();
+    // The job runs in the worker, under the POST; every send of the run is a call to Meta under the job.
+    const calls = await poll(
+      () => {
+        const job = receiver
+          .trace(post!.traceId)
+          .find((s) => s.service === 'bmapi-worker' && s.kind === CONSUMER && s.name === 'process campaigns');
+        if (!job || !receiver.descendsFrom(job, post!)) return [];
+        return receiver
+          .trace(post!.traceId)
+          .filter((s) => s.kind === CLIENT && urlOf(s).endsWith('/messages') && receiver.descendsFrom(s, job));
+      },
+      { timeoutMs: 60_000, done: (found) => found.length >= recipients.length, what: "the run's calls to Meta" },
+    );
+    expect(calls.length).toBeGreaterThanOrEqual(recipients.length);
   });
 });
 
