@@ -21,6 +21,7 @@ import {
 } from '../utils/factories.js';
 import { OtlpReceiver, type ReceivedSpan } from '../utils/otlp-receiver.js';
 import { poll } from '../utils/poll.js';
+import { runProcess } from '../utils/run-built.js';
 import { testEnv } from '../utils/test-env.js';
 
 jest.setTimeout(120_000);
@@ -224,6 +225,26 @@ describe('Tracing on: a campaign run', () => {
       { timeoutMs: 60_000, done: (found) => found.length >= recipients.length, what: "the run's calls to Meta" },
     );
     expect(calls.length).toBeGreaterThanOrEqual(recipients.length);
+  });
+});
+
+describe('Tracing asked for in a way it cannot honour', () => {
+  it('stops the process at start, naming the variable (no gRPC exporter is installed)', async () => {
+    const run = await runProcess(
+      process.execPath,
+      ['--import', './dist/src/core/tracing/register.js', 'dist/src/main.js'],
+      {
+        env: {
+          ...testEnv(),
+          PATH: process.env.PATH ?? '',
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        },
+        timeoutMs: 60_000,
+      },
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL=grpc: only http/protobuf and http/json are supported');
   });
 });
 

@@ -7,7 +7,7 @@
  */
 import { register } from 'node:module';
 import { loadEnvFile } from '../config/env-file.js';
-import { serviceNameOf, tracingSettings } from './tracing-settings.js';
+import { serviceNameOf, tracingSettings, type TracingSettings } from './tracing-settings.js';
 
 /**
  * Only these modules go through import-in-the-middle (what start-tracing.ts instruments): wrapping every module the
@@ -15,8 +15,18 @@ import { serviceNameOf, tracingSettings } from './tracing-settings.js';
  */
 const INSTRUMENTED = ['http', 'https', 'node:http', 'node:https', 'express', 'pg', 'pg-pool', 'ioredis'];
 
+function settingsOrExit(): TracingSettings | undefined {
+  try {
+    return tracingSettings(process.env, serviceNameOf(process.argv[1]));
+  } catch (err) {
+    // As a malformed variable of the application's own does (core/config/load-config.ts).
+    process.stderr.write(`Invalid configuration:\n  - ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
 loadEnvFile();
-const settings = tracingSettings(process.env, serviceNameOf(process.argv[1]));
+const settings = settingsOrExit();
 if (settings) {
   // Where Node runs loader hooks on its own thread (module.registerHooks: 22.22.3+, 24.11.1+), in-thread: the API's
   // start-up took ~0.3 s longer with tracing on there, against ~0.85 s with the loader thread of module.register,
