@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1
-# One image for both processes: `node dist/src/main.js` (API) or `node dist/src/worker/main.js` (worker).
+# One image for both processes: the API (the default command) or the worker (`node --import
+# ./dist/src/core/tracing/register.js dist/src/worker/main.js`). The --import preloads the tracing bootstrap, so the
+# image honours the OTEL_* variables (docs/operations-and-scaling.md, "Traces"); without them it does nothing.
 # The `migrate` target keeps the dev tooling and applies prisma/migrations (our offline-capable entry point;
 # with network access `npx prisma migrate deploy` applies the same files).
 # Not built on the development machines (no Docker engine there); kept correct by reading.
@@ -40,4 +42,4 @@ COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "--import", "./dist/src/core/tracing/register.js", "dist/src/main.js"]

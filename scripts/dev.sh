@@ -110,7 +110,9 @@ if [ -z "${UPSTREAM_BASE_URL:-}" ]; then
     SEED_SIMULATOR_URL="$SEED_SIMULATOR_URL")
 fi
 
-NODE_ARGS=(--import ./scripts/stack/parent-guard.mjs)
+# The tracing bootstrap, as `npm start` loads it: nothing happens unless OTEL_* variables turn tracing on
+# (docs/operations-and-scaling.md, "Traces").
+NODE_ARGS=(--import ./scripts/stack/parent-guard.mjs --import ./dist/src/core/tracing/register.js)
 if [ "$WATCH" = 1 ]; then
   say "watch mode: recompiling on every change of src/, restarting the API and the worker on every build"
   node --import ./scripts/stack/parent-guard.mjs node_modules/typescript/bin/tsc -w -p tsconfig.build.json --preserveWatchOutput > >(sed -u 's/^/[tsc] /') 2>&1 &

@@ -4,6 +4,7 @@ import { createApp, shutDownGracefully } from './app.setup.js';
 import { loadEnvFile } from './core/config/env-file.js';
 import { loadConfigOrExit } from './core/config/load-config.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
+import { flushTraces } from './core/tracing/tracing-state.js';
 import { SWAGGER_PATH } from './swagger.js';
 
 /** The HTTP API process. */
@@ -21,7 +22,7 @@ async function bootstrap(): Promise<void> {
       if (closing) return;
       closing = true;
       shutDownGracefully(app, config, signal).then(
-        () => process.exit(0),
+        () => flushTraces().then(() => process.exit(0)),
         (err: unknown) => {
           logger.error({ err }, 'shutdown failed');
           process.exit(1);

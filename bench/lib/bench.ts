@@ -102,6 +102,14 @@ const PASS_THROUGH = [
   'LOG_LEVEL',
 ];
 
+/**
+ * BENCH_TRACING=1: the API and worker processes trace every request and job (docs/operations-and-scaling.md,
+ * "Traces") and export OTLP/HTTP protobuf to a sink process of the bench (bench/lib/otlp-sink.mjs; its CPU counted as
+ * `otlp-sink`), unless OTEL_EXPORTER_OTLP_ENDPOINT points at a collector of your own. Every OTEL_* variable set is
+ * passed through as well (a sampler: OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1).
+ */
+const BENCH_TRACING = process.env.BENCH_TRACING === '1';
+
 export class Stack {
   readonly runId = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   readonly appSecret = randomBytes(16).toString('hex');
@@ -120,6 +128,8 @@ export class Stack {
   readonly workerUrls: string[] = [];
   private services?: Services;
   private simulator?: Child;
+  /** BENCH_TRACING=1: where the processes export their spans. */
+  private traceEndpoint?: string;
   private readonly extra: Child[] = [];
   private stopping?: Promise<void>;
   private apiClient?: Api;
@@ -146,6 +156,7 @@ export class Stack {
       await this.db.query(process.env.BENCH_EXTRA_SQL);
     }
     await this.startSimulator();
+    if (BENCH_TRACING) await this.startTraceSink();
     await this.startApis(this.opts.apis ?? 1);
     await this.startWorkers(this.opts.workers ?? 1);
   }
@@ -237,6 +248,12 @@ export class Stack {
     for (const k of PASS_THROUGH) if (process.env[k]) env[k] = process.env[k];
     // The pacer's and the campaign runner's knobs, for experiments (issue 27): every PACING_* and CAMPAIGN_* set.
     for (const [k, v] of Object.entries(process.env)) if (v && /^(PACING|CAMPAIGN)_/.test(k)) env[k] = v;
+    if (BENCH_TRACING) {
+      env.OTEL_TRACES_EXPORTER = 'otlp';
+      env.OTEL_EXPORTER_OTLP_PROTOCOL = 'http/protobuf';
+      if (this.traceEndpoint) env.OTEL_EXPORTER_OTLP_ENDPOINT = this.traceEndpoint;
+    }
+    for (const [k, v] of Object.entries(process.env)) if (v && k.startsWith('OTEL_')) env[k] = v;
     return { ...env, ...this.opts.env };
   }
 
@@ -245,6 +262,22 @@ export class Stack {
     const sim = await startSimulator({ ...this.node('simulator', env), readyMs: 30_000 });
     this.simulator = watch(sim.proc);
     this.simUrl = sim.url;
+  }
+
+  /** BENCH_TRACING=1 without a collector of your own: the OTLP sink process the API and workers export to. */
+  private async startTraceSink(): Promise<void> {
+    if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
+      log(`BENCH_TRACING=1: tracing on, exporting to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}`);
+      return;
+    }
+    const port = await freePort();
+    const sink = await this.spawnExtra('otlp-sink', [path.join(ROOT, 'bench/lib/otlp-sink.mjs')], {
+      OTLP_SINK_PORT: String(port),
+    });
+    const answers = async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '' })).ok;
+    await waitFor('otlp sink', answers, 10_000, [sink]);
+    this.traceEndpoint = `http://127.0.0.1:${port}`;
+    log(`BENCH_TRACING=1: tracing on, exporting to the OTLP sink ${this.traceEndpoint} (its log: otlp-sink.log)`);
   }
 
   async startApis(n: number): Promise<void> {

@@ -172,15 +172,30 @@ export async function startSimulator(o: NodeProcessOptions & { port?: number }):
   );
 }
 
+/**
+ * The API and the worker start as `npm start` does: with the tracing bootstrap preloaded (it does nothing unless the
+ * OTEL_* variables of `env` turn tracing on). A build from before it existed (a bench of an older commit) runs without.
+ */
+function withTracing(o: NodeProcessOptions): NodeProcessOptions {
+  const register = path.join(o.buildDir ?? path.join(ROOT, 'dist'), 'src/core/tracing/register.js');
+  return fs.existsSync(register) ? { ...o, nodeArgs: [...(o.nodeArgs ?? []), '--import', register] } : o;
+}
+
 /** An API process; ready when GET /health/ready answers 200. */
 export async function startApi(o: NodeProcessOptions & { port?: number }): Promise<Served> {
   const port = o.port ?? (await freePort());
-  return startNode(o, 'src/main.js', { ...o.env, PORT: String(port) }, port, '/health/ready');
+  return startNode(withTracing(o), 'src/main.js', { ...o.env, PORT: String(port) }, port, '/health/ready');
 }
 
 /** A worker process; ready when its own small port (WORKER_METRICS_PORT, a free one unless given) answers GET /health. */
 export async function startWorker(o: NodeProcessOptions): Promise<Served> {
   const given = Number(o.env.WORKER_METRICS_PORT);
   const port = given > 0 ? given : await freePort();
-  return startNode(o, 'src/worker/main.js', { ...o.env, WORKER_METRICS_PORT: String(port) }, port, '/health');
+  return startNode(
+    withTracing(o),
+    'src/worker/main.js',
+    { ...o.env, WORKER_METRICS_PORT: String(port) },
+    port,
+    '/health',
+  );
 }

@@ -8,6 +8,7 @@ import { APP_LOGGER } from '../core/logging/app-logger.js';
 import { PinoNestLogger } from '../core/logging/logger.js';
 import { portOf, startMetricsServer } from '../core/metrics/metrics-endpoint.js';
 import { Metrics } from '../core/metrics/metrics.js';
+import { flushTraces } from '../core/tracing/tracing-state.js';
 import { WorkerModule } from './worker.module.js';
 
 /** The worker process: BullMQ consumers, no HTTP. Scale it independently of the API. */
@@ -60,6 +61,7 @@ async function shutDown(
     logger.error({ err }, 'worker shutdown failed');
     process.exit(1);
   }
+  await flushTraces();
   process.exit(0);
 }
 

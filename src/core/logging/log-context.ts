@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentTraceIds } from '../tracing/current-trace.js';
 
 /**
  * What every log line written while serving one request or running one job carries (merged into the line by the
@@ -44,8 +45,11 @@ export const logContext = {
   },
 };
 
-/** pino's mixin: the current context's fields, first on the line (the call's own fields win on a clash). */
+/**
+ * pino's mixin: the current context's fields, first on the line (the call's own fields win on a clash), and with
+ * tracing on the ids of the span running now (`traceId`, `spanId`), so a line leads to its trace.
+ */
 export function logContextMixin(): object {
   const context = storage.getStore();
-  return context ? { ...context } : {};
+  return { ...context, ...currentTraceIds() };
 }

@@ -3,6 +3,8 @@ import type { AppLogger } from '../logging/app-logger.js';
 import { logContext, type LogContext } from '../logging/log-context.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createRedisConnection, type RedisClient, type RedisEndpoint } from '../redis/redis-connection.js';
+import { inJobSpan } from '../tracing/job-trace.js';
+import type { TracedJob } from './queue.constants.js';
 
 /** Where and with what a worker runs: the same for every consumer of a process. */
 export interface WorkerRuntime extends RedisEndpoint {
@@ -38,8 +40,8 @@ export interface ManagedWorkerSpec<D> extends JobLocks {
 /**
  * A BullMQ Worker as every consumer of this project runs one (the webhook deliveries, the campaign runs, the
  * scheduled tasks): its own blocking Redis connection that waits for Redis rather than failing, each job run inside
- * its log context and timed in bmapi_queue_job_duration_seconds{queue,outcome}, connection errors logged as
- * warnings, and one bounded close: running jobs get the grace period, then a forced close leaves them as a crash
+ * its trace span (tracing on) and its log context and timed in bmapi_queue_job_duration_seconds{queue,outcome},
+ * connection errors logged as warnings, and one bounded close: running jobs get the grace period, then a forced close leaves them as a crash
  * would (their locks expire and another worker takes them over).
  */
 export class ManagedWorker<D, R> {
@@ -58,17 +60,19 @@ export class ManagedWorker<D, R> {
     this.connection = spec.connection ?? createRedisConnection(runtime, { failFast: false });
     const timed = runtime.metrics.queueJobs;
     const run = (job: Job<D>): Promise<R> =>
-      logContext.run({ jobId: job.id, ...spec.logContextOf?.(job) }, async () => {
-        const timer = timed.startTimer({ queue: spec.queue });
-        try {
-          const result = await this.processJob(job);
-          timer({ outcome: 'ok' });
-          return result;
-        } catch (err) {
-          timer({ outcome: 'failed' });
-          throw err;
-        }
-      });
+      inJobSpan(spec.queue, job.id, (job.data as TracedJob | undefined)?.traces, () =>
+        logContext.run({ jobId: job.id, ...spec.logContextOf?.(job) }, async () => {
+          const timer = timed.startTimer({ queue: spec.queue });
+          try {
+            const result = await this.processJob(job);
+            timer({ outcome: 'ok' });
+            return result;
+          } catch (err) {
+            timer({ outcome: 'failed' });
+            throw err;
+          }
+        }),
+      );
     const worker = new Worker<D, R>(spec.queue, run, {
       connection: this.connection,
       prefix: runtime.prefix,

@@ -13,11 +13,20 @@ export const JOBS = {
 } as const;
 
 /**
+ * What a job carries of the traces that queued it (W3C `traceparent` values; none when tracing is off): the worker's
+ * span for the job joins the first of them and links the others (core/tracing/job-trace.ts). QueueService.add fills
+ * it in from the span running when it is not given.
+ */
+export interface TracedJob {
+  traces?: string[];
+}
+
+/**
  * Runs a campaign for one time slice (CAMPAIGN_SLICE_MS), until it is done, paused or cancelled (the campaign's lease
  * decides who runs it). A slice that ends with recipients left hands its lease to the next slice's job (`owner`) and
  * queues it behind the campaigns waiting, so campaigns take turns on the worker's slots.
  */
-export interface RunCampaignJob {
+export interface RunCampaignJob extends TracedJob {
   campaignId: number;
   /** The lease the previous slice handed over: this job runs as that owner. */
   owner?: string;
@@ -26,7 +35,7 @@ export interface RunCampaignJob {
 }
 
 /** Webhook deliveries to process together (one receiver batch, or what the sweeper found). */
-export interface ProcessDeliveryJob {
+export interface ProcessDeliveryJob extends TracedJob {
   deliveryIds: number[];
   /** The ids of the webhook requests that stored them (their lines' reqId), on every line of the job. */
   reqIds?: string[];

@@ -4,6 +4,8 @@ import { AppConfig } from '../config/app-config.js';
 import { withTimeout } from '../async/with-timeout.js';
 import { createRedisConnection, type RedisClient } from '../redis/redis-connection.js';
 import { queueKeyPrefix } from '../redis/redis-keys.js';
+import { currentTraceparent } from '../tracing/current-trace.js';
+import type { TracedJob } from './queue.constants.js';
 
 /**
  * Producer side of the queues. Enqueueing fails fast (bounded time) when Redis is unreachable, so callers
@@ -32,14 +34,21 @@ export class QueueService implements OnModuleDestroy {
     return queue;
   }
 
-  async add<T extends object>(
+  /** Adds a job; with tracing on, it carries the trace context of the caller's span unless `data.traces` is given. */
+  async add<T extends TracedJob>(
     queueName: string,
     jobName: string,
     data: T,
     opts: JobsOptions,
     timeoutMs = 1000,
   ): Promise<void> {
-    await withTimeout(this.queue(queueName).add(jobName, data, opts), timeoutMs, `enqueue to ${queueName} timed out`);
+    const traceparent = data.traces ? undefined : currentTraceparent();
+    const carried = traceparent ? { ...data, traces: [traceparent] } : data;
+    await withTimeout(
+      this.queue(queueName).add(jobName, carried, opts),
+      timeoutMs,
+      `enqueue to ${queueName} timed out`,
+    );
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -5,6 +5,8 @@ interface OpenJob {
   ids: number[];
   /** The requests whose deliveries these are (their reqId). */
   reqIds: string[];
+  /** Their trace contexts (W3C traceparent; none when tracing is off). */
+  traces: string[];
   /** INSERTs tagged with this key that have not settled yet. */
   writing: number;
   closed: boolean;
@@ -24,17 +26,22 @@ export class JobWindow {
 
   constructor(
     private readonly windowMs: number,
-    private readonly emit: (key: string, deliveryIds: number[], reqIds: string[]) => void,
+    private readonly emit: (key: string, deliveryIds: number[], reqIds: string[], traces: string[]) => void,
   ) {}
 
   /** Runs one INSERT under the open job's key (opening one if needed); its ids join that job once stored. */
-  async write(insert: (key: string) => Promise<number[]>, reqIds: string[] = []): Promise<number[]> {
+  async write(
+    insert: (key: string) => Promise<number[]>,
+    reqIds: string[] = [],
+    traces: string[] = [],
+  ): Promise<number[]> {
     const job = this.current();
     job.writing++;
     try {
       const ids = await insert(job.key);
       job.ids.push(...ids);
       job.reqIds.push(...reqIds);
+      job.traces.push(...traces);
       return ids;
     } finally {
       job.writing--;
@@ -53,6 +60,7 @@ export class JobWindow {
       key: `${this.prefix}-${(this.counter++).toString(36)}`,
       ids: [],
       reqIds: [],
+      traces: [],
       writing: 0,
       closed: false,
     };
@@ -70,10 +78,11 @@ export class JobWindow {
 
   private settle(job: OpenJob): void {
     if (job.closed && job.writing === 0 && job.ids.length > 0) {
-      const [ids, reqIds] = [job.ids, job.reqIds];
+      const [ids, reqIds, traces] = [job.ids, job.reqIds, job.traces];
       job.ids = [];
       job.reqIds = [];
-      this.emit(job.key, ids, reqIds);
+      job.traces = [];
+      this.emit(job.key, ids, reqIds, traces);
     }
   }
 }

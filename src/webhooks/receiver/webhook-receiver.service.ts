@@ -3,6 +3,7 @@ import { AppConfig } from '../../core/config/app-config.js';
 import { Forbidden, Malformed, TemporarilyUnavailable, Unauthenticated } from '../../core/errors/domain-errors.js';
 import { APP_LOGGER, type AppLogger } from '../../core/logging/app-logger.js';
 import { logContext } from '../../core/logging/log-context.js';
+import { currentTraceparent } from '../../core/tracing/current-trace.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
@@ -23,6 +24,17 @@ export function signatureHeaderRefusal(header: unknown): Unauthenticated | undef
 }
 export const VERIFICATION_FAILED = 'Webhook verification failed';
 
+/**
+ * One request's deliveries (one per business account, see splitByAccount), stored together, with its request id and
+ * its trace context: both carried by the queue job, so the worker's lines name the requests that brought their
+ * deliveries and the worker's span joins their traces.
+ */
+interface ReceivedRequest {
+  parts: IncomingDelivery[];
+  reqId?: string;
+  trace?: string;
+}
+
 /** Enqueueing must not pile up while Redis is slow: past this the sweeper picks the batch up instead. */
 const ENQUEUE_TIMEOUT_MS = 1000;
 
@@ -37,11 +49,8 @@ const ENQUEUE_TIMEOUT_MS = 1000;
  */
 @Injectable()
 export class WebhookReceiverService implements OnModuleDestroy {
-  /**
-   * An item is one request: its deliveries (one per business account, see splitByAccount), stored together, and its
-   * request id (carried by the queue job, so the worker's lines name the requests that brought their deliveries).
-   */
-  private readonly batches: GroupCommit<{ parts: IncomingDelivery[]; reqId?: string }, number[]>;
+  /** An item is one request. */
+  private readonly batches: GroupCommit<ReceivedRequest, number[]>;
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
@@ -58,7 +67,9 @@ export class WebhookReceiverService implements OnModuleDestroy {
       windowMs: config.webhookBatchWindowMs,
       maxItems: config.webhookBatchMaxRows,
     });
-    this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids, reqIds) => this.enqueue(key, ids, reqIds));
+    this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids, reqIds, traces) =>
+      this.enqueue(key, ids, reqIds, traces),
+    );
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
@@ -82,7 +93,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
     try {
-      await this.batches.add({ parts, reqId: logContext.current()?.reqId });
+      await this.batches.add({ parts, reqId: logContext.current()?.reqId, trace: currentTraceparent() });
       this.metrics.deliveriesReceived.inc(parts.length);
     } catch (err) {
       // Never 200 without the payload being durable: Meta retries anything else.
@@ -98,8 +109,9 @@ export class WebhookReceiverService implements OnModuleDestroy {
   }
 
   /** One INSERT for every delivery of these requests; each request gets its own ids back. */
-  private async store(requests: { parts: IncomingDelivery[]; reqId?: string }[]): Promise<number[][]> {
+  private async store(requests: ReceivedRequest[]): Promise<number[][]> {
     const reqIds = requests.flatMap((r) => (r.reqId ? [r.reqId] : []));
+    const traces = requests.flatMap((r) => (r.trace ? [r.trace] : []));
     const ids = await this.jobs.write(
       (key) =>
         this.deliveries.storeBatch(
@@ -107,6 +119,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
           requests.flatMap((r) => r.parts),
         ),
       reqIds,
+      traces,
     );
     let at = 0;
     return requests.map((r) => ids.slice(at, (at += r.parts.length)));
@@ -120,9 +133,10 @@ export class WebhookReceiverService implements OnModuleDestroy {
   }
 
   /** Not awaited by the requests: their deliveries are durable, and the sweeper covers a lost enqueue. */
-  private enqueue(key: string, deliveryIds: number[], reqIds: string[]): void {
+  private enqueue(key: string, deliveryIds: number[], reqIds: string[], traces: string[]): void {
+    const data = { deliveryIds, reqIds, ...(traces.length > 0 ? { traces } : {}) };
     const done: Promise<void> = this.queue
-      .enqueue({ deliveryIds, reqIds }, deliveryJobIds.batch(key), { timeoutMs: ENQUEUE_TIMEOUT_MS })
+      .enqueue(data, deliveryJobIds.batch(key), { timeoutMs: ENQUEUE_TIMEOUT_MS })
       .catch((err: unknown) =>
         this.logger.warn(
           { err, deliveryIds },
