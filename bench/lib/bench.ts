@@ -334,6 +334,11 @@ export class Stack {
     const add = (p: Child | undefined, label: string) => p && m.set(p.pid, label);
     add(this.services?.postgres?.proc, 'postgres');
     add(this.services?.redis?.proc, 'redis');
+    // BENCH_TOPOLOGY=scaled: the replica, the pooler and the cluster's nodes, each counted under its own name.
+    const scaled = this.services?.scaled;
+    add(scaled?.replica?.server.proc, 'postgres-replica');
+    add(scaled?.pooler?.proc, 'pgbouncer');
+    scaled?.cluster?.nodes.forEach((n) => add(n.proc, 'redis'));
     add(this.simulator, 'simulator');
     this.apis.forEach((p) => add(p, 'api'));
     this.workers.forEach((p) => add(p, 'worker'));
@@ -346,6 +351,8 @@ export class Stack {
     const own = [
       this.services?.postgres?.proc,
       this.services?.redis?.proc,
+      this.services?.scaled?.replica?.server.proc,
+      this.services?.scaled?.pooler?.proc,
       this.simulator,
       ...this.apis,
       ...this.workers,
