@@ -73,7 +73,7 @@ export class RedisCluster {
 
   constructor(private readonly o: RedisClusterOptions) {
     this.log = o.log ?? (() => undefined);
-    this.root = path.join(o.dir, 'redis-cluster');
+    this.root = path.resolve(o.dir, 'redis-cluster');
   }
 
   /** REDIS_CLUSTER_NODES for the service: every node, `127.0.0.1:<port>` comma-separated. */

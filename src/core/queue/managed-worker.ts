@@ -1,4 +1,5 @@
 import { Worker, type Job } from 'bullmq';
+import { Cluster } from 'ioredis';
 import type { AppLogger } from '../logging/app-logger.js';
 import { logContext, type LogContext } from '../logging/log-context.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -13,6 +14,12 @@ export interface WorkerRuntime extends RedisEndpoint {
   logger: AppLogger;
   metrics: Metrics;
 }
+
+/**
+ * After a node leaves a Redis Cluster (its master died and a replica is being promoted), how long before the worker is
+ * replaced: a few times a short cluster-node-timeout, so the new worker meets the promoted master.
+ */
+const REPLACE_AFTER_NODE_LOSS_MS = 5000;
 
 /** How a job is held: a job whose worker died is taken over by another once its lock (renewed while it runs) expires. */
 export interface JobLocks {
@@ -47,6 +54,7 @@ export interface ManagedWorkerSpec<D> extends JobLocks {
 export class ManagedWorker<D, R> {
   private worker?: Worker<D, R>;
   private connection?: RedisClient;
+  private replacing?: NodeJS.Timeout;
 
   constructor(
     private readonly spec: ManagedWorkerSpec<D>,
@@ -73,8 +81,15 @@ export class ManagedWorker<D, R> {
           }
         }),
       );
+    this.worker = this.newWorker(run);
+    if (this.connection instanceof Cluster) this.connection.on('-node', () => this.replaceSoon(run));
+    return this.worker;
+  }
+
+  private newWorker(run: (job: Job<D>) => Promise<R>): Worker<D, R> {
+    const { spec, runtime } = this;
     const worker = new Worker<D, R>(spec.queue, run, {
-      connection: this.connection,
+      connection: this.connection!,
       prefix: runtime.prefix,
       concurrency: spec.concurrency,
       lockDuration: spec.lockDurationMs,
@@ -82,8 +97,29 @@ export class ManagedWorker<D, R> {
       maxStalledCount: spec.maxStalledCount,
     });
     worker.on('error', (err) => runtime.logger.warn({ err }, `${spec.name}: connection error`));
-    this.worker = worker;
     return worker;
+  }
+
+  /**
+   * A node left the Redis Cluster (a master died; its replica is being promoted). A BullMQ worker that was waiting for
+   * jobs on that master may never take one again (bullmq 6.7 with ioredis 5.11: its connections sit idle on the
+   * promoted master; test/e2e/redis-cluster.e2e-spec.ts), so once the promotion has had time, a new worker takes over
+   * with the same listeners. The old one is closed without waiting: a job it still runs completes or, like a crash's,
+   * is taken over once its lock lapses.
+   */
+  private replaceSoon(run: (job: Job<D>) => Promise<R>): void {
+    if (this.replacing || !this.worker) return;
+    this.replacing = setTimeout(() => {
+      this.replacing = undefined;
+      const old = this.worker;
+      if (!old) return;
+      const fresh = this.newWorker(run);
+      for (const listener of old.listeners('failed')) fresh.on('failed', listener as (...args: unknown[]) => void);
+      this.worker = fresh;
+      void old.close(true).catch(() => undefined);
+      this.runtime.logger.warn(`${this.spec.name}: a Redis Cluster node left; worker replaced`);
+    }, REPLACE_AFTER_NODE_LOSS_MS);
+    this.replacing.unref();
   }
 
   /**
@@ -94,6 +130,8 @@ export class ManagedWorker<D, R> {
   async close(options: { force?: boolean; beforeForce?: () => void } = {}): Promise<boolean> {
     const worker = this.worker;
     this.worker = undefined;
+    clearTimeout(this.replacing);
+    this.replacing = undefined;
     if (!worker) return true;
     let finished = false;
     if (!options.force) {
