@@ -186,7 +186,16 @@ export class Stack {
   private topologyEnv(): NodeJS.ProcessEnv {
     const scaled = this.services?.scaled;
     if (!scaled) return {};
-    return { ...scaled.env, ...(scaled.redisClusterNodes ? { REDIS_URL: undefined } : {}) };
+    // BENCH_SCALED_POOLER=0: the same topology with the statements sent to the primary itself (named), to tell the
+    // pooler's share of the cost from the replica's and the cluster's.
+    const direct =
+      process.env.BENCH_SCALED_POOLER === '0'
+        ? {
+            DATABASE_URL: scaled.directUrl,
+            DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS ?? 'named',
+          }
+        : {};
+    return { ...scaled.env, ...direct, ...(scaled.redisClusterNodes ? { REDIS_URL: undefined } : {}) };
   }
 
   private profileArgs(kind: 'api' | 'worker'): string[] {
