@@ -74,9 +74,11 @@ describe('Security: console and API', () => {
         );
 
       // Granted with the line dev.sh's banner prints, as printed: only the database and Redis are given (issue 43: it
-      // once failed with "UPSTREAM_BASE_URL is required"). Upper case on purpose: emails are compared as stored.
+      // once failed with "UPSTREAM_BASE_URL is required"). The banner is a heredoc: its variables are expanded when it is
+      // printed (the Redis setting is REDIS_URL=… or REDIS_CLUSTER_NODES=…), and the user pastes what it printed.
+      // Upper case on purpose: emails are compared as stored.
       const bannerLine =
-        /^\s*(DATABASE_URL=\$DATABASE_URL REDIS_URL=\$REDIS_URL npm run platform-admin -- grant .*)$/m.exec(
+        /^\s*(DATABASE_URL=\$\{DATABASE_DIRECT_URL:-\$DATABASE_URL\} \$REDIS_SETTING npm run platform-admin -- grant .*)$/m.exec(
           readFileSync('scripts/dev.sh', 'utf8'),
         )?.[1];
       expect(bannerLine).toBeDefined();
@@ -88,15 +90,21 @@ describe('Security: console and API', () => {
       } = testEnv({
         QUEUE_PREFIX: stack.config.queuePrefix,
       });
-      const granted = await runProcess('bash', ['-euo', 'pipefail', '-c', bannerLine!], {
+      const shell = { ...rest, PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+      const printed = await runProcess('bash', ['-euo', 'pipefail', '-c', `cat <<INFO\n${bannerLine!}\nINFO`], {
         env: {
-          ...rest,
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '/tmp',
+          PATH: shell.PATH,
           DATABASE_URL: DATABASE_URL!,
-          REDIS_URL: REDIS_URL!,
+          REDIS_SETTING: `REDIS_URL=${REDIS_URL!}`,
           CONSOLE_LOGIN: `${adminEmail.toUpperCase()} / its-password`,
         },
+        timeoutMs: 10_000,
+      });
+      expect(printed.stdout).toContain(
+        `REDIS_URL=${REDIS_URL!} npm run platform-admin -- grant ${adminEmail.toUpperCase()}`,
+      );
+      const granted = await runProcess('bash', ['-euo', 'pipefail', '-c', printed.stdout.trim()], {
+        env: shell,
         timeoutMs: 60_000,
       });
       expect({ code: granted.code, stdout: granted.stdout.trim().split('\n').pop() }).toEqual({
