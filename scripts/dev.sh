@@ -163,9 +163,9 @@ TOPOLOGY=""
 if [ "$SCALED" = 1 ]; then
   TOPOLOGY="
   Second API     http://127.0.0.1:${API_PORTS[1]}   (Meta's webhooks go to both in turn)
-  PostgreSQL     ${DATABASE_URL}   (DATABASE_URL: the pooler, unnamed statements)
-                 ${DATABASE_DIRECT_URL:-$DATABASE_URL}   (DATABASE_DIRECT_URL: the primary itself)
-                 ${DATABASE_READ_URL:-(none)}   (DATABASE_READ_URL: the streaming replica)
+  PostgreSQL     ${DATABASE_URL}   (DATABASE_URL: every statement; statements ${DATABASE_PREPARED_STATEMENTS:-named})
+                 ${DATABASE_DIRECT_URL:-$DATABASE_URL}   (DATABASE_DIRECT_URL: LISTEN, migrations)
+                 ${DATABASE_READ_URL:-(none)}   (DATABASE_READ_URL: the lists and analytics)
   Redis Cluster  ${REDIS_CLUSTER_NODES:-${REDIS_URL:-}}"
 fi
 # The platform-admin command below names the Redis this run uses: a given cluster, or REDIS_URL.
