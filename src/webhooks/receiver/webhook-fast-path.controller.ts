@@ -5,6 +5,7 @@ import { tooLargeMessage } from '../../core/http/body-parsers.js';
 import { httpAnswerOf, type HttpErrorAnswer } from '../../core/http/error-mapper.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
 import { logContext } from '../../core/logging/log-context.js';
+import { setTracedRoute } from '../../core/tracing/server-spans.js';
 import type { Metrics } from '../../core/metrics/metrics.js';
 import { signatureHeaderRefusal, type WebhookReceiverService } from './webhook-receiver.service.js';
 
@@ -57,6 +58,7 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   const startedAt = process.hrtime.bigint();
   const id = requestIdOf(req.headers['x-request-id']);
   trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, RECEIVER_PATH);
+  setTracedRoute(req, RECEIVER_PATH);
   deps.securityHeaders(req, res, () => undefined);
 
   const signature = req.headers['x-hub-signature-256'];
