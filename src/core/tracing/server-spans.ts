@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
 import { loggedPath } from '../http/request-context.js';
@@ -13,8 +14,8 @@ const UNTRACED_PATHS = /^\/(health|metrics)(\/|\?|$)/;
  * span at all, so the PostgreSQL, Redis and outgoing HTTP instrumentations (which need a parent span) skip its
  * statements and its call to Meta at the cost of a look at the context. The HTTP instrumentation computed every
  * request's attributes, bound its streams and wrapped its statements whether sampled or not: with 1 request in 10
- * sampled, the receiver's CPU per delivery still rose 80 % (bench/history/2026-12-02-issue-39-topology.md). A request
- * left out still carries its trace id to the jobs it queues (unsampled.ts), so that their spans follow its decision.
+ * sampled, the receiver's CPU per delivery still rose 80 % (bench/history/2026-12-02-issue-39-topology.md). A webhook
+ * left out still carries its trace id to the job it queues (unsampled.ts), so that the job follows its decision.
  *
  * The span is named `METHOD route` once the route is known (Express's matched pattern, or the fast path's), and
  * `url.path` is the path the request log shows (a credential in a path, the inbound media links' token, is never
@@ -25,6 +26,14 @@ const ROUTE = Symbol('bmapi traced route');
 /** The route of a request answered outside Express (the receiver's fast path), for its span's name. */
 export function setTracedRoute(req: IncomingMessage, route: string): void {
   (req as IncomingMessage & { [ROUTE]?: string })[ROUTE] = route;
+}
+
+/**
+ * `callback` bound to the trace context running now when tracing is on (a request the sampler left out keeps its trace
+ * id through the stream events that call it back); `callback` itself when tracing is off, at no cost.
+ */
+export function tracingContinues<A extends unknown[], R>(callback: (...args: A) => R): (...args: A) => R {
+  return tracingStarted() ? AsyncResource.bind(callback) : callback;
 }
 
 export function traceServerRequests(server: Server): void {
@@ -40,12 +49,17 @@ export function traceServerRequests(server: Server): void {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const method = req.method ?? 'GET';
     const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
-    // Left out: no span in the context at all (not even the caller's remote one, which the instrumentations would take
-    // for a parent).
-    const ctx = span.isRecording() ? trace.setSpan(parent, span) : withUnsampled(ROOT_CONTEXT, span);
-    if (span.isRecording()) endWithResponse(span, req, res);
+    if (!span.isRecording()) {
+      // Left out: no span in the context at all (not even the caller's remote one, which the instrumentations would
+      // take for a parent), only the trace id, for the synchronous part of the request; a handler that wants it past
+      // the body's stream events binds its own callback (the receiver's fast path does, tracingContinues below).
+      context.with(withUnsampled(ROOT_CONTEXT, span), handle);
+      return;
+    }
+    const ctx = trace.setSpan(parent, span);
+    endWithResponse(span, req, res);
     // The request's stream events fire in the connection's context: bound, so that the handlers they call (the body
-    // parsers, the receiver's commit) run in the request's.
+    // parsers, the receiver's commit) run in the request's span.
     context.bind(ctx, req);
     context.bind(ctx, res);
     context.with(ctx, handle);
