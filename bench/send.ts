@@ -10,12 +10,12 @@
 // pending, the call to the simulator on keep-alive, UPDATE sent) on the same PostgreSQL, Redis and simulator, at
 // saturation with the same requests: our saturation figure as a share of it (issue 40: ≥ 70 %). BENCH_REFERENCE=0
 // skips it.
-import path from 'node:path';
 import { CpuMeter, formatCpu } from './lib/cpu.js';
 import { paced } from './lib/paced.js';
 import { templateSends } from './lib/send-requests.js';
 import { check, fmt, load, machine, printMachine, writeResult } from './lib/report.js';
-import { ROOT, freePort, runBench, waitFor } from './lib/bench.js';
+import { runBench } from './lib/bench.js';
+import { startDurableSendReference } from './lib/durable-send-reference.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -78,23 +78,15 @@ await runBench({ name: 'send', apis: APIS, simulatorWebhooks: false, limitMs: 18
   // The durable-send reference, on the same engines, the API idle meanwhile.
   let reference: { saturation: Awaited<ReturnType<typeof load>>; cpu: ReturnType<CpuMeter['end']> } | undefined;
   if (process.env.BENCH_REFERENCE !== '0') {
-    const port = await freePort();
-    const proc = await stack.spawnExtra('ref-send', [path.join(ROOT, 'bench/reference/durable-send.mjs')], {
-      PORT: String(port),
-      DATABASE_URL: stack.databaseUrl,
-      REDIS_URL: stack.redisUrl,
-      UPSTREAM_BASE_URL: `${stack.simUrl}/v25.0`,
-      KEY_PAIRS: JSON.stringify(
-        tenants.map((t) => ({
-          accessKey: t.key.accessKey,
-          secretKey: t.key.secretKey,
-          businessAccountId: t.account.businessAccountId,
-          accessToken: t.account.accessToken,
-        })),
-      ),
-    });
-    const refUrl = `http://127.0.0.1:${port}`;
-    await waitFor('ref-send', async () => (await fetch(`${refUrl}/`)).status === 404, 10_000, [proc]);
+    const refUrl = await startDurableSendReference(
+      stack,
+      tenants.map((t) => ({
+        accessKey: t.key.accessKey,
+        secretKey: t.key.secretKey,
+        businessAccountId: t.account.businessAccountId,
+        accessToken: t.account.accessToken,
+      })),
+    );
     await load('reference warm-up', { url: refUrl, connections: 16, amount: 1500, headers, requests });
     meter.begin();
     const refSaturation = await load('reference saturation', {
