@@ -95,7 +95,16 @@ export async function startScaled(o: ScaledOptions): Promise<ScaledServices> {
     await replica!.start();
     lines.push(`postgres streaming replica ready on 127.0.0.1:${replica!.port} (${secs(Date.now() - tr)})`);
     const tp = Date.now();
-    pooler = new PgBouncer({ dir: o.dir, upstreamUrl: primary!.url(o.dbName), preparedStatements: true, log });
+    pooler = new PgBouncer({
+      dir: o.dir,
+      upstreamUrl: primary!.url(o.dbName),
+      preparedStatements: true,
+      // Every client connection the topology can open (2 APIs × 1.5 × DATABASE_POOL_SIZE + 2 workers × it, at the
+      // default 10) gets a server connection: at 20, the receivers' INSERTs queued behind the workers' transactions
+      // (single-status ingest 58–70 % of one PostgreSQL's, 77–83 % at 50; bench history of 2026-12-02).
+      poolSize: 50,
+      log,
+    });
     await pooler.start();
     lines.push(
       `pgbouncer ${pooler.version} ready on 127.0.0.1:${pooler.port} (transaction pooling before the primary, ${pooler.keepsPrepared ? 'prepared statements kept' : 'no prepared statements: unnamed'}; ${secs(Date.now() - tp)})`,
