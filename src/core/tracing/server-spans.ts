@@ -7,19 +7,6 @@ import { withUnsampled } from './unsampled.js';
 /** Probes and scrapes: a span each every few seconds would bury the traces of real work. */
 const UNTRACED_PATHS = /^\/(health|metrics)(\/|\?|$)/;
 
-/**
- * The server span of every request the API answers (Express's routes and the webhook receiver's node:http fast path
- * alike), in place of the HTTP instrumentation's: the sampler decides first, and a request it leaves out runs with no
- * span at all, so the PostgreSQL, Redis and outgoing HTTP instrumentations (which need a parent span) skip its
- * statements and its call to Meta at the cost of a look at the context. The HTTP instrumentation computed every
- * request's attributes, bound its streams and wrapped its statements whether sampled or not: with 1 request in 10
- * sampled, the receiver's CPU per delivery still rose 80 % (bench/history/2026-12-02-issue-39-topology.md). A webhook
- * left out still carries its trace id to the job it queues (unsampled.ts), so that the job follows its decision.
- *
- * The span is named `METHOD route` once the route is known (Express's matched pattern, or the fast path's), and
- * `url.path` is the path the request log shows (a credential in a path, the inbound media links' token, is never
- * written: core/http/request-context.ts loggedPath). No-op unless tracing runs in this process.
- */
 const ROUTE = Symbol('bmapi traced route');
 
 /** The route of a request answered outside Express (the receiver's fast path), for its span's name. */
@@ -37,6 +24,19 @@ export function tracingContinues<A extends unknown[], R>(callback: (...args: A) 
   return tracingStarted() ? context.bind(context.active(), callback) : callback;
 }
 
+/**
+ * The server span of every request the API answers (Express's routes and the webhook receiver's node:http fast path
+ * alike), in place of the HTTP instrumentation's: the sampler decides first, and a request it leaves out runs with no
+ * span at all, so the PostgreSQL, Redis and outgoing HTTP instrumentations (which need a parent span) skip its
+ * statements and its call to Meta at the cost of a look at the context. The HTTP instrumentation computed every
+ * request's attributes, bound its streams and wrapped its statements whether sampled or not: with 1 request in 10
+ * sampled, the receiver's CPU per delivery still rose 80 % (bench/history/2026-12-02-issue-39-topology.md). A webhook
+ * left out still carries its trace id to the job it queues (unsampled.ts), so that the job follows its decision.
+ *
+ * The span is named `METHOD route` once the route is known (Express's matched pattern, or the fast path's), and
+ * `url.path` is the path the request log shows (a credential in a path, the inbound media links' token, is never
+ * written: core/http/request-context.ts loggedPath). No-op unless tracing runs in this process.
+ */
 export function traceServerRequests(server: Server): void {
   if (!tracingStarted()) return;
   const listeners = server.listeners('request') as RequestListener[];
@@ -53,7 +53,7 @@ export function traceServerRequests(server: Server): void {
     if (!span.isRecording()) {
       // Left out: no span in the context at all (not even the caller's remote one, which the instrumentations would
       // take for a parent), only the trace id, for the synchronous part of the request; a handler that wants it past
-      // the body's stream events binds its own callback (the receiver's fast path does, tracingContinues below).
+      // the body's stream events binds its own callback (the receiver's fast path does: tracingContinues).
       context.with(withUnsampled(ROOT_CONTEXT, span), handle);
       return;
     }
