@@ -1,6 +1,5 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
-import { loggedPath } from '../http/request-context.js';
 import { tracingStarted } from './tracing-state.js';
 import { withUnsampled } from './unsampled.js';
 
@@ -35,9 +34,13 @@ export function tracingContinues<A extends unknown[], R>(callback: (...args: A) 
  *
  * The span is named `METHOD route` once the route is known (Express's matched pattern, or the fast path's), and
  * `url.path` is the path the request log shows (a credential in a path, the inbound media links' token, is never
- * written: core/http/request-context.ts loggedPath). No-op unless tracing runs in this process.
+ * written: the caller's `loggedPath`). No-op unless tracing runs in this process.
  */
-export function traceServerRequests(server: Server): void {
+export function traceServerRequests(
+  server: Server,
+  /** The path as the request log shows it (core/http/request-context.ts loggedPath), given by the caller. */
+  loggedPath: (url: string | undefined, pattern: unknown) => string,
+): void {
   if (!tracingStarted()) return;
   const listeners = server.listeners('request') as RequestListener[];
   server.removeAllListeners('request');
@@ -58,7 +61,7 @@ export function traceServerRequests(server: Server): void {
       return;
     }
     const ctx = trace.setSpan(parent, span);
-    endWithResponse(span, req, res);
+    endWithResponse(span, req, res, loggedPath);
     // The request's stream events fire in the connection's context: bound, so that the handlers they call (the body
     // parsers, the receiver's commit) run in the request's span.
     context.bind(ctx, req);
@@ -67,7 +70,12 @@ export function traceServerRequests(server: Server): void {
   });
 }
 
-function endWithResponse(span: Span, req: IncomingMessage, res: ServerResponse): void {
+function endWithResponse(
+  span: Span,
+  req: IncomingMessage,
+  res: ServerResponse,
+  loggedPath: (url: string | undefined, pattern: unknown) => string,
+): void {
   span.setAttributes({
     'http.request.method': req.method ?? 'GET',
     'url.scheme': 'http',
