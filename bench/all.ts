@@ -545,8 +545,9 @@ const SEND_REFERENCE = '(b) durable-send reference';
  * p99 ≤ 2×).
  */
 function referenceRatios(rows: Row[]): string[] {
+  // A phase's name may carry a note after it ("saturation (34.0 rows per INSERT)").
   const find = (target: (t: string) => boolean, phase: string) =>
-    rows.find((r) => target(r.target) && r.phase === phase);
+    rows.find((r) => target(r.target) && (r.phase === phase || r.phase.startsWith(`${phase} (`)));
   const pairs = [
     {
       what: 'single-status ingest against the reference receiver (2 ms window)',
