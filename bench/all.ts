@@ -29,6 +29,8 @@
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
 //                     (skip parts: hello, reference, ingest, batch, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
 //                     (per-request latencies of each paced phase, one CSV each), BENCH_GC_LOG=dir (GCs ≥ 5 ms of the app processes)
+//                     BENCH_PROFILE=1 (PostgreSQL with pg_stat_statements: every measured window prints its statements'
+//                     and Redis's commands' time per operation, and the result file keeps them: bench/lib/db-profile.ts)
 import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,6 +40,7 @@ import { HOUSEKEEPING_FIRST_AFTER_MS } from '../src/worker/worker-schedules.js';
 import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
+import { formatProfile, type DbProfile } from './lib/db-profile.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
 import { createKey, type ConnectedAccount } from '../test/utils/factories.js';
 import { startDurableSendReference, type ReferenceKeyPair } from './lib/durable-send-reference.js';
@@ -92,6 +95,8 @@ interface Row {
   idleCores: number;
   loadAvg1: number;
   at: string;
+  /** BENCH_PROFILE=1: PostgreSQL's statements and Redis's commands per operation (bench/lib/db-profile.ts). */
+  profile?: DbProfile;
 }
 
 function loadAvg(): number[] {
@@ -179,6 +184,7 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
       ? undefined
       : `stored ${p.processing.deliveriesStored}/${p.posts} deliveries, ${p.processing.eventsProcessed}/${p.expected.events} events processed${p.pending ? `, ${p.pending} pending` : ''}${p.messagesExact ? '' : ', message statuses differ'}`,
     ...commonFields(p.load, c),
+    ...(p.profile ? { profile: p.profile } : {}),
     ...extra,
   };
 }
@@ -255,12 +261,15 @@ async function referencePhase(
   const before = await maxDeliveryId(stack.db);
   const statsBefore = await refStats(url);
   const meter = new CpuMeter(() => stack.cpuLabels());
+  await stack.profiler?.begin();
   meter.begin();
   const s = rate
     ? await paced(label, { url, connections: FIXED_CONNECTIONS, amount: deliveries, rate, requests })
     : await load(label, { url, connections: Math.min(CONNECTIONS, deliveries), amount: deliveries, requests });
   const cpu = meter.end();
   console.log(formatCpu(cpu));
+  const profile = await stack.profiler?.end(label, s.ok2xx);
+  if (profile) console.log(formatProfile(profile));
   if (issued() !== deliveries)
     throw new Error(`the load generator built ${issued()} requests for ${deliveries} deliveries`);
   const statsAfter = await refStats(url);
@@ -283,6 +292,7 @@ async function referencePhase(
     `  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}; ${inserts} INSERTs, ${fmt(rowsPerInsert, 1)} rows per INSERT (max ${statsAfter.maxRows} so far)`,
   );
   return rowFromLoad(target, `${phase} (${fmt(rowsPerInsert, 1)} rows per INSERT)`, s, cpu, server, {
+    ...(profile ? { profile } : {}),
     posted: deliveries,
     lost,
     duplicated,
@@ -481,11 +491,14 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const since = (await stack.db.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   const warm = await load('send warm-up', { url, connections: 16, amount: 1500, requests });
   const meter = new CpuMeter(() => stack.cpuLabels());
+  await stack.profiler?.begin();
   meter.begin();
   const sat = await load('send saturation', { url, connections: CONNECTIONS, duration: SEND_S, requests });
   const satCpu = meter.end();
   console.log(formatCpu(satCpu));
-  const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api');
+  const satProfile = await stack.profiler?.end('send saturation', sat.ok2xx);
+  if (satProfile) console.log(formatProfile(satProfile));
+  const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api', satProfile ? { profile: satProfile } : {});
   await settle(stack, `send at ${SEND_RATE}/s`);
   meter.begin();
   const fixed = await paced(`send ${SEND_RATE}/s`, {
@@ -520,6 +533,7 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   await settle(stack, 'the durable-send reference');
   const refUrl = await startDurableSendReference(stack, keyPairs);
   await load('durable-send reference warm-up', { url: refUrl, connections: 16, amount: 1500, requests });
+  await stack.profiler?.begin();
   meter.begin();
   const ref = await load('durable-send reference saturation', {
     url: refUrl,
@@ -529,7 +543,16 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   });
   const refCpu = meter.end();
   console.log(formatCpu(refCpu));
-  const refRow = rowFromLoad(SEND_REFERENCE, 'saturation', ref, refCpu, 'ref-send');
+  const refProfile = await stack.profiler?.end('durable-send reference saturation', ref.ok2xx);
+  if (refProfile) console.log(formatProfile(refProfile));
+  const refRow = rowFromLoad(
+    SEND_REFERENCE,
+    'saturation',
+    ref,
+    refCpu,
+    'ref-send',
+    refProfile ? { profile: refProfile } : {},
+  );
   refRow.countsNote = 'the reference: not counted';
   return [satRow, fixedRow, refRow];
 }
