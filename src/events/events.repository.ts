@@ -79,7 +79,7 @@ export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
 
 /**
  * The events insert's columns, once (core/db/column-map.ts): each with its field in the JSON rows (EventRow) and its
- * type, or the key of the value the statement gives (the lean encodings of RAW_FIELDS, created_at).
+ * type, or the key of the value the statement gives (the lean encodings of ENCODED_FIELDS, created_at).
  */
 export const EVENT_INSERT = columnMap('events', {
   delivery_id: ['deliveryId', 'bigint'],
@@ -106,7 +106,7 @@ export const EVENT_INSERT = columnMap('events', {
 });
 
 /** The JSON rows' fields the statement encodes itself (the lean columns, with the migration's SQL functions). */
-const RAW_FIELDS = { eventType: 'text', kind: 'text', title: 'text', status: 'text', raw: 'jsonb' } as const;
+const ENCODED_FIELDS = { eventType: 'text', kind: 'text', title: 'text', status: 'text', raw: 'jsonb' } as const;
 
 /**
  * Part 2: one statement per chunk; an item is stored unless its key is stored in the last EVENTS_DEDUPE_WINDOW_DAYS (8; in
@@ -121,7 +121,7 @@ export const insertEvents = prepared('insert_events', (db, p: { rows: string; at
     .columns(EVENT_INSERT.columns)
     .expression(
       db
-        .selectFrom(EVENT_INSERT.records('d', p.rows, RAW_FIELDS))
+        .selectFrom(EVENT_INSERT.records('d', p.rows, ENCODED_FIELDS))
         .distinctOn('d.dedupeHash')
         .select((eb) => {
           const typeCode = eb.fn<number>('events_type_code', ['d.eventType']);
