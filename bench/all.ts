@@ -7,7 +7,12 @@
 //                             the commit; also with the window off (one commit per request)
 //   (c) the service           POST /webhooks/whatsapp (1 API + 1 worker): acked/s, ack latency, time until all
 //                             processed, exact counts; batches of 100 statuses (events/s processed)
-//   send                      POST /messages across BENCH_KEYS key pairs against the simulator (instant upstream)
+//   send                      POST /messages across BENCH_KEYS key pairs against the simulator (instant upstream),
+//                             then the durable-send reference (bench/reference/durable-send.mjs: key check from
+//                             memory, pacing slot, INSERT pending, the call upstream, UPDATE sent) with the same requests
+//
+// The summary ends with each ratio against its reference (issue 40: ingest ≥ 75 % of the 2 ms window, sends ≥ 70 % of
+// the durable-send reference, p99s within 2×).
 //
 // Order: PostgreSQL/Redis/simulator start; (a) and (b) run while no API or worker process exists (so they compete
 // with nothing of the service, and the worker's sweeper never sees the reference's rows, which are deleted after
@@ -22,8 +27,10 @@
 //                     BENCH_REF_WINDOWS=2,0 (reference modes, ms; "2" alone skips window 0), BENCH_REF_MAX_ROWS=500,
 //                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
-//                     (skip parts), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
+//                     (skip parts: hello, reference, ingest, batch, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
 //                     (per-request latencies of each paced phase, one CSV each), BENCH_GC_LOG=dir (GCs ≥ 5 ms of the app processes)
+//                     BENCH_PROFILE=1 (PostgreSQL with pg_stat_statements: every measured window prints its statements'
+//                     and Redis's commands' time per operation, and the result file keeps them: bench/lib/db-profile.ts)
 import type { RequestSpec } from 'autocannon';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,8 +40,10 @@ import { HOUSEKEEPING_FIRST_AFTER_MS } from '../src/worker/worker-schedules.js';
 import { CpuMeter, formatCpu, waitUntilQuiet, type CpuUsage } from './lib/cpu.js';
 import { ingestPhase, sized, type PhaseResult } from './lib/ingest.js';
 import { paced, type PacedSummary } from './lib/paced.js';
+import { formatProfile, type DbProfile } from './lib/db-profile.js';
 import { fmt, load, machine, printMachine, writeResult, type LoadSummary } from './lib/report.js';
-import { createKey, type TenantAccount } from '../test/utils/factories.js';
+import { createKey, type ConnectedAccount } from '../test/utils/factories.js';
+import { startDurableSendReference, type ReferenceKeyPair } from './lib/durable-send-reference.js';
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
 
@@ -86,6 +95,8 @@ interface Row {
   idleCores: number;
   loadAvg1: number;
   at: string;
+  /** BENCH_PROFILE=1: PostgreSQL's statements and Redis's commands per operation (bench/lib/db-profile.ts). */
+  profile?: DbProfile;
 }
 
 function loadAvg(): number[] {
@@ -173,6 +184,7 @@ function rowFromPhase(target: string, phase: string, p: PhaseResult, extra: Part
       ? undefined
       : `stored ${p.processing.deliveriesStored}/${p.posts} deliveries, ${p.processing.eventsProcessed}/${p.expected.events} events processed${p.pending ? `, ${p.pending} pending` : ''}${p.messagesExact ? '' : ', message statuses differ'}`,
     ...commonFields(p.load, c),
+    ...(p.profile ? { profile: p.profile } : {}),
     ...extra,
   };
 }
@@ -249,12 +261,15 @@ async function referencePhase(
   const before = await maxDeliveryId(stack.db);
   const statsBefore = await refStats(url);
   const meter = new CpuMeter(() => stack.cpuLabels());
+  await stack.profiler?.begin();
   meter.begin();
   const s = rate
     ? await paced(label, { url, connections: FIXED_CONNECTIONS, amount: deliveries, rate, requests })
     : await load(label, { url, connections: Math.min(CONNECTIONS, deliveries), amount: deliveries, requests });
   const cpu = meter.end();
   console.log(formatCpu(cpu));
+  const profile = await stack.profiler?.end(label, s.ok2xx);
+  if (profile) console.log(formatProfile(profile));
   if (issued() !== deliveries)
     throw new Error(`the load generator built ${issued()} requests for ${deliveries} deliveries`);
   const statsAfter = await refStats(url);
@@ -277,6 +292,7 @@ async function referencePhase(
     `  ${label}: ${deliveries} distinct deliveries posted, ${s.ok2xx} acked, ${stored} rows stored (${distinct} distinct); lost ${lost}, duplicated ${duplicated}${unacked ? `, stored but not acked ${unacked}` : ''}; ${inserts} INSERTs, ${fmt(rowsPerInsert, 1)} rows per INSERT (max ${statsAfter.maxRows} so far)`,
   );
   return rowFromLoad(target, `${phase} (${fmt(rowsPerInsert, 1)} rows per INSERT)`, s, cpu, server, {
+    ...(profile ? { profile } : {}),
     posted: deliveries,
     lost,
     duplicated,
@@ -430,13 +446,20 @@ async function settle(stack: Stack, before: string): Promise<void> {
 
 async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   // Key pairs spread over SEND_ACCOUNTS business accounts (each its own simulator account and number).
-  const accounts: TenantAccount[] = [tenant.account];
+  const accounts: ConnectedAccount[] = [tenant.account];
   while (accounts.length < SEND_ACCOUNTS) accounts.push(await stack.addAccount(tenant.operator));
   const keys: { headers: Record<string, string>; phoneNumberId: string }[] = [];
+  const keyPairs: ReferenceKeyPair[] = [];
   for (let i = 0; i < KEYS; i++) {
     const acc = accounts[i % accounts.length]!;
     const k = i === 0 ? tenant.key : await createKey(stack.api, tenant.operator, acc.wabaId, `bench-${i}`);
     keys.push({ headers: { 'content-type': 'application/json', ...k.headers }, phoneNumberId: acc.phoneNumberId });
+    keyPairs.push({
+      accessKey: k.accessKey,
+      secretKey: k.secretKey,
+      businessAccountId: acc.businessAccountId,
+      accessToken: acc.accessToken,
+    });
   }
   log(`send: ${KEYS} key pairs over ${accounts.length} business account(s)`);
   // Recipients 447700000000…447700099999 (none of the simulator's special numbers); keys in turn.
@@ -468,11 +491,14 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   const since = (await stack.db.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
   const warm = await load('send warm-up', { url, connections: 16, amount: 1500, requests });
   const meter = new CpuMeter(() => stack.cpuLabels());
+  await stack.profiler?.begin();
   meter.begin();
   const sat = await load('send saturation', { url, connections: CONNECTIONS, duration: SEND_S, requests });
   const satCpu = meter.end();
   console.log(formatCpu(satCpu));
-  const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api');
+  const satProfile = await stack.profiler?.end('send saturation', sat.ok2xx);
+  if (satProfile) console.log(formatProfile(satProfile));
+  const satRow = rowFromLoad(target, 'saturation', sat, satCpu, 'api', satProfile ? { profile: satProfile } : {});
   await settle(stack, `send at ${SEND_RATE}/s`);
   meter.begin();
   const fixed = await paced(`send ${SEND_RATE}/s`, {
@@ -502,11 +528,74 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
     row.exact = sent >= acked && row.non2xx === 0 && row.errors === 0;
     row.countsNote = row.exact ? undefined : `${row.non2xx} non-2xx, ${row.errors} errors; ${note}`;
   }
-  return [satRow, fixedRow];
+  if (SKIP.has('send-reference')) return [satRow, fixedRow];
+  // The durable-send reference with the same requests and key pairs, after the counts (its rows are not the service's).
+  await settle(stack, 'the durable-send reference');
+  const refUrl = await startDurableSendReference(stack, keyPairs);
+  await load('durable-send reference warm-up', { url: refUrl, connections: 16, amount: 1500, requests });
+  await stack.profiler?.begin();
+  meter.begin();
+  const ref = await load('durable-send reference saturation', {
+    url: refUrl,
+    connections: CONNECTIONS,
+    duration: SEND_S,
+    requests,
+  });
+  const refCpu = meter.end();
+  console.log(formatCpu(refCpu));
+  const refProfile = await stack.profiler?.end('durable-send reference saturation', ref.ok2xx);
+  if (refProfile) console.log(formatProfile(refProfile));
+  const refRow = rowFromLoad(
+    SEND_REFERENCE,
+    'saturation',
+    ref,
+    refCpu,
+    'ref-send',
+    refProfile ? { profile: refProfile } : {},
+  );
+  refRow.countsNote = 'the reference: not counted';
+  return [satRow, fixedRow, refRow];
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // the summary
+
+const SEND_REFERENCE = '(b) durable-send reference';
+
+/**
+ * Each of the service's rates against its reference in this run (issue 40's targets): single-status ingest against
+ * the group-commit receiver's 2 ms window (≥ 75 %, ack p99 ≤ 2×), sends against the durable-send reference (≥ 70 %,
+ * p99 ≤ 2×).
+ */
+function referenceRatios(rows: Row[]): string[] {
+  // A phase's name may carry a note after it ("saturation (34.0 rows per INSERT)").
+  const find = (target: (t: string) => boolean, phase: string) =>
+    rows.find((r) => target(r.target) && (r.phase === phase || r.phase.startsWith(`${phase} (`)));
+  const pairs = [
+    {
+      what: 'single-status ingest against the reference receiver (2 ms window)',
+      ours: find((t) => t.startsWith('(c) service'), 'saturation, 1 status'),
+      ref: find((t) => t === '(b) reference, 2 ms window', 'saturation'),
+      target: 0.75,
+    },
+    {
+      what: 'sends against the durable-send reference',
+      ours: find((t) => t.startsWith('send,'), 'saturation'),
+      ref: find((t) => t === SEND_REFERENCE, 'saturation'),
+      target: 0.7,
+    },
+  ];
+  const lines = ['Against the references (issue 40):'];
+  for (const { what, ours, ref, target } of pairs) {
+    if (!ours || !ref) continue;
+    const share = ours.rate / ref.rate;
+    const met = share >= target && ours.p99 <= 2 * ref.p99;
+    lines.push(
+      `- ${what}: ${fmt(share * 100, 1)} % (${int(ours.rate)} of ${int(ref.rate)}/s; target ≥ ${target * 100} %), p99 ${ms(ours.p99)} vs ${ms(ref.p99)} ms (target ≤ 2×): ${met ? 'met' : 'MISSED'}`,
+    );
+  }
+  return lines.length > 1 ? lines : [];
+}
 
 const int = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
 const ms = (v: number) => (Number.isFinite(v) ? (v >= 10 ? v.toFixed(1) : v.toFixed(2)) : '–');
@@ -600,6 +689,7 @@ await runBench(
           '.',
       );
     }
+    lines.push('', ...referenceRatios(rows));
     const summary = lines.join('\n');
     console.log(`\n================ summary ================\n${summary}\n`);
     writeResult('all', {

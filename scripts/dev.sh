@@ -76,7 +76,13 @@ if [ "$SCALED" = 1 ]; then
 fi
 # Inbound media links (GET /messages/:id → media.url) point at this API unless told otherwise.
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://127.0.0.1:$PORT}"
-if [ "$SCALED" = 1 ]; then start_services --scaled; else start_services; fi
+if [ "$SCALED" = 1 ]; then
+  # Before the engines start, in view: a first run on a machine builds PgBouncer 1.21+ once (~40 s, more with apt).
+  [ -n "${DATABASE_URL:-}" ] || node --import tsx scripts/stack/ensure-pgbouncer.ts
+  start_services --scaled
+else
+  start_services
+fi
 apply_migrations
 # The web console is built beside the TypeScript build, so the API starts with it ready (no 503, no warning).
 # (Stopped with the rest if the TypeScript build fails meanwhile.)

@@ -65,6 +65,9 @@ cpu_busy_since() {
   [ "$t1" -gt "$t0" ] && echo "$(((b1 - b0) * 100 / (t1 - t0)))% of $(nproc) CPUs busy" || echo "CPU use unknown"
 }
 if [ "$#" -eq 0 ] && [ "${SKIP_FAULTS:-0}" != "1" ]; then
+  # Its scaled spec runs PgBouncer 1.21+ (named statements kept in transaction pooling), built once when missing.
+  say "a PgBouncer with prepared statements for the scaled spec (built once from Debian's newer source when the system's is older)…"
+  node --import tsx scripts/stack/ensure-pgbouncer.ts
   say "running the fault suite (test/faults: Redis, worker and PostgreSQL failures, duplicate storm)…"
   started=$SECONDS ticks="$(cpu_ticks)"
   set +e

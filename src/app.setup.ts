@@ -9,7 +9,7 @@ import { AppConfig } from './core/config/app-config.js';
 import type { CoreOptions } from './core/core.module.js';
 import { bodyParsers } from './core/http/body-parsers.js';
 import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
-import { requestContext } from './core/http/request-context.js';
+import { loggedPath, requestContext } from './core/http/request-context.js';
 import { securityHeaders } from './core/http/security-headers.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { Metrics } from './core/metrics/metrics.js';
@@ -17,6 +17,7 @@ import { RateLimiterService } from './core/rate-limit/rate-limiter.service.js';
 import { PinoNestLogger } from './core/logging/logger.js';
 import { HealthService } from './health/health.service.js';
 import { setupSwagger } from './swagger.js';
+import { traceServerRequests } from './core/tracing/server-spans.js';
 import { installWebhookFastPath } from './webhooks/receiver/webhook-fast-path.controller.js';
 import { signatureHeaderRefusal, WebhookReceiverService } from './webhooks/receiver/webhook-receiver.service.js';
 
@@ -57,6 +58,8 @@ export async function createApp(config: AppConfig, core: CoreOptions = {}): Prom
       securityHeaders: securityHeaders(config),
     });
   }
+  // Outermost, so that both the fast path and Express run inside the request's span (tracing on only).
+  traceServerRequests(app.getHttpServer(), loggedPath);
   // A hop count or the proxies' addresses (never "trust everything"): req.ip is what login and signup limits count.
   if (config.trustProxy !== false) app.set('trust proxy', config.trustProxy);
   app.use(requestContext(logger, metrics));

@@ -21,6 +21,7 @@ import {
 } from '../../scripts/stack/app.js';
 import { Child, freePort, sleep, waitFor } from '../../scripts/stack/process.js';
 import { startServices, stopStale, type Services } from '../../scripts/stack/services.js';
+import { DbProfiler, PROFILE_PG_SETTINGS, PROFILING, enableProfiling } from './db-profile.js';
 import {
   apiAt,
   connectOver,
@@ -122,6 +123,8 @@ export class Stack {
   simUrl = '';
   apiUrls: string[] = [];
   db!: pg.Pool;
+  /** BENCH_PROFILE=1: PostgreSQL's statements and Redis's commands per operation of a window (db-profile.ts). */
+  profiler?: DbProfiler;
   readonly apis: Child[] = [];
   readonly workers: Child[] = [];
   /** Each worker's own small port (GET /metrics, GET /health), in the order of `workers`. */
@@ -150,6 +153,7 @@ export class Stack {
     await migrate(this.databaseUrl);
     this.db = new pg.Pool({ connectionString: this.databaseUrl, max: 4 });
     this.db.on('error', () => undefined);
+    if (PROFILING) this.profiler = new DbProfiler(this.db, this.redisUrl, await enableProfiling(this.db));
     // For measuring a proposed schema change before it becomes a migration (e.g. an index): SQL run once here.
     if (process.env.BENCH_EXTRA_SQL) {
       log(`BENCH_EXTRA_SQL: ${process.env.BENCH_EXTRA_SQL}`);
@@ -172,6 +176,8 @@ export class Stack {
       fs.rmSync(this.servicesDir, { recursive: true, force: true });
     }
     const t = Date.now();
+    if (PROFILING)
+      process.env.LOCAL_PG_SETTINGS = [process.env.LOCAL_PG_SETTINGS ?? '', ...PROFILE_PG_SETTINGS].join(' ').trim();
     this.services = await startServices({ dir: this.servicesDir, dbName: 'bench', scaled: TOPOLOGY === 'scaled' });
     const scaled = this.services.scaled;
     // The bench's own statements (migrations, set-up, counts) go to PostgreSQL itself, as the scripts' do.
@@ -389,6 +395,7 @@ export class Stack {
         ]),
       ),
     );
+    await this.profiler?.close();
     await this.db?.end().catch(() => undefined);
     if (this.services) {
       await this.services.stop();

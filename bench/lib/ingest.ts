@@ -1,6 +1,7 @@
 // One webhook ingest phase, shared by bench/ingest.ts and bench/scale.ts: seed the messages, post the signed
 // deliveries (optionally each several times: a duplicate storm), wait until everything is processed, count.
 import { CpuMeter, formatCpu, type CpuUsage } from './cpu.js';
+import { formatProfile, type DbProfile } from './db-profile.js';
 import { paced } from './paced.js';
 import { fmt, load, type LoadSummary } from './report.js';
 import { log, type Stack, type Tenant } from './bench.js';
@@ -43,6 +44,8 @@ export interface PhaseResult {
   exact: boolean;
   cpuLoad: CpuUsage | null;
   cpuProcessing: CpuUsage | null;
+  /** BENCH_PROFILE=1: PostgreSQL's statements and Redis's commands per acknowledged delivery, load and processing. */
+  profile?: DbProfile;
   /** Distinct events processed per second, from the start of the load until the last one was processed. */
   processedPerSecond: number | null;
 }
@@ -95,6 +98,7 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   );
 
   const meter = new CpuMeter(() => stack.cpuLabels());
+  await stack.profiler?.begin();
   meter.begin();
   // A fixed rate is paced evenly by our own generator (autocannon's overallRate sends it in bursts, see paced.ts).
   const result = o.rate
@@ -127,6 +131,9 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
     limitMs: o.processLimitMs,
   });
   const cpuProcessing = meter.end();
+  // The load and the processing after it: everything the deliveries cost.
+  const profile = await stack.profiler?.end(`${o.label} (load and processing)`, result.ok2xx);
+  if (profile) console.log(formatProfile(profile));
   const processedRate =
     processing.allProcessedAfterS === null ? null : plan.events / (result.durationS + processing.allProcessedAfterS);
   const messageStatuses = await plan.messageStatuses(stack.db, tenant.account.businessAccountId);
@@ -173,6 +180,7 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
     exact,
     cpuLoad,
     cpuProcessing,
+    ...(profile ? { profile } : {}),
     processedPerSecond: processedRate,
   };
 }

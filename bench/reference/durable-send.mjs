@@ -2,8 +2,8 @@
 // durable send on this machine, against the same PostgreSQL, Redis and upstream (the simulator) as the service. Not
 // part of the service; nothing imports it.
 //
-// Per POST /messages (the bench's template body): parse the JSON; check the key pair against the one pair held in
-// memory (SHA-256 of the secret, timingSafeEqual; 401 otherwise); take a pacing slot (one Redis round trip: a Lua
+// Per POST /messages (the bench's template body): parse the JSON; check the key pair against the pairs held in
+// memory (by access key; SHA-256 of the secret, timingSafeEqual; 401 otherwise), which names the business account; take a pacing slot (one Redis round trip: a Lua
 // INCR of the number's current second with its expiry; a full second waits for the next, up to 5 s, then 429); INSERT the message as `pending`
 // (RETURNING id: its own implicit transaction, so one commit before the call; every statement named, i.e. prepared
 // once per connection, as the service's are); POST the template to the upstream
@@ -11,8 +11,9 @@
 // Meta's wamid (one more commit); answer 200 with the id, status and wamid. An upstream error → the row `failed`
 // and 502.
 //
-// Env: PORT, DATABASE_URL, REDIS_URL, UPSTREAM_BASE_URL, ACCESS_TOKEN, ACCESS_KEY, SECRET_KEY, BUSINESS_ACCOUNT_ID,
-// POOL (default 10), PACE_PER_SECOND (default 1000). GET /stats: requests, sent, failed, rejected.
+// Env: PORT, DATABASE_URL, REDIS_URL, UPSTREAM_BASE_URL, KEY_PAIRS (JSON: [{accessKey, secretKey, businessAccountId,
+// accessToken}], the bench's tenants: the account a key reaches and its token at Meta), POOL (default 10), PACE_PER_SECOND (default 1000).
+// GET /stats: requests, sent, failed, rejected.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { Redis } from 'ioredis';
@@ -28,10 +29,17 @@ const env = (name) => {
 };
 const PORT = Number(env('PORT'));
 const UPSTREAM = env('UPSTREAM_BASE_URL').replace(/\/$/, '');
-const TOKEN = env('ACCESS_TOKEN');
-const ACCESS_KEY = env('ACCESS_KEY');
-const SECRET_HASH = createHash('sha256').update(env('SECRET_KEY')).digest();
-const ACCOUNT = env('BUSINESS_ACCOUNT_ID');
+/** access key → the SHA-256 of its secret, its business account and the account's token at Meta. */
+const KEYS = new Map(
+  JSON.parse(env('KEY_PAIRS')).map((k) => [
+    k.accessKey,
+    {
+      secretHash: createHash('sha256').update(k.secretKey).digest(),
+      account: k.businessAccountId,
+      token: k.accessToken,
+    },
+  ]),
+);
 const PACE = Number(process.env.PACE_PER_SECOND ?? 1000);
 
 const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: Number(process.env.POOL ?? 10) });
@@ -50,15 +58,16 @@ function answer(res, status, body) {
   res.end(bytes);
 }
 
-function keyPairOk(req) {
-  const access = req.headers['x-access-key'];
+/** The business account of the request's key pair ({account, token}), or undefined. */
+function accountOf(req) {
+  const key = KEYS.get(req.headers['x-access-key']);
   const secret = req.headers['x-secret-key'];
-  if (access !== ACCESS_KEY || typeof secret !== 'string') return false;
-  return timingSafeEqual(createHash('sha256').update(secret).digest(), SECRET_HASH);
+  if (!key || typeof secret !== 'string') return undefined;
+  return timingSafeEqual(createHash('sha256').update(secret).digest(), key.secretHash) ? key : undefined;
 }
 
 /** POSTs Meta's template payload; resolves Meta's wamid or rejects with its error. */
-function callUpstream(phoneNumberId, payload) {
+function callUpstream(token, phoneNumberId, payload) {
   const body = Buffer.from(JSON.stringify(payload));
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -67,7 +76,7 @@ function callUpstream(phoneNumberId, payload) {
         method: 'POST',
         agent,
         headers: {
-          authorization: `Bearer ${TOKEN}`,
+          authorization: `Bearer ${token}`,
           'content-type': 'application/json',
           'content-length': body.length,
         },
@@ -92,7 +101,7 @@ function callUpstream(phoneNumberId, payload) {
   });
 }
 
-async function send(body, res) {
+async function send(account, body, res) {
   const { phoneNumberId, to, templateName, templateLanguage } = body;
   if (typeof phoneNumberId !== 'string' || typeof to !== 'string' || typeof templateName !== 'string')
     return answer(res, 422, { statusCode: 422, message: 'phoneNumberId, to and templateName are required' });
@@ -114,11 +123,23 @@ async function send(body, res) {
     text: `INSERT INTO messages (business_account_id, phone_number_id, "to", type, template_name, template_language, content,
        status, accepted_at, updated_at)
      VALUES ($1, $2, $3, 'template', $4, $5, $6, 'pending', now(), now()) RETURNING id`,
-    values: [ACCOUNT, phoneNumberId, to, templateName, template.language.code, JSON.stringify({ components: [] })],
+    values: [
+      account.account,
+      phoneNumberId,
+      to,
+      templateName,
+      template.language.code,
+      JSON.stringify({ components: [] }),
+    ],
   });
   const id = inserted.rows[0].id;
   try {
-    const wamid = await callUpstream(phoneNumberId, { messaging_product: 'whatsapp', to, type: 'template', template });
+    const wamid = await callUpstream(account.token, phoneNumberId, {
+      messaging_product: 'whatsapp',
+      to,
+      type: 'template',
+      template,
+    });
     await pool.query({
       name: 'ref_mark_sent',
       text: `UPDATE messages SET status = 'sent', upstream_message_id = $2, sent_at = now(), updated_at = now() WHERE id = $1`,
@@ -142,7 +163,8 @@ const server = http.createServer((req, res) => {
   if (req.method !== 'POST' || req.url !== '/messages')
     return answer(res, 404, { statusCode: 404, message: 'Not Found' });
   stats.requests++;
-  if (!keyPairOk(req)) return answer(res, 401, { statusCode: 401, message: 'Unauthorized' });
+  const account = accountOf(req);
+  if (!account) return answer(res, 401, { statusCode: 401, message: 'Unauthorized' });
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -152,7 +174,7 @@ const server = http.createServer((req, res) => {
     } catch {
       return answer(res, 400, { statusCode: 400, message: 'body is not JSON' });
     }
-    send(body, res).catch((err) => {
+    send(account, body, res).catch((err) => {
       stats.failed++;
       answer(res, 503, { statusCode: 503, message: err instanceof Error ? err.message : String(err) });
     });

@@ -1,5 +1,8 @@
-// A private PgBouncer (Debian's, installed with apt-get when missing and we are root) in transaction pooling in
-// front of one PostgreSQL, as managed PostgreSQL is fronted: for `./scripts/dev.sh --scaled` and the scaled suite.
+// A private PgBouncer in transaction pooling in front of one PostgreSQL, as managed PostgreSQL is fronted: for
+// `./scripts/dev.sh --scaled`, the scaled suite and the pooler test. With `preparedStatements`, a 1.21+ one keeping
+// named statements across transactions (`max_prepared_statements`: built once from Debian's newer source when the
+// system has none, pgbouncer-build.ts); otherwise, or when that cannot be had, Debian's (installed with apt-get when
+// missing and we are root), which needs DATABASE_PREPARED_STATEMENTS=unnamed.
 // PgBouncer refuses to run as root, so as root it runs as the `postgres` user (the package creates it) or `nobody`;
 // its config goes to the state directory (readable by that user), its output to pgbouncer.log.
 import { spawnSync } from 'node:child_process';
@@ -7,6 +10,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { StackError, allPids, isAlive, killAndWait, procCmdline } from './process.js';
+import { keepsPreparedStatements, pgBouncerVersion, pgBouncerWithPreparedStatements } from './pgbouncer-build.js';
 import { findExecutable } from './redis.js';
 import { PrivateService } from './service.js';
 import { readPidFile, removePidFile } from './state.js';
@@ -21,12 +25,16 @@ export interface PgBouncerOptions {
   upstreamUrl: string;
   /** Server connections per database and user (default 20). */
   poolSize?: number;
+  /** Wants a PgBouncer 1.21+ with prepared statements in transaction pooling (see `keepsPrepared` after start). */
+  preparedStatements?: boolean;
   port?: number;
   log?: Log;
 }
 
 export class PgBouncer extends PrivateService {
   version = '';
+  /** This PgBouncer keeps named statements across transactions (1.21+, max_prepared_statements set). */
+  keepsPrepared = false;
   readonly logFile: string;
   private readonly confDir: string;
   private readonly log: Log;
@@ -49,9 +57,12 @@ export class PgBouncer extends PrivateService {
 
   async start(): Promise<void> {
     await this.checkRequestedPort();
-    const bin = findExecutable('pgbouncer') ?? installPgBouncer(this.log);
-    this.version ||=
-      /PgBouncer (\S+)/.exec(spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout ?? '')?.[1] ?? '?';
+    const bin =
+      (this.o.preparedStatements ? await pgBouncerWithPreparedStatements(this.log) : undefined) ??
+      findExecutable('pgbouncer') ??
+      installPgBouncer(this.log);
+    this.version = pgBouncerVersion(bin);
+    this.keepsPrepared = Boolean(this.o.preparedStatements) && keepsPreparedStatements(this.version);
     fs.mkdirSync(this.confDir, { recursive: true, mode: 0o755 });
     const asUser = process.getuid?.() === 0 ? ['-u', userExists('postgres') ? 'postgres' : 'nobody'] : [];
     await this.attempts((port) => {
@@ -73,8 +84,10 @@ export class PgBouncer extends PrivateService {
     const password = decodeURIComponent(u.password);
     return [
       '[databases]',
-      // Every database of the upstream server, under its own name.
-      `* = host=${u.hostname} port=${u.port || 5432} user=${user} password=${password}`,
+      // Every database of the upstream server, under its own name. With named statements, their plans as the
+      // service asks for them on its direct connections (`-c plan_cache_mode=force_generic_plan`, which a pooler
+      // accepts in the startup options but cannot pass on: not a parameter PostgreSQL reports).
+      `* = host=${u.hostname} port=${u.port || 5432} user=${user} password=${password}${this.keepsPrepared ? " connect_query='SET plan_cache_mode = force_generic_plan'" : ''}`,
       '[pgbouncer]',
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
@@ -85,6 +98,12 @@ export class PgBouncer extends PrivateService {
       'max_client_conn = 1000',
       // node-postgres sends it; PgBouncer would refuse the connection otherwise.
       'ignore_startup_parameters = extra_float_digits',
+      // Named statements of the clients, prepared again on whichever server connection runs them (1.21+).
+      // The service's named mode sends `-c plan_cache_mode=…` in the startup options; a 1.20+ pooler accepts a parameter
+      // there only when it tracks it (applied by connect_query above).
+      ...(this.keepsPrepared
+        ? ['max_prepared_statements = 500', 'track_extra_parameters = IntervalStyle, plan_cache_mode']
+        : []),
       'server_reset_query =',
       // One line per client login: the proof, in pgbouncer.log, that a client went through the pooler.
       'log_connections = 1',

@@ -3,9 +3,13 @@
 // A send must be one trace from POST /messages to the call to Meta (the simulator); a status webhook one trace from
 // its POST to the worker's statements; a process with tracing turned off must export nothing.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import { signedDelivery } from '../../simulator/payloads/signature.js';
+import { statusItem, statusesWebhook } from '../../simulator/payloads/webhooks.js';
 import { startSimulator, type SimulatorHandle } from '../../simulator/simulator.js';
 import { startApi, startWorker, type Served } from '../../scripts/stack/app.js';
 import {
@@ -43,6 +47,7 @@ let silentReceiver: OtlpReceiver;
 let api: Served;
 let worker: Served;
 let untracedApi: Served;
+let sampledOutApi: Served;
 
 async function onboardThrough(url: string, name: string): Promise<OnboardedTenant> {
   const client = apiAt(url);
@@ -83,16 +88,24 @@ beforeAll(async () => {
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_BSP_SCHEDULE_DELAY: '200',
   };
-  [api, worker, untracedApi] = await Promise.all([
+  // Samples no request of its own (a caller's sampled traceparent still is): the worker, above, samples everything.
+  const sampledOut = {
+    ...traced,
+    OTEL_SERVICE_NAME: 'bmapi-api-sampled-out',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0',
+  };
+  [api, worker, untracedApi, sampledOutApi] = await Promise.all([
     startApi({ name: 'api', logDir: dir, env: traced }),
     startWorker({ name: 'worker', logDir: dir, env: { ...traced, WORKER_METRICS_PORT: '0' } }),
     startApi({ name: 'api-untraced', logDir: dir, env: untraced }),
+    startApi({ name: 'api-sampled-out', logDir: dir, env: sampledOut }),
   ]);
   sim.setWebhookUrl(`${api.url}/webhooks/whatsapp`);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.allSettled([api, worker, untracedApi].map((s) => s?.proc.stop()));
+  await Promise.allSettled([api, worker, untracedApi, sampledOutApi].map((s) => s?.proc.stop()));
   await Promise.allSettled([sim?.close(), receiver?.close(), silentReceiver?.close()]);
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 }, 60_000);
@@ -225,6 +238,114 @@ describe('Tracing on: a campaign run', () => {
       { timeoutMs: 60_000, done: (found) => found.length >= recipients.length, what: "the run's calls to Meta" },
     );
     expect(calls.length).toBeGreaterThanOrEqual(recipients.length);
+  });
+});
+
+/** The queue job ids (`batch-<batchId>`) of the deliveries stored for one business account. */
+async function batchJobsOf(wabaId: string): Promise<string[]> {
+  const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ batch_id: string }>(
+      'SELECT DISTINCT batch_id FROM webhook_deliveries WHERE $1 = ANY(waba_ids) AND batch_id IS NOT NULL',
+      [wabaId],
+    );
+    return rows.map((r) => `batch-${r.batch_id}`);
+  } finally {
+    await db.end();
+  }
+}
+
+describe('Tracing on, a sampler that leaves requests out (OTEL_TRACES_SAMPLER=parentbased_traceidratio)', () => {
+  const traceId = () => randomBytes(16).toString('hex');
+  const spanId = () => randomBytes(8).toString('hex');
+  let tenant: OnboardedTenant;
+
+  beforeAll(async () => {
+    tenant = await onboardThrough(sampledOutApi.url, 'Sampled Org');
+  });
+
+  it("records nothing of a request it leaves out: not its statements, not its call to Meta, not the worker's job it queued", async () => {
+    const before = receiver.spans.length;
+    const res = await sendThrough(sampledOutApi.url, tenant);
+    expect(res.status).toBe(200);
+    const sent = ((await res.json()) as { data: { id: string; upstreamMessageId: string } }).data;
+    // A status for that message, posted to the same API under a caller's trace it was told not to sample (flags 00).
+    const left = traceId();
+    const delivery = signedDelivery(
+      statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, [
+        statusItem(sent.upstreamMessageId, 'delivered', Math.floor(Date.now() / 1000)),
+      ]),
+      APP_SECRET,
+    );
+    const hook = await fetch(`${sampledOutApi.url}/webhooks/whatsapp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': delivery.signature,
+        traceparent: `00-${left}-${spanId()}-00`,
+      },
+      body: delivery.body,
+    });
+    expect(hook.status).toBe(200);
+    // The worker (which samples every trace of its own) applied the status, yet follows the request's decision.
+    await eventually(
+      async () => {
+        const got = await fetch(`${sampledOutApi.url}/messages/${sent.id}`, { headers: tenant.key.headers });
+        return ((await got.json()) as { data?: { status?: string } }).data?.status === 'delivered';
+      },
+      { timeoutMs: 30_000 },
+    );
+    // Past several export intervals (200 ms) of both processes.
+    await new Promise((r) => setTimeout(r, 1500));
+    const since = receiver.spans.slice(before);
+    expect(since.filter((s) => s.service === 'bmapi-api-sampled-out')).toEqual([]);
+    expect(since.filter((s) => s.traceId === left)).toEqual([]);
+    // The jobs of this account's deliveries only: every file's worker sweeps the one database, so a delivery another
+    // file's receiver stored and left unqueued may be given a job (with no trace of its own) by this worker.
+    const jobs = await batchJobsOf(tenant.account.wabaId);
+    expect(jobs.length).toBeGreaterThan(0);
+    expect(
+      since.filter(
+        (s) =>
+          s.service === 'bmapi-worker' &&
+          s.name === 'process webhook-deliveries' &&
+          jobs.includes(String(s.attributes['messaging.message.id'])) &&
+          s.links.length === 0 &&
+          !s.parentSpanId,
+      ),
+    ).toEqual([]);
+  });
+
+  it("records a request whose caller's traceparent says sampled, as a child of the caller's span, with its statements and its call to Meta", async () => {
+    const [callerTrace, callerSpan] = [traceId(), spanId()];
+    const res = await fetch(`${sampledOutApi.url}/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        traceparent: `00-${callerTrace}-${callerSpan}-01`,
+        ...tenant.key.headers,
+      },
+      body: JSON.stringify(helloWorld(tenant, recipient())),
+    });
+    expect(res.status).toBe(200);
+    const server = await eventually(
+      async () => receiver.trace(callerTrace).find((s) => s.kind === SERVER && s.name === 'POST /messages'),
+      { timeoutMs: 30_000 },
+    );
+    expect(server).toMatchObject({
+      service: 'bmapi-api-sampled-out',
+      parentSpanId: callerSpan,
+      attributes: expect.objectContaining({ 'http.route': '/messages', 'http.response.status_code': 200 }),
+    });
+    const toMeta = await eventually(
+      async () => receiver.trace(callerTrace).find((s) => s.kind === CLIENT && urlOf(s).endsWith('/messages')),
+      { timeoutMs: 10_000 },
+    );
+    expect(receiver.descendsFrom(toMeta!, server!)).toBe(true);
+    expect(
+      receiver.trace(callerTrace).filter((s) => isPg(s) && receiver.descendsFrom(s, server!)).length,
+    ).toBeGreaterThan(0);
   });
 });
 

@@ -1,6 +1,7 @@
 // Fault suite, the hosted topology (issue 39): the service as it runs once it outgrows one machine, every engine real
-// and started by this suite (scripts/stack/scaled.ts, as `./scripts/dev.sh --scaled` starts them): PgBouncer 1.18 in
-// transaction pooling before a PostgreSQL primary (DATABASE_URL, unnamed statements), the primary itself for what is
+// and started by this suite (scripts/stack/scaled.ts, as `./scripts/dev.sh --scaled` starts them): PgBouncer 1.21+ in
+// transaction pooling before a PostgreSQL primary (DATABASE_URL, named statements kept by the pooler; Debian's 1.18 with
+// unnamed ones when no newer one can be built), the primary itself for what is
 // session-bound (DATABASE_DIRECT_URL), a streaming replica for the reads that tolerate lag (DATABASE_READ_URL), a Redis
 // Cluster of 3 masters and 3 replicas (REDIS_CLUSTER_NODES), two API processes behind the simulator's round robin (the
 // stand-in for a load balancer: Meta's webhooks reach both) and two workers. Sends, webhooks, the lists, the events

@@ -1,5 +1,6 @@
 import {
   ROOT_CONTEXT,
+  context,
   SpanKind,
   SpanStatusCode,
   propagation,
@@ -8,6 +9,7 @@ import {
   type Link,
 } from '@opentelemetry/api';
 import { tracingStarted } from './tracing-state.js';
+import { isSampled, withUnsampled } from './unsampled.js';
 
 function contextOf(traceparent: string): Context {
   return propagation.extract(ROOT_CONTEXT, { traceparent });
@@ -15,9 +17,11 @@ function contextOf(traceparent: string): Context {
 
 /**
  * Runs a queue job inside a consumer span `process <queue>`. The job carries the trace context of what queued it
- * (`traces`, W3C traceparents): the span is a child of the first, so a request and the job it queued make one trace;
- * a job that carries several requests' work (a webhook batch) is also linked to the others. A job that carries none
- * (the sweeper's, the scheduled tasks') starts a trace of its own. Tracing off: `run` only.
+ * (`traces`, W3C traceparents): the span is a child of the first sampled one (else of the first), so a request and the
+ * job it queued make one trace; a job that carries several requests' work (a webhook batch) is also linked to the
+ * other sampled ones. A job that carries none (the sweeper's, the scheduled tasks') starts a trace of its own. When
+ * the sampler leaves the job out (its request was left out), it runs with no span, as the request did
+ * (server-spans.ts): its statements cost the instrumentations nothing. Tracing off: `run` only.
  */
 export function inJobSpan<T>(
   queue: string,
@@ -26,29 +30,33 @@ export function inJobSpan<T>(
   run: () => Promise<T>,
 ): Promise<T> {
   if (!tracingStarted()) return run();
-  const [first, ...others] = traces ?? [];
+  const sampled = (traces ?? []).filter(isSampled);
+  const first = sampled[0] ?? traces?.[0];
   const parent = first ? contextOf(first) : ROOT_CONTEXT;
-  const links = others.flatMap((tp): Link[] => {
-    const spanContext = trace.getSpanContext(contextOf(tp));
-    return spanContext ? [{ context: spanContext }] : [];
-  });
+  const links = sampled
+    .filter((tp) => tp !== first)
+    .flatMap((tp): Link[] => {
+      const spanContext = trace.getSpanContext(contextOf(tp));
+      return spanContext ? [{ context: spanContext }] : [];
+    });
   const attributes = {
     'messaging.system': 'bullmq',
     'messaging.operation.type': 'process',
     'messaging.destination.name': queue,
     ...(jobId ? { 'messaging.message.id': jobId } : {}),
   };
-  return trace
-    .getTracer('bmapi-queue')
-    .startActiveSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, links, attributes }, parent, async (span) => {
-      try {
-        return await run();
-      } catch (err) {
-        span.recordException(err instanceof Error ? err : String(err));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw err;
-      } finally {
-        span.end();
-      }
-    });
+  const tracer = trace.getTracer('bmapi-queue');
+  const span = tracer.startSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, links, attributes }, parent);
+  if (!span.isRecording()) return context.with(withUnsampled(ROOT_CONTEXT, span), run);
+  return context.with(trace.setSpan(parent, span), async () => {
+    try {
+      return await run();
+    } catch (err) {
+      span.recordException(err instanceof Error ? err : String(err));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }

@@ -13,7 +13,7 @@ import { serviceNameOf, tracingSettings, type TracingSettings } from './tracing-
  * Only these modules go through import-in-the-middle (what start-tracing.ts instruments): wrapping every module the
  * application imports costs start-up time for nothing.
  */
-const INSTRUMENTED = ['http', 'https', 'node:http', 'node:https', 'express', 'pg', 'pg-pool', 'ioredis'];
+const INSTRUMENTED = ['http', 'https', 'node:http', 'node:https', 'pg', 'pg-pool', 'ioredis'];
 
 function settingsOrExit(): TracingSettings | undefined {
   try {

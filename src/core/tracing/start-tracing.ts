@@ -1,8 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -17,15 +15,11 @@ import {
 import { markTracingStarted } from './tracing-state.js';
 import type { TracingSettings } from './tracing-settings.js';
 
-/** Probes and scrapes: a span each every few seconds would bury the traces of real work. */
-const UNTRACED_PATHS = /^\/(health|metrics)(\/|\?|$)/;
-
 /**
  * Starts the tracer provider (W3C trace context, AsyncLocalStorage context) and the instrumentations this service
- * needs, nothing else: incoming and outgoing HTTP (the API's requests, axios' calls to Meta), Express (the route in
- * the server span's name; no span per middleware), PostgreSQL and Redis statements (only inside a traced request or
- * job: the worker's idle polling of its queues makes no traces). The queue jobs carry the trace context themselves
- * (job-trace.ts). Must run before the application's modules are imported (register.ts).
+ * needs, nothing else: outgoing HTTP (axios' calls to Meta), PostgreSQL and Redis statements, each only inside a
+ * sampled request or job (the worker's idle polling of its queues makes no traces). The API's requests get their server
+ * spans from server-spans.ts and the queue jobs theirs from job-trace.ts, both sampler first. Must run before the application's modules are imported (register.ts).
  */
 export function startTracing(settings: TracingSettings): void {
   const resource = resourceFromAttributes({ 'service.name': settings.serviceName }).merge(
@@ -36,13 +30,9 @@ export function startTracing(settings: TracingSettings): void {
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.test(req.url ?? ''),
-        requireParentforOutgoingSpans: true,
-      }),
-      new ExpressInstrumentation({
-        ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER, ExpressLayerType.REQUEST_HANDLER],
-      }),
+      // Outgoing calls only (axios' to Meta): the API opens its requests' server spans itself, sampler first
+      // (server-spans.ts).
+      new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
       new PgInstrumentation({ requireParentSpan: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],

@@ -5,6 +5,7 @@ import { tooLargeMessage } from '../../core/http/body-parsers.js';
 import { httpAnswerOf, type HttpErrorAnswer } from '../../core/http/error-mapper.js';
 import { requestIdOf, trackRequest } from '../../core/http/request-context.js';
 import { logContext } from '../../core/logging/log-context.js';
+import { setTracedRoute, tracingContinues } from '../../core/tracing/server-spans.js';
 import type { Metrics } from '../../core/metrics/metrics.js';
 import { signatureHeaderRefusal, type WebhookReceiverService } from './webhook-receiver.service.js';
 
@@ -57,6 +58,7 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
   const startedAt = process.hrtime.bigint();
   const id = requestIdOf(req.headers['x-request-id']);
   trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, RECEIVER_PATH);
+  setTracedRoute(req, RECEIVER_PATH);
   deps.securityHeaders(req, res, () => undefined);
 
   const signature = req.headers['x-hub-signature-256'];
@@ -94,26 +96,30 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
     chunks.push(chunk);
   });
   req.on('error', () => res.destroy());
-  req.on('end', () => {
-    if (refused) return;
-    // Entered here, once the body is in: the stream's events run in the connection's context, not the caller's.
-    logContext
-      .run({ reqId: id }, () =>
-        deps.receiver.receive(
-          chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size),
-          Array.isArray(signature) ? signature.join(', ') : signature,
-        ),
-      )
-      .then(
-        (data) => send(res, 200, envelope(200, SUCCESS, { data })),
-        (err: unknown) => {
-          const answer = httpAnswerOf(err);
-          if (answer) return sendError(res, answer);
-          deps.logger.error({ reqId: id, method: req.method, path: RECEIVER_PATH, err }, 'unhandled error');
-          send(res, 500, envelope(500, 'Internal server error'));
-        },
-      );
-  });
+  req.on(
+    'end',
+    tracingContinues(() => {
+      if (refused) return;
+      // Entered here, once the body is in: the stream's events run in the connection's context, not the caller's (the
+      // trace context, when tracing runs, is bound to this callback).
+      logContext
+        .run({ reqId: id }, () =>
+          deps.receiver.receive(
+            chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size),
+            Array.isArray(signature) ? signature.join(', ') : signature,
+          ),
+        )
+        .then(
+          (data) => send(res, 200, envelope(200, SUCCESS, { data })),
+          (err: unknown) => {
+            const answer = httpAnswerOf(err);
+            if (answer) return sendError(res, answer);
+            deps.logger.error({ reqId: id, method: req.method, path: RECEIVER_PATH, err }, 'unhandled error');
+            send(res, 500, envelope(500, 'Internal server error'));
+          },
+        );
+    }),
+  );
 }
 
 /** A domain error's answer (core/http/error-mapper.ts), as the exception filter gives it on the Nest route. */
