@@ -19,6 +19,7 @@ import { skipTake } from '../core/rows/page.js';
 import type { EventDraft } from './classify.js';
 import { dedupeHash, dedupeLockId } from './dedupe-key.js';
 import { eventColumns, kindCode, storedEventColumns } from './statements/event-columns.js';
+import { encodeEventType, encodeKind, encodeStatus, leanRaw, leanTitle } from './statements/lean-encoding.js';
 import type { FeedPosition } from './feed-cursor.js';
 import { countOf, feedOf, maintainedCountOf, eventsPageOf, type EventFilter, type Scoped } from './statements/reads.js';
 
@@ -34,8 +35,6 @@ import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 /** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
 export type EventRow = EventDraft & { deliveryId: number; processed: boolean; attempts: number };
-/** As the insert reads it: with the stored key (dedupe-key.ts) in bytea's text form. */
-type InsertRow = EventRow & { dedupeHash: string };
 
 /**
  * Dedupe across partitions, part 1: a transaction-level advisory lock per dedupe key, taken in one order (sorted
@@ -85,12 +84,12 @@ export const EVENT_INSERT = columnMap('events', {
   delivery_id: ['deliveryId', 'bigint'],
   waba_id: ['wabaId', 'text'],
   phone_number_id: ['phoneNumberId', 'text'],
-  event_type: 'eventTypeCode',
-  event_type_other: 'eventTypeOther',
-  kind: 'kindCode',
-  title: 'leanTitle',
-  status: 'statusCode',
-  status_other: 'statusOther',
+  event_type: ['eventTypeCode', 'int'],
+  event_type_other: ['eventTypeOther', 'text'],
+  kind: ['kindCode', 'int'],
+  title: ['leanTitle', 'text'],
+  status: ['statusCode', 'int'],
+  status_other: ['statusOther', 'text'],
   recipient: ['recipient', 'text'],
   user_id: ['userId', 'text'],
   message_id: ['messageId', 'text'],
@@ -98,15 +97,12 @@ export const EVENT_INSERT = columnMap('events', {
   error_code: ['errorCode', 'int'],
   error_title: ['errorTitle', 'text'],
   error_detail: ['errorDetail', 'text'],
-  raw: 'leanRaw',
+  raw: ['leanRaw', 'jsonb'],
   dedupe_key: ['dedupeHash', 'bytea'],
   processed: ['processed', 'boolean'],
   attempts: ['attempts', 'int'],
   created_at: 'createdAt',
 });
-
-/** The JSON rows' fields the statement encodes itself (the lean columns, with the migration's SQL functions). */
-const ENCODED_FIELDS = { eventType: 'text', kind: 'text', title: 'text', status: 'text', raw: 'jsonb' } as const;
 
 /**
  * Part 2: one statement per chunk; an item is stored unless its key is stored in the last EVENTS_DEDUPE_WINDOW_DAYS (8; in
@@ -121,33 +117,9 @@ export const insertEvents = prepared('insert_events', (db, p: { rows: string; at
     .columns(EVENT_INSERT.columns)
     .expression(
       db
-        .selectFrom(EVENT_INSERT.records('d', p.rows, ENCODED_FIELDS))
+        .selectFrom(EVENT_INSERT.records('d', p.rows))
         .distinctOn('d.dedupeHash')
-        .select((eb) => {
-          const typeCode = eb.fn<number>('events_type_code', ['d.eventType']);
-          const statusCode = eb.fn<number>('events_status_code', ['d.status']);
-          const isStatus = eb('d.kind', '=', 'status_update');
-          const wordedAsUsual = eb(
-            'd.title',
-            '=',
-            eb.fn<string>('events_status_title', ['d.status', 'd.errorTitle', 'd.errorCode']),
-          );
-          return EVENT_INSERT.select('d', {
-            eventTypeCode: typeCode,
-            eventTypeOther: eb.case().when(typeCode, '=', 0).then(eb.ref('d.eventType')).end(),
-            kindCode: eb.fn<number>('events_kind_code', ['d.kind']),
-            leanTitle: eb
-              .case()
-              .when(eb.and([isStatus, wordedAsUsual]))
-              .then(eb.lit(null))
-              .else(eb.ref('d.title'))
-              .end(),
-            statusCode,
-            statusOther: eb.case().when(statusCode, '=', 0).then(eb.ref('d.status')).end(),
-            leanRaw: eb.fn('events_raw_lean', ['d.raw', isStatus, 'd.messageId', 'd.status', 'd.recipient']),
-            createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()),
-          });
-        })
+        .select((eb) => EVENT_INSERT.select('d', { createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()) }))
         .where((eb) => eb('d.dedupeHash', 'not in', storedKeysQuery(db, p)))
         .orderBy('d.dedupeHash'),
     )
@@ -364,11 +336,34 @@ export class EventsRepository {
     if (rows.length === 0) return new Map();
     const keys = rows.map((r) => dedupeHash(r.dedupeKey));
     const byHash = new Map<string, string>();
-    // The drafts are the caller's own (the processor marks them in place too): the stored key is added, not copied.
+    // Exactly the insert's columns (a draft's raw item and pricing are not sent twice): the lean encodings, the stored key.
     const source = rows.map((r, i) => {
       const hex = keys[i]!.toString('hex');
       byHash.set(hex, r.dedupeKey);
-      return Object.assign(r, { dedupeHash: `\\x${hex}` }) satisfies InsertRow;
+      const [eventTypeCode, eventTypeOther] = encodeEventType(r.eventType);
+      const [statusCode, statusOther] = encodeStatus(r.status);
+      return {
+        deliveryId: r.deliveryId,
+        wabaId: r.wabaId,
+        phoneNumberId: r.phoneNumberId,
+        eventTypeCode,
+        eventTypeOther,
+        kindCode: encodeKind(r.kind),
+        leanTitle: leanTitle(r),
+        statusCode,
+        statusOther,
+        recipient: r.recipient,
+        userId: r.userId,
+        messageId: r.messageId,
+        upstreamTimestamp: r.upstreamTimestamp,
+        errorCode: r.errorCode,
+        errorTitle: r.errorTitle,
+        errorDetail: r.errorDetail,
+        leanRaw: leanRaw(r),
+        dedupeHash: `\\x${hex}`,
+        processed: r.processed,
+        attempts: r.attempts,
+      };
     });
     await this.db.exec(lockDedupeKeys, { keys: keys.map(dedupeLockId) }, tx);
     const { rows: inserted } = await this.db.exec(

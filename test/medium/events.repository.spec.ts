@@ -1,7 +1,15 @@
 import { sql } from 'kysely';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { EVENT_KINDS } from '../../src/events/classify.js';
 import { dedupeHash } from '../../src/events/dedupe-key.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
+import {
+  encodeEventType,
+  encodeKind,
+  encodeStatus,
+  leanRaw,
+  statusTitle,
+} from '../../src/events/statements/lean-encoding.js';
 import {
   eventRow,
   eventually,
@@ -81,6 +89,59 @@ describe('EventsRepository (PostgreSQL)', () => {
   });
 
   describe('lean columns', () => {
+    it("encodes in the worker exactly as the migration's SQL functions do (the rows it converted, every read)", async () => {
+      const one = async <T>(query: ReturnType<typeof sql<{ v: T }>>) => (await query.execute(t.db.on())).rows[0]!.v;
+      for (const kind of EVENT_KINDS)
+        expect(encodeKind(kind)).toBe(await one<number>(sql`SELECT events_kind_code(${kind}) AS v`));
+      const statuses = [null, 'sent', 'delivered', 'read', 'failed', 'played', 'deleted', 'warning', 'connect'];
+      for (const status of [...statuses, 'terminate', 'ringing', 'accepted', 'rejected', 'completed', 'zapped', '']) {
+        const code = await one<number | null>(sql`SELECT events_status_code(${status}::text) AS v`);
+        expect(encodeStatus(status)).toEqual([code, code === 0 ? status : null]);
+      }
+      const fields = [
+        'messages',
+        'message_template_status_update',
+        'calls',
+        'security',
+        'history',
+        'a_field_from_2027',
+      ];
+      for (const field of fields) {
+        const code = await one<number>(sql`SELECT events_type_code(${field}) AS v`);
+        expect(encodeEventType(field)).toEqual([code, code === 0 ? field : null]);
+      }
+      for (const status of [...statuses, 'zapped'])
+        for (const [errorTitle, errorCode] of [
+          [null, null],
+          ['Re-engagement message', 131047],
+          [null, 131026],
+          ['Rate limit hit', null],
+        ] as const) {
+          const sqlTitle = await one<string>(
+            sql`SELECT events_status_title(${status}::text, ${errorTitle}::text, ${errorCode}::int) AS v`,
+          );
+          expect(statusTitle(status, errorTitle, errorCode)).toBe(sqlTitle);
+        }
+      const item = { id: 'wamid.A', status: 'read', recipient_id: '447700900123', timestamp: '1796262642' };
+      const cases = [
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'read', recipient: '447700900123' },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'read', recipient: null },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: null, recipient: null },
+        { kind: 'status_update', raw: item, messageId: 'wamid.B', status: 'read', recipient: '447700900123' },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'delivered', recipient: '447700900123' },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'read', recipient: '447700900999' },
+        { kind: 'status_update', raw: { ...item, id: 7 }, messageId: '7', status: 'read', recipient: null },
+        { kind: 'status_update', raw: item, messageId: null, status: 'read', recipient: null },
+        { kind: 'inbound_message', raw: item, messageId: 'wamid.A', status: null, recipient: null },
+      ] as const;
+      for (const c of cases) {
+        const sqlRaw = await one<Record<string, unknown>>(
+          sql`SELECT events_raw_lean(${JSON.stringify(c.raw)}::jsonb, ${c.kind === 'status_update'}, ${c.messageId}::text, ${c.status}::text, ${c.recipient}::text) AS v`,
+        );
+        expect(leanRaw(c)).toEqual(sqlRaw);
+      }
+    });
+
     /** The row as stored, beside how the repository reads it back. */
     const storedRow = (id: number) =>
       sql<{

@@ -112,11 +112,13 @@ ALTER TABLE "events"
   DROP COLUMN "pricing",
   DROP COLUMN "processed_at";
 
--- Hash indexes where every query is an equality on a long, random key (the dedupe probe, a wamid, a recipient): a
--- 4-byte hash code per row instead of the key itself in a B-tree that random inserts keep two-thirds full.
-CREATE INDEX "events_dedupe_key_idx" ON "events" USING HASH ("dedupe_key");
-CREATE INDEX "events_message_id_idx" ON "events" USING HASH ("message_id");
-CREATE INDEX "events_recipient_idx" ON "events" USING HASH ("recipient");
+-- B-trees on the long keys, the dedupe key now 16 bytes. The dedupe probe is `dedupe_key = ANY($keys) AND created_at in
+-- the window`: (dedupe_key, created_at) answers it from the index alone. (Hash indexes were tried: a hash index cannot
+-- take `= ANY(array)` in a plain index scan, so the probe's generic plan scanned the week's partition by created_at,
+-- and their bucket splits cost the inserts: bench/history/2026-12-03-issue-40-where-the-time-goes.md.)
+CREATE INDEX "events_dedupe_key_created_at_idx" ON "events"("dedupe_key", "created_at");
+CREATE INDEX "events_message_id_idx" ON "events"("message_id");
+CREATE INDEX "events_recipient_idx" ON "events"("recipient");
 CREATE INDEX "events_waba_id_kind_created_at_id_idx" ON "events"("waba_id", "kind", "created_at" DESC, "id" DESC);
 CREATE INDEX "events_waba_id_status_created_at_id_idx" ON "events"("waba_id", "status", "created_at" DESC, "id" DESC);
 

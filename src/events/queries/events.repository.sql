@@ -15,12 +15,12 @@ where ("s"."dedupe_key" = any($1::bytea[]) and "s"."created_at" >= coalesce($2::
 
 -- insert_events
 insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "event_type_other", "kind", "title", "status", "status_other", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "dedupe_key", "processed", "attempts", "created_at")
-select distinct on ("d"."dedupeHash") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", events_type_code("d"."eventType") as "eventTypeCode", case when events_type_code("d"."eventType") = $1 then "d"."eventType" end as "eventTypeOther", events_kind_code("d"."kind") as "kindCode", case when ("d"."kind" = $2 and "d"."title" = events_status_title("d"."status", "d"."errorTitle", "d"."errorCode")) then null else "d"."title" end as "leanTitle", events_status_code("d"."status") as "statusCode", case when events_status_code("d"."status") = $3 then "d"."status" end as "statusOther", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", events_raw_lean("d"."raw", "d"."kind" = $4, "d"."messageId", "d"."status", "d"."recipient") as "leanRaw", "d"."dedupeHash", "d"."processed", "d"."attempts", coalesce($5::timestamptz, now()) as "createdAt"
-from jsonb_to_recordset($6::jsonb) as "d"("eventType" text, "kind" text, "title" text, "status" text, "raw" jsonb, "deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "dedupeHash" bytea, "processed" boolean, "attempts" int)
+select distinct on ("d"."dedupeHash") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", "d"."eventTypeCode", "d"."eventTypeOther", "d"."kindCode", "d"."leanTitle", "d"."statusCode", "d"."statusOther", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", "d"."leanRaw", "d"."dedupeHash", "d"."processed", "d"."attempts", coalesce($1::timestamptz, now()) as "createdAt"
+from jsonb_to_recordset($2::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventTypeCode" int, "eventTypeOther" text, "kindCode" int, "leanTitle" text, "statusCode" int, "statusOther" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "leanRaw" jsonb, "dedupeHash" bytea, "processed" boolean, "attempts" int)
 where "d"."dedupeHash" not in (
   select "s"."dedupe_key"
   from "events" as "s"
-  where ("s"."dedupe_key" = any($7::bytea[]) and "s"."created_at" >= coalesce($8::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($9::timestamptz, now()) + '1 day'::interval))
+  where ("s"."dedupe_key" = any($3::bytea[]) and "s"."created_at" >= coalesce($4::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($5::timestamptz, now()) + '1 day'::interval))
 order by "d"."dedupeHash"
 returning "id", "dedupe_key" as "dedupeKey", "created_at" as "createdAt";
 
