@@ -184,20 +184,19 @@ async function loadContact(db: pg.Pool, accountId: string, organizationId: strin
     // Their events, from the messages just stored: 3 statuses per outbound one, the inbound one itself.
     const events = await c.query(
       `INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
-                           upstream_timestamp, raw, pricing, dedupe_key, processed, processed_at, created_at)
-       SELECT 900000000 + m.id * 3 + s.k, $1, m.phone_number_id, 'messages',
-              CASE WHEN m.direction = 'outbound' THEN 'status_update' ELSE 'inbound_message' END,
+                           upstream_timestamp, raw, dedupe_key, processed, created_at)
+       SELECT 900000000 + m.id * 3 + s.k, $1, m.phone_number_id, events_type_code('messages'),
+              events_kind_code(CASE WHEN m.direction = 'outbound' THEN 'status_update' ELSE 'inbound_message' END),
               CASE WHEN m.direction = 'outbound' THEN 'Message ' || s.status ELSE 'Inbound text from ' || $2 END,
-              CASE WHEN m.direction = 'outbound' THEN s.status END, $2, m.upstream_message_id, x.at,
+              events_status_code(CASE WHEN m.direction = 'outbound' THEN s.status END), $2, m.upstream_message_id, x.at,
               CASE WHEN m.direction = 'outbound'
                    THEN jsonb_build_object('id', m.upstream_message_id, 'status', s.status, 'timestamp', x.ts, 'recipient_id', $2,
                           'pricing', jsonb_build_object('billable', true, 'pricing_model', 'PMP', 'category', 'utility', 'type', 'regular'))
                    ELSE jsonb_build_object('id', m.upstream_message_id, 'from', $2, 'type', 'text', 'timestamp', x.ts, 'text', m.content,
                           'contact', jsonb_build_object('wa_id', $2, 'profile', jsonb_build_object('name', 'Ana ' || $3))) END,
-              CASE WHEN m.direction = 'outbound' THEN '{"type": "regular", "billable": true, "category": "utility", "pricing_model": "PMP"}'::jsonb END,
-              CASE WHEN m.direction = 'outbound' THEN 'status:' || m.upstream_message_id || ':' || s.status || ':' || x.ts
-                   ELSE 'inbound:' || m.upstream_message_id END,
-              true, x.at, x.at
+              events_dedupe_hash(CASE WHEN m.direction = 'outbound' THEN 'status:' || m.upstream_message_id || ':' || s.status || ':' || x.ts
+                   ELSE 'inbound:' || m.upstream_message_id END),
+              true, x.at
          FROM messages m
         CROSS JOIN LATERAL (SELECT k, (ARRAY['sent', 'delivered', 'read'])[k + 1] AS status FROM generate_series(0, 2) AS k) AS s
         CROSS JOIN LATERAL (SELECT m.created_at + (s.k + 1) * interval '1 second' AS at,

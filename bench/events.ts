@@ -42,11 +42,11 @@ WITH t AS (
     FROM generate_series(0, 99) AS r
 )
 INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
-                    upstream_timestamp, error_code, error_title, raw, dedupe_key, processed, processed_at, created_at)
-SELECT 0, $1, $2, t.event_type, t.kind, t.title, t.status,
+                    upstream_timestamp, error_code, error_title, raw, dedupe_key, processed, created_at)
+SELECT 0, $1, $2, events_type_code(t.event_type), events_kind_code(t.kind), t.title, events_status_code(t.status),
        CASE WHEN t.r < 97 THEN (447700000000 + i % 1000000)::text END,
        CASE WHEN t.r < 97 THEN 'wamid.seed.' || (i / 3) END,
-       x.at, t.error_code, t.error_title, t.raw, $3 || i, true, x.at, x.at
+       x.at, t.error_code, t.error_title, t.raw, events_dedupe_hash($3 || i), true, x.at
   FROM generate_series($4::int, $5::int) AS i
   JOIN t ON t.r = i % 100
   CROSS JOIN LATERAL (SELECT $7::timestamptz - ($6::int - i) * interval '1500 milliseconds' AS at) AS x`;

@@ -5,7 +5,14 @@
 //   npm run bench:storage
 //   BENCH_STORAGE_SIZES=1e6,1e7,5e7 BENCH_STORAGE_WIDTH_ROWS=2e6 BENCH_STORAGE_UPGRADE_ROWS=1e6 npm run bench:storage   (the recorded run)
 //
-// Parts (BENCH_STORAGE_PARTS, default all: upgrade,width,queries,drop,drop-split):
+// Parts (BENCH_STORAGE_PARTS, default all: upgrade,bytes,width,queries,drop,drop-split):
+//   bytes    what one status event costs on disk all in, loaded the way Meta sends them: BENCH_STORAGE_BYTES_ROWS
+//            (default 1e6; a list runs each) statuses, one per webhook delivery, in chunks of 1,000: the receiver's
+//            insert of the deliveries (waiting, with their bytes), then in another transaction the worker's insert
+//            of the events and its update marking the deliveries processed (so the space that update leaves is in
+//            the figure); two loaders at once, autovacuum on. Then VACUUM ANALYZE + CHECKPOINT and the bytes of
+//            events and webhook_deliveries (heap, TOAST, every index, every partition) per event, with pg_stats'
+//            widths. In the schema before migration lean_events and after it (BENCH_STORAGE_BYTES_SHAPES).
 //   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
 //            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
 //            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
@@ -26,8 +33,9 @@
 //            ones (9 or 10): the dedupe probe (the NOT IN subquery of EventsRepository's insert, 1 and 500 keys), a chunk
 //            insert, the page and feed, and a lookup that cannot prune (statusHistory without `since`: message_id
 //            over every partition), prepared and planned each time, with its planning time and relation locks.
-//   upgrade  a database of the previous shape (the migrations before storage_bigint_partitions, applied file by
-//            file), filled with BENCH_STORAGE_UPGRADE_ROWS (default 1e5) events and as many webhook deliveries and a
+//   upgrade  a database of the previous shape (the migrations before BENCH_STORAGE_UPGRADE, default lean_events;
+//            storage_bigint_partitions for the earlier upgrade; applied file by file), filled with
+//            BENCH_STORAGE_UPGRADE_ROWS (default 1e5) events and as many webhook deliveries and a
 //            fifth as many messages; then the new migration.sql, statement by statement in one transaction (what
 //            prisma/migrate.ts does with the whole script), with maintenance_work_mem at PostgreSQL's default
 //            (64MB). Seconds per million rows of each table.
@@ -37,7 +45,7 @@
 // (.local/bench/storage-services), started at nice 10. On a shared machine start the server yourself at nice 10:
 //   nice -n 10 node --import tsx scripts/stack/cli.ts --state-dir /tmp/storagebench --db-name storagebench &
 //   DATABASE_URL=$(grep ^DATABASE_URL= /tmp/storagebench/services.env | cut -d= -f2-) npm run bench:storage
-// Disk: realistic rows take ~1.5 KB each with the 11 indexes; a stage that would take the databases past
+// Disk: realistic rows took ~1.5 KB each with the 11 indexes before lean_events; a stage that would take the databases past
 // BENCH_STORAGE_MAX_GB (40) is cut to what fits, and the cut is printed and recorded.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -50,6 +58,7 @@ import { expiredPartitions, type Partition } from '../src/core/db/partitions.js'
 import { Db, txOn } from '../src/core/db/db.js';
 import { EventsRepository, insertEvents, storedKeys, type EventFilter } from '../src/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
+import { dedupeHash } from '../src/events/dedupe-key.js';
 import { BENCH_LOCAL, log } from './lib/bench.js';
 import { waitUntilQuiet } from './lib/cpu.js';
 import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
@@ -70,7 +79,14 @@ import { fmt, machine, printMachine, writeResult } from './lib/report.js';
 import {
   DELIVERIES_SQL,
   EVENTS_SQL,
+  EVENTS_SQL_BEFORE,
   MESSAGES_SQL,
+  PROCESSED_SQL,
+  PROCESSED_SQL_BEFORE,
+  STATUS_DELIVERIES_SQL,
+  STATUS_EVENTS_SQL,
+  STATUS_EVENTS_SQL_BEFORE,
+  baseValues,
   accounts,
   fmtInt,
   insertAccounts,
@@ -79,7 +95,12 @@ import {
   type Stage,
 } from './lib/storage-data.js';
 
-const NEW_MIGRATION = '20261126090000_storage_bigint_partitions';
+/** The migration the "upgrade" part times (BENCH_STORAGE_UPGRADE: another one's folder name). */
+const NEW_MIGRATION = process.env.BENCH_STORAGE_UPGRADE ?? '20261202210000_lean_events';
+/** The schema before and after issue 40's lean events (part "bytes" measures both). */
+const LEAN_MIGRATION = '20261202210000_lean_events';
+const BYTES_ROWS = (process.env.BENCH_STORAGE_BYTES_ROWS ?? '1e6').split(',').map((s) => Math.round(Number(s)));
+const BYTES_SHAPES = (process.env.BENCH_STORAGE_BYTES_SHAPES ?? 'before,after').split(',') as ('before' | 'after')[];
 const num = (v: string | undefined, d: number) => (v === undefined || v.trim() === '' ? d : Number(v));
 const SIZES = (process.env.BENCH_STORAGE_SIZES ?? '1e5,1e6').split(',').map((s) => Math.round(Number(s)));
 const RUNS = num(process.env.BENCH_STORAGE_RUNS, 300);
@@ -90,7 +111,7 @@ const DAYS = num(process.env.BENCH_STORAGE_DAYS, 42);
 const WIDTH_ROWS = Math.round(num(process.env.BENCH_STORAGE_WIDTH_ROWS, 2e5));
 const UPGRADE_ROWS = Math.round(num(process.env.BENCH_STORAGE_UPGRADE_ROWS, 1e5));
 const MAX_BYTES = num(process.env.BENCH_STORAGE_MAX_GB, 40) * 2 ** 30;
-const PARTS = new Set((process.env.BENCH_STORAGE_PARTS ?? 'upgrade,width,queries,drop,drop-split').split(','));
+const PARTS = new Set((process.env.BENCH_STORAGE_PARTS ?? 'upgrade,bytes,width,queries,drop,drop-split').split(','));
 const DROP_AT = process.env.BENCH_STORAGE_DROP_AT
   ? Math.round(Number(process.env.BENCH_STORAGE_DROP_AT))
   : Math.max(...SIZES.filter((s) => s <= 1e7), 0);
@@ -744,18 +765,18 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
 
     const top = ACCOUNTS.wabaIds[0]!;
     const recentKeys = (
-      await db.query<{ k: string }>(
+      await db.query<{ k: Buffer }>(
         `SELECT dedupe_key AS k FROM events WHERE waba_id = $1 ORDER BY created_at DESC LIMIT 500`,
         [top],
       )
     ).rows.map((r) => r.k);
     const wamid = (
       await db.query<{ m: string }>(
-        `SELECT message_id AS m FROM events WHERE waba_id = $1 AND kind = 'status_update' ORDER BY created_at DESC LIMIT 1 OFFSET 5000`,
+        `SELECT message_id AS m FROM events WHERE waba_id = $1 AND kind = events_kind_code('status_update') ORDER BY created_at DESC LIMIT 1 OFFSET 5000`,
         [top],
       )
     ).rows[0]!.m;
-    const absent = Array.from({ length: 500 }, (_, i) => `status:wamid.absent.${i}:delivered:1790000000`);
+    const absent = Array.from({ length: 500 }, (_, i) => dedupeHash(`status:wamid.absent.${i}:delivered:1790000000`));
     const { value, conditions } = await server.measured(async () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -773,7 +794,7 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
           );
         };
         // The dedupe probe of EventsRepository.insert (its NOT IN subquery), on its own.
-        const probe = (name: string, keys: string[]) => ({ ...storedKeys.query({ keys, at: null }), name });
+        const probe = (name: string, keys: Buffer[]) => ({ ...storedKeys.query({ keys, at: null }), name });
         await run('dedupe probe: 1 key, stored', probe('probe_1_stored', [recentKeys[0]!]));
         await run('dedupe probe: 1 key, new', probe('probe_1_new', [absent[0]!]));
         await run(
@@ -867,6 +888,118 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// part "bytes": what one status event costs on disk, all in, loaded the way Meta sends them
+
+interface RelationBytes {
+  relation: string;
+  kind: 'heap' | 'toast' | 'index';
+  bytes: number;
+}
+interface BytesResult {
+  shape: 'before' | 'after';
+  rows: number;
+  loadSeconds: number;
+  /** events + webhook_deliveries, every partition: heap (with its free space map and visibility map), TOAST, indexes. */
+  totalBytes: number;
+  perEvent: number;
+  relations: RelationBytes[];
+  /** Average stored width per column of events and webhook_deliveries (pg_stats, after ANALYZE). */
+  widths: { table: string; column: string; width: number }[];
+  conditions: Conditions;
+}
+
+/** Heap, TOAST and each index of a partitioned table, summed over its partitions, by the parent's index name. */
+async function relationBytes(db: pg.Pool, table: string): Promise<RelationBytes[]> {
+  const { rows } = await db.query<{ relation: string; kind: RelationBytes['kind']; bytes: string }>(
+    `WITH parts AS (SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf)
+     SELECT $1::text AS relation, 'heap' AS kind, sum(pg_table_size(p.relid) - coalesce(pg_total_relation_size(c.reltoastrelid), 0))::bigint AS bytes
+       FROM parts p JOIN pg_class c ON c.oid = p.relid
+     UNION ALL
+     SELECT $1 || ' TOAST', 'toast', coalesce(sum(pg_total_relation_size(c.reltoastrelid)), 0)::bigint
+       FROM parts p JOIN pg_class c ON c.oid = p.relid WHERE c.reltoastrelid <> 0
+     UNION ALL
+     SELECT coalesce(parent.relname, i.relname::name)::text, 'index', sum(pg_relation_size(x.indexrelid))::bigint
+       FROM parts p JOIN pg_index x ON x.indrelid = p.relid JOIN pg_class i ON i.oid = x.indexrelid
+       LEFT JOIN pg_inherits h ON h.inhrelid = x.indexrelid LEFT JOIN pg_class parent ON parent.oid = h.inhparent
+      GROUP BY 1`,
+    [table],
+  );
+  return rows.map((r) => ({ relation: r.relation, kind: r.kind, bytes: Number(r.bytes) }));
+}
+
+/**
+ * `rows` status events, one per webhook delivery (as Meta sends them), in the schema before migration lean_events or
+ * after it: per chunk of 1,000, the receiver's insert of the deliveries (waiting, with their bytes) in one
+ * transaction, then the worker's in another: the events (processed, as the worker stores them) and the update marking
+ * the deliveries processed (after: emptying their bytes), so the space an update leaves behind is in the figure, as
+ * it is in service. Two such loaders at once. Then VACUUM ANALYZE and CHECKPOINT; the bytes of both tables, all in.
+ */
+async function bytesPart(shape: 'before' | 'after', rows: number): Promise<BytesResult> {
+  const name = `${DB_PREFIX}bytes_${shape}`;
+  const url = await server.createDb(name);
+  const db = new pg.Pool({ connectionString: url, max: 3 });
+  try {
+    if (shape === 'after') await migrate(url);
+    else {
+      const c = await db.connect();
+      await applyMigrationFiles(c, migrationsBefore(LEAN_MIGRATION));
+      c.release();
+    }
+    const stage: Stage = { from: 0, to: rows - 1, t0: new Date(Date.now() - 3600_000), spanS: 3600 };
+    const chunk = 1000;
+    const jobs: [number, number][] = [];
+    for (let f = 0; f < rows; f += chunk) jobs.push([f, Math.min(f + chunk - 1, rows - 1)]);
+    let next = 0;
+    let lastPrint = Date.now();
+    const t0 = Date.now();
+    const { value: loadSeconds, conditions } = await server.measured(async () => {
+      const runner = async () => {
+        const c = await db.connect();
+        try {
+          await c.query('SET synchronous_commit = off');
+          for (let j = next++; j < jobs.length; j = next++) {
+            const [f, t] = jobs[j]!;
+            const base = baseValues(stage, f, t, ACCOUNTS);
+            const ids = (await c.query<{ id: string }>(STATUS_DELIVERIES_SQL, base)).rows.map((r) => r.id);
+            await c.query('BEGIN');
+            await c.query(shape === 'after' ? STATUS_EVENTS_SQL : STATUS_EVENTS_SQL_BEFORE, [...base, ids]);
+            await c.query(shape === 'after' ? PROCESSED_SQL : PROCESSED_SQL_BEFORE, [ids, new Date(t0 - 60_000)]);
+            await c.query('COMMIT');
+            if (Date.now() - lastPrint > 10_000) {
+              lastPrint = Date.now();
+              log(
+                `bytes (${shape}): ${fmtInt(next * chunk)} of ${fmtInt(rows)} in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+              );
+            }
+          }
+        } finally {
+          c.release();
+        }
+      };
+      await Promise.all([runner(), runner()]);
+      return (Date.now() - t0) / 1000;
+    });
+    await settle(db, 'events, webhook_deliveries, event_counts');
+    const relations = [...(await relationBytes(db, 'events')), ...(await relationBytes(db, 'webhook_deliveries'))];
+    const totalBytes = relations.reduce((a, r) => a + r.bytes, 0);
+    const widths = (
+      await db.query<{ table: string; column: string; width: number }>(
+        `SELECT tablename AS table, attname AS column, avg(avg_width)::int AS width FROM pg_stats
+          WHERE tablename IN ('events', 'webhook_deliveries') AND inherited GROUP BY 1, 2 ORDER BY 1, 3 DESC`,
+      )
+    ).rows;
+    log(
+      `bytes (${shape}, ${fmtInt(rows)} status events, one per delivery): ${fmtInt(totalBytes / rows)} bytes per event all in; loaded in ${loadSeconds.toFixed(0)} s; ${fmtConditions(conditions)}`,
+    );
+    for (const r of relations) log(`  ${r.relation.padEnd(56)} ${fmtInt(r.bytes / rows).padStart(6)} B/event`);
+    return { shape, rows, loadSeconds, totalBytes, perEvent: totalBytes / rows, relations, widths, conditions };
+  } finally {
+    await db.end();
+    await server.dropDb(name);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // part "upgrade"
 
 interface UpgradeResult {
@@ -914,7 +1047,11 @@ async function upgradePart(): Promise<UpgradeResult> {
       label: 'upgrade messages',
     });
     await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, { sql: DELIVERIES_SQL, log, label: 'upgrade deliveries' });
-    await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, { sql: EVENTS_SQL, log, label: 'upgrade events' });
+    await loadRows(db, stage(UPGRADE_ROWS), ACCOUNTS, {
+      sql: NEW_MIGRATION === LEAN_MIGRATION ? EVENTS_SQL_BEFORE : EVENTS_SQL,
+      log,
+      label: 'upgrade events',
+    });
     await settle(db, '');
     const fillSeconds = (Date.now() - t) / 1000;
     const before = (
@@ -991,8 +1128,30 @@ function report(r: {
   drop?: DropResult;
   width: WidthResult[];
   upgrade?: UpgradeResult;
+  bytes: BytesResult[];
 }): string {
   const out: string[] = [];
+  if (r.bytes.length) {
+    out.push(
+      '**Bytes per status event, one per delivery, all in** (heap, TOAST, every index of both tables, after VACUUM)',
+    );
+    out.push('');
+    out.push(`| Relation | ${r.bytes.map((b) => `${b.shape} @ ${mn(b.rows)}`).join(' | ')} |`);
+    out.push(`|---|${r.bytes.map(() => '---:').join('|')}|`);
+    const names = [...new Set(r.bytes.flatMap((b) => b.relations.map((x) => x.relation)))];
+    for (const n of names)
+      out.push(
+        `| ${n} | ${r.bytes
+          .map((b) => {
+            const x = b.relations.find((y) => y.relation === n);
+            return x ? fmtInt(x.bytes / b.rows) : '–';
+          })
+          .join(' | ')} |`,
+      );
+    out.push(`| **all in** | ${r.bytes.map((b) => `**${fmtInt(b.perEvent)}**`).join(' | ')} |`);
+    out.push(`| load average (1/5/15 min) | ${r.bytes.map((b) => b.conditions.loadAvg.join(' / ')).join(' | ')} |`);
+    out.push('');
+  }
   if (r.stages.length) {
     out.push(
       `**Events list and feed, p50 / p99 ms over ${RUNS} runs** (one connection, prepared statements as the repository sends them; largest account ≈ ${Math.round(ACCOUNTS.shares[0]! * 100)} % of the rows)`,
@@ -1142,11 +1301,20 @@ try {
   log(
     `sizes ${SIZES.map(mn).join(', ')} · runs ${RUNS} · width ${mn(WIDTH_ROWS)} · upgrade ${mn(UPGRADE_ROWS)} · parts ${[...PARTS].join(',')} · drop at ${mn(DROP_AT)}`,
   );
-  const result: { stages: StageResult[]; drop?: DropResult; width: WidthResult[]; upgrade?: UpgradeResult } = {
+  const result: {
+    stages: StageResult[];
+    drop?: DropResult;
+    width: WidthResult[];
+    upgrade?: UpgradeResult;
+    bytes: BytesResult[];
+  } = {
     stages: [],
     width: [],
+    bytes: [],
   };
   if (PARTS.has('upgrade')) result.upgrade = await upgradePart();
+  if (PARTS.has('bytes'))
+    for (const rows of BYTES_ROWS) for (const shape of BYTES_SHAPES) result.bytes.push(await bytesPart(shape, rows));
   if (PARTS.has('width')) result.width = [await widthLayout('daily'), await widthLayout('weekly')];
   if (PARTS.has('queries')) Object.assign(result, await queriesPart());
   const table = report(result);

@@ -49,11 +49,10 @@ export function accounts(count: number, prefix = '3100'): Accounts {
  * created at t0 + (i - $4) / $5 * span); $7 waba ids, $8 slots, $9 phone number ids; $10: only rows created before
  * it (a refill of dropped weeks), 'infinity' otherwise.
  */
-export const EVENTS_SQL = `
-INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
-                    upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, created_at)
-SELECT i / 4, w.waba, w.phone, v.event_type, v.kind, v.title, v.status, v.rcpt, v.wamid,
-       x.at - interval '2 seconds', v.error_code, v.error_title, v.error_detail, v.raw, v.pricing, v.dedupe_key, true, x.at, x.at
+const EVENTS_SELECT = `
+SELECT i / 4 AS delivery_id, w.waba AS waba_id, w.phone AS phone_number_id, v.event_type, v.kind, v.title, v.status,
+       v.rcpt AS recipient, v.wamid AS message_id, x.at - interval '2 seconds' AS upstream_timestamp, v.error_code,
+       v.error_title, v.error_detail, v.raw, v.pricing, v.dedupe_key, true AS processed, x.at AS processed_at, x.at AS created_at
   FROM generate_series($1::bigint, $2::bigint) AS i
  CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
  CROSS JOIN LATERAL (SELECT i / 20 AS g, (i % 20)::int AS r, extract(epoch FROM x.at)::bigint::text AS ts) AS k
@@ -96,6 +95,24 @@ SELECT i / 4, w.waba, w.phone, v.event_type, v.kind, v.title, v.status, v.rcpt, 
                                       ELSE 'account_update:' || w.waba || ':' || k.ts || ':' || to_hex(i * 2654435761 % 4294967296) END AS dedupe_key) AS v
  WHERE x.at < $10::timestamptz`;
 
+/** The rows in the shape before migration lean_events (the "upgrade" part fills that schema with them). */
+export const EVENTS_SQL_BEFORE = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, created_at)
+SELECT delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+       upstream_timestamp, error_code, error_title, error_detail, raw, pricing, dedupe_key, processed, processed_at, created_at
+  FROM (${EVENTS_SELECT}) e`;
+
+/** The same rows in today's lean shape, encoded by migration lean_events' own SQL functions. */
+export const EVENTS_SQL = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, event_type_other, kind, title, status, status_other,
+                    recipient, message_id, upstream_timestamp, error_code, error_title, error_detail, raw, dedupe_key, processed, created_at)
+SELECT delivery_id, waba_id, phone_number_id, events_type_code(event_type), NULL, events_kind_code(kind),
+       CASE WHEN kind = 'status_update' AND title = events_status_title(status, error_title, error_code) THEN NULL ELSE title END,
+       events_status_code(status), NULL, recipient, message_id, upstream_timestamp, error_code, error_title, error_detail,
+       events_raw_lean(raw, kind = 'status_update', message_id, status, recipient), events_dedupe_hash(dedupe_key), processed, created_at
+  FROM (${EVENTS_SELECT}) e`;
+
 export interface Stage {
   /** The first and last i of the stage. */
   from: number;
@@ -130,7 +147,7 @@ export async function loadRows(
   },
 ): Promise<{ rows: number; seconds: number }> {
   const sql = o.sql ?? EVENTS_SQL;
-  const extra = o.extra ?? (sql === EVENTS_SQL ? ['infinity'] : []);
+  const extra = o.extra ?? (sql === EVENTS_SQL || sql === EVENTS_SQL_BEFORE ? ['infinity'] : []);
   const chunk = o.chunk ?? 100_000;
   const [first, last] = o.range ?? [stage.from, stage.to];
   const jobs: [number, number][] = [];
@@ -226,3 +243,65 @@ SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'ent
  CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
  CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 15) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
  CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone) AS w`;
+
+// ---- Status events one per delivery, the way Meta sends them (bench/storage.ts part "bytes") -------------------
+
+/**
+ * Item i: the status of a message (wamid i / 3: sent, delivered, read), of recipient i / 15, as Meta words it since
+ * per-message pricing (no `conversation` object; the same item as EVENTS_SQL's statuses and bench/lib/webhooks.ts).
+ */
+const STATUS_ITEM = `
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 15) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
+ CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone,
+                            'wamid.HBgMNDQ3' || lpad(to_hex(i / 3), 12, '0') || 'FQIAERgSQzA2RjI1QjQ0' AS wamid,
+                            (ARRAY['sent','delivered','read'])[1 + i % 3] AS status, extract(epoch FROM x.at)::bigint::text AS ts,
+                            (447000000000 + i / 15)::text AS rcpt) AS w
+ CROSS JOIN LATERAL (SELECT jsonb_build_object('id', w.wamid, 'status', w.status, 'timestamp', w.ts, 'recipient_id', w.rcpt,
+                              'pricing', jsonb_build_object('billable', true, 'pricing_model', 'PMP', 'category', 'utility', 'type', 'regular')) AS item) AS v`;
+
+/**
+ * Deliveries of one status each as the receiver stores them (waiting: `received`), with the parameters of EVENTS_SQL
+ * ($1..$9); RETURNING their ids in the order of i.
+ */
+export const STATUS_DELIVERIES_SQL = `
+INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id)
+SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'entry', jsonb_build_array(jsonb_build_object(
+         'id', w.waba, 'changes', jsonb_build_array(jsonb_build_object('field', 'messages', 'value', jsonb_build_object(
+           'messaging_product', 'whatsapp',
+           'metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone),
+           'statuses', jsonb_build_array(v.item)))))))::text, 'UTF8'),
+       'sha256=' || lpad(to_hex(i * 2654435761 % 4294967296), 64, '0'), ARRAY[w.waba], 'b' || (i / 20) || '-' || md5(i::text)
+  FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}
+ ORDER BY i
+RETURNING id`;
+
+/** The status events of those deliveries ($10: their ids, in the order of i) in the shape before migration lean_events. */
+export const STATUS_EVENTS_SQL_BEFORE = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, raw, pricing, dedupe_key, processed, processed_at)
+SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, 'messages', 'status_update', 'Message ' || w.status, w.status, w.rcpt, w.wamid,
+       to_timestamp(w.ts::bigint), v.item || jsonb_build_object('metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone)),
+       v.item -> 'pricing', 'status:' || w.wamid || ':' || w.status || ':' || w.ts, true, now()
+  FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
+
+/** The same events in today's lean shape, encoded by the migration's own SQL functions (as the worker's insert does). */
+export const STATUS_EVENTS_SQL = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, raw, dedupe_key, processed)
+SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
+       NULLIF('Message ' || w.status, events_status_title(w.status, NULL, NULL)), events_status_code(w.status), w.rcpt, w.wamid,
+       to_timestamp(w.ts::bigint),
+       events_raw_lean(v.item || jsonb_build_object('metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone)),
+                       true, w.wamid, w.status, w.rcpt),
+       events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+  FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
+
+/** The worker's mark of those deliveries ($1 ids, $2 oldest received_at), before and after migration lean_events. */
+export const PROCESSED_SQL_BEFORE = `
+UPDATE webhook_deliveries SET status = 'processed', processed_at = now(), event_count = 1, last_error = NULL, attempts = attempts + 1
+ WHERE id = ANY($1::bigint[]) AND received_at >= $2 AND status <> 'processed'`;
+export const PROCESSED_SQL = `
+UPDATE webhook_deliveries SET status = 'processed', processed_at = now(), event_count = 1, last_error = NULL, attempts = attempts + 1,
+       raw_body = '\\x', signature = '', batch_id = NULL
+ WHERE id = ANY($1::bigint[]) AND received_at >= $2 AND status <> 'processed'`;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
 import { columnMap } from '../core/db/column-map.js';
-import { columns, type Database } from '../core/db/database.js';
+import type { Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { feedRows } from '../core/db/feed.js';
 import {
@@ -14,10 +14,12 @@ import {
   type Partition,
 } from '../core/db/partitions.js';
 import { minus, now, plus, snapshotHorizon, typed, unnest, withoutMessageContent } from '../core/db/pg.js';
-import { columnsExcept } from '../core/db/rows.js';
 import { prepared, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { EventDraft } from './classify.js';
+import { dedupeHash, dedupeLockId } from './dedupe-key.js';
+import { eventColumns, kindCode, storedEventColumns } from './statements/event-columns.js';
+import { encodeEventType, encodeKind, encodeStatus, leanRaw, leanTitle } from './statements/lean-encoding.js';
 import type { FeedPosition } from './feed-cursor.js';
 import { countOf, feedOf, maintainedCountOf, eventsPageOf, type EventFilter, type Scoped } from './statements/reads.js';
 
@@ -30,9 +32,6 @@ export {
   type EventsPageParams,
 } from './statements/reads.js';
 import { GenerateSql, Sample } from '../core/db/generate-sql.js';
-
-/** The columns of an event the worker's effects read: all but its title and its own processing state. */
-const STORED_EVENT_COLUMNS = columnsExcept('events', ['title', 'dedupe_key', 'processed', 'processed_at', 'attempts']);
 
 /** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
 export type EventRow = EventDraft & { deliveryId: number; processed: boolean; attempts: number };
@@ -48,8 +47,8 @@ export const lockDedupeKeys = prepared('lock_dedupe_keys', (db, p: { keys: strin
   db
     .selectFrom((eb) =>
       eb
-        .selectFrom(unnest('u', { k: 'text' }, { k: p.keys }))
-        .select((eb) => eb.fn<string>('hashtextextended', ['u.k', eb.lit(0)]).as('h'))
+        .selectFrom(unnest('u', { k: 'bigint' }, { k: p.keys }))
+        .select('u.k as h')
         .distinct()
         .orderBy('h')
         .as('keys'),
@@ -57,14 +56,14 @@ export const lockDedupeKeys = prepared('lock_dedupe_keys', (db, p: { keys: strin
     .select((eb) => eb.cast<number>(eb.fn.count(eb.fn('pg_advisory_xact_lock', ['keys.h'])), 'integer').as('locked')),
 );
 
-/** The dedupe probe: which of `keys` are stored in the window around `at` (now() when null). */
-const storedKeysQuery = (db: Kysely<Database>, p: { keys: string[]; at: Date | null }) =>
+/** The dedupe probe: which of `keys` (stored keys, dedupe-key.ts) are stored in the window around `at` (now() when null). */
+const storedKeysQuery = (db: Kysely<Database>, p: { keys: Buffer[]; at: Date | null }) =>
   db
     .selectFrom('events as s')
     .select('s.dedupe_key')
     .where((eb) =>
       eb.and([
-        eb('s.dedupe_key', '=', eb.fn.any(typed(p.keys, 'text[]'))),
+        eb('s.dedupe_key', '=', eb.fn.any(typed(p.keys, 'bytea[]'))),
         eb(
           's.created_at',
           '>=',
@@ -79,16 +78,18 @@ export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
 
 /**
  * The events insert's columns, once (core/db/column-map.ts): each with its field in the JSON rows (EventRow) and its
- * type, or the key of the value the statement gives (processed_at, created_at).
+ * type, or the key of the value the statement gives (the lean encodings of ENCODED_FIELDS, created_at).
  */
 export const EVENT_INSERT = columnMap('events', {
   delivery_id: ['deliveryId', 'bigint'],
   waba_id: ['wabaId', 'text'],
   phone_number_id: ['phoneNumberId', 'text'],
-  event_type: ['eventType', 'text'],
-  kind: ['kind', 'text'],
-  title: ['title', 'text'],
-  status: ['status', 'text'],
+  event_type: ['eventTypeCode', 'int'],
+  event_type_other: ['eventTypeOther', 'text'],
+  kind: ['kindCode', 'int'],
+  title: ['leanTitle', 'text'],
+  status: ['statusCode', 'int'],
+  status_other: ['statusOther', 'text'],
   recipient: ['recipient', 'text'],
   user_id: ['userId', 'text'],
   message_id: ['messageId', 'text'],
@@ -96,11 +97,9 @@ export const EVENT_INSERT = columnMap('events', {
   error_code: ['errorCode', 'int'],
   error_title: ['errorTitle', 'text'],
   error_detail: ['errorDetail', 'text'],
-  raw: ['raw', 'jsonb'],
-  pricing: ['pricing', 'jsonb'],
-  dedupe_key: ['dedupeKey', 'text'],
+  raw: ['leanRaw', 'jsonb'],
+  dedupe_key: ['dedupeHash', 'bytea'],
   processed: ['processed', 'boolean'],
-  processed_at: 'processedAt',
   attempts: ['attempts', 'int'],
   created_at: 'createdAt',
 });
@@ -112,22 +111,17 @@ export const EVENT_INSERT = columnMap('events', {
  * That makes it once-only across retries, redeliveries and workers. created_at is `at` (the caller's clock; now()
  * when null): it decides the partition. RETURNING names the rows this statement inserted, not those stored before.
  */
-export const insertEvents = prepared('insert_events', (db, p: { rows: string; at: Date | null; keys: string[] }) =>
+export const insertEvents = prepared('insert_events', (db, p: { rows: string; at: Date | null; keys: Buffer[] }) =>
   db
     .insertInto('events')
     .columns(EVENT_INSERT.columns)
     .expression(
       db
         .selectFrom(EVENT_INSERT.records('d', p.rows))
-        .distinctOn('d.dedupeKey')
-        .select((eb) =>
-          EVENT_INSERT.select('d', {
-            processedAt: eb.case().when('d.processed', '=', true).then(now()).end(),
-            createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()),
-          }),
-        )
-        .where((eb) => eb('d.dedupeKey', 'not in', storedKeysQuery(db, p)))
-        .orderBy('d.dedupeKey'),
+        .distinctOn('d.dedupeHash')
+        .select((eb) => EVENT_INSERT.select('d', { createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()) }))
+        .where((eb) => eb('d.dedupeHash', 'not in', storedKeysQuery(db, p)))
+        .orderBy('d.dedupeHash'),
     )
     .returning(['id', 'dedupe_key as dedupeKey', 'created_at as createdAt']),
 );
@@ -136,7 +130,7 @@ export const insertEvents = prepared('insert_events', (db, p: { rows: string; at
 const pendingEvents = prepared('pending_events', (db, p: { deliveryIds: number[]; since: Date }) =>
   db
     .selectFrom('events')
-    .select(STORED_EVENT_COLUMNS)
+    .select(storedEventColumns)
     .where((eb) =>
       eb.and([
         eb('delivery_id', '=', eb.fn.any(typed(p.deliveryIds, 'bigint[]'))),
@@ -154,7 +148,7 @@ const pendingEvents = prepared('pending_events', (db, p: { deliveryIds: number[]
 const claimEvents = prepared('claim_events', (db, p: { ids: number[]; oldest: Date }) =>
   db
     .updateTable('events')
-    .set({ processed: true, processed_at: now() })
+    .set({ processed: true })
     .where((eb) =>
       eb.and([
         eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
@@ -182,10 +176,14 @@ const countWait = prepared('count_event_wait', (db, p: { ids: number[]; oldest: 
 const statusHistory = prepared('status_history', (db, p: { wabaId: string; wamid: string; since: Date }) =>
   db
     .selectFrom('events')
-    .select(['status', 'upstream_timestamp as upstreamTimestamp', 'created_at as createdAt'])
+    .select((eb) => [
+      eb.fn<string | null>('events_status_name', ['status', 'status_other']).as('status'),
+      'upstream_timestamp as upstreamTimestamp',
+      'created_at as createdAt',
+    ])
     .where('message_id', '=', p.wamid)
     .where('waba_id', '=', p.wabaId)
-    .where('kind', '=', 'status_update')
+    .where((eb) => eb('kind', '=', kindCode(eb, 'status_update')))
     .where('created_at', '>=', p.since)
     .orderBy('upstream_timestamp', (o) => o.asc().nullsLast())
     .orderBy('id', 'asc'),
@@ -194,7 +192,7 @@ const statusHistory = prepared('status_history', (db, p: { wabaId: string; wamid
 const findInAccounts = prepared('find_event_in_accounts', (db, p: { id: number; wabaIds: string[] }) =>
   db
     .selectFrom('events')
-    .select(columns.events)
+    .select(eventColumns)
     .where('id', '=', p.id)
     .where((eb) => eb('waba_id', '=', eb.fn.any(typed(p.wabaIds, 'text[]')))),
 );
@@ -221,7 +219,7 @@ const deliveriesWithWaitingStatuses = prepared(
       .where((eb) =>
         eb.and([
           eb.not(eb.ref('processed')),
-          eb('kind', '=', 'status_update'),
+          eb('kind', '=', kindCode(eb, 'status_update')),
           eb('attempts', '<', p.maxAttempts),
           eb('created_at', '<', p.createdBefore),
           eb('created_at', '>', p.createdAfter),
@@ -336,14 +334,49 @@ export class EventsRepository {
    */
   async insert(tx: Tx, rows: EventRow[], at?: Date): Promise<Map<string, InsertedEvent>> {
     if (rows.length === 0) return new Map();
-    const keys = rows.map((r) => r.dedupeKey);
-    await this.db.exec(lockDedupeKeys, { keys }, tx);
+    const keys = rows.map((r) => dedupeHash(r.dedupeKey));
+    const byHash = new Map<string, string>();
+    // Exactly the insert's columns (a draft's raw item and pricing are not sent twice): the lean encodings, the stored key.
+    const source = rows.map((r, i) => {
+      const hex = keys[i]!.toString('hex');
+      byHash.set(hex, r.dedupeKey);
+      const [eventTypeCode, eventTypeOther] = encodeEventType(r.eventType);
+      const [statusCode, statusOther] = encodeStatus(r.status);
+      return {
+        deliveryId: r.deliveryId,
+        wabaId: r.wabaId,
+        phoneNumberId: r.phoneNumberId,
+        eventTypeCode,
+        eventTypeOther,
+        kindCode: encodeKind(r.kind),
+        leanTitle: leanTitle(r),
+        statusCode,
+        statusOther,
+        recipient: r.recipient,
+        userId: r.userId,
+        messageId: r.messageId,
+        upstreamTimestamp: r.upstreamTimestamp,
+        errorCode: r.errorCode,
+        errorTitle: r.errorTitle,
+        errorDetail: r.errorDetail,
+        leanRaw: leanRaw(r),
+        dedupeHash: `\\x${hex}`,
+        processed: r.processed,
+        attempts: r.attempts,
+      };
+    });
+    await this.db.exec(lockDedupeKeys, { keys: keys.map(dedupeLockId) }, tx);
     const { rows: inserted } = await this.db.exec(
       insertEvents,
-      { rows: EVENT_INSERT.json(rows), at: at ?? null, keys },
+      { rows: EVENT_INSERT.json(source), at: at ?? null, keys },
       tx,
     );
-    return new Map(inserted.map((r) => [r.dedupeKey, r]));
+    return new Map(
+      inserted.map((r) => {
+        const dedupeKey = byHash.get(r.dedupeKey.toString('hex'))!;
+        return [dedupeKey, { id: r.id, dedupeKey, createdAt: r.createdAt }];
+      }),
+    );
   }
 
   /** These deliveries' events not processed yet, oldest first; `since` bounds the scan (their arrival, less a margin). */
@@ -447,7 +480,7 @@ export class EventsRepository {
     let rows = this.db
       .on(undefined, 'partitionReads')
       .selectFrom('events')
-      .select(columns.events)
+      .select(eventColumns)
       .where('waba_id', '=', wabaId)
       .where('id', '>', q.afterId)
       .where((eb) => this.ofContact(eb, contact));
@@ -509,7 +542,7 @@ export class EventsRepository {
       .where('waba_id', '=', (eb) => eb.fn.any(eb.val(wabaIds)))
       .where('created_at', '<', range.before)
       .where('created_at', '>=', range.since ?? new Date(0))
-      .where('kind', 'in', ['inbound_message', 'agent_message'])
+      .where((eb) => eb('kind', 'in', [kindCode(eb, 'inbound_message'), kindCode(eb, 'agent_message')]))
       .where((eb) => eb.not(eb('raw', '?', 'contentScrubbed')))
       .limit(limit)
       .execute();

@@ -166,7 +166,7 @@ describe('Read replica (DATABASE_READ_URL)', () => {
     await eventually(async () => {
       const { rows } = await pgQuery(
         { connectionString: primary.url('bmapi') },
-        "SELECT count(*)::int AS n FROM events WHERE waba_id = $1 AND status = 'read'",
+        "SELECT count(*)::int AS n FROM events WHERE waba_id = $1 AND status = events_status_code('read')",
         [t.account.wabaId],
       );
       return rows[0].n >= 3;

@@ -169,7 +169,7 @@ export async function verdict(
 ): Promise<Verdict> {
   const p = await progress(db, tenant.wabaId);
   const events = await db.query<{ id: string; kind: string; message_id: string | null; status: string | null }>(
-    `SELECT id, kind, message_id, status FROM events WHERE waba_id = $1`,
+    `SELECT id, events_kind_name(kind) AS kind, message_id, events_status_name(status, status_other) AS status FROM events WHERE waba_id = $1`,
     [tenant.wabaId],
   );
   const want = new Set(expected.map(itemKey));
@@ -271,11 +271,15 @@ export async function storedByHash(db: Db, wabaId: string): Promise<Map<string, 
   return new Map(rows.map((r) => [r.h, Number(r.n)]));
 }
 
-/** Acknowledgements (200s) without a stored delivery of the same bytes behind them: must be 0. */
+/**
+ * Acknowledgements (200s) without a stored delivery behind them: must be 0. A processed delivery keeps no bytes (its
+ * items are in `events`, migration lean_events), so bytes cannot be matched any more once processed: the check is that
+ * at least as many deliveries are stored as were acknowledged (a delivery stored but not acknowledged is Meta's to
+ * redeliver, and the event checks count its items once).
+ */
 export function ackedNotStored(acked: Map<string, number>, stored: Map<string, number>): number {
-  let missing = 0;
-  for (const [h, n] of acked) missing += Math.max(0, n - (stored.get(h) ?? 0));
-  return missing;
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, n) => a + n, 0);
+  return Math.max(0, sum(acked) - sum(stored));
 }
 
 /**

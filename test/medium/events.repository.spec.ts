@@ -1,6 +1,15 @@
 import { sql } from 'kysely';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { EVENT_KINDS } from '../../src/events/classify.js';
+import { dedupeHash } from '../../src/events/dedupe-key.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
+import {
+  encodeEventType,
+  encodeKind,
+  encodeStatus,
+  leanRaw,
+  statusTitle,
+} from '../../src/events/statements/lean-encoding.js';
 import {
   eventRow,
   eventually,
@@ -44,23 +53,22 @@ describe('EventsRepository (PostgreSQL)', () => {
 
       const page = await t.repo.page(wabaId, {}, everything);
       expect(page.total).toBe(3);
-      expect(page.rows.map((e) => e.dedupeKey).sort()).toEqual([a.dedupeKey, b.dedupeKey, c.dedupeKey].sort());
-      expect(page.rows.find((e) => e.dedupeKey === b.dedupeKey)).toMatchObject({
+      const ids = [first.get(a.dedupeKey)!.id, first.get(b.dedupeKey)!.id, second.get(c.dedupeKey)!.id];
+      expect(page.rows.map((e) => e.id).sort()).toEqual(ids.sort());
+      expect(page.rows.find((e) => e.id === first.get(b.dedupeKey)!.id)).toMatchObject({
         deliveryId: delivery.id,
         status: 'read',
         kind: 'status_update',
         processed: false,
-        processedAt: null,
       });
     });
 
-    it('marks rows stored as applied processed, with the time', async () => {
+    it('marks rows stored as applied processed', async () => {
       const wabaId = metaId();
       const { ids } = await stored(wabaId, { processed: true }, { attempts: 1 });
       const rows = new Map((await t.repo.page(wabaId, {}, everything)).rows.map((e) => [e.id, e]));
       expect(rows.get(ids[0]!)).toMatchObject({ processed: true, attempts: 0 });
-      expect(rows.get(ids[0]!)!.processedAt).toBeInstanceOf(Date);
-      expect(rows.get(ids[1]!)).toMatchObject({ processed: false, processedAt: null, attempts: 1 });
+      expect(rows.get(ids[1]!)).toMatchObject({ processed: false, attempts: 1 });
     });
 
     it('stores nothing, and counts nothing, when the unit of work it ran in fails', async () => {
@@ -77,6 +85,185 @@ describe('EventsRepository (PostgreSQL)', () => {
       expect(await t.repo.page(wabaId, { kind: 'status_update' }, everything)).toEqual({ rows: [], total: 0 });
       // Nothing of the failed try blocks the next one.
       expect((await insert(rows)).size).toBe(2);
+    });
+  });
+
+  describe('lean columns', () => {
+    it("encodes in the worker exactly as the migration's SQL functions do (the rows it converted, every read)", async () => {
+      const one = async <T>(query: ReturnType<typeof sql<{ v: T }>>) => (await query.execute(t.db.on())).rows[0]!.v;
+      for (const kind of EVENT_KINDS)
+        expect(encodeKind(kind)).toBe(await one<number>(sql`SELECT events_kind_code(${kind}) AS v`));
+      const statuses = [null, 'sent', 'delivered', 'read', 'failed', 'played', 'deleted', 'warning', 'connect'];
+      for (const status of [...statuses, 'terminate', 'ringing', 'accepted', 'rejected', 'completed', 'zapped', '']) {
+        const code = await one<number | null>(sql`SELECT events_status_code(${status}::text) AS v`);
+        expect(encodeStatus(status)).toEqual([code, code === 0 ? status : null]);
+      }
+      const fields = [
+        'messages',
+        'message_template_status_update',
+        'calls',
+        'security',
+        'history',
+        'a_field_from_2027',
+      ];
+      for (const field of fields) {
+        const code = await one<number>(sql`SELECT events_type_code(${field}) AS v`);
+        expect(encodeEventType(field)).toEqual([code, code === 0 ? field : null]);
+      }
+      for (const status of [...statuses, 'zapped'])
+        for (const [errorTitle, errorCode] of [
+          [null, null],
+          ['Re-engagement message', 131047],
+          [null, 131026],
+          ['Rate limit hit', null],
+        ] as const) {
+          const sqlTitle = await one<string>(
+            sql`SELECT events_status_title(${status}::text, ${errorTitle}::text, ${errorCode}::int) AS v`,
+          );
+          expect(statusTitle(status, errorTitle, errorCode)).toBe(sqlTitle);
+        }
+      const item = { id: 'wamid.A', status: 'read', recipient_id: '447700900123', timestamp: '1796262642' };
+      const cases = [
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'read', recipient: '447700900123' },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'read', recipient: null },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: null, recipient: null },
+        { kind: 'status_update', raw: item, messageId: 'wamid.B', status: 'read', recipient: '447700900123' },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'delivered', recipient: '447700900123' },
+        { kind: 'status_update', raw: item, messageId: 'wamid.A', status: 'read', recipient: '447700900999' },
+        { kind: 'status_update', raw: { ...item, id: 7 }, messageId: '7', status: 'read', recipient: null },
+        { kind: 'status_update', raw: item, messageId: null, status: 'read', recipient: null },
+        { kind: 'inbound_message', raw: item, messageId: 'wamid.A', status: null, recipient: null },
+      ] as const;
+      for (const c of cases) {
+        const sqlRaw = await one<Record<string, unknown>>(
+          sql`SELECT events_raw_lean(${JSON.stringify(c.raw)}::jsonb, ${c.kind === 'status_update'}, ${c.messageId}::text, ${c.status}::text, ${c.recipient}::text) AS v`,
+        );
+        expect(leanRaw(c)).toEqual(sqlRaw);
+      }
+    });
+
+    /** The row as stored, beside how the repository reads it back. */
+    const storedRow = (id: number) =>
+      sql<{
+        event_type: number;
+        event_type_other: string | null;
+        kind: number;
+        status: number | null;
+        status_other: string | null;
+        title: string | null;
+        raw: Record<string, unknown>;
+        dedupe_key: Buffer;
+      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, dedupe_key FROM events WHERE id = ${id}`
+        .execute(t.db.on())
+        .then((r) => r.rows[0]!);
+
+    it('stores kind, status and webhook field as codes, an unknown status or field as its text, and reads back the names', async () => {
+      const wabaId = metaId();
+      const pricing = { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' };
+      const { ids } = await stored(
+        wabaId,
+        { status: 'read', title: 'Message read', pricing, raw: { id: 'x', status: 'read', pricing } },
+        { status: 'zapped', title: 'Message status: zapped', eventType: 'a_field_from_2027' },
+        {
+          kind: 'inbound_message',
+          status: null,
+          title: 'Inbound text from 447700900123',
+          raw: { id: 'y', text: { body: 'hi' } },
+        },
+        { kind: 'call', eventType: 'calls', status: 'connect', title: 'Call from 447700900123: connect' },
+      );
+      const all = await Promise.all(ids.map(storedRow));
+      const [read, zapped, inbound, call] = [all[0]!, all[1]!, all[2]!, all[3]!];
+      expect(read).toMatchObject({ event_type: 1, event_type_other: null, kind: 2, status: 3, status_other: null });
+      expect(zapped).toMatchObject({
+        event_type: 0,
+        event_type_other: 'a_field_from_2027',
+        status: 0,
+        status_other: 'zapped',
+      });
+      expect(inbound).toMatchObject({ kind: 1, status: null, status_other: null });
+      expect(call).toMatchObject({ event_type: 13, kind: 5, status: 8 });
+      // The 16-byte key of dedupe-key.ts, the same as the SQL function the migration converted the old keys with.
+      expect(read.dedupe_key).toHaveLength(16);
+      const hashed = await sql<{ h: Buffer }>`SELECT events_dedupe_hash(${'a key'}) AS h`.execute(t.db.on());
+      expect(hashed.rows[0]!.h.equals(dedupeHash('a key'))).toBe(true);
+
+      const rows = new Map((await t.repo.page(wabaId, {}, everything)).rows.map((e) => [e.id, e]));
+      expect(rows.get(ids[0]!)).toMatchObject({ eventType: 'messages', kind: 'status_update', status: 'read' });
+      expect(rows.get(ids[1]!)).toMatchObject({
+        eventType: 'a_field_from_2027',
+        kind: 'status_update',
+        status: 'zapped',
+      });
+      expect(rows.get(ids[2]!)).toMatchObject({ eventType: 'messages', kind: 'inbound_message', status: null });
+      expect(rows.get(ids[3]!)).toMatchObject({ eventType: 'calls', kind: 'call', status: 'connect' });
+
+      // Filters and exact totals by the names, an unknown status included.
+      for (const [filter, expected] of [
+        [{ status: 'zapped' }, [ids[1]]],
+        [{ status: 'read' }, [ids[0]]],
+        [{ status: 'connect', kind: 'call' }, [ids[3]]],
+        [{ kind: 'inbound_message' }, [ids[2]]],
+        [{ status: 'delivered' }, []],
+      ] as const) {
+        const page = await t.repo.page(wabaId, filter, everything);
+        expect({ filter, ids: page.rows.map((e) => e.id), total: page.total }).toEqual({
+          filter,
+          ids: expected,
+          total: expected.length,
+        });
+      }
+    });
+
+    it("keeps a status's title and raw item once, and reads both back whole (pricing from the item)", async () => {
+      const wabaId = metaId();
+      const w = wamid();
+      const pricing = { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' };
+      const raw = {
+        id: w,
+        status: 'failed',
+        timestamp: '1772359200',
+        recipient_id: '447700900123',
+        pricing,
+        errors: [{ code: 131047 }],
+      };
+      const { ids } = await stored(
+        wabaId,
+        {
+          messageId: w,
+          status: 'failed',
+          recipient: '447700900123',
+          title: 'Message failed: Re-engagement message (131047)',
+          errorCode: 131047,
+          errorTitle: 'Re-engagement message',
+          raw,
+          pricing,
+        },
+        // Words the generic function does not give: kept as sent, as is an item whose id is not its message id.
+        { title: 'Message delivered (by the relay)', raw: { id: 'another-id', status: 'delivered' } },
+      );
+      const [failed, other] = [await storedRow(ids[0]!), await storedRow(ids[1]!)];
+      expect(failed.title).toBeNull();
+      expect(failed.raw).toEqual({ timestamp: '1772359200', pricing, errors: [{ code: 131047 }] });
+      expect(other.title).toBe('Message delivered (by the relay)');
+      expect(other.raw).toEqual({ id: 'another-id', status: 'delivered' });
+
+      const event = await t.repo.findInAccounts([wabaId], ids[0]!);
+      expect(event).toMatchObject({ title: 'Message failed: Re-engagement message (131047)', raw, pricing });
+      expect(JSON.stringify(event!.raw)).toBe(
+        JSON.stringify(
+          (await sql<{ j: unknown }>`SELECT ${JSON.stringify(raw)}::jsonb AS j`.execute(t.db.on())).rows[0]!.j,
+        ),
+      );
+      expect(await t.repo.findInAccounts([wabaId], ids[1]!)).toMatchObject({
+        title: 'Message delivered (by the relay)',
+        raw: { id: 'another-id', status: 'delivered' },
+        pricing: null,
+      });
+      const [pending] = (
+        await t.repo.pendingOf([(await t.repo.findInAccounts([wabaId], ids[0]!))!.deliveryId], new Date(0))
+      ).filter((e) => e.id === ids[0]);
+      expect(pending).toMatchObject({ status: 'failed', kind: 'status_update', raw, pricing });
     });
   });
 
@@ -124,9 +311,7 @@ describe('EventsRepository (PostgreSQL)', () => {
     expect(await unitOfWork().run((tx) => t.repo.claim(tx, refs))).toEqual(new Set([ids[0], ids[1]]));
     expect(await unitOfWork().run((tx) => t.repo.claim(tx, refs))).toEqual(new Set());
     expect(await t.repo.pendingOf([deliveryId], since)).toEqual([]);
-    expect(
-      (await t.repo.page(wabaId, {}, everything)).rows.every((e) => e.processed && e.processedAt instanceof Date),
-    ).toBe(true);
+    expect((await t.repo.page(wabaId, {}, everything)).rows.every((e) => e.processed)).toBe(true);
   });
 
   it('lists deliveries with statuses still waiting, until their tries run out', async () => {
@@ -254,7 +439,8 @@ describe('EventsRepository (PostgreSQL)', () => {
     const pricing = { pricing_model: 'PMP', category: 'utility', type: 'regular', billable: true };
     const mine = await stored(
       wabaId,
-      { recipient: null, userId, pricing },
+      // The pricing of a status is its item's (classify: pricingOf(item.pricing)); stored once, in the item.
+      { recipient: null, userId, pricing, raw: { id: 'wamid.x', status: 'delivered', pricing } },
       { kind: 'inbound_message', status: null, recipient: null, userId },
       {},
     );

@@ -135,7 +135,7 @@ describe('Storage partitions (PostgreSQL)', () => {
         a.release();
       }
       const rows = await stored(wabaId);
-      expect(rows.filter((e) => e.dedupeKey === item.dedupeKey)).toHaveLength(1);
+      expect(rows.filter((e) => e.messageId === item.messageId && e.status === item.status)).toHaveLength(1);
       expect(rows).toHaveLength(2);
     });
 

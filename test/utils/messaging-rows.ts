@@ -1,7 +1,8 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../../src/core/db/db.js';
 import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
-import { countRows, rowsWhere, rowWhere, updateAccount } from './db-rows.js';
+import { eventColumns } from '../../src/events/statements/event-columns.js';
+import { countRows, rowWhere, updateAccount } from './db-rows.js';
 
 /**
  * Reads (and a few arrangements) of the messaging tables for the e2e tests' assertions, in their usual shapes: Kysely on
@@ -49,8 +50,9 @@ export async function countDeliveries(app: OnDb, wabaId: string, status?: string
   return (await query.executeTakeFirstOrThrow()).n;
 }
 
-/** The events of `wabaId`, oldest first. */
-export const eventsOf = (app: OnDb, wabaId: string) => rowsWhere(app.db, 'events', { waba_id: wabaId }, ['id']);
+/** The events of `wabaId`, oldest first, as the application reads them (the lean columns named: event-columns.ts). */
+export const eventsOf = (app: OnDb, wabaId: string) =>
+  app.db.on().selectFrom('events').select(eventColumns).where('waba_id', '=', wabaId).orderBy('id').execute();
 
 /** How many events `wabaId` has (only those processed or not, or to `recipient`, when given). */
 export const countEvents = (app: OnDb, wabaId: string, where: { processed?: boolean; recipient?: string } = {}) =>

@@ -5,7 +5,7 @@ import { builder } from './statement.js';
 const map = columnMap('events', {
   delivery_id: ['deliveryId', 'bigint'],
   waba_id: ['wabaId', 'text'],
-  processed_at: 'processedAt',
+  kind: 'kindCode',
   attempts: ['attempts', 'int'],
   created_at: 'createdAt',
 });
@@ -14,7 +14,7 @@ const compiled = (q: { compile(): { sql: string; parameters: readonly unknown[] 
 
 describe('columnMap', () => {
   it('names each column once: insert columns, source types and select list follow the declaration order', () => {
-    expect(map.columns).toEqual(['delivery_id', 'waba_id', 'processed_at', 'attempts', 'created_at']);
+    expect(map.columns).toEqual(['delivery_id', 'waba_id', 'kind', 'attempts', 'created_at']);
     expect(Object.entries(map.types)).toEqual([
       ['deliveryId', 'bigint'],
       ['wabaId', 'text'],
@@ -27,11 +27,11 @@ describe('columnMap', () => {
       .expression(
         builder
           .selectFrom(map.records('d', '[]'))
-          .select(() => map.select('d', { processedAt: at, createdAt: sql<Date>`clock_timestamp()` })),
+          .select(() => map.select('d', { kindCode: at, createdAt: sql<Date>`clock_timestamp()` })),
       );
     expect(compiled(insert).sql).toBe(
-      'insert into "events" ("delivery_id", "waba_id", "processed_at", "attempts", "created_at") ' +
-        'select "d"."deliveryId", "d"."wabaId", now() as "processedAt", "d"."attempts", clock_timestamp() as "createdAt" ' +
+      'insert into "events" ("delivery_id", "waba_id", "kind", "attempts", "created_at") ' +
+        'select "d"."deliveryId", "d"."wabaId", now() as "kindCode", "d"."attempts", clock_timestamp() as "createdAt" ' +
         'from jsonb_to_recordset($1::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "attempts" int)',
     );
   });
@@ -39,7 +39,7 @@ describe('columnMap', () => {
   it('reads the same source as arrays (unnest, with its ordinality) or as one row of typed parameters', () => {
     const arrays = builder
       .selectFrom(map.unnest('u', { deliveryId: [1], wabaId: ['w'], attempts: [0] }, 'ord'))
-      .select(() => map.select('u', { processedAt: 'u.ord', createdAt: sql<Date>`now()` }));
+      .select(() => map.select('u', { kindCode: 'u.ord', createdAt: sql<Date>`now()` }));
     expect(compiled(arrays)).toEqual({
       sql:
         'select "u"."deliveryId", "u"."wabaId", "u"."ord", "u"."attempts", now() as "createdAt" ' +
@@ -49,10 +49,10 @@ describe('columnMap', () => {
       queryId: expect.anything(),
     });
     const row = builder.selectNoFrom(() =>
-      map.values({ deliveryId: 7, wabaId: 'w', attempts: 2 }, { processedAt: sql`null`, createdAt: sql`now()` }),
+      map.values({ deliveryId: 7, wabaId: 'w', attempts: 2 }, { kindCode: sql`null`, createdAt: sql`now()` }),
     );
     expect(compiled(row).sql).toBe(
-      'select $1::bigint as "deliveryId", $2::text as "wabaId", null as "processedAt", $3::int as "attempts", now() as "createdAt"',
+      'select $1::bigint as "deliveryId", $2::text as "wabaId", null as "kindCode", $3::int as "attempts", now() as "createdAt"',
     );
   });
 
@@ -70,10 +70,10 @@ describe('columnMap', () => {
     expect(map.keys).toEqual(['deliveryId', 'wabaId', 'attempts']);
     const insert = builder
       .insertInto('events')
-      .values([0, 1].map((i) => map.row((key) => `${key}${i}`, { processedAt: null, createdAt: `at${i}` })));
+      .values([0, 1].map((i) => map.row((key) => `${key}${i}`, { kindCode: null, createdAt: `at${i}` })));
     expect(compiled(insert)).toMatchObject({
       sql:
-        'insert into "events" ("delivery_id", "waba_id", "processed_at", "attempts", "created_at") ' +
+        'insert into "events" ("delivery_id", "waba_id", "kind", "attempts", "created_at") ' +
         'values ($1, $2, $3, $4, $5), ($6, $7, $8, $9, $10)',
       parameters: [
         'deliveryId0',
@@ -97,7 +97,7 @@ describe('columnMap', () => {
     // @ts-expect-error: a column of another table
     columnMap('events', { business_account_id: ['b', 'uuid'] });
     // @ts-expect-error: `createdAt` is given by the statement and missing here
-    expect(() => map.select('d', { processedAt: sql`now()` })).toThrow(TypeError);
+    expect(() => map.select('d', { kindCode: sql`now()` })).toThrow(TypeError);
     // @ts-expect-error: a row without `attempts`
     expect(map.json([{ deliveryId: 1, wabaId: 'w' }])).toBe('[{"deliveryId":1,"wabaId":"w"}]');
   });

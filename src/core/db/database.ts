@@ -268,10 +268,10 @@ export interface EventTable {
   delivery_id: number;
   waba_id: string;
   phone_number_id: string | null;
-  event_type: string;
-  kind: string;
-  title: string;
-  status: string | null;
+  event_type: number;
+  kind: number;
+  title: string | null;
+  status: number | null;
   recipient: string | null;
   user_id: string | null;
   message_id: string | null;
@@ -280,12 +280,12 @@ export interface EventTable {
   error_title: string | null;
   error_detail: string | null;
   raw: ColumnType<JsonValue, string, string>;
-  pricing: ColumnType<JsonValue | null, string | null, string | null>;
-  dedupe_key: string;
+  dedupe_key: Buffer;
   processed: Generated<boolean>;
-  processed_at: Date | null;
   attempts: Generated<number>;
   created_at: Generated<Date>;
+  status_other: string | null;
+  event_type_other: string | null;
   xid: ColumnType<string, never, never>;
 }
 
@@ -608,12 +608,12 @@ export const columns = {
     'error_title as errorTitle',
     'error_detail as errorDetail',
     'raw',
-    'pricing',
     'dedupe_key as dedupeKey',
     'processed',
-    'processed_at as processedAt',
     'attempts',
     'created_at as createdAt',
+    'status_other as statusOther',
+    'event_type_other as eventTypeOther',
   ],
   event_counts: ['waba_id as wabaId', 'kind', 'status', 'bucket', 'shard', 'count'],
   campaigns: [

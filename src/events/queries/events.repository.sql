@@ -4,35 +4,35 @@
 -- lock_dedupe_keys
 select cast(count(pg_advisory_xact_lock("keys"."h")) as integer) as "locked"
 from (
-  select distinct hashtextextended("u"."k", 0) as "h"
-  from unnest($1::text[]) as "u"("k")
+  select distinct "u"."k" as "h"
+  from unnest($1::bigint[]) as "u"("k")
   order by "h") as "keys";
 
 -- events_stored_keys
 select "s"."dedupe_key"
 from "events" as "s"
-where ("s"."dedupe_key" = any($1::text[]) and "s"."created_at" >= coalesce($2::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($3::timestamptz, now()) + '1 day'::interval);
+where ("s"."dedupe_key" = any($1::bytea[]) and "s"."created_at" >= coalesce($2::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($3::timestamptz, now()) + '1 day'::interval);
 
 -- insert_events
-insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "kind", "title", "status", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "pricing", "dedupe_key", "processed", "processed_at", "attempts", "created_at")
-select distinct on ("d"."dedupeKey") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", "d"."eventType", "d"."kind", "d"."title", "d"."status", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", "d"."raw", "d"."pricing", "d"."dedupeKey", "d"."processed", case when "d"."processed" = $1 then now() end as "processedAt", "d"."attempts", coalesce($2::timestamptz, now()) as "createdAt"
-from jsonb_to_recordset($3::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventType" text, "kind" text, "title" text, "status" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "raw" jsonb, "pricing" jsonb, "dedupeKey" text, "processed" boolean, "attempts" int)
-where "d"."dedupeKey" not in (
+insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "event_type_other", "kind", "title", "status", "status_other", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "dedupe_key", "processed", "attempts", "created_at")
+select distinct on ("d"."dedupeHash") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", "d"."eventTypeCode", "d"."eventTypeOther", "d"."kindCode", "d"."leanTitle", "d"."statusCode", "d"."statusOther", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", "d"."leanRaw", "d"."dedupeHash", "d"."processed", "d"."attempts", coalesce($1::timestamptz, now()) as "createdAt"
+from jsonb_to_recordset($2::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventTypeCode" int, "eventTypeOther" text, "kindCode" int, "leanTitle" text, "statusCode" int, "statusOther" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "leanRaw" jsonb, "dedupeHash" bytea, "processed" boolean, "attempts" int)
+where "d"."dedupeHash" not in (
   select "s"."dedupe_key"
   from "events" as "s"
-  where ("s"."dedupe_key" = any($4::text[]) and "s"."created_at" >= coalesce($5::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($6::timestamptz, now()) + '1 day'::interval))
-order by "d"."dedupeKey"
+  where ("s"."dedupe_key" = any($3::bytea[]) and "s"."created_at" >= coalesce($4::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($5::timestamptz, now()) + '1 day'::interval))
+order by "d"."dedupeHash"
 returning "id", "dedupe_key" as "dedupeKey", "created_at" as "createdAt";
 
 -- pending_events
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "created_at" as "createdAt"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", events_raw("raw", "kind" = events_kind_code($1), "message_id", events_status_name("status", "status_other"), "recipient") as "raw", case when "kind" = events_kind_code($2) then "raw"->'pricing' end as "pricing", "created_at" as "createdAt"
 from "events"
-where ("delivery_id" = any($1::bigint[]) and not "processed" and "created_at" >= $2)
+where ("delivery_id" = any($3::bigint[]) and not "processed" and "created_at" >= $4)
 order by "id";
 
 -- claim_events
 update "events"
-set "processed" = $1, "processed_at" = now()
+set "processed" = $1
 where ("id" = any($2::bigint[]) and "created_at" >= $3 and not "processed")
 returning "id";
 
@@ -42,20 +42,20 @@ set "attempts" = "attempts" + $1
 where ("id" = any($2::bigint[]) and "created_at" >= $3 and not "processed");
 
 -- status_history
-select "status", "upstream_timestamp" as "upstreamTimestamp", "created_at" as "createdAt"
+select events_status_name("status", "status_other") as "status", "upstream_timestamp" as "upstreamTimestamp", "created_at" as "createdAt"
 from "events"
-where "message_id" = $1 and "waba_id" = $2 and "kind" = $3 and "created_at" >= $4
+where "message_id" = $1 and "waba_id" = $2 and "kind" = events_kind_code($3) and "created_at" >= $4
 order by "upstream_timestamp" asc nulls last, "id" asc;
 
 -- find_event_in_accounts
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", events_raw("raw", "kind" = events_kind_code($1), "message_id", events_status_name("status", "status_other"), "recipient") as "raw", case when "kind" = events_kind_code($2) then "raw"->'pricing' end as "pricing", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
-where "id" = $1 and "waba_id" = any($2::text[]);
+where "id" = $3 and "waba_id" = any($4::text[]);
 
 -- deliveries_with_waiting_statuses
 select distinct "delivery_id" as "deliveryId"
 from "events"
-where (not "processed" and "kind" = $1 and "attempts" < $2 and "created_at" < $3 and "created_at" > $4)
+where (not "processed" and "kind" = events_kind_code($1) and "attempts" < $2 and "created_at" < $3 and "created_at" > $4)
 limit $5;
 
 -- events_feed_horizon
@@ -67,18 +67,18 @@ delete from "event_counts"
 where "bucket" >= coalesce($1::timestamptz, $2::timestamptz) and "bucket" < $3;
 
 -- EventsRepository.pageOfContact (no window)
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", events_raw("raw", "kind" = events_kind_code($1), "message_id", events_status_name("status", "status_other"), "recipient") as "raw", case when "kind" = events_kind_code($2) then "raw"->'pricing' end as "pricing", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
-where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5))
-order by "id"
-limit $6;
-
--- EventsRepository.pageOfContact (a window)
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", "event_type" as "eventType", "kind", "title", "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "pricing", "dedupe_key" as "dedupeKey", "processed", "processed_at" as "processedAt", "attempts", "created_at" as "createdAt"
-from "events"
-where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5)) and "created_at" >= $6 and "created_at" <= $7
+where "waba_id" = $3 and "id" > $4 and ("recipient" = any($5) or "user_id" = any($6) or "message_id" = any($7))
 order by "id"
 limit $8;
+
+-- EventsRepository.pageOfContact (a window)
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", events_raw("raw", "kind" = events_kind_code($1), "message_id", events_status_name("status", "status_other"), "recipient") as "raw", case when "kind" = events_kind_code($2) then "raw"->'pricing' end as "pricing", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
+from "events"
+where "waba_id" = $3 and "id" > $4 and ("recipient" = any($5) or "user_id" = any($6) or "message_id" = any($7)) and "created_at" >= $8 and "created_at" <= $9
+order by "id"
+limit $10;
 
 -- EventsRepository.eraseContactBatch
 select "id", "created_at" as "createdAt"
@@ -92,7 +92,7 @@ where "waba_id" = $1 and "id" = any($2) and "created_at" >= $3 and "created_at" 
 -- EventsRepository.scrubContentBatch
 select "id", "created_at" as "createdAt"
 from "events"
-where "waba_id" = any($1) and "created_at" < $2 and "created_at" >= $3 and "kind" in ($4, $5) and not "raw" ? $6
+where "waba_id" = any($1) and "created_at" < $2 and "created_at" >= $3 and "kind" in (events_kind_code($4), events_kind_code($5)) and not "raw" ? $6
 limit $7;
 
 update "events"

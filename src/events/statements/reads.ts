@@ -1,12 +1,13 @@
 // The console's lists and the feed of `events`: run by EventsRepository (../events.repository.ts), the table's one
 // owner. Their SQL as PostgreSQL receives it: ./queries/reads.sql (`npm run db:sql` writes it).
 import type { Kysely } from 'kysely';
-import { columns, type Database } from '../../core/db/database.js';
+import type { Database } from '../../core/db/database.js';
 import { feedStatement } from '../../core/db/feed.js';
 import { filterOf, when, type Filter } from '../../core/db/filter.js';
 import { typed } from '../../core/db/pg.js';
 import { preparedByShape } from '../../core/db/statement.js';
 import type { EventKind } from '../classify.js';
+import { eventColumns } from './event-columns.js';
 
 /** List and feed filters; the business account (wabaId) is always the first condition. */
 export interface EventFilter {
@@ -27,8 +28,12 @@ function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
   return filterOf<'events'>(
     (eb) => eb('waba_id', '=', p.wabaId),
     [
-      when('k', given.kind, (eb) => eb('kind', '=', p.kind)),
-      when('s', given.status, (eb) => eb('status', '=', p.status)),
+      // Codes (./event-columns.ts): a status outside the known list is code 0 with its text in status_other.
+      when('k', given.kind, (eb) => eb('kind', '=', eb.fn<number>('events_kind_code', [typed(p.kind, 'text')]))),
+      when('s', given.status, (eb) => {
+        const code = eb.fn<number>('events_status_code', [typed(p.status, 'text')]);
+        return eb.and([eb('status', '=', code), eb.or([eb(code, '<>', 0), eb('status_other', '=', p.status)])]);
+      }),
       when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
       when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
       when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
@@ -48,7 +53,7 @@ export type EventsPageParams = Scoped & { take: number; skip: number };
 export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPageParams>, given: EventsPageParams) =>
   db
     .selectFrom('events')
-    .select(columns.events)
+    .select(eventColumns)
     .where(whereOf(p, given).where)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -99,7 +104,7 @@ export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedPara
     page: (eb, horizon) =>
       eb
         .selectFrom('events')
-        .select([...columns.events, 'xid'])
+        .select((eb) => [...eventColumns(eb), 'xid'])
         .where(whereOf(p, given).where)
         .where((eb) =>
           eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),

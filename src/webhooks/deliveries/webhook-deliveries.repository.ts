@@ -127,6 +127,10 @@ const findMany = prepared('find_deliveries', (db, p: { ids: number[] }) =>
 );
 
 /**
+ * Processed: the bytes, their signature and the batch go (the items are in `events` now, the one copy kept; the
+ * signature was checked on receipt; the batch named the receiver's job). The same update that marks the delivery, so
+ * the space of the old row version is all the processing leaves (docs/storage.md, "Layout"); event_count stays, which
+ * tells a replay of it that its items are stored (DeliveryProcessor).
  * `since`: the oldest received_at among them (as read by findForProcessing): the partitions before it are skipped.
  * `d.id = ANY(ids)` beside the join: an index condition the planner uses whatever the partition's statistics say.
  * Without it, a plan made for its values on a week's partition that autovacuum had not analysed yet joined a
@@ -141,6 +145,9 @@ export const buildMarkProcessed = (db: Kysely<Database>, p: { ids: number[]; eve
       status: 'processed',
       processed_at: now(),
       event_count: eb.ref('v.events'),
+      raw_body: Buffer.alloc(0),
+      signature: '',
+      batch_id: null,
       last_error: null,
       attempts: eb('d.attempts', '+', 1),
     }))

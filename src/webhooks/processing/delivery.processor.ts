@@ -109,6 +109,12 @@ export class DeliveryProcessor {
     const drafts: Draft[] = [];
     const keys = new Set<string>();
     for (const delivery of fresh) {
+      // Processed before and replayed: its bytes went when it was processed, its items are stored (the pass over
+      // pending events below finishes any left waiting). Its count stays what it was.
+      if (isEmptied(delivery)) {
+        counts.set(delivery.id, delivery.eventCount);
+        continue;
+      }
       const own = this.classify(delivery);
       counts.set(delivery.id, own.length);
       // The same item in two deliveries of the batch (a redelivery) is stored once, by the first.
@@ -120,10 +126,10 @@ export class DeliveryProcessor {
     const waitingIn = new Set<number>();
     const tried = new Set<number>();
     const done = fresh.map((d) => ({ id: d.id, events: counts.get(d.id)!, receivedAt: d.receivedAt }));
-    // While every item this run stores is new, no earlier run stored any of these deliveries' items, so none
-    // of theirs can be left unprocessed: the last chunk then marks the deliveries processed in its own
-    // transaction and the pass over pending events is skipped.
-    let allNew = rerun === 0 && fresh.length === found.length;
+    // While every item this run stores is new (and no delivery is a processed one replayed), no earlier run stored any
+    // of these deliveries' items, so none of theirs can be left unprocessed: the last chunk then marks the deliveries
+    // processed in its own transaction and the pass over pending events is skipped.
+    let allNew = rerun === 0 && fresh.length === found.length && !fresh.some(isEmptied);
     let finished = false;
     // Items per transaction (WEBHOOK_EVENT_CHUNK): bounds how long rows stay locked, and what a crash undoes.
     const size = this.config.webhookEventChunk;
@@ -305,6 +311,14 @@ export class DeliveryProcessor {
       priority: RERUN_PRIORITY.delayed,
     });
   }
+}
+
+/**
+ * A delivery processed before (its count set) whose bytes are gone: emptied by the processing (its items are in
+ * `events`) or by the content retention. A delivery as received always has its bytes.
+ */
+function isEmptied(d: StoredDelivery): d is StoredDelivery & { eventCount: number } {
+  return d.rawBody.length === 0 && d.eventCount !== null;
 }
 
 /** A delivery whose stored payload can never be processed: a dead letter at once (permanent). */

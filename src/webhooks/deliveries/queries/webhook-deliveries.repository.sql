@@ -15,9 +15,9 @@ order by "id";
 
 -- mark_deliveries_processed
 update "webhook_deliveries" as "d"
-set "status" = $1, "processed_at" = now(), "event_count" = "v"."events", "last_error" = $2, "attempts" = "d"."attempts" + $3
-from unnest($4::bigint[], $5::int[]) as "v"("id", "events")
-where ("d"."id" = "v"."id" and "d"."id" = any($6::bigint[]) and "d"."status" <> $7 and "d"."received_at" >= $8);
+set "status" = $1, "processed_at" = now(), "event_count" = "v"."events", "raw_body" = $2, "signature" = $3, "batch_id" = $4, "last_error" = $5, "attempts" = "d"."attempts" + $6
+from unnest($7::bigint[], $8::int[]) as "v"("id", "events")
+where ("d"."id" = "v"."id" and "d"."id" = any($9::bigint[]) and "d"."status" <> $10 and "d"."received_at" >= $11);
 
 -- record_delivery_failure
 update "webhook_deliveries"
