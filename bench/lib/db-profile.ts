@@ -7,7 +7,7 @@
 // carry it.
 import { Redis } from 'ioredis';
 import type pg from 'pg';
-import { fmt } from './report.js';
+import { fmt } from './fmt.js';
 
 export const PROFILING = process.env.BENCH_PROFILE === '1';
 

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './bench.js';
+import { fmt } from './fmt.js';
 
 export interface LoadSummary {
   label: string;
@@ -75,7 +76,7 @@ export function formatLoad(s: LoadSummary): string {
   );
 }
 
-export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
+export { fmt };
 
 export interface Machine {
   date: string;
