@@ -78,7 +78,8 @@ export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
 
 /**
  * The events insert's columns, once (core/db/column-map.ts): each with its field in the JSON rows (EventRow) and its
- * type, or the key of the value the statement gives (the lean encodings of ENCODED_FIELDS, created_at).
+ * type, or the key of the value the statement gives (created_at). The lean columns (codes, title, thinned item) come
+ * encoded by the worker (statements/lean-encoding.ts).
  */
 export const EVENT_INSERT = columnMap('events', {
   delivery_id: ['deliveryId', 'bigint'],
