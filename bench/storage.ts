@@ -12,7 +12,9 @@
 //            of the events and its update marking the deliveries processed (so the space that update leaves is in
 //            the figure); two loaders at once, autovacuum on. Then VACUUM ANALYZE + CHECKPOINT and the bytes of
 //            events and webhook_deliveries (heap, TOAST, every index, every partition) per event, with pg_stats'
-//            widths. In the schema before migration lean_events and after it (BENCH_STORAGE_BYTES_SHAPES).
+//            widths. In the schema before migration lean_events, after it alone (`lean-events`: the status item's
+//            timestamp, pricing and phone number id still in `raw`) and today's (BENCH_STORAGE_BYTES_SHAPES, default
+//            before,after).
 //   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
 //            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
 //            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
@@ -46,7 +48,8 @@
 //   nice -n 10 node --import tsx scripts/stack/cli.ts --state-dir /tmp/storagebench --db-name storagebench &
 //   DATABASE_URL=$(grep ^DATABASE_URL= /tmp/storagebench/services.env | cut -d= -f2-) npm run bench:storage
 // Disk: realistic rows took ~1.5 KB each with the 11 indexes before lean_events; a stage that would take the databases past
-// BENCH_STORAGE_MAX_GB (40) is cut to what fits, and the cut is printed and recorded.
+// BENCH_STORAGE_MAX_GB (40) is cut to what fits, and the cut is printed and recorded; a stage that would leave less than
+// BENCH_STORAGE_MIN_FREE_GB (10) of the disk free (10 % over the size per row measured so far) is refused.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,6 +89,7 @@ import {
   STATUS_DELIVERIES_SQL,
   STATUS_EVENTS_SQL,
   STATUS_EVENTS_SQL_BEFORE,
+  STATUS_EVENTS_SQL_LEAN_EVENTS,
   baseValues,
   accounts,
   fmtInt,
@@ -100,7 +104,13 @@ const NEW_MIGRATION = process.env.BENCH_STORAGE_UPGRADE ?? '20261202210000_lean_
 /** The schema before and after issue 40's lean events (part "bytes" measures both). */
 const LEAN_MIGRATION = '20261202210000_lean_events';
 const BYTES_ROWS = (process.env.BENCH_STORAGE_BYTES_ROWS ?? '1e6').split(',').map((s) => Math.round(Number(s)));
-const BYTES_SHAPES = (process.env.BENCH_STORAGE_BYTES_SHAPES ?? 'before,after').split(',') as ('before' | 'after')[];
+type BytesShape = 'before' | 'lean-events' | 'after';
+const BYTES_SHAPES = (process.env.BENCH_STORAGE_BYTES_SHAPES ?? 'before,after').split(',') as BytesShape[];
+const STATUS_EVENTS: Record<BytesShape, string> = {
+  before: STATUS_EVENTS_SQL_BEFORE,
+  'lean-events': STATUS_EVENTS_SQL_LEAN_EVENTS,
+  after: STATUS_EVENTS_SQL,
+};
 const num = (v: string | undefined, d: number) => (v === undefined || v.trim() === '' ? d : Number(v));
 const SIZES = (process.env.BENCH_STORAGE_SIZES ?? '1e5,1e6').split(',').map((s) => Math.round(Number(s)));
 const RUNS = num(process.env.BENCH_STORAGE_RUNS, 300);
@@ -111,6 +121,8 @@ const DAYS = num(process.env.BENCH_STORAGE_DAYS, 42);
 const WIDTH_ROWS = Math.round(num(process.env.BENCH_STORAGE_WIDTH_ROWS, 2e5));
 const UPGRADE_ROWS = Math.round(num(process.env.BENCH_STORAGE_UPGRADE_ROWS, 1e5));
 const MAX_BYTES = num(process.env.BENCH_STORAGE_MAX_GB, 40) * 2 ** 30;
+/** What a stage must leave free on the disk (BENCH_STORAGE_MIN_FREE_GB, GiB): the disk is shared. */
+const MIN_FREE_BYTES = num(process.env.BENCH_STORAGE_MIN_FREE_GB, 10) * 2 ** 30;
 const PARTS = new Set((process.env.BENCH_STORAGE_PARTS ?? 'upgrade,bytes,width,queries,drop,drop-split').split(','));
 const DROP_AT = process.env.BENCH_STORAGE_DROP_AT
   ? Math.round(Number(process.env.BENCH_STORAGE_DROP_AT))
@@ -644,7 +656,7 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
           log(`NOTE: ${cut}`);
           target = fits;
         }
-        if ((target - rows) * perRow * 1.1 > freeBytes - 10 * 2 ** 30)
+        if ((target - rows) * perRow * 1.1 > freeBytes - MIN_FREE_BYTES)
           throw new Error(`not enough free disk for ${fmtInt(target)} rows (${gib(freeBytes)} free)`);
       }
       if (target <= rows) continue;
@@ -896,7 +908,7 @@ interface RelationBytes {
   bytes: number;
 }
 interface BytesResult {
-  shape: 'before' | 'after';
+  shape: BytesShape;
   rows: number;
   loadSeconds: number;
   /** events + webhook_deliveries, every partition: heap (with its free space map and visibility map), TOAST, indexes. */
@@ -934,12 +946,12 @@ async function relationBytes(db: pg.Pool, table: string): Promise<RelationBytes[
  * the deliveries processed (after: emptying their bytes), so the space an update leaves behind is in the figure, as
  * it is in service. Two such loaders at once. Then VACUUM ANALYZE and CHECKPOINT; the bytes of both tables, all in.
  */
-async function bytesPart(shape: 'before' | 'after', rows: number): Promise<BytesResult> {
+async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult> {
   const name = `${DB_PREFIX}bytes_${shape}`;
   const url = await server.createDb(name);
   const db = new pg.Pool({ connectionString: url, max: 3 });
   try {
-    if (shape === 'after') await migrate(url);
+    if (shape !== 'before') await migrate(url);
     else {
       const c = await db.connect();
       await applyMigrationFiles(c, migrationsBefore(LEAN_MIGRATION));
@@ -962,8 +974,8 @@ async function bytesPart(shape: 'before' | 'after', rows: number): Promise<Bytes
             const base = baseValues(stage, f, t, ACCOUNTS);
             const ids = (await c.query<{ id: string }>(STATUS_DELIVERIES_SQL, base)).rows.map((r) => r.id);
             await c.query('BEGIN');
-            await c.query(shape === 'after' ? STATUS_EVENTS_SQL : STATUS_EVENTS_SQL_BEFORE, [...base, ids]);
-            await c.query(shape === 'after' ? PROCESSED_SQL : PROCESSED_SQL_BEFORE, [ids, new Date(t0 - 60_000)]);
+            await c.query(STATUS_EVENTS[shape], [...base, ids]);
+            await c.query(shape === 'before' ? PROCESSED_SQL_BEFORE : PROCESSED_SQL, [ids, new Date(t0 - 60_000)]);
             await c.query('COMMIT');
             if (Date.now() - lastPrint > 10_000) {
               lastPrint = Date.now();

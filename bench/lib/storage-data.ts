@@ -11,6 +11,7 @@
 // i of one load (a stage), so any stage is spread over the whole window and each partition is in time order within a
 // stage, as rows arriving in time order would be.
 import type pg from 'pg';
+import { leanItem } from '../../src/events/statements/lean-encoding.js';
 
 export interface Accounts {
   wabaIds: string[];
@@ -285,8 +286,11 @@ SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, 'messages', 'status_update'
        v.item -> 'pricing', 'status:' || w.wamid || ':' || w.status || ':' || w.ts, true, now()
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
 
-/** The same events in today's lean shape, encoded by the migration's own SQL functions (as the worker's insert does). */
-export const STATUS_EVENTS_SQL = `
+/**
+ * The same events in the shape of migration lean_events alone (before lean_status_items: the item's timestamp, pricing
+ * and metadata.phone_number_id kept in `raw`), encoded by that migration's own SQL functions.
+ */
+export const STATUS_EVENTS_SQL_LEAN_EVENTS = `
 INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
                     upstream_timestamp, raw, dedupe_key, processed)
 SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
@@ -295,6 +299,39 @@ SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'
        events_raw_lean(v.item || jsonb_build_object('metadata', jsonb_build_object('display_phone_number', '15550001111', 'phone_number_id', w.phone)),
                        true, w.wamid, w.status, w.rcpt),
        events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+  FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
+
+/**
+ * `lean` of these items as the worker's insert computes it (lean-encoding.ts, on an item of the same shape): timestamp,
+ * metadata.phone_number_id and the pricing all in other columns.
+ */
+const STATUS_LEAN = leanItem({
+  kind: 'status_update',
+  raw: {
+    id: 'w',
+    status: 'read',
+    timestamp: '1',
+    recipient_id: 'r',
+    pricing: { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' },
+    metadata: { display_phone_number: '15550001111', phone_number_id: 'p' },
+  },
+  messageId: 'w',
+  status: 'read',
+  recipient: 'r',
+  phoneNumberId: 'p',
+  upstreamTimestamp: new Date(1000),
+}).lean;
+
+/** The same events in today's lean shape (migration lean_status_items), as the worker's insert stores them. */
+export const STATUS_EVENTS_SQL = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, raw, lean, dedupe_key, processed)
+SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
+       NULLIF('Message ' || w.status, events_status_title(w.status, NULL, NULL)), events_status_code(w.status), w.rcpt, w.wamid,
+       to_timestamp(w.ts::bigint),
+       events_raw_lean(v.item - 'timestamp' - 'pricing' || jsonb_build_object('metadata', jsonb_build_object('display_phone_number', '15550001111')),
+                       true, w.wamid, w.status, w.rcpt),
+       ${STATUS_LEAN}, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
 
 /** The worker's mark of those deliveries ($1 ids, $2 oldest received_at), before and after migration lean_events. */

@@ -18,8 +18,8 @@ import { prepared, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { EventDraft } from './classify.js';
 import { dedupeHash, dedupeLockId } from './dedupe-key.js';
-import { eventColumns, kindCode, storedEventColumns } from './statements/event-columns.js';
-import { encodeEventType, encodeKind, encodeStatus, leanRaw, leanTitle } from './statements/lean-encoding.js';
+import { eventColumns, kindCode, readEvent, storedEventColumns, type ReadEvent } from './statements/event-columns.js';
+import { encodeEventType, encodeKind, encodeStatus, leanItem, leanTitle } from './statements/lean-encoding.js';
 import type { FeedPosition } from './feed-cursor.js';
 import { countOf, feedOf, maintainedCountOf, eventsPageOf, type EventFilter, type Scoped } from './statements/reads.js';
 
@@ -99,6 +99,7 @@ export const EVENT_INSERT = columnMap('events', {
   error_title: ['errorTitle', 'text'],
   error_detail: ['errorDetail', 'text'],
   raw: ['leanRaw', 'jsonb'],
+  lean: ['lean', 'int'],
   dedupe_key: ['dedupeHash', 'bytea'],
   processed: ['processed', 'boolean'],
   attempts: ['attempts', 'int'],
@@ -198,11 +199,14 @@ const findInAccounts = prepared('find_event_in_accounts', (db, p: { id: number; 
     .where((eb) => eb('waba_id', '=', eb.fn.any(typed(p.wabaIds, 'text[]')))),
 );
 
-/** An event row as this repository reads it: 64-bit ids as JS numbers (exact up to 2^53; the pool's int8 parser). */
-export type Event = RowOf<typeof findInAccounts>;
+/**
+ * An event row as this repository reads it (its raw item put back whole: readEvent): 64-bit ids as JS numbers (exact
+ * up to 2^53; the pool's int8 parser).
+ */
+export type Event = ReadEvent<RowOf<typeof findInAccounts>>;
 
 /** An event as the worker's effects read it. */
-export type StoredEvent = RowOf<typeof pendingEvents>;
+export type StoredEvent = ReadEvent<RowOf<typeof pendingEvents>>;
 
 export interface InsertedEvent {
   id: number;
@@ -275,7 +279,7 @@ export class EventsRepository {
         db.exec(eventsPageOf(params), params, undefined, 'partitionReads'),
         this.count(db, { ...filter, wabaId }),
       ]);
-      return { rows, total };
+      return { rows: rows.map(readEvent), total };
     });
   }
 
@@ -312,7 +316,8 @@ export class EventsRepository {
   async feed(wabaId: string, filter: EventFilter, after: FeedPosition, limit: number): Promise<FeedPage> {
     const params = { ...filter, wabaId, afterXid: after.xid.toString(), afterId: after.id, limit };
     const { rows } = await this.db.exec(feedOf(params), params, undefined, 'partitionReads');
-    return feedRows<Event & { xid: string }>(rows);
+    const page = feedRows<RowOf<typeof findInAccounts> & { xid: string }>(rows);
+    return { ...page, rows: page.rows.map(readEvent) };
   }
 
   /** The current horizon of the feed (see `feed`): a long poll re-reads once it has passed a notified xid. */
@@ -324,7 +329,7 @@ export class EventsRepository {
   async findInAccounts(wabaIds: string[], id: number): Promise<Event | null> {
     if (wabaIds.length === 0) return null;
     const { rows } = await this.db.exec(findInAccounts, { id, wabaIds });
-    return rows[0] ?? null;
+    return rows[0] ? readEvent(rows[0]) : null;
   }
 
   /**
@@ -343,6 +348,7 @@ export class EventsRepository {
       byHash.set(hex, r.dedupeKey);
       const [eventTypeCode, eventTypeOther] = encodeEventType(r.eventType);
       const [statusCode, statusOther] = encodeStatus(r.status);
+      const item = leanItem(r);
       return {
         deliveryId: r.deliveryId,
         wabaId: r.wabaId,
@@ -360,7 +366,8 @@ export class EventsRepository {
         errorCode: r.errorCode,
         errorTitle: r.errorTitle,
         errorDetail: r.errorDetail,
-        leanRaw: leanRaw(r),
+        leanRaw: item.raw,
+        lean: item.lean,
         dedupeHash: `\\x${hex}`,
         processed: r.processed,
         attempts: r.attempts,
@@ -383,7 +390,7 @@ export class EventsRepository {
   /** These deliveries' events not processed yet, oldest first; `since` bounds the scan (their arrival, less a margin). */
   async pendingOf(deliveryIds: number[], since: Date): Promise<StoredEvent[]> {
     const { rows } = await this.db.exec(pendingEvents, { deliveryIds, since });
-    return rows;
+    return rows.map(readEvent);
   }
 
   /** processed false → true in the caller's transaction; returns the ids this call took. */
@@ -487,7 +494,7 @@ export class EventsRepository {
       .where((eb) => this.ofContact(eb, contact));
     if (q.since) rows = rows.where('created_at', '>=', q.since);
     if (q.until) rows = rows.where('created_at', '<=', q.until);
-    return rows.orderBy('id').limit(q.limit).execute();
+    return (await rows.orderBy('id').limit(q.limit).execute()).map(readEvent);
   }
 
   /**

@@ -3,11 +3,13 @@ import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { EVENT_KINDS } from '../../src/events/classify.js';
 import { dedupeHash } from '../../src/events/dedupe-key.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
+import { FEED_START } from '../../src/events/feed-cursor.js';
 import {
   encodeEventType,
   encodeKind,
   encodeStatus,
   leanRaw,
+  readRaw,
   statusTitle,
 } from '../../src/events/statements/lean-encoding.js';
 import {
@@ -139,6 +141,14 @@ describe('EventsRepository (PostgreSQL)', () => {
           sql`SELECT events_raw_lean(${JSON.stringify(c.raw)}::jsonb, ${c.kind === 'status_update'}, ${c.messageId}::text, ${c.status}::text, ${c.recipient}::text) AS v`,
         );
         expect(leanRaw(c)).toEqual(sqlRaw);
+        // Read back (readRaw, in TypeScript) as the migration's events_raw reads it, key order included: a row stored
+        // before migration lean_status_items (no `lean`) reads as it did.
+        const stored = await one<unknown>(sql`SELECT ${JSON.stringify(sqlRaw)}::jsonb AS v`);
+        const sqlRead = await one<unknown>(
+          sql`SELECT events_raw(${JSON.stringify(stored)}::jsonb, ${c.kind === 'status_update'}, ${c.messageId}::text, ${c.status}::text, ${c.recipient}::text) AS v`,
+        );
+        const read = readRaw({ ...c, raw: stored, phoneNumberId: null, upstreamTimestamp: null, lean: null });
+        expect(JSON.stringify(read)).toBe(JSON.stringify(sqlRead));
       }
     });
 
@@ -152,8 +162,9 @@ describe('EventsRepository (PostgreSQL)', () => {
         status_other: string | null;
         title: string | null;
         raw: Record<string, unknown>;
+        lean: number | null;
         dedupe_key: Buffer;
-      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, dedupe_key FROM events WHERE id = ${id}`
+      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, lean, dedupe_key FROM events WHERE id = ${id}`
         .execute(t.db.on())
         .then((r) => r.rows[0]!);
 
@@ -217,15 +228,18 @@ describe('EventsRepository (PostgreSQL)', () => {
 
     it("keeps a status's title and raw item once, and reads both back whole (pricing from the item)", async () => {
       const wabaId = metaId();
+      const phoneNumberId = metaId();
       const w = wamid();
       const pricing = { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' };
       const raw = {
         id: w,
         status: 'failed',
+        // The event's upstreamTimestamp (2026-03-01T10:00:00Z) in Unix seconds.
         timestamp: '1772359200',
         recipient_id: '447700900123',
         pricing,
         errors: [{ code: 131047 }],
+        metadata: { display_phone_number: '15550001111', phone_number_id: phoneNumberId },
       };
       const { ids } = await stored(
         wabaId,
@@ -238,15 +252,19 @@ describe('EventsRepository (PostgreSQL)', () => {
           errorTitle: 'Re-engagement message',
           raw,
           pricing,
+          phoneNumberId,
         },
         // Words the generic function does not give: kept as sent, as is an item whose id is not its message id.
         { title: 'Message delivered (by the relay)', raw: { id: 'another-id', status: 'delivered' } },
       );
       const [failed, other] = [await storedRow(ids[0]!), await storedRow(ids[1]!)];
       expect(failed.title).toBeNull();
-      expect(failed.raw).toEqual({ timestamp: '1772359200', pricing, errors: [{ code: 131047 }] });
+      // Every key another column holds is out of the row (`lean` names the last three), the rest kept as sent.
+      expect(failed.raw).toEqual({ errors: [{ code: 131047 }], metadata: { display_phone_number: '15550001111' } });
+      expect(failed.lean).not.toBeNull();
       expect(other.title).toBe('Message delivered (by the relay)');
       expect(other.raw).toEqual({ id: 'another-id', status: 'delivered' });
+      expect(other.lean).toBeNull();
 
       const event = await t.repo.findInAccounts([wabaId], ids[0]!);
       expect(event).toMatchObject({ title: 'Message failed: Re-engagement message (131047)', raw, pricing });
@@ -264,6 +282,11 @@ describe('EventsRepository (PostgreSQL)', () => {
         await t.repo.pendingOf([(await t.repo.findInAccounts([wabaId], ids[0]!))!.deliveryId], new Date(0))
       ).filter((e) => e.id === ids[0]);
       expect(pending).toMatchObject({ status: 'failed', kind: 'status_update', raw, pricing });
+      const [listed] = (await t.repo.page(wabaId, { status: 'failed' }, everything)).rows;
+      expect(JSON.stringify(listed!.raw)).toBe(JSON.stringify(event!.raw));
+      const fed = (await t.repo.feed(wabaId, {}, FEED_START, 10)).rows.find((e) => e.id === ids[0]);
+      expect(fed).toMatchObject({ raw, pricing });
+      expect(JSON.stringify(fed!.raw)).toBe(JSON.stringify(event!.raw));
     });
   });
 

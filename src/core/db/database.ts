@@ -286,6 +286,7 @@ export interface EventTable {
   created_at: Generated<Date>;
   status_other: string | null;
   event_type_other: string | null;
+  lean: number | null;
   xid: ColumnType<string, never, never>;
 }
 
@@ -614,6 +615,7 @@ export const columns = {
     'created_at as createdAt',
     'status_other as statusOther',
     'event_type_other as eventTypeOther',
+    'lean',
   ],
   event_counts: ['waba_id as wabaId', 'kind', 'status', 'bucket', 'shard', 'count'],
   campaigns: [

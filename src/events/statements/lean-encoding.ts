@@ -1,10 +1,12 @@
 // The lean columns of an event as the worker's insert writes them (docs/storage.md, "Lean events: the layout"),
 // computed here rather than by SQL functions per row: PostgreSQL does not inline events_raw_lean and
 // events_status_title, and each row then ran the SQL-function executor (bench/history/
-// 2026-12-03-issue-40-where-the-time-goes.md). The migration's SQL functions stay the one definition for the rows it
-// converted and for every read (event-columns.ts names the codes with them); test/medium/lean-encoding.spec.ts holds
-// these encoders to those functions, value by value.
-import type { JsonRecord } from '../payload-values.js';
+// 2026-12-03-issue-40-where-the-time-goes.md). The migration's SQL functions stay the one definition of the codes for
+// the rows it converted and for the reads' filters and names (event-columns.ts); test/medium/events.repository.spec.ts
+// holds these encoders to those functions, value by value. A status item's raw is put back whole here too, on every
+// read (readRaw): the keys its columns hold (events_raw's, and those of `lean`, migration lean_status_items).
+import { isRecord, type JsonRecord } from '../payload-values.js';
+import { PRICING_CATEGORIES, PRICING_TYPES } from '../pricing.js';
 import type { EventKind } from '../classify.js';
 
 /** events_kind_code: a closed list (an unknown kind fails the insert: NOT NULL). */
@@ -137,4 +139,176 @@ export function leanRaw(e: {
   if (e.status !== null) delete rest.status;
   if (e.recipient !== null) delete rest.recipient_id;
   return rest;
+}
+
+// ---- `lean`: the keys of a status item kept in other columns (migration 20261203060000_lean_status_items)
+
+/** Bit 0: `timestamp` is `upstream_timestamp` in Unix seconds. */
+const LEAN_TIMESTAMP = 1;
+/** Bit 1: `metadata.phone_number_id` is the `phone_number_id` column. */
+const LEAN_PHONE_NUMBER_ID = 2;
+/** Bits 2–11: the `pricing` object, packed (encodePricing); 0 there: not packed. */
+const PRICING_SHIFT = 2;
+
+/**
+ * Meta's pricing object (reference, "Statuses"): each key one of a closed list (its position + 1 in `bits` bits; 0: the
+ * key is absent). A pricing with another key or value, or none of these, stays in the item as sent. The lists are
+ * append only (src/events/pricing.ts): a value past what its bits hold is not packed either.
+ */
+const PRICING_FIELDS: readonly { key: string; values: readonly unknown[]; bits: number }[] = [
+  { key: 'billable', values: [true, false], bits: 2 },
+  { key: 'pricing_model', values: ['PMP', 'CBP'], bits: 2 },
+  { key: 'type', values: PRICING_TYPES, bits: 2 },
+  { key: 'category', values: PRICING_CATEGORIES, bits: 4 },
+];
+
+/** The pricing object packed into 10 bits; 0 when it cannot be (it then stays in the item). */
+export function encodePricing(pricing: unknown): number {
+  if (!isRecord(pricing)) return 0;
+  const keys = Object.keys(pricing);
+  let code = 0;
+  let shift = 0;
+  let known = 0;
+  for (const f of PRICING_FIELDS) {
+    if (Object.prototype.hasOwnProperty.call(pricing, f.key)) {
+      const at = f.values.indexOf(pricing[f.key]);
+      if (at < 0 || at + 1 >= 1 << f.bits) return 0;
+      code |= (at + 1) << shift;
+      known++;
+    }
+    shift += f.bits;
+  }
+  return known > 0 && known === keys.length ? code : 0;
+}
+
+/** The pricing object back from its bits, keys in jsonb's order (as every read of the item has them). */
+export function decodePricing(code: number): JsonRecord {
+  const pricing: JsonRecord = {};
+  let shift = 0;
+  for (const f of PRICING_FIELDS) {
+    const at = (code >> shift) & ((1 << f.bits) - 1);
+    if (at > 0) pricing[f.key] = f.values[at - 1];
+    shift += f.bits;
+  }
+  return jsonbOrdered(pricing);
+}
+
+/**
+ * A status item as stored: leanRaw's item without, besides, the keys `lean` names (returned with it; null: none). Only
+ * values that read back exactly are taken out: `timestamp` the decimal Unix seconds of `upstream_timestamp`,
+ * `metadata.phone_number_id` the `phone_number_id` column, a `pricing` that packs.
+ */
+export function leanItem(e: {
+  kind: EventKind;
+  raw: JsonRecord;
+  messageId: string | null;
+  status: string | null;
+  recipient: string | null;
+  phoneNumberId: string | null;
+  upstreamTimestamp: Date | null;
+}): { raw: JsonRecord; lean: number | null } {
+  const thinned = leanRaw(e);
+  if (e.kind !== 'status_update' || !isRecord(thinned)) return { raw: thinned, lean: null };
+  const raw = thinned === e.raw ? { ...thinned } : thinned;
+  let lean = 0;
+  const ts = raw.timestamp;
+  if (
+    typeof ts === 'string' &&
+    e.upstreamTimestamp !== null &&
+    /^[1-9]\d{0,11}$/.test(ts) &&
+    Number(ts) * 1000 === e.upstreamTimestamp.getTime()
+  ) {
+    delete raw.timestamp;
+    lean |= LEAN_TIMESTAMP;
+  }
+  const metadata = raw.metadata;
+  if (isRecord(metadata) && e.phoneNumberId !== null && metadata.phone_number_id === e.phoneNumberId) {
+    const { phone_number_id: _pn, ...rest } = metadata;
+    raw.metadata = rest;
+    lean |= LEAN_PHONE_NUMBER_ID;
+  }
+  const pricing = encodePricing(raw.pricing);
+  if (pricing !== 0) {
+    delete raw.pricing;
+    lean |= pricing << PRICING_SHIFT;
+  }
+  return lean === 0 ? { raw: thinned, lean: null } : { raw, lean };
+}
+
+/** What a read needs of a stored event to put its raw item back whole. */
+export interface StoredItem {
+  raw: unknown;
+  /** The names, as the reads give them (events_kind_name, events_status_name). */
+  kind: string;
+  status: string | null;
+  messageId: string | null;
+  recipient: string | null;
+  phoneNumberId: string | null;
+  upstreamTimestamp: Date | null;
+  lean: number | null;
+}
+
+/**
+ * The item as Meta sent it (as jsonb keeps it: keys in jsonb's order): events_raw's keys (`id`, `status`,
+ * `recipient_id`, taken out by leanRaw, which the item then lacks `id` to say) and those `lean` names. Any other row
+ * as stored.
+ */
+export function readRaw(e: StoredItem): unknown {
+  const raw = e.raw;
+  if (e.kind !== 'status_update' || !isRecord(raw)) return raw;
+  const ids = e.messageId !== null && !Object.prototype.hasOwnProperty.call(raw, 'id');
+  const lean = e.lean ?? 0;
+  if (!ids && lean === 0) return raw;
+  // [key, value] pairs, sorted once into jsonb's order: the stored keys, then those put back.
+  const pairs: [string, unknown][] = [];
+  for (const key in raw)
+    if (Object.prototype.hasOwnProperty.call(raw, key))
+      pairs.push([
+        key,
+        key === 'metadata' && lean & LEAN_PHONE_NUMBER_ID && isRecord(raw.metadata)
+          ? jsonbOrdered({ ...raw.metadata, phone_number_id: e.phoneNumberId })
+          : raw[key],
+      ]);
+  if (ids) {
+    pairs.push(['id', e.messageId]);
+    if (e.status !== null) pairs.push(['status', e.status]);
+    if (e.recipient !== null) pairs.push(['recipient_id', e.recipient]);
+  }
+  if (lean & LEAN_TIMESTAMP && e.upstreamTimestamp !== null)
+    pairs.push(['timestamp', String(Math.floor(e.upstreamTimestamp.getTime() / 1000))]);
+  const pricing = lean >> PRICING_SHIFT;
+  if (pricing !== 0) pairs.push(['pricing', decodePricing(pricing)]);
+  return objectOf(pairs.sort(byJsonbKey));
+}
+
+/** An event's `pricing`: a status item's own (null for other kinds or without one), from its item read back whole. */
+export function pricingOfItem(kind: string, item: unknown): unknown {
+  if (kind !== 'status_update' || !isRecord(item) || !Object.prototype.hasOwnProperty.call(item, 'pricing'))
+    return null;
+  return item.pricing;
+}
+
+/** jsonb's order of an object's keys: shorter first, then bytewise (what every read of a stored item gives). */
+function jsonbOrdered(o: JsonRecord): JsonRecord {
+  return objectOf(Object.entries(o).sort(byJsonbKey));
+}
+
+function objectOf(pairs: [string, unknown][]): JsonRecord {
+  const out: JsonRecord = {};
+  for (const [k, v] of pairs) out[k] = v;
+  return out;
+}
+
+const byJsonbKey = (a: [string, unknown], b: [string, unknown]) => jsonbKeyOrder(a[0], b[0]);
+
+/** By UTF-8 length, then bytewise; for ASCII keys (Meta's) the string's own length and order are the bytes'. */
+function jsonbKeyOrder(a: string, b: string): number {
+  if (ascii(a) && ascii(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  const [la, lb] = [Buffer.byteLength(a), Buffer.byteLength(b)];
+  return la !== lb ? la - lb : Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+function ascii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
 }

@@ -3,31 +3,11 @@ import { InvalidInput } from '../../core/errors/domain-errors.js';
 import { withinWindow, type ReadWindow } from '../../auth/read-window.js';
 import { MessagesRepository, type MessageCounts } from '../messages.repository.js';
 import type { AnalyticsRequest } from './messages-request.js';
+import { PRICING_CATEGORIES, PRICING_TYPES } from '../../events/pricing.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Bounds that keep the series (one row per bucket) reasonable. */
 const MAX_RANGE_MS = { day: 400 * DAY_MS, hour: 31 * DAY_MS };
-
-/** Meta's pricing types (per-message pricing), always listed, zeros included. */
-export const PRICING_TYPES = ['regular', 'free_customer_service', 'free_entry_point'] as const;
-/**
- * Meta's pricing categories (2026-10), always listed, zeros included; any other category Meta sends is listed as it
- * comes. `service` (non-template messages) is billed since 2026-10-01, the `group_*` ones are messages to groups,
- * `general_purpose_ai` Meta Business Agent's.
- */
-export const PRICING_CATEGORIES = [
-  'marketing',
-  'utility',
-  'authentication',
-  'authentication_international',
-  'service',
-  'marketing_lite',
-  'referral_conversion',
-  'group_marketing',
-  'group_utility',
-  'group_service',
-  'general_purpose_ai',
-] as const;
 
 /** The pricing type Meta bills; `free_customer_service` and `free_entry_point` are free. */
 export const BILLABLE_PRICING_TYPE = 'regular';

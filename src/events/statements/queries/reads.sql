@@ -2,12 +2,12 @@
 -- Written by `npm run db:sql` (scripts/sql-snapshots.ts): do not edit; CI fails when it is stale.
 
 -- events_page_<shape> (the shape with no optional parameter given)
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", events_raw("raw", "kind" = events_kind_code($1), "message_id", events_status_name("status", "status_other"), "recipient") as "raw", case when "kind" = events_kind_code($2) then "raw"->'pricing' end as "pricing", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
-where "waba_id" = $3
+where "waba_id" = $1
 order by "created_at" desc, "id" desc
-limit $4
-offset $5;
+limit $2
+offset $3;
 
 -- event_counts_<shape> (the shape with no optional parameter given)
 select cast(coalesce(sum("count"), 0) as text) as "n"
@@ -31,9 +31,9 @@ with "h" as materialized (
 select cast("h"."horizon" as text) as "horizon", cast("h"."beyond" as text) as "beyond", "r".*
 from "h"
 left join lateral (
-  select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", events_raw("raw", "kind" = events_kind_code($3), "message_id", events_status_name("status", "status_other"), "recipient") as "raw", case when "kind" = events_kind_code($4) then "raw"->'pricing' end as "pricing", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts", "xid"
+  select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts", "xid"
   from "events"
-  where "waba_id" = $5 and ("xid", "id") > ($6::xid8, $7::bigint) and "xid" < "h"."horizon"
+  where "waba_id" = $3 and ("xid", "id") > ($4::xid8, $5::bigint) and "xid" < "h"."horizon"
   order by "xid", "id"
-  limit $8) as "r" on true
+  limit $6) as "r" on true
 order by "r"."xid", "r"."id";

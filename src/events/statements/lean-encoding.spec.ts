@@ -1,0 +1,113 @@
+import { classify } from '../classify.js';
+import { PRICING_CATEGORIES, PRICING_TYPES } from '../pricing.js';
+import { decodePricing, encodePricing, leanItem, readRaw } from './lean-encoding.js';
+
+const PHONE = '402345678901234';
+const metadata = { display_phone_number: '447700900500', phone_number_id: PHONE };
+
+/** A status as Meta sends it (reference, "Statuses"), classified as the worker does. */
+const draftOf = (status: Record<string, unknown>) =>
+  classify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '310987654321098',
+        changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata, statuses: [status] } }],
+      },
+    ],
+  }).drafts[0]!;
+
+/** How a read gets the stored row back (the names, not the codes). */
+const readBack = (d: ReturnType<typeof draftOf>) => {
+  const stored = leanItem(d);
+  return {
+    stored,
+    read: readRaw({
+      raw: JSON.parse(JSON.stringify(stored.raw)) as unknown,
+      kind: d.kind,
+      status: d.status,
+      messageId: d.messageId,
+      recipient: d.recipient,
+      phoneNumberId: d.phoneNumberId,
+      upstreamTimestamp: d.upstreamTimestamp,
+      lean: stored.lean,
+    }),
+  };
+};
+
+describe('lean status items', () => {
+  const delivered = {
+    id: 'wamid.HBgLMTU1NTAwMDAwMDEVAgARGBI',
+    status: 'delivered',
+    timestamp: '1796262642',
+    recipient_id: '447700900123',
+    pricing: { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' },
+  };
+
+  it("stores a status's timestamp, phone number id and pricing once, and reads the item back whole", () => {
+    const { stored, read } = readBack(draftOf(delivered));
+    // What the row keeps of it: the display number only; the rest is in its columns and `lean`.
+    expect(stored.raw).toEqual({ metadata: { display_phone_number: '447700900500' } });
+    expect(stored.lean).not.toBeNull();
+    expect(read).toEqual({ ...delivered, metadata });
+  });
+
+  it('keeps whatever would not read back exactly as sent', () => {
+    const odd = [
+      { ...delivered, timestamp: '01796262642' },
+      { ...delivered, timestamp: 1796262642 },
+      { ...delivered, pricing: { ...delivered.pricing, category: 'a_category_from_2027' } },
+      { ...delivered, pricing: { ...delivered.pricing, conversation: 'x' } },
+      { ...delivered, pricing: {} },
+      { ...delivered, pricing: null },
+      { ...delivered, pricing: { ...delivered.pricing, billable: 'true' } },
+    ];
+    for (const item of odd) {
+      const { stored, read } = readBack(draftOf(item));
+      expect(read).toEqual({ ...item, metadata });
+      const kept = stored.raw;
+      if (typeof item.timestamp !== 'string' || item.timestamp.startsWith('0'))
+        expect(kept).toHaveProperty('timestamp');
+      if (item.pricing !== delivered.pricing) expect(kept).toHaveProperty('pricing', item.pricing);
+    }
+  });
+
+  it('keeps the phone number id when it is not the one the event is stored under', () => {
+    const d = draftOf(delivered);
+    const { raw } = leanItem({ ...d, phoneNumberId: '999' });
+    expect(raw).toHaveProperty('metadata', metadata);
+  });
+
+  it('leaves the items of other kinds as they are', () => {
+    const d = { ...draftOf(delivered), kind: 'inbound_message' as const };
+    expect(leanItem(d)).toEqual({ raw: d.raw, lean: null });
+  });
+
+  it('packs every pricing Meta documents into bits and back', () => {
+    const choices: Record<string, readonly unknown[]> = {
+      billable: [undefined, true, false],
+      pricing_model: [undefined, 'PMP', 'CBP'],
+      type: [undefined, ...PRICING_TYPES],
+      category: [undefined, ...PRICING_CATEGORIES],
+    };
+    const codes = new Set<number>();
+    let objects: Record<string, unknown>[] = [{}];
+    for (const [key, values] of Object.entries(choices))
+      objects = objects.flatMap((o) => values.map((v) => (v === undefined ? o : { ...o, [key]: v })));
+    for (const p of objects) {
+      const code = encodePricing(p);
+      if (Object.keys(p).length === 0) {
+        expect(code).toBe(0);
+        continue;
+      }
+      expect(code).toBeGreaterThan(0);
+      expect(code).toBeLessThan(1 << 10);
+      expect(decodePricing(code)).toEqual(p);
+      codes.add(code);
+    }
+    expect(codes.size).toBe(objects.length - 1);
+    // Stored codes do not move: the lists only grow at their end (src/events/pricing.ts).
+    expect(encodePricing({ billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' })).toBe(149);
+    expect(encodePricing({ billable: false, category: 'general_purpose_ai' })).toBe(2 + (11 << 6));
+  });
+});
