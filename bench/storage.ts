@@ -947,7 +947,7 @@ async function relationBytes(db: pg.Pool, table: string): Promise<RelationBytes[
  * it is in service. Two such loaders at once. Then VACUUM ANALYZE and CHECKPOINT; the bytes of both tables, all in.
  */
 async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult> {
-  const name = `${DB_PREFIX}bytes_${shape}`;
+  const name = `${DB_PREFIX}bytes_${shape.replace('-', '_')}`;
   const url = await server.createDb(name);
   const db = new pg.Pool({ connectionString: url, max: 3 });
   try {
