@@ -170,7 +170,7 @@ export function encodePricing(pricing: unknown): number {
   let shift = 0;
   let known = 0;
   for (const f of PRICING_FIELDS) {
-    if (Object.prototype.hasOwnProperty.call(pricing, f.key)) {
+    if (Object.hasOwn(pricing, f.key)) {
       const at = f.values.indexOf(pricing[f.key]);
       if (at < 0 || at + 1 >= 1 << f.bits) return 0;
       code |= (at + 1) << shift;
@@ -256,19 +256,18 @@ export interface StoredItem {
 export function readRaw(e: StoredItem): unknown {
   const raw = e.raw;
   if (e.kind !== 'status_update' || !isRecord(raw)) return raw;
-  const ids = e.messageId !== null && !Object.prototype.hasOwnProperty.call(raw, 'id');
+  const ids = e.messageId !== null && !Object.hasOwn(raw, 'id');
   const lean = e.lean ?? 0;
   if (!ids && lean === 0) return raw;
   // [key, value] pairs, sorted once into jsonb's order: the stored keys, then those put back.
   const pairs: [string, unknown][] = [];
-  for (const key in raw)
-    if (Object.prototype.hasOwnProperty.call(raw, key))
-      pairs.push([
-        key,
-        key === 'metadata' && lean & LEAN_PHONE_NUMBER_ID && isRecord(raw.metadata)
-          ? jsonbOrdered({ ...raw.metadata, phone_number_id: e.phoneNumberId })
-          : raw[key],
-      ]);
+  for (const key of Object.keys(raw))
+    pairs.push([
+      key,
+      key === 'metadata' && lean & LEAN_PHONE_NUMBER_ID && isRecord(raw.metadata)
+        ? jsonbOrdered({ ...raw.metadata, phone_number_id: e.phoneNumberId })
+        : raw[key],
+    ]);
   if (ids) {
     pairs.push(['id', e.messageId]);
     if (e.status !== null) pairs.push(['status', e.status]);
@@ -283,9 +282,7 @@ export function readRaw(e: StoredItem): unknown {
 
 /** An event's `pricing`: a status item's own (null for other kinds or without one), from its item read back whole. */
 export function pricingOfItem(kind: string, item: unknown): unknown {
-  if (kind !== 'status_update' || !isRecord(item) || !Object.prototype.hasOwnProperty.call(item, 'pricing'))
-    return null;
-  return item.pricing;
+  return kind === 'status_update' && isRecord(item) && Object.hasOwn(item, 'pricing') ? item.pricing : null;
 }
 
 /** jsonb's order of an object's keys: shorter first, then bytewise (what every read of a stored item gives). */
