@@ -470,7 +470,8 @@ export async function runBench(
   process.once('SIGINT', () => void finish(130, 'interrupted'));
   process.once('SIGTERM', () => void finish(143, 'terminated'));
   const limit = setTimeout(() => void finish(1, `time limit of ${opts.limitMs / 1000} s reached`), opts.limitMs);
-  limit.unref();
+  // Not unref'd (every way out calls process.exit): the stack's children and waits are unref'd, so without a build to
+  // wait for nothing else kept the loop alive while they started (BENCH_SKIP_BUILD=1 ended in exit code 13).
   try {
     await stack.start();
     await body(stack);
