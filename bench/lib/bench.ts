@@ -92,6 +92,12 @@ export interface StackOptions {
   env?: Record<string, string>;
 }
 
+/** A variant of the service's processes, started beside the stack's own (Stack.startApis, Stack.startWorkers). */
+export interface ProcessSide {
+  env: NodeJS.ProcessEnv;
+  cpuLabel: (kind: 'api' | 'worker') => string;
+}
+
 /** Configuration variables passed through from the bench's own environment when set (for experiments). */
 const PASS_THROUGH = [
   'DATABASE_POOL_SIZE',
@@ -129,13 +135,15 @@ export class Stack {
   /** BENCH_PROFILE=1: PostgreSQL's statements and Redis's commands per operation of a window (db-profile.ts). */
   profiler?: DbProfiler;
   readonly apis: Child[] = [];
+  /** The CPU group of the API and worker processes started for a side (startApis, startWorkers); 'api', 'worker' else. */
+  private readonly cpuLabel = new Map<Child, string>();
   readonly workers: Child[] = [];
   /** Each worker's own small port (GET /metrics, GET /health), in the order of `workers`. */
   readonly workerUrls: string[] = [];
   private services?: Services;
   private simulator?: Child;
   /** BENCH_TRACING=1: where the processes export their spans. */
-  private traceEndpoint?: string;
+  traceEndpoint?: string;
   private readonly extra: Child[] = [];
   private stopping?: Promise<void>;
   private apiClient?: Api;
@@ -282,8 +290,11 @@ export class Stack {
     this.simUrl = sim.url;
   }
 
-  /** BENCH_TRACING=1 without a collector of your own: the OTLP sink process the API and workers export to. */
-  private async startTraceSink(): Promise<void> {
+  /**
+   * BENCH_TRACING=1 without a collector of your own: the OTLP sink process the API and workers export to (also started
+   * by bench/tracing.ts, whose traced side exports to it).
+   */
+  async startTraceSink(): Promise<void> {
     if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) {
       log(`BENCH_TRACING=1: tracing on, exporting to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}`);
       return;
@@ -298,17 +309,22 @@ export class Stack {
     log(`BENCH_TRACING=1: tracing on, exporting to the OTLP sink ${this.traceEndpoint} (its log: otlp-sink.log)`);
   }
 
-  async startApis(n: number): Promise<void> {
+  /**
+   * `side`: processes of a variant the bench compares with the stack's own (bench/tracing.ts): their environment on top
+   * of the service's (an undefined value removes a variable) and the name their CPU is counted under.
+   */
+  async startApis(n: number, side?: ProcessSide): Promise<void> {
     if (n <= 0) return;
     const first = this.apis.length;
+    const env = { ...this.serviceEnv(), ...side?.env };
     const started = await Promise.all(
-      Array.from({ length: n }, (_, i) =>
-        startApi(this.node(`api${first + i + 1}`, this.serviceEnv(), this.profileArgs('api'))),
-      ),
+      Array.from({ length: n }, (_, i) => startApi(this.node(`api${first + i + 1}`, env, this.profileArgs('api')))),
     );
     for (const s of started) {
-      this.apis.push(watch(s.proc));
+      const proc = watch(s.proc);
+      this.apis.push(proc);
       this.apiUrls.push(s.url);
+      if (side) this.cpuLabel.set(proc, side.cpuLabel('api'));
     }
     log(`${n} API process(es) ready: ${this.apiUrls.join(', ')}`);
   }
@@ -316,15 +332,20 @@ export class Stack {
   /** When the last workers were started (0: none yet): their scheduled housekeeping runs a minute later. */
   workersStartedAt = 0;
 
-  async startWorkers(n: number): Promise<void> {
+  async startWorkers(n: number, side?: ProcessSide): Promise<void> {
     if (n <= 0) return;
     const first = this.workers.length;
+    const env = { ...this.serviceEnv(), ...side?.env };
     const started = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        startWorker(this.node(`worker${first + i + 1}`, this.serviceEnv(), this.profileArgs('worker'))),
+        startWorker(this.node(`worker${first + i + 1}`, env, this.profileArgs('worker'))),
       ),
     );
-    this.workers.push(...started.map((s) => watch(s.proc)));
+    for (const s of started) {
+      const proc = watch(s.proc);
+      this.workers.push(proc);
+      if (side) this.cpuLabel.set(proc, side.cpuLabel('worker'));
+    }
     this.workerUrls.push(...started.map((s) => s.url));
     this.workersStartedAt = Date.now();
     log(`${n} worker process(es) ready`);
@@ -358,8 +379,8 @@ export class Stack {
     add(scaled?.pooler?.proc, 'pgbouncer');
     scaled?.cluster?.nodes.forEach((n) => add(n.proc, 'redis'));
     add(this.simulator, 'simulator');
-    this.apis.forEach((p) => add(p, 'api'));
-    this.workers.forEach((p) => add(p, 'worker'));
+    this.apis.forEach((p) => add(p, this.cpuLabel.get(p) ?? 'api'));
+    this.workers.forEach((p) => add(p, this.cpuLabel.get(p) ?? 'worker'));
     this.extra.forEach((p) => add(p, p.name));
     return m;
   }
@@ -469,7 +490,7 @@ export async function runBench(
     })());
   process.once('SIGINT', () => void finish(130, 'interrupted'));
   process.once('SIGTERM', () => void finish(143, 'terminated'));
-  const limit = setTimeout(() => void finish(1, `time limit of ${opts.limitMs / 1000} s reached`), opts.limitMs);
+  setTimeout(() => void finish(1, `time limit of ${opts.limitMs / 1000} s reached`), opts.limitMs);
   // Not unref'd (every way out calls process.exit): the stack's children and waits are unref'd, so without a build to
   // wait for nothing else kept the loop alive while they started (BENCH_SKIP_BUILD=1 ended in exit code 13).
   try {
