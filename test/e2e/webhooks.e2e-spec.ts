@@ -844,14 +844,16 @@ describe('Webhooks: a worker killed in the middle of a batch', () => {
 
     // Statuses are applied in chunks, each in its own transaction. Holding a lock on a message of the third
     // chunk stops the worker there, deterministically part-way: two chunks committed, the third in progress.
+    // The worker is started before the lock is taken: the blocker's transaction holds the cluster's xid horizon
+    // back, and with it every other test file's feeds (a guide's 25 s long poll saw nothing while a worker started
+    // on a loaded CI machine), so it stays open no longer than the test needs.
+    const first = await startTestWorker(t.config);
+    workers.push(first);
     const blocker = new pg.Client({ connectionString: t.config.databaseUrl });
     await blocker.connect();
     await blocker.query('BEGIN');
     const lockedIndex = Math.floor((2 * EVENT_CHUNK + EVENT_CHUNK / 2) / 2);
     await blocker.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE', [messages[lockedIndex]!.id]);
-
-    const first = await startTestWorker(t.config);
-    workers.push(first);
     expect(
       (await postWebhook(t, statusesWebhook(tenant.account.wabaId, tenant.account.phoneNumberId, statuses))).status,
     ).toBe(200);
