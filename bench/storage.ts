@@ -14,7 +14,9 @@
 //            events and webhook_deliveries (heap, TOAST, every index, every partition) per event, with pg_stats'
 //            widths. In the schema before migration lean_events, after it alone (`lean-events`: the status item's
 //            timestamp, pricing and phone number id still in `raw`) and today's (BENCH_STORAGE_BYTES_SHAPES, default
-//            before,after).
+//            before,after). Today's rows are then measured again once their week has ended: the service's own
+//            `storage-compaction` code (PartitionMaintenance.compact: the partitions' indexes rebuilt) run on them, with
+//            its time (BENCH_STORAGE_BYTES_CLOSED=0 skips it).
 //   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
 //            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
 //            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
@@ -57,7 +59,12 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { migrate } from '../scripts/stack/app.js';
-import { expiredPartitions, type Partition } from '../src/core/db/partitions.js';
+import {
+  compactEndedPartition,
+  expiredPartitions,
+  type Partition,
+  type PartitionedTable,
+} from '../src/core/db/partitions.js';
 import { Db, txOn } from '../src/core/db/db.js';
 import { EventsRepository, insertEvents, storedKeys, type EventFilter } from '../src/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
@@ -98,6 +105,7 @@ import {
   type Accounts,
   type Stage,
 } from './lib/storage-data.js';
+import { AppConfig } from '../src/core/config/app-config.js';
 
 /** The migration the "upgrade" part times (BENCH_STORAGE_UPGRADE: another one's folder name). */
 const NEW_MIGRATION = process.env.BENCH_STORAGE_UPGRADE ?? '20261202210000_lean_events';
@@ -106,6 +114,8 @@ const LEAN_MIGRATION = '20261202210000_lean_events';
 const BYTES_ROWS = (process.env.BENCH_STORAGE_BYTES_ROWS ?? '1e6').split(',').map((s) => Math.round(Number(s)));
 type BytesShape = 'before' | 'lean-events' | 'after';
 const BYTES_SHAPES = (process.env.BENCH_STORAGE_BYTES_SHAPES ?? 'before,after').split(',') as BytesShape[];
+/** Part "bytes" also measures the `after` rows once their week has ended (BENCH_STORAGE_BYTES_CLOSED=0: not). */
+const CLOSED_WEEK = process.env.BENCH_STORAGE_BYTES_CLOSED !== '0';
 const STATUS_EVENTS: Record<BytesShape, string> = {
   before: STATUS_EVENTS_SQL_BEFORE,
   'lean-events': STATUS_EVENTS_SQL_LEAN_EVENTS,
@@ -908,7 +918,8 @@ interface RelationBytes {
   bytes: number;
 }
 interface BytesResult {
-  shape: BytesShape;
+  /** The layout, and `… week closed` for the same rows once the week's maintenance has compacted them. */
+  shape: string;
   rows: number;
   loadSeconds: number;
   /** events + webhook_deliveries, every partition: heap (with its free space map and visibility map), TOAST, indexes. */
@@ -918,6 +929,32 @@ interface BytesResult {
   /** Average stored width per column of events and webhook_deliveries (pg_stats, after ANALYZE). */
   widths: { table: string; column: string; width: number }[];
   conditions: Conditions;
+}
+
+/**
+ * What the service's `storage-compaction` task does to the weeks that have ended (PartitionMaintenance.compact), with
+ * the service's own code, run until nothing is left to do: here every loaded week counts as ended. Returns how many
+ * partitions it rebuilt.
+ */
+async function compactClosedWeeks(pool: pg.Pool): Promise<number> {
+  const url = (pool.options as { connectionString: string }).connectionString;
+  const db = new Db(
+    Object.assign(new AppConfig(), {
+      databaseUrl: url,
+      databaseDirectUrl: url,
+      databasePoolSize: 2,
+      databasePreparedStatements: 'named' as const,
+    }),
+  );
+  try {
+    let n = 0;
+    const future = new Date(Date.now() + 366 * 24 * 3600_000);
+    for (const table of ['events', 'webhook_deliveries'] as PartitionedTable[])
+      while (await compactEndedPartition(db, table, future)) n++;
+    return n;
+  } finally {
+    await db.close();
+  }
 }
 
 /** Heap, TOAST and each index of a partitioned table, summed over its partitions, by the parent's index name. */
@@ -946,7 +983,7 @@ async function relationBytes(db: pg.Pool, table: string): Promise<RelationBytes[
  * the deliveries processed (after: emptying their bytes), so the space an update leaves behind is in the figure, as
  * it is in service. Two such loaders at once. Then VACUUM ANALYZE and CHECKPOINT; the bytes of both tables, all in.
  */
-async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult> {
+async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]> {
   const name = `${DB_PREFIX}bytes_${shape.replace('-', '_')}`;
   const url = await server.createDb(name);
   const db = new pg.Pool({ connectionString: url, max: 3 });
@@ -1004,7 +1041,31 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult> 
       `bytes (${shape}, ${fmtInt(rows)} status events, one per delivery): ${fmtInt(totalBytes / rows)} bytes per event all in; loaded in ${loadSeconds.toFixed(0)} s; ${fmtConditions(conditions)}`,
     );
     for (const r of relations) log(`  ${r.relation.padEnd(56)} ${fmtInt(r.bytes / rows).padStart(6)} B/event`);
-    return { shape, rows, loadSeconds, totalBytes, perEvent: totalBytes / rows, relations, widths, conditions };
+    const results: BytesResult[] = [
+      { shape, rows, loadSeconds, totalBytes, perEvent: totalBytes / rows, relations, widths, conditions },
+    ];
+    if (shape === 'after' && CLOSED_WEEK) {
+      // What the storage maintenance does to a week once it has ended (docs/storage.md, "A closed week").
+      const t = Date.now();
+      const compacted = await compactClosedWeeks(db);
+      const closed = [...(await relationBytes(db, 'events')), ...(await relationBytes(db, 'webhook_deliveries'))];
+      const closedTotal = closed.reduce((a, r) => a + r.bytes, 0);
+      log(
+        `bytes (${shape}, the week closed: ${compacted} partitions compacted in ${((Date.now() - t) / 1000).toFixed(0)} s): ${fmtInt(closedTotal / rows)} bytes per event all in`,
+      );
+      for (const r of closed) log(`  ${r.relation.padEnd(56)} ${fmtInt(r.bytes / rows).padStart(6)} B/event`);
+      results.push({
+        shape: `${shape}, week closed`,
+        rows,
+        loadSeconds,
+        totalBytes: closedTotal,
+        perEvent: closedTotal / rows,
+        relations: closed,
+        widths,
+        conditions,
+      });
+    }
+    return results;
   } finally {
     await db.end();
     await server.dropDb(name);
@@ -1326,7 +1387,8 @@ try {
   };
   if (PARTS.has('upgrade')) result.upgrade = await upgradePart();
   if (PARTS.has('bytes'))
-    for (const rows of BYTES_ROWS) for (const shape of BYTES_SHAPES) result.bytes.push(await bytesPart(shape, rows));
+    for (const rows of BYTES_ROWS)
+      for (const shape of BYTES_SHAPES) result.bytes.push(...(await bytesPart(shape, rows)));
   if (PARTS.has('width')) result.width = [await widthLayout('daily'), await widthLayout('weekly')];
   if (PARTS.has('queries')) Object.assign(result, await queriesPart());
   const table = report(result);

@@ -29,6 +29,15 @@ export interface StatementCost {
   rowsPerOp: number;
   dirtiedBlocksPerOp: number;
   walBytesPerOp: number;
+  /** Full-page images among that WAL (a page's first change after a checkpoint), per operation. */
+  walFpiPerOp: number;
+}
+
+/** The whole cluster's write-ahead log over the window (pg_stat_wal: every backend, autovacuum, the checkpointer). */
+export interface WalCost {
+  recordsPerOp: number;
+  fpiPerOp: number;
+  bytesPerOp: number;
 }
 
 export interface RedisCost {
@@ -47,6 +56,7 @@ export interface DbProfile {
   redisUsPerOp: number;
   redisCallsPerOp: number;
   redis: RedisCost[];
+  wal: WalCost | null;
 }
 
 /** Makes the extension exist in the bench's database (after the migrations); false when the server cannot load it. */
@@ -63,6 +73,7 @@ export async function enableProfiling(db: pg.Pool): Promise<boolean> {
 
 export class DbProfiler {
   private readonly redis: Redis;
+  private walBefore: { records: number; fpi: number; bytes: number } | null = null;
 
   constructor(
     private readonly db: pg.Pool,
@@ -75,6 +86,19 @@ export class DbProfiler {
   async begin(): Promise<void> {
     if (this.withStatements) await this.db.query('SELECT pg_stat_statements_reset()');
     await this.redis.config('RESETSTAT');
+    this.walBefore = await this.walTotals();
+  }
+
+  private async walTotals(): Promise<{ records: number; fpi: number; bytes: number } | null> {
+    try {
+      const { rows } = await this.db.query<{ records: string; fpi: string; bytes: string }>(
+        'SELECT wal_records AS records, wal_fpi AS fpi, wal_bytes AS bytes FROM pg_stat_wal',
+      );
+      const r = rows[0];
+      return r ? { records: Number(r.records), fpi: Number(r.fpi), bytes: Number(r.bytes) } : null;
+    } catch {
+      return null;
+    }
   }
 
   async end(label: string, ops: number): Promise<DbProfile> {
@@ -91,9 +115,10 @@ export class DbProfiler {
         rows: string;
         dirtied: string;
         wal: string;
+        fpi: string;
       }>(
         `SELECT query, toplevel, calls, total_exec_time AS exec_ms, total_plan_time AS plan_ms, rows,
-                shared_blks_dirtied AS dirtied, wal_bytes AS wal
+                shared_blks_dirtied AS dirtied, wal_bytes AS wal, wal_fpi AS fpi
            FROM pg_stat_statements
           WHERE query NOT ILIKE '%pg_stat_statements%'`,
       );
@@ -110,6 +135,7 @@ export class DbProfiler {
             rowsPerOp: per(Number(r.rows)),
             dirtiedBlocksPerOp: per(Number(r.dirtied)),
             walBytesPerOp: per(Number(r.wal)),
+            walFpiPerOp: per(Number(r.fpi)),
           };
         })
         .sort((a, b) => b.usPerOp - a.usPerOp);
@@ -118,6 +144,15 @@ export class DbProfiler {
         costs.map(({ toplevel, ...s }) => ({ ...s, query: toplevel ? s.query : `(nested) ${s.query}` })),
       );
     }
+    const walAfter = await this.walTotals();
+    const wal =
+      walAfter && this.walBefore
+        ? {
+            recordsPerOp: per(walAfter.records - this.walBefore.records),
+            fpiPerOp: per(walAfter.fpi - this.walBefore.fpi),
+            bytesPerOp: per(walAfter.bytes - this.walBefore.bytes),
+          }
+        : null;
     const info = await this.redis.info('commandstats');
     const redis = info
       .split('\n')
@@ -138,6 +173,7 @@ export class DbProfiler {
       redisUsPerOp: redis.reduce((s, c) => s + c.usPerOp, 0),
       redisCallsPerOp: redis.reduce((s, c) => s + c.callsPerOp, 0),
       redis,
+      wal,
     };
   }
 
@@ -181,6 +217,7 @@ function byShape(costs: StatementCost[]): StatementCost[] {
     s.cost.rowsPerOp += c.rowsPerOp;
     s.cost.dirtiedBlocksPerOp += c.dirtiedBlocksPerOp;
     s.cost.walBytesPerOp += c.walBytesPerOp;
+    s.cost.walFpiPerOp += c.walFpiPerOp;
   }
   return [...shapes.values()]
     .map((s) => ({
@@ -197,9 +234,13 @@ export function formatProfile(p: DbProfile, top = 12): string {
   const lines = [
     `  profile of ${p.label} (${p.ops} operations): PostgreSQL ${fmt(p.pgUsPerOp, 1)} µs/op in statements, Redis ${fmt(p.redisUsPerOp, 1)} µs/op in ${fmt(p.redisCallsPerOp, 2)} commands/op`,
   ];
+  if (p.wal)
+    lines.push(
+      `    WAL, whole cluster: ${fmt(p.wal.bytesPerOp, 0)} B/op in ${fmt(p.wal.recordsPerOp, 1)} records/op, ${fmt(p.wal.fpiPerOp, 2)} full-page images/op`,
+    );
   for (const s of p.statements.slice(0, top))
     lines.push(
-      `    pg  ${fmt(s.usPerOp, 1).padStart(7)} µs/op  ${fmt(s.callsPerOp, 3).padStart(7)} calls/op  ${fmt(s.execUsPerCall, 0).padStart(6)}+${fmt(s.planUsPerCall, 0)} µs/call  ${fmt(s.rowsPerOp, 2)} rows/op  ${fmt(s.walBytesPerOp, 0)} WAL B/op  ${s.query.slice(0, 150)}`,
+      `    pg  ${fmt(s.usPerOp, 1).padStart(7)} µs/op  ${fmt(s.callsPerOp, 3).padStart(7)} calls/op  ${fmt(s.execUsPerCall, 0).padStart(6)}+${fmt(s.planUsPerCall, 0)} µs/call  ${fmt(s.rowsPerOp, 2)} rows/op  ${fmt(s.walBytesPerOp, 0)} WAL B/op (${fmt(s.walFpiPerOp, 2)} FPI)  ${s.query.slice(0, 150)}`,
     );
   for (const c of p.redis.slice(0, top))
     lines.push(

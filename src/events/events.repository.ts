@@ -8,6 +8,8 @@ import { feedRows } from '../core/db/feed.js';
 import {
   dropDetachedLeftovers,
   dropPartition,
+  compactEndedPartition,
+  type Compaction,
   ensurePartitions,
   expiredPartitions,
   partitionsOf,
@@ -435,6 +437,11 @@ export class EventsRepository {
   /** Creates the weekly partitions missing from `from` through `through`; returns how many it made. */
   ensurePartitions(from: Date, through: Date): Promise<number> {
     return ensurePartitions(this.db, 'events', from, through);
+  }
+
+  /** Rebuilds the indexes of one partition whose week ended before `endedBefore` (core/db/partitions.ts); null: none due. */
+  compactEndedPartition(endedBefore: Date): Promise<Compaction | null> {
+    return compactEndedPartition(this.db, 'events', endedBefore);
   }
 
   partitions(): Promise<Partition[]> {

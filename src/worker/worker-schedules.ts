@@ -5,7 +5,11 @@ import { Metrics } from '../core/metrics/metrics.js';
 import { queueKeyPrefix } from '../core/redis/redis-keys.js';
 import { TaskScheduler, type ScheduledTask } from '../core/scheduling/task-scheduler.js';
 import { DeliverySweeper } from '../webhooks/processing/delivery.sweeper.js';
-import { PARTITION_MAINTENANCE_INTERVAL_MS, PartitionMaintenance } from '../webhooks/storage/partition-maintenance.js';
+import {
+  PARTITION_COMPACTION_INTERVAL_MS,
+  PARTITION_MAINTENANCE_INTERVAL_MS,
+  PartitionMaintenance,
+} from '../webhooks/storage/partition-maintenance.js';
 import { CREDENTIAL_CHECK_FIRST_AFTER_MS, WorkerCredentialChecks } from './worker-credential-checks.js';
 import { ContentRetention } from '../retention/content-retention.js';
 import { WorkerPurges } from './worker-purges.js';
@@ -38,6 +42,14 @@ export function workerTasks(
       everyMs: PARTITION_MAINTENANCE_INTERVAL_MS,
       firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
       run: () => partitions.pass().then((p) => p.dropped.events.length + p.dropped.webhook_deliveries.length),
+    },
+    // The indexes of an ended week's partitions rebuilt once (full pages instead of half-empty ones): a task of its
+    // own, as a rebuild of a big week takes minutes.
+    {
+      id: 'storage-compaction',
+      everyMs: PARTITION_COMPACTION_INTERVAL_MS,
+      firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
+      run: () => partitions.compact().then((done) => done.length),
     },
     {
       id: 'purge-console-sessions',

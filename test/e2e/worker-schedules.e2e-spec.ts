@@ -122,6 +122,7 @@ describe('Periodic work as BullMQ job schedulers: one run per interval across al
     expect(Object.fromEntries(schedules.map((s) => [s.id, s.every]))).toEqual({
       'webhook-sweep': EVERY_MS,
       'storage-partitions': 3_600_000,
+      'storage-compaction': 3_600_000,
       'purge-console-sessions': 600_000,
       'purge-idempotency-keys': 600_000,
       'content-retention': 600_000,

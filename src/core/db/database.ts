@@ -290,6 +290,15 @@ export interface EventTable {
   xid: ColumnType<string, never, never>;
 }
 
+/** Table `storage_compactions` (model StorageCompaction). jsonb is read parsed and written as JSON text. */
+export interface StorageCompactionTable {
+  partition: string;
+  started_at: Date;
+  finished_at: Date | null;
+  index_bytes_before: number | null;
+  index_bytes_after: number | null;
+}
+
 /** Table `event_counts` (model EventCount). jsonb is read parsed and written as JSON text. */
 export interface EventCountTable {
   waba_id: string;
@@ -356,6 +365,7 @@ export interface Database {
   conversation_windows: ConversationWindowTable;
   webhook_deliveries: WebhookDeliveryTable;
   events: EventTable;
+  storage_compactions: StorageCompactionTable;
   event_counts: EventCountTable;
   campaigns: CampaignTable;
   campaign_recipients: CampaignRecipientTable;
@@ -616,6 +626,13 @@ export const columns = {
     'status_other as statusOther',
     'event_type_other as eventTypeOther',
     'lean',
+  ],
+  storage_compactions: [
+    'partition',
+    'started_at as startedAt',
+    'finished_at as finishedAt',
+    'index_bytes_before as indexBytesBefore',
+    'index_bytes_after as indexBytesAfter',
   ],
   event_counts: ['waba_id as wabaId', 'kind', 'status', 'bucket', 'shard', 'count'],
   campaigns: [

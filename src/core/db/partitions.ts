@@ -1,5 +1,6 @@
+import { sql } from 'kysely';
 import { Db, type Tx } from './db.js';
-import { prepared } from './statement.js';
+import { builder, prepared } from './statement.js';
 
 /**
  * Weekly range partitions (Monday 00:00 UTC) of the tables that grow with traffic: `events` (by created_at) and
@@ -125,4 +126,91 @@ export async function dropDetachedLeftovers(db: Db, table: PartitionedTable): Pr
 /** The partitions wholly before `cutoff` (every row in them is older): the ones a retention may drop. */
 export function expiredPartitions(partitions: Partition[], cutoff: Date): Partition[] {
   return partitions.filter((p) => p.upperBound.getTime() <= cutoff.getTime());
+}
+
+/**
+ * A week's partitions have their indexes rebuilt once the week has been over this long: by then the late work on its
+ * rows is done (the processing of a backlog, a replay); a week ends Monday 00:00 UTC, so this is Tuesday.
+ */
+export const COMPACT_AFTER_MS = 24 * 3600_000;
+/** A claimed rebuild not finished after this long (its process stopped) is taken over by the next pass. */
+const COMPACTION_TAKEOVER = '6 hours';
+
+export interface Compaction {
+  partition: string;
+  indexBytesBefore: number;
+  indexBytesAfter: number;
+  seconds: number;
+  /** Invalid indexes an interrupted rebuild had left, dropped first. */
+  leftovers: string[];
+}
+
+const claimCompaction = prepared(
+  'storage_compaction_claim',
+  (db, p: { table: PartitionedTable; endedBefore: Date; takeover: string }) =>
+    db.selectNoFrom((eb) =>
+      eb
+        .fn<string | null>('storage_compaction_claim', [
+          eb.val(p.table),
+          eb.val(p.endedBefore),
+          sql<string>`${p.takeover}::interval`,
+        ])
+        .as('partition'),
+    ),
+);
+
+const invalidIndexes = prepared('storage_invalid_indexes', (db, p: { partition: string }) =>
+  db
+    .selectFrom((eb) => eb.fn<{ name: string }>('storage_invalid_indexes', [eb.val(p.partition)]).as('i'))
+    .select('i.name'),
+);
+
+const indexBytes = prepared('storage_index_bytes', (db, p: { partition: string }) =>
+  db.selectNoFrom((eb) =>
+    eb.cast<string>(eb.fn('pg_indexes_size', [sql<string>`${p.partition}::regclass`]), 'text').as('bytes'),
+  ),
+);
+
+const finishCompaction = prepared('storage_compaction_finish', (db, p: { partition: string; before: string }) =>
+  db.selectNoFrom((eb) =>
+    eb
+      .cast<string>(
+        eb.fn('storage_compaction_finish', [eb.val(p.partition), eb.cast(eb.val(p.before), 'bigint')]),
+        'text',
+      )
+      .as('after'),
+  ),
+);
+
+/** A statement with an identifier in it (DDL takes no parameters), compiled as it is sent. */
+const ddl = (query: ReturnType<typeof sql>) => ({ compile: () => query.compile(builder) });
+
+/**
+ * Rebuilds the indexes of one partition of `table` whose week ended before `endedBefore` and was not rebuilt yet (the
+ * most recent first); null when there is none. REINDEX CONCURRENTLY: the partition stays readable and writable
+ * throughout (it builds each index anew beside the old one, then swaps them), at the cost of the index bytes twice
+ * while it runs. It cannot run in a transaction: a process that stops in the middle leaves invalid copies, which the
+ * next rebuild of that partition drops first (its claim is taken over after COMPACTION_TAKEOVER).
+ */
+export async function compactEndedPartition(
+  db: Db,
+  table: PartitionedTable,
+  endedBefore: Date,
+): Promise<Compaction | null> {
+  const partition = (await db.exec(claimCompaction, { table, endedBefore, takeover: COMPACTION_TAKEOVER })).rows[0]
+    ?.partition;
+  if (!partition) return null;
+  const started = Date.now();
+  const leftovers = (await db.exec(invalidIndexes, { partition })).rows.map((r) => r.name);
+  for (const index of leftovers) await db.run(ddl(sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.id(index)}`));
+  const before = (await db.exec(indexBytes, { partition })).rows[0]!.bytes;
+  await db.run(ddl(sql`REINDEX TABLE CONCURRENTLY ${sql.id(partition)}`));
+  const after = (await db.exec(finishCompaction, { partition, before })).rows[0]!.after;
+  return {
+    partition,
+    indexBytesBefore: Number(before),
+    indexBytesAfter: Number(after),
+    seconds: (Date.now() - started) / 1000,
+    leftovers,
+  };
 }

@@ -44,7 +44,7 @@ export class Metrics {
 
   readonly scheduledTasks = new Histogram({
     name: 'bmapi_scheduled_task_duration_seconds',
-    help: "Runs of the workers' periodic tasks (webhook-sweep, storage-partitions, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers",
+    help: "Runs of the workers' periodic tasks (webhook-sweep, storage-partitions, storage-compaction, purge-*, credential-check) by task and outcome (ok, failed, skipped: the previous run on that worker still going); one run per interval across all workers",
     labelNames: ['task', 'outcome'] as const,
     buckets: [0.005, 0.025, 0.1, 0.5, 2.5, 10, 60],
     registers: [],

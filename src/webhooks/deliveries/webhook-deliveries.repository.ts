@@ -6,6 +6,8 @@ import { Db, type Tx } from '../../core/db/db.js';
 import {
   dropDetachedLeftovers,
   dropPartition,
+  compactEndedPartition,
+  type Compaction,
   ensurePartitions,
   expiredPartitions,
   partitionsOf,
@@ -410,6 +412,11 @@ export class WebhookDeliveriesRepository {
   /** Creates the weekly partitions missing from `from` through `through`; returns how many it made. */
   ensurePartitions(from: Date, through: Date): Promise<number> {
     return ensurePartitions(this.db, 'webhook_deliveries', from, through);
+  }
+
+  /** Rebuilds the indexes of one partition whose week ended before `endedBefore` (core/db/partitions.ts); null: none due. */
+  compactEndedPartition(endedBefore: Date): Promise<Compaction | null> {
+    return compactEndedPartition(this.db, 'webhook_deliveries', endedBefore);
   }
 
   partitions(): Promise<Partition[]> {

@@ -20,3 +20,16 @@ select storage_drop_detached($1, $2) as "dropped";
 -- storage_detached_leftovers
 select "l"."name"
 from storage_detached_leftovers($1) as "l";
+
+-- storage_compaction_claim
+select storage_compaction_claim($1, $2, $3::interval) as "partition";
+
+-- storage_invalid_indexes
+select "i"."name"
+from storage_invalid_indexes($1) as "i";
+
+-- storage_index_bytes
+select cast(pg_indexes_size($1::regclass) as text) as "bytes";
+
+-- storage_compaction_finish
+select cast(storage_compaction_finish($1, cast($2 as bigint)) as text) as "after";
