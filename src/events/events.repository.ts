@@ -201,10 +201,7 @@ const findInAccounts = prepared('find_event_in_accounts', (db, p: { id: number; 
     .where((eb) => eb('waba_id', '=', eb.fn.any(typed(p.wabaIds, 'text[]')))),
 );
 
-/**
- * An event row as this repository reads it (its raw item put back whole: readEvent): 64-bit ids as JS numbers (exact
- * up to 2^53; the pool's int8 parser).
- */
+/** An event row as read here (its raw item put back whole: readEvent); 64-bit ids as JS numbers (exact to 2^53). */
 export type Event = ReadEvent<RowOf<typeof findInAccounts>>;
 
 /** An event as the worker's effects read it. */
@@ -439,7 +436,7 @@ export class EventsRepository {
     return ensurePartitions(this.db, 'events', from, through);
   }
 
-  /** Rebuilds the indexes of one partition whose week ended before `endedBefore` (core/db/partitions.ts); null: none due. */
+  /** Compacts one partition whose week ended before `endedBefore` (core/db/partitions.ts); null: none due. */
   compactEndedPartition(endedBefore: Date): Promise<Compaction | null> {
     return compactEndedPartition(this.db, 'events', endedBefore);
   }

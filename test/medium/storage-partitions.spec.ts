@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Metrics } from '../../src/core/metrics/metrics.js';
 import { isMissingPartition, WEEK_MS } from '../../src/core/db/partitions.js';
@@ -268,11 +269,13 @@ describe('Storage partitions (PostgreSQL)', () => {
     });
   });
 
-  describe('ended weeks: their indexes rebuilt once (storage-compaction)', () => {
+  describe('ended weeks compacted once (storage-compaction)', () => {
     // As if it were Wednesday of this week: last week ended more than a day before, this week has not ended.
     const wednesday = new Date(thisWeek.getTime() + 2 * DAY_MS);
     const lastWeek = new Date(thisWeek.getTime() - WEEK_MS);
     const lastWeekEvents = partitionName(lastWeek);
+    const deliveriesOf = (eventsPartition: string) => eventsPartition.replace('events_p', 'webhook_deliveries_p');
+    const lastWeekDeliveries = deliveriesOf(lastWeekEvents);
     const indexesOf = async (partition: string) =>
       (
         await db.client.query<{ name: string; valid: boolean; parent: string | null }>(
@@ -282,6 +285,35 @@ describe('Storage partitions (PostgreSQL)', () => {
           [partition],
         )
       ).rows;
+    const recorded = async (partition: string) =>
+      (
+        await db.client.query<{ before: string; after: string; finished: Date | null }>(
+          `SELECT bytes_before AS before, bytes_after AS after, finished_at AS finished
+             FROM storage_compactions WHERE partition = $1`,
+          [partition],
+        )
+      ).rows[0];
+    /** Deliveries stored in `week` with their bytes, then processed as the worker marks them (bytes emptied). */
+    const processedDeliveriesIn = async (week: Date, n: number, wabaId: string) => {
+      const ids = await deliveries.storeBatch(
+        'b',
+        Array.from({ length: n }, () =>
+          incomingDelivery({ wabaIds: [wabaId], rawBody: Buffer.from(JSON.stringify({ pad: 'x'.repeat(600) })) }),
+        ),
+      );
+      await db.client.query(`UPDATE webhook_deliveries SET received_at = $2 WHERE id = ANY($1::bigint[])`, [
+        ids,
+        new Date(week.getTime() + 3 * DAY_MS),
+      ]);
+      await db.client.query(
+        `UPDATE webhook_deliveries SET status = 'processed', raw_body = '', signature = '', batch_id = NULL,
+                processed_at = now(), event_count = 1 WHERE id = ANY($1::bigint[])`,
+        [ids],
+      );
+      return ids;
+    };
+    const deliveryRows = async (ids: number[]) =>
+      (await db.client.query('SELECT * FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id', [ids])).rows;
     const compactAll = async () => {
       const runs: string[][] = [];
       for (;;) {
@@ -291,7 +323,7 @@ describe('Storage partitions (PostgreSQL)', () => {
       }
     };
 
-    it("rebuilds an ended week's half-empty indexes full, once, the newest week first; lists and filters answer the same", async () => {
+    it("compacts an ended week once, the newest week first: half-empty indexes rebuilt full, the deliveries' heap without the processing's leftovers; everything reads the same", async () => {
       // Three accounts' statuses interleaved, as Meta sends them: each account appends within its own index range.
       const accounts = [metaId(), metaId(), metaId()];
       const at = new Date(lastWeek.getTime() + 3 * DAY_MS);
@@ -302,8 +334,7 @@ describe('Storage partitions (PostgreSQL)', () => {
           ),
           new Date(at.getTime() + chunk * 1000),
         );
-      const [delivery] = await deliveries.storeBatch('b', [incomingDelivery({ wabaIds: [accounts[0]!] })]);
-      await db.client.query('UPDATE webhook_deliveries SET received_at = $2 WHERE id = $1', [delivery, at]);
+      const ids = await processedDeliveriesIn(lastWeek, 1500, accounts[0]!);
       const read = async () =>
         Promise.all(
           accounts.flatMap((wabaId) => [
@@ -313,31 +344,73 @@ describe('Storage partitions (PostgreSQL)', () => {
           ]),
         );
       const before = await read();
-      const indexesBefore = await indexesOf(lastWeekEvents);
+      const deliveriesBefore = await deliveryRows(ids);
+      const listBefore = await deliveries.listForAccounts([{ wabaId: accounts[0]! }], { page: 2, limit: 50 });
+      const indexesBefore = {
+        events: await indexesOf(lastWeekEvents),
+        deliveries: await indexesOf(lastWeekDeliveries),
+      };
+      const partitionsBefore = (await deliveries.partitions()).map((p) => p.name);
 
       const runs = await compactAll();
 
       // One partition of each table per run, the newest ended week first; each partition once, this week's never.
-      expect(runs[0]).toEqual([lastWeekEvents, `webhook_deliveries_p${lastWeekEvents.slice('events_p'.length)}`]);
+      expect(runs[0]).toEqual([lastWeekEvents, lastWeekDeliveries]);
       const all = runs.flat();
       expect(new Set(all).size).toBe(all.length);
       expect(all).not.toContain(partitionName(thisWeek));
-      const { rows } = await db.client.query<{ before: string; after: string; finished: Date | null }>(
-        `SELECT index_bytes_before AS before, index_bytes_after AS after, finished_at AS finished
-           FROM storage_compactions WHERE partition = $1`,
-        [lastWeekEvents],
-      );
-      // The week's 7,200 events: their indexes at most 80 % of what they were (about 60 %: full pages instead of half-empty).
-      expect(Number(rows[0]!.after)).toBeLessThan(Number(rows[0]!.before) * 0.8);
-      expect(rows[0]!.finished).toBeInstanceOf(Date);
-      expect(
-        logged.find((l) => l.msg.startsWith(`storage partition ${lastWeekEvents}: indexes rebuilt`)),
-      ).toBeDefined();
-      // The same indexes, valid and still the partitions of the table's indexes; every list, filter and total the same.
-      const indexesAfter = await indexesOf(lastWeekEvents);
-      expect(indexesAfter).toEqual(indexesBefore);
-      expect(indexesAfter.every((i) => i.valid && i.parent !== null)).toBe(true);
+      // The week's 7,200 events: at most 85 % of their bytes (their indexes about 60 %: full pages, not half-empty).
+      const ev = (await recorded(lastWeekEvents))!;
+      expect(Number(ev.after)).toBeLessThan(Number(ev.before) * 0.85);
+      expect(ev.finished).toBeInstanceOf(Date);
+      // The week's 1,500 deliveries: their 600-byte bodies' space gone with the rewrite.
+      const dv = (await recorded(lastWeekDeliveries))!;
+      expect(Number(dv.after)).toBeLessThan(Number(dv.before) * 0.5);
+      expect(logged.find((l) => l.msg.startsWith(`storage partition ${lastWeekEvents}: compacted`))).toBeDefined();
+      // The same partitions and indexes by name, valid and still the partitions of the tables' indexes; every list,
+      // filter, total and delivery the same.
+      expect((await deliveries.partitions()).map((p) => p.name)).toEqual(partitionsBefore);
+      for (const [partition, was] of [
+        [lastWeekEvents, indexesBefore.events],
+        [lastWeekDeliveries, indexesBefore.deliveries],
+      ] as const) {
+        const now = await indexesOf(partition);
+        expect(now).toEqual(was);
+        expect(now.every((i) => i.valid && i.parent !== null)).toBe(true);
+      }
       expect(await read()).toEqual(before);
+      expect(await deliveryRows(ids)).toEqual(deliveriesBefore);
+      expect(await deliveries.listForAccounts([{ wabaId: accounts[0]! }], { page: 2, limit: 50 })).toEqual(listBefore);
+      // A delivery of that week can still be written (a late processing, a replay).
+      await db.client.query(`UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = $1`, [ids[0]]);
+    });
+
+    it("a deliveries partition its week's writers hold: given back after 200 ms, compacted at the next pass", async () => {
+      const week = new Date(thisWeek.getTime() - 2 * WEEK_MS);
+      const partition = deliveriesOf(partitionName(week));
+      const ids = await processedDeliveriesIn(week, 100, metaId());
+      await db.client.query(
+        `UPDATE storage_compactions SET started_at = now() - interval '7 hours', finished_at = NULL WHERE partition = $1`,
+        [partition],
+      );
+      // A transaction writing one of that week's deliveries (a replay, say), open while the pass runs.
+      const writer = new pg.Client({ connectionString: db.url });
+      await writer.connect();
+      await writer.query('BEGIN');
+      await writer.query('UPDATE webhook_deliveries SET attempts = 1 WHERE id = $1', [ids[0]]);
+      try {
+        const t = Date.now();
+        const pass = await maintenance({}).compact(wednesday);
+        expect(pass.map((c) => c.partition)).not.toContain(partition);
+        expect(Date.now() - t).toBeLessThan(5_000);
+        expect(await recorded(partition)).toBeUndefined();
+      } finally {
+        await writer.query('COMMIT');
+        await writer.end();
+      }
+      const [again] = await maintenance({}).compact(wednesday);
+      expect(again).toMatchObject({ partition, rewrittenRows: 100 });
+      expect((await deliveryRows(ids))[0]).toMatchObject({ attempts: 1 });
     });
 
     it('a rebuild interrupted in its middle: its invalid index is dropped and its claim taken over, after 6 hours only', async () => {
@@ -362,7 +435,7 @@ describe('Storage partitions (PostgreSQL)', () => {
         [partition],
       );
       const [taken] = await maintenance({}).compact(wednesday);
-      expect(taken).toMatchObject({ partition, leftovers: [`${partition}_kind_ccnew`] });
+      expect(taken).toMatchObject({ partition, leftovers: [`${partition}_kind_ccnew`], rewrittenRows: null });
       expect((await indexesOf(partition)).every((i) => i.valid)).toBe(true);
     });
 

@@ -295,8 +295,8 @@ export interface StorageCompactionTable {
   partition: string;
   started_at: Date;
   finished_at: Date | null;
-  index_bytes_before: number | null;
-  index_bytes_after: number | null;
+  bytes_before: number | null;
+  bytes_after: number | null;
 }
 
 /** Table `event_counts` (model EventCount). jsonb is read parsed and written as JSON text. */
@@ -631,8 +631,8 @@ export const columns = {
     'partition',
     'started_at as startedAt',
     'finished_at as finishedAt',
-    'index_bytes_before as indexBytesBefore',
-    'index_bytes_after as indexBytesAfter',
+    'bytes_before as bytesBefore',
+    'bytes_after as bytesAfter',
   ],
   event_counts: ['waba_id as wabaId', 'kind', 'status', 'bucket', 'shard', 'count'],
   campaigns: [

@@ -129,18 +129,23 @@ export function expiredPartitions(partitions: Partition[], cutoff: Date): Partit
 }
 
 /**
- * A week's partitions have their indexes rebuilt once the week has been over this long: by then the late work on its
- * rows is done (the processing of a backlog, a replay); a week ends Monday 00:00 UTC, so this is Tuesday.
+ * A week's partitions are compacted once the week has been over this long: by then the late work on its rows is done
+ * (the processing of a backlog, a replay); a week ends Monday 00:00 UTC, so this is Tuesday.
  */
 export const COMPACT_AFTER_MS = 24 * 3600_000;
-/** A claimed rebuild not finished after this long (its process stopped) is taken over by the next pass. */
+/** A claimed compaction not finished after this long (its process stopped) is taken over by the next pass. */
 const COMPACTION_TAKEOVER = '6 hours';
+/** The rewrite of a deliveries partition waits at most this long for each lock (writers of its week, the swap). */
+const REWRITE_LOCK_TIMEOUT = '200ms';
 
 export interface Compaction {
   partition: string;
-  indexBytesBefore: number;
-  indexBytesAfter: number;
+  /** The partition's bytes (heap, TOAST, indexes) before and after. */
+  bytesBefore: number;
+  bytesAfter: number;
   seconds: number;
+  /** webhook_deliveries: the rows copied by the rewrite of its heap (null: events, whose heap is only ever appended to). */
+  rewrittenRows: number | null;
   /** Invalid indexes an interrupted rebuild had left, dropped first. */
   leftovers: string[];
 }
@@ -159,15 +164,25 @@ const claimCompaction = prepared(
     ),
 );
 
+const releaseCompaction = prepared('storage_compaction_release', (db, p: { partition: string }) =>
+  db.selectNoFrom((eb) => eb.fn<null>('storage_compaction_release', [eb.val(p.partition)]).as('released')),
+);
+
 const invalidIndexes = prepared('storage_invalid_indexes', (db, p: { partition: string }) =>
   db
     .selectFrom((eb) => eb.fn<{ name: string }>('storage_invalid_indexes', [eb.val(p.partition)]).as('i'))
     .select('i.name'),
 );
 
-const indexBytes = prepared('storage_index_bytes', (db, p: { partition: string }) =>
+const totalBytes = prepared('storage_partition_bytes', (db, p: { partition: string }) =>
   db.selectNoFrom((eb) =>
-    eb.cast<string>(eb.fn('pg_indexes_size', [sql<string>`${p.partition}::regclass`]), 'text').as('bytes'),
+    eb.cast<string>(eb.fn('pg_total_relation_size', [sql<string>`${p.partition}::regclass`]), 'text').as('bytes'),
+  ),
+);
+
+const rewrite = prepared('storage_rewrite_partition', (db, p: { table: PartitionedTable; partition: string }) =>
+  db.selectNoFrom((eb) =>
+    eb.cast<string>(eb.fn('storage_rewrite_partition', [eb.val(p.table), eb.val(p.partition)]), 'text').as('rows'),
   ),
 );
 
@@ -186,11 +201,17 @@ const finishCompaction = prepared('storage_compaction_finish', (db, p: { partiti
 const ddl = (query: ReturnType<typeof sql>) => ({ compile: () => query.compile(builder) });
 
 /**
- * Rebuilds the indexes of one partition of `table` whose week ended before `endedBefore` and was not rebuilt yet (the
- * most recent first); null when there is none. REINDEX CONCURRENTLY: the partition stays readable and writable
- * throughout (it builds each index anew beside the old one, then swaps them), at the cost of the index bytes twice
- * while it runs. It cannot run in a transaction: a process that stops in the middle leaves invalid copies, which the
- * next rebuild of that partition drops first (its claim is taken over after COMPACTION_TAKEOVER).
+ * Compacts one partition of `table` whose week ended before `endedBefore` and was not compacted yet (the most recent
+ * first); null when there is none, or when the rewrite of a deliveries partition did not get its locks in time (its
+ * claim is given back: the next pass tries again).
+ *
+ * - `webhook_deliveries`: its heap rewritten without the space the processing updates left (storage_rewrite_partition,
+ *   one transaction: the week's writers wait for it, its readers only for the swap; every lock wait bounded by
+ *   REWRITE_LOCK_TIMEOUT).
+ * - both tables: REINDEX CONCURRENTLY. The partition stays readable and writable throughout (each index is built anew
+ *   beside the old one, then swapped), at the cost of the index bytes twice while it runs. It cannot run in a
+ *   transaction: a process that stops in the middle leaves invalid copies, which the next compaction of that partition
+ *   drops first (its claim is taken over after COMPACTION_TAKEOVER).
  */
 export async function compactEndedPartition(
   db: Db,
@@ -203,14 +224,28 @@ export async function compactEndedPartition(
   const started = Date.now();
   const leftovers = (await db.exec(invalidIndexes, { partition })).rows.map((r) => r.name);
   for (const index of leftovers) await db.run(ddl(sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.id(index)}`));
-  const before = (await db.exec(indexBytes, { partition })).rows[0]!.bytes;
+  const before = (await db.exec(totalBytes, { partition })).rows[0]!.bytes;
+  let rewrittenRows: number | null = null;
+  if (table === 'webhook_deliveries') {
+    try {
+      rewrittenRows = await db.transaction(async (tx) => {
+        await db.exec(lockTimeout, { timeout: REWRITE_LOCK_TIMEOUT }, tx);
+        return Number((await db.exec(rewrite, { table, partition }, tx)).rows[0]!.rows);
+      });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== '55P03') throw err; // lock_not_available
+      await db.exec(releaseCompaction, { partition });
+      return null;
+    }
+  }
   await db.run(ddl(sql`REINDEX TABLE CONCURRENTLY ${sql.id(partition)}`));
   const after = (await db.exec(finishCompaction, { partition, before })).rows[0]!.after;
   return {
     partition,
-    indexBytesBefore: Number(before),
-    indexBytesAfter: Number(after),
+    bytesBefore: Number(before),
+    bytesAfter: Number(after),
     seconds: (Date.now() - started) / 1000,
+    rewrittenRows,
     leftovers,
   };
 }

@@ -414,7 +414,7 @@ export class WebhookDeliveriesRepository {
     return ensurePartitions(this.db, 'webhook_deliveries', from, through);
   }
 
-  /** Rebuilds the indexes of one partition whose week ended before `endedBefore` (core/db/partitions.ts); null: none due. */
+  /** Compacts one partition whose week ended before `endedBefore` (core/db/partitions.ts); null: none due. */
   compactEndedPartition(endedBefore: Date): Promise<Compaction | null> {
     return compactEndedPartition(this.db, 'webhook_deliveries', endedBefore);
   }

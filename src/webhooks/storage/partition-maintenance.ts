@@ -128,11 +128,12 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
   }
 
   /**
-   * The `storage-compaction` scheduled task: the indexes of one ended week's partition of each table rebuilt, the most
-   * recent week first (docs/storage.md, "A week that has ended"). Nothing is added to a week's partitions once it has
-   * ended, and indexes that grew by appending within each account's range are about half empty; rebuilt, they are
-   * full. One partition per table per run keeps a run to minutes; weeks kept from before this existed are done one
-   * an hour. Each rebuild is logged with its bytes before and after.
+   * The `storage-compaction` scheduled task: one ended week's partition of each table compacted, the most recent week
+   * first (docs/storage.md, "A week that has ended"). Nothing is added to a week's partitions once it has ended: their
+   * indexes, grown by appends within each account's range, are about half empty, and a week of deliveries keeps the
+   * space its processing updates left; rebuilt (and the deliveries' heap rewritten) they are full. One partition per
+   * table per run keeps a run to minutes; weeks stored before this existed are done one an hour. Each is logged with
+   * its bytes before and after.
    */
   async compact(now = new Date()): Promise<Compaction[]> {
     const endedBefore = new Date(now.getTime() - COMPACT_AFTER_MS);
@@ -146,7 +147,7 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
       done.push(compaction);
       this.logger.info(
         { table, ...compaction },
-        `storage partition ${compaction.partition}: indexes rebuilt, ${mib(compaction.indexBytesBefore)} → ${mib(compaction.indexBytesAfter)} MiB`,
+        `storage partition ${compaction.partition}: compacted, ${mib(compaction.bytesBefore)} → ${mib(compaction.bytesAfter)} MiB`,
       );
     }
     return done;

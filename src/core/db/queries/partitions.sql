@@ -24,12 +24,18 @@ from storage_detached_leftovers($1) as "l";
 -- storage_compaction_claim
 select storage_compaction_claim($1, $2, $3::interval) as "partition";
 
+-- storage_compaction_release
+select storage_compaction_release($1) as "released";
+
 -- storage_invalid_indexes
 select "i"."name"
 from storage_invalid_indexes($1) as "i";
 
--- storage_index_bytes
-select cast(pg_indexes_size($1::regclass) as text) as "bytes";
+-- storage_partition_bytes
+select cast(pg_total_relation_size($1::regclass) as text) as "bytes";
+
+-- storage_rewrite_partition
+select cast(storage_rewrite_partition($1, $2) as text) as "rows";
 
 -- storage_compaction_finish
 select cast(storage_compaction_finish($1, cast($2 as bigint)) as text) as "after";
