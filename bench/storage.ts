@@ -15,8 +15,10 @@
 //            widths. In the schema before migration lean_events, after it alone (`lean-events`: the status item's
 //            timestamp, pricing and phone number id still in `raw`) and today's (BENCH_STORAGE_BYTES_SHAPES, default
 //            before,after). Today's rows are then measured again once their week has ended: the service's own
-//            `storage-compaction` code (PartitionMaintenance.compact: the partitions' indexes rebuilt) run on them, with
-//            its time (BENCH_STORAGE_BYTES_CLOSED=0 skips it).
+//            `storage-compaction` code (the deliveries' partition rewritten, both tables' indexes rebuilt) run on them,
+//            with its time, while a receiver stores one delivery at a time in the next week's partition (its insert
+//            latency 10 s before and during the compaction: what a compaction costs a live service)
+//            (BENCH_STORAGE_BYTES_CLOSED=0 skips it).
 //   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
 //            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
 //            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
@@ -937,6 +939,8 @@ interface BytesResult {
  * partitions it rebuilt.
  */
 async function compactClosedWeeks(pool: pg.Pool): Promise<number> {
+  // Every week up to the loaded one (the current week: rows are stored at "now"); not the next one, the receiver's.
+  const endOfThisWeek = new Date(Date.UTC(2000, 0, 3) + Math.ceil((Date.now() - Date.UTC(2000, 0, 3)) / WEEK) * WEEK);
   const url = (pool.options as { connectionString: string }).connectionString;
   const db = new Db(
     Object.assign(new AppConfig(), {
@@ -948,13 +952,56 @@ async function compactClosedWeeks(pool: pg.Pool): Promise<number> {
   );
   try {
     let n = 0;
-    const future = new Date(Date.now() + 366 * 24 * 3600_000);
     for (const table of ['events', 'webhook_deliveries'] as PartitionedTable[])
-      while (await compactEndedPartition(db, table, future)) n++;
+      while (await compactEndedPartition(db, table, endOfThisWeek)) n++;
     return n;
   } finally {
     await db.close();
   }
+}
+
+const WEEK = 7 * 24 * 3600_000;
+const RECEIVER_QUIET_MS = 10_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A receiver's inserts beside the compaction: one ~700-byte delivery at a time into next week's partition (the live
+ * week of a service whose last week is being compacted), each its own synchronously committed statement, one every
+ * 2 ms at most. `mark()` gives the p50 / p99 / max of the latencies since the previous mark.
+ */
+function liveReceiver(pool: pg.Pool): { mark(): string; stop(): Promise<void> } {
+  let latencies: number[] = [];
+  let running = true;
+  const nextWeek = new Date(Date.now() + WEEK);
+  const body = Buffer.from(JSON.stringify({ object: 'whatsapp_business_account', pad: 'x'.repeat(640) }));
+  const loop = (async () => {
+    const c = await pool.connect();
+    try {
+      while (running) {
+        const t = performance.now();
+        await c.query(
+          `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, received_at) VALUES ($1, 'sha256=0', ARRAY['1'], $2)`,
+          [body, nextWeek],
+        );
+        latencies.push(performance.now() - t);
+        await sleep(2);
+      }
+    } finally {
+      c.release();
+    }
+  })();
+  return {
+    mark() {
+      const l = latencies.sort((a, b) => a - b);
+      latencies = [];
+      const q = (f: number) => (l.length ? l[Math.min(l.length - 1, Math.floor(f * l.length))]!.toFixed(1) : '–');
+      return `${q(0.5)} / ${q(0.99)} / ${l.length ? l[l.length - 1]!.toFixed(1) : '–'} (${l.length} inserts)`;
+    },
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
 }
 
 /** Heap, TOAST and each index of a partitioned table, summed over its partitions, by the parent's index name. */
@@ -1045,9 +1092,19 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
       { shape, rows, loadSeconds, totalBytes, perEvent: totalBytes / rows, relations, widths, conditions },
     ];
     if (shape === 'after' && CLOSED_WEEK) {
-      // What the storage maintenance does to a week once it has ended (docs/storage.md, "A closed week").
+      // What the storage maintenance does to a week once it has ended (docs/storage.md, "A week that has ended"),
+      // while a receiver goes on storing deliveries in the next week: what the compaction costs a live service.
+      const receiver = liveReceiver(db);
+      await sleep(RECEIVER_QUIET_MS);
+      const quiet = receiver.mark();
       const t = Date.now();
       const compacted = await compactClosedWeeks(db);
+      const during = receiver.mark();
+      await receiver.stop();
+      log(
+        `bytes: a receiver storing one delivery at a time in the next week (each its own commit), p50 / p99 / max ms: ` +
+          `before the compaction ${quiet}; during it ${during}`,
+      );
       const closed = [...(await relationBytes(db, 'events')), ...(await relationBytes(db, 'webhook_deliveries'))];
       const closedTotal = closed.reduce((a, r) => a + r.bytes, 0);
       log(
