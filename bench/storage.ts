@@ -64,6 +64,7 @@ import { migrate } from '../scripts/stack/app.js';
 import {
   compactEndedPartition,
   expiredPartitions,
+  WEEK_MS,
   type Partition,
   type PartitionedTable,
 } from '../src/core/db/partitions.js';
@@ -71,7 +72,7 @@ import { Db, txOn } from '../src/core/db/db.js';
 import { EventsRepository, insertEvents, storedKeys, type EventFilter } from '../src/events/events.repository.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { dedupeHash } from '../src/events/dedupe-key.js';
-import { BENCH_LOCAL, log } from './lib/bench.js';
+import { BENCH_LOCAL, log, sleep } from './lib/bench.js';
 import { waitUntilQuiet } from './lib/cpu.js';
 import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
 import {
@@ -935,13 +936,12 @@ interface BytesResult {
 
 /**
  * What the service's `storage-compaction` task does to the weeks that have ended (PartitionMaintenance.compact), with
- * the service's own code, run until nothing is left to do: here every loaded week counts as ended. Returns how many
- * partitions it rebuilt.
+ * the service's own code, run until nothing is left to do: here every week up to the loaded one (this week: rows are
+ * stored at "now") counts as ended; not the next one, the live receiver's. Returns how many partitions it compacted.
  */
-async function compactClosedWeeks(pool: pg.Pool): Promise<number> {
-  // Every week up to the loaded one (the current week: rows are stored at "now"); not the next one, the receiver's.
-  const endOfThisWeek = new Date(Date.UTC(2000, 0, 3) + Math.ceil((Date.now() - Date.UTC(2000, 0, 3)) / WEEK) * WEEK);
-  const url = (pool.options as { connectionString: string }).connectionString;
+async function compactClosedWeeks(url: string): Promise<number> {
+  const monday = Date.UTC(2000, 0, 3);
+  const endOfThisWeek = new Date(monday + Math.ceil((Date.now() - monday) / WEEK_MS) * WEEK_MS);
   const db = new Db(
     Object.assign(new AppConfig(), {
       databaseUrl: url,
@@ -960,9 +960,7 @@ async function compactClosedWeeks(pool: pg.Pool): Promise<number> {
   }
 }
 
-const WEEK = 7 * 24 * 3600_000;
 const RECEIVER_QUIET_MS = 10_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A receiver's inserts beside the compaction: one ~700-byte delivery at a time into next week's partition (the live
@@ -972,7 +970,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function liveReceiver(pool: pg.Pool): { mark(): string; stop(): Promise<void> } {
   let latencies: number[] = [];
   let running = true;
-  const nextWeek = new Date(Date.now() + WEEK);
+  const nextWeek = new Date(Date.now() + WEEK_MS);
   const body = Buffer.from(JSON.stringify({ object: 'whatsapp_business_account', pad: 'x'.repeat(640) }));
   const loop = (async () => {
     const c = await pool.connect();
@@ -1098,7 +1096,7 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
       await sleep(RECEIVER_QUIET_MS);
       const quiet = receiver.mark();
       const t = Date.now();
-      const compacted = await compactClosedWeeks(db);
+      const compacted = await compactClosedWeeks(url);
       const during = receiver.mark();
       await receiver.stop();
       log(

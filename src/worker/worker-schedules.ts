@@ -43,8 +43,8 @@ export function workerTasks(
       firstAfterMs: HOUSEKEEPING_FIRST_AFTER_MS,
       run: () => partitions.pass().then((p) => p.dropped.events.length + p.dropped.webhook_deliveries.length),
     },
-    // The indexes of an ended week's partitions rebuilt once (full pages instead of half-empty ones): a task of its
-    // own, as a rebuild of a big week takes minutes.
+    // An ended week's partitions compacted once (the deliveries' heap rewritten, both tables' indexes rebuilt): a task
+    // of its own, as a big week takes minutes.
     {
       id: 'storage-compaction',
       everyMs: PARTITION_COMPACTION_INTERVAL_MS,

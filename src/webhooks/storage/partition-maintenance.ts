@@ -138,11 +138,11 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
   async compact(now = new Date()): Promise<Compaction[]> {
     const endedBefore = new Date(now.getTime() - COMPACT_AFTER_MS);
     const done: Compaction[] = [];
-    for (const table of ['events', 'webhook_deliveries'] as const) {
-      const compaction =
-        table === 'events'
-          ? await this.events.compactEndedPartition(endedBefore)
-          : await this.deliveries.compactEndedPartition(endedBefore);
+    for (const [table, owner] of [
+      ['events', this.events],
+      ['webhook_deliveries', this.deliveries],
+    ] as const) {
+      const compaction = await owner.compactEndedPartition(endedBefore);
       if (!compaction) continue;
       done.push(compaction);
       this.logger.info(
