@@ -2,8 +2,10 @@ import pg from 'pg';
 import type { Response } from 'supertest';
 import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
 import { createTenant, wamid, type Tenant } from '../utils/factories.js';
+import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
-import { postWebhook, unixNow, waitFor } from '../utils/webhooks.js';
+import { poll } from '../utils/poll.js';
+import { postWebhook, unixNow } from '../utils/webhooks.js';
 
 const ORGANIZATION_BUSY = { statusCode: 429, message: 'Too many requests in flight for this organization' };
 
@@ -12,9 +14,11 @@ const ORGANIZATION_BUSY = { statusCode: 429, message: 'Too many requests in flig
  * key answered 500s ("timeout exceeded when trying to connect"), another tenant's list waited seconds and readiness
  * answered 503. Here the pool has 6 connections, 2 reserved (4 for reads together), and an organization may have 4
  * reads in flight. A lock on `messages` (held by the test on its own connection) keeps every list read waiting in
- * PostgreSQL, holding its connection, for as long as the test wants.
+ * PostgreSQL, holding its connection, for as long as the test wants. The app has a database of its own: that lock on
+ * the suite's database would hold every `messages` statement of the file running beside this one (and count them).
  */
 describe('Security: one tenant cannot take the database pool', () => {
+  let database: ScratchDatabase;
   let t: TestApp;
   let a: Tenant;
   let b: Tenant;
@@ -22,7 +26,9 @@ describe('Security: one tenant cannot take the database pool', () => {
   let observer: pg.Client;
 
   beforeAll(async () => {
+    database = await scratchDatabase();
     t = await startTestApp({
+      DATABASE_URL: database.url,
       DATABASE_POOL_SIZE: '6',
       DATABASE_POOL_RESERVED: '2',
       ORGANIZATION_READS_IN_FLIGHT: '4',
@@ -31,14 +37,15 @@ describe('Security: one tenant cannot take the database pool', () => {
     });
     a = await createTenant(t);
     b = await createTenant(t);
-    locker = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    observer = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    locker = new pg.Client({ connectionString: database.url });
+    observer = new pg.Client({ connectionString: database.url });
     await Promise.all([locker.connect(), observer.connect()]);
   });
   afterAll(async () => {
     await locker?.end();
     await observer?.end();
     await t?.close();
+    await database?.drop();
   });
 
   const list = (tenant: Tenant) =>
@@ -66,11 +73,11 @@ describe('Security: one tenant cannot take the database pool', () => {
     const reads: Promise<Response>[] = [];
     try {
       reads.push(list(a), list(a), list(a), list(a));
-      await waitFor(
-        async () => ((await waitingOnLock()) === 4 ? true : undefined),
-        'four of the organization’s reads to wait on the lock',
-        60_000,
-      );
+      await poll(waitingOnLock, {
+        done: (n) => n === 4,
+        what: 'four of the organization’s reads to wait on the lock',
+        timeoutMs: 60_000,
+      });
       const refused = await list(a);
       expect(refused.status).toBe(429);
       expect(refused.body).toEqual(ORGANIZATION_BUSY);
