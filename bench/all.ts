@@ -6,7 +6,8 @@
 //                             JSON parse, one multi-row INSERT into webhook_deliveries per ~2 ms window, 200 after
 //                             the commit; also with the window off (one commit per request)
 //   (c) the service           POST /webhooks/whatsapp (1 API + 1 worker): acked/s, ack latency, time until all
-//                             processed, exact counts; batches of 100 statuses (events/s processed)
+//                             processed, exact counts; the same load with the worker stopped until the last answer
+//                             (the receive path alone, then the catch-up); batches of 100 statuses (events/s processed)
 //   send                      POST /messages across BENCH_KEYS key pairs against the simulator (instant upstream),
 //                             then the durable-send reference (bench/reference/durable-send.mjs: key check from
 //                             memory, pacing slot, INSERT pending, the call upstream, UPDATE sent) with the same requests
@@ -27,7 +28,7 @@
 //                     BENCH_REF_WINDOWS=2,0 (reference modes, ms; "2" alone skips window 0), BENCH_REF_MAX_ROWS=500,
 //                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
-//                     (skip parts: hello, reference, ingest, batch, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
+//                     (skip parts: hello, reference, ingest, held, batch, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
 //                     (per-request latencies of each paced phase, one CSV each), BENCH_GC_LOG=dir (GCs ≥ 5 ms of the app processes)
 //                     BENCH_PROFILE=1 (PostgreSQL with pg_stat_statements: every measured window prints its statements'
 //                     and Redis's commands' time per operation, and the result file keeps them: bench/lib/db-profile.ts)
@@ -377,6 +378,21 @@ async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
     processLimitMs: 90_000,
   });
   rows.push(rowFromPhase(target, 'saturation, 1 status', single));
+  if (!SKIP.has('held')) {
+    // The same load with the worker stopped until its last answer: what the receive path alone acknowledges beside the
+    // reference (issue 40, item 3), and how long the processing then takes to catch up. A measurement, not a mode of
+    // the service: processing runs beside the acknowledgements (docs/benchmarks.md says why).
+    const held = await ingestPhase(stack, tenant, {
+      label: 'single, processing held',
+      deliveries: n,
+      perDelivery: 1,
+      connections: CONNECTIONS,
+      urls,
+      processLimitMs: 120_000,
+      hold: holdWorkers(stack),
+    });
+    rows.push(rowFromPhase(target, HELD_PHASE, held));
+  }
   const fixed = await ingestPhase(stack, tenant, {
     label: `single at ${RATE}/s`,
     deliveries: Math.round(RATE * LOAD_S),
@@ -557,6 +573,16 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   return [satRow, fixedRow, refRow];
 }
 
+const HELD_PHASE = 'saturation, 1 status, processing held during the load';
+
+/** Stops the stack's worker processes (SIGSTOP) and continues them (SIGCONT): their jobs, locks and connections wait. */
+function holdWorkers(stack: Stack): { pause(): void; resume(): void } {
+  const signal = (sig: NodeJS.Signals) => () => {
+    for (const w of stack.workers) process.kill(w.pid, sig);
+  };
+  return { pause: signal('SIGSTOP'), resume: signal('SIGCONT') };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // the summary
 
@@ -575,6 +601,12 @@ function referenceRatios(rows: Row[]): string[] {
     {
       what: 'single-status ingest against the reference receiver (2 ms window)',
       ours: find((t) => t.startsWith('(c) service'), 'saturation, 1 status'),
+      ref: find((t) => t === '(b) reference, 2 ms window', 'saturation'),
+      target: 0.75,
+    },
+    {
+      what: 'the receive path alone (processing held during the load; a measurement, not the target) against the same reference',
+      ours: find((t) => t.startsWith('(c) service'), HELD_PHASE),
       ref: find((t) => t === '(b) reference, 2 ms window', 'saturation'),
       target: 0.75,
     },

@@ -21,6 +21,11 @@ export interface PhaseOptions {
   processLimitMs: number;
   /** Requests per second, evenly paced (paced.ts; latency counted from each request's due time); as fast as possible when absent. */
   rate?: number;
+  /**
+   * Processing held during the load (bench/all.ts: the worker processes stopped by SIGSTOP from the first POST to the
+   * last answer, then continued): the receive path alone on the machine, the processing after it.
+   */
+  hold?: { pause(): void; resume(): void };
 }
 
 export interface PhaseResult {
@@ -100,21 +105,27 @@ export async function ingestPhase(stack: Stack, tenant: Tenant, o: PhaseOptions)
   const meter = new CpuMeter(() => stack.cpuLabels());
   await stack.profiler?.begin();
   meter.begin();
-  // A fixed rate is paced evenly by our own generator (autocannon's overallRate sends it in bursts, see paced.ts).
-  const result = o.rate
-    ? await paced(o.label, {
-        url: o.urls,
-        rate: o.rate,
-        amount: posts,
-        connections: Math.ceil(o.connections / o.urls.length),
-        requests,
-      })
-    : await load(o.label, {
-        url: o.urls.length === 1 ? o.urls[0]! : o.urls,
-        connections: Math.min(o.connections, posts),
-        amount: posts,
-        requests,
-      });
+  o.hold?.pause();
+  let result: LoadSummary;
+  try {
+    // A fixed rate is paced evenly by our own generator (autocannon's overallRate sends it in bursts, see paced.ts).
+    result = o.rate
+      ? await paced(o.label, {
+          url: o.urls,
+          rate: o.rate,
+          amount: posts,
+          connections: Math.ceil(o.connections / o.urls.length),
+          requests,
+        })
+      : await load(o.label, {
+          url: o.urls.length === 1 ? o.urls[0]! : o.urls,
+          connections: Math.min(o.connections, posts),
+          amount: posts,
+          requests,
+        });
+  } finally {
+    o.hold?.resume();
+  }
   const loadEndedAt = Date.now();
   const cpuLoad = meter.end();
   console.log(formatCpu(cpuLoad));

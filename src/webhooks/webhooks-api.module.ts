@@ -7,6 +7,7 @@ import { DeliveryMetrics } from './deliveries/delivery-metrics.js';
 import { EventsController } from '../events/events.controller.js';
 import { EventsFeedModule } from '../events/events-feed.module.js';
 import { WebhookReceiverController } from './receiver/webhook-receiver.controller.js';
+import { ReceiverPressure } from './receiver/receiver-pressure.js';
 import { WebhookReceiverService } from './receiver/webhook-receiver.service.js';
 import { WebhooksModule } from './webhooks.module.js';
 
@@ -14,6 +15,6 @@ import { WebhooksModule } from './webhooks.module.js';
 @Module({
   imports: [AccountsModule, AuditModule, WebhooksModule, EventsFeedModule],
   controllers: [WebhookReceiverController, EventsController, DeliveriesController],
-  providers: [WebhookReceiverService, DeliveriesService, DeliveryMetrics],
+  providers: [WebhookReceiverService, ReceiverPressure, DeliveriesService, DeliveryMetrics],
 })
 export class WebhooksApiModule {}

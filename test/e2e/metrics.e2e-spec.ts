@@ -108,6 +108,7 @@ describe('Metrics: /metrics on the API, and the worker on its own port', () => {
       'bmapi_webhook_deliveries_processed_total',
       'bmapi_webhook_deliveries_dead_lettered_total',
       'bmapi_webhook_events_stored_total',
+      'bmapi_webhook_processing_held_seconds_total',
       'bmapi_queue_job_duration_seconds',
       'bmapi_scheduled_task_duration_seconds',
       'bmapi_storage_partition_maintenance_failures_total',

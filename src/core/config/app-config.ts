@@ -122,6 +122,10 @@ export class AppConfig {
   readonly webhookJobWindowMs!: number;
   /** Webhook items (statuses, messages, changes) the worker stores and applies per transaction. */
   readonly webhookEventChunk!: number;
+  /** Acknowledgements waiting at once in one API process from which it asks the workers to hold processing (0: never). */
+  readonly webhookHoldInFlight!: number;
+  /** The longest the workers hold processing for a saturated receiver before they process anyway (0: never hold). */
+  readonly webhookHoldMaxMs!: number;
   readonly webhookFastPath!: boolean;
   readonly shutdownDrainMs!: number;
   readonly metricsToken!: string;
@@ -287,6 +291,8 @@ export class AppConfig {
       webhookBatchMaxRows: r.int('WEBHOOK_BATCH_MAX_ROWS', { default: 200, min: 1, max: 1000 }),
       webhookJobWindowMs: r.int('WEBHOOK_JOB_WINDOW_MS', { default: 20, min: 0, max: 1000 }),
       webhookEventChunk: r.int('WEBHOOK_EVENT_CHUNK', { default: DEFAULT_WEBHOOK_EVENT_CHUNK, min: 1, max: 5000 }),
+      webhookHoldInFlight: r.int('WEBHOOK_HOLD_PROCESSING_IN_FLIGHT', { default: 32, min: 0, max: 100_000 }),
+      webhookHoldMaxMs: r.int('WEBHOOK_HOLD_PROCESSING_MAX_MS', { default: 10_000, min: 0, max: 600_000 }),
       shutdownDrainMs: r.int('SHUTDOWN_DRAIN_MS', { default: 0, min: 0, max: 120_000 }),
       metricsToken: r.string('METRICS_TOKEN', { default: '' }),
       workerMetricsPort: r.int('WORKER_METRICS_PORT', { default: 9464, min: -1, max: 65535 }),

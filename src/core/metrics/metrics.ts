@@ -74,6 +74,10 @@ export class Metrics {
     'bmapi_webhook_events_stored_total',
     'Events stored by the worker (each item of a delivery once)',
   );
+  readonly processingHeld = this.counter(
+    'bmapi_webhook_processing_held_seconds_total',
+    'Seconds the worker held the processing of webhook deliveries while a receiver was saturated (acknowledgements first)',
+  );
 
   /** Set by each partition-maintenance pass (and kept when a pass fails, so an alert on `- time()` still works). */
   readonly partitionsUntil = new Gauge({
@@ -168,6 +172,7 @@ export class Metrics {
       this.deliveriesProcessed,
       this.deliveriesDeadLettered,
       this.eventsStored,
+      this.processingHeld,
       this.partitionsDropped,
       this.partitionMaintenanceFailures,
       this.contentScrubbed,

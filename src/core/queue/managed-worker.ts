@@ -55,6 +55,7 @@ export class ManagedWorker<D, R> {
   private worker?: Worker<D, R>;
   private connection?: RedisClient;
   private replacing?: NodeJS.Timeout;
+  private paused = false;
 
   constructor(
     private readonly spec: ManagedWorkerSpec<D>,
@@ -114,12 +115,25 @@ export class ManagedWorker<D, R> {
       const old = this.worker;
       if (!old) return;
       const fresh = this.newWorker(run);
-      for (const listener of old.listeners('failed')) fresh.on('failed', listener as (...args: unknown[]) => void);
+      for (const event of ['failed', 'drained'] as const)
+        for (const listener of old.listeners(event)) fresh.on(event, listener as (...args: unknown[]) => void);
+      if (this.paused) void fresh.pause(true);
       this.worker = fresh;
       void old.close(true).catch(() => undefined);
       this.runtime.logger.warn(`${this.spec.name}: a Redis Cluster node left; worker replaced`);
     }, REPLACE_AFTER_NODE_LOSS_MS);
     this.replacing.unref();
+  }
+
+  /** Takes no new job until `resume` (running jobs go on). */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.worker?.pause(true);
+  }
+
+  resume(): void {
+    this.paused = false;
+    void this.worker?.resume();
   }
 
   /**

@@ -7,9 +7,12 @@ import { logContext } from '../../core/logging/log-context.js';
 import { Metrics } from '../../core/metrics/metrics.js';
 import { ManagedWorker, type JobLocks } from '../../core/queue/managed-worker.js';
 import { QUEUES } from '../../core/queue/queue.constants.js';
+import { RedisService } from '../../core/redis/redis.service.js';
 import { queueKeyPrefix } from '../../core/redis/redis-keys.js';
+import { receiversSaturatedKey } from '../acks-first.js';
 import { deliveriesOf, type DeliveryJobData } from '../delivery-queue.js';
 import { DeliveryProcessor, ProcessingAborted, type ProcessResult } from './delivery.processor.js';
+import { ProcessingHold } from './processing-hold.js';
 
 /**
  * A job whose worker died is retried by another worker after its lock expires (15 s, checked every 5 s), at most 3
@@ -21,12 +24,14 @@ const LOCKS: JobLocks = { lockDurationMs: 15_000, stalledIntervalMs: 5_000, maxS
 @Injectable()
 export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
   private worker?: ManagedWorker<DeliveryJobData, ProcessResult | null>;
+  private hold?: ProcessingHold;
   private readonly abort = new AbortController();
 
   constructor(
     private readonly processor: DeliveryProcessor,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
+    private readonly redis: RedisService,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
@@ -53,7 +58,19 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
       },
       (job) => this.run(job),
     );
-    this.worker.start().on('failed', (job, err) => void this.onFailed(job, err));
+    const hold = new ProcessingHold(this.worker, {
+      redis: this.redis.client,
+      key: receiversSaturatedKey(this.config),
+      maxMs: this.config.webhookHoldMaxMs,
+      logger: this.logger,
+      metrics: this.metrics,
+    });
+    this.worker
+      .start()
+      .on('failed', (job, err) => void this.onFailed(job, err))
+      .on('drained', () => hold.drained());
+    hold.start();
+    this.hold = hold;
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -69,6 +86,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
+    this.hold?.stop();
     if (opts.force) this.abort.abort();
     await worker.close({
       force: opts.force,
@@ -87,6 +105,7 @@ export class DeliveryWorker implements OnModuleInit, OnModuleDestroy {
    * last attempt or for a permanent error, they become dead letters.
    */
   private async run(job: Job<DeliveryJobData>): Promise<ProcessResult | null> {
+    await this.hold?.released();
     const ids = deliveriesOf(job.data);
     const started = performance.now();
     try {

@@ -54,6 +54,8 @@ export class WebhookReceiverService implements OnModuleDestroy {
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
+  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it). */
+  waiting = 0;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -92,6 +94,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
+    this.waiting++;
     try {
       await this.batches.add({ parts, reqId: logContext.current()?.reqId, trace: currentTraceparent() });
       this.metrics.deliveriesReceived.inc(parts.length);
@@ -104,6 +107,8 @@ export class WebhookReceiverService implements OnModuleDestroy {
           .ensureAhead()
           .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
+    } finally {
+      this.waiting--;
     }
     return { received: true };
   }
