@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Response } from 'supertest';
 import { inboundWebhook } from '../../simulator/payloads/webhooks.js';
@@ -10,7 +11,6 @@ import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, type TestWorker } from '../utils/webhooks.js';
 
 const HOLD_MAX_MS = 6000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Acknowledgements first (docs/operations-and-scaling.md): an API process with WEBHOOK_HOLD_PROCESSING_IN_FLIGHT

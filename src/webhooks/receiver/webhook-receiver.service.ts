@@ -54,8 +54,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
-  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it). */
-  waiting = 0;
+  private inFlight = 0;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -72,6 +71,11 @@ export class WebhookReceiverService implements OnModuleDestroy {
     this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids, reqIds, traces) =>
       this.enqueue(key, ids, reqIds, traces),
     );
+  }
+
+  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it). */
+  get waiting(): number {
+    return this.inFlight;
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
@@ -94,7 +98,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
-    this.waiting++;
+    this.inFlight++;
     try {
       await this.batches.add({ parts, reqId: logContext.current()?.reqId, trace: currentTraceparent() });
       this.metrics.deliveriesReceived.inc(parts.length);
@@ -108,7 +112,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
           .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
     } finally {
-      this.waiting--;
+      this.inFlight--;
     }
     return { received: true };
   }
