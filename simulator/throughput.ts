@@ -34,7 +34,10 @@ export class ThroughputWindows {
       this.refusedCount.set(phoneNumberId, this.refused(phoneNumberId) + 1);
       return false;
     }
-    w.times.push(now);
+    // Sends are stamped on arrival and may finish reading their bodies out of order: keep the window sorted.
+    let at = w.times.length;
+    while (at > w.head && w.times[at - 1]! > now) at--;
+    w.times.splice(at, 0, now);
     return true;
   }
 
