@@ -10,7 +10,7 @@ import type { CoreOptions } from './core/core.module.js';
 import { bodyParsers } from './core/http/body-parsers.js';
 import { answerClientErrorsInEnvelope } from './core/http/client-error.js';
 import { loggedPath, requestContext } from './core/http/request-context.js';
-import { securityHeaders } from './core/http/security-headers.js';
+import { plainHttpSecurityHeaders, securityHeaders } from './core/http/security-headers.js';
 import { APP_LOGGER } from './core/logging/app-logger.js';
 import { Metrics } from './core/metrics/metrics.js';
 import { RateLimiterService } from './core/rate-limit/rate-limiter.service.js';
@@ -55,7 +55,7 @@ export async function createApp(config: AppConfig, core: CoreOptions = {}): Prom
       logger,
       metrics,
       limitBytes: config.webhookBodyLimitBytes,
-      securityHeaders: securityHeaders(config),
+      securityHeaders: plainHttpSecurityHeaders(config),
     });
   }
   // Outermost, so that both the fast path and Express run inside the request's span (tracing on only).

@@ -38,9 +38,9 @@ export function loggedPath(url: string | undefined, pattern: unknown): string {
 }
 
 /**
- * Echoes the id on the response, logs one structured line when the response has gone out, and counts it in
- * the request histogram by route pattern (Express's matched route, or the fast path's own; never the raw
- * path, whose ids would make a series per message).
+ * Echoes the id on the response (unless `echoed`: the caller writes it with its answer), logs one structured line
+ * when the response has gone out, and counts it in the request histogram by route pattern (Express's matched route,
+ * or the fast path's own `route`; never the raw path, whose ids would make a series per message).
  */
 export function trackRequest(
   logger: Logger,
@@ -49,9 +49,9 @@ export function trackRequest(
   res: ServerResponse,
   id: string,
   startedAt: bigint,
-  route?: string,
+  { route, echoed = false }: { route?: string; echoed?: boolean } = {},
 ): void {
-  res.setHeader('x-request-id', id);
+  if (!echoed) res.setHeader('x-request-id', id);
   res.on('finish', () => {
     const latencyMs = Number(process.hrtime.bigint() - startedAt) / 1e6;
     // Express's matched route (typed `any` by Express): its `path` is the route pattern.

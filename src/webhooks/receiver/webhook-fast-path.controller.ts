@@ -16,8 +16,8 @@ interface FastPathDeps {
   logger: Logger;
   metrics: Metrics;
   limitBytes: number;
-  /** The same security headers as every other answer (core/http/security-headers.ts). */
-  securityHeaders: (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
+  /** The same security headers as every other answer, name and value in turn (plainHttpSecurityHeaders). */
+  securityHeaders: readonly string[];
 }
 
 /**
@@ -57,22 +57,22 @@ function encoded(req: IncomingMessage): boolean {
 function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): void {
   const startedAt = process.hrtime.bigint();
   const id = requestIdOf(req.headers['x-request-id']);
-  trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, RECEIVER_PATH);
+  // The request id and the security headers go out with the answer (answerOf), in one writeHead.
+  trackRequest(deps.logger, deps.metrics, req, res, id, startedAt, { route: RECEIVER_PATH, echoed: true });
   setTracedRoute(req, RECEIVER_PATH);
-  deps.securityHeaders(req, res, () => undefined);
+  const answer = answerOf(res, id, deps.securityHeaders);
 
   const signature = req.headers['x-hub-signature-256'];
   const refusal = signatureHeaderRefusal(Array.isArray(signature) ? signature.join(', ') : signature);
   if (refusal) {
     // Answered before the body is read, and the connection closed rather than drained.
     res.setHeader('connection', 'close');
-    return sendError(res, httpAnswerOf(refusal)!);
+    return sendError(answer, res, httpAnswerOf(refusal)!);
   }
   const tooLarge = () => {
     // What is left of the body is read and dropped, so that the connection stays usable.
     req.resume();
-    send(
-      res,
+    answer(
       413,
       envelope(413, tooLargeMessage(deps.limitBytes), {
         errors: [{ field: 'body', message: `must be at most ${deps.limitBytes} bytes` }],
@@ -110,12 +110,12 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
           ),
         )
         .then(
-          (data) => send(res, 200, envelope(200, SUCCESS, { data })),
+          (data) => answer(200, envelope(200, SUCCESS, { data })),
           (err: unknown) => {
-            const answer = httpAnswerOf(err);
-            if (answer) return sendError(res, answer);
+            const known = httpAnswerOf(err);
+            if (known) return sendError(answer, res, known);
             deps.logger.error({ reqId: id, method: req.method, path: RECEIVER_PATH, err }, 'unhandled error');
-            send(res, 500, envelope(500, 'Internal server error'));
+            answer(500, envelope(500, 'Internal server error'));
           },
         );
     }),
@@ -123,16 +123,30 @@ function handle(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): 
 }
 
 /** A domain error's answer (core/http/error-mapper.ts), as the exception filter gives it on the Nest route. */
-function sendError(res: ServerResponse, answer: HttpErrorAnswer): void {
-  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-  send(res, answer.statusCode, envelope(answer.statusCode, answer.message, { errors: answer.errors }));
+function sendError(answer: Answer, res: ServerResponse, error: HttpErrorAnswer): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  answer(error.statusCode, envelope(error.statusCode, error.message, { errors: error.errors }));
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent) return;
-  const json = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', Buffer.byteLength(json));
-  res.end(json);
+type Answer = (status: number, body: unknown) => void;
+
+/**
+ * Answers with one writeHead: the security headers, the request id, the JSON body's type and length (headers set
+ * before, as an error's Retry-After, are kept: Node merges them). At most one answer per request.
+ */
+function answerOf(res: ServerResponse, id: string, securityHeaders: readonly string[]): Answer {
+  return (status, body) => {
+    if (res.headersSent) return;
+    const json = JSON.stringify(body);
+    res.writeHead(status, [
+      ...securityHeaders,
+      'x-request-id',
+      id,
+      'content-type',
+      'application/json; charset=utf-8',
+      'content-length',
+      String(Buffer.byteLength(json)),
+    ]);
+    res.end(json);
+  };
 }
