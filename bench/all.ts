@@ -315,7 +315,11 @@ async function referenceTarget(
 ): Promise<Row[]> {
   const port = await freePort();
   const name = `ref-w${windowMs}`;
-  const proc = await stack.spawnExtra(name, [path.join(ROOT, 'bench/reference/group-commit-receiver.mjs')], {
+  const script = path.join(ROOT, 'bench/reference/group-commit-receiver.mjs');
+  // BENCH_CPU_PROF=reference profiles it too, into profiles/ref-w<window>.cpuprofile (written when it exits on SIGTERM).
+  const profile = stack.profileArgs('reference');
+  const nodeArgs = profile.length > 0 ? [...profile, '--cpu-prof-name', `${name}.cpuprofile`] : [];
+  const proc = await stack.spawnExtra(name, [...nodeArgs, script], {
     PORT: String(port),
     DATABASE_URL: stack.databaseUrl,
     APP_SECRET: stack.appSecret,

@@ -217,7 +217,8 @@ export class Stack {
     return { ...scaled.env, ...direct, ...(scaled.redisClusterNodes ? { REDIS_URL: undefined } : {}) };
   }
 
-  private profileArgs(kind: 'api' | 'worker'): string[] {
+  /** node's --cpu-prof arguments when BENCH_CPU_PROF names `kind` (or is `all`), else none. */
+  profileArgs(kind: 'api' | 'worker' | 'reference'): string[] {
     const want = process.env.BENCH_CPU_PROF ?? '';
     if (!(want === 'all' || want.split(',').includes(kind))) return [];
     const dir = path.join(this.logDir, 'profiles');

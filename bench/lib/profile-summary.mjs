@@ -1,19 +1,28 @@
 // Summarises a V8 .cpuprofile (node --cpu-prof): self time by package / file and the hottest functions.
-//   node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25]
+//   node bench/lib/profile-summary.mjs <file.cpuprofile> [top=25] [operations] [from-s]
+// With `operations` (the requests the process answered while profiled, from the bench's rows), the hottest functions
+// also in µs of CPU per operation: two profiles side by side (the API's and the reference receiver's,
+// BENCH_CPU_PROF=api,reference) then say where each one's CPU per delivery goes. `from-s` leaves out the first
+// seconds of the profile (the process's start: module loading, compilation).
 import fs from 'node:fs';
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, opsArg, fromArg] = process.argv.slice(2);
 if (!file) {
-  console.error('usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top]');
+  console.error('usage: node bench/lib/profile-summary.mjs <file.cpuprofile> [top] [operations] [from-s]');
   process.exit(64);
 }
 const top = Number(topArg ?? 25);
+const operations = Number(opsArg ?? 0);
 const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const selfUs = new Map();
 const dt = prof.timeDeltas;
-for (let i = 0; i < prof.samples.length; i++)
-  selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + (dt[i] ?? 0));
+const fromUs = prof.startTime + Number(fromArg ?? 0) * 1e6;
+for (let i = 0, at = prof.startTime; i < prof.samples.length; i++) {
+  at += dt[i] ?? 0;
+  if (at < fromUs) continue;
+  selfUs.set(prof.samples[i], (selfUs.get(prof.samples[i]) ?? 0) + (dt[i + 1] ?? 0));
+}
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 function where(url) {
@@ -44,6 +53,11 @@ console.log('-- self time by package/file --');
 for (const [k, v] of [...byPkg].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v)}  ${k}`);
 console.log('-- hottest functions (self) --');
 for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v)}  ${k}`);
+if (operations > 0) {
+  console.log(`-- CPU per operation (${operations} operations): ${(busy / operations).toFixed(1)} µs busy --`);
+  for (const [k, v] of [...byFn].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${(v / operations).toFixed(2).padStart(7)} µs  ${k}`);
+}
 
 // Inclusive time of the project's own functions (src/, simulator/) and of selected library entry points:
 // where a request's time goes, call tree included. Each function counted once per stack.
