@@ -55,7 +55,10 @@ console.log('-- hottest functions (self) --');
 for (const [k, v] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v)}  ${k}`);
 if (operations > 0) {
   console.log(`-- CPU per operation (${operations} operations): ${(busy / operations).toFixed(1)} µs busy --`);
-  for (const [k, v] of [...byFn].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top))
+  for (const [k, v] of [...byFn]
+    .filter(([k]) => !k.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
     console.log(`${(v / operations).toFixed(2).padStart(7)} µs  ${k}`);
 }
 
