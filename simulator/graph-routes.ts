@@ -225,7 +225,7 @@ async function handleSend(
     body = undefined;
   }
   const account = ctx.store.accountByToken(bearerToken(req));
-  /** When the send took its throughput slot (its arrival): the time it is recorded at, so a record's second is the window's. */
+  /** When the send took its throughput slot (its arrival): the time it is recorded at, as the window counts it. */
   let takenAt: Date | undefined;
   const respond = (status: number, payload: unknown) => {
     ctx.store.record({

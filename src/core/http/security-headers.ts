@@ -54,9 +54,9 @@ export function securityHeaders(
 
 /**
  * The headers `securityHeaders` gives an answer to a plain-http request (no TLS, so HSTS only in production), name
- * and value in turn (as `writeHead` takes them), worked out once by running it against a recording response: the webhook fast path writes them
- * with its answer in one go instead of running helmet's dozen middlewares per request. The same function, so the
- * same headers (test/e2e/webhooks-fast-path.e2e-spec.ts compares them with the Nest route's).
+ * and value in turn (as `writeHead` takes them), worked out once by running it against a recording response: the
+ * webhook fast path writes them with its answer in one go instead of running helmet's dozen middlewares per request.
+ * The same function, so the same headers (test/e2e/webhooks-fast-path.e2e-spec.ts compares them with the Nest route's).
  */
 export function plainHttpSecurityHeaders(config: Pick<AppConfig, 'isProduction'>): string[] {
   const headers = new Map<string, [string, string]>();
