@@ -6,6 +6,7 @@ import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { poll } from '../utils/poll.js';
 import { postWebhook, unixNow } from '../utils/webhooks.js';
+import { statementsWaitingOnLock } from '../utils/db-locks.js';
 
 const ORGANIZATION_BUSY = { statusCode: 429, message: 'Too many requests in flight for this organization' };
 
@@ -55,13 +56,7 @@ describe('Security: one tenant cannot take the database pool', () => {
       .then((res: Response) => res);
 
   /** Statements of the app waiting on the test's lock of `messages` (asked outside the locking transaction). */
-  const waitingOnLock = async () => {
-    const { rows } = await observer.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%from "messages"%'`,
-    );
-    return rows[0]!.n;
-  };
+  const waitingOnLock = () => statementsWaitingOnLock(observer, '%from "messages"%');
 
   it('past ORGANIZATION_READS_IN_FLIGHT an organization is answered 429 + Retry-After; reads never take the reserved connections, so webhook ingest and readiness carry on; every read answers 200 once the database frees up', async () => {
     // Warm: each key pair known to the process (its lookup cached) before the pool is busy.

@@ -9,6 +9,7 @@ import { poll } from '../utils/poll.js';
 import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { startTestApp, type TestApp } from '../utils/test-app.js';
 import { postWebhook, startTestWorker, unixNow, type TestWorker } from '../utils/webhooks.js';
+import { statementsWaitingOnLock } from '../utils/db-locks.js';
 
 const HOLD_MAX_MS = 6000;
 
@@ -72,14 +73,8 @@ describe('Acknowledgements first: the workers hold processing while a receiver i
     );
     return rows[0]?.status;
   };
-  /** Asked on another connection: inside the locking transaction pg_stat_activity is a frozen snapshot. */
-  const waitingOnLock = async () => {
-    const { rows } = await observer.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_deliveries"%'`,
-    );
-    return rows[0]!.n;
-  };
+  /** The receiver's INSERTs waiting on the test's lock (asked on another connection than the locking one). */
+  const waitingOnLock = () => statementsWaitingOnLock(observer, 'insert into "webhook_deliveries"%');
 
   it('says so with WEBHOOK_HOLD_PROCESSING_IN_FLIGHT acknowledgements waiting, not with fewer, and stops once they are answered', async () => {
     await admin.query('BEGIN');
