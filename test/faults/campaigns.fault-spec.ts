@@ -305,19 +305,21 @@ describe('campaigns under faults', () => {
       await until(id, (c) => sentOf(c) >= 1200, 90_000);
       await redis.stop();
       const downAt = Date.now();
-      await sleep(4000);
+      await sleep(5500);
       const atRestart = await campaign(id);
       const upAt = Date.now();
       await redis.start();
       const done = await until(id, (c) => c.status === 'completed', 270_000);
       expect(done.status).toBe('completed');
       // No pace, no send: past the slots reserved before the stop (50 ms ahead) and the calls then in flight, nothing.
-      const whileDown = await sendsBetween(tos, downAt + 500, upAt);
+      // Calls in flight at the stop can take long to reach Meta on a busy host (1.0–1.4 s for 7 of them in CI on
+      // 2026-12-03, started before the stop, while the API and the workers reconnected): 3 s of the 5.5 s are checked.
+      const whileDown = await sendsBetween(tos, downAt + 2500, upAt);
       const r = await expectEachOnce(
         id,
         tos,
         'c. Redis stopped',
-        `Redis down ${((upAt - downAt) / 1000).toFixed(1)} s, ${whileDown} sends reached Meta while it was down (after its first 0.5 s); counts at its restart ${JSON.stringify(atRestart.counts)}; final ${JSON.stringify(done.counts)}`,
+        `Redis down ${((upAt - downAt) / 1000).toFixed(1)} s, ${whileDown} sends reached Meta while it was down (after its first 2.5 s); counts at its restart ${JSON.stringify(atRestart.counts)}; final ${JSON.stringify(done.counts)}`,
       );
       expect(whileDown).toBe(0);
       expect(atRestart.status).toBe('running');
