@@ -32,6 +32,7 @@
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
 //                     (skip parts: hello, reference, ingest, held, reference-again, batch, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
 //                     (per-request latencies of each paced phase, one CSV each), BENCH_GC_LOG=dir (GCs ≥ 5 ms of the app processes)
+//                     BENCH_API_NODE_ARGS='--trace-gc …' (node options for the API processes only, for a comparison)
 //                     BENCH_PROFILE=1 (PostgreSQL with pg_stat_statements: every measured window prints its statements'
 //                     and Redis's commands' time per operation, and the result file keeps them: bench/lib/db-profile.ts)
 import type { RequestSpec } from 'autocannon';

@@ -321,7 +321,9 @@ export class Stack {
     const first = this.apis.length;
     const env = { ...this.serviceEnv(), ...side?.env };
     const started = await Promise.all(
-      Array.from({ length: n }, (_, i) => startApi(this.node(`api${first + i + 1}`, env, this.profileArgs('api')))),
+      Array.from({ length: n }, (_, i) =>
+        startApi(this.node(`api${first + i + 1}`, env, [...apiNodeArgs(), ...this.profileArgs('api')])),
+      ),
     );
     for (const s of started) {
       const proc = watch(s.proc);
@@ -507,4 +509,9 @@ export async function runBench(
     await finish(1);
   }
   return process.exit(1);
+}
+
+/** BENCH_API_NODE_ARGS: node options for the API processes only (space-separated), e.g. a V8 heap setting to compare. */
+function apiNodeArgs(): string[] {
+  return (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
 }
