@@ -50,6 +50,15 @@ import { createKey, type ConnectedAccount } from '../test/utils/factories.js';
 import { startDurableSendReference, type ReferenceKeyPair } from './lib/durable-send-reference.js';
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
+import {
+  HELD_PHASE,
+  REF_AGAIN,
+  SEND_REFERENCE,
+  SINGLE_PHASE,
+  int,
+  ms,
+  referenceRatioLines,
+} from './lib/reference-ratios.js';
 
 const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 10);
 const RATE = Number(process.env.BENCH_INGEST_RATE ?? 500);
@@ -311,9 +320,6 @@ async function refStats(url: string): Promise<{ batches: number; rows: number; m
   return (await fetch(`${url}/stats`)).json() as Promise<{ batches: number; rows: number; maxRows: number }>;
 }
 
-/** The 2 ms reference measured again after the service's ingest rows (see REF_AGAIN). */
-const REF_AGAIN = '(b) reference, 2 ms window, again after the service';
-
 /**
  * `again`: the saturation phase only, run after the service's ingest rows with the workers stopped (their sweeper must
  * not see its rows; the API is idle), so that the ratios compare the service with the reference measured on both sides
@@ -398,7 +404,7 @@ async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
     urls,
     processLimitMs: 90_000,
   });
-  rows.push(rowFromPhase(target, 'saturation, 1 status', single));
+  rows.push(rowFromPhase(target, SINGLE_PHASE, single));
   if (!SKIP.has('held')) {
     // The same load with the worker stopped until its last answer: what the receive path alone acknowledges beside the
     // reference (issue 40, item 3), and how long the processing then takes to catch up. A measurement, not a mode of
@@ -594,8 +600,6 @@ async function sendTarget(stack: Stack, tenant: Tenant): Promise<Row[]> {
   return [satRow, fixedRow, refRow];
 }
 
-const HELD_PHASE = 'saturation, 1 status, processing held during the load';
-
 /** Stops the stack's worker processes (SIGSTOP) and continues them (SIGCONT): their jobs, locks and connections wait. */
 function holdWorkers(stack: Stack): { pause(): void; resume(): void } {
   const signal = (sig: NodeJS.Signals) => () => {
@@ -606,64 +610,6 @@ function holdWorkers(stack: Stack): { pause(): void; resume(): void } {
 
 // ---------------------------------------------------------------------------------------------------------
 // the summary
-
-const SEND_REFERENCE = '(b) durable-send reference';
-
-/**
- * Each of the service's rates against its reference in this run (issue 40's targets): single-status ingest against
- * the group-commit receiver's 2 ms window (≥ 75 %, ack p99 ≤ 2×), sends against the durable-send reference (≥ 70 %,
- * p99 ≤ 2×).
- */
-function referenceRatios(rows: Row[]): string[] {
-  // A phase's name may carry a note after it ("saturation (34.0 rows per INSERT)").
-  const find = (target: (t: string) => boolean, phase: string) =>
-    rows.find((r) => target(r.target) && (r.phase === phase || r.phase.startsWith(`${phase} (`)));
-  // The ingest rows sit between two measurements of the 2 ms reference (before the service, and again after it): the
-  // ratios take their mean, and say how far apart the two were (the host's drift during the run).
-  const ingestRefs = [
-    find((t) => t === '(b) reference, 2 ms window', 'saturation'),
-    find((t) => t === REF_AGAIN, 'saturation'),
-  ].filter((r): r is Row => r !== undefined);
-  const pairs = [
-    {
-      what: 'single-status ingest against the reference receiver (2 ms window)',
-      ours: find((t) => t.startsWith('(c) service'), 'saturation, 1 status'),
-      refs: ingestRefs,
-      target: 0.75,
-    },
-    {
-      what: 'the receive path alone (processing held during the load; a measurement, not the target) against the same reference',
-      ours: find((t) => t.startsWith('(c) service'), HELD_PHASE),
-      refs: ingestRefs,
-      target: 0.75,
-    },
-    {
-      what: 'sends against the durable-send reference',
-      ours: find((t) => t.startsWith('send,'), 'saturation'),
-      refs: [find((t) => t === SEND_REFERENCE, 'saturation')].filter((r): r is Row => r !== undefined),
-      target: 0.7,
-    },
-  ];
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const lines = ['Against the references (issue 40):'];
-  for (const { what, ours, refs, target } of pairs) {
-    if (!ours || refs.length === 0) continue;
-    const [refRate, refP99] = [mean(refs.map((r) => r.rate)), mean(refs.map((r) => r.p99))];
-    const share = ours.rate / refRate;
-    const met = share >= target && ours.p99 <= 2 * refP99;
-    const both =
-      refs.length > 1
-        ? ` (the mean of ${int(refs[0]!.rate)}/s before the service and ${int(refs[1]!.rate)}/s after it: ${fmt((100 * Math.abs(refs[1]!.rate - refs[0]!.rate)) / refRate, 0)} % apart)`
-        : '';
-    lines.push(
-      `- ${what}: ${fmt(share * 100, 1)} % (${int(ours.rate)} of ${int(refRate)}/s${both}; target ≥ ${target * 100} %), p99 ${ms(ours.p99)} vs ${ms(refP99)} ms (target ≤ 2×): ${met ? 'met' : 'MISSED'}`,
-    );
-  }
-  return lines.length > 1 ? lines : [];
-}
-
-const int = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
-const ms = (v: number) => (Number.isFinite(v) ? (v >= 10 ? v.toFixed(1) : v.toFixed(2)) : '–');
 
 export function summaryTable(rows: Row[]): string {
   const head = [
@@ -768,7 +714,7 @@ await runBench(
           '.',
       );
     }
-    lines.push('', ...referenceRatios(rows));
+    lines.push('', ...referenceRatioLines(rows));
     const summary = lines.join('\n');
     console.log(`\n================ summary ================\n${summary}\n`);
     writeResult('all', {
