@@ -10,7 +10,9 @@
 //   npm run bench:compare -- --a 'WEBHOOK_BATCH_WINDOW_MS=2' --b 'WEBHOOK_BATCH_WINDOW_MS=4' [--rounds 3]
 //
 // A variant is a list of VAR=value (any variable the bench passes through, BENCH_API_NODE_ARGS, or BENCH_BUILD_DIR with
-// BENCH_SKIP_BUILD=1 for a build of another commit); '' is the defaults. --rounds N: N runs of each (default 3).
+// BENCH_SKIP_BUILD=1 for a build of another commit); '' is the defaults. BENCH_CHECKOUT=<dir> runs another checkout's
+// bench (its code, build and migrations: a before/after of a commit that changes the schema), e.g. one made with
+// `git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/`. --rounds N: N runs of each (default 3).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -47,11 +49,11 @@ interface Run {
   apiCpu: [number | undefined, number | undefined];
 }
 
-/** One `npm run bench` with the variant's environment; its result file's rows. */
-function runOnce(env: Record<string, string>): Promise<RatioRow[]> {
+/** One `npm run bench` of the checkout `root` with the variant's environment; its result file's rows. */
+function runOnce(root: string, env: Record<string, string>): Promise<RatioRow[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/all.ts')], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/all.ts')], {
+      cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -65,7 +67,7 @@ function runOnce(env: Record<string, string>): Promise<RatioRow[]> {
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code !== 0 || !resultFile) return reject(new Error(`npm run bench exited ${code}:\n${out.slice(-3000)}`));
-      const file = path.join(ROOT, resultFile);
+      const file = path.join(root, resultFile);
       resolve((JSON.parse(fs.readFileSync(file, 'utf8')) as { rows: RatioRow[] }).rows);
     });
   });
@@ -86,15 +88,20 @@ async function main(): Promise<void> {
     'A' | 'B'
   )[];
   const runs: Run[] = [];
+  const built = new Set<string>();
   for (const [i, label] of order.entries()) {
-    const own = variant(specs[label]);
-    const env = { ...defaults, ...(i > 0 && !('BENCH_SKIP_BUILD' in own) ? { BENCH_SKIP_BUILD: '1' } : {}), ...own };
+    const { BENCH_CHECKOUT: checkout, ...own } = variant(specs[label]);
+    const root = checkout ? path.resolve(checkout) : ROOT;
+    // Each checkout builds on its first run (its build in its own .local/bench), then reuses it.
+    const reuse = built.has(root) && !('BENCH_SKIP_BUILD' in own);
+    built.add(root);
+    const env = { ...defaults, ...(reuse ? { BENCH_SKIP_BUILD: '1' } : {}), ...own };
     const started = new Date().toISOString().slice(11, 19);
     const loadAvg = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     console.log(
       `[compare] run ${i + 1}/${order.length}: ${label} (${specs[label] || 'defaults'}) at ${started}, load ${loadAvg}`,
     );
-    const ratios = referenceRatios(await runOnce(env));
+    const ratios = referenceRatios(await runOnce(root, env));
     const [single, held] = [ratios[0], ratios[1]];
     runs.push({
       label,

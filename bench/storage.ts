@@ -13,8 +13,10 @@
 //            the figure); two loaders at once, autovacuum on. Then VACUUM ANALYZE + CHECKPOINT and the bytes of
 //            events and webhook_deliveries (heap, TOAST, every index, every partition) per event, with pg_stats'
 //            widths. In the schema before migration lean_events, after it alone (`lean-events`: the status item's
-//            timestamp, pricing and phone number id still in `raw`) and today's (BENCH_STORAGE_BYTES_SHAPES, default
-//            before,after). Today's rows are then measured again once their week has ended: the service's own
+//            timestamp, pricing and phone number id still in `raw`), before lean_list_indexes (`lean-items`: the
+//            display number still in `raw`, the kind and status indexes whole, the dedupe key's with created_at; then
+//            that migration timed on those rows, and their bytes again) and today's (BENCH_STORAGE_BYTES_SHAPES,
+//            default before,after). Today's rows are then measured again once their week has ended: the service's own
 //            `storage-compaction` code (the deliveries' partition rewritten, both tables' indexes rebuilt) run on them,
 //            with its time, while a receiver stores one delivery at a time in the next week's partition (its insert
 //            latency 10 s before and during the compaction: what a compaction costs a live service)
@@ -74,7 +76,14 @@ import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { dedupeHash } from '../src/events/dedupe-key.js';
 import { BENCH_LOCAL, log, sleep } from './lib/bench.js';
 import { waitUntilQuiet } from './lib/cpu.js';
-import { migrationFolders, migrationsBefore, applyMigrationFiles, splitSql, statementLabel } from './lib/migrations.js';
+import {
+  MIGRATIONS_DIR,
+  migrationFolders,
+  migrationsBefore,
+  applyMigrationFiles,
+  splitSql,
+  statementLabel,
+} from './lib/migrations.js';
 import {
   BenchServer,
   INSERTER_ACCOUNT,
@@ -100,6 +109,7 @@ import {
   STATUS_EVENTS_SQL,
   STATUS_EVENTS_SQL_BEFORE,
   STATUS_EVENTS_SQL_LEAN_EVENTS,
+  STATUS_EVENTS_SQL_LEAN_ITEMS,
   baseValues,
   accounts,
   fmtInt,
@@ -114,14 +124,17 @@ import { AppConfig } from '../src/core/config/app-config.js';
 const NEW_MIGRATION = process.env.BENCH_STORAGE_UPGRADE ?? '20261202210000_lean_events';
 /** The schema before and after issue 40's lean events (part "bytes" measures both). */
 const LEAN_MIGRATION = '20261202210000_lean_events';
+/** The shape `lean-items` is the one before it; the bytes part then times it on those rows (its upgrade). */
+const LIST_MIGRATION = '20261204050000_lean_list_indexes';
 const BYTES_ROWS = (process.env.BENCH_STORAGE_BYTES_ROWS ?? '1e6').split(',').map((s) => Math.round(Number(s)));
-type BytesShape = 'before' | 'lean-events' | 'after';
+type BytesShape = 'before' | 'lean-events' | 'lean-items' | 'after';
 const BYTES_SHAPES = (process.env.BENCH_STORAGE_BYTES_SHAPES ?? 'before,after').split(',') as BytesShape[];
 /** Part "bytes" also measures the `after` rows once their week has ended (BENCH_STORAGE_BYTES_CLOSED=0: not). */
 const CLOSED_WEEK = process.env.BENCH_STORAGE_BYTES_CLOSED !== '0';
 const STATUS_EVENTS: Record<BytesShape, string> = {
   before: STATUS_EVENTS_SQL_BEFORE,
   'lean-events': STATUS_EVENTS_SQL_LEAN_EVENTS,
+  'lean-items': STATUS_EVENTS_SQL_LEAN_ITEMS,
   after: STATUS_EVENTS_SQL,
 };
 const num = (v: string | undefined, d: number) => (v === undefined || v.trim() === '' ? d : Number(v));
@@ -1033,12 +1046,11 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
   const url = await server.createDb(name);
   const db = new pg.Pool({ connectionString: url, max: 3 });
   try {
-    if (shape !== 'before') await migrate(url);
-    else {
+    if (shape === 'before' || shape === 'lean-items') {
       const c = await db.connect();
-      await applyMigrationFiles(c, migrationsBefore(LEAN_MIGRATION));
+      await applyMigrationFiles(c, migrationsBefore(shape === 'before' ? LEAN_MIGRATION : LIST_MIGRATION));
       c.release();
-    }
+    } else await migrate(url);
     const stage: Stage = { from: 0, to: rows - 1, t0: new Date(Date.now() - 3600_000), spanS: 3600 };
     const chunk = 1000;
     const jobs: [number, number][] = [];
@@ -1089,6 +1101,7 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
     const results: BytesResult[] = [
       { shape, rows, loadSeconds, totalBytes, perEvent: totalBytes / rows, relations, widths, conditions },
     ];
+    if (shape === 'lean-items') results.push(await upgradedToLists(db, rows, loadSeconds));
     if (shape === 'after' && CLOSED_WEEK) {
       // What the storage maintenance does to a week once it has ended (docs/storage.md, "A week that has ended"),
       // while a receiver goes on storing deliveries in the next week: what the compaction costs a live service.
@@ -1125,6 +1138,53 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
     await db.end();
     await server.dropDb(name);
   }
+}
+
+/**
+ * Migration lean_list_indexes on the rows of shape `lean-items` (what an upgrade does to a live week): its statements in
+ * one transaction, timed, then the bytes again (the stored items keep their display number in `raw`; the indexes change).
+ */
+async function upgradedToLists(db: pg.Pool, rows: number, loadSeconds: number): Promise<BytesResult> {
+  const statements = splitSql(fs.readFileSync(path.join(MIGRATIONS_DIR, LIST_MIGRATION, 'migration.sql'), 'utf8'));
+  const { value: timings, conditions } = await server.measured(async () => {
+    const c = await db.connect();
+    const out: string[] = [];
+    try {
+      await c.query(`SET maintenance_work_mem = '64MB'`);
+      await c.query('BEGIN');
+      for (const stmt of statements) {
+        const t = performance.now();
+        await c.query(stmt);
+        out.push(`${statementLabel(stmt)} ${((performance.now() - t) / 1000).toFixed(2)} s`);
+      }
+      const t = performance.now();
+      await c.query('COMMIT');
+      out.push(`COMMIT ${((performance.now() - t) / 1000).toFixed(2)} s`);
+      return out;
+    } finally {
+      c.release();
+    }
+  });
+  const seconds = timings.reduce((a, x) => a + Number(/ ([\d.]+) s$/.exec(x)![1]), 0);
+  log(
+    `bytes (lean-items): migration ${LIST_MIGRATION} on ${fmtInt(rows)} events in ${seconds.toFixed(1)} s (${(seconds / (rows / 1e6)).toFixed(1)} s per million); ${fmtConditions(conditions)}`,
+  );
+  for (const t of timings) log(`  ${t}`);
+  await settle(db, 'events, webhook_deliveries, event_counts');
+  const relations = [...(await relationBytes(db, 'events')), ...(await relationBytes(db, 'webhook_deliveries'))];
+  const totalBytes = relations.reduce((a, r) => a + r.bytes, 0);
+  log(`bytes (lean-items, upgraded): ${fmtInt(totalBytes / rows)} bytes per event all in`);
+  for (const r of relations) log(`  ${r.relation.padEnd(56)} ${fmtInt(r.bytes / rows).padStart(6)} B/event`);
+  return {
+    shape: `lean-items, upgraded in ${seconds.toFixed(1)} s`,
+    rows,
+    loadSeconds,
+    totalBytes,
+    perEvent: totalBytes / rows,
+    relations,
+    widths: [],
+    conditions,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -322,8 +322,14 @@ const STATUS_LEAN = leanItem({
   upstreamTimestamp: new Date(1000),
 }).lean;
 
-/** The same events in today's lean shape (migration lean_status_items), as the worker's insert stores them. */
-export const STATUS_EVENTS_SQL = `
+/** Bit 12 of `lean` (migration lean_list_indexes): the display number in `display_phone`. */
+const LEAN_DISPLAY_PHONE = 1 << 12;
+
+/**
+ * The same events in the shape of migration lean_status_items (before lean_list_indexes: the display number still in
+ * `raw`), as the worker stored them then.
+ */
+export const STATUS_EVENTS_SQL_LEAN_ITEMS = `
 INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
                     upstream_timestamp, raw, lean, dedupe_key, processed)
 SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
@@ -331,7 +337,21 @@ SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'
        to_timestamp(w.ts::bigint),
        events_raw_lean(v.item - 'timestamp' - 'pricing' || jsonb_build_object('metadata', jsonb_build_object('display_phone_number', '15550001111')),
                        true, w.wamid, w.status, w.rcpt),
-       ${STATUS_LEAN}, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+       ${STATUS_LEAN! & ~LEAN_DISPLAY_PHONE}, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+  FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
+
+/**
+ * The same events in today's lean shape (migration lean_list_indexes), as the worker's insert stores them: nothing of
+ * the item left (`raw` NULL), the display number in `display_phone`.
+ */
+export const STATUS_EVENTS_SQL = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, raw, lean, display_phone, dedupe_key, processed)
+SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
+       NULLIF('Message ' || w.status, events_status_title(w.status, NULL, NULL)), events_status_code(w.status), w.rcpt, w.wamid,
+       to_timestamp(w.ts::bigint),
+       NULLIF(events_raw_lean(v.item - 'timestamp' - 'pricing', true, w.wamid, w.status, w.rcpt), '{}'::jsonb),
+       ${STATUS_LEAN}, 15550001111, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
 
 /** The worker's mark of those deliveries ($1 ids, $2 oldest received_at), before and after migration lean_events. */

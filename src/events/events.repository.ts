@@ -23,7 +23,7 @@ import { dedupeHash, dedupeLockId } from './dedupe-key.js';
 import { eventColumns, kindCode, readEvent, storedEventColumns, type ReadEvent } from './statements/event-columns.js';
 import { encodeEventType, encodeKind, encodeStatus, leanItem, leanTitle } from './statements/lean-encoding.js';
 import type { FeedPosition } from './feed-cursor.js';
-import { countOf, feedOf, maintainedCountOf, eventsPageOf, type EventFilter, type Scoped } from './statements/reads.js';
+import { eventsPageOf, feedOf, readsTotalFirst, totalOf, type EventFilter, type Scoped } from './statements/reads.js';
 
 export {
   buildEventsFeed,
@@ -102,6 +102,7 @@ export const EVENT_INSERT = columnMap('events', {
   error_detail: ['errorDetail', 'text'],
   raw: ['leanRaw', 'jsonb'],
   lean: ['lean', 'int'],
+  display_phone: ['displayPhone', 'bigint'],
   dedupe_key: ['dedupeHash', 'bytea'],
   processed: ['processed', 'boolean'],
   attempts: ['attempts', 'int'],
@@ -272,13 +273,16 @@ export class EventsRepository {
     page: { page: number; limit: number },
   ): Promise<{ rows: Event[]; total: number }> {
     const params = { ...filter, wabaId, ...skipTake(page) };
+    const scoped = { ...filter, wabaId };
     // Lag-tolerant (the read replica when there is one); the feed is not (see `feed`).
     return this.db.lagTolerant(async (db) => {
-      const [{ rows }, total] = await Promise.all([
-        db.exec(eventsPageOf(params), params, undefined, 'partitionReads'),
-        this.count(db, { ...filter, wabaId }),
-      ]);
-      return { rows: rows.map(readEvent), total };
+      const read = () => db.exec(eventsPageOf(params), params, undefined, 'partitionReads');
+      // A usual kind or status has no index of its own: the page reads the account's events until it has its rows. Its
+      // total first then (event_counts, a few rows), and no read at all when none is there or the page is past them.
+      const total = readsTotalFirst(filter) ? await this.count(db, scoped) : undefined;
+      if (total !== undefined && total <= params.skip) return { rows: [], total };
+      const [{ rows }, n] = await Promise.all([read(), total ?? this.count(db, scoped)]);
+      return { rows: rows.map(readEvent), total: n };
     });
   }
 
@@ -289,15 +293,7 @@ export class EventsRepository {
    * status filter is counted the slow way too.
    */
   private async count(db: Db, filter: Scoped): Promise<number> {
-    const maintained =
-      filter.messageId === undefined &&
-      filter.recipient === undefined &&
-      filter.userId === undefined &&
-      !filter.since &&
-      !filter.until &&
-      filter.status !== '';
-    const statement = maintained ? maintainedCountOf(filter) : countOf(filter);
-    const { rows } = await db.exec(statement, filter, undefined, 'partitionReads');
+    const { rows } = await db.exec(totalOf(filter), filter, undefined, 'partitionReads');
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -367,6 +363,7 @@ export class EventsRepository {
         errorDetail: r.errorDetail,
         leanRaw: item.raw,
         lean: item.lean,
+        displayPhone: item.displayPhone,
         dedupeHash: `\\x${hex}`,
         processed: r.processed,
         attempts: r.attempts,

@@ -4,6 +4,7 @@ import { EVENT_KINDS } from '../../src/events/classify.js';
 import { dedupeHash } from '../../src/events/dedupe-key.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { FEED_START } from '../../src/events/feed-cursor.js';
+import { eventsPageOf, type EventFilter } from '../../src/events/statements/reads.js';
 import {
   encodeEventType,
   encodeKind,
@@ -35,6 +36,15 @@ describe('EventsRepository (PostgreSQL)', () => {
     return { deliveryId: delivery.id, ids: refs.map((e) => e.id), refs };
   }
   const everything = { page: 1, limit: 100 };
+  /** The page of a filter lists `expected` (newest first) and totals their number. */
+  async function expectPage(wabaId: string, filter: EventFilter, expected: readonly (number | undefined)[]) {
+    const page = await t.repo.page(wabaId, filter, everything);
+    expect({ filter, ids: page.rows.map((e) => e.id), total: page.total }).toEqual({
+      filter,
+      ids: expected,
+      total: expected.length,
+    });
+  }
 
   describe('insert', () => {
     it('stores a dedupe key once, and returns only what this call inserted', async () => {
@@ -147,7 +157,14 @@ describe('EventsRepository (PostgreSQL)', () => {
         const sqlRead = await one<unknown>(
           sql`SELECT events_raw(${JSON.stringify(stored)}::jsonb, ${c.kind === 'status_update'}, ${c.messageId}::text, ${c.status}::text, ${c.recipient}::text) AS v`,
         );
-        const read = readRaw({ ...c, raw: stored, phoneNumberId: null, upstreamTimestamp: null, lean: null });
+        const read = readRaw({
+          ...c,
+          raw: stored,
+          phoneNumberId: null,
+          upstreamTimestamp: null,
+          lean: null,
+          displayPhone: null,
+        });
         expect(JSON.stringify(read)).toBe(JSON.stringify(sqlRead));
       }
     });
@@ -163,8 +180,9 @@ describe('EventsRepository (PostgreSQL)', () => {
         title: string | null;
         raw: Record<string, unknown>;
         lean: number | null;
+        display_phone: number | null;
         dedupe_key: Buffer;
-      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, lean, dedupe_key FROM events WHERE id = ${id}`
+      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, lean, display_phone, dedupe_key FROM events WHERE id = ${id}`
         .execute(t.db.on())
         .then((r) => r.rows[0]!);
 
@@ -216,14 +234,8 @@ describe('EventsRepository (PostgreSQL)', () => {
         [{ status: 'connect', kind: 'call' }, [ids[3]]],
         [{ kind: 'inbound_message' }, [ids[2]]],
         [{ status: 'delivered' }, []],
-      ] as const) {
-        const page = await t.repo.page(wabaId, filter, everything);
-        expect({ filter, ids: page.rows.map((e) => e.id), total: page.total }).toEqual({
-          filter,
-          ids: expected,
-          total: expected.length,
-        });
-      }
+      ] as const)
+        await expectPage(wabaId, filter, expected);
     });
 
     it("keeps a status's title and raw item once, and reads both back whole (pricing from the item)", async () => {
@@ -259,8 +271,9 @@ describe('EventsRepository (PostgreSQL)', () => {
       );
       const [failed, other] = [await storedRow(ids[0]!), await storedRow(ids[1]!)];
       expect(failed.title).toBeNull();
-      // Every key another column holds is out of the row (`lean` names the last three), the rest kept as sent.
-      expect(failed.raw).toEqual({ errors: [{ code: 131047 }], metadata: { display_phone_number: '15550001111' } });
+      // Every key another column holds is out of the row (`lean` names the last four), the rest kept as sent.
+      expect(failed.raw).toEqual({ errors: [{ code: 131047 }] });
+      expect(failed.display_phone).toBe(15550001111);
       expect(failed.lean).not.toBeNull();
       expect(other.title).toBe('Message delivered (by the relay)');
       expect(other.raw).toEqual({ id: 'another-id', status: 'delivered' });
@@ -268,6 +281,7 @@ describe('EventsRepository (PostgreSQL)', () => {
 
       const event = await t.repo.findInAccounts([wabaId], ids[0]!);
       expect(event).toMatchObject({ title: 'Message failed: Re-engagement message (131047)', raw, pricing });
+      expect(JSON.stringify(event)).not.toMatch(/displayPhone|"lean"/);
       expect(JSON.stringify(event!.raw)).toBe(
         JSON.stringify(
           (await sql<{ j: unknown }>`SELECT ${JSON.stringify(raw)}::jsonb AS j`.execute(t.db.on())).rows[0]!.j,
@@ -489,6 +503,43 @@ describe('EventsRepository (PostgreSQL)', () => {
       );
     });
     expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('waba_id_user_id_created_at_id_idx');
+  });
+
+  it("plans the rare kinds and statuses on their partial indexes, and the usual ones on the account's newest-first index", async () => {
+    const wabaId = metaId();
+    const { ids } = await stored(
+      wabaId,
+      { status: 'failed', errorCode: 131047, errorTitle: 'Re-engagement message' },
+      { kind: 'inbound_message', status: null },
+      { status: 'read' },
+    );
+    for (const [filter, expected] of [
+      [{ status: 'failed' }, [ids[0]]],
+      [{ kind: 'inbound_message' }, [ids[1]]],
+      [{ status: 'read' }, [ids[2]]],
+      // One insert, one created_at: newest first is by id then (the insert orders its rows by dedupe key).
+      [{ kind: 'status_update' }, [ids[0]!, ids[2]!].sort((a, b) => b - a)],
+      [{ kind: 'status_update', status: 'failed' }, [ids[0]]],
+    ] as const)
+      await expectPage(wabaId, filter, expected);
+    // The page statement's generic plan, as the read pool runs it (sequential scans off: see the user id test above).
+    const planOf = (filter: EventFilter) =>
+      t.db.transaction(async (tx) => {
+        await sql`SET LOCAL enable_seqscan = off`.execute(t.db.on(tx));
+        const text = eventsPageOf({ wabaId, take: 20, skip: 0, ...filter }).text;
+        const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (GENERIC_PLAN) ${sql.raw(text)}`.execute(
+          t.db.on(tx),
+        );
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      });
+    expect(await planOf({ kind: 'inbound_message' })).toContain('waba_id_kind_created_at_id_idx');
+    expect(await planOf({ status: 'failed' })).toContain('waba_id_status_created_at_id_idx');
+    expect(await planOf({ status: 'a_status_from_2027' })).toContain('waba_id_status_created_at_id_idx');
+    for (const usual of [{ kind: 'status_update' as const }, { status: 'delivered' }]) {
+      const plan = await planOf(usual);
+      expect(plan).toContain('waba_id_created_at_id_idx');
+      expect(plan).not.toMatch(/kind_created_at|status_created_at/);
+    }
   });
 
   /**

@@ -279,7 +279,7 @@ export interface EventTable {
   error_code: number | null;
   error_title: string | null;
   error_detail: string | null;
-  raw: ColumnType<JsonValue, string, string>;
+  raw: ColumnType<JsonValue | null, string | null, string | null>;
   dedupe_key: Buffer;
   processed: Generated<boolean>;
   attempts: Generated<number>;
@@ -287,6 +287,7 @@ export interface EventTable {
   status_other: string | null;
   event_type_other: string | null;
   lean: number | null;
+  display_phone: number | null;
   xid: ColumnType<string, never, never>;
 }
 
@@ -626,6 +627,7 @@ export const columns = {
     'status_other as statusOther',
     'event_type_other as eventTypeOther',
     'lean',
+    'display_phone as displayPhone',
   ],
   storage_compactions: [
     'partition',

@@ -31,6 +31,7 @@ const readBack = (d: ReturnType<typeof draftOf>) => {
       phoneNumberId: d.phoneNumberId,
       upstreamTimestamp: d.upstreamTimestamp,
       lean: stored.lean,
+      displayPhone: stored.displayPhone,
     }),
   };
 };
@@ -44,11 +45,53 @@ describe('lean status items', () => {
     pricing: { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' },
   };
 
-  it("stores a status's timestamp, phone number id and pricing once, and reads the item back whole", () => {
+  it("stores a status's timestamp, phone numbers and pricing once, and reads the item back whole", () => {
     const { stored, read } = readBack(draftOf(delivered));
-    // What the row keeps of it: the display number only; the rest is in its columns and `lean`.
-    expect(stored.raw).toEqual({ metadata: { display_phone_number: '447700900500' } });
+    // What the row keeps of it: nothing (NULL); it is all in its columns, `lean` and `display_phone`.
+    expect(stored.raw).toBeNull();
+    expect(stored.displayPhone).toBe(447700900500);
     expect(stored.lean).not.toBeNull();
+    expect(read).toEqual({ ...delivered, metadata });
+    // In jsonb's key order (shorter keys first), as the API showed it when the item was stored whole.
+    expect(JSON.stringify(read)).toBe(
+      JSON.stringify({
+        id: delivered.id,
+        status: 'delivered',
+        pricing: { type: 'regular', billable: true, category: 'utility', pricing_model: 'PMP' },
+        metadata: { phone_number_id: PHONE, display_phone_number: '447700900500' },
+        timestamp: delivered.timestamp,
+        recipient_id: delivered.recipient_id,
+      }),
+    );
+  });
+
+  it('keeps a display number a bigint would not give back, and what else Meta puts in metadata', () => {
+    for (const display of ['+44 7700 900500', '0447700900500', '4477009005001234', '']) {
+      const m = { display_phone_number: display, phone_number_id: PHONE };
+      const d = { ...draftOf(delivered), raw: { ...draftOf(delivered).raw, metadata: m } };
+      const { stored, read } = readBack(d);
+      expect(stored.raw).toEqual({ metadata: { display_phone_number: display } });
+      expect(stored.displayPhone).toBeNull();
+      expect(read).toEqual({ ...delivered, metadata: m });
+    }
+    const m = { ...metadata, a_key_from_2027: 1 };
+    const d = { ...draftOf(delivered), raw: { ...draftOf(delivered).raw, metadata: m } };
+    const { stored, read } = readBack(d);
+    expect(stored.raw).toEqual({ metadata: { a_key_from_2027: 1 } });
+    expect(read).toEqual({ ...delivered, metadata: m });
+    expect(Object.keys((read as { metadata: object }).metadata)).toEqual([
+      'a_key_from_2027',
+      'phone_number_id',
+      'display_phone_number',
+    ]);
+  });
+
+  it('reads back an item stored before migration lean_list_indexes (its display number in raw, no bit 12)', () => {
+    const d = draftOf(delivered);
+    const now = leanItem(d);
+    const before = { raw: { metadata: { display_phone_number: '447700900500' } }, lean: now.lean! & ~(1 << 12) };
+    const read = readRaw({ ...d, ...before, displayPhone: null });
+    expect(JSON.stringify(read)).toBe(JSON.stringify(readBack(d).read));
     expect(read).toEqual({ ...delivered, metadata });
   });
 
@@ -75,12 +118,12 @@ describe('lean status items', () => {
   it('keeps the phone number id when it is not the one the event is stored under', () => {
     const d = draftOf(delivered);
     const { raw } = leanItem({ ...d, phoneNumberId: '999' });
-    expect(raw).toHaveProperty('metadata', metadata);
+    expect(raw).toHaveProperty('metadata', { phone_number_id: PHONE });
   });
 
   it('leaves the items of other kinds as they are', () => {
     const d = { ...draftOf(delivered), kind: 'inbound_message' as const };
-    expect(leanItem(d)).toEqual({ raw: d.raw, lean: null });
+    expect(leanItem(d)).toEqual({ raw: d.raw, lean: null, displayPhone: null });
   });
 
   it('packs every pricing Meta documents into bits and back', () => {

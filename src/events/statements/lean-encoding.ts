@@ -149,6 +149,11 @@ const LEAN_TIMESTAMP = 1;
 const LEAN_PHONE_NUMBER_ID = 2;
 /** Bits 2–11: the `pricing` object, packed (encodePricing); 0 there: not packed. */
 const PRICING_SHIFT = 2;
+const PRICING_MASK = (1 << 10) - 1;
+/** Bit 12: `metadata.display_phone_number` is the `display_phone` column in decimal (migration lean_list_indexes). */
+const LEAN_DISPLAY_PHONE = 1 << 12;
+/** A display number that reads back exactly from a bigint: digits, no leading zero, at most 15 (E.164). */
+const DISPLAY_DIGITS = /^[1-9]\d{0,14}$/;
 
 /**
  * Meta's pricing object (reference, "Statuses"): each key one of a closed list (its position + 1 in `bits` bits; 0: the
@@ -196,7 +201,9 @@ export function decodePricing(code: number): JsonRecord {
 /**
  * A status item as stored: leanRaw's item without, besides, the keys `lean` names (returned with it; null: none). Only
  * values that read back exactly are taken out: `timestamp` the decimal Unix seconds of `upstream_timestamp`,
- * `metadata.phone_number_id` the `phone_number_id` column, a `pricing` that packs.
+ * `metadata.phone_number_id` the `phone_number_id` column, a `pricing` that packs, `metadata.display_phone_number` as
+ * digits (returned as `displayPhone`, for the column of that name). A `metadata` left empty goes too (a read puts it
+ * back with its keys), and an item left empty is NULL.
  */
 export function leanItem(e: {
   kind: EventKind;
@@ -206,9 +213,9 @@ export function leanItem(e: {
   recipient: string | null;
   phoneNumberId: string | null;
   upstreamTimestamp: Date | null;
-}): { raw: JsonRecord; lean: number | null } {
+}): { raw: JsonRecord | null; lean: number | null; displayPhone: number | null } {
   const thinned = leanRaw(e);
-  if (e.kind !== 'status_update' || !isRecord(thinned)) return { raw: thinned, lean: null };
+  if (e.kind !== 'status_update' || !isRecord(thinned)) return { raw: thinned, lean: null, displayPhone: null };
   const raw = thinned === e.raw ? { ...thinned } : thinned;
   let lean = 0;
   const ts = raw.timestamp;
@@ -221,18 +228,32 @@ export function leanItem(e: {
     delete raw.timestamp;
     lean |= LEAN_TIMESTAMP;
   }
-  const metadata = raw.metadata;
-  if (isRecord(metadata) && e.phoneNumberId !== null && metadata.phone_number_id === e.phoneNumberId) {
-    const { phone_number_id: _pn, ...rest } = metadata;
-    raw.metadata = rest;
-    lean |= LEAN_PHONE_NUMBER_ID;
+  let displayPhone: number | null = null;
+  if (isRecord(raw.metadata)) {
+    const metadata = { ...raw.metadata };
+    if (e.phoneNumberId !== null && metadata.phone_number_id === e.phoneNumberId) {
+      delete metadata.phone_number_id;
+      lean |= LEAN_PHONE_NUMBER_ID;
+    }
+    const display = metadata.display_phone_number;
+    if (typeof display === 'string' && DISPLAY_DIGITS.test(display)) {
+      delete metadata.display_phone_number;
+      displayPhone = Number(display);
+      lean |= LEAN_DISPLAY_PHONE;
+    }
+    if (lean & (LEAN_PHONE_NUMBER_ID | LEAN_DISPLAY_PHONE)) {
+      if (Object.keys(metadata).length === 0) delete raw.metadata;
+      else raw.metadata = metadata;
+    }
   }
   const pricing = encodePricing(raw.pricing);
   if (pricing !== 0) {
     delete raw.pricing;
     lean |= pricing << PRICING_SHIFT;
   }
-  return lean === 0 ? { raw: thinned, lean: null } : { raw, lean };
+  if (lean === 0) return { raw: thinned, lean: null, displayPhone: null };
+  // Nothing left of the item: NULL in the row (no bytes, where `{}` took 5 and its alignment), `lean` says it was one.
+  return { raw: Object.keys(raw).length === 0 ? null : raw, lean, displayPhone };
 }
 
 /** What a read needs of a stored event to put its raw item back whole. */
@@ -246,6 +267,7 @@ export interface StoredItem {
   phoneNumberId: string | null;
   upstreamTimestamp: Date | null;
   lean: number | null;
+  displayPhone: number | null;
 }
 
 /**
@@ -254,20 +276,21 @@ export interface StoredItem {
  * as stored.
  */
 export function readRaw(e: StoredItem): unknown {
-  const raw = e.raw;
+  const raw = e.raw === null && e.lean !== null ? {} : e.raw;
   if (e.kind !== 'status_update' || !isRecord(raw)) return raw;
   const ids = e.messageId !== null && !Object.hasOwn(raw, 'id');
   const lean = e.lean ?? 0;
   if (!ids && lean === 0) return raw;
   // [key, value] pairs, sorted once into jsonb's order: the stored keys, then those put back.
   const pairs: [string, unknown][] = [];
-  for (const key of Object.keys(raw))
-    pairs.push([
-      key,
-      key === 'metadata' && lean & LEAN_PHONE_NUMBER_ID && isRecord(raw.metadata)
-        ? jsonbOrdered({ ...raw.metadata, phone_number_id: e.phoneNumberId })
-        : raw[key],
-    ]);
+  const phone = lean & (LEAN_PHONE_NUMBER_ID | LEAN_DISPLAY_PHONE);
+  for (const key of Object.keys(raw)) if (key !== 'metadata' || !phone) pairs.push([key, raw[key]]);
+  if (phone) {
+    const metadata: JsonRecord = isRecord(raw.metadata) ? { ...raw.metadata } : {};
+    if (lean & LEAN_PHONE_NUMBER_ID) metadata.phone_number_id = e.phoneNumberId;
+    if (lean & LEAN_DISPLAY_PHONE && e.displayPhone !== null) metadata.display_phone_number = String(e.displayPhone);
+    pairs.push(['metadata', jsonbOrdered(metadata)]);
+  }
   if (ids) {
     pairs.push(['id', e.messageId]);
     if (e.status !== null) pairs.push(['status', e.status]);
@@ -275,7 +298,7 @@ export function readRaw(e: StoredItem): unknown {
   }
   if (lean & LEAN_TIMESTAMP && e.upstreamTimestamp !== null)
     pairs.push(['timestamp', String(Math.floor(e.upstreamTimestamp.getTime() / 1000))]);
-  const pricing = lean >> PRICING_SHIFT;
+  const pricing = (lean >> PRICING_SHIFT) & PRICING_MASK;
   if (pricing !== 0) pairs.push(['pricing', decodePricing(pricing)]);
   return objectOf(pairs.sort(byJsonbKey));
 }

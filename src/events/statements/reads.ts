@@ -1,6 +1,6 @@
 // The console's lists and the feed of `events`: run by EventsRepository (../events.repository.ts), the table's one
 // owner. Their SQL as PostgreSQL receives it: ./queries/reads.sql (`npm run db:sql` writes it).
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database } from '../../core/db/database.js';
 import { feedStatement } from '../../core/db/feed.js';
 import { filterOf, when, type Filter } from '../../core/db/filter.js';
@@ -8,6 +8,7 @@ import { typed } from '../../core/db/pg.js';
 import { preparedByShape } from '../../core/db/statement.js';
 import type { EventKind } from '../classify.js';
 import { eventColumns } from './event-columns.js';
+import { encodeKind, encodeStatus } from './lean-encoding.js';
 
 /** List and feed filters; the business account (wabaId) is always the first condition. */
 export interface EventFilter {
@@ -23,16 +24,44 @@ export interface EventFilter {
 /** A filter of the events lists, with the account it is read for. */
 export type Scoped = EventFilter & { wabaId: string };
 
+type Eb = ExpressionBuilder<Database, 'events'>;
+
+/**
+ * The kinds and statuses with an index of their own (migration 20261204050000_lean_list_indexes): all but status
+ * updates (kind 2) and sent, delivered and read (1-3), the bulk of an account's events, which are read from its
+ * newest-first index, filtered. Each predicate word for word as its index's: a generic plan uses a partial index only
+ * when the statement names the predicate itself.
+ */
+const rareKind = (eb: Eb) => eb('kind', '<>', eb.lit(2));
+const rareStatus = (eb: Eb) => eb('status', 'not in', [eb.lit(1), eb.lit(2), eb.lit(3)]);
+const isRareKind = (kind: EventKind | undefined) => kind !== undefined && encodeKind(kind) !== 2;
+const isRareStatus = (status: string | undefined) =>
+  status !== undefined && ![1, 2, 3].includes(encodeStatus(status)[0]!);
+
+/**
+ * Whether a filter of kind or status (or both) has only usual values, read from the account's newest-first index
+ * (a rare one has an index of its own).
+ */
+export const readsTheAccountsList = (filter: EventFilter) =>
+  (filter.kind !== undefined || filter.status !== undefined) &&
+  !isRareKind(filter.kind) &&
+  !isRareStatus(filter.status);
+
 /** The filters on `events` (the business account first): values from `p`, which filters are present from `given`. */
 function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
+  const [kind, status] = [isRareKind(given.kind), isRareStatus(given.status)];
   return filterOf<'events'>(
     (eb) => eb('waba_id', '=', p.wabaId),
     [
       // Codes (./event-columns.ts): a status outside the known list is code 0 with its text in status_other.
-      when('k', given.kind, (eb) => eb('kind', '=', eb.fn<number>('events_kind_code', [typed(p.kind, 'text')]))),
-      when('s', given.status, (eb) => {
+      when(kind ? 'K' : 'k', given.kind, (eb) => {
+        const code = eb('kind', '=', eb.fn<number>('events_kind_code', [typed(p.kind, 'text')]));
+        return kind ? eb.and([code, rareKind(eb)]) : code;
+      }),
+      when(status ? 'S' : 's', given.status, (eb) => {
         const code = eb.fn<number>('events_status_code', [typed(p.status, 'text')]);
-        return eb.and([eb('status', '=', code), eb.or([eb(code, '<>', 0), eb('status_other', '=', p.status)])]);
+        const named = [eb('status', '=', code), eb.or([eb(code, '<>', 0), eb('status_other', '=', p.status)])];
+        return eb.and(status ? [...named, rareStatus(eb)] : named);
       }),
       when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
       when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
@@ -47,7 +76,8 @@ const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).sha
 export type EventsPageParams = Scoped & { take: number; skip: number };
 
 /**
- * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. The builders
+ * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes (kind and
+ * status: the rare ones; the others by (waba_id, created_at desc, id desc), filtered). The builders
  * and eventsPageOf are exported for bench/data-access-cost.ts, which times them.
  */
 export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPageParams>, given: EventsPageParams) =>
@@ -60,6 +90,18 @@ export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPagePara
     .limit(p.take)
     .offset(p.skip);
 export const eventsPageOf = preparedByShape('events_page', shapeOf, buildEventsPage);
+
+/**
+ * Whether `event_counts` holds a filter's total: account, kind and status alone (a NULL status is kept there as '', so
+ * an empty status filter is counted the slow way).
+ */
+const countedByTriggers = (filter: EventFilter) =>
+  filter.messageId === undefined &&
+  filter.recipient === undefined &&
+  filter.userId === undefined &&
+  !filter.since &&
+  !filter.until &&
+  filter.status !== '';
 
 /** The totals that triggers keep in `event_counts` (account, kind and status only). */
 export const maintainedCountOf = preparedByShape('event_counts', shapeOf, (db, p: Required<Scoped>, given) =>
@@ -83,6 +125,15 @@ export const countOf = preparedByShape('events_count', shapeOf, (db, p: Required
     .select((eb) => eb.cast<string>(eb.fn.countAll(), 'text').as('n'))
     .where(whereOf(p, given).where),
 );
+
+/** A filter's total: from `event_counts` when the triggers keep it, else COUNT(*) on the filter's indexes. */
+export const totalOf = (filter: Scoped) => (countedByTriggers(filter) ? maintainedCountOf(filter) : countOf(filter));
+
+/**
+ * Whether a page reads its total first: a filter of usual kinds or statuses only (no index of their own: the page reads
+ * the account's events until it has its rows) whose total `event_counts` keeps; none there, no read of the page.
+ */
+export const readsTotalFirst = (filter: EventFilter) => readsTheAccountsList(filter) && countedByTriggers(filter);
 
 export type EventsFeedParams = Scoped & { afterXid: string; afterId: number; limit: number };
 
