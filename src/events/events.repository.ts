@@ -115,20 +115,25 @@ export const EVENT_INSERT = columnMap('events', {
  * covers other hosts' clocks), and once if it comes twice in the chunk.
  * That makes it once-only across retries, redeliveries and workers. created_at is `at` (the caller's clock; now()
  * when null): it decides the partition. RETURNING names the rows this statement inserted, not those stored before.
+ * Planned at every run: a generic plan made while the week's partition was new (before its first ANALYZE) reads the
+ * whole partition for the keys on every chunk while it lives (bench/history/2026-12-04-lean-list-indexes.md).
  */
-export const insertEvents = prepared('insert_events', (db, p: { rows: string; at: Date | null; keys: Buffer[] }) =>
-  db
-    .insertInto('events')
-    .columns(EVENT_INSERT.columns)
-    .expression(
-      db
-        .selectFrom(EVENT_INSERT.records('d', p.rows))
-        .distinctOn('d.dedupeHash')
-        .select((eb) => EVENT_INSERT.select('d', { createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()) }))
-        .where((eb) => eb('d.dedupeHash', 'not in', storedKeysQuery(db, p)))
-        .orderBy('d.dedupeHash'),
-    )
-    .returning(['id', 'dedupe_key as dedupeKey', 'created_at as createdAt']),
+export const insertEvents = prepared(
+  'insert_events',
+  (db, p: { rows: string; at: Date | null; keys: Buffer[] }) =>
+    db
+      .insertInto('events')
+      .columns(EVENT_INSERT.columns)
+      .expression(
+        db
+          .selectFrom(EVENT_INSERT.records('d', p.rows))
+          .distinctOn('d.dedupeHash')
+          .select((eb) => EVENT_INSERT.select('d', { createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()) }))
+          .where((eb) => eb('d.dedupeHash', 'not in', storedKeysQuery(db, p)))
+          .orderBy('d.dedupeHash'),
+      )
+      .returning(['id', 'dedupe_key as dedupeKey', 'created_at as createdAt']),
+  { planned: true },
 );
 
 /** Served by the partial index over unprocessed events (delivery_id) (its predicate is `NOT processed`); created_at bounds it in time. */

@@ -32,11 +32,18 @@ type Eb = ExpressionBuilder<Database, 'events'>;
  * newest-first index, filtered. Each predicate word for word as its index's: a generic plan uses a partial index only
  * when the statement names the predicate itself.
  */
-const rareKind = (eb: Eb) => eb('kind', '<>', eb.lit(2));
-const rareStatus = (eb: Eb) => eb('status', 'not in', [eb.lit(1), eb.lit(2), eb.lit(3)]);
-const isRareKind = (kind: EventKind | undefined) => kind !== undefined && encodeKind(kind) !== 2;
+const USUAL_KIND = encodeKind('status_update');
+const USUAL_STATUSES = ['sent', 'delivered', 'read'].map((status) => encodeStatus(status)[0]!);
+const rareKind = (eb: Eb) => eb('kind', '<>', eb.lit(USUAL_KIND));
+const rareStatus = (eb: Eb) =>
+  eb(
+    'status',
+    'not in',
+    USUAL_STATUSES.map((code) => eb.lit(code)),
+  );
+const isRareKind = (kind: EventKind | undefined) => kind !== undefined && encodeKind(kind) !== USUAL_KIND;
 const isRareStatus = (status: string | undefined) =>
-  status !== undefined && ![1, 2, 3].includes(encodeStatus(status)[0]!);
+  status !== undefined && !USUAL_STATUSES.includes(encodeStatus(status)[0]!);
 
 /**
  * Whether a filter of kind or status (or both) has only usual values, read from the account's newest-first index
