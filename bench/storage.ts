@@ -316,7 +316,8 @@ async function captured(call: (repo: EventsRepository) => Promise<unknown>): Pro
   const pool = {
     query: (cfg: pg.QueryConfig) => {
       configs.push(cfg);
-      return Promise.resolve({ rows: [{ n: '0', horizon: '1', beyond: null, id: null }], rowCount: 0 });
+      // A total above any page, so that a page that reads its total first (readsTotalFirst) goes on to read the page.
+      return Promise.resolve({ rows: [{ n: '1000000', horizon: '1', beyond: null, id: null }], rowCount: 0 });
     },
   };
   await call(new EventsRepository(Db.over(pool as unknown as pg.Pool)));
@@ -369,8 +370,12 @@ async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: str
     )
   ).rows[0];
   const nearHead: FeedPosition = head ? { xid: BigInt(head.xid), id: Number(head.id) } : FEED_START;
-  const page = (waba: string, filter: EventFilter, p = 1) =>
-    captured((r) => r.page(waba, filter, { page: p, limit: 50 }));
+  // [the page, its total], whichever the repository sends first.
+  const page = async (waba: string, filter: EventFilter, p = 1) => {
+    const sent = await captured((r) => r.page(waba, filter, { page: p, limit: 50 }));
+    const isPage = (q: pg.QueryConfig) => q.name?.startsWith('sql_events_page') ?? false;
+    return [sent.find(isPage), sent.find((q) => !isPage(q))] as const;
+  };
   const out: { label: string; q: pg.QueryConfig }[] = [];
   const add = (label: string, q: pg.QueryConfig | undefined) => q && out.push({ label, q });
   const [p1, c1] = await page(top, {});
@@ -380,6 +385,7 @@ async function readQueries(db: pg.ClientBase, a: Accounts): Promise<{ label: str
   const [ps, cs] = await page(top, { status: 'failed' });
   add('list: status=failed', ps);
   add('list: status=read', (await page(top, { status: 'read' }))[0]);
+  add('list: kind=status_update', (await page(top, { kind: 'status_update' }))[0]);
   const [pk, ck] = await page(top, { kind: 'inbound_message' });
   add('list: kind=inbound_message', pk);
   const [pr, cr] = recipient ? await page(top, { recipient }) : [];
