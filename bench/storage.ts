@@ -15,7 +15,8 @@
 //            widths. In the schema before migration lean_events, after it alone (`lean-events`: the status item's
 //            timestamp, pricing and phone number id still in `raw`), before lean_list_indexes (`lean-items`: the
 //            display number still in `raw`, the kind and status indexes whole, the dedupe key's with created_at; then
-//            that migration timed on those rows, and their bytes again) and today's (BENCH_STORAGE_BYTES_SHAPES,
+//            that migration timed on those rows, and their bytes again), before lean_callback_data (`lean-lists`: the
+//            send's callback data still in `raw`; a NULL column more costs no byte) and today's (BENCH_STORAGE_BYTES_SHAPES,
 //            default before,after). Today's rows are then measured again once their week has ended: the service's own
 //            `storage-compaction` code (the deliveries' partition rewritten, both tables' indexes rebuilt) run on them,
 //            with its time, while a receiver stores one delivery at a time in the next week's partition (its insert
@@ -110,6 +111,7 @@ import {
   STATUS_EVENTS_SQL_BEFORE,
   STATUS_EVENTS_SQL_LEAN_EVENTS,
   STATUS_EVENTS_SQL_LEAN_ITEMS,
+  STATUS_EVENTS_SQL_LEAN_LISTS,
   baseValues,
   accounts,
   fmtInt,
@@ -127,7 +129,7 @@ const LEAN_MIGRATION = '20261202210000_lean_events';
 /** The shape `lean-items` is the one before it; the bytes part then times it on those rows (its upgrade). */
 const LIST_MIGRATION = '20261204050000_lean_list_indexes';
 const BYTES_ROWS = (process.env.BENCH_STORAGE_BYTES_ROWS ?? '1e6').split(',').map((s) => Math.round(Number(s)));
-type BytesShape = 'before' | 'lean-events' | 'lean-items' | 'after';
+type BytesShape = 'before' | 'lean-events' | 'lean-items' | 'lean-lists' | 'after';
 const BYTES_SHAPES = (process.env.BENCH_STORAGE_BYTES_SHAPES ?? 'before,after').split(',') as BytesShape[];
 /** Part "bytes" also measures the `after` rows once their week has ended (BENCH_STORAGE_BYTES_CLOSED=0: not). */
 const CLOSED_WEEK = process.env.BENCH_STORAGE_BYTES_CLOSED !== '0';
@@ -135,6 +137,7 @@ const STATUS_EVENTS: Record<BytesShape, string> = {
   before: STATUS_EVENTS_SQL_BEFORE,
   'lean-events': STATUS_EVENTS_SQL_LEAN_EVENTS,
   'lean-items': STATUS_EVENTS_SQL_LEAN_ITEMS,
+  'lean-lists': STATUS_EVENTS_SQL_LEAN_LISTS,
   after: STATUS_EVENTS_SQL,
 };
 const num = (v: string | undefined, d: number) => (v === undefined || v.trim() === '' ? d : Number(v));

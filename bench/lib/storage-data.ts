@@ -249,7 +249,9 @@ SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'ent
 
 /**
  * Item i: the status of a message (wamid i / 3: sent, delivered, read), of recipient i / 15, as Meta words it since
- * per-message pricing (no `conversation` object; the same item as EVENTS_SQL's statuses and bench/lib/webhooks.ts).
+ * per-message pricing (no `conversation` object; the same item as EVENTS_SQL's statuses and bench/lib/webhooks.ts),
+ * for a message sent through the service: with the `biz_opaque_callback_data` its send set (`bm:<message id>`, message
+ * 100,000,000 + i / 3), which Meta echoes in each of the message's statuses.
  */
 const STATUS_ITEM = `
  CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
@@ -257,9 +259,10 @@ const STATUS_ITEM = `
  CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone,
                             'wamid.HBgMNDQ3' || lpad(to_hex(i / 3), 12, '0') || 'FQIAERgSQzA2RjI1QjQ0' AS wamid,
                             (ARRAY['sent','delivered','read'])[1 + i % 3] AS status, extract(epoch FROM x.at)::bigint::text AS ts,
-                            (447000000000 + i / 15)::text AS rcpt) AS w
+                            (447000000000 + i / 15)::text AS rcpt, 100000000 + i / 3 AS sent) AS w
  CROSS JOIN LATERAL (SELECT jsonb_build_object('id', w.wamid, 'status', w.status, 'timestamp', w.ts, 'recipient_id', w.rcpt,
-                              'pricing', jsonb_build_object('billable', true, 'pricing_model', 'PMP', 'category', 'utility', 'type', 'regular')) AS item) AS v`;
+                              'pricing', jsonb_build_object('billable', true, 'pricing_model', 'PMP', 'category', 'utility', 'type', 'regular'),
+                              'biz_opaque_callback_data', 'bm:' || w.sent) AS item) AS v`;
 
 /**
  * Deliveries of one status each as the receiver stores them (waiting: `received`), with the parameters of EVENTS_SQL
@@ -303,7 +306,7 @@ SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'
 
 /**
  * `lean` of these items as the worker's insert computes it (lean-encoding.ts, on an item of the same shape): timestamp,
- * metadata.phone_number_id and the pricing all in other columns.
+ * metadata.phone_number_id, the pricing, the display number and the callback data all in other columns.
  */
 const STATUS_LEAN = leanItem({
   kind: 'status_update',
@@ -314,6 +317,7 @@ const STATUS_LEAN = leanItem({
     recipient_id: 'r',
     pricing: { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' },
     metadata: { display_phone_number: '15550001111', phone_number_id: 'p' },
+    biz_opaque_callback_data: 'bm:100000000',
   },
   messageId: 'w',
   status: 'read',
@@ -324,6 +328,8 @@ const STATUS_LEAN = leanItem({
 
 /** Bit 12 of `lean` (migration lean_list_indexes): the display number in `display_phone`. */
 const LEAN_DISPLAY_PHONE = 1 << 12;
+/** Bit 13 of `lean` (migration lean_callback_data): the callback data in `callback_id`. */
+const LEAN_CALLBACK = 1 << 13;
 
 /**
  * The same events in the shape of migration lean_status_items (before lean_list_indexes: the display number still in
@@ -337,21 +343,36 @@ SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'
        to_timestamp(w.ts::bigint),
        events_raw_lean(v.item - 'timestamp' - 'pricing' || jsonb_build_object('metadata', jsonb_build_object('display_phone_number', '15550001111')),
                        true, w.wamid, w.status, w.rcpt),
-       ${STATUS_LEAN! & ~LEAN_DISPLAY_PHONE}, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+       ${STATUS_LEAN! & ~LEAN_DISPLAY_PHONE & ~LEAN_CALLBACK}, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
 
 /**
- * The same events in today's lean shape (migration lean_list_indexes), as the worker's insert stores them: nothing of
- * the item left (`raw` NULL), the display number in `display_phone`.
+ * The same events in the shape of migration lean_list_indexes (before lean_callback_data: the callback data the only
+ * key left in `raw`), as the worker stored them then.
  */
-export const STATUS_EVENTS_SQL = `
+export const STATUS_EVENTS_SQL_LEAN_LISTS = `
 INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
                     upstream_timestamp, raw, lean, display_phone, dedupe_key, processed)
 SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
        NULLIF('Message ' || w.status, events_status_title(w.status, NULL, NULL)), events_status_code(w.status), w.rcpt, w.wamid,
        to_timestamp(w.ts::bigint),
        NULLIF(events_raw_lean(v.item - 'timestamp' - 'pricing', true, w.wamid, w.status, w.rcpt), '{}'::jsonb),
-       ${STATUS_LEAN}, 15550001111, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+       ${STATUS_LEAN! & ~LEAN_CALLBACK}, 15550001111, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
+  FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
+
+/**
+ * The same events in today's lean shape (migration lean_callback_data), as the worker's insert stores them: nothing of
+ * the item left (`raw` NULL), the display number in `display_phone`, the message id of the callback data in
+ * `callback_id`.
+ */
+export const STATUS_EVENTS_SQL = `
+INSERT INTO events (delivery_id, waba_id, phone_number_id, event_type, kind, title, status, recipient, message_id,
+                    upstream_timestamp, raw, lean, display_phone, callback_id, dedupe_key, processed)
+SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'), events_kind_code('status_update'),
+       NULLIF('Message ' || w.status, events_status_title(w.status, NULL, NULL)), events_status_code(w.status), w.rcpt, w.wamid,
+       to_timestamp(w.ts::bigint),
+       NULLIF(events_raw_lean(v.item - 'timestamp' - 'pricing' - 'biz_opaque_callback_data', true, w.wamid, w.status, w.rcpt), '{}'::jsonb),
+       ${STATUS_LEAN}, 15550001111, w.sent, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
 
 /** The worker's mark of those deliveries ($1 ids, $2 oldest received_at), before and after migration lean_events. */

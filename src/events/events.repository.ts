@@ -100,9 +100,10 @@ export const EVENT_INSERT = columnMap('events', {
   error_code: ['errorCode', 'int'],
   error_title: ['errorTitle', 'text'],
   error_detail: ['errorDetail', 'text'],
-  raw: ['leanRaw', 'jsonb'],
+  raw: ['raw', 'jsonb'],
   lean: ['lean', 'int'],
   display_phone: ['displayPhone', 'bigint'],
+  callback_id: ['callbackId', 'bigint'],
   dedupe_key: ['dedupeHash', 'bytea'],
   processed: ['processed', 'boolean'],
   attempts: ['attempts', 'int'],
@@ -348,7 +349,6 @@ export class EventsRepository {
       byHash.set(hex, r.dedupeKey);
       const [eventTypeCode, eventTypeOther] = encodeEventType(r.eventType);
       const [statusCode, statusOther] = encodeStatus(r.status);
-      const item = leanItem(r);
       return {
         deliveryId: r.deliveryId,
         wabaId: r.wabaId,
@@ -366,9 +366,7 @@ export class EventsRepository {
         errorCode: r.errorCode,
         errorTitle: r.errorTitle,
         errorDetail: r.errorDetail,
-        leanRaw: item.raw,
-        lean: item.lean,
-        displayPhone: item.displayPhone,
+        ...leanItem(r),
         dedupeHash: `\\x${hex}`,
         processed: r.processed,
         attempts: r.attempts,

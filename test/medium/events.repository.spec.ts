@@ -164,6 +164,7 @@ describe('EventsRepository (PostgreSQL)', () => {
           upstreamTimestamp: null,
           lean: null,
           displayPhone: null,
+          callbackId: null,
         });
         expect(JSON.stringify(read)).toBe(JSON.stringify(sqlRead));
       }
@@ -181,8 +182,9 @@ describe('EventsRepository (PostgreSQL)', () => {
         raw: Record<string, unknown>;
         lean: number | null;
         display_phone: number | null;
+        callback_id: number | null;
         dedupe_key: Buffer;
-      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, lean, display_phone, dedupe_key FROM events WHERE id = ${id}`
+      }>`SELECT event_type, event_type_other, kind, status, status_other, title, raw, lean, display_phone, callback_id, dedupe_key FROM events WHERE id = ${id}`
         .execute(t.db.on())
         .then((r) => r.rows[0]!);
 
@@ -252,6 +254,8 @@ describe('EventsRepository (PostgreSQL)', () => {
         pricing,
         errors: [{ code: 131047 }],
         metadata: { display_phone_number: '15550001111', phone_number_id: phoneNumberId },
+        // What the send path sets (`bm:<message id>`) and Meta echoes in every status of the message.
+        biz_opaque_callback_data: 'bm:4242',
       };
       const { ids } = await stored(
         wabaId,
@@ -271,9 +275,10 @@ describe('EventsRepository (PostgreSQL)', () => {
       );
       const [failed, other] = [await storedRow(ids[0]!), await storedRow(ids[1]!)];
       expect(failed.title).toBeNull();
-      // Every key another column holds is out of the row (`lean` names the last four), the rest kept as sent.
+      // Every key another column holds is out of the row (`lean` names the last five), the rest kept as sent.
       expect(failed.raw).toEqual({ errors: [{ code: 131047 }] });
       expect(failed.display_phone).toBe(15550001111);
+      expect(failed.callback_id).toBe(4242);
       expect(failed.lean).not.toBeNull();
       expect(other.title).toBe('Message delivered (by the relay)');
       expect(other.raw).toEqual({ id: 'another-id', status: 'delivered' });
@@ -281,7 +286,7 @@ describe('EventsRepository (PostgreSQL)', () => {
 
       const event = await t.repo.findInAccounts([wabaId], ids[0]!);
       expect(event).toMatchObject({ title: 'Message failed: Re-engagement message (131047)', raw, pricing });
-      expect(JSON.stringify(event)).not.toMatch(/displayPhone|"lean"/);
+      expect(JSON.stringify(event)).not.toMatch(/displayPhone|callbackId|"lean"/);
       expect(JSON.stringify(event!.raw)).toBe(
         JSON.stringify(
           (await sql<{ j: unknown }>`SELECT ${JSON.stringify(raw)}::jsonb AS j`.execute(t.db.on())).rows[0]!.j,

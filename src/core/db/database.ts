@@ -288,6 +288,7 @@ export interface EventTable {
   event_type_other: string | null;
   lean: number | null;
   display_phone: number | null;
+  callback_id: number | null;
   xid: ColumnType<string, never, never>;
 }
 
@@ -628,6 +629,7 @@ export const columns = {
     'event_type_other as eventTypeOther',
     'lean',
     'display_phone as displayPhone',
+    'callback_id as callbackId',
   ],
   storage_compactions: [
     'partition',

@@ -14,9 +14,9 @@ from "events" as "s"
 where ("s"."dedupe_key" = any($1::bytea[]) and "s"."created_at" >= coalesce($2::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($3::timestamptz, now()) + '1 day'::interval);
 
 -- insert_events
-insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "event_type_other", "kind", "title", "status", "status_other", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "lean", "display_phone", "dedupe_key", "processed", "attempts", "created_at")
-select distinct on ("d"."dedupeHash") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", "d"."eventTypeCode", "d"."eventTypeOther", "d"."kindCode", "d"."leanTitle", "d"."statusCode", "d"."statusOther", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", "d"."leanRaw", "d"."lean", "d"."displayPhone", "d"."dedupeHash", "d"."processed", "d"."attempts", coalesce($1::timestamptz, now()) as "createdAt"
-from jsonb_to_recordset($2::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventTypeCode" int, "eventTypeOther" text, "kindCode" int, "leanTitle" text, "statusCode" int, "statusOther" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "leanRaw" jsonb, "lean" int, "displayPhone" bigint, "dedupeHash" bytea, "processed" boolean, "attempts" int)
+insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "event_type_other", "kind", "title", "status", "status_other", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "lean", "display_phone", "callback_id", "dedupe_key", "processed", "attempts", "created_at")
+select distinct on ("d"."dedupeHash") "d"."deliveryId", "d"."wabaId", "d"."phoneNumberId", "d"."eventTypeCode", "d"."eventTypeOther", "d"."kindCode", "d"."leanTitle", "d"."statusCode", "d"."statusOther", "d"."recipient", "d"."userId", "d"."messageId", "d"."upstreamTimestamp", "d"."errorCode", "d"."errorTitle", "d"."errorDetail", "d"."raw", "d"."lean", "d"."displayPhone", "d"."callbackId", "d"."dedupeHash", "d"."processed", "d"."attempts", coalesce($1::timestamptz, now()) as "createdAt"
+from jsonb_to_recordset($2::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "phoneNumberId" text, "eventTypeCode" int, "eventTypeOther" text, "kindCode" int, "leanTitle" text, "statusCode" int, "statusOther" text, "recipient" text, "userId" text, "messageId" text, "upstreamTimestamp" timestamptz, "errorCode" int, "errorTitle" text, "errorDetail" text, "raw" jsonb, "lean" int, "displayPhone" bigint, "callbackId" bigint, "dedupeHash" bytea, "processed" boolean, "attempts" int)
 where "d"."dedupeHash" not in (
   select "s"."dedupe_key"
   from "events" as "s"
@@ -25,7 +25,7 @@ order by "d"."dedupeHash"
 returning "id", "dedupe_key" as "dedupeKey", "created_at" as "createdAt";
 
 -- pending_events
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "created_at" as "createdAt"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "callback_id" as "callbackId", "created_at" as "createdAt"
 from "events"
 where ("delivery_id" = any($1::bigint[]) and not "processed" and "created_at" >= $2)
 order by "id";
@@ -48,7 +48,7 @@ where "message_id" = $1 and "waba_id" = $2 and "kind" = events_kind_code($3) and
 order by "upstream_timestamp" asc nulls last, "id" asc;
 
 -- find_event_in_accounts
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "callback_id" as "callbackId", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
 where "id" = $1 and "waba_id" = any($2::text[]);
 
@@ -67,14 +67,14 @@ delete from "event_counts"
 where "bucket" >= coalesce($1::timestamptz, $2::timestamptz) and "bucket" < $3;
 
 -- EventsRepository.pageOfContact (no window)
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "callback_id" as "callbackId", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
 where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5))
 order by "id"
 limit $6;
 
 -- EventsRepository.pageOfContact (a window)
-select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
+select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "callback_id" as "callbackId", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
 where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5)) and "created_at" >= $6 and "created_at" <= $7
 order by "id"

@@ -32,6 +32,7 @@ const readBack = (d: ReturnType<typeof draftOf>) => {
       upstreamTimestamp: d.upstreamTimestamp,
       lean: stored.lean,
       displayPhone: stored.displayPhone,
+      callbackId: stored.callbackId,
     }),
   };
 };
@@ -90,7 +91,7 @@ describe('lean status items', () => {
     const d = draftOf(delivered);
     const now = leanItem(d);
     const before = { raw: { metadata: { display_phone_number: '447700900500' } }, lean: now.lean! & ~(1 << 12) };
-    const read = readRaw({ ...d, ...before, displayPhone: null });
+    const read = readRaw({ ...d, ...before, displayPhone: null, callbackId: null });
     expect(JSON.stringify(read)).toBe(JSON.stringify(readBack(d).read));
     expect(read).toEqual({ ...delivered, metadata });
   });
@@ -123,7 +124,46 @@ describe('lean status items', () => {
 
   it('leaves the items of other kinds as they are', () => {
     const d = { ...draftOf(delivered), kind: 'inbound_message' as const };
-    expect(leanItem(d)).toEqual({ raw: d.raw, lean: null, displayPhone: null });
+    expect(leanItem(d)).toEqual({ raw: d.raw, lean: null, displayPhone: null, callbackId: null });
+  });
+
+  describe('the callback data of a message sent through the service', () => {
+    // The send path sets `bm:<message id>` (messages/send), and Meta echoes it in each status of that message.
+    const ours = { ...delivered, biz_opaque_callback_data: 'bm:184467440737' };
+
+    it('keeps it once, in `callback_id`, and reads the item back whole in jsonb order', () => {
+      const { stored, read } = readBack(draftOf(ours));
+      expect(stored.raw).toBeNull();
+      expect(stored.callbackId).toBe(184467440737);
+      expect(read).toEqual({ ...ours, metadata });
+      expect(Object.keys(read as object)).toEqual([
+        'id',
+        'status',
+        'pricing',
+        'metadata',
+        'timestamp',
+        'recipient_id',
+        'biz_opaque_callback_data',
+      ]);
+    });
+
+    it("keeps any other value as sent: a customer's own, a leading zero, a number past 15 digits", () => {
+      for (const value of ['order-42', 'bm:0123', 'bm:1234567890123456', 'bm:', 'BM:12', 12]) {
+        const item = { ...delivered, biz_opaque_callback_data: value };
+        const { stored, read } = readBack(draftOf(item));
+        expect(stored.raw).toEqual({ biz_opaque_callback_data: value });
+        expect(stored.callbackId).toBeNull();
+        expect(read).toEqual({ ...item, metadata });
+      }
+    });
+
+    it('reads back an item stored before migration lean_callback_data (the data in raw, no bit 13)', () => {
+      const d = draftOf(ours);
+      const now = leanItem(d);
+      const before = { raw: { biz_opaque_callback_data: ours.biz_opaque_callback_data }, lean: now.lean! & ~(1 << 13) };
+      const read = readRaw({ ...d, ...before, displayPhone: now.displayPhone, callbackId: null });
+      expect(JSON.stringify(read)).toBe(JSON.stringify(readBack(d).read));
+    });
   });
 
   it('packs every pricing Meta documents into bits and back', () => {

@@ -154,6 +154,14 @@ const PRICING_MASK = (1 << 10) - 1;
 const LEAN_DISPLAY_PHONE = 1 << 12;
 /** A display number that reads back exactly from a bigint: digits, no leading zero, at most 15 (E.164). */
 const DISPLAY_DIGITS = /^[1-9]\d{0,14}$/;
+/**
+ * Bit 13: `biz_opaque_callback_data` is `bm:` and the `callback_id` column in decimal (migration lean_callback_data):
+ * what the send path sets (`bm:<message id>`, messages/send), so Meta's status of every message sent through the
+ * service carries it. Any other value stays in the item as sent.
+ */
+const LEAN_CALLBACK = 1 << 13;
+const CALLBACK_PREFIX = 'bm:';
+const CALLBACK_DATA = /^bm:[1-9]\d{0,14}$/;
 
 /**
  * Meta's pricing object (reference, "Statuses"): each key one of a closed list (its position + 1 in `bits` bits; 0: the
@@ -202,7 +210,8 @@ export function decodePricing(code: number): JsonRecord {
  * A status item as stored: leanRaw's item without, besides, the keys `lean` names (returned with it; null: none). Only
  * values that read back exactly are taken out: `timestamp` the decimal Unix seconds of `upstream_timestamp`,
  * `metadata.phone_number_id` the `phone_number_id` column, a `pricing` that packs, `metadata.display_phone_number` as
- * digits (returned as `displayPhone`, for the column of that name). A `metadata` left empty goes too (a read puts it
+ * digits (returned as `displayPhone`, for the column of that name), a `biz_opaque_callback_data` of the send path's
+ * form (`callbackId`). A `metadata` left empty goes too (a read puts it
  * back with its keys), and an item left empty is NULL.
  */
 export function leanItem(e: {
@@ -213,9 +222,9 @@ export function leanItem(e: {
   recipient: string | null;
   phoneNumberId: string | null;
   upstreamTimestamp: Date | null;
-}): { raw: JsonRecord | null; lean: number | null; displayPhone: number | null } {
+}): LeanItem {
   const thinned = leanRaw(e);
-  if (e.kind !== 'status_update' || !isRecord(thinned)) return { raw: thinned, lean: null, displayPhone: null };
+  if (e.kind !== 'status_update' || !isRecord(thinned)) return { ...NOT_LEAN, raw: thinned };
   const raw = thinned === e.raw ? { ...thinned } : thinned;
   let lean = 0;
   const ts = raw.timestamp;
@@ -251,10 +260,27 @@ export function leanItem(e: {
     delete raw.pricing;
     lean |= pricing << PRICING_SHIFT;
   }
-  if (lean === 0) return { raw: thinned, lean: null, displayPhone: null };
+  let callbackId: number | null = null;
+  const callback = raw.biz_opaque_callback_data;
+  if (typeof callback === 'string' && CALLBACK_DATA.test(callback)) {
+    delete raw.biz_opaque_callback_data;
+    callbackId = Number(callback.slice(CALLBACK_PREFIX.length));
+    lean |= LEAN_CALLBACK;
+  }
+  if (lean === 0) return { ...NOT_LEAN, raw: thinned };
   // Nothing left of the item: NULL in the row (no bytes, where `{}` took 5 and its alignment), `lean` says it was one.
-  return { raw: Object.keys(raw).length === 0 ? null : raw, lean, displayPhone };
+  return { raw: Object.keys(raw).length === 0 ? null : raw, lean, displayPhone, callbackId };
 }
+
+/** A status item as the insert stores it: what is left of it, and the columns that hold the rest (leanItem). */
+export interface LeanItem {
+  raw: JsonRecord | null;
+  lean: number | null;
+  displayPhone: number | null;
+  callbackId: number | null;
+}
+
+const NOT_LEAN = { lean: null, displayPhone: null, callbackId: null } as const;
 
 /** What a read needs of a stored event to put its raw item back whole. */
 export interface StoredItem {
@@ -268,6 +294,7 @@ export interface StoredItem {
   upstreamTimestamp: Date | null;
   lean: number | null;
   displayPhone: number | null;
+  callbackId: number | null;
 }
 
 /**
@@ -296,6 +323,8 @@ export function readRaw(e: StoredItem): unknown {
     if (e.status !== null) pairs.push(['status', e.status]);
     if (e.recipient !== null) pairs.push(['recipient_id', e.recipient]);
   }
+  if (lean & LEAN_CALLBACK && e.callbackId !== null)
+    pairs.push(['biz_opaque_callback_data', `${CALLBACK_PREFIX}${e.callbackId}`]);
   if (lean & LEAN_TIMESTAMP && e.upstreamTimestamp !== null)
     pairs.push(['timestamp', String(Math.floor(e.upstreamTimestamp.getTime() / 1000))]);
   const pricing = (lean >> PRICING_SHIFT) & PRICING_MASK;
