@@ -13,6 +13,8 @@ import {
 import type pg from 'pg';
 
 export const STATUSES = ['sent', 'delivered', 'read'] as const;
+/** The first message id the statuses' callback data name (StatusPlan.item). */
+const CALLBACK_ID_BASE = 900_000_000_000;
 
 /** A signed POST, pre-generated. */
 export type Delivery = SignedDelivery;
@@ -50,7 +52,13 @@ export class StatusPlan {
     const s = Math.floor(j / this.messages);
     const status = STATUSES[s]!;
     const pricing = status !== 'read' ? { pricing: { billable: true, pricing_model: 'PMP', category: 'utility' } } : {};
-    return statusItem(this.wamid(msg), status, this.baseTs + s, `4477${String(msg).padStart(8, '0')}`, pricing);
+    // As every status of a message sent through the service: the send's callback data (`bm:<message id>`, an id no
+    // message of the bench has, so that the statuses go to their messages by wamid, as statuses after the first do).
+    const callback = { biz_opaque_callback_data: `bm:${CALLBACK_ID_BASE + msg}` };
+    return statusItem(this.wamid(msg), status, this.baseTs + s, `4477${String(msg).padStart(8, '0')}`, {
+      ...pricing,
+      ...callback,
+    });
   }
 
   /** Pre-generated deliveries of `perDelivery` statuses each. */

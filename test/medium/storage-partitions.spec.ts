@@ -95,6 +95,46 @@ describe('Storage partitions (PostgreSQL)', () => {
     ).toContain(`table="events"} ${fourWeeksOn.getTime() / 1000}`);
   });
 
+  it("makes a week's events with the 8-byte columns first: a status row stored without a byte of padding", async () => {
+    const wabaId = metaId();
+    const w = wamid();
+    const item = eventRow(1, wabaId, {
+      messageId: w,
+      dedupeKey: `${w}:read`,
+      status: 'read',
+      title: 'Message read',
+      raw: {
+        id: w,
+        status: 'read',
+        timestamp: '1772359200',
+        pricing: { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' },
+        metadata: { display_phone_number: '15550001111' },
+        biz_opaque_callback_data: 'bm:4242',
+      },
+    });
+    const id = (await insertAt([item], now)).get(item.dedupeKey)!.id;
+    const part = partitionName(thisWeek);
+    const { rows: columns } = await db.client.query<{ name: string; len: number }>(
+      `SELECT attname AS name, attlen AS len FROM pg_attribute
+        WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      [part],
+    );
+    // 8-byte ones, then 4, 2 and 1, then the variable-length ones (which, short, need no alignment).
+    const widths = columns.map((c) => (c.len < 0 ? 0 : c.len));
+    expect(widths).toEqual([...widths].sort((a, b) => b - a));
+    const sizes = columns.map((c) => `coalesce(pg_column_size(e.${c.name}), 0)`).join(' + ');
+    const { rows } = await db.client.query<{ tuple: number; values: number; header: number; parentOrder: number }>(
+      `SELECT pg_column_size(e.*) AS tuple, ${sizes} AS values,
+              (SELECT pg_column_size(p.*) FROM events p WHERE p.id = $1) AS "parentOrder"
+         FROM ${part} e WHERE e.id = $1`,
+      [id],
+    );
+    // The tuple is its 32-byte header (with the null bitmap) and the values, nothing between them.
+    expect(rows[0]!.tuple - rows[0]!.values).toBe(32);
+    // In the parent's order (the columns as the migrations added them) the same row held padding.
+    expect(rows[0]!.parentOrder).toBeGreaterThan(rows[0]!.tuple);
+  });
+
   describe('dedupe across partitions', () => {
     it('stores an item redelivered in the next week (7 days later) once, and again only past the 8-day window', async () => {
       const wabaId = metaId();
