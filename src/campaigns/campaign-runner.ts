@@ -12,7 +12,7 @@ import { UnitOfWork } from '../core/db/unit-of-work.js';
 import { errorCategoryOf } from '../messages/message-status.js';
 import { MessagesRepository, type MessageFailure } from '../messages/messages.repository.js';
 import { NumberPacer, PacerUnavailable, sleep, throughputOf, type PaceSlot } from '../messages/pacing/number-pacer.js';
-import { callbackDataFor } from '../messages/send/send-message.service.js';
+import { callbackDataFor } from '../events/callback-data.js';
 import {
   defaultRetryAfterSeconds,
   isThroughputRefusal,

@@ -5,6 +5,7 @@
 // the rows it converted and for the reads' filters and names (event-columns.ts); test/medium/events.repository.spec.ts
 // holds these encoders to those functions, value by value. A status item's raw is put back whole here too, on every
 // read (readRaw): the keys its columns hold (events_raw's, and those of `lean`, migration lean_status_items).
+import { callbackDataFor, callbackMessageId } from '../callback-data.js';
 import { isRecord, type JsonRecord } from '../payload-values.js';
 import { PRICING_CATEGORIES, PRICING_TYPES } from '../pricing.js';
 import type { EventKind } from '../classify.js';
@@ -155,13 +156,11 @@ const LEAN_DISPLAY_PHONE = 1 << 12;
 /** A display number that reads back exactly from a bigint: digits, no leading zero, at most 15 (E.164). */
 const DISPLAY_DIGITS = /^[1-9]\d{0,14}$/;
 /**
- * Bit 13: `biz_opaque_callback_data` is `bm:` and the `callback_id` column in decimal (migration lean_callback_data):
- * what the send path sets (`bm:<message id>`, messages/send), so Meta's status of every message sent through the
- * service carries it. Any other value stays in the item as sent.
+ * Bit 13: `biz_opaque_callback_data` is the send path's callback data of the message `callback_id` (migration
+ * lean_callback_data, ../callback-data.ts): Meta's status of every message sent through the service carries it. Any
+ * other value stays in the item as sent.
  */
 const LEAN_CALLBACK = 1 << 13;
-const CALLBACK_PREFIX = 'bm:';
-const CALLBACK_DATA = /^bm:[1-9]\d{0,14}$/;
 
 /**
  * Meta's pricing object (reference, "Statuses"): each key one of a closed list (its position + 1 in `bits` bits; 0: the
@@ -261,10 +260,10 @@ export function leanItem(e: {
     lean |= pricing << PRICING_SHIFT;
   }
   let callbackId: number | null = null;
-  const callback = raw.biz_opaque_callback_data;
-  if (typeof callback === 'string' && CALLBACK_DATA.test(callback)) {
+  const callback = callbackMessageId(raw.biz_opaque_callback_data);
+  if (callback !== null) {
     delete raw.biz_opaque_callback_data;
-    callbackId = Number(callback.slice(CALLBACK_PREFIX.length));
+    callbackId = callback;
     lean |= LEAN_CALLBACK;
   }
   if (lean === 0) return { ...NOT_LEAN, raw: thinned };
@@ -324,7 +323,7 @@ export function readRaw(e: StoredItem): unknown {
     if (e.recipient !== null) pairs.push(['recipient_id', e.recipient]);
   }
   if (lean & LEAN_CALLBACK && e.callbackId !== null)
-    pairs.push(['biz_opaque_callback_data', `${CALLBACK_PREFIX}${e.callbackId}`]);
+    pairs.push(['biz_opaque_callback_data', callbackDataFor(e.callbackId)]);
   if (lean & LEAN_TIMESTAMP && e.upstreamTimestamp !== null)
     pairs.push(['timestamp', String(Math.floor(e.upstreamTimestamp.getTime() / 1000))]);
   const pricing = (lean >> PRICING_SHIFT) & PRICING_MASK;

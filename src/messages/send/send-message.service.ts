@@ -36,6 +36,7 @@ import {
   type SendReplayed,
 } from './send-outcome.js';
 import { messageType } from '../types/catalogue.js';
+import { callbackDataFor } from '../../events/callback-data.js';
 
 /** What the pacer said for a send: its slot, a refusal (over the pace past the wait, or held back), or nothing (Redis away: unpaced). */
 interface Paced {
@@ -48,9 +49,6 @@ interface KeyedSend {
   key: string;
   requestHash: string;
 }
-
-/** Correlation echoed by Meta in status webhooks: lets a status find its message before we know the wamid. */
-export const callbackDataFor = (messageId: number) => `bm:${messageId}`;
 
 /**
  * POST /messages: checks, then one stored message per attempt, whatever happens upstream.

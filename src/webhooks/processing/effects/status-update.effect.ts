@@ -12,12 +12,10 @@ import {
   nextStatus,
   type MessageStatus,
 } from '../../../messages/message-status.js';
+import { callbackMessageId } from '../../../events/callback-data.js';
 import { isRecord, pricingOf, STANDBY } from '../../../events/classify.js';
 import type { PreferenceChanges, StatusMessages } from '../processing.ports.js';
 import type { EffectItem, EventEffect, PreparedEffect, StoredEvent } from './event-effect.js';
-
-/** `biz_opaque_callback_data` our send path sets: `bm:<message id>`. */
-const CALLBACK_DATA = /^bm:([1-9]\d{0,15})$/;
 
 export type { LockedMessage };
 type Candidate = StatusCandidate;
@@ -67,9 +65,7 @@ export class StatusUpdateEffect implements EventEffect {
     const plan: StatusPlan<T> = { target: new Map(), linked: new Set(), waiting: [] };
     if (items.length === 0) return plan;
     const wamids = [...new Set(items.map((e) => e.messageId!))];
-    const callbackIds = [
-      ...new Set(items.map((e) => callbackMessageId(e.raw)).filter((id): id is number => id !== null)),
-    ];
+    const callbackIds = [...new Set(items.map((e) => callbackOf(e.raw)).filter((id): id is number => id !== null))];
     const rows = await this.messages.lockForStatuses(tx, wamids, callbackIds);
 
     const byWamid = new Map<string, Candidate>();
@@ -83,7 +79,7 @@ export class StatusUpdateEffect implements EventEffect {
       const wamid = item.messageId!;
       let message = byWamid.get(wamid);
       if (!message) {
-        const linkable = unlinked.get(callbackMessageId(item.raw) ?? -1);
+        const linkable = unlinked.get(callbackOf(item.raw) ?? -1);
         if (linkable && linkable.wabaId === item.wabaId) {
           unlinked.delete(linkable.id);
           linkable.upstreamMessageId = wamid;
@@ -196,9 +192,7 @@ export function marketingStopsOf(
     }));
 }
 
-function callbackMessageId(raw: unknown): number | null {
-  const data = isRecord(raw) ? raw.biz_opaque_callback_data : undefined;
-  const match = typeof data === 'string' ? CALLBACK_DATA.exec(data) : null;
-  const id = match ? Number(match[1]) : NaN;
-  return Number.isSafeInteger(id) ? id : null;
+/** The message id of an item's `biz_opaque_callback_data` when it is our send path's (events/callback-data.ts). */
+function callbackOf(raw: unknown): number | null {
+  return callbackMessageId(isRecord(raw) ? raw.biz_opaque_callback_data : undefined);
 }
