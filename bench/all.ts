@@ -11,15 +11,18 @@
 //   send                      POST /messages across BENCH_KEYS key pairs against the simulator (instant upstream),
 //                             then the durable-send reference (bench/reference/durable-send.mjs: key check from
 //                             memory, pacing slot, INSERT pending, the call upstream, UPDATE sent) with the same requests
+//   (b) the floor             `npm run bench:floor`'s `service` design (bench/lib/status-floor.ts): the batch phase's
+//                             statuses stored by the worker's own statements on its connections, PostgreSQL alone
 //
 // The summary ends with each ratio against its reference (issue 40: ingest ≥ 75 % of the 2 ms window, sends ≥ 70 % of
-// the durable-send reference, p99s within 2×).
+// the durable-send reference, p99s within 2×, batches of 100 statuses ≥ 80 % of the floor's events/s).
 //
 // Order: PostgreSQL/Redis/simulator start; (a) and (b) run while no API or worker process exists (so they compete
 // with nothing of the service, and the worker's sweeper never sees the reference's rows, which are deleted after
 // each reference mode); then the API and worker start for (c) (after a settle, below); the 2 ms reference's saturation
 // is measured again right after (c)'s ingest rows (after a settle too), the workers stopped and the API idle, and the ingest ratios take the mean of its two
-// measurements (the host's speed drifts within minutes; the summary says how far apart they were); then send (each send
+// measurements (the host's speed drifts within minutes; the summary says how far apart they were); then the floor (after
+// a settle, BENCH_FLOOR_EVENTS=30000, its own database); then send (each send
 // phase after a settle: CHECKPOINT, VACUUM ANALYZE and until the machine is idle, see settle()). Each target: saturation (as fast as
 // BENCH_CONNECTIONS connections go) and a fixed BENCH_INGEST_RATE (default 500/s). Every figure carries the CPU
 // used per operation by each process group and, beside it, the CPU taken by "other" processes (everything not
@@ -30,7 +33,7 @@
 //                     BENCH_REF_WINDOWS=2,0 (reference modes, ms; "2" alone skips window 0), BENCH_REF_MAX_ROWS=500,
 //                     BENCH_REF_POOL=4, BENCH_DURATION=15 (send, s), BENCH_RATE=500 (send), BENCH_KEYS=40,
 //                     BENCH_SEND_ACCOUNTS=4 (keys spread over that many business accounts), BENCH_SKIP=send,batch
-//                     (skip parts: hello, reference, ingest, held, reference-again, batch, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
+//                     (skip parts: hello, reference, ingest, held, reference-again, batch, floor, send, send-reference), BENCH_LIMIT_S=1500, BENCH_APIS=1 (API processes for the service rows), BENCH_TIMELINE=dir
 //                     (per-request latencies of each paced phase, one CSV each), BENCH_GC_LOG=dir (GCs ≥ 5 ms of the app processes)
 //                     BENCH_API_NODE_ARGS='--trace-gc …' (node options for the API processes only, for a comparison)
 //                     BENCH_PROFILE=1 (PostgreSQL with pg_stat_statements: every measured window prints its statements'
@@ -50,7 +53,12 @@ import { createKey, type ConnectedAccount } from '../test/utils/factories.js';
 import { startDurableSendReference, type ReferenceKeyPair } from './lib/durable-send-reference.js';
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
+import { measureFloor } from './lib/status-floor.js';
+import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
 import {
+  BATCH_PHASE,
+  FLOOR_PHASE,
+  FLOOR_REFERENCE,
   HELD_PHASE,
   REF_AGAIN,
   SEND_REFERENCE,
@@ -91,6 +99,8 @@ interface Row {
   /** Acked (200) per second over the load; for batches the deliveries, with the events in `rateNote`. */
   rate: number;
   rateNote?: string;
+  /** The batch phase: events processed per second, first POST to last event processed (its ratio to the floor). */
+  processedPerSecond?: number | null;
   p50: number;
   p99: number;
   /** Fixed-rate rows: p50/p99 from the moment each request was written (p50/p99 count from its due time). */
@@ -450,12 +460,55 @@ async function serviceIngest(stack: Stack, tenant: Tenant): Promise<Row[]> {
       processLimitMs: 180_000,
     });
     rows.push(
-      rowFromPhase(target, 'saturation, 100 statuses', batch, {
+      rowFromPhase(target, BATCH_PHASE, batch, {
+        processedPerSecond: batch.processedPerSecond,
         rateNote: `= ${int(batch.eventsPerSecond)} events/s acked; **${batch.processedPerSecond === null ? 'not all' : int(batch.processedPerSecond)} events/s processed**, first POST to last event processed`,
       }),
     );
   }
   return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// (b) the floor of batches: PostgreSQL alone
+
+/** Statuses the floor stores: the batch phase's order of magnitude, a few seconds of PostgreSQL. */
+const FLOOR_EVENTS = Number(process.env.BENCH_FLOOR_EVENTS ?? 30_000);
+
+/**
+ * `npm run bench:floor`'s `service` design in this run: a fresh database on the same PostgreSQL, the batch phase's
+ * statuses stored by the worker's own statements in its chunks (WEBHOOK_EVENT_CHUNK) on as many connections as its
+ * jobs may hold at once, nothing else between. The batch phase's events processed per second are compared with its
+ * events per second (issue 40: ≥ 80 %); its PostgreSQL CPU per event is the batch phase's floor.
+ */
+async function floorTarget(stack: Stack): Promise<Row> {
+  const chunk = Number(process.env.WEBHOOK_EVENT_CHUNK ?? DEFAULT_WEBHOOK_EVENT_CHUNK);
+  // As many connections as the worker's jobs may hold at once: its concurrency, within its pool.
+  const connections = Math.min(
+    Number(process.env.WORKER_CONCURRENCY ?? 16),
+    Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  );
+  const f = await measureFloor(stack, 'service', FLOOR_EVENTS, chunk, connections);
+  log(
+    `floor: ${FLOOR_EVENTS} statuses in transactions of ${chunk}: ${int(f.eventsPerSecond)} events/s on ${connections} connections; PostgreSQL ${f.postgresCpuUsPerEvent} µs of CPU, ${f.walBytesPerEvent} B of WAL and ${f.indexEntriesPerEvent ?? '–'} B-tree entries per event`,
+  );
+  return {
+    target: FLOOR_REFERENCE,
+    phase: `${FLOOR_PHASE} (${connections} connections)`,
+    posted: FLOOR_EVENTS,
+    ok: FLOOR_EVENTS,
+    non2xx: 0,
+    errors: 0,
+    rate: f.eventsPerSecond,
+    rateNote: `events/s (PostgreSQL ${f.postgresCpuUsPerEvent} µs of CPU per event)`,
+    p50: NaN,
+    p99: NaN,
+    cpuMsPerOp: Number.isFinite(f.postgresCpuUsPerEvent) ? { postgres: f.postgresCpuUsPerEvent / 1000 } : {},
+    otherCores: NaN,
+    idleCores: NaN,
+    loadAvg1: loadAvg()[0]!,
+    at: new Date().toISOString(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -682,6 +735,10 @@ await runBench(
       } finally {
         workers.resume();
       }
+    }
+    if (!SKIP.has('ingest') && !SKIP.has('batch') && !SKIP.has('floor')) {
+      await settle(stack, 'the floor');
+      rows.push(await floorTarget(stack));
     }
     if (!SKIP.has('send')) rows.push(...(await sendTarget(stack, tenant)));
     stack.assertAlive();
