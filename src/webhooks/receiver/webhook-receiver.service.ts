@@ -10,6 +10,7 @@ import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from '../../core/async/group-commit.js';
 import { isMissingPartition } from '../../core/db/partitions.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
+import { InFlight } from './in-flight.js';
 import { JobWindow } from './job-window.js';
 import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook-signature.js';
 
@@ -54,7 +55,8 @@ export class WebhookReceiverService implements OnModuleDestroy {
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
-  private inFlight = 0;
+  /** Requests verified and waiting for the commit that holds their rows. */
+  private readonly inFlight = new InFlight();
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -73,9 +75,9 @@ export class WebhookReceiverService implements OnModuleDestroy {
     );
   }
 
-  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it). */
-  get waiting(): number {
-    return this.inFlight;
+  /** The most requests waiting at once for their commit since the last call (ReceiverPressure asks every tick). */
+  takePeakWaiting(): number {
+    return this.inFlight.takePeak();
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
@@ -98,7 +100,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
-    this.inFlight++;
+    this.inFlight.enter();
     try {
       await this.batches.add({ parts, reqId: logContext.current()?.reqId, trace: currentTraceparent() });
       this.metrics.deliveriesReceived.inc(parts.length);
@@ -112,7 +114,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
           .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
     } finally {
-      this.inFlight--;
+      this.inFlight.leave();
     }
     return { received: true };
   }
