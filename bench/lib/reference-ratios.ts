@@ -44,7 +44,8 @@ export interface Ratio {
  * measurement), sends against the durable-send reference (≥ 70 %, p99 ≤ 2×). The ingest rows sit between two
  * measurements of the 2 ms reference (before the service, and again after it): the ratios take their mean. Batches
  * of 100 statuses: events processed per second (first POST to last event processed) against `bench:floor`'s
- * `service` design in the same run, PostgreSQL alone running the worker's statements on as many connections as the worker's jobs hold (≥ 80 %).
+ * `service` design in the same run, PostgreSQL alone running the worker's statements on as many connections as the
+ * worker's jobs hold (≥ 80 %).
  */
 export function referenceRatios(rows: RatioRow[]): Ratio[] {
   // A phase's name may carry a note after it ("saturation (34.0 rows per INSERT)").
