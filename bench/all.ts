@@ -54,7 +54,11 @@ import { startDurableSendReference, type ReferenceKeyPair } from './lib/durable-
 import { ROOT, freePort, log, runBench, sleep, waitFor, type Stack, type Tenant } from './lib/bench.js';
 import { StatusPlan, deliveryRequests, maxDeliveryId } from './lib/webhooks.js';
 import { measureFloor } from './lib/status-floor.js';
-import { DEFAULT_WEBHOOK_EVENT_CHUNK } from '../src/core/config/app-config.js';
+import {
+  DEFAULT_DATABASE_POOL_SIZE,
+  DEFAULT_WEBHOOK_EVENT_CHUNK,
+  DEFAULT_WORKER_CONCURRENCY,
+} from '../src/core/config/app-config.js';
 import {
   BATCH_PHASE,
   FLOOR_PHASE,
@@ -494,8 +498,8 @@ async function floorTarget(stack: Stack): Promise<Row> {
   const chunk = Number(process.env.WEBHOOK_EVENT_CHUNK ?? DEFAULT_WEBHOOK_EVENT_CHUNK);
   // As many connections as the worker's jobs may hold at once: its concurrency, within its pool.
   const connections = Math.min(
-    Number(process.env.WORKER_CONCURRENCY ?? 16),
-    Number(process.env.DATABASE_POOL_SIZE ?? 10),
+    Number(process.env.WORKER_CONCURRENCY ?? DEFAULT_WORKER_CONCURRENCY),
+    Number(process.env.DATABASE_POOL_SIZE ?? DEFAULT_DATABASE_POOL_SIZE),
   );
   const f = await measureFloor(stack, 'service', FLOOR_EVENTS, chunk, connections);
   log(
@@ -693,7 +697,10 @@ export function summaryTable(rows: Row[]): string {
       r.phase,
       `${r.ok.toLocaleString('en-US')} / ${r.posted.toLocaleString('en-US')}${r.non2xx || r.errors ? ` (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`,
       `**${int(r.rate)}**${r.rateNote ? ` ${r.rateNote}` : ''}`,
-      `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}${r.written ? ` (from the write: ${fmt(r.written.p50, 0)} / ${fmt(r.written.p99, 0)})` : ''}`,
+      // The floor has no clients, hence no latency.
+      Number.isFinite(r.p50)
+        ? `${fmt(r.p50, 0)} / ${fmt(r.p99, 0)}${r.written ? ` (from the write: ${fmt(r.written.p50, 0)} / ${fmt(r.written.p99, 0)})` : ''}`
+        : '–',
       r.processedAfterS === undefined
         ? '–'
         : r.processedAfterS === null
@@ -703,7 +710,7 @@ export function summaryTable(rows: Row[]): string {
         ? '–'
         : `${r.lost} / ${r.duplicated ?? '–'}${r.exact === false ? ` **NOT EXACT**: ${r.countsNote ?? ''}` : ''}`,
       ...GROUPS.map((g) => (r.cpuMsPerOp[g] === undefined ? '–' : ms(r.cpuMsPerOp[g]))),
-      fmt(r.otherCores, 2),
+      Number.isFinite(r.otherCores) ? fmt(r.otherCores, 2) : '–',
       fmt(r.loadAvg1, 2),
     ];
     lines.push(`| ${cells.join(' | ')} |`);

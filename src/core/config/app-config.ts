@@ -5,6 +5,9 @@ import { exampleSecretProblems, weakSecretProblems } from './example-secrets.js'
 
 /** Webhook items per worker transaction unless WEBHOOK_EVENT_CHUNK says otherwise (bench:floor measures with it too). */
 export const DEFAULT_WEBHOOK_EVENT_CHUNK = 500;
+/** Delivery jobs a worker runs at once, and connections a process's pool holds, unless set (the bench's floor uses both). */
+export const DEFAULT_WORKER_CONCURRENCY = 16;
+export const DEFAULT_DATABASE_POOL_SIZE = 10;
 
 /** Days back a webhook item's dedupe key is looked up (Meta redelivers for up to 7 days; a day more for clocks and queues). */
 export const EVENTS_DEDUPE_WINDOW_DAYS = 8;
@@ -183,7 +186,7 @@ export class AppConfig {
     const r = new EnvReader(env);
     const nodeEnv = r.oneOf('NODE_ENV', ['development', 'test', 'production'] as const, 'development');
     const loginMaxFailures = r.int('LOGIN_MAX_FAILURES', { default: 5, min: 1 });
-    const databasePoolSize = r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 500 });
+    const databasePoolSize = r.int('DATABASE_POOL_SIZE', { default: DEFAULT_DATABASE_POOL_SIZE, min: 1, max: 500 });
     const config: AppConfig = Object.assign(new AppConfig(), {
       nodeEnv,
       port: r.int('PORT', { default: 3000, min: 0, max: 65535 }),
@@ -280,7 +283,7 @@ export class AppConfig {
         min: 1,
         max: 1_000_000_000,
       }),
-      workerConcurrency: r.int('WORKER_CONCURRENCY', { default: 16, min: 1, max: 1000 }),
+      workerConcurrency: r.int('WORKER_CONCURRENCY', { default: DEFAULT_WORKER_CONCURRENCY, min: 1, max: 1000 }),
       workerShutdownTimeoutMs: r.int('WORKER_SHUTDOWN_TIMEOUT_MS', { default: 20_000, min: 100, max: 600_000 }),
       webhookSweepIntervalMs: r.int('WEBHOOK_SWEEP_INTERVAL_MS', { default: 5000, min: 100 }),
       webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', { default: 8, min: 1, max: 100 }),
