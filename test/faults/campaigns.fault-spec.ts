@@ -136,9 +136,16 @@ afterAll(async () => {
   }
 }, 60_000);
 
+/**
+ * Each campaign's 3-digit tag: one past the last, from a random start (Date.now() % 1000 per campaign gave two of a run
+ * the same tag now and then: the second's recipients then counted the first's sends as theirs, "sent twice").
+ */
+let lastTag = Math.floor(Math.random() * 1000);
+
 /** A campaign of `n` fresh recipients of hello_world; its id and the recipients. */
 async function startCampaign(label: string, n: number): Promise<{ id: number; tos: string[] }> {
-  const tag = String(Date.now() % 1000).padStart(3, '0');
+  lastTag = (lastTag + 1) % 1000;
+  const tag = String(lastTag).padStart(3, '0');
   const tos = Array.from({ length: n }, (_, i) => `4479${tag}${String(i).padStart(5, '0')}`);
   const res = await call('POST', `${api.url}/business-accounts/${wabaId}/campaigns`, {
     name: label,
