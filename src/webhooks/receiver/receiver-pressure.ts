@@ -4,10 +4,7 @@ import { RedisService } from '../../core/redis/redis.service.js';
 import { PRESSURE_TICK_MS, PRESSURE_TTL_MS, receiversSaturatedKey } from '../acks-first.js';
 import { WebhookReceiverService } from './webhook-receiver.service.js';
 
-/**
- * API side: every tick in which this process had WEBHOOK_HOLD_PROCESSING_IN_FLIGHT acknowledgements waiting at once,
- * says so.
- */
+/** API side: every tick, while this process has WEBHOOK_HOLD_PROCESSING_IN_FLIGHT acknowledgements waiting, says so. */
 @Injectable()
 export class ReceiverPressure implements OnModuleInit, OnModuleDestroy {
   private timer?: NodeJS.Timeout;
@@ -24,7 +21,7 @@ export class ReceiverPressure implements OnModuleInit, OnModuleDestroy {
     const key = receiversSaturatedKey(this.config);
     this.timer = setInterval(() => {
       // Not awaited, errors dropped: a Redis that does not answer only means the workers are not asked to hold.
-      if (this.receiver.takePeakWaiting() >= threshold)
+      if (this.receiver.waiting >= threshold)
         this.redis.client.set(key, '1', 'PX', PRESSURE_TTL_MS).catch(() => undefined);
     }, PRESSURE_TICK_MS);
     this.timer.unref();

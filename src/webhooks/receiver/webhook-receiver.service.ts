@@ -10,7 +10,6 @@ import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from '../../core/async/group-commit.js';
 import { isMissingPartition } from '../../core/db/partitions.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
-import { InFlight } from './in-flight.js';
 import { JobWindow } from './job-window.js';
 import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook-signature.js';
 
@@ -55,8 +54,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
-  /** Requests verified and waiting for the commit that holds their rows. */
-  private readonly inFlight = new InFlight();
+  private inFlight = 0;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -75,9 +73,9 @@ export class WebhookReceiverService implements OnModuleDestroy {
     );
   }
 
-  /** The most requests waiting at once for their commit since the last call (ReceiverPressure asks every tick). */
-  takePeakWaiting(): number {
-    return this.inFlight.takePeak();
+  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it). */
+  get waiting(): number {
+    return this.inFlight;
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
@@ -100,7 +98,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
-    this.inFlight.enter();
+    this.inFlight++;
     try {
       await this.batches.add({ parts, reqId: logContext.current()?.reqId, trace: currentTraceparent() });
       this.metrics.deliveriesReceived.inc(parts.length);
@@ -114,7 +112,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
           .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
     } finally {
-      this.inFlight.leave();
+      this.inFlight--;
     }
     return { received: true };
   }
