@@ -10,6 +10,7 @@ import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from '../../core/async/group-commit.js';
 import { isMissingPartition } from '../../core/db/partitions.js';
 import { PartitionMaintenance } from '../storage/partition-maintenance.js';
+import { InFlight } from './in-flight.js';
 import { JobWindow } from './job-window.js';
 import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook-signature.js';
 
@@ -54,7 +55,8 @@ export class WebhookReceiverService implements OnModuleDestroy {
   private readonly jobs: JobWindow;
   /** Enqueues under way (awaited at shutdown). */
   private readonly pending = new Set<Promise<void>>();
-  private inFlight = 0;
+  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it every tick). */
+  readonly waiting = new InFlight();
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -71,11 +73,6 @@ export class WebhookReceiverService implements OnModuleDestroy {
     this.jobs = new JobWindow(config.webhookJobWindowMs, (key, ids, reqIds, traces) =>
       this.enqueue(key, ids, reqIds, traces),
     );
-  }
-
-  /** Requests verified and waiting for the commit that holds their rows (ReceiverPressure reads it). */
-  get waiting(): number {
-    return this.inFlight;
   }
 
   /** Meta's subscription handshake: the challenge when mode and token match, else Forbidden. */
@@ -98,7 +95,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
     const body = rawBody ?? Buffer.alloc(0);
     if (!isValidSignature(body, signature, this.config.whatsappAppSecret)) throw new Unauthenticated(INVALID_SIGNATURE);
     const parts = splitByAccount(body, signature!, parsePayload(body));
-    this.inFlight++;
+    this.waiting.enter();
     try {
       await this.batches.add({ parts, reqId: logContext.current()?.reqId, trace: currentTraceparent() });
       this.metrics.deliveriesReceived.inc(parts.length);
@@ -112,7 +109,7 @@ export class WebhookReceiverService implements OnModuleDestroy {
           .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
     } finally {
-      this.inFlight--;
+      this.waiting.leave();
     }
     return { received: true };
   }
