@@ -1,8 +1,9 @@
 import { jest } from '@jest/globals';
 import type { Updateable } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
 import type { MessageTable } from '../../src/core/db/database.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
+import { AppConfig } from '../../src/core/config/app-config.js';
 import { Db, txOn } from '../../src/core/db/db.js';
 import type { ListMessagesQuery } from '../../src/messages/dto/list-messages.query.js';
 import { MessagesRepository, type StatusCandidate } from '../../src/messages/messages.repository.js';
@@ -16,6 +17,7 @@ import {
   repositoryUnderTest,
   wamid,
 } from '../utils/factories.js';
+import { testEnv } from '../utils/test-env.js';
 
 describe('MessagesRepository (PostgreSQL)', () => {
   const t = repositoryUnderTest((db) => new MessagesRepository(db));
@@ -140,6 +142,67 @@ describe('MessagesRepository (PostgreSQL)', () => {
             : { status: 'pending', upstreamMessageId: null },
         );
       }
+    });
+
+    describe('batch marks lock their messages in id order, as status chunks do (no deadlock between them)', () => {
+      // Reading `messages` by a scan (index scans off for this repository's connections), as a plan does on a small
+      // table: the rows then come in the heap's order, not the ids'.
+      const scanning = {} as { db: Db; repo: MessagesRepository; holder: pg.Client; prober: pg.Client };
+      beforeAll(async () => {
+        const url = new URL(process.env.DATABASE_URL!);
+        url.searchParams.set('options', '-c enable_indexscan=off -c enable_bitmapscan=off');
+        scanning.db = new Db(AppConfig.fromEnv(testEnv({ DATABASE_URL: url.toString() })));
+        scanning.repo = new MessagesRepository(scanning.db);
+        scanning.holder = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        scanning.prober = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await Promise.all([scanning.holder.connect(), scanning.prober.connect()]);
+      });
+      afterAll(async () => {
+        await Promise.all([scanning.holder.end(), scanning.prober.end()]);
+        await scanning.db.close();
+      });
+
+      it.each([
+        [
+          'sent marks (a campaign chunk, as the send path batches them)',
+          (account: string, ids: number[]) =>
+            scanning.repo.markSentMany(
+              account,
+              ids.map((id) => ({ messageId: id, wamid: wamid(), at: new Date() })),
+            ),
+        ],
+        [
+          'failed marks (a campaign chunk)',
+          (account: string, ids: number[]) =>
+            scanning.repo.markFailedMany(
+              account,
+              ids.map((id) => ({ messageId: id, error: failure })),
+            ),
+        ],
+      ])('%s wait at the lowest id held elsewhere before taking any other', async (_, mark) => {
+        const scope = await insertSendScope(t.db);
+        const ids: number[] = [];
+        for (let i = 0; i < 3; i++)
+          ids.push((await t.repo.insertPending(scope.businessAccountId, pendingMessage(scope.apiKeyId))).id);
+        const [lowest, highest] = [ids[0]!, ids[2]!];
+        // The lowest's new version goes after the others in the heap (same page): a scan meets it last.
+        await moveOn(lowest, {});
+        const { holder, prober } = scanning;
+        await holder.query('BEGIN');
+        await holder.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE', [lowest]);
+        const batch = mark(scope.businessAccountId, ids);
+        await new Promise((r) => setTimeout(r, 300));
+        // Waiting at the lowest, the batch holds none of the others: a status chunk could take the highest now.
+        const probe = await prober.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE NOWAIT', [highest]).then(
+          () => 'free',
+          (err: { code?: string }) => err.code,
+        );
+        await holder.query('ROLLBACK');
+        await batch;
+        expect(probe).toBe('free');
+        // The batch then did its work on all three.
+        for (const id of ids) expect((await t.repo.findOne(scope.businessAccountId, id))!.status).not.toBe('pending');
+      });
     });
 
     it('does not mark sent a message a status webhook already moved on', async () => {
@@ -845,7 +908,11 @@ describe('MessagesRepository (PostgreSQL)', () => {
         t.repo.markSent(scope.businessAccountId, message.id, wamid(), new Date()),
       );
       expect(markSent.name).toBeUndefined();
-      expect(await scansOfMessages(markSent, 20_000)).toEqual([['Index Scan', 'messages_pkey']]);
+      // The rows locked in id order first (lockedInIdOrder), then updated: both found by primary key.
+      expect(await scansOfMessages(markSent, 20_000)).toEqual([
+        ['Index Scan', 'messages_pkey'],
+        ['Index Scan', 'messages_pkey'],
+      ]);
     });
 
     it("lockForStatuses (the worker's batches)", async () => {

@@ -4,6 +4,7 @@ import { columnMap } from '../../core/db/column-map.js';
 import { now, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { PENDING_SOURCE, type PendingColumns } from './send.js';
+import { lockedInIdOrder } from './shared.js';
 
 /** A campaign's pending messages: a send's source columns, then the campaign and what the statement gives. */
 const CAMPAIGN_INSERT = columnMap('messages', {
@@ -35,7 +36,7 @@ export const insertCampaignMessages = prepared(
       .returning('id'),
 );
 
-/** pending → failed for many messages of one account (only from pending, as markFailed). */
+/** pending → failed for many messages of one account (only from pending, as markFailed); locked first, in id order. */
 export const markFailedBatch = prepared(
   'mark_messages_failed',
   (
@@ -70,6 +71,7 @@ export const markFailedBatch = prepared(
       }))
       .where((eb) =>
         eb.and([
+          lockedInIdOrder(eb, p.ids),
           eb('m.id', '=', eb.ref('u.id')),
           eb(
             eb.parens(

@@ -7,7 +7,7 @@ import { now, typed, unnest } from '../../core/db/pg.js';
 import { prepared } from '../../core/db/statement.js';
 import { claimKey, completeKey } from '../send/idempotency-keys.repository.js';
 import type { StoredMessage } from './reads.js';
-import { sameAccount } from './shared.js';
+import { lockedInIdOrder, sameAccount } from './shared.js';
 
 /** What the database decides on insert; the rest of a pending row is what was inserted (see pendingRow). */
 const INSERTED_COLUMNS = ['id', 'created_at as createdAt', 'updated_at as updatedAt'] as const;
@@ -49,7 +49,7 @@ export const insertPendingBatch = prepared('insert_pending_messages', (db, p: Pe
 /**
  * pending → sent for concurrent sends: the ids of the messages it moved. Planned for its arrays each time: a generic
  * plan of this join made on a new, small table hash-joins a sequential scan of it. The tenant check is per row, on the
- * message found by its primary key (see sameAccount).
+ * message found by its primary key (see sameAccount). The rows are locked first, in id order (lockedInIdOrder).
  */
 export const markSentBatch = prepared(
   'mark_messages_sent',
@@ -72,6 +72,7 @@ export const markSentBatch = prepared(
       }))
       .where((eb) =>
         eb.and([
+          lockedInIdOrder(eb, p.ids),
           eb('m.id', '=', eb.ref('u.id')),
           eb(
             eb.parens(eb.and([eb('m.status', '=', 'pending'), eb('m.business_account_id', '=', eb.ref('u.b'))])),

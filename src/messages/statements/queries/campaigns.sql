@@ -13,4 +13,9 @@ returning "id";
 update "messages" as "m"
 set "status" = $1, "failed_at" = $2, "error_code" = "u"."code", "error_title" = "u"."title", "error_detail" = "u"."detail", "error_category" = "u"."category", "updated_at" = $3
 from unnest($4::bigint[], $5::int[], $6::text[], $7::text[], $8::text[]) as "u"("id", "code", "title", "detail", "category")
-where ("m"."id" = "u"."id" and ("m"."status" = $9 and "m"."business_account_id" = $10::uuid) is true);
+where ("m"."id" = any(array((
+        select "l"."id"
+        from "messages" as "l"
+        where "l"."id" = any($9::bigint[])
+        order by "l"."id"
+        for update))) and "m"."id" = "u"."id" and ("m"."status" = $10 and "m"."business_account_id" = $11::uuid) is true);

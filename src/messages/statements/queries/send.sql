@@ -13,7 +13,12 @@ returning "id", "created_at" as "createdAt", "updated_at" as "updatedAt";
 update "messages" as "m"
 set "status" = $1, "upstream_message_id" = "u"."wamid", "accepted_at" = "u"."at", "sent_at" = "u"."at", "updated_at" = "u"."at"
 from unnest($2::bigint[], $3::uuid[], $4::text[], $5::timestamptz[]) as "u"("id", "b", "wamid", "at")
-where ("m"."id" = "u"."id" and ("m"."status" = $6 and "m"."business_account_id" = "u"."b") is true)
+where ("m"."id" = any(array((
+        select "l"."id"
+        from "messages" as "l"
+        where "l"."id" = any($6::bigint[])
+        order by "l"."id"
+        for update))) and "m"."id" = "u"."id" and ("m"."status" = $7 and "m"."business_account_id" = "u"."b") is true)
 returning "m"."id";
 
 -- record_late_acceptance
