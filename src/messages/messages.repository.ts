@@ -111,13 +111,12 @@ export class MessagesRepository {
   }
 
   private async markSentBatch(marks: SentMark[]): Promise<boolean[]> {
-    // In id order, as the worker locks messages: a batch and a status chunk never wait on each other in a cycle.
-    const sorted = [...marks].sort((a, b) => a.messageId - b.messageId);
+    // The statement locks its rows in id order itself, as the worker's status chunks do (lockedInIdOrder).
     const params = {
-      ids: sorted.map((s) => s.messageId),
-      businessAccountIds: sorted.map((s) => s.businessAccountId),
-      wamids: sorted.map((s) => s.wamid),
-      ats: sorted.map((s) => s.at),
+      ids: marks.map((s) => s.messageId),
+      businessAccountIds: marks.map((s) => s.businessAccountId),
+      wamids: marks.map((s) => s.wamid),
+      ats: marks.map((s) => s.at),
     };
     const { rows } = await retryOnDeadlock(() => this.db.exec(markSentBatch, params));
     const moved = new Set(rows.map((r) => r.id));
@@ -195,12 +194,11 @@ export class MessagesRepository {
     marks: { messageId: number; wamid: string; at: Date }[],
   ): Promise<Set<number>> {
     if (marks.length === 0) return new Set();
-    const sorted = [...marks].sort((a, b) => a.messageId - b.messageId);
     const params = {
-      ids: sorted.map((s) => s.messageId),
-      businessAccountIds: sorted.map(() => businessAccountId),
-      wamids: sorted.map((s) => s.wamid),
-      ats: sorted.map((s) => s.at),
+      ids: marks.map((s) => s.messageId),
+      businessAccountIds: marks.map(() => businessAccountId),
+      wamids: marks.map((s) => s.wamid),
+      ats: marks.map((s) => s.at),
     };
     const { rows } = await retryOnDeadlock(() => this.db.exec(markSentBatch, params));
     return new Set(rows.map((r) => r.id));
@@ -213,15 +211,14 @@ export class MessagesRepository {
     at = new Date(),
   ): Promise<void> {
     if (failures.length === 0) return;
-    const sorted = [...failures].sort((a, b) => a.messageId - b.messageId);
     const params = {
-      ids: sorted.map((f) => f.messageId),
+      ids: failures.map((f) => f.messageId),
       businessAccountId,
       at,
-      codes: sorted.map((f) => f.error.code),
-      titles: sorted.map((f) => f.error.title),
-      details: sorted.map((f) => f.error.detail),
-      categories: sorted.map((f) => f.error.category),
+      codes: failures.map((f) => f.error.code),
+      titles: failures.map((f) => f.error.title),
+      details: failures.map((f) => f.error.detail),
+      categories: failures.map((f) => f.error.category),
     };
     await retryOnDeadlock(() => this.db.exec(markFailedBatch, params));
   }
