@@ -85,11 +85,38 @@ describe('Multi-key scripts on a Redis Cluster', () => {
     }
   });
 
+  it("runs them all in one tick: auto-pipelining groups each by its first key, so none joins another master's pipeline", async () => {
+    // The request path's client auto-pipelines: commands issued in one tick go out as one pipeline per master, grouped
+    // by their first argument. A script called as (number of keys, ...keys) was grouped by the number: in a burst it
+    // joined the pipeline of another master and ioredis refused that whole pipeline (the pacer's reservations in it
+    // too), so sends went unpaced and the limiter failed open (a CI run of 2026-12-04: Meta answered 130429 to ~70 sends).
+    const limiter = new RateLimiterService(redis, config, logger);
+    const pacer = new NumberPacer(redis, config, new Metrics());
+    const throttle = new LoginThrottle(new AttemptBudget(redis), config, logger);
+    const ids = Array.from({ length: 24 }, (_, n) => n);
+    const [decisions, grants, logins] = await Promise.all([
+      Promise.all(
+        ids.map((n) =>
+          limiter.takeAll(`tick:${n}`, [
+            { bucket: `tick-key-${n}`, rule: { perSecond: 100, burst: 100 } },
+            { bucket: `tick:${n}`, rule: { perSecond: 100, burst: 100 } },
+          ]),
+        ),
+      ),
+      Promise.all(ids.map((n) => pacer.reserve(`20${n}555`, 80, 1, 1000))),
+      Promise.allSettled(ids.map((n) => throttle.begin(`tick${n}@example.test`, `10.1.0.${n}`))),
+    ]);
+    // null: the limiter failed open.
+    expect(decisions.flat().filter((d) => d?.allowed !== true)).toEqual([]);
+    expect(grants.map((g) => g.slots.length)).toEqual(ids.map(() => 1));
+    expect(logins.filter((l) => l.status === 'rejected')).toEqual([]);
+  });
+
   it('would have failed: the same script with keys on two slots is refused (by ioredis, or by Redis: CROSSSLOT)', async () => {
-    const client = redis.client as unknown as { tokenBuckets(n: number, ...a: (string | number)[]): Promise<unknown> };
+    const client = redis.client as unknown as { tokenBuckets2(...a: (string | number)[]): Promise<unknown> };
     new RateLimiterService(redis, config, logger);
     const [a, b] = ['untagged:a', 'untagged:b'];
     expect(await cluster.slotOf(a)).not.toBe(await cluster.slotOf(b));
-    await expect(client.tokenBuckets(2, a, b, 1, 1, 1, 1)).rejects.toThrow(/CROSSSLOT|same slot/);
+    await expect(client.tokenBuckets2(a, b, 1, 1, 1, 1)).rejects.toThrow(/CROSSSLOT|same slot/);
   });
 });

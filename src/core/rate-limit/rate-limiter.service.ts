@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AppConfig } from '../config/app-config.js';
 import { ApiError } from '../http/api-error.js';
 import { APP_LOGGER } from '../logging/app-logger.js';
+import { KeyedScript } from '../redis/keyed-script.js';
 import { groupedKey } from '../redis/redis-keys.js';
 import { RedisService } from '../redis/redis.service.js';
 
@@ -66,6 +67,9 @@ end
 return out
 `;
 
+/** The most buckets one request takes together (a key pair's and its account's). */
+const MAX_BUCKETS = 4;
+
 /** A bucket's refill rate and size. */
 export interface RateLimitRule {
   perSecond: number;
@@ -89,13 +93,15 @@ export interface RateLimitDecision {
  */
 @Injectable()
 export class RateLimiterService {
+  private readonly buckets: KeyedScript<(number | string)[]>;
+
   constructor(
     private readonly redis: RedisService,
     private readonly config: AppConfig,
     @Inject(APP_LOGGER) private readonly logger: Logger,
   ) {
     this.redis.client.defineCommand('tokenBucket', { numberOfKeys: 1, lua: TOKEN_BUCKET });
-    this.redis.client.defineCommand('tokenBuckets', { lua: TOKEN_BUCKETS });
+    this.buckets = new KeyedScript(redis.client, 'tokenBuckets', TOKEN_BUCKETS, MAX_BUCKETS);
   }
 
   /**
@@ -108,14 +114,10 @@ export class RateLimiterService {
     buckets: { bucket: string; rule: RateLimitRule }[],
   ): Promise<(RateLimitDecision | null)[]> {
     try {
-      const client = this.redis.client as unknown as {
-        tokenBuckets(count: number, ...args: (string | number)[]): Promise<(number | string)[]>;
-      };
       const keys = buckets.map((b) => groupedKey(this.config, `rate:${group}`, `rate:${b.bucket}`));
-      const out = await client.tokenBuckets(
-        keys.length,
-        ...keys,
-        ...buckets.flatMap((b) => [b.rule.perSecond, b.rule.burst]),
+      const out = await this.buckets.run(
+        keys,
+        buckets.flatMap((b) => [b.rule.perSecond, b.rule.burst]),
       );
       return buckets.map(({ rule }, i) => decision(rule, Number(out[2 * i]) === 1, Number(out[2 * i + 1])));
     } catch (error) {

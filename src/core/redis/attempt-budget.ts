@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Injectable } from '@nestjs/common';
 import { withTimeout } from '../async/with-timeout.js';
+import { KeyedScript } from './keyed-script.js';
 import { RedisService } from './redis.service.js';
 
 /** How long a request waits for a Redis connection that is still being made (the shared client queues nothing). */
@@ -44,19 +45,17 @@ export interface Budget {
 
 export type TakeResult = { taken: true } | { taken: false; exhausted: string; retryAfterSeconds: number };
 
-interface BudgetCommands {
-  attemptTake(numKeys: number, ...args: Array<string | number>): Promise<[number, number]>;
-  attemptGiveBack(numKeys: number, ...keys: string[]): Promise<number>;
-}
+/** The most budgets one attempt takes (the login throttle's three). */
+const MAX_BUDGETS = 4;
 
 @Injectable()
 export class AttemptBudget {
-  private readonly commands: BudgetCommands;
+  private readonly takeScript: KeyedScript<[number, number]>;
+  private readonly giveBackScript: KeyedScript<number>;
 
   constructor(private readonly redis: RedisService) {
-    this.redis.client.defineCommand('attemptTake', { lua: TAKE });
-    this.redis.client.defineCommand('attemptGiveBack', { lua: GIVE_BACK });
-    this.commands = this.redis.client as unknown as BudgetCommands;
+    this.takeScript = new KeyedScript(redis.client, 'attemptTake', TAKE, MAX_BUDGETS);
+    this.giveBackScript = new KeyedScript(redis.client, 'attemptGiveBack', GIVE_BACK, MAX_BUDGETS);
   }
 
   /**
@@ -66,12 +65,7 @@ export class AttemptBudget {
   async take(budgets: Budget[], windowSeconds: number): Promise<TakeResult> {
     await this.connected();
     const keys = budgets.map((b) => b.key);
-    const [index, ttl] = await this.commands.attemptTake(
-      keys.length,
-      ...keys,
-      ...budgets.map((b) => b.limit),
-      windowSeconds,
-    );
+    const [index, ttl] = await this.takeScript.run(keys, [...budgets.map((b) => b.limit), windowSeconds]);
     return index === 0 ? { taken: true } : { taken: false, exhausted: keys[index - 1]!, retryAfterSeconds: ttl };
   }
 
@@ -84,7 +78,7 @@ export class AttemptBudget {
   }
 
   async giveBack(keys: string[]): Promise<void> {
-    await this.commands.attemptGiveBack(keys.length, ...keys);
+    await this.giveBackScript.run(keys, []);
   }
 
   /** Whether `key` was marked (and its mark has not expired). Rejects when Redis is unreachable, like `take`. */
