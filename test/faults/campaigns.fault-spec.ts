@@ -1,8 +1,8 @@
 // Fault suite, campaigns (issue 27): the real API, two worker processes and the simulator as node processes on this
-// suite's own PostgreSQL and Redis. A campaign at 1,000 messages/s (a HIGH number) while (a) a worker is SIGKILLed
-// mid-run and another takes over, (b) runs are queued several times over on two workers, (c) Redis is stopped mid-run
-// and comes back empty, (d) PostgreSQL is restarted mid-run. Afterwards Meta (the simulator) must have received no
-// recipient twice, and every recipient shows what happened to it.
+// suite's own PostgreSQL and Redis. A campaign on a HIGH number (1,000 sends per PACING_WINDOW_MS) while (a) a worker
+// is SIGKILLed mid-run and another takes over, (b) runs are queued several times over on two workers, (c) Redis is
+// stopped mid-run and comes back empty, (d) PostgreSQL is restarted mid-run. Afterwards Meta (the simulator) must have
+// received no recipient twice, and every recipient shows what happened to it.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -102,6 +102,11 @@ beforeAll(async () => {
       // whose status has not come within CAMPAIGN_UNCONFIRMED_AFTER_MS is failed as unconfirmed: the defaults keep the
       // first well below the second (10 s, 60 s), and so does this shortened run (docs/operations-and-scaling.md).
       WEBHOOK_HOLD_PROCESSING_MAX_MS: '2000',
+      // As the e2e stacks: the pacer's margin over Meta's second for a host where the simulator, the API, three workers
+      // and PostgreSQL share two cores (default 1,040 ms). At 1,000/s a send is 1 ms from the next, and a simulator
+      // kept off the CPU for 40 ms stamps a second's sends into less than a second: with two busy loops beside the
+      // suite (2026-12-04), 16 sends of scenario c were refused 130429 before Redis was even stopped.
+      PACING_WINDOW_MS: '1300',
       LOG_LEVEL: 'info',
     };
     workerOpts = (name) => ({ name, logDir: dir, env });
@@ -351,7 +356,8 @@ describe('campaigns under faults', () => {
       await pgServer.start();
       const done = await until(id, (c) => c.status === 'completed', 360_000);
       expect(done.status).toBe('completed');
-      // At 1,000/s, 3 s would be 3,000 sends: only recipients claimed before the stop (a quarter second ahead) may go.
+      // At the tier's pace, 3 s would be 2,300 sends: only recipients claimed before the stop (a quarter second ahead)
+      // may go.
       const whileDown = await sendsBetween(tos, downFrom, downTo);
       const r = await expectEachOnce(
         id,
