@@ -89,7 +89,8 @@ describe('Multi-key scripts on a Redis Cluster', () => {
     // The request path's client auto-pipelines: commands issued in one tick go out as one pipeline per master, grouped
     // by their first argument. A script called as (number of keys, ...keys) was grouped by the number: in a burst it
     // joined the pipeline of another master and ioredis refused that whole pipeline (the pacer's reservations in it
-    // too), so sends went unpaced and the limiter failed open (a CI run of 2026-12-04: Meta answered 130429 to ~70 sends).
+    // too), so sends went unpaced and the limiter failed open (a CI run of 2026-12-04: Meta answered 130429 to ~70
+    // sends).
     const limiter = new RateLimiterService(redis, config, logger);
     const pacer = new NumberPacer(redis, config, new Metrics());
     const throttle = new LoginThrottle(new AttemptBudget(redis), config, logger);

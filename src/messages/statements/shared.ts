@@ -18,10 +18,11 @@ export const sameAccount = (eb: Eb, businessAccountId: string): Expression<SqlBo
 /**
  * `m.id = ANY(ARRAY(SELECT … WHERE id = ANY(ids) ORDER BY id FOR UPDATE))`: a batch UPDATE of these messages that
  * locks them all first, in id order, as the worker's status chunks lock theirs (lock_messages_for_statuses). Passing
- * the ids sorted is not enough (the callers did until 2026-12-04): a plan that hash-joins a scan of `messages` (a small
- * table, as in the test suites) visits them in the heap's order, and two batches that lock in different orders deadlock (seen in the
- * campaign fault suite: a batch of sent marks against three status chunks, one second of `deadlock_timeout` each).
- * The sub-select runs once, before the first row is updated (an InitPlan); its array then finds the rows by primary key.
+ * the ids sorted is not enough (the callers did until 2026-12-04): a plan that hash-joins a scan of `messages` (a
+ * small table, as in the test suites) visits them in the heap's order, and two batches that lock in different orders
+ * deadlock (seen in the campaign fault suite: a batch of sent marks against three status chunks, one second of
+ * `deadlock_timeout` each). The sub-select runs once, before the first row is updated (an InitPlan); its array then
+ * finds the rows by primary key.
  */
 export const lockedInIdOrder = (
   eb: ExpressionBuilder<Database & { m: Database['messages'] }, 'm'>,
