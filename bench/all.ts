@@ -3,7 +3,7 @@
 //
 //   (a) bare node:http        bench/lib/hello-server.mjs: reads the body, answers 200 (the loopback ceiling)
 //   (b) reference receiver    bench/reference/group-commit-receiver.mjs: plain node:http + pg, signature check,
-//                             JSON parse, one multi-row INSERT into webhook_deliveries per ~2 ms window, 200 after
+//                             JSON parse, one multi-row INSERT into webhook_inbox per ~2 ms window, 200 after
 //                             the commit; also with the window off (one commit per request)
 //   (c) the service           POST /webhooks/whatsapp (1 API + 1 worker): acked/s, ack latency, time until all
 //                             processed, exact counts; the same load with the worker stopped until the last answer
@@ -305,7 +305,7 @@ async function referencePhase(
   // Each 200 was sent after its commit; only requests cut off by a timeout could still be in a window.
   await sleep(100);
   const r = await stack.db.query<{ stored: string; distinct: string }>(
-    `SELECT count(*) AS stored, count(DISTINCT signature) AS distinct FROM webhook_deliveries WHERE id > $1`,
+    `SELECT count(*) AS stored, count(DISTINCT signature) AS distinct FROM webhook_inbox WHERE id > $1`,
     [before],
   );
   const stored = Number(r.rows[0]!.stored);
@@ -389,8 +389,8 @@ async function referenceTarget(
   await proc.stop();
   log(`${name}: ${proc.tail(1)}`);
   // Its rows must not reach the service's worker (the sweeper would enqueue them) nor slow the next target.
-  await stack.db.query('DELETE FROM webhook_deliveries WHERE id > $1', [first]);
-  await stack.db.query('VACUUM ANALYZE webhook_deliveries');
+  await stack.db.query('DELETE FROM webhook_inbox WHERE id > $1', [first]);
+  await stack.db.query('VACUUM ANALYZE webhook_inbox');
   return rows;
 }
 
@@ -543,7 +543,7 @@ async function settle(stack: Stack, before: string): Promise<void> {
   const housekeeping = stack.workersStartedAt + HOUSEKEEPING_FIRST_PASS_MS - Date.now();
   if (housekeeping > 0) await sleep(housekeeping);
   await stack.db.query('CHECKPOINT');
-  await stack.db.query('VACUUM ANALYZE messages, events, webhook_deliveries, idempotency_keys');
+  await stack.db.query('VACUUM ANALYZE messages, events, webhook_deliveries, webhook_inbox, idempotency_keys');
   const quiet = await waitUntilQuiet(Math.max(1, os.cpus().length - 0.4), 30_000);
   log(
     `settled before ${before} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${housekeeping > 0 ? `the workers' first housekeeping pass, ` : ''}checkpoint, vacuum; idle ${quiet.idleCores} cores)`,

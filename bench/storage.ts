@@ -106,7 +106,9 @@ import {
   MESSAGES_SQL,
   PROCESSED_SQL,
   PROCESSED_SQL_BEFORE,
+  PROCESSED_SQL_IN_PLACE,
   STATUS_DELIVERIES_SQL,
+  STATUS_DELIVERIES_SQL_WEEKLY,
   STATUS_EVENTS_SQL,
   STATUS_EVENTS_SQL_BEFORE,
   STATUS_EVENTS_SQL_LEAN_EVENTS,
@@ -985,24 +987,22 @@ async function compactClosedWeeks(url: string): Promise<number> {
 const RECEIVER_QUIET_MS = 10_000;
 
 /**
- * A receiver's inserts beside the compaction: one ~700-byte delivery at a time into next week's partition (the live
- * week of a service whose last week is being compacted), each its own synchronously committed statement, one every
- * 2 ms at most. `mark()` gives the p50 / p99 / max of the latencies since the previous mark.
+ * A receiver's inserts beside the compaction: one ~700-byte delivery at a time into the inbox (migration
+ * webhook_inbox: the receiver no longer writes the weekly partitions), each its own synchronously committed
+ * statement, one every 2 ms at most. `mark()` gives the p50 / p99 / max of the latencies since the previous mark.
  */
 function liveReceiver(pool: pg.Pool): { mark(): string; stop(): Promise<void> } {
   let latencies: number[] = [];
   let running = true;
-  const nextWeek = new Date(Date.now() + WEEK_MS);
   const body = Buffer.from(JSON.stringify({ object: 'whatsapp_business_account', pad: 'x'.repeat(640) }));
   const loop = (async () => {
     const c = await pool.connect();
     try {
       while (running) {
         const t = performance.now();
-        await c.query(
-          `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, received_at) VALUES ($1, 'sha256=0', ARRAY['1'], $2)`,
-          [body, nextWeek],
-        );
+        await c.query(`INSERT INTO webhook_inbox (raw_body, signature, waba_ids) VALUES ($1, 'sha256=0', ARRAY['1'])`, [
+          body,
+        ]);
         latencies.push(performance.now() - t);
         await sleep(2);
       }
@@ -1046,9 +1046,11 @@ async function relationBytes(db: pg.Pool, table: string): Promise<RelationBytes[
 /**
  * `rows` status events, one per webhook delivery (as Meta sends them), in the schema before migration lean_events or
  * after it: per chunk of 1,000, the receiver's insert of the deliveries (waiting, with their bytes) in one
- * transaction, then the worker's in another: the events (processed, as the worker stores them) and the update marking
- * the deliveries processed (after: emptying their bytes), so the space an update leaves behind is in the figure, as
- * it is in service. Two such loaders at once. Then VACUUM ANALYZE and CHECKPOINT; the bytes of both tables, all in.
+ * transaction, then the worker's in another: the events (processed, as the worker stores them) and the deliveries
+ * marked processed: since migration webhook_inbox moved out of the inbox into the weekly table without their bytes,
+ * before it updated in place (from lean_events emptying their bytes), so the space an update or the inbox leaves
+ * behind is in the figure, as it is in service. Two such loaders at once. Then VACUUM ANALYZE and CHECKPOINT; the
+ * bytes of the tables (events, webhook_deliveries and the inbox), all in.
  */
 async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]> {
   const name = `${DB_PREFIX}bytes_${shape.replace('-', '_')}`;
@@ -1060,6 +1062,10 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
       await applyMigrationFiles(c, migrationsBefore(shape === 'before' ? LEAN_MIGRATION : LIST_MIGRATION));
       c.release();
     } else await migrate(url);
+    // The schemas of lean-events and lean-lists are today's (their events are written in the older encodings).
+    const inbox = shape !== 'before' && shape !== 'lean-items';
+    const tables = inbox ? ['events', 'webhook_deliveries', 'webhook_inbox'] : ['events', 'webhook_deliveries'];
+    const processedSql = shape === 'before' ? PROCESSED_SQL_BEFORE : inbox ? PROCESSED_SQL : PROCESSED_SQL_IN_PLACE;
     const stage: Stage = { from: 0, to: rows - 1, t0: new Date(Date.now() - 3600_000), spanS: 3600 };
     const chunk = 1000;
     const jobs: [number, number][] = [];
@@ -1075,10 +1081,11 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
           for (let j = next++; j < jobs.length; j = next++) {
             const [f, t] = jobs[j]!;
             const base = baseValues(stage, f, t, ACCOUNTS);
-            const ids = (await c.query<{ id: string }>(STATUS_DELIVERIES_SQL, base)).rows.map((r) => r.id);
+            const insert = inbox ? STATUS_DELIVERIES_SQL : STATUS_DELIVERIES_SQL_WEEKLY;
+            const ids = (await c.query<{ id: string }>(insert, base)).rows.map((r) => r.id);
             await c.query('BEGIN');
             await c.query(STATUS_EVENTS[shape], [...base, ids]);
-            await c.query(shape === 'before' ? PROCESSED_SQL_BEFORE : PROCESSED_SQL, [ids, new Date(t0 - 60_000)]);
+            await c.query(processedSql, [ids, new Date(t0 - 60_000)]);
             await c.query('COMMIT');
             if (Date.now() - lastPrint > 10_000) {
               lastPrint = Date.now();
@@ -1094,8 +1101,8 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
       await Promise.all([runner(), runner()]);
       return (Date.now() - t0) / 1000;
     });
-    await settle(db, 'events, webhook_deliveries, event_counts');
-    const relations = [...(await relationBytes(db, 'events')), ...(await relationBytes(db, 'webhook_deliveries'))];
+    await settle(db, `${tables.join(', ')}, event_counts`);
+    const relations = (await Promise.all(tables.map((t) => relationBytes(db, t)))).flat();
     const totalBytes = relations.reduce((a, r) => a + r.bytes, 0);
     const widths = (
       await db.query<{ table: string; column: string; width: number }>(
@@ -1125,7 +1132,7 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
         `bytes: a receiver storing one delivery at a time in the next week (each its own commit), p50 / p99 / max ms: ` +
           `before the compaction ${quiet}; during it ${during}`,
       );
-      const closed = [...(await relationBytes(db, 'events')), ...(await relationBytes(db, 'webhook_deliveries'))];
+      const closed = (await Promise.all(tables.map((t) => relationBytes(db, t)))).flat();
       const closedTotal = closed.reduce((a, r) => a + r.bytes, 0);
       log(
         `bytes (${shape}, the week closed: ${compacted} partitions compacted in ${((Date.now() - t) / 1000).toFixed(0)} s): ${fmtInt(closedTotal / rows)} bytes per event all in`,
@@ -1223,6 +1230,14 @@ function tableOf(stmt: string): string {
   return 'other';
 }
 
+/** Since migration webhook_inbox a delivery is in the inbox (waiting, dead letters) or the weekly table. */
+const hasInbox = async (db: pg.Pool) =>
+  (await db.query<{ x: boolean }>(`SELECT to_regclass('webhook_inbox') IS NOT NULL AS x`)).rows[0]!.x;
+const deliveriesCount = (inbox: boolean) =>
+  inbox
+    ? '((SELECT count(*) FROM webhook_deliveries) + (SELECT count(*) FROM webhook_inbox))'
+    : '(SELECT count(*) FROM webhook_deliveries)';
+
 async function upgradePart(): Promise<UpgradeResult> {
   const name = `${DB_PREFIX}upgrade`;
   const url = await server.createDb(name);
@@ -1253,7 +1268,7 @@ async function upgradePart(): Promise<UpgradeResult> {
     const fillSeconds = (Date.now() - t) / 1000;
     const before = (
       await db.query<{ e: string; d: string; m: string; c: string }>(
-        `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
+        `SELECT (SELECT count(*) FROM events) e, ${deliveriesCount(await hasInbox(db))} d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
       )
     ).rows[0]!;
     log(
@@ -1286,7 +1301,7 @@ async function upgradePart(): Promise<UpgradeResult> {
     });
     const after = (
       await db.query<{ e: string; d: string; m: string; c: string }>(
-        `SELECT (SELECT count(*) FROM events) e, (SELECT count(*) FROM webhook_deliveries) d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
+        `SELECT (SELECT count(*) FROM events) e, ${deliveriesCount(await hasInbox(db))} d, (SELECT count(*) FROM messages) m, (SELECT sum(count) FROM event_counts) c`,
       )
     ).rows[0]!;
     const kept = after.e === before.e && after.d === before.d && after.m === before.m && after.c === before.c;

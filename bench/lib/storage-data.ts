@@ -265,11 +265,11 @@ const STATUS_ITEM = `
                               'biz_opaque_callback_data', 'bm:' || w.sent) AS item) AS v`;
 
 /**
- * Deliveries of one status each as the receiver stores them (waiting: `received`), with the parameters of EVENTS_SQL
- * ($1..$9); RETURNING their ids in the order of i.
+ * Deliveries of one status each as the receiver stores them (waiting: `received`, in the inbox since migration
+ * webhook_inbox), with the parameters of EVENTS_SQL ($1..$9); RETURNING their ids in the order of i.
  */
-export const STATUS_DELIVERIES_SQL = `
-INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id)
+const statusDeliveries = (table: string) => `
+INSERT INTO ${table} (raw_body, signature, waba_ids, batch_id)
 SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'entry', jsonb_build_array(jsonb_build_object(
          'id', w.waba, 'changes', jsonb_build_array(jsonb_build_object('field', 'messages', 'value', jsonb_build_object(
            'messaging_product', 'whatsapp',
@@ -279,6 +279,9 @@ SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'ent
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}
  ORDER BY i
 RETURNING id`;
+export const STATUS_DELIVERIES_SQL = statusDeliveries('webhook_inbox');
+/** The same into the weekly table, as the receiver stored them before migration webhook_inbox. */
+export const STATUS_DELIVERIES_SQL_WEEKLY = statusDeliveries('webhook_deliveries');
 
 /** The status events of those deliveries ($10: their ids, in the order of i) in the shape before migration lean_events. */
 export const STATUS_EVENTS_SQL_BEFORE = `
@@ -375,11 +378,23 @@ SELECT ($10::bigint[])[i - $1 + 1], w.waba, w.phone, events_type_code('messages'
        ${STATUS_LEAN}, 15550001111, w.sent, events_dedupe_hash('status:' || w.wamid || ':' || w.status || ':' || w.ts), true
   FROM generate_series($1::bigint, $2::bigint) AS i ${STATUS_ITEM}`;
 
-/** The worker's mark of those deliveries ($1 ids, $2 oldest received_at), before and after migration lean_events. */
+/**
+ * The worker's mark of those deliveries ($1 ids, $2 oldest received_at) in the weekly table, before migration
+ * lean_events and from it until migration webhook_inbox (emptying their bytes).
+ */
 export const PROCESSED_SQL_BEFORE = `
 UPDATE webhook_deliveries SET status = 'processed', processed_at = now(), event_count = 1, last_error = NULL, attempts = attempts + 1
  WHERE id = ANY($1::bigint[]) AND received_at >= $2 AND status <> 'processed'`;
-export const PROCESSED_SQL = `
+export const PROCESSED_SQL_IN_PLACE = `
 UPDATE webhook_deliveries SET status = 'processed', processed_at = now(), event_count = 1, last_error = NULL, attempts = attempts + 1,
        raw_body = '\\x', signature = '', batch_id = NULL
  WHERE id = ANY($1::bigint[]) AND received_at >= $2 AND status <> 'processed'`;
+/**
+ * Since migration webhook_inbox ($1 ids; $2 unused): the deliveries moved out of the inbox into the weekly table
+ * without their bytes, as WebhookDeliveriesRepository.markProcessed does.
+ */
+export const PROCESSED_SQL = `
+WITH moved AS (DELETE FROM webhook_inbox WHERE id = ANY($1::bigint[]) AND $2::timestamptz IS NOT NULL
+               RETURNING id, waba_ids, attempts, received_at)
+INSERT INTO webhook_deliveries (id, raw_body, signature, waba_ids, status, attempts, event_count, received_at, processed_at)
+SELECT id, '\\x', '', waba_ids, 'processed', attempts + 1, 1, received_at, now() FROM moved`;

@@ -186,7 +186,10 @@ export async function waitProcessed(
 }
 
 export async function maxDeliveryId(db: pg.Pool): Promise<number> {
-  const r = await db.query<{ id: number | null }>('SELECT max(id) AS id FROM webhook_deliveries');
+  // A delivery is in the inbox (waiting) or the weekly table (processed), with one id sequence.
+  const r = await db.query<{ id: number | null }>(
+    'SELECT greatest((SELECT max(id) FROM webhook_inbox), (SELECT max(id) FROM webhook_deliveries)) AS id',
+  );
   return r.rows[0]?.id ?? 0;
 }
 
@@ -196,7 +199,7 @@ async function deliveryCounts(
 ): Promise<{ stored: number; processed: number; failed: number }> {
   const r = await db.query<{ stored: string; processed: string; failed: string }>(
     `SELECT count(*) AS stored, count(*) FILTER (WHERE status = 'processed') AS processed, count(*) FILTER (WHERE status = 'failed') AS failed
-       FROM webhook_deliveries WHERE id > $1`,
+       FROM (SELECT status FROM webhook_inbox WHERE id > $1 UNION ALL SELECT status FROM webhook_deliveries WHERE id > $1) d`,
     [after],
   );
   const row = r.rows[0]!;

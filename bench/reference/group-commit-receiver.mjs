@@ -1,6 +1,7 @@
 // The physical reference for webhook ingest (`npm run bench`, target "reference"): what a plain node:http
-// receiver with group commit achieves on this machine, against the same PostgreSQL and the same
-// `webhook_deliveries` table as the service. Not part of the service; nothing imports it.
+// receiver with group commit achieves on this machine, against the same PostgreSQL and the same table as the
+// service's receiver (`webhook_inbox`, where a delivery waits to be processed). Not part of the service; nothing
+// imports it.
 //
 // Per request: read the raw bytes, check X-Hub-Signature-256 (HMAC-SHA256 of the exact bytes with the app
 // secret, timingSafeEqual; 401 otherwise), parse the JSON (400 when it is not a whatsapp_business_account
@@ -93,7 +94,7 @@ function flush() {
     params.push(it.body, it.signature, it.wabaIds);
   }
   // One statement, one implicit transaction: its commit makes every row of the window durable at once.
-  pool.query(`INSERT INTO webhook_deliveries (raw_body, signature, waba_ids) VALUES ${rows.join(', ')}`, params).then(
+  pool.query(`INSERT INTO webhook_inbox (raw_body, signature, waba_ids) VALUES ${rows.join(', ')}`, params).then(
     () => {
       stats.batches++;
       stats.rows += batch.length;

@@ -902,9 +902,13 @@ describe('Bad-input sweep: every route answers malformed and hostile input with 
         tenant.account.wabaId,
         marker,
       ),
-      // The sweep's webhook bodies carry the marker: none may have been stored.
+      // The sweep's webhook bodies carry the marker: none may have been stored, waiting (the inbox) or processed.
       webhookDeliveries: await q(
-        `SELECT count(*) AS n FROM webhook_deliveries WHERE position(convert_to($1, 'UTF8') in raw_body) > 0 OR $2 = ANY (waba_ids)`,
+        `SELECT count(*) AS n FROM (
+           SELECT raw_body, waba_ids FROM webhook_inbox
+           UNION ALL
+           SELECT raw_body, waba_ids FROM webhook_deliveries
+         ) d WHERE position(convert_to($1, 'UTF8') in raw_body) > 0 OR $2 = ANY (waba_ids)`,
         marker,
         tenant.account.wabaId,
       ),

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { metaJson } from '../../simulator/meta-json.js';
 import { DeliveryQueue, deliveryJobIds } from '../../src/webhooks/delivery-queue.js';
 import { createTenant, eventually, helloWorld, onboard, recipient, wamid, type Tenant } from '../utils/factories.js';
+import { allDeliveries } from '../utils/delivery-rows.js';
 import { deliveriesOf, insertDeliveries } from '../utils/messaging-rows.js';
 import { LogCapture } from '../utils/log-capture.js';
 import { startStack, type Stack } from '../utils/stack.js';
@@ -223,14 +224,14 @@ describe('Logging: every line of a request carries its request id, every line of
         END $$`);
       await schemaChange(
         admin,
-        `CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION ${trigger}()`,
+        `CREATE TRIGGER ${trigger} BEFORE INSERT ON webhook_inbox FOR EACH ROW EXECUTE FUNCTION ${trigger}()`,
       );
       const posts = webhookPosts(tenant, ['hi', 'hello', poison]);
       try {
         const answers = await postAll(t, posts);
         expect(answers.map((a) => a.status)).toEqual([503, 503, 503]);
       } finally {
-        await schemaChange(admin, `DROP TRIGGER ${trigger} ON webhook_deliveries`);
+        await schemaChange(admin, `DROP TRIGGER ${trigger} ON webhook_inbox`);
         await admin.query(`DROP FUNCTION ${trigger}()`);
       }
       for (const p of posts) {
@@ -309,9 +310,7 @@ describe('Logging: every line of a request carries its request id, every line of
       // One batch job of three deliveries, one of which cannot be parsed. Stored just now: younger than the sweeper's
       // 5 s, so only this file's worker (whose queue gets the job) processes them.
       const batchId = `log-${tenant.account.wabaId}`;
-      const inBatch = () =>
-        t.db.on().selectFrom('webhook_deliveries').select(['id', 'status']).where('batch_id', '=', batchId);
-      await insertDeliveries(
+      const stored = await insertDeliveries(
         t,
         bodies.map((b) => ({
           raw_body: Buffer.from(b),
@@ -320,13 +319,15 @@ describe('Logging: every line of a request carries its request id, every line of
           batch_id: batchId,
         })),
       );
-      const [account, broken, inbound] = (await inBatch().orderBy('id').execute()).map((d) => d.id);
+      const [account, broken, inbound] = stored.map((d) => d.id);
       const ids = [account!, broken!, inbound!];
+      // A processed delivery leaves the inbox and its batch behind: the batch's rows are looked up by id.
+      const inBatch = () => t.db.on().selectFrom(allDeliveries(t.db)).select(['id', 'status']).where('id', 'in', ids);
       const jobId = deliveryJobIds.batch(batchId);
       await t.app.get(DeliveryQueue).enqueue({ deliveryIds: ids }, jobId);
       await waitFor(async () => {
         const rows = await inBatch().execute();
-        return rows.every((d) => d.status !== 'received') ? rows : undefined;
+        return rows.length === ids.length && rows.every((d) => d.status !== 'received') ? rows : undefined;
       }, 'the batch to be processed');
 
       const ofJob = workerLogs.where('jobId', jobId);

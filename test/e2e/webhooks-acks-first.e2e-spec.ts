@@ -16,7 +16,7 @@ const HOLD_MAX_MS = 6000;
 /**
  * Acknowledgements first (docs/operations-and-scaling.md): an API process with WEBHOOK_HOLD_PROCESSING_IN_FLIGHT
  * acknowledgements waiting says so in Redis; the workers then hold processing, for at most
- * WEBHOOK_HOLD_PROCESSING_MAX_MS, and catch up after. A database of its own: the test locks `webhook_deliveries`.
+ * WEBHOOK_HOLD_PROCESSING_MAX_MS, and catch up after. A database of its own: the test locks `webhook_inbox`.
  */
 describe('Acknowledgements first: the workers hold processing while a receiver is saturated', () => {
   let database: ScratchDatabase;
@@ -66,20 +66,25 @@ describe('Acknowledgements first: the workers hold processing while a receiver i
         text: 'hello',
       }),
     ).then((r: Response) => r);
+  /** The status of the tenant's newest delivery, waiting (the inbox) or processed (the weekly table). */
   const newest = async () => {
     const { rows } = await admin.query<{ status: string }>(
-      `SELECT status FROM webhook_deliveries WHERE $1 = ANY(waba_ids) ORDER BY id DESC LIMIT 1`,
+      `SELECT status FROM (
+         SELECT id, status FROM webhook_inbox WHERE $1 = ANY(waba_ids)
+         UNION ALL
+         SELECT id, status FROM webhook_deliveries WHERE $1 = ANY(waba_ids)
+       ) d ORDER BY id DESC LIMIT 1`,
       [tenant.account.wabaId],
     );
     return rows[0]?.status;
   };
   /** The receiver's INSERTs waiting on the test's lock (asked on another connection than the locking one). */
-  const waitingOnLock = () => statementsWaitingOnLock(observer, 'insert into "webhook_deliveries"%');
+  const waitingOnLock = () => statementsWaitingOnLock(observer, 'insert into "webhook_inbox"%');
 
   it('says so with WEBHOOK_HOLD_PROCESSING_IN_FLIGHT acknowledgements waiting, not with fewer, and stops once they are answered', async () => {
     await admin.query('BEGIN');
-    // Every INSERT into webhook_deliveries waits (it needs ROW EXCLUSIVE) until the lock is released.
-    await admin.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+    // Every INSERT into webhook_inbox waits (it needs ROW EXCLUSIVE) until the lock is released.
+    await admin.query('LOCK TABLE webhook_inbox IN SHARE MODE');
     const answers: Promise<Response>[] = [];
     try {
       answers.push(post(), post());

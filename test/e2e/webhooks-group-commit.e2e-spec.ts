@@ -37,12 +37,24 @@ function postConcurrently(
   return { ids, answers };
 }
 
-/** The tenant's stored deliveries; `xmin` names the transaction (the INSERT) that stored each, `batchId` its queue job. */
-async function storedFor(t: TestApp, wabaId: string): Promise<{ id: number; batchId: string | null; xmin: string }[]> {
-  const { rows } = await sql<{ id: number; batchId: string | null; xmin: string }>`
-    SELECT id, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids) ORDER BY id`.execute(
-    t.db.on(),
-  );
+interface Stored {
+  id: number;
+  status: string;
+  batchId: string | null;
+  xmin: string;
+}
+
+/**
+ * The tenant's stored deliveries, waiting (the inbox) or processed. While one waits, `xmin` names the transaction (the
+ * INSERT) that stored it and `batchId` its queue job; processing moves it into the weekly table (another transaction,
+ * no batch).
+ */
+async function storedFor(t: TestApp, wabaId: string): Promise<Stored[]> {
+  const { rows } = await sql<Stored>`
+    SELECT id, status, batch_id AS "batchId", xmin::text AS xmin FROM webhook_inbox WHERE ${wabaId} = ANY(waba_ids)
+    UNION ALL
+    SELECT id, status, batch_id AS "batchId", xmin::text AS xmin FROM webhook_deliveries WHERE ${wabaId} = ANY(waba_ids)
+    ORDER BY id`.execute(t.db.on());
   return rows;
 }
 
@@ -71,13 +83,14 @@ describe('Webhook receiver: group commit', () => {
   it('stores concurrent deliveries with one INSERT, answers each 200, and processes the batch as one job', async () => {
     const tenant = await createTenant(t);
     // The rows' xmin names the transaction that wrote them last: the worker (its own queue: QUEUE_PREFIX is
-    // per app) would rewrite them as it processes, so it starts only once the INSERT has been looked at.
+    // per app) would move them out of the inbox as it processes, so it starts only once the INSERT has been looked at.
     await worker.close();
     const { answers } = postConcurrently(t, tenant, 12);
     const responses = await answers;
     expect(responses.map((r) => r.status)).toEqual(Array(12).fill(200));
     const rows = await storedFor(t, tenant.account.wabaId);
     expect(rows).toHaveLength(12);
+    expect(rows.map((r) => r.status)).toEqual(Array(12).fill('received'));
     // One group commit (one INSERT, one transaction) and one queue job for all twelve rows.
     expect(new Set(rows.map((r) => r.xmin)).size).toBe(1);
     expect(new Set(rows.map((r) => r.batchId)).size).toBe(1);
@@ -101,8 +114,10 @@ describe('Webhook receiver: group commit', () => {
       const tenant = await createTenant(small);
       const responses = await postConcurrently(small, tenant, 7).answers;
       expect(responses.map((r) => r.status)).toEqual(Array(7).fill(200));
+      // Nothing takes `small`'s jobs (a QUEUE_PREFIX of its own) and the sweeper leaves a delivery for 5 s: all wait.
       const rows = await storedFor(small, tenant.account.wabaId);
       expect(rows).toHaveLength(7);
+      expect(rows.map((r) => r.status)).toEqual(Array(7).fill('received'));
       const sizes = [
         ...rows.reduce((m, r) => m.set(r.xmin, (m.get(r.xmin) ?? 0) + 1), new Map<string, number>()).values(),
       ];
@@ -117,9 +132,9 @@ describe('Webhook receiver: group commit', () => {
 
   it('answers no request before the commit that holds its row', async () => {
     const tenant = await createTenant(t);
-    // A SHARE lock on the table makes every INSERT wait (it needs ROW EXCLUSIVE) until the lock is released.
+    // A SHARE lock on the inbox makes every receiver's INSERT wait (it needs ROW EXCLUSIVE) until the lock is released.
     await admin.query('BEGIN');
-    await admin.query('LOCK TABLE webhook_deliveries IN SHARE MODE');
+    await admin.query('LOCK TABLE webhook_inbox IN SHARE MODE');
     const answered: number[] = [];
     const { answers } = postConcurrently(t, tenant, 5);
     void answers.then(() => answered.push(Date.now()));
@@ -128,7 +143,7 @@ describe('Webhook receiver: group commit', () => {
         // Asked on another connection: inside the locking transaction pg_stat_activity is a frozen snapshot.
         const { rows } = await sql<{ n: number }>`
           SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_deliveries"%'`.execute(
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_inbox"%'`.execute(
           t.db.on(),
         );
         return rows[0]!.n >= 1 ? true : undefined;
@@ -155,7 +170,7 @@ describe('Webhook receiver: group commit', () => {
       END $$`);
     await schemaChange(
       admin,
-      `CREATE TRIGGER test_reject_poison_${tenant.account.wabaId} BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`,
+      `CREATE TRIGGER test_reject_poison_${tenant.account.wabaId} BEFORE INSERT ON webhook_inbox FOR EACH ROW EXECUTE FUNCTION test_reject_poison()`,
     );
     try {
       const good = postConcurrently(t, tenant, 4);
@@ -166,7 +181,7 @@ describe('Webhook receiver: group commit', () => {
         expect(r.body).toMatchObject({ statusCode: 503, message: expect.stringContaining('could not be stored') });
       expect(await storedFor(t, tenant.account.wabaId)).toHaveLength(0);
     } finally {
-      await schemaChange(admin, `DROP TRIGGER test_reject_poison_${tenant.account.wabaId} ON webhook_deliveries`);
+      await schemaChange(admin, `DROP TRIGGER test_reject_poison_${tenant.account.wabaId} ON webhook_inbox`);
     }
     // Meta retries: the same deliveries, without the poisoned one, are then stored and acknowledged.
     const retried = await postConcurrently(t, tenant, 4).answers;

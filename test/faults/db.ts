@@ -105,9 +105,12 @@ export interface Progress {
 }
 
 export async function progress(db: Db, wabaId: string): Promise<Progress> {
+  // A delivery is in one table at a time: the inbox while it waits or is a dead letter, the weekly one once processed.
   const [d] = await db.query<{ total: string; received: string; failed: string }>(
     `SELECT count(*) AS total, count(*) FILTER (WHERE status = 'received') AS received, count(*) FILTER (WHERE status = 'failed') AS failed
-       FROM webhook_deliveries WHERE $1 = ANY (waba_ids)`,
+       FROM (SELECT status FROM webhook_inbox WHERE $1 = ANY (waba_ids)
+             UNION ALL
+             SELECT status FROM webhook_deliveries WHERE $1 = ANY (waba_ids)) d`,
     [wabaId],
   );
   const [e] = await db.query<{ total: string; processed: string }>(
@@ -262,10 +265,14 @@ export async function verdict(
   };
 }
 
-/** Stored deliveries of the tenant by sha256 of their raw body. */
+/** Stored deliveries of the tenant (waiting, dead letters and processed) by sha256 of their raw body. */
 export async function storedByHash(db: Db, wabaId: string): Promise<Map<string, number>> {
   const rows = await db.query<{ h: string; n: string }>(
-    `SELECT encode(sha256(raw_body), 'hex') AS h, count(*) AS n FROM webhook_deliveries WHERE $1 = ANY (waba_ids) GROUP BY 1`,
+    `SELECT encode(sha256(raw_body), 'hex') AS h, count(*) AS n
+       FROM (SELECT raw_body FROM webhook_inbox WHERE $1 = ANY (waba_ids)
+             UNION ALL
+             SELECT raw_body FROM webhook_deliveries WHERE $1 = ANY (waba_ids)) d
+      GROUP BY 1`,
     [wabaId],
   );
   return new Map(rows.map((r) => [r.h, Number(r.n)]));

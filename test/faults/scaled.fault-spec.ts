@@ -122,7 +122,7 @@ beforeAll(async () => {
       stragglers: async (s: Scenario) =>
         (
           await db.query<{ id: string }>(
-            `SELECT id FROM webhook_deliveries WHERE $1 = ANY (waba_ids) AND status = 'received' ORDER BY id LIMIT 20`,
+            `SELECT id FROM webhook_inbox WHERE $1 = ANY (waba_ids) AND status = 'received' ORDER BY id LIMIT 20`,
             [s.tenant.wabaId],
           )
         )

@@ -138,7 +138,7 @@ afterAll(async () => {
 /** The deliveries of this scenario still `received`, each with the state of the job the sweeper gives it. */
 async function stragglers(s: Scenario): Promise<string> {
   const rows = await db.query<{ id: string; batch_id: string | null; received_at: Date }>(
-    `SELECT id, batch_id, received_at FROM webhook_deliveries WHERE $1 = ANY (waba_ids) AND status = 'received' ORDER BY id LIMIT 20`,
+    `SELECT id, batch_id, received_at FROM webhook_inbox WHERE $1 = ANY (waba_ids) AND status = 'received' ORDER BY id LIMIT 20`,
     [s.tenant.wabaId],
   );
   const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000 });

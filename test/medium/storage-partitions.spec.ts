@@ -8,7 +8,7 @@ import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webho
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
 import { PartitionMaintenance } from '../../src/webhooks/storage/partition-maintenance.js';
 import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.processor.js';
-import { eventRow, incomingDelivery, metaId, wamid } from '../utils/factories.js';
+import { eventRow, incomingDelivery, insertDelivery, metaId, wamid } from '../utils/factories.js';
 import { scratchDatabase, type ScratchDatabase } from '../utils/scratch-database.js';
 import { testEnv } from '../utils/test-env.js';
 import { startTestWorker } from '../utils/webhooks.js';
@@ -200,15 +200,17 @@ describe('Storage partitions (PostgreSQL)', () => {
     expect((await insertAt([item], farAhead)).size).toBe(1);
   });
 
-  it('the worker whose events find no partition makes the partitions and stores the chunk, nothing lost', async () => {
+  it('the worker whose events and processed delivery find no partition makes the partitions and stores them, nothing lost', async () => {
     const worker = await startTestWorker(AppConfig.fromEnv(testEnv({ DATABASE_URL: db.url })));
     try {
       // As if the maintenance task had not run for weeks: no partition for this week nor any later one.
-      const { rows } = await db.client.query<{ name: string }>(
-        'SELECT name FROM storage_partitions($1) WHERE upper_bound > $2',
-        ['events', now],
-      );
-      for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
+      for (const table of ['events', 'webhook_deliveries']) {
+        const { rows } = await db.client.query<{ name: string }>(
+          'SELECT name FROM storage_partitions($1) WHERE upper_bound > $2',
+          [table, now],
+        );
+        for (const { name } of rows) await db.client.query(`DROP TABLE ${name}`);
+      }
       const wabaId = metaId();
       const body = JSON.stringify(
         inboundWebhook(wabaId, metaId(), {
@@ -263,24 +265,16 @@ describe('Storage partitions (PostgreSQL)', () => {
       });
     });
 
-    it('drops weeks of processed deliveries past WEBHOOK_RETENTION_DAYS, keeping dead letters and waiting ones with their time', async () => {
+    it('drops weeks of processed deliveries past WEBHOOK_RETENTION_DAYS; dead letters and waiting ones stay in the inbox with their time', async () => {
       const wabaId = metaId();
       const old = new Date(now.getTime() - 50 * DAY_MS);
-      const make = async (status: 'processed' | 'failed' | 'received') => {
-        const [id] = await deliveries.storeBatch('b', [incomingDelivery({ wabaIds: [wabaId] })]);
-        await db.client.query('UPDATE webhook_deliveries SET status = $2, received_at = $3 WHERE id = $1', [
-          id,
-          status,
-          old,
-        ]);
-        return id!;
-      };
+      const make = async (status: 'processed' | 'failed' | 'received') =>
+        (await insertDelivery(data, { wabaIds: [wabaId], status, receivedAt: old })).id;
       const [processed, dead, waiting] = [await make('processed'), await make('failed'), await make('received')];
       const recent = (await deliveries.storeBatch('b', [incomingDelivery({ wabaIds: [wabaId] })]))[0]!;
 
       const pass = await maintenance({ EVENTS_RETENTION_DAYS: '0', WEBHOOK_RETENTION_DAYS: '30' }).pass(now);
       expect(pass.dropped.webhook_deliveries.length).toBeGreaterThan(0);
-      expect(pass.keptDeliveries).toBeGreaterThanOrEqual(2);
 
       const listed = await deliveries.listForAccounts([{ wabaId }], { page: 1, limit: 10 });
       expect(listed.rows.map((d) => d.id).sort()).toEqual([dead, waiting, recent].sort());
@@ -293,6 +287,10 @@ describe('Storage partitions (PostgreSQL)', () => {
         status: 'received',
         receivedAt: old,
       });
+      // Processed then, 50 days after it arrived: stored in this week (its own week is gone), listed under its time.
+      await deliveries.markProcessed([{ id: dead, events: 1 }]);
+      const processedNow = await deliveries.listForAccounts([{ wabaId }], { page: 1, limit: 10, status: 'processed' });
+      expect(processedNow.rows).toEqual([expect.objectContaining({ id: dead, status: 'processed', receivedAt: old })]);
     });
 
     it('drops a partition left detached by a pass that stopped between its detach and its DROP TABLE', async () => {
@@ -344,18 +342,19 @@ describe('Storage partitions (PostgreSQL)', () => {
           [partition],
         )
       ).rows[0];
-    /** Deliveries stored in `week` with their bytes, then processed as the worker marks them (bytes emptied). */
+    /**
+     * Deliveries of `week` as a week stored before the inbox (migration webhook_inbox) holds them: inserted into the
+     * weekly table with their bytes, then processed in place (bytes emptied), each leaving its first version behind.
+     */
     const processedDeliveriesIn = async (week: Date, n: number, wabaId: string) => {
-      const ids = await deliveries.storeBatch(
-        'b',
-        Array.from({ length: n }, () =>
-          incomingDelivery({ wabaIds: [wabaId], rawBody: Buffer.from(JSON.stringify({ pad: 'x'.repeat(600) })) }),
-        ),
+      const { rows } = await db.client.query<{ id: string }>(
+        `INSERT INTO webhook_deliveries (raw_body, signature, waba_ids, batch_id, status, received_at)
+         SELECT convert_to(json_build_object('pad', repeat('x', 600))::text, 'UTF8'), 'sha256=00', ARRAY[$1], 'b',
+                'received', $3
+           FROM generate_series(1, $2) RETURNING id`,
+        [wabaId, n, new Date(week.getTime() + 3 * DAY_MS)],
       );
-      await db.client.query(`UPDATE webhook_deliveries SET received_at = $2 WHERE id = ANY($1::bigint[])`, [
-        ids,
-        new Date(week.getTime() + 3 * DAY_MS),
-      ]);
+      const ids = rows.map((r) => Number(r.id));
       await db.client.query(
         `UPDATE webhook_deliveries SET status = 'processed', raw_body = '', signature = '', batch_id = NULL,
                 processed_at = now(), event_count = 1 WHERE id = ANY($1::bigint[])`,

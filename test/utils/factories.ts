@@ -10,7 +10,8 @@ import type { PendingMessage } from '../../src/messages/messages.repository.js';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Db } from '../../src/core/db/db.js';
 import type { Insertable } from 'kysely';
-import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
+import { columns, type MessageTable } from '../../src/core/db/database.js';
+import { storeDeliveries, type DeliveryInsert } from './delivery-rows.js';
 import type { Row } from '../../src/core/db/rows.js';
 import { poll } from './poll.js';
 import type { Stack } from './stack.js';
@@ -479,7 +480,7 @@ export const incomingDelivery = (overrides: Partial<IncomingDelivery> = {}): Inc
 };
 
 /** A delivery row in any state (the receiver's storeBatch only ever writes new `received` ones). */
-export function insertDelivery(
+export async function insertDelivery(
   db: Db,
   data: {
     wabaIds?: string[];
@@ -492,12 +493,8 @@ export function insertDelivery(
   } = {},
 ): Promise<Row<'webhook_deliveries'>> {
   const { rawBody, signature, wabaIds } = incomingDelivery(data.wabaIds && { wabaIds: data.wabaIds });
-  return db
-    .on()
-    .insertInto('webhook_deliveries')
-    .values(toColumns({ ...data, rawBody, signature, wabaIds }) as Insertable<WebhookDeliveryTable>)
-    .returning(columns.webhook_deliveries)
-    .executeTakeFirstOrThrow();
+  const [row] = await storeDeliveries(db, [toColumns({ ...data, rawBody, signature, wabaIds }) as DeliveryInsert]);
+  return row!;
 }
 
 /** An event of `deliveryId` as the worker stores it: a `delivered` status, not applied yet (override any field). */

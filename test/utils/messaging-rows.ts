@@ -1,6 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../../src/core/db/db.js';
-import { columns, type MessageTable, type WebhookDeliveryTable } from '../../src/core/db/database.js';
+import { columns, type MessageTable } from '../../src/core/db/database.js';
+import { allDeliveries, storeDeliveries, type DeliveryInsert } from './delivery-rows.js';
 import { eventColumns } from '../../src/events/statements/event-columns.js';
 import { countRows, rowWhere, updateAccount } from './db-rows.js';
 
@@ -29,13 +30,13 @@ export const countMessages = (app: OnDb, where: { to?: string; businessAccountId
     given({ to: where.to, business_account_id: where.businessAccountId, status: where.status }),
   );
 
-/** The webhook deliveries naming `wabaId`, oldest first. */
+/** The webhook deliveries naming `wabaId` (waiting, dead letters and processed), oldest first. */
 export const deliveriesOf = (app: OnDb, wabaId: string) =>
   app.db
     .on()
-    .selectFrom('webhook_deliveries')
-    .select(columns.webhook_deliveries)
-    .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('waba_ids')))
+    .selectFrom(allDeliveries(app.db))
+    .selectAll()
+    .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('wabaIds')))
     .orderBy('id')
     .execute();
 
@@ -43,11 +44,11 @@ export const deliveriesOf = (app: OnDb, wabaId: string) =>
 export async function countDeliveries(app: OnDb, wabaId: string, status?: string): Promise<number> {
   let query = app.db
     .on()
-    .selectFrom('webhook_deliveries')
+    .selectFrom(allDeliveries(app.db))
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('waba_ids')));
+    .where((eb) => eb(eb.val(wabaId), '=', eb.fn.any('wabaIds')));
   if (status !== undefined) query = query.where('status', '=', status);
-  return (await query.executeTakeFirstOrThrow()).n;
+  return Number((await query.executeTakeFirstOrThrow()).n);
 }
 
 /** The events of `wabaId`, oldest first, as the application reads them (the lean columns named: event-columns.ts). */
@@ -95,9 +96,11 @@ export const insertMessages = (app: OnDb, rows: Array<Omit<Insertable<MessageTab
 export const storeAccessToken = (app: OnDb, wabaId: string, accessTokenEncrypted: string) =>
   updateAccount(app.db, wabaId, { access_token_encrypted: accessTokenEncrypted });
 
-/** Stores webhook deliveries as given (as the receiver would have), returning their rows in that order. */
-export const insertDeliveries = (app: OnDb, rows: Array<Insertable<WebhookDeliveryTable>>) =>
-  app.db.on().insertInto('webhook_deliveries').values(rows).returning(columns.webhook_deliveries).execute();
+/**
+ * Stores webhook deliveries as given (as the receiver would have: into the inbox, unless `processed`), returning
+ * their rows in that order.
+ */
+export const insertDeliveries = (app: OnDb, rows: DeliveryInsert[]) => storeDeliveries(app.db, rows);
 
 /** The conditions a caller gave: `where` without its undefined entries (db-rows refuses a condition on undefined). */
 function given<W extends object>(where: W): W {

@@ -262,6 +262,22 @@ export interface WebhookDeliveryTable {
   redacted_at: Date | null;
 }
 
+/** Table `webhook_inbox` (model WebhookInbox). jsonb is read parsed and written as JSON text. */
+export interface WebhookInboxTable {
+  id: Generated<number>;
+  raw_body: Buffer;
+  signature: string;
+  waba_ids: string[];
+  batch_id: string | null;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  event_count: number | null;
+  received_at: Generated<Date>;
+  original_received_at: Date | null;
+  redacted_at: Date | null;
+}
+
 /** Table `events` (model Event). jsonb is read parsed and written as JSON text. */
 export interface EventTable {
   id: Generated<number>;
@@ -366,6 +382,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   conversation_windows: ConversationWindowTable;
   webhook_deliveries: WebhookDeliveryTable;
+  webhook_inbox: WebhookInboxTable;
   events: EventTable;
   storage_compactions: StorageCompactionTable;
   event_counts: EventCountTable;
@@ -602,6 +619,20 @@ export const columns = {
     'received_at as receivedAt',
     'original_received_at as originalReceivedAt',
     'processed_at as processedAt',
+    'redacted_at as redactedAt',
+  ],
+  webhook_inbox: [
+    'id',
+    'raw_body as rawBody',
+    'signature',
+    'waba_ids as wabaIds',
+    'batch_id as batchId',
+    'status',
+    'attempts',
+    'last_error as lastError',
+    'event_count as eventCount',
+    'received_at as receivedAt',
+    'original_received_at as originalReceivedAt',
     'redacted_at as redactedAt',
   ],
   events: [

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import type { Kysely } from 'kysely';
 import { columnMap } from '../../core/db/column-map.js';
 import type { Database } from '../../core/db/database.js';
 import { Db, type Tx } from '../../core/db/db.js';
@@ -18,6 +18,20 @@ import { prepared } from '../../core/db/statement.js';
 import { skipTake } from '../../core/rows/page.js';
 import type { DeliveryStatus } from './dto/deliveries.dto.js';
 import { GenerateSql, Sample } from '../../core/db/generate-sql.js';
+import {
+  backlogForAccounts,
+  countForAccounts,
+  listForAccounts,
+  replayProcessed,
+  replayWaiting,
+  shapeOf,
+  windowsOf,
+  type AccountWindow,
+  type DeliveryRow,
+  type ListParams,
+} from './statements/console.js';
+
+export type { AccountWindow, DeliveryRow } from './statements/console.js';
 
 /** A signed POST as the receiver stores it: the bytes as received. */
 export interface IncomingDelivery {
@@ -35,55 +49,28 @@ export interface StoredDelivery {
   eventCount: number | null;
 }
 
-export interface DeliveryRow {
-  id: number;
-  status: string;
-  attempts: number;
-  lastError: string | null;
-  eventCount: number | null;
-  wabaIds: string[];
-  receivedAt: Date;
-  processedAt: Date | null;
-}
-
 export interface UnprocessedDelivery {
   id: number;
   receivedAt: Date;
   batchId: string | null;
 }
 
-type Eb = ExpressionBuilder<Database, 'webhook_deliveries'>;
-
-/** receivedAt: when Meta delivered it (original_received_at when the retention moved it to a newer partition). */
-const receivedAt = (eb: Eb) => eb.fn.coalesce('original_received_at', 'received_at');
-const rowColumns = (eb: Eb) =>
-  [
-    'id',
-    'status',
-    'attempts',
-    'last_error as lastError',
-    'event_count as eventCount',
-    'waba_ids as wabaIds',
-    receivedAt(eb).as('receivedAt'),
-    'processed_at as processedAt',
-  ] as const;
-
 /**
- * The deliveries insert's columns, once (core/db/column-map.ts): each with its IncomingDelivery field (the
+ * The receiver's insert's columns, once (core/db/column-map.ts): each with its IncomingDelivery field (the
  * parameter `<field><i>` of row i), and the batch the statement gives.
  */
-const DELIVERY_INSERT = columnMap('webhook_deliveries', {
+const DELIVERY_INSERT = columnMap('webhook_inbox', {
   raw_body: ['rawBody', 'bytea'],
   signature: ['signature', 'text'],
   waba_ids: ['wabaIds', 'text[]'],
   batch_id: 'batchId',
 });
 
-/** One statement per batch size (1…max rows), prepared once per connection. */
+/** One statement per batch size (1…max rows), prepared once per connection. Into the inbox: its primary key only. */
 function storeMany(rows: number) {
   return prepared(`store_deliveries_${rows}`, (db, p: Record<string, unknown>) =>
     db
-      .insertInto('webhook_deliveries')
+      .insertInto('webhook_inbox')
       .values(
         Array.from({ length: rows }, (_, i) => DELIVERY_INSERT.row((key) => p[`${key}${i}`], { batchId: p.batchId })),
       )
@@ -100,10 +87,20 @@ const DELIVERY_COLUMNS = [
   'event_count as eventCount',
 ] as const;
 
+/** The worker's usual case: the deliveries wait in the inbox. */
+const findWaiting = prepared('find_waiting_deliveries', (db, p: { ids: number[] }) =>
+  db
+    .selectFrom('webhook_inbox')
+    .select(DELIVERY_COLUMNS)
+    .where((eb) => eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))))
+    .orderBy('id'),
+);
+
 /**
- * The worker's usual case: deliveries received in the last day, looked up in this week's partition (and last week's
- * near a Monday) instead of every partition's primary key. The bounds are now()-relative, so the partitions are
- * pruned when the statement starts (a generic plan keeps them as parameters of the run).
+ * Deliveries processed already (a re-run for statuses that waited for their message, a redelivered job): received in
+ * the last day, looked up in this week's partition (and last week's near a Monday) instead of every partition's
+ * primary key. The bounds are now()-relative, so the partitions are pruned when the statement starts (a generic plan
+ * keeps them as parameters of the run).
  */
 const findRecent = prepared('find_recent_deliveries', (db, p: { ids: number[] }) =>
   db
@@ -129,43 +126,74 @@ const findMany = prepared('find_deliveries', (db, p: { ids: number[] }) =>
 );
 
 /**
- * Processed: the bytes, their signature and the batch go (the items are in `events` now, the one copy kept; the
- * signature was checked on receipt; the batch named the receiver's job). The same update that marks the delivery, so
- * the space of the old row version is all the processing leaves (docs/storage.md, "Layout"); event_count stays, which
- * tells a replay of it that its items are stored (DeliveryProcessor).
- * `since`: the oldest received_at among them (as read by findForProcessing): the partitions before it are skipped.
- * `d.id = ANY(ids)` beside the join: an index condition the planner uses whatever the partition's statistics say.
- * Without it, a plan made for its values on a week's partition that autovacuum had not analysed yet joined a
- * sequential scan of the whole partition by hash (measured: 12 ms instead of 0.5 ms per chunk of 32, the largest
- * PostgreSQL cost of single-status ingest after partitioning). Exported for bench/data-access-cost.ts.
+ * Processed: the delivery moves out of the inbox into the weekly table, in one statement, without its bytes, their
+ * signature and the batch (the items are in `events` now, the one copy kept; the signature was checked on receipt; the
+ * batch named the receiver's job). event_count tells a replay of it that its items are stored (DeliveryProcessor).
+ * Stored under when it arrived, so in that week's partition; one processed more than a day later (a dead letter
+ * replayed, a backlog of days) is stored in the current week with original_received_at saying when it arrived: the
+ * week it arrived in may be gone (WEBHOOK_RETENTION_DAYS). Deliveries no longer in the inbox (another run moved them)
+ * are left alone. Exported for bench/data-access-cost.ts.
  */
-export const buildMarkProcessed = (db: Kysely<Database>, p: { ids: number[]; events: number[]; since: Date }) =>
+export const buildMarkProcessed = (db: Kysely<Database>, p: { ids: number[]; events: number[] }) =>
   db
-    .updateTable('webhook_deliveries as d')
-    .from(unnest('v', { id: 'bigint', events: 'int' }, { id: p.ids, events: p.events }))
-    .set((eb) => ({
-      status: 'processed',
-      processed_at: now(),
-      event_count: eb.ref('v.events'),
-      raw_body: Buffer.alloc(0),
-      signature: '',
-      batch_id: null,
-      last_error: null,
-      attempts: eb('d.attempts', '+', 1),
-    }))
-    .where((eb) =>
-      eb.and([
-        eb('d.id', '=', eb.ref('v.id')),
-        eb('d.id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))),
-        eb('d.status', '<>', 'processed'),
-        eb('d.received_at', '>=', p.since),
-      ]),
+    .with('moved', (db) =>
+      db
+        .deleteFrom('webhook_inbox as i')
+        .using(unnest('v', { id: 'bigint', events: 'int' }, { id: p.ids, events: p.events }))
+        .where((eb) => eb.and([eb('i.id', '=', eb.ref('v.id')), eb('i.id', '=', eb.fn.any(typed(p.ids, 'bigint[]')))]))
+        .returning([
+          'i.id',
+          'i.waba_ids',
+          'i.attempts',
+          'v.events',
+          'i.received_at',
+          'i.original_received_at',
+          'i.redacted_at',
+          (eb) => eb('i.received_at', '>=', minus(now(), '1 day')).as('recent'),
+        ]),
+    )
+    .insertInto('webhook_deliveries')
+    .columns([
+      'id',
+      'raw_body',
+      'signature',
+      'waba_ids',
+      'status',
+      'attempts',
+      'event_count',
+      'received_at',
+      'original_received_at',
+      'processed_at',
+      'redacted_at',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('moved')
+        .select((eb) => [
+          'id',
+          typed(Buffer.alloc(0), 'bytea').as('raw_body'),
+          eb.val('').as('signature'),
+          'waba_ids',
+          eb.val('processed').as('status'),
+          eb('attempts', '+', 1).as('attempts'),
+          'events',
+          eb.case().when('recent', '=', true).then(eb.ref('received_at')).else(now()).end().as('received_at'),
+          eb
+            .case()
+            .when('recent', '=', true)
+            .then(eb.ref('original_received_at'))
+            .else(eb.fn.coalesce('original_received_at', 'received_at'))
+            .end()
+            .as('original_received_at'),
+          now().as('processed_at'),
+          'redacted_at',
+        ]),
     );
 const markProcessed = prepared('mark_deliveries_processed', buildMarkProcessed);
 
 const recordFailure = prepared('record_delivery_failure', (db, p: { ids: number[]; error: string; final: boolean }) =>
   db
-    .updateTable('webhook_deliveries')
+    .updateTable('webhook_inbox')
     .set((eb) => ({
       attempts: eb('attempts', '+', 1),
       last_error: p.error,
@@ -176,18 +204,18 @@ const recordFailure = prepared('record_delivery_failure', (db, p: { ids: number[
 
 const markDeadLetter = prepared('mark_delivery_dead_letter', (db, p: { ids: number[]; error: string }) =>
   db
-    .updateTable('webhook_deliveries')
+    .updateTable('webhook_inbox')
     .set({ status: 'failed', last_error: p.error })
     .where((eb) => eb.and([eb('id', '=', eb.fn.any(typed(p.ids, 'bigint[]'))), eb('status', '=', 'received')]))
     .returning('id'),
 );
 
-/** Keyset over the (status, received_at) index. */
+/** Keyset over the inbox's (status, received_at) index. */
 const stillReceived = prepared(
   'deliveries_still_received',
   (db, p: { olderThan: Date; afterReceivedAt: Date; afterId: number; limit: number }) =>
     db
-      .selectFrom('webhook_deliveries')
+      .selectFrom('webhook_inbox')
       .select(['id', 'received_at as receivedAt', 'batch_id as batchId'])
       .where((eb) =>
         eb.and([
@@ -205,127 +233,12 @@ const stillReceived = prepared(
       .limit(p.limit),
 );
 
-/** Served by the (status, received_at) index: one index entry read. */
+/** Served by the inbox's (status, received_at) index: one index entry read. */
 const oldestUnprocessed = prepared('deliveries_oldest_unprocessed', (db) =>
   db
-    .selectFrom('webhook_deliveries')
+    .selectFrom('webhook_inbox')
     .select((eb) => eb.fn.min('received_at').as('at'))
     .where('status', '=', 'received'),
-);
-
-/**
- * Before a partition is dropped: its deliveries not processed (waiting, dead letters) move to the partition of now
- * (an UPDATE of the partition key moves the row; its id stays), keeping when Meta delivered them. Served by the
- * (status, received_at) index of the partition: only the few unfinished rows are read.
- */
-const keepUnfinished = prepared('retention_keep_unfinished_deliveries', (db, p: { from: Date | null; to: Date }) =>
-  db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({ original_received_at: eb.fn.coalesce('original_received_at', 'received_at'), received_at: now() }))
-    .where((eb) =>
-      eb.and([
-        eb('status', 'in', ['received', 'failed']),
-        eb('received_at', '>=', eb.fn.coalesce(typed(p.from, 'timestamptz'), typed('-infinity', 'timestamptz'))),
-        eb('received_at', '<', p.to),
-      ]),
-    ),
-);
-
-/** The organization's accounts (wabaIds) with, per account, the window its holder may read (since, until; null: open). */
-interface Windows {
-  wabaIds: string[];
-  since: (Date | null)[];
-  until: (Date | null)[];
-}
-
-/** A delivery is listed when it concerns one of the accounts and arrived inside that account's window. */
-function inWindows(eb: Eb, p: Windows): Expression<SqlBool> {
-  return eb.and([
-    eb('waba_ids', '&&', typed(p.wabaIds, 'text[]')),
-    eb.exists(
-      eb
-        .selectFrom(
-          unnest(
-            'a',
-            { waba: 'text', since: 'timestamptz', until: 'timestamptz' },
-            { waba: p.wabaIds, since: p.since, until: p.until },
-          ),
-        )
-        .select((eb) => eb.lit(1).as('one'))
-        .where((eb) =>
-          eb.and([
-            eb('a.waba', '=', eb.fn.any('waba_ids')),
-            eb(
-              eb.fn.coalesce('original_received_at', 'received_at'),
-              '>=',
-              eb.fn.coalesce('a.since', typed('-infinity', 'timestamptz')),
-            ),
-            eb(
-              eb.fn.coalesce('original_received_at', 'received_at'),
-              '<=',
-              eb.fn.coalesce('a.until', typed('infinity', 'timestamptz')),
-            ),
-          ]),
-        ),
-    ),
-  ]);
-}
-
-type ListParams = Windows & { skip: number; take: number; status: string | undefined };
-
-function listStatement(withStatus: boolean) {
-  return prepared(`list_deliveries_${withStatus ? 'status' : 'all'}`, (db, p: ListParams) =>
-    db
-      .selectFrom('webhook_deliveries')
-      .select(rowColumns)
-      .where((eb) => eb.and([inWindows(eb, p), ...(withStatus ? [eb('status', '=', typed(p.status, 'text'))] : [])]))
-      .orderBy((eb) => receivedAt(eb), 'desc')
-      .orderBy('id', 'desc')
-      .offset(p.skip)
-      .limit(p.take),
-  );
-}
-function countStatement(withStatus: boolean) {
-  return prepared(`count_deliveries_${withStatus ? 'status' : 'all'}`, (db, p: ListParams) =>
-    db
-      .selectFrom('webhook_deliveries')
-      .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
-      .where((eb) => eb.and([inWindows(eb, p), ...(withStatus ? [eb('status', '=', typed(p.status, 'text'))] : [])])),
-  );
-}
-const listForAccounts = { all: listStatement(false), status: listStatement(true) };
-const countForAccounts = { all: countStatement(false), status: countStatement(true) };
-
-const replay = prepared('replay_delivery', (db, p: Windows & { id: number }) =>
-  db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'received', attempts: 0, last_error: null, processed_at: null })
-    .where((eb) => eb.and([inWindows(eb, p), eb('id', '=', typed(p.id, 'bigint'))]))
-    .returning(rowColumns),
-);
-
-/**
- * Backlog per business account: deliveries waiting (`received`), dead letters (`failed`) and the oldest
- * waiting one. Only unfinished rows are read (the (status, received_at) index), whatever the retention.
- */
-const backlogForAccounts = prepared('deliveries_backlog_for_accounts', (db, p: { wabaIds: string[] }) =>
-  db
-    .selectFrom('webhook_deliveries as d')
-    .crossJoinLateral((eb) => unnest('w', { waba: 'text' }, { waba: eb.ref('d.waba_ids') }))
-    .select((eb) => [
-      eb.ref('w.waba').$notNull().as('wabaId'),
-      eb.cast<number>(eb.fn.countAll().filterWhere('d.status', '=', 'received'), 'integer').as('pending'),
-      eb.cast<number>(eb.fn.countAll().filterWhere('d.status', '=', 'failed'), 'integer').as('failed'),
-      eb.fn.min('d.received_at').filterWhere('d.status', '=', 'received').as('oldestPendingAt'),
-    ])
-    .where((eb) =>
-      eb.and([
-        eb('d.status', 'in', ['received', 'failed']),
-        eb('d.waba_ids', '&&', typed(p.wabaIds, 'text[]')),
-        eb('w.waba', '=', eb.fn.any(typed(p.wabaIds, 'text[]'))),
-      ]),
-    )
-    .groupBy('w.waba'),
 );
 
 export interface AccountBacklog {
@@ -336,8 +249,9 @@ export interface AccountBacklog {
 }
 
 /**
- * The one owner of `webhook_deliveries`: every statement that reads or writes it (receiver, worker, sweeper,
- * retention, console). The receiver's INSERT is the hottest write of the service.
+ * The one owner of `webhook_inbox` and `webhook_deliveries`: every statement that reads or writes them (receiver,
+ * worker, sweeper, retention, console). The receiver's INSERT (into the inbox) is the hottest write of the service; a
+ * delivery is in one of the two tables at a time, with the same id (docs/storage.md, "The inbox").
  * Console reads are scoped by the organization's business accounts (`wabaIds`, first argument).
  */
 @Injectable()
@@ -357,22 +271,22 @@ export class WebhookDeliveriesRepository {
     return ids.map((r) => r.id);
   }
 
-  /** In id order; unknown ids are left out. */
+  /** In id order; unknown ids are left out. The inbox first (the usual case), then the processed ones. */
   async findForProcessing(ids: number[]): Promise<StoredDelivery[]> {
-    const { rows: recent } = await this.db.exec(findRecent, { ids });
-    if (recent.length === new Set(ids).size) return recent;
-    const { rows } = await this.db.exec(findMany, { ids });
-    return rows;
+    const wanted = new Set(ids);
+    const { rows: waiting } = await this.db.exec(findWaiting, { ids });
+    if (waiting.length === wanted.size) return waiting;
+    for (const d of waiting) wanted.delete(d.id);
+    const rest = [...wanted];
+    let { rows: processed } = await this.db.exec(findRecent, { ids: rest });
+    if (processed.length < rest.length) processed = (await this.db.exec(findMany, { ids: rest })).rows;
+    return [...waiting, ...processed].sort((a, b) => a.id - b.id);
   }
 
-  /**
-   * `tx`: in the caller's transaction (the one that stored the deliveries' last events). `receivedAt`: as
-   * findForProcessing read them (it bounds the partitions looked at).
-   */
-  async markProcessed(done: { id: number; events: number; receivedAt: Date }[], tx?: Tx): Promise<void> {
+  /** `tx`: in the caller's transaction (the one that stored the deliveries' last events). */
+  async markProcessed(done: { id: number; events: number }[], tx?: Tx): Promise<void> {
     if (done.length === 0) return;
-    const since = new Date(Math.min(...done.map((d) => d.receivedAt.getTime())));
-    await this.db.exec(markProcessed, { ids: done.map((d) => d.id), events: done.map((d) => d.events), since }, tx);
+    await this.db.exec(markProcessed, { ids: done.map((d) => d.id), events: done.map((d) => d.events) }, tx);
   }
 
   /** A failed attempt of deliveries still `received`; `final` makes them dead letters (status failed). */
@@ -424,32 +338,26 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Drops the partitions wholly older than `cutoff` (retention of processed payloads), one transaction each, after
-   * moving the deliveries in them that are not processed (waiting, dead letters) to the current week: those are
-   * never dropped. Returns the partitions dropped and how many deliveries were kept.
+   * Drops the partitions wholly older than `cutoff` (retention of processed deliveries), one transaction each. The
+   * deliveries not processed (waiting, dead letters) are in the inbox: never dropped. Returns the partitions dropped.
    */
-  async dropPartitionsBefore(cutoff: Date): Promise<{ dropped: Partition[]; kept: number }> {
+  async dropPartitionsBefore(cutoff: Date): Promise<Partition[]> {
     const dropped: Partition[] = [];
-    let kept = 0;
     await dropDetachedLeftovers(this.db, 'webhook_deliveries');
     for (const p of expiredPartitions(await this.partitions(), cutoff)) {
-      let moved = 0;
-      const done = await dropPartition(this.db, 'webhook_deliveries', p, async (tx) => {
-        moved = (await this.db.exec(keepUnfinished, { from: p.lowerBound, to: p.upperBound }, tx)).rowCount;
-      });
+      const done = await dropPartition(this.db, 'webhook_deliveries', p, async () => {});
       // A long reader holds the table: the next partitions would only wait for it too (and stall writes meanwhile).
       if (!done) break;
       dropped.push(p);
-      kept += moved;
     }
-    return { dropped, kept };
+    return dropped;
   }
 
   async listForAccounts(
     accounts: AccountWindow[],
     query: { page: number; limit: number; status?: DeliveryStatus },
   ): Promise<{ rows: DeliveryRow[]; total: number }> {
-    const shape = query.status === undefined ? 'all' : 'status';
+    const shape = shapeOf(query.status);
     const params: ListParams = { ...windowsOf(accounts), ...skipTake(query), status: query.status };
     const [rows, count] = await Promise.all([
       this.db.exec(listForAccounts[shape], params),
@@ -458,10 +366,15 @@ export class WebhookDeliveriesRepository {
     return { rows: rows.rows, total: count.rows[0]?.n ?? 0 };
   }
 
-  /** Back to `received` (attempts and error cleared) if it concerns one of the accounts, inside its window; null otherwise. */
+  /**
+   * Back to `received` in the inbox (attempts and error cleared) if it concerns one of the accounts, inside its
+   * window; null otherwise.
+   */
   async resetForReplay(accounts: AccountWindow[], id: number, tx?: Tx): Promise<DeliveryRow | null> {
-    const { rows } = await this.db.exec(replay, { ...windowsOf(accounts), id }, tx);
-    return rows[0] ?? null;
+    const params = { ...windowsOf(accounts), id };
+    const { rows } = await this.db.exec(replayWaiting, params, tx);
+    if (rows[0]) return rows[0];
+    return (await this.db.exec(replayProcessed, params, tx)).rows[0] ?? null;
   }
 
   /** Waiting and dead-lettered deliveries per business account of `wabaIds` (accounts with none are absent). */
@@ -474,7 +387,8 @@ export class WebhookDeliveriesRepository {
 
   /**
    * Up to `limit` deliveries of the account, after `after` (id), whose raw bytes hold one of `needles` (the
-   * contact's addresses), in id order: each is rewritten or deleted next. Every partition, dead letters included.
+   * contact's addresses), in id order: each is rewritten or deleted next. The inbox (waiting ones, dead letters) and
+   * every partition (a processed delivery's bytes are empty since migration lean_events, an older one's may not be).
    */
   @GenerateSql({ params: [Sample.WABA_ID, [Sample.PHONE], 0, 100] })
   async holding(
@@ -484,21 +398,25 @@ export class WebhookDeliveriesRepository {
     limit: number,
   ): Promise<{ id: number; receivedAt: Date; rawBody: Buffer }[]> {
     if (needles.length === 0) return [];
-    return this.db
-      .on()
-      .selectFrom('webhook_deliveries')
-      .select(['id', 'received_at as receivedAt', 'raw_body as rawBody'])
-      .where('waba_ids', '@>', typed([wabaId], 'text[]'))
-      .where('id', '>', after)
-      .where((eb) => eb.or(needles.map((n) => bytesContain('raw_body', Buffer.from(n)))))
+    const db = this.db.on();
+    const holdingIn = <T extends 'webhook_inbox' | 'webhook_deliveries'>(table: T) =>
+      (db as unknown as Kysely<Pick<Database, 'webhook_deliveries'>>)
+        .selectFrom(table as 'webhook_deliveries')
+        .select(['id', 'received_at as receivedAt', 'raw_body as rawBody'])
+        .where('waba_ids', '@>', typed([wabaId], 'text[]'))
+        .where('id', '>', after)
+        .where((eb) => eb.or(needles.map((n) => bytesContain('raw_body', Buffer.from(n)))));
+    return db
+      .selectFrom(holdingIn('webhook_inbox').unionAll(holdingIn('webhook_deliveries')).as('d'))
+      .selectAll()
       .orderBy('id')
       .limit(limit)
       .execute();
   }
 
   /**
-   * Replaces these deliveries' bytes (other users' items kept, the erased contact's gone) and marks them redacted, in
-   * one statement (an erasure rewrites up to a batch of bodies at a time).
+   * Replaces these deliveries' bytes (other users' items kept, the erased contact's gone) and marks them redacted, one
+   * statement per table (an erasure rewrites up to a batch of bodies at a time).
    */
   @GenerateSql({
     params: [Sample.TX, [{ id: Sample.NUMBER, receivedAt: Sample.DATE, rawBody: Buffer.from('{}') }]],
@@ -506,6 +424,15 @@ export class WebhookDeliveriesRepository {
   async rewriteBodies(tx: Tx, rows: { id: number; receivedAt: Date; rawBody: Buffer }[]): Promise<void> {
     if (rows.length === 0) return;
     const times = rows.map((r) => r.receivedAt.getTime());
+    await this.db
+      .on(tx)
+      .updateTable('webhook_inbox')
+      .from(
+        unnest('r', { id: 'bigint', body: 'bytea' }, { id: rows.map((r) => r.id), body: rows.map((r) => r.rawBody) }),
+      )
+      .set((eb) => ({ raw_body: eb.ref('r.body').$notNull(), redacted_at: now() }))
+      .whereRef('webhook_inbox.id', '=', 'r.id')
+      .execute();
     await this.db
       .on(tx)
       .updateTable('webhook_deliveries')
@@ -559,11 +486,16 @@ export class WebhookDeliveriesRepository {
     return found.length;
   }
 
-  /** Deletes these deliveries (every item in them was the erased contact's), in one statement. */
+  /** Deletes these deliveries (every item in them was the erased contact's), one statement per table. */
   @GenerateSql({ params: [Sample.TX, [{ id: Sample.NUMBER, receivedAt: Sample.DATE }]] })
   async removeAll(tx: Tx, ds: { id: number; receivedAt: Date }[]): Promise<void> {
     if (ds.length === 0) return;
     const times = ds.map((d) => d.receivedAt.getTime());
+    await this.db
+      .on(tx)
+      .deleteFrom('webhook_inbox')
+      .where('id', '=', (eb) => eb.fn.any(eb.val(ds.map((d) => d.id))))
+      .execute();
     await this.db
       .on(tx)
       .deleteFrom('webhook_deliveries')
@@ -572,19 +504,4 @@ export class WebhookDeliveriesRepository {
       .where('received_at', '<=', new Date(Math.max(...times)))
       .execute();
   }
-}
-
-/** A business account of the reader and the window of its history the reader may see (accounts/business-accounts/read-window.ts). */
-export interface AccountWindow {
-  wabaId: string;
-  since?: Date;
-  until?: Date;
-}
-
-function windowsOf(accounts: AccountWindow[]): Windows {
-  return {
-    wabaIds: accounts.map((a) => a.wabaId),
-    since: accounts.map((a) => a.since ?? null),
-    until: accounts.map((a) => a.until ?? null),
-  };
 }

@@ -125,7 +125,7 @@ export class DeliveryProcessor {
 
     const waitingIn = new Set<number>();
     const tried = new Set<number>();
-    const done = fresh.map((d) => ({ id: d.id, events: counts.get(d.id)!, receivedAt: d.receivedAt }));
+    const done = fresh.map((d) => ({ id: d.id, events: counts.get(d.id)! }));
     // While every item this run stores is new (and no delivery is a processed one replayed), no earlier run stored any
     // of these deliveries' items, so none of theirs can be left unprocessed: the last chunk then marks the deliveries
     // processed in its own transaction and the pass over pending events is skipped.
@@ -167,7 +167,8 @@ export class DeliveryProcessor {
         for (const w of outcome.waiting) waitingIn.add(w.deliveryId);
       }
       if (signal?.aborted) throw new ProcessingAborted('worker stopped');
-      await this.deliveries.markProcessed(done);
+      // Into the weekly table: like a chunk, it may find no partition (made, then once more).
+      if (done.length > 0) await this.storing((tx) => this.deliveries.markProcessed(done, tx));
     }
     if (waitingIn.size > 0) await this.scheduleRerun([...waitingIn], rerun);
     return result;

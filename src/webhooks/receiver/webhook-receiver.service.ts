@@ -8,8 +8,6 @@ import { Metrics } from '../../core/metrics/metrics.js';
 import { WebhookDeliveriesRepository, type IncomingDelivery } from '../deliveries/webhook-deliveries.repository.js';
 import { DeliveryQueue, deliveryJobIds } from '../delivery-queue.js';
 import { GroupCommit } from '../../core/async/group-commit.js';
-import { isMissingPartition } from '../../core/db/partitions.js';
-import { PartitionMaintenance } from '../storage/partition-maintenance.js';
 import { InFlight } from './in-flight.js';
 import { JobWindow } from './job-window.js';
 import { isValidSignature, isWellFormedSignature, secretsEqual } from './webhook-signature.js';
@@ -63,7 +61,6 @@ export class WebhookReceiverService implements OnModuleDestroy {
     private readonly queue: DeliveryQueue,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
-    private readonly partitions: PartitionMaintenance,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
     this.batches = new GroupCommit((requests) => this.store(requests), {
@@ -102,11 +99,6 @@ export class WebhookReceiverService implements OnModuleDestroy {
     } catch (err) {
       // Never 200 without the payload being durable: Meta retries anything else.
       this.logger.error({ err }, 'webhook delivery could not be stored');
-      // No partition for now (the maintenance task has not run for weeks): make them, so that Meta's retry is stored.
-      if (isMissingPartition(err))
-        await this.partitions
-          .ensureAhead()
-          .catch((e: unknown) => this.logger.error({ err: e }, 'could not create the storage partitions'));
       throw new TemporarilyUnavailable('Service Unavailable: the delivery could not be stored, retry later');
     } finally {
       this.waiting.leave();

@@ -24,16 +24,15 @@ export interface MaintenancePass {
   until: Record<PartitionedTable, Date>;
   created: Record<PartitionedTable, number>;
   dropped: Record<PartitionedTable, Partition[]>;
-  /** Deliveries not processed (waiting, dead letters) moved out of dropped partitions: never dropped. */
-  keptDeliveries: number;
 }
 
 /**
  * The weekly partitions of `events` and `webhook_deliveries` (docs/storage.md): created PARTITION_WEEKS_AHEAD weeks
  * ahead, at every process's start and by the hourly scheduled task (one run per interval across all workers), and
  * dropped whole once every row in them is past its retention (EVENTS_RETENTION_DAYS, WEBHOOK_RETENTION_DAYS; 0 keeps
- * everything). A row that finds no partition fails loudly (the receiver answers 503 and Meta retries; the worker's
- * chunk rolls back and is retried), and both call `ensureAhead` on that failure, so the retry finds its partition.
+ * everything). A row that finds no partition fails loudly (the worker's chunk, or its move of processed deliveries,
+ * rolls back), and the worker calls `ensureAhead` on that failure, so the retry finds its partition. The receiver
+ * writes into `webhook_inbox`, which is not partitioned.
  * Each pass logs, and the gauge bmapi_storage_partitions_until_timestamp_seconds tells, how far ahead partitions
  * exist; a failed pass (PostgreSQL down) changes nothing and the next one runs again.
  */
@@ -92,14 +91,13 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
       const deliveries =
         this.config.webhookRetentionDays > 0
           ? await this.deliveries.dropPartitionsBefore(daysBefore(now, this.config.webhookRetentionDays))
-          : { dropped: [], kept: 0 };
+          : [];
       this.metrics.partitionsDropped.inc({ table: 'events' }, events.length);
-      this.metrics.partitionsDropped.inc({ table: 'webhook_deliveries' }, deliveries.dropped.length);
+      this.metrics.partitionsDropped.inc({ table: 'webhook_deliveries' }, deliveries.length);
       const result: MaintenancePass = {
         until,
         created,
-        dropped: { events, webhook_deliveries: deliveries.dropped },
-        keptDeliveries: deliveries.kept,
+        dropped: { events, webhook_deliveries: deliveries },
       };
       this.logger.info(
         {
@@ -107,8 +105,7 @@ export class PartitionMaintenance implements OnApplicationBootstrap {
           deliveriesPartitionsUntil: until.webhook_deliveries.toISOString(),
           created,
           droppedEvents: events.map((p) => p.name),
-          droppedDeliveries: deliveries.dropped.map((p) => p.name),
-          keptDeliveries: deliveries.kept,
+          droppedDeliveries: deliveries.map((p) => p.name),
         },
         'storage partitions maintained',
       );
