@@ -1027,7 +1027,8 @@ function liveReceiver(pool: pg.Pool): { mark(): string; stop(): Promise<void> } 
 /** Heap, TOAST and each index of a partitioned table, summed over its partitions, by the parent's index name. */
 async function relationBytes(db: pg.Pool, table: string): Promise<RelationBytes[]> {
   const { rows } = await db.query<{ relation: string; kind: RelationBytes['kind']; bytes: string }>(
-    `WITH parts AS (SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf)
+    `WITH parts AS (SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf
+                    UNION ALL SELECT $1::regclass WHERE NOT EXISTS (SELECT FROM pg_partition_tree($1::regclass)))
      SELECT $1::text AS relation, 'heap' AS kind, sum(pg_table_size(p.relid) - coalesce(pg_total_relation_size(c.reltoastrelid), 0))::bigint AS bytes
        FROM parts p JOIN pg_class c ON c.oid = p.relid
      UNION ALL
@@ -1129,7 +1130,7 @@ async function bytesPart(shape: BytesShape, rows: number): Promise<BytesResult[]
       const during = receiver.mark();
       await receiver.stop();
       log(
-        `bytes: a receiver storing one delivery at a time in the next week (each its own commit), p50 / p99 / max ms: ` +
+        `bytes: a receiver storing one delivery at a time into the inbox (each its own commit), p50 / p99 / max ms: ` +
           `before the compaction ${quiet}; during it ${during}`,
       );
       const closed = (await Promise.all(tables.map((t) => relationBytes(db, t)))).flat();
