@@ -86,10 +86,10 @@ export async function partitionsOf(db: Db, table: PartitionedTable): Promise<Par
 }
 
 /**
- * Takes one partition out of its table, in one short transaction: `before` (in the same transaction) deals with its
- * rows (counts, rows to keep), then DETACH: the catalogue changes, no scan of the rows, no DELETE. The detach needs
- * the parent's ACCESS EXCLUSIVE lock for a moment; it waits at most DROP_LOCK_TIMEOUT for it (a long reader holding
- * the parent), so the live partition is never held up for longer than that. The files go afterwards, in a
+ * Takes one partition out of its table, in one short transaction: `before`, if given (in the same transaction), deals
+ * with its rows (counts, rows to keep), then DETACH: the catalogue changes, no scan of the rows, no DELETE. The detach
+ * needs the parent's ACCESS EXCLUSIVE lock for a moment; it waits at most DROP_LOCK_TIMEOUT for it (a long reader
+ * holding the parent), so the live partition is never held up for longer than that. The files go afterwards, in a
  * transaction of their own (DROP TABLE of the detached table: seconds for gigabytes of files, while nothing waits
  * on it). Returns false when the lock was not had in time (the next pass tries again).
  */
@@ -97,12 +97,12 @@ export async function dropPartition(
   db: Db,
   table: PartitionedTable,
   partition: Partition,
-  before: (tx: Tx) => Promise<void>,
+  before?: (tx: Tx) => Promise<void>,
 ): Promise<boolean> {
   try {
     await db.transaction(async (tx) => {
       await db.exec(lockTimeout, { timeout: DROP_LOCK_TIMEOUT }, tx);
-      await before(tx);
+      await before?.(tx);
       await db.exec(detach, { table, partition: partition.name }, tx);
     });
   } catch (err) {
