@@ -73,6 +73,7 @@ import {
 } from '../src/core/db/partitions.js';
 import { Db, txOn } from '../src/core/db/db.js';
 import { EventsRepository, insertEvents, storedKeys, type EventFilter } from '../src/events/events.repository.js';
+import { dedupeUuids } from '../src/events/statements/index-keys.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { dedupeHash } from '../src/events/dedupe-key.js';
 import { BENCH_LOCAL, log, sleep } from './lib/bench.js';
@@ -843,7 +844,10 @@ async function widthLayout(layout: 'daily' | 'weekly'): Promise<WidthResult> {
           );
         };
         // The dedupe probe of EventsRepository.insert (its NOT IN subquery), on its own.
-        const probe = (name: string, keys: Buffer[]) => ({ ...storedKeys.query({ keys, at: null }), name });
+        const probe = (name: string, keys: Buffer[]) => ({
+          ...storedKeys.query({ keys: dedupeUuids(keys), at: null }),
+          name,
+        });
         await run('dedupe probe: 1 key, stored', probe('probe_1_stored', [recentKeys[0]!]));
         await run('dedupe probe: 1 key, new', probe('probe_1_new', [absent[0]!]));
         await run(

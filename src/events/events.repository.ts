@@ -20,6 +20,7 @@ import { prepared, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { EventDraft } from './classify.js';
 import { dedupeHash, dedupeLockId } from './dedupe-key.js';
+import { dedupeKeyOf, dedupeUuids, ofMessage, ofMessages } from './statements/index-keys.js';
 import { eventColumns, kindCode, readEvent, storedEventColumns, type ReadEvent } from './statements/event-columns.js';
 import { encodeEventType, encodeKind, encodeStatus, leanItem, leanTitle } from './statements/lean-encoding.js';
 import type { FeedPosition } from './feed-cursor.js';
@@ -58,14 +59,14 @@ export const lockDedupeKeys = prepared('lock_dedupe_keys', (db, p: { keys: strin
     .select((eb) => eb.cast<number>(eb.fn.count(eb.fn('pg_advisory_xact_lock', ['keys.h'])), 'integer').as('locked')),
 );
 
-/** The dedupe probe: which of `keys` (stored keys, dedupe-key.ts) are stored in the window around `at` (now() when null). */
-const storedKeysQuery = (db: Kysely<Database>, p: { keys: Buffer[]; at: Date | null }) =>
+/** The dedupe probe: which of `keys` (stored keys as uuids: dedupeUuids) are stored in the window around `at`. */
+const storedKeysQuery = (db: Kysely<Database>, p: { keys: string[]; at: Date | null }) =>
   db
     .selectFrom('events as s')
     .select('s.dedupe_key')
     .where((eb) =>
       eb.and([
-        eb('s.dedupe_key', '=', eb.fn.any(typed(p.keys, 'bytea[]'))),
+        eb(dedupeKeyOf('s'), '=', eb.fn.any(typed(p.keys, 'uuid[]'))),
         eb(
           's.created_at',
           '>=',
@@ -121,7 +122,7 @@ export const EVENT_INSERT = columnMap('events', {
  */
 export const insertEvents = prepared(
   'insert_events',
-  (db, p: { rows: string; at: Date | null; keys: Buffer[] }) =>
+  (db, p: { rows: string; at: Date | null; keys: string[] }) =>
     db
       .insertInto('events')
       .columns(EVENT_INSERT.columns)
@@ -192,7 +193,7 @@ const statusHistory = prepared('status_history', (db, p: { wabaId: string; wamid
       'upstream_timestamp as upstreamTimestamp',
       'created_at as createdAt',
     ])
-    .where('message_id', '=', p.wamid)
+    .where(ofMessage(p.wamid))
     .where('waba_id', '=', p.wabaId)
     .where((eb) => eb('kind', '=', kindCode(eb, 'status_update')))
     .where('created_at', '>=', p.since)
@@ -306,7 +307,8 @@ export class EventsRepository {
   /**
    * The feed after `after`, oldest first by (xid, id), limited to transactions below the horizon (the
    * statement snapshot's xmin): every row there is final, so a cursor never passes a row that could still
-   * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (waba_id, xid, id).
+   * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (the account's key, xid)
+   * (./statements/account.ts).
    * `xid` stays an xid8 in SQL (node-postgres hands it over as a string): ordered as text it would break where
    * xids gain a digit (99999 < 100000 but '99999' > '100000'). The horizon and `beyond` once per statement (a
    * materialized CTE): as a scalar subquery of the select list it ran once per row returned, across every partition
@@ -375,7 +377,7 @@ export class EventsRepository {
     await this.db.exec(lockDedupeKeys, { keys: keys.map(dedupeLockId) }, tx);
     const { rows: inserted } = await this.db.exec(
       insertEvents,
-      { rows: EVENT_INSERT.json(source), at: at ?? null, keys },
+      { rows: EVENT_INSERT.json(source), at: at ?? null, keys: dedupeUuids(keys) },
       tx,
     );
     return new Map(
@@ -579,7 +581,7 @@ export class EventsRepository {
     return eb.or([
       eb('recipient', '=', eb.fn.any(eb.val(contact.addresses))),
       eb('user_id', '=', eb.fn.any(eb.val(contact.addresses))),
-      ...(contact.wamids.length > 0 ? [eb('message_id', '=', eb.fn.any(eb.val(contact.wamids)))] : []),
+      ...(contact.wamids.length > 0 ? [ofMessages(contact.wamids)] : []),
     ]);
   }
 }

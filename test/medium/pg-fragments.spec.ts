@@ -1,7 +1,11 @@
+import { sql } from 'kysely';
 import { AppConfig } from '../../src/core/config/app-config.js';
 import { Db } from '../../src/core/db/db.js';
 import {
+  bytesAsUuid,
   bytesContain,
+  equalsByHash,
+  inByHash,
   jsonRecords,
   minus,
   now,
@@ -175,5 +179,41 @@ describe('PostgreSQL fragments of the data access (src/core/db/pg.ts)', () => {
     expect(await found('447700900456')).toBe(true);
     expect(await found('héllo')).toBe(true);
     expect(await found('447700900457')).toBe(false);
+  });
+
+  it('equalsByHash and inByHash match exactly the equal texts, and are searched by an index on the hash', async () => {
+    const values = ['310000000000001', '310000000000002', 'wamid.HBgMNDQ3NzAwOTAwMTIzFQIAERgSQzA2RjI1QjQ0'];
+    await db.transaction(async (tx) => {
+      await sql`CREATE TEMP TABLE hashed (v text) ON COMMIT DROP`.execute(db.on(tx));
+      await sql`INSERT INTO hashed SELECT 'x' || g FROM generate_series(1, 2000) g`.execute(db.on(tx));
+      await sql`INSERT INTO hashed SELECT unnest(${values}::text[])`.execute(db.on(tx));
+      await sql`CREATE INDEX ON hashed (hashtextextended(v, 0))`.execute(db.on(tx));
+      await sql`ANALYZE hashed`.execute(db.on(tx));
+      const hashed = db.on(tx).selectFrom(sql<{ v: string }>`hashed`.as('h'));
+      const equal = hashed.select('h.v').where(equalsByHash('h.v', values[0]));
+      expect(await equal.execute()).toEqual([{ v: values[0] }]);
+      expect(await hashed.select('h.v').where(equalsByHash('h.v', '31000000000000')).execute()).toEqual([]);
+      const any = hashed
+        .select('h.v')
+        .where(inByHash('h.v', [values[1]!, values[2]!, 'absent']))
+        .orderBy('h.v');
+      expect(await any.execute()).toEqual([{ v: values[1] }, { v: values[2] }]);
+      for (const statement of [equal, any]) {
+        const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (GENERIC_PLAN) ${sql.raw(
+          statement.compile().sql,
+        )}`.execute(db.on(tx));
+        expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/Index Scan|Bitmap Index Scan/);
+      }
+    });
+  });
+
+  it('bytesAsUuid reads 16 bytes as the uuid of the same 32 hex digits', async () => {
+    const bytes = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
+    const row = await db
+      .on()
+      .selectFrom(db.on().selectNoFrom(typed(bytes, 'bytea').as('b')).as('t'))
+      .select(bytesAsUuid('t.b').as('u'))
+      .executeTakeFirstOrThrow();
+    expect(row.u).toBe('00112233-4455-6677-8899-aabbccddeeff');
   });
 });

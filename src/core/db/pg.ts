@@ -1,4 +1,4 @@
-import { sql, type AliasedRawBuilder, type Expression, type RawBuilder } from 'kysely';
+import { sql, type AliasedRawBuilder, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { JsonValue } from './database.js';
 
 /**
@@ -104,6 +104,29 @@ export function utcBucket(unit: 'day' | 'hour', column: string): RawBuilder<Date
 export function utcBuckets(unit: 'day' | 'hour', since: Date, until: Date): RawBuilder<Date> {
   const utc = (at: Date) => sql`timezone('UTC', ${at}::timestamptz)`;
   return sql<Date>`timezone('UTC', generate_series(date_trunc(${sql.lit(unit)}, ${utc(since)}), ${utc(until)}, ${sql.lit(`1 ${unit}`)}::interval))`;
+}
+
+/**
+ * `column = value` through an index on `hashtextextended(column, 0)` (a 64-bit hash of a text, 8 bytes an entry):
+ * the hashes compared (what such an index is searched by: a statement uses an index on an expression only when it
+ * names the same expression), then the texts (two values whose hashes collide read each other's rows, dropped here).
+ * `value`: a value or a prepared statement's parameter.
+ */
+export function equalsByHash(column: string, value: unknown): RawBuilder<SqlBool> {
+  const ref = sql.ref(column);
+  return sql<SqlBool>`(hashtextextended(${ref}, 0) = hashtextextended(${value}::text, 0) AND ${ref} = ${value})`;
+}
+
+/** `column = ANY(values)` through the same index: the values' hashes as one array (computed once), then the texts. */
+export function inByHash(column: string, values: string[]): RawBuilder<SqlBool> {
+  const ref = sql.ref(column);
+  const hashes = sql`ARRAY(SELECT hashtextextended(v, 0) FROM unnest(${values}::text[]) v)`;
+  return sql<SqlBool>`(hashtextextended(${ref}, 0) = ANY (${hashes}) AND ${ref} = ANY (${values}::text[]))`;
+}
+
+/** A 16-byte bytea column as a uuid (fixed width: a B-tree of them holds 24-byte entries, of the bytea 32). */
+export function bytesAsUuid(column: string): RawBuilder<string> {
+  return sql<string>`encode(${sql.ref(column)}, 'hex')::uuid`;
 }
 
 /** `position($needle in column) > 0`: whether a bytea column holds these bytes anywhere (a raw webhook body, say). */

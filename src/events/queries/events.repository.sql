@@ -11,7 +11,7 @@ from (
 -- events_stored_keys
 select "s"."dedupe_key"
 from "events" as "s"
-where ("s"."dedupe_key" = any($1::bytea[]) and "s"."created_at" >= coalesce($2::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($3::timestamptz, now()) + '1 day'::interval);
+where (encode("s"."dedupe_key", 'hex')::uuid = any($1::uuid[]) and "s"."created_at" >= coalesce($2::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($3::timestamptz, now()) + '1 day'::interval);
 
 -- insert_events
 insert into "events" ("delivery_id", "waba_id", "phone_number_id", "event_type", "event_type_other", "kind", "title", "status", "status_other", "recipient", "user_id", "message_id", "upstream_timestamp", "error_code", "error_title", "error_detail", "raw", "lean", "display_phone", "callback_id", "dedupe_key", "processed", "attempts", "created_at")
@@ -20,7 +20,7 @@ from jsonb_to_recordset($2::jsonb) as "d"("deliveryId" bigint, "wabaId" text, "p
 where "d"."dedupeHash" not in (
   select "s"."dedupe_key"
   from "events" as "s"
-  where ("s"."dedupe_key" = any($3::bytea[]) and "s"."created_at" >= coalesce($4::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($5::timestamptz, now()) + '1 day'::interval))
+  where (encode("s"."dedupe_key", 'hex')::uuid = any($3::uuid[]) and "s"."created_at" >= coalesce($4::timestamptz, now()) - '8 days'::interval and "s"."created_at" < coalesce($5::timestamptz, now()) + '1 day'::interval))
 order by "d"."dedupeHash"
 returning "id", "dedupe_key" as "dedupeKey", "created_at" as "createdAt";
 
@@ -44,7 +44,7 @@ where ("id" = any($2::bigint[]) and "created_at" >= $3 and not "processed");
 -- status_history
 select events_status_name("status", "status_other") as "status", "upstream_timestamp" as "upstreamTimestamp", "created_at" as "createdAt"
 from "events"
-where "message_id" = $1 and "waba_id" = $2 and "kind" = events_kind_code($3) and "created_at" >= $4
+where (hashtextextended("events"."message_id", 0) = hashtextextended($1::text, 0) AND "events"."message_id" = $2) and "waba_id" = $3 and "kind" = events_kind_code($4) and "created_at" >= $5
 order by "upstream_timestamp" asc nulls last, "id" asc;
 
 -- find_event_in_accounts
@@ -69,22 +69,28 @@ where "bucket" >= coalesce($1::timestamptz, $2::timestamptz) and "bucket" < $3;
 -- EventsRepository.pageOfContact (no window)
 select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "callback_id" as "callbackId", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
-where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5))
+where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or (hashtextextended("events"."message_id", 0) = ANY (ARRAY(
+        SELECT hashtextextended(v, 0)
+        FROM unnest($5::text[]) v)) AND "events"."message_id" = ANY ($6::text[])))
 order by "id"
-limit $6;
+limit $7;
 
 -- EventsRepository.pageOfContact (a window)
 select "id", "delivery_id" as "deliveryId", "waba_id" as "wabaId", "phone_number_id" as "phoneNumberId", events_type_name("event_type", "event_type_other") as "eventType", events_kind_name("kind") as "kind", events_status_name("status", "status_other") as "status", "recipient", "user_id" as "userId", "message_id" as "messageId", "upstream_timestamp" as "upstreamTimestamp", "error_code" as "errorCode", "error_title" as "errorTitle", "error_detail" as "errorDetail", "raw", "lean", "display_phone" as "displayPhone", "callback_id" as "callbackId", "created_at" as "createdAt", coalesce("title", events_status_title(events_status_name("status", "status_other"), "error_title", "error_code")) as "title", "processed", "attempts"
 from "events"
-where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or "message_id" = any($5)) and "created_at" >= $6 and "created_at" <= $7
+where "waba_id" = $1 and "id" > $2 and ("recipient" = any($3) or "user_id" = any($4) or (hashtextextended("events"."message_id", 0) = ANY (ARRAY(
+        SELECT hashtextextended(v, 0)
+        FROM unnest($5::text[]) v)) AND "events"."message_id" = ANY ($6::text[]))) and "created_at" >= $7 and "created_at" <= $8
 order by "id"
-limit $8;
+limit $9;
 
 -- EventsRepository.eraseContactBatch
 select "id", "created_at" as "createdAt"
 from "events"
-where "waba_id" = $1 and ("recipient" = any($2) or "user_id" = any($3) or "message_id" = any($4))
-limit $5;
+where "waba_id" = $1 and ("recipient" = any($2) or "user_id" = any($3) or (hashtextextended("events"."message_id", 0) = ANY (ARRAY(
+        SELECT hashtextextended(v, 0)
+        FROM unnest($4::text[]) v)) AND "events"."message_id" = ANY ($5::text[])))
+limit $6;
 
 delete from "events"
 where "waba_id" = $1 and "id" = any($2) and "created_at" >= $3 and "created_at" <= $4;

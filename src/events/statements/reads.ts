@@ -7,6 +7,7 @@ import { filterOf, when, type Filter } from '../../core/db/filter.js';
 import { typed } from '../../core/db/pg.js';
 import { preparedByShape } from '../../core/db/statement.js';
 import type { EventKind } from '../classify.js';
+import { ofAccount, ofMessage } from './index-keys.js';
 import { eventColumns } from './event-columns.js';
 import { encodeKind, encodeStatus } from './lean-encoding.js';
 
@@ -58,7 +59,7 @@ export const readsTheAccountsList = (filter: EventFilter) =>
 function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
   const [kind, status] = [isRareKind(given.kind), isRareStatus(given.status)];
   return filterOf<'events'>(
-    (eb) => eb('waba_id', '=', p.wabaId),
+    () => ofAccount(p.wabaId),
     [
       // Codes (./event-columns.ts): a status outside the known list is code 0 with its text in status_other.
       when(kind ? 'K' : 'k', given.kind, (eb) => {
@@ -70,7 +71,7 @@ function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
         const named = [eb('status', '=', code), eb.or([eb(code, '<>', 0), eb('status_other', '=', p.status)])];
         return eb.and(status ? [...named, rareStatus(eb)] : named);
       }),
-      when('m', given.messageId, (eb) => eb('message_id', '=', p.messageId)),
+      when('m', given.messageId, () => ofMessage(p.messageId)),
       when('r', given.recipient, (eb) => eb('recipient', '=', p.recipient)),
       when('i', given.userId, (eb) => eb('user_id', '=', p.userId)),
       when('f', given.since, (eb) => eb('created_at', '>=', p.since)),
@@ -83,8 +84,9 @@ const shapeOf = (given: Scoped) => whereOf(given as Required<Scoped>, given).sha
 export type EventsPageParams = Scoped & { take: number; skip: number };
 
 /**
- * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes (kind and
- * status: the rare ones; the others by (waba_id, created_at desc, id desc), filtered). The builders
+ * Newest first; served by the (waba_id, kind|status|user_id, created_at desc, id desc) indexes (kind and status: the
+ * rare ones), the one on (recipient), or the account's (its key, created_at) read backwards, the rows of one
+ * created_at (one transaction's) sorted by id (the usual kinds and statuses: filtered). The builders
  * and eventsPageOf are exported for bench/data-access-cost.ts, which times them.
  */
 export const buildEventsPage = (db: Kysely<Database>, p: Required<EventsPageParams>, given: EventsPageParams) =>
@@ -154,7 +156,7 @@ export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedPara
       eb
         .selectFrom('events as b')
         .select('b.xid')
-        .where('b.waba_id', '=', p.wabaId)
+        .where(ofAccount(p.wabaId, 'b'))
         .where('b.xid', '>=', horizon)
         .orderBy('b.xid')
         .limit(1)
