@@ -72,7 +72,8 @@ import {
   type PartitionedTable,
 } from '../src/core/db/partitions.js';
 import { Db, txOn } from '../src/core/db/db.js';
-import { EventsRepository, insertEvents, storedKeys, type EventFilter } from '../src/events/events.repository.js';
+import { EventsRepository, type EventFilter } from '../src/events/events.repository.js';
+import { insertEvents, storedKeys } from '../src/events/statements/insert.js';
 import { dedupeUuids } from '../src/events/statements/index-keys.js';
 import { FEED_START, type FeedPosition } from '../src/events/feed-cursor.js';
 import { dedupeHash } from '../src/events/dedupe-key.js';

@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
-import { EVENTS_DEDUPE_WINDOW_DAYS } from '../core/config/app-config.js';
-import { columnMap } from '../core/db/column-map.js';
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Database } from '../core/db/database.js';
 import { Db, type Tx } from '../core/db/db.js';
 import { feedRows } from '../core/db/feed.js';
@@ -12,15 +10,17 @@ import {
   type Compaction,
   ensurePartitions,
   expiredPartitions,
+  FreshPartitions,
   partitionsOf,
   type Partition,
 } from '../core/db/partitions.js';
-import { minus, now, plus, snapshotHorizon, typed, unnest, withoutMessageContent } from '../core/db/pg.js';
+import { snapshotHorizon, typed, withoutMessageContent } from '../core/db/pg.js';
 import { prepared, type RowOf } from '../core/db/statement.js';
 import { skipTake } from '../core/rows/page.js';
 import type { EventDraft } from './classify.js';
 import { dedupeHash, dedupeLockId } from './dedupe-key.js';
-import { dedupeKeyOf, dedupeUuids, ofMessage, ofMessages } from './statements/index-keys.js';
+import { dedupeUuids, ofMessage, ofMessages } from './statements/index-keys.js';
+import { EVENT_INSERT, insertEvents, lockDedupeKeys } from './statements/insert.js';
 import { eventColumns, kindCode, readEvent, storedEventColumns, type ReadEvent } from './statements/event-columns.js';
 import { encodeEventType, encodeKind, encodeStatus, leanItem, leanTitle } from './statements/lean-encoding.js';
 import type { FeedPosition } from './feed-cursor.js';
@@ -38,105 +38,6 @@ import { GenerateSql, Sample } from '../core/db/generate-sql.js';
 
 /** A draft to store: whether the same transaction applies it (`processed`), and the tries it already had. */
 export type EventRow = EventDraft & { deliveryId: number; processed: boolean; attempts: number };
-
-/**
- * Dedupe across partitions, part 1: a transaction-level advisory lock per dedupe key, taken in one order (sorted
- * hashes), so that two transactions storing the same item (a redelivery processed by two workers, a retry racing the
- * original) run one after the other. A separate statement from the insert: under READ COMMITTED the insert's
- * snapshot is taken after the locks are held, so it sees what the other transaction committed.
- * Exported for bench/status-floor.ts, which measures these statements alone.
- */
-export const lockDedupeKeys = prepared('lock_dedupe_keys', (db, p: { keys: string[] }) =>
-  db
-    .selectFrom((eb) =>
-      eb
-        .selectFrom(unnest('u', { k: 'bigint' }, { k: p.keys }))
-        .select('u.k as h')
-        .distinct()
-        .orderBy('h')
-        .as('keys'),
-    )
-    .select((eb) => eb.cast<number>(eb.fn.count(eb.fn('pg_advisory_xact_lock', ['keys.h'])), 'integer').as('locked')),
-);
-
-/** The dedupe probe: which of `keys` (stored keys as uuids: dedupeUuids) are stored in the window around `at`. */
-const storedKeysQuery = (db: Kysely<Database>, p: { keys: string[]; at: Date | null }) =>
-  db
-    .selectFrom('events as s')
-    .select('s.dedupe_key')
-    .where((eb) =>
-      eb.and([
-        eb(dedupeKeyOf('s'), '=', eb.fn.any(typed(p.keys, 'uuid[]'))),
-        eb(
-          's.created_at',
-          '>=',
-          minus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), `${EVENTS_DEDUPE_WINDOW_DAYS} days`),
-        ),
-        eb('s.created_at', '<', plus(eb.fn.coalesce(typed(p.at, 'timestamptz'), now()), '1 day')),
-      ]),
-    );
-
-/** The dedupe probe on its own (bench/storage.ts measures it). */
-export const storedKeys = prepared('events_stored_keys', storedKeysQuery);
-
-/**
- * The events insert's columns, once (core/db/column-map.ts): each with its field in the JSON rows (EventRow) and its
- * type, or the key of the value the statement gives (created_at). The lean columns (codes, title, thinned item) come
- * encoded by the worker (statements/lean-encoding.ts).
- */
-export const EVENT_INSERT = columnMap('events', {
-  delivery_id: ['deliveryId', 'bigint'],
-  waba_id: ['wabaId', 'text'],
-  phone_number_id: ['phoneNumberId', 'text'],
-  event_type: ['eventTypeCode', 'int'],
-  event_type_other: ['eventTypeOther', 'text'],
-  kind: ['kindCode', 'int'],
-  title: ['leanTitle', 'text'],
-  status: ['statusCode', 'int'],
-  status_other: ['statusOther', 'text'],
-  recipient: ['recipient', 'text'],
-  user_id: ['userId', 'text'],
-  message_id: ['messageId', 'text'],
-  upstream_timestamp: ['upstreamTimestamp', 'timestamptz'],
-  error_code: ['errorCode', 'int'],
-  error_title: ['errorTitle', 'text'],
-  error_detail: ['errorDetail', 'text'],
-  raw: ['raw', 'jsonb'],
-  lean: ['lean', 'int'],
-  display_phone: ['displayPhone', 'bigint'],
-  callback_id: ['callbackId', 'bigint'],
-  dedupe_key: ['dedupeHash', 'bytea'],
-  processed: ['processed', 'boolean'],
-  attempts: ['attempts', 'int'],
-  created_at: 'createdAt',
-});
-
-/**
- * Part 2: one statement per chunk; an item is stored unless its key is stored in the last EVENTS_DEDUPE_WINDOW_DAYS (8; in
- * whichever weekly partitions those are: the window prunes the rest, the empty ones ahead included; a day ahead
- * covers other hosts' clocks), and once if it comes twice in the chunk.
- * That makes it once-only across retries, redeliveries and workers. created_at is `at` (the caller's clock; now()
- * when null): it decides the partition. RETURNING names the rows this statement inserted, not those stored before.
- * Planned at every run: a generic plan made while the week's partition was new (before its first ANALYZE) reads the
- * whole partition for the keys on every chunk while it lives (bench/history/2026-12-04-lean-list-indexes.md).
- */
-export const insertEvents = prepared(
-  'insert_events',
-  (db, p: { rows: string; at: Date | null; keys: string[] }) =>
-    db
-      .insertInto('events')
-      .columns(EVENT_INSERT.columns)
-      .expression(
-        db
-          .selectFrom(EVENT_INSERT.records('d', p.rows))
-          .distinctOn('d.dedupeHash')
-          .select((eb) => EVENT_INSERT.select('d', { createdAt: eb.fn.coalesce(typed(p.at, 'timestamptz'), now()) }))
-          .where((eb) => eb('d.dedupeHash', 'not in', storedKeysQuery(db, p)))
-          .orderBy('d.dedupeHash'),
-      )
-      .returning(['id', 'dedupe_key as dedupeKey', 'created_at as createdAt']),
-  { planned: true },
-);
 
 /** Served by the partial index over unprocessed events (delivery_id) (its predicate is `NOT processed`); created_at bounds it in time. */
 const pendingEvents = prepared('pending_events', (db, p: { deliveryIds: number[]; since: Date }) =>
@@ -268,10 +169,15 @@ export interface FeedPage {
  */
 @Injectable()
 export class EventsRepository {
-  constructor(private readonly db: Db) {}
+  /** The week's partition analyzed once it has rows (core/db/partitions.ts): the dedupe probe's plan needs it. */
+  private readonly fresh: FreshPartitions;
+
+  constructor(private readonly db: Db) {
+    this.fresh = new FreshPartitions(db);
+  }
 
   /**
-   * Newest first; served by the (waba_id[, kind|status|recipient|user_id], created_at desc, id desc) indexes. Page, count
+   * Newest first; served by the account's (key, created_at) index or a filter's own (statements/reads.ts). Page, count
    * and feed run on `partitionReads` (generic plans, see Db).
    */
   async page(
@@ -380,6 +286,7 @@ export class EventsRepository {
       { rows: EVENT_INSERT.json(source), at: at ?? null, keys: dedupeUuids(keys) },
       tx,
     );
+    this.fresh.stored(inserted[0]?.partition);
     return new Map(
       inserted.map((r) => {
         const dedupeKey = byHash.get(r.dedupeKey.toString('hex'))!;

@@ -6,6 +6,9 @@ import { Db, txOn } from '../../src/core/db/db.js';
 import { UnitOfWork } from '../../src/core/db/unit-of-work.js';
 import { WebhookDeliveriesRepository } from '../../src/webhooks/deliveries/webhook-deliveries.repository.js';
 import { EventsRepository, type EventRow } from '../../src/events/events.repository.js';
+import { dedupeHash } from '../../src/events/dedupe-key.js';
+import { dedupeUuids } from '../../src/events/statements/index-keys.js';
+import { storedKeys } from '../../src/events/statements/insert.js';
 import { PartitionMaintenance } from '../../src/webhooks/storage/partition-maintenance.js';
 import { DeliveryProcessor } from '../../src/webhooks/processing/delivery.processor.js';
 import { eventRow, incomingDelivery, insertDelivery, metaId, wamid } from '../utils/factories.js';
@@ -151,6 +154,36 @@ describe('Storage partitions (PostgreSQL)', () => {
       // Past the window (Meta redelivers for 7 days), a key no longer keeps an item out.
       const muchLater = await insertAt([item], new Date(endOfWeek.getTime() + 9 * DAY_MS));
       expect(muchLater.size).toBe(1);
+    });
+
+    it("analyzes a week's partition a moment after its first rows: the probe is planned on the dedupe key's index", async () => {
+      const wabaId = metaId();
+      const at = new Date(thisWeek.getTime() + 3 * WEEK_MS + DAY_MS); // a week made ahead: empty, never analyzed
+      await events.ensurePartitions(at, at);
+      const partition = partitionName(weekStart(at));
+      const reltuples = async () =>
+        Number(
+          (await db.client.query<{ n: number }>('SELECT reltuples AS n FROM pg_class WHERE relname = $1', [partition]))
+            .rows[0]!.n,
+        );
+      expect(await reltuples()).toBeLessThan(0);
+      const rows = Array.from({ length: 300 }, (_, i) => eventRow(i + 1, wabaId));
+      expect((await insertAt(rows, at)).size).toBe(300);
+      // A second later (the insert's transaction committed), not at autovacuum's next pass (a minute).
+      let analyzed = -1;
+      for (let i = 0; i < 50 && analyzed < 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        analyzed = await reltuples();
+      }
+      expect(analyzed).toBe(300);
+      // The probe of a chunk of 40 keys, planned on the partition's statistics: by the dedupe key's index, not a scan
+      // of the week's per-account index by created_at (the plan without statistics).
+      const keys = dedupeUuids(rows.slice(0, 40).map((r) => dedupeHash(r.dedupeKey)));
+      const { text, values } = storedKeys.query({ keys, at });
+      const { rows: plan } = await db.client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values);
+      const lines = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(lines).toContain(`${partition}_encode_idx`);
+      expect(lines).not.toContain(`${partition}_hashtextextended_created_at`);
     });
 
     it('stores an item once when two transactions on either side of a week boundary store it at the same time', async () => {

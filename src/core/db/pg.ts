@@ -129,6 +129,11 @@ export function bytesAsUuid(column: string): RawBuilder<string> {
   return sql<string>`encode(${sql.ref(column)}, 'hex')::uuid`;
 }
 
+/** The partition a row of a partitioned table is stored in: its `tableoid` (for RETURNING), as a number. */
+export function partitionOid(): RawBuilder<number> {
+  return sql<number>`tableoid::int8`;
+}
+
 /** `position($needle in column) > 0`: whether a bytea column holds these bytes anywhere (a raw webhook body, say). */
 export function bytesContain(column: string, needle: Buffer): RawBuilder<boolean> {
   return sql<boolean>`(position(${needle}::bytea in ${sql.ref(column)}) > 0)`;
