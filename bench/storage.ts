@@ -24,7 +24,9 @@
 //            (BENCH_STORAGE_BYTES_CLOSED=0 skips it).
 //   queries  events of ~20 business accounts with Zipf-like skew (the largest ~31 %), spread over the last
 //            BENCH_STORAGE_DAYS (42) days in weekly partitions, loaded in stages (BENCH_STORAGE_SIZES, default
-//            1e5,1e6): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
+//            1e5,1e6) in transactions of 500 rows, as the worker stores them (one created_at and one xid per
+//            transaction, which the per-account indexes keep as one entry: lib/storage-data.ts TRANSACTION_ROWS;
+//            before 2026-12-05 chunks of 100,000 and a created_at per row): after each stage (VACUUM ANALYZE, CHECKPOINT) every read of the events list and feed runs
 //            BENCH_STORAGE_RUNS times (300, after 20 warm-up runs) on one connection, as named (prepared) statements
 //            exactly as EventsRepository builds them: the SQL is captured from the repository's own methods (page,
 //            count, feed), not copied. p50/p99 per stage, and whether the p99s stay within 20 % of each other.
@@ -118,6 +120,7 @@ import {
   STATUS_EVENTS_SQL_LEAN_LISTS,
   baseValues,
   accounts,
+  TRANSACTION_ROWS,
   fmtInt,
   insertAccounts,
   loadRows,
@@ -706,7 +709,7 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
         spanS: (DAYS * DAY_MS) / 1000,
       };
       log(`stage ${s + 1}: loading ${fmtInt(target - rows)} events (to ${fmtInt(target)}) over the last ${DAYS} days…`);
-      const l = await loadRows(db, stage, ACCOUNTS, { log, label: `stage ${s + 1}` });
+      const l = await loadRows(db, stage, ACCOUNTS, { log, label: `stage ${s + 1}`, chunk: TRANSACTION_ROWS });
       loaded.push(stage);
       rows = target;
       const settleS = await settle(db);
@@ -751,7 +754,13 @@ async function queriesPart(): Promise<{ stages: StageResult[]; drop?: DropResult
               st.from + Math.ceil(((cutoff.getTime() - st.t0.getTime()) / 1000 / st.spanS) * (st.to - st.from + 1)) + 1,
             );
             if (last >= st.from)
-              await loadRows(db, st, ACCOUNTS, { log, label: 'refill', range: [st.from, last], extra: [cutoff] });
+              await loadRows(db, st, ACCOUNTS, {
+                log,
+                label: 'refill',
+                range: [st.from, last],
+                extra: [cutoff],
+                chunk: TRANSACTION_ROWS,
+              });
           }
           await settle(db);
           const n = Number(

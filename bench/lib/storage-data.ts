@@ -46,8 +46,15 @@ export function accounts(count: number, prefix = '3100'): Accounts {
 }
 
 /**
+ * The worker's transaction (WEBHOOK_EVENT_CHUNK, 500 by default): the rows one transaction stores share created_at
+ * (now() at its start) and xid, and the per-account indexes keep them as one entry, read back sorted by id
+ * (docs/storage.md, "The account's key in the indexes"). The loads of the queries part go in chunks of this size.
+ */
+export const TRANSACTION_ROWS = 500;
+
+/**
  * $1..$2: the i to insert; $3 t0, $4 the stage's first i, $5 the stage's row count, $6 span in seconds (row i is
- * created at t0 + (i - $4) / $5 * span); $7 waba ids, $8 slots, $9 phone number ids; $10: only rows created before
+ * created at t0 + (i - $4) / $5 * span, i rounded down to its transaction's first); $7 waba ids, $8 slots, $9 phone number ids; $10: only rows created before
  * it (a refill of dropped weeks), 'infinity' otherwise.
  */
 const EVENTS_SELECT = `
@@ -55,7 +62,7 @@ SELECT i / 4 AS delivery_id, w.waba AS waba_id, w.phone AS phone_number_id, v.ev
        v.rcpt AS recipient, v.wamid AS message_id, x.at - interval '2 seconds' AS upstream_timestamp, v.error_code,
        v.error_title, v.error_detail, v.raw, v.pricing, v.dedupe_key, true AS processed, x.at AS processed_at, x.at AS created_at
   FROM generate_series($1::bigint, $2::bigint) AS i
- CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i / ${TRANSACTION_ROWS} * ${TRANSACTION_ROWS} - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
  CROSS JOIN LATERAL (SELECT i / 20 AS g, (i % 20)::int AS r, extract(epoch FROM x.at)::bigint::text AS ts) AS k
  CROSS JOIN LATERAL (SELECT ($8::int[])[1 + (k.g * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
  CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone,
@@ -214,7 +221,7 @@ SELECT ($10::uuid[])[s.a], ($9::text[])[s.a], (447000000000 + i / 5)::text, 'tem
        CASE WHEN i % 50 <> 0 AND i % 4 <> 0 THEN x.at + interval '60 seconds' END, CASE WHEN i % 50 = 0 THEN x.at + interval '2 seconds' END,
        'PMP', 'utility', 'regular', true, x.at, x.at + interval '60 seconds'
   FROM generate_series($1::bigint, $2::bigint) AS i
- CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i / ${TRANSACTION_ROWS} * ${TRANSACTION_ROWS} - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
  CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 5) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
  WHERE $7::text[] IS NOT NULL`;
 
@@ -241,7 +248,7 @@ SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'ent
        CASE WHEN i % 50000 = 49999 THEN NULL ELSE 1 END,
        x.at, CASE WHEN i % 500 <> 7 AND i % 50000 <> 49999 THEN x.at + interval '40 milliseconds' END
   FROM generate_series($1::bigint, $2::bigint) AS i
- CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i / ${TRANSACTION_ROWS} * ${TRANSACTION_ROWS} - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
  CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 15) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
  CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone) AS w`;
 
@@ -254,7 +261,7 @@ SELECT convert_to(jsonb_build_object('object', 'whatsapp_business_account', 'ent
  * 100,000,000 + i / 3), which Meta echoes in each of the message's statuses.
  */
 const STATUS_ITEM = `
- CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
+ CROSS JOIN LATERAL (SELECT $3::timestamptz + ((i / ${TRANSACTION_ROWS} * ${TRANSACTION_ROWS} - $4::bigint)::float8 / $5::bigint * $6::float8) * interval '1 second' AS at) AS x
  CROSS JOIN LATERAL (SELECT ($8::int[])[1 + ((i / 15) * 2654435761 % 4294967296 % 1000)::int] AS a) AS s
  CROSS JOIN LATERAL (SELECT ($7::text[])[s.a] AS waba, ($9::text[])[s.a] AS phone,
                             'wamid.HBgMNDQ3' || lpad(to_hex(i / 3), 12, '0') || 'FQIAERgSQzA2RjI1QjQ0' AS wamid,

@@ -55,11 +55,24 @@ export const readsTheAccountsList = (filter: EventFilter) =>
   !isRareKind(filter.kind) &&
   !isRareStatus(filter.status);
 
-/** The filters on `events` (the business account first): values from `p`, which filters are present from `given`. */
-function whereOf(p: Required<Scoped>, given: Scoped): Filter<'events'> {
+/** Whether a filter has an index of its own (a rare kind or status, a user id, a recipient, a message). */
+const hasItsOwnIndex = (given: EventFilter) =>
+  isRareKind(given.kind) ||
+  isRareStatus(given.status) ||
+  given.userId !== undefined ||
+  given.recipient !== undefined ||
+  given.messageId !== undefined;
+
+/**
+ * The filters on `events` (the business account first): values from `p`, which filters are present from `given`.
+ * The account by its key (the per-account indexes: `ofAccount`) for the feed and for a page or total without a filter
+ * of its own; by its id alone otherwise, so that the plan takes the filter's own index (with the key, a generic plan
+ * read the account's newest rows filtered: 103 ms for `kind=inbound_message` at 10 M against 1 ms).
+ */
+function whereOf(p: Required<Scoped>, given: Scoped, feed = false): Filter<'events'> {
   const [kind, status] = [isRareKind(given.kind), isRareStatus(given.status)];
   return filterOf<'events'>(
-    () => ofAccount(p.wabaId),
+    feed || !hasItsOwnIndex(given) ? () => ofAccount(p.wabaId) : (eb) => eb('waba_id', '=', p.wabaId),
     [
       // Codes (./event-columns.ts): a status outside the known list is code 0 with its text in status_other.
       when(kind ? 'K' : 'k', given.kind, (eb) => {
@@ -165,7 +178,7 @@ export const buildEventsFeed = (db: Kysely<Database>, p: Required<EventsFeedPara
       eb
         .selectFrom('events')
         .select((eb) => [...eventColumns(eb), 'xid'])
-        .where(whereOf(p, given).where)
+        .where(whereOf(p, given, true).where)
         .where((eb) =>
           eb(eb.refTuple('xid', 'id'), '>', eb.tuple(typed(p.afterXid, 'xid8'), typed(p.afterId, 'bigint'))),
         )
