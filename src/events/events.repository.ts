@@ -214,7 +214,7 @@ export class EventsRepository {
    * The feed after `after`, oldest first by (xid, id), limited to transactions below the horizon (the
    * statement snapshot's xmin): every row there is final, so a cursor never passes a row that could still
    * appear. One statement, one snapshot: horizon, rows and `beyond` agree. Served by (the account's key, xid)
-   * (./statements/account.ts).
+   * (./statements/index-keys.ts).
    * `xid` stays an xid8 in SQL (node-postgres hands it over as a string): ordered as text it would break where
    * xids gain a digit (99999 < 100000 but '99999' > '100000'). The horizon and `beyond` once per statement (a
    * materialized CTE): as a scalar subquery of the select list it ran once per row returned, across every partition

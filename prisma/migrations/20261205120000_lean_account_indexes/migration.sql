@@ -8,8 +8,8 @@
 -- no wider than two 8-byte keys, as here: the account as a 64-bit hash of its id (the 15-digit text is 16 bytes) and
 -- one more column. created_at and xid are each shared by the rows one transaction stores for one account, which
 -- B-tree deduplication then keeps as one entry; the id that ordered them within it is sorted after the scan
--- (Incremental Sort over the transaction's rows). Every statement names both the key and the id itself
--- (src/events/statements/account.ts): a collision of two accounts' hashes only reads the other's rows to drop them.
+-- (Incremental Sort over the transaction's rows). The statements read through them name both the key and the id
+-- (src/events/statements/index-keys.ts): a collision of two accounts' hashes only reads the other's rows to drop them.
 --
 -- The dedupe key's B-tree holds its 16 bytes as a uuid (fixed width: 24-byte entries against the bytea's 32 with its
 -- length byte and padding); the column stays bytea (no rewrite of the table), the probe compares the same expression.

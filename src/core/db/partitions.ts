@@ -22,39 +22,55 @@ const DROP_LOCK_TIMEOUT = '200ms';
 /**
  * A new week's partition analyzed as soon as it holds rows. PostgreSQL plans a partition without statistics until
  * autovacuum first analyzes it (its next pass after the first 50 rows: up to autovacuum_naptime, a minute by
- * default); meanwhile the planner guesses a default selectivity for every condition, and the events' dedupe probe
- * (`= ANY(keys)` in the 8-day window) was planned as a scan of the week's per-account index by created_at: all of the
- * partition for every chunk, 2–5× the PostgreSQL time per event (docs/storage.md, "The account's key"). The
- * writer names the partitions it stored rows in; once per partition and process, a second later (its transaction has
- * committed: its rows are what ANALYZE samples), this ANALYZEs the partition if PostgreSQL never has
- * (pg_class.reltuples < 0). A failure leaves it to autovacuum, as before.
+ * default; and never while an ANALYZE of it made when it was empty stands); meanwhile the planner guesses a default
+ * selectivity for every condition, and the events' dedupe probe (`= ANY(keys)` in the 8-day window) was planned as a
+ * scan of the week's per-account index by created_at: all of the partition for every chunk, 2–5× the PostgreSQL time
+ * per event (docs/storage.md, "The account's key"). The writer names the partition it stored rows in; a quarter of a
+ * second later (its transaction has committed: its rows are what ANALYZE samples) this ANALYZEs the partition if
+ * PostgreSQL holds no statistics of it (pg_stats), once per partition and process (again at the writer's next rows
+ * while ANALYZE found none). A failure leaves it to autovacuum, as before.
  */
 export class FreshPartitions {
-  private readonly seen = new Set<number>();
+  private readonly settled = new Set<number>();
+  private readonly pending = new Set<number>();
 
   constructor(
     private readonly db: Db,
-    private readonly delayMs = 1000,
+    private readonly delayMs = 250,
   ) {}
 
   /** Rows were stored in this partition (its oid). */
   stored(partition: number | undefined): void {
-    if (partition === undefined || this.seen.has(partition)) return;
-    this.seen.add(partition);
-    setTimeout(() => void analyzeIfNeverAnalyzed(this.db, partition).catch(() => undefined), this.delayMs).unref();
+    if (partition === undefined || this.settled.has(partition) || this.pending.has(partition)) return;
+    this.pending.add(partition);
+    setTimeout(() => {
+      analyzeWithoutStatistics(this.db, partition)
+        .then((analyzed) => analyzed && this.settled.add(partition))
+        .catch(() => this.settled.add(partition))
+        .finally(() => this.pending.delete(partition));
+    }, this.delayMs).unref();
   }
 }
 
-/** ANALYZE a partition (its oid) if PostgreSQL never has (pg_class.reltuples < 0); whether it did. */
-export async function analyzeIfNeverAnalyzed(db: Db, partition: number): Promise<boolean> {
-  const { rows } = await sql<{ name: string; fresh: boolean }>`
-    SELECT oid::regclass::text AS name, reltuples < 0 AS fresh FROM pg_class WHERE oid = ${partition}::oid`.execute(
-    db.on(),
-  );
-  if (!rows[0]?.fresh) return false;
+/**
+ * ANALYZE a partition (its oid) if PostgreSQL holds no statistics of it (never analyzed, or analyzed while empty);
+ * whether it has statistics now.
+ */
+export async function analyzeWithoutStatistics(db: Db, partition: number): Promise<boolean> {
+  const has = sql<boolean>`EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname)`;
+  const state = async () =>
+    (
+      await sql<{ name: string; has: boolean }>`
+        SELECT c.oid::regclass::text AS name, ${has} AS has
+          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = ${partition}::oid`.execute(
+        db.on(),
+      )
+    ).rows[0];
+  const before = await state();
+  if (!before || before.has) return true;
   // regclass's text is the name quoted where it needs to be.
-  await sql`ANALYZE ${sql.raw(rows[0].name)}`.execute(db.on());
-  return true;
+  await sql`ANALYZE ${sql.raw(before.name)}`.execute(db.on());
+  return (await state())?.has ?? true;
 }
 
 export interface Partition {
